@@ -1,0 +1,85 @@
+package abi
+
+import (
+	"fmt"
+
+	"github.com/fxamacker/cbor/v2"
+)
+
+// MaxMessageSize bounds every message the codec decodes, so a hostile module
+// cannot make the host allocate without limit.
+const MaxMessageSize = 16 << 20
+
+// The encoder is deterministic (RFC 8949 core deterministic encoding) so the
+// same message is always the same bytes. The decoder is hardened: bounded
+// nesting and lengths, no duplicate map keys, no indefinite lengths, and
+// unknown keys ignored so that newer minor fields do not break older readers.
+var (
+	encMode = mustMode(cbor.CoreDetEncOptions().EncMode())
+	decMode = mustMode(cbor.DecOptions{
+		DupMapKey:        cbor.DupMapKeyEnforcedAPF,
+		IndefLength:      cbor.IndefLengthForbidden,
+		MaxNestedLevels:  16,
+		MaxArrayElements: 1 << 16,
+		MaxMapPairs:      1 << 16,
+		UTF8:             cbor.UTF8RejectInvalid,
+	}.DecMode())
+)
+
+// mustMode unwraps a mode built from constant options, which cannot fail.
+func mustMode[M any](m M, err error) M {
+	if err != nil {
+		panic(err)
+	}
+	return m
+}
+
+// Marshal encodes v (a Request, Response or Manifest) as deterministic CBOR.
+func Marshal(v any) ([]byte, error) { return encMode.Marshal(v) }
+
+// DecodeRequest decodes one Request and checks its version.
+func DecodeRequest(b []byte) (Request, error) {
+	var r Request
+	if err := unmarshal(b, &r); err != nil {
+		return r, fmt.Errorf("decode request: %w", err)
+	}
+	if err := checkVersion(r.ABI); err != nil {
+		return r, fmt.Errorf("decode request: %w", err)
+	}
+	return r, nil
+}
+
+// DecodeResponse decodes one Response and checks its version.
+func DecodeResponse(b []byte) (Response, error) {
+	var r Response
+	if err := unmarshal(b, &r); err != nil {
+		return r, fmt.Errorf("decode response: %w", err)
+	}
+	if err := checkVersion(r.ABI); err != nil {
+		return r, fmt.Errorf("decode response: %w", err)
+	}
+	return r, nil
+}
+
+// DecodeManifest decodes one Manifest and validates it.
+func DecodeManifest(b []byte) (Manifest, error) {
+	var m Manifest
+	if err := unmarshal(b, &m); err != nil {
+		return m, fmt.Errorf("decode manifest: %w", err)
+	}
+	if err := m.Validate(); err != nil {
+		return m, fmt.Errorf("invalid manifest: %w", err)
+	}
+	return m, nil
+}
+
+// unmarshal decodes exactly one CBOR item; trailing bytes are an error.
+func unmarshal(b []byte, v any) error {
+	if len(b) > MaxMessageSize {
+		return fmt.Errorf("message is %d bytes, limit %d", len(b), MaxMessageSize)
+	}
+	if len(b) == 0 {
+		return fmt.Errorf("empty message")
+	}
+	return decMode.Unmarshal(b, v)
+}

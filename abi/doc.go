@@ -1,0 +1,88 @@
+// Package abi is the contract between the cairn host and a tool module: the
+// version, the messages exchanged on every call, and the manifest a module
+// carries. It imports nothing of cairn's, so the host and guests share it
+// as a leaf. This comment is the specification; a tool written in C, Rust or
+// anything else that targets WASI preview 1 implements it without reading Go.
+//
+// # Version
+//
+// This is ABI version 1 (Version). Every message carries the version it was
+// written for in its "abi" field. The host refuses a module whose manifest
+// names a newer version than it speaks, and a response that names one.
+//
+// # The module
+//
+// A tool module is a WASI preview 1 command module: it exports "_start" and
+// "memory" and imports only from "wasi_snapshot_preview1". One module may
+// carry several tools; the request names the one to run.
+//
+// # One call
+//
+// The host instantiates a fresh instance of the module for every call, so no
+// state survives from one call to the next.
+//
+//  1. The host writes exactly one Request, CBOR-encoded (RFC 8949), to the
+//     module's stdin, then closes stdin.
+//  2. The module writes exactly one Response, CBOR-encoded, to stdout and
+//     exits with status 0. Anything it writes to stderr is its log: the host
+//     keeps a capped copy and shows it to the user, never to the model.
+//  3. If the module exits non-zero, traps, runs past its deadline or memory
+//     limit, or writes stdout that is not one valid Response, the call has
+//     failed: the host builds an error result that says so, and the run goes on.
+//
+// The workspace is a preopened directory at the guest path named in the
+// request (WorkspaceDir, "/workspace"). Paths the model passes in arguments are
+// relative to it; a tool resolves them against Request.Workspace.
+//
+// # Messages
+//
+// Messages are CBOR maps with text-string keys, the keys being the names given
+// in the struct tags below. Decoders ignore keys they do not know, so a
+// newer minor field never breaks an older tool. Integers are unsigned or
+// negative CBOR integers; strings are UTF-8 text strings.
+//
+// Request (host to module):
+//
+//	abi        uint    ABI version of the host (1)
+//	tool       text    which of the module's tools to run
+//	call_id    text    the call's id, stable across restarts of the host
+//	input      text    the arguments as JSON text, already validated by the
+//	                   host against the tool's input_schema
+//	workspace  text    guest path of the workspace directory
+//
+// Response (module to host):
+//
+//	abi        uint    ABI version the module was built for
+//	output     text    the result shown to the model
+//	error      text    when present and non-empty the call failed; the text
+//	                   says why, in words the model can act on
+//
+// # The manifest
+//
+// A module describes itself in a custom section named "cairn.manifest"
+// (ManifestSection) whose content is one CBOR-encoded Manifest. The host
+// reads it without running the module: listing and inspecting tools never
+// executes untrusted code.
+//
+//	abi          uint     ABI version the module was built for
+//	tools        array    one map per tool:
+//	  name         text     the tool's name, unique in the agent: [a-z0-9_]{1,64}
+//	  description  text     what it does, for the model
+//	  input_schema text     JSON Schema (draft 2020-12) of the arguments, as JSON text
+//	  mutates      bool     whether it changes the workspace
+//	  idempotent   bool     whether running it twice has the effect of once
+//	  needs        map      what the tool asks of the sandbox:
+//	    workspace    text     "" (none), "ro" (read-only) or "rw" (read-write)
+//	    env          array    names of environment variables it wants
+//	    clock        bool     the real wall clock (otherwise a fixed, deterministic one)
+//	    random       bool     real randomness (otherwise a deterministic stream)
+//
+// A tool gets what its manifest asks for and the agent file grants. A tool
+// that asks for more than is granted is refused when it is loaded.
+//
+// A Go tool built with cairn's guest package answers the command-line
+// argument "--cairn-manifest" (ManifestFlag) by writing its Manifest, CBOR
+// encoded, to stdout; `cairn tools pack` uses that, once, at build time, to
+// write the section. Tools in other languages may instead give `cairn tools
+// pack` the manifest as a JSON file.
+package abi
