@@ -1,0 +1,48 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Errors a caller branches on. Call and Run wrap them with what happened.
+var (
+	ErrInvalidModule = errors.New("not a valid WebAssembly module")
+	ErrImportDenied  = errors.New("module imports a host function it is not allowed")
+	ErrDeadline      = errors.New("deadline exceeded")
+	ErrMemoryLimit   = errors.New("memory limit reached")
+	ErrTrap          = errors.New("module trapped")
+	ErrExit          = errors.New("module exited with an error")
+	ErrBadResponse   = errors.New("module did not write a valid response")
+)
+
+// ExitError is a non-zero exit of a tool call, with what the tool logged.
+type ExitError struct {
+	Code       uint32
+	StderrTail string
+}
+
+func (e *ExitError) Error() string {
+	msg := fmt.Sprintf("module exited with status %d", e.Code)
+	if e.StderrTail != "" {
+		msg += "; its log ends: " + e.StderrTail
+	}
+	return msg
+}
+
+// Is makes errors.Is(err, ErrExit) hold.
+func (e *ExitError) Is(target error) bool { return target == ErrExit }
+
+// tail is the last few lines of a log, on one line.
+func tail(log []byte) string {
+	lines := strings.Split(strings.TrimSpace(string(log)), "\n")
+	if len(lines) > 3 {
+		lines = lines[len(lines)-3:]
+	}
+	s := strings.Join(lines, " | ")
+	if len(s) > 400 {
+		s = "…" + s[len(s)-400:]
+	}
+	return s
+}

@@ -1,0 +1,236 @@
+package sandbox
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"syscall"
+	"time"
+
+	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
+	"github.com/tetratelabs/wazero/sys"
+)
+
+// workspaceFS is the filesystem a guest sees at a mount. Every path
+// resolves through an os.Root opened on the mount's host directory, so no
+// path — `..`, absolute, or through a symlink — leads outside it.
+//
+// The rules, each enforced here rather than left to the guest:
+//   - symlinks and hard links cannot be made (EPERM);
+//   - symlinks already in the directory are followed only while they stay
+//     inside it (os.Root's rule); one that points outside fails;
+//   - only regular files and directories open: a FIFO, device or socket is
+//     refused (EACCES) without blocking, since opening is non-blocking;
+//   - a regular file with more than one hard link is refused (EACCES): its
+//     other name may be outside the directory;
+//   - a read-only mount refuses every call that would change anything (EROFS).
+type workspaceFS struct {
+	experimentalsys.UnimplementedFS
+	root     *os.Root
+	readOnly bool
+}
+
+// newWorkspaceFS opens dir as a guest filesystem. The caller closes the
+// returned closer when no instance uses the filesystem any more.
+func newWorkspaceFS(dir string, readOnly bool) (*workspaceFS, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open mount %s: %w", dir, err)
+	}
+	return &workspaceFS{root: root, readOnly: readOnly}, nil
+}
+
+func (w *workspaceFS) close() error { return w.root.Close() }
+
+// name is the os.Root name of a guest path relative to the mount.
+func name(path string) string {
+	if path == "" || path == "/" {
+		return "."
+	}
+	return path
+}
+
+func errno(err error) experimentalsys.Errno {
+	if err == nil {
+		return 0
+	}
+	if e := experimentalsys.UnwrapOSError(err); e != experimentalsys.EIO {
+		return e
+	}
+	// os.Root reports an escape as its own error, not an errno.
+	return experimentalsys.EPERM
+}
+
+const writeFlags = experimentalsys.O_WRONLY | experimentalsys.O_RDWR | experimentalsys.O_APPEND |
+	experimentalsys.O_CREAT | experimentalsys.O_TRUNC | experimentalsys.O_EXCL
+
+// OpenFile opens a regular file or directory.
+func (w *workspaceFS) OpenFile(path string, flag experimentalsys.Oflag, perm fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
+	if w.readOnly && flag&writeFlags != 0 {
+		return nil, experimentalsys.EROFS
+	}
+	f, err := w.root.OpenFile(name(path), osFlags(flag)|syscall.O_NONBLOCK, perm&fs.ModePerm)
+	if err != nil {
+		return nil, errno(err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, errno(err)
+	}
+	if e := allowed(fi); e != 0 {
+		f.Close()
+		return nil, e
+	}
+	if flag&experimentalsys.O_DIRECTORY != 0 && !fi.IsDir() {
+		f.Close()
+		return nil, experimentalsys.ENOTDIR
+	}
+	if err := setBlocking(f); err != nil {
+		f.Close()
+		return nil, errno(err)
+	}
+	return &file{f: f, fs: w, path: name(path), isDir: fi.IsDir(), append: flag&experimentalsys.O_APPEND != 0}, 0
+}
+
+// allowed refuses what is not a regular file or a directory, and regular
+// files that have another name.
+func allowed(fi fs.FileInfo) experimentalsys.Errno {
+	switch {
+	case fi.IsDir():
+		return 0
+	case !fi.Mode().IsRegular():
+		return experimentalsys.EACCES
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
+		return experimentalsys.EACCES
+	}
+	return 0
+}
+
+func osFlags(flag experimentalsys.Oflag) int {
+	var f int
+	switch {
+	case flag&experimentalsys.O_RDWR != 0:
+		f = os.O_RDWR
+	case flag&experimentalsys.O_WRONLY != 0:
+		f = os.O_WRONLY
+	default:
+		f = os.O_RDONLY
+	}
+	for _, m := range []struct {
+		from experimentalsys.Oflag
+		to   int
+	}{
+		{experimentalsys.O_APPEND, os.O_APPEND}, {experimentalsys.O_CREAT, os.O_CREATE},
+		{experimentalsys.O_EXCL, os.O_EXCL}, {experimentalsys.O_TRUNC, os.O_TRUNC},
+		{experimentalsys.O_SYNC, os.O_SYNC}, {experimentalsys.O_DSYNC, syscall.O_DSYNC},
+		{experimentalsys.O_NOFOLLOW, syscall.O_NOFOLLOW}, {experimentalsys.O_DIRECTORY, syscall.O_DIRECTORY},
+	} {
+		if flag&m.from != 0 {
+			f |= m.to
+		}
+	}
+	return f
+}
+
+// Lstat describes a path without following a final symlink.
+func (w *workspaceFS) Lstat(path string) (sys.Stat_t, experimentalsys.Errno) {
+	fi, err := w.root.Lstat(name(path))
+	if err != nil {
+		return sys.Stat_t{}, errno(err)
+	}
+	return sys.NewStat_t(fi), 0
+}
+
+// Stat describes a path, following symlinks that stay inside the mount.
+func (w *workspaceFS) Stat(path string) (sys.Stat_t, experimentalsys.Errno) {
+	fi, err := w.root.Stat(name(path))
+	if err != nil {
+		return sys.Stat_t{}, errno(err)
+	}
+	return sys.NewStat_t(fi), 0
+}
+
+// Readlink reads a symlink already in the mount; it does not follow it.
+func (w *workspaceFS) Readlink(path string) (string, experimentalsys.Errno) {
+	s, err := w.root.Readlink(name(path))
+	return s, errno(err)
+}
+
+// Mkdir makes a directory.
+func (w *workspaceFS) Mkdir(path string, perm fs.FileMode) experimentalsys.Errno {
+	if w.readOnly {
+		return experimentalsys.EROFS
+	}
+	return errno(w.root.Mkdir(name(path), perm&fs.ModePerm))
+}
+
+// Chmod changes permission bits.
+func (w *workspaceFS) Chmod(path string, perm fs.FileMode) experimentalsys.Errno {
+	if w.readOnly {
+		return experimentalsys.EROFS
+	}
+	return errno(w.root.Chmod(name(path), perm&fs.ModePerm))
+}
+
+// Rename renames within the mount.
+func (w *workspaceFS) Rename(from, to string) experimentalsys.Errno {
+	if w.readOnly {
+		return experimentalsys.EROFS
+	}
+	return errno(w.root.Rename(name(from), name(to)))
+}
+
+// Rmdir removes an empty directory.
+func (w *workspaceFS) Rmdir(path string) experimentalsys.Errno {
+	if w.readOnly {
+		return experimentalsys.EROFS
+	}
+	fi, err := w.root.Lstat(name(path))
+	if err != nil {
+		return errno(err)
+	}
+	if !fi.IsDir() {
+		return experimentalsys.ENOTDIR
+	}
+	return errno(w.root.Remove(name(path)))
+}
+
+// Unlink removes a file (or a symlink, not what it points to).
+func (w *workspaceFS) Unlink(path string) experimentalsys.Errno {
+	if w.readOnly {
+		return experimentalsys.EROFS
+	}
+	fi, err := w.root.Lstat(name(path))
+	if err != nil {
+		return errno(err)
+	}
+	if fi.IsDir() {
+		return experimentalsys.EISDIR
+	}
+	return errno(w.root.Remove(name(path)))
+}
+
+// Link is refused: a hard link can give a file a second name that outlives
+// the mount's rules.
+func (w *workspaceFS) Link(string, string) experimentalsys.Errno { return experimentalsys.EPERM }
+
+// Symlink is refused: a symlink made by a guest is how wazero's own
+// directory mounts are escaped.
+func (w *workspaceFS) Symlink(string, string) experimentalsys.Errno { return experimentalsys.EPERM }
+
+// Utimens sets access and modification times.
+func (w *workspaceFS) Utimens(path string, atim, mtim int64) experimentalsys.Errno {
+	if w.readOnly {
+		return experimentalsys.EROFS
+	}
+	return errno(w.root.Chtimes(name(path), utime(atim), utime(mtim)))
+}
+
+func utime(ns int64) time.Time {
+	if ns == experimentalsys.UTIME_OMIT {
+		return time.Time{}
+	}
+	return time.Unix(0, ns)
+}

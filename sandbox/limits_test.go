@@ -1,0 +1,140 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"cairn/abi"
+)
+
+func run(t *testing.T, p Policy) (Exit, string, string, error) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	ex, err := compile(t, "misbehave").Run(context.Background(), p, nil, &stdout, &stderr)
+	return ex, stdout.String(), stderr.String(), err
+}
+
+func TestLimits(t *testing.T) {
+	tests := []struct {
+		name  string
+		p     Policy
+		check func(t *testing.T, ex Exit, out, errOut string, err error)
+	}{
+		{"infinite loop stops at its deadline", Policy{Args: []string{"spin"}, Timeout: 300 * time.Millisecond},
+			func(t *testing.T, ex Exit, out, errOut string, err error) {
+				if !errors.Is(err, ErrDeadline) {
+					t.Fatalf("got %v, want ErrDeadline", err)
+				}
+			}},
+		{"non-zero exit is reported, not an error", Policy{Args: []string{"exit"}},
+			func(t *testing.T, ex Exit, out, errOut string, err error) {
+				if err != nil || ex.Code != 7 || !strings.Contains(errOut, "giving up") {
+					t.Fatalf("err %v, exit %d, stderr %q", err, ex.Code, errOut)
+				}
+			}},
+		{"panic exits with status 2", Policy{Args: []string{"panic"}},
+			func(t *testing.T, ex Exit, out, errOut string, err error) {
+				if err != nil || ex.Code != 2 || !strings.Contains(errOut, "misbehave panics") {
+					t.Fatalf("err %v, exit %d, stderr %q", err, ex.Code, errOut)
+				}
+			}},
+		{"stdout flood is capped", Policy{Args: []string{"flood"}, StdoutLimit: 4096},
+			func(t *testing.T, ex Exit, out, errOut string, err error) {
+				if err != nil || !ex.StdoutTruncated || len(out) != 4096 {
+					t.Fatalf("err %v, truncated %v, %d bytes", err, ex.StdoutTruncated, len(out))
+				}
+			}},
+		{"deep recursion traps, the host survives", Policy{Args: []string{"recurse"}, MemoryLimit: 64 << 20},
+			func(t *testing.T, ex Exit, out, errOut string, err error) {
+				if err == nil && ex.Code == 0 {
+					t.Fatalf("unbounded recursion ended well: %q", out)
+				}
+			}},
+		{"environment is exactly the policy's", Policy{Args: []string{"env"}, Env: map[string]string{"ONLY": "this"}},
+			func(t *testing.T, ex Exit, out, errOut string, err error) {
+				if err != nil || strings.TrimSpace(out) != "ONLY=this" {
+					t.Fatalf("err %v, environment %q", err, out)
+				}
+			}},
+	}
+	t.Setenv("CAIRN_HOST_SECRET", "do-not-leak")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ex, out, errOut, err := run(t, tt.p)
+			tt.check(t, ex, out, errOut, err)
+		})
+	}
+}
+
+// A module that allocates without end is stopped at its memory limit and
+// the call says so.
+func TestMemoryBomb(t *testing.T) {
+	_, err := compile(t, "misbehave").Call(context.Background(),
+		Policy{Args: []string{"membomb"}, MemoryLimit: 64 << 20}, abi.Request{ABI: abi.Version})
+	if !errors.Is(err, ErrMemoryLimit) {
+		t.Fatalf("got %v, want ErrMemoryLimit", err)
+	}
+}
+
+func TestCallFailures(t *testing.T) {
+	m := compile(t, "misbehave")
+	req := abi.Request{ABI: abi.Version, Tool: "x"}
+	_, err := m.Call(context.Background(), Policy{Args: []string{"flood"}, StdoutLimit: 1000}, req)
+	if !errors.Is(err, ErrBadResponse) || !strings.Contains(err.Error(), "cap") {
+		t.Errorf("flood: got %v, want ErrBadResponse naming the cap", err)
+	}
+	_, err = m.Call(context.Background(), Policy{Args: []string{"env"}}, req)
+	if !errors.Is(err, ErrBadResponse) {
+		t.Errorf("text on stdout: got %v, want ErrBadResponse", err)
+	}
+	var exit *ExitError
+	_, err = m.Call(context.Background(), Policy{Args: []string{"exit"}}, req)
+	if !errors.As(err, &exit) || exit.Code != 7 || !strings.Contains(err.Error(), "giving up") {
+		t.Errorf("exit: got %v, want ExitError 7 with the log's tail", err)
+	}
+}
+
+func TestCompileRefusals(t *testing.T) {
+	preamble := []byte{0x00, 'a', 's', 'm', 0x01, 0x00, 0x00, 0x00}
+	// One func type, and an import of env.f of that type.
+	importsEnv := append(append([]byte(nil), preamble...),
+		0x01, 0x04, 0x01, 0x60, 0x00, 0x00,
+		0x02, 0x09, 0x01, 0x03, 'e', 'n', 'v', 0x01, 'f', 0x00, 0x00)
+	tests := []struct {
+		name string
+		wasm []byte
+		want error
+		msg  string
+	}{
+		{"not wasm", []byte("#!/bin/sh\n"), ErrInvalidModule, ""},
+		{"truncated", guestBytes["misbehave"][:1000], ErrInvalidModule, ""},
+		{"imports env.f", importsEnv, ErrImportDenied, "env.f"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := testRT.Compile(context.Background(), tt.wasm)
+			if !errors.Is(err, tt.want) || !strings.Contains(err.Error(), tt.msg) {
+				t.Fatalf("got %v, want %v saying %q", err, tt.want, tt.msg)
+			}
+		})
+	}
+}
+
+// Cancelling the caller's context stops a call promptly.
+func TestCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := compile(t, "misbehave").Run(ctx, Policy{Args: []string{"spin"}}, nil, nil, nil)
+		done <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, want context.Canceled", err)
+	}
+}

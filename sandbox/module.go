@@ -1,0 +1,227 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/experimental/sysfs"
+	"github.com/tetratelabs/wazero/sys"
+
+	"cairn/abi"
+)
+
+// Module is a compiled module. Every Run or Call instantiates it afresh.
+type Module struct {
+	r        *Runtime
+	digest   string
+	wasm     []byte
+	compiled map[uint32]wazero.CompiledModule // by memory limit; guarded by r.mu
+}
+
+// Digest is "sha256:" and the hex of the module's bytes.
+func (m *Module) Digest() string { return m.digest }
+
+// Manifest reads the module's manifest from its custom section. It never
+// runs the module.
+func (m *Module) Manifest() (abi.Manifest, error) { return abi.ReadManifest(m.wasm) }
+
+func (m *Module) compiledFor(ctx context.Context, pages uint32) (wazero.CompiledModule, error) {
+	rt, err := m.r.runtime(ctx, pages)
+	if err != nil {
+		return nil, err
+	}
+	m.r.mu.Lock()
+	cm, ok := m.compiled[pages]
+	m.r.mu.Unlock()
+	if ok {
+		return cm, nil
+	}
+	cm, err = rt.CompileModule(ctx, m.wasm)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidModule, err)
+	}
+	if err := checkImports(cm); err != nil {
+		cm.Close(ctx)
+		return nil, err
+	}
+	m.r.mu.Lock()
+	defer m.r.mu.Unlock()
+	if prev, ok := m.compiled[pages]; ok {
+		cm.Close(ctx)
+		return prev, nil
+	}
+	m.compiled[pages] = cm
+	return cm, nil
+}
+
+// Exit is how a Run ended.
+type Exit struct {
+	Code                             uint32
+	StdoutTruncated, StderrTruncated bool
+	Duration                         time.Duration
+}
+
+// Run runs the module as a WASI command under the policy, with stdin,
+// stdout and stderr passed through (capped). A non-zero exit is not an
+// error: it is in Exit.Code.
+//
+// # Errors
+//
+// ErrDeadline when the policy's timeout passes, ErrTrap when the module
+// traps, and errors setting up its mounts.
+func (m *Module) Run(ctx context.Context, p Policy, stdin io.Reader, stdout, stderr io.Writer) (Exit, error) {
+	out := &capped{w: stdout, limit: orDefault(p.StdoutLimit, DefaultStdoutLimit)}
+	errOut := &capped{w: stderr, limit: orDefault(p.StderrLimit, DefaultStderrLimit)}
+	ex, err := m.run(ctx, p, stdin, out, errOut)
+	return ex, err
+}
+
+// run instantiates the module once and runs it to its end.
+func (m *Module) run(ctx context.Context, p Policy, stdin io.Reader, stdout, stderr *capped) (Exit, error) {
+	start := time.Now()
+	cm, err := m.compiledFor(ctx, p.memoryPages())
+	if err != nil {
+		return Exit{}, err
+	}
+	fsc, closeFS, err := mounts(p.Mounts)
+	if err != nil {
+		return Exit{}, err
+	}
+	defer closeFS()
+	cfg := moduleConfig(p, fsc, io.LimitReader(stdin, orDefault(p.StdinLimit, DefaultStdinLimit)), stdout, stderr)
+	ctx, cancel := context.WithTimeout(ctx, orDefault(p.Timeout, DefaultTimeout))
+	defer cancel()
+	rt, err := m.r.runtime(ctx, p.memoryPages())
+	if err != nil {
+		return Exit{}, err
+	}
+	mod, err := rt.InstantiateModule(ctx, cm, cfg)
+	if mod != nil {
+		mod.Close(context.Background())
+	}
+	ex := Exit{StdoutTruncated: stdout.truncated, StderrTruncated: stderr.truncated, Duration: time.Since(start)}
+	return exitOf(ex, err, p)
+}
+
+// exitOf reads how an instance ended.
+func exitOf(ex Exit, err error, p Policy) (Exit, error) {
+	if err == nil {
+		return ex, nil
+	}
+	var exitErr *sys.ExitError
+	if !errors.As(err, &exitErr) {
+		return ex, fmt.Errorf("%w: %v", ErrTrap, err)
+	}
+	switch exitErr.ExitCode() {
+	case sys.ExitCodeDeadlineExceeded:
+		return ex, fmt.Errorf("%w: stopped after %s", ErrDeadline, orDefault(p.Timeout, DefaultTimeout))
+	case sys.ExitCodeContextCanceled:
+		return ex, context.Canceled
+	}
+	ex.Code = exitErr.ExitCode()
+	return ex, nil
+}
+
+func moduleConfig(p Policy, fsc wazero.FSConfig, stdin io.Reader, stdout, stderr io.Writer) wazero.ModuleConfig {
+	cfg := wazero.NewModuleConfig().
+		WithName("").
+		WithArgs(append([]string{"tool"}, p.Args...)...).
+		WithStdin(stdin).WithStdout(stdout).WithStderr(stderr).
+		WithFSConfig(fsc)
+	for k, v := range p.Env {
+		cfg = cfg.WithEnv(k, v)
+	}
+	if p.RealClock {
+		cfg = cfg.WithSysWalltime().WithSysNanotime().WithSysNanosleep()
+	}
+	if p.RealRandom {
+		cfg = cfg.WithRandSource(rand.Reader)
+	}
+	return cfg
+}
+
+// mounts builds the guest's filesystem from workspaceFS mounts.
+func mounts(ms []Mount) (wazero.FSConfig, func(), error) {
+	fsc := wazero.NewFSConfig()
+	var opened []*workspaceFS
+	closeAll := func() {
+		for _, w := range opened {
+			w.close()
+		}
+	}
+	for _, mt := range ms {
+		w, err := newWorkspaceFS(mt.HostPath, mt.ReadOnly)
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		opened = append(opened, w)
+		fsc = fsc.(sysfs.FSConfig).WithSysFSMount(w, mt.GuestPath)
+	}
+	return fsc, closeAll, nil
+}
+
+// CallResult is what one tool call returned.
+type CallResult struct {
+	Response        abi.Response
+	Stderr          []byte
+	StderrTruncated bool
+	Duration        time.Duration
+}
+
+// Call runs one tool call: the request goes to stdin, one response is
+// read from stdout.
+//
+// # Errors
+//
+// Those of Run, and *ExitError (ErrExit) for a non-zero exit, ErrMemoryLimit
+// when the module ran out of memory, ErrBadResponse when stdout is not one
+// valid response.
+func (m *Module) Call(ctx context.Context, p Policy, req abi.Request) (CallResult, error) {
+	in, err := abi.Marshal(req)
+	if err != nil {
+		return CallResult{}, fmt.Errorf("encode request: %w", err)
+	}
+	out := &capped{limit: orDefault(p.StdoutLimit, DefaultStdoutLimit)}
+	errOut := &capped{limit: orDefault(p.StderrLimit, DefaultStderrLimit)}
+	ex, err := m.run(ctx, p, bytes.NewReader(in), out, errOut)
+	res := CallResult{Stderr: errOut.buf.Bytes(), StderrTruncated: errOut.truncated, Duration: ex.Duration}
+	if err != nil {
+		return res, err
+	}
+	if ex.Code != 0 {
+		if strings.Contains(string(res.Stderr), "out of memory") {
+			return res, fmt.Errorf("%w (%d MiB): %s", ErrMemoryLimit, int64(p.memoryPages())/16, tail(res.Stderr))
+		}
+		return res, &ExitError{Code: ex.Code, StderrTail: tail(res.Stderr)}
+	}
+	if res.Response, err = abi.DecodeResponse(out.buf.Bytes()); err != nil {
+		if out.truncated {
+			return res, fmt.Errorf("%w: its output passed the %d-byte cap", ErrBadResponse, out.limit)
+		}
+		return res, fmt.Errorf("%w: %v", ErrBadResponse, err)
+	}
+	return res, nil
+}
+
+// Describe asks the module for its manifest by running it once with the
+// argument --cairn-manifest, with nothing mounted. It is for packing a
+// module at build time; at run time manifests are read, never asked for.
+func (m *Module) Describe(ctx context.Context) (abi.Manifest, error) {
+	var out, errOut bytes.Buffer
+	ex, err := m.Run(ctx, Policy{Args: []string{abi.ManifestFlag}, Timeout: 10 * time.Second}, bytes.NewReader(nil), &out, &errOut)
+	if err != nil {
+		return abi.Manifest{}, err
+	}
+	if ex.Code != 0 {
+		return abi.Manifest{}, &ExitError{Code: ex.Code, StderrTail: tail(errOut.Bytes())}
+	}
+	return abi.DecodeManifest(out.Bytes())
+}

@@ -1,0 +1,57 @@
+package sandbox
+
+import "time"
+
+// Defaults for the zero fields of a Policy.
+const (
+	DefaultMemoryLimit = 256 << 20
+	DefaultTimeout     = 30 * time.Second
+	DefaultStdinLimit  = 16 << 20
+	DefaultStdoutLimit = 1 << 20
+	DefaultStderrLimit = 64 << 10
+)
+
+// Policy is what one call of a module gets. The zero value grants nothing
+// but the defaults: no mounts, no environment, a fixed clock, deterministic
+// randomness.
+type Policy struct {
+	Mounts []Mount
+	// MemoryLimit is in bytes, rounded up to 64 KiB pages.
+	MemoryLimit int64
+	Timeout     time.Duration
+	// Caps on what the module reads and writes; past them stdin reads
+	// end and output is dropped (and the result says it was truncated).
+	StdinLimit, StdoutLimit, StderrLimit int64
+	// Env is exactly the environment the module sees.
+	Env map[string]string
+	// Args are the arguments after argv[0].
+	Args []string
+	// RealClock grants the host's wall and monotonic clocks and sleeping;
+	// RealRandom grants the host's cryptographic random source.
+	RealClock, RealRandom bool
+}
+
+// Mount makes a host directory visible to the guest.
+type Mount struct {
+	HostPath, GuestPath string
+	ReadOnly            bool
+}
+
+func (p Policy) memoryPages() uint32 {
+	limit := p.MemoryLimit
+	if limit <= 0 {
+		limit = DefaultMemoryLimit
+	}
+	pages := (limit + 65535) / 65536
+	if pages > 65536 {
+		pages = 65536
+	}
+	return uint32(pages)
+}
+
+func orDefault[T int64 | time.Duration](v, d T) T {
+	if v <= 0 {
+		return d
+	}
+	return v
+}

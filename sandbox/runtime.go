@@ -1,0 +1,149 @@
+package sandbox
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"sync"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+)
+
+// Config configures a Runtime. The zero value compiles in memory only.
+type Config struct {
+	// CacheDir holds compiled modules between processes. It is created
+	// private to the user; one that others can write is refused, since
+	// compiled code in it runs in this process.
+	CacheDir string
+}
+
+// Runtime compiles modules and runs calls. wazero fixes a memory limit per
+// runtime, so a Runtime keeps one wazero runtime per distinct limit, all
+// sharing one compilation cache.
+type Runtime struct {
+	cache wazero.CompilationCache
+
+	mu       sync.Mutex
+	runtimes map[uint32]wazero.Runtime // by memory limit in pages
+	modules  map[string]*Module        // by digest
+}
+
+// NewRuntime makes a Runtime.
+//
+// # Errors
+//
+// A cache directory that cannot be made private to the user.
+func NewRuntime(ctx context.Context, cfg Config) (*Runtime, error) {
+	r := &Runtime{runtimes: map[uint32]wazero.Runtime{}, modules: map[string]*Module{}}
+	if cfg.CacheDir == "" {
+		r.cache = wazero.NewCompilationCache()
+		return r, nil
+	}
+	if err := privateDir(cfg.CacheDir); err != nil {
+		return nil, fmt.Errorf("compile cache: %w", err)
+	}
+	cache, err := wazero.NewCompilationCacheWithDir(cfg.CacheDir)
+	if err != nil {
+		return nil, fmt.Errorf("compile cache %s: %w", cfg.CacheDir, err)
+	}
+	r.cache = cache
+	return r, nil
+}
+
+// privateDir makes dir if needed and refuses it if anyone but its owner can
+// write it or it belongs to another user.
+func privateDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	if fi.Mode().Perm()&0o022 != 0 {
+		return fmt.Errorf("%s can be written by others (mode %v); make it private with chmod 700", dir, fi.Mode().Perm())
+	}
+	if uid, ok := ownerOf(fi); ok && uid != os.Getuid() {
+		return fmt.Errorf("%s belongs to another user (uid %d)", dir, uid)
+	}
+	return nil
+}
+
+// Close releases every compiled module and runtime.
+func (r *Runtime) Close(ctx context.Context) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, rt := range r.runtimes {
+		rt.Close(ctx)
+	}
+	r.runtimes = map[uint32]wazero.Runtime{}
+	return r.cache.Close(ctx)
+}
+
+// runtime returns the wazero runtime for a memory limit, making it.
+func (r *Runtime) runtime(ctx context.Context, pages uint32) (wazero.Runtime, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if rt, ok := r.runtimes[pages]; ok {
+		return rt, nil
+	}
+	cfg := wazero.NewRuntimeConfig().
+		WithCompilationCache(r.cache).
+		WithCloseOnContextDone(true).
+		WithMemoryLimitPages(pages)
+	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
+		rt.Close(ctx)
+		return nil, fmt.Errorf("instantiate WASI: %w", err)
+	}
+	r.runtimes[pages] = rt
+	return rt, nil
+}
+
+// Compile checks and compiles a module. The same bytes compile once.
+//
+// # Errors
+//
+// ErrInvalidModule for bytes wazero does not accept, ErrImportDenied for a
+// module importing anything but WASI preview 1, each naming the reason.
+func (r *Runtime) Compile(ctx context.Context, wasm []byte) (*Module, error) {
+	sum := sha256.Sum256(wasm)
+	digest := "sha256:" + hex.EncodeToString(sum[:])
+	r.mu.Lock()
+	m, ok := r.modules[digest]
+	r.mu.Unlock()
+	if ok {
+		return m, nil
+	}
+	m = &Module{r: r, digest: digest, wasm: wasm, compiled: map[uint32]wazero.CompiledModule{}}
+	if _, err := m.compiledFor(ctx, Policy{}.memoryPages()); err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if prev, ok := r.modules[digest]; ok {
+		return prev, nil
+	}
+	r.modules[digest] = m
+	return m, nil
+}
+
+// allowedImports are the host modules a tool may import from.
+var allowedImports = map[string]bool{wasi_snapshot_preview1.ModuleName: true}
+
+func checkImports(cm wazero.CompiledModule) error {
+	for _, f := range cm.ImportedFunctions() {
+		mod, name, _ := f.Import()
+		if !allowedImports[mod] {
+			return fmt.Errorf("%w: %s.%s (only %s is available)", ErrImportDenied, mod, name, wasi_snapshot_preview1.ModuleName)
+		}
+	}
+	for _, m := range cm.ImportedMemories() {
+		mod, name, _ := m.Import()
+		return fmt.Errorf("%w: memory %s.%s", ErrImportDenied, mod, name)
+	}
+	return nil
+}
