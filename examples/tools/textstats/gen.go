@@ -1,0 +1,24 @@
+//go:build ignore
+
+// gen builds textstats.wasm; `go run gen.go -check` verifies it instead.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	"cairn/examples/tools/textstats/stats"
+	"cairn/guest"
+	"cairn/guest/pack"
+)
+
+func main() {
+	check := flag.Bool("check", false, "verify textstats.wasm instead of writing it")
+	flag.Parse()
+	if err := pack.Build("cairn/examples/tools/textstats", "examples/tools/textstats/textstats.wasm",
+		guest.ManifestOf(stats.Tool()), *check); err != nil {
+		fmt.Fprintln(os.Stderr, "gen:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,180 @@
+package tools
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"cairn/guest"
+)
+
+type readIn struct {
+	Path   string `json:"path" desc:"file path, relative to the workspace"`
+	Offset int    `json:"offset,omitempty" desc:"first line to read, counted from 1"`
+	Limit  int    `json:"limit,omitempty" desc:"how many lines to read (at most 2000)"`
+}
+
+func readFile(c *guest.Call, in readIn) (string, error) {
+	p, rel, err := resolve(c, in.Path)
+	if err != nil {
+		return "", err
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return "", describe(rel, err)
+	}
+	if isBinary(b) {
+		return "", fmt.Errorf("%s is a binary file (%d bytes); read_file reads text only", rel, len(b))
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	first := max(in.Offset, 1)
+	limit := in.Limit
+	if limit <= 0 || limit > maxLines {
+		limit = maxLines
+	}
+	if first > len(lines) && len(lines) > 0 {
+		return "", fmt.Errorf("%s has %d lines; offset %d is past the end", rel, len(lines), first)
+	}
+	var out strings.Builder
+	last := first - 1
+	for i := first - 1; i < len(lines) && i < first-1+limit && out.Len() < maxBytes; i++ {
+		fmt.Fprintf(&out, "%6d\t%s", i+1, strings.TrimRight(lines[i], "\n"))
+		out.WriteByte('\n')
+		last = i + 1
+	}
+	if last < len(lines) {
+		fmt.Fprintf(&out, "(%s has %d lines; shown %d to %d; read on with offset %d)\n", rel, len(lines), first, last, last+1)
+	}
+	return out.String(), nil
+}
+
+type writeIn struct {
+	Path    string `json:"path" desc:"file path, relative to the workspace"`
+	Content string `json:"content" desc:"the whole new content of the file"`
+}
+
+func writeFile(c *guest.Call, in writeIn) (string, error) {
+	p, rel, err := resolve(c, in.Path)
+	if err != nil {
+		return "", err
+	}
+	if rel == "." {
+		return "", errors.New("path names the workspace itself; give a file path")
+	}
+	if err := os.MkdirAll(path.Dir(p), 0o755); err != nil {
+		return "", describe(path.Dir(rel), err)
+	}
+	if err := os.WriteFile(p, []byte(in.Content), 0o644); err != nil {
+		return "", describe(rel, err)
+	}
+	return fmt.Sprintf("wrote %d bytes to %s", len(in.Content), rel), nil
+}
+
+type editIn struct {
+	Path       string `json:"path" desc:"file path, relative to the workspace"`
+	OldText    string `json:"old_text" desc:"the exact text to replace"`
+	NewText    string `json:"new_text" desc:"the text to put in its place"`
+	ReplaceAll bool   `json:"replace_all,omitempty" desc:"replace every occurrence instead of exactly one"`
+}
+
+func editFile(c *guest.Call, in editIn) (string, error) {
+	p, rel, err := resolve(c, in.Path)
+	if err != nil {
+		return "", err
+	}
+	if in.OldText == "" {
+		return "", errors.New("old_text is empty; to write a whole file use write_file")
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return "", describe(rel, err)
+	}
+	n := strings.Count(string(b), in.OldText)
+	switch {
+	case n == 0:
+		return "", fmt.Errorf("old_text not found in %s; read the file and copy the text exactly", rel)
+	case n > 1 && !in.ReplaceAll:
+		return "", fmt.Errorf("old_text occurs %d times in %s; give more context so it occurs once, or set replace_all", n, rel)
+	}
+	out := strings.Replace(string(b), in.OldText, in.NewText, -1)
+	if err := os.WriteFile(p, []byte(out), 0o644); err != nil {
+		return "", describe(rel, err)
+	}
+	return fmt.Sprintf("replaced %d occurrence(s) in %s", n, rel), nil
+}
+
+type listIn struct {
+	Path string `json:"path,omitempty" desc:"directory path, relative to the workspace (default: the workspace)"`
+}
+
+func listDir(c *guest.Call, in listIn) (string, error) {
+	p, rel, err := resolve(c, in.Path)
+	if err != nil {
+		return "", err
+	}
+	entries, err := os.ReadDir(p)
+	if err != nil {
+		return "", describe(rel, err)
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
+	if len(entries) == 0 {
+		return rel + " is empty\n", nil
+	}
+	var out strings.Builder
+	for _, e := range entries {
+		if e.IsDir() {
+			fmt.Fprintf(&out, "%s/\n", e.Name())
+			continue
+		}
+		size := int64(-1)
+		if fi, err := e.Info(); err == nil {
+			size = fi.Size()
+		}
+		fmt.Fprintf(&out, "%s\t%d bytes\n", e.Name(), size)
+	}
+	return out.String(), nil
+}
+
+// describe words a filesystem error for the model.
+func describe(rel string, err error) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%s does not exist", rel)
+	case errors.Is(err, fs.ErrPermission):
+		return fmt.Errorf("%s: permission denied (the workspace may be read-only for this tool)", rel)
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %v", rel, pe.Err)
+	}
+	return fmt.Errorf("%s: %v", rel, err)
+}
+
+// isBinary guesses as git does: a NUL in the first 8000 bytes, or text that
+// is not UTF-8.
+func isBinary(b []byte) bool {
+	head := b[:min(len(b), 8000)]
+	return bytes.IndexByte(head, 0) >= 0 || !utf8.Valid(head[:validPrefix(head)])
+}
+
+// validPrefix cuts a possibly split final rune off a prefix.
+func validPrefix(b []byte) int {
+	for i := 0; i < utf8.UTFMax && i < len(b); i++ {
+		if utf8.RuneStart(b[len(b)-1-i]) {
+			if !utf8.FullRune(b[len(b)-1-i:]) {
+				return len(b) - 1 - i
+			}
+			break
+		}
+	}
+	return len(b)
+}
