@@ -1,0 +1,68 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/urfave/cli/v2"
+)
+
+// Exit codes. They are documented in the README; scripts branch on them.
+const (
+	exitDone     = 0 // the run finished, or the command succeeded
+	exitFailed   = 1 // the run or the command failed
+	exitUsage    = 2 // the command line was wrong
+	exitPaused   = 3 // the run stopped at a boundary; `cairn resume` continues it
+	exitApproval = 4 // the run waits for `cairn approve` or `cairn deny`
+	exitLocked   = 5 // another process holds the agent
+)
+
+// exitError carries an exit code through urfave/cli to doMain.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func withCode(code int, err error) error { return &exitError{code: code, err: err} }
+
+// doMain runs cairn with args and returns the exit code. It is separate
+// from main so tests run the whole command line in-process.
+func doMain(args []string, stdout, stderr io.Writer) int {
+	app := newApp(stdout, stderr)
+	err := app.Run(args)
+	if err == nil {
+		return exitDone
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil && ee.err.Error() != "" {
+			fmt.Fprintln(stderr, "cairn:", ee.err)
+		}
+		return ee.code
+	}
+	fmt.Fprintln(stderr, "cairn:", err)
+	return exitFailed
+}
+
+func newApp(stdout, stderr io.Writer) *cli.App {
+	return &cli.App{
+		Name:      "cairn",
+		Usage:     "run LLM agents whose tools are untrusted WebAssembly modules",
+		Writer:    stdout,
+		ErrWriter: stderr,
+		// Errors are printed once, by doMain.
+		ExitErrHandler: func(*cli.Context, error) {},
+		Commands: []*cli.Command{
+			runCommand(),
+			toolsCommand(),
+			versionCommand(),
+		},
+		OnUsageError: func(c *cli.Context, err error, _ bool) error {
+			return withCode(exitUsage, err)
+		},
+	}
+}

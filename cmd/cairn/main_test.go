@@ -1,0 +1,135 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// cairn runs the command line in-process and returns its exit code and
+// what it printed.
+func cairn(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := doMain(append([]string{"cairn"}, args...), &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+// exampleAgent copies the example agent's workspace into a temporary
+// directory and returns the flags that run the example on it.
+func exampleAgent(t *testing.T) []string {
+	t.Helper()
+	ws := t.TempDir()
+	for _, name := range []string{"notes.md", "todo.txt"} {
+		b, err := os.ReadFile(filepath.Join("../../examples/hello/workspace", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(ws, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return []string{"-f", "../../examples/hello/agent.yaml", "--workspace", ws,
+		"--store", t.TempDir(), "--cache", cacheForTests(t)}
+}
+
+var testCache string
+
+func cacheForTests(t *testing.T) string {
+	if testCache == "" {
+		testCache = filepath.Join(os.TempDir(), "cairn-cmd-test-cache")
+	}
+	return testCache
+}
+
+func TestRunJSONEvents(t *testing.T) {
+	code, out, errOut := cairn(t, append([]string{"run", "--json"}, exampleAgent(t)...)...)
+	if code != exitDone {
+		t.Fatalf("exit %d, stderr %s", code, errOut)
+	}
+	var types []string
+	var agent, run string
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		var e map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatalf("line %q is not JSON: %v", sc.Text(), err)
+		}
+		typ, _ := e["type"].(string)
+		types = append(types, typ)
+		if typ == "run_start" {
+			agent, _ = e["agent"].(string)
+			run, _ = e["run"].(string)
+		}
+		if typ == "tool_end" {
+			call := e["call"].(map[string]any)
+			if _, ok := call["duration_ms"]; !ok || call["outcome"] != "ok" {
+				t.Errorf("tool_end without duration or not ok: %v", call)
+			}
+		}
+		if typ == "run_end" && e["status"] != "done" {
+			t.Errorf("run_end status %v", e["status"])
+		}
+	}
+	if len(types) == 0 || types[0] != "run_start" || types[len(types)-1] != "run_end" || agent == "" || run == "" {
+		t.Fatalf("events %v, agent %q run %q", types, agent, run)
+	}
+	for _, want := range []string{"model_text", "tool_start", "tool_end", "round_end"} {
+		if !strings.Contains(strings.Join(types, " "), want) {
+			t.Errorf("no %s event in %v", want, types)
+		}
+	}
+}
+
+func TestRunHumanOutput(t *testing.T) {
+	code, out, errOut := cairn(t, append([]string{"run"}, exampleAgent(t)...)...)
+	if code != exitDone {
+		t.Fatalf("exit %d, stderr %s", code, errOut)
+	}
+	for _, want := range []string{"agent hello-", "→ list_dir", "✓ text_stats", "done after 5 rounds", "I wrote REPORT.md"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"run"}, exitUsage, "file"},
+		{[]string{"run", "-f", "no/such/agent.yaml"}, exitUsage, "no/such/agent.yaml"},
+		{[]string{"tools", "pack"}, exitUsage, "usage"},
+	}
+	for _, tt := range tests {
+		code, _, errOut := cairn(t, tt.args...)
+		if code != tt.code || !strings.Contains(errOut, tt.msg) {
+			t.Errorf("%v: exit %d, stderr %q; want %d saying %q", tt.args, code, errOut, tt.code, tt.msg)
+		}
+	}
+}
+
+func TestToolsLsBuiltins(t *testing.T) {
+	code, out, errOut := cairn(t, "tools", "ls")
+	if code != exitDone {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, name := range []string{"read_file", "write_file", "edit_file", "list_dir", "glob", "grep"} {
+		if !strings.Contains(out, name+"  (builtin)") {
+			t.Errorf("tools ls lacks %s:\n%s", name, out)
+		}
+	}
+}
+
+func TestVersion(t *testing.T) {
+	code, out, _ := cairn(t, "version")
+	if code != exitDone || !strings.Contains(out, "tool ABI 1") {
+		t.Fatalf("exit %d, %q", code, out)
+	}
+}

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"cairn/host"
+)
+
+// renderer prints a run's events: readable lines by default, or one JSON
+// object per line.
+type renderer struct {
+	w      io.Writer
+	json   bool
+	inText bool // the last thing printed was streamed model text
+}
+
+func newRenderer(w io.Writer, asJSON bool) *renderer { return &renderer{w: w, json: asJSON} }
+
+func (r *renderer) event(e host.Event) {
+	if r.json {
+		b, err := json.Marshal(e)
+		if err == nil {
+			fmt.Fprintf(r.w, "%s\n", b)
+		}
+		return
+	}
+	r.human(e)
+}
+
+func (r *renderer) human(e host.Event) {
+	if e.Type != host.EventModelText && r.inText {
+		fmt.Fprintln(r.w)
+		r.inText = false
+	}
+	switch e.Type {
+	case host.EventRunStart:
+		fmt.Fprintf(r.w, "agent %s · run %s\n", e.Agent, e.Run)
+	case host.EventModelText:
+		if !r.inText {
+			fmt.Fprint(r.w, "model: ")
+			r.inText = true
+		}
+		fmt.Fprint(r.w, e.Text)
+	case host.EventToolStart:
+		fmt.Fprintf(r.w, "  → %s %s\n", e.Call.Tool, oneLine(e.Call.Input, 100))
+	case host.EventToolEnd:
+		mark := "✓"
+		if e.Call.Outcome == host.OutcomeError {
+			mark = "✗"
+		}
+		fmt.Fprintf(r.w, "  %s %s (%.1f ms) %s\n", mark, e.Call.Tool, e.Call.DurationMS, oneLine(e.Call.Output, 100))
+	case host.EventRoundEnd:
+		fmt.Fprintf(r.w, "· round %d done · %d tokens so far\n", e.Round, e.Usage.Total())
+	case host.EventWarning:
+		fmt.Fprintf(r.w, "warning: %s\n", e.Text)
+	case host.EventRunEnd:
+		r.runEnd(e)
+	default:
+		r.other(e)
+	}
+}
+
+func (r *renderer) runEnd(e host.Event) {
+	line := fmt.Sprintf("%s after %d rounds", e.Status, e.Round)
+	if e.Usage != nil {
+		line += fmt.Sprintf(" · %d tokens", e.Usage.Total())
+	}
+	if e.Reason != "" {
+		line += " · " + e.Reason
+	}
+	fmt.Fprintln(r.w, line)
+}
+
+// other prints the events that have no line of their own yet.
+func (r *renderer) other(e host.Event) {
+	switch e.Type {
+	case host.EventCheckpointLoaded:
+		fmt.Fprintf(r.w, "loaded boundary: round %d, %d messages\n", e.Round, e.Messages)
+	case host.EventAgentResumed:
+		fmt.Fprintf(r.w, "resumed (%s)\n", e.Strategy)
+	}
+}
+
+// oneLine shortens s to one line of at most n runes.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}

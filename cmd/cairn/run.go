@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+
+	"cairn/host"
+	"cairn/host/model"
+)
+
+func runCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "run",
+		Usage:     "run an agent until its model answers without tool calls",
+		ArgsUsage: "[PROMPT]",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "file", Aliases: []string{"f"}, Usage: "the agent file (YAML)"},
+			&cli.StringFlag{Name: "id", Usage: "the agent's id (default: the agent's name and a random suffix)"},
+			&cli.StringFlag{Name: "workspace", Aliases: []string{"w"}, Usage: "the directory the tools work in (default: the agent file's workspace)"},
+			&cli.StringFlag{Name: "model", Usage: "use this model instead of the agent file's: PROVIDER:NAME, e.g. openai:gpt-4o-mini, ollama:llama3.2, script:turns.yaml"},
+			storeFlag, cacheFlag, jsonFlag,
+		},
+		Action: runAction,
+	}
+}
+
+func runAction(c *cli.Context) error {
+	if c.String("file") == "" {
+		return withCode(exitUsage, fmt.Errorf("run needs an agent file: cairn run -f AGENT_FILE [PROMPT]"))
+	}
+	af, err := host.LoadAgentFile(c.String("file"))
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	opts := host.RunOptions{Agent: af, ID: c.String("id"), Workspace: c.String("workspace"),
+		Prompt: strings.Join(c.Args().Slice(), " ")}
+	if opts.Prompt == "" {
+		opts.Prompt = af.Prompt
+	}
+	if m := c.String("model"); m != "" {
+		spec, err := model.ParseModelFlag(m)
+		if err != nil {
+			return withCode(exitUsage, err)
+		}
+		opts.Model = &spec
+	}
+	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	eng, err := newEngine(c)
+	if err != nil {
+		return err
+	}
+	defer eng.Close(context.Background())
+	r := newRenderer(c.App.Writer, c.Bool(jsonFlag.Name))
+	opts.OnEvent = r.event
+	res, err := eng.Run(ctx, opts)
+	if err != nil {
+		return err
+	}
+	return statusError(res)
+}
+
+// statusError maps how a run ended to the command's exit code.
+func statusError(res *host.Result) error {
+	switch res.Status {
+	case host.StatusDone:
+		return nil
+	case host.StatusPaused:
+		return withCode(exitPaused, fmt.Errorf("agent %s paused: %s; continue with `cairn resume %s`", res.Agent, res.Reason, res.Agent))
+	case host.StatusAwaitingApproval:
+		return withCode(exitApproval, fmt.Errorf("agent %s awaits approval: %s", res.Agent, res.Reason))
+	default:
+		return withCode(exitFailed, fmt.Errorf("agent %s failed: %s", res.Agent, res.Reason))
+	}
+}

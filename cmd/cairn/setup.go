@@ -1,0 +1,49 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+
+	"github.com/urfave/cli/v2"
+
+	"cairn/host"
+)
+
+// Flags shared by the commands that open the store or run modules.
+var (
+	storeFlag = &cli.StringFlag{Name: "store", EnvVars: []string{"CAIRN_STORE"},
+		Usage: "directory of the agents' journals and snapshots (default: the user's data directory)"}
+	cacheFlag = &cli.StringFlag{Name: "cache", EnvVars: []string{"CAIRN_CACHE"},
+		Usage: "directory of compiled tool modules (default: the user's cache directory)"}
+	jsonFlag = &cli.BoolFlag{Name: "json", Usage: "print events as JSON Lines, one object per line with a \"type\" field"}
+)
+
+// storeDir is --store, or cairn's directory in the user's data directory.
+func storeDir(c *cli.Context) string {
+	if d := c.String(storeFlag.Name); d != "" {
+		return d
+	}
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "cairn")
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".local", "share", "cairn")
+	}
+	return ".cairn"
+}
+
+// cacheDir is --cache, or cairn's directory in the user's cache directory.
+func cacheDir(c *cli.Context) string {
+	if d := c.String(cacheFlag.Name); d != "" {
+		return d
+	}
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "cairn", "compiled")
+	}
+	return ""
+}
+
+// newEngine starts the engine the command runs agents with.
+func newEngine(c *cli.Context) (*host.Engine, error) {
+	return host.NewEngine(c.Context, host.Config{CacheDir: cacheDir(c)})
+}

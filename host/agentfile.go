@@ -1,0 +1,196 @@
+package host
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"cairn/abi"
+	"cairn/host/model"
+)
+
+// AgentFile is what an agent is made of: its model, system prompt, tools,
+// the sandbox grants of those tools, and its limits. It is read from YAML;
+// relative paths in it are relative to the file's directory (Dir).
+//
+//	name: hello
+//	model: {provider: script, script: script.yaml}
+//	system: You are a careful assistant.
+//	workspace: workspace
+//	tools:
+//	  - module: builtin
+//	  - module: ../tools/textstats/textstats.wasm
+//	    grant: {workspace: ro}
+//	sandbox: {memory: 64MiB, timeout: 10s}
+//	limits: {max_rounds: 20}
+type AgentFile struct {
+	Name   string     `yaml:"name" json:"name"`
+	Model  model.Spec `yaml:"model" json:"model"`
+	System string     `yaml:"system" json:"system,omitempty"`
+	// Prompt is the user's message when the caller gives none.
+	Prompt string `yaml:"prompt" json:"prompt,omitempty"`
+	// Workspace is the directory the tools work in, unless the caller
+	// names another.
+	Workspace string    `yaml:"workspace" json:"workspace,omitempty"`
+	Tools     []ToolRef `yaml:"tools" json:"tools"`
+	Sandbox   Limits    `yaml:"sandbox" json:"sandbox"`
+	Limits    RunLimits `yaml:"limits" json:"limits"`
+
+	// Dir is the directory relative paths are resolved against. It is
+	// not part of the YAML.
+	Dir string `yaml:"-" json:"-"`
+}
+
+// BuiltinModule is the ToolRef.Module name of the built-in tools.
+const BuiltinModule = "builtin"
+
+// ToolRef names one tool module and what it is granted.
+type ToolRef struct {
+	// Module is BuiltinModule or the path of a .wasm file.
+	Module string `yaml:"module" json:"module"`
+	// Only, when set, picks these tools of the module; the rest are not
+	// offered to the model.
+	Only []string `yaml:"only" json:"only,omitempty"`
+	// Grant is what the module's tools may have. For external modules the
+	// zero value grants nothing; the built-in tools get what they ask for.
+	Grant *Grant `yaml:"grant" json:"grant,omitempty"`
+	// Limits override the agent's sandbox limits for this module.
+	Limits Limits `yaml:"limits" json:"limits"`
+}
+
+// Grant is what the agent file allows a module's tools.
+type Grant struct {
+	Workspace abi.Access `yaml:"workspace" json:"workspace,omitempty"`
+	// Env names host environment variables passed through, with their
+	// values at the time of the call.
+	Env    []string `yaml:"env" json:"env,omitempty"`
+	Clock  bool     `yaml:"clock" json:"clock,omitempty"`
+	Random bool     `yaml:"random" json:"random,omitempty"`
+}
+
+// Limits bound one tool call. Zero fields take the sandbox's defaults.
+type Limits struct {
+	Memory  Size     `yaml:"memory" json:"memory,omitempty"`
+	Timeout Duration `yaml:"timeout" json:"timeout,omitempty"`
+	Output  Size     `yaml:"output" json:"output,omitempty"`
+}
+
+// RunLimits bound one run. Zero means no limit, except MaxRounds, whose zero
+// means DefaultMaxRounds.
+type RunLimits struct {
+	MaxRounds int      `yaml:"max_rounds" json:"max_rounds,omitempty"`
+	MaxTokens int64    `yaml:"max_tokens" json:"max_tokens,omitempty"`
+	MaxTime   Duration `yaml:"max_time" json:"max_time,omitempty"`
+}
+
+// DefaultMaxRounds bounds a run whose agent file sets no max_rounds.
+const DefaultMaxRounds = 50
+
+// ParseAgentFile reads an agent file from YAML. dir is what relative paths
+// are resolved against. Unknown keys are errors, so a typo is not silently
+// ignored.
+//
+// # Errors
+//
+// The YAML's own errors (with line numbers) and the checks of Validate.
+func ParseAgentFile(data []byte, dir string) (*AgentFile, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	af := &AgentFile{Dir: dir}
+	if err := dec.Decode(af); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, errors.New("agent file is empty")
+		}
+		return nil, err
+	}
+	if err := af.Validate(); err != nil {
+		return nil, err
+	}
+	return af, nil
+}
+
+// LoadAgentFile reads and validates the agent file at path.
+func LoadAgentFile(path string) (*AgentFile, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read agent file: %w", err)
+	}
+	dir, err := filepath.Abs(filepath.Dir(path))
+	if err != nil {
+		return nil, fmt.Errorf("read agent file: %w", err)
+	}
+	af, err := ParseAgentFile(data, dir)
+	if err != nil {
+		return nil, fmt.Errorf("agent file %s: %w", path, err)
+	}
+	return af, nil
+}
+
+// Validate checks what can be checked without loading any module.
+func (af *AgentFile) Validate() error {
+	if af.Name == "" {
+		return errors.New("name is missing")
+	}
+	if af.Model.Provider == "" {
+		return errors.New("model.provider is missing (script, openai or anthropic)")
+	}
+	if len(af.Tools) == 0 {
+		return errors.New("tools is empty: list at least `- module: builtin`")
+	}
+	for i, t := range af.Tools {
+		if t.Module == "" {
+			return fmt.Errorf("tools[%d]: module is missing", i)
+		}
+		if t.Grant != nil && !abi.AccessReadWrite.Covers(t.Grant.Workspace) {
+			return fmt.Errorf("tools[%d]: grant.workspace %q: want \"\", ro or rw", i, t.Grant.Workspace)
+		}
+	}
+	if af.Limits.MaxRounds < 0 {
+		return errors.New("limits.max_rounds is negative")
+	}
+	return nil
+}
+
+// Path resolves p against the agent file's directory.
+func (af *AgentFile) Path(p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(af.Dir, p)
+}
+
+// WorkspaceDir is the workspace the agent file names, resolved; "" if none.
+func (af *AgentFile) WorkspaceDir() string { return af.Path(af.Workspace) }
+
+// maxRounds is the effective round limit.
+func (l RunLimits) maxRounds() int {
+	if l.MaxRounds == 0 {
+		return DefaultMaxRounds
+	}
+	return l.MaxRounds
+}
+
+// Duration is a time.Duration written in YAML as "10s", "1m30s".
+type Duration time.Duration
+
+// UnmarshalYAML reads a Go duration string.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	v, err := time.ParseDuration(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: %w", n.Line, err)
+	}
+	if v < 0 {
+		return fmt.Errorf("line %d: duration %s is negative", n.Line, n.Value)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalYAML writes the duration as a string.
+func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(), nil }

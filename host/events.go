@@ -1,0 +1,82 @@
+package host
+
+import (
+	"time"
+
+	"cairn/checkpoint"
+)
+
+// EventType names an Event. The names are stable: they are the "type" field
+// of `cairn run --json` and of `cairn events`.
+type EventType string
+
+// The kinds of Event.
+const (
+	EventRunStart         EventType = "run_start"         // Agent, Run, ResumedFrom
+	EventModelText        EventType = "model_text"        // Text: a delta of the assistant's text
+	EventModelTurn        EventType = "model_turn"        // Round, Calls: how many calls it asked for, Usage of the turn
+	EventToolStart        EventType = "tool_start"        // Call
+	EventToolEnd          EventType = "tool_end"          // Call with Outcome, DurationMS and Output
+	EventRoundEnd         EventType = "round_end"         // Round, Usage so far
+	EventCheckpointSaved  EventType = "checkpoint_saved"  // Round, Bytes
+	EventCheckpointLoaded EventType = "checkpoint_loaded" // Round, Messages
+	EventAgentResumed     EventType = "agent_resumed"     // Strategy, Sealed
+	EventWarning          EventType = "warning"           // Text
+	EventRunEnd           EventType = "run_end"           // Status, Reason, Round, Usage
+)
+
+// Event is one thing that happened in a run. Fields that do not apply to a
+// type are zero and left out of its JSON.
+type Event struct {
+	Type  EventType `json:"type"`
+	Time  time.Time `json:"time"`
+	Agent string    `json:"agent"`
+	Run   string    `json:"run"`
+	Round int       `json:"round,omitempty"`
+
+	ResumedFrom string `json:"resumed_from,omitempty"`
+	Text        string `json:"text,omitempty"`
+	Calls       int    `json:"calls,omitempty"`
+	Call        *Call  `json:"call,omitempty"`
+
+	Usage    *checkpoint.Usage `json:"usage,omitempty"`
+	Bytes    int64             `json:"bytes,omitempty"`
+	Messages int               `json:"messages,omitempty"`
+	Strategy string            `json:"strategy,omitempty"`
+	Status   Status            `json:"status,omitempty"`
+	Reason   string            `json:"reason,omitempty"`
+}
+
+// Call describes one tool call in an event.
+type Call struct {
+	ID         string  `json:"id"`
+	Tool       string  `json:"tool"`
+	Input      string  `json:"input,omitempty"`
+	Outcome    Outcome `json:"outcome,omitempty"`
+	Output     string  `json:"output,omitempty"`
+	DurationMS float64 `json:"duration_ms,omitempty"`
+}
+
+// Outcome is how a tool call ended.
+type Outcome string
+
+// The outcomes of a call.
+const (
+	OutcomeOK    Outcome = "ok"    // the tool answered
+	OutcomeError Outcome = "error" // the tool, its arguments or its sandbox failed; the model got the error
+)
+
+// Status is how a run ended.
+type Status string
+
+// The statuses of a run.
+const (
+	StatusDone             Status = "done"              // the model answered without tool calls
+	StatusPaused           Status = "paused"            // stopped at a boundary; resume continues
+	StatusAwaitingApproval Status = "awaiting_approval" // a call waits for a person's decision
+	StatusFailed           Status = "failed"            // an error the run could not go on from
+)
+
+// EventFunc receives events. It is called from the goroutine running the
+// loop, one event at a time, in order.
+type EventFunc func(Event)

@@ -1,0 +1,64 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+// Shared by the package's tests: one engine (compiling a Go-built module
+// costs about a second, so it is done once) and the hostile test module.
+var (
+	testEngine  *Engine
+	hostileWasm string // path of the packed hostile module
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(runTests(m))
+}
+
+func runTests(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "cairn-host-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	testEngine, err = NewEngine(ctx, Config{CacheDir: filepath.Join(dir, "cache")})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer testEngine.Close(ctx)
+	if hostileWasm, err = buildGuest(ctx, dir, "./testdata/hostile"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
+}
+
+// buildGuest builds a Go tool for wasip1 and packs its manifest, asking the
+// module for it as `cairn tools pack` does.
+func buildGuest(ctx context.Context, dir, pkg string) (string, error) {
+	raw := filepath.Join(dir, filepath.Base(pkg)+".raw.wasm")
+	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", raw, pkg)
+	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build %s: %v\n%s", pkg, err, out)
+	}
+	wasm, err := os.ReadFile(raw)
+	if err != nil {
+		return "", err
+	}
+	packed, err := testEngine.Pack(ctx, wasm, nil)
+	if err != nil {
+		return "", fmt.Errorf("pack %s: %w", pkg, err)
+	}
+	out := filepath.Join(dir, filepath.Base(pkg)+".wasm")
+	return out, os.WriteFile(out, packed, 0o644)
+}

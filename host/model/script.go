@@ -1,0 +1,224 @@
+package model
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"cairn/checkpoint"
+)
+
+// Script is the script provider: it plays turns from a YAML file.
+//
+//	turns:
+//	  - text: Let me look.
+//	    tool_calls:
+//	      - name: read_file
+//	        input: {path: notes.md}
+//	  - alternatives:               # the first whose `when` matches is played
+//	      - when: {tool: read_file, contains: TODO}
+//	        text: There are open items.
+//	      - text: Nothing is open.  # no `when`: matches always
+//	  - tool_calls:
+//	      - name: write_file
+//	        input_json: '{"path": '  # raw arguments, e.g. to play a model that writes bad JSON
+//
+// Which turn comes next is derived from the conversation it is sent — the
+// number of assistant messages in it — never from state of its own, so a
+// run that is resumed or replayed from a boundary gets the turn it would
+// have got. Call ids are call_<turn>_<index>, turn counted from 1. When the
+// script has no more turns, the model answers with a text saying so and no
+// tool calls, which ends the run.
+//
+// Token usage is deterministic: a token is a whitespace-separated word, in
+// of everything sent, out of everything answered.
+type Script struct {
+	turns []scriptTurn
+}
+
+type scriptTurn struct {
+	When         *when        `yaml:"when"`
+	Text         string       `yaml:"text"`
+	ToolCalls    []scriptCall `yaml:"tool_calls"`
+	Alternatives []scriptTurn `yaml:"alternatives"`
+}
+
+// when matches the tool results of the previous round: Tool, when set,
+// names the tool; Contains must appear in its output; Error, when set,
+// must equal whether it failed. Any one matching result is enough.
+type when struct {
+	Tool     string `yaml:"tool"`
+	Contains string `yaml:"contains"`
+	Error    *bool  `yaml:"error"`
+}
+
+type scriptCall struct {
+	Name      string `yaml:"name"`
+	Input     any    `yaml:"input"`
+	InputJSON string `yaml:"input_json"`
+	line      int
+}
+
+// UnmarshalYAML keeps the line of a call, for errors.
+func (c *scriptCall) UnmarshalYAML(n *yaml.Node) error {
+	type plain scriptCall
+	if err := n.Decode((*plain)(c)); err != nil {
+		return err
+	}
+	c.line = n.Line
+	return nil
+}
+
+// ParseScript reads a script.
+//
+// # Errors
+//
+// YAML errors and calls without a name or with input that is not a
+// mapping, each with its line.
+func ParseScript(data []byte) (*Script, error) {
+	var doc struct {
+		Turns []scriptTurn `yaml:"turns"`
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("script: %w", err)
+	}
+	for _, t := range doc.Turns {
+		if err := t.check(); err != nil {
+			return nil, fmt.Errorf("script: %w", err)
+		}
+	}
+	return &Script{turns: doc.Turns}, nil
+}
+
+func (t scriptTurn) check() error {
+	for _, c := range t.ToolCalls {
+		if c.Name == "" {
+			return fmt.Errorf("line %d: a tool call has no name", c.line)
+		}
+		if _, err := c.arguments(); err != nil {
+			return fmt.Errorf("line %d: %w", c.line, err)
+		}
+	}
+	for _, a := range t.Alternatives {
+		if err := a.check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// arguments are the call's input as the model "writes" it.
+func (c scriptCall) arguments() (string, error) {
+	if c.InputJSON != "" {
+		return c.InputJSON, nil
+	}
+	if c.Input == nil {
+		return "{}", nil
+	}
+	if _, ok := c.Input.(map[string]any); !ok {
+		return "", fmt.Errorf("input of %s is not a mapping", c.Name)
+	}
+	b, err := json.Marshal(c.Input)
+	if err != nil {
+		return "", fmt.Errorf("input of %s: %w", c.Name, err)
+	}
+	return string(b), nil
+}
+
+// Complete plays the turn the conversation has reached.
+func (s *Script) Complete(ctx context.Context, req Request) (Response, error) {
+	if err := ctx.Err(); err != nil {
+		return Response{}, err
+	}
+	n := 0
+	for _, m := range req.Messages {
+		if m.Role == checkpoint.RoleAssistant {
+			n++
+		}
+	}
+	msg := checkpoint.Message{Role: checkpoint.RoleAssistant}
+	if n >= len(s.turns) {
+		msg.Text = "(the script has no more turns)"
+	} else {
+		turn := s.turns[n].pick(lastResults(req.Messages))
+		msg.Text = turn.Text
+		for i, c := range turn.ToolCalls {
+			args, _ := c.arguments()
+			msg.ToolCalls = append(msg.ToolCalls, checkpoint.ToolCall{
+				ID: fmt.Sprintf("call_%d_%d", n+1, i), Name: c.Name, Input: args})
+		}
+	}
+	stream(msg.Text, req.OnText)
+	return Response{Message: msg, Usage: usageOf(req, msg), StopReason: stopReason(msg)}, nil
+}
+
+// pick returns the turn to play: itself, or its first matching alternative.
+func (t scriptTurn) pick(results []checkpoint.Message) scriptTurn {
+	for _, a := range t.Alternatives {
+		if a.When == nil || a.When.matches(results) {
+			return a
+		}
+	}
+	return t
+}
+
+func (w *when) matches(results []checkpoint.Message) bool {
+	for _, r := range results {
+		if (w.Tool == "" || r.ToolName == w.Tool) && strings.Contains(r.Text, w.Contains) &&
+			(w.Error == nil || *w.Error == r.IsError) {
+			return true
+		}
+	}
+	return false
+}
+
+// lastResults are the tool messages at the end of the conversation.
+func lastResults(msgs []checkpoint.Message) []checkpoint.Message {
+	i := len(msgs)
+	for i > 0 && msgs[i-1].Role == checkpoint.RoleTool {
+		i--
+	}
+	return msgs[i:]
+}
+
+func stream(text string, onText func(string)) {
+	if onText == nil || text == "" {
+		return
+	}
+	words := strings.SplitAfter(text, " ")
+	for _, w := range words {
+		onText(w)
+	}
+}
+
+func usageOf(req Request, msg checkpoint.Message) checkpoint.Usage {
+	in := words(req.System)
+	for _, m := range req.Messages {
+		in += words(m.Text)
+		for _, c := range m.ToolCalls {
+			in += words(c.Input)
+		}
+	}
+	out := words(msg.Text)
+	for _, c := range msg.ToolCalls {
+		out += words(c.Input) + 1
+	}
+	return checkpoint.Usage{InputTokens: int64(in), OutputTokens: int64(out)}
+}
+
+func words(s string) int { return len(strings.Fields(s)) }
+
+func stopReason(msg checkpoint.Message) string {
+	if len(msg.ToolCalls) > 0 {
+		return "tool_use"
+	}
+	return "end_turn"
+}

@@ -1,0 +1,86 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"cairn/abi"
+)
+
+// Pack returns wasm with its manifest written into the module's
+// cairn.manifest section. With manifestJSON nil, the manifest is asked of the
+// module itself: it runs once, in the sandbox with nothing mounted, with the
+// argument --cairn-manifest (the guest package answers it). That is the
+// only time cairn runs a module to learn about it; listing tools reads the
+// section and runs nothing.
+//
+// # Errors
+//
+// A module that does not compile, a manifest that does not decode or
+// validate, a module that fails to describe itself.
+func (e *Engine) Pack(ctx context.Context, wasm, manifestJSON []byte) ([]byte, error) {
+	m, err := e.describe(ctx, wasm, manifestJSON)
+	if err != nil {
+		return nil, err
+	}
+	return abi.WithManifest(wasm, m)
+}
+
+func (e *Engine) describe(ctx context.Context, wasm, manifestJSON []byte) (abi.Manifest, error) {
+	var m abi.Manifest
+	if manifestJSON != nil {
+		if err := json.Unmarshal(manifestJSON, &m); err != nil {
+			return m, fmt.Errorf("read manifest JSON: %w", err)
+		}
+		return m, m.Validate()
+	}
+	mod, err := e.rt.Compile(ctx, wasm)
+	if err != nil {
+		return m, err
+	}
+	m, err = mod.Describe(ctx)
+	if err != nil {
+		return m, fmt.Errorf("ask the module for its manifest: %w", err)
+	}
+	return m, nil
+}
+
+// ToolInfo is one tool as `cairn tools ls` shows it.
+type ToolInfo struct {
+	Module string   `json:"module"`
+	Tool   abi.Tool `json:"tool"`
+}
+
+// ListTools lists the tools of the modules an agent file names, reading
+// their manifests without running them.
+func ListTools(af *AgentFile) ([]ToolInfo, error) {
+	mods, err := loadModules(af)
+	if err != nil {
+		return nil, err
+	}
+	var out []ToolInfo
+	for _, m := range mods {
+		for _, t := range m.Manifest.Tools {
+			out = append(out, ToolInfo{Module: m.Ref.Module, Tool: t})
+		}
+	}
+	return out, nil
+}
+
+// ModuleTools lists the tools of one module's bytes without running it;
+// BuiltinModule names the built-in tools.
+func ModuleTools(name string, wasm []byte) ([]ToolInfo, error) {
+	if name == BuiltinModule {
+		wasm = builtinWasm()
+	}
+	m, err := readManifest(wasm)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	out := make([]ToolInfo, len(m.Tools))
+	for i, t := range m.Tools {
+		out[i] = ToolInfo{Module: name, Tool: t}
+	}
+	return out, nil
+}

@@ -1,0 +1,58 @@
+package host
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Size is a number of bytes written in YAML as "64MiB", "512KiB", "1GiB" or
+// a plain number of bytes.
+type Size int64
+
+var sizeUnits = []struct {
+	suffix string
+	mult   int64
+}{
+	{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10},
+	{"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"B", 1},
+}
+
+// ParseSize reads a size such as "64MiB".
+func ParseSize(s string) (Size, error) {
+	s = strings.TrimSpace(s)
+	mult := int64(1)
+	for _, u := range sizeUnits {
+		if strings.HasSuffix(s, u.suffix) {
+			s, mult = strings.TrimSpace(strings.TrimSuffix(s, u.suffix)), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 || n > (1<<62)/mult {
+		return 0, fmt.Errorf("size %q: want a whole number with an optional unit (KiB, MiB, GiB)", s)
+	}
+	return Size(n * mult), nil
+}
+
+// UnmarshalYAML reads a size.
+func (z *Size) UnmarshalYAML(n *yaml.Node) error {
+	v, err := ParseSize(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: %w", n.Line, err)
+	}
+	*z = v
+	return nil
+}
+
+// String writes the size in the largest binary unit that divides it.
+func (z Size) String() string {
+	for _, u := range sizeUnits[:3] {
+		if z != 0 && int64(z)%u.mult == 0 {
+			return fmt.Sprintf("%d%s", int64(z)/u.mult, u.suffix)
+		}
+	}
+	return strconv.FormatInt(int64(z), 10)
+}

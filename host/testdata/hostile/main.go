@@ -1,0 +1,48 @@
+// Command hostile is a tool module that misbehaves on request, for the
+// host's tests: every way a tool can fail must come back to the model as
+// an error result, and the run must go on.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"cairn/guest"
+)
+
+type empty struct{}
+
+type echoIn struct {
+	Text string `json:"text" desc:"what to echo"`
+	N    int    `json:"n" desc:"a number between 1 and 3"`
+}
+
+func main() {
+	guest.Main(
+		guest.Define("echo", "Echoes its text.", func(c *guest.Call, in echoIn) (string, error) {
+			return fmt.Sprintf("%s x%d", in.Text, in.N), nil
+		}),
+		guest.Define("spin", "Loops forever.", func(c *guest.Call, _ empty) (string, error) {
+			for {
+			}
+		}),
+		guest.Define("crash", "Exits with status 7 after logging.", func(c *guest.Call, _ empty) (string, error) {
+			fmt.Fprintln(os.Stderr, "hostile: about to crash")
+			os.Exit(7)
+			return "", nil
+		}),
+		guest.Define("garbage", "Writes garbage instead of a response.", func(c *guest.Call, _ empty) (string, error) {
+			os.Stdout.WriteString("this is not CBOR")
+			os.Exit(0)
+			return "", nil
+		}),
+		guest.Define("escape", "Tries to read /etc/passwd and ../ outside the workspace.", func(c *guest.Call, _ empty) (string, error) {
+			var out string
+			for _, p := range []string{"/etc/passwd", "../outside.txt", "/workspace/../outside.txt"} {
+				b, err := os.ReadFile(p)
+				out += fmt.Sprintf("%s: %q %v\n", p, b, err)
+			}
+			return out, nil
+		}, guest.Needs(guestNeedsRO())),
+	)
+}

@@ -1,0 +1,5 @@
+package main
+
+import "cairn/abi"
+
+func guestNeedsRO() abi.Needs { return abi.Needs{Workspace: abi.AccessReadOnly} }

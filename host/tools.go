@@ -1,0 +1,217 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"cairn/abi"
+	"cairn/host/model"
+	"cairn/sandbox"
+)
+
+// Module is one tool module as an agent uses it: its bytes (kept in the
+// store by digest), its manifest and what the agent file grants it.
+type Module struct {
+	Ref      ToolRef
+	Wasm     []byte
+	Manifest abi.Manifest
+}
+
+// tool is one tool bound to its compiled module and its policy.
+type tool struct {
+	spec   abi.Tool
+	module *sandbox.Module
+	ref    ToolRef
+	grant  Grant
+	schema *schema
+	limits Limits
+	// broken is why the module did not compile; every call of the tool
+	// then returns it as an error result.
+	broken error
+}
+
+// toolset is every tool an agent offers the model, by name.
+type toolset struct {
+	tools map[string]*tool
+	specs []model.Tool
+	// warnings are the modules that did not compile, said once at the
+	// start of a run.
+	warnings []string
+}
+
+// ErrGrant is returned when a tool asks for more than its agent file grants.
+var ErrGrant = errors.New("tool asks for more than is granted")
+
+// readModule returns the bytes of the module a ToolRef names.
+func readModule(af *AgentFile, ref ToolRef) ([]byte, error) {
+	if ref.Module == BuiltinModule {
+		return builtinWasm(), nil
+	}
+	b, err := os.ReadFile(af.Path(ref.Module))
+	if err != nil {
+		return nil, fmt.Errorf("read tool module: %w", err)
+	}
+	return b, nil
+}
+
+// newToolset compiles every module and binds its tools. A tool whose needs
+// exceed its grant, two tools of one name, or a schema that does not
+// compile fail the whole set: an agent does not start half-equipped. A
+// module whose manifest reads but whose code does not compile is kept: its
+// tools answer every call with the compile error, so the model learns of
+// it and the run goes on.
+func newToolset(ctx context.Context, rt *sandbox.Runtime, af *AgentFile, mods []Module) (*toolset, error) {
+	ts := &toolset{tools: map[string]*tool{}}
+	for _, m := range mods {
+		compiled, err := rt.Compile(ctx, m.Wasm)
+		if err != nil {
+			err = fmt.Errorf("tool module %s does not load: %w", m.Ref.Module, err)
+			ts.warnings = append(ts.warnings, err.Error())
+		}
+		if err := ts.add(af, m, compiled, err); err != nil {
+			return nil, fmt.Errorf("tool module %s: %w", m.Ref.Module, err)
+		}
+	}
+	sort.Slice(ts.specs, func(i, j int) bool { return ts.specs[i].Name < ts.specs[j].Name })
+	return ts, nil
+}
+
+func (ts *toolset) add(af *AgentFile, m Module, compiled *sandbox.Module, broken error) error {
+	only := map[string]bool{}
+	for _, n := range m.Ref.Only {
+		if _, ok := m.Manifest.Lookup(n); !ok {
+			return fmt.Errorf("only: the module has no tool %q (it has %s)", n, toolNames(m.Manifest))
+		}
+		only[n] = true
+	}
+	grant := grantOf(m)
+	for _, spec := range m.Manifest.Tools {
+		if len(only) > 0 && !only[spec.Name] {
+			continue
+		}
+		if err := checkGrant(spec, grant); err != nil {
+			return err
+		}
+		if _, dup := ts.tools[spec.Name]; dup {
+			return fmt.Errorf("tool %q is offered by two modules", spec.Name)
+		}
+		sch, err := compileSchema(spec.Name, spec.InputSchema)
+		if err != nil {
+			return fmt.Errorf("tool %q: %w", spec.Name, err)
+		}
+		ts.tools[spec.Name] = &tool{spec: spec, module: compiled, ref: m.Ref, grant: grant, schema: sch,
+			limits: af.Sandbox.overriddenBy(m.Ref.Limits), broken: broken}
+		ts.specs = append(ts.specs, model.Tool{Name: spec.Name, Description: spec.Description,
+			InputSchema: json.RawMessage(schemaText(spec.InputSchema))})
+	}
+	return nil
+}
+
+// grantOf is the module's grant: the agent file's, or for the built-in
+// tools when the file says nothing, what they ask for.
+func grantOf(m Module) Grant {
+	if m.Ref.Grant != nil {
+		return *m.Ref.Grant
+	}
+	if m.Ref.Module == BuiltinModule {
+		return Grant{Workspace: abi.AccessReadWrite}
+	}
+	return Grant{}
+}
+
+// checkGrant refuses a tool that asks for more than its grant, saying what
+// to add to the agent file.
+func checkGrant(t abi.Tool, g Grant) error {
+	var missing []string
+	if !g.Workspace.Covers(t.Needs.Workspace) {
+		missing = append(missing, fmt.Sprintf("workspace: %s", t.Needs.Workspace))
+	}
+	for _, e := range t.Needs.Env {
+		if !contains(g.Env, e) {
+			missing = append(missing, "env: ["+e+"]")
+		}
+	}
+	if t.Needs.Clock && !g.Clock {
+		missing = append(missing, "clock: true")
+	}
+	if t.Needs.Random && !g.Random {
+		missing = append(missing, "random: true")
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("tool %q: %w: add to its grant in the agent file: %s",
+			t.Name, ErrGrant, strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// policy is the sandbox policy of one call of t: the workspace mounted with
+// the access the tool asks for (never more than granted), the environment
+// variables it asks for, clock and randomness as asked.
+func (t *tool) policy(workspace string) sandbox.Policy {
+	p := sandbox.Policy{
+		MemoryLimit: int64(t.limits.Memory),
+		Timeout:     time.Duration(t.limits.Timeout),
+		StdoutLimit: int64(t.limits.Output),
+		RealClock:   t.spec.Needs.Clock,
+		RealRandom:  t.spec.Needs.Random,
+	}
+	if t.spec.Needs.Workspace != abi.AccessNone {
+		p.Mounts = []sandbox.Mount{{HostPath: workspace, GuestPath: abi.WorkspaceDir,
+			ReadOnly: t.spec.Needs.Workspace != abi.AccessReadWrite}}
+	}
+	if len(t.spec.Needs.Env) > 0 {
+		p.Env = map[string]string{}
+		for _, name := range t.spec.Needs.Env {
+			if v, ok := os.LookupEnv(name); ok {
+				p.Env[name] = v
+			}
+		}
+	}
+	return p
+}
+
+// overriddenBy returns l with the non-zero fields of o.
+func (l Limits) overriddenBy(o Limits) Limits {
+	if o.Memory != 0 {
+		l.Memory = o.Memory
+	}
+	if o.Timeout != 0 {
+		l.Timeout = o.Timeout
+	}
+	if o.Output != 0 {
+		l.Output = o.Output
+	}
+	return l
+}
+
+func toolNames(m abi.Manifest) string {
+	names := make([]string, len(m.Tools))
+	for i, t := range m.Tools {
+		names[i] = t.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// readManifest reads a module's manifest without running it.
+func readManifest(wasm []byte) (abi.Manifest, error) {
+	m, err := abi.ReadManifest(wasm)
+	if errors.Is(err, abi.ErrNoManifest) {
+		return m, fmt.Errorf("%w; write one with `cairn tools pack MODULE.wasm`", err)
+	}
+	return m, err
+}
