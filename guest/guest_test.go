@@ -1,0 +1,106 @@
+package guest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"cairn/abi"
+)
+
+type addIn struct {
+	A    int     `json:"a" desc:"first"`
+	B    int     `json:"b"`
+	Note *string `json:"note"`
+	Tag  string  `json:"tag,omitempty"`
+}
+
+var testTools = []Tool{
+	Define("add", "Adds.", func(c *Call, in addIn) (string, error) {
+		return strings.Repeat("+", in.A+in.B), nil
+	}, Idempotent()),
+	Define("fail", "Fails.", func(c *Call, in struct{}) (string, error) { return "", errors.New("no luck") }),
+	Define("boom", "Panics.", func(c *Call, in struct{}) (string, error) { panic("kaboom") }),
+	Define("where", "Says where.", func(c *Call, in struct {
+		P string `json:"p"`
+	}) (string, error) {
+		return c.Path(in.P), nil
+	}),
+}
+
+func serve(t *testing.T, tool, input string) abi.Response {
+	t.Helper()
+	req, _ := abi.Marshal(abi.Request{ABI: abi.Version, Tool: tool, CallID: "c1", Input: input, Workspace: "/workspace"})
+	var out bytes.Buffer
+	if code := Serve(bytes.NewReader(req), &out, testTools...); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	resp, err := abi.DecodeResponse(out.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+func TestServe(t *testing.T) {
+	tests := []struct {
+		tool, input, output, errText string
+	}{
+		{"add", `{"a": 1, "b": 2, "note": null}`, "+++", ""},
+		{"add", `{"a": 1, "b": 2, "c": 3}`, "", `unknown field "c"`},
+		{"add", `{"a": "one", "b": 2}`, "", "cannot unmarshal string"},
+		{"add", `{"a": 1,`, "", "invalid arguments for add"},
+		{"fail", `{}`, "", "no luck"},
+		{"boom", `{}`, "", "tool boom panicked: kaboom"},
+		{"nosuch", `{}`, "", `no tool "nosuch"; it has add, fail, boom, where`},
+		{"where", `{"p": "../../etc/passwd"}`, "/workspace/etc/passwd", ""},
+		{"where", `{"p": "a/./b"}`, "/workspace/a/b", ""},
+	}
+	for _, tt := range tests {
+		resp := serve(t, tt.tool, tt.input)
+		if resp.Output != tt.output || !strings.Contains(resp.Error, tt.errText) || (tt.errText == "") != (resp.Error == "") {
+			t.Errorf("%s %s: got output %q error %q; want %q and an error with %q", tt.tool, tt.input, resp.Output, resp.Error, tt.output, tt.errText)
+		}
+	}
+}
+
+func TestServeBadRequest(t *testing.T) {
+	var out bytes.Buffer
+	if code := Serve(strings.NewReader("not cbor"), &out, testTools...); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	resp, err := abi.DecodeResponse(out.Bytes())
+	if err != nil || !strings.Contains(resp.Error, "decode request") {
+		t.Fatalf("response %+v, %v", resp, err)
+	}
+}
+
+func TestSchemaOf(t *testing.T) {
+	var got map[string]any
+	if err := json.Unmarshal([]byte(SchemaOf(addIn{})), &got); err != nil {
+		t.Fatal(err)
+	}
+	props := got["properties"].(map[string]any)
+	if props["a"].(map[string]any)["type"] != "integer" || props["a"].(map[string]any)["description"] != "first" {
+		t.Errorf("property a: %v", props["a"])
+	}
+	req := got["required"].([]any)
+	if len(req) != 2 || req[0] != "a" || req[1] != "b" {
+		t.Errorf("required %v, want [a b] (pointers and omitempty are optional)", req)
+	}
+	if got["additionalProperties"] != false {
+		t.Error("unknown properties are allowed")
+	}
+}
+
+func TestManifestOf(t *testing.T) {
+	m := ManifestOf(testTools...)
+	if err := m.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if add, _ := m.Lookup("add"); !add.Idempotent || add.Mutates {
+		t.Errorf("add: %+v", add)
+	}
+}
