@@ -1,0 +1,130 @@
+package checkpoint
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/fxamacker/cbor/v2"
+)
+
+// MaxRecordSize bounds one frame's payload, so a damaged length cannot make
+// a reader allocate without limit.
+const MaxRecordSize = 64 << 20
+
+var (
+	encMode = mustMode(cbor.EncOptions{
+		Sort:          cbor.SortCoreDeterministic,
+		ShortestFloat: cbor.ShortestFloat16,
+		NaNConvert:    cbor.NaNConvert7e00,
+		InfConvert:    cbor.InfConvertFloat16,
+		IndefLength:   cbor.IndefLengthForbidden,
+		Time:          cbor.TimeRFC3339Nano,
+	}.EncMode())
+	decMode = mustMode(cbor.DecOptions{
+		DupMapKey:        cbor.DupMapKeyEnforcedAPF,
+		IndefLength:      cbor.IndefLengthForbidden,
+		MaxNestedLevels:  24,
+		MaxArrayElements: 1 << 24,
+		MaxMapPairs:      1 << 20,
+		UTF8:             cbor.UTF8RejectInvalid,
+	}.DecMode())
+)
+
+// mustMode unwraps a mode built from constant options, which cannot fail.
+func mustMode[M any](m M, err error) M {
+	if err != nil {
+		panic(err)
+	}
+	return m
+}
+
+// ErrFutureSchema is matched by a *FutureSchemaError.
+var ErrFutureSchema = errors.New("written by a newer version of cairn")
+
+// FutureSchemaError is a journal or snapshot of a schema newer than this
+// build reads. The files are left as they are.
+type FutureSchemaError struct {
+	File      string
+	Version   int
+	Supported int
+}
+
+func (e *FutureSchemaError) Error() string {
+	return fmt.Sprintf("%s has schema version %d, this cairn reads up to %d: upgrade cairn to open it (the file is left unchanged)",
+		e.File, e.Version, e.Supported)
+}
+
+// Is makes errors.Is(err, ErrFutureSchema) hold.
+func (e *FutureSchemaError) Is(target error) bool { return target == ErrFutureSchema }
+
+// ErrCorrupt is matched by a *CorruptError.
+var ErrCorrupt = errors.New("corrupt")
+
+// CorruptError is damage that is not a torn tail: something valid follows
+// it, so dropping it would lose data.
+type CorruptError struct {
+	File   string
+	Offset int64
+	Reason string
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("%s is corrupt at offset %d: %s; nothing was changed — restore the file from a backup or move the agent aside",
+		e.File, e.Offset, e.Reason)
+}
+
+// Is makes errors.Is(err, ErrCorrupt) hold.
+func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
+
+func encodeRecord(rec Record) ([]byte, error) {
+	if rec.Type == RecState {
+		return nil, errors.New("a state is written with encodeState")
+	}
+	return encMode.Marshal(rec)
+}
+
+func decodeRecord(t RecordType, payload []byte) (Record, error) {
+	var rec Record
+	if t == 0 || t >= recTypeLimit || t == RecState {
+		return rec, fmt.Errorf("unknown %s", t)
+	}
+	if err := decMode.Unmarshal(payload, &rec); err != nil {
+		return rec, err
+	}
+	rec.Type = t
+	return rec, checkRecord(rec)
+}
+
+// checkRecord refuses records that lack what replay dereferences.
+func checkRecord(rec Record) error {
+	missing := func(what string) error { return fmt.Errorf("%s record without %s", rec.Type, what) }
+	switch rec.Type {
+	case RecHeader:
+		if rec.Header == nil {
+			return missing("header")
+		}
+	case RecRunStarted, RecRunEnded:
+		if rec.Run == nil {
+			return missing("run")
+		}
+	case RecUser, RecTurn:
+		if rec.Message == nil {
+			return missing("message")
+		}
+	case RecResult:
+		if rec.Result == nil {
+			return missing("result")
+		}
+	}
+	return nil
+}
+
+func encodeState(st *State) ([]byte, error) { return encMode.Marshal(st) }
+
+func decodeState(payload []byte) (*State, error) {
+	var st State
+	if err := decMode.Unmarshal(payload, &st); err != nil {
+		return nil, err
+	}
+	return &st, nil
+}

@@ -1,0 +1,234 @@
+package checkpoint
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"errors"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// damaged is an agent with three committed rounds whose journal the test
+// damages; commits holds the journal's size after each commit.
+type damaged struct {
+	store   *FileStore
+	journal string
+	data    []byte
+	commits []int64
+}
+
+func newDamaged(t *testing.T) *damaged {
+	t.Helper()
+	dir := t.TempDir()
+	s, _ := OpenFileStore(dir)
+	log := newAgent(t, s, "a1", 0)
+	jl := log.(unlockOnClose).Log.(*journalLog)
+	jl.snapLen = 1 << 30 // no compaction: the test damages one journal
+	var commits []int64
+	for r := 1; r <= 3; r++ {
+		commitRound(t, log, r)
+		commits = append(commits, jl.size)
+	}
+	log.Close()
+	journal := filepath.Join(dir, "agents", "a1", journalName(0))
+	data, err := os.ReadFile(journal)
+	must(t, err)
+	return &damaged{store: s, journal: journal, data: data, commits: commits}
+}
+
+func (d *damaged) with(t *testing.T, data []byte) (*Recovered, error) {
+	t.Helper()
+	must(t, os.WriteFile(d.journal, data, 0o600))
+	return d.store.Read("a1")
+}
+
+// Cut anywhere in the last round, the journal recovers exactly the rounds
+// before it.
+func TestTruncatedAtEveryOffset(t *testing.T) {
+	d := newDamaged(t)
+	for cut := d.commits[1]; cut < int64(len(d.data)); cut++ {
+		rec, err := d.with(t, d.data[:cut])
+		if err != nil {
+			t.Fatalf("cut at %d: %v", cut, err)
+		}
+		if rec.State.Round != 2 {
+			t.Fatalf("cut at %d: recovered round %d, want 2", cut, rec.State.Round)
+		}
+	}
+}
+
+// Every single-bit flip before the last record is reported as corruption
+// with the file and an offset; none is silently skipped.
+func TestEveryBitFlipDetected(t *testing.T) {
+	d := newDamaged(t)
+	end := d.commits[1] // rounds 1 and 2, with round 3 after them
+	for i := int64(0); i < end; i++ {
+		for bit := 0; bit < 8; bit++ {
+			data := append([]byte(nil), d.data...)
+			data[i] ^= 1 << bit
+			_, err := d.with(t, data)
+			var ce *CorruptError
+			if !errors.As(err, &ce) || ce.File != d.journal {
+				t.Fatalf("flip of bit %d at byte %d: got %v, want a CorruptError naming the journal", bit, i, err)
+			}
+		}
+	}
+}
+
+// A flip in the last record loses that round and no other.
+func TestBitFlipInLastRecordDropsOnlyIt(t *testing.T) {
+	d := newDamaged(t)
+	data := append([]byte(nil), d.data...)
+	data[len(data)-3] ^= 0x10
+	rec, err := d.with(t, data)
+	if err != nil || rec.State.Round != 2 {
+		t.Fatalf("round %v, %v; want round 2", rec, err)
+	}
+}
+
+func TestTails(t *testing.T) {
+	junk := make([]byte, 4096)
+	rand.New(rand.NewSource(1)).Read(junk)
+	tests := []struct {
+		name string
+		tail []byte
+	}{
+		{"zeros, as preallocation leaves", make([]byte, 64<<10)},
+		{"random bytes", junk},
+		{"a short header", []byte{0x05, 0x00}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := newDamaged(t)
+			rec, err := d.with(t, append(append([]byte(nil), d.data...), tt.tail...))
+			if err != nil || rec.State.Round != 3 {
+				t.Fatalf("got %v, %v; want round 3", rec, err)
+			}
+			// Opening for write cuts the tail off; reading left it.
+			lock, err := d.store.Lock("a1", ThisProcess("r"))
+			must(t, err)
+			defer lock.Unlock()
+			_, log, err := d.store.Open("a1")
+			must(t, err)
+			commitRound(t, log, 4)
+			log.Close()
+			rec, err = d.store.Read("a1")
+			if err != nil || rec.State.Round != 4 {
+				t.Fatalf("after appending past the tail: %v, %v", rec, err)
+			}
+		})
+	}
+}
+
+// A journal or snapshot from a newer schema is refused, and every file of
+// the agent is left byte-for-byte as it was, even by Open.
+func TestFutureSchemaRefusedAndUntouched(t *testing.T) {
+	for _, which := range []string{"snapshot", "journal"} {
+		t.Run(which, func(t *testing.T) {
+			dir := t.TempDir()
+			s, _ := OpenFileStore(dir)
+			newAgent(t, s, "a1", 2).Close()
+			agentDir := filepath.Join(dir, "agents", "a1")
+			snaps, _ := listRounds(agentDir, "snap-", ".cbor")
+			newest := snaps[len(snaps)-1]
+			name := snapName(newest)
+			if which == "journal" {
+				name = journalName(newest)
+			}
+			rewriteHeader(t, filepath.Join(agentDir, name), SchemaVersion+1)
+			// A torn tail too: Open must not truncate it either.
+			f, _ := os.OpenFile(filepath.Join(agentDir, journalName(newest)), os.O_APPEND|os.O_WRONLY, 0)
+			f.Write([]byte{1, 2, 3})
+			f.Close()
+			before := hashDir(t, agentDir)
+			lock, err := s.Lock("a1", ThisProcess("r"))
+			must(t, err)
+			defer lock.Unlock()
+			_, _, err = s.Open("a1")
+			var fe *FutureSchemaError
+			if !errors.As(err, &fe) || fe.Version != SchemaVersion+1 || !errors.Is(err, ErrFutureSchema) {
+				t.Fatalf("got %v, want a FutureSchemaError", err)
+			}
+			lock.Unlock()
+			if after := hashDir(t, agentDir); !bytes.Equal(before, after) {
+				t.Fatal("refusing a future schema changed the agent's files")
+			}
+		})
+	}
+}
+
+// rewriteHeader replaces a file's header frame with one of another schema.
+func rewriteHeader(t *testing.T, path string, schema int) {
+	data, err := os.ReadFile(path)
+	must(t, err)
+	fr, _, err := frames(path, data)
+	must(t, err)
+	payload, _ := encodeRecord(Record{Type: RecHeader, Header: &Header{Schema: schema, Agent: "a1"}})
+	out := appendFrame(nil, RecHeader, payload)
+	if len(fr) > 1 {
+		out = append(out, data[fr[1].off:]...)
+	}
+	must(t, os.WriteFile(path, out, 0o600))
+}
+
+// hashDir hashes every file of a directory but the lock, whose content is
+// the holder and changes with every lock.
+func hashDir(t *testing.T, dir string) []byte {
+	entries, err := os.ReadDir(dir)
+	must(t, err)
+	h := sha256.New()
+	for _, e := range entries {
+		if e.Name() == "lock" {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		must(t, err)
+		h.Write([]byte(e.Name()))
+		h.Write(b)
+	}
+	return h.Sum(nil)
+}
+
+func FuzzJournal(f *testing.F) {
+	dir := f.TempDir()
+	s, _ := OpenFileStore(dir)
+	log := newAgent(f, s, "seed", 2)
+	log.Close()
+	seed, _ := os.ReadFile(filepath.Join(dir, "agents", "seed", journalName(0)))
+	f.Add(seed)
+	f.Add(seed[:len(seed)/2])
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		agentDir := filepath.Join(dir, "agents", "seed")
+		if err := os.WriteFile(filepath.Join(agentDir, journalName(0)), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		rec, err := s.Read("seed")
+		if err == nil && rec.State == nil {
+			t.Fatal("no error and no state")
+		}
+	})
+}
+
+func FuzzDecodeState(f *testing.F) {
+	st := NewState("a", Definition{Workspace: "/w", Modules: map[string]string{"m": "sha256:00"}}, Labels{Tenant: "t"}, t0)
+	st.Messages = []Message{{Role: RoleUser, Text: "hi"}}
+	b, _ := encodeState(st)
+	f.Add(b)
+	f.Add([]byte{0xa0})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		st, err := decodeState(data)
+		if err != nil {
+			return
+		}
+		again, err := encodeState(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := decodeState(again); err != nil {
+			t.Fatalf("a decoded state does not decode after encoding: %v", err)
+		}
+	})
+}

@@ -1,0 +1,179 @@
+package checkpoint
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+func snapName(round int) string    { return fmt.Sprintf("snap-%016x.cbor", round) }
+func journalName(round int) string { return fmt.Sprintf("journal-%016x.log", round) }
+
+// listRounds returns the rounds of the files named prefix<round>suffix in
+// dir, ascending. Temp files and other names are ignored.
+func listRounds(dir, prefix, suffix string) ([]int, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var rounds []int
+	for _, e := range entries {
+		hexRound, ok := strings.CutPrefix(e.Name(), prefix)
+		if !ok || !strings.HasSuffix(hexRound, suffix) {
+			continue
+		}
+		r, err := strconv.ParseInt(strings.TrimSuffix(hexRound, suffix), 16, 64)
+		if err == nil && r >= 0 {
+			rounds = append(rounds, int(r))
+		}
+	}
+	sort.Ints(rounds)
+	return rounds, nil
+}
+
+// writeAtomic replaces path with data: a temp file beside it, fsync,
+// rename, fsync of the directory.
+func writeAtomic(path string, data []byte) error {
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(data)
+	if err := errors.Join(werr, f.Sync(), f.Close()); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	return errors.Join(d.Sync(), d.Close())
+}
+
+// headerFrame is the frame every journal and snapshot starts with.
+func headerFrame(b []byte, agent string, round int) []byte {
+	payload, _ := encodeRecord(Record{Type: RecHeader, Header: &Header{Schema: SchemaVersion, Agent: agent, Round: round}})
+	return appendFrame(b, RecHeader, payload)
+}
+
+// writeSnapshot writes st as the snapshot of its round.
+func writeSnapshot(dir string, st *State) error {
+	payload, err := encodeState(st)
+	if err != nil {
+		return fmt.Errorf("encode state: %w", err)
+	}
+	data := appendFrame(headerFrame(nil, st.Agent, st.Round), RecState, payload)
+	return writeAtomic(filepath.Join(dir, snapName(st.Round)), data)
+}
+
+// checkHeader reads a file's header frame and refuses a newer schema.
+func checkHeader(name string, fr []frame) (Header, error) {
+	if len(fr) == 0 || fr[0].typ != RecHeader {
+		return Header{}, &CorruptError{File: name, Reason: "no header frame"}
+	}
+	rec, err := decodeRecord(RecHeader, fr[0].payload)
+	if err != nil {
+		return Header{}, &CorruptError{File: name, Reason: "header: " + err.Error()}
+	}
+	if rec.Header.Schema > SchemaVersion {
+		return Header{}, &FutureSchemaError{File: name, Version: rec.Header.Schema, Supported: SchemaVersion}
+	}
+	return *rec.Header, nil
+}
+
+// readSnapshot reads the snapshot of a round.
+func readSnapshot(dir string, round int) (*State, int64, error) {
+	name := filepath.Join(dir, snapName(round))
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return nil, 0, err
+	}
+	fr, end, err := frames(name, data)
+	if err != nil {
+		return nil, 0, err
+	}
+	if _, err := checkHeader(name, fr); err != nil {
+		return nil, 0, err
+	}
+	if len(fr) != 2 || fr[1].typ != RecState || end != int64(len(data)) {
+		return nil, 0, &CorruptError{File: name, Offset: end, Reason: "a snapshot is a header and one state"}
+	}
+	st, err := decodeState(fr[1].payload)
+	if err != nil {
+		return nil, 0, &CorruptError{File: name, Offset: fr[1].off, Reason: "state: " + err.Error()}
+	}
+	if st.Schema > SchemaVersion {
+		return nil, 0, &FutureSchemaError{File: name, Version: st.Schema, Supported: SchemaVersion}
+	}
+	return st, int64(len(data)), nil
+}
+
+// recoverDir reads an agent's newest snapshot and replays its journal.
+func recoverDir(agent, dir string) (*Recovered, error) {
+	snaps, err := listRounds(dir, "snap-", ".cbor")
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("read agent %q: %w", agent, err)
+	}
+	if len(snaps) == 0 {
+		return nil, fmt.Errorf("agent %q: %w", agent, ErrNotFound)
+	}
+	base := snaps[len(snaps)-1]
+	st, snapBytes, err := readSnapshot(dir, base)
+	if err != nil {
+		return nil, fmt.Errorf("read snapshot of agent %q: %w", agent, err)
+	}
+	rec, err := replayJournal(dir, base, st)
+	if err != nil {
+		return nil, fmt.Errorf("read journal of agent %q: %w", agent, err)
+	}
+	rec.SnapshotBytes = snapBytes
+	return rec, nil
+}
+
+// replayJournal applies the journal that follows the snapshot of round base.
+// A journal that does not exist yet is empty.
+func replayJournal(dir string, base int, st *State) (*Recovered, error) {
+	name := filepath.Join(dir, journalName(base))
+	data, err := os.ReadFile(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &Recovered{State: st}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	fr, end, err := frames(name, data)
+	if err != nil {
+		return nil, err
+	}
+	if len(fr) == 0 {
+		return &Recovered{State: st}, nil
+	}
+	if _, err := checkHeader(name, fr); err != nil {
+		return nil, err
+	}
+	r := &replay{st: st}
+	for _, f := range fr[1:] {
+		rec, err := decodeRecord(f.typ, f.payload)
+		if err == nil {
+			err = r.add(rec)
+		}
+		if err != nil {
+			return nil, &CorruptError{File: name, Offset: f.off, Reason: err.Error()}
+		}
+	}
+	return &Recovered{State: st, Tail: r.pending, JournalBytes: end}, nil
+}

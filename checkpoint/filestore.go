@@ -1,0 +1,208 @@
+package checkpoint
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// Errors a caller branches on.
+var (
+	ErrNotFound = errors.New("not found")
+	ErrExists   = errors.New("already exists")
+)
+
+var agentID = regexp.MustCompile(`^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$`)
+
+// CheckID refuses an agent id that could name anything but one directory
+// of the store.
+func CheckID(id string) error {
+	if !agentID.MatchString(id) {
+		return fmt.Errorf("agent id %q: want 1 to 128 of letters, digits, '.', '_' and '-', not starting with '.'", id)
+	}
+	return nil
+}
+
+// FileStore keeps agents in a directory; see the package doc for its
+// layout. It is safe for concurrent use; each agent is guarded by its lock.
+type FileStore struct {
+	dir string
+}
+
+var _ Store = (*FileStore)(nil)
+
+// OpenFileStore opens (making it if needed) the store in dir.
+func OpenFileStore(dir string) (*FileStore, error) {
+	for _, d := range []string{"agents", filepath.Join("blobs", "sha256")} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o700); err != nil {
+			return nil, fmt.Errorf("open store %s: %w", dir, err)
+		}
+	}
+	return &FileStore{dir: dir}, nil
+}
+
+// Dir is the store's directory.
+func (s *FileStore) Dir() string { return s.dir }
+
+func (s *FileStore) agentDir(id string) (string, error) {
+	if err := CheckID(id); err != nil {
+		return "", err
+	}
+	return filepath.Join(s.dir, "agents", id), nil
+}
+
+// Lock takes an agent's lock, making its directory if it is new.
+func (s *FileStore) Lock(id string, h Holder) (Lock, error) {
+	dir, err := s.agentDir(id)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("lock agent %q: %w", id, err)
+	}
+	return lockDir(id, dir, h)
+}
+
+// Exists reports whether the agent has any state.
+func (s *FileStore) Exists(id string) bool {
+	dir, err := s.agentDir(id)
+	if err != nil {
+		return false
+	}
+	snaps, _ := listRounds(dir, "snap-", ".cbor")
+	return len(snaps) > 0
+}
+
+// Create writes a new agent's first snapshot and journal. The caller holds
+// the agent's lock.
+func (s *FileStore) Create(id string, st *State) (Log, error) {
+	dir, err := s.agentDir(id)
+	if err != nil {
+		return nil, err
+	}
+	if s.Exists(id) {
+		return nil, fmt.Errorf("create agent %q: %w", id, ErrExists)
+	}
+	if err := writeSnapshot(dir, st); err != nil {
+		return nil, fmt.Errorf("create agent %q: %w", id, err)
+	}
+	return openJournalLog(dir, &Recovered{State: st}, true)
+}
+
+// Remove deletes an agent's snapshots and journals, keeping its lock file.
+// The caller holds the lock.
+func (s *FileStore) Remove(id string) error {
+	dir, err := s.agentDir(id)
+	if err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("remove agent %q: %w", id, err)
+	}
+	for _, e := range entries {
+		if e.Name() != "lock" {
+			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
+				return fmt.Errorf("remove agent %q: %w", id, err)
+			}
+		}
+	}
+	return syncDir(dir)
+}
+
+// Open recovers an agent for writing: its state at the last boundary and
+// the records of its interrupted round. A torn tail is truncated away. The
+// caller holds the agent's lock.
+//
+// # Errors
+//
+// ErrNotFound for an agent with no state, *FutureSchemaError and
+// *CorruptError (which leave every file as it was).
+func (s *FileStore) Open(id string) (*Recovered, Log, error) {
+	dir, err := s.agentDir(id)
+	if err != nil {
+		return nil, nil, err
+	}
+	rec, err := recoverDir(id, dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	log, err := openJournalLog(dir, rec, false)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open journal of agent %q: %w", id, err)
+	}
+	return rec, log, nil
+}
+
+// Read recovers an agent without its lock and without changing any file.
+func (s *FileStore) Read(id string) (*Recovered, error) {
+	dir, err := s.agentDir(id)
+	if err != nil {
+		return nil, err
+	}
+	return recoverDir(id, dir)
+}
+
+// List summarises every agent of the store, by id.
+func (s *FileStore) List() ([]Summary, error) {
+	entries, err := os.ReadDir(filepath.Join(s.dir, "agents"))
+	if err != nil {
+		return nil, fmt.Errorf("list agents: %w", err)
+	}
+	var out []Summary
+	for _, e := range entries {
+		if !e.IsDir() || CheckID(e.Name()) != nil || !s.Exists(e.Name()) {
+			continue
+		}
+		sum := Summary{ID: e.Name(), Locked: lockHeld(filepath.Join(s.dir, "agents", e.Name()))}
+		rec, err := s.Read(e.Name())
+		if err != nil {
+			sum.Err = err
+		} else {
+			sum.fill(rec)
+		}
+		out = append(out, sum)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}
+
+// PutBlob stores data under its digest, crash-atomically, once.
+func (s *FileStore) PutBlob(data []byte) (string, error) {
+	sum := sha256.Sum256(data)
+	hexSum := hex.EncodeToString(sum[:])
+	path := filepath.Join(s.dir, "blobs", "sha256", hexSum)
+	if _, err := os.Stat(path); err == nil {
+		return "sha256:" + hexSum, nil
+	}
+	if err := writeAtomic(path, data); err != nil {
+		return "", fmt.Errorf("store blob: %w", err)
+	}
+	return "sha256:" + hexSum, nil
+}
+
+// Blob returns the bytes stored under digest, checking them against it.
+func (s *FileStore) Blob(digest string) ([]byte, error) {
+	hexSum, ok := strings.CutPrefix(digest, "sha256:")
+	if !ok || len(hexSum) != 64 {
+		return nil, fmt.Errorf("blob %q: not a sha256 digest", digest)
+	}
+	data, err := os.ReadFile(filepath.Join(s.dir, "blobs", "sha256", hexSum))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("blob %s: %w", digest, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("blob %s: %w", digest, err)
+	}
+	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != hexSum {
+		return nil, &CorruptError{File: "blob " + digest, Reason: "content does not match its digest"}
+	}
+	return data, nil
+}

@@ -1,0 +1,173 @@
+package checkpoint
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+)
+
+// journalLog appends to the journal of an agent's newest snapshot and
+// replays what it appends, so it always knows the boundary state it would
+// snapshot.
+type journalLog struct {
+	dir     string
+	f       *os.File
+	size    int64 // bytes in the journal
+	round   int64 // bytes appended since the last commit
+	base    int   // the round of the snapshot the journal follows
+	snapLen int64
+	replay  replay
+}
+
+// openJournalLog opens the journal that follows rec's boundary for
+// appending, truncating a torn tail. fresh says the journal is new.
+func openJournalLog(dir string, rec *Recovered, fresh bool) (*journalLog, error) {
+	snaps, err := listRounds(dir, "snap-", ".cbor")
+	if err != nil || len(snaps) == 0 {
+		return nil, fmt.Errorf("no snapshot in %s", dir)
+	}
+	base := snaps[len(snaps)-1]
+	l := &journalLog{dir: dir, base: base, snapLen: rec.SnapshotBytes,
+		replay: replay{st: rec.State, pending: rec.Tail}}
+	if fresh || rec.JournalBytes == 0 {
+		return l, l.startSegment(base)
+	}
+	name := filepath.Join(dir, journalName(base))
+	f, err := os.OpenFile(name, os.O_WRONLY, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	// Drop a torn tail: what recovery did not read is not part of the agent.
+	if err := f.Truncate(rec.JournalBytes); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if _, err := f.Seek(rec.JournalBytes, 0); err != nil {
+		f.Close()
+		return nil, err
+	}
+	l.f, l.size = f, rec.JournalBytes
+	return l, nil
+}
+
+// startSegment starts the journal that follows the snapshot of round base.
+func (l *journalLog) startSegment(base int) error {
+	name := filepath.Join(l.dir, journalName(base))
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	hdr := headerFrame(nil, l.replay.st.Agent, base)
+	if _, err := f.Write(hdr); err != nil {
+		f.Close()
+		return err
+	}
+	if err := errors.Join(unix.Fdatasync(int(f.Fd())), syncDir(l.dir)); err != nil {
+		f.Close()
+		return err
+	}
+	if l.f != nil {
+		l.f.Close()
+	}
+	l.f, l.size, l.base = f, int64(len(hdr)), base
+	return nil
+}
+
+// Append writes records to the journal.
+func (l *journalLog) Append(recs ...Record) error {
+	var buf []byte
+	for _, rec := range recs {
+		payload, err := encodeRecord(rec)
+		if err != nil {
+			return fmt.Errorf("encode %s record: %w", rec.Type, err)
+		}
+		buf = appendFrame(buf, rec.Type, payload)
+	}
+	if _, err := l.f.Write(buf); err != nil {
+		return fmt.Errorf("append to journal: %w", err)
+	}
+	l.size += int64(len(buf))
+	l.round += int64(len(buf))
+	for _, rec := range recs {
+		if err := l.replay.add(rec); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Commit appends the round's Commit (or Abort) and makes it durable.
+func (l *journalLog) Commit(rec Record) (int64, error) {
+	if rec.Type != RecCommit && rec.Type != RecAbort {
+		return 0, fmt.Errorf("commit with a %s record", rec.Type)
+	}
+	if err := l.Append(rec); err != nil {
+		return 0, err
+	}
+	if err := l.Sync(); err != nil {
+		return 0, err
+	}
+	written := l.round
+	l.round = 0
+	if rec.Type == RecCommit && l.size > l.snapLen {
+		if err := l.compact(); err != nil {
+			return written, fmt.Errorf("compact journal: %w", err)
+		}
+	}
+	return written, nil
+}
+
+// Sync makes what was appended durable.
+func (l *journalLog) Sync() error {
+	if err := unix.Fdatasync(int(l.f.Fd())); err != nil {
+		return fmt.Errorf("sync journal: %w", err)
+	}
+	return nil
+}
+
+// compact snapshots the boundary, starts a new journal after it, and
+// removes all but the previous snapshot and journal.
+func (l *journalLog) compact() error {
+	st := l.replay.st
+	if len(l.replay.pending) > 0 || st.Round == l.base {
+		return nil
+	}
+	prev := l.base
+	if err := writeSnapshot(l.dir, st); err != nil {
+		return err
+	}
+	fi, err := os.Stat(filepath.Join(l.dir, snapName(st.Round)))
+	if err != nil {
+		return err
+	}
+	l.snapLen = fi.Size()
+	if err := l.startSegment(st.Round); err != nil {
+		return err
+	}
+	return removeBefore(l.dir, prev)
+}
+
+// removeBefore removes snapshots and journals older than round keep.
+func removeBefore(dir string, keep int) error {
+	for _, kind := range []struct{ prefix, suffix string }{{"snap-", ".cbor"}, {"journal-", ".log"}} {
+		rounds, err := listRounds(dir, kind.prefix, kind.suffix)
+		if err != nil {
+			return err
+		}
+		for _, r := range rounds {
+			if r < keep {
+				os.Remove(filepath.Join(dir, fmt.Sprintf("%s%016x%s", kind.prefix, r, kind.suffix)))
+			}
+		}
+	}
+	return nil
+}
+
+// State is the boundary state the log has reached.
+func (l *journalLog) State() *State { return l.replay.st }
+
+// Close closes the journal.
+func (l *journalLog) Close() error { return l.f.Close() }

@@ -1,0 +1,102 @@
+package checkpoint
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/gofrs/flock"
+)
+
+// Holder is who holds an agent's lock, for the error the next one gets.
+type Holder struct {
+	PID     int       `json:"pid"`
+	Host    string    `json:"host"`
+	Run     string    `json:"run"`
+	Started time.Time `json:"started"`
+}
+
+// ThisProcess is a Holder for the calling process.
+func ThisProcess(run string) Holder {
+	host, _ := os.Hostname()
+	return Holder{PID: os.Getpid(), Host: host, Run: run, Started: time.Now().UTC()}
+}
+
+// ErrLocked is matched by a *LockedError.
+var ErrLocked = errors.New("agent is locked by another process")
+
+// LockedError says who holds an agent.
+type LockedError struct {
+	Agent  string
+	Holder Holder // zero when the holder could not be read
+}
+
+func (e *LockedError) Error() string {
+	h := e.Holder
+	if h.PID == 0 {
+		return fmt.Sprintf("agent %q is locked by another process", e.Agent)
+	}
+	return fmt.Sprintf("agent %q is locked by process %d on %s (run %s, started %s); wait for it to end or stop it",
+		e.Agent, h.PID, h.Host, h.Run, h.Started.Local().Format(time.RFC3339))
+}
+
+// Is makes errors.Is(err, ErrLocked) hold.
+func (e *LockedError) Is(target error) bool { return target == ErrLocked }
+
+// Lock is a held agent lock.
+type Lock interface {
+	Unlock() error
+}
+
+// fileLock is a flock on agents/<id>/lock. The file is never deleted: a
+// deleted lock file would let two processes lock two different inodes.
+type fileLock struct{ fl *flock.Flock }
+
+func (l *fileLock) Unlock() error { return l.fl.Unlock() }
+
+// lockDir takes the lock in dir without waiting, and writes the holder.
+func lockDir(agent, dir string, h Holder) (Lock, error) {
+	path := filepath.Join(dir, "lock")
+	fl := flock.New(path)
+	ok, err := fl.TryLock()
+	if err != nil {
+		return nil, fmt.Errorf("lock agent %q: %w", agent, err)
+	}
+	if !ok {
+		return nil, &LockedError{Agent: agent, Holder: readHolder(path)}
+	}
+	b, _ := json.Marshal(h)
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		fl.Unlock()
+		return nil, fmt.Errorf("lock agent %q: %w", agent, err)
+	}
+	return &fileLock{fl: fl}, nil
+}
+
+// readHolder reads who holds a lock, retrying briefly while the holder may
+// still be writing it.
+func readHolder(path string) Holder {
+	var h Holder
+	for i := 0; i < 20; i++ {
+		b, err := os.ReadFile(path)
+		if err == nil && json.Unmarshal(b, &h) == nil && h.PID != 0 {
+			return h
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return Holder{}
+}
+
+// lockHeld reports whether another process holds the lock in dir now.
+func lockHeld(dir string) bool {
+	fl := flock.New(filepath.Join(dir, "lock"))
+	ok, err := fl.TryLock()
+	if err != nil || !ok {
+		return err == nil
+	}
+	fl.Unlock()
+	return false
+}

@@ -1,0 +1,165 @@
+package checkpoint
+
+import (
+	"fmt"
+	"time"
+)
+
+// RecordType is the type byte of a frame.
+type RecordType uint8
+
+// The record types. Values are part of the file format: never reuse one.
+const (
+	RecHeader     RecordType = 1  // first frame of a journal or snapshot
+	RecState      RecordType = 2  // a snapshot's State
+	RecRunStarted RecordType = 3  // standalone: Run
+	RecRunEnded   RecordType = 4  // standalone: Run with Status and Reason
+	RecUser       RecordType = 5  // round: the user's prompt (Message)
+	RecTurn       RecordType = 6  // round: the model's turn (Message, Usage)
+	RecPhase      RecordType = 7  // round: a call changed phase (Call, Tool, Phase)
+	RecResult     RecordType = 8  // round: a call's result (Call, Tool, Result)
+	RecApplied    RecordType = 9  // round: a call's effects reached the workspace (Call)
+	RecCommit     RecordType = 10 // the round is the new boundary (Round)
+	RecAbort      RecordType = 11 // the round's records are dropped (Round, Reason)
+	recTypeLimit  RecordType = 12
+)
+
+var recordNames = map[RecordType]string{
+	RecHeader: "header", RecState: "state", RecRunStarted: "run_started", RecRunEnded: "run_ended",
+	RecUser: "user", RecTurn: "turn", RecPhase: "phase", RecResult: "result", RecApplied: "applied",
+	RecCommit: "commit", RecAbort: "abort",
+}
+
+func (t RecordType) String() string {
+	if n, ok := recordNames[t]; ok {
+		return n
+	}
+	return fmt.Sprintf("record type %d", uint8(t))
+}
+
+// roundScoped reports whether records of this type wait for their round's
+// Commit.
+func (t RecordType) roundScoped() bool { return t >= RecUser && t <= RecApplied }
+
+// Phase is where a call stands.
+type Phase string
+
+// The phases of a call, in order.
+const (
+	PhasePending          Phase = "pending"
+	PhaseApprovalRequired Phase = "approval_required"
+	PhaseApproved         Phase = "approved"
+	PhaseDenied           Phase = "denied"
+	PhaseExecuting        Phase = "executing"
+	PhaseFinished         Phase = "finished"
+)
+
+// Record is one journal entry. Type says which fields are set.
+type Record struct {
+	Type    RecordType `cbor:"-"`
+	Time    time.Time  `cbor:"1,keyasint,omitempty"`
+	Round   int        `cbor:"2,keyasint,omitempty"`
+	Run     *RunInfo   `cbor:"3,keyasint,omitempty"`
+	Message *Message   `cbor:"4,keyasint,omitempty"`
+	Usage   *Usage     `cbor:"5,keyasint,omitempty"`
+	Call    string     `cbor:"6,keyasint,omitempty"`
+	Tool    string     `cbor:"7,keyasint,omitempty"`
+	Phase   Phase      `cbor:"8,keyasint,omitempty"`
+	Result  *Result    `cbor:"9,keyasint,omitempty"`
+	Reason  string     `cbor:"10,keyasint,omitempty"`
+	Header  *Header    `cbor:"11,keyasint,omitempty"`
+}
+
+// Header opens every journal and snapshot.
+type Header struct {
+	Schema int    `cbor:"1,keyasint"`
+	Agent  string `cbor:"2,keyasint"`
+	Round  int    `cbor:"3,keyasint"`
+}
+
+// Result is a call's result as the model reads it.
+type Result struct {
+	Output  string `cbor:"1,keyasint"`
+	IsError bool   `cbor:"2,keyasint,omitempty"`
+	// Sealed marks a result that resume wrote for a call that was in
+	// flight when the process stopped.
+	Sealed     bool    `cbor:"3,keyasint,omitempty"`
+	DurationMS float64 `cbor:"4,keyasint,omitempty"`
+}
+
+// replay applies records to a state, holding each round's records until its
+// Commit. What it holds at the end is the interrupted round.
+type replay struct {
+	st      *State
+	pending []Record
+}
+
+func (r *replay) add(rec Record) error {
+	switch {
+	case rec.Type.roundScoped():
+		r.pending = append(r.pending, rec)
+	case rec.Type == RecCommit:
+		if rec.Round != r.st.Round+1 {
+			return fmt.Errorf("commit of round %d follows round %d", rec.Round, r.st.Round)
+		}
+		r.st.applyRound(r.pending, rec)
+		r.pending = nil
+	case rec.Type == RecAbort:
+		r.pending = nil
+	case rec.Type == RecRunStarted:
+		r.st.startRun(rec)
+	case rec.Type == RecRunEnded:
+		r.st.endRun(rec)
+	default:
+		return fmt.Errorf("unexpected %s record in a journal", rec.Type)
+	}
+	return nil
+}
+
+// applyRound makes a committed round part of the state. Tool messages
+// follow the order of the turn's calls, whatever order they finished in.
+func (s *State) applyRound(recs []Record, commit Record) {
+	results := map[string]Record{}
+	var turn *Message
+	for _, rec := range recs {
+		switch rec.Type {
+		case RecUser:
+			s.Messages = append(s.Messages, *rec.Message)
+			s.TaskRounds = 0
+		case RecTurn:
+			s.Messages = append(s.Messages, *rec.Message)
+			turn = rec.Message
+			if rec.Usage != nil {
+				s.Usage = s.Usage.Add(*rec.Usage)
+			}
+		case RecResult:
+			results[rec.Call] = rec
+		}
+	}
+	if turn != nil {
+		for _, c := range turn.ToolCalls {
+			if res, ok := results[c.ID]; ok {
+				s.Messages = append(s.Messages, Message{Role: RoleTool, Text: res.Result.Output,
+					CallID: c.ID, ToolName: c.Name, IsError: res.Result.IsError})
+				s.ToolCalls++
+			}
+		}
+	}
+	s.Round = commit.Round
+	s.TaskRounds++
+	s.UpdatedAt = commit.Time
+}
+
+func (s *State) startRun(rec Record) {
+	run := *rec.Run
+	run.FirstRound = s.Round
+	s.Runs = append(s.Runs, run)
+	s.Status, s.Reason, s.UpdatedAt = StatusRunning, "", rec.Time
+}
+
+func (s *State) endRun(rec Record) {
+	if last := s.LastRun(); last != nil && last.ID == rec.Run.ID {
+		last.Ended, last.Status, last.Reason = rec.Time, rec.Run.Status, rec.Run.Reason
+	}
+	s.Status, s.Reason, s.UpdatedAt = rec.Run.Status, rec.Run.Reason, rec.Time
+}

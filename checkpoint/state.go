@@ -1,0 +1,108 @@
+package checkpoint
+
+import "time"
+
+// SchemaVersion is the version of State and the records this package
+// writes. A reader refuses anything newer.
+const SchemaVersion = 1
+
+// State is an agent's loop state at a boundary.
+type State struct {
+	Schema int    `cbor:"1,keyasint"`
+	Agent  string `cbor:"2,keyasint"`
+	// Round is the number of committed rounds.
+	Round    int       `cbor:"3,keyasint"`
+	Messages []Message `cbor:"4,keyasint"`
+	// Usage and ToolCalls add up every round the agent has committed.
+	Usage     Usage `cbor:"5,keyasint"`
+	ToolCalls int   `cbor:"6,keyasint"`
+	// TaskRounds counts rounds since the last user prompt: what a round
+	// limit is measured against, across resumes.
+	TaskRounds int        `cbor:"7,keyasint"`
+	Runs       []RunInfo  `cbor:"8,keyasint"`
+	Labels     Labels     `cbor:"9,keyasint"`
+	Lineage    *Lineage   `cbor:"10,keyasint,omitempty"`
+	Definition Definition `cbor:"11,keyasint"`
+	Status     Status     `cbor:"12,keyasint"`
+	Reason     string     `cbor:"13,keyasint,omitempty"`
+	UpdatedAt  time.Time  `cbor:"14,keyasint"`
+	Todos      []Todo     `cbor:"15,keyasint,omitempty"`
+}
+
+// Status is where an agent stands.
+type Status string
+
+// The statuses of an agent.
+const (
+	StatusIdle     Status = "idle"     // created, never run
+	StatusRunning  Status = "running"  // a run started and has not ended
+	StatusDone     Status = "done"     // the last run ended with the model's answer
+	StatusPaused   Status = "paused"   // the last run stopped at a boundary; resume continues
+	StatusApproval Status = "awaiting_approval"
+	StatusFailed   Status = "failed"
+)
+
+// RunInfo is one run of the agent.
+type RunInfo struct {
+	ID          string    `cbor:"1,keyasint"`
+	ResumedFrom string    `cbor:"2,keyasint,omitempty"`
+	Strategy    string    `cbor:"3,keyasint,omitempty"`
+	Started     time.Time `cbor:"4,keyasint"`
+	Ended       time.Time `cbor:"5,keyasint,omitempty"`
+	Status      Status    `cbor:"6,keyasint,omitempty"`
+	Reason      string    `cbor:"7,keyasint,omitempty"`
+	// FirstRound is the agent's round count when the run started.
+	FirstRound int `cbor:"8,keyasint"`
+}
+
+// Labels identify an agent to the systems around it; they are carried in
+// every event and restored on resume.
+type Labels struct {
+	Tenant      string `cbor:"1,keyasint,omitempty" json:"tenant,omitempty"`
+	Principal   string `cbor:"2,keyasint,omitempty" json:"principal,omitempty"`
+	Template    string `cbor:"3,keyasint,omitempty" json:"template,omitempty"`
+	Correlation string `cbor:"4,keyasint,omitempty" json:"correlation,omitempty"`
+}
+
+// Lineage says what an agent was forked from.
+type Lineage struct {
+	Agent string `cbor:"1,keyasint"`
+	Round int    `cbor:"2,keyasint"`
+	Label string `cbor:"3,keyasint,omitempty"`
+}
+
+// Definition is what the agent is made of, kept in the store so resume runs
+// exactly what the agent started with, on any machine that has the store.
+type Definition struct {
+	// AgentFile is the blob digest of the agent file's bytes; AgentPath
+	// and AgentDir are where it was read from.
+	AgentFile string `cbor:"1,keyasint"`
+	AgentPath string `cbor:"2,keyasint,omitempty"`
+	AgentDir  string `cbor:"3,keyasint,omitempty"`
+	// Modules maps each tool module, as the agent file names it, to the
+	// blob digest of its bytes.
+	Modules map[string]string `cbor:"4,keyasint,omitempty"`
+	// Script is the blob digest of the script model's file, if any.
+	Script    string `cbor:"5,keyasint,omitempty"`
+	Workspace string `cbor:"6,keyasint"`
+}
+
+// Todo is one item of the agent's own task list.
+type Todo struct {
+	Text string `cbor:"1,keyasint"`
+	Done bool   `cbor:"2,keyasint,omitempty"`
+}
+
+// NewState is the state of a new agent.
+func NewState(agent string, def Definition, labels Labels, now time.Time) *State {
+	return &State{Schema: SchemaVersion, Agent: agent, Definition: def, Labels: labels,
+		Status: StatusIdle, UpdatedAt: now}
+}
+
+// LastRun is the agent's most recent run, or nil.
+func (s *State) LastRun() *RunInfo {
+	if len(s.Runs) == 0 {
+		return nil
+	}
+	return &s.Runs[len(s.Runs)-1]
+}

@@ -1,0 +1,81 @@
+package checkpoint
+
+import "time"
+
+// Store keeps agents. FileStore keeps them in a directory; MemStore in
+// memory, for tests and embedders that need no durability. A store shared
+// between machines would implement the same interface with its own lock.
+type Store interface {
+	// Lock takes an agent's lock without waiting. ErrLocked (a
+	// *LockedError naming the holder) when another process has it.
+	Lock(agent string, h Holder) (Lock, error)
+	// Exists reports whether the agent has any state.
+	Exists(agent string) bool
+	// Create starts a new agent at st. ErrExists if it has state.
+	Create(agent string, st *State) (Log, error)
+	// Open recovers an agent for writing. ErrNotFound if it has no state.
+	Open(agent string) (*Recovered, Log, error)
+	// Read recovers an agent without the lock, changing nothing.
+	Read(agent string) (*Recovered, error)
+	// Remove deletes an agent's state; the caller holds its lock.
+	Remove(agent string) error
+	// List summarises every agent.
+	List() ([]Summary, error)
+	// PutBlob stores content by digest; Blob returns it. ErrNotFound
+	// for an unknown digest.
+	PutBlob(data []byte) (digest string, err error)
+	Blob(digest string) ([]byte, error)
+}
+
+// Log appends to an agent's journal. It is not safe for concurrent use.
+type Log interface {
+	// Append writes records; they reach the operating system at once but
+	// are not made durable.
+	Append(recs ...Record) error
+	// Commit appends a Commit or Abort record and makes everything
+	// appended so far durable (one fdatasync). It may compact the journal
+	// into a snapshot. It returns the bytes the round added to the journal.
+	Commit(rec Record) (int64, error)
+	// Sync makes everything appended so far durable.
+	Sync() error
+	// State is the state at the last boundary, as this log has applied it.
+	State() *State
+	Close() error
+}
+
+// Recovered is an agent as it was found.
+type Recovered struct {
+	// State is the state at the last boundary.
+	State *State
+	// Tail holds the round-scoped records after the boundary: the round
+	// that was interrupted, or nil.
+	Tail []Record
+	// JournalBytes and SnapshotBytes are the sizes of the current journal
+	// and snapshot.
+	JournalBytes, SnapshotBytes int64
+}
+
+// Interrupted reports whether the agent stopped mid-run: a round left
+// uncommitted, or a run that never ended.
+func (r *Recovered) Interrupted() bool {
+	return len(r.Tail) > 0 || r.State.Status == StatusRunning
+}
+
+// Summary is one agent as `cairn ls` shows it.
+type Summary struct {
+	ID          string
+	Status      Status
+	Locked      bool // a process runs it now
+	Interrupted bool
+	Round       int
+	Usage       Usage
+	ToolCalls   int
+	Updated     time.Time
+	Err         error // the agent could not be read
+}
+
+func (s *Summary) fill(r *Recovered) {
+	s.Status, s.Round, s.Usage, s.ToolCalls, s.Updated =
+		r.State.Status, r.State.Round, r.State.Usage, r.State.ToolCalls, r.State.UpdatedAt
+	s.Interrupted = r.Interrupted()
+}
