@@ -34,10 +34,10 @@ type Status string
 
 // The statuses of an agent.
 const (
-	StatusIdle     Status = "idle"     // created, never run
-	StatusRunning  Status = "running"  // a run started and has not ended
-	StatusDone     Status = "done"     // the last run ended with the model's answer
-	StatusPaused   Status = "paused"   // the last run stopped at a boundary; resume continues
+	StatusIdle     Status = "idle"    // created, never run
+	StatusRunning  Status = "running" // a run started and has not ended
+	StatusDone     Status = "done"    // the last run ended with the model's answer
+	StatusPaused   Status = "paused"  // the last run stopped at a boundary; resume continues
 	StatusApproval Status = "awaiting_approval"
 	StatusFailed   Status = "failed"
 )
