@@ -115,6 +115,10 @@ func checkRecord(rec Record) error {
 		if rec.Result == nil {
 			return missing("result")
 		}
+	case RecDefine:
+		if rec.Definition == nil {
+			return missing("definition")
+		}
 	}
 	return nil
 }

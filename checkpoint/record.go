@@ -21,13 +21,14 @@ const (
 	RecApplied    RecordType = 9  // round: a call's effects reached the workspace (Call)
 	RecCommit     RecordType = 10 // the round is the new boundary (Round)
 	RecAbort      RecordType = 11 // the round's records are dropped (Round, Reason)
-	recTypeLimit  RecordType = 12
+	RecDefine     RecordType = 12 // standalone: the agent's definition changes (Definition)
+	recTypeLimit  RecordType = 13
 )
 
 var recordNames = map[RecordType]string{
 	RecHeader: "header", RecState: "state", RecRunStarted: "run_started", RecRunEnded: "run_ended",
 	RecUser: "user", RecTurn: "turn", RecPhase: "phase", RecResult: "result", RecApplied: "applied",
-	RecCommit: "commit", RecAbort: "abort",
+	RecCommit: "commit", RecAbort: "abort", RecDefine: "define",
 }
 
 func (t RecordType) String() string {
@@ -68,6 +69,8 @@ type Record struct {
 	Result  *Result    `cbor:"9,keyasint,omitempty"`
 	Reason  string     `cbor:"10,keyasint,omitempty"`
 	Header  *Header    `cbor:"11,keyasint,omitempty"`
+	// Definition is set on RecDefine records.
+	Definition *Definition `cbor:"12,keyasint,omitempty"`
 }
 
 // Header opens every journal and snapshot.
@@ -110,6 +113,8 @@ func (r *replay) add(rec Record) error {
 		r.st.startRun(rec)
 	case rec.Type == RecRunEnded:
 		r.st.endRun(rec)
+	case rec.Type == RecDefine:
+		r.st.Definition = *rec.Definition
 	default:
 		return fmt.Errorf("unexpected %s record in a journal", rec.Type)
 	}

@@ -42,9 +42,12 @@ type AgentFile struct {
 	Sandbox   Limits    `yaml:"sandbox" json:"sandbox"`
 	Limits    RunLimits `yaml:"limits" json:"limits"`
 
-	// Dir is the directory relative paths are resolved against. It is
-	// not part of the YAML.
-	Dir string `yaml:"-" json:"-"`
+	// Dir is the directory relative paths are resolved against; File is
+	// the file it was read from, if any; Source its bytes. They are not
+	// part of the YAML.
+	Dir    string `yaml:"-" json:"-"`
+	File   string `yaml:"-" json:"-"`
+	Source []byte `yaml:"-" json:"-"`
 }
 
 // BuiltinModule is the ToolRef.Module name of the built-in tools.
@@ -102,7 +105,7 @@ const DefaultMaxRounds = 50
 func ParseAgentFile(data []byte, dir string) (*AgentFile, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
-	af := &AgentFile{Dir: dir}
+	af := &AgentFile{Dir: dir, Source: data}
 	if err := dec.Decode(af); err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil, errors.New("agent file is empty")
@@ -129,6 +132,7 @@ func LoadAgentFile(path string) (*AgentFile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("agent file %s: %w", path, err)
 	}
+	af.File, _ = filepath.Abs(path)
 	return af, nil
 }
 

@@ -16,19 +16,26 @@ import (
 )
 
 // Engine runs agents. It holds what the agents of one process share: the
-// sandbox runtime, whose compiled modules are reused by every call. An
-// Engine is safe for concurrent use by several runs.
+// sandbox runtime, whose compiled modules every call reuses, and the store
+// their state is committed to. An Engine is safe for concurrent use by runs
+// of different agents; the store's lock keeps one agent to one run.
 type Engine struct {
-	rt *sandbox.Runtime
+	rt    *sandbox.Runtime
+	store checkpoint.Store
 }
 
 // Config configures an Engine. The zero value compiles modules in memory
-// only.
+// and keeps agents in memory.
 type Config struct {
 	// CacheDir keeps compiled modules on disk between processes; it is
 	// created private to the user.
 	CacheDir string
+	// Store keeps the agents; nil means an in-memory store.
+	Store checkpoint.Store
 }
+
+// OpenStore opens (making it if needed) the file store in dir.
+func OpenStore(dir string) (checkpoint.Store, error) { return checkpoint.OpenFileStore(dir) }
 
 // NewEngine starts an engine.
 func NewEngine(ctx context.Context, cfg Config) (*Engine, error) {
@@ -36,23 +43,36 @@ func NewEngine(ctx context.Context, cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start sandbox runtime: %w", err)
 	}
-	return &Engine{rt: rt}, nil
+	store := cfg.Store
+	if store == nil {
+		store = checkpoint.NewMemStore()
+	}
+	return &Engine{rt: rt, store: store}, nil
 }
 
 // Close releases the engine's runtime. Runs must have returned.
 func (e *Engine) Close(ctx context.Context) error { return e.rt.Close(ctx) }
 
+// Store is where the engine keeps its agents.
+func (e *Engine) Store() checkpoint.Store { return e.store }
+
 // RunOptions says what to run.
 type RunOptions struct {
 	Agent *AgentFile
-	// ID is the agent's id; a new one is made when empty.
+	// ID is the agent's id. A new agent is made when it is empty or names
+	// no agent; an existing agent continues its conversation.
 	ID string
+	// Fresh starts an existing agent over, forgetting its conversation.
+	Fresh bool
 	// Workspace overrides the agent file's workspace directory.
 	Workspace string
 	// Prompt is the user's message that starts the run.
 	Prompt string
 	// Model overrides the agent file's model.
 	Model *model.Spec
+	// Labels identify a new agent; they are kept in its state and carried
+	// in its events.
+	Labels checkpoint.Labels
 	// OnEvent receives every event of the run, in order. May be nil.
 	OnEvent EventFunc
 }
@@ -71,67 +91,155 @@ type Result struct {
 	Text string
 }
 
-// ErrNoWorkspace is returned when neither the agent file nor the caller
-// names a workspace.
-var ErrNoWorkspace = errors.New("no workspace: set `workspace:` in the agent file or pass one")
+// Errors a caller branches on.
+var (
+	// ErrNoWorkspace: neither the agent file nor the caller names a workspace.
+	ErrNoWorkspace = errors.New("no workspace: set `workspace:` in the agent file or pass one")
+	// ErrInterrupted: the agent stopped mid-run; resume it before running it again.
+	ErrInterrupted = errors.New("agent was interrupted")
+)
 
 // Run runs an agent until the model answers without tool calls, a limit
-// pauses it, or ctx ends (which pauses it too).
+// pauses it, or ctx ends (which pauses it too). Every round is committed to
+// the store before the next begins.
 //
 // # Errors
 //
-// Errors that keep the run from starting: an agent file whose modules do
-// not load or ask for more than granted, a missing workspace, a model that
-// cannot be set up. Once the run has started, failures are reported in the
-// Result and the run_end event instead.
+// Errors that keep the run from starting: checkpoint.ErrLocked when another
+// process runs the agent, ErrInterrupted for an agent that must be resumed
+// first, modules that do not load or ask for more than granted, a missing
+// workspace, a model that cannot be set up. Once the run has started,
+// failures are reported in the Result and the run_end event instead.
 func (e *Engine) Run(ctx context.Context, opts RunOptions) (*Result, error) {
-	r, err := e.prepare(ctx, opts)
+	if opts.ID == "" {
+		opts.ID = opts.Agent.Name + "-" + newID()
+	}
+	if err := checkpoint.CheckID(opts.ID); err != nil {
+		return nil, err
+	}
+	runID := "run-" + newID()
+	lock, err := e.store.Lock(opts.ID, checkpoint.ThisProcess(runID))
 	if err != nil {
 		return nil, err
 	}
-	r.emit(Event{Type: EventRunStart})
-	for _, w := range r.tools.warnings {
-		r.emit(Event{Type: EventWarning, Text: w})
+	defer lock.Unlock()
+	r, err := e.startRun(ctx, opts, runID)
+	if err != nil {
+		return nil, err
 	}
-	r.messages = append(r.messages, checkpoint.Message{Role: checkpoint.RoleUser, Text: opts.Prompt})
-	status, reason := r.loop(ctx)
-	res := &Result{Agent: r.agentID, Run: r.id, Status: status, Reason: reason, Rounds: r.round,
-		Usage: r.usage, ToolCalls: r.toolCalls, Text: r.final}
-	r.emit(Event{Type: EventRunEnd, Status: status, Reason: reason, Round: r.round, Usage: &res.Usage})
-	return res, nil
+	defer r.log.Close()
+	r.onEvent = opts.OnEvent
+	if err := r.begin(checkpoint.RunInfo{ID: runID}, opts.Prompt); err != nil {
+		return nil, err
+	}
+	return r.end(r.loop(ctx))
 }
 
-// prepare builds a run: its workspace, tools and model.
-func (e *Engine) prepare(ctx context.Context, opts RunOptions) (*run, error) {
-	af := opts.Agent
-	ws := opts.Workspace
-	if ws == "" {
-		ws = af.WorkspaceDir()
+// startRun opens or creates the agent and builds its run.
+func (e *Engine) startRun(ctx context.Context, opts RunOptions, runID string) (*run, error) {
+	if opts.Fresh && e.store.Exists(opts.ID) {
+		if err := e.store.Remove(opts.ID); err != nil {
+			return nil, err
+		}
 	}
-	if ws == "" {
-		return nil, ErrNoWorkspace
+	if !e.store.Exists(opts.ID) {
+		return e.create(ctx, opts, runID)
 	}
+	rec, log, err := e.store.Open(opts.ID)
+	if err != nil {
+		return nil, err
+	}
+	if rec.Interrupted() {
+		log.Close()
+		return nil, fmt.Errorf("agent %q stopped during round %d: %w; continue it with `cairn resume %s`",
+			opts.ID, rec.State.Round+1, ErrInterrupted, opts.ID)
+	}
+	ws := rec.State.Definition.Workspace
+	if opts.Workspace != "" {
+		ws = opts.Workspace
+	}
+	r, err := e.newRun(ctx, opts.Agent, nil, opts.Model, ws, opts.ID, runID, log)
+	if err != nil {
+		log.Close()
+	}
+	return r, err
+}
+
+// create stores a new agent's definition and first state.
+func (e *Engine) create(ctx context.Context, opts RunOptions, runID string) (*run, error) {
+	ws, err := workspaceOf(opts.Agent, opts.Workspace)
+	if err != nil {
+		return nil, err
+	}
+	mods, err := loadModules(opts.Agent)
+	if err != nil {
+		return nil, err
+	}
+	def, err := e.define(opts.Agent, mods, ws)
+	if err != nil {
+		return nil, err
+	}
+	log, err := e.store.Create(opts.ID, checkpoint.NewState(opts.ID, def, opts.Labels, now()))
+	if err != nil {
+		return nil, err
+	}
+	r, err := e.newRun(ctx, opts.Agent, mods, opts.Model, ws, opts.ID, runID, log)
+	if err != nil {
+		log.Close()
+	}
+	return r, err
+}
+
+// newRun binds an agent's tools and model into a run on log.
+func (e *Engine) newRun(ctx context.Context, af *AgentFile, mods []Module, override *model.Spec,
+	ws, agentID, runID string, log checkpoint.Log) (*run, error) {
 	if fi, err := os.Stat(ws); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("workspace %s is not a directory", ws)
 	}
-	mods, err := loadModules(af)
-	if err != nil {
-		return nil, err
+	if mods == nil {
+		var err error
+		if mods, err = loadModules(af); err != nil {
+			return nil, err
+		}
 	}
 	tools, err := newToolset(ctx, e.rt, af, mods)
 	if err != nil {
 		return nil, err
 	}
-	provider, err := openModel(af, opts.Model)
+	provider, err := openModel(af, override)
 	if err != nil {
 		return nil, err
 	}
-	id := opts.ID
-	if id == "" {
-		id = af.Name + "-" + newID()
+	return &run{agentID: agentID, id: runID, af: af, tools: tools, provider: provider,
+		workspace: ws, log: log, startedAt: time.Now()}, nil
+}
+
+// begin journals the run's start and its prompt.
+func (r *run) begin(info checkpoint.RunInfo, prompt string) error {
+	info.Started = now()
+	if err := r.log.Append(checkpoint.Record{Type: checkpoint.RecRunStarted, Time: info.Started, Run: &info}); err != nil {
+		return err
 	}
-	return &run{agentID: id, id: "run-" + newID(), af: af, tools: tools, provider: provider,
-		workspace: ws, startedAt: time.Now(), onEvent: opts.OnEvent}, nil
+	labels := r.state().Labels
+	r.emit(Event{Type: EventRunStart, ResumedFrom: info.ResumedFrom, Labels: &labels})
+	for _, w := range r.tools.warnings {
+		r.emit(Event{Type: EventWarning, Text: w})
+	}
+	if prompt == "" {
+		return nil
+	}
+	return r.prompt(prompt)
+}
+
+func workspaceOf(af *AgentFile, override string) (string, error) {
+	ws := override
+	if ws == "" {
+		ws = af.WorkspaceDir()
+	}
+	if ws == "" {
+		return "", ErrNoWorkspace
+	}
+	return ws, nil
 }
 
 // loadModules reads every module the agent file names and its manifest.
@@ -142,13 +250,21 @@ func loadModules(af *AgentFile) ([]Module, error) {
 		if err != nil {
 			return nil, fmt.Errorf("tool module %s: %w", ref.Module, err)
 		}
-		m, err := readManifest(wasm)
+		m, err := moduleOf(ref, wasm)
 		if err != nil {
-			return nil, fmt.Errorf("tool module %s: %w", ref.Module, err)
+			return nil, err
 		}
-		mods = append(mods, Module{Ref: ref, Wasm: wasm, Manifest: m})
+		mods = append(mods, m)
 	}
 	return mods, nil
+}
+
+func moduleOf(ref ToolRef, wasm []byte) (Module, error) {
+	m, err := readManifest(wasm)
+	if err != nil {
+		return Module{}, fmt.Errorf("tool module %s: %w", ref.Module, err)
+	}
+	return Module{Ref: ref, Wasm: wasm, Manifest: m}, nil
 }
 
 // openModel opens the agent's model, or the one that overrides it.
@@ -157,7 +273,7 @@ func openModel(af *AgentFile, override *model.Spec) (model.Provider, error) {
 	if override != nil {
 		spec = *override
 	}
-	if spec.Script != "" {
+	if spec.Script != "" && spec.ScriptData == nil {
 		spec.Script = af.Path(spec.Script)
 	}
 	p, err := model.Open(spec)

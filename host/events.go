@@ -39,12 +39,15 @@ type Event struct {
 	Calls       int    `json:"calls,omitempty"`
 	Call        *Call  `json:"call,omitempty"`
 
-	Usage    *checkpoint.Usage `json:"usage,omitempty"`
-	Bytes    int64             `json:"bytes,omitempty"`
-	Messages int               `json:"messages,omitempty"`
-	Strategy string            `json:"strategy,omitempty"`
-	Status   Status            `json:"status,omitempty"`
-	Reason   string            `json:"reason,omitempty"`
+	Usage    *checkpoint.Usage  `json:"usage,omitempty"`
+	Bytes    int64              `json:"bytes,omitempty"`
+	Messages int                `json:"messages,omitempty"`
+	Strategy string             `json:"strategy,omitempty"`
+	Status   Status             `json:"status,omitempty"`
+	Reason   string             `json:"reason,omitempty"`
+	Sealed   []Seal             `json:"sealed,omitempty"`
+	Finished []string           `json:"finished,omitempty"`
+	Labels   *checkpoint.Labels `json:"labels,omitempty"`
 }
 
 // Call describes one tool call in an event.

@@ -11,25 +11,27 @@ import (
 	"cairn/host/model"
 )
 
-// run is one run of an agent in progress: the loop's state and everything
-// it needs to take the next round.
+// run is one run of an agent in progress: the journal it commits to, the
+// round being built, and everything it needs to take the next one.
 type run struct {
 	agentID, id string
 	af          *AgentFile
 	tools       *toolset
 	provider    model.Provider
 	workspace   string
-	messages    []checkpoint.Message
-	round       int // committed rounds of the agent
-	usage       checkpoint.Usage
-	toolCalls   int
-	started     int // rounds taken by this run
-	startedAt   time.Time
-	final       string // the model's last text
+	log         checkpoint.Log
+	// pending are the messages of the round being built that precede the
+	// model's turn: the user's prompt, until its round commits.
+	pending   []checkpoint.Message
+	started   int // rounds committed by this run
+	startedAt time.Time
+	final     string // the model's last text
 
 	mu      sync.Mutex // serialises onEvent across call goroutines
 	onEvent EventFunc
 }
+
+func (r *run) state() *checkpoint.State { return r.log.State() }
 
 func (r *run) emit(e Event) {
 	if r.onEvent == nil {
@@ -39,6 +41,13 @@ func (r *run) emit(e Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.onEvent(e)
+}
+
+// prompt adds the user's message to the round about to be taken.
+func (r *run) prompt(text string) error {
+	msg := checkpoint.Message{Role: checkpoint.RoleUser, Text: text}
+	r.pending = append(r.pending, msg)
+	return r.log.Append(checkpoint.Record{Type: checkpoint.RecUser, Time: now(), Message: &msg})
 }
 
 // loop takes rounds until the model answers without tool calls, a limit is
@@ -62,29 +71,31 @@ func (r *run) loop(ctx context.Context) (Status, string) {
 	}
 }
 
-// limitReached says which of the run's limits stops it before another round.
+// limitReached says which of the run's limits stops it before another
+// round. Rounds count since the last prompt, across resumes; time counts
+// from the start of this run.
 func (r *run) limitReached() string {
-	l := r.af.Limits
+	l, st := r.af.Limits, r.state()
 	switch {
-	case r.started >= l.maxRounds():
+	case st.TaskRounds >= l.maxRounds() && len(r.pending) == 0:
 		return fmt.Sprintf("reached max_rounds (%d)", l.maxRounds())
-	case l.MaxTokens > 0 && r.usage.Total() >= l.MaxTokens:
-		return fmt.Sprintf("reached max_tokens (%d used of %d)", r.usage.Total(), l.MaxTokens)
+	case l.MaxTokens > 0 && st.Usage.Total() >= l.MaxTokens:
+		return fmt.Sprintf("reached max_tokens (%d used of %d)", st.Usage.Total(), l.MaxTokens)
 	case l.MaxTime > 0 && time.Since(r.startedAt) >= time.Duration(l.MaxTime):
 		return fmt.Sprintf("reached max_time (%s)", time.Duration(l.MaxTime))
 	}
 	return ""
 }
 
-// takeRound asks the model for a turn, runs the calls it asks for and adds
-// their results to the conversation. It reports whether the model asked for
-// calls, and so whether another round follows.
+// takeRound asks the model for a turn, runs the calls it asks for,
+// journals each step and commits the round. It reports whether the model
+// asked for calls, and so whether another round follows.
 func (r *run) takeRound(ctx context.Context) (bool, error) {
-	round := r.round + 1
+	round := r.state().Round + 1
 	resp, err := r.provider.Complete(ctx, model.Request{
 		Model:    r.af.Model.Name,
 		System:   r.af.System,
-		Messages: r.messages,
+		Messages: append(append([]checkpoint.Message(nil), r.state().Messages...), r.pending...),
 		Tools:    r.tools.specs,
 		OnText:   func(s string) { r.emit(Event{Type: EventModelText, Round: round, Text: s}) },
 	})
@@ -94,34 +105,84 @@ func (r *run) takeRound(ctx context.Context) (bool, error) {
 	turn := resp.Message
 	turn.Role = checkpoint.RoleAssistant
 	usage := resp.Usage
+	if err := r.log.Append(checkpoint.Record{Type: checkpoint.RecTurn, Time: now(), Round: round, Message: &turn, Usage: &usage}); err != nil {
+		return false, err
+	}
 	r.emit(Event{Type: EventModelTurn, Round: round, Calls: len(turn.ToolCalls), Usage: &usage})
-
-	results := r.tools.runCalls(ctx, r.workspace, turn.ToolCalls,
-		func(c checkpoint.ToolCall) {
-			r.emit(Event{Type: EventToolStart, Round: round, Call: &Call{ID: c.ID, Tool: c.Name, Input: c.Input}})
-		},
-		func(res callResult) { r.emit(Event{Type: EventToolEnd, Round: round, Call: res.event()}) })
-	if ctx.Err() != nil {
-		return false, ctx.Err()
-	}
-	r.commitRound(turn, usage, results)
-	r.emit(Event{Type: EventRoundEnd, Round: round, Usage: &r.usage})
-	return len(turn.ToolCalls) > 0, nil
-}
-
-// commitRound makes the round part of the conversation.
-func (r *run) commitRound(turn checkpoint.Message, usage checkpoint.Usage, results []callResult) {
-	r.messages = append(r.messages, turn)
-	for _, res := range results {
-		r.messages = append(r.messages, res.message())
-	}
-	r.round++
-	r.started++
-	r.usage = r.usage.Add(usage)
-	r.toolCalls += len(results)
 	if turn.Text != "" {
 		r.final = turn.Text
 	}
+	results, err := r.runCalls(ctx, round, turn.ToolCalls)
+	if err != nil {
+		return false, err
+	}
+	if ctx.Err() != nil {
+		return false, ctx.Err()
+	}
+	if err := r.journalResults(round, results); err != nil {
+		return false, err
+	}
+	if err := r.commit(round); err != nil {
+		return false, err
+	}
+	return len(turn.ToolCalls) > 0, nil
+}
+
+// runCalls runs a turn's calls, journaling each call's start.
+func (r *run) runCalls(ctx context.Context, round int, calls []checkpoint.ToolCall) ([]callResult, error) {
+	var journalErr error
+	var mu sync.Mutex
+	results := r.tools.runCalls(ctx, r.workspace, calls,
+		func(c checkpoint.ToolCall) {
+			mu.Lock()
+			err := r.log.Append(checkpoint.Record{Type: checkpoint.RecPhase, Time: now(), Round: round,
+				Call: c.ID, Tool: c.Name, Phase: checkpoint.PhaseExecuting})
+			journalErr = errors.Join(journalErr, err)
+			mu.Unlock()
+			r.emit(Event{Type: EventToolStart, Round: round, Call: &Call{ID: c.ID, Tool: c.Name, Input: c.Input}})
+		},
+		func(res callResult) { r.emit(Event{Type: EventToolEnd, Round: round, Call: res.event()}) })
+	return results, journalErr
+}
+
+// journalResults records the results of a round's calls, in call order.
+func (r *run) journalResults(round int, results []callResult) error {
+	recs := make([]checkpoint.Record, len(results))
+	for i, res := range results {
+		recs[i] = checkpoint.Record{Type: checkpoint.RecResult, Time: now(), Round: round, Call: res.call.ID,
+			Tool: res.call.Name, Result: &checkpoint.Result{Output: res.output, IsError: res.isError,
+				DurationMS: float64(res.duration.Microseconds()) / 1000}}
+	}
+	return r.log.Append(recs...)
+}
+
+// commit makes the round the new boundary: one fdatasync.
+func (r *run) commit(round int) error {
+	n, err := r.log.Commit(checkpoint.Record{Type: checkpoint.RecCommit, Time: now(), Round: round})
+	if err != nil {
+		return fmt.Errorf("commit round %d: %w", round, err)
+	}
+	r.pending = nil
+	r.started++
+	u := r.state().Usage
+	r.emit(Event{Type: EventCheckpointSaved, Round: round, Bytes: n})
+	r.emit(Event{Type: EventRoundEnd, Round: round, Usage: &u})
+	return nil
+}
+
+// end journals how the run ended and returns its result.
+func (r *run) end(status Status, reason string) (*Result, error) {
+	rec := checkpoint.Record{Type: checkpoint.RecRunEnded, Time: now(),
+		Run: &checkpoint.RunInfo{ID: r.id, Status: checkpoint.Status(status), Reason: reason}}
+	err := errors.Join(r.log.Append(rec), r.log.Sync())
+	st := r.state()
+	res := &Result{Agent: r.agentID, Run: r.id, Status: status, Reason: reason, Rounds: st.Round,
+		Usage: st.Usage, ToolCalls: st.ToolCalls, Text: r.final}
+	r.emit(Event{Type: EventRunEnd, Status: status, Reason: reason, Round: st.Round, Usage: &res.Usage})
+	if err != nil {
+		return res, fmt.Errorf("record the end of run %s: %w", r.id, err)
+	}
+	return res, nil
 }
 
 // event describes a finished call for a tool_end event.
@@ -133,3 +194,5 @@ func (res callResult) event() *Call {
 	return &Call{ID: res.call.ID, Tool: res.call.Name, Outcome: outcome, Output: res.output,
 		DurationMS: float64(res.duration.Microseconds()) / 1000}
 }
+
+func now() time.Time { return time.Now().UTC() }

@@ -8,12 +8,15 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+
+	"cairn/checkpoint"
 )
 
 // Shared by the package's tests: one engine (compiling a Go-built module
 // costs about a second, so it is done once) and the hostile test module.
 var (
 	testEngine  *Engine
+	testCache   string // the compile cache every test engine shares
 	hostileWasm string // path of the packed hostile module
 )
 
@@ -29,7 +32,8 @@ func runTests(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
-	testEngine, err = NewEngine(ctx, Config{CacheDir: filepath.Join(dir, "cache")})
+	testCache = filepath.Join(dir, "cache")
+	testEngine, err = NewEngine(ctx, Config{CacheDir: testCache})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -61,4 +65,19 @@ func buildGuest(ctx context.Context, dir, pkg string) (string, error) {
 	}
 	out := filepath.Join(dir, filepath.Base(pkg)+".wasm")
 	return out, os.WriteFile(out, packed, 0o644)
+}
+
+// fileEngine is an engine on a fresh file store.
+func fileEngine(t *testing.T) (*Engine, checkpoint.Store) {
+	t.Helper()
+	store, err := OpenStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := NewEngine(context.Background(), Config{CacheDir: testCache, Store: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eng.Close(context.Background()) })
+	return eng, store
 }

@@ -58,6 +58,8 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		ExitErrHandler: func(*cli.Context, error) {},
 		Commands: []*cli.Command{
 			runCommand(),
+			resumeCommand(),
+			lsCommand(),
 			toolsCommand(),
 			versionCommand(),
 		},

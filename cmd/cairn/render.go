@@ -78,9 +78,25 @@ func (r *renderer) runEnd(e host.Event) {
 func (r *renderer) other(e host.Event) {
 	switch e.Type {
 	case host.EventCheckpointLoaded:
-		fmt.Fprintf(r.w, "loaded boundary: round %d, %d messages\n", e.Round, e.Messages)
+		fmt.Fprintf(r.w, "loaded agent %s: %d rounds committed, %d messages\n", e.Agent, e.Round, e.Messages)
 	case host.EventAgentResumed:
-		fmt.Fprintf(r.w, "resumed (%s)\n", e.Strategy)
+		r.resumed(e)
+	case host.EventCheckpointSaved:
+		// One per round; the round_end line says enough.
+	}
+}
+
+// resumed says what resume found in the interrupted round.
+func (r *renderer) resumed(e host.Event) {
+	fmt.Fprintf(r.w, "resume (%s) from the boundary after round %d\n", e.Strategy, e.Round)
+	if len(e.Finished) == 0 && len(e.Sealed) == 0 {
+		fmt.Fprintln(r.w, "  no round was interrupted")
+	}
+	for _, id := range e.Finished {
+		fmt.Fprintf(r.w, "  kept    %s: it had finished; it is not run again\n", id)
+	}
+	for _, s := range e.Sealed {
+		fmt.Fprintf(r.w, "  sealed  %s %s: was %s, effects %s; %s\n", s.Call, s.Tool, s.Phase, s.Effects, s.Recommendation)
 	}
 }
 

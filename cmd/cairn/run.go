@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"cairn/checkpoint"
 	"cairn/host"
 	"cairn/host/model"
 )
@@ -23,6 +24,11 @@ func runCommand() *cli.Command {
 			&cli.StringFlag{Name: "file", Aliases: []string{"f"}, Usage: "the agent file (YAML)"},
 			&cli.StringFlag{Name: "id", Usage: "the agent's id (default: the agent's name and a random suffix)"},
 			&cli.StringFlag{Name: "workspace", Aliases: []string{"w"}, Usage: "the directory the tools work in (default: the agent file's workspace)"},
+			&cli.BoolFlag{Name: "fresh", Usage: "start an existing agent over, forgetting its conversation"},
+			&cli.StringFlag{Name: "tenant", Usage: "identity label: the tenant the agent works for"},
+			&cli.StringFlag{Name: "principal", Usage: "identity label: who started the agent"},
+			&cli.StringFlag{Name: "template", Usage: "identity label: the template the agent was made from"},
+			&cli.StringFlag{Name: "correlation", Usage: "identity label: an id that ties the agent to outside work"},
 			&cli.StringFlag{Name: "model", Usage: "use this model instead of the agent file's: PROVIDER:NAME, e.g. openai:gpt-4o-mini, ollama:llama3.2, script:turns.yaml"},
 			storeFlag, cacheFlag, jsonFlag,
 		},
@@ -39,7 +45,9 @@ func runAction(c *cli.Context) error {
 		return withCode(exitUsage, err)
 	}
 	opts := host.RunOptions{Agent: af, ID: c.String("id"), Workspace: c.String("workspace"),
-		Prompt: strings.Join(c.Args().Slice(), " ")}
+		Fresh: c.Bool("fresh"), Prompt: strings.Join(c.Args().Slice(), " "),
+		Labels: checkpoint.Labels{Tenant: c.String("tenant"), Principal: c.String("principal"),
+			Template: c.String("template"), Correlation: c.String("correlation")}}
 	if opts.Prompt == "" {
 		opts.Prompt = af.Prompt
 	}
@@ -61,7 +69,7 @@ func runAction(c *cli.Context) error {
 	opts.OnEvent = r.event
 	res, err := eng.Run(ctx, opts)
 	if err != nil {
-		return err
+		return runError(err)
 	}
 	return statusError(res)
 }

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 
+	"cairn/checkpoint"
 	"cairn/host"
 )
 
@@ -43,7 +45,22 @@ func cacheDir(c *cli.Context) string {
 	return ""
 }
 
-// newEngine starts the engine the command runs agents with.
+// newEngine starts the engine the command runs agents with, on the store.
 func newEngine(c *cli.Context) (*host.Engine, error) {
-	return host.NewEngine(c.Context, host.Config{CacheDir: cacheDir(c)})
+	store, err := host.OpenStore(storeDir(c))
+	if err != nil {
+		return nil, err
+	}
+	return host.NewEngine(c.Context, host.Config{CacheDir: cacheDir(c), Store: store})
+}
+
+// runError maps an error that kept a run from starting to its exit code.
+func runError(err error) error {
+	switch {
+	case errors.Is(err, checkpoint.ErrLocked):
+		return withCode(exitLocked, err)
+	case errors.Is(err, checkpoint.ErrNotFound):
+		return withCode(exitUsage, err)
+	}
+	return err
 }

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"cairn/checkpoint"
+	"cairn/host"
+)
+
+func lsCommand() *cli.Command {
+	return &cli.Command{
+		Name:   "ls",
+		Usage:  "list the agents in the store with their status",
+		Flags:  []cli.Flag{storeFlag, jsonFlag},
+		Action: lsAction,
+	}
+}
+
+// agentLine is one agent as `cairn ls --json` prints it.
+type agentLine struct {
+	Agent     string           `json:"agent"`
+	Status    string           `json:"status"`
+	Rounds    int              `json:"rounds"`
+	ToolCalls int              `json:"tool_calls"`
+	Usage     checkpoint.Usage `json:"usage"`
+	Updated   time.Time        `json:"updated"`
+	Error     string           `json:"error,omitempty"`
+}
+
+func lsAction(c *cli.Context) error {
+	store, err := host.OpenStore(storeDir(c))
+	if err != nil {
+		return err
+	}
+	list, err := store.List()
+	if err != nil {
+		return err
+	}
+	lines := make([]agentLine, len(list))
+	for i, s := range list {
+		lines[i] = agentLine{Agent: s.ID, Status: statusOf(s), Rounds: s.Round, ToolCalls: s.ToolCalls,
+			Usage: s.Usage, Updated: s.Updated}
+		if s.Err != nil {
+			lines[i].Error = s.Err.Error()
+		}
+	}
+	if c.Bool(jsonFlag.Name) {
+		enc := json.NewEncoder(c.App.Writer)
+		for _, l := range lines {
+			if err := enc.Encode(l); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	w := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "AGENT\tSTATUS\tROUNDS\tTOKENS\tUPDATED")
+	for _, l := range lines {
+		status := l.Status
+		if l.Error != "" {
+			status = "unreadable: " + l.Error
+		}
+		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%s\n", l.Agent, status, l.Rounds, l.Usage.Total(), l.Updated.Local().Format(time.DateTime))
+	}
+	return w.Flush()
+}
+
+// statusOf is what `cairn ls` calls an agent: running while a process
+// holds it, interrupted when it stopped mid-run and needs resume, else
+// how its last run ended.
+func statusOf(s checkpoint.Summary) string {
+	switch {
+	case s.Err != nil:
+		return "unreadable"
+	case s.Locked:
+		return "running"
+	case s.Interrupted:
+		return "interrupted"
+	}
+	return string(s.Status)
+}

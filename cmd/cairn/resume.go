@@ -1,0 +1,61 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+
+	"cairn/host"
+	"cairn/host/model"
+)
+
+func resumeCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "resume",
+		Usage:     "bring an agent back at its last committed round, say what was in flight, and continue",
+		ArgsUsage: "AGENT",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "strategy", Value: "seal",
+				Usage: "seal: keep finished calls, seal the ones in flight, continue; replay: drop the interrupted round and ask the model again; manual: report and stop"},
+			&cli.BoolFlag{Name: "upgrade", Usage: "use the agent file (and its modules) as they are on disk now, not as the agent started with"},
+			&cli.StringFlag{Name: "model", Usage: "continue with this model: PROVIDER:NAME"},
+			storeFlag, cacheFlag, jsonFlag,
+		},
+		Action: resumeAction,
+	}
+}
+
+func resumeAction(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return withCode(exitUsage, fmt.Errorf("usage: cairn resume [--strategy seal|replay|manual] AGENT"))
+	}
+	strategy, err := host.ParseStrategy(c.String("strategy"))
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	opts := host.ResumeOptions{ID: c.Args().First(), Strategy: strategy, Upgrade: c.Bool("upgrade")}
+	if m := c.String("model"); m != "" {
+		spec, err := model.ParseModelFlag(m)
+		if err != nil {
+			return withCode(exitUsage, err)
+		}
+		opts.Model = &spec
+	}
+	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	eng, err := newEngine(c)
+	if err != nil {
+		return err
+	}
+	defer eng.Close(context.Background())
+	opts.OnEvent = newRenderer(c.App.Writer, c.Bool(jsonFlag.Name)).event
+	res, err := eng.Resume(ctx, opts)
+	if err != nil {
+		return runError(err)
+	}
+	return statusError(res)
+}

@@ -1,0 +1,93 @@
+package host
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+
+	"cairn/checkpoint"
+)
+
+// define keeps what an agent is made of in the store — its agent file, its
+// modules and its script, by content — and returns the definition that
+// names them. Resume rebuilds the agent from it, on any machine that has
+// the store.
+func (e *Engine) define(af *AgentFile, mods []Module, ws string) (checkpoint.Definition, error) {
+	def := checkpoint.Definition{AgentPath: af.File, AgentDir: af.Dir, Workspace: ws, Modules: map[string]string{}}
+	var err error
+	if def.AgentFile, err = e.store.PutBlob(af.Source); err != nil {
+		return def, err
+	}
+	for _, m := range mods {
+		if def.Modules[m.Ref.Module], err = e.store.PutBlob(m.Wasm); err != nil {
+			return def, err
+		}
+	}
+	if af.Model.Provider == "script" && af.Model.Script != "" {
+		script, err := os.ReadFile(af.Path(af.Model.Script))
+		if err != nil {
+			return def, fmt.Errorf("model: %w", err)
+		}
+		if def.Script, err = e.store.PutBlob(script); err != nil {
+			return def, err
+		}
+	}
+	return def, nil
+}
+
+// ErrDefinition: what an agent was made of is missing from the store.
+var ErrDefinition = errors.New("agent definition is incomplete")
+
+// rebuild reads an agent back from its definition: the agent file, each
+// module and the script exactly as they were when the agent started.
+func (e *Engine) rebuild(def checkpoint.Definition) (*AgentFile, []Module, error) {
+	src, err := e.store.Blob(def.AgentFile)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: agent file: %w", ErrDefinition, err)
+	}
+	af, err := ParseAgentFile(src, def.AgentDir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("stored agent file: %w", err)
+	}
+	af.File = def.AgentPath
+	if def.Script != "" {
+		if af.Model.ScriptData, err = e.store.Blob(def.Script); err != nil {
+			return nil, nil, fmt.Errorf("%w: script: %w", ErrDefinition, err)
+		}
+	}
+	mods := make([]Module, 0, len(af.Tools))
+	for _, ref := range af.Tools {
+		digest, ok := def.Modules[ref.Module]
+		if !ok {
+			return nil, nil, fmt.Errorf("%w: module %s is not in the store", ErrDefinition, ref.Module)
+		}
+		wasm, err := e.store.Blob(digest)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: module %s: %w", ErrDefinition, ref.Module, err)
+		}
+		m, err := moduleOf(ref, wasm)
+		if err != nil {
+			return nil, nil, err
+		}
+		mods = append(mods, m)
+	}
+	return af, mods, nil
+}
+
+// changedSince says how the files an agent was made of differ on disk now
+// from what the store kept, in words for a warning; "" when they do not.
+func (e *Engine) changedSince(def checkpoint.Definition) string {
+	if def.AgentPath == "" {
+		return ""
+	}
+	now, err := os.ReadFile(def.AgentPath)
+	if err != nil {
+		return fmt.Sprintf("the agent file %s is gone (%v)", def.AgentPath, err)
+	}
+	kept, err := e.store.Blob(def.AgentFile)
+	if err == nil && !bytes.Equal(now, kept) {
+		return fmt.Sprintf("the agent file %s changed since the agent started", def.AgentPath)
+	}
+	return ""
+}

@@ -1,0 +1,208 @@
+package host
+
+import (
+	"context"
+	"fmt"
+
+	"cairn/checkpoint"
+	"cairn/host/model"
+)
+
+// Strategy is what resume does with the round a crash interrupted.
+type Strategy string
+
+// The strategies of resume.
+const (
+	// StrategySeal keeps the calls that finished, gives each call that was
+	// in flight an error result saying so, and continues.
+	StrategySeal Strategy = "seal"
+	// StrategyReplay drops the interrupted round and asks the model again
+	// from the boundary.
+	StrategyReplay Strategy = "replay"
+	// StrategyManual reports what it found and changes nothing.
+	StrategyManual Strategy = "manual"
+)
+
+// ParseStrategy reads a strategy's name.
+func ParseStrategy(s string) (Strategy, error) {
+	switch st := Strategy(s); st {
+	case StrategySeal, StrategyReplay, StrategyManual:
+		return st, nil
+	case "":
+		return StrategySeal, nil
+	}
+	return "", fmt.Errorf("strategy %q: want seal, replay or manual", s)
+}
+
+// ResumeOptions says which agent to resume and how.
+type ResumeOptions struct {
+	ID       string
+	Strategy Strategy
+	// Upgrade rebuilds the agent from its agent file as it is on disk now,
+	// instead of from what the store kept when it started.
+	Upgrade bool
+	// Model overrides the agent's model.
+	Model   *model.Spec
+	OnEvent EventFunc
+}
+
+// Report is what resume found. It is also the agent_resumed event.
+type Report struct {
+	Boundary int
+	// Finished are the calls of the interrupted round that had a result:
+	// they are kept and never run again.
+	Finished []string
+	Sealed   []Seal
+}
+
+// Resume brings an agent back at its last boundary and continues it. A run
+// that ended cleanly is not run again: its Result says so. A paused run
+// continues where it paused.
+//
+// # Errors
+//
+// checkpoint.ErrNotFound for an unknown agent, checkpoint.ErrLocked,
+// checkpoint.ErrFutureSchema and checkpoint.ErrCorrupt from the store,
+// ErrDefinition when a module or the agent file is missing from the store.
+func (e *Engine) Resume(ctx context.Context, opts ResumeOptions) (*Result, error) {
+	if opts.Strategy == "" {
+		opts.Strategy = StrategySeal
+	}
+	runID := "run-" + newID()
+	lock, err := e.store.Lock(opts.ID, checkpoint.ThisProcess(runID))
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Unlock()
+	rec, log, err := e.store.Open(opts.ID)
+	if err != nil {
+		return nil, fmt.Errorf("resume agent %q: %w", opts.ID, err)
+	}
+	defer log.Close()
+	r, err := e.rebuildRun(ctx, rec, opts, runID, log)
+	if err != nil {
+		return nil, err
+	}
+	r.emit(Event{Type: EventCheckpointLoaded, Round: rec.State.Round, Messages: len(rec.State.Messages),
+		Bytes: rec.JournalBytes + rec.SnapshotBytes})
+	if !rec.Interrupted() && rec.State.Status == checkpoint.StatusDone {
+		return r.nothingToDo(rec), nil
+	}
+	report := r.inspect(rec)
+	if opts.Strategy == StrategyManual {
+		r.emit(Event{Type: EventAgentResumed, Strategy: string(opts.Strategy), Round: report.Boundary, Sealed: report.Sealed,
+			Finished: report.Finished})
+		return &Result{Agent: r.agentID, Status: StatusPaused, Rounds: rec.State.Round,
+			Reason: "manual: reported, nothing changed"}, nil
+	}
+	last := rec.State.LastRun()
+	info := checkpoint.RunInfo{ID: runID, Strategy: string(opts.Strategy)}
+	if last != nil {
+		info.ResumedFrom = last.ID
+	}
+	if err := r.begin(info, ""); err != nil {
+		return nil, err
+	}
+	if err := r.settle(rec, report, opts.Strategy); err != nil {
+		return nil, err
+	}
+	r.emit(Event{Type: EventAgentResumed, Strategy: string(opts.Strategy), Round: report.Boundary, Sealed: report.Sealed,
+		Finished: report.Finished})
+	return r.end(r.loop(ctx))
+}
+
+// rebuildRun makes the run from the agent's stored definition.
+func (e *Engine) rebuildRun(ctx context.Context, rec *checkpoint.Recovered, opts ResumeOptions,
+	runID string, log checkpoint.Log) (*run, error) {
+	def := rec.State.Definition
+	var af *AgentFile
+	var mods []Module
+	var err error
+	if opts.Upgrade {
+		if af, err = LoadAgentFile(def.AgentPath); err == nil {
+			mods, err = e.upgrade(af, def, log)
+		}
+	} else {
+		af, mods, err = e.rebuild(def)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("resume agent %q: %w", opts.ID, err)
+	}
+	r, err := e.newRun(ctx, af, mods, opts.Model, def.Workspace, opts.ID, runID, log)
+	if err != nil {
+		return nil, fmt.Errorf("resume agent %q: %w", opts.ID, err)
+	}
+	r.onEvent = opts.OnEvent
+	if why := e.changedSince(def); why != "" && !opts.Upgrade {
+		r.emit(Event{Type: EventWarning, Text: why + "; resuming with the one the agent started with (--upgrade uses the new one)"})
+	}
+	return r, nil
+}
+
+// upgrade stores the agent file as it is now and journals the new definition.
+func (e *Engine) upgrade(af *AgentFile, old checkpoint.Definition, log checkpoint.Log) ([]Module, error) {
+	mods, err := loadModules(af)
+	if err != nil {
+		return nil, err
+	}
+	def, err := e.define(af, mods, old.Workspace)
+	if err != nil {
+		return nil, err
+	}
+	return mods, log.Append(checkpoint.Record{Type: checkpoint.RecDefine, Time: now(), Definition: &def})
+}
+
+func (r *run) nothingToDo(rec *checkpoint.Recovered) *Result {
+	st := rec.State
+	reason := "the agent's last run ended cleanly; there is nothing to resume (give it a new prompt with `cairn run --id`)"
+	r.emit(Event{Type: EventRunEnd, Status: StatusDone, Reason: reason, Round: st.Round, Usage: &st.Usage})
+	return &Result{Agent: r.agentID, Status: StatusDone, Reason: reason, Rounds: st.Round, Usage: st.Usage,
+		ToolCalls: st.ToolCalls}
+}
+
+// settle finishes or drops the interrupted round as the strategy says.
+func (r *run) settle(rec *checkpoint.Recovered, report Report, s Strategy) error {
+	turn, user := tailTurn(rec.Tail)
+	if s == StrategyReplay {
+		if len(rec.Tail) > 0 {
+			round := rec.State.Round + 1
+			if _, err := r.log.Commit(checkpoint.Record{Type: checkpoint.RecAbort, Time: now(), Round: round,
+				Reason: "replayed by resume"}); err != nil {
+				return err
+			}
+		}
+		if user != nil {
+			return r.prompt(user.Text)
+		}
+		return nil
+	}
+	if user != nil {
+		r.pending = append(r.pending, *user)
+	}
+	if turn == nil {
+		return nil // the model had not answered: ask it, with the prompt kept
+	}
+	var recs []checkpoint.Record
+	for _, s := range report.Sealed {
+		recs = append(recs, checkpoint.Record{Type: checkpoint.RecResult, Time: now(), Round: rec.State.Round + 1,
+			Call: s.Call, Tool: s.Tool, Result: &checkpoint.Result{Output: s.message(), IsError: true, Sealed: true}})
+	}
+	if err := r.log.Append(recs...); err != nil {
+		return err
+	}
+	return r.commit(rec.State.Round + 1)
+}
+
+// tailTurn finds the model's turn and the user's prompt in an interrupted
+// round.
+func tailTurn(tail []checkpoint.Record) (turn, user *checkpoint.Message) {
+	for _, rec := range tail {
+		switch rec.Type {
+		case checkpoint.RecTurn:
+			turn = rec.Message
+		case checkpoint.RecUser:
+			user = rec.Message
+		}
+	}
+	return turn, user
+}

@@ -1,0 +1,221 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"cairn/checkpoint"
+)
+
+const resumeScript = `
+turns:
+  - tool_calls: [{name: echo, input: {text: one, n: 1}}]
+  - tool_calls: [{name: echo, input: {text: two, n: 2}}, {name: echo, input: {text: three, n: 3}}]
+  - text: all done
+`
+
+// interrupted makes an agent that committed round 1 and then stopped during
+// round 2: its turn journaled, call_2_0 executing, call_2_1 finished. That
+// is what a kill -9 at that moment leaves.
+func interrupted(t *testing.T) (*Engine, checkpoint.Store, string) {
+	t.Helper()
+	eng, store := fileEngine(t)
+	af := agentIn(t, hostileAgent, resumeScript)
+	copyFile(t, hostileWasm, filepath.Join(af.Dir, "hostile.wasm"))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	res, err := eng.Run(ctx, RunOptions{Agent: af, ID: "agent-1", Prompt: "go", OnEvent: func(e Event) {
+		if e.Type == EventRoundEnd && e.Round == 1 {
+			cancel()
+		}
+	}})
+	if err != nil || res.Status != StatusPaused || res.Rounds != 1 {
+		t.Fatalf("setup run: %+v, %v", res, err)
+	}
+	lock, err := store.Lock("agent-1", checkpoint.ThisProcess("crashed"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Unlock()
+	_, log, err := store.Open("agent-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	turn := checkpoint.Message{Role: checkpoint.RoleAssistant, ToolCalls: []checkpoint.ToolCall{
+		{ID: "call_2_0", Name: "echo", Input: `{"text":"two","n":2}`},
+		{ID: "call_2_1", Name: "echo", Input: `{"text":"three","n":3}`}}}
+	err = log.Append(
+		checkpoint.Record{Type: checkpoint.RecRunStarted, Run: &checkpoint.RunInfo{ID: "run-crashed"}},
+		checkpoint.Record{Type: checkpoint.RecTurn, Round: 2, Message: &turn},
+		checkpoint.Record{Type: checkpoint.RecPhase, Round: 2, Call: "call_2_0", Tool: "echo", Phase: checkpoint.PhaseExecuting},
+		checkpoint.Record{Type: checkpoint.RecPhase, Round: 2, Call: "call_2_1", Tool: "echo", Phase: checkpoint.PhaseExecuting},
+		checkpoint.Record{Type: checkpoint.RecResult, Round: 2, Call: "call_2_1", Tool: "echo", Result: &checkpoint.Result{Output: "three x3"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return eng, store, "agent-1"
+}
+
+func resume(t *testing.T, eng *Engine, id string, s Strategy) (*Result, []Event) {
+	t.Helper()
+	var events []Event
+	res, err := eng.Resume(context.Background(), ResumeOptions{ID: id, Strategy: s,
+		OnEvent: func(e Event) { events = append(events, e) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, events
+}
+
+func eventOf(events []Event, typ EventType) *Event {
+	for i := range events {
+		if events[i].Type == typ {
+			return &events[i]
+		}
+	}
+	return nil
+}
+
+func TestResumeSeal(t *testing.T) {
+	eng, store, id := interrupted(t)
+	res, events := resume(t, eng, id, StrategySeal)
+	if res.Status != StatusDone || res.Rounds != 3 || res.Text != "all done" {
+		t.Fatalf("result %+v", res)
+	}
+	ar := eventOf(events, EventAgentResumed)
+	if ar == nil || ar.Round != 1 || len(ar.Sealed) != 1 || ar.Sealed[0].Call != "call_2_0" ||
+		ar.Sealed[0].Phase != checkpoint.PhaseExecuting || ar.Sealed[0].Effects != EffectsNone ||
+		len(ar.Finished) != 1 || ar.Finished[0] != "call_2_1" {
+		t.Fatalf("agent_resumed %+v", ar)
+	}
+	if start := eventOf(events, EventRunStart); start == nil || start.ResumedFrom != "run-crashed" {
+		t.Fatalf("run_start of the resumed run: %+v", start)
+	}
+	if eventOf(events, EventToolStart) != nil {
+		t.Fatal("resume ran a call of the interrupted round again")
+	}
+	rec, err := store.Read(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sealed, kept *checkpoint.Message
+	for i, m := range rec.State.Messages {
+		switch m.CallID {
+		case "call_2_0":
+			sealed = &rec.State.Messages[i]
+		case "call_2_1":
+			kept = &rec.State.Messages[i]
+		}
+	}
+	if sealed == nil || !sealed.IsError || !strings.Contains(sealed.Text, "interrupted") || kept == nil || kept.Text != "three x3" {
+		t.Fatalf("sealed %+v kept %+v", sealed, kept)
+	}
+	// The conversation is one a provider accepts: every call has one result.
+	if rec.State.ToolCalls != 3 || len(rec.State.Runs) != 3 {
+		t.Fatalf("tool calls %d, runs %d", rec.State.ToolCalls, len(rec.State.Runs))
+	}
+}
+
+func TestResumeReplay(t *testing.T) {
+	eng, _, id := interrupted(t)
+	res, events := resume(t, eng, id, StrategyReplay)
+	if res.Status != StatusDone || res.Rounds != 3 {
+		t.Fatalf("result %+v", res)
+	}
+	var ran []string
+	for _, e := range events {
+		if e.Type == EventToolEnd {
+			ran = append(ran, e.Call.ID+"="+e.Call.Output)
+		}
+	}
+	if strings.Join(ran, ",") != "call_2_0=two x2,call_2_1=three x3" && strings.Join(ran, ",") != "call_2_1=three x3,call_2_0=two x2" {
+		t.Fatalf("replay should ask the model again and run its calls: %v", ran)
+	}
+}
+
+func TestResumeManualChangesNothing(t *testing.T) {
+	eng, store, id := interrupted(t)
+	dir := filepath.Join(store.(*checkpoint.FileStore).Dir(), "agents", id)
+	before := dirBytes(t, dir)
+	res, events := resume(t, eng, id, StrategyManual)
+	if res.Status != StatusPaused || eventOf(events, EventAgentResumed) == nil {
+		t.Fatalf("result %+v", res)
+	}
+	if after := dirBytes(t, dir); after != before {
+		t.Fatal("a manual resume changed the agent's files")
+	}
+	// And a seal afterwards still finds the same interrupted round.
+	if _, events := resume(t, eng, id, StrategySeal); len(eventOf(events, EventAgentResumed).Sealed) != 1 {
+		t.Fatal("the interrupted round was lost by the manual resume")
+	}
+}
+
+func TestResumeOfFinishedAgentDoesNothing(t *testing.T) {
+	eng, _, id := interrupted(t)
+	resume(t, eng, id, StrategySeal)
+	res, events := resume(t, eng, id, StrategySeal)
+	if res.Status != StatusDone || !strings.Contains(res.Reason, "nothing to resume") || eventOf(events, EventModelTurn) != nil {
+		t.Fatalf("result %+v", res)
+	}
+}
+
+func TestResumeErrors(t *testing.T) {
+	eng, store, id := interrupted(t)
+	if _, err := eng.Resume(context.Background(), ResumeOptions{ID: "nobody"}); !errors.Is(err, checkpoint.ErrNotFound) || !strings.Contains(err.Error(), "nobody") {
+		t.Errorf("unknown agent: %v", err)
+	}
+	lock, _ := store.Lock(id, checkpoint.ThisProcess("other-run"))
+	_, err := eng.Resume(context.Background(), ResumeOptions{ID: id})
+	lock.Unlock()
+	var le *checkpoint.LockedError
+	if !errors.As(err, &le) || le.Holder.Run != "other-run" || le.Holder.PID != os.Getpid() {
+		t.Errorf("locked agent: %v", err)
+	}
+	// Running an interrupted agent again is refused until it is resumed.
+	af := agentIn(t, hostileAgent, resumeScript)
+	copyFile(t, hostileWasm, filepath.Join(af.Dir, "hostile.wasm"))
+	if _, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: id, Prompt: "again"}); !errors.Is(err, ErrInterrupted) {
+		t.Errorf("run of an interrupted agent: %v", err)
+	}
+}
+
+// A finished agent given a new prompt continues its conversation.
+func TestRunContinuesAnAgent(t *testing.T) {
+	eng, _ := fileEngine(t)
+	af := agentIn(t, hostileAgent, "turns:\n  - text: first\n  - text: second\n")
+	copyFile(t, hostileWasm, filepath.Join(af.Dir, "hostile.wasm"))
+	first, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "cont", Prompt: "one"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "cont", Prompt: "two"})
+	if err != nil || first.Text != "first" || second.Text != "second" || second.Rounds != 2 {
+		t.Fatalf("first %+v second %+v %v", first, second, err)
+	}
+	fresh, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "cont", Prompt: "one", Fresh: true})
+	if err != nil || fresh.Text != "first" || fresh.Rounds != 1 {
+		t.Fatalf("fresh %+v %v", fresh, err)
+	}
+}
+
+func dirBytes(t *testing.T, dir string) string {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, e := range entries {
+		if e.Name() == "lock" {
+			continue
+		}
+		data, _ := os.ReadFile(filepath.Join(dir, e.Name()))
+		b.WriteString(e.Name())
+		b.Write(data)
+	}
+	return b.String()
+}

@@ -1,0 +1,74 @@
+package host
+
+import (
+	"fmt"
+
+	"cairn/checkpoint"
+)
+
+// Seal is what resume says of a call that was in flight when the process
+// stopped: how far it got, what it may have changed, and what to do.
+type Seal struct {
+	Call  string           `json:"call"`
+	Tool  string           `json:"tool"`
+	Phase checkpoint.Phase `json:"phase"`
+	// Effects is "none" when the call cannot have changed the workspace,
+	// "unknown" when it may have: tools write to the workspace directly
+	// until their writes are staged per call.
+	Effects        string `json:"effects"`
+	Recommendation string `json:"recommendation"`
+}
+
+// Effects of a sealed call.
+const (
+	EffectsNone    = "none"
+	EffectsUnknown = "unknown"
+)
+
+// inspect reads the interrupted round: which calls finished (kept, never
+// run again) and which were in flight (sealed).
+func (r *run) inspect(rec *checkpoint.Recovered) Report {
+	report := Report{Boundary: rec.State.Round}
+	turn, _ := tailTurn(rec.Tail)
+	if turn == nil {
+		return report
+	}
+	phase := map[string]checkpoint.Phase{}
+	for _, t := range rec.Tail {
+		switch t.Type {
+		case checkpoint.RecPhase:
+			phase[t.Call] = t.Phase
+		case checkpoint.RecResult:
+			phase[t.Call] = checkpoint.PhaseFinished
+		}
+	}
+	for _, c := range turn.ToolCalls {
+		p, ok := phase[c.ID]
+		if !ok {
+			p = checkpoint.PhasePending
+		}
+		if p == checkpoint.PhaseFinished {
+			report.Finished = append(report.Finished, c.ID)
+			continue
+		}
+		report.Sealed = append(report.Sealed, r.seal(c, p))
+	}
+	return report
+}
+
+func (r *run) seal(c checkpoint.ToolCall, p checkpoint.Phase) Seal {
+	s := Seal{Call: c.ID, Tool: c.Name, Phase: p, Effects: EffectsNone,
+		Recommendation: "retry: the call did not finish and changed nothing"}
+	t, ok := r.tools.tools[c.Name]
+	if p == checkpoint.PhaseExecuting && (!ok || t.spec.Mutates) {
+		s.Effects = EffectsUnknown
+		s.Recommendation = "check the files it writes before retrying: it was running and may have changed the workspace"
+	}
+	return s
+}
+
+// message is the result the model reads for a sealed call.
+func (s Seal) message() string {
+	return fmt.Sprintf("This call was interrupted: cairn stopped while it was %s, and it did not finish. "+
+		"Its effects on the workspace: %s. Recommendation: %s.", s.Phase, s.Effects, s.Recommendation)
+}
