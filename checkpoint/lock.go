@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/gofrs/flock"
@@ -53,9 +54,17 @@ type Lock interface {
 
 // fileLock is a flock on agents/<id>/lock. The file is never deleted: a
 // deleted lock file would let two processes lock two different inodes.
-type fileLock struct{ fl *flock.Flock }
+type fileLock struct {
+	fl   *flock.Flock
+	path string
+}
 
-func (l *fileLock) Unlock() error { return l.fl.Unlock() }
+// Unlock clears the holder from the file, then releases the lock, so the
+// next process to lose never reads a holder that has gone.
+func (l *fileLock) Unlock() error {
+	os.Truncate(l.path, 0)
+	return l.fl.Unlock()
+}
 
 // lockDir takes the lock in dir without waiting, and writes the holder.
 func lockDir(agent, dir string, h Holder) (Lock, error) {
@@ -73,21 +82,29 @@ func lockDir(agent, dir string, h Holder) (Lock, error) {
 		fl.Unlock()
 		return nil, fmt.Errorf("lock agent %q: %w", agent, err)
 	}
-	return &fileLock{fl: fl}, nil
+	return &fileLock{fl: fl, path: path}, nil
 }
 
-// readHolder reads who holds a lock, retrying briefly while the holder may
-// still be writing it.
+// readHolder reads who holds a lock. The holder writes itself into the file
+// just after taking the lock, and a holder killed with -9 leaves its name
+// behind, so it rereads for a moment until the file names a live process.
 func readHolder(path string) Holder {
+	host, _ := os.Hostname()
 	var h Holder
-	for i := 0; i < 20; i++ {
+	for i := 0; i < 40; i++ {
 		b, err := os.ReadFile(path)
-		if err == nil && json.Unmarshal(b, &h) == nil && h.PID != 0 {
+		if err == nil && json.Unmarshal(b, &h) == nil && h.PID != 0 && (h.Host != host || alive(h.PID)) {
 			return h
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
 	return Holder{}
+}
+
+// alive reports whether a process of this host exists.
+func alive(pid int) bool {
+	p, err := os.FindProcess(pid)
+	return err == nil && p.Signal(syscall.Signal(0)) == nil
 }
 
 // lockHeld reports whether another process holds the lock in dir now.
