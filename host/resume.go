@@ -103,11 +103,11 @@ func (e *Engine) Resume(ctx context.Context, opts ResumeOptions) (*Result, error
 	if err := r.begin(info, ""); err != nil {
 		return nil, err
 	}
+	r.emit(Event{Type: EventAgentResumed, Strategy: string(opts.Strategy), Round: report.Boundary, Sealed: report.Sealed,
+		Finished: report.Finished})
 	if err := r.settle(rec, report, opts.Strategy); err != nil {
 		return nil, err
 	}
-	r.emit(Event{Type: EventAgentResumed, Strategy: string(opts.Strategy), Round: report.Boundary, Sealed: report.Sealed,
-		Finished: report.Finished})
 	return r.end(r.loop(ctx))
 }
 

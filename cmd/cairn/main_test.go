@@ -20,7 +20,8 @@ func cairn(t *testing.T, args ...string) (int, string, string) {
 }
 
 // exampleAgent copies the example agent's workspace into a temporary
-// directory and returns the flags that run the example on it.
+// directory and returns the flags that run the example on it; the store's
+// directory is third from last.
 func exampleAgent(t *testing.T) []string {
 	t.Helper()
 	ws := t.TempDir()
@@ -131,5 +132,29 @@ func TestVersion(t *testing.T) {
 	code, out, _ := cairn(t, "version")
 	if code != exitDone || !strings.Contains(out, "tool ABI 1") {
 		t.Fatalf("exit %d, %q", code, out)
+	}
+}
+
+func TestLsAndResumeCommands(t *testing.T) {
+	args := exampleAgent(t)
+	store := args[len(args)-3]
+	if code, _, errOut := cairn(t, append([]string{"run", "--id", "ex1"}, args...)...); code != exitDone {
+		t.Fatalf("run: exit %d %s", code, errOut)
+	}
+	code, out, _ := cairn(t, "ls", "--store", store)
+	if code != exitDone || !strings.Contains(out, "ex1") || !strings.Contains(out, "done") {
+		t.Fatalf("ls: exit %d\n%s", code, out)
+	}
+	code, out, _ = cairn(t, "resume", "--store", store, "--cache", cacheForTests(t), "ex1")
+	if code != exitDone || !strings.Contains(out, "nothing to resume") {
+		t.Fatalf("resume of a finished agent: exit %d\n%s", code, out)
+	}
+	code, _, errOut := cairn(t, "resume", "--store", store, "nobody")
+	if code != exitUsage || !strings.Contains(errOut, `"nobody"`) {
+		t.Fatalf("resume of an unknown agent: exit %d %s", code, errOut)
+	}
+	code, _, errOut = cairn(t, "resume", "--store", store, "--strategy", "guess", "ex1")
+	if code != exitUsage || !strings.Contains(errOut, "seal, replay or manual") {
+		t.Fatalf("bad strategy: exit %d %s", code, errOut)
 	}
 }

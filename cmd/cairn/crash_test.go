@@ -1,0 +1,182 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var crashTrials = flag.Int("crash-trials", 4, "kill -9 trials of a real cairn process (200 for a soak)")
+
+// crashAgent is an agent of many short rounds, two calls each.
+func crashAgent(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "workspace")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("alpha\nbeta\n"), 0o644)
+	var script strings.Builder
+	script.WriteString("turns:\n")
+	for i := 0; i < 8; i++ {
+		fmt.Fprintf(&script, "  - tool_calls: [{name: read_file, input: {path: a.txt}}, {name: list_dir, input: {}}]\n")
+	}
+	script.WriteString("  - text: finished\n")
+	os.WriteFile(filepath.Join(dir, "script.yaml"), []byte(script.String()), 0o644)
+	agent := filepath.Join(dir, "agent.yaml")
+	os.WriteFile(agent, []byte(`name: crash
+model: {provider: script, script: script.yaml}
+workspace: workspace
+tools: [{module: builtin, only: [read_file, list_dir]}]
+limits: {max_rounds: 20}
+`), 0o644)
+	return agent
+}
+
+// cairnBinary builds the command once per test binary.
+func cairnBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(os.TempDir(), fmt.Sprintf("cairn-crash-test-%d", os.Getpid()))
+	if _, err := os.Stat(bin); err == nil {
+		return bin
+	}
+	out, err := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("build cairn: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { os.Remove(bin) })
+	return bin
+}
+
+type jsonEvent struct {
+	Type   string `json:"type"`
+	Round  int    `json:"round"`
+	Status string `json:"status"`
+	Call   *struct {
+		ID string `json:"id"`
+	} `json:"call"`
+	Sealed []struct {
+		Call string `json:"call"`
+	} `json:"sealed"`
+	Finished []string `json:"finished"`
+}
+
+// events parses JSON Lines; a line cut off by a kill is ignored.
+func events(out []byte) []jsonEvent {
+	var evs []jsonEvent
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		var e jsonEvent
+		if json.Unmarshal(sc.Bytes(), &e) == nil {
+			evs = append(evs, e)
+		}
+	}
+	return evs
+}
+
+// A real cairn process is killed with SIGKILL at a random moment of a
+// multi-round run; cairn resume then brings it back. No committed round is
+// lost, rounds rise with no gaps, every call in flight is sealed exactly
+// once, no call that had started before the kill runs again, and the agent
+// ends where an uninterrupted run ends.
+func TestKillDashNineAndResume(t *testing.T) {
+	bin := cairnBinary(t)
+	agent := crashAgent(t)
+	cache := cacheForTests(t)
+	start := time.Now()
+	clean := exec.Command(bin, "run", "--store", t.TempDir(), "--cache", cache, "--json", "-f", agent)
+	if out, err := clean.CombinedOutput(); err != nil {
+		t.Fatalf("uninterrupted run: %v\n%s", err, out)
+	}
+	full := time.Since(start)
+	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
+	for trial := 0; trial < *crashTrials; trial++ {
+		delay := time.Duration(rng.Int63n(int64(full)))
+		t.Run(fmt.Sprintf("kill-after-%s", delay.Round(time.Millisecond)), func(t *testing.T) {
+			killAndResume(t, bin, agent, cache, delay)
+		})
+	}
+}
+
+func killAndResume(t *testing.T, bin, agent, cache string, delay time.Duration) {
+	store := t.TempDir()
+	cmd := exec.Command(bin, "run", "--store", store, "--cache", cache, "--json", "--id", "victim", "-f", agent)
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(delay)
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	before := events(out.Bytes())
+	committed, started := 0, map[string]bool{}
+	for _, e := range before {
+		if e.Type == "checkpoint_saved" {
+			committed = e.Round
+		}
+		if e.Type == "tool_start" {
+			started[e.Call.ID] = true
+		}
+	}
+
+	res := exec.Command(bin, "resume", "--store", store, "--cache", cache, "--json", "victim")
+	resOut, err := res.Output()
+	if code := res.ProcessState.ExitCode(); code == exitUsage && committed == 0 && len(started) == 0 {
+		return // killed before the agent was stored: there is nothing to resume
+	} else if err != nil {
+		t.Fatalf("resume: %v (exit %d)\n%s", err, code, resOut)
+	}
+	after := events(resOut)
+	boundary, next, sealed := -1, 0, map[string]bool{}
+	for _, e := range after {
+		switch e.Type {
+		case "agent_resumed":
+			boundary, next = e.Round, e.Round+1
+			for _, s := range e.Sealed {
+				if sealed[s.Call] {
+					t.Errorf("call %s sealed twice", s.Call)
+				}
+				sealed[s.Call] = true
+			}
+			for _, f := range e.Finished {
+				if sealed[f] {
+					t.Errorf("call %s both finished and sealed", f)
+				}
+			}
+		case "checkpoint_saved":
+			if e.Round != next {
+				t.Errorf("committed round %d, want %d: rounds must rise with no gaps", e.Round, next)
+			}
+			next++
+		case "tool_start":
+			if started[e.Call.ID] {
+				t.Errorf("call %s had started before the kill and ran again", e.Call.ID)
+			}
+		}
+	}
+	last := after[len(after)-1]
+	if last.Type != "run_end" || last.Status != "done" || last.Round != 9 {
+		t.Fatalf("resumed run ended %+v; want done after 9 rounds", last)
+	}
+	if boundary >= 0 && boundary < committed {
+		t.Fatalf("resume found round %d, but round %d had been committed", boundary, committed)
+	}
+	for id := range sealed {
+		if !started[id] && !strings.HasPrefix(id, fmt.Sprintf("call_%d_", boundary+1)) {
+			t.Errorf("sealed call %s is not of the interrupted round %d", id, boundary+1)
+		}
+	}
+}
