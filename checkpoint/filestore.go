@@ -90,6 +90,9 @@ func (s *FileStore) Create(id string, st *State) (Log, error) {
 	if s.Exists(id) {
 		return nil, fmt.Errorf("create agent %q: %w", id, ErrExists)
 	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("create agent %q: %w", id, err)
+	}
 	if err := writeSnapshot(dir, st); err != nil {
 		return nil, fmt.Errorf("create agent %q: %w", id, err)
 	}

@@ -1,0 +1,138 @@
+package checkpoint
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// history is a state with n messages of about 200 bytes each.
+func history(n int) *State {
+	st := NewState("bench", Definition{Workspace: "/ws"}, Labels{}, t0)
+	text := strings.Repeat("word ", 40)
+	for i := 0; i < n; i++ {
+		st.Messages = append(st.Messages, Message{Role: RoleAssistant, Text: text})
+	}
+	st.Round = n / 2
+	return st
+}
+
+// BenchmarkCommit is the per-round checkpoint: a round's records appended
+// to the journal and one fdatasync (compaction included when it falls due),
+// beside the baseline most agent SDKs use: the whole state as JSON, written
+// to a temp file, fsynced, renamed, the directory fsynced.
+//
+//	go test ./checkpoint -run '^$' -bench Commit -benchtime 2000x
+func BenchmarkCommit(b *testing.B) {
+	for _, n := range []int{10, 1000, 10000} {
+		b.Run(fmt.Sprintf("messages=%d/journal", n), func(b *testing.B) {
+			s, _ := OpenFileStore(b.TempDir())
+			log, err := s.Create("bench", history(n))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer log.Close()
+			var written int64
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				round := n/2 + i + 1
+				if err := log.Append(roundRecords(round)...); err != nil {
+					b.Fatal(err)
+				}
+				w, err := log.Commit(Record{Type: RecCommit, Time: t0, Round: round})
+				if err != nil {
+					b.Fatal(err)
+				}
+				written += w
+			}
+			b.ReportMetric(float64(written)/float64(b.N), "bytes/round")
+		})
+		b.Run(fmt.Sprintf("messages=%d/json-snapshot", n), func(b *testing.B) {
+			dir := b.TempDir()
+			st := history(n)
+			var written int64
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				st.Round++
+				data, err := json.Marshal(st)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := writeAtomic(filepath.Join(dir, "state.json"), data); err != nil {
+					b.Fatal(err)
+				}
+				written += int64(len(data))
+			}
+			b.ReportMetric(float64(written)/float64(b.N), "bytes/round")
+		})
+	}
+}
+
+// BenchmarkRecover10000Rounds is the time to read back an agent of 10,000
+// committed rounds: from its newest snapshot and journal as compaction
+// leaves them, and, for comparison, from one journal of every round.
+//
+//	go test ./checkpoint -run '^$' -bench Recover -benchtime 20x
+func BenchmarkRecover10000Rounds(b *testing.B) {
+	for _, compact := range []bool{true, false} {
+		name := "snapshot+journal"
+		if !compact {
+			name = "journal-only"
+		}
+		b.Run(name, func(b *testing.B) {
+			dir := b.TempDir()
+			s, _ := OpenFileStore(dir)
+			log, err := s.Create("bench", NewState("bench", Definition{}, Labels{}, t0))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if !compact {
+				log.(*journalLog).snapLen = 1 << 40
+			}
+			for r := 1; r <= 10000; r++ {
+				log.Append(roundRecords(r)...)
+				if _, err := log.Commit(Record{Type: RecCommit, Time: t0, Round: r}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			log.Close()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				rec, err := s.Read("bench")
+				if err != nil || rec.State.Round != 10000 {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			entries, _ := os.ReadDir(filepath.Join(dir, "agents", "bench"))
+			var size int64
+			for _, e := range entries {
+				if fi, err := e.Info(); err == nil {
+					size += fi.Size()
+				}
+			}
+			b.ReportMetric(float64(size), "bytes-on-disk")
+		})
+	}
+}
+
+// BenchmarkFdatasync is the floor under any durable commit: 330 bytes
+// appended to a file and one fdatasync, the baseline for BenchmarkCommit.
+func BenchmarkFdatasync(b *testing.B) {
+	f, err := os.Create(filepath.Join(b.TempDir(), "f"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	buf := make([]byte, 330)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		f.Write(buf)
+		if err := syncData(f); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
