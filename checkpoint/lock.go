@@ -66,16 +66,13 @@ func (l *fileLock) Unlock() error {
 	return l.fl.Unlock()
 }
 
-// lockDir takes the lock in dir without waiting, and writes the holder.
+// lockDir takes the lock in dir without waiting on a live holder, and
+// writes this process in as the holder.
 func lockDir(agent, dir string, h Holder) (Lock, error) {
 	path := filepath.Join(dir, "lock")
 	fl := flock.New(path)
-	ok, err := fl.TryLock()
-	if err != nil {
-		return nil, fmt.Errorf("lock agent %q: %w", agent, err)
-	}
-	if !ok {
-		return nil, &LockedError{Agent: agent, Holder: readHolder(path)}
+	if err := tryLock(agent, fl, path); err != nil {
+		return nil, err
 	}
 	b, _ := json.Marshal(h)
 	if err := os.WriteFile(path, b, 0o600); err != nil {
@@ -85,20 +82,38 @@ func lockDir(agent, dir string, h Holder) (Lock, error) {
 	return &fileLock{fl: fl, path: path}, nil
 }
 
-// readHolder reads who holds a lock. The holder writes itself into the file
-// just after taking the lock, and a holder killed with -9 leaves its name
-// behind, so it rereads for a moment until the file names a live process.
-func readHolder(path string) Holder {
-	host, _ := os.Hostname()
-	var h Holder
+// tryLock takes the lock, or fails with the holder. The holder writes
+// itself into the file just after taking the lock and clears it just
+// before releasing it, so for a moment the file may name no one: then the
+// lock is tried again, briefly, and either taken or its holder read.
+func tryLock(agent string, fl *flock.Flock, path string) error {
 	for i := 0; i < 40; i++ {
-		b, err := os.ReadFile(path)
-		if err == nil && json.Unmarshal(b, &h) == nil && h.PID != 0 && (h.Host != host || alive(h.PID)) {
-			return h
+		ok, err := fl.TryLock()
+		if err != nil {
+			return fmt.Errorf("lock agent %q: %w", agent, err)
+		}
+		if ok {
+			return nil
+		}
+		if h, ok := readHolder(path); ok {
+			return &LockedError{Agent: agent, Holder: h}
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	return Holder{}
+	return &LockedError{Agent: agent}
+}
+
+// readHolder reads who holds a lock: a process that is alive, or one on
+// another host. A holder killed with -9 leaves its name behind; a dead
+// process is no holder.
+func readHolder(path string) (Holder, bool) {
+	var h Holder
+	b, err := os.ReadFile(path)
+	if err != nil || json.Unmarshal(b, &h) != nil || h.PID == 0 {
+		return Holder{}, false
+	}
+	host, _ := os.Hostname()
+	return h, h.Host != host || alive(h.PID)
 }
 
 // alive reports whether a process of this host exists.
