@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 )
 
@@ -35,6 +36,8 @@ func newDamaged(t *testing.T) *damaged {
 	journal := filepath.Join(dir, "agents", "a1", journalName(0))
 	data, err := os.ReadFile(journal)
 	must(t, err)
+	// The journal's reserved space past its last record is not part of it.
+	data = data[:commits[2]]
 	return &damaged{store: s, journal: journal, data: data, commits: commits}
 }
 
@@ -119,6 +122,41 @@ func TestTails(t *testing.T) {
 				t.Fatalf("after appending past the tail: %v, %v", rec, err)
 			}
 		})
+	}
+}
+
+// A journal reserves its space on disk ahead of its records; the reserved
+// zeros read as nothing, survive reopening, and are reserved again past a
+// torn tail that opening cuts off.
+func TestReservedSpace(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("space is reserved with fallocate, on Linux only")
+	}
+	d := newDamaged(t)
+	torn := append(append([]byte(nil), d.data...), d.data[d.commits[1]:d.commits[1]+5]...)
+	_, err := d.with(t, torn)
+	must(t, err)
+	lock, err := d.store.Lock("a1", ThisProcess("r"))
+	must(t, err)
+	_, log, err := d.store.Open("a1")
+	must(t, err)
+	jl := log.(*journalLog)
+	fi, err := os.Stat(d.journal)
+	must(t, err)
+	if jl.size != d.commits[2] || fi.Size() <= jl.size || jl.alloc != fi.Size() {
+		t.Fatalf("after reopening: journal %d bytes, file %d, reserved %d; want %d bytes of records and more reserved",
+			jl.size, fi.Size(), jl.alloc, d.commits[2])
+	}
+	jl.snapLen = 1 << 30 // no compaction: the test reads this journal back
+	commitRound(t, log, 4)
+	log.Close()
+	lock.Unlock()
+	rec, err := d.store.Read("a1")
+	if err != nil || rec.State.Round != 4 || rec.JournalBytes <= d.commits[2] {
+		t.Fatalf("read back: %+v, %v; want round 4", rec, err)
+	}
+	if fi, _ := os.Stat(d.journal); fi.Size() != jl.alloc {
+		t.Fatalf("file is %d bytes, want the %d reserved", fi.Size(), jl.alloc)
 	}
 }
 

@@ -59,7 +59,7 @@ func frames(name string, data []byte) ([]frame, int64, error) {
 	for off < int64(len(data)) {
 		f, next, why := readFrame(data, off)
 		if why != "" {
-			if validFrameAfter(data, off+1) {
+			if !allZero(data[off:]) && validFrameAfter(data, off+1) {
 				return nil, 0, &CorruptError{File: name, Offset: off, Reason: why}
 			}
 			return out, off, nil
@@ -79,4 +79,15 @@ func validFrameAfter(data []byte, start int64) bool {
 		}
 	}
 	return false
+}
+
+// allZero reports whether b holds only zeros, as the reserved tail of a
+// journal does.
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
 }

@@ -19,8 +19,17 @@ type journalLog struct {
 	round   int64 // bytes appended since the last commit
 	base    int   // the round of the snapshot the journal follows
 	snapLen int64
+	alloc   int64 // bytes of the journal reserved on disk
 	replay  replay
 }
+
+// segmentSlack is how far past the bytes a journal segment is expected to
+// reach (the size of its snapshot, when compaction starts the next one)
+// its space is reserved, in multiples of segmentSlack.
+const segmentSlack = 64 << 10
+
+// maxReserve bounds how far ahead of its records a journal reserves space.
+const maxReserve = 16 << 20
 
 // openJournalLog opens the journal that follows rec's boundary for
 // appending, truncating a torn tail. fresh says the journal is new.
@@ -50,6 +59,7 @@ func openJournalLog(dir string, rec *Recovered, fresh bool) (*journalLog, error)
 		return nil, err
 	}
 	l.f, l.size = f, rec.JournalBytes
+	l.reserve(0)
 	return l, nil
 }
 
@@ -65,6 +75,10 @@ func (l *journalLog) startSegment(base int) error {
 		f.Close()
 		return err
 	}
+	alloc := l.segmentSize(int64(len(hdr)))
+	if !allocate(f, alloc) {
+		alloc = 0
+	}
 	if err := errors.Join(syncData(f), syncDir(l.dir)); err != nil {
 		f.Close()
 		return err
@@ -72,7 +86,7 @@ func (l *journalLog) startSegment(base int) error {
 	if l.f != nil {
 		l.f.Close()
 	}
-	l.f, l.size, l.base = f, int64(len(hdr)), base
+	l.f, l.size, l.base, l.alloc = f, int64(len(hdr)), base, alloc
 	return nil
 }
 
@@ -86,6 +100,7 @@ func (l *journalLog) Append(recs ...Record) error {
 		}
 		buf = appendFrame(buf, rec.Type, payload)
 	}
+	l.reserve(int64(len(buf)))
 	if _, err := l.f.Write(buf); err != nil {
 		return fmt.Errorf("append to journal: %w", err)
 	}
@@ -118,6 +133,27 @@ func (l *journalLog) Commit(rec Record) (int64, error) {
 		}
 	}
 	return written, nil
+}
+
+// reserve makes sure the journal's space on disk reaches past the next n
+// bytes, and past what the segment will grow to before compaction rolls
+// it. The reserved tail reads as zeros, which recovery takes for a torn
+// tail and opening for append cuts off and reserves again.
+func (l *journalLog) reserve(n int64) {
+	if l.size+n <= l.alloc {
+		return
+	}
+	if want := l.segmentSize(l.size + n); allocate(l.f, want) {
+		l.alloc = want
+	}
+}
+
+// segmentSize is the space to reserve for a segment that must hold at
+// least n bytes: past the snapshot's size, where compaction rolls it, but
+// never more than maxReserve ahead of n.
+func (l *journalLog) segmentSize(n int64) int64 {
+	want := min(max(n, l.snapLen), n+maxReserve) + segmentSlack
+	return (want + segmentSlack - 1) / segmentSlack * segmentSlack
 }
 
 // Sync makes what was appended durable.
