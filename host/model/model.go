@@ -1,10 +1,3 @@
-// Package model puts the models an agent talks to behind one interface.
-// A Provider takes the conversation and the tool schemas and returns the
-// model's whole turn: its text and the tool calls it asks for.
-//
-// The script provider (see script.go) plays turns from a YAML file. It is
-// deterministic and needs no network, so it is the embedded default: it
-// runs the examples, the tests and crash trials.
 package model
 
 import (
@@ -27,6 +20,8 @@ type Provider interface {
 
 // Request is one request to a model.
 type Request struct {
+	// Model is the model's name. A provider opened with a Spec.Name uses
+	// that name instead, so that a model chosen on the command line wins.
 	Model     string
 	System    string
 	Messages  []checkpoint.Message
@@ -77,9 +72,18 @@ type Spec struct {
 	Script string `yaml:"script" json:"script,omitempty"`
 	// ScriptData is the script itself, instead of a file.
 	ScriptData []byte `yaml:"-" json:"-"`
-	// MaxRetries bounds retries of a failed request; 0 means the default.
+	// MaxRetries bounds retries of a failed request: 0 means the default
+	// (4), a negative number none.
 	MaxRetries int `yaml:"max_retries" json:"max_retries,omitempty"`
+	// MaxTokens bounds the length of each turn when the request does not;
+	// 0 means the provider's default (Anthropic needs one: 8192).
+	MaxTokens int `yaml:"max_tokens" json:"max_tokens,omitempty"`
+	// Price, when set, fills Usage.CostMicroUSD.
+	Price *Price `yaml:"price" json:"price,omitempty"`
 }
+
+// Providers are the names Open knows.
+var Providers = []string{"script", "openai", "anthropic"}
 
 // Open builds the provider a spec names.
 //
@@ -89,32 +93,74 @@ type Spec struct {
 func Open(spec Spec) (Provider, error) {
 	switch spec.Provider {
 	case "script":
-		data := spec.ScriptData
-		if data == nil {
-			if spec.Script == "" {
-				return nil, errors.New("script provider: no script file (model.script)")
-			}
-			b, err := os.ReadFile(spec.Script)
-			if err != nil {
-				return nil, fmt.Errorf("script provider: %w", err)
-			}
-			data = b
-		}
-		return ParseScript(data)
+		return openScript(spec)
+	case "openai":
+		return NewOpenAI(spec), nil
+	case "anthropic":
+		return NewAnthropic(spec), nil
 	default:
-		return nil, fmt.Errorf("unknown model provider %q (want script)", spec.Provider)
+		return nil, fmt.Errorf("unknown model provider %q (want %s)", spec.Provider, strings.Join(Providers, ", "))
 	}
 }
 
+func openScript(spec Spec) (Provider, error) {
+	data := spec.ScriptData
+	if data == nil {
+		if spec.Script == "" {
+			return nil, errors.New("script provider: no script file (model.script)")
+		}
+		b, err := os.ReadFile(spec.Script)
+		if err != nil {
+			return nil, fmt.Errorf("script provider: %w", err)
+		}
+		data = b
+	}
+	return ParseScript(data)
+}
+
 // ParseModelFlag reads a --model flag: PROVIDER:NAME, where for the script
-// provider NAME is the script's path.
+// provider NAME is the script's path. NAME may itself hold colons
+// (openai:llama3.2:3b names Ollama's llama3.2:3b).
+//
+// # Errors
+//
+// A flag without both parts, or an unknown provider.
 func ParseModelFlag(s string) (Spec, error) {
 	provider, name, ok := strings.Cut(s, ":")
 	if !ok || provider == "" || name == "" {
-		return Spec{}, fmt.Errorf("--model %q: want PROVIDER:NAME, e.g. script:turns.yaml", s)
+		return Spec{}, fmt.Errorf("--model %q: want PROVIDER:NAME, e.g. openai:gpt-4o-mini, anthropic:claude-sonnet-4-5 or script:turns.yaml", s)
 	}
-	if provider == "script" {
+	switch provider {
+	case "script":
 		return Spec{Provider: provider, Script: name}, nil
+	case "openai", "anthropic":
+		return Spec{Provider: provider, Name: name}, nil
 	}
-	return Spec{Provider: provider, Name: name}, nil
+	return Spec{}, fmt.Errorf("--model %q: unknown provider %q (want %s)", s, provider, strings.Join(Providers, ", "))
+}
+
+// Override returns the spec to use when o, from the command line, overrides
+// s, from the agent file. With the same provider, the agent file's address,
+// key variable, retries and token bound are kept, and its price too if the
+// model's name is unchanged; with another provider, o stands alone.
+func (s Spec) Override(o Spec) Spec {
+	if o.Provider != s.Provider {
+		return o
+	}
+	if o.BaseURL == "" {
+		o.BaseURL = s.BaseURL
+	}
+	if o.APIKeyEnv == "" {
+		o.APIKeyEnv = s.APIKeyEnv
+	}
+	if o.MaxRetries == 0 {
+		o.MaxRetries = s.MaxRetries
+	}
+	if o.MaxTokens == 0 {
+		o.MaxTokens = s.MaxTokens
+	}
+	if o.Price == nil && o.Name == s.Name {
+		o.Price = s.Price
+	}
+	return o
 }

@@ -106,15 +106,6 @@ func TestScriptErrors(t *testing.T) {
 	}
 }
 
-func TestParseModelFlag(t *testing.T) {
-	if s, err := ParseModelFlag("script:turns.yaml"); err != nil || s.Script != "turns.yaml" {
-		t.Errorf("script: %+v %v", s, err)
-	}
-	if _, err := ParseModelFlag("gpt-4o"); err == nil {
-		t.Error("a flag without a provider was accepted")
-	}
-}
-
 func FuzzParseScript(f *testing.F) {
 	f.Add([]byte(testScript))
 	f.Add([]byte("turns: []"))

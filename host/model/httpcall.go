@@ -1,0 +1,110 @@
+package model
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// maxErrorBody bounds how much of an error response is read.
+const maxErrorBody = 64 << 10
+
+// post sends a streaming request and returns the response when the server
+// accepted it (2xx). The caller closes its body.
+//
+// # Errors
+//
+// The context's error; a retryableError for a connection that fails and for
+// 408, 409, 429 and 5xx responses (with the wait the server asks for); an
+// error wrapping ErrRequest, with the server's message, for other statuses.
+func post(ctx context.Context, client *http.Client, url string, hdr http.Header, body []byte) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrRequest, err)
+	}
+	req.Header = hdr.Clone()
+	resp, err := client.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, context.Cause(ctx)
+		}
+		return nil, retryable(fmt.Errorf("connect: %w", err))
+	}
+	if resp.StatusCode/100 == 2 {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	err = fmt.Errorf("HTTP %d: %s", resp.StatusCode, serverMessage(b))
+	if retryableStatus(resp.StatusCode) {
+		return nil, &retryableError{err: err, after: retryAfter(resp.Header, time.Now())}
+	}
+	return nil, fmt.Errorf("%w: %w", ErrRequest, err)
+}
+
+// retryableStatus says whether a status may clear up by itself: timeouts,
+// conflicts, rate limits and server errors (Anthropic's 529, overloaded,
+// among them).
+func retryableStatus(code int) bool {
+	return code == http.StatusRequestTimeout || code == http.StatusConflict ||
+		code == http.StatusTooManyRequests || code >= 500
+}
+
+// serverMessage is the message of an error body: error.message in both
+// providers' format, or else an excerpt of the body.
+func serverMessage(body []byte) string {
+	var e struct {
+		Error struct {
+			Type    string `json:"type"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(body, &e) == nil && e.Error.Message != "" {
+		if e.Error.Type != "" {
+			return e.Error.Type + ": " + e.Error.Message
+		}
+		return e.Error.Message
+	}
+	return excerpt(body)
+}
+
+// excerpt is the start of b as one line of valid UTF-8.
+func excerpt(b []byte) string {
+	const n = 300
+	s := strings.Join(strings.Fields(strings.ToValidUTF8(string(b), "?")), " ")
+	if len(s) <= n {
+		if s == "" {
+			return "(empty body)"
+		}
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// streamFailure turns an error met while reading a stream into what the
+// retry loop needs: the context's error when it ended, a refusal as it is,
+// and anything else (a cut, a reset, a garbled chunk) as retryable.
+func streamFailure(ctx context.Context, err error) error {
+	switch {
+	case ctx.Err() != nil:
+		return context.Cause(ctx)
+	case errors.Is(err, ErrRequest):
+		return err
+	}
+	var re *retryableError
+	if errors.As(err, &re) {
+		return err
+	}
+	return retryable(fmt.Errorf("stream: %w", err))
+}

@@ -1,0 +1,39 @@
+package model
+
+import (
+	"math"
+
+	"cairn/checkpoint"
+)
+
+// Price is what a model costs, in US dollars per million tokens: the
+// `price:` section of a model spec.
+//
+//	price: {input: 0.15, output: 0.60, cache_read: 0.075}
+//
+// A cache price of 0 means cache tokens cost what other input tokens cost.
+type Price struct {
+	Input      float64 `yaml:"input" json:"input"`
+	Output     float64 `yaml:"output" json:"output"`
+	CacheRead  float64 `yaml:"cache_read" json:"cache_read,omitempty"`
+	CacheWrite float64 `yaml:"cache_write" json:"cache_write,omitempty"`
+}
+
+// Cost is what u costs, in millionths of a US dollar: a price per million
+// tokens is a price in micro-dollars per token. A nil price costs nothing.
+func (p *Price) Cost(u checkpoint.Usage) int64 {
+	if p == nil {
+		return 0
+	}
+	read, write := p.CacheRead, p.CacheWrite
+	if read == 0 {
+		read = p.Input
+	}
+	if write == 0 {
+		write = p.Input
+	}
+	plain := max(u.InputTokens-u.CacheReadTokens-u.CacheWriteTokens, 0)
+	c := float64(plain)*p.Input + float64(u.CacheReadTokens)*read +
+		float64(u.CacheWriteTokens)*write + float64(u.OutputTokens)*p.Output
+	return int64(math.Round(c))
+}

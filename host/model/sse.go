@@ -1,0 +1,89 @@
+package model
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// maxSSELine bounds one line of a stream, so that a server cannot make the
+// host buffer without end.
+const maxSSELine = 8 << 20
+
+// errStreamCut reports a stream that ended before the model finished its
+// turn. It is retried like a dropped connection.
+var errStreamCut = errors.New("the stream ended before the turn did")
+
+// sseEvent is one server-sent event: its type (the `event:` field, empty
+// when absent) and its data lines joined by newlines.
+type sseEvent struct {
+	Name string
+	Data []byte
+}
+
+// sseReader reads server-sent events (the text/event-stream format of the
+// HTML standard): lines ended by LF or CRLF, `field: value`, events ended by
+// a blank line, comments starting with a colon. The id and retry fields are
+// ignored.
+type sseReader struct {
+	sc   *bufio.Scanner
+	name string
+	data []byte
+	has  bool // data was seen for the event being read
+}
+
+func newSSEReader(r io.Reader) *sseReader {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), maxSSELine)
+	return &sseReader{sc: sc}
+}
+
+// Next returns the next event.
+//
+// # Errors
+//
+// io.EOF when the stream ends; an event cut off by the end of the stream is
+// dropped, as the standard says. A line longer than maxSSELine, or the
+// error of the underlying reader.
+func (r *sseReader) Next() (sseEvent, error) {
+	for r.sc.Scan() {
+		line := bytes.TrimSuffix(r.sc.Bytes(), []byte("\r"))
+		if len(line) == 0 {
+			if ev, ok := r.dispatch(); ok {
+				return ev, nil
+			}
+			continue
+		}
+		r.field(line)
+	}
+	if err := r.sc.Err(); err != nil {
+		return sseEvent{}, fmt.Errorf("read event stream: %w", err)
+	}
+	return sseEvent{}, io.EOF
+}
+
+func (r *sseReader) field(line []byte) {
+	if line[0] == ':' {
+		return
+	}
+	name, value, _ := bytes.Cut(line, []byte(":"))
+	value = bytes.TrimPrefix(value, []byte(" "))
+	switch string(name) {
+	case "event":
+		r.name = string(value)
+	case "data":
+		if r.has {
+			r.data = append(r.data, '\n')
+		}
+		r.data, r.has = append(r.data, value...), true
+	}
+}
+
+func (r *sseReader) dispatch() (sseEvent, bool) {
+	ev := sseEvent{Name: r.name, Data: r.data}
+	ok := r.has
+	r.name, r.data, r.has = "", nil, false
+	return ev, ok
+}
