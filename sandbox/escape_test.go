@@ -6,118 +6,155 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 )
 
-const secret = "SECRET-OUTSIDE-THE-MOUNT"
-
-// escapeFixture lays out a directory with outside.txt beside a workspace
-// that holds links planted by the host, and returns both.
-func escapeFixture(t *testing.T) (outside, ws string) {
+// escapeRun runs guest under the sandbox against a fresh fixture and
+// returns its output, having checked what every escape case must hold:
+// the secret never reached the guest, everything outside the workspace is
+// byte-for-byte unchanged, and the guest made no link in the workspace.
+func escapeRun(t *testing.T, guest []byte) (fixture, map[string]string) {
 	t.Helper()
-	dir := t.TempDir()
-	outside = filepath.Join(dir, "outside.txt")
-	ws = filepath.Join(dir, "ws")
-	must(t, os.WriteFile(outside, []byte(secret), 0o644))
-	must(t, os.MkdirAll(filepath.Join(ws, "sub"), 0o755))
-	must(t, os.WriteFile(filepath.Join(ws, "inside.txt"), []byte("inside"), 0o644))
-	must(t, os.Symlink("../outside.txt", filepath.Join(ws, "planted-link")))
-	must(t, os.Symlink("..", filepath.Join(ws, "planted-dir")))
-	must(t, os.Link(outside, filepath.Join(ws, "planted-hard")))
-	must(t, syscall.Mkfifo(filepath.Join(ws, "fifo"), 0o644))
-	return outside, ws
-}
-
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-// attempts parses the escape guest's output into attempt -> line.
-func attempts(out string) map[string]string {
-	m := map[string]string{}
-	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-		name, rest, _ := strings.Cut(line, " ")
-		m[name] = rest
-	}
-	return m
-}
-
-// A hostile guest tries every way out of its workspace; none works, the
-// host file outside is byte-for-byte unchanged, and its content never
-// reaches the guest.
-func TestEscapeSuite(t *testing.T) {
-	outside, ws := escapeFixture(t)
+	f := newFixture(t, true)
+	before := f.outsideHash(t)
+	m, err := testRT.Compile(context.Background(), guest)
+	must(t, err)
 	var stdout, stderr bytes.Buffer
-	ex, err := compile(t, "escape").Run(context.Background(),
-		Policy{Mounts: []Mount{{HostPath: ws, GuestPath: "/work"}}}, nil, &stdout, &stderr)
+	ex, err := m.Run(context.Background(), Policy{Mounts: f.mounts()}, nil, &stdout, &stderr)
 	if err != nil || ex.Code != 0 {
 		t.Fatalf("run: %v, exit %d, stderr %s", err, ex.Code, stderr.String())
 	}
-	got := attempts(stdout.String())
+	if strings.Contains(stdout.String(), secret) || strings.Contains(stderr.String(), secret) {
+		t.Errorf("the guest read a file outside its mounts:\n%s", stdout.String())
+	}
+	if after := f.outsideHash(t); after != before {
+		t.Error("the host filesystem outside the workspace changed")
+	}
+	f.checkWorkspaceLinks(t)
+	return f, results(stdout.String())
+}
+
+// A Go guest tries every way out of its workspace that the standard
+// library reaches; none works.
+func TestEscapeGoGuest(t *testing.T) {
+	_, got := escapeRun(t, guestBytes["escape"])
 	if len(got) < 18 {
-		t.Fatalf("the guest made %d attempts, want 18:\n%s", len(got), stdout.String())
+		t.Fatalf("the guest made %d attempts, want 18: %v", len(got), got)
 	}
 	for name, line := range got {
-		if name == "symlink-rel-write" && line == `ok ""` {
-			continue // the link was refused, so this wrote a new regular file inside
-		}
-		if name == "inside-read" {
+		switch {
+		case name == "symlink-rel-write" && line == `ok ""`:
+			// The link was refused, so this made a new regular file inside.
+		case name == "inside-read":
 			if line != `ok "inside"` {
 				t.Errorf("reading inside the workspace: %s", line)
 			}
-			continue
-		}
-		if !strings.HasPrefix(line, "refused") {
+		case !strings.HasPrefix(line, "refused"):
 			t.Errorf("escape %s was not refused: %s", name, line)
-		}
-	}
-	if strings.Contains(stdout.String(), secret) {
-		t.Error("the guest read the file outside its workspace")
-	}
-	if b, _ := os.ReadFile(outside); string(b) != secret {
-		t.Errorf("the file outside the workspace changed: %q", b)
-	}
-	for _, l := range []string{"link-rel", "link-dir", "link-abs", "hard"} {
-		fi, err := os.Lstat(filepath.Join(ws, l))
-		if err == nil && !fi.Mode().IsRegular() {
-			t.Errorf("the guest made the link %s in the workspace", l)
 		}
 	}
 }
 
-// The same guest escapes wazero's own WithDirMount: the suite can fail,
-// and this is why the workspace filesystem is ours.
+// hostileAllowed are the raw guest's attempts that succeed, with what they
+// must print; every other attempt must get a non-zero errno.
+var hostileAllowed = map[string]string{
+	"readlink-planted": "0 ../outside.txt", // the link's text, not its target
+	"environ":          "0 0",              // no variables
+	"fd-exhaust":       "6 254",            // EAGAIN past the budget (two are the preopens)
+}
+
+// A guest calling raw WASI imports — path_open, path_symlink, path_link,
+// path_rename, path_readlink, path_filestat_set_times,
+// path_create_directory, path_unlink_file and more — gets out of neither
+// mount and changes nothing outside the workspace or on the read-only mount.
+func TestEscapeRawGuest(t *testing.T) {
+	f, got := escapeRun(t, watBytes["hostile"])
+	if len(got) != 59 {
+		t.Fatalf("the guest made %d attempts, want 59: %v", len(got), got)
+	}
+	for name, line := range got {
+		if want, ok := hostileAllowed[name]; ok {
+			if line != want {
+				t.Errorf("%s: got %q, want %q", name, line, want)
+			}
+			continue
+		}
+		if strings.HasPrefix(line, "0") {
+			t.Errorf("escape %s was not refused: %s", name, line)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(f.ws, "inside.txt")); err != nil || string(b) != "inside" {
+		t.Errorf("inside.txt moved or changed: %q, %v", b, err)
+	}
+}
+
+// Every attempt of the raw guest with the errno the workspace filesystem
+// answers, so a change of rule shows up as a diff here.
+func TestEscapeRawGuestErrnos(t *testing.T) {
+	_, got := escapeRun(t, watBytes["hostile"])
+	for name, want := range map[string]string{
+		"open-dotdot":          "63", // EPERM: os.Root refuses a path leading out
+		"open-planted-link":    "63",
+		"write-planted-hard":   "2",  // EACCES, and the file outside is not truncated
+		"open-planted-hard":    "2",  // EACCES: a file with two names
+		"open-fifo":            "2",  // EACCES: not a regular file or directory
+		"symlink-inside":       "63", // EPERM: no symlinks at all
+		"link-inside":          "63", // EPERM: no hard links at all
+		"write-ro":             "69", // EROFS
+		"rename-within-ro":     "69",
+		"settimes-ro":          "69",
+		"open-planted-devnull": "63",
+	} {
+		if got := strings.Fields(got[name]); len(got) == 0 || got[0] != want {
+			t.Errorf("%s: errno %v, want %s", name, got, want)
+		}
+	}
+}
+
+// The same guests escape wazero's own WithDirMount: the suite can fail, and
+// that is why the workspace filesystem is ours. A guest there follows a
+// symlink it planted, or the host left, to the secret outside.
 func TestEscapeSuiteBreaksWithDirMount(t *testing.T) {
-	outside, ws := escapeFixture(t)
-	os.Remove(filepath.Join(ws, "fifo")) // wazero's mount would block on it
+	for _, g := range []struct {
+		name string
+		wasm []byte
+	}{{"go", guestBytes["escape"]}, {"raw", watBytes["hostile"]}} {
+		t.Run(g.name, func(t *testing.T) {
+			f := newFixture(t, false) // wazero's mount blocks opening a FIFO
+			before := f.outsideHash(t)
+			out := runWithDirMount(t, g.wasm, f)
+			if !strings.Contains(out, secret) && f.outsideHash(t) == before {
+				t.Fatalf("the guest did not escape WithDirMount; the comparison no longer shows why workspaceFS exists:\n%s", out)
+			}
+		})
+	}
+}
+
+// runWithDirMount runs wasm with wazero's own directory mounts in place of
+// the sandbox's, and returns its stdout.
+func runWithDirMount(t *testing.T, wasm []byte, f fixture) string {
 	ctx := context.Background()
 	rt := wazero.NewRuntime(ctx)
 	defer rt.Close(ctx)
 	wasi_snapshot_preview1.MustInstantiate(ctx, rt)
 	var stdout bytes.Buffer
 	cfg := wazero.NewModuleConfig().WithStdout(&stdout).
-		WithFSConfig(wazero.NewFSConfig().WithDirMount(ws, "/work"))
-	mod, err := rt.InstantiateWithConfig(ctx, guestBytes["escape"], cfg)
+		WithFSConfig(wazero.NewFSConfig().WithDirMount(f.ws, "/work").WithReadOnlyDirMount(f.ro, "/ro"))
+	mod, err := rt.InstantiateWithConfig(ctx, wasm, cfg)
 	if mod != nil {
 		mod.Close(ctx)
 	}
 	if err != nil {
 		t.Logf("run: %v", err)
 	}
-	b, _ := os.ReadFile(outside)
-	if !strings.Contains(stdout.String(), secret) && string(b) == secret {
-		t.Fatalf("the guest did not escape WithDirMount; the comparison no longer shows why workspaceFS exists:\n%s", stdout.String())
-	}
+	return stdout.String()
 }
 
-// A read-only mount refuses every change, and the files are unchanged.
+// A read-only mount refuses every change a Go guest makes, and its files
+// are unchanged.
 func TestReadOnlyMount(t *testing.T) {
 	ws := t.TempDir()
 	must(t, os.WriteFile(filepath.Join(ws, "inside.txt"), []byte("keep"), 0o644))

@@ -20,6 +20,7 @@ type file struct {
 	append bool
 	// rewound asks the next Readdir to start again from the beginning.
 	rewound bool
+	closed  bool
 }
 
 func setBlocking(f *os.File) error {
@@ -193,5 +194,12 @@ func (f *file) Utimens(atim, mtim int64) experimentalsys.Errno {
 	return errno(f.fs.root.Chtimes(f.path, utime(atim), utime(mtim)))
 }
 
-// Close closes the file.
-func (f *file) Close() experimentalsys.Errno { return errno(f.f.Close()) }
+// Close closes the file and returns it to the call's budget.
+func (f *file) Close() experimentalsys.Errno {
+	if f.closed {
+		return 0
+	}
+	f.closed = true
+	f.fs.files.give()
+	return errno(f.f.Close())
+}

@@ -21,23 +21,26 @@ import (
 //     inside it (os.Root's rule); one that points outside fails;
 //   - only regular files and directories open: a FIFO, device or socket is
 //     refused (EACCES) without blocking, since opening is non-blocking;
-//   - a regular file with more than one hard link is refused (EACCES): its
-//     other name may be outside the directory;
-//   - a read-only mount refuses every call that would change anything (EROFS).
+//   - a regular file with more than one hard link is refused (EACCES) for
+//     reading and writing alike: its other name may be outside the
+//     directory, and it is not truncated before it is refused;
+//   - a read-only mount refuses every call that would change anything (EROFS);
+//   - a call holds at most Policy.MaxOpenFiles open files (EAGAIN past it).
 type workspaceFS struct {
 	experimentalsys.UnimplementedFS
 	root     *os.Root
 	readOnly bool
+	files    *fileBudget
 }
 
 // newWorkspaceFS opens dir as a guest filesystem. The caller closes the
 // returned closer when no instance uses the filesystem any more.
-func newWorkspaceFS(dir string, readOnly bool) (*workspaceFS, error) {
+func newWorkspaceFS(dir string, readOnly bool, files *fileBudget) (*workspaceFS, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, fmt.Errorf("open mount %s: %w", dir, err)
 	}
-	return &workspaceFS{root: root, readOnly: readOnly}, nil
+	return &workspaceFS{root: root, readOnly: readOnly, files: files}, nil
 }
 
 func (w *workspaceFS) close() error { return w.root.Close() }
@@ -64,12 +67,28 @@ func errno(err error) experimentalsys.Errno {
 const writeFlags = experimentalsys.O_WRONLY | experimentalsys.O_RDWR | experimentalsys.O_APPEND |
 	experimentalsys.O_CREAT | experimentalsys.O_TRUNC | experimentalsys.O_EXCL
 
-// OpenFile opens a regular file or directory.
+// OpenFile opens a regular file or directory, within the call's budget of
+// open files.
 func (w *workspaceFS) OpenFile(path string, flag experimentalsys.Oflag, perm fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
 	if w.readOnly && flag&writeFlags != 0 {
 		return nil, experimentalsys.EROFS
 	}
-	f, err := w.root.OpenFile(name(path), osFlags(flag)|syscall.O_NONBLOCK, perm&fs.ModePerm)
+	if e := w.files.take(); e != 0 {
+		return nil, e
+	}
+	f, e := w.open(path, flag, perm)
+	if e != 0 {
+		w.files.give()
+		return nil, e
+	}
+	return f, 0
+}
+
+// open opens without truncating, checks what it opened, and only then
+// truncates: O_TRUNC in the open itself would empty a file this refuses,
+// such as one whose other name is outside the mount.
+func (w *workspaceFS) open(path string, flag experimentalsys.Oflag, perm fs.FileMode) (*file, experimentalsys.Errno) {
+	f, err := w.root.OpenFile(name(path), osFlags(flag&^experimentalsys.O_TRUNC)|syscall.O_NONBLOCK, perm&fs.ModePerm)
 	if err != nil {
 		return nil, errno(err)
 	}
@@ -89,6 +108,12 @@ func (w *workspaceFS) OpenFile(path string, flag experimentalsys.Oflag, perm fs.
 	if err := setBlocking(f); err != nil {
 		f.Close()
 		return nil, errno(err)
+	}
+	if flag&experimentalsys.O_TRUNC != 0 && !fi.IsDir() {
+		if err := f.Truncate(0); err != nil {
+			f.Close()
+			return nil, errno(err)
+		}
 	}
 	return &file{f: f, fs: w, path: name(path), isDir: fi.IsDir(), append: flag&experimentalsys.O_APPEND != 0}, 0
 }

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -16,6 +17,7 @@ var (
 	testRT     *Runtime
 	guestsDir  string
 	guestBytes = map[string][]byte{}
+	watBytes   = map[string][]byte{}
 )
 
 func TestMain(m *testing.M) { os.Exit(runTests(m)) }
@@ -33,13 +35,33 @@ func runTests(m *testing.M) int {
 		return 1
 	}
 	defer testRT.Close(ctx)
-	for _, g := range []string{"escape", "misbehave"} {
+	for _, g := range []string{"escape", "misbehave", "fsprog"} {
 		if guestBytes[g], err = buildGuest(g, "wasip1", "wasm"); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
 	}
+	if err := loadWat(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	return m.Run()
+}
+
+// loadWat reads the committed modules built from testdata/wat.
+func loadWat() error {
+	paths, err := filepath.Glob("testdata/wat/*.wasm")
+	if err != nil {
+		return err
+	}
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		watBytes[strings.TrimSuffix(filepath.Base(p), ".wasm")] = b
+	}
+	return nil
 }
 
 // buildGuest builds testdata/NAME for goos/goarch and returns the binary.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/experimental/sysfs"
 	"github.com/tetratelabs/wazero/sys"
 
@@ -47,7 +48,7 @@ func (m *Module) compiledFor(ctx context.Context, pages uint32) (wazero.Compiled
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidModule, err)
 	}
-	if err := checkImports(cm); err != nil {
+	if err := checkImports(cm, wasiFunctions(rt)); err != nil {
 		cm.Close(ctx)
 		return nil, err
 	}
@@ -90,17 +91,23 @@ func (m *Module) run(ctx context.Context, p Policy, stdin io.Reader, stdout, std
 	if err != nil {
 		return Exit{}, err
 	}
-	fsc, closeFS, err := mounts(p.Mounts)
+	if err := checkGranted(cm, p); err != nil {
+		return Exit{}, err
+	}
+	fsc, closeFS, err := mounts(p.Mounts, newFileBudget(p.MaxOpenFiles))
 	if err != nil {
 		return Exit{}, err
 	}
 	defer closeFS()
-	cfg := moduleConfig(p, fsc, io.LimitReader(stdin, orDefault(p.StdinLimit, DefaultStdinLimit)), stdout, stderr)
 	ctx, cancel := context.WithTimeout(ctx, orDefault(p.Timeout, DefaultTimeout))
 	defer cancel()
+	cfg := moduleConfig(p, fsc, stdinFor(ctx, stdin, orDefault(p.StdinLimit, DefaultStdinLimit)), stdout, stderr)
 	rt, err := m.r.runtime(ctx, p.memoryPages())
 	if err != nil {
 		return Exit{}, err
+	}
+	if m.r.alloc != nil {
+		ctx = experimental.WithMemoryAllocator(ctx, m.r.alloc)
 	}
 	mod, err := rt.InstantiateModule(ctx, cm, cfg)
 	if mod != nil {
@@ -148,7 +155,7 @@ func moduleConfig(p Policy, fsc wazero.FSConfig, stdin io.Reader, stdout, stderr
 }
 
 // mounts builds the guest's filesystem from workspaceFS mounts.
-func mounts(ms []Mount) (wazero.FSConfig, func(), error) {
+func mounts(ms []Mount, files *fileBudget) (wazero.FSConfig, func(), error) {
 	fsc := wazero.NewFSConfig()
 	var opened []*workspaceFS
 	closeAll := func() {
@@ -157,7 +164,7 @@ func mounts(ms []Mount) (wazero.FSConfig, func(), error) {
 		}
 	}
 	for _, mt := range ms {
-		w, err := newWorkspaceFS(mt.HostPath, mt.ReadOnly)
+		w, err := newWorkspaceFS(mt.HostPath, mt.ReadOnly, files)
 		if err != nil {
 			closeAll()
 			return nil, nil, err

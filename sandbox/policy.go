@@ -9,6 +9,9 @@ const (
 	DefaultStdinLimit  = 16 << 20
 	DefaultStdoutLimit = 1 << 20
 	DefaultStderrLimit = 64 << 10
+	// DefaultMaxOpenFiles is the default of Policy.MaxOpenFiles. Every
+	// file a guest opens is a file descriptor of the host process.
+	DefaultMaxOpenFiles = 256
 )
 
 // Policy is what one call of a module gets. The zero value grants nothing
@@ -29,6 +32,15 @@ type Policy struct {
 	// RealClock grants the host's wall and monotonic clocks and sleeping;
 	// RealRandom grants the host's cryptographic random source.
 	RealClock, RealRandom bool
+	// Imports are the WASI preview 1 functions (by name, such as
+	// "fd_write") a module may import; a module importing any other does
+	// not run. Nil allows every WASI preview 1 function but the socket
+	// ones (sock_accept, sock_recv, sock_send, sock_shutdown).
+	Imports []string
+	// MaxOpenFiles bounds the files and directories a call holds open at
+	// once across its mounts; past it opening fails with EAGAIN. Zero
+	// means DefaultMaxOpenFiles.
+	MaxOpenFiles int
 }
 
 // Mount makes a host directory visible to the guest.

@@ -61,6 +61,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			resumeCommand(),
 			lsCommand(),
 			toolsCommand(),
+			execCommand(),
 			versionCommand(),
 		},
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {

@@ -4,6 +4,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -56,6 +57,8 @@ func main() {
 		} {
 			fmt.Println(op())
 		}
+	case "stdin":
+		io.Copy(os.Stdout, os.Stdin)
 	case "cat":
 		b, err := os.ReadFile(os.Args[2])
 		if err != nil {

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"cairn/host"
+	"cairn/sandbox"
+)
+
+func execCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "exec",
+		Usage: "run a WASI command module under the sandbox, as a tool runs",
+		Description: "Runs MODULE.wasm once with stdin, stdout and stderr passed through and exits with the\n" +
+			"module's exit status. The module sees only the --dir mounts, on cairn's workspace filesystem,\n" +
+			"only the --env variables, a fixed clock and deterministic randomness. stdin is streamed and\n" +
+			"output is not capped. cairn's own failures exit 1 and say so on stderr, prefixed \"cairn:\".\n" +
+			"A --dir without GUEST is mounted at the same path (a relative one under /, so . is /).",
+		ArgsUsage: "MODULE.wasm [ARGS...]",
+		Flags: []cli.Flag{
+			&cli.StringSliceFlag{Name: "dir", Usage: "mount host directory HOST at GUEST, read-only with :ro: HOST[:GUEST][:ro]"},
+			&cli.StringSliceFlag{Name: "env", Usage: "set K to V in the module's environment: K=V"},
+			&cli.DurationFlag{Name: "timeout", Value: sandbox.DefaultTimeout, Usage: "stop the module after this long (0: never)"},
+			&cli.StringFlag{Name: "memory", Usage: "the module's memory limit, e.g. 64MiB (default 256MiB)"},
+			cacheFlag,
+		},
+		Action: execAction,
+	}
+}
+
+func execAction(c *cli.Context) error {
+	if c.NArg() < 1 {
+		return withCode(exitUsage, errors.New("usage: cairn exec [--dir HOST[:GUEST][:ro]]... [--env K=V]... MODULE.wasm [ARGS...]"))
+	}
+	p, err := execPolicy(c)
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	wasm, err := os.ReadFile(c.Args().First())
+	if err != nil {
+		return err
+	}
+	rt, err := sandbox.NewRuntime(c.Context, sandbox.Config{CacheDir: cacheDir(c)})
+	if err != nil {
+		return err
+	}
+	defer rt.Close(context.Background())
+	ex, err := rt.Exec(c.Context, wasm, p, c.App.Reader, c.App.Writer, c.App.ErrWriter)
+	if err != nil {
+		return fmt.Errorf("exec %s: %w", c.Args().First(), err)
+	}
+	if ex.Code != 0 {
+		return withCode(int(min(ex.Code, 255)), errors.New(""))
+	}
+	return nil
+}
+
+// execPolicy is the sandbox policy the flags describe.
+func execPolicy(c *cli.Context) (sandbox.Policy, error) {
+	p := sandbox.Policy{
+		Args:        c.Args().Tail(),
+		Timeout:     c.Duration("timeout"),
+		StdinLimit:  math.MaxInt64,
+		StdoutLimit: math.MaxInt64,
+		StderrLimit: math.MaxInt64,
+	}
+	if p.Timeout <= 0 {
+		p.Timeout = time.Duration(math.MaxInt64)
+	}
+	if s := c.String("memory"); s != "" {
+		size, err := host.ParseSize(s)
+		if err != nil {
+			return p, fmt.Errorf("--memory: %w", err)
+		}
+		p.MemoryLimit = int64(size)
+	}
+	for _, d := range c.StringSlice("dir") {
+		m, err := parseMount(d)
+		if err != nil {
+			return p, err
+		}
+		p.Mounts = append(p.Mounts, m)
+	}
+	for _, kv := range c.StringSlice("env") {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return p, fmt.Errorf("--env %q: want K=V", kv)
+		}
+		if p.Env == nil {
+			p.Env = map[string]string{}
+		}
+		p.Env[k] = v
+	}
+	return p, nil
+}
+
+// parseMount reads HOST[:GUEST][:ro].
+func parseMount(s string) (sandbox.Mount, error) {
+	parts := strings.Split(s, ":")
+	m := sandbox.Mount{HostPath: parts[0]}
+	if n := len(parts); n > 1 && (parts[n-1] == "ro" || parts[n-1] == "rw") {
+		m.ReadOnly = parts[n-1] == "ro"
+		parts = parts[:n-1]
+	}
+	switch {
+	case len(parts) > 2 || m.HostPath == "":
+		return m, fmt.Errorf("--dir %q: want HOST[:GUEST][:ro]", s)
+	case len(parts) == 2:
+		m.GuestPath = parts[1]
+	case filepath.IsAbs(m.HostPath):
+		m.GuestPath = filepath.ToSlash(m.HostPath)
+	default:
+		m.GuestPath = "/" + filepath.ToSlash(filepath.Clean(m.HostPath))
+	}
+	if m.GuestPath == "/." {
+		m.GuestPath = "/"
+	}
+	if fi, err := os.Stat(m.HostPath); err != nil || !fi.IsDir() {
+		return m, fmt.Errorf("--dir %q: %s is not a directory", s, m.HostPath)
+	}
+	return m, nil
+}

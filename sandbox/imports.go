@@ -1,0 +1,83 @@
+package sandbox
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+)
+
+// socketImports are the WASI preview 1 functions that only make sense with
+// sockets. The sandbox never hands a guest a socket, and a module importing
+// them is refused unless its policy names them in Imports.
+var socketImports = []string{"sock_accept", "sock_recv", "sock_send", "sock_shutdown"}
+
+// importsAllowed reports whether the policy lets a module import the WASI
+// preview 1 function name: the policy's Imports when set, otherwise every
+// function but the socket ones.
+func (p Policy) importsAllowed(name string) bool {
+	if p.Imports != nil {
+		for _, n := range p.Imports {
+			if n == name {
+				return true
+			}
+		}
+		return false
+	}
+	for _, n := range socketImports {
+		if n == name {
+			return false
+		}
+	}
+	return true
+}
+
+// wasiFunctions is the set of functions the runtime's WASI host module
+// exports: what any module may at most import.
+func wasiFunctions(rt wazero.Runtime) map[string]bool {
+	set := map[string]bool{}
+	if m := rt.Module(wasi_snapshot_preview1.ModuleName); m != nil {
+		for name := range m.ExportedFunctionDefinitions() {
+			set[name] = true
+		}
+	}
+	return set
+}
+
+// checkImports refuses a module that imports anything but the functions of
+// WASI preview 1, or a memory, naming the first such import.
+func checkImports(cm wazero.CompiledModule, wasi map[string]bool) error {
+	for _, f := range cm.ImportedFunctions() {
+		mod, name, _ := f.Import()
+		if mod != wasi_snapshot_preview1.ModuleName {
+			return fmt.Errorf("%w: %s.%s (only %s is available)", ErrImportDenied, mod, name, wasi_snapshot_preview1.ModuleName)
+		}
+		if !wasi[name] {
+			return fmt.Errorf("%w: %s.%s is not a WASI preview 1 function", ErrImportDenied, mod, name)
+		}
+	}
+	for _, m := range cm.ImportedMemories() {
+		mod, name, _ := m.Import()
+		return fmt.Errorf("%w: memory %s.%s", ErrImportDenied, mod, name)
+	}
+	return nil
+}
+
+// checkGranted refuses a module that imports a WASI function the policy
+// does not allow, naming every one and how to allow it.
+func checkGranted(cm wazero.CompiledModule, p Policy) error {
+	var denied []string
+	for _, f := range cm.ImportedFunctions() {
+		if _, name, _ := f.Import(); !p.importsAllowed(name) {
+			denied = append(denied, name)
+		}
+	}
+	if len(denied) == 0 {
+		return nil
+	}
+	sort.Strings(denied)
+	return fmt.Errorf("%w: %s.%s (not in the policy's imports; add it to Policy.Imports to allow it)",
+		ErrImportDenied, wasi_snapshot_preview1.ModuleName, strings.Join(denied, ", "))
+}
