@@ -164,17 +164,26 @@ func (s *FileStore) List() ([]Summary, error) {
 		if !e.IsDir() || CheckID(e.Name()) != nil || !s.Exists(e.Name()) {
 			continue
 		}
-		sum := Summary{ID: e.Name(), Locked: lockHeld(filepath.Join(s.dir, "agents", e.Name()))}
-		rec, err := s.Read(e.Name())
-		if err != nil {
-			sum.Err = err
-		} else {
-			sum.fill(rec)
-		}
+		sum, _ := s.Summary(e.Name())
 		out = append(out, sum)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil
+}
+
+// Summary summarises one agent. An agent that cannot be read has its
+// error in Summary.Err; ErrNotFound when there is no such agent.
+func (s *FileStore) Summary(id string) (Summary, error) {
+	if !s.Exists(id) {
+		return Summary{}, fmt.Errorf("agent %q: %w", id, ErrNotFound)
+	}
+	sum := Summary{ID: id, Locked: lockHeld(filepath.Join(s.dir, "agents", id))}
+	if rec, err := s.Read(id); err != nil {
+		sum.Err = err
+	} else {
+		sum.fill(rec)
+	}
+	return sum, nil
 }
 
 // PutBlob stores data under its digest, crash-atomically, once.

@@ -142,26 +142,38 @@ func (s *MemStore) log(id string, rec *Recovered) (Log, error) {
 func (s *MemStore) List() ([]Summary, error) {
 	s.mu.Lock()
 	var ids []string
-	locked := map[string]bool{}
 	for id, a := range s.agents {
 		if a.snapshot != nil {
 			ids = append(ids, id)
-			locked[id] = a.locked
 		}
 	}
 	s.mu.Unlock()
 	sort.Strings(ids)
 	out := make([]Summary, 0, len(ids))
 	for _, id := range ids {
-		sum := Summary{ID: id, Locked: locked[id]}
-		if rec, err := s.Read(id); err != nil {
-			sum.Err = err
-		} else {
-			sum.fill(rec)
-		}
+		sum, _ := s.Summary(id)
 		out = append(out, sum)
 	}
 	return out, nil
+}
+
+// Summary summarises one agent.
+func (s *MemStore) Summary(id string) (Summary, error) {
+	s.mu.Lock()
+	a, ok := s.agents[id]
+	exists := ok && a.snapshot != nil
+	locked := ok && a.locked
+	s.mu.Unlock()
+	if !exists {
+		return Summary{}, fmt.Errorf("agent %q: %w", id, ErrNotFound)
+	}
+	sum := Summary{ID: id, Locked: locked}
+	if rec, err := s.Read(id); err != nil {
+		sum.Err = err
+	} else {
+		sum.fill(rec)
+	}
+	return sum, nil
 }
 
 // PutBlob stores content by digest.

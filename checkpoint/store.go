@@ -19,8 +19,10 @@ type Store interface {
 	Read(agent string) (*Recovered, error)
 	// Remove deletes an agent's state; the caller holds its lock.
 	Remove(agent string) error
-	// List summarises every agent.
+	// List summarises every agent; Summary one of them (ErrNotFound if
+	// it has no state).
 	List() ([]Summary, error)
+	Summary(agent string) (Summary, error)
 	// PutBlob stores content by digest; Blob returns it. ErrNotFound
 	// for an unknown digest.
 	PutBlob(data []byte) (digest string, err error)

@@ -217,4 +217,10 @@ func TestList(t *testing.T) {
 		list[1].Round != 2 || !list[1].Interrupted || !list[1].Locked {
 		t.Fatalf("list: %+v", list)
 	}
+	if one, err := s.Summary("b"); err != nil || !reflect.DeepEqual(one, list[1]) {
+		t.Fatalf("summary of b: %+v, %v; want %+v", one, err, list[1])
+	}
+	if _, err := s.Summary("nobody"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("summary of an unknown agent: %v, want ErrNotFound", err)
+	}
 }

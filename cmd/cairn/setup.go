@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -64,3 +65,22 @@ func runError(err error) error {
 	}
 	return err
 }
+
+// inspect reads the agent the command names as its one argument.
+func inspect(c *cli.Context, usage string) (*host.Inspection, error) {
+	if c.NArg() != 1 {
+		return nil, withCode(exitUsage, errors.New("usage: "+usage))
+	}
+	store, err := host.OpenStore(storeDir(c))
+	if err != nil {
+		return nil, err
+	}
+	in, err := host.Inspect(store, c.Args().First())
+	if err != nil {
+		return nil, runError(err)
+	}
+	return in, nil
+}
+
+// writeJSON prints v as one line of JSON.
+func writeJSON(c *cli.Context, v any) error { return json.NewEncoder(c.App.Writer).Encode(v) }

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// show, log and runs read an agent without running it: after a run of the
+// example agent they print its labels, its conversation and its run.
+func TestInspectionCommands(t *testing.T) {
+	args := exampleAgent(t)
+	store := args[len(args)-3]
+	if code, _, errOut := cairn(t, append([]string{"run", "--id", "ex2", "--tenant", "acme"}, args...)...); code != exitDone {
+		t.Fatalf("run: exit %d %s", code, errOut)
+	}
+
+	code, out, errOut := cairn(t, "show", "--store", store, "ex2")
+	for _, want := range []string{"status     done", "round 5", "tenant=acme", "name: hello"} {
+		if code != exitDone || !strings.Contains(out, want) {
+			t.Fatalf("show: exit %d %s, lacks %q:\n%s", code, errOut, want, out)
+		}
+	}
+	_, out, _ = cairn(t, "show", "--json", "--store", store, "ex2")
+	var v struct {
+		Agent    string `json:"agent"`
+		Status   string `json:"status"`
+		Messages int    `json:"messages"`
+		Labels   struct {
+			Tenant string `json:"tenant"`
+		} `json:"labels"`
+	}
+	if err := json.Unmarshal([]byte(out), &v); err != nil || v.Agent != "ex2" || v.Status != "done" ||
+		v.Labels.Tenant != "acme" || v.Messages < 10 {
+		t.Fatalf("show --json: %+v, %v\n%s", v, err, out)
+	}
+
+	_, out, _ = cairn(t, "log", "--store", store, "ex2")
+	for _, want := range []string{"user: ", "model: I wrote REPORT.md", "→ call_1_0 list_dir", "← call_4_0 write_file: wrote"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("log lacks %q:\n%s", want, out)
+		}
+	}
+
+	_, out, _ = cairn(t, "runs", "--json", "--store", store, "ex2")
+	var r struct {
+		Run    string `json:"run"`
+		Rounds int    `json:"rounds"`
+		Status string `json:"status"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil || !strings.HasPrefix(r.Run, "run-") || r.Rounds != 5 || r.Status != "done" {
+		t.Fatalf("runs --json: %+v, %v\n%s", r, err, out)
+	}
+
+	for _, cmd := range []string{"show", "log", "runs"} {
+		code, _, errOut := cairn(t, cmd, "--store", store, "nobody")
+		if code != exitUsage || !strings.Contains(errOut, `"nobody"`) {
+			t.Errorf("%s of an unknown agent: exit %d %s", cmd, code, errOut)
+		}
+		if code, _, _ := cairn(t, cmd, "--store", store); code != exitUsage {
+			t.Errorf("%s without an agent: exit %d, want %d", cmd, code, exitUsage)
+		}
+	}
+}

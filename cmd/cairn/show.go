@@ -1,0 +1,120 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"cairn/checkpoint"
+)
+
+func showCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "show",
+		Usage:     "an agent's status, boundary, labels, lineage, usage and agent file",
+		ArgsUsage: "AGENT",
+		Flags:     []cli.Flag{storeFlag, jsonFlag},
+		Action:    showAction,
+	}
+}
+
+// agentView is one agent as `cairn show --json` prints it.
+type agentView struct {
+	agentLine
+	Reason      string              `json:"reason,omitempty"`
+	Messages    int                 `json:"messages"`
+	Labels      checkpoint.Labels   `json:"labels"`
+	Lineage     *checkpoint.Lineage `json:"lineage,omitempty"`
+	Workspace   string              `json:"workspace"`
+	AgentFile   string              `json:"agent_file"`
+	Interrupted []string            `json:"interrupted_calls,omitempty"`
+}
+
+func showAction(c *cli.Context) error {
+	in, err := inspect(c, "cairn show AGENT")
+	if err != nil {
+		return err
+	}
+	st := in.State
+	v := agentView{
+		agentLine: agentLine{Agent: st.Agent, Status: statusOf(in.Summary), Rounds: st.Round,
+			ToolCalls: st.ToolCalls, Usage: st.Usage, Updated: st.UpdatedAt},
+		Reason: st.Reason, Messages: len(st.Messages), Labels: st.Labels, Lineage: st.Lineage,
+		Workspace: st.Definition.Workspace, AgentFile: string(in.AgentFile), Interrupted: callsOf(in.Tail),
+	}
+	if c.Bool(jsonFlag.Name) {
+		return writeJSON(c, v)
+	}
+	printView(c, v)
+	return nil
+}
+
+// callsOf lists the calls an interrupted round had asked for.
+func callsOf(tail []checkpoint.Record) []string {
+	var ids []string
+	for _, r := range tail {
+		if r.Type == checkpoint.RecTurn && r.Message != nil {
+			for _, tc := range r.Message.ToolCalls {
+				ids = append(ids, tc.ID+" "+tc.Name)
+			}
+		}
+	}
+	return ids
+}
+
+func printView(c *cli.Context, v agentView) {
+	w := c.App.Writer
+	fmt.Fprintf(w, "agent      %s\n", v.Agent)
+	status := v.Status
+	if v.Reason != "" {
+		status += " · " + v.Reason
+	}
+	fmt.Fprintf(w, "status     %s\n", status)
+	fmt.Fprintf(w, "boundary   round %d · %d messages · %d tool calls\n", v.Rounds, v.Messages, v.ToolCalls)
+	fmt.Fprintf(w, "usage      %s\n", usageLine(v.Usage))
+	fmt.Fprintf(w, "updated    %s\n", v.Updated.Local().Format(time.DateTime))
+	fmt.Fprintf(w, "workspace  %s\n", v.Workspace)
+	if l := labelsLine(v.Labels); l != "" {
+		fmt.Fprintf(w, "labels     %s\n", l)
+	}
+	if v.Lineage != nil {
+		fmt.Fprintf(w, "forked     from %s at round %d\n", v.Lineage.Agent, v.Lineage.Round)
+	}
+	if len(v.Interrupted) > 0 {
+		fmt.Fprintf(w, "in flight  %s (cairn resume %s says what became of them)\n", strings.Join(v.Interrupted, ", "), v.Agent)
+	}
+	fmt.Fprintf(w, "agent file\n%s", indent(v.AgentFile, "  "))
+}
+
+func usageLine(u checkpoint.Usage) string {
+	s := fmt.Sprintf("%d tokens (%d in, %d out", u.Total(), u.InputTokens, u.OutputTokens)
+	if u.CacheReadTokens+u.CacheWriteTokens > 0 {
+		s += fmt.Sprintf(", cache %d read, %d written", u.CacheReadTokens, u.CacheWriteTokens)
+	}
+	s += ")"
+	if u.CostMicroUSD > 0 {
+		s += fmt.Sprintf(" · $%.4f", float64(u.CostMicroUSD)/1e6)
+	}
+	return s
+}
+
+func labelsLine(l checkpoint.Labels) string {
+	var parts []string
+	for _, kv := range [][2]string{{"tenant", l.Tenant}, {"principal", l.Principal}, {"template", l.Template}, {"correlation", l.Correlation}} {
+		if kv[1] != "" {
+			parts = append(parts, kv[0]+"="+kv[1])
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// indent prefixes every line of s.
+func indent(s, prefix string) string {
+	if s == "" {
+		return ""
+	}
+	lines := strings.SplitAfter(strings.TrimRight(s, "\n")+"\n", "\n")
+	return prefix + strings.Join(lines[:len(lines)-1], prefix)
+}

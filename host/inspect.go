@@ -1,0 +1,49 @@
+package host
+
+import (
+	"fmt"
+
+	"cairn/checkpoint"
+)
+
+// Inspection is an agent as it stands in the store: what `cairn show`,
+// `cairn log` and `cairn runs` print. Reading it takes no lock and changes
+// nothing, so it works while another process runs the agent (it then
+// sees the last committed boundary).
+type Inspection struct {
+	Summary checkpoint.Summary
+	// State is the agent's state at its last boundary.
+	State *checkpoint.State
+	// Tail holds the records of a round that was interrupted, if any.
+	Tail []checkpoint.Record
+	// AgentFile is the agent file the agent runs with, as stored.
+	AgentFile []byte
+}
+
+// Inspect reads an agent from the store.
+//
+// # Errors
+//
+// checkpoint.ErrNotFound for an unknown agent; the store's errors (a
+// *checkpoint.CorruptError, checkpoint.ErrFutureSchema) for one that
+// cannot be read.
+func Inspect(store checkpoint.Store, id string) (*Inspection, error) {
+	sum, err := store.Summary(id)
+	if err != nil {
+		return nil, err
+	}
+	if sum.Err != nil {
+		return nil, sum.Err
+	}
+	rec, err := store.Read(id)
+	if err != nil {
+		return nil, err
+	}
+	in := &Inspection{Summary: sum, State: rec.State, Tail: rec.Tail}
+	if d := rec.State.Definition.AgentFile; d != "" {
+		if in.AgentFile, err = store.Blob(d); err != nil {
+			return nil, fmt.Errorf("agent file of agent %q: %w", id, err)
+		}
+	}
+	return in, nil
+}
