@@ -29,6 +29,9 @@ import (
 //	    grant: {workspace: ro}
 //	sandbox: {memory: 64MiB, timeout: 10s}
 //	limits: {max_rounds: 20}
+//	approvals:
+//	  - {tool: write_file, args: {path: "drafts/**"}, action: allow}
+//	  - {tool: write_file, action: ask}
 type AgentFile struct {
 	Name   string     `yaml:"name" json:"name"`
 	Model  model.Spec `yaml:"model" json:"model"`
@@ -41,6 +44,10 @@ type AgentFile struct {
 	Tools     []ToolRef `yaml:"tools" json:"tools"`
 	Sandbox   Limits    `yaml:"sandbox" json:"sandbox"`
 	Limits    RunLimits `yaml:"limits" json:"limits"`
+	// Approvals decide which calls run, which are denied and which a
+	// person decides; the first rule that matches a call applies, and a
+	// call no rule matches runs.
+	Approvals []Rule `yaml:"approvals" json:"approvals,omitempty"`
 
 	// Dir is the directory relative paths are resolved against; File is
 	// the file it was read from, if any; Source its bytes. They are not
@@ -153,6 +160,11 @@ func (af *AgentFile) Validate() error {
 		}
 		if t.Grant != nil && !abi.AccessReadWrite.Covers(t.Grant.Workspace) {
 			return fmt.Errorf("tools[%d]: grant.workspace %q: want \"\", ro or rw", i, t.Grant.Workspace)
+		}
+	}
+	for i, r := range af.Approvals {
+		if err := r.validate(); err != nil {
+			return fmt.Errorf("approvals[%d]: %w", i, err)
 		}
 	}
 	if af.Limits.MaxRounds < 0 {

@@ -75,6 +75,11 @@ type RunOptions struct {
 	Labels checkpoint.Labels
 	// OnEvent receives every event of the run, in order. May be nil.
 	OnEvent EventFunc
+	// Approver decides calls the approval rules put to a person; nil
+	// means no one can be asked: the run pauses awaiting approval, or
+	// with AutoDeny such calls are denied.
+	Approver Approver
+	AutoDeny bool
 }
 
 // Result is how a run ended.
@@ -128,7 +133,7 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) (*Result, error) {
 		return nil, err
 	}
 	defer r.log.Close()
-	r.onEvent = opts.OnEvent
+	r.onEvent, r.approver, r.autoDeny = opts.OnEvent, opts.Approver, opts.AutoDeny
 	if err := r.begin(checkpoint.RunInfo{ID: runID}, opts.Prompt); err != nil {
 		return nil, err
 	}

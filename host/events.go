@@ -21,6 +21,8 @@ const (
 	EventCheckpointSaved  EventType = "checkpoint_saved"  // Round, Bytes
 	EventCheckpointLoaded EventType = "checkpoint_loaded" // Round, Messages
 	EventAgentResumed     EventType = "agent_resumed"     // Strategy, Sealed
+	EventApprovalRequired EventType = "approval_required" // Round, Call: a call waits for a person's decision
+	EventApprovalDecided  EventType = "approval_decided"  // Round, Call, Status approved or denied, Reason
 	EventWarning          EventType = "warning"           // Text
 	EventRunEnd           EventType = "run_end"           // Status, Reason, Round, Usage
 )
@@ -47,6 +49,7 @@ type Event struct {
 	Reason   string             `json:"reason,omitempty"`
 	Sealed   []Seal             `json:"sealed,omitempty"`
 	Finished []string           `json:"finished,omitempty"`
+	Awaiting []string           `json:"awaiting,omitempty"`
 	Labels   *checkpoint.Labels `json:"labels,omitempty"`
 }
 

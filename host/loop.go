@@ -27,6 +27,11 @@ type run struct {
 	startedAt time.Time
 	final     string // the model's last text
 
+	// approver asks a person about calls the approval rules put to one;
+	// autoDeny denies them when no one can be asked.
+	approver Approver
+	autoDeny bool
+
 	mu      sync.Mutex // serialises onEvent across call goroutines
 	onEvent EventFunc
 }
@@ -58,17 +63,30 @@ func (r *run) loop(ctx context.Context) (Status, string) {
 			return StatusPaused, reason
 		}
 		more, err := r.takeRound(ctx)
-		switch {
-		case ctx.Err() != nil:
-			return StatusPaused, "interrupted: " + context.Cause(ctx).Error()
-		case errors.Is(err, model.ErrUnavailable):
-			return StatusPaused, "the model is unavailable: " + err.Error()
-		case err != nil:
-			return StatusFailed, err.Error()
-		case !more:
+		if status, reason, ok := stopped(ctx, err); ok {
+			return status, reason
+		}
+		if !more {
 			return StatusDone, ""
 		}
 	}
+}
+
+// stopped says whether a round's error (or the context's end) stops the
+// run, and how.
+func stopped(ctx context.Context, err error) (Status, string, bool) {
+	var awaiting *awaitingError
+	switch {
+	case ctx.Err() != nil:
+		return StatusPaused, "interrupted: " + context.Cause(ctx).Error(), true
+	case errors.As(err, &awaiting):
+		return StatusAwaitingApproval, awaiting.Error(), true
+	case errors.Is(err, model.ErrUnavailable):
+		return StatusPaused, "the model is unavailable: " + err.Error(), true
+	case err != nil:
+		return StatusFailed, err.Error(), true
+	}
+	return "", "", false
 }
 
 // limitReached says which of the run's limits stops it before another
@@ -112,20 +130,34 @@ func (r *run) takeRound(ctx context.Context) (bool, error) {
 	if turn.Text != "" {
 		r.final = turn.Text
 	}
-	results, err := r.runCalls(ctx, round, turn.ToolCalls)
-	if err != nil {
-		return false, err
-	}
-	if ctx.Err() != nil {
-		return false, ctx.Err()
-	}
-	if err := r.journalResults(round, results); err != nil {
-		return false, err
-	}
-	if err := r.commit(round); err != nil {
+	if err := r.finishRound(ctx, round, turn.ToolCalls, nil); err != nil {
 		return false, err
 	}
 	return len(turn.ToolCalls) > 0, nil
+}
+
+// finishRound takes calls of a round through approval and execution,
+// journals their results and commits the round, unless a call still waits
+// for a person: then the round stays open and an *awaitingError says so.
+func (r *run) finishRound(ctx context.Context, round int, calls []checkpoint.ToolCall,
+	last map[string]checkpoint.Record) error {
+	results, waiting, err := r.playCalls(ctx, round, calls, last)
+	if err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if err := r.journalResults(round, results); err != nil {
+		return err
+	}
+	if len(waiting) > 0 {
+		if err := r.log.Sync(); err != nil {
+			return err
+		}
+		return &awaitingError{calls: waiting}
+	}
+	return r.commit(round)
 }
 
 // runCalls runs a turn's calls, journaling each call's start.

@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"cairn/checkpoint"
 	"cairn/host/model"
@@ -44,6 +45,10 @@ type ResumeOptions struct {
 	// Model overrides the agent's model.
 	Model   *model.Spec
 	OnEvent EventFunc
+	// Approver and AutoDeny are as in RunOptions; they also answer the
+	// calls that were waiting for approval when the agent stopped.
+	Approver Approver
+	AutoDeny bool
 }
 
 // Report is what resume found. It is also the agent_resumed event.
@@ -53,6 +58,11 @@ type Report struct {
 	// they are kept and never run again.
 	Finished []string
 	Sealed   []Seal
+	// Awaiting are the calls that wait for a person's decision, or have
+	// one and have not run yet.
+	Awaiting []string
+	// last is the newest phase record of each call of the round.
+	last map[string]checkpoint.Record
 }
 
 // Resume brings an agent back at its last boundary and continues it. A run
@@ -90,8 +100,7 @@ func (e *Engine) Resume(ctx context.Context, opts ResumeOptions) (*Result, error
 	}
 	report := r.inspect(rec)
 	if opts.Strategy == StrategyManual {
-		r.emit(Event{Type: EventAgentResumed, Strategy: string(opts.Strategy), Round: report.Boundary, Sealed: report.Sealed,
-			Finished: report.Finished})
+		r.emit(report.event(opts.Strategy))
 		return &Result{Agent: r.agentID, Status: StatusPaused, Rounds: rec.State.Round,
 			Reason: "manual: reported, nothing changed"}, nil
 	}
@@ -103,9 +112,11 @@ func (e *Engine) Resume(ctx context.Context, opts ResumeOptions) (*Result, error
 	if err := r.begin(info, ""); err != nil {
 		return nil, err
 	}
-	r.emit(Event{Type: EventAgentResumed, Strategy: string(opts.Strategy), Round: report.Boundary, Sealed: report.Sealed,
-		Finished: report.Finished})
-	if err := r.settle(rec, report, opts.Strategy); err != nil {
+	r.emit(report.event(opts.Strategy))
+	if err := r.settle(ctx, rec, report, opts.Strategy); err != nil {
+		if status, reason, ok := stopped(ctx, err); ok {
+			return r.end(status, reason)
+		}
 		return nil, err
 	}
 	return r.end(r.loop(ctx))
@@ -132,7 +143,7 @@ func (e *Engine) rebuildRun(ctx context.Context, rec *checkpoint.Recovered, opts
 	if err != nil {
 		return nil, fmt.Errorf("resume agent %q: %w", opts.ID, err)
 	}
-	r.onEvent = opts.OnEvent
+	r.onEvent, r.approver, r.autoDeny = opts.OnEvent, opts.Approver, opts.AutoDeny
 	if why := e.changedSince(def); why != "" && !opts.Upgrade {
 		r.emit(Event{Type: EventWarning, Text: why + "; resuming with the one the agent started with (--upgrade uses the new one)"})
 	}
@@ -161,7 +172,7 @@ func (r *run) nothingToDo(rec *checkpoint.Recovered) *Result {
 }
 
 // settle finishes or drops the interrupted round as the strategy says.
-func (r *run) settle(rec *checkpoint.Recovered, report Report, s Strategy) error {
+func (r *run) settle(ctx context.Context, rec *checkpoint.Recovered, report Report, s Strategy) error {
 	turn, user := tailTurn(rec.Tail)
 	if s == StrategyReplay {
 		if len(rec.Tail) > 0 {
@@ -182,15 +193,33 @@ func (r *run) settle(rec *checkpoint.Recovered, report Report, s Strategy) error
 	if turn == nil {
 		return nil // the model had not answered: ask it, with the prompt kept
 	}
+	round := rec.State.Round + 1
 	var recs []checkpoint.Record
 	for _, s := range report.Sealed {
-		recs = append(recs, checkpoint.Record{Type: checkpoint.RecResult, Time: now(), Round: rec.State.Round + 1,
+		recs = append(recs, checkpoint.Record{Type: checkpoint.RecResult, Time: now(), Round: round,
 			Call: s.Call, Tool: s.Tool, Result: &checkpoint.Result{Output: s.message(), IsError: true, Sealed: true}})
 	}
 	if err := r.log.Append(recs...); err != nil {
 		return err
 	}
-	return r.commit(rec.State.Round + 1)
+	return r.finishRound(ctx, round, callsNamed(turn.ToolCalls, report.Awaiting), report.last)
+}
+
+// callsNamed picks the calls whose ids are listed.
+func callsNamed(calls []checkpoint.ToolCall, ids []string) []checkpoint.ToolCall {
+	var out []checkpoint.ToolCall
+	for _, c := range calls {
+		if slices.Contains(ids, c.ID) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// event is the agent_resumed event of a report.
+func (rep Report) event(s Strategy) Event {
+	return Event{Type: EventAgentResumed, Strategy: string(s), Round: rep.Boundary, Sealed: rep.Sealed,
+		Finished: rep.Finished, Awaiting: rep.Awaiting}
 }
 
 // tailTurn finds the model's turn and the user's prompt in an interrupted

@@ -26,32 +26,36 @@ const (
 )
 
 // inspect reads the interrupted round: which calls finished (kept, never
-// run again) and which were in flight (sealed).
+// run again), which wait for or have a person's decision (taken up where
+// they stood), and which were in flight (sealed).
 func (r *run) inspect(rec *checkpoint.Recovered) Report {
-	report := Report{Boundary: rec.State.Round}
+	report := Report{Boundary: rec.State.Round, last: map[string]checkpoint.Record{}}
 	turn, _ := tailTurn(rec.Tail)
 	if turn == nil {
 		return report
 	}
-	phase := map[string]checkpoint.Phase{}
+	finished := map[string]bool{}
 	for _, t := range rec.Tail {
 		switch t.Type {
 		case checkpoint.RecPhase:
-			phase[t.Call] = t.Phase
+			report.last[t.Call] = t
 		case checkpoint.RecResult:
-			phase[t.Call] = checkpoint.PhaseFinished
+			finished[t.Call] = true
 		}
 	}
 	for _, c := range turn.ToolCalls {
-		p, ok := phase[c.ID]
-		if !ok {
-			p = checkpoint.PhasePending
-		}
-		if p == checkpoint.PhaseFinished {
+		p := report.last[c.ID].Phase
+		switch {
+		case finished[c.ID]:
 			report.Finished = append(report.Finished, c.ID)
-			continue
+		case p == checkpoint.PhaseApprovalRequired || p == checkpoint.PhaseApproved || p == checkpoint.PhaseDenied:
+			report.Awaiting = append(report.Awaiting, c.ID)
+		default:
+			if p == "" {
+				p = checkpoint.PhasePending
+			}
+			report.Sealed = append(report.Sealed, r.seal(c, p))
 		}
-		report.Sealed = append(report.Sealed, r.seal(c, p))
 	}
 	return report
 }

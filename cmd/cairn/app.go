@@ -31,8 +31,8 @@ func withCode(code int, err error) error { return &exitError{code: code, err: er
 
 // doMain runs cairn with args and returns the exit code. It is separate
 // from main so tests run the whole command line in-process.
-func doMain(args []string, stdout, stderr io.Writer) int {
-	app := newApp(stdout, stderr)
+func doMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	app := newApp(stdin, stdout, stderr)
 	err := app.Run(args)
 	if err == nil {
 		return exitDone
@@ -48,10 +48,11 @@ func doMain(args []string, stdout, stderr io.Writer) int {
 	return exitFailed
 }
 
-func newApp(stdout, stderr io.Writer) *cli.App {
+func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	return &cli.App{
 		Name:      "cairn",
 		Usage:     "run LLM agents whose tools are untrusted WebAssembly modules",
+		Reader:    stdin,
 		Writer:    stdout,
 		ErrWriter: stderr,
 		// Errors are printed once, by doMain.
@@ -63,6 +64,8 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			showCommand(),
 			logCommand(),
 			runsCommand(),
+			approveCommand(),
+			denyCommand(),
 			toolsCommand(),
 			execCommand(),
 			versionCommand(),

@@ -71,6 +71,7 @@ type jsonEvent struct {
 		Call string `json:"call"`
 	} `json:"sealed"`
 	Finished []string `json:"finished"`
+	Awaiting []string `json:"awaiting"`
 }
 
 // events parses JSON Lines; a line cut off by a kill is ignored.

@@ -80,8 +80,7 @@ func TestExecStreamsAndEnv(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			app := newApp(&stdout, &stderr)
-			app.Reader = strings.NewReader(tt.stdin)
+			app := newApp(strings.NewReader(tt.stdin), &stdout, &stderr)
 			err := app.Run(append([]string{"cairn", "exec", "--cache", cacheForTests(t)}, tt.args...))
 			if code := codeOf(err); code != tt.code || stdout.String() != tt.out {
 				t.Fatalf("exit %d (%v), stdout %q; want %d, %q", code, err, stdout.String(), tt.code, tt.out)

@@ -79,6 +79,8 @@ func statusOf(s checkpoint.Summary) string {
 		return "unreadable"
 	case s.Locked:
 		return "running"
+	case s.Status == checkpoint.StatusApproval:
+		return string(s.Status)
 	case s.Interrupted:
 		return "interrupted"
 	}

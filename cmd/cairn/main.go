@@ -6,5 +6,5 @@ package main
 import "os"
 
 func main() {
-	os.Exit(doMain(os.Args, os.Stdout, os.Stderr))
+	os.Exit(doMain(os.Args, os.Stdin, os.Stdout, os.Stderr))
 }

@@ -15,7 +15,7 @@ import (
 func cairn(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	code := doMain(append([]string{"cairn"}, args...), &stdout, &stderr)
+	code := doMain(append([]string{"cairn"}, args...), strings.NewReader(""), &stdout, &stderr)
 	return code, stdout.String(), stderr.String()
 }
 

@@ -83,17 +83,28 @@ func (r *renderer) other(e host.Event) {
 		r.resumed(e)
 	case host.EventCheckpointSaved:
 		// One per round; the round_end line says enough.
+	case host.EventApprovalRequired:
+		fmt.Fprintf(r.w, "  ? %s %s %s needs approval\n", e.Call.ID, e.Call.Tool, oneLine(e.Call.Input, 100))
+	case host.EventApprovalDecided:
+		line := fmt.Sprintf("  %s %s", e.Status, e.Call.ID)
+		if e.Reason != "" {
+			line += ": " + e.Reason
+		}
+		fmt.Fprintln(r.w, line)
 	}
 }
 
 // resumed says what resume found in the interrupted round.
 func (r *renderer) resumed(e host.Event) {
 	fmt.Fprintf(r.w, "resume (%s) from the boundary after round %d\n", e.Strategy, e.Round)
-	if len(e.Finished) == 0 && len(e.Sealed) == 0 {
+	if len(e.Finished) == 0 && len(e.Sealed) == 0 && len(e.Awaiting) == 0 {
 		fmt.Fprintln(r.w, "  no round was interrupted")
 	}
 	for _, id := range e.Finished {
 		fmt.Fprintf(r.w, "  kept    %s: it had finished; it is not run again\n", id)
+	}
+	for _, id := range e.Awaiting {
+		fmt.Fprintf(r.w, "  waiting %s: it needs approval (cairn approve or cairn deny), or has it and runs now\n", id)
 	}
 	for _, s := range e.Sealed {
 		fmt.Fprintf(r.w, "  sealed  %s %s: was %s, effects %s; %s\n", s.Call, s.Tool, s.Phase, s.Effects, s.Recommendation)

@@ -23,7 +23,7 @@ func resumeCommand() *cli.Command {
 				Usage: "seal: keep finished calls, seal the ones in flight, continue; replay: drop the interrupted round and ask the model again; manual: report and stop"},
 			&cli.BoolFlag{Name: "upgrade", Usage: "use the agent file (and its modules) as they are on disk now, not as the agent started with"},
 			&cli.StringFlag{Name: "model", Usage: "continue with this model: PROVIDER:NAME"},
-			storeFlag, cacheFlag, jsonFlag,
+			storeFlag, cacheFlag, jsonFlag, autoDenyFlag,
 		},
 		Action: resumeAction,
 	}
@@ -53,6 +53,7 @@ func resumeAction(c *cli.Context) error {
 	}
 	defer eng.Close(context.Background())
 	opts.OnEvent = newRenderer(c.App.Writer, c.Bool(jsonFlag.Name)).event
+	opts.Approver, opts.AutoDeny = terminalApprover(c.App.Reader, c.App.ErrWriter), c.Bool(autoDenyFlag.Name)
 	res, err := eng.Resume(ctx, opts)
 	if err != nil {
 		return runError(err)

@@ -30,7 +30,7 @@ func runCommand() *cli.Command {
 			&cli.StringFlag{Name: "template", Usage: "identity label: the template the agent was made from"},
 			&cli.StringFlag{Name: "correlation", Usage: "identity label: an id that ties the agent to outside work"},
 			&cli.StringFlag{Name: "model", Usage: "use this model instead of the agent file's: PROVIDER:NAME, e.g. openai:gpt-4o-mini, ollama:llama3.2, script:turns.yaml"},
-			storeFlag, cacheFlag, jsonFlag,
+			storeFlag, cacheFlag, jsonFlag, autoDenyFlag,
 		},
 		Action: runAction,
 	}
@@ -67,6 +67,7 @@ func runAction(c *cli.Context) error {
 	defer eng.Close(context.Background())
 	r := newRenderer(c.App.Writer, c.Bool(jsonFlag.Name))
 	opts.OnEvent = r.event
+	opts.Approver, opts.AutoDeny = terminalApprover(c.App.Reader, c.App.ErrWriter), c.Bool(autoDenyFlag.Name)
 	res, err := eng.Run(ctx, opts)
 	if err != nil {
 		return runError(err)
@@ -82,7 +83,8 @@ func statusError(res *host.Result) error {
 	case host.StatusPaused:
 		return withCode(exitPaused, fmt.Errorf("agent %s paused: %s; continue with `cairn resume %s`", res.Agent, res.Reason, res.Agent))
 	case host.StatusAwaitingApproval:
-		return withCode(exitApproval, fmt.Errorf("agent %s awaits approval: %s", res.Agent, res.Reason))
+		return withCode(exitApproval, fmt.Errorf("agent %s is %s; decide with `cairn approve %s CALL` or `cairn deny %s CALL --reason TEXT`, then `cairn resume %s`",
+			res.Agent, res.Reason, res.Agent, res.Agent, res.Agent))
 	default:
 		return withCode(exitFailed, fmt.Errorf("agent %s failed: %s", res.Agent, res.Reason))
 	}

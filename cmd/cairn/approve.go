@@ -1,0 +1,98 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+
+	"cairn/host"
+)
+
+var autoDenyFlag = &cli.BoolFlag{Name: "auto-deny",
+	Usage: "deny calls that need approval instead of pausing for a person (the model reads the denial)"}
+
+func approveCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "approve",
+		Usage:     "approve a call that awaits approval; `cairn resume` then runs it",
+		ArgsUsage: "AGENT CALL",
+		Flags:     []cli.Flag{storeFlag, cacheFlag},
+		Action:    func(c *cli.Context) error { return decide(c, true) },
+	}
+}
+
+func denyCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "deny",
+		Usage:     "deny a call that awaits approval; `cairn resume` gives the model the reason",
+		ArgsUsage: "AGENT CALL",
+		Flags: []cli.Flag{storeFlag, cacheFlag,
+			&cli.StringFlag{Name: "reason", Usage: "why, for the model to read"}},
+		Action: func(c *cli.Context) error { return decide(c, false) },
+	}
+}
+
+func decide(c *cli.Context, approved bool) error {
+	if c.NArg() != 2 {
+		return withCode(exitUsage, fmt.Errorf("usage: cairn %s AGENT CALL", c.Command.Name))
+	}
+	eng, err := newEngine(c)
+	if err != nil {
+		return err
+	}
+	defer eng.Close(context.Background())
+	agent, call := c.Args().Get(0), c.Args().Get(1)
+	err = eng.Decide(agent, call, host.Decision{Approved: approved, Reason: c.String("reason")})
+	if errors.Is(err, host.ErrNotAwaiting) {
+		return withCode(exitUsage, err)
+	}
+	if err != nil {
+		return runError(err)
+	}
+	verb := "approved"
+	if !approved {
+		verb = "denied"
+	}
+	fmt.Fprintf(c.App.Writer, "%s %s of agent %s; `cairn resume %s` continues it\n", verb, call, agent, agent)
+	return nil
+}
+
+// terminalApprover asks on a terminal about each call that needs a
+// person: y approves, anything else denies (a longer answer is the reason
+// the model reads). It returns nil when in is not a terminal, so that an
+// unattended run pauses awaiting approval instead.
+func terminalApprover(in io.Reader, out io.Writer) host.Approver {
+	f, ok := in.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return nil
+	}
+	lines := bufio.NewReader(in)
+	return func(ctx context.Context, req host.ApprovalRequest) (host.Decision, error) {
+		fmt.Fprintf(out, "approve %s %s %s? [y/N, or why not] ", req.Call.ID, req.Call.Tool, oneLine(req.Call.Input, 200))
+		answer := make(chan string, 1)
+		go func() {
+			line, _ := lines.ReadString('\n')
+			answer <- strings.TrimSpace(line)
+		}()
+		select {
+		case <-ctx.Done():
+			fmt.Fprintln(out)
+			return host.Decision{}, ctx.Err()
+		case a := <-answer:
+			switch strings.ToLower(a) {
+			case "y", "yes":
+				return host.Decision{Approved: true}, nil
+			case "", "n", "no":
+				return host.Decision{}, nil
+			}
+			return host.Decision{Reason: a}, nil
+		}
+	}
+}

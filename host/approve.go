@@ -1,0 +1,150 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+
+	"cairn/checkpoint"
+)
+
+// Action is what an approval rule does with a call it matches.
+type Action string
+
+// The actions of an approval rule.
+const (
+	ActionAllow Action = "allow" // run the call
+	ActionDeny  Action = "deny"  // answer it with a denial the model reads
+	ActionAsk   Action = "ask"   // a person decides
+)
+
+// Rule is one entry of an agent file's `approvals:` list. The first rule
+// that matches a call decides it; a call no rule matches is allowed.
+//
+//	approvals:
+//	  - {tool: write_file, args: {path: "notes/**"}, action: allow}
+//	  - {tool: write_file, action: ask}
+//	  - {tool: "edit_*", action: deny}
+type Rule struct {
+	// Tool is a tool's name or a pattern of names ("*", "edit_*").
+	Tool string `yaml:"tool" json:"tool"`
+	// Args match the call's arguments by name: each pattern (doublestar
+	// syntax, "**" spans directories) must match the argument's value as
+	// text. A call whose arguments are not a JSON object, or lack one of
+	// these arguments, does not match.
+	Args   map[string]string `yaml:"args" json:"args,omitempty"`
+	Action Action            `yaml:"action" json:"action"`
+}
+
+// validate checks a rule's patterns and action.
+func (r Rule) validate() error {
+	switch r.Action {
+	case ActionAllow, ActionDeny, ActionAsk:
+	default:
+		return fmt.Errorf("action %q: want allow, deny or ask", r.Action)
+	}
+	if _, err := path.Match(r.Tool, ""); r.Tool == "" || err != nil {
+		return fmt.Errorf("tool %q: want a tool's name or a pattern such as \"*\"", r.Tool)
+	}
+	for name, p := range r.Args {
+		if !doublestar.ValidatePattern(p) {
+			return fmt.Errorf("args.%s: %q is not a valid pattern", name, p)
+		}
+	}
+	return nil
+}
+
+// matches reports whether the rule applies to a call.
+func (r Rule) matches(c checkpoint.ToolCall) bool {
+	if ok, _ := path.Match(r.Tool, c.Name); !ok {
+		return false
+	}
+	if len(r.Args) == 0 {
+		return true
+	}
+	var args map[string]any
+	if json.Unmarshal([]byte(c.Input), &args) != nil {
+		return false
+	}
+	for name, pattern := range r.Args {
+		v, ok := args[name]
+		if !ok {
+			return false
+		}
+		text, isString := v.(string)
+		if !isString {
+			b, _ := json.Marshal(v)
+			text = string(b)
+		}
+		if ok, _ := doublestar.Match(pattern, text); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// decide is the action the first matching rule names, and which rule.
+func decide(rules []Rule, c checkpoint.ToolCall) (Action, int) {
+	for i, r := range rules {
+		if r.matches(c) {
+			return r.Action, i
+		}
+	}
+	return ActionAllow, -1
+}
+
+// ApprovalRequest is a call that waits for a person's decision.
+type ApprovalRequest struct {
+	Agent string `json:"agent"`
+	Round int    `json:"round"`
+	Call  Call   `json:"call"`
+}
+
+// Decision is a person's answer to an ApprovalRequest.
+type Decision struct {
+	Approved bool
+	// Reason is why a call was denied; the model reads it.
+	Reason string
+}
+
+// Approver asks a person about a call, for example on a terminal. It
+// returns ErrNoDecision when it cannot ask: the run then pauses awaiting
+// approval, the request persisted, and `cairn approve` or `cairn deny`
+// answers it later.
+type Approver func(ctx context.Context, req ApprovalRequest) (Decision, error)
+
+// Errors of approvals.
+var (
+	// ErrNoDecision: the approver could not ask anyone.
+	ErrNoDecision = errors.New("no one to ask")
+	// ErrNotAwaiting: approve or deny named a call that does not wait for
+	// a decision.
+	ErrNotAwaiting = errors.New("call does not await approval")
+)
+
+// denial is the result the model reads for a denied call.
+func denial(c checkpoint.ToolCall, why string) callResult {
+	return callResult{call: c, isError: true,
+		output: fmt.Sprintf("The call %s of %s was denied: %s. Do not retry it as it is; choose another way or ask the user.", c.ID, c.Name, why)}
+}
+
+// ruleDenial says which rule denied a call.
+func ruleDenial(i int) string {
+	return fmt.Sprintf("the agent file's approval rules forbid it (approvals[%d])", i)
+}
+
+// awaitingCalls lists calls that wait for approval, for a reason line.
+func awaitingCalls(calls []checkpoint.ToolCall) string {
+	parts := make([]string, len(calls))
+	for i, c := range calls {
+		parts[i] = c.ID + " (" + c.Name + ")"
+	}
+	sort.Strings(parts)
+	return "awaiting approval of " + strings.Join(parts, ", ")
+}

@@ -1,0 +1,85 @@
+package host
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"cairn/checkpoint"
+)
+
+// Decide records a person's decision on a call that awaits approval; the
+// next resume of the agent runs the call or gives the model the denial.
+// It takes the agent's lock for as long as it writes, so it cannot race a
+// run of the agent.
+//
+// # Errors
+//
+// checkpoint.ErrNotFound for an unknown agent, checkpoint.ErrLocked while
+// a process runs it, ErrNotAwaiting when the call does not wait for a
+// decision (the error lists those that do).
+func (e *Engine) Decide(id, call string, d Decision) error {
+	lock, err := e.store.Lock(id, checkpoint.ThisProcess("decide"))
+	if err != nil {
+		return err
+	}
+	defer lock.Unlock()
+	rec, log, err := e.store.Open(id)
+	if err != nil {
+		return fmt.Errorf("agent %q: %w", id, err)
+	}
+	defer log.Close()
+	waiting := awaitingDecision(rec.Tail)
+	i := slices.IndexFunc(waiting, func(c checkpoint.ToolCall) bool { return c.ID == call })
+	if i < 0 {
+		return fmt.Errorf("agent %q: %s %w; %s", id, call, ErrNotAwaiting, listAwaiting(waiting))
+	}
+	if !d.Approved && d.Reason == "" {
+		d.Reason = "a person denied it"
+	}
+	return errors.Join(log.Append(decisionRecord(rec.State.Round+1, waiting[i], d)), log.Sync())
+}
+
+// Pending lists the calls of an agent that await a person's decision.
+func Pending(store checkpoint.Store, id string) ([]ApprovalRequest, error) {
+	rec, err := store.Read(id)
+	if err != nil {
+		return nil, err
+	}
+	var out []ApprovalRequest
+	for _, c := range awaitingDecision(rec.Tail) {
+		out = append(out, ApprovalRequest{Agent: id, Round: rec.State.Round + 1,
+			Call: Call{ID: c.ID, Tool: c.Name, Input: c.Input}})
+	}
+	return out, nil
+}
+
+// awaitingDecision finds the calls of an open round whose newest phase is
+// approval_required, in the order the model asked for them.
+func awaitingDecision(tail []checkpoint.Record) []checkpoint.ToolCall {
+	turn, _ := tailTurn(tail)
+	if turn == nil {
+		return nil
+	}
+	last := map[string]checkpoint.Phase{}
+	for _, t := range tail {
+		if t.Type == checkpoint.RecPhase {
+			last[t.Call] = t.Phase
+		}
+	}
+	var out []checkpoint.ToolCall
+	for _, c := range turn.ToolCalls {
+		if last[c.ID] == checkpoint.PhaseApprovalRequired {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func listAwaiting(waiting []checkpoint.ToolCall) string {
+	if len(waiting) == 0 {
+		return "no call of the agent awaits approval"
+	}
+	return strings.TrimPrefix(awaitingCalls(waiting), "awaiting approval of ") + " await approval"
+}

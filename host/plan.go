@@ -1,0 +1,124 @@
+package host
+
+import (
+	"context"
+	"errors"
+
+	"cairn/checkpoint"
+)
+
+// awaitingError ends a run whose round has calls waiting for a person.
+type awaitingError struct{ calls []checkpoint.ToolCall }
+
+func (e *awaitingError) Error() string { return awaitingCalls(e.calls) }
+
+// playCalls takes a round's calls through approval and runs the ones that
+// may run. last holds the newest phase record the journal has of each call
+// (on resume); a call it does not name is new and meets the agent file's
+// approval rules. It returns the results to journal and the calls still
+// waiting for a decision.
+//
+// A call that needs a person is journaled as approval_required and synced
+// before anyone is asked, so the request survives a crash; each decision
+// is journaled as it is made.
+func (r *run) playCalls(ctx context.Context, round int, calls []checkpoint.ToolCall,
+	last map[string]checkpoint.Record) ([]callResult, []checkpoint.ToolCall, error) {
+	var toRun, toAsk []checkpoint.ToolCall
+	var results []callResult
+	var asked []checkpoint.Record
+	for _, c := range calls {
+		switch rec := last[c.ID]; rec.Phase {
+		case checkpoint.PhaseApproved:
+			toRun = append(toRun, c)
+			continue
+		case checkpoint.PhaseApprovalRequired:
+			toAsk = append(toAsk, c)
+			continue
+		case checkpoint.PhaseDenied:
+			results = append(results, denial(c, rec.Reason))
+			continue
+		}
+		switch action, rule := decide(r.af.Approvals, c); action {
+		case ActionDeny:
+			results = append(results, denial(c, ruleDenial(rule)))
+		case ActionAsk:
+			toAsk = append(toAsk, c)
+			asked = append(asked, phaseRecord(round, c, checkpoint.PhaseApprovalRequired, ""))
+		default:
+			toRun = append(toRun, c)
+		}
+	}
+	if len(asked) > 0 {
+		if err := errors.Join(r.log.Append(asked...), r.log.Sync()); err != nil {
+			return nil, nil, err
+		}
+	}
+	approved, denied, waiting, err := r.ask(ctx, round, toAsk)
+	if err != nil {
+		return nil, nil, err
+	}
+	results = append(results, denied...)
+	ran, err := r.runCalls(ctx, round, append(toRun, approved...))
+	return append(results, ran...), waiting, err
+}
+
+// ask puts each call to the run's approver, journaling every decision.
+// Without an approver, or when it cannot ask, a call is denied if the run
+// is unattended (AutoDeny) and otherwise left waiting.
+func (r *run) ask(ctx context.Context, round int, calls []checkpoint.ToolCall) (
+	approved []checkpoint.ToolCall, denied []callResult, waiting []checkpoint.ToolCall, err error) {
+	for _, c := range calls {
+		r.emit(Event{Type: EventApprovalRequired, Round: round, Call: &Call{ID: c.ID, Tool: c.Name, Input: c.Input}})
+		d, err := r.decision(ctx, round, c)
+		switch {
+		case errors.Is(err, ErrNoDecision) && r.autoDeny:
+			d = Decision{Reason: "no one was there to approve it (the run is unattended and denies what needs approval)"}
+		case errors.Is(err, ErrNoDecision):
+			waiting = append(waiting, c)
+			continue
+		case err != nil:
+			return nil, nil, nil, err
+		}
+		if !d.Approved && d.Reason == "" {
+			d.Reason = "a person denied it"
+		}
+		if err := r.log.Append(decisionRecord(round, c, d)); err != nil {
+			return nil, nil, nil, err
+		}
+		r.emit(Event{Type: EventApprovalDecided, Round: round, Call: &Call{ID: c.ID, Tool: c.Name},
+			Status: decisionStatus(d), Reason: d.Reason})
+		if d.Approved {
+			approved = append(approved, c)
+		} else {
+			denied = append(denied, denial(c, d.Reason))
+		}
+	}
+	return approved, denied, waiting, nil
+}
+
+func (r *run) decision(ctx context.Context, round int, c checkpoint.ToolCall) (Decision, error) {
+	if r.approver == nil {
+		return Decision{}, ErrNoDecision
+	}
+	return r.approver(ctx, ApprovalRequest{Agent: r.agentID, Round: round, Call: Call{ID: c.ID, Tool: c.Name, Input: c.Input}})
+}
+
+func phaseRecord(round int, c checkpoint.ToolCall, p checkpoint.Phase, reason string) checkpoint.Record {
+	return checkpoint.Record{Type: checkpoint.RecPhase, Time: now(), Round: round, Call: c.ID, Tool: c.Name,
+		Phase: p, Reason: reason}
+}
+
+// decisionRecord journals a person's decision on a call.
+func decisionRecord(round int, c checkpoint.ToolCall, d Decision) checkpoint.Record {
+	if d.Approved {
+		return phaseRecord(round, c, checkpoint.PhaseApproved, "")
+	}
+	return phaseRecord(round, c, checkpoint.PhaseDenied, d.Reason)
+}
+
+func decisionStatus(d Decision) Status {
+	if d.Approved {
+		return "approved"
+	}
+	return "denied"
+}
