@@ -211,11 +211,11 @@ func (e *Engine) newRun(ctx context.Context, af *AgentFile, mods []Module, overr
 	if err != nil {
 		return nil, err
 	}
-	provider, err := openModel(af, override)
+	provider, modelName, err := openModel(af, override)
 	if err != nil {
 		return nil, err
 	}
-	return &run{agentID: agentID, id: runID, af: af, tools: tools, provider: provider,
+	return &run{agentID: agentID, id: runID, af: af, tools: tools, provider: provider, modelName: modelName,
 		workspace: ws, log: log, startedAt: time.Now()}, nil
 }
 
@@ -273,19 +273,21 @@ func moduleOf(ref ToolRef, wasm []byte) (Module, error) {
 }
 
 // openModel opens the agent's model, or the one that overrides it.
-func openModel(af *AgentFile, override *model.Spec) (model.Provider, error) {
+// An override of the same provider keeps the agent file's address, key
+// and price unless it names its own.
+func openModel(af *AgentFile, override *model.Spec) (model.Provider, string, error) {
 	spec := af.Model
 	if override != nil {
-		spec = *override
+		spec = af.Model.Override(*override)
 	}
 	if spec.Script != "" && spec.ScriptData == nil {
 		spec.Script = af.Path(spec.Script)
 	}
 	p, err := model.Open(spec)
 	if err != nil {
-		return nil, fmt.Errorf("model: %w", err)
+		return nil, "", fmt.Errorf("model: %w", err)
 	}
-	return p, nil
+	return p, spec.Name, nil
 }
 
 func builtinWasm() []byte { return builtin.Module }

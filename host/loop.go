@@ -18,6 +18,7 @@ type run struct {
 	af          *AgentFile
 	tools       *toolset
 	provider    model.Provider
+	modelName   string // the model's name at its provider
 	workspace   string
 	log         checkpoint.Log
 	// pending are the messages of the round being built that precede the
@@ -111,7 +112,7 @@ func (r *run) limitReached() string {
 func (r *run) takeRound(ctx context.Context) (bool, error) {
 	round := r.state().Round + 1
 	resp, err := r.provider.Complete(ctx, model.Request{
-		Model:    r.af.Model.Name,
+		Model:    r.modelName,
 		System:   r.af.System,
 		Messages: append(append([]checkpoint.Message(nil), r.state().Messages...), r.pending...),
 		Tools:    r.tools.specs,

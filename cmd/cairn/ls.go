@@ -59,13 +59,14 @@ func lsAction(c *cli.Context) error {
 		return nil
 	}
 	w := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "AGENT\tSTATUS\tROUNDS\tTOKENS\tUPDATED")
+	fmt.Fprintln(w, "AGENT\tSTATUS\tROUNDS\tTOKENS\tCOST\tUPDATED")
 	for _, l := range lines {
 		status := l.Status
 		if l.Error != "" {
 			status = "unreadable: " + l.Error
 		}
-		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%s\n", l.Agent, status, l.Rounds, l.Usage.Total(), l.Updated.Local().Format(time.DateTime))
+		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%s\t%s\n", l.Agent, status, l.Rounds, l.Usage.Total(), cost(l.Usage),
+			l.Updated.Local().Format(time.DateTime))
 	}
 	return w.Flush()
 }
@@ -85,4 +86,12 @@ func statusOf(s checkpoint.Summary) string {
 		return "interrupted"
 	}
 	return string(s.Status)
+}
+
+// cost is what the agent's tokens cost, where the agent file gave prices.
+func cost(u checkpoint.Usage) string {
+	if u.CostMicroUSD == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("$%.4f", float64(u.CostMicroUSD)/1e6)
 }

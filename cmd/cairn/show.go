@@ -95,7 +95,7 @@ func usageLine(u checkpoint.Usage) string {
 	}
 	s += ")"
 	if u.CostMicroUSD > 0 {
-		s += fmt.Sprintf(" · $%.4f", float64(u.CostMicroUSD)/1e6)
+		s += " · " + cost(u)
 	}
 	return s
 }
