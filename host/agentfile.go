@@ -93,10 +93,33 @@ type Limits struct {
 
 // RunLimits bound one run. Zero means no limit, except MaxRounds, whose zero
 // means DefaultMaxRounds.
+//
+// Rounds count since the user's last prompt; tokens and cost count over
+// the agent's whole life; time counts from the start of each run. All of
+// them carry across resumes except time, which starts again.
 type RunLimits struct {
-	MaxRounds int      `yaml:"max_rounds" json:"max_rounds,omitempty"`
-	MaxTokens int64    `yaml:"max_tokens" json:"max_tokens,omitempty"`
-	MaxTime   Duration `yaml:"max_time" json:"max_time,omitempty"`
+	MaxRounds int   `yaml:"max_rounds" json:"max_rounds,omitempty"`
+	MaxTokens int64 `yaml:"max_tokens" json:"max_tokens,omitempty"`
+	// MaxCost is in US dollars; it needs prices in the model's spec.
+	MaxCost float64  `yaml:"max_cost" json:"max_cost,omitempty"`
+	MaxTime Duration `yaml:"max_time" json:"max_time,omitempty"`
+}
+
+// Raise returns l with every limit that o sets replaced by o's.
+func (l RunLimits) Raise(o RunLimits) RunLimits {
+	if o.MaxRounds > 0 {
+		l.MaxRounds = o.MaxRounds
+	}
+	if o.MaxTokens > 0 {
+		l.MaxTokens = o.MaxTokens
+	}
+	if o.MaxCost > 0 {
+		l.MaxCost = o.MaxCost
+	}
+	if o.MaxTime > 0 {
+		l.MaxTime = o.MaxTime
+	}
+	return l
 }
 
 // DefaultMaxRounds bounds a run whose agent file sets no max_rounds.
@@ -167,8 +190,8 @@ func (af *AgentFile) Validate() error {
 			return fmt.Errorf("approvals[%d]: %w", i, err)
 		}
 	}
-	if af.Limits.MaxRounds < 0 {
-		return errors.New("limits.max_rounds is negative")
+	if l := af.Limits; l.MaxRounds < 0 || l.MaxTokens < 0 || l.MaxCost < 0 {
+		return errors.New("limits: max_rounds, max_tokens and max_cost cannot be negative")
 	}
 	return nil
 }

@@ -91,19 +91,25 @@ func stopped(ctx context.Context, err error) (Status, string, bool) {
 }
 
 // limitReached says which of the run's limits stops it before another
-// round. Rounds count since the last prompt, across resumes; time counts
-// from the start of this run.
+// round, and how to go on. Rounds count since the last prompt, across
+// resumes; tokens and cost over the agent's life; time from the start of
+// this run.
 func (r *run) limitReached() string {
 	l, st := r.af.Limits, r.state()
+	var reason, flag string
 	switch {
 	case st.TaskRounds >= l.maxRounds() && len(r.pending) == 0:
-		return fmt.Sprintf("reached max_rounds (%d)", l.maxRounds())
+		reason, flag = fmt.Sprintf("reached max_rounds (%d rounds since the prompt)", st.TaskRounds), "--max-rounds"
 	case l.MaxTokens > 0 && st.Usage.Total() >= l.MaxTokens:
-		return fmt.Sprintf("reached max_tokens (%d used of %d)", st.Usage.Total(), l.MaxTokens)
+		reason, flag = fmt.Sprintf("reached max_tokens (%d used of %d)", st.Usage.Total(), l.MaxTokens), "--max-tokens"
+	case l.MaxCost > 0 && float64(st.Usage.CostMicroUSD) >= l.MaxCost*1e6:
+		reason, flag = fmt.Sprintf("reached max_cost ($%.4f spent of $%.4f)", float64(st.Usage.CostMicroUSD)/1e6, l.MaxCost), "--max-cost"
 	case l.MaxTime > 0 && time.Since(r.startedAt) >= time.Duration(l.MaxTime):
-		return fmt.Sprintf("reached max_time (%s)", time.Duration(l.MaxTime))
+		reason, flag = fmt.Sprintf("reached max_time (%s in this run)", time.Duration(l.MaxTime)), "--max-time"
+	default:
+		return ""
 	}
-	return ""
+	return reason + "; resume with " + flag + " to allow more"
 }
 
 // takeRound asks the model for a turn, runs the calls it asks for,

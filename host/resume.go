@@ -45,6 +45,9 @@ type ResumeOptions struct {
 	// Model overrides the agent's model.
 	Model   *model.Spec
 	OnEvent EventFunc
+	// Limits raise the agent's run limits for this run: each one set
+	// replaces the agent file's.
+	Limits RunLimits
 	// Approver and AutoDeny are as in RunOptions; they also answer the
 	// calls that were waiting for approval when the agent stopped.
 	Approver Approver
@@ -139,6 +142,7 @@ func (e *Engine) rebuildRun(ctx context.Context, rec *checkpoint.Recovered, opts
 	if err != nil {
 		return nil, fmt.Errorf("resume agent %q: %w", opts.ID, err)
 	}
+	af.Limits = af.Limits.Raise(opts.Limits)
 	r, err := e.newRun(ctx, af, mods, opts.Model, def.Workspace, opts.ID, runID, log)
 	if err != nil {
 		return nil, fmt.Errorf("resume agent %q: %w", opts.ID, err)
