@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -158,6 +160,73 @@ func BenchmarkFdatasync(b *testing.B) {
 				if err := syncData(f); err != nil {
 					b.Fatal(err)
 				}
+			}
+		})
+	}
+}
+
+// BenchmarkGroupCommit is 64 agents of one process committing rounds at
+// once, each from its own goroutine: every agent syncing its own journal
+// (the baseline), against one group log whose fdatasyncs all agents share.
+// Each agent starts with 1,000 messages, so that compaction, which runs
+// in both as it falls due, is as rare as in a long conversation.
+//
+//	go test ./checkpoint -run '^$' -bench GroupCommit -benchtime 20000x -count 3
+func BenchmarkGroupCommit(b *testing.B) {
+	const agents = 64
+	for _, mode := range []string{"journal-per-agent", "group-commit"} {
+		b.Run(mode, func(b *testing.B) {
+			var opts []FileStoreOption
+			if mode == "group-commit" {
+				opts = append(opts, WithGroupCommit())
+			}
+			s, err := OpenFileStore(b.TempDir(), opts...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			logs := make([]Log, agents)
+			for i := range logs {
+				st := history(1000)
+				st.Agent, st.Round = fmt.Sprintf("a%02d", i), 0
+				if logs[i], err = s.Create(st.Agent, st); err != nil {
+					b.Fatal(err)
+				}
+			}
+			per := (b.N + agents - 1) / agents
+			errs := make(chan error, agents)
+			var wg sync.WaitGroup
+			b.ResetTimer()
+			start := time.Now()
+			for _, log := range logs {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for r := 1; r <= per; r++ {
+						log.Append(roundRecords(r)...)
+						if _, err := log.Commit(Record{Type: RecCommit, Time: t0, Round: r}); err != nil {
+							errs <- err
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			elapsed := time.Since(start)
+			b.StopTimer()
+			close(errs)
+			for err := range errs {
+				b.Fatal(err)
+			}
+			rounds := float64(per * agents)
+			b.ReportMetric(rounds/elapsed.Seconds(), "rounds/s")
+			syncs := rounds // one fdatasync of its journal per commit
+			if s.group != nil {
+				syncs = float64(s.group.syncs.Load())
+			}
+			b.ReportMetric(syncs/rounds, "fsyncs/round")
+			for _, log := range logs {
+				log.Close()
 			}
 		})
 	}

@@ -33,19 +33,24 @@ func CheckID(id string) error {
 // FileStore keeps agents in a directory; see the package doc for its
 // layout. It is safe for concurrent use; each agent is guarded by its lock.
 type FileStore struct {
-	dir string
+	dir   string
+	group *groupLog // with WithGroupCommit
 }
 
 var _ Store = (*FileStore)(nil)
 
 // OpenFileStore opens (making it if needed) the store in dir.
-func OpenFileStore(dir string) (*FileStore, error) {
+func OpenFileStore(dir string, opts ...FileStoreOption) (*FileStore, error) {
 	for _, d := range []string{"agents", filepath.Join("blobs", "sha256")} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o700); err != nil {
 			return nil, fmt.Errorf("open store %s: %w", dir, err)
 		}
 	}
-	return &FileStore{dir: dir}, nil
+	s := &FileStore{dir: dir}
+	if err := s.startGroup(opts); err != nil {
+		return nil, fmt.Errorf("open store %s: %w", dir, err)
+	}
+	return s, nil
 }
 
 // Dir is the store's directory.
@@ -96,7 +101,7 @@ func (s *FileStore) Create(id string, st *State) (Log, error) {
 	if err := writeSnapshot(dir, st); err != nil {
 		return nil, fmt.Errorf("create agent %q: %w", id, err)
 	}
-	return openJournalLog(dir, &Recovered{State: st}, true)
+	return s.attach(openJournalLog(dir, &Recovered{State: st}, true))
 }
 
 // Remove deletes an agent's snapshots and journals, keeping its lock file.
@@ -133,11 +138,11 @@ func (s *FileStore) Open(id string) (*Recovered, Log, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	rec, err := recoverDir(id, dir)
+	rec, err := s.recoverAgent(id, dir, true)
 	if err != nil {
 		return nil, nil, err
 	}
-	log, err := openJournalLog(dir, rec, false)
+	log, err := s.attach(openJournalLog(dir, rec, false))
 	if err != nil {
 		return nil, nil, fmt.Errorf("open journal of agent %q: %w", id, err)
 	}
@@ -150,7 +155,7 @@ func (s *FileStore) Read(id string) (*Recovered, error) {
 	if err != nil {
 		return nil, err
 	}
-	return recoverDir(id, dir)
+	return s.recoverAgent(id, dir, false)
 }
 
 // List summarises every agent of the store, by id.

@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 
@@ -21,6 +22,14 @@ type journalLog struct {
 	snapLen int64
 	alloc   int64 // bytes of the journal reserved on disk
 	replay  replay
+	// With group commit: the group log appends also go to, the CRC-32C
+	// of the journal's bytes and of its snapshot (of round snapOf-1), and
+	// the entry the last append queued.
+	group  *groupLog
+	crc    uint32
+	snap   uint32
+	snapOf int
+	seq    uint64
 }
 
 // segmentSlack is how far past the bytes a journal segment is expected to
@@ -87,6 +96,7 @@ func (l *journalLog) startSegment(base int) error {
 		l.f.Close()
 	}
 	l.f, l.size, l.base, l.alloc = f, int64(len(hdr)), base, alloc
+	l.crc = crc32.Checksum(hdr, castagnoli)
 	return nil
 }
 
@@ -100,9 +110,19 @@ func (l *journalLog) Append(recs ...Record) error {
 		}
 		buf = appendFrame(buf, rec.Type, payload)
 	}
+	if l.group != nil {
+		if err := l.group.usable(); err != nil {
+			return fmt.Errorf("append to journal: %w", err)
+		}
+	}
 	l.reserve(int64(len(buf)))
 	if _, err := l.f.Write(buf); err != nil {
 		return fmt.Errorf("append to journal: %w", err)
+	}
+	if l.group != nil && len(buf) > 0 {
+		if err := l.group.add(l, buf); err != nil {
+			return fmt.Errorf("append to journal: %w", err)
+		}
 	}
 	l.size += int64(len(buf))
 	l.round += int64(len(buf))
@@ -158,6 +178,9 @@ func (l *journalLog) segmentSize(n int64) int64 {
 
 // Sync makes what was appended durable.
 func (l *journalLog) Sync() error {
+	if l.group != nil {
+		return l.group.wait(l.seq)
+	}
 	if err := syncData(l.f); err != nil {
 		return fmt.Errorf("sync journal: %w", err)
 	}
@@ -206,7 +229,14 @@ func removeBefore(dir string, keep int) error {
 func (l *journalLog) State() *State { return l.replay.st }
 
 // Close closes the journal.
-func (l *journalLog) Close() error { return l.f.Close() }
+// Close closes the journal, once what was appended is durable.
+func (l *journalLog) Close() error {
+	var err error
+	if l.group != nil {
+		err = l.group.wait(l.seq)
+	}
+	return errors.Join(err, l.f.Close())
+}
 
 // syncData makes a file's data durable: fdatasync, which skips metadata
 // that reading the data back does not need.

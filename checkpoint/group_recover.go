@@ -1,0 +1,383 @@
+package checkpoint
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// groupEntry is one append to an agent's journal, as a group log redoes
+// it: data goes at off in the journal that follows the snapshot of round
+// base whose CRC-32C is snap, and only after bytes whose CRC-32C is
+// prefix.
+type groupEntry struct {
+	agent  string
+	base   int
+	snap   uint32
+	off    int64
+	prefix uint32
+	data   []byte
+}
+
+func (e groupEntry) encode() []byte {
+	b := make([]byte, 0, len(e.agent)+len(e.data)+24)
+	b = binary.AppendUvarint(b, uint64(len(e.agent)))
+	b = append(b, e.agent...)
+	b = binary.AppendUvarint(b, uint64(e.base))
+	b = binary.LittleEndian.AppendUint32(b, e.snap)
+	b = binary.AppendUvarint(b, uint64(e.off))
+	b = binary.LittleEndian.AppendUint32(b, e.prefix)
+	return append(b, e.data...)
+}
+
+// decodeGroupEntry decodes an entry's payload. The data aliases b.
+func decodeGroupEntry(b []byte) (groupEntry, error) {
+	var e groupEntry
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)-k) {
+		return e, errors.New("entry: bad agent id length")
+	}
+	e.agent, b = string(b[k:k+int(n)]), b[k+int(n):]
+	if CheckID(e.agent) != nil {
+		return e, fmt.Errorf("entry: bad agent id %q", e.agent)
+	}
+	base, k := binary.Uvarint(b)
+	if k <= 0 || base > 1<<62 || len(b)-k < 4 {
+		return e, errors.New("entry: bad round")
+	}
+	e.snap, b = binary.LittleEndian.Uint32(b[k:]), b[k+4:]
+	off, k := binary.Uvarint(b)
+	if k <= 0 || off > 1<<62 || len(b)-k <= 4 {
+		return e, errors.New("entry: bad offset or no data")
+	}
+	e.base, e.off = int(base), int64(off)
+	e.prefix = binary.LittleEndian.Uint32(b[k:])
+	e.data = b[k+4:]
+	return e, nil
+}
+
+// scanGroupLog calls fn with each entry of the group log in data, and
+// returns when the log was made.
+//
+// # Errors
+//
+// A *CorruptError for damage that is not a torn tail or an entry that
+// does not decode; a *FutureSchemaError for a log of a newer format.
+func scanGroupLog(name string, data []byte, fn func(groupEntry)) (uint64, error) {
+	fr, err := groupFrames(name, data)
+	if err != nil || len(fr) == 0 {
+		return 0, err // a log cut short before its header holds nothing
+	}
+	hdr, ok := bytes.CutPrefix(fr[0].payload, []byte(groupMagic))
+	version, k := binary.Uvarint(hdr)
+	if fr[0].typ != recGroupHeader || !ok || k <= 0 {
+		return 0, &CorruptError{File: name, Reason: "no group log header"}
+	}
+	if version > groupVersion {
+		return 0, &FutureSchemaError{File: name, Version: int(min(version, 1<<30)), Supported: groupVersion}
+	}
+	created, n := binary.Uvarint(hdr[k:])
+	if n <= 0 || k+n != len(hdr) {
+		return 0, &CorruptError{File: name, Reason: "group log header: bad time"}
+	}
+	return created, scanGroupEntries(name, fr[1:], fn)
+}
+
+// groupFrames splits a group log into frames as frames splits a journal,
+// except that only a frame of a group log's own types after damage makes
+// the damage corruption: entries hold journal frames, which are no sign
+// that anything follows a torn tail.
+func groupFrames(name string, data []byte) ([]frame, error) {
+	var out []frame
+	for off := int64(0); off < int64(len(data)); {
+		f, next, why := readFrame(data, off)
+		if why != "" {
+			if !allZero(data[off:]) && groupFrameAfter(data, off+1) {
+				return nil, &CorruptError{File: name, Offset: off, Reason: why}
+			}
+			return out, nil
+		}
+		out = append(out, f)
+		off = next
+	}
+	return out, nil
+}
+
+// groupFrameAfter reports whether any offset from start holds a group log
+// frame with a valid checksum.
+func groupFrameAfter(data []byte, start int64) bool {
+	for off := start; off+frameHeader < int64(len(data)); off++ {
+		if f, _, why := readFrame(data, off); why == "" && (f.typ == recGroupEntry || f.typ == recGroupHeader) {
+			return true
+		}
+	}
+	return false
+}
+
+func scanGroupEntries(name string, fr []frame, fn func(groupEntry)) error {
+	for _, f := range fr {
+		if f.typ != recGroupEntry {
+			return &CorruptError{File: name, Offset: f.off, Reason: fmt.Sprintf("unexpected %s in a group log", f.typ)}
+		}
+		e, err := decodeGroupEntry(f.payload)
+		if err != nil {
+			return &CorruptError{File: name, Offset: f.off, Reason: err.Error()}
+		}
+		fn(e)
+	}
+	return nil
+}
+
+// groupLogNames lists the group logs in dir; temp files are not logs.
+func groupLogNames(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	var names []string
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".log") {
+			names = append(names, filepath.Join(dir, e.Name()))
+		}
+	}
+	return names, err
+}
+
+// groupEntries reads every group log in dir for the entries of agent, the
+// logs in the order they were made and each in its own order. A log that
+// is gone by the time it is read was removed after the journals it redid
+// were synced.
+func groupEntries(dir, agent string) ([]groupEntry, error) {
+	names, err := groupLogNames(dir)
+	if err != nil {
+		return nil, err
+	}
+	type log struct {
+		created uint64
+		entries []groupEntry
+	}
+	var logs []log
+	for _, name := range names {
+		data, err := os.ReadFile(name)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		var l log
+		l.created, err = scanGroupLog(name, data, func(e groupEntry) {
+			if e.agent == agent {
+				l.entries = append(l.entries, e)
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+		logs = append(logs, l)
+	}
+	sort.SliceStable(logs, func(i, j int) bool { return logs[i].created < logs[j].created })
+	var out []groupEntry
+	for _, l := range logs {
+		out = append(out, l.entries...)
+	}
+	return out, nil
+}
+
+// redo applies the entries of the journal that follows the snapshot of
+// round base (whose checksum is snap) to the journal's bytes, in order of
+// offset, later entries last, each only where the bytes before it have
+// the checksum it names: an entry whose prefix was lost, or that belongs
+// to another history of the agent, is not applied. It returns the journal
+// and the range of bytes that redoing changed (from == to when none did).
+func redo(data []byte, base int, snap uint32, entries []groupEntry) (out []byte, from, to int64) {
+	var es []groupEntry
+	for _, e := range entries {
+		if e.base == base && e.snap == snap {
+			es = append(es, e)
+		}
+	}
+	sort.SliceStable(es, func(i, j int) bool { return es[i].off < es[j].off })
+	out, from, to = data, -1, -1
+	var pos int64
+	var crc uint32
+	for _, e := range es {
+		if e.off > int64(len(out)) {
+			continue
+		}
+		crc = crc32.Update(crc, castagnoli, out[pos:e.off])
+		pos = e.off
+		if crc != e.prefix {
+			continue
+		}
+		end := e.off + int64(len(e.data))
+		if end > int64(len(out)) {
+			out = append(out, make([]byte, end-int64(len(out)))...)
+		}
+		if !bytes.Equal(out[e.off:end], e.data) {
+			copy(out[e.off:end], e.data)
+			if from < 0 {
+				from = e.off
+			}
+			to = max(to, end)
+		}
+	}
+	if from < 0 {
+		return out, 0, 0
+	}
+	return out, from, to
+}
+
+// recoverAgent recovers an agent as recoverDir does, with every group
+// log's entries for it redone over its journal first. With repair, the
+// bytes redoing changed are written to the journal and synced, but only
+// once everything has been read without error.
+func (s *FileStore) recoverAgent(id, dir string, repair bool) (*Recovered, error) {
+	entries, err := groupEntries(filepath.Join(s.dir, "group"), id)
+	if err != nil {
+		return nil, fmt.Errorf("read group logs for agent %q: %w", id, err)
+	}
+	if len(entries) == 0 {
+		return recoverDir(id, dir)
+	}
+	snaps, err := listRounds(dir, "snap-", ".cbor")
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("read agent %q: %w", id, err)
+	}
+	if len(snaps) == 0 {
+		return nil, fmt.Errorf("agent %q: %w", id, ErrNotFound)
+	}
+	base := snaps[len(snaps)-1]
+	st, snapBytes, err := readSnapshot(dir, base)
+	if err != nil {
+		return nil, fmt.Errorf("read snapshot of agent %q: %w", id, err)
+	}
+	snap, err := os.ReadFile(filepath.Join(dir, snapName(base)))
+	if err != nil {
+		return nil, fmt.Errorf("read snapshot of agent %q: %w", id, err)
+	}
+	name := filepath.Join(dir, journalName(base))
+	data, err := os.ReadFile(name)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("read journal of agent %q: %w", id, err)
+	}
+	data, from, to := redo(data, base, crc32.Checksum(snap, castagnoli), entries)
+	rec, err := replayData(name, data, st)
+	if err != nil {
+		return nil, fmt.Errorf("read journal of agent %q: %w", id, err)
+	}
+	if repair && from < to {
+		if err := writeBack(name, data[from:to], from); err != nil {
+			return nil, fmt.Errorf("redo journal of agent %q: %w", id, err)
+		}
+	}
+	rec.SnapshotBytes = snapBytes
+	return rec, nil
+}
+
+// replayData applies a journal's bytes, as replayJournal applies its file.
+func replayData(name string, data []byte, st *State) (*Recovered, error) {
+	fr, end, err := frames(name, data)
+	if err != nil {
+		return nil, err
+	}
+	if len(fr) == 0 {
+		return &Recovered{State: st}, nil
+	}
+	if _, err := checkHeader(name, fr); err != nil {
+		return nil, err
+	}
+	r := &replay{st: st}
+	for _, f := range fr[1:] {
+		rec, err := decodeRecord(f.typ, f.payload)
+		if err == nil {
+			err = r.add(rec)
+		}
+		if err != nil {
+			return nil, &CorruptError{File: name, Offset: f.off, Reason: err.Error()}
+		}
+	}
+	return &Recovered{State: st, Tail: r.pending, JournalBytes: end}, nil
+}
+
+// writeBack writes data at off in a journal and syncs it.
+func writeBack(name string, data []byte, off int64) error {
+	f, err := os.OpenFile(name, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	_, werr := f.WriteAt(data, off)
+	if werr == nil {
+		werr = syncData(f)
+	}
+	return errors.Join(werr, f.Close())
+}
+
+// adoptGroupLogs redoes and removes the group logs no process holds: those
+// of stores that were not closed. A log stays, and readers go on redoing
+// from it, while an agent it redoes is locked by another process or cannot
+// be read.
+func (s *FileStore) adoptGroupLogs(dir string) {
+	names, _ := groupLogNames(dir)
+	for _, name := range names {
+		s.adopt(dir, name)
+	}
+	tmps, _ := filepath.Glob(filepath.Join(dir, "*.log.tmp"))
+	for _, tmp := range tmps {
+		// A temp log never held an entry; one no one holds is left over.
+		if f, err := os.Open(tmp); err == nil {
+			if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil {
+				os.Remove(tmp)
+			}
+			f.Close()
+		}
+	}
+}
+
+// adopt redoes one group log into the journals of its agents, under each
+// agent's lock, and removes it.
+func (s *FileStore) adopt(dir, name string) error {
+	f, err := os.Open(name)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		return err // its store is open
+	}
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return err
+	}
+	agents := map[string]bool{}
+	if _, err := scanGroupLog(name, data, func(e groupEntry) { agents[e.agent] = true }); err != nil {
+		return err
+	}
+	for agent := range agents {
+		agentDir := filepath.Join(s.dir, "agents", agent)
+		if _, err := os.Stat(agentDir); errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		lock, err := lockDir(agent, agentDir, ThisProcess("group-log-recovery"))
+		if err != nil {
+			return err
+		}
+		defer lock.Unlock()
+		if _, err := s.recoverAgent(agent, agentDir, true); err != nil && !errors.Is(err, ErrNotFound) {
+			return err
+		}
+	}
+	if err := os.Remove(name); err != nil {
+		return err
+	}
+	return syncDir(dir)
+}
