@@ -13,8 +13,9 @@
 // # The module
 //
 // A tool module is a WASI preview 1 command module: it exports "_start" and
-// "memory" and imports only from "wasi_snapshot_preview1". One module may
-// carry several tools; the request names the one to run.
+// "memory" and imports only from "wasi_snapshot_preview1". (Or a reactor in
+// the fast mode, below.) One module may carry several tools; the request
+// names the one to run.
 //
 // # One call
 //
@@ -33,6 +34,43 @@
 // The workspace is a preopened directory at the guest path named in the
 // request (WorkspaceDir, "/workspace"). Paths the model passes in arguments are
 // relative to it; a tool resolves them against Request.Workspace.
+//
+// # The fast mode
+//
+// A module may instead be a WASI reactor that the host initialises once and
+// snapshots, so that a call does not pay for the module's initialisation
+// (for a Go module, the Go runtime's: milliseconds). It is optional; the
+// ABI version is the same, and a command module keeps working unchanged.
+// The host detects the fast mode from the module's exports alone: it
+// exports "_initialize" (InitExport) and "cairn_call" (CallExport), a
+// function of type () -> i32, and does not export "_start".
+//
+//  1. Once per memory limit and layout of mounts, the host instantiates the
+//     module with no arguments but argv[0], no environment, empty stdin,
+//     the deterministic clock and randomness, and each mount replaced by an
+//     empty read-only directory at the same guest path; calls _initialize;
+//     and keeps the instance's linear memory and mutable globals: the
+//     snapshot.
+//  2. For every call, the host makes a fresh instance whose memory and
+//     globals are the snapshot's, with the call's own arguments,
+//     environment, clock, randomness, stdin, stdout, stderr and mounts, and
+//     calls cairn_call once. cairn_call does what a command module's
+//     _start does in steps 1-3 above, and returns the exit status instead
+//     of exiting (it may also call proc_exit).
+//
+// So a call sees the snapshot's memory, never another call's; and whatever
+// the module read or computed in _initialize is the same for every call.
+// A module must therefore read arguments, environment, clocks and
+// randomness in cairn_call, not in _initialize, and keep no file open from
+// _initialize. The snapshot holds memory and globals only: a module whose
+// _initialize changes its table is not restored faithfully. A call granted
+// real randomness is not started from the snapshot but initialised afresh,
+// so that seeds a runtime draws at initialisation (Go's map order and
+// math/rand) are its own.
+//
+// With the argument --cairn-manifest (ManifestFlag), cairn_call writes the
+// manifest, as _start does. A Go tool gets all this from the guest package
+// by building with -buildmode=c-shared.
 //
 // # Messages
 //

@@ -27,6 +27,22 @@
 //	GOOS=wasip1 GOARCH=wasm go build -o shout.wasm .
 //	cairn tools pack shout.wasm
 //
+// That is a command module: every call initialises the Go runtime afresh,
+// which costs milliseconds. In the fast mode (see abi, "The fast mode") the
+// host initialises the module once and starts every call from a snapshot
+// of it. For that, register the tools in an init function with Export,
+// let main call Main with no tools, and build a reactor:
+//
+//	func init() { guest.Export(shout) }
+//	func main() { guest.Main() }
+//
+//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o shout.wasm .
+//
+// Package state set up at initialisation is then shared by every call as
+// it was after init; the arguments and environment are read again for
+// every call. Read clocks and randomness in the handler, not in init: what
+// init read is the snapshot's, the same in every call.
+//
 // The input type's JSON Schema is derived from the struct: `json` tags name
 // the fields, a `desc` tag describes one, and a field is required unless it
 // is a pointer or tagged omitempty. The host validates the model's
@@ -55,6 +71,7 @@ import (
 type Tool struct {
 	spec abi.Tool
 	run  func(c *Call, input string) (string, error)
+	warm func() // fills the caches decoding its input builds; see warmUp
 }
 
 // Option changes a Tool's description.
@@ -82,6 +99,9 @@ func Define[In any](name, description string, fn func(c *Call, in In) (string, e
 			return "", fmt.Errorf("invalid arguments for %s: %w", name, err)
 		}
 		return fn(c, in)
+	}, warm: func() {
+		var in In
+		decodeStrict("{}", &in)
 	}}
 }
 
@@ -113,18 +133,13 @@ func ManifestOf(tools ...Tool) abi.Manifest {
 }
 
 // Main serves one call from stdin to stdout and exits, or, given the
-// argument --cairn-manifest, writes the module's manifest and exits.
+// argument --cairn-manifest, writes the module's manifest and exits. With
+// no tools it serves those registered with Export.
 func Main(tools ...Tool) {
-	if len(os.Args) > 1 && os.Args[1] == abi.ManifestFlag {
-		b, err := abi.Marshal(ManifestOf(tools...))
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		os.Stdout.Write(b)
-		os.Exit(0)
+	if len(tools) == 0 {
+		tools = exportedTools()
 	}
-	os.Exit(Serve(os.Stdin, os.Stdout, tools...))
+	os.Exit(serveArgs(os.Args, os.Stdin, os.Stdout, tools))
 }
 
 // Serve reads one request from r, runs the tool it names and writes one

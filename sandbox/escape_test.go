@@ -12,23 +12,49 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 )
 
-// escapeRun runs guest under the sandbox against a fresh fixture and
-// returns its output, having checked what every escape case must hold:
-// the secret never reached the guest, everything outside the workspace is
-// byte-for-byte unchanged, and the guest made no link in the workspace.
-func escapeRun(t *testing.T, guest []byte) (fixture, map[string]string) {
+// mountKinds are the two ways a workspace is served: the workspace
+// filesystem on the directory itself, and an overlay of it.
+var mountKinds = []string{"plain", "overlay"}
+
+// escapeRun runs guest under the sandbox against a fresh fixture, its
+// workspace served the way kind says, and returns its output, having
+// checked what every escape case must hold: the secret never reached the
+// guest, everything outside the workspace is byte-for-byte unchanged, and
+// the guest made no link in the workspace. On an overlay it also checks
+// that the workspace did not change at all during the call, and that
+// applying the call's effects keeps all of that true.
+func escapeRun(t *testing.T, guest []byte, kind string) (fixture, map[string]string) {
 	t.Helper()
 	f := newFixture(t, true)
 	before := f.outsideHash(t)
+	mounts := f.mounts()
+	var ov *Overlay
+	var staging string
+	if kind == "overlay" {
+		ov, staging = newOverlay(t, f.ws)
+		mounts[0] = Mount{GuestPath: "/work", Overlay: ov}
+	}
+	wsBefore := tree(t, f.ws)
 	m, err := testRT.Compile(context.Background(), guest)
 	must(t, err)
 	var stdout, stderr bytes.Buffer
-	ex, err := m.Run(context.Background(), Policy{Mounts: f.mounts()}, nil, &stdout, &stderr)
+	ex, err := m.Run(context.Background(), Policy{Mounts: mounts}, nil, &stdout, &stderr)
 	if err != nil || ex.Code != 0 {
 		t.Fatalf("run: %v, exit %d, stderr %s", err, ex.Code, stderr.String())
 	}
 	if strings.Contains(stdout.String(), secret) || strings.Contains(stderr.String(), secret) {
 		t.Errorf("the guest read a file outside its mounts:\n%s", stdout.String())
+	}
+	if ov != nil {
+		sameTree(t, "the workspace during the call", tree(t, f.ws), wsBefore)
+		effects, err := ov.Effects()
+		must(t, err)
+		must(t, Apply(f.ws, staging, effects))
+		for p, content := range tree(t, staging) {
+			if strings.HasPrefix(content, "-> ") {
+				t.Errorf("the staging directory holds the symlink %s %s", p, content)
+			}
+		}
 	}
 	if after := f.outsideHash(t); after != before {
 		t.Error("the host filesystem outside the workspace changed")
@@ -40,21 +66,25 @@ func escapeRun(t *testing.T, guest []byte) (fixture, map[string]string) {
 // A Go guest tries every way out of its workspace that the standard
 // library reaches; none works.
 func TestEscapeGoGuest(t *testing.T) {
-	_, got := escapeRun(t, guestBytes["escape"])
-	if len(got) < 18 {
-		t.Fatalf("the guest made %d attempts, want 18: %v", len(got), got)
-	}
-	for name, line := range got {
-		switch {
-		case name == "symlink-rel-write" && line == `ok ""`:
-			// The link was refused, so this made a new regular file inside.
-		case name == "inside-read":
-			if line != `ok "inside"` {
-				t.Errorf("reading inside the workspace: %s", line)
+	for _, kind := range mountKinds {
+		t.Run(kind, func(t *testing.T) {
+			_, got := escapeRun(t, guestBytes["escape"], kind)
+			if len(got) < 18 {
+				t.Fatalf("the guest made %d attempts, want 18: %v", len(got), got)
 			}
-		case !strings.HasPrefix(line, "refused"):
-			t.Errorf("escape %s was not refused: %s", name, line)
-		}
+			for name, line := range got {
+				switch {
+				case name == "symlink-rel-write" && line == `ok ""`:
+					// The link was refused, so this made a new regular file inside.
+				case name == "inside-read":
+					if line != `ok "inside"` {
+						t.Errorf("reading inside the workspace: %s", line)
+					}
+				case !strings.HasPrefix(line, "refused"):
+					t.Errorf("escape %s was not refused: %s", name, line)
+				}
+			}
+		})
 	}
 }
 
@@ -71,30 +101,41 @@ var hostileAllowed = map[string]string{
 // path_create_directory, path_unlink_file and more — gets out of neither
 // mount and changes nothing outside the workspace or on the read-only mount.
 func TestEscapeRawGuest(t *testing.T) {
-	f, got := escapeRun(t, watBytes["hostile"])
-	if len(got) != 59 {
-		t.Fatalf("the guest made %d attempts, want 59: %v", len(got), got)
-	}
-	for name, line := range got {
-		if want, ok := hostileAllowed[name]; ok {
-			if line != want {
-				t.Errorf("%s: got %q, want %q", name, line, want)
+	for _, kind := range mountKinds {
+		t.Run(kind, func(t *testing.T) {
+			f, got := escapeRun(t, watBytes["hostile"], kind)
+			if len(got) != 59 {
+				t.Fatalf("the guest made %d attempts, want 59: %v", len(got), got)
 			}
-			continue
-		}
-		if strings.HasPrefix(line, "0") {
-			t.Errorf("escape %s was not refused: %s", name, line)
-		}
-	}
-	if b, err := os.ReadFile(filepath.Join(f.ws, "inside.txt")); err != nil || string(b) != "inside" {
-		t.Errorf("inside.txt moved or changed: %q, %v", b, err)
+			for name, line := range got {
+				if want, ok := hostileAllowed[name]; ok {
+					if line != want {
+						t.Errorf("%s: got %q, want %q", name, line, want)
+					}
+					continue
+				}
+				if strings.HasPrefix(line, "0") {
+					t.Errorf("escape %s was not refused: %s", name, line)
+				}
+			}
+			if b, err := os.ReadFile(filepath.Join(f.ws, "inside.txt")); err != nil || string(b) != "inside" {
+				t.Errorf("inside.txt moved or changed: %q, %v", b, err)
+			}
+		})
 	}
 }
 
 // Every attempt of the raw guest with the errno the workspace filesystem
-// answers, so a change of rule shows up as a diff here.
+// answers, the same on an overlay, so a change of rule shows up as a diff
+// here.
 func TestEscapeRawGuestErrnos(t *testing.T) {
-	_, got := escapeRun(t, watBytes["hostile"])
+	for _, kind := range mountKinds {
+		t.Run(kind, func(t *testing.T) { checkErrnos(t, kind) })
+	}
+}
+
+func checkErrnos(t *testing.T, kind string) {
+	_, got := escapeRun(t, watBytes["hostile"], kind)
 	for name, want := range map[string]string{
 		"open-dotdot":          "63", // EPERM: os.Root refuses a path leading out
 		"open-planted-link":    "63",

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/experimental/sysfs"
 	"github.com/tetratelabs/wazero/sys"
 
@@ -24,6 +23,7 @@ type Module struct {
 	digest   string
 	wasm     []byte
 	compiled map[uint32]wazero.CompiledModule // by memory limit; guarded by r.mu
+	pre      *preinit                         // the fast mode; nil for a command module
 }
 
 // Digest is "sha256:" and the hex of the module's bytes.
@@ -94,7 +94,7 @@ func (m *Module) run(ctx context.Context, p Policy, stdin io.Reader, stdout, std
 	if err := checkGranted(cm, p); err != nil {
 		return Exit{}, err
 	}
-	fsc, closeFS, err := mounts(p.Mounts, newFileBudget(p.MaxOpenFiles))
+	fsc, closeFS, err := mounts(p.Mounts, newFileBudget(p.MaxOpenFiles), p.StagingLimit)
 	if err != nil {
 		return Exit{}, err
 	}
@@ -106,10 +106,7 @@ func (m *Module) run(ctx context.Context, p Policy, stdin io.Reader, stdout, std
 	if err != nil {
 		return Exit{}, err
 	}
-	if m.r.alloc != nil {
-		ctx = experimental.WithMemoryAllocator(ctx, m.r.alloc)
-	}
-	mod, err := rt.InstantiateModule(ctx, cm, cfg)
+	mod, err := m.instantiate(ctx, rt, cm, cfg, p)
 	if mod != nil {
 		mod.Close(context.Background())
 	}
@@ -154,23 +151,23 @@ func moduleConfig(p Policy, fsc wazero.FSConfig, stdin io.Reader, stdout, stderr
 	return cfg
 }
 
-// mounts builds the guest's filesystem from workspaceFS mounts.
-func mounts(ms []Mount, files *fileBudget) (wazero.FSConfig, func(), error) {
+// mounts builds the guest's filesystem from workspaceFS and overlay mounts.
+func mounts(ms []Mount, files *fileBudget, stagingLimit int64) (wazero.FSConfig, func(), error) {
 	fsc := wazero.NewFSConfig()
-	var opened []*workspaceFS
+	var closers []func() error
 	closeAll := func() {
-		for _, w := range opened {
-			w.close()
+		for _, c := range closers {
+			c()
 		}
 	}
 	for _, mt := range ms {
-		w, err := newWorkspaceFS(mt.HostPath, mt.ReadOnly, files)
+		fsys, closeFS, err := mt.open(files, stagingLimit)
 		if err != nil {
 			closeAll()
 			return nil, nil, err
 		}
-		opened = append(opened, w)
-		fsc = fsc.(sysfs.FSConfig).WithSysFSMount(w, mt.GuestPath)
+		closers = append(closers, closeFS)
+		fsc = fsc.(sysfs.FSConfig).WithSysFSMount(fsys, mt.GuestPath)
 	}
 	return fsc, closeAll, nil
 }

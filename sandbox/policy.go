@@ -1,6 +1,10 @@
 package sandbox
 
-import "time"
+import (
+	"time"
+
+	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
+)
 
 // Defaults for the zero fields of a Policy.
 const (
@@ -12,6 +16,8 @@ const (
 	// DefaultMaxOpenFiles is the default of Policy.MaxOpenFiles. Every
 	// file a guest opens is a file descriptor of the host process.
 	DefaultMaxOpenFiles = 256
+	// DefaultStagingLimit is the default of Policy.StagingLimit.
+	DefaultStagingLimit = 256 << 20
 )
 
 // Policy is what one call of a module gets. The zero value grants nothing
@@ -41,12 +47,33 @@ type Policy struct {
 	// once across its mounts; past it opening fails with EAGAIN. Zero
 	// means DefaultMaxOpenFiles.
 	MaxOpenFiles int
+	// StagingLimit bounds the bytes a call may stage in each Overlay it
+	// has mounted; past it changes fail (see Overlay.Exhausted). Zero means
+	// DefaultStagingLimit.
+	StagingLimit int64
 }
 
-// Mount makes a host directory visible to the guest.
+// Mount makes a host directory visible to the guest: HostPath itself, or,
+// when Overlay is set, that overlay of a workspace (HostPath is then
+// ignored). A read-only overlay mount refuses every change like any
+// read-only mount.
 type Mount struct {
 	HostPath, GuestPath string
 	ReadOnly            bool
+	Overlay             *Overlay
+}
+
+// open makes the filesystem that serves the mount for one call, and what
+// releases it.
+func (mt Mount) open(files *fileBudget, stagingLimit int64) (experimentalsys.FS, func() error, error) {
+	if mt.Overlay != nil {
+		return mt.Overlay.view(mt.ReadOnly, files, orDefault(stagingLimit, DefaultStagingLimit))
+	}
+	w, err := newWorkspaceFS(mt.HostPath, mt.ReadOnly, files)
+	if err != nil {
+		return nil, nil, err
+	}
+	return w, w.close, nil
 }
 
 func (p Policy) memoryPages() uint32 {

@@ -123,6 +123,9 @@ func (r *Runtime) Compile(ctx context.Context, wasm []byte) (*Module, error) {
 		return m, nil
 	}
 	m = &Module{r: r, digest: digest, wasm: wasm, compiled: map[uint32]wazero.CompiledModule{}}
+	if err := m.usePreinit(); err != nil {
+		return nil, err
+	}
 	if _, err := m.compiledFor(ctx, Policy{}.memoryPages()); err != nil {
 		return nil, err
 	}

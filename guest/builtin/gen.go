@@ -1,6 +1,6 @@
 //go:build ignore
 
-// gen builds builtin.wasm from ./cmd/builtin. Run it with
+// gen builds builtin.wasm from ./cmd/builtin, in the fast mode. Run it with
 // `go generate ./guest/builtin`; `go run gen.go -check` verifies the
 // committed module instead.
 package main
@@ -18,7 +18,7 @@ import (
 func main() {
 	check := flag.Bool("check", false, "verify builtin.wasm instead of writing it")
 	flag.Parse()
-	if err := pack.Build("cairn/guest/builtin/cmd/builtin", "guest/builtin/builtin.wasm",
+	if err := pack.BuildReactor("cairn/guest/builtin/cmd/builtin", "guest/builtin/builtin.wasm",
 		guest.ManifestOf(tools.All()...), *check); err != nil {
 		fmt.Fprintln(os.Stderr, "gen:", err)
 		os.Exit(1)

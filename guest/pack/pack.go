@@ -14,17 +14,28 @@ import (
 	"cairn/abi"
 )
 
-// Build builds the package pkg (a path go build accepts) for wasip1, packs
-// manifest into it and writes it to out. With check, it writes nothing and
-// fails if out differs from what it built.
+// Build builds the package pkg (a path go build accepts) for wasip1 as a
+// command module, packs manifest into it and writes it to out. With check,
+// it writes nothing and fails if out differs from what it built.
 func Build(pkg, out string, manifest abi.Manifest, check bool) error {
+	return build(pkg, out, manifest, check, "exe")
+}
+
+// BuildReactor is Build for a module in the fast mode (see abi, "The fast
+// mode"): pkg is built with -buildmode=c-shared, and its main package
+// registers its tools with guest.Export.
+func BuildReactor(pkg, out string, manifest abi.Manifest, check bool) error {
+	return build(pkg, out, manifest, check, "c-shared")
+}
+
+func build(pkg, out string, manifest abi.Manifest, check bool, mode string) error {
 	tmp, err := os.MkdirTemp("", "cairn-pack-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
 	raw := filepath.Join(tmp, "module.wasm")
-	cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w -buildid=", "-o", raw, pkg)
+	cmd := exec.Command("go", "build", "-buildmode="+mode, "-trimpath", "-buildvcs=false", "-ldflags=-s -w -buildid=", "-o", raw, pkg)
 	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
 	cmd.Stderr = os.Stderr
 	if err := cmd.Run(); err != nil {

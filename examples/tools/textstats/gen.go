@@ -1,6 +1,7 @@
 //go:build ignore
 
-// gen builds textstats.wasm; `go run gen.go -check` verifies it instead.
+// gen builds textstats.wasm in the fast mode; `go run gen.go -check`
+// verifies it instead.
 package main
 
 import (
@@ -16,7 +17,7 @@ import (
 func main() {
 	check := flag.Bool("check", false, "verify textstats.wasm instead of writing it")
 	flag.Parse()
-	if err := pack.Build("cairn/examples/tools/textstats", "examples/tools/textstats/textstats.wasm",
+	if err := pack.BuildReactor("cairn/examples/tools/textstats", "examples/tools/textstats/textstats.wasm",
 		guest.ManifestOf(stats.Tool()), *check); err != nil {
 		fmt.Fprintln(os.Stderr, "gen:", err)
 		os.Exit(1)

@@ -1,5 +1,7 @@
 // Command builtin is the module of cairn's built-in tools. Build it with
-// `go generate ./guest/builtin`, which also writes its manifest.
+// `go generate ./guest/builtin`, which also writes its manifest. It builds
+// as a reactor (the fast mode, which is how it is embedded) and as a
+// command.
 package main
 
 import (
@@ -7,4 +9,6 @@ import (
 	"cairn/guest/builtin/tools"
 )
 
-func main() { guest.Main(tools.All()...) }
+func init() { guest.Export(tools.All()...) }
+
+func main() { guest.Main() }

@@ -1,0 +1,145 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// Symlinks already in the workspace are read through while they stay
+// inside it, and never written through, replaced or removed.
+func TestOverlaySymlinks(t *testing.T) {
+	ws := t.TempDir()
+	makeTree(t, ws, map[string]string{"real/f.txt": "f", "t.txt": "t"})
+	must(t, os.Symlink("real", filepath.Join(ws, "linkdir")))
+	must(t, os.Symlink("t.txt", filepath.Join(ws, "link.txt")))
+	before := tree(t, ws)
+	ov, staging := newOverlay(t, ws)
+	got := ovprog(t, Mount{Overlay: ov}, "cat:/work/linkdir/f.txt", "cat:/work/link.txt",
+		"write:/work/linkdir/f.txt:x", "write:/work/linkdir/new.txt:x", "write:/work/link.txt:x",
+		"rm:/work/link.txt", "mv:/work/link.txt:/work/moved", "mv:/work/t.txt:/work/link.txt", "mkdir:/work/linkdir/d",
+		"ls:/work")
+	want := []string{`cat /work/linkdir/f.txt "f"`, `cat /work/link.txt "t"`}
+	for _, line := range got[2:9] {
+		if !strings.Contains(line, "Operation not permitted") {
+			t.Errorf("not refused: %s", line)
+		}
+	}
+	if !reflect.DeepEqual(got[:2], want) || got[9] != "ls /work [link.txt linkdir real/ t.txt]" {
+		t.Errorf("guest saw:\n%s", strings.Join(got, "\n"))
+	}
+	effects, err := ov.Effects()
+	must(t, err)
+	if len(effects) != 0 {
+		t.Errorf("refused changes left effects: %+v", effects)
+	}
+	must(t, Apply(ws, staging, effects))
+	sameTree(t, "workspace", tree(t, ws), before)
+}
+
+// A read-only overlay mount refuses every change, and stages nothing.
+func TestOverlayReadOnly(t *testing.T) {
+	ws := t.TempDir()
+	makeTree(t, ws, map[string]string{"inside.txt": "keep"})
+	ov, staging := newOverlay(t, ws)
+	var stdout bytes.Buffer
+	ex, err := compile(t, "misbehave").Run(context.Background(), Policy{Args: []string{"readonly"},
+		Mounts: []Mount{{GuestPath: "/ro", Overlay: ov, ReadOnly: true}}}, nil, &stdout, &stdout)
+	if err != nil || ex.Code != 0 {
+		t.Fatalf("run: %v, exit %d: %s", err, ex.Code, stdout.String())
+	}
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	if len(lines) != 7 {
+		t.Fatalf("want 7 results, got:\n%s", stdout.String())
+	}
+	for i, l := range lines {
+		if !strings.Contains(l, "Read-only file system") {
+			t.Errorf("operation %d: %s", i, l)
+		}
+	}
+	effects, err := ov.Effects()
+	must(t, err)
+	if entries, _ := os.ReadDir(staging); len(effects) != 0 || len(entries) != 0 {
+		t.Errorf("a read-only call staged %d files and %d effects", len(entries), len(effects))
+	}
+}
+
+// Past the policy's staging limit a write fails (EIO, wazero has no
+// ENOSPC), Exhausted says why, and the staged bytes stay within the limit.
+func TestOverlayStagingLimit(t *testing.T) {
+	const limit = 1 << 20
+	ws := t.TempDir()
+	makeTree(t, ws, map[string]string{"big.txt": strings.Repeat("b", 600<<10)})
+	ov, staging := newOverlay(t, ws)
+	var stdout, stderr bytes.Buffer
+	ops := []string{"fill:/work/fill.bin:4194304", "append:/work/big.txt:more", "write:/work/small.txt:s"}
+	ex, err := compile(t, "ovprog").Run(context.Background(), Policy{Args: ops, StagingLimit: limit,
+		Mounts: []Mount{{GuestPath: "/work", Overlay: ov}}}, nil, &stdout, &stderr)
+	if err != nil || ex.Code != 0 {
+		t.Fatalf("run: %v, exit %d: %s", err, ex.Code, stderr.String())
+	}
+	got := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	// The file's own path costs nodeCost of the limit; the rest is bytes.
+	want := []string{fmt.Sprintf("fill /work/fill.bin wrote %d err write /work/fill.bin: I/O error", limit-nodeCost),
+		"append /work/big.txt err open /work/big.txt: I/O error", "write /work/small.txt ok err open /work/small.txt: I/O error"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("writes past the limit:\n%s", stdout.String())
+	}
+	if !ov.Exhausted() {
+		t.Error("Exhausted is false")
+	}
+	var staged int64
+	entries, _ := os.ReadDir(staging)
+	for _, e := range entries {
+		fi, err := e.Info()
+		must(t, err)
+		staged += fi.Size()
+	}
+	if staged != limit-nodeCost {
+		t.Errorf("%d bytes staged with a limit of %d", staged, limit)
+	}
+}
+
+// The limit also holds with the default policy: a call under it is not
+// Exhausted.
+func TestOverlayUnderLimit(t *testing.T) {
+	ws := t.TempDir()
+	ov, _ := newOverlay(t, ws)
+	got := ovprog(t, Mount{Overlay: ov}, "fill:/work/f.bin:1048576")
+	if got[0] != "fill /work/f.bin wrote 1048576" || ov.Exhausted() {
+		t.Errorf("%v, exhausted %v", got, ov.Exhausted())
+	}
+}
+
+// fsprog, an ordinary WASI program, prints the same on an overlay as on a
+// plain mount, and Apply then leaves the same workspace.
+func TestOverlayRunsFsprogLikePlainMount(t *testing.T) {
+	layout := map[string]string{"gone.txt": "bye", "log.txt": "first\n", "keep/k.txt": "k"}
+	run := func(mt Mount) string {
+		mt.GuestPath = "/work"
+		var stdout bytes.Buffer
+		ex, err := compile(t, "fsprog").Run(context.Background(), Policy{Args: []string{"/work"}, Mounts: []Mount{mt}}, nil, &stdout, &stdout)
+		if err != nil || ex.Code != 0 {
+			t.Fatalf("fsprog: %v, exit %d: %s", err, ex.Code, stdout.String())
+		}
+		return stdout.String()
+	}
+	plain := t.TempDir()
+	makeTree(t, plain, layout)
+	want := run(Mount{HostPath: plain})
+	ws := t.TempDir()
+	makeTree(t, ws, layout)
+	ov, staging := newOverlay(t, ws)
+	if got := run(Mount{Overlay: ov}); got != want {
+		t.Fatalf("overlay:\n%s\nplain mount:\n%s", got, want)
+	}
+	effects, err := ov.Effects()
+	must(t, err)
+	must(t, Apply(ws, staging, effects))
+	sameTree(t, "workspace", tree(t, ws), tree(t, plain))
+}

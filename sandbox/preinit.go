@@ -1,0 +1,299 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
+	"github.com/tetratelabs/wazero/sys"
+
+	"cairn/abi"
+)
+
+// preinit is the fast mode of a Module (see abi, "The fast mode"): the
+// module is initialised once per snapshotKey, and every call starts in a
+// fresh instance restored from that snapshot instead of initialising
+// again. RATIONALE.md says why; snapshot.go says what a snapshot holds.
+type preinit struct {
+	rx *reactor
+
+	mu    sync.Mutex
+	snaps map[snapshotKey]*snapshot
+}
+
+// snapshotKey is what an initialisation may depend on and a call must
+// match: the memory limit, and the guest paths of the mounts, in order
+// (the Go runtime lists the preopened directories at init and keeps their
+// descriptors and names, not their rights).
+type snapshotKey struct {
+	pages  uint32
+	mounts string
+}
+
+func keyOf(p Policy) snapshotKey {
+	var b strings.Builder
+	for _, mt := range p.Mounts {
+		fmt.Fprintf(&b, "%q;", mt.GuestPath)
+	}
+	return snapshotKey{pages: p.memoryPages(), mounts: b.String()}
+}
+
+// usePreinit makes m a fast-mode module when its bytes are one, so that
+// what is compiled is the rewritten module. Its manifest, in a custom
+// section, is kept by the rewrite.
+//
+// # Errors
+//
+// ErrInvalidModule for a fast-mode module that cannot be rewritten.
+func (m *Module) usePreinit() error {
+	rx, err := newReactor(m.wasm)
+	if errors.Is(err, errNotReactor) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%w: fast mode: %v", ErrInvalidModule, err)
+	}
+	m.pre = &preinit{rx: rx, snaps: map[snapshotKey]*snapshot{}}
+	m.wasm = rx.code
+	return nil
+}
+
+// instantiate makes the instance of one Run or Call and runs it to its end.
+// A command module runs its _start; a fast-mode module is restored from
+// its snapshot for the policy (taking it first if there is none yet) and
+// runs abi.CallExport. A call granted real randomness is the exception: it
+// initialises its own instance, since the Go runtime seeds its generators
+// (map order, math/rand) at init and a snapshot would give every call the
+// same seeds.
+func (m *Module) instantiate(ctx context.Context, rt wazero.Runtime, cm wazero.CompiledModule, cfg wazero.ModuleConfig, p Policy) (api.Module, error) {
+	if m.pre == nil {
+		return rt.InstantiateModule(m.withAllocator(ctx, nil), cm, cfg)
+	}
+	cfg = cfg.WithStartFunctions()
+	if p.RealRandom {
+		mod, err := m.initialise(ctx, rt, cm, cfg)
+		if err != nil {
+			return mod, err
+		}
+		return mod, callExport(ctx, mod)
+	}
+	snap, err := m.pre.snapshotFor(ctx, m, rt, cm, p)
+	if err != nil {
+		return nil, err
+	}
+	if !p.RealClock {
+		cfg = detClock(cfg, snap.clockReadings, nil)
+	}
+	mem := snap.memory()
+	mod, err := rt.InstantiateModule(m.withAllocator(ctx, mem.alloc()), cm, cfg)
+	if err != nil {
+		return mod, err
+	}
+	if err := snap.restore(mod, mem); err != nil {
+		return mod, err
+	}
+	return mod, callExport(ctx, mod)
+}
+
+// withAllocator puts the memory allocator of an instance in ctx: a's when
+// given, the runtime's otherwise.
+func (m *Module) withAllocator(ctx context.Context, a experimental.MemoryAllocator) context.Context {
+	if a == nil && m.r.alloc != nil {
+		a = m.r.alloc
+	}
+	return experimental.WithMemoryAllocator(ctx, a)
+}
+
+// initialise instantiates the module with its data and runs its
+// initialisation, returning the instance (to be closed by the caller
+// whatever the error).
+func (m *Module) initialise(ctx context.Context, rt wazero.Runtime, cm wazero.CompiledModule, cfg wazero.ModuleConfig) (api.Module, error) {
+	mod, err := rt.InstantiateModule(m.withAllocator(ctx, nil), cm, cfg)
+	if err != nil {
+		return mod, err
+	}
+	// As at instantiation, data must fit in the memory's initial size.
+	for _, d := range m.pre.rx.data {
+		if !mod.Memory().Write(uint32(d.off), d.b) {
+			return mod, fmt.Errorf("%w: a data segment is outside its memory", ErrInvalidModule)
+		}
+	}
+	if _, err := mod.ExportedFunction(abi.InitExport).Call(ctx); err != nil {
+		return mod, err
+	}
+	return mod, nil
+}
+
+// callExport runs abi.CallExport; a non-zero result is an exit with that
+// status, as if the module had called proc_exit.
+func callExport(ctx context.Context, mod api.Module) error {
+	fn := mod.ExportedFunction(abi.CallExport)
+	if fn == nil {
+		return fmt.Errorf("%w: no export %s", ErrInvalidModule, abi.CallExport)
+	}
+	res, err := fn.Call(ctx)
+	if err != nil {
+		return err
+	}
+	if len(res) == 1 && uint32(res[0]) != 0 {
+		return sys.NewExitError(uint32(res[0]))
+	}
+	return nil
+}
+
+// snapshotFor returns the snapshot for p's key, taking it if there is none.
+// Initialisations of one module run one at a time; a failed one is not
+// kept, so the next call tries again.
+func (pre *preinit) snapshotFor(ctx context.Context, m *Module, rt wazero.Runtime, cm wazero.CompiledModule, p Policy) (*snapshot, error) {
+	key := keyOf(p)
+	pre.mu.Lock()
+	defer pre.mu.Unlock()
+	if s, ok := pre.snaps[key]; ok {
+		return s, nil
+	}
+	s, err := m.takeSnapshot(ctx, rt, cm, p)
+	if err != nil {
+		return nil, err
+	}
+	pre.snaps[key] = s
+	return s, nil
+}
+
+// takeSnapshot initialises one instance under p's limits with nothing of
+// any call's: no arguments but argv[0], no environment, empty stdin, the
+// deterministic clock and randomness, and in place of each mount an empty
+// read-only directory at the same guest path. Its output is discarded.
+//
+// # Errors
+//
+// Those of an instance that fails: the initialisation's trap, exit or
+// deadline, with the tail of what it wrote to stderr.
+func (m *Module) takeSnapshot(ctx context.Context, rt wazero.Runtime, cm wazero.CompiledModule, p Policy) (*snapshot, error) {
+	if err := checkCallExport(cm); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, orDefault(p.Timeout, DefaultTimeout))
+	defer cancel()
+	stderr := &capped{limit: orDefault(p.StderrLimit, DefaultStderrLimit)}
+	fsc := wazero.NewFSConfig()
+	for _, mt := range p.Mounts {
+		fsc = fsc.WithFSMount(emptyDir{}, mt.GuestPath)
+	}
+	cfg := wazero.NewModuleConfig().WithName("").WithArgs("tool").
+		WithStdin(bytes.NewReader(nil)).WithStdout(&capped{}).WithStderr(stderr).
+		WithFSConfig(fsc).WithStartFunctions()
+	var readings int64
+	mod, err := m.initialise(ctx, rt, cm, detClock(cfg, 0, &readings))
+	if mod != nil {
+		defer mod.Close(context.Background())
+	}
+	if err != nil {
+		if _, exitErr := exitOf(Exit{}, err, p); exitErr != nil {
+			err = exitErr
+		}
+		return nil, fmt.Errorf("initialise module: %w: %s", err, tail(stderr.buf.Bytes()))
+	}
+	snap, err := newSnapshot(mod, m.pre.rx.globals, readings)
+	if err != nil {
+		return nil, err
+	}
+	snap.image.prefault(m.learnWrites(ctx, rt, cm, cfg, snap))
+	return snap, nil
+}
+
+// learnWrites runs one call from snap, with snap's own configuration (no
+// mounts' contents, no environment, the deterministic clock) and a request
+// that names no tool, and returns the pages of the snapshot it wrote. The
+// runtime's entry, stack and allocator state and the codecs are what every
+// call writes, so later calls have those pages copied when their memory
+// is mapped instead of faulting them in one at a time. What is learnt
+// comes from this call only, never from a tool call. Nil if it fails.
+func (m *Module) learnWrites(ctx context.Context, rt wazero.Runtime, cm wazero.CompiledModule, cfg wazero.ModuleConfig, snap *snapshot) []pageRange {
+	req, err := abi.Marshal(abi.Request{ABI: abi.Version, Input: "{}", Workspace: abi.WorkspaceDir})
+	if err != nil {
+		return nil
+	}
+	cfg = detClock(cfg.WithStdin(bytes.NewReader(req)).WithStdout(&capped{}).WithStderr(&capped{}), snap.clockReadings, nil)
+	mem := snap.memory()
+	mod, err := rt.InstantiateModule(m.withAllocator(ctx, mem.alloc()), cm, cfg)
+	if mod != nil {
+		defer mod.Close(context.Background())
+	}
+	if err != nil || snap.restore(mod, mem) != nil || callExport(ctx, mod) != nil {
+		return nil
+	}
+	b, _ := mod.Memory().Read(0, mod.Memory().Size())
+	return snap.writtenPages(b)
+}
+
+// checkCallExport refuses a module whose abi.CallExport is not () -> i32.
+func checkCallExport(cm wazero.CompiledModule) error {
+	fn, ok := cm.ExportedFunctions()[abi.CallExport]
+	if !ok || len(fn.ParamTypes()) != 0 || len(fn.ResultTypes()) != 1 || fn.ResultTypes()[0] != api.ValueTypeI32 {
+		return fmt.Errorf("%w: export %s must be a function of type () -> i32", ErrInvalidModule, abi.CallExport)
+	}
+	return nil
+}
+
+// detClock sets the deterministic clock of a fast-mode instance: like
+// wazero's own (a fixed epoch, 1 ms more at every reading, the wall and
+// monotonic clocks advancing together), but starting after start readings.
+// A call starts where the initialisation stopped, so the clock never runs
+// backwards between what the runtime recorded at init and what a call
+// reads, and every call reads the same times. When last is set it is kept
+// at the number of readings taken (the instance runs one thread at a time).
+func detClock(cfg wazero.ModuleConfig, start int64, last *int64) wazero.ModuleConfig {
+	n := start
+	next := func() int64 {
+		n++
+		if last != nil {
+			*last = n
+		}
+		return n * int64(time.Millisecond)
+	}
+	return cfg.
+		WithWalltime(func() (int64, int32) {
+			t := fakeEpoch + next()
+			return t / 1e9, int32(t % 1e9)
+		}, sys.ClockResolution(time.Millisecond)).
+		WithNanotime(next, sys.ClockResolution(time.Millisecond))
+}
+
+// fakeEpoch is wazero's: 2022-01-01T00:00:00Z.
+const fakeEpoch = 1640995200 * int64(time.Second)
+
+// emptyDir is an empty directory: what a snapshot's initialisation sees
+// in place of each mount.
+type emptyDir struct{}
+
+func (emptyDir) Open(name string) (fs.File, error) {
+	if name != "." {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+	}
+	return emptyDirFile{}, nil
+}
+
+type emptyDirFile struct{}
+
+func (emptyDirFile) Stat() (fs.FileInfo, error) { return emptyDirInfo{}, nil }
+func (emptyDirFile) Read([]byte) (int, error) {
+	return 0, &fs.PathError{Op: "read", Path: ".", Err: errors.New("is a directory")}
+}
+func (emptyDirFile) Close() error                       { return nil }
+func (emptyDirFile) ReadDir(int) ([]fs.DirEntry, error) { return nil, nil }
+func (emptyDirInfo) Name() string                       { return "." }
+func (emptyDirInfo) Size() int64                        { return 0 }
+func (emptyDirInfo) Mode() fs.FileMode                  { return fs.ModeDir | 0o555 }
+func (emptyDirInfo) ModTime() time.Time                 { return time.Unix(0, 0) }
+func (emptyDirInfo) IsDir() bool                        { return true }
+func (emptyDirInfo) Sys() any                           { return nil }
+
+type emptyDirInfo struct{}

@@ -1,0 +1,291 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+
+	"cairn/abi"
+	"cairn/guest/builtin"
+)
+
+// The preinit guest (testdata/preinit) built both ways, once.
+var preinitGuest struct {
+	once              sync.Once
+	reactor, command  []byte
+	errReact, errComm error
+}
+
+func preinitModules(t testing.TB) (reactor, command *Module) {
+	t.Helper()
+	g := &preinitGuest
+	g.once.Do(func() {
+		g.reactor, g.errReact = buildPackage("./testdata/preinit", "c-shared")
+		g.command, g.errComm = buildPackage("./testdata/preinit", "exe")
+	})
+	must(t, errors.Join(g.errReact, g.errComm))
+	r, err := testRT.Compile(context.Background(), g.reactor)
+	must(t, err)
+	c, err := testRT.Compile(context.Background(), g.command)
+	must(t, err)
+	return r, c
+}
+
+// probeOut is what the preinit guest's tool reports.
+type probeOut struct {
+	Counter     int      `json:"counter"`
+	LeftOpen    bool     `json:"left_open"`
+	Workspace   []string `json:"workspace"`
+	Now         string   `json:"now"`
+	InitTime    string   `json:"init_time"`
+	CryptoRand  string   `json:"crypto_rand"`
+	MathRand    uint64   `json:"math_rand"`
+	Environ     []string `json:"environ"`
+	Args        []string `json:"args"`
+	GetenvProbe string   `json:"getenv_probe"`
+}
+
+func probe(t *testing.T, m *Module, p Policy, input string) probeOut {
+	t.Helper()
+	req := abi.Request{ABI: abi.Version, Tool: "probe", CallID: "c", Input: input, Workspace: abi.WorkspaceDir}
+	r, err := m.Call(context.Background(), p, req)
+	if err != nil {
+		t.Fatalf("call: %v (stderr %q)", err, r.Stderr)
+	}
+	if r.Response.Error != "" {
+		t.Fatalf("tool error: %s", r.Response.Error)
+	}
+	var out probeOut
+	must(t, json.Unmarshal([]byte(r.Response.Output), &out))
+	return out
+}
+
+// workspace makes a workspace holding the named empty files.
+func workspace(t *testing.T, files ...string) []Mount {
+	t.Helper()
+	dir := t.TempDir()
+	for _, f := range files {
+		must(t, os.WriteFile(filepath.Join(dir, f), nil, 0o644))
+	}
+	return []Mount{{HostPath: dir, GuestPath: abi.WorkspaceDir}}
+}
+
+// TestPreinitCallSeesNothingOfPreviousCall runs two calls from one snapshot
+// and checks the second sees its own memory, files, environment,
+// arguments, clock and randomness, never the first call's.
+func TestPreinitCallSeesNothingOfPreviousCall(t *testing.T) {
+	m, _ := preinitModules(t)
+	if m.pre == nil {
+		t.Fatal("a module built with -buildmode=c-shared is not in the fast mode")
+	}
+	first := probe(t, m, Policy{Mounts: workspace(t, "first.txt"), Env: map[string]string{"PROBE": "one"}}, `{"write":"made.txt"}`)
+	second := probe(t, m, Policy{Mounts: workspace(t, "second.txt")}, `{}`)
+	third := probe(t, m, Policy{Mounts: workspace(t), Env: map[string]string{"PROBE": "three"}, Args: []string{"x"}}, `{}`)
+
+	if first.Counter != 1 || second.Counter != 1 || third.Counter != 1 {
+		t.Errorf("memory: counters %d, %d, %d; want 1 in every call", first.Counter, second.Counter, third.Counter)
+	}
+	if second.LeftOpen {
+		t.Error("memory: the second call sees the file the first left open")
+	}
+	if want := []string{"first.txt"}; !reflect.DeepEqual(first.Workspace, want) {
+		t.Errorf("files: first call lists %v, want %v", first.Workspace, want)
+	}
+	if want := []string{"second.txt"}; !reflect.DeepEqual(second.Workspace, want) {
+		t.Errorf("files: second call lists %v, want %v", second.Workspace, want)
+	}
+	if first.GetenvProbe != "one" || second.GetenvProbe != "" || third.GetenvProbe != "three" {
+		t.Errorf("environment: PROBE is %q, %q, %q; want one, empty, three", first.GetenvProbe, second.GetenvProbe, third.GetenvProbe)
+	}
+	if len(second.Environ) != 0 || !reflect.DeepEqual(third.Environ, []string{"PROBE=three"}) {
+		t.Errorf("environment: second call has %v, third %v", second.Environ, third.Environ)
+	}
+	if !reflect.DeepEqual(second.Args, []string{"tool"}) || !reflect.DeepEqual(third.Args, []string{"tool", "x"}) {
+		t.Errorf("arguments: %v and %v", second.Args, third.Args)
+	}
+	// The deterministic clock and randomness: every call reads the same.
+	if first.Now != second.Now || first.CryptoRand != second.CryptoRand || first.MathRand != second.MathRand {
+		t.Errorf("deterministic clock and randomness differ between calls: %+v and %+v", first, second)
+	}
+	if !(first.InitTime < first.Now) {
+		t.Errorf("clock: the call's time %s is not after the initialisation's %s", first.Now, first.InitTime)
+	}
+	m.pre.mu.Lock()
+	snaps := len(m.pre.snaps)
+	m.pre.mu.Unlock()
+	if snaps != 1 {
+		t.Errorf("%d snapshots taken for three calls with the same mounts, want 1", snaps)
+	}
+}
+
+// TestPreinitRealRandom: calls granted real randomness get their own,
+// both from WASI (crypto/rand) and from the Go runtime's generator, which
+// is seeded at init.
+func TestPreinitRealRandom(t *testing.T) {
+	m, _ := preinitModules(t)
+	p := Policy{Mounts: workspace(t), RealRandom: true}
+	a, b := probe(t, m, p, `{}`), probe(t, m, p, `{}`)
+	if a.CryptoRand == b.CryptoRand {
+		t.Errorf("crypto/rand gave %s to both calls", a.CryptoRand)
+	}
+	if a.MathRand == b.MathRand {
+		t.Errorf("math/rand/v2 gave %d to both calls", a.MathRand)
+	}
+	if a.Counter != 1 || b.Counter != 1 {
+		t.Errorf("counters %d, %d; want 1", a.Counter, b.Counter)
+	}
+}
+
+// TestPreinitRealClock: a call granted the clock reads the host's time,
+// not the snapshot's.
+func TestPreinitRealClock(t *testing.T) {
+	m, _ := preinitModules(t)
+	out := probe(t, m, Policy{Mounts: workspace(t), RealClock: true}, `{}`)
+	now, err := time.Parse(time.RFC3339Nano, out.Now)
+	must(t, err)
+	if d := time.Since(now); d < -time.Minute || d > time.Minute {
+		t.Errorf("the call read %s, the host %s", now, time.Now())
+	}
+}
+
+// TestPreinitSnapshotPerMounts: a call whose mounts differ from an
+// earlier one's gets a snapshot of its own, and sees its own mounts.
+func TestPreinitSnapshotPerMounts(t *testing.T) {
+	m, _ := preinitModules(t)
+	probe(t, m, Policy{Mounts: workspace(t, "a")}, `{}`)
+	ro := append(workspace(t, "b"), Mount{HostPath: t.TempDir(), GuestPath: "/ro", ReadOnly: true})
+	if out := probe(t, m, Policy{Mounts: ro}, `{}`); !reflect.DeepEqual(out.Workspace, []string{"b"}) {
+		t.Errorf("the call with two mounts lists %v", out.Workspace)
+	}
+	m.pre.mu.Lock()
+	defer m.pre.mu.Unlock()
+	if len(m.pre.snaps) < 2 {
+		t.Errorf("%d snapshots for two mount layouts", len(m.pre.snaps))
+	}
+}
+
+// TestPreinitSameAsCommand: the same source built as a command answers
+// the same.
+func TestPreinitSameAsCommand(t *testing.T) {
+	react, command := preinitModules(t)
+	if command.pre != nil {
+		t.Fatal("a command module is in the fast mode")
+	}
+	p := Policy{Mounts: workspace(t, "f"), Env: map[string]string{"PROBE": "p"}}
+	a, b := probe(t, react, p, `{}`), probe(t, command, p, `{}`)
+	a.Now, a.InitTime, b.Now, b.InitTime = "", "", "", ""
+	a.CryptoRand, a.MathRand, b.CryptoRand, b.MathRand = "", 0, "", 0
+	if !reflect.DeepEqual(a, b) {
+		t.Errorf("fast mode %+v\ncommand   %+v", a, b)
+	}
+}
+
+// TestBuiltinIsFastMode: the embedded built-in tools are a fast-mode
+// module, they answer, and Describe asks them for their manifest.
+func TestBuiltinIsFastMode(t *testing.T) {
+	ctx := context.Background()
+	m, err := testRT.Compile(ctx, builtin.Module)
+	must(t, err)
+	if m.pre == nil {
+		t.Fatal("the built-in module is not in the fast mode")
+	}
+	ws := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(ws, "f.txt"), []byte("hello\n"), 0o644))
+	p := Policy{Mounts: []Mount{{HostPath: ws, GuestPath: abi.WorkspaceDir, ReadOnly: true}}}
+	r, err := m.Call(ctx, p, abi.Request{ABI: abi.Version, Tool: "read_file", Input: `{"path":"f.txt"}`, Workspace: abi.WorkspaceDir})
+	must(t, err)
+	if r.Response.Error != "" || !strings.Contains(r.Response.Output, "hello") {
+		t.Errorf("read_file: %+v", r.Response)
+	}
+	described, err := m.Describe(ctx)
+	must(t, err)
+	packed, err := m.Manifest()
+	must(t, err)
+	if !reflect.DeepEqual(described, packed) {
+		t.Errorf("Describe gave %+v, the section holds %+v", described, packed)
+	}
+}
+
+// TestNewReactor: only a module exporting the fast mode's functions, and
+// no _start, is rewritten; the rewrite exports every mutable global and
+// leaves no active data segment.
+func TestNewReactor(t *testing.T) {
+	preinitModules(t)
+	if _, err := newReactor(preinitGuest.command); !errors.Is(err, errNotReactor) {
+		t.Errorf("command module: %v, want errNotReactor", err)
+	}
+	if _, err := newReactor([]byte("not wasm")); !errors.Is(err, ErrInvalidModule) {
+		t.Errorf("junk: %v, want ErrInvalidModule", err)
+	}
+	rx, err := newReactor(preinitGuest.reactor)
+	must(t, err)
+	if len(rx.globals) == 0 || len(rx.data) == 0 {
+		t.Fatalf("%d globals, %d runs of data", len(rx.globals), len(rx.data))
+	}
+	secs, err := sections(rx.code)
+	must(t, err)
+	if _, data, err := emptyDataSegments(secs[secData]); err != nil || len(data) != 0 {
+		t.Errorf("the rewritten module still has %d runs of data (%v)", len(data), err)
+	}
+	exports, err := exportNames(secs[secExport])
+	must(t, err)
+	for _, g := range rx.globals {
+		if !exports[g] {
+			t.Errorf("the rewritten module does not export %s", g)
+		}
+	}
+	if _, err := newReactor(append(preinitGuest.reactor[:len(preinitGuest.reactor):len(preinitGuest.reactor)], 0x0b, 0xff)); err == nil {
+		t.Error("a truncated section was accepted")
+	}
+}
+
+// buildPackage builds the package pkg for wasip1 with -buildmode=mode.
+func buildPackage(pkg, mode string) ([]byte, error) {
+	out := filepath.Join(guestsDir, strings.ReplaceAll(pkg, "/", "_")+"-"+mode+".wasm")
+	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-buildmode="+mode, "-o", out, pkg)
+	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return nil, errors.New(err.Error() + "\n" + string(b))
+	}
+	return os.ReadFile(out)
+}
+
+// BenchmarkPreinitInstance is the part of a fast-mode call of the
+// built-in tools that is not the call: a fresh instance restored from the
+// snapshot, then closed, with nothing run in it. It is the floor under
+// BenchmarkReadFile/wasm-preinit; most of it is wazero instantiating a
+// module of some 3,000 functions (its table is filled afresh for every
+// instance).
+//
+//	go test ./sandbox -run '^$' -bench PreinitInstance -benchtime 2000x
+func BenchmarkPreinitInstance(b *testing.B) {
+	ctx := context.Background()
+	m, err := testRT.Compile(ctx, builtin.Module)
+	must(b, err)
+	p := Policy{Mounts: []Mount{{HostPath: b.TempDir(), GuestPath: abi.WorkspaceDir, ReadOnly: true}}}
+	cm, err := m.compiledFor(ctx, p.memoryPages())
+	must(b, err)
+	rt, err := m.r.runtime(ctx, p.memoryPages())
+	must(b, err)
+	snap, err := m.pre.snapshotFor(ctx, m, rt, cm, p)
+	must(b, err)
+	cfg := detClock(wazero.NewModuleConfig().WithName("").WithStartFunctions(), snap.clockReadings, nil)
+	timed(b, func() {
+		mem := snap.memory()
+		mod, err := rt.InstantiateModule(m.withAllocator(ctx, mem.alloc()), cm, cfg)
+		must(b, err)
+		must(b, snap.restore(mod, mem))
+		mod.Close(ctx)
+	})
+}

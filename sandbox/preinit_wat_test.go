@@ -1,0 +1,127 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"testing"
+
+	"cairn/abi"
+)
+
+// reactorWasm assembles a small fast-mode module (what a C or Rust tool
+// could be): a mutable global g and 1 page of memory with "hi" at 16.
+//
+//	_initialize: init, then g = 7 and mem[32] = 5
+//	cairn_call:  g += mem[32]; mem[32] += 1; return g
+//
+// A call restored from the snapshot returns 12, every time. With trap,
+// _initialize traps instead.
+func reactorWasm(trap bool) []byte {
+	vec := func(items ...[]byte) []byte {
+		out := binary.AppendUvarint(nil, uint64(len(items)))
+		for _, it := range items {
+			out = append(out, it...)
+		}
+		return out
+	}
+	section := func(id byte, body []byte) []byte {
+		return append(binary.AppendUvarint([]byte{id}, uint64(len(body))), body...)
+	}
+	name := func(s string) []byte { return append([]byte{byte(len(s))}, s...) }
+	body := func(code ...byte) []byte {
+		b := append([]byte{0}, code...) // no locals
+		return append(binary.AppendUvarint(nil, uint64(len(b))), b...)
+	}
+	init := []byte{0x41, 7, 0x24, 0, 0x41, 32, 0x41, 5, 0x36, 2, 0, 0x0b} // g=7; mem[32]=5
+	if trap {
+		init = []byte{0x00, 0x0b} // unreachable
+	}
+	call := []byte{
+		0x23, 0, 0x41, 32, 0x28, 2, 0, 0x6a, 0x24, 0, // g = g + mem[32]
+		0x41, 32, 0x41, 32, 0x28, 2, 0, 0x41, 1, 0x6a, 0x36, 2, 0, // mem[32] += 1
+		0x23, 0, 0x0b, // return g
+	}
+	var m []byte
+	m = append(m, "\x00asm\x01\x00\x00\x00"...)
+	m = append(m, section(1, vec([]byte{0x60, 0, 0}, []byte{0x60, 0, 1, 0x7f}))...)
+	m = append(m, section(3, vec([]byte{0}, []byte{1}))...)
+	m = append(m, section(5, vec([]byte{0, 1}))...)
+	m = append(m, section(6, vec([]byte{0x7f, 1, 0x41, 0, 0x0b}))...)
+	m = append(m, section(7, vec(
+		append(name(abi.InitExport), 0, 0),
+		append(name(abi.CallExport), 0, 1),
+		append(name("memory"), 2, 0)))...)
+	m = append(m, section(10, vec(body(init...), body(call...)))...)
+	m = append(m, section(11, vec([]byte{0, 0x41, 16, 0x0b, 2, 'h', 'i'}))...)
+	return m
+}
+
+// TestPreinitRestoresGlobalsAndMemory: every call of a module restored
+// from its snapshot starts with the globals and memory the
+// initialisation left, however many calls ran before, concurrently too.
+func TestPreinitRestoresGlobalsAndMemory(t *testing.T) {
+	m, err := testRT.Compile(context.Background(), reactorWasm(false))
+	must(t, err)
+	if m.pre == nil {
+		t.Fatal("not in the fast mode")
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 40)
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 5 {
+				ex, err := m.Run(context.Background(), Policy{}, nil, io.Discard, io.Discard)
+				if err != nil || ex.Code != 12 {
+					errs <- fmt.Errorf("exit %d, %v; want 12", ex.Code, err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+// TestPreinitFailedInitIsNotKept: an initialisation that traps fails the
+// call, and is tried again by the next one.
+func TestPreinitFailedInitIsNotKept(t *testing.T) {
+	m, err := testRT.Compile(context.Background(), reactorWasm(true))
+	must(t, err)
+	for range 2 {
+		if _, err := m.Run(context.Background(), Policy{}, nil, io.Discard, io.Discard); !errors.Is(err, ErrTrap) {
+			t.Fatalf("got %v, want ErrTrap", err)
+		}
+	}
+	m.pre.mu.Lock()
+	defer m.pre.mu.Unlock()
+	if len(m.pre.snaps) != 0 {
+		t.Errorf("%d snapshots kept of a failed initialisation", len(m.pre.snaps))
+	}
+}
+
+// FuzzNewReactor: the rewrite of untrusted bytes never panics, and what
+// it writes is a module it can read again.
+//
+//	go test ./sandbox -run '^$' -fuzz FuzzNewReactor -fuzztime 30s
+func FuzzNewReactor(f *testing.F) {
+	f.Add(reactorWasm(false))
+	f.Add(reactorWasm(true))
+	f.Add([]byte("\x00asm\x01\x00\x00\x00"))
+	f.Fuzz(func(t *testing.T, wasm []byte) {
+		rx, err := newReactor(wasm)
+		if err != nil {
+			return
+		}
+		if _, err := sections(rx.code); err != nil {
+			t.Fatalf("the rewrite is unreadable: %v", err)
+		}
+	})
+}

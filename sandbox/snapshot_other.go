@@ -1,0 +1,25 @@
+//go:build !linux
+
+package sandbox
+
+import "github.com/tetratelabs/wazero/experimental"
+
+// memoryImage is a snapshot's memory. Off Linux an instance restored from
+// it gets a copy.
+type memoryImage struct{ b []byte }
+
+func newMemoryImage(b []byte) (*memoryImage, error) { return &memoryImage{b: b}, nil }
+
+func (img *memoryImage) bytes() []byte { return img.b }
+
+// prefault does nothing: a copy has no pages to fault.
+func (img *memoryImage) prefault([]pageRange) {}
+
+// imageAllocator is wazero's own allocator: restore copies the image.
+type imageAllocator struct{}
+
+func (img *memoryImage) allocator() *imageAllocator { return &imageAllocator{} }
+
+func (a *imageAllocator) alloc() experimental.MemoryAllocator { return nil }
+
+func (a *imageAllocator) mapped() bool { return false }

@@ -1,0 +1,114 @@
+// Command ovprog changes files as its arguments say, one operation each,
+// and prints one line per operation: the operation and what it got. An
+// operation is OP:PATH or OP:PATH:ARG:
+//
+//	write:P:TEXT   append:P:TEXT   cat:P   rm:P   mkdir:P   rmdir:P
+//	mv:FROM:TO     ls:DIR          stat:P  trunc:P:SIZE
+//	fill:P:BYTES   writes BYTES bytes in 64 KiB pieces, printing how many it wrote
+//	many:DIR:N     writes N files DIR/f000... of one line each
+//
+// The sandbox's tests run it on overlays and on plain mounts and compare.
+package main
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+)
+
+func main() {
+	for _, arg := range os.Args[1:] {
+		parts := strings.SplitN(arg, ":", 3)
+		for len(parts) < 3 {
+			parts = append(parts, "")
+		}
+		out, err := do(parts[0], parts[1], parts[2])
+		if err != nil {
+			out = strings.TrimPrefix(out+" err "+err.Error(), " ")
+		}
+		fmt.Printf("%s %s %s\n", parts[0], parts[1], out)
+	}
+}
+
+func do(op, p, arg string) (string, error) {
+	switch op {
+	case "write":
+		return "ok", os.WriteFile(p, []byte(arg), 0o644)
+	case "append":
+		f, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			return "", err
+		}
+		if _, err := f.WriteString(arg); err != nil {
+			f.Close()
+			return "", err
+		}
+		return "ok", f.Close()
+	case "cat":
+		b, err := os.ReadFile(p)
+		return strconv.Quote(string(b)), err
+	case "rm":
+		return "ok", os.Remove(p)
+	case "mkdir":
+		return "ok", os.Mkdir(p, 0o755)
+	case "rmdir":
+		return "ok", os.Remove(p)
+	case "mv":
+		return "ok", os.Rename(p, arg)
+	case "ls":
+		ents, err := os.ReadDir(p)
+		var names []string
+		for _, e := range ents {
+			n := e.Name()
+			if e.IsDir() {
+				n += "/"
+			}
+			names = append(names, n)
+		}
+		return "[" + strings.Join(names, " ") + "]", err
+	case "stat":
+		fi, err := os.Stat(p)
+		if err != nil {
+			return "", err
+		}
+		if fi.IsDir() {
+			return "dir", nil
+		}
+		return fmt.Sprintf("file %d", fi.Size()), nil
+	case "trunc":
+		n, _ := strconv.ParseInt(arg, 10, 64)
+		return "ok", os.Truncate(p, n)
+	case "fill":
+		return fill(p, arg)
+	case "many":
+		n, _ := strconv.Atoi(arg)
+		for i := 0; i < n; i++ {
+			name := fmt.Sprintf("%s/f%03d", p, i)
+			if err := os.WriteFile(name, []byte(fmt.Sprintf("file %d\n", i)), 0o644); err != nil {
+				return "", err
+			}
+		}
+		return "ok", nil
+	}
+	return "", fmt.Errorf("unknown operation %q", op)
+}
+
+func fill(p, arg string) (string, error) {
+	want, _ := strconv.Atoi(arg)
+	f, err := os.Create(p)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	piece := make([]byte, 64<<10)
+	written := 0
+	for written < want {
+		n, err := f.Write(piece[:min(len(piece), want-written)])
+		written += n
+		if err != nil {
+			return fmt.Sprintf("wrote %d", written), err
+		}
+	}
+	return fmt.Sprintf("wrote %d", written), nil
+}

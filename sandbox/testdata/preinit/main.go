@@ -1,0 +1,78 @@
+// Command preinit is a fast-mode guest for the snapshot tests: its one tool
+// reports what a call sees, and changes what a later call could see if
+// calls shared state.
+package main
+
+import (
+	crand "crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"time"
+
+	"cairn/abi"
+	"cairn/guest"
+)
+
+// counter is incremented by every call: a call that saw a previous call's
+// memory would see more than one.
+var counter int
+
+// leftOpen is a file a call opened and never closed.
+var leftOpen *os.File
+
+// initTime is when init ran: the snapshot's clock.
+var initTime = time.Now()
+
+type probeIn struct {
+	Write string `json:"write,omitempty"`
+}
+
+type probeOut struct {
+	Counter     int      `json:"counter"`
+	LeftOpen    bool     `json:"left_open"`
+	Workspace   []string `json:"workspace"`
+	Now         string   `json:"now"`
+	InitTime    string   `json:"init_time"`
+	CryptoRand  string   `json:"crypto_rand"`
+	MathRand    uint64   `json:"math_rand"`
+	Environ     []string `json:"environ"`
+	Args        []string `json:"args"`
+	GetenvProbe string   `json:"getenv_probe"`
+}
+
+func probe(c *guest.Call, in probeIn) (string, error) {
+	counter++
+	out := probeOut{Counter: counter, LeftOpen: leftOpen != nil, Now: time.Now().UTC().Format(time.RFC3339Nano),
+		InitTime: initTime.UTC().Format(time.RFC3339Nano), MathRand: rand.Uint64(),
+		Environ: os.Environ(), Args: os.Args, GetenvProbe: os.Getenv("PROBE")}
+	b := make([]byte, 16)
+	crand.Read(b)
+	out.CryptoRand = hex.EncodeToString(b)
+	entries, err := os.ReadDir(c.Workspace)
+	if err != nil {
+		return "", err
+	}
+	for _, e := range entries {
+		out.Workspace = append(out.Workspace, e.Name())
+	}
+	if in.Write != "" {
+		if leftOpen, err = os.Create(c.Path(in.Write)); err != nil {
+			return "", err
+		}
+		leftOpen.WriteString(strings.Repeat("x", 10))
+	}
+	j, err := json.Marshal(out)
+	return string(j), err
+}
+
+func tools() []guest.Tool {
+	return []guest.Tool{guest.Define("probe", "Reports what the call sees.", probe,
+		guest.Needs(abi.Needs{Workspace: abi.AccessReadWrite}))}
+}
+
+func init() { guest.Export(tools()...) }
+
+func main() { guest.Main() }
