@@ -21,6 +21,7 @@ type memAgent struct {
 	snapshot []byte   // encoded State
 	journal  [][]byte // encoded records, with their types
 	types    []RecordType
+	events   []byte
 	locked   bool
 }
 
@@ -95,7 +96,7 @@ func (s *MemStore) Remove(id string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	a := s.agent(id)
-	a.snapshot, a.journal, a.types = nil, nil, nil
+	a.snapshot, a.journal, a.types, a.events = nil, nil, nil, nil
 	return nil
 }
 

@@ -1,6 +1,9 @@
 package checkpoint
 
-import "time"
+import (
+	"io"
+	"time"
+)
 
 // Store keeps agents. FileStore keeps them in a directory; MemStore in
 // memory, for tests and embedders that need no durability. A store shared
@@ -23,6 +26,11 @@ type Store interface {
 	// it has no state).
 	List() ([]Summary, error)
 	Summary(agent string) (Summary, error)
+	// Events appends to an agent's event history (the caller holds its
+	// lock); ReadEvents reads it from the start, ErrNotFound if there is
+	// none. The history is not part of the loop state and is not synced.
+	Events(agent string) (io.WriteCloser, error)
+	ReadEvents(agent string) (io.ReadCloser, error)
 	// PutBlob stores content by digest; Blob returns it. ErrNotFound
 	// for an unknown digest.
 	PutBlob(data []byte) (digest string, err error)

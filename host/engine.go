@@ -132,7 +132,10 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer r.log.Close()
+	defer r.close()
+	if err := r.keepHistory(e.store); err != nil {
+		return nil, err
+	}
 	r.onEvent, r.approver, r.autoDeny = opts.OnEvent, opts.Approver, opts.AutoDeny
 	if err := r.begin(checkpoint.RunInfo{ID: runID}, opts.Prompt); err != nil {
 		return nil, err
@@ -216,7 +219,7 @@ func (e *Engine) newRun(ctx context.Context, af *AgentFile, mods []Module, overr
 		return nil, err
 	}
 	return &run{agentID: agentID, id: runID, af: af, tools: tools, provider: provider, modelName: modelName,
-		workspace: ws, log: log, startedAt: time.Now()}, nil
+		workspace: ws, log: log, history: nopWriter{}, startedAt: time.Now()}, nil
 }
 
 // begin journals the run's start and its prompt.

@@ -2,8 +2,10 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"time"
 
@@ -33,21 +35,48 @@ type run struct {
 	approver Approver
 	autoDeny bool
 
-	mu      sync.Mutex // serialises onEvent across call goroutines
+	mu      sync.Mutex // serialises events across call goroutines
 	onEvent EventFunc
+	// history keeps every event in the store, for `cairn events`.
+	history io.WriteCloser
 }
 
 func (r *run) state() *checkpoint.State { return r.log.State() }
 
+// emit stamps an event, adds it to the agent's history and hands it to
+// the caller. The history is best effort: an event that cannot be written
+// there is still delivered.
 func (r *run) emit(e Event) {
-	if r.onEvent == nil {
-		return
-	}
 	e.Time, e.Agent, e.Run = time.Now().UTC(), r.agentID, r.id
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.onEvent(e)
+	if b, err := json.Marshal(e); err == nil {
+		r.history.Write(append(b, '\n'))
+	}
+	if r.onEvent != nil {
+		r.onEvent(e)
+	}
 }
+
+// keepHistory makes the run add its events to the agent's history in the
+// store.
+func (r *run) keepHistory(store checkpoint.Store) error {
+	h, err := store.Events(r.agentID)
+	if err != nil {
+		return err
+	}
+	r.history = h
+	return nil
+}
+
+// nopWriter is the history of a run that keeps none.
+type nopWriter struct{}
+
+func (nopWriter) Write(p []byte) (int, error) { return len(p), nil }
+func (nopWriter) Close() error                { return nil }
+
+// close releases the run's journal and history.
+func (r *run) close() error { return errors.Join(r.log.Close(), r.history.Close()) }
 
 // prompt adds the user's message to the round about to be taken.
 func (r *run) prompt(text string) error {

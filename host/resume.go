@@ -96,6 +96,12 @@ func (e *Engine) Resume(ctx context.Context, opts ResumeOptions) (*Result, error
 	if err != nil {
 		return nil, err
 	}
+	defer func() { r.history.Close() }()
+	if opts.Strategy != StrategyManual {
+		if err := r.keepHistory(e.store); err != nil {
+			return nil, err
+		}
+	}
 	r.emit(Event{Type: EventCheckpointLoaded, Round: rec.State.Round, Messages: len(rec.State.Messages),
 		Bytes: rec.JournalBytes + rec.SnapshotBytes})
 	if !rec.Interrupted() && rec.State.Status == checkpoint.StatusDone {

@@ -1,0 +1,82 @@
+package checkpoint
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// The event history is what an agent's runs reported as they went: lines
+// the host writes, one per event, that `cairn events` plays back. It sits
+// beside the journal, not in it: it is not part of the loop state, nothing
+// is recovered from it, and it is not synced round by round, so after a
+// power cut its last lines may be missing while the journal is whole.
+
+// eventsFile is the event history's file in an agent's directory.
+const eventsFile = "events.jsonl"
+
+// Events opens the agent's event history for appending. The caller holds
+// the agent's lock.
+func (s *FileStore) Events(id string) (io.WriteCloser, error) {
+	dir, err := s.agentDir(id)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(filepath.Join(dir, eventsFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open event history of agent %q: %w", id, err)
+	}
+	return f, nil
+}
+
+// ReadEvents opens the agent's event history for reading from its start.
+// ErrNotFound when the agent has none.
+func (s *FileStore) ReadEvents(id string) (io.ReadCloser, error) {
+	dir, err := s.agentDir(id)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(filepath.Join(dir, eventsFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("event history of agent %q: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read event history of agent %q: %w", id, err)
+	}
+	return f, nil
+}
+
+// Events appends to the agent's event history in memory.
+func (s *MemStore) Events(id string) (io.WriteCloser, error) {
+	return memEvents{s: s, id: id}, nil
+}
+
+type memEvents struct {
+	s  *MemStore
+	id string
+}
+
+func (w memEvents) Write(p []byte) (int, error) {
+	w.s.mu.Lock()
+	defer w.s.mu.Unlock()
+	a := w.s.agent(w.id)
+	a.events = append(a.events, p...)
+	return len(p), nil
+}
+
+func (memEvents) Close() error { return nil }
+
+// ReadEvents returns a copy of the agent's event history.
+func (s *MemStore) ReadEvents(id string) (io.ReadCloser, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a, ok := s.agents[id]
+	if !ok || a.events == nil {
+		return nil, fmt.Errorf("event history of agent %q: %w", id, ErrNotFound)
+	}
+	return io.NopCloser(bytes.NewReader(bytes.Clone(a.events))), nil
+}

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+
+	"cairn/host"
+)
+
+func eventsCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "events",
+		Usage:     "the events of an agent's runs, as they were shown live (--json: the same JSON Lines)",
+		ArgsUsage: "AGENT",
+		Flags: []cli.Flag{storeFlag, jsonFlag,
+			&cli.StringFlag{Name: "run", Usage: "only the events of this run"},
+			&cli.BoolFlag{Name: "follow", Usage: "keep printing while a process runs the agent"}},
+		Action: eventsAction,
+	}
+}
+
+func eventsAction(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return withCode(exitUsage, fmt.Errorf("usage: cairn events [--run ID] [--follow] AGENT"))
+	}
+	store, err := host.OpenStore(storeDir(c))
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	r := newRenderer(c.App.Writer, false)
+	only := c.String("run")
+	err = host.ReadHistory(ctx, store, c.Args().First(), c.Bool("follow"), func(e host.Event, line []byte) error {
+		switch {
+		case only != "" && e.Run != only:
+		case c.Bool(jsonFlag.Name):
+			fmt.Fprintf(c.App.Writer, "%s\n", line)
+		default:
+			r.event(e)
+		}
+		return nil
+	})
+	return runError(err)
+}

@@ -1,0 +1,77 @@
+package host
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"cairn/checkpoint"
+)
+
+// followPoll is how often a followed history is read again for new lines.
+const followPoll = 100 * time.Millisecond
+
+// ReadHistory plays back an agent's event history: every event its runs
+// emitted, in order, as the JSON line `--json` printed and decoded. With
+// follow it keeps reading while a process runs the agent, and returns
+// when that run has ended (or ctx ends). A last line cut short, as a
+// crash leaves it, is skipped.
+//
+// # Errors
+//
+// checkpoint.ErrNotFound for an agent with no history; what fn returns.
+func ReadHistory(ctx context.Context, store checkpoint.Store, id string, follow bool,
+	fn func(e Event, line []byte) error) error {
+	if _, err := store.Summary(id); err != nil {
+		return err
+	}
+	rc, err := store.ReadEvents(id)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	r := bufio.NewReader(rc)
+	var partial []byte
+	last := !follow // the run has ended: read to the end once more, then stop
+	for {
+		line, err := r.ReadBytes('\n')
+		partial = append(partial, line...)
+		if err == nil {
+			if err := playLine(bytes.TrimSuffix(partial, []byte("\n")), fn); err != nil {
+				return err
+			}
+			partial = nil
+			continue
+		}
+		if !errors.Is(err, io.EOF) {
+			return fmt.Errorf("read event history of agent %q: %w", id, err)
+		}
+		if last {
+			return nil
+		}
+		last = !running(store, id)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(followPoll):
+		}
+	}
+}
+
+func playLine(line []byte, fn func(Event, []byte) error) error {
+	var e Event
+	if json.Unmarshal(line, &e) != nil {
+		return nil
+	}
+	return fn(e, line)
+}
+
+func running(store checkpoint.Store, id string) bool {
+	s, err := store.Summary(id)
+	return err == nil && s.Locked
+}
