@@ -155,3 +155,28 @@ func mustAbs(t *testing.T, p string) string {
 	must(t, err)
 	return a
 }
+
+// A run paused by a limit exits 3 and says which flag raises it; resume
+// without the flag pauses again, with it finishes.
+func TestResumeRaisesALimit(t *testing.T) {
+	args := exampleAgent(t)
+	store := args[len(args)-3]
+	b, err := os.ReadFile("../../examples/hello/agent.yaml")
+	must(t, err)
+	text := strings.ReplaceAll(string(b), "max_rounds: 10", "max_rounds: 2")
+	text = strings.ReplaceAll(text, "script: script.yaml", "script: "+filepath.Join(mustAbs(t, "../../examples/hello"), "script.yaml"))
+	text = strings.ReplaceAll(text, "../tools/", mustAbs(t, "../../examples/tools")+"/")
+	args[1] = filepath.Join(t.TempDir(), "agent.yaml")
+	must(t, os.WriteFile(args[1], []byte(text), 0o644))
+	code, _, errOut := cairn(t, append([]string{"run", "--id", "lim"}, args...)...)
+	if code != exitPaused || !strings.Contains(errOut, "--max-rounds") {
+		t.Fatalf("run: exit %d %s; want %d naming --max-rounds", code, errOut, exitPaused)
+	}
+	if code, _, _ := cairn(t, "resume", "--store", store, "--cache", cacheForTests(t), "lim"); code != exitPaused {
+		t.Fatalf("resume without raising: exit %d, want %d", code, exitPaused)
+	}
+	code, out, errOut := cairn(t, "resume", "--store", store, "--cache", cacheForTests(t), "--max-rounds", "10", "lim")
+	if code != exitDone || !strings.Contains(out, "done after 5 rounds") {
+		t.Fatalf("resume --max-rounds 10: exit %d %s\n%s", code, errOut, out)
+	}
+}

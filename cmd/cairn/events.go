@@ -3,9 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -32,7 +29,7 @@ func eventsAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible(context.Background())
 	defer stop()
 	r := newRenderer(c.App.Writer, false)
 	only := c.String("run")

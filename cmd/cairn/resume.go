@@ -3,9 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -23,6 +20,10 @@ func resumeCommand() *cli.Command {
 				Usage: "seal: keep finished calls, seal the ones in flight, continue; replay: drop the interrupted round and ask the model again; manual: report and stop"},
 			&cli.BoolFlag{Name: "upgrade", Usage: "use the agent file (and its modules) as they are on disk now, not as the agent started with"},
 			&cli.StringFlag{Name: "model", Usage: "continue with this model: PROVIDER:NAME"},
+			&cli.IntFlag{Name: "max-rounds", Usage: "raise the agent's max_rounds for this run"},
+			&cli.Int64Flag{Name: "max-tokens", Usage: "raise the agent's max_tokens for this run"},
+			&cli.Float64Flag{Name: "max-cost", Usage: "raise the agent's max_cost (US dollars) for this run"},
+			&cli.DurationFlag{Name: "max-time", Usage: "the agent's max_time for this run"},
 			storeFlag, cacheFlag, jsonFlag, autoDenyFlag,
 		},
 		Action: resumeAction,
@@ -37,7 +38,9 @@ func resumeAction(c *cli.Context) error {
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
-	opts := host.ResumeOptions{ID: c.Args().First(), Strategy: strategy, Upgrade: c.Bool("upgrade")}
+	opts := host.ResumeOptions{ID: c.Args().First(), Strategy: strategy, Upgrade: c.Bool("upgrade"),
+		Limits: host.RunLimits{MaxRounds: c.Int("max-rounds"), MaxTokens: c.Int64("max-tokens"),
+			MaxCost: c.Float64("max-cost"), MaxTime: host.Duration(c.Duration("max-time"))}}
 	if m := c.String("model"); m != "" {
 		spec, err := model.ParseModelFlag(m)
 		if err != nil {
@@ -45,7 +48,7 @@ func resumeAction(c *cli.Context) error {
 		}
 		opts.Model = &spec
 	}
-	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible(c.Context)
 	defer stop()
 	eng, err := newEngine(c)
 	if err != nil {

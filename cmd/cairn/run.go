@@ -3,10 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -58,7 +55,7 @@ func runAction(c *cli.Context) error {
 		}
 		opts.Model = &spec
 	}
-	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible(c.Context)
 	defer stop()
 	eng, err := newEngine(c)
 	if err != nil {
