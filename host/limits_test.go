@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -99,9 +98,7 @@ limits: {max_time: 100ms}
 
 // max_cost pauses once the priced usage reaches it.
 func TestMaxCost(t *testing.T) {
-	var down atomic.Bool
-	var requests atomic.Int32
-	srv := openAIServer(t, &down, &requests)
+	srv := openAIServer(t)
 	agent := fmt.Sprintf(`
 name: priced
 model: {provider: openai, name: m, base_url: %s/v1, price: {input: 1, output: 2}}

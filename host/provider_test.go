@@ -11,15 +11,24 @@ import (
 	"testing"
 )
 
-// openAIServer speaks OpenAI's streaming chat completions on loopback: the
+// fakeOpenAI speaks OpenAI's streaming chat completions on loopback: the
 // first answer asks for list_dir, every later one is text. While down is
 // set it answers 500.
-func openAIServer(t *testing.T, down *atomic.Bool, requests *atomic.Int32) *httptest.Server {
+type fakeOpenAI struct {
+	*httptest.Server
+	down     atomic.Bool
+	requests atomic.Int32
+	last     atomic.Value // the last request's body
+}
+
+func openAIServer(t *testing.T) *fakeOpenAI {
 	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	f := &fakeOpenAI{}
+	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
-		requests.Add(1)
-		if down.Load() {
+		f.requests.Add(1)
+		f.last.Store(string(body))
+		if f.down.Load() {
 			http.Error(w, `{"error":{"message":"the server is down"}}`, http.StatusInternalServerError)
 			return
 		}
@@ -31,16 +40,14 @@ func openAIServer(t *testing.T, down *atomic.Bool, requests *atomic.Int32) *http
 		fmt.Fprintf(w, "data: %s\n\n", chunk)
 		fmt.Fprintf(w, "data: %s\n\ndata: [DONE]\n\n", `{"choices":[],"usage":{"prompt_tokens":11,"completion_tokens":5,"total_tokens":16}}`)
 	}))
-	t.Cleanup(srv.Close)
-	return srv
+	t.Cleanup(f.Close)
+	return f
 }
 
 // A real HTTP model that fails pauses the run at its boundary, with the
 // error; when the server is back, resume continues the conversation.
 func TestModelOutagePausesAndResumes(t *testing.T) {
-	var down atomic.Bool
-	var requests atomic.Int32
-	srv := openAIServer(t, &down, &requests)
+	srv := openAIServer(t)
 	agent := fmt.Sprintf(`
 name: remote
 model: {provider: openai, name: test-model, base_url: %s/v1, max_retries: -1, price: {input: 1, output: 2}}
@@ -52,14 +59,14 @@ tools: [{module: builtin, only: [list_dir]}]
 	var paused bool
 	res, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "remote", Prompt: "look", OnEvent: func(e Event) {
 		if e.Type == EventRoundEnd && e.Round == 1 {
-			down.Store(true)
+			srv.down.Store(true)
 			paused = true
 		}
 	}})
 	if err != nil || !paused || res.Status != StatusPaused || !strings.Contains(res.Reason, "the server is down") {
 		t.Fatalf("run: %+v, %v; want paused after round 1 with the server's error", res, err)
 	}
-	down.Store(false)
+	srv.down.Store(false)
 	res, err = eng.Resume(context.Background(), ResumeOptions{ID: "remote"})
 	if err != nil || res.Status != StatusDone || res.Text != "The workspace is empty." || res.Rounds != 2 {
 		t.Fatalf("resume: %+v, %v", res, err)
@@ -72,7 +79,7 @@ tools: [{module: builtin, only: [list_dir]}]
 	if u.InputTokens != 22 || u.OutputTokens != 10 || u.CostMicroUSD != 22*1+10*2 {
 		t.Fatalf("usage %+v: want two turns of 11 in and 5 out, priced", u)
 	}
-	if n := requests.Load(); n != 3 {
+	if n := srv.requests.Load(); n != 3 {
 		t.Fatalf("%d requests, want 3: one per turn and the one that failed", n)
 	}
 }

@@ -65,6 +65,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			logCommand(),
 			runsCommand(),
 			eventsCommand(),
+			askCommand(),
 			approveCommand(),
 			denyCommand(),
 			toolsCommand(),
