@@ -104,8 +104,8 @@ func (s *FileStore) Create(id string, st *State) (Log, error) {
 	return s.attach(openJournalLog(dir, &Recovered{State: st}, true))
 }
 
-// Remove deletes an agent's snapshots and journals, keeping its lock file.
-// The caller holds the lock.
+// Remove deletes an agent's snapshots and journals, keeping its lock file,
+// its event history and its bookmarks. The caller holds the lock.
 func (s *FileStore) Remove(id string) error {
 	dir, err := s.agentDir(id)
 	if err != nil {
@@ -116,8 +116,8 @@ func (s *FileStore) Remove(id string) error {
 		return fmt.Errorf("remove agent %q: %w", id, err)
 	}
 	for _, e := range entries {
-		if e.Name() != "lock" {
-			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
+		if n := e.Name(); strings.HasPrefix(n, "snap-") || strings.HasPrefix(n, "journal-") {
+			if err := os.Remove(filepath.Join(dir, n)); err != nil {
 				return fmt.Errorf("remove agent %q: %w", id, err)
 			}
 		}

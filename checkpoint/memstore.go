@@ -18,11 +18,12 @@ type MemStore struct {
 }
 
 type memAgent struct {
-	snapshot []byte   // encoded State
-	journal  [][]byte // encoded records, with their types
-	types    []RecordType
-	events   []byte
-	locked   bool
+	snapshot  []byte   // encoded State
+	journal   [][]byte // encoded records, with their types
+	types     []RecordType
+	events    []byte
+	bookmarks map[string][]byte // encoded Bookmarks by label
+	locked    bool
 }
 
 var _ Store = (*MemStore)(nil)
@@ -91,12 +92,12 @@ func (s *MemStore) Create(id string, st *State) (Log, error) {
 	return s.log(id, &Recovered{State: st})
 }
 
-// Remove forgets an agent's state.
+// Remove forgets an agent's state, keeping its event history and bookmarks.
 func (s *MemStore) Remove(id string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	a := s.agent(id)
-	a.snapshot, a.journal, a.types, a.events = nil, nil, nil, nil
+	a.snapshot, a.journal, a.types = nil, nil, nil
 	return nil
 }
 

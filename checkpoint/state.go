@@ -1,6 +1,9 @@
 package checkpoint
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // SchemaVersion is the version of State and the records this package
 // writes. A reader refuses anything newer.
@@ -105,4 +108,17 @@ func (s *State) LastRun() *RunInfo {
 		return nil
 	}
 	return &s.Runs[len(s.Runs)-1]
+}
+
+// Clone returns a deep copy of the state, made through its encoding.
+func (s *State) Clone() (*State, error) {
+	b, err := encodeState(s)
+	if err != nil {
+		return nil, fmt.Errorf("copy state: %w", err)
+	}
+	c, err := decodeState(b)
+	if err != nil {
+		return nil, fmt.Errorf("copy state: %w", err)
+	}
+	return c, nil
 }

@@ -31,6 +31,10 @@ type Store interface {
 	// none. The history is not part of the loop state and is not synced.
 	Events(agent string) (io.WriteCloser, error)
 	ReadEvents(agent string) (io.ReadCloser, error)
+	// PutBookmark keeps a named copy of a boundary, replacing one of the
+	// same label; Bookmarks lists them, oldest first.
+	PutBookmark(agent string, b Bookmark) error
+	Bookmarks(agent string) ([]Bookmark, error)
 	// PutBlob stores content by digest; Blob returns it. ErrNotFound
 	// for an unknown digest.
 	PutBlob(data []byte) (digest string, err error)

@@ -18,6 +18,8 @@ type Inspection struct {
 	Tail []checkpoint.Record
 	// AgentFile is the agent file the agent runs with, as stored.
 	AgentFile []byte
+	// Bookmarks are the agent's snapshots, oldest first.
+	Bookmarks []checkpoint.Bookmark
 }
 
 // Inspect reads an agent from the store.
@@ -40,6 +42,9 @@ func Inspect(store checkpoint.Store, id string) (*Inspection, error) {
 		return nil, err
 	}
 	in := &Inspection{Summary: sum, State: rec.State, Tail: rec.Tail}
+	if in.Bookmarks, err = store.Bookmarks(id); err != nil {
+		return nil, err
+	}
 	if d := rec.State.Definition.AgentFile; d != "" {
 		if in.AgentFile, err = store.Blob(d); err != nil {
 			return nil, fmt.Errorf("agent file of agent %q: %w", id, err)

@@ -66,6 +66,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			runsCommand(),
 			eventsCommand(),
 			askCommand(),
+			snapshotCommand(),
+			forkCommand(),
 			approveCommand(),
 			denyCommand(),
 			toolsCommand(),

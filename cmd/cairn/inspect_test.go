@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -60,5 +62,36 @@ func TestInspectionCommands(t *testing.T) {
 		if code, _, _ := cairn(t, cmd, "--store", store); code != exitUsage {
 			t.Errorf("%s without an agent: exit %d, want %d", cmd, code, exitUsage)
 		}
+	}
+}
+
+// snapshot bookmarks an agent, show lists the bookmark, and fork makes a
+// new agent from it whose show names its lineage.
+func TestSnapshotAndForkCommands(t *testing.T) {
+	args := exampleAgent(t)
+	store := args[len(args)-3]
+	if code, _, errOut := cairn(t, append([]string{"run", "--id", "orig"}, args...)...); code != exitDone {
+		t.Fatalf("run: exit %d %s", code, errOut)
+	}
+	code, out, errOut := cairn(t, "snapshot", "--store", store, "--label", "after-report", "orig")
+	if code != exitDone || !strings.Contains(out, "round 5 as after-report") {
+		t.Fatalf("snapshot: exit %d %s %s", code, out, errOut)
+	}
+	if _, out, _ := cairn(t, "show", "--store", store, "orig"); !strings.Contains(out, "bookmark   after-report: round 5") {
+		t.Fatalf("show lacks the bookmark:\n%s", out)
+	}
+	ws := filepath.Join(t.TempDir(), "copy")
+	code, out, errOut = cairn(t, "fork", "--store", store, "--from", "after-report", "--as", "copy", "--workspace", ws, "orig")
+	if code != exitDone || !strings.Contains(out, "forked orig at round 5 as copy") {
+		t.Fatalf("fork: exit %d %s %s", code, out, errOut)
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "REPORT.md")); err != nil || !strings.Contains(string(b), "ridge cairn") {
+		t.Fatalf("the fork's workspace lacks the report: %v", err)
+	}
+	if _, out, _ := cairn(t, "show", "--store", store, "copy"); !strings.Contains(out, "forked     from orig at round 5") {
+		t.Fatalf("show of the fork:\n%s", out)
+	}
+	if code, _, _ := cairn(t, "fork", "--store", store, "--from", "nope", "orig"); code != exitFailed {
+		t.Fatalf("fork from an unknown bookmark: exit %d", code)
 	}
 }

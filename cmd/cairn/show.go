@@ -30,6 +30,14 @@ type agentView struct {
 	Workspace   string              `json:"workspace"`
 	AgentFile   string              `json:"agent_file"`
 	Interrupted []string            `json:"interrupted_calls,omitempty"`
+	Bookmarks   []bookmarkLine      `json:"bookmarks,omitempty"`
+}
+
+// bookmarkLine is one bookmark as `cairn show` lists it.
+type bookmarkLine struct {
+	Label string    `json:"label"`
+	Round int       `json:"round"`
+	Time  time.Time `json:"time"`
 }
 
 func showAction(c *cli.Context) error {
@@ -43,6 +51,9 @@ func showAction(c *cli.Context) error {
 			ToolCalls: st.ToolCalls, Usage: st.Usage, Updated: st.UpdatedAt},
 		Reason: st.Reason, Messages: len(st.Messages), Labels: st.Labels, Lineage: st.Lineage,
 		Workspace: st.Definition.Workspace, AgentFile: string(in.AgentFile), Interrupted: callsOf(in.Tail),
+	}
+	for _, b := range in.Bookmarks {
+		v.Bookmarks = append(v.Bookmarks, bookmarkLine{Label: b.Label, Round: b.Round, Time: b.Time})
 	}
 	if c.Bool(jsonFlag.Name) {
 		return writeJSON(c, v)
@@ -81,6 +92,9 @@ func printView(c *cli.Context, v agentView) {
 	}
 	if v.Lineage != nil {
 		fmt.Fprintf(w, "forked     from %s at round %d\n", v.Lineage.Agent, v.Lineage.Round)
+	}
+	for _, b := range v.Bookmarks {
+		fmt.Fprintf(w, "bookmark   %s: round %d, %s\n", b.Label, b.Round, b.Time.Local().Format(time.DateTime))
 	}
 	if len(v.Interrupted) > 0 {
 		fmt.Fprintf(w, "in flight  %s (cairn resume %s says what became of them)\n", strings.Join(v.Interrupted, ", "), v.Agent)

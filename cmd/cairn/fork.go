@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	"cairn/host"
+)
+
+func snapshotCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "snapshot",
+		Usage:     "bookmark an agent's last committed round and a copy of its workspace, to fork from later",
+		ArgsUsage: "AGENT",
+		Flags: []cli.Flag{storeFlag, cacheFlag,
+			&cli.StringFlag{Name: "label", Usage: "the bookmark's name (default: round-N)"}},
+		Action: snapshotAction,
+	}
+}
+
+func snapshotAction(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return withCode(exitUsage, fmt.Errorf("usage: cairn snapshot [--label L] AGENT"))
+	}
+	eng, err := newEngine(c)
+	if err != nil {
+		return err
+	}
+	defer eng.Close(context.Background())
+	b, err := eng.Snapshot(c.Args().First(), c.String("label"))
+	if err != nil {
+		return runError(err)
+	}
+	fmt.Fprintf(c.App.Writer, "bookmarked agent %s at round %d as %s\n", c.Args().First(), b.Round, b.Label)
+	return nil
+}
+
+func forkCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "fork",
+		Usage:     "start a new agent from another's bookmark (or last round), with a copy of its workspace",
+		ArgsUsage: "AGENT",
+		Flags: []cli.Flag{storeFlag, cacheFlag,
+			&cli.StringFlag{Name: "from", Usage: "a bookmark's label (default: the last committed round, workspace as it is now)"},
+			&cli.StringFlag{Name: "as", Usage: "the new agent's id"},
+			&cli.StringFlag{Name: "workspace", Aliases: []string{"w"}, Usage: "the new agent's workspace (default: beside the original's, named after the new agent)"}},
+		Action: forkAction,
+	}
+}
+
+func forkAction(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return withCode(exitUsage, fmt.Errorf("usage: cairn fork [--from LABEL] [--as NEW] [--workspace DIR] AGENT"))
+	}
+	eng, err := newEngine(c)
+	if err != nil {
+		return err
+	}
+	defer eng.Close(context.Background())
+	st, err := eng.Fork(host.ForkOptions{ID: c.Args().First(), From: c.String("from"), As: c.String("as"),
+		Workspace: c.String("workspace")})
+	if err != nil {
+		return runError(err)
+	}
+	fmt.Fprintf(c.App.Writer, "forked %s at round %d as %s, workspace %s\n", st.Lineage.Agent, st.Lineage.Round, st.Agent, st.Definition.Workspace)
+	return nil
+}

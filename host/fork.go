@@ -1,0 +1,154 @@
+package host
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"cairn/checkpoint"
+)
+
+// Snapshot bookmarks an agent's last committed round together with a copy
+// of its workspace as it is now, under label (default "round-N"), so that
+// Fork can start a new agent from it later. It takes the agent's lock, so
+// the workspace is not changing while it is copied.
+//
+// # Errors
+//
+// checkpoint.ErrNotFound, checkpoint.ErrLocked while the agent runs,
+// ErrWorkspaceTooLarge.
+func (e *Engine) Snapshot(id, label string) (*checkpoint.Bookmark, error) {
+	b, archive, err := e.capture(id, label)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot agent %q: %w", id, err)
+	}
+	if b.Workspace, err = e.store.PutBlob(archive); err != nil {
+		return nil, fmt.Errorf("snapshot agent %q: %w", id, err)
+	}
+	if err := e.store.PutBookmark(id, *b); err != nil {
+		return nil, fmt.Errorf("snapshot agent %q: %w", id, err)
+	}
+	return b, nil
+}
+
+// capture reads an agent's boundary and archives its workspace, under the
+// agent's lock.
+func (e *Engine) capture(id, label string) (*checkpoint.Bookmark, []byte, error) {
+	lock, err := e.store.Lock(id, checkpoint.ThisProcess("snapshot"))
+	if err != nil {
+		return nil, nil, err
+	}
+	defer lock.Unlock()
+	rec, err := e.store.Read(id)
+	if err != nil {
+		return nil, nil, err
+	}
+	if label == "" {
+		label = fmt.Sprintf("round-%d", rec.State.Round)
+	}
+	archive, err := archiveWorkspace(rec.State.Definition.Workspace)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &checkpoint.Bookmark{Label: label, Round: rec.State.Round, Time: now(), State: rec.State}, archive, nil
+}
+
+// ForkOptions says which agent to fork, from where, and into what.
+type ForkOptions struct {
+	ID string
+	// From is a bookmark's label; empty forks the last committed round
+	// with the workspace as it is now.
+	From string
+	// As is the new agent's id; empty makes one.
+	As string
+	// Workspace is the new agent's workspace directory: it must not exist
+	// or be empty, and receives a copy of the original's. Empty means a
+	// sibling of the original's, named after the new agent.
+	Workspace string
+}
+
+// ErrNoBookmark: Fork named a label the agent has no bookmark for.
+var ErrNoBookmark = errors.New("no such bookmark")
+
+// Fork makes a new agent from another's boundary: its conversation,
+// accounting, labels and definition, with a copy of its workspace, and its
+// lineage recorded. The two share nothing afterwards: each has its own
+// journal and workspace. The original is not changed.
+//
+// # Errors
+//
+// checkpoint.ErrNotFound, checkpoint.ErrExists when As names an agent,
+// checkpoint.ErrLocked when forking the last round of an agent that runs,
+// ErrNoBookmark, a workspace directory that is not empty.
+func (e *Engine) Fork(opts ForkOptions) (*checkpoint.State, error) {
+	if opts.As == "" {
+		opts.As = opts.ID + "-fork-" + newID()
+	}
+	if err := checkpoint.CheckID(opts.As); err != nil {
+		return nil, err
+	}
+	lock, err := e.store.Lock(opts.As, checkpoint.ThisProcess("fork"))
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Unlock()
+	if e.store.Exists(opts.As) {
+		return nil, fmt.Errorf("fork as %q: %w", opts.As, checkpoint.ErrExists)
+	}
+	src, archive, err := e.forkSource(opts)
+	if err != nil {
+		return nil, fmt.Errorf("fork agent %q: %w", opts.ID, err)
+	}
+	if opts.Workspace == "" {
+		opts.Workspace = src.State.Definition.Workspace + "-" + opts.As
+	}
+	if opts.Workspace, err = filepath.Abs(opts.Workspace); err != nil {
+		return nil, err
+	}
+	st, err := forkedState(src, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := extractWorkspace(archive, opts.Workspace); err != nil {
+		return nil, fmt.Errorf("fork agent %q: %w", opts.ID, err)
+	}
+	log, err := e.store.Create(opts.As, st)
+	if err != nil {
+		return nil, err
+	}
+	return st, log.Close()
+}
+
+// forkSource is the bookmark to fork from, or the agent's boundary and
+// workspace now (under its lock).
+func (e *Engine) forkSource(opts ForkOptions) (*checkpoint.Bookmark, []byte, error) {
+	if opts.From == "" {
+		return e.capture(opts.ID, "")
+	}
+	marks, err := e.store.Bookmarks(opts.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, b := range marks {
+		if b.Label == opts.From {
+			archive, err := e.store.Blob(b.Workspace)
+			return &b, archive, err
+		}
+	}
+	return nil, nil, fmt.Errorf("%w %q (cairn show %s lists them)", ErrNoBookmark, opts.From, opts.ID)
+}
+
+// forkedState is the new agent's first state.
+func forkedState(b *checkpoint.Bookmark, opts ForkOptions) (*checkpoint.State, error) {
+	st, err := b.State.Clone()
+	if err != nil {
+		return nil, err
+	}
+	st.Agent, st.Runs, st.UpdatedAt = opts.As, nil, now()
+	st.Lineage = &checkpoint.Lineage{Agent: opts.ID, Round: b.Round, Label: opts.From}
+	st.Definition.Workspace = opts.Workspace
+	if st.Status == checkpoint.StatusRunning {
+		st.Status, st.Reason = checkpoint.StatusPaused, "forked from a run that had not ended"
+	}
+	return st, nil
+}
