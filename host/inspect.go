@@ -52,3 +52,16 @@ func Inspect(store checkpoint.Store, id string) (*Inspection, error) {
 	}
 	return in, nil
 }
+
+// Collect removes what the store no longer needs (see
+// checkpoint.FileStore.Collect). A store that keeps nothing on disk has
+// nothing to collect.
+func Collect(store checkpoint.Store, keep checkpoint.Retention) (*checkpoint.Collected, error) {
+	c, ok := store.(interface {
+		Collect(checkpoint.Retention) (*checkpoint.Collected, error)
+	})
+	if !ok {
+		return &checkpoint.Collected{}, nil
+	}
+	return c.Collect(keep)
+}

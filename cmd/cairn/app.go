@@ -68,6 +68,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			askCommand(),
 			snapshotCommand(),
 			forkCommand(),
+			gcCommand(),
 			approveCommand(),
 			denyCommand(),
 			toolsCommand(),

@@ -95,3 +95,22 @@ func TestSnapshotAndForkCommands(t *testing.T) {
 		t.Fatalf("fork from an unknown bookmark: exit %d", code)
 	}
 }
+
+// gc keeps an agent whole: after it, the agent still shows and resumes.
+func TestGCKeepsTheBoundary(t *testing.T) {
+	args := exampleAgent(t)
+	store := args[len(args)-3]
+	if code, _, errOut := cairn(t, append([]string{"run", "--id", "g"}, args...)...); code != exitDone {
+		t.Fatalf("run: exit %d %s", code, errOut)
+	}
+	code, out, errOut := cairn(t, "gc", "--store", store)
+	if code != exitDone || !strings.Contains(out, "removed ") {
+		t.Fatalf("gc: exit %d %s %s", code, out, errOut)
+	}
+	if code, out, _ := cairn(t, "show", "--store", store, "g"); code != exitDone || !strings.Contains(out, "round 5") {
+		t.Fatalf("show after gc: exit %d\n%s", code, out)
+	}
+	if code, out, _ := cairn(t, "resume", "--store", store, "--cache", cacheForTests(t), "g"); code != exitDone || !strings.Contains(out, "nothing to resume") {
+		t.Fatalf("resume after gc: exit %d\n%s", code, out)
+	}
+}

@@ -1,0 +1,184 @@
+package checkpoint
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Retention says what Collect keeps. Its zero value keeps the newest
+// snapshot and its journal, every bookmark, and blobs that are in use or
+// younger than DefaultBlobGrace.
+type Retention struct {
+	// Snapshots is how many of an agent's newest snapshots (each with the
+	// journal that follows it) to keep; less than 1 means 1. The newest
+	// boundary is never removed.
+	Snapshots int
+	// Bookmarks, when positive, keeps only that many newest bookmarks of
+	// each agent.
+	Bookmarks int
+	// BlobGrace protects blobs younger than it: an agent being created
+	// stores its blobs before its first state. Zero means DefaultBlobGrace.
+	BlobGrace time.Duration
+	// DryRun reports what would be removed and removes nothing.
+	DryRun bool
+}
+
+// DefaultBlobGrace is how old an unreferenced blob must be to be removed.
+const DefaultBlobGrace = time.Hour
+
+// Collected is what Collect removed (or, in a dry run, would remove).
+type Collected struct {
+	Files   []string `json:"files"` // paths relative to the store
+	Bytes   int64    `json:"bytes"`
+	Skipped []string `json:"skipped,omitempty"` // agents left alone because a process runs them
+}
+
+// Collect removes what Retention does not keep: old snapshots and
+// journals, temp files crashes left, bookmarks past the limit, and blobs
+// no agent or bookmark refers to. Each agent is collected under its lock;
+// one that a process runs is skipped and named in Skipped.
+func (s *FileStore) Collect(keep Retention) (*Collected, error) {
+	c := &Collected{}
+	inUse := map[string]bool{}
+	entries, err := os.ReadDir(filepath.Join(s.dir, "agents"))
+	if err != nil {
+		return nil, fmt.Errorf("collect: %w", err)
+	}
+	for _, e := range entries {
+		if !e.IsDir() || CheckID(e.Name()) != nil {
+			continue
+		}
+		if err := s.collectAgent(e.Name(), keep, c, inUse); err != nil {
+			return c, err
+		}
+	}
+	return c, s.collectBlobs(keep, c, inUse)
+}
+
+func (s *FileStore) collectAgent(id string, keep Retention, c *Collected, inUse map[string]bool) error {
+	lock, err := s.Lock(id, ThisProcess("gc"))
+	trimmed := map[string]bool{}
+	switch {
+	case errors.Is(err, ErrLocked):
+		c.Skipped = append(c.Skipped, id)
+	case err != nil:
+		return err
+	default:
+		defer lock.Unlock()
+		if trimmed, err = s.trimAgent(id, keep, c); err != nil {
+			return err
+		}
+	}
+	return s.markAgent(id, trimmed, inUse)
+}
+
+// trimAgent removes an agent's old snapshots, temp files and, past the
+// limit, its oldest bookmarks, whose labels it returns.
+func (s *FileStore) trimAgent(id string, keep Retention, c *Collected) (map[string]bool, error) {
+	dir := filepath.Join(s.dir, "agents", id)
+	var doomed []string
+	snaps, _ := listRounds(dir, "snap-", ".cbor")
+	if n := max(keep.Snapshots, 1); len(snaps) > n {
+		for _, r := range snaps[:len(snaps)-n] {
+			doomed = append(doomed, snapName(r), journalName(r))
+		}
+	}
+	doomed = append(doomed, tempFiles(dir, "")...)
+	doomed = append(doomed, tempFiles(filepath.Join(dir, "bookmarks"), "bookmarks")...)
+	trimmed := map[string]bool{}
+	marks, err := s.Bookmarks(id)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return nil, err
+	}
+	if keep.Bookmarks > 0 && len(marks) > keep.Bookmarks {
+		for _, b := range marks[:len(marks)-keep.Bookmarks] {
+			doomed = append(doomed, filepath.Join("bookmarks", b.Label+".cbor"))
+			trimmed[b.Label] = true
+		}
+	}
+	for _, name := range doomed {
+		s.remove(filepath.Join("agents", id, name), keep.DryRun, c)
+	}
+	return trimmed, nil
+}
+
+// markAgent marks the blobs an agent's definition and its bookmarks name,
+// but for the bookmarks being removed.
+func (s *FileStore) markAgent(id string, trimmed, inUse map[string]bool) error {
+	if rec, err := s.Read(id); err == nil {
+		markDefinition(rec.State.Definition, inUse)
+	} else if !errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("collect agent %q: %w", id, err)
+	}
+	marks, err := s.Bookmarks(id)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("collect agent %q: %w", id, err)
+	}
+	for _, b := range marks {
+		if !trimmed[b.Label] {
+			markDefinition(b.State.Definition, inUse)
+			inUse[b.Workspace] = true
+		}
+	}
+	return nil
+}
+
+func markDefinition(d Definition, inUse map[string]bool) {
+	inUse[d.AgentFile], inUse[d.Script] = true, true
+	for _, digest := range d.Modules {
+		inUse[digest] = true
+	}
+}
+
+// tempFiles lists what crashes of writeAtomic left in dir.
+func tempFiles(dir, rel string) []string {
+	entries, _ := os.ReadDir(dir)
+	var out []string
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".tmp") {
+			out = append(out, filepath.Join(rel, e.Name()))
+		}
+	}
+	return out
+}
+
+func (s *FileStore) collectBlobs(keep Retention, c *Collected, inUse map[string]bool) error {
+	grace := keep.BlobGrace
+	if grace <= 0 {
+		grace = DefaultBlobGrace
+	}
+	dir := filepath.Join(s.dir, "blobs", "sha256")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("collect blobs: %w", err)
+	}
+	for _, e := range entries {
+		fi, err := e.Info()
+		if err != nil || inUse["sha256:"+e.Name()] || time.Since(fi.ModTime()) < grace {
+			continue
+		}
+		s.remove(filepath.Join("blobs", "sha256", e.Name()), keep.DryRun, c)
+	}
+	return nil
+}
+
+// remove removes one file of the store and counts it.
+func (s *FileStore) remove(rel string, dryRun bool, c *Collected) {
+	path := filepath.Join(s.dir, rel)
+	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	if !dryRun && os.Remove(path) != nil {
+		return
+	}
+	c.Files = append(c.Files, rel)
+	if err == nil {
+		c.Bytes += fi.Size()
+	}
+}
