@@ -65,14 +65,19 @@ func decide(c *cli.Context, approved bool) error {
 }
 
 // terminalApprover asks on a terminal about each call that needs a
-// person: y approves, anything else denies (a longer answer is the reason
-// the model reads). It returns nil when in is not a terminal, so that an
-// unattended run pauses awaiting approval instead.
+// person. It returns nil when in is not a terminal, so that an unattended
+// run pauses awaiting approval instead.
 func terminalApprover(in io.Reader, out io.Writer) host.Approver {
 	f, ok := in.(*os.File)
 	if !ok || !term.IsTerminal(int(f.Fd())) {
 		return nil
 	}
+	return promptApprover(in, out)
+}
+
+// promptApprover asks on out and reads the answer from in: y approves,
+// anything else denies, and a longer answer is the reason the model reads.
+func promptApprover(in io.Reader, out io.Writer) host.Approver {
 	lines := bufio.NewReader(in)
 	return func(ctx context.Context, req host.ApprovalRequest) (host.Decision, error) {
 		fmt.Fprintf(out, "approve %s %s %s? [y/N, or why not] ", req.Call.ID, req.Call.Tool, oneLine(req.Call.Input, 200))

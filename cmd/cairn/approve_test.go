@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"cairn/host"
 )
 
 // hostileModule builds the host package's hostile test tool (its `spin`
@@ -178,5 +181,25 @@ func TestResumeRaisesALimit(t *testing.T) {
 	code, out, errOut := cairn(t, "resume", "--store", store, "--cache", cacheForTests(t), "--max-rounds", "10", "lim")
 	if code != exitDone || !strings.Contains(out, "done after 5 rounds") {
 		t.Fatalf("resume --max-rounds 10: exit %d %s\n%s", code, errOut, out)
+	}
+}
+
+func TestPromptApprover(t *testing.T) {
+	in := strings.NewReader("y\n\nno\nnot in my workspace\n")
+	var out strings.Builder
+	ask := promptApprover(in, &out)
+	req := host.ApprovalRequest{Call: host.Call{ID: "call_1_0", Tool: "write_file", Input: `{"path":"a"}`}}
+	want := []host.Decision{{Approved: true}, {}, {}, {Reason: "not in my workspace"}}
+	for i, w := range want {
+		d, err := ask(context.Background(), req)
+		if err != nil || d != w {
+			t.Errorf("answer %d: %+v, %v; want %+v", i, d, err, w)
+		}
+	}
+	if !strings.Contains(out.String(), `approve call_1_0 write_file {"path":"a"}? [y/N, or why not]`) {
+		t.Errorf("prompt: %q", out.String())
+	}
+	if terminalApprover(strings.NewReader("y\n"), &out) != nil {
+		t.Error("a reader that is not a terminal got an approver")
 	}
 }
