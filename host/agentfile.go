@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"time"
 
@@ -82,13 +83,31 @@ type Grant struct {
 	Env    []string `yaml:"env" json:"env,omitempty"`
 	Clock  bool     `yaml:"clock" json:"clock,omitempty"`
 	Random bool     `yaml:"random" json:"random,omitempty"`
+	// Mounts are more host directories the module's tools see, read-only.
+	Mounts []ExtraMount `yaml:"mounts" json:"mounts,omitempty"`
+	// Imports, when set, are the only WASI functions the module may
+	// import; a call of a module that imports another fails, naming it.
+	// Unset: every WASI preview 1 function but the socket ones.
+	Imports []string `yaml:"imports" json:"imports,omitempty"`
+}
+
+// ExtraMount is a host directory a module's tools see read-only at Guest.
+type ExtraMount struct {
+	// Host is relative to the agent file's directory.
+	Host  string `yaml:"host" json:"host"`
+	Guest string `yaml:"guest" json:"guest"`
 }
 
 // Limits bound one tool call. Zero fields take the sandbox's defaults.
 type Limits struct {
 	Memory  Size     `yaml:"memory" json:"memory,omitempty"`
 	Timeout Duration `yaml:"timeout" json:"timeout,omitempty"`
-	Output  Size     `yaml:"output" json:"output,omitempty"`
+	// Output caps stdout, Stderr the tool's log, Stdin the request.
+	Output Size `yaml:"output" json:"output,omitempty"`
+	Stderr Size `yaml:"stderr" json:"stderr,omitempty"`
+	Stdin  Size `yaml:"stdin" json:"stdin,omitempty"`
+	// Files bounds the files a call holds open at once.
+	Files int `yaml:"files" json:"files,omitempty"`
 }
 
 // RunLimits bound one run. Zero means no limit, except MaxRounds, whose zero
@@ -183,6 +202,13 @@ func (af *AgentFile) Validate() error {
 		}
 		if t.Grant != nil && !abi.AccessReadWrite.Covers(t.Grant.Workspace) {
 			return fmt.Errorf("tools[%d]: grant.workspace %q: want \"\", ro or rw", i, t.Grant.Workspace)
+		}
+		if t.Grant != nil {
+			for j, m := range t.Grant.Mounts {
+				if m.Host == "" || !path.IsAbs(m.Guest) || path.Clean(m.Guest) == "/" || path.Clean(m.Guest) == abi.WorkspaceDir {
+					return fmt.Errorf("tools[%d]: grant.mounts[%d]: want {host: DIR, guest: /ABSOLUTE/PATH}, not / or %s", i, j, abi.WorkspaceDir)
+				}
+			}
 		}
 	}
 	for i, r := range af.Approvals {

@@ -91,6 +91,7 @@ func (ts *toolset) add(af *AgentFile, m Module, compiled *sandbox.Module, broken
 		only[n] = true
 	}
 	grant := grantOf(m)
+	grant.Mounts = resolveMounts(af, grant.Mounts)
 	for _, spec := range m.Manifest.Tools {
 		if len(only) > 0 && !only[spec.Name] {
 			continue
@@ -111,6 +112,15 @@ func (ts *toolset) add(af *AgentFile, m Module, compiled *sandbox.Module, broken
 			InputSchema: json.RawMessage(schemaText(spec.InputSchema))})
 	}
 	return nil
+}
+
+// resolveMounts makes the host paths of extra mounts absolute.
+func resolveMounts(af *AgentFile, ms []ExtraMount) []ExtraMount {
+	out := make([]ExtraMount, len(ms))
+	for i, m := range ms {
+		out[i] = ExtraMount{Host: af.Path(m.Host), Guest: m.Guest}
+	}
+	return out
 }
 
 // grantOf is the module's grant: the agent file's, or for the built-in
@@ -155,15 +165,22 @@ func checkGrant(t abi.Tool, g Grant) error {
 // variables it asks for, clock and randomness as asked.
 func (t *tool) policy(workspace string) sandbox.Policy {
 	p := sandbox.Policy{
-		MemoryLimit: int64(t.limits.Memory),
-		Timeout:     time.Duration(t.limits.Timeout),
-		StdoutLimit: int64(t.limits.Output),
-		RealClock:   t.spec.Needs.Clock,
-		RealRandom:  t.spec.Needs.Random,
+		MemoryLimit:  int64(t.limits.Memory),
+		Timeout:      time.Duration(t.limits.Timeout),
+		StdoutLimit:  int64(t.limits.Output),
+		StderrLimit:  int64(t.limits.Stderr),
+		StdinLimit:   int64(t.limits.Stdin),
+		MaxOpenFiles: t.limits.Files,
+		RealClock:    t.spec.Needs.Clock,
+		RealRandom:   t.spec.Needs.Random,
+		Imports:      t.grant.Imports,
 	}
 	if t.spec.Needs.Workspace != abi.AccessNone {
 		p.Mounts = []sandbox.Mount{{HostPath: workspace, GuestPath: abi.WorkspaceDir,
 			ReadOnly: t.spec.Needs.Workspace != abi.AccessReadWrite}}
+	}
+	for _, m := range t.grant.Mounts {
+		p.Mounts = append(p.Mounts, sandbox.Mount{HostPath: m.Host, GuestPath: m.Guest, ReadOnly: true})
 	}
 	if len(t.spec.Needs.Env) > 0 {
 		p.Env = map[string]string{}
@@ -186,6 +203,15 @@ func (l Limits) overriddenBy(o Limits) Limits {
 	}
 	if o.Output != 0 {
 		l.Output = o.Output
+	}
+	if o.Stderr != 0 {
+		l.Stderr = o.Stderr
+	}
+	if o.Stdin != 0 {
+		l.Stdin = o.Stdin
+	}
+	if o.Files != 0 {
+		l.Files = o.Files
 	}
 	return l
 }

@@ -12,6 +12,10 @@ import (
 
 type empty struct{}
 
+type pathIn struct {
+	Path string `json:"path" desc:"an absolute path"`
+}
+
 type echoIn struct {
 	Text string `json:"text" desc:"what to echo"`
 	N    int    `json:"n" desc:"a number between 1 and 3"`
@@ -44,5 +48,13 @@ func main() {
 			}
 			return out, nil
 		}, guest.Needs(guestNeedsRO())),
+		guest.Define("cat", "Reads any path it is given, then tries to write beside it.", func(c *guest.Call, in pathIn) (string, error) {
+			b, err := os.ReadFile(in.Path)
+			if err != nil {
+				return "", err
+			}
+			werr := os.WriteFile(in.Path+".new", b, 0o644)
+			return fmt.Sprintf("%s (write beside it: %v)", b, werr), nil
+		}),
 	)
 }

@@ -1,0 +1,69 @@
+package host
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Extra mounts are read-only and only for the module granted them; an
+// imports list narrower than what a module imports fails its calls,
+// naming the import.
+func TestExtraMountsAndImports(t *testing.T) {
+	agent := `
+name: grants
+model: {provider: script, script: script.yaml}
+workspace: workspace
+tools:
+  - module: hostile.wasm
+    grant: {mounts: [{host: data, guest: /data}]}
+    only: [cat]
+  - module: other.wasm
+    grant: {imports: [fd_write]}
+    only: [echo]
+`
+	script := `
+turns:
+  - tool_calls:
+      - {name: cat, input: {path: /data/facts.txt}}
+      - {name: cat, input: {path: /etc/hostname}}
+      - {name: echo, input: {text: hi, n: 1}}
+  - text: done
+`
+	af := agentIn(t, agent, script)
+	copyFile(t, hostileWasm, filepath.Join(af.Dir, "hostile.wasm"))
+	copyFile(t, hostileWasm, filepath.Join(af.Dir, "other.wasm"))
+	if err := os.Mkdir(filepath.Join(af.Dir, "data"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(af.Dir, "data", "facts.txt"), []byte("water is wet"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, events := collect(t, RunOptions{Agent: af, Prompt: "go"})
+	got := map[string]*Call{}
+	for _, c := range toolEnds(events) {
+		got[c.ID] = c
+	}
+	if c := got["call_1_0"]; c.Outcome != OutcomeOK || !strings.HasPrefix(c.Output, "water is wet (write beside it: ") || strings.HasSuffix(c.Output, "<nil>)") {
+		t.Errorf("cat of the granted mount: %+v; want its content and a refused write", c)
+	}
+	if _, err := os.Stat(filepath.Join(af.Dir, "data", "facts.txt.new")); !os.IsNotExist(err) {
+		t.Error("a tool wrote through a read-only mount")
+	}
+	if c := got["call_1_1"]; c.Outcome != OutcomeError {
+		t.Errorf("cat outside every mount: %+v", c)
+	}
+	if c := got["call_1_2"]; c.Outcome != OutcomeError || !strings.Contains(c.Output, "fd_read") && !strings.Contains(c.Output, "import") {
+		t.Errorf("a module whose imports are not all granted: %+v; want an error naming the import", c)
+	}
+}
+
+func TestExtraMountValidated(t *testing.T) {
+	for _, bad := range []string{`{host: data, guest: relative}`, `{host: data, guest: /}`, `{host: data, guest: /workspace}`, `{guest: /data}`} {
+		_, err := ParseAgentFile([]byte("name: a\nmodel: {provider: script}\ntools: [{module: x.wasm, grant: {mounts: ["+bad+"]}}]\n"), t.TempDir())
+		if err == nil || !strings.Contains(err.Error(), "grant.mounts[0]") {
+			t.Errorf("%s: %v", bad, err)
+		}
+	}
+}
