@@ -119,6 +119,10 @@ func checkRecord(rec Record) error {
 		if rec.Definition == nil {
 			return missing("definition")
 		}
+	case RecFiles:
+		if len(rec.Files) == 0 {
+			return missing("files")
+		}
 	}
 	return nil
 }

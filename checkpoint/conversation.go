@@ -27,6 +27,9 @@ type Message struct {
 	ToolName string `cbor:"5,keyasint,omitempty" json:"tool_name,omitempty"`
 	// IsError marks a tool message that reports a failed call.
 	IsError bool `cbor:"6,keyasint,omitempty" json:"is_error,omitempty"`
+	// Note marks a user message that cairn wrote, not the user: news of
+	// files changed outside the agent. It does not start a new task.
+	Note bool `cbor:"7,keyasint,omitempty" json:"note,omitempty"`
 }
 
 // ToolCall is one call the model asked for.

@@ -22,13 +22,14 @@ const (
 	RecCommit     RecordType = 10 // the round is the new boundary (Round)
 	RecAbort      RecordType = 11 // the round's records are dropped (Round, Reason)
 	RecDefine     RecordType = 12 // standalone: the agent's definition changes (Definition)
-	recTypeLimit  RecordType = 13
+	RecFiles      RecordType = 13 // round: what the round's calls read and wrote (Files)
+	recTypeLimit  RecordType = 14
 )
 
 var recordNames = map[RecordType]string{
 	RecHeader: "header", RecState: "state", RecRunStarted: "run_started", RecRunEnded: "run_ended",
 	RecUser: "user", RecTurn: "turn", RecPhase: "phase", RecResult: "result", RecApplied: "applied",
-	RecCommit: "commit", RecAbort: "abort", RecDefine: "define",
+	RecCommit: "commit", RecAbort: "abort", RecDefine: "define", RecFiles: "files",
 }
 
 func (t RecordType) String() string {
@@ -40,7 +41,7 @@ func (t RecordType) String() string {
 
 // roundScoped reports whether records of this type wait for their round's
 // Commit.
-func (t RecordType) roundScoped() bool { return t >= RecUser && t <= RecApplied }
+func (t RecordType) roundScoped() bool { return t >= RecUser && t <= RecApplied || t == RecFiles }
 
 // Phase is where a call stands.
 type Phase string
@@ -71,6 +72,8 @@ type Record struct {
 	Header  *Header    `cbor:"11,keyasint,omitempty"`
 	// Definition is set on RecDefine records.
 	Definition *Definition `cbor:"12,keyasint,omitempty"`
+	// Files are the file pool's entries a round changed (RecFiles).
+	Files []FileEntry `cbor:"13,keyasint,omitempty"`
 }
 
 // Header opens every journal and snapshot.
@@ -88,6 +91,10 @@ type Result struct {
 	// flight when the process stopped.
 	Sealed     bool    `cbor:"3,keyasint,omitempty"`
 	DurationMS float64 `cbor:"4,keyasint,omitempty"`
+	// Effects is the call's effect manifest as the sandbox encodes it:
+	// what it changed in the workspace, applied after this record is
+	// durable and marked done by a RecApplied record.
+	Effects []byte `cbor:"5,keyasint,omitempty"`
 }
 
 // replay applies records to a state, holding each round's records until its
@@ -130,7 +137,11 @@ func (s *State) applyRound(recs []Record, commit Record) {
 		switch rec.Type {
 		case RecUser:
 			s.Messages = append(s.Messages, *rec.Message)
-			s.TaskRounds = 0
+			if !rec.Message.Note {
+				s.TaskRounds = 0
+			}
+		case RecFiles:
+			s.mergeFiles(rec.Files)
 		case RecTurn:
 			s.Messages = append(s.Messages, *rec.Message)
 			turn = rec.Message

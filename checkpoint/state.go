@@ -7,7 +7,7 @@ import (
 
 // SchemaVersion is the version of State and the records this package
 // writes. A reader refuses anything newer.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // State is an agent's loop state at a boundary.
 type State struct {
@@ -30,6 +30,9 @@ type State struct {
 	Reason     string     `cbor:"13,keyasint,omitempty"`
 	UpdatedAt  time.Time  `cbor:"14,keyasint"`
 	Todos      []Todo     `cbor:"15,keyasint,omitempty"`
+	// Files is the file pool: what the agent's tools read and wrote, by
+	// path, at most MaxFileEntries of them.
+	Files []FileEntry `cbor:"16,keyasint,omitempty"`
 }
 
 // Status is where an agent stands.
