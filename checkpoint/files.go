@@ -155,25 +155,5 @@ func replayJournal(dir string, base int, st *State) (*Recovered, error) {
 	if err != nil {
 		return nil, err
 	}
-	fr, end, err := frames(name, data)
-	if err != nil {
-		return nil, err
-	}
-	if len(fr) == 0 {
-		return &Recovered{State: st}, nil
-	}
-	if _, err := checkHeader(name, fr); err != nil {
-		return nil, err
-	}
-	r := &replay{st: st}
-	for _, f := range fr[1:] {
-		rec, err := decodeRecord(f.typ, f.payload)
-		if err == nil {
-			err = r.add(rec)
-		}
-		if err != nil {
-			return nil, &CorruptError{File: name, Offset: f.off, Reason: err.Error()}
-		}
-	}
-	return &Recovered{State: st, Tail: r.pending, JournalBytes: end}, nil
+	return replayData(name, data, st)
 }

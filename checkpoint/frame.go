@@ -54,12 +54,18 @@ func readFrame(data []byte, off int64) (frame, int64, string) {
 // the frames before it are returned and end marks where it starts. Damage
 // with a valid frame after it is a *CorruptError.
 func frames(name string, data []byte) ([]frame, int64, error) {
+	return framesOf(name, data, func(RecordType) bool { return true })
+}
+
+// framesOf is frames for a file whose frames are of the types counts
+// accepts: only such a frame after damage makes the damage corruption.
+func framesOf(name string, data []byte, counts func(RecordType) bool) ([]frame, int64, error) {
 	var out []frame
 	off := int64(0)
 	for off < int64(len(data)) {
 		f, next, why := readFrame(data, off)
 		if why != "" {
-			if !allZero(data[off:]) && validFrameAfter(data, off+1) {
+			if !allZero(data[off:]) && validFrameAfter(data, off+1, counts) {
 				return nil, 0, &CorruptError{File: name, Offset: off, Reason: why}
 			}
 			return out, off, nil
@@ -70,11 +76,11 @@ func frames(name string, data []byte) ([]frame, int64, error) {
 	return out, off, nil
 }
 
-// validFrameAfter reports whether any offset from start holds a frame with
-// a valid checksum.
-func validFrameAfter(data []byte, start int64) bool {
+// validFrameAfter reports whether any offset from start holds a frame of a
+// type counts accepts, with a valid checksum.
+func validFrameAfter(data []byte, start int64, counts func(RecordType) bool) bool {
 	for off := start; off+frameHeader < int64(len(data)); off++ {
-		if _, _, why := readFrame(data, off); why == "" {
+		if f, _, why := readFrame(data, off); why == "" && counts(f.typ) {
 			return true
 		}
 	}

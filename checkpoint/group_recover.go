@@ -97,30 +97,8 @@ func scanGroupLog(name string, data []byte, fn func(groupEntry)) (uint64, error)
 // the damage corruption: entries hold journal frames, which are no sign
 // that anything follows a torn tail.
 func groupFrames(name string, data []byte) ([]frame, error) {
-	var out []frame
-	for off := int64(0); off < int64(len(data)); {
-		f, next, why := readFrame(data, off)
-		if why != "" {
-			if !allZero(data[off:]) && groupFrameAfter(data, off+1) {
-				return nil, &CorruptError{File: name, Offset: off, Reason: why}
-			}
-			return out, nil
-		}
-		out = append(out, f)
-		off = next
-	}
-	return out, nil
-}
-
-// groupFrameAfter reports whether any offset from start holds a group log
-// frame with a valid checksum.
-func groupFrameAfter(data []byte, start int64) bool {
-	for off := start; off+frameHeader < int64(len(data)); off++ {
-		if f, _, why := readFrame(data, off); why == "" && (f.typ == recGroupEntry || f.typ == recGroupHeader) {
-			return true
-		}
-	}
-	return false
+	fr, _, err := framesOf(name, data, func(t RecordType) bool { return t == recGroupEntry || t == recGroupHeader })
+	return fr, err
 }
 
 func scanGroupEntries(name string, fr []frame, fn func(groupEntry)) error {
