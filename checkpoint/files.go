@@ -39,11 +39,13 @@ func listRounds(dir, prefix, suffix string) ([]int, error) {
 // writeAtomic replaces path with data: a temp file beside it, fsync,
 // rename, fsync of the directory.
 func writeAtomic(path string, data []byte) error {
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	// A temp name of its own, so that two writers of one path (two agents
+	// storing the same module at once) never rename each other's file.
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
 	if err != nil {
 		return err
 	}
+	tmp := f.Name()
 	_, werr := f.Write(data)
 	if err := errors.Join(werr, f.Sync(), f.Close()); err != nil {
 		os.Remove(tmp)

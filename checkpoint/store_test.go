@@ -224,3 +224,19 @@ func TestList(t *testing.T) {
 		t.Fatalf("summary of an unknown agent: %v, want ErrNotFound", err)
 	}
 }
+
+// Regression: two agents created at once store the same module; neither
+// may rename the other's temp file away.
+func TestConcurrentPutBlob(t *testing.T) {
+	s, _ := OpenFileStore(t.TempDir())
+	errs := make(chan error, 16)
+	for i := 0; i < 16; i++ {
+		go func() {
+			_, err := s.PutBlob([]byte("the same module"))
+			errs <- err
+		}()
+	}
+	for i := 0; i < 16; i++ {
+		must(t, <-errs)
+	}
+}

@@ -34,8 +34,12 @@ type Config struct {
 	Store checkpoint.Store
 }
 
-// OpenStore opens (making it if needed) the file store in dir.
-func OpenStore(dir string) (checkpoint.Store, error) { return checkpoint.OpenFileStore(dir) }
+// OpenStore opens (making it if needed) the file store in dir. A process
+// that runs many agents at once passes checkpoint.WithGroupCommit(), so
+// that their rounds share fdatasyncs, and closes the store after its runs.
+func OpenStore(dir string, opts ...checkpoint.FileStoreOption) (*checkpoint.FileStore, error) {
+	return checkpoint.OpenFileStore(dir, opts...)
+}
 
 // NewEngine starts an engine.
 func NewEngine(ctx context.Context, cfg Config) (*Engine, error) {
