@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -13,14 +15,18 @@ import (
 	"cairn/sandbox"
 )
 
-// callResult is what one tool call came to: the text the model reads, and
-// whether that text reports a failure.
+// callResult is what one tool call came to: the text the model reads,
+// whether that text reports a failure, and what the call changed in its
+// overlay of the workspace.
 type callResult struct {
 	call     checkpoint.ToolCall
 	output   string
 	isError  bool
 	duration time.Duration
 	stderr   string
+	// effects are the call's changes, staged in staging until applied.
+	effects sandbox.Effects
+	staging string
 }
 
 // message is the tool message that answers the call.
@@ -29,15 +35,22 @@ func (r callResult) message() checkpoint.Message {
 		ToolName: r.call.Name, IsError: r.isError}
 }
 
+// workspaceView is where a round's calls work: the workspace, and where
+// each call's changes are staged.
+type workspaceView struct {
+	dir     string
+	staging func(call string) string
+}
+
 // runCall runs one call to the end. It never returns an error: whatever goes
 // wrong — an unknown tool, bad arguments, a module that traps, loops or
 // writes garbage — becomes an error result the model can read, and the run
 // goes on.
-func (ts *toolset) runCall(ctx context.Context, workspace string, c checkpoint.ToolCall) callResult {
+func (ts *toolset) runCall(ctx context.Context, ws workspaceView, c checkpoint.ToolCall) callResult {
 	start := time.Now()
 	res := callResult{call: c}
-	out, stderr, err := ts.invoke(ctx, workspace, c)
-	res.duration, res.stderr = time.Since(start), stderr
+	out, err := ts.invoke(ctx, ws, c, &res)
+	res.duration = time.Since(start)
 	if err != nil {
 		res.output, res.isError = err.Error(), true
 		return res
@@ -46,28 +59,59 @@ func (ts *toolset) runCall(ctx context.Context, workspace string, c checkpoint.T
 	return res
 }
 
-func (ts *toolset) invoke(ctx context.Context, workspace string, c checkpoint.ToolCall) (string, string, error) {
+func (ts *toolset) invoke(ctx context.Context, ws workspaceView, c checkpoint.ToolCall, res *callResult) (string, error) {
 	t, ok := ts.tools[c.Name]
 	if !ok {
-		return "", "", fmt.Errorf("there is no tool %q; the tools are: %s", c.Name, ts.names())
+		return "", fmt.Errorf("there is no tool %q; the tools are: %s", c.Name, ts.names())
 	}
 	if t.broken != nil {
-		return "", "", t.broken
+		return "", t.broken
 	}
 	input, err := t.schema.check(c.Input)
 	if err != nil {
-		return "", "", fmt.Errorf("%s: %w", c.Name, err)
+		return "", fmt.Errorf("%s: %w", c.Name, err)
+	}
+	p := t.policy(ws.dir)
+	ov, err := t.overlay(&p, ws, c.ID)
+	if err != nil {
+		return "", fmt.Errorf("tool %s: stage its changes: %w", c.Name, err)
 	}
 	req := abi.Request{ABI: abi.Version, Tool: c.Name, CallID: c.ID, Input: input, Workspace: abi.WorkspaceDir}
-	r, err := t.module.Call(ctx, t.policy(workspace), req)
-	stderr := string(r.Stderr)
+	r, err := t.module.Call(ctx, p, req)
+	res.stderr = string(r.Stderr)
+	if ov != nil {
+		res.staging = ws.staging(c.ID)
+		if err == nil && r.Response.Error == "" {
+			res.effects, err = ov.Effects()
+		}
+		ov.Close()
+	}
 	if err != nil {
-		return "", stderr, fmt.Errorf("tool %s failed: %s", c.Name, describeFailure(err))
+		return "", fmt.Errorf("tool %s failed: %s", c.Name, describeFailure(err))
 	}
 	if r.Response.Error != "" {
-		return "", stderr, errors.New(r.Response.Error)
+		return "", errors.New(r.Response.Error)
 	}
-	return r.Response.Output, stderr, nil
+	return r.Response.Output, nil
+}
+
+// overlay mounts a tool that may change the workspace on an overlay of
+// its own, whose changes are staged until they are applied; a tool that
+// only reads sees the workspace itself.
+func (t *tool) overlay(p *sandbox.Policy, ws workspaceView, call string) (*sandbox.Overlay, error) {
+	if len(p.Mounts) == 0 || p.Mounts[0].ReadOnly || p.Mounts[0].GuestPath != abi.WorkspaceDir {
+		return nil, nil
+	}
+	staging := ws.staging(call)
+	if err := os.MkdirAll(filepath.Dir(staging), 0o700); err != nil {
+		return nil, err
+	}
+	ov, err := sandbox.NewOverlay(ws.dir, staging)
+	if err != nil {
+		return nil, err
+	}
+	p.Mounts[0] = sandbox.Mount{GuestPath: abi.WorkspaceDir, Overlay: ov}
+	return ov, nil
 }
 
 // describeFailure turns a sandbox error into a sentence for the model.
@@ -86,7 +130,7 @@ func describeFailure(err error) string {
 // the order the model asked for them. start and end are called as each
 // call begins and ends, from the call's goroutine; they must be safe for
 // concurrent use.
-func (ts *toolset) runCalls(ctx context.Context, workspace string, calls []checkpoint.ToolCall,
+func (ts *toolset) runCalls(ctx context.Context, ws workspaceView, calls []checkpoint.ToolCall,
 	start func(checkpoint.ToolCall), end func(callResult)) []callResult {
 	results := make([]callResult, len(calls))
 	var wg sync.WaitGroup
@@ -95,7 +139,7 @@ func (ts *toolset) runCalls(ctx context.Context, workspace string, calls []check
 		go func() {
 			defer wg.Done()
 			start(c)
-			results[i] = ts.runCall(ctx, workspace, c)
+			results[i] = ts.runCall(ctx, ws, c)
 			end(results[i])
 		}()
 	}

@@ -23,6 +23,7 @@ const (
 	EventAgentResumed     EventType = "agent_resumed"     // Strategy, Sealed
 	EventApprovalRequired EventType = "approval_required" // Round, Call: a call waits for a person's decision
 	EventApprovalDecided  EventType = "approval_decided"  // Round, Call, Status approved or denied, Reason
+	EventEffectsApplied   EventType = "effects_applied"   // Round, Call, Paths: a call's changes reached the workspace
 	EventWarning          EventType = "warning"           // Text
 	EventRunEnd           EventType = "run_end"           // Status, Reason, Round, Usage
 )
@@ -50,6 +51,8 @@ type Event struct {
 	Sealed   []Seal             `json:"sealed,omitempty"`
 	Finished []string           `json:"finished,omitempty"`
 	Awaiting []string           `json:"awaiting,omitempty"`
+	Applied  []string           `json:"applied,omitempty"`
+	Paths    []string           `json:"paths,omitempty"`
 	Labels   *checkpoint.Labels `json:"labels,omitempty"`
 }
 

@@ -73,7 +73,7 @@ func TestMaxTimeRestartsOnResume(t *testing.T) {
 name: slow
 model: {provider: script, script: script.yaml}
 workspace: workspace
-tools: [{module: hostile.wasm, grant: {workspace: ro}}]
+tools: [{module: hostile.wasm, only: [spin], grant: {workspace: ro}}]
 sandbox: {timeout: 300ms}
 limits: {max_time: 100ms}
 `

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"sync"
 	"time"
 
@@ -22,6 +23,7 @@ type run struct {
 	provider    model.Provider
 	modelName   string // the model's name at its provider
 	workspace   string
+	staging     string // where the agent's calls stage their changes
 	log         checkpoint.Log
 	// pending are the messages of the round being built that precede the
 	// model's turn: the user's prompt, until its round commits.
@@ -184,7 +186,12 @@ func (r *run) finishRound(ctx context.Context, round int, calls []checkpoint.Too
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
+	inCallOrder(results, calls)
+	r.settleEffects(results)
 	if err := r.journalResults(round, results); err != nil {
+		return err
+	}
+	if err := r.applyEffects(round, results); err != nil {
 		return err
 	}
 	if len(waiting) > 0 {
@@ -193,14 +200,27 @@ func (r *run) finishRound(ctx context.Context, round int, calls []checkpoint.Too
 		}
 		return &awaitingError{calls: waiting}
 	}
-	return r.commit(round)
+	if err := r.commit(round); err != nil {
+		return err
+	}
+	r.discardStaging(round)
+	return nil
+}
+
+// inCallOrder sorts results into the order the model asked for the calls.
+func inCallOrder(results []callResult, calls []checkpoint.ToolCall) {
+	index := map[string]int{}
+	for i, c := range calls {
+		index[c.ID] = i
+	}
+	sort.SliceStable(results, func(i, j int) bool { return index[results[i].call.ID] < index[results[j].call.ID] })
 }
 
 // runCalls runs a turn's calls, journaling each call's start.
 func (r *run) runCalls(ctx context.Context, round int, calls []checkpoint.ToolCall) ([]callResult, error) {
 	var journalErr error
 	var mu sync.Mutex
-	results := r.tools.runCalls(ctx, r.workspace, calls,
+	results := r.tools.runCalls(ctx, r.view(round), calls,
 		func(c checkpoint.ToolCall) {
 			mu.Lock()
 			err := r.log.Append(checkpoint.Record{Type: checkpoint.RecPhase, Time: now(), Round: round,
@@ -217,9 +237,13 @@ func (r *run) runCalls(ctx context.Context, round int, calls []checkpoint.ToolCa
 func (r *run) journalResults(round int, results []callResult) error {
 	recs := make([]checkpoint.Record, len(results))
 	for i, res := range results {
+		effects, err := encodeEffects(res.effects)
+		if err != nil {
+			return fmt.Errorf("encode the changes of call %s: %w", res.call.ID, err)
+		}
 		recs[i] = checkpoint.Record{Type: checkpoint.RecResult, Time: now(), Round: round, Call: res.call.ID,
 			Tool: res.call.Name, Result: &checkpoint.Result{Output: res.output, IsError: res.isError,
-				DurationMS: float64(res.duration.Microseconds()) / 1000}}
+				DurationMS: float64(res.duration.Microseconds()) / 1000, Effects: effects}}
 	}
 	return r.log.Append(recs...)
 }

@@ -64,6 +64,9 @@ type Report struct {
 	// Awaiting are the calls that wait for a person's decision, or have
 	// one and have not run yet.
 	Awaiting []string
+	// Applied are the finished calls whose changes the crash left
+	// unapplied and resume applied.
+	Applied []string
 	// last is the newest phase record of each call of the round.
 	last map[string]checkpoint.Record
 }
@@ -121,8 +124,20 @@ func (e *Engine) Resume(ctx context.Context, opts ResumeOptions) (*Result, error
 	if err := r.begin(info, ""); err != nil {
 		return nil, err
 	}
+	if report.Applied, err = r.finishApplies(rec); err != nil {
+		return r.end(StatusFailed, err.Error())
+	}
+	strategy := opts.Strategy
+	if strategy == StrategyReplay && changedWorkspace(rec.Tail) {
+		// Replaying would run again calls whose changes are in the
+		// workspace: keep the round instead, so each change is made once.
+		strategy = StrategySeal
+		r.emit(Event{Type: EventWarning, Text: fmt.Sprintf("round %d changed the workspace before the stop: its finished calls are kept, not replayed", report.Boundary+1)})
+	}
 	r.emit(report.event(opts.Strategy))
-	if err := r.settle(ctx, rec, report, opts.Strategy); err != nil {
+	// What the stop left staged is applied now or never will be.
+	r.discardStaging(rec.State.Round + 1)
+	if err := r.settle(ctx, rec, report, strategy); err != nil {
 		if status, reason, ok := stopped(ctx, err); ok {
 			return r.end(status, reason)
 		}
@@ -229,7 +244,7 @@ func callsNamed(calls []checkpoint.ToolCall, ids []string) []checkpoint.ToolCall
 // event is the agent_resumed event of a report.
 func (rep Report) event(s Strategy) Event {
 	return Event{Type: EventAgentResumed, Strategy: string(s), Round: rep.Boundary, Sealed: rep.Sealed,
-		Finished: rep.Finished, Awaiting: rep.Awaiting}
+		Finished: rep.Finished, Awaiting: rep.Awaiting, Applied: rep.Applied}
 }
 
 // tailTurn finds the model's turn and the user's prompt in an interrupted
@@ -244,4 +259,16 @@ func tailTurn(tail []checkpoint.Record) (turn, user *checkpoint.Message) {
 		}
 	}
 	return turn, user
+}
+
+// changedWorkspace reports whether any call of an interrupted round has
+// journaled changes to the workspace (applied before the stop, or by
+// resume).
+func changedWorkspace(tail []checkpoint.Record) bool {
+	for _, t := range tail {
+		if t.Type == checkpoint.RecResult && len(t.Result.Effects) > 0 {
+			return true
+		}
+	}
+	return false
 }

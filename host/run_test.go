@@ -113,6 +113,7 @@ model: {provider: script, script: script.yaml}
 workspace: workspace
 tools:
   - module: hostile.wasm
+    only: [echo, spin, crash, garbage, escape]
     grant: {workspace: ro}
 sandbox: {timeout: 2s, memory: 64MiB}
 `

@@ -7,21 +7,23 @@ import (
 )
 
 // Seal is what resume says of a call that was in flight when the process
-// stopped: how far it got, what it may have changed, and what to do.
+// stopped: how far it got, what it changed, and what to do.
 type Seal struct {
 	Call  string           `json:"call"`
 	Tool  string           `json:"tool"`
 	Phase checkpoint.Phase `json:"phase"`
-	// Effects is "none" when the call cannot have changed the workspace,
-	// "unknown" when it may have: tools write to the workspace directly
-	// until their writes are staged per call.
+	// Effects says what the call changed: "none" for every call in flight,
+	// because a call's changes are staged and reach the workspace only
+	// after its result is journaled. "unknown" is kept for tools that will
+	// reach past the workspace, which none can yet.
 	Effects        string `json:"effects"`
 	Recommendation string `json:"recommendation"`
 }
 
-// Effects of a sealed call.
+// Effects of a call.
 const (
 	EffectsNone    = "none"
+	EffectsApplied = "all applied"
 	EffectsUnknown = "unknown"
 )
 
@@ -61,14 +63,8 @@ func (r *run) inspect(rec *checkpoint.Recovered) Report {
 }
 
 func (r *run) seal(c checkpoint.ToolCall, p checkpoint.Phase) Seal {
-	s := Seal{Call: c.ID, Tool: c.Name, Phase: p, Effects: EffectsNone,
+	return Seal{Call: c.ID, Tool: c.Name, Phase: p, Effects: EffectsNone,
 		Recommendation: "retry: the call did not finish and changed nothing"}
-	t, ok := r.tools.tools[c.Name]
-	if p == checkpoint.PhaseExecuting && (!ok || t.spec.Mutates) {
-		s.Effects = EffectsUnknown
-		s.Recommendation = "check the files it writes before retrying: it was running and may have changed the workspace"
-	}
-	return s
 }
 
 // message is the result the model reads for a sealed call.

@@ -83,6 +83,8 @@ func (r *renderer) other(e host.Event) {
 		r.resumed(e)
 	case host.EventCheckpointSaved:
 		// One per round; the round_end line says enough.
+	case host.EventEffectsApplied:
+		fmt.Fprintf(r.w, "  ↳ %s changed %s\n", e.Call.ID, strings.Join(e.Paths, ", "))
 	case host.EventApprovalRequired:
 		fmt.Fprintf(r.w, "  ? %s %s %s needs approval\n", e.Call.ID, e.Call.Tool, oneLine(e.Call.Input, 100))
 	case host.EventApprovalDecided:
@@ -99,6 +101,9 @@ func (r *renderer) resumed(e host.Event) {
 	fmt.Fprintf(r.w, "resume (%s) from the boundary after round %d\n", e.Strategy, e.Round)
 	if len(e.Finished) == 0 && len(e.Sealed) == 0 && len(e.Awaiting) == 0 {
 		fmt.Fprintln(r.w, "  no round was interrupted")
+	}
+	for _, id := range e.Applied {
+		fmt.Fprintf(r.w, "  applied %s: its result was journaled and its changes not yet applied; they are now\n", id)
 	}
 	for _, id := range e.Finished {
 		fmt.Fprintf(r.w, "  kept    %s: it had finished; it is not run again\n", id)

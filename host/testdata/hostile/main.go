@@ -12,6 +12,11 @@ import (
 
 type empty struct{}
 
+type appendIn struct {
+	Path string `json:"path" desc:"a file in the workspace"`
+	Line string `json:"line" desc:"the line to append"`
+}
+
 type pathIn struct {
 	Path string `json:"path" desc:"an absolute path"`
 }
@@ -48,6 +53,20 @@ func main() {
 			}
 			return out, nil
 		}, guest.Needs(guestNeedsRO())),
+		guest.Define("append", "Appends a line to a file of the workspace.", func(c *guest.Call, in appendIn) (string, error) {
+			f, err := os.OpenFile("/workspace/"+in.Path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+			if err != nil {
+				return "", err
+			}
+			defer f.Close()
+			_, err = f.WriteString(in.Line + "\n")
+			return "appended", err
+		}, guest.Needs(guestNeedsRW())),
+		guest.Define("scribble", "Writes a file, then crashes.", func(c *guest.Call, in pathIn) (string, error) {
+			os.WriteFile("/workspace/"+in.Path, []byte("half done"), 0o644)
+			os.Exit(3)
+			return "", nil
+		}, guest.Needs(guestNeedsRW())),
 		guest.Define("cat", "Reads any path it is given, then tries to write beside it.", func(c *guest.Call, in pathIn) (string, error) {
 			b, err := os.ReadFile(in.Path)
 			if err != nil {

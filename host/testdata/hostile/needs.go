@@ -3,3 +3,4 @@ package main
 import "cairn/abi"
 
 func guestNeedsRO() abi.Needs { return abi.Needs{Workspace: abi.AccessReadOnly} }
+func guestNeedsRW() abi.Needs { return abi.Needs{Workspace: abi.AccessReadWrite} }

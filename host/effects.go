@@ -1,0 +1,212 @@
+package host
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"cairn/checkpoint"
+	"cairn/sandbox"
+)
+
+// A call that may change the workspace runs on an overlay of its own; its
+// changes are staged under the agent's staging directory and reach the
+// workspace only after its result is durable in the journal:
+//
+//	run the round's calls, each on its own overlay
+//	settle: refuse changes whose base is stale or that an earlier call of the round made
+//	journal the results with their effect manifests, fdatasync
+//	apply each call's effects (crash-safe, idempotent), journal "applied"
+//	commit the round, remove its staging
+//
+// A crash before the sync applies nothing (the calls are sealed or kept
+// with no effects); a crash after it is finished by resume, which applies
+// what was journaled and not marked applied. So each change reaches the
+// workspace exactly once.
+
+// stagingRoot is where an agent's calls stage their changes: in its
+// directory of a file store, else in the temp directory.
+func (e *Engine) stagingRoot(agent string) string {
+	if fs, ok := e.store.(interface{ Dir() string }); ok {
+		return filepath.Join(fs.Dir(), "agents", agent, "staging")
+	}
+	return filepath.Join(os.TempDir(), "cairn-staging", agent)
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_-]`)
+
+// roundStaging is the staging directory of a round; a call's is inside it.
+func (r *run) roundStaging(round int) string {
+	return filepath.Join(r.staging, fmt.Sprintf("round-%d", round))
+}
+
+func (r *run) view(round int) workspaceView {
+	dir := r.roundStaging(round)
+	return workspaceView{dir: r.workspace, staging: func(call string) string {
+		return filepath.Join(dir, unsafeName.ReplaceAllString(call, "_"))
+	}}
+}
+
+// settleEffects decides which changes of each call reach the workspace,
+// in the order the model asked for the calls. A change whose base is no
+// longer what the workspace holds (something outside the agent changed
+// it), or to a path an earlier call of the round changed, is refused, and
+// the call's result says which and why.
+func (r *run) settleEffects(results []callResult) {
+	touched := map[string]sandbox.Effect{}
+	owner := map[string]string{}
+	for i := range results {
+		res := &results[i]
+		if len(res.effects) == 0 {
+			continue
+		}
+		why := map[string]string{}
+		conflicts, err := sandbox.Check(r.workspace, res.effects)
+		if err != nil {
+			r.refuseAll(res, fmt.Sprintf("its changes could not be checked: %v", err))
+			continue
+		}
+		for _, c := range conflicts {
+			why[c.Path] = c.Reason
+		}
+		var kept sandbox.Effects
+		for _, e := range res.effects {
+			if prev, ok := touched[e.Path]; ok {
+				if prev.Op == sandbox.OpMkdir && e.Op == sandbox.OpMkdir {
+					continue // both made the directory: nothing to refuse
+				}
+				why[e.Path] = "call " + owner[e.Path] + " of this round changed it first"
+			}
+			if _, refused := why[e.Path]; !refused {
+				kept = append(kept, e)
+			}
+		}
+		if err := kept.Validate(); err != nil {
+			r.refuseAll(res, "its other changes depend on the refused ones")
+			continue
+		}
+		for _, e := range kept {
+			touched[e.Path], owner[e.Path] = e, res.call.ID
+		}
+		res.effects = kept
+		if len(why) > 0 {
+			res.output += conflictNote(why)
+			res.isError = true
+		}
+	}
+}
+
+func (r *run) refuseAll(res *callResult, why string) {
+	res.output += "\n\nNone of this call's changes reached the workspace: " + why + "."
+	res.effects, res.isError = nil, true
+}
+
+// conflictNote tells the model which changes were not applied.
+func conflictNote(why map[string]string) string {
+	paths := make([]string, 0, len(why))
+	for p := range why {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	var b strings.Builder
+	b.WriteString("\n\nThese changes did not reach the workspace, because it changed under them; read the files again before retrying:")
+	for _, p := range paths {
+		fmt.Fprintf(&b, "\n- %s: %s", p, why[p])
+	}
+	return b.String()
+}
+
+// applyEffects makes the journaled results durable, then applies each
+// call's changes and journals that it did. The round is not committed
+// here.
+func (r *run) applyEffects(round int, results []callResult) error {
+	var pending []callResult
+	for _, res := range results {
+		if len(res.effects) > 0 {
+			pending = append(pending, res)
+		}
+	}
+	if len(pending) == 0 {
+		return nil
+	}
+	if err := r.log.Sync(); err != nil {
+		return err
+	}
+	for _, res := range pending {
+		if err := r.applyOne(round, res.call, res.staging, res.effects); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// applyOne applies one call's journaled changes and journals that it did.
+func (r *run) applyOne(round int, c checkpoint.ToolCall, staging string, effects sandbox.Effects) error {
+	if err := sandbox.Apply(r.workspace, staging, effects); err != nil {
+		return fmt.Errorf("apply the changes of call %s: %w; `cairn resume %s` tries again", c.ID, err, r.agentID)
+	}
+	paths := make([]string, len(effects))
+	for i, e := range effects {
+		paths[i] = string(e.Op) + " " + e.Path
+	}
+	r.emit(Event{Type: EventEffectsApplied, Round: round, Call: &Call{ID: c.ID, Tool: c.Name}, Paths: paths})
+	return r.log.Append(checkpoint.Record{Type: checkpoint.RecApplied, Time: now(), Round: round, Call: c.ID, Tool: c.Name})
+}
+
+// discardStaging removes a round's staging once it is committed or dropped.
+func (r *run) discardStaging(round int) {
+	sandbox.Discard(r.roundStaging(round))
+}
+
+// encodeEffects is a result's effect manifest as the journal keeps it.
+func encodeEffects(es sandbox.Effects) ([]byte, error) {
+	if len(es) == 0 {
+		return nil, nil
+	}
+	return es.Marshal()
+}
+
+// unapplied finds the calls of an interrupted round whose results, with
+// effects, are journaled but not marked applied.
+func unapplied(tail []checkpoint.Record) ([]checkpoint.Record, error) {
+	applied := map[string]bool{}
+	for _, t := range tail {
+		if t.Type == checkpoint.RecApplied {
+			applied[t.Call] = true
+		}
+	}
+	var out []checkpoint.Record
+	for _, t := range tail {
+		if t.Type == checkpoint.RecResult && len(t.Result.Effects) > 0 && !applied[t.Call] {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// finishApplies applies what an interrupted round journaled and did not
+// mark applied, and returns those calls.
+func (r *run) finishApplies(rec *checkpoint.Recovered) ([]string, error) {
+	todo, _ := unapplied(rec.Tail)
+	round := rec.State.Round + 1
+	var done []string
+	for _, t := range todo {
+		effects, err := sandbox.DecodeEffects(t.Result.Effects)
+		if err != nil {
+			return done, fmt.Errorf("effects of call %s in the journal: %w", t.Call, err)
+		}
+		staging := r.view(round).staging(t.Call)
+		if err := r.applyOne(round, checkpoint.ToolCall{ID: t.Call, Name: t.Tool}, staging, effects); err != nil {
+			return done, err
+		}
+		done = append(done, t.Call)
+	}
+	if len(done) > 0 {
+		return done, errors.Join(r.log.Sync())
+	}
+	return done, nil
+}

@@ -1,0 +1,108 @@
+package host
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Two calls of one round that write the same file: the first call's write
+// reaches the workspace, the second is refused and its result says why.
+// Each call saw the workspace as it was at the start of the round.
+func TestConflictWithinARound(t *testing.T) {
+	af := agentIn(t, `
+name: conflict
+model: {provider: script, script: script.yaml}
+workspace: workspace
+tools: [{module: builtin}]
+`, `
+turns:
+  - tool_calls:
+      - {name: write_file, input: {path: same.txt, content: first}}
+      - {name: write_file, input: {path: same.txt, content: second}}
+      - {name: write_file, input: {path: other.txt, content: fine}}
+  - text: done
+`)
+	res, events := collect(t, RunOptions{Agent: af, Prompt: "go"})
+	if res.Status != StatusDone {
+		t.Fatalf("%s: %s", res.Status, res.Reason)
+	}
+	ws := af.WorkspaceDir()
+	if got := readFile(t, ws, "same.txt"); got != "first" {
+		t.Fatalf("same.txt = %q, want the first call's write", got)
+	}
+	if got := readFile(t, ws, "other.txt"); got != "fine" {
+		t.Fatalf("other.txt = %q", got)
+	}
+	msgs := stateMessages(t, res.Agent)
+	if m := msgs["call_1_1"]; !m.IsError || !strings.Contains(m.Text, "same.txt: call call_1_0 of this round changed it first") {
+		t.Fatalf("the second call's result: %+v", m)
+	}
+	if m := msgs["call_1_0"]; m.IsError {
+		t.Fatalf("the first call's result: %+v", m)
+	}
+	applied := 0
+	for _, e := range events {
+		if e.Type == EventEffectsApplied {
+			applied++
+		}
+	}
+	if applied != 2 {
+		t.Fatalf("%d effects_applied events, want 2", applied)
+	}
+}
+
+// A call that fails changes nothing, even what it wrote before failing.
+func TestFailedCallChangesNothing(t *testing.T) {
+	af := agentIn(t, `
+name: fails
+model: {provider: script, script: script.yaml}
+workspace: workspace
+tools: [{module: hostile.wasm, only: [append, scribble], grant: {workspace: rw}}]
+`, `
+turns:
+  - tool_calls: [{name: append, input: {path: log.txt, line: one}}]
+  - tool_calls: [{name: append, input: {path: log.txt, line: "two"}}, {name: scribble, input: {path: half.txt}}]
+  - text: done
+`)
+	copyFile(t, hostileWasm, filepath.Join(af.Dir, "hostile.wasm"))
+	res, _ := collect(t, RunOptions{Agent: af, Prompt: "go"})
+	if res.Status != StatusDone {
+		t.Fatalf("%s: %s", res.Status, res.Reason)
+	}
+	if got := readFile(t, af.WorkspaceDir(), "log.txt"); got != "one\ntwo\n" {
+		t.Fatalf("log.txt = %q", got)
+	}
+	if got := readFile(t, af.WorkspaceDir(), "half.txt"); got != "" {
+		t.Fatalf("the call that crashed changed the workspace: half.txt = %q", got)
+	}
+	entries, _ := os.ReadDir(filepath.Join(os.TempDir(), "cairn-staging", res.Agent))
+	if len(entries) != 0 {
+		t.Fatalf("staging left behind: %v", entries)
+	}
+}
+
+func stateMessages(t *testing.T, agent string) map[string]struct {
+	Text    string
+	IsError bool
+} {
+	t.Helper()
+	rec, err := testEngine.Store().Read(agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]struct {
+		Text    string
+		IsError bool
+	}{}
+	for _, m := range rec.State.Messages {
+		if m.CallID != "" {
+			out[m.CallID] = struct {
+				Text    string
+				IsError bool
+			}{m.Text, m.IsError}
+		}
+	}
+	return out
+}
