@@ -73,6 +73,11 @@ func (r *run) settleEffects(results []callResult) {
 		for _, c := range conflicts {
 			why[c.Path] = c.Reason
 		}
+		for _, e := range res.effects {
+			if stale := r.staleBase(e); stale != "" && why[e.Path] == "" {
+				why[e.Path] = stale
+			}
+		}
 		var kept sandbox.Effects
 		for _, e := range res.effects {
 			if prev, ok := touched[e.Path]; ok {
@@ -153,6 +158,7 @@ func (r *run) applyOne(round int, c checkpoint.ToolCall, staging string, effects
 	for i, e := range effects {
 		paths[i] = string(e.Op) + " " + e.Path
 	}
+	r.recordEffects(round, c.ID, effects)
 	r.emit(Event{Type: EventEffectsApplied, Round: round, Call: &Call{ID: c.ID, Tool: c.Name}, Paths: paths})
 	return r.log.Append(checkpoint.Record{Type: checkpoint.RecApplied, Time: now(), Round: round, Call: c.ID, Tool: c.Name})
 }

@@ -144,6 +144,9 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) (*Result, error) {
 	if err := r.begin(checkpoint.RunInfo{ID: runID}, opts.Prompt); err != nil {
 		return nil, err
 	}
+	if err := r.startWatching(ctx); err != nil {
+		return r.end(StatusFailed, err.Error())
+	}
 	return r.end(r.loop(ctx))
 }
 
@@ -222,8 +225,12 @@ func (e *Engine) newRun(ctx context.Context, af *AgentFile, mods []Module, overr
 	if err != nil {
 		return nil, err
 	}
+	pool, err := openPool(ws, log.State())
+	if err != nil {
+		return nil, err
+	}
 	return &run{agentID: agentID, id: runID, af: af, tools: tools, provider: provider, modelName: modelName,
-		workspace: ws, staging: e.stagingRoot(agentID), log: log, history: nopWriter{}, startedAt: time.Now()}, nil
+		workspace: ws, staging: e.stagingRoot(agentID), pool: pool, log: log, history: nopWriter{}, startedAt: time.Now()}, nil
 }
 
 // begin journals the run's start and its prompt.

@@ -24,6 +24,7 @@ const (
 	EventApprovalRequired EventType = "approval_required" // Round, Call: a call waits for a person's decision
 	EventApprovalDecided  EventType = "approval_decided"  // Round, Call, Status approved or denied, Reason
 	EventEffectsApplied   EventType = "effects_applied"   // Round, Call, Paths: a call's changes reached the workspace
+	EventFilesChanged     EventType = "files_changed"     // Text: files changed outside the agent, as the model is told
 	EventWarning          EventType = "warning"           // Text
 	EventRunEnd           EventType = "run_end"           // Status, Reason, Round, Usage
 )

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"cairn/checkpoint"
+	"cairn/filepool"
 	"cairn/host/model"
 )
 
@@ -24,7 +25,12 @@ type run struct {
 	modelName   string // the model's name at its provider
 	workspace   string
 	staging     string // where the agent's calls stage their changes
-	log         checkpoint.Log
+	// pool tracks the files the agent wrote; watcher watches them while
+	// the run lasts; roundFiles are the pool entries the round changed.
+	pool       *filepool.Pool
+	watcher    *filepool.Watcher
+	roundFiles []checkpoint.FileEntry
+	log        checkpoint.Log
 	// pending are the messages of the round being built that precede the
 	// model's turn: the user's prompt, until its round commits.
 	pending   []checkpoint.Message
@@ -78,7 +84,15 @@ func (nopWriter) Write(p []byte) (int, error) { return len(p), nil }
 func (nopWriter) Close() error                { return nil }
 
 // close releases the run's journal and history.
-func (r *run) close() error { return errors.Join(r.log.Close(), r.history.Close()) }
+func (r *run) close() error { return errors.Join(r.release(), r.log.Close()) }
+
+// release closes what the run holds besides its journal.
+func (r *run) release() error {
+	if r.watcher != nil {
+		r.watcher.Close()
+	}
+	return errors.Join(r.history.Close(), r.pool.Close())
+}
 
 // prompt adds the user's message to the round about to be taken.
 func (r *run) prompt(text string) error {
@@ -148,6 +162,9 @@ func (r *run) limitReached() string {
 // asked for calls, and so whether another round follows.
 func (r *run) takeRound(ctx context.Context) (bool, error) {
 	round := r.state().Round + 1
+	if err := r.drainOutsideChanges(ctx); err != nil {
+		return false, err
+	}
 	resp, err := r.provider.Complete(ctx, model.Request{
 		Model:    r.modelName,
 		System:   r.af.System,
@@ -250,6 +267,12 @@ func (r *run) journalResults(round int, results []callResult) error {
 
 // commit makes the round the new boundary: one fdatasync.
 func (r *run) commit(round int) error {
+	if len(r.roundFiles) > 0 {
+		if err := r.log.Append(checkpoint.Record{Type: checkpoint.RecFiles, Time: now(), Round: round, Files: r.roundFiles}); err != nil {
+			return err
+		}
+		r.roundFiles = nil
+	}
 	n, err := r.log.Commit(checkpoint.Record{Type: checkpoint.RecCommit, Time: now(), Round: round})
 	if err != nil {
 		return fmt.Errorf("commit round %d: %w", round, err)

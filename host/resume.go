@@ -99,7 +99,7 @@ func (e *Engine) Resume(ctx context.Context, opts ResumeOptions) (*Result, error
 	if err != nil {
 		return nil, err
 	}
-	defer func() { r.history.Close() }()
+	defer func() { r.release() }()
 	if opts.Strategy != StrategyManual {
 		if err := r.keepHistory(e.store); err != nil {
 			return nil, err
@@ -142,6 +142,9 @@ func (e *Engine) Resume(ctx context.Context, opts ResumeOptions) (*Result, error
 			return r.end(status, reason)
 		}
 		return nil, err
+	}
+	if err := r.startWatching(ctx); err != nil {
+		return r.end(StatusFailed, err.Error())
 	}
 	return r.end(r.loop(ctx))
 }

@@ -1,0 +1,114 @@
+package host
+
+import (
+	"context"
+	"fmt"
+
+	"cairn/checkpoint"
+	"cairn/filepool"
+	"cairn/sandbox"
+)
+
+// The file pool tracks what the agent's calls wrote (and so what the
+// agent believes the workspace holds). It is kept in the loop state, fed
+// by every applied change, watched while the agent runs, and re-hashed
+// when it comes back: changes made outside the agent are told to the model
+// in a note before its next turn, and a call's change to a file that
+// changed since the agent last saw it is refused as a conflict.
+
+// openPool builds the run's file pool from the agent's state.
+func openPool(workspace string, st *checkpoint.State) (*filepool.Pool, error) {
+	entries := make([]filepool.Entry, len(st.Files))
+	for i, f := range st.Files {
+		entries[i] = filepool.Entry{Path: f.Path, Exists: f.Exists, Hash: filepool.Hash(f.Hash), Size: f.Size,
+			Round: f.Round, Call: f.Call, Op: filepool.Op(f.Op), Outside: f.Outside}
+	}
+	p, err := filepool.New(workspace, filepool.State{Entries: entries}, filepool.Config{MaxEntries: checkpoint.MaxFileEntries})
+	if err != nil {
+		return nil, fmt.Errorf("file pool: %w", err)
+	}
+	return p, nil
+}
+
+func fileEntry(e filepool.Entry) checkpoint.FileEntry {
+	return checkpoint.FileEntry{Path: e.Path, Exists: e.Exists, Hash: [32]byte(e.Hash), Size: e.Size,
+		Round: e.Round, Call: e.Call, Op: string(e.Op), Outside: e.Outside}
+}
+
+// recordEffects tells the pool what a call's applied changes left, and
+// keeps the entries for the round's RecFiles record.
+func (r *run) recordEffects(round int, call string, effects sandbox.Effects) {
+	for _, e := range effects {
+		if e.New.Dir || e.Base.Dir {
+			continue
+		}
+		op := filepool.OpWrite
+		if !e.New.Exists {
+			op = filepool.OpDelete
+		}
+		got, err := r.pool.Record(filepool.Entry{Path: e.Path, Exists: e.New.Exists, Hash: filepool.Hash(e.New.Hash),
+			Size: e.New.Size, Round: round, Call: call, Op: op})
+		if err == nil {
+			r.roundFiles = append(r.roundFiles, fileEntry(got))
+		}
+	}
+}
+
+// staleBase says why a change must not be applied because the file changed
+// since the agent last saw it, or "".
+func (r *run) staleBase(e sandbox.Effect) string {
+	if e.Base.Dir || e.New.Dir {
+		return ""
+	}
+	seen, ok := r.pool.Lookup(e.Path)
+	if !ok || (seen.Exists == e.Base.Exists && (!seen.Exists || [32]byte(seen.Hash) == e.Base.Hash)) {
+		return ""
+	}
+	return fmt.Sprintf("it changed outside the agent since round %d, when the agent last saw it", seen.Round)
+}
+
+// noteOutsideChanges tells the model, before its next turn, which files
+// changed outside the agent, and records that it was told.
+func (r *run) noteOutsideChanges(ctx context.Context, changes []filepool.Change, while string) error {
+	if len(changes) == 0 {
+		return nil
+	}
+	r.pool.Accept(changes)
+	for _, c := range changes {
+		if e, ok := r.pool.Lookup(c.Path); ok {
+			r.roundFiles = append(r.roundFiles, fileEntry(e))
+		}
+	}
+	text := "Files changed outside the agent " + while + ":\n" + filepool.Summary(changes)
+	r.emit(Event{Type: EventFilesChanged, Text: text})
+	msg := checkpoint.Message{Role: checkpoint.RoleUser, Text: text, Note: true}
+	r.pending = append(r.pending, msg)
+	return r.log.Append(checkpoint.Record{Type: checkpoint.RecUser, Time: now(), Message: &msg})
+}
+
+// startWatching re-hashes the tracked files (what changed while the agent
+// was down) and then watches them for the rest of the run.
+func (r *run) startWatching(ctx context.Context) error {
+	w, err := r.pool.Watch(ctx)
+	if err != nil {
+		return fmt.Errorf("watch the workspace: %w", err)
+	}
+	r.watcher = w
+	changes, err := r.pool.Reconcile(ctx)
+	if err != nil {
+		return fmt.Errorf("re-hash the workspace: %w", err)
+	}
+	return r.noteOutsideChanges(ctx, changes, "while it was stopped")
+}
+
+// drainOutsideChanges tells the model what changed while it ran.
+func (r *run) drainOutsideChanges(ctx context.Context) error {
+	if r.watcher == nil {
+		return nil
+	}
+	changes, err := r.watcher.Drain(ctx)
+	if err != nil {
+		return nil // watching is best effort; the next resume re-hashes
+	}
+	return r.noteOutsideChanges(ctx, changes, "since its last turn")
+}

@@ -1,0 +1,120 @@
+package host
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"cairn/checkpoint"
+	"cairn/filepool"
+	"cairn/sandbox"
+)
+
+const poolAgent = `
+name: pool
+model: {provider: script, script: script.yaml}
+workspace: workspace
+tools: [{module: builtin}]
+`
+
+const poolScript = `
+turns:
+  - tool_calls: [{name: write_file, input: {path: notes.txt, content: mine}}]
+  - tool_calls: [{name: list_dir, input: {}}]
+  - tool_calls: [{name: list_dir, input: {}}]
+  - tool_calls: [{name: list_dir, input: {}}]
+  - text: done
+  - text: again
+`
+
+// A file the agent wrote and someone else changed while the agent was
+// stopped is reported when it comes back, to the model (a note that does
+// not start a new task) and in an event; the pool is in the state.
+func TestOutsideChangeWhileStopped(t *testing.T) {
+	eng, store := fileEngine(t)
+	af := agentIn(t, poolAgent, poolScript)
+	if res, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "p", Prompt: "go"}); err != nil || res.Status != StatusDone {
+		t.Fatalf("run: %+v, %v", res, err)
+	}
+	rec, _ := store.Read("p")
+	if len(rec.State.Files) != 1 || rec.State.Files[0].Path != "notes.txt" || rec.State.Files[0].Call != "call_1_0" {
+		t.Fatalf("file pool in the state: %+v", rec.State.Files)
+	}
+	if err := os.WriteFile(filepath.Join(af.WorkspaceDir(), "notes.txt"), []byte("theirs, longer"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var told string
+	res, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "p", Prompt: "again", OnEvent: func(e Event) {
+		if e.Type == EventFilesChanged {
+			told = e.Text
+		}
+	}})
+	if err != nil || res.Status != StatusDone {
+		t.Fatalf("second run: %+v, %v", res, err)
+	}
+	if !strings.Contains(told, "while it was stopped") || !strings.Contains(told, "notes.txt") {
+		t.Fatalf("files_changed said %q", told)
+	}
+	rec, _ = store.Read("p")
+	var note *checkpoint.Message
+	for i, m := range rec.State.Messages {
+		if m.Note {
+			note = &rec.State.Messages[i]
+		}
+	}
+	if note == nil || !strings.Contains(note.Text, "notes.txt") {
+		t.Fatal("the model was not told in the conversation")
+	}
+	if f := rec.State.Files[0]; !f.Outside || f.Size != int64(len("theirs, longer")) {
+		t.Fatalf("the pool did not take the outside version: %+v", f)
+	}
+}
+
+// A file changed outside while the agent runs is reported before one of
+// its later turns.
+func TestOutsideChangeWhileRunning(t *testing.T) {
+	eng, _ := fileEngine(t)
+	af := agentIn(t, poolAgent, poolScript)
+	var told string
+	res, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "p", Prompt: "go", OnEvent: func(e Event) {
+		if e.Type == EventRoundEnd && e.Round == 1 {
+			os.WriteFile(filepath.Join(af.WorkspaceDir(), "notes.txt"), []byte("edited"), 0o644)
+		}
+		if e.Type == EventFilesChanged {
+			told = e.Text
+		}
+	}})
+	if err != nil || res.Status != StatusDone {
+		t.Fatalf("run: %+v, %v", res, err)
+	}
+	if !strings.Contains(told, "since its last turn") || !strings.Contains(told, "notes.txt") {
+		t.Fatalf("files_changed said %q", told)
+	}
+}
+
+// A change to a file whose workspace content is not what the agent last
+// saw there is refused as a conflict, saying when the agent saw it.
+func TestStaleBaseIsAConflict(t *testing.T) {
+	ws := t.TempDir()
+	pool, err := filepool.New(ws, filepool.State{}, filepool.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	seen := filepool.HashBytes([]byte("what the agent wrote"))
+	pool.Record(filepool.Entry{Path: "a.txt", Exists: true, Hash: seen.Hash, Size: seen.Size, Round: 3, Call: "call_3_0", Op: filepool.OpWrite})
+	r := &run{workspace: ws, pool: pool}
+	outside := sandbox.Version{Exists: true, Hash: [32]byte(filepool.HashBytes([]byte("theirs")).Hash), Size: 6}
+	if why := r.staleBase(sandbox.Effect{Path: "a.txt", Op: sandbox.OpWrite, Base: outside}); !strings.Contains(why, "since round 3") {
+		t.Fatalf("stale base: %q", why)
+	}
+	current := sandbox.Version{Exists: true, Hash: [32]byte(seen.Hash), Size: seen.Size}
+	if why := r.staleBase(sandbox.Effect{Path: "a.txt", Op: sandbox.OpWrite, Base: current}); why != "" {
+		t.Fatalf("a base the agent saw is stale: %q", why)
+	}
+	if why := r.staleBase(sandbox.Effect{Path: "new.txt", Op: sandbox.OpWrite}); why != "" {
+		t.Fatalf("a file the agent never saw is stale: %q", why)
+	}
+}
