@@ -151,6 +151,9 @@ func (r *run) applyEffects(round int, results []callResult) error {
 
 // applyOne applies one call's journaled changes and journals that it did.
 func (r *run) applyOne(round int, c checkpoint.ToolCall, staging string, effects sandbox.Effects) error {
+	if err := keepChanges(r.changes, round, c.ID, r.workspace, staging, effects); err != nil {
+		return fmt.Errorf("keep the changes of call %s: %w", c.ID, err)
+	}
 	if err := sandbox.Apply(r.workspace, staging, effects); err != nil {
 		return fmt.Errorf("apply the changes of call %s: %w; `cairn resume %s` tries again", c.ID, err, r.agentID)
 	}
@@ -163,9 +166,11 @@ func (r *run) applyOne(round int, c checkpoint.ToolCall, staging string, effects
 	return r.log.Append(checkpoint.Record{Type: checkpoint.RecApplied, Time: now(), Round: round, Call: c.ID, Tool: c.Name})
 }
 
-// discardStaging removes a round's staging once it is committed or dropped.
+// discardStaging removes a round's staging once it is committed or
+// dropped, and the changes of rounds past KeepRounds.
 func (r *run) discardStaging(round int) {
 	sandbox.Discard(r.roundStaging(round))
+	trimChanges(r.changes)
 }
 
 // encodeEffects is a result's effect manifest as the journal keeps it.

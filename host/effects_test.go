@@ -106,3 +106,25 @@ func stateMessages(t *testing.T, agent string) map[string]struct {
 	}
 	return out
 }
+
+// Undo restores what a round replaced, refuses a path changed since, and
+// goes back one kept round at a time.
+func TestUndo(t *testing.T) {
+	eng, _ := fileEngine(t)
+	af := agentIn(t, poolAgent, forkScript)
+	for i := 0; i < 2; i++ { // notes.txt: "one", then "two"
+		if res, err := eng.Run(t.Context(), RunOptions{Agent: af, ID: "u", Prompt: "go"}); err != nil || res.Status != StatusDone {
+			t.Fatalf("run: %+v, %v", res, err)
+		}
+	}
+	ws := af.WorkspaceDir()
+	u, err := eng.Undo("u")
+	if err != nil || u.Round != 3 || len(u.Restored) != 1 || readFile(t, ws, "notes.txt") != "one" {
+		t.Fatalf("undo: %+v, %v, notes.txt %q", u, err, readFile(t, ws, "notes.txt"))
+	}
+	os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("someone else's"), 0o644)
+	u, err = eng.Undo("u")
+	if err != nil || u.Round != 1 || len(u.Conflicts) != 1 || readFile(t, ws, "notes.txt") != "someone else's" {
+		t.Fatalf("undo over an outside change: %+v, %v", u, err)
+	}
+}

@@ -230,7 +230,7 @@ func (e *Engine) newRun(ctx context.Context, af *AgentFile, mods []Module, overr
 		return nil, err
 	}
 	return &run{agentID: agentID, id: runID, af: af, tools: tools, provider: provider, modelName: modelName,
-		workspace: ws, staging: e.stagingRoot(agentID), pool: pool, log: log, history: nopWriter{}, startedAt: time.Now()}, nil
+		workspace: ws, staging: e.stagingRoot(agentID), changes: e.changesRoot(agentID), pool: pool, log: log, history: nopWriter{}, startedAt: time.Now()}, nil
 }
 
 // begin journals the run's start and its prompt.

@@ -25,6 +25,7 @@ type run struct {
 	modelName   string // the model's name at its provider
 	workspace   string
 	staging     string // where the agent's calls stage their changes
+	changes     string // where each round's changes are kept
 	// pool tracks the files the agent wrote; watcher watches them while
 	// the run lasts; roundFiles are the pool entries the round changed.
 	pool       *filepool.Pool

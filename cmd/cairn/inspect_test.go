@@ -114,3 +114,28 @@ func TestGCKeepsTheBoundary(t *testing.T) {
 		t.Fatalf("resume after gc: exit %d\n%s", code, out)
 	}
 }
+
+// diff shows what the last round changed, line by line; undo takes it
+// back, and a second undo the round before.
+func TestDiffAndUndo(t *testing.T) {
+	args := exampleAgent(t)
+	store, ws := args[len(args)-3], args[3]
+	if code, _, errOut := cairn(t, append([]string{"run", "--id", "d"}, args...)...); code != exitDone {
+		t.Fatalf("run: exit %d %s", code, errOut)
+	}
+	code, out, errOut := cairn(t, "diff", "--store", store, "d")
+	if code != exitDone || !strings.Contains(out, "round 4") || !strings.Contains(out, "write REPORT.md (call_4_0)") ||
+		!strings.Contains(out, "  +# Report") {
+		t.Fatalf("diff: exit %d %s\n%s", code, errOut, out)
+	}
+	code, out, _ = cairn(t, "undo", "--store", store, "d")
+	if code != exitDone || !strings.Contains(out, "undid round 4: 1 paths restored") {
+		t.Fatalf("undo: exit %d\n%s", code, out)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "REPORT.md")); !os.IsNotExist(err) {
+		t.Fatalf("REPORT.md is still there after undo: %v", err)
+	}
+	if code, _, errOut := cairn(t, "undo", "--store", store, "d"); code != exitFailed || !strings.Contains(errOut, "no changes kept") {
+		t.Fatalf("undo with nothing left: exit %d %s", code, errOut)
+	}
+}

@@ -1,0 +1,129 @@
+package host
+
+import (
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"cairn/checkpoint"
+	"cairn/sandbox"
+)
+
+// Undone is what Undo did.
+type Undone struct {
+	Round    int      `json:"round"`
+	Restored []string `json:"restored"`
+	// Conflicts are paths left as they are, because they no longer hold
+	// what the round left there.
+	Conflicts []string `json:"conflicts,omitempty"`
+}
+
+// Undo takes back the workspace changes of the agent's last round that
+// made any: each path that still holds what the round left gets back what
+// it held before; a path changed since is left alone and named. The
+// conversation is not rewound: the next run tells the model, as for any
+// change made outside it. Undo again to go further back, as far as the
+// kept rounds (KeepRounds) reach. It takes the agent's lock.
+//
+// # Errors
+//
+// checkpoint.ErrNotFound, checkpoint.ErrLocked, ErrNoChanges.
+func (e *Engine) Undo(agent string) (*Undone, error) {
+	lock, err := e.store.Lock(agent, checkpoint.ThisProcess("undo"))
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Unlock()
+	rec, err := e.store.Read(agent)
+	if err != nil {
+		return nil, err
+	}
+	round, _, err := e.Changes(agent, 0)
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(e.changesRoot(agent), fmt.Sprintf("round-%d", round))
+	calls, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	u := &Undone{Round: round}
+	ws, err := os.OpenRoot(rec.State.Definition.Workspace)
+	if err != nil {
+		return nil, err
+	}
+	defer ws.Close()
+	for _, c := range slices.Backward(calls) {
+		if c.IsDir() {
+			if err := undoCall(ws, filepath.Join(dir, c.Name()), u); err != nil {
+				return u, err
+			}
+		}
+	}
+	return u, os.RemoveAll(dir)
+}
+
+// undoCall restores one call's paths, through ws so that nothing outside
+// the workspace is touched.
+func undoCall(ws *os.Root, dir string, u *Undone) error {
+	b, err := os.ReadFile(filepath.Join(dir, "manifest.cbor"))
+	if err != nil {
+		return err
+	}
+	effects, err := sandbox.DecodeEffects(b)
+	if err != nil {
+		return err
+	}
+	for _, e := range slices.Backward(effects) {
+		target := filepath.FromSlash(e.Path)
+		if !holds(ws, target, e.New) {
+			u.Conflicts = append(u.Conflicts, e.Path)
+			continue
+		}
+		if err := restore(ws, target, filepath.Join(dir, "before", target), e.Base); err != nil {
+			return fmt.Errorf("undo %s: %w", e.Path, err)
+		}
+		u.Restored = append(u.Restored, e.Path)
+	}
+	return nil
+}
+
+// holds reports whether the workspace path holds version v.
+func holds(ws *os.Root, p string, v sandbox.Version) bool {
+	fi, err := ws.Lstat(p)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return !v.Exists
+	case err != nil || !v.Exists:
+		return false
+	case v.Dir:
+		return fi.IsDir()
+	}
+	b, err := ws.ReadFile(p)
+	return err == nil && fi.Mode().IsRegular() && sha256.Sum256(b) == v.Hash
+}
+
+// restore puts back what a path held before: a file's kept content,
+// nothing, or a directory.
+func restore(ws *os.Root, target, before string, base sandbox.Version) error {
+	switch {
+	case base.IsFile():
+		b, err := os.ReadFile(before)
+		if err != nil {
+			return err
+		}
+		tmp := target + ".cairn-undo"
+		if err := ws.WriteFile(tmp, b, 0o644); err != nil {
+			return err
+		}
+		return ws.Rename(tmp, target)
+	case base.Dir:
+		return ws.MkdirAll(target, 0o755)
+	default:
+		return ws.Remove(target)
+	}
+}
