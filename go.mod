@@ -11,6 +11,7 @@ require (
 	github.com/tetratelabs/wazero v1.12.0
 	github.com/urfave/cli/v2 v2.27.7
 	go.yaml.in/yaml/v3 v3.0.6
+	golang.org/x/sync v0.18.0
 	golang.org/x/sys v0.47.0
 	golang.org/x/term v0.44.0
 )

@@ -44,7 +44,24 @@ func (m *Module) compiledFor(ctx context.Context, pages uint32) (wazero.Compiled
 	if ok {
 		return cm, nil
 	}
-	cm, err = rt.CompileModule(ctx, m.wasm)
+	v, err, _ := m.r.compiling.Do(fmt.Sprintf("%s/%d", m.digest, pages), func() (any, error) {
+		return m.compileFor(ctx, rt, pages)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(wazero.CompiledModule), nil
+}
+
+// compileFor compiles the module for one memory limit and keeps it.
+func (m *Module) compileFor(ctx context.Context, rt wazero.Runtime, pages uint32) (wazero.CompiledModule, error) {
+	m.r.mu.Lock()
+	cm, ok := m.compiled[pages]
+	m.r.mu.Unlock()
+	if ok {
+		return cm, nil
+	}
+	cm, err := rt.CompileModule(ctx, m.wasm)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidModule, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+	"golang.org/x/sync/singleflight"
 )
 
 // Config configures a Runtime. The zero value compiles in memory only.
@@ -28,9 +29,12 @@ type Runtime struct {
 	cache wazero.CompilationCache
 	alloc experimental.MemoryAllocator // nil: wazero's own
 
-	mu       sync.Mutex
-	runtimes map[uint32]wazero.Runtime // by memory limit in pages
-	modules  map[string]*Module        // by digest
+	mu sync.Mutex
+	// compiling holds one compilation per module (and memory limit) in
+	// flight; concurrent callers share it.
+	compiling singleflight.Group
+	runtimes  map[uint32]wazero.Runtime // by memory limit in pages
+	modules   map[string]*Module        // by digest
 }
 
 // NewRuntime makes a Runtime.
@@ -116,6 +120,22 @@ func (r *Runtime) runtime(ctx context.Context, pages uint32) (wazero.Runtime, er
 func (r *Runtime) Compile(ctx context.Context, wasm []byte) (*Module, error) {
 	sum := sha256.Sum256(wasm)
 	digest := "sha256:" + hex.EncodeToString(sum[:])
+	r.mu.Lock()
+	m, ok := r.modules[digest]
+	r.mu.Unlock()
+	if ok {
+		return m, nil
+	}
+	// Agents that start at once with the same tools compile them once:
+	// the others wait for it instead of compiling too.
+	v, err, _ := r.compiling.Do(digest, func() (any, error) { return r.compile(ctx, digest, wasm) })
+	if err != nil {
+		return nil, err
+	}
+	return v.(*Module), nil
+}
+
+func (r *Runtime) compile(ctx context.Context, digest string, wasm []byte) (*Module, error) {
 	r.mu.Lock()
 	m, ok := r.modules[digest]
 	r.mu.Unlock()
