@@ -39,8 +39,9 @@ type Collected struct {
 }
 
 // Collect removes what Retention does not keep: old snapshots and
-// journals, temp files crashes left, bookmarks past the limit, and blobs
-// no agent or bookmark refers to. Each agent is collected under its lock;
+// journals, temp files crashes left, what calls staged for an agent that
+// has nothing left to apply, bookmarks past the limit, and blobs no agent
+// or bookmark refers to. Each agent is collected under its lock;
 // one that a process runs is skipped and named in Skipped.
 func (s *FileStore) Collect(keep Retention) (*Collected, error) {
 	c := &Collected{}
@@ -89,6 +90,10 @@ func (s *FileStore) trimAgent(id string, keep Retention, c *Collected) (map[stri
 		}
 	}
 	doomed = append(doomed, tempFiles(dir, "")...)
+	if rec, err := s.Read(id); err == nil && !rec.Interrupted() {
+		// Nothing is left to apply: what calls staged is of no use.
+		doomed = append(doomed, stagingDirs(dir)...)
+	}
 	doomed = append(doomed, tempFiles(filepath.Join(dir, "bookmarks"), "bookmarks")...)
 	trimmed := map[string]bool{}
 	marks, err := s.Bookmarks(id)
@@ -135,6 +140,16 @@ func markDefinition(d Definition, inUse map[string]bool) {
 	}
 }
 
+// stagingDirs lists what calls staged under the agent's directory.
+func stagingDirs(dir string) []string {
+	entries, _ := os.ReadDir(filepath.Join(dir, "staging"))
+	var out []string
+	for _, e := range entries {
+		out = append(out, filepath.Join("staging", e.Name()))
+	}
+	return out
+}
+
 // tempFiles lists what crashes of writeAtomic left in dir.
 func tempFiles(dir, rel string) []string {
 	entries, _ := os.ReadDir(dir)
@@ -174,7 +189,7 @@ func (s *FileStore) remove(rel string, dryRun bool, c *Collected) {
 	if errors.Is(err, fs.ErrNotExist) {
 		return
 	}
-	if !dryRun && os.Remove(path) != nil {
+	if !dryRun && os.RemoveAll(path) != nil {
 		return
 	}
 	c.Files = append(c.Files, rel)

@@ -45,6 +45,7 @@ func TestCollect(t *testing.T) {
 			State: NewState("a", Definition{}, Labels{}, t0), Workspace: ws}))
 	}
 	must(t, os.WriteFile(filepath.Join(dir, "snap-00000000000000ff.cbor.tmp"), []byte("torn"), 0o600))
+	must(t, os.MkdirAll(filepath.Join(dir, "staging", "round-7", "call_7_0"), 0o700))
 	for _, d := range []string{used, orphan} {
 		age(t, s, d)
 	}
@@ -86,6 +87,9 @@ func TestCollect(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "snap-00000000000000ff.cbor.tmp")); !os.IsNotExist(err) {
 		t.Error("a temp file was left")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "staging", "round-7")); !os.IsNotExist(err) {
+		t.Error("staging of an agent with nothing to apply was left")
 	}
 }
 
