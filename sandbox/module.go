@@ -128,6 +128,11 @@ func (m *Module) run(ctx context.Context, p Policy, stdin io.Reader, stdout, std
 		mod.Close(context.Background())
 	}
 	ex := Exit{StdoutTruncated: stdout.truncated, StderrTruncated: stderr.truncated, Duration: time.Since(start)}
+	if err == nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		// The guest ended on its own after its deadline, typically because
+		// a stdin read was given up on at the deadline: it was cut short.
+		return ex, fmt.Errorf("%w: stopped after %s", ErrDeadline, orDefault(p.Timeout, DefaultTimeout))
+	}
 	return exitOf(ex, err, p)
 }
 
