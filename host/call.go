@@ -24,9 +24,11 @@ type callResult struct {
 	isError  bool
 	duration time.Duration
 	stderr   string
-	// effects are the call's changes, staged in staging until applied.
+	// effects are the call's changes, staged in staging until applied;
+	// reads are the workspace files it read.
 	effects sandbox.Effects
 	staging string
+	reads   []string
 }
 
 // message is the tool message that answers the call.
@@ -80,7 +82,7 @@ func (ts *toolset) invoke(ctx context.Context, ws workspaceView, c checkpoint.To
 	r, err := t.module.Call(ctx, p, req)
 	res.stderr = string(r.Stderr)
 	if ov != nil {
-		res.staging = ws.staging(c.ID)
+		res.staging, res.reads = ws.staging(c.ID), ov.Reads()
 		if err == nil && r.Response.Error == "" {
 			res.effects, err = ov.Effects()
 		}
@@ -95,11 +97,11 @@ func (ts *toolset) invoke(ctx context.Context, ws workspaceView, c checkpoint.To
 	return r.Response.Output, nil
 }
 
-// overlay mounts a tool that may change the workspace on an overlay of
-// its own, whose changes are staged until they are applied; a tool that
-// only reads sees the workspace itself.
+// overlay mounts the workspace on an overlay of the call's own: a tool
+// that may change it has its changes staged until they are applied, and
+// every tool's reads are listed for the file pool.
 func (t *tool) overlay(p *sandbox.Policy, ws workspaceView, call string) (*sandbox.Overlay, error) {
-	if len(p.Mounts) == 0 || p.Mounts[0].ReadOnly || p.Mounts[0].GuestPath != abi.WorkspaceDir {
+	if len(p.Mounts) == 0 || p.Mounts[0].GuestPath != abi.WorkspaceDir {
 		return nil, nil
 	}
 	staging := ws.staging(call)
@@ -110,7 +112,7 @@ func (t *tool) overlay(p *sandbox.Policy, ws workspaceView, call string) (*sandb
 	if err != nil {
 		return nil, err
 	}
-	p.Mounts[0] = sandbox.Mount{GuestPath: abi.WorkspaceDir, Overlay: ov}
+	p.Mounts[0] = sandbox.Mount{GuestPath: abi.WorkspaceDir, Overlay: ov, ReadOnly: p.Mounts[0].ReadOnly}
 	return ov, nil
 }
 

@@ -9,8 +9,8 @@ import (
 	"cairn/sandbox"
 )
 
-// The file pool tracks what the agent's calls wrote (and so what the
-// agent believes the workspace holds). It is kept in the loop state, fed
+// The file pool tracks what the agent's calls read and wrote (and so what
+// the agent believes the workspace holds). It is kept in the loop state, fed
 // by every applied change, watched while the agent runs, and re-hashed
 // when it comes back: changes made outside the agent are told to the model
 // in a note before its next turn, and a call's change to a file that
@@ -111,4 +111,18 @@ func (r *run) drainOutsideChanges(ctx context.Context) error {
 		return nil // watching is best effort; the next resume re-hashes
 	}
 	return r.noteOutsideChanges(ctx, changes, "since its last turn")
+}
+
+// recordReads tells the pool what the round's calls read, as the
+// workspace holds it now: the round's changes are not applied yet, so
+// that is what the calls saw, unless something outside the agent changed
+// it in the meantime.
+func (r *run) recordReads(ctx context.Context, round int, results []callResult) {
+	for _, res := range results {
+		for _, p := range res.reads {
+			if e, err := r.pool.Saw(ctx, p, round, res.call.ID, filepool.OpRead); err == nil {
+				r.roundFiles = append(r.roundFiles, fileEntry(e))
+			}
+		}
+	}
 }

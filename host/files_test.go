@@ -118,3 +118,47 @@ func TestStaleBaseIsAConflict(t *testing.T) {
 		t.Fatalf("a file the agent never saw is stale: %q", why)
 	}
 }
+
+// A file the agent read, then edited outside before the agent's write to
+// it ran: the write is refused and the model is told, and the outside
+// edit stays. (The write waits for approval, which makes the moment of
+// the outside edit certain.)
+func TestWriteOverAnOutsideEditAfterARead(t *testing.T) {
+	eng, store := fileEngine(t)
+	af := agentIn(t, poolAgent+"approvals: [{tool: write_file, action: ask}]\n", `
+turns:
+  - tool_calls: [{name: read_file, input: {path: notes.md}}]
+  - tool_calls: [{name: write_file, input: {path: notes.md, content: rewritten}}]
+  - text: done
+`)
+	ws := af.WorkspaceDir()
+	os.WriteFile(filepath.Join(ws, "notes.md"), []byte("as the agent read it"), 0o644)
+	res, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "rw", Prompt: "go"})
+	if err != nil || res.Status != StatusAwaitingApproval {
+		t.Fatalf("run: %+v, %v", res, err)
+	}
+	rec, _ := store.Read("rw")
+	if len(rec.State.Files) != 1 || rec.State.Files[0].Op != "read" || rec.State.Files[0].Call != "call_1_0" {
+		t.Fatalf("the read is not in the file pool: %+v", rec.State.Files)
+	}
+	os.WriteFile(filepath.Join(ws, "notes.md"), []byte("edited by someone else"), 0o644)
+	if err := eng.Decide("rw", "call_2_0", Decision{Approved: true}); err != nil {
+		t.Fatal(err)
+	}
+	if res, err = eng.Resume(context.Background(), ResumeOptions{ID: "rw"}); err != nil || res.Status != StatusDone {
+		t.Fatalf("resume: %+v, %v", res, err)
+	}
+	if got := readFile(t, ws, "notes.md"); got != "edited by someone else" {
+		t.Fatalf("notes.md = %q: the stale write went through", got)
+	}
+	rec, _ = store.Read("rw")
+	told := false
+	for _, m := range rec.State.Messages {
+		if m.CallID == "call_2_0" {
+			told = m.IsError && strings.Contains(m.Text, "notes.md: it changed outside the agent since round 1")
+		}
+	}
+	if !told {
+		t.Fatal("the model was not told that its write was refused")
+	}
+}

@@ -206,6 +206,7 @@ func (r *run) finishRound(ctx context.Context, round int, calls []checkpoint.Too
 	}
 	inCallOrder(results, calls)
 	r.settleEffects(results)
+	r.recordReads(ctx, round, results)
 	if err := r.journalResults(round, results); err != nil {
 		return err
 	}

@@ -56,6 +56,7 @@ type Overlay struct {
 	limit  int64
 	full   bool // a change was refused for the limit
 	closed bool
+	reads  map[string]bool // workspace files the call opened to read, unchanged
 }
 
 type nodeKind uint8
@@ -105,7 +106,7 @@ func NewOverlay(workspace, staging string) (*Overlay, error) {
 		ws.Close()
 		return nil, fmt.Errorf("overlay: open staging: %w", err)
 	}
-	return &Overlay{ws: ws, st: st, staging: staging, nodes: map[string]*node{},
+	return &Overlay{ws: ws, st: st, staging: staging, nodes: map[string]*node{}, reads: map[string]bool{},
 		kids: map[string]map[string]bool{}, limit: DefaultStagingLimit}, nil
 }
 
@@ -292,6 +293,19 @@ func baseOf(en entry) (Version, fs.FileMode) {
 // set has no ENOSPC (a full disk reaches a guest as EIO too), so the
 // guest sees EIO and Exhausted says why.
 const errFull = experimentalsys.EIO
+
+// Reads lists, sorted, the workspace files the call opened to read while
+// they were unchanged by it (slash paths relative to the workspace).
+func (o *Overlay) Reads() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	out := make([]string, 0, len(o.reads))
+	for p := range o.reads {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
+}
 
 // Exhausted reports whether the call was refused a change because its
 // staged bytes reached Policy.StagingLimit.

@@ -65,6 +65,7 @@ func (v *overlayFS) openRead(p string, dirOnly bool, flag experimentalsys.Oflag)
 			f.f.Close()
 			return nil, experimentalsys.ENOTDIR
 		}
+		v.o.reads[p] = true
 		return f, 0
 	}
 	switch en.n.kind {
