@@ -6,8 +6,10 @@
 //
 // # Rounds are transactions
 //
-// The host journals a round as it happens: the user's prompt, the model's
-// turn, each call's phases and result. None of it is part of the state until
+// The host journals a round as it happens: the user's prompt (or a note
+// of files changed outside the agent), the model's turn, each call's
+// phases and result with its effect manifest, each call's "applied", and
+// the file pool entries the round changed. None of it is part of the state until
 // the round's Commit record: replay applies a round's records only when it
 // reaches that record, and drops them at an Abort record. What follows the
 // last Commit is the interrupted round (Recovered.Tail), which resume
@@ -21,7 +23,11 @@
 //	agents/<id>/lock                     the flock file; never deleted; its content names the holder
 //	agents/<id>/snap-<round>.cbor        the state at a boundary (round as 16 hex digits)
 //	agents/<id>/journal-<round>.log      the records after that boundary
-//	blobs/sha256/<hex>                   content-addressed agent files, scripts and modules
+//	agents/<id>/events.jsonl             the event history, one JSON line per event (not synced)
+//	agents/<id>/bookmarks/<label>.cbor   a bookmark: a boundary's state and its workspace's blob
+//	agents/<id>/staging/round-<N>/<call> what a call staged (the host's; see package host)
+//	agents/<id>/changes/round-<N>/<call> the changes of the last rounds, for diff and undo (the host's)
+//	blobs/sha256/<hex>                   content-addressed agent files, scripts, modules and workspace archives
 //	group/<16 hex>.log                   a group log (see Group commit); "*.tmp" while it is made
 //
 // The newest snapshot and the journal of the same round are the agent.
