@@ -23,6 +23,19 @@
 // every change. See workspaceFS, and docs/threat-model.md for what the
 // sandbox does and does not stop, with measured figures.
 //
+// A mount may be an Overlay of a workspace instead: the call reads through
+// to the workspace, and its writes, deletions and renames are staged in a
+// directory of its own. Effects lists them (paths, operations, hashes of
+// what the call saw and what it left), Check says which no longer fit the
+// workspace, and Apply makes them real crash-safely and idempotently, so
+// the host can journal a call's result before its changes land and finish
+// an apply a crash cut short. Reads lists the files the call read.
+//
+// A Go tool built as a WASI reactor is initialised once per memory limit
+// and mount layout, and every call starts a fresh instance from a
+// copy-on-write snapshot of that initialised state (see preinit); a plain
+// command module initialises in every call.
+//
 // On Linux, guest memory is reserved up front and committed as it grows
 // (see memoryAllocator), so a guest's memory costs the host at most its
 // limit and is never copied.
