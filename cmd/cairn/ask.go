@@ -8,7 +8,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"cairn/host"
-	"cairn/host/model"
 )
 
 func askCommand() *cli.Command {
@@ -27,13 +26,11 @@ func askAction(c *cli.Context) error {
 		return withCode(exitUsage, fmt.Errorf("usage: cairn ask AGENT QUESTION"))
 	}
 	opts := host.AskOptions{ID: c.Args().First(), Question: strings.Join(c.Args().Tail(), " ")}
-	if m := c.String("model"); m != "" {
-		spec, err := model.ParseModelFlag(m)
-		if err != nil {
-			return withCode(exitUsage, err)
-		}
-		opts.Model = &spec
+	spec, err := modelFlag(c)
+	if err != nil {
+		return err
 	}
+	opts.Model = spec
 	ctx, stop := interruptible(c.Context)
 	defer stop()
 	eng, err := newEngine(c)

@@ -7,7 +7,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"cairn/host"
-	"cairn/host/model"
 )
 
 func resumeCommand() *cli.Command {
@@ -41,13 +40,11 @@ func resumeAction(c *cli.Context) error {
 	opts := host.ResumeOptions{ID: c.Args().First(), Strategy: strategy, Upgrade: c.Bool("upgrade"),
 		Limits: host.RunLimits{MaxRounds: c.Int("max-rounds"), MaxTokens: c.Int64("max-tokens"),
 			MaxCost: c.Float64("max-cost"), MaxTime: host.Duration(c.Duration("max-time"))}}
-	if m := c.String("model"); m != "" {
-		spec, err := model.ParseModelFlag(m)
-		if err != nil {
-			return withCode(exitUsage, err)
-		}
-		opts.Model = &spec
+	spec, err := modelFlag(c)
+	if err != nil {
+		return err
 	}
+	opts.Model = spec
 	ctx, stop := interruptible(c.Context)
 	defer stop()
 	eng, err := newEngine(c)

@@ -9,7 +9,6 @@ import (
 
 	"cairn/checkpoint"
 	"cairn/host"
-	"cairn/host/model"
 )
 
 func runCommand() *cli.Command {
@@ -48,13 +47,11 @@ func runAction(c *cli.Context) error {
 	if opts.Prompt == "" {
 		opts.Prompt = af.Prompt
 	}
-	if m := c.String("model"); m != "" {
-		spec, err := model.ParseModelFlag(m)
-		if err != nil {
-			return withCode(exitUsage, err)
-		}
-		opts.Model = &spec
+	spec, err := modelFlag(c)
+	if err != nil {
+		return err
 	}
+	opts.Model = spec
 	ctx, stop := interruptible(c.Context)
 	defer stop()
 	eng, err := newEngine(c)

@@ -10,6 +10,7 @@ import (
 
 	"cairn/checkpoint"
 	"cairn/host"
+	"cairn/host/model"
 )
 
 // Flags shared by the commands that open the store or run modules.
@@ -84,3 +85,16 @@ func inspect(c *cli.Context, usage string) (*host.Inspection, error) {
 
 // writeJSON prints v as one line of JSON.
 func writeJSON(c *cli.Context, v any) error { return json.NewEncoder(c.App.Writer).Encode(v) }
+
+// modelFlag reads --model PROVIDER:NAME; nil when it is not given.
+func modelFlag(c *cli.Context) (*model.Spec, error) {
+	m := c.String("model")
+	if m == "" {
+		return nil, nil
+	}
+	spec, err := model.ParseModelFlag(m)
+	if err != nil {
+		return nil, withCode(exitUsage, err)
+	}
+	return &spec, nil
+}
