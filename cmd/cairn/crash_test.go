@@ -170,7 +170,7 @@ func killAndResume(t *testing.T, bin, agent, cache string, delay time.Duration) 
 	}
 	last := after[len(after)-1]
 	if last.Type != "run_end" || last.Status != "done" || last.Round != 9 {
-		t.Fatalf("resumed run ended %+v; want done after 9 rounds", last)
+		t.Fatalf("resumed run ended %+v; want done after 9 rounds\nkilled run:\n%s\nresume:\n%s", last, out.Bytes(), resOut)
 	}
 	if boundary >= 0 && boundary < committed {
 		t.Fatalf("resume found round %d, but round %d had been committed", boundary, committed)
