@@ -29,7 +29,8 @@
 // what the call saw and what it left), Check says which no longer fit the
 // workspace, and Apply makes them real crash-safely and idempotently, so
 // the host can journal a call's result before its changes land and finish
-// an apply a crash cut short. Reads lists the files the call read.
+// an apply a crash cut short; Discard then removes the staging directory.
+// Reads lists the files the call read.
 //
 // A Go tool built as a WASI reactor is initialised once per memory limit
 // and mount layout, and every call starts a fresh instance from a
