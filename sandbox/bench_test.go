@@ -144,23 +144,28 @@ func BenchmarkMemoryBombRSS(b *testing.B) {
 	}
 }
 
-// BenchmarkCloseOnContextDone is a loop-heavy guest function (sum of 10
-// million numbers, no calls) with and without wazero's
-// WithCloseOnContextDone, which the sandbox needs for its deadline, in the
-// same run.
+// BenchmarkStopping is what making a guest stoppable at its deadline
+// costs, in the same run: a loop-heavy function (sum of 10 million
+// numbers, no calls) and one read_file call of the built-in Go tools,
+// each with no way to stop them (the baseline; not for the loop, which
+// this runs through the sandbox), with the sandbox's stop checks, and with
+// wazero's WithCloseOnContextDone instead.
 //
-//	go test ./sandbox -run '^$' -bench CloseOnContextDone -benchtime 20x
-func BenchmarkCloseOnContextDone(b *testing.B) {
-	for _, closeOnDone := range []bool{false, true} {
-		b.Run(fmt.Sprintf("close-on-done=%v", closeOnDone), func(b *testing.B) {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
-			defer cancel()
-			rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().WithCloseOnContextDone(closeOnDone))
-			defer rt.Close(ctx)
-			mod, err := rt.Instantiate(ctx, watBytes["loop"])
-			if err != nil {
-				b.Fatal(err)
+//	go test ./sandbox -run '^$' -bench Stopping -benchtime 20x
+func BenchmarkStopping(b *testing.B) {
+	ctx := context.Background()
+	for _, mode := range []string{"unstoppable", "stop-checks", "close-on-done"} {
+		b.Run("loop/"+mode, func(b *testing.B) {
+			wasm := watBytes["loop"]
+			if mode == "stop-checks" {
+				sc, err := withStopChecks(wasm)
+				must(b, err)
+				wasm = sc.code
 			}
+			rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().WithCloseOnContextDone(mode == "close-on-done"))
+			defer rt.Close(ctx)
+			mod, err := rt.Instantiate(ctx, wasm)
+			must(b, err)
 			sum := mod.ExportedFunction("sum")
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
@@ -168,6 +173,25 @@ func BenchmarkCloseOnContextDone(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+		})
+	}
+	ws := b.TempDir()
+	must(b, os.WriteFile(filepath.Join(ws, "f.txt"), bytes.Repeat([]byte("a line of text in the file\n"), 100), 0o644))
+	p := Policy{Mounts: []Mount{{HostPath: ws, GuestPath: abi.WorkspaceDir, ReadOnly: true}}}
+	req := abi.Request{ABI: abi.Version, Tool: "read_file", Input: `{"path":"f.txt"}`, Workspace: abi.WorkspaceDir}
+	for _, mode := range []string{"stop-checks", "close-on-done"} {
+		b.Run("go-read-file/"+mode, func(b *testing.B) {
+			r, err := NewRuntime(ctx, Config{CacheDir: filepath.Join(guestsDir, "cache")})
+			must(b, err)
+			defer r.Close(ctx)
+			r.noStopChecks = mode == "close-on-done"
+			m, err := r.Compile(ctx, builtin.Module)
+			must(b, err)
+			timed(b, func() {
+				if res, err := m.Call(ctx, p, req); err != nil || res.Response.Error != "" {
+					b.Fatal(err, res.Response.Error)
+				}
+			})
 		})
 	}
 }

@@ -13,6 +13,10 @@
 // functions but WASI preview 1 without sockets (a module importing anything
 // else does not load, and the error names the import).
 //
+// A module is rewritten when it loads so that the host can stop it at its
+// deadline from outside: it checks a stop global, which only the host can
+// set, at every function entry and loop head (see withStopChecks).
+//
 // Mounts are served by a filesystem of ours built on os.Root, never by
 // wazero's WithDirMount, which a guest escapes through a relative symlink
 // it creates. Its rules: no symlink or hard link can be made; symlinks

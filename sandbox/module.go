@@ -24,6 +24,8 @@ type Module struct {
 	wasm     []byte
 	compiled map[uint32]wazero.CompiledModule // by memory limit; guarded by r.mu
 	pre      *preinit                         // the fast mode; nil for a command module
+	stops    bool                             // wasm has stop checks (see withStopChecks)
+	hasStart bool                             // and its start function is exported as startExport
 }
 
 // Digest is "sha256:" and the hex of the module's bytes.
@@ -34,7 +36,7 @@ func (m *Module) Digest() string { return m.digest }
 func (m *Module) Manifest() (abi.Manifest, error) { return abi.ReadManifest(m.wasm) }
 
 func (m *Module) compiledFor(ctx context.Context, pages uint32) (wazero.CompiledModule, error) {
-	rt, err := m.r.runtime(ctx, pages)
+	rt, err := m.runtime(ctx, pages)
 	if err != nil {
 		return nil, err
 	}
@@ -51,6 +53,24 @@ func (m *Module) compiledFor(ctx context.Context, pages uint32) (wazero.Compiled
 		return nil, err
 	}
 	return v.(wazero.CompiledModule), nil
+}
+
+// runtime returns the wazero runtime the module runs in at a memory
+// limit: one that closes an instance when its context ends for a module
+// without stop checks.
+func (m *Module) runtime(ctx context.Context, pages uint32) (wazero.Runtime, error) {
+	return m.r.runtime(ctx, runtimeKey{pages: pages, closeOnDone: !m.stops})
+}
+
+// useStopChecks rewrites the module with stop checks when it can (see
+// withStopChecks); one it cannot rewrite is left as it is, to be stopped
+// by its runtime instead.
+func (m *Module) useStopChecks() {
+	sc, err := withStopChecks(m.wasm)
+	if err != nil {
+		return
+	}
+	m.wasm, m.stops, m.hasStart = sc.code, true, sc.start
 }
 
 // compileFor compiles the module for one memory limit and keeps it.
@@ -119,7 +139,7 @@ func (m *Module) run(ctx context.Context, p Policy, stdin io.Reader, stdout, std
 	ctx, cancel := context.WithTimeout(ctx, orDefault(p.Timeout, DefaultTimeout))
 	defer cancel()
 	cfg := moduleConfig(p, fsc, stdinFor(ctx, stdin, orDefault(p.StdinLimit, DefaultStdinLimit)), stdout, stderr)
-	rt, err := m.r.runtime(ctx, p.memoryPages())
+	rt, err := m.runtime(ctx, p.memoryPages())
 	if err != nil {
 		return Exit{}, err
 	}

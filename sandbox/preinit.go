@@ -74,16 +74,20 @@ func (m *Module) usePreinit() error {
 // (map order, math/rand) at init and a snapshot would give every call the
 // same seeds.
 func (m *Module) instantiate(ctx context.Context, rt wazero.Runtime, cm wazero.CompiledModule, cfg wazero.ModuleConfig, p Policy) (api.Module, error) {
-	if m.pre == nil {
-		return rt.InstantiateModule(m.withAllocator(ctx, nil), cm, cfg)
-	}
 	cfg = cfg.WithStartFunctions()
+	if m.pre == nil {
+		mod, err := rt.InstantiateModule(m.withAllocator(ctx, nil), cm, cfg)
+		if err != nil {
+			return mod, err
+		}
+		return mod, m.start(ctx, mod)
+	}
 	if p.RealRandom {
 		mod, err := m.initialise(ctx, rt, cm, cfg)
 		if err != nil {
 			return mod, err
 		}
-		return mod, callExport(ctx, mod)
+		return mod, m.callExport(ctx, mod)
 	}
 	snap, err := m.pre.snapshotFor(ctx, m, rt, cm, p)
 	if err != nil {
@@ -100,7 +104,7 @@ func (m *Module) instantiate(ctx context.Context, rt wazero.Runtime, cm wazero.C
 	if err := snap.restore(mod, mem); err != nil {
 		return mod, err
 	}
-	return mod, callExport(ctx, mod)
+	return mod, m.callExport(ctx, mod)
 }
 
 // withAllocator puts the memory allocator of an instance in ctx: a's when
@@ -126,20 +130,29 @@ func (m *Module) initialise(ctx context.Context, rt wazero.Runtime, cm wazero.Co
 			return mod, fmt.Errorf("%w: a data segment is outside its memory", ErrInvalidModule)
 		}
 	}
-	if _, err := mod.ExportedFunction(abi.InitExport).Call(ctx); err != nil {
-		return mod, err
+	if m.hasStart {
+		if err := m.start(ctx, mod); err != nil {
+			return mod, err
+		}
 	}
-	return mod, nil
+	return mod, m.guarded(ctx, mod, func() error {
+		_, err := mod.ExportedFunction(abi.InitExport).Call(ctx)
+		return err
+	})
 }
 
 // callExport runs abi.CallExport; a non-zero result is an exit with that
 // status, as if the module had called proc_exit.
-func callExport(ctx context.Context, mod api.Module) error {
+func (m *Module) callExport(ctx context.Context, mod api.Module) error {
 	fn := mod.ExportedFunction(abi.CallExport)
 	if fn == nil {
 		return fmt.Errorf("%w: no export %s", ErrInvalidModule, abi.CallExport)
 	}
-	res, err := fn.Call(ctx)
+	var res []uint64
+	err := m.guarded(ctx, mod, func() (err error) {
+		res, err = fn.Call(ctx)
+		return err
+	})
 	if err != nil {
 		return err
 	}
@@ -227,7 +240,7 @@ func (m *Module) learnWrites(ctx context.Context, rt wazero.Runtime, cm wazero.C
 	if mod != nil {
 		defer mod.Close(context.Background())
 	}
-	if err != nil || snap.restore(mod, mem) != nil || callExport(ctx, mod) != nil {
+	if err != nil || snap.restore(mod, mem) != nil || m.callExport(ctx, mod) != nil {
 		return nil
 	}
 	b, _ := mod.Memory().Read(0, mod.Memory().Size())

@@ -276,7 +276,7 @@ func BenchmarkPreinitInstance(b *testing.B) {
 	p := Policy{Mounts: []Mount{{HostPath: b.TempDir(), GuestPath: abi.WorkspaceDir, ReadOnly: true}}}
 	cm, err := m.compiledFor(ctx, p.memoryPages())
 	must(b, err)
-	rt, err := m.r.runtime(ctx, p.memoryPages())
+	rt, err := m.runtime(ctx, p.memoryPages())
 	must(b, err)
 	snap, err := m.pre.snapshotFor(ctx, m, rt, cm, p)
 	must(b, err)

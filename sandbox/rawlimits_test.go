@@ -32,6 +32,24 @@ func TestRawLimits(t *testing.T) {
 					t.Fatalf("got %v, want ErrDeadline", err)
 				}
 			}},
+		{"recursion that never overflows stops at its deadline", "fanout", Policy{Timeout: 100 * time.Millisecond},
+			func(t *testing.T, ex Exit, out string, err error) {
+				if !errors.Is(err, ErrDeadline) {
+					t.Fatalf("got %v, want ErrDeadline", err)
+				}
+			}},
+		{"a start function that loops stops at its deadline", "start", Policy{Args: []string{"loop"}, Timeout: 100 * time.Millisecond},
+			func(t *testing.T, ex Exit, out string, err error) {
+				if !errors.Is(err, ErrDeadline) {
+					t.Fatalf("got %v, want ErrDeadline", err)
+				}
+			}},
+		{"a start function runs before _start", "start", Policy{},
+			func(t *testing.T, ex Exit, out string, err error) {
+				if err != nil || ex.Code != 7 {
+					t.Fatalf("err %v, exit %d: want exit 7, stored by the start function", err, ex.Code)
+				}
+			}},
 		{"memory bomb ends at the limit", "grow", Policy{MemoryLimit: 8 << 20},
 			func(t *testing.T, ex Exit, out string, err error) {
 				if err != nil || strings.TrimSpace(out) != "128" {

@@ -28,13 +28,16 @@ type Config struct {
 type Runtime struct {
 	cache wazero.CompilationCache
 	alloc experimental.MemoryAllocator // nil: wazero's own
+	// noStopChecks leaves modules as they are, stopped by wazero's
+	// close-on-done: for measuring what the stop checks save.
+	noStopChecks bool
 
 	mu sync.Mutex
 	// compiling holds one compilation per module (and memory limit) in
 	// flight; concurrent callers share it.
 	compiling singleflight.Group
-	runtimes  map[uint32]wazero.Runtime // by memory limit in pages
-	modules   map[string]*Module        // by digest
+	runtimes  map[runtimeKey]wazero.Runtime
+	modules   map[string]*Module // by digest
 }
 
 // NewRuntime makes a Runtime.
@@ -43,7 +46,7 @@ type Runtime struct {
 //
 // A cache directory that cannot be made private to the user.
 func NewRuntime(ctx context.Context, cfg Config) (*Runtime, error) {
-	r := &Runtime{runtimes: map[uint32]wazero.Runtime{}, modules: map[string]*Module{}, alloc: newMemoryAllocator()}
+	r := &Runtime{runtimes: map[runtimeKey]wazero.Runtime{}, modules: map[string]*Module{}, alloc: newMemoryAllocator()}
 	if cfg.CacheDir == "" {
 		r.cache = wazero.NewCompilationCache()
 		return r, nil
@@ -85,27 +88,35 @@ func (r *Runtime) Close(ctx context.Context) error {
 	for _, rt := range r.runtimes {
 		rt.Close(ctx)
 	}
-	r.runtimes = map[uint32]wazero.Runtime{}
+	r.runtimes = map[runtimeKey]wazero.Runtime{}
 	return r.cache.Close(ctx)
 }
 
-// runtime returns the wazero runtime for a memory limit, making it.
-func (r *Runtime) runtime(ctx context.Context, pages uint32) (wazero.Runtime, error) {
+// runtimeKey is what a wazero runtime fixes for its modules: the memory
+// limit in pages, and whether an instance is closed when the context of
+// a call into it ends (for modules without stop checks).
+type runtimeKey struct {
+	pages       uint32
+	closeOnDone bool
+}
+
+// runtime returns the wazero runtime for k, making it.
+func (r *Runtime) runtime(ctx context.Context, k runtimeKey) (wazero.Runtime, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if rt, ok := r.runtimes[pages]; ok {
+	if rt, ok := r.runtimes[k]; ok {
 		return rt, nil
 	}
 	cfg := wazero.NewRuntimeConfig().
 		WithCompilationCache(r.cache).
-		WithCloseOnContextDone(true).
-		WithMemoryLimitPages(pages)
+		WithCloseOnContextDone(k.closeOnDone).
+		WithMemoryLimitPages(k.pages)
 	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
 		rt.Close(ctx)
 		return nil, fmt.Errorf("instantiate WASI: %w", err)
 	}
-	r.runtimes[pages] = rt
+	r.runtimes[k] = rt
 	return rt, nil
 }
 
@@ -143,6 +154,9 @@ func (r *Runtime) compile(ctx context.Context, digest string, wasm []byte) (*Mod
 		return m, nil
 	}
 	m = &Module{r: r, digest: digest, wasm: wasm, compiled: map[uint32]wazero.CompiledModule{}}
+	if !r.noStopChecks {
+		m.useStopChecks()
+	}
 	if err := m.usePreinit(); err != nil {
 		return nil, err
 	}

@@ -116,6 +116,9 @@ func sections(wasm []byte) (map[byte][]byte, error) {
 		if n <= 0 || uint64(len(p)-1-n) < size {
 			return nil, fmt.Errorf("%w: truncated section %d", ErrInvalidModule, id)
 		}
+		if _, dup := out[id]; dup && id != 0 {
+			return nil, fmt.Errorf("%w: section %d appears twice", ErrInvalidModule, id)
+		}
 		if id != 0 {
 			out[id] = p[1+n : 1+n+int(size)]
 		}
@@ -226,7 +229,16 @@ func exportNames(sec []byte) (map[string]bool, error) {
 		r.byte()
 		r.uvarint()
 	}
-	return names, r.err
+	return names, r.end("export section")
+}
+
+// end fails unless every byte was read: a section's contents must be
+// exactly its vector.
+func (r *reader) end(what string) error {
+	if r.err == nil && len(r.p) != 0 {
+		r.fail(what)
+	}
+	return r.err
 }
 
 func appendExports(sec []byte, added int, entries []byte) ([]byte, error) {
@@ -267,7 +279,7 @@ func countImportedGlobals(sec []byte) (int, error) {
 			r.fail("import")
 		}
 	}
-	return count, r.err
+	return count, r.end("import section")
 }
 
 func (r *reader) limits() {

@@ -1,0 +1,114 @@
+package sandbox
+
+import (
+	"bytes"
+	"encoding/binary"
+	"testing"
+)
+
+// codeSection is a code section of one function without locals.
+func codeSection(instrs ...byte) []byte {
+	body := append([]byte{0x00}, instrs...)
+	sec := []byte{0x01}
+	sec = binary.AppendUvarint(sec, uint64(len(body)))
+	return append(sec, body...)
+}
+
+// The check goes at the entry of every function and the head of every
+// loop, and nowhere else; the rest of the code is copied as it was.
+func TestCheckCodePlacesChecks(t *testing.T) {
+	check := []byte{0x23, 0x02, 0x04, 0x40, 0x00, 0x0b} // global.get 2; if; unreachable; end
+	in := codeSection(
+		0x02, 0x40, // block
+		0x03, 0x40, // loop
+		0x41, 0x80, 0x01, // i32.const 128
+		0x0d, 0x01, // br_if 1
+		0x0c, 0x00, // br 0
+		0x0b, 0x0b, 0x0b) // end end end
+	got, err := checkCode(in, 2)
+	must(t, err)
+	body := []byte{0x00}
+	body = append(body, check...)
+	body = append(body, 0x02, 0x40, 0x03, 0x40)
+	body = append(body, check...)
+	body = append(body, 0x41, 0x80, 0x01, 0x0d, 0x01, 0x0c, 0x00, 0x0b, 0x0b, 0x0b)
+	want := append([]byte{0x01, byte(len(body))}, body...)
+	if !bytes.Equal(got, want) {
+		t.Errorf("got  % x\nwant % x", got, want)
+	}
+}
+
+// Code that names the stop global, or any global past the module's own,
+// is refused: a guest must not be able to clear its own stop.
+func TestCheckCodeRefusesForeignGlobals(t *testing.T) {
+	for name, code := range map[string][]byte{
+		"global.set": codeSection(0x41, 0x00, 0x24, 0x02, 0x0b),
+		"global.get": codeSection(0x23, 0x07, 0x1a, 0x0b),
+	} {
+		if _, err := checkCode(code, 2); err == nil {
+			t.Errorf("%s of a global past the module's own: no error", name)
+		}
+	}
+	if _, err := checkCode(codeSection(0x41, 0x00, 0x24, 0x01, 0x0b), 2); err != nil {
+		t.Errorf("global.set of the module's own global: %v", err)
+	}
+}
+
+// Instructions of proposals the runtimes do not enable (here a tail call
+// and an atomic) are not guessed at: the module keeps wazero's stop.
+func TestCheckCodeRefusesUnknownInstructions(t *testing.T) {
+	for name, code := range map[string][]byte{
+		"return_call":      codeSection(0x12, 0x00, 0x0b),
+		"atomic":           codeSection(0x41, 0x00, 0xfe, 0x10, 0x02, 0x00, 0x1a, 0x0b),
+		"truncated":        codeSection(0x41),
+		"multi-memory arg": codeSection(0x41, 0x00, 0x28, 0x42, 0x01, 0x00, 0x1a, 0x0b),
+	} {
+		if _, err := checkCode(code, 0); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+// Every committed module, the Go guests among them, takes the rewrite,
+// and the result still compiles; a start function becomes an export.
+func TestStopChecksRewriteCompiles(t *testing.T) {
+	for name, wasm := range watBytes {
+		sc, err := withStopChecks(wasm)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if sc.start != (name == "start") {
+			t.Errorf("%s: start %v", name, sc.start)
+		}
+		m, err := testRT.Compile(t.Context(), wasm)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if !m.stops {
+			t.Errorf("%s: compiled without stop checks", name)
+		}
+	}
+}
+
+// FuzzStopChecks feeds the rewrite arbitrary modules: it must never panic,
+// and what it returns must be a module whose sections read back.
+func FuzzStopChecks(f *testing.F) {
+	for _, wasm := range watBytes {
+		f.Add(wasm)
+	}
+	f.Fuzz(func(t *testing.T, wasm []byte) {
+		sc, err := withStopChecks(wasm)
+		if err != nil {
+			return
+		}
+		secs, err := sections(sc.code)
+		if err != nil {
+			t.Fatalf("rewritten module does not read back: %v", err)
+		}
+		if exports, err := exportNames(secs[secExport]); err != nil || !exports[stopExport] {
+			t.Fatalf("rewritten module lacks %s: %v", stopExport, err)
+		}
+	})
+}

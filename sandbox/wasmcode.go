@@ -1,0 +1,146 @@
+package sandbox
+
+import "fmt"
+
+// instr reads one instruction of a function body and returns its opcode
+// (the prefix byte for a prefixed one). It knows the instructions of
+// WebAssembly 2.0, which is what the sandbox's runtimes enable, and fails
+// on any other, and on global.get or global.set of a global at or past
+// globals.
+func (r *reader) instr(globals uint64) byte {
+	op := r.byte()
+	switch {
+	case op == 0x02 || op == 0x03 || op == 0x04: // block, loop, if
+		r.blockType()
+	case op == 0x0c || op == 0x0d: // br, br_if
+		r.uvarint()
+	case op == 0x0e: // br_table
+		for n := r.uvarint(); n > 0 && r.err == nil; n-- {
+			r.uvarint()
+		}
+		r.uvarint()
+	case op == 0x10: // call
+		r.uvarint()
+	case op == 0x11: // call_indirect
+		r.uvarint()
+		r.uvarint()
+	case op == 0x1c: // select t*
+		for n := r.uvarint(); n > 0 && r.err == nil; n-- {
+			r.byte()
+		}
+	case op >= 0x20 && op <= 0x22: // local.get, local.set, local.tee
+		r.uvarint()
+	case op == 0x23 || op == 0x24: // global.get, global.set
+		if g := r.uvarint(); r.err == nil && g >= globals {
+			r.failf("global %d does not exist", g)
+		}
+	case op == 0x25 || op == 0x26: // table.get, table.set
+		r.uvarint()
+	case op >= 0x28 && op <= 0x3e: // loads and stores
+		r.memarg()
+	case op == 0x3f || op == 0x40: // memory.size, memory.grow
+		r.memoryIndex()
+	case op == 0x41 || op == 0x42: // i32.const, i64.const
+		r.sleb()
+	case op == 0x43: // f32.const
+		r.bytes(4)
+	case op == 0x44: // f64.const
+		r.bytes(8)
+	case op == 0xd0: // ref.null
+		r.byte()
+	case op == 0xd2: // ref.func
+		r.uvarint()
+	case op == 0xfc:
+		r.miscInstr()
+	case op == 0xfd:
+		r.vectorInstr()
+	case op <= 0x01, op == 0x05, op == 0x0b, op == 0x0f, op == 0x1a, op == 0x1b,
+		op >= 0x45 && op <= 0xc4, op == 0xd1:
+		// no immediates
+	default:
+		r.failf("instruction 0x%02x", op)
+	}
+	return op
+}
+
+// failf fails with an unsupported or invalid instruction.
+func (r *reader) failf(format string, args ...any) {
+	if r.err == nil {
+		r.err = fmt.Errorf("unsupported code: "+format, args...)
+	}
+	r.p = nil
+}
+
+// blockType reads the type of a block, loop or if: empty, a value type,
+// or a type index.
+func (r *reader) blockType() {
+	if len(r.p) > 0 {
+		switch r.p[0] {
+		case 0x40, 0x7f, 0x7e, 0x7d, 0x7c, 0x7b, 0x70, 0x6f:
+			r.byte()
+			return
+		}
+	}
+	if r.sleb() < 0 && r.err == nil {
+		r.failf("block type")
+	}
+}
+
+// memarg reads a memory access's alignment and offset. An alignment that
+// names a memory (the multi-memory proposal) is not supported.
+func (r *reader) memarg() {
+	if align := r.uvarint(); align >= 1<<6 && r.err == nil {
+		r.failf("memory index in alignment %d", align)
+	}
+	r.uvarint()
+}
+
+// memoryIndex reads the memory operand of memory.size and friends, which
+// must be memory 0.
+func (r *reader) memoryIndex() {
+	if r.byte() != 0 && r.err == nil {
+		r.failf("memory index")
+	}
+}
+
+// miscInstr reads an instruction of the 0xfc prefix: saturating
+// conversions, bulk memory and table operations.
+func (r *reader) miscInstr() {
+	switch sub := r.uvarint(); {
+	case sub <= 7: // trunc_sat
+	case sub == 8: // memory.init
+		r.uvarint()
+		r.memoryIndex()
+	case sub == 9 || sub == 13 || (sub >= 15 && sub <= 17): // data.drop, elem.drop, table.grow/size/fill
+		r.uvarint()
+	case sub == 10: // memory.copy
+		r.memoryIndex()
+		r.memoryIndex()
+	case sub == 11: // memory.fill
+		r.memoryIndex()
+	case sub == 12 || sub == 14: // table.init, table.copy
+		r.uvarint()
+		r.uvarint()
+	default:
+		r.failf("instruction 0xfc %d", sub)
+	}
+}
+
+// vectorInstr reads an instruction of the 0xfd prefix (128-bit SIMD).
+func (r *reader) vectorInstr() {
+	switch sub := r.uvarint(); {
+	case sub <= 11 || sub == 92 || sub == 93: // loads, stores, load_zero
+		r.memarg()
+	case sub == 12 || sub == 13: // v128.const, i8x16.shuffle
+		r.bytes(16)
+	case sub >= 21 && sub <= 34: // extract_lane, replace_lane
+		r.byte()
+	case sub >= 84 && sub <= 91: // load_lane, store_lane
+		r.memarg()
+		r.byte()
+	case sub <= 0xff:
+		// no immediates
+	default:
+		r.failf("instruction 0xfd %d", sub)
+	}
+}
