@@ -110,11 +110,13 @@ func (r *run) loop(ctx context.Context) (Status, string) {
 			return StatusPaused, reason
 		}
 		more, err := r.takeRound(ctx)
+		if err == nil && !more {
+			// The answer's round committed: the task is done even if the
+			// context ended meanwhile.
+			return StatusDone, ""
+		}
 		if status, reason, ok := stopped(ctx, err); ok {
 			return status, reason
-		}
-		if !more {
-			return StatusDone, ""
 		}
 	}
 }

@@ -143,6 +143,12 @@ func (e *Engine) Resume(ctx context.Context, opts ResumeOptions) (*Result, error
 		}
 		return nil, err
 	}
+	if text, ok := r.answered(); ok {
+		// The stop came after the model's final answer: the task is done,
+		// and asking the model again would take a round it never asked for.
+		r.final = text
+		return r.end(StatusDone, "")
+	}
 	if err := r.startWatching(ctx); err != nil {
 		return r.end(StatusFailed, err.Error())
 	}
@@ -231,6 +237,20 @@ func (r *run) settle(ctx context.Context, rec *checkpoint.Recovered, report Repo
 		return err
 	}
 	return r.finishRound(ctx, round, callsNamed(turn.ToolCalls, report.Awaiting), report.last)
+}
+
+// answered reports whether the conversation at the boundary ends with the
+// model's final answer (a turn with no calls) and nothing waits for a
+// reply, and returns the answer. A run killed after that turn was
+// journaled, before its end was, leaves such a boundary behind: the answer
+// ended the task, and only the record saying so is missing.
+func (r *run) answered() (string, bool) {
+	msgs := r.state().Messages
+	if len(r.pending) > 0 || len(msgs) == 0 {
+		return "", false
+	}
+	last := msgs[len(msgs)-1]
+	return last.Text, last.Role == checkpoint.RoleAssistant && len(last.ToolCalls) == 0
 }
 
 // callsNamed picks the calls whose ids are listed.

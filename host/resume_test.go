@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -218,4 +219,102 @@ func dirBytes(t *testing.T, dir string) string {
 		b.Write(data)
 	}
 	return b.String()
+}
+
+// answeredThenKilled makes an agent whose model gave its final answer in
+// round 2 and whose process was then killed: before the round committed,
+// or after it committed and before the run's end was journaled. Round 1
+// ran as usual; the rest is what the journal holds after such a kill.
+func answeredThenKilled(t *testing.T, committed bool) (*Engine, checkpoint.Store, string) {
+	t.Helper()
+	eng, store := fileEngine(t)
+	af := agentIn(t, hostileAgent, "turns:\n  - tool_calls: [{name: echo, input: {text: one, n: 1}}]\n  - text: all done\n")
+	copyFile(t, hostileWasm, filepath.Join(af.Dir, "hostile.wasm"))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	res, err := eng.Run(ctx, RunOptions{Agent: af, ID: "agent-1", Prompt: "go", OnEvent: func(e Event) {
+		if e.Type == EventRoundEnd && e.Round == 1 {
+			cancel()
+		}
+	}})
+	if err != nil || res.Status != StatusPaused || res.Rounds != 1 {
+		t.Fatalf("setup run: %+v, %v", res, err)
+	}
+	lock, err := store.Lock("agent-1", checkpoint.ThisProcess("killed"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Unlock()
+	_, log, err := store.Open("agent-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	answer := checkpoint.Message{Role: checkpoint.RoleAssistant, Text: "all done"}
+	err = log.Append(checkpoint.Record{Type: checkpoint.RecRunStarted, Run: &checkpoint.RunInfo{ID: "run-killed"}},
+		checkpoint.Record{Type: checkpoint.RecTurn, Round: 2, Message: &answer, Usage: &checkpoint.Usage{OutputTokens: 2}})
+	if err == nil && committed {
+		_, err = log.Commit(checkpoint.Record{Type: checkpoint.RecCommit, Round: 2})
+	}
+	if err == nil {
+		err = log.Sync()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return eng, store, "agent-1"
+}
+
+// A run killed after the model's final answer was journaled, whether or
+// not its round had committed, is done once resumed: the answer ends the
+// task, and the model is not asked for another round.
+func TestResumeAfterTheFinalAnswer(t *testing.T) {
+	for _, committed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("committed=%v", committed), func(t *testing.T) {
+			eng, store, id := answeredThenKilled(t, committed)
+			res, events := resume(t, eng, id, StrategySeal)
+			if res.Status != StatusDone || res.Rounds != 2 || res.Text != "all done" {
+				t.Fatalf("resumed run ended %+v; want done after 2 rounds with the answer", res)
+			}
+			if turn := eventOf(events, EventModelTurn); turn != nil {
+				t.Fatalf("resume asked the model again: %+v", turn)
+			}
+			if end := eventOf(events, EventRunEnd); end == nil || end.Round != 2 || end.Status != StatusDone {
+				t.Fatalf("run_end %+v", end)
+			}
+			rec, err := store.Read(id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rec.Interrupted() || rec.State.Status != checkpoint.StatusDone || rec.State.Round != 2 || rec.State.TaskRounds != 2 {
+				t.Fatalf("stored state: round %d, task rounds %d, status %s, interrupted %v",
+					rec.State.Round, rec.State.TaskRounds, rec.State.Status, rec.Interrupted())
+			}
+			if _, events := resume(t, eng, id, StrategySeal); eventOf(events, EventModelTurn) != nil {
+				t.Fatal("a second resume asked the model again")
+			}
+		})
+	}
+}
+
+// A run whose context ends just after the final answer's round committed
+// is done, not paused: its answer is in the store, and a resume would have
+// nothing left to ask.
+func TestAnswerCommittedAsTheContextEnds(t *testing.T) {
+	eng, store := fileEngine(t)
+	af := agentIn(t, hostileAgent, "turns:\n  - tool_calls: [{name: echo, input: {text: one, n: 1}}]\n  - text: all done\n")
+	copyFile(t, hostileWasm, filepath.Join(af.Dir, "hostile.wasm"))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	res, err := eng.Run(ctx, RunOptions{Agent: af, ID: "agent-1", Prompt: "go", OnEvent: func(e Event) {
+		if e.Type == EventCheckpointSaved && e.Round == 2 {
+			cancel()
+		}
+	}})
+	if err != nil || res.Status != StatusDone || res.Rounds != 2 || res.Text != "all done" {
+		t.Fatalf("run: %+v, %v", res, err)
+	}
+	if rec, err := store.Read("agent-1"); err != nil || rec.Interrupted() || rec.State.Status != checkpoint.StatusDone {
+		t.Fatalf("stored: %+v, %v", rec, err)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"math/rand"
 	"os"
 	"os/exec"
@@ -122,7 +123,15 @@ func killAndResume(t *testing.T, bin, agent, cache string, delay time.Duration) 
 	time.Sleep(delay)
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
-	before := events(out.Bytes())
+	resumeKilled(t, bin, store, cache, out.Bytes())
+}
+
+// resumeKilled resumes the agent a kill stopped, given what the killed run
+// printed, checks the resumed run against an uninterrupted one, and
+// returns the resumed run's events.
+func resumeKilled(t *testing.T, bin, store, cache string, killed []byte) []jsonEvent {
+	t.Helper()
+	before := events(killed)
 	committed, started := 0, map[string]bool{}
 	for _, e := range before {
 		if e.Type == "checkpoint_saved" {
@@ -136,7 +145,7 @@ func killAndResume(t *testing.T, bin, agent, cache string, delay time.Duration) 
 	res := exec.Command(bin, "resume", "--store", store, "--cache", cache, "--json", "victim")
 	resOut, err := res.Output()
 	if code := res.ProcessState.ExitCode(); code == exitUsage && committed == 0 && len(started) == 0 {
-		return // killed before the agent was stored: there is nothing to resume
+		return nil // killed before the agent was stored: there is nothing to resume
 	} else if err != nil {
 		t.Fatalf("resume: %v (exit %d)\n%s", err, code, resOut)
 	}
@@ -170,7 +179,7 @@ func killAndResume(t *testing.T, bin, agent, cache string, delay time.Duration) 
 	}
 	last := after[len(after)-1]
 	if last.Type != "run_end" || last.Status != "done" || last.Round != 9 {
-		t.Fatalf("resumed run ended %+v; want done after 9 rounds\nkilled run:\n%s\nresume:\n%s", last, out.Bytes(), resOut)
+		t.Fatalf("resumed run ended %+v; want done after 9 rounds\nkilled run:\n%s\nresume:\n%s", last, killed, resOut)
 	}
 	if boundary >= 0 && boundary < committed {
 		t.Fatalf("resume found round %d, but round %d had been committed", boundary, committed)
@@ -180,4 +189,45 @@ func killAndResume(t *testing.T, bin, agent, cache string, delay time.Duration) 
 			t.Errorf("sealed call %s is not of the interrupted round %d", id, boundary+1)
 		}
 	}
+	return after
+}
+
+// The kill lands right after the run reports committing the round of the
+// model's final answer: mostly before the run's end is journaled, a moment
+// a random kill seldom hits. The resumed run ends done after the same 9
+// rounds, asking the model nothing.
+func TestKillAfterTheAnswerAndResume(t *testing.T) {
+	bin := cairnBinary(t)
+	agent := crashAgent(t)
+	cache := cacheForTests(t)
+	stopped := 0
+	for trial := 0; trial < 5; trial++ {
+		store := t.TempDir()
+		cmd := exec.Command(bin, "run", "--store", store, "--cache", cache, "--json", "--id", "victim", "-f", agent)
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			out.Write(append(sc.Bytes(), '\n'))
+			var e jsonEvent
+			if json.Unmarshal(sc.Bytes(), &e) == nil && e.Type == "checkpoint_saved" && e.Round == 9 {
+				cmd.Process.Signal(syscall.SIGKILL)
+				break
+			}
+		}
+		io.Copy(&out, stdout)
+		cmd.Wait()
+		for _, e := range resumeKilled(t, bin, store, cache, out.Bytes()) {
+			if e.Type == "agent_resumed" {
+				stopped++
+			}
+		}
+	}
+	t.Logf("%d of 5 kills stopped the run before its end was journaled", stopped)
 }
