@@ -14,8 +14,10 @@
 // else does not load, and the error names the import).
 //
 // A module is rewritten when it loads so that the host can stop it at its
-// deadline from outside: it checks a stop global, which only the host can
-// set, at every function entry and loop head (see withStopChecks).
+// deadline from outside: it counts down at every function entry and loop
+// head, and every few thousand checks looks at a stop global only the host
+// can set and steps into Go, where the Go runtime can pause it for a
+// garbage collection (see withStopChecks).
 //
 // Mounts are served by a filesystem of ours built on os.Root, never by
 // wazero's WithDirMount, which a guest escapes through a relative symlink

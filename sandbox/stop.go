@@ -12,7 +12,7 @@ import (
 
 // guarded runs fn, a call into mod, so that the end of ctx stops the
 // guest. A module with stop checks (see withStopChecks) is stopped by
-// setting its stop global when ctx ends; any other runs in a runtime that
+// setting its stop global (and running out its fuel) when ctx ends; any other runs in a runtime that
 // closes it when ctx ends. Either way a stopped guest's call fails as
 // wazero reports it: with the exit status of a deadline or of a
 // cancellation.
@@ -20,8 +20,9 @@ func (m *Module) guarded(ctx context.Context, mod api.Module, fn func() error) e
 	if !m.stops {
 		return fn()
 	}
-	g, ok := mod.ExportedGlobal(stopExport).(api.MutableGlobal)
-	if !ok {
+	stop, ok1 := mod.ExportedGlobal(stopExport).(api.MutableGlobal)
+	fuel, ok2 := mod.ExportedGlobal(fuelExport).(api.MutableGlobal)
+	if !ok1 || !ok2 {
 		return fmt.Errorf("%w: no stop global", ErrInvalidModule)
 	}
 	var (
@@ -34,7 +35,8 @@ func (m *Module) guarded(ctx context.Context, mod api.Module, fn func() error) e
 		defer mu.Unlock()
 		if armed {
 			why = ctx.Err()
-			g.Set(1)
+			stop.Set(1)
+			fuel.Set(1) // the next check looks at stop
 		}
 	})
 	err := fn()

@@ -9,17 +9,25 @@ import (
 // Section ids the stop-check rewrite touches, besides those in
 // snapshot_module.go.
 const (
-	secStart = 8
-	secCode  = 10
+	secMemory = 5
+	secStart  = 8
+	secCode   = 10
 )
 
-// stopExport names the global the stop-check rewrite adds: 0 while the
-// guest may run, 1 once it must stop. startExport names the start
-// function the rewrite turns into an export.
+// The rewrite's exports: stopExport is a global that is 0 while the
+// guest may run and 1 once it must stop, fuelExport the checks left before
+// the next stop to look at it, and startExport the module's start
+// function.
 const (
 	stopExport  = "cairn.stop"
+	fuelExport  = "cairn.fuel"
 	startExport = "cairn.start"
 )
+
+// fuelPerYield is how many checks a guest passes between two looks at its
+// stop global, each with an exit into Go: a Go guest passes two per call
+// of a function, so this is some hundreds of microseconds of work.
+const fuelPerYield = 8192
 
 // stopChecked is a module rewritten so that the host can stop it from
 // another goroutine (see withStopChecks).
@@ -28,37 +36,43 @@ type stopChecked struct {
 	start bool // the module had a start function, now exported as startExport
 }
 
-// withStopChecks rewrites a module so that setting one global stops it.
-// It adds a mutable i32 global, exported as stopExport, and at the entry of
-// every function and the head of every loop the check
+// withStopChecks rewrites a module so that the host can stop it by
+// setting a global. It adds two mutable i32 globals, stop and fuel, and at
+// the entry of every function and the head of every loop the check
 //
-//	global.get $stop
-//	if
-//	  unreachable
-//	end
+//	fuel = fuel - 1
+//	if fuel == 0 {
+//		fuel = fuelPerYield
+//		if stop { unreachable }
+//		memory.grow(0)
+//	}
 //
-// so a guest traps at its next call or loop iteration once the host sets
-// the global: nothing runs long without passing a check, since code that
-// neither loops nor calls ends within its own length. This is what
-// wazero's WithCloseOnContextDone provides, at a fraction of its cost: its
-// check, at loop heads only, is a call into the runtime, which keeps
-// values out of registers across every loop of a Go module (RATIONALE.md,
-// "Stopping a guest"). It also catches a guest that recurses without
-// looping, which wazero's does not.
+// Nothing runs long without passing a check, since code that neither loops
+// nor calls ends within its own length. The host stops a guest by setting
+// stop and fuel to 1, and the guest traps at its next check. memory.grow,
+// which changes nothing here, is there because wazero runs it in Go: the
+// Go runtime can stop a goroutine for its garbage collector, or to run
+// another one, only in Go code, never in a guest's, so a guest that never
+// left its own code would hold up every goroutine of the process at the
+// next collection, the one that would stop it included. This is what
+// wazero's WithCloseOnContextDone provides, for a fraction of its cost: its
+// check, at loop heads only, goes into Go every time (RATIONALE.md,
+// "Stopping a guest"). Checking at function entry also stops a guest that
+// recurses without looping.
 //
 // A start function would run during instantiation, before the host can
 // arm the stop; the rewrite exports it as startExport instead, for the
 // host to call once armed.
 //
-// The guest cannot reach the global: the rewrite refuses a module whose
-// code names a global it does not define, and the new global is one past
+// The guest cannot reach the globals: the rewrite refuses a module whose
+// code names a global it does not define, and the new globals come after
 // the last.
 //
 // # Errors
 //
 // An error naming what it could not read or does not support (an
-// instruction of a proposal the sandbox does not enable); such a module
-// is stopped by wazero's mechanism instead.
+// instruction of a proposal the sandbox does not enable, a module without
+// memory); such a module is stopped by wazero's mechanism instead.
 func withStopChecks(wasm []byte) (*stopChecked, error) {
 	secs, err := sections(wasm)
 	if err != nil {
@@ -68,12 +82,17 @@ func withStopChecks(wasm []byte) (*stopChecked, error) {
 	if err != nil {
 		return nil, err
 	}
-	if exports[stopExport] || exports[startExport] {
-		return nil, fmt.Errorf("the module already exports %s or %s", stopExport, startExport)
+	for _, name := range []string{stopExport, fuelExport, startExport} {
+		if exports[name] {
+			return nil, fmt.Errorf("the module already exports %s", name)
+		}
 	}
 	imported, err := countImportedGlobals(secs[secImport])
 	if err != nil {
 		return nil, err
+	}
+	if ok, err := hasMemory(secs); err != nil || !ok {
+		return nil, fmt.Errorf("a module without memory: %v", err)
 	}
 	own, err := (&reader{p: secs[secGlobal]}).countOnly()
 	if err != nil {
@@ -84,18 +103,24 @@ func withStopChecks(wasm []byte) (*stopChecked, error) {
 	if err != nil {
 		return nil, err
 	}
-	globals := binary.AppendUvarint(nil, own+1)
+	globals := binary.AppendUvarint(nil, own+2)
 	if own > 0 {
 		r := &reader{p: secs[secGlobal]}
 		r.uvarint()
 		globals = append(globals, r.p...)
 	}
-	globals = append(globals, 0x7f, 0x01, 0x41, 0x00, 0x0b) // (mut i32) (i32.const 0)
+	globals = append(globals, 0x7f, 0x01, 0x41, 0x00, 0x0b) // stop: (mut i32) (i32.const 0)
+	globals = append(globals, 0x7f, 0x01, 0x41)             // fuel: (mut i32) (i32.const fuelPerYield)
+	globals = binary.AppendVarint(globals, fuelPerYield)
+	globals = append(globals, 0x0b)
 
-	entries := appendName(nil, stopExport)
-	entries = append(entries, 0x03)
-	entries = binary.AppendUvarint(entries, stop)
-	added := 1
+	var entries []byte
+	for i, name := range []string{stopExport, fuelExport} {
+		entries = appendName(entries, name)
+		entries = append(entries, 0x03)
+		entries = binary.AppendUvarint(entries, stop+uint64(i))
+	}
+	added := 2
 	out := &stopChecked{}
 	replace := map[byte][]byte{secGlobal: globals, secCode: code}
 	if start, ok := secs[secStart]; ok {
@@ -116,6 +141,31 @@ func withStopChecks(wasm []byte) (*stopChecked, error) {
 	}
 	out.code = rebuildSections(wasm, replace)
 	return out, nil
+}
+
+// hasMemory reports whether the module defines or imports a memory.
+func hasMemory(secs map[byte][]byte) (bool, error) {
+	if n, err := (&reader{p: secs[secMemory]}).countOnly(); err != nil || n > 0 {
+		return n > 0, err
+	}
+	r := &reader{p: secs[secImport]}
+	for n := r.count(); n > 0 && r.err == nil; n-- {
+		r.bytes(r.uvarint())
+		r.bytes(r.uvarint())
+		switch r.byte() {
+		case 0x00:
+			r.uvarint()
+		case 0x01:
+			r.byte()
+			r.limits()
+		case 0x02:
+			return true, nil
+		case 0x03:
+			r.byte()
+			r.byte()
+		}
+	}
+	return false, r.err
 }
 
 // countOnly reads the length of a vector.
@@ -195,13 +245,11 @@ func isDWARF(custom []byte) bool {
 	return r.err == nil && strings.HasPrefix(name, ".debug_")
 }
 
-// checkCode rewrites a code section, putting the stop check (on global
-// stop) at the entry of every function and the head of every loop.
+// checkCode rewrites a code section, putting the check of the globals
+// stop and stop+1 (fuel) at the entry of every function and the head of
+// every loop (see withStopChecks).
 func checkCode(sec []byte, stop uint64) ([]byte, error) {
-	check := []byte{0x23}
-	check = binary.AppendUvarint(check, stop)
-	check = append(check, 0x04, 0x40, 0x00, 0x0b)
-
+	check := checkSequence(stop)
 	r := &reader{p: sec}
 	n := r.count()
 	out := binary.AppendUvarint(nil, n)
@@ -239,4 +287,22 @@ func checkCode(sec []byte, stop uint64) ([]byte, error) {
 		return nil, fmt.Errorf("%w: bytes after the last function", ErrInvalidModule)
 	}
 	return out, nil
+}
+
+// checkSequence is the check of withStopChecks, for the globals stop and
+// stop+1 (fuel).
+func checkSequence(stop uint64) []byte {
+	fuel := binary.AppendUvarint(nil, stop+1)
+	var c []byte
+	c = append(append(c, 0x23), fuel...)                   // global.get fuel
+	c = append(c, 0x41, 0x01, 0x6b)                        // i32.const 1; i32.sub
+	c = append(append(c, 0x24), fuel...)                   // global.set fuel
+	c = append(append(c, 0x23), fuel...)                   // global.get fuel
+	c = append(c, 0x45, 0x04, 0x40)                        // i32.eqz; if
+	c = binary.AppendVarint(append(c, 0x41), fuelPerYield) // i32.const fuelPerYield
+	c = append(append(c, 0x24), fuel...)                   // global.set fuel
+	c = binary.AppendUvarint(append(c, 0x23), stop)        // global.get stop
+	c = append(c, 0x04, 0x40, 0x00, 0x0b)                  // if; unreachable; end
+	c = append(c, 0x41, 0x00, 0x40, 0x00, 0x1a)            // i32.const 0; memory.grow; drop
+	return append(c, 0x0b)                                 // end
 }

@@ -2,8 +2,13 @@ package sandbox
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
+	"errors"
+	"io"
+	"runtime"
 	"testing"
+	"time"
 )
 
 // codeSection is a code section of one function without locals.
@@ -17,7 +22,7 @@ func codeSection(instrs ...byte) []byte {
 // The check goes at the entry of every function and the head of every
 // loop, and nowhere else; the rest of the code is copied as it was.
 func TestCheckCodePlacesChecks(t *testing.T) {
-	check := []byte{0x23, 0x02, 0x04, 0x40, 0x00, 0x0b} // global.get 2; if; unreachable; end
+	check := checkSequence(2)
 	in := codeSection(
 		0x02, 0x40, // block
 		0x03, 0x40, // loop
@@ -32,7 +37,8 @@ func TestCheckCodePlacesChecks(t *testing.T) {
 	body = append(body, 0x02, 0x40, 0x03, 0x40)
 	body = append(body, check...)
 	body = append(body, 0x41, 0x80, 0x01, 0x0d, 0x01, 0x0c, 0x00, 0x0b, 0x0b, 0x0b)
-	want := append([]byte{0x01, byte(len(body))}, body...)
+	want := binary.AppendUvarint([]byte{0x01}, uint64(len(body)))
+	want = append(want, body...)
 	if !bytes.Equal(got, want) {
 		t.Errorf("got  % x\nwant % x", got, want)
 	}
@@ -47,6 +53,11 @@ func TestCheckCodeRefusesForeignGlobals(t *testing.T) {
 	} {
 		if _, err := checkCode(code, 2); err == nil {
 			t.Errorf("%s of a global past the module's own: no error", name)
+		}
+	}
+	for _, g := range []byte{0x02, 0x03} {
+		if _, err := checkCode(codeSection(0x41, 0x00, 0x24, g, 0x0b), 2); err == nil {
+			t.Errorf("global.set %d, the stop or the fuel global: no error", g)
 		}
 	}
 	if _, err := checkCode(codeSection(0x41, 0x00, 0x24, 0x01, 0x0b), 2); err != nil {
@@ -111,4 +122,32 @@ func FuzzStopChecks(f *testing.F) {
 			t.Fatalf("rewritten module lacks %s: %v", stopExport, err)
 		}
 	})
+}
+
+// A guest that spins without calling the host still leaves its own code
+// often enough for the Go runtime to stop the world: a collection finishes
+// while the guest runs (were it held up, so would be every goroutine,
+// the one that stops the guest included), and the guest stops when asked.
+func TestSpinningGuestYieldsToTheCollector(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	done := make(chan error, 1)
+	started := make(chan struct{})
+	go func() {
+		close(started)
+		_, err := testRT.Exec(ctx, watBytes["spin"], Policy{Timeout: time.Hour}, nil, io.Discard, io.Discard)
+		done <- err
+	}()
+	<-started
+	time.Sleep(50 * time.Millisecond) // into the loop
+	runtime.GC()
+	select {
+	case err := <-done:
+		t.Fatalf("the guest ended before it was stopped: %v", err)
+	default:
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, want context.Canceled", err)
+	}
 }
