@@ -66,10 +66,12 @@ func (m *reservedMemory) growFallback(size uint64) []byte {
 }
 
 // Free returns the reservation to the kernel. wazero calls it once, when
-// the instance is closed and no guest code runs in it any more.
+// the instance is closed and no guest code runs in it any more. Unmapping
+// a memory the guest wrote to takes a while (every page it wrote is freed),
+// so it is done in a goroutine of its own, not on the call's path.
 func (m *reservedMemory) Free() {
 	if m.reserved {
-		syscall.Munmap(m.mem)
+		go syscall.Munmap(m.mem)
 		m.mem, m.reserved = nil, false
 	}
 	m.fallback = nil

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tetratelabs/wazero"
+	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 	"github.com/tetratelabs/wazero/experimental/sysfs"
 	"github.com/tetratelabs/wazero/sys"
 
@@ -131,19 +132,22 @@ func (m *Module) run(ctx context.Context, p Policy, stdin io.Reader, stdout, std
 	if err := checkGranted(cm, p); err != nil {
 		return Exit{}, err
 	}
-	fsc, closeFS, err := mounts(p.Mounts, newFileBudget(p.MaxOpenFiles), p.StagingLimit)
+	fsys, closeFS, err := mounts(p.Mounts, newFileBudget(p.MaxOpenFiles), p.StagingLimit)
 	if err != nil {
 		return Exit{}, err
 	}
 	defer closeFS()
 	ctx, cancel := context.WithTimeout(ctx, orDefault(p.Timeout, DefaultTimeout))
 	defer cancel()
-	cfg := moduleConfig(p, fsc, stdinFor(ctx, stdin, orDefault(p.StdinLimit, DefaultStdinLimit)), stdout, stderr)
 	rt, err := m.runtime(ctx, p.memoryPages())
 	if err != nil {
 		return Exit{}, err
 	}
-	mod, err := m.instantiate(ctx, rt, cm, cfg, p)
+	cio := callIO{
+		stdin:  stdinFor(ctx, stdin, orDefault(p.StdinLimit, DefaultStdinLimit)),
+		stdout: stdout, stderr: stderr, mounts: fsys,
+	}
+	mod, err := m.instantiate(ctx, rt, cm, cio, p)
 	if mod != nil {
 		mod.Close(context.Background())
 	}
@@ -175,11 +179,24 @@ func exitOf(ex Exit, err error, p Policy) (Exit, error) {
 	return ex, nil
 }
 
-func moduleConfig(p Policy, fsc wazero.FSConfig, stdin io.Reader, stdout, stderr io.Writer) wazero.ModuleConfig {
+// callIO is what one call reads, writes and mounts, in the order of its
+// policy's mounts.
+type callIO struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	mounts         []experimentalsys.FS
+}
+
+// moduleConfig configures an instance for p, reading and writing cio.
+func moduleConfig(p Policy, cio callIO) wazero.ModuleConfig {
+	fsc := wazero.NewFSConfig()
+	for i, mt := range p.Mounts {
+		fsc = fsc.(sysfs.FSConfig).WithSysFSMount(cio.mounts[i], mt.GuestPath)
+	}
 	cfg := wazero.NewModuleConfig().
 		WithName("").
 		WithArgs(append([]string{"tool"}, p.Args...)...).
-		WithStdin(stdin).WithStdout(stdout).WithStderr(stderr).
+		WithStdin(cio.stdin).WithStdout(cio.stdout).WithStderr(cio.stderr).
 		WithFSConfig(fsc)
 	for k, v := range p.Env {
 		cfg = cfg.WithEnv(k, v)
@@ -193,9 +210,10 @@ func moduleConfig(p Policy, fsc wazero.FSConfig, stdin io.Reader, stdout, stderr
 	return cfg
 }
 
-// mounts builds the guest's filesystem from workspaceFS and overlay mounts.
-func mounts(ms []Mount, files *fileBudget, stagingLimit int64) (wazero.FSConfig, func(), error) {
-	fsc := wazero.NewFSConfig()
+// mounts opens the filesystem of each mount: a workspaceFS or an
+// overlay's view.
+func mounts(ms []Mount, files *fileBudget, stagingLimit int64) ([]experimentalsys.FS, func(), error) {
+	var fsys []experimentalsys.FS
 	var closers []func() error
 	closeAll := func() {
 		for _, c := range closers {
@@ -203,15 +221,15 @@ func mounts(ms []Mount, files *fileBudget, stagingLimit int64) (wazero.FSConfig,
 		}
 	}
 	for _, mt := range ms {
-		fsys, closeFS, err := mt.open(files, stagingLimit)
+		f, closeFS, err := mt.open(files, stagingLimit)
 		if err != nil {
 			closeAll()
 			return nil, nil, err
 		}
 		closers = append(closers, closeFS)
-		fsc = fsc.(sysfs.FSConfig).WithSysFSMount(fsys, mt.GuestPath)
+		fsys = append(fsys, f)
 	}
-	return fsc, closeAll, nil
+	return fsys, closeAll, nil
 }
 
 // CallResult is what one tool call returned.

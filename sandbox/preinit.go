@@ -67,14 +67,15 @@ func (m *Module) usePreinit() error {
 }
 
 // instantiate makes the instance of one Run or Call and runs it to its end.
-// A command module runs its _start; a fast-mode module is restored from
-// its snapshot for the policy (taking it first if there is none yet) and
-// runs abi.CallExport. A call granted real randomness is the exception: it
-// initialises its own instance, since the Go runtime seeds its generators
-// (map order, math/rand) at init and a snapshot would give every call the
-// same seeds.
-func (m *Module) instantiate(ctx context.Context, rt wazero.Runtime, cm wazero.CompiledModule, cfg wazero.ModuleConfig, p Policy) (api.Module, error) {
-	cfg = cfg.WithStartFunctions()
+// A command module runs its _start; a fast-mode module runs abi.CallExport
+// in an instance restored from its snapshot for the policy (taking it
+// first if there is none yet): a spare made before the call came when
+// there is one (see spares), otherwise one made now. A call granted real
+// randomness is the exception: it initialises its own instance, since the
+// Go runtime seeds its generators (map order, math/rand) at init and a
+// snapshot would give every call the same seeds.
+func (m *Module) instantiate(ctx context.Context, rt wazero.Runtime, cm wazero.CompiledModule, cio callIO, p Policy) (api.Module, error) {
+	cfg := moduleConfig(p, cio).WithStartFunctions()
 	if m.pre == nil {
 		mod, err := rt.InstantiateModule(m.withAllocator(ctx, nil), cm, cfg)
 		if err != nil {
@@ -93,18 +94,23 @@ func (m *Module) instantiate(ctx context.Context, rt wazero.Runtime, cm wazero.C
 	if err != nil {
 		return nil, err
 	}
-	if !p.RealClock {
-		cfg = detClock(cfg, snap.clockReadings, nil)
+	key := spareKeyOf(p)
+	var s *spare
+	if !m.r.noSpares {
+		s = snap.spares.take(key)
+		m.r.background(func() {
+			snap.spares.refill(key, func() (*spare, error) {
+				return m.makeSpare(context.Background(), rt, cm, snap, p)
+			})
+		})
 	}
-	mem := snap.memory()
-	mod, err := rt.InstantiateModule(m.withAllocator(ctx, mem.alloc()), cm, cfg)
-	if err != nil {
-		return mod, err
+	if s == nil {
+		if s, err = m.makeSpare(ctx, rt, cm, snap, p); err != nil {
+			return nil, err
+		}
 	}
-	if err := snap.restore(mod, mem); err != nil {
-		return mod, err
-	}
-	return mod, m.callExport(ctx, mod)
+	s.bind(cio)
+	return s.mod, m.callExport(ctx, s.mod)
 }
 
 // withAllocator puts the memory allocator of an instance in ctx: a's when

@@ -89,6 +89,7 @@ func TestPreinitCallSeesNothingOfPreviousCall(t *testing.T) {
 	if m.pre == nil {
 		t.Fatal("a module built with -buildmode=c-shared is not in the fast mode")
 	}
+	before := snapshotCount(m)
 	first := probe(t, m, Policy{Mounts: workspace(t, "first.txt"), Env: map[string]string{"PROBE": "one"}}, `{"write":"made.txt"}`)
 	second := probe(t, m, Policy{Mounts: workspace(t, "second.txt")}, `{}`)
 	third := probe(t, m, Policy{Mounts: workspace(t), Env: map[string]string{"PROBE": "three"}, Args: []string{"x"}}, `{}`)
@@ -121,12 +122,65 @@ func TestPreinitCallSeesNothingOfPreviousCall(t *testing.T) {
 	if !(first.InitTime < first.Now) {
 		t.Errorf("clock: the call's time %s is not after the initialisation's %s", first.Now, first.InitTime)
 	}
-	m.pre.mu.Lock()
-	snaps := len(m.pre.snaps)
-	m.pre.mu.Unlock()
-	if snaps != 1 {
-		t.Errorf("%d snapshots taken for three calls with the same mounts, want 1", snaps)
+	if n := snapshotCount(m) - before; n > 1 {
+		t.Errorf("%d snapshots taken for three calls with the same mounts, want at most 1", n)
 	}
+}
+
+func snapshotCount(m *Module) int {
+	m.pre.mu.Lock()
+	defer m.pre.mu.Unlock()
+	return len(m.pre.snaps)
+}
+
+// TestPreinitSpareServesTheNextCall: after a call, a spare instance for a
+// policy like its own is made in the background, and the next such call
+// runs in it, seeing its own workspace, memory and open files, not the
+// first call's nor the spare's.
+func TestPreinitSpareServesTheNextCall(t *testing.T) {
+	m, _ := preinitModules(t)
+	p1 := Policy{Mounts: workspace(t, "first.txt")}
+	first := probe(t, m, p1, `{"write":"made.txt"}`)
+	m.r.bg.Wait()
+	snap, key := snapshotOf(t, m, p1), spareKeyOf(p1)
+	snap.spares.mu.Lock()
+	spare := snap.spares.ready[key]
+	snap.spares.mu.Unlock()
+	if spare == nil {
+		t.Fatal("no spare was made after the first call")
+	}
+
+	second := probe(t, m, Policy{Mounts: workspace(t, "second.txt")}, `{}`)
+	snap.spares.mu.Lock()
+	taken := snap.spares.ready[key] != spare
+	snap.spares.mu.Unlock()
+	if !taken {
+		t.Fatal("the second call did not take the spare")
+	}
+	if want := []string{"first.txt"}; !reflect.DeepEqual(first.Workspace, want) {
+		t.Errorf("first call lists %v, want %v", first.Workspace, want)
+	}
+	if want := []string{"second.txt"}; !reflect.DeepEqual(second.Workspace, want) {
+		t.Errorf("the spare's call lists %v, want %v", second.Workspace, want)
+	}
+	if second.Counter != 1 || second.LeftOpen {
+		t.Errorf("the spare's call: counter %d, sees a file left open %v; want 1, false", second.Counter, second.LeftOpen)
+	}
+	if first.Now != second.Now || first.CryptoRand != second.CryptoRand {
+		t.Errorf("the spare's call reads another clock or randomness: %+v and %+v", first, second)
+	}
+}
+
+// snapshotOf returns m's snapshot for p.
+func snapshotOf(t *testing.T, m *Module, p Policy) *snapshot {
+	t.Helper()
+	m.pre.mu.Lock()
+	defer m.pre.mu.Unlock()
+	s, ok := m.pre.snaps[keyOf(p)]
+	if !ok {
+		t.Fatal("no snapshot for the policy")
+	}
+	return s
 }
 
 // TestPreinitRealRandom: calls granted real randomness get their own,

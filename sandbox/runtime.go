@@ -31,6 +31,9 @@ type Runtime struct {
 	// noStopChecks leaves modules as they are, stopped by wazero's
 	// close-on-done: for measuring what the stop checks save.
 	noStopChecks bool
+	// noSpares makes every instance at its call (see spares): for
+	// measuring what spares save.
+	noSpares bool
 
 	mu sync.Mutex
 	// compiling holds one compilation per module (and memory limit) in
@@ -38,6 +41,9 @@ type Runtime struct {
 	compiling singleflight.Group
 	runtimes  map[runtimeKey]wazero.Runtime
 	modules   map[string]*Module // by digest
+
+	closed bool
+	bg     sync.WaitGroup // work done for later calls, see background
 }
 
 // NewRuntime makes a Runtime.
@@ -81,8 +87,13 @@ func privateDir(dir string) error {
 	return nil
 }
 
-// Close releases every compiled module and runtime.
+// Close releases every compiled module and runtime, once the work begun
+// for later calls has ended.
 func (r *Runtime) Close(ctx context.Context) error {
+	r.mu.Lock()
+	r.closed = true
+	r.mu.Unlock()
+	r.bg.Wait()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, rt := range r.runtimes {
@@ -90,6 +101,21 @@ func (r *Runtime) Close(ctx context.Context) error {
 	}
 	r.runtimes = map[runtimeKey]wazero.Runtime{}
 	return r.cache.Close(ctx)
+}
+
+// background runs fn, work for later calls, in a goroutine of its own,
+// unless the Runtime is closing.
+func (r *Runtime) background(fn func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return
+	}
+	r.bg.Add(1)
+	go func() {
+		defer r.bg.Done()
+		fn()
+	}()
 }
 
 // runtimeKey is what a wazero runtime fixes for its modules: the memory

@@ -18,12 +18,14 @@ import (
 // whose initialisation changed its table would not be restored faithfully;
 // a Go module's table never changes.
 //
-// A snapshot is immutable and safe for concurrent use.
+// A snapshot is immutable and safe for concurrent use, but for its
+// spares, which have a lock of their own.
 type snapshot struct {
 	pages         uint32
 	globals       []snapshotGlobal
 	clockReadings int64 // of the deterministic clock, see detClock
 	image         *memoryImage
+	spares        spares
 }
 
 type snapshotGlobal struct {
