@@ -252,7 +252,8 @@ func checkCode(sec []byte, stop uint64) ([]byte, error) {
 	check := checkSequence(stop)
 	r := &reader{p: sec}
 	n := r.count()
-	out := binary.AppendUvarint(nil, n)
+	out := make([]byte, 0, len(sec)+len(sec)/4)
+	out = binary.AppendUvarint(out, n)
 	var body []byte
 	for i := uint64(0); i < n && r.err == nil; i++ {
 		whole := r.bytes(r.uvarint())
@@ -266,14 +267,15 @@ func checkCode(sec []byte, stop uint64) ([]byte, error) {
 		}
 		body = append(body[:0], whole[:len(whole)-len(fn.p)]...)
 		body = append(body, check...)
+		run := fn.p // code read but not yet copied
 		for len(fn.p) > 0 && fn.err == nil {
-			start := fn.p
-			op := fn.instr(stop)
-			body = append(body, start[:len(start)-len(fn.p)]...)
-			if op == 0x03 { // loop
+			if fn.instr(stop) == 0x03 { // loop: the check goes after it
+				body = append(body, run[:len(run)-len(fn.p)]...)
 				body = append(body, check...)
+				run = fn.p
 			}
 		}
+		body = append(body, run...)
 		if fn.err != nil {
 			return nil, fmt.Errorf("function %d: %w", i, fn.err)
 		}

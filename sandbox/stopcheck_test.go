@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"cairn/guest/builtin"
 )
 
 // codeSection is a code section of one function without locals.
@@ -149,5 +151,18 @@ func TestSpinningGuestYieldsToTheCollector(t *testing.T) {
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("got %v, want context.Canceled", err)
+	}
+}
+
+// BenchmarkStopChecksRewrite is the rewrite of the built-in module, which
+// every process start pays once per module.
+//
+//	go test ./sandbox -run '^$' -bench StopChecksRewrite
+func BenchmarkStopChecksRewrite(b *testing.B) {
+	b.SetBytes(int64(len(builtin.Module)))
+	for i := 0; i < b.N; i++ {
+		if _, err := withStopChecks(builtin.Module); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -8,6 +8,10 @@ import "fmt"
 // on any other, and on global.get or global.set of a global at or past
 // globals.
 func (r *reader) instr(globals uint64) byte {
+	if op, n := quickInstr(r.p, globals); n > 0 {
+		r.p = r.p[n:]
+		return op
+	}
 	op := r.byte()
 	switch {
 	case op == 0x02 || op == 0x03 || op == 0x04: // block, loop, if
@@ -143,4 +147,45 @@ func (r *reader) vectorInstr() {
 	default:
 		r.failf("instruction 0xfd %d", sub)
 	}
+}
+
+// quickInstr measures, without a call per byte, the instructions that make
+// up most code: those without immediates and those with one or two small
+// integers. It returns the opcode and length, or length 0 to leave the
+// instruction to instr's reading of it.
+func quickInstr(p []byte, globals uint64) (byte, int) {
+	if len(p) < 2 {
+		return 0, 0
+	}
+	op := p[0]
+	switch {
+	case op >= 0x45 && op <= 0xc4, op == 0x0b, op == 0x1a, op == 0x1b, op == 0x0f, op == 0x01:
+		return op, 1
+	case op >= 0x20 && op <= 0x22, op == 0x10, op == 0x0c, op == 0x0d, op == 0x41, op == 0x42:
+		if n := lebLen(p[1:]); n > 0 {
+			return op, 1 + n
+		}
+	case op == 0x23 || op == 0x24:
+		if p[1] < 0x80 && uint64(p[1]) < globals {
+			return op, 2
+		}
+	case op >= 0x28 && op <= 0x3e:
+		if p[1] < 0x40 { // an alignment that names no memory
+			if n := lebLen(p[2:]); n > 0 {
+				return op, 2 + n
+			}
+		}
+	}
+	return 0, 0
+}
+
+// lebLen is the length of the LEB128 integer p starts with, or 0 when it
+// does not end within p or 10 bytes.
+func lebLen(p []byte) int {
+	for i := 0; i < len(p) && i < 10; i++ {
+		if p[i]&0x80 == 0 {
+			return i + 1
+		}
+	}
+	return 0
 }
