@@ -20,11 +20,14 @@ func interruptible(parent context.Context) (context.Context, context.CancelFunc)
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
 	go func() {
-		defer signal.Stop(signals)
 		select {
 		case s := <-signals:
+			// Before anything sees the stop: from now on a second signal
+			// ends the process.
+			signal.Stop(signals)
 			cancel(errors.New(unix.SignalName(s.(syscall.Signal))))
 		case <-ctx.Done():
+			signal.Stop(signals)
 		}
 	}()
 	return ctx, func() { cancel(nil) }

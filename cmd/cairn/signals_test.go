@@ -81,3 +81,50 @@ func unixName(s syscall.Signal) string {
 	}
 	return "SIGTERM"
 }
+
+// A second signal ends the process at once, even while the first one's
+// stop has not finished: a process stuck on its way out can always be
+// ended from the keyboard. The test runs interruptible in a child process
+// (this test binary, re-run) that never finishes stopping.
+func TestSecondSignalEndsTheProcess(t *testing.T) {
+	if os.Getenv("CAIRN_SIGNAL_CHILD") == "1" {
+		ctx, cancel := interruptible(t.Context())
+		defer cancel()
+		os.Stdout.WriteString("ready\n")
+		<-ctx.Done()
+		os.Stdout.WriteString("stopping\n")
+		select {} // a stop that never ends
+	}
+	child := exec.Command(os.Args[0], "-test.run", "^TestSecondSignalEndsTheProcess$")
+	child.Env = append(os.Environ(), "CAIRN_SIGNAL_CHILD=1")
+	stdout, err := child.StdoutPipe()
+	must(t, err)
+	must(t, child.Start())
+	lines := bufio.NewScanner(stdout)
+	expect := func(want string) {
+		t.Helper()
+		for lines.Scan() {
+			if lines.Text() == want {
+				return
+			}
+		}
+		child.Process.Kill()
+		t.Fatalf("the child never said %q", want)
+	}
+	expect("ready")
+	must(t, child.Process.Signal(syscall.SIGINT))
+	expect("stopping")
+	must(t, child.Process.Signal(syscall.SIGINT))
+	exited := make(chan error, 1)
+	go func() { exited <- child.Wait() }()
+	select {
+	case <-exited:
+	case <-time.After(time.Minute):
+		child.Process.Kill()
+		t.Fatal("the second SIGINT did not end the process")
+	}
+	ws, ok := child.ProcessState.Sys().(syscall.WaitStatus)
+	if !ok || !ws.Signaled() || ws.Signal() != syscall.SIGINT {
+		t.Fatalf("child ended with %v; want killed by SIGINT", child.ProcessState)
+	}
+}
