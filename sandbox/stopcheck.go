@@ -111,7 +111,7 @@ func withStopChecks(wasm []byte) (*stopChecked, error) {
 	}
 	globals = append(globals, 0x7f, 0x01, 0x41, 0x00, 0x0b) // stop: (mut i32) (i32.const 0)
 	globals = append(globals, 0x7f, 0x01, 0x41)             // fuel: (mut i32) (i32.const fuelPerYield)
-	globals = binary.AppendVarint(globals, fuelPerYield)
+	globals = appendSLEB(globals, fuelPerYield)
 	globals = append(globals, 0x0b)
 
 	var entries []byte
@@ -296,15 +296,27 @@ func checkCode(sec []byte, stop uint64) ([]byte, error) {
 func checkSequence(stop uint64) []byte {
 	fuel := binary.AppendUvarint(nil, stop+1)
 	var c []byte
-	c = append(append(c, 0x23), fuel...)                   // global.get fuel
-	c = append(c, 0x41, 0x01, 0x6b)                        // i32.const 1; i32.sub
-	c = append(append(c, 0x24), fuel...)                   // global.set fuel
-	c = append(append(c, 0x23), fuel...)                   // global.get fuel
-	c = append(c, 0x45, 0x04, 0x40)                        // i32.eqz; if
-	c = binary.AppendVarint(append(c, 0x41), fuelPerYield) // i32.const fuelPerYield
-	c = append(append(c, 0x24), fuel...)                   // global.set fuel
-	c = binary.AppendUvarint(append(c, 0x23), stop)        // global.get stop
-	c = append(c, 0x04, 0x40, 0x00, 0x0b)                  // if; unreachable; end
-	c = append(c, 0x41, 0x00, 0x40, 0x00, 0x1a)            // i32.const 0; memory.grow; drop
-	return append(c, 0x0b)                                 // end
+	c = append(append(c, 0x23), fuel...)            // global.get fuel
+	c = append(c, 0x41, 0x01, 0x6b)                 // i32.const 1; i32.sub
+	c = append(append(c, 0x24), fuel...)            // global.set fuel
+	c = append(append(c, 0x23), fuel...)            // global.get fuel
+	c = append(c, 0x45, 0x04, 0x40)                 // i32.eqz; if
+	c = appendSLEB(append(c, 0x41), fuelPerYield)   // i32.const fuelPerYield
+	c = append(append(c, 0x24), fuel...)            // global.set fuel
+	c = binary.AppendUvarint(append(c, 0x23), stop) // global.get stop
+	c = append(c, 0x04, 0x40, 0x00, 0x0b)           // if; unreachable; end
+	c = append(c, 0x41, 0x00, 0x40, 0x00, 0x1a)     // i32.const 0; memory.grow; drop
+	return append(c, 0x0b)                          // end
+}
+
+// appendSLEB appends v in signed LEB128, the encoding of i32.const.
+func appendSLEB(b []byte, v int64) []byte {
+	for {
+		c := byte(v & 0x7f)
+		v >>= 7
+		if (v == 0 && c&0x40 == 0) || (v == -1 && c&0x40 != 0) {
+			return append(b, c)
+		}
+		b = append(b, c|0x80)
+	}
 }

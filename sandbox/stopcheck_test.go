@@ -46,6 +46,17 @@ func TestCheckCodePlacesChecks(t *testing.T) {
 	}
 }
 
+// The fuel constants are signed LEB128, as i32.const reads them, and the
+// sign bit of 8192's second byte makes that differ from unsigned LEB128.
+func TestAppendSLEB(t *testing.T) {
+	for _, v := range []int64{0, 1, 63, 64, -1, -64, -65, 8192, 1 << 20, -1 << 31} {
+		r := &reader{p: appendSLEB(nil, v)}
+		if got := r.sleb(); got != v || len(r.p) != 0 || r.err != nil {
+			t.Errorf("%d: read back %d (%d bytes left, %v)", v, got, len(r.p), r.err)
+		}
+	}
+}
+
 // Code that names the stop global, or any global past the module's own,
 // is refused: a guest must not be able to clear its own stop.
 func TestCheckCodeRefusesForeignGlobals(t *testing.T) {
