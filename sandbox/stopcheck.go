@@ -91,8 +91,10 @@ func withStopChecks(wasm []byte) (*stopChecked, error) {
 	if err != nil {
 		return nil, err
 	}
-	if ok, err := hasMemory(secs); err != nil || !ok {
-		return nil, fmt.Errorf("a module without memory: %v", err)
+	if ok, err := hasMemory(secs); err != nil {
+		return nil, err
+	} else if !ok {
+		return nil, fmt.Errorf("a module without memory has nothing to step into Go with")
 	}
 	own, err := (&reader{p: secs[secGlobal]}).countOnly()
 	if err != nil {
