@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -98,7 +99,7 @@ func grepFile(full, rel string, re *regexp.Regexp) []string {
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	for n := 1; sc.Scan(); n++ {
 		if re.Match(sc.Bytes()) {
-			out = append(out, fmt.Sprintf("%s:%d: %s", rel, n, truncate(sc.Text(), 300)))
+			out = append(out, rel+":"+strconv.Itoa(n)+": "+truncate(sc.Text(), 300))
 		}
 	}
 	return out
