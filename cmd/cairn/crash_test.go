@@ -97,12 +97,15 @@ func TestKillDashNineAndResume(t *testing.T) {
 	bin := cairnBinary(t)
 	agent := crashAgent(t)
 	cache := cacheForTests(t)
-	start := time.Now()
-	clean := exec.Command(bin, "run", "--store", t.TempDir(), "--cache", cache, "--json", "-f", agent)
-	if out, err := clean.CombinedOutput(); err != nil {
-		t.Fatalf("uninterrupted run: %v\n%s", err, out)
+	var full time.Duration
+	for range 2 { // the second run, with the compile cache warm, is what a trial kills
+		start := time.Now()
+		clean := exec.Command(bin, "run", "--store", t.TempDir(), "--cache", cache, "--json", "-f", agent)
+		if out, err := clean.CombinedOutput(); err != nil {
+			t.Fatalf("uninterrupted run: %v\n%s", err, out)
+		}
+		full = time.Since(start)
 	}
-	full := time.Since(start)
 	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
 	for trial := 0; trial < *crashTrials; trial++ {
 		delay := time.Duration(rng.Int63n(int64(full)))
