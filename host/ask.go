@@ -47,7 +47,7 @@ func (e *Engine) Ask(ctx context.Context, opts AskOptions) (*Answer, error) {
 	}
 	ts := &toolset{tools: map[string]*tool{}}
 	for _, m := range mods {
-		if err := ts.add(af, m, nil, nil); err != nil {
+		if err := ts.add(af, m, nil); err != nil {
 			return nil, fmt.Errorf("ask agent %q: %w", opts.ID, err)
 		}
 	}

@@ -66,8 +66,11 @@ func (ts *toolset) invoke(ctx context.Context, ws workspaceView, c checkpoint.To
 	if !ok {
 		return "", fmt.Errorf("there is no tool %q; the tools are: %s", c.Name, ts.names())
 	}
-	if t.broken != nil {
-		return "", t.broken
+	mod, err := t.module.Wait(ctx)
+	if ctx.Err() != nil {
+		return "", ctx.Err()
+	} else if err != nil {
+		return "", doesNotLoad(t.ref, err)
 	}
 	input, err := t.schema.check(c.Input)
 	if err != nil {
@@ -79,7 +82,7 @@ func (ts *toolset) invoke(ctx context.Context, ws workspaceView, c checkpoint.To
 		return "", fmt.Errorf("tool %s: stage its changes: %w", c.Name, err)
 	}
 	req := abi.Request{ABI: abi.Version, Tool: c.Name, CallID: c.ID, Input: input, Workspace: abi.WorkspaceDir}
-	r, err := t.module.Call(ctx, p, req)
+	r, err := mod.Call(ctx, p, req)
 	res.stderr = string(r.Stderr)
 	if ov != nil {
 		res.staging, res.reads = ws.staging(c.ID), ov.Reads()

@@ -241,9 +241,7 @@ func (r *run) begin(info checkpoint.RunInfo, prompt string) error {
 	}
 	labels := r.state().Labels
 	r.emit(Event{Type: EventRunStart, ResumedFrom: info.ResumedFrom, Labels: &labels})
-	for _, w := range r.tools.warnings {
-		r.emit(Event{Type: EventWarning, Text: w})
-	}
+	r.warnOfModules()
 	if prompt == "" {
 		return nil
 	}

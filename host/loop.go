@@ -165,6 +165,7 @@ func (r *run) limitReached() string {
 // asked for calls, and so whether another round follows.
 func (r *run) takeRound(ctx context.Context) (bool, error) {
 	round := r.state().Round + 1
+	r.warnOfModules()
 	if err := r.drainOutsideChanges(ctx); err != nil {
 		return false, err
 	}
@@ -290,11 +291,20 @@ func (r *run) commit(round int) error {
 }
 
 // end journals how the run ended and returns its result.
+// warnOfModules warns of every tool module found, since the last time,
+// not to compile.
+func (r *run) warnOfModules() {
+	for _, w := range r.tools.newWarnings() {
+		r.emit(Event{Type: EventWarning, Text: w})
+	}
+}
+
 func (r *run) end(status Status, reason string) (*Result, error) {
 	rec := checkpoint.Record{Type: checkpoint.RecRunEnded, Time: now(),
 		Run: &checkpoint.RunInfo{ID: r.id, Status: checkpoint.Status(status), Reason: reason}}
 	err := errors.Join(r.log.Append(rec), r.log.Sync())
 	st := r.state()
+	r.warnOfModules()
 	res := &Result{Agent: r.agentID, Run: r.id, Status: status, Reason: reason, Rounds: st.Round,
 		Usage: st.Usage, ToolCalls: st.ToolCalls, Text: r.final}
 	r.emit(Event{Type: EventRunEnd, Status: status, Reason: reason, Round: st.Round, Usage: &res.Usage})

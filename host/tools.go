@@ -23,26 +23,29 @@ type Module struct {
 	Manifest abi.Manifest
 }
 
-// tool is one tool bound to its compiled module and its policy.
+// tool is one tool bound to its module, which may still be compiling,
+// and its policy.
 type tool struct {
 	spec   abi.Tool
-	module *sandbox.Module
+	module *sandbox.Loading
 	ref    ToolRef
 	grant  Grant
 	schema *schema
 	limits Limits
-	// broken is why the module did not compile; every call of the tool
-	// then returns it as an error result.
-	broken error
 }
 
 // toolset is every tool an agent offers the model, by name.
 type toolset struct {
 	tools map[string]*tool
 	specs []model.Tool
-	// warnings are the modules that did not compile, said once at the
-	// start of a run.
-	warnings []string
+	// loads are the modules compiling, to say once of each that failed.
+	loads []*moduleLoad
+}
+
+type moduleLoad struct {
+	ref      ToolRef
+	loading  *sandbox.Loading
+	reported bool
 }
 
 // ErrGrant is returned when a tool asks for more than its agent file grants.
@@ -60,21 +63,21 @@ func readModule(af *AgentFile, ref ToolRef) ([]byte, error) {
 	return b, nil
 }
 
-// newToolset compiles every module and binds its tools. A tool whose needs
-// exceed its grant, two tools of one name, or a schema that does not
-// compile fail the whole set: an agent does not start half-equipped. A
-// module whose manifest reads but whose code does not compile is kept: its
-// tools answer every call with the compile error, so the model learns of
-// it and the run goes on.
+// newToolset binds the tools of every module and starts compiling the
+// modules in the background: the manifests say all the model needs to
+// know, so the first request goes out while the code compiles, and a
+// call waits for its module. A tool whose needs exceed its grant, two
+// tools of one name, or a schema that does not compile fail the whole
+// set: an agent does not start half-equipped. A module whose manifest
+// reads but whose code does not compile is kept: its tools answer every
+// call with the compile error, so the model learns of it and the run goes
+// on, and the run warns of it once (see newWarnings).
 func newToolset(ctx context.Context, rt *sandbox.Runtime, af *AgentFile, mods []Module) (*toolset, error) {
 	ts := &toolset{tools: map[string]*tool{}}
 	for _, m := range mods {
-		compiled, err := rt.Compile(ctx, m.Wasm)
-		if err != nil {
-			err = fmt.Errorf("tool module %s does not load: %w", m.Ref.Module, err)
-			ts.warnings = append(ts.warnings, err.Error())
-		}
-		if err := ts.add(af, m, compiled, err); err != nil {
+		loading := rt.Load(ctx, m.Wasm)
+		ts.loads = append(ts.loads, &moduleLoad{ref: m.Ref, loading: loading})
+		if err := ts.add(af, m, loading); err != nil {
 			return nil, fmt.Errorf("tool module %s: %w", m.Ref.Module, err)
 		}
 	}
@@ -82,7 +85,27 @@ func newToolset(ctx context.Context, rt *sandbox.Runtime, af *AgentFile, mods []
 	return ts, nil
 }
 
-func (ts *toolset) add(af *AgentFile, m Module, compiled *sandbox.Module, broken error) error {
+// newWarnings says of each module that has failed to compile, once, that
+// it does not load. It does not wait for modules still compiling.
+func (ts *toolset) newWarnings() []string {
+	var out []string
+	for _, l := range ts.loads {
+		if l.reported || !l.loading.Done() {
+			continue
+		}
+		if _, err := l.loading.Wait(context.Background()); err != nil {
+			l.reported = true
+			out = append(out, doesNotLoad(l.ref, err).Error())
+		}
+	}
+	return out
+}
+
+func doesNotLoad(ref ToolRef, err error) error {
+	return fmt.Errorf("tool module %s does not load: %w", ref.Module, err)
+}
+
+func (ts *toolset) add(af *AgentFile, m Module, loading *sandbox.Loading) error {
 	only := map[string]bool{}
 	for _, n := range m.Ref.Only {
 		if _, ok := m.Manifest.Lookup(n); !ok {
@@ -106,8 +129,8 @@ func (ts *toolset) add(af *AgentFile, m Module, compiled *sandbox.Module, broken
 		if err != nil {
 			return fmt.Errorf("tool %q: %w", spec.Name, err)
 		}
-		ts.tools[spec.Name] = &tool{spec: spec, module: compiled, ref: m.Ref, grant: grant, schema: sch,
-			limits: af.Sandbox.overriddenBy(m.Ref.Limits), broken: broken}
+		ts.tools[spec.Name] = &tool{spec: spec, module: loading, ref: m.Ref, grant: grant, schema: sch,
+			limits: af.Sandbox.overriddenBy(m.Ref.Limits)}
 		ts.specs = append(ts.specs, model.Tool{Name: spec.Name, Description: spec.Description,
 			InputSchema: json.RawMessage(schemaText(spec.InputSchema))})
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -104,18 +105,63 @@ func (r *Runtime) Close(ctx context.Context) error {
 }
 
 // background runs fn, work for later calls, in a goroutine of its own,
-// unless the Runtime is closing.
-func (r *Runtime) background(fn func()) {
+// and reports whether it did: not once the Runtime is closing.
+func (r *Runtime) background(fn func()) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
-		return
+		return false
 	}
 	r.bg.Add(1)
 	go func() {
 		defer r.bg.Done()
 		fn()
 	}()
+	return true
+}
+
+// Loading is a module that Load is compiling.
+type Loading struct {
+	done chan struct{}
+	mod  *Module
+	err  error
+}
+
+// Load starts compiling wasm, as Compile does, and returns at once, so
+// that the caller can do other work meanwhile (an agent asks its model
+// while its tools compile). Close waits for it.
+func (r *Runtime) Load(ctx context.Context, wasm []byte) *Loading {
+	l := &Loading{done: make(chan struct{})}
+	ctx = context.WithoutCancel(ctx)
+	if !r.background(func() {
+		defer close(l.done)
+		l.mod, l.err = r.Compile(ctx, wasm)
+	}) {
+		l.err = errors.New("the runtime is closed")
+		close(l.done)
+	}
+	return l
+}
+
+// Wait returns the module, or Compile's error, once it has compiled. It
+// returns ctx's error if ctx ends first; the compilation goes on.
+func (l *Loading) Wait(ctx context.Context) (*Module, error) {
+	select {
+	case <-l.done:
+		return l.mod, l.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Done reports whether the module has compiled, or failed to.
+func (l *Loading) Done() bool {
+	select {
+	case <-l.done:
+		return true
+	default:
+		return false
+	}
 }
 
 // runtimeKey is what a wazero runtime fixes for its modules: the memory

@@ -47,7 +47,7 @@ limits: {max_rounds: 20}
 }
 
 // cairnBinary builds the command once per test binary.
-func cairnBinary(t *testing.T) string {
+func cairnBinary(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(os.TempDir(), fmt.Sprintf("cairn-crash-test-%d", os.Getpid()))
 	if _, err := os.Stat(bin); err == nil {

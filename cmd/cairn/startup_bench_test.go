@@ -1,0 +1,101 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+)
+
+var baselineCairn = flag.String("baseline-cairn", "", "another cairn binary for BenchmarkStartToFirstModelRequest to measure beside this one")
+
+// BenchmarkStartToFirstModelRequest is the time from starting `cairn run`
+// to its first request reaching the model server (an OpenAI-compatible
+// one on loopback), with the example's tools (the built-in module and
+// textstats), with an empty compile cache and with a warm one, in the
+// same run; and the same for another build of cairn when -baseline-cairn
+// names one. p50-ms is the median of b.N starts.
+//
+//	go test ./cmd/cairn -run '^$' -bench StartToFirstModelRequest -benchtime 10x [-baseline-cairn /path/to/cairn]
+func BenchmarkStartToFirstModelRequest(b *testing.B) {
+	bins := map[string]string{"this": cairnBinary(b)}
+	if *baselineCairn != "" {
+		bins["baseline"] = *baselineCairn
+	}
+	arrived := make(chan time.Time, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		select {
+		case arrived <- time.Now():
+		default:
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, `data: {"choices":[{"index":0,"delta":{"content":"done"},"finish_reason":"stop"}]}`+"\n\ndata: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	dir := b.TempDir()
+	stats, err := os.ReadFile(filepath.Join("..", "..", "examples", "tools", "textstats", "textstats.wasm"))
+	must(b, err)
+	must(b, os.WriteFile(filepath.Join(dir, "textstats.wasm"), stats, 0o644))
+	must(b, os.Mkdir(filepath.Join(dir, "workspace"), 0o755))
+	agent := filepath.Join(dir, "agent.yaml")
+	must(b, os.WriteFile(agent, []byte(fmt.Sprintf(`
+name: start
+model: {provider: openai, name: m, base_url: %s/v1}
+prompt: Say done.
+workspace: workspace
+tools:
+  - module: builtin
+  - module: textstats.wasm
+    grant: {workspace: ro}
+`, srv.URL)), 0o644))
+
+	for _, build := range []string{"baseline", "this"} {
+		bin, ok := bins[build]
+		if !ok {
+			continue
+		}
+		for _, cache := range []string{"cold", "warm"} {
+			b.Run(build+"/"+cache, func(b *testing.B) {
+				cacheDir := filepath.Join(b.TempDir(), "cache")
+				if cache == "warm" {
+					start(b, bin, agent, cacheDir, arrived)
+				}
+				d := make([]time.Duration, b.N)
+				for i := range d {
+					if cache == "cold" {
+						must(b, os.RemoveAll(cacheDir))
+					}
+					d[i] = start(b, bin, agent, cacheDir, arrived)
+				}
+				slices.Sort(d)
+				b.ReportMetric(float64(d[len(d)/2].Microseconds())/1e3, "p50-ms")
+			})
+		}
+	}
+}
+
+// start runs the agent once and returns how long its first model request
+// took to arrive.
+func start(b *testing.B, bin, agent, cache string, arrived chan time.Time) time.Duration {
+	b.Helper()
+	cmd := exec.Command(bin, "run", "--store", b.TempDir(), "--cache", cache, "-f", agent)
+	began := time.Now()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("run: %v\n%s", err, out)
+	}
+	select {
+	case at := <-arrived:
+		return at.Sub(began)
+	default:
+		b.Fatal("the run ended without asking the model")
+		return 0
+	}
+}
