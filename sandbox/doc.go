@@ -40,8 +40,11 @@
 //
 // A Go tool built as a WASI reactor is initialised once per memory limit
 // and mount layout, and every call starts a fresh instance from a
-// copy-on-write snapshot of that initialised state (see preinit); a plain
-// command module initialises in every call.
+// copy-on-write snapshot of that initialised state (see preinit); the
+// instance for the next call of a like policy is made in the background
+// (see spare). A plain command module initialises in every call. Load
+// compiles a module in the background, for a caller with other work to do
+// meanwhile.
 //
 // On Linux, guest memory is reserved up front and committed as it grows
 // (see memoryAllocator), so a guest's memory costs the host at most its
