@@ -221,6 +221,7 @@ func (e *Engine) newRun(ctx context.Context, af *AgentFile, mods []Module, overr
 	if err != nil {
 		return nil, err
 	}
+	tools.prepare(ws)
 	provider, modelName, err := openModel(af, override)
 	if err != nil {
 		return nil, err

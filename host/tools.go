@@ -85,6 +85,16 @@ func newToolset(ctx context.Context, rt *sandbox.Runtime, af *AgentFile, mods []
 	return ts, nil
 }
 
+// prepare readies every tool's module, in the background, for calls in
+// the workspace ws (see sandbox.Loading.Prepare), so that the first call
+// of each does not wait for its snapshot or its instance when the model
+// took longer than those.
+func (ts *toolset) prepare(ws string) {
+	for _, t := range ts.tools {
+		t.module.Prepare(t.policy(ws))
+	}
+}
+
 // newWarnings says of each module that has failed to compile, once, that
 // it does not load. It does not wait for modules still compiling.
 func (ts *toolset) newWarnings() []string {

@@ -122,6 +122,7 @@ func (r *Runtime) background(fn func()) bool {
 
 // Loading is a module that Load is compiling.
 type Loading struct {
+	r    *Runtime
 	done chan struct{}
 	mod  *Module
 	err  error
@@ -131,7 +132,7 @@ type Loading struct {
 // that the caller can do other work meanwhile (an agent asks its model
 // while its tools compile). Close waits for it.
 func (r *Runtime) Load(ctx context.Context, wasm []byte) *Loading {
-	l := &Loading{done: make(chan struct{})}
+	l := &Loading{r: r, done: make(chan struct{})}
 	ctx = context.WithoutCancel(ctx)
 	if !r.background(func() {
 		defer close(l.done)
@@ -152,6 +153,19 @@ func (l *Loading) Wait(ctx context.Context) (*Module, error) {
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+// Prepare readies the module for calls under p once it has compiled, in
+// the background: for a fast-mode module it takes the snapshot for p and
+// makes a spare instance, so that the first such call finds both. What
+// fails here is left for the call to meet and report.
+func (l *Loading) Prepare(p Policy) {
+	l.r.background(func() {
+		<-l.done
+		if l.err == nil {
+			l.mod.prepare(context.Background(), p)
+		}
+	})
 }
 
 // Done reports whether the module has compiled, or failed to.

@@ -58,6 +58,33 @@ func spareKeyOf(p Policy) string {
 	return fmt.Sprintf("args %q env %s real-clock %v", p.Args, strings.Join(env, ","), p.RealClock)
 }
 
+// prepare takes the snapshot for p, if the module is in the fast mode and
+// p lets calls start from one, and makes the spare for p.
+func (m *Module) prepare(ctx context.Context, p Policy) error {
+	if m.pre == nil || p.RealRandom {
+		return nil
+	}
+	cm, err := m.compiledFor(ctx, p.memoryPages())
+	if err != nil {
+		return err
+	}
+	if err := checkGranted(cm, p); err != nil {
+		return err
+	}
+	rt, err := m.runtime(ctx, p.memoryPages())
+	if err != nil {
+		return err
+	}
+	snap, err := m.pre.snapshotFor(ctx, m, rt, cm, p)
+	if err != nil || m.r.noSpares {
+		return err
+	}
+	snap.spares.refill(spareKeyOf(p), func() (*spare, error) {
+		return m.makeSpare(ctx, rt, cm, snap, p)
+	})
+	return nil
+}
+
 // makeSpare instantiates the module for p from snap, unbound.
 func (m *Module) makeSpare(ctx context.Context, rt wazero.Runtime, cm wazero.CompiledModule, snap *snapshot, p Policy) (*spare, error) {
 	s := &spare{mounts: make([]*boundFS, len(p.Mounts))}

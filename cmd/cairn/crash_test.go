@@ -66,7 +66,8 @@ type jsonEvent struct {
 	Round  int    `json:"round"`
 	Status string `json:"status"`
 	Call   *struct {
-		ID string `json:"id"`
+		ID         string  `json:"id"`
+		DurationMS float64 `json:"duration_ms"`
 	} `json:"call"`
 	Sealed []struct {
 		Call string `json:"call"`

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -97,5 +98,69 @@ func start(b *testing.B, bin, agent, cache string, arrived chan time.Time) time.
 	default:
 		b.Fatal("the run ended without asking the model")
 		return 0
+	}
+}
+
+// BenchmarkFirstToolCall is how long the first tool call of a run takes
+// (the tool_end event's duration) when the model takes 300 ms to ask for
+// it, as a hosted model does at least: the built-in list_dir, compile
+// cache warm, for this build and, with -baseline-cairn, another, in the
+// same run. p50-ms is the median of b.N runs.
+//
+//	go test ./cmd/cairn -run '^$' -bench FirstToolCall -benchtime 5x [-baseline-cairn /path/to/cairn]
+func BenchmarkFirstToolCall(b *testing.B) {
+	bins := map[string]string{"this": cairnBinary(b)}
+	if *baselineCairn != "" {
+		bins["baseline"] = *baselineCairn
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		chunk := `{"choices":[{"index":0,"delta":{"content":"done"},"finish_reason":"stop"}]}`
+		if !strings.Contains(string(body), `"tool_call_id"`) {
+			time.Sleep(300 * time.Millisecond)
+			chunk = `{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"list_dir","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}`
+		}
+		fmt.Fprintf(w, "data: %s\n\ndata: [DONE]\n\n", chunk)
+	}))
+	defer srv.Close()
+	dir := b.TempDir()
+	must(b, os.Mkdir(filepath.Join(dir, "workspace"), 0o755))
+	agent := filepath.Join(dir, "agent.yaml")
+	must(b, os.WriteFile(agent, []byte(fmt.Sprintf(`
+name: first
+model: {provider: openai, name: m, base_url: %s/v1}
+prompt: List the workspace.
+workspace: workspace
+tools: [{module: builtin}]
+`, srv.URL)), 0o644))
+	for _, build := range []string{"baseline", "this"} {
+		bin, ok := bins[build]
+		if !ok {
+			continue
+		}
+		b.Run(build, func(b *testing.B) {
+			cache := filepath.Join(b.TempDir(), "cache")
+			run := func() float64 {
+				out, err := exec.Command(bin, "run", "--json", "--store", b.TempDir(), "--cache", cache, "-f", agent).Output()
+				if err != nil {
+					b.Fatalf("run: %v\n%s", err, out)
+				}
+				for _, e := range events(out) {
+					if e.Type == "tool_end" && e.Call != nil {
+						return e.Call.DurationMS
+					}
+				}
+				b.Fatalf("no tool_end in\n%s", out)
+				return 0
+			}
+			run() // fills the compile cache
+			d := make([]float64, b.N)
+			for i := range d {
+				d[i] = run()
+			}
+			slices.Sort(d)
+			b.ReportMetric(d[len(d)/2], "p50-ms")
+		})
 	}
 }
