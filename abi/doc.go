@@ -17,6 +17,15 @@
 // the fast mode, below.) One module may carry several tools; the request
 // names the one to run.
 //
+// The host rewrites a module when it loads it, so that it can stop it at
+// its deadline: it adds two globals and exports named "cairn.stop" and
+// "cairn.fuel", a check at every function entry and loop head, and exports
+// a start function as "cairn.start" to call it once it can stop it. What
+// the module computes is unchanged. A module that already exports one of
+// those names, uses WebAssembly beyond 2.0, or has no memory still runs,
+// stopped by the runtime's own slower mechanism. DWARF custom sections are
+// dropped, since the rewrite moves the code they point into.
+//
 // # One call
 //
 // The host instantiates a fresh instance of the module for every call, so no
