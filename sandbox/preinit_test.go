@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -342,4 +343,26 @@ func BenchmarkPreinitInstance(b *testing.B) {
 		must(b, snap.restore(mod, mem))
 		mod.Close(ctx)
 	})
+}
+
+// Spares are bounded per snapshot: calls with many environments keep at
+// most maxSpares instances, the newest, and the ones dropped are closed.
+func TestPreinitSparesAreBounded(t *testing.T) {
+	m, _ := preinitModules(t)
+	mounts := workspace(t)
+	var p Policy
+	for i := range maxSpares + 3 {
+		p = Policy{Mounts: mounts, Env: map[string]string{"N": strconv.Itoa(i)}}
+		probe(t, m, p, `{}`)
+		m.r.bg.Wait()
+	}
+	snap := snapshotOf(t, m, p)
+	snap.spares.mu.Lock()
+	defer snap.spares.mu.Unlock()
+	if len(snap.spares.ready) != maxSpares || len(snap.spares.order) != maxSpares {
+		t.Fatalf("%d spares (%d in order), want %d", len(snap.spares.ready), len(snap.spares.order), maxSpares)
+	}
+	if snap.spares.ready[spareKeyOf(p)] == nil {
+		t.Error("the newest spare was dropped")
+	}
 }

@@ -112,10 +112,17 @@ func (m *Module) makeSpare(ctx context.Context, rt wazero.Runtime, cm wazero.Com
 	return s, nil
 }
 
-// spares holds at most one spare per key for one snapshot.
+// maxSpares bounds the spares kept for one snapshot: a process running
+// agents whose tools differ in their environment (a key per agent) would
+// otherwise keep an instance for each.
+const maxSpares = 8
+
+// spares holds at most one spare per key, and at most maxSpares, for one
+// snapshot. Past the bound, the spare made longest ago is dropped.
 type spares struct {
 	mu     sync.Mutex
 	ready  map[string]*spare
+	order  []string // keys of ready, oldest first
 	making map[string]bool
 }
 
@@ -124,7 +131,10 @@ func (ss *spares) take(key string) *spare {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	s := ss.ready[key]
-	delete(ss.ready, key)
+	if s != nil {
+		delete(ss.ready, key)
+		ss.order = slices.DeleteFunc(ss.order, func(k string) bool { return k == key })
+	}
 	return s
 }
 
@@ -147,7 +157,15 @@ func (ss *spares) refill(key string, make func() (*spare, error)) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	delete(ss.making, key)
-	if err == nil {
-		ss.ready[key] = s
+	if err != nil {
+		return
+	}
+	ss.ready[key] = s
+	ss.order = append(ss.order, key)
+	for len(ss.order) > maxSpares {
+		old := ss.order[0]
+		ss.order = ss.order[1:]
+		ss.ready[old].mod.Close(context.Background())
+		delete(ss.ready, old)
 	}
 }
