@@ -23,9 +23,26 @@ turns:
 // round 2: its turn journaled, call_2_0 executing, call_2_1 finished. That
 // is what a kill -9 at that moment leaves.
 func interrupted(t *testing.T) (*Engine, checkpoint.Store, string) {
+	return afterRound1(t, resumeScript, "crashed", func(log checkpoint.Log) error {
+		turn := checkpoint.Message{Role: checkpoint.RoleAssistant, ToolCalls: []checkpoint.ToolCall{
+			{ID: "call_2_0", Name: "echo", Input: `{"text":"two","n":2}`},
+			{ID: "call_2_1", Name: "echo", Input: `{"text":"three","n":3}`}}}
+		return log.Append(
+			checkpoint.Record{Type: checkpoint.RecRunStarted, Run: &checkpoint.RunInfo{ID: "run-crashed"}},
+			checkpoint.Record{Type: checkpoint.RecTurn, Round: 2, Message: &turn},
+			checkpoint.Record{Type: checkpoint.RecPhase, Round: 2, Call: "call_2_0", Tool: "echo", Phase: checkpoint.PhaseExecuting},
+			checkpoint.Record{Type: checkpoint.RecPhase, Round: 2, Call: "call_2_1", Tool: "echo", Phase: checkpoint.PhaseExecuting},
+			checkpoint.Record{Type: checkpoint.RecResult, Round: 2, Call: "call_2_1", Tool: "echo", Result: &checkpoint.Result{Output: "three x3"}})
+	})
+}
+
+// afterRound1 runs the hostile agent with script through round 1 and
+// pauses it; then, holding its lock as the process run, it appends to its
+// journal what write appends: what a process killed during round 2 left.
+func afterRound1(t *testing.T, script, run string, write func(checkpoint.Log) error) (*Engine, checkpoint.Store, string) {
 	t.Helper()
 	eng, store := fileEngine(t)
-	af := agentIn(t, hostileAgent, resumeScript)
+	af := agentIn(t, hostileAgent, script)
 	copyFile(t, hostileWasm, filepath.Join(af.Dir, "hostile.wasm"))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -37,7 +54,7 @@ func interrupted(t *testing.T) (*Engine, checkpoint.Store, string) {
 	if err != nil || res.Status != StatusPaused || res.Rounds != 1 {
 		t.Fatalf("setup run: %+v, %v", res, err)
 	}
-	lock, err := store.Lock("agent-1", checkpoint.ThisProcess("crashed"))
+	lock, err := store.Lock("agent-1", checkpoint.ThisProcess(run))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,16 +64,7 @@ func interrupted(t *testing.T) (*Engine, checkpoint.Store, string) {
 		t.Fatal(err)
 	}
 	defer log.Close()
-	turn := checkpoint.Message{Role: checkpoint.RoleAssistant, ToolCalls: []checkpoint.ToolCall{
-		{ID: "call_2_0", Name: "echo", Input: `{"text":"two","n":2}`},
-		{ID: "call_2_1", Name: "echo", Input: `{"text":"three","n":3}`}}}
-	err = log.Append(
-		checkpoint.Record{Type: checkpoint.RecRunStarted, Run: &checkpoint.RunInfo{ID: "run-crashed"}},
-		checkpoint.Record{Type: checkpoint.RecTurn, Round: 2, Message: &turn},
-		checkpoint.Record{Type: checkpoint.RecPhase, Round: 2, Call: "call_2_0", Tool: "echo", Phase: checkpoint.PhaseExecuting},
-		checkpoint.Record{Type: checkpoint.RecPhase, Round: 2, Call: "call_2_1", Tool: "echo", Phase: checkpoint.PhaseExecuting},
-		checkpoint.Record{Type: checkpoint.RecResult, Round: 2, Call: "call_2_1", Tool: "echo", Result: &checkpoint.Result{Output: "three x3"}})
-	if err != nil {
+	if err := write(log); err != nil {
 		t.Fatal(err)
 	}
 	return eng, store, "agent-1"
@@ -226,43 +234,19 @@ func dirBytes(t *testing.T, dir string) string {
 // or after it committed and before the run's end was journaled. Round 1
 // ran as usual; the rest is what the journal holds after such a kill.
 func answeredThenKilled(t *testing.T, committed bool) (*Engine, checkpoint.Store, string) {
-	t.Helper()
-	eng, store := fileEngine(t)
-	af := agentIn(t, hostileAgent, "turns:\n  - tool_calls: [{name: echo, input: {text: one, n: 1}}]\n  - text: all done\n")
-	copyFile(t, hostileWasm, filepath.Join(af.Dir, "hostile.wasm"))
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	res, err := eng.Run(ctx, RunOptions{Agent: af, ID: "agent-1", Prompt: "go", OnEvent: func(e Event) {
-		if e.Type == EventRoundEnd && e.Round == 1 {
-			cancel()
+	script := "turns:\n  - tool_calls: [{name: echo, input: {text: one, n: 1}}]\n  - text: all done\n"
+	return afterRound1(t, script, "killed", func(log checkpoint.Log) error {
+		answer := checkpoint.Message{Role: checkpoint.RoleAssistant, Text: "all done"}
+		err := log.Append(checkpoint.Record{Type: checkpoint.RecRunStarted, Run: &checkpoint.RunInfo{ID: "run-killed"}},
+			checkpoint.Record{Type: checkpoint.RecTurn, Round: 2, Message: &answer, Usage: &checkpoint.Usage{OutputTokens: 2}})
+		if err == nil && committed {
+			_, err = log.Commit(checkpoint.Record{Type: checkpoint.RecCommit, Round: 2})
 		}
-	}})
-	if err != nil || res.Status != StatusPaused || res.Rounds != 1 {
-		t.Fatalf("setup run: %+v, %v", res, err)
-	}
-	lock, err := store.Lock("agent-1", checkpoint.ThisProcess("killed"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lock.Unlock()
-	_, log, err := store.Open("agent-1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer log.Close()
-	answer := checkpoint.Message{Role: checkpoint.RoleAssistant, Text: "all done"}
-	err = log.Append(checkpoint.Record{Type: checkpoint.RecRunStarted, Run: &checkpoint.RunInfo{ID: "run-killed"}},
-		checkpoint.Record{Type: checkpoint.RecTurn, Round: 2, Message: &answer, Usage: &checkpoint.Usage{OutputTokens: 2}})
-	if err == nil && committed {
-		_, err = log.Commit(checkpoint.Record{Type: checkpoint.RecCommit, Round: 2})
-	}
-	if err == nil {
-		err = log.Sync()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return eng, store, "agent-1"
+		if err == nil {
+			err = log.Sync()
+		}
+		return err
+	})
 }
 
 // A run killed after the model's final answer was journaled, whether or
