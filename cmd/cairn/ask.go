@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"strings"
 
@@ -26,23 +25,17 @@ func askAction(c *cli.Context) error {
 		return withCode(exitUsage, fmt.Errorf("usage: cairn ask AGENT QUESTION"))
 	}
 	opts := host.AskOptions{ID: c.Args().First(), Question: strings.Join(c.Args().Tail(), " ")}
-	spec, err := modelFlag(c)
+	s, err := openSession(c)
 	if err != nil {
 		return err
 	}
-	opts.Model = spec
-	ctx, stop := interruptible(c.Context)
-	defer stop()
-	eng, err := newEngine(c)
-	if err != nil {
-		return err
-	}
-	defer eng.Close(context.Background())
+	defer s.close()
+	opts.Model = s.model
 	asJSON := c.Bool(jsonFlag.Name)
 	if !asJSON {
 		opts.OnText = func(s string) { fmt.Fprint(c.App.Writer, s) }
 	}
-	a, err := eng.Ask(ctx, opts)
+	a, err := s.eng.Ask(s.ctx, opts)
 	if err != nil {
 		return runError(err)
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/urfave/cli/v2"
@@ -40,21 +39,15 @@ func resumeAction(c *cli.Context) error {
 	opts := host.ResumeOptions{ID: c.Args().First(), Strategy: strategy, Upgrade: c.Bool("upgrade"),
 		Limits: host.RunLimits{MaxRounds: c.Int("max-rounds"), MaxTokens: c.Int64("max-tokens"),
 			MaxCost: c.Float64("max-cost"), MaxTime: host.Duration(c.Duration("max-time"))}}
-	spec, err := modelFlag(c)
+	s, err := openSession(c)
 	if err != nil {
 		return err
 	}
-	opts.Model = spec
-	ctx, stop := interruptible(c.Context)
-	defer stop()
-	eng, err := newEngine(c)
-	if err != nil {
-		return err
-	}
-	defer eng.Close(context.Background())
+	defer s.close()
+	opts.Model = s.model
 	opts.OnEvent = newRenderer(c.App.Writer, c.Bool(jsonFlag.Name)).event
 	opts.Approver, opts.AutoDeny = terminalApprover(c.App.Reader, c.App.ErrWriter), c.Bool(autoDenyFlag.Name)
-	res, err := eng.Resume(ctx, opts)
+	res, err := s.eng.Resume(s.ctx, opts)
 	if err != nil {
 		return runError(err)
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"strings"
 
@@ -47,22 +46,16 @@ func runAction(c *cli.Context) error {
 	if opts.Prompt == "" {
 		opts.Prompt = af.Prompt
 	}
-	spec, err := modelFlag(c)
+	s, err := openSession(c)
 	if err != nil {
 		return err
 	}
-	opts.Model = spec
-	ctx, stop := interruptible(c.Context)
-	defer stop()
-	eng, err := newEngine(c)
-	if err != nil {
-		return err
-	}
-	defer eng.Close(context.Background())
+	defer s.close()
+	opts.Model = s.model
 	r := newRenderer(c.App.Writer, c.Bool(jsonFlag.Name))
 	opts.OnEvent = r.event
 	opts.Approver, opts.AutoDeny = terminalApprover(c.App.Reader, c.App.ErrWriter), c.Bool(autoDenyFlag.Name)
-	res, err := eng.Run(ctx, opts)
+	res, err := s.eng.Run(s.ctx, opts)
 	if err != nil {
 		return runError(err)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -97,4 +98,30 @@ func modelFlag(c *cli.Context) (*model.Spec, error) {
 		return nil, withCode(exitUsage, err)
 	}
 	return &spec, nil
+}
+
+// session is what run, resume and ask start from: the --model override,
+// a context the first signal ends (see interruptible), and an engine.
+type session struct {
+	ctx   context.Context
+	eng   *host.Engine
+	model *model.Spec
+	close func()
+}
+
+func openSession(c *cli.Context) (*session, error) {
+	spec, err := modelFlag(c)
+	if err != nil {
+		return nil, err
+	}
+	ctx, stop := interruptible(c.Context)
+	eng, err := newEngine(c)
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	return &session{ctx: ctx, eng: eng, model: spec, close: func() {
+		eng.Close(context.Background())
+		stop()
+	}}, nil
 }
