@@ -54,20 +54,13 @@ var errNotReactor = errors.New("not a fast-mode module")
 // rewrite for a malformed module or one whose globals or data segments
 // are initialised by anything but constants.
 func newReactor(wasm []byte) (*reactor, error) {
-	secs, err := sections(wasm)
+	m, err := readLayout(wasm)
 	if err != nil {
 		return nil, err
 	}
-	exports, err := exportNames(secs[secExport])
-	if err != nil {
-		return nil, err
-	}
+	secs, exports, importedGlobals := m.secs, m.exports, m.importedGlobals
 	if !exports[abi.InitExport] || !exports[abi.CallExport] || exports["_start"] {
 		return nil, errNotReactor
-	}
-	importedGlobals, err := countImportedGlobals(secs[secImport])
-	if err != nil {
-		return nil, err
 	}
 	r := &reactor{}
 	mutable, err := mutableGlobals(secs[secGlobal])
@@ -257,9 +250,34 @@ func appendName(out []byte, name string) []byte {
 	return append(out, name...)
 }
 
-func countImportedGlobals(sec []byte) (int, error) {
+// moduleLayout is what both rewrites of a module (newReactor and
+// withStopChecks) read first.
+type moduleLayout struct {
+	secs             map[byte][]byte // section bodies by id
+	exports          map[string]bool
+	importedGlobals  int
+	importedMemories int
+}
+
+func readLayout(wasm []byte) (*moduleLayout, error) {
+	secs, err := sections(wasm)
+	if err != nil {
+		return nil, err
+	}
+	m := &moduleLayout{secs: secs}
+	if m.exports, err = exportNames(secs[secExport]); err != nil {
+		return nil, err
+	}
+	if m.importedGlobals, m.importedMemories, err = countImports(secs[secImport]); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// countImports counts the globals and the memories an import section
+// imports.
+func countImports(sec []byte) (globals, memories int, err error) {
 	r := &reader{p: sec}
-	count := 0
 	for n := r.count(); n > 0 && r.err == nil; n-- {
 		r.bytes(r.uvarint())
 		r.bytes(r.uvarint())
@@ -271,15 +289,16 @@ func countImportedGlobals(sec []byte) (int, error) {
 			r.limits()
 		case 0x02: // memory: limits
 			r.limits()
+			memories++
 		case 0x03: // global: valtype, mutability
 			r.byte()
 			r.byte()
-			count++
+			globals++
 		default:
 			r.fail("import")
 		}
 	}
-	return count, r.end("import section")
+	return globals, memories, r.end("import section")
 }
 
 func (r *reader) limits() {

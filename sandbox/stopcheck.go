@@ -74,33 +74,28 @@ type stopChecked struct {
 // instruction of a proposal the sandbox does not enable, a module without
 // memory); such a module is stopped by wazero's mechanism instead.
 func withStopChecks(wasm []byte) (*stopChecked, error) {
-	secs, err := sections(wasm)
+	m, err := readLayout(wasm)
 	if err != nil {
 		return nil, err
 	}
-	exports, err := exportNames(secs[secExport])
-	if err != nil {
-		return nil, err
-	}
+	secs := m.secs
 	for _, name := range []string{stopExport, fuelExport, startExport} {
-		if exports[name] {
+		if m.exports[name] {
 			return nil, fmt.Errorf("the module already exports %s", name)
 		}
 	}
-	imported, err := countImportedGlobals(secs[secImport])
+	memories, err := (&reader{p: secs[secMemory]}).countOnly()
 	if err != nil {
 		return nil, err
 	}
-	if ok, err := hasMemory(secs); err != nil {
-		return nil, err
-	} else if !ok {
+	if memories == 0 && m.importedMemories == 0 {
 		return nil, fmt.Errorf("a module without memory has nothing to step into Go with")
 	}
 	own, err := (&reader{p: secs[secGlobal]}).countOnly()
 	if err != nil {
 		return nil, err
 	}
-	stop := uint64(imported) + own
+	stop := uint64(m.importedGlobals) + own
 	code, err := checkCode(secs[secCode], stop)
 	if err != nil {
 		return nil, err
@@ -143,31 +138,6 @@ func withStopChecks(wasm []byte) (*stopChecked, error) {
 	}
 	out.code = rebuildSections(wasm, replace)
 	return out, nil
-}
-
-// hasMemory reports whether the module defines or imports a memory.
-func hasMemory(secs map[byte][]byte) (bool, error) {
-	if n, err := (&reader{p: secs[secMemory]}).countOnly(); err != nil || n > 0 {
-		return n > 0, err
-	}
-	r := &reader{p: secs[secImport]}
-	for n := r.count(); n > 0 && r.err == nil; n-- {
-		r.bytes(r.uvarint())
-		r.bytes(r.uvarint())
-		switch r.byte() {
-		case 0x00:
-			r.uvarint()
-		case 0x01:
-			r.byte()
-			r.limits()
-		case 0x02:
-			return true, nil
-		case 0x03:
-			r.byte()
-			r.byte()
-		}
-	}
-	return false, r.err
 }
 
 // countOnly reads the length of a vector.
