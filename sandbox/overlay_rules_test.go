@@ -47,17 +47,7 @@ func TestOverlayReadOnly(t *testing.T) {
 	ws := t.TempDir()
 	makeTree(t, ws, map[string]string{"inside.txt": "keep"})
 	ov, staging := newOverlay(t, ws)
-	var stdout bytes.Buffer
-	ex, err := compile(t, "misbehave").Run(context.Background(), Policy{Args: []string{"readonly"},
-		Mounts: []Mount{{GuestPath: "/ro", Overlay: ov, ReadOnly: true}}}, nil, &stdout, &stdout)
-	if err != nil || ex.Code != 0 {
-		t.Fatalf("run: %v, exit %d: %s", err, ex.Code, stdout.String())
-	}
-	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
-	if len(lines) != 7 {
-		t.Fatalf("want 7 results, got:\n%s", stdout.String())
-	}
-	for i, l := range lines {
+	for i, l := range readOnlyResults(t, Mount{Overlay: ov}) {
 		if !strings.Contains(l, "Read-only file system") {
 			t.Errorf("operation %d: %s", i, l)
 		}
