@@ -111,6 +111,9 @@ func (f *file) Pread(buf []byte, off int64) (int, experimentalsys.Errno) {
 }
 
 // Seek moves the offset. Seeking a directory to its start rewinds Readdir.
+// Its signature is that of wazero's experimental/sys.File, which returns an
+// Errno; go vet's stdmethods check, which expects io.Seeker's, is turned
+// off for that in .ci/run.
 func (f *file) Seek(offset int64, whence int) (int64, experimentalsys.Errno) {
 	if f.isDir {
 		if offset != 0 || whence != io.SeekStart {
