@@ -12,10 +12,10 @@ import (
 
 // guarded runs fn, a call into mod, so that the end of ctx stops the
 // guest. A module with stop checks (see withStopChecks) is stopped by
-// setting its stop global (and running out its fuel) when ctx ends; any other runs in a runtime that
-// closes it when ctx ends. Either way a stopped guest's call fails as
-// wazero reports it: with the exit status of a deadline or of a
-// cancellation.
+// setting its stop global and running out its fuel when ctx ends; any
+// other runs in a runtime that closes it when ctx ends. Either way a
+// stopped guest's call fails as wazero reports it: with the exit status of
+// a deadline or of a cancellation.
 func (m *Module) guarded(ctx context.Context, mod api.Module, fn func() error) error {
 	if !m.stops {
 		return fn()
