@@ -75,8 +75,8 @@ func (m *Module) usePreinit() error {
 // Go runtime seeds its generators (map order, math/rand) at init and a
 // snapshot would give every call the same seeds.
 func (m *Module) instantiate(ctx context.Context, rt wazero.Runtime, cm wazero.CompiledModule, cio callIO, p Policy) (api.Module, error) {
-	cfg := moduleConfig(p, cio).WithStartFunctions()
 	if m.pre == nil {
+		cfg := moduleConfig(p, cio).WithStartFunctions()
 		mod, err := rt.InstantiateModule(m.withAllocator(ctx, nil), cm, cfg)
 		if err != nil {
 			return mod, err
@@ -84,7 +84,7 @@ func (m *Module) instantiate(ctx context.Context, rt wazero.Runtime, cm wazero.C
 		return mod, m.start(ctx, mod)
 	}
 	if p.RealRandom {
-		mod, err := m.initialise(ctx, rt, cm, cfg)
+		mod, err := m.initialise(ctx, rt, cm, moduleConfig(p, cio).WithStartFunctions())
 		if err != nil {
 			return mod, err
 		}
