@@ -98,11 +98,7 @@ func (m *Module) instantiate(ctx context.Context, rt wazero.Runtime, cm wazero.C
 	var s *spare
 	if !m.r.noSpares {
 		s = snap.spares.take(key)
-		m.r.background(func() {
-			snap.spares.refill(key, func() (*spare, error) {
-				return m.makeSpare(context.Background(), rt, cm, snap, p)
-			})
-		})
+		m.r.background(func() { m.refillSpare(context.Background(), rt, cm, snap, p) })
 	}
 	if s == nil {
 		if s, err = m.makeSpare(ctx, rt, cm, snap, p); err != nil {

@@ -79,10 +79,15 @@ func (m *Module) prepare(ctx context.Context, p Policy) error {
 	if err != nil || m.r.noSpares {
 		return err
 	}
+	m.refillSpare(ctx, rt, cm, snap, p)
+	return nil
+}
+
+// refillSpare makes the spare for p from snap unless there is one.
+func (m *Module) refillSpare(ctx context.Context, rt wazero.Runtime, cm wazero.CompiledModule, snap *snapshot, p Policy) {
 	snap.spares.refill(spareKeyOf(p), func() (*spare, error) {
 		return m.makeSpare(ctx, rt, cm, snap, p)
 	})
-	return nil
 }
 
 // makeSpare instantiates the module for p from snap, unbound.
