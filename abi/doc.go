@@ -58,8 +58,14 @@
 //     module with no arguments but argv[0], no environment, empty stdin,
 //     the deterministic clock and randomness, and each mount replaced by an
 //     empty read-only directory at the same guest path; calls _initialize;
-//     and keeps the instance's linear memory and mutable globals: the
-//     snapshot.
+//     then calls cairn_call once with a request naming no tool (tool "",
+//     input "{}"), whose answer it discards: a warm-up, so that what a
+//     runtime does on the first call into the module and never again (Go
+//     sets up its entry from the host, fills caches, grows its heap) is
+//     done once, not in every call. It keeps the instance's linear memory
+//     and mutable globals: the snapshot. If the warm-up fails (a non-zero
+//     status, a trap), the snapshot is of an instance that only ran
+//     _initialize.
 //  2. For every call, the host makes a fresh instance whose memory and
 //     globals are the snapshot's, with the call's own arguments,
 //     environment, clock, randomness, stdin, stdout, stderr and mounts, and
@@ -68,7 +74,10 @@
 //     of exiting (it may also call proc_exit).
 //
 // So a call sees the snapshot's memory, never another call's; and whatever
-// the module read or computed in _initialize is the same for every call.
+// the module read or computed in _initialize or the warm-up is the same for
+// every call. A module must answer a request naming no tool without
+// changing what later calls depend on (the guest package answers it with
+// an error, running no tool).
 // A module must therefore read arguments, environment, clocks and
 // randomness in cairn_call, not in _initialize, and keep no file open from
 // _initialize. The snapshot holds memory and globals only: a module whose

@@ -21,6 +21,8 @@ type reservedMemory struct {
 	committed uint64 // bytes made readable and writable
 	fallback  []byte // used instead when the reservation failed
 	reserved  bool
+	recycle   func(*reservedMemory) // takes the memory at Free, if set
+	private   bool                  // every page of the image it holds is its own; see idleMemories.put
 }
 
 // allocateReserved reserves max bytes. If the kernel refuses (a small
@@ -65,11 +67,16 @@ func (m *reservedMemory) growFallback(size uint64) []byte {
 	return m.fallback[:size:size]
 }
 
-// Free returns the reservation to the kernel. wazero calls it once, when
-// the instance is closed and no guest code runs in it any more. Unmapping
+// Free returns the reservation to the kernel, or hands it to be reused
+// when its maker set recycle. wazero calls it once, when the instance is
+// closed and no guest code runs in it any more. Unmapping
 // a memory the guest wrote to takes a while (every page it wrote is freed),
 // so it is done in a goroutine of its own, not on the call's path.
 func (m *reservedMemory) Free() {
+	if m.reserved && m.recycle != nil {
+		m.recycle(m)
+		return
+	}
 	if m.reserved {
 		go syscall.Munmap(m.mem)
 		m.mem, m.reserved = nil, false

@@ -25,10 +25,14 @@ import (
 // fresh wazero instance of them built as a command module, which
 // initialises the Go runtime in every call; and a fresh instance of the
 // embedded module, built in the fast mode, restored from its snapshot,
-// either made when the call comes or made ahead (a spare). The fast mode
-// is measured with calls back to back, and paced 2 ms apart as an agent
-// makes them; "empty" is a call naming a tool the module lacks, which the
-// guest answers at once: the least a call does. Compile caches are warm.
+// either made when the call comes or made ahead (a spare). "empty" is a
+// call naming a tool the module lacks, which the guest answers at once:
+// the least a call does. Compile caches are warm.
+//
+// Calls follow each other in one of three paces: back to back; paced,
+// 2 ms apart, as an agent makes them a model's turn apart (the CPU idles
+// meanwhile, and its caches go cold); and ready, back to back but each
+// once the background work of the last (making the next spare) is done.
 // p50-µs and p90-µs are the median and 90th percentile of one call;
 // faults/op counts the process's page faults, background work included.
 //
@@ -42,7 +46,7 @@ func BenchmarkReadFile(b *testing.B) {
 	ctx := context.Background()
 	p := Policy{Mounts: []Mount{{HostPath: ws, GuestPath: abi.WorkspaceDir, ReadOnly: true}}}
 	req := abi.Request{ABI: abi.Version, Tool: "read_file", Input: `{"path":"f.txt"}`, Workspace: abi.WorkspaceDir}
-	wasmCall := func(wasm []byte, req abi.Request, pause time.Duration, noSpares bool) func(b *testing.B) {
+	wasmCall := func(wasm []byte, req abi.Request, pace string, noSpares bool) func(b *testing.B) {
 		return func(b *testing.B) {
 			r, err := NewRuntime(ctx, Config{CacheDir: filepath.Join(guestsDir, "cache")})
 			must(b, err)
@@ -50,7 +54,11 @@ func BenchmarkReadFile(b *testing.B) {
 			r.noSpares = noSpares
 			m, err := r.Compile(ctx, wasm)
 			must(b, err)
-			pacedTimed(b, pause, func() {
+			between := paceOf(pace)
+			if pace == "ready" {
+				between = r.bg.Wait
+			}
+			pacedTimed(b, between, func() {
 				res, err := m.Call(ctx, p, req)
 				if err != nil || (req.Tool == "read_file" && res.Response.Error != "") {
 					b.Fatal(err, res.Response.Error)
@@ -59,49 +67,60 @@ func BenchmarkReadFile(b *testing.B) {
 		}
 	}
 
-	b.Run("native-fork-exec", func(b *testing.B) {
-		bin := filepath.Join(b.TempDir(), "builtin")
-		build := exec.Command("go", "build", "-o", bin, "cairn/guest/builtin/cmd/builtin")
-		if out, err := build.CombinedOutput(); err != nil {
-			b.Fatalf("%v: %s", err, out)
-		}
-		req, _ := abi.Marshal(abi.Request{ABI: abi.Version, Tool: "read_file", Input: `{"path":"f.txt"}`, Workspace: ws})
-		timed(b, func() {
-			cmd := exec.Command(bin)
-			cmd.Stdin = bytes.NewReader(req)
-			out, err := cmd.Output()
-			if err != nil {
-				b.Fatal(err)
-			}
-			if r, err := abi.DecodeResponse(out); err != nil || r.Error != "" {
-				b.Fatal(err, r.Error)
-			}
+	bin := filepath.Join(b.TempDir(), "builtin")
+	build := exec.Command("go", "build", "-o", bin, "cairn/guest/builtin/cmd/builtin")
+	if out, err := build.CombinedOutput(); err != nil {
+		b.Fatalf("%v: %s", err, out)
+	}
+	native, _ := abi.Marshal(abi.Request{ABI: abi.Version, Tool: "read_file", Input: `{"path":"f.txt"}`, Workspace: ws})
+	for _, pace := range []string{"back-to-back", "paced"} {
+		b.Run("native-fork-exec/"+pace, func(b *testing.B) {
+			pacedTimed(b, paceOf(pace), func() {
+				cmd := exec.Command(bin)
+				cmd.Stdin = bytes.NewReader(native)
+				out, err := cmd.Output()
+				if err != nil {
+					b.Fatal(err)
+				}
+				if r, err := abi.DecodeResponse(out); err != nil || r.Error != "" {
+					b.Fatal(err, r.Error)
+				}
+			})
 		})
-	})
+	}
 
 	command, err := buildPackage("cairn/guest/builtin/cmd/builtin", "exe")
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Run("wasm-fresh-instance", wasmCall(command, req, 0, true))
-	empty := abi.Request{ABI: abi.Version, Tool: "-", Input: "{}", Workspace: abi.WorkspaceDir}
-	for _, pace := range []struct {
-		name  string
-		pause time.Duration
-	}{{"back-to-back", 0}, {"paced", 2 * time.Millisecond}} {
-		b.Run("wasm-preinit/"+pace.name+"/made-at-call", wasmCall(builtin.Module, req, pace.pause, true))
-		b.Run("wasm-preinit/"+pace.name+"/spare", wasmCall(builtin.Module, req, pace.pause, false))
+	b.Run("wasm-fresh-instance/back-to-back", wasmCall(command, req, "back-to-back", true))
+	for _, pace := range []string{"back-to-back", "paced"} {
+		b.Run("wasm-preinit/made-at-call/"+pace, wasmCall(builtin.Module, req, pace, true))
 	}
-	b.Run("wasm-preinit/paced/empty/made-at-call", wasmCall(builtin.Module, empty, 2*time.Millisecond, true))
-	b.Run("wasm-preinit/paced/empty/spare", wasmCall(builtin.Module, empty, 2*time.Millisecond, false))
+	for _, pace := range []string{"back-to-back", "paced", "ready"} {
+		b.Run("wasm-preinit/spare/"+pace, wasmCall(builtin.Module, req, pace, false))
+	}
+	empty := abi.Request{ABI: abi.Version, Tool: "-", Input: "{}", Workspace: abi.WorkspaceDir}
+	b.Run("wasm-preinit/empty/made-at-call/paced", wasmCall(builtin.Module, empty, "paced", true))
+	for _, pace := range []string{"paced", "ready"} {
+		b.Run("wasm-preinit/empty/spare/"+pace, wasmCall(builtin.Module, empty, pace, false))
+	}
+}
+
+// paceOf is what runs between two calls of a benchmark in a pace (see
+// BenchmarkReadFile); "ready" is the runtime's to say.
+func paceOf(pace string) func() {
+	if pace == "paced" {
+		return func() { time.Sleep(2 * time.Millisecond) }
+	}
+	return func() {}
 }
 
 // timed runs fn b.N times and reports the median and 90th percentile.
-func timed(b *testing.B, fn func()) { pacedTimed(b, 0, fn) }
+func timed(b *testing.B, fn func()) { pacedTimed(b, func() {}, fn) }
 
-// pacedTimed is timed with an untimed pause between calls, as an agent
-// makes them: a model's turn apart, not back to back.
-func pacedTimed(b *testing.B, pause time.Duration, fn func()) {
+// pacedTimed is timed with between run, untimed, before every call.
+func pacedTimed(b *testing.B, between func(), fn func()) {
 	fn() // the first call may compile or take a snapshot
 	d := make([]time.Duration, b.N)
 	var before syscall.Rusage
@@ -110,8 +129,8 @@ func pacedTimed(b *testing.B, pause time.Duration, fn func()) {
 	for i := range d {
 		// Not b.StopTimer: it reads the memory statistics, which stops
 		// the world, and the percentiles are timed here anyway (ns/op of
-		// a paced run includes its pauses).
-		time.Sleep(pause)
+		// a paced run includes what runs between calls).
+		between()
 		start := time.Now()
 		fn()
 		d[i] = time.Since(start)

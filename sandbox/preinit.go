@@ -94,11 +94,12 @@ func (m *Module) instantiate(ctx context.Context, rt wazero.Runtime, cm wazero.C
 	if err != nil {
 		return nil, err
 	}
-	key := spareKeyOf(p)
 	var s *spare
 	if !m.r.noSpares {
-		s = snap.spares.take(key)
-		m.r.background(func() { m.refillSpare(context.Background(), rt, cm, snap, p) })
+		s = snap.spares.take(spareKeyOf(p))
+		// The next call's spare is made once this call has run, so that
+		// making it does not compete with the call.
+		defer m.r.background(func() { m.refillSpare(context.Background(), rt, cm, snap, p) })
 	}
 	if s == nil {
 		if s, err = m.makeSpare(ctx, rt, cm, snap, p); err != nil {
@@ -106,7 +107,10 @@ func (m *Module) instantiate(ctx context.Context, rt wazero.Runtime, cm wazero.C
 		}
 	}
 	s.bind(cio)
-	return s.mod, m.callExport(ctx, s.mod)
+	err = m.callExport(ctx, s.mod)
+	// Closed before the refill runs, so that it may reuse the memory.
+	s.mod.Close(context.Background())
+	return nil, err
 }
 
 // withAllocator puts the memory allocator of an instance in ctx: a's when
@@ -116,6 +120,18 @@ func (m *Module) withAllocator(ctx context.Context, a experimental.MemoryAllocat
 		a = m.r.alloc
 	}
 	return experimental.WithMemoryAllocator(ctx, a)
+}
+
+// restored instantiates the fast-mode module from snap (see
+// snapshot.restore), returning the instance (to be closed by the caller
+// whatever the error).
+func (m *Module) restored(ctx context.Context, rt wazero.Runtime, cm wazero.CompiledModule, cfg wazero.ModuleConfig, snap *snapshot) (api.Module, error) {
+	mem := snap.memory()
+	mod, err := rt.InstantiateModule(m.withAllocator(ctx, mem.alloc()), cm, cfg)
+	if err != nil {
+		return mod, err
+	}
+	return mod, snap.restore(mod, mem)
 }
 
 // initialise instantiates the module with its data and runs its
@@ -186,6 +202,10 @@ func (pre *preinit) snapshotFor(ctx context.Context, m *Module, rt wazero.Runtim
 // any call's: no arguments but argv[0], no environment, empty stdin, the
 // deterministic clock and randomness, and in place of each mount an empty
 // read-only directory at the same guest path. Its output is discarded.
+// It then serves one warm-up call (see warmUpRequest) and is snapshotted
+// after it, so that what a Go runtime does on its first call into an
+// export and never again is done once here, not in every call. A module
+// whose warm-up call fails is snapshotted as initialised instead.
 //
 // # Errors
 //
@@ -197,16 +217,28 @@ func (m *Module) takeSnapshot(ctx context.Context, rt wazero.Runtime, cm wazero.
 	}
 	ctx, cancel := context.WithTimeout(ctx, orDefault(p.Timeout, DefaultTimeout))
 	defer cancel()
-	stderr := &capped{limit: orDefault(p.StderrLimit, DefaultStderrLimit)}
-	fsc := wazero.NewFSConfig()
-	for _, mt := range p.Mounts {
-		fsc = fsc.WithFSMount(emptyDir{}, mt.GuestPath)
+	snap, err := m.snapshotInitialised(ctx, rt, cm, p, true)
+	if errors.Is(err, errWarmUp) {
+		snap, err = m.snapshotInitialised(ctx, rt, cm, p, false)
 	}
-	cfg := wazero.NewModuleConfig().WithName("").WithArgs("tool").
-		WithStdin(bytes.NewReader(nil)).WithStdout(&capped{}).WithStderr(stderr).
-		WithFSConfig(fsc).WithStartFunctions()
+	if err != nil {
+		return nil, err
+	}
+	snap.image.prefault(m.learnPages(ctx, rt, cm, snapshotConfig(p), snap))
+	return snap, nil
+}
+
+// errWarmUp is a warm-up call that failed.
+var errWarmUp = errors.New("warm-up call failed")
+
+// snapshotInitialised initialises one instance with snapshotConfig and,
+// when warm, serves the warm-up call in it, then snapshots it.
+func (m *Module) snapshotInitialised(ctx context.Context, rt wazero.Runtime, cm wazero.CompiledModule, p Policy, warm bool) (*snapshot, error) {
+	stderr := &capped{limit: orDefault(p.StderrLimit, DefaultStderrLimit)}
+	stdin := &boundReader{bytes.NewReader(nil)}
 	var readings int64
-	mod, err := m.initialise(ctx, rt, cm, detClock(cfg, 0, &readings))
+	cfg := detClock(snapshotConfig(p).WithStdin(stdin).WithStderr(stderr), 0, &readings)
+	mod, err := m.initialise(ctx, rt, cm, cfg)
 	if mod != nil {
 		defer mod.Close(context.Background())
 	}
@@ -216,37 +248,58 @@ func (m *Module) takeSnapshot(ctx context.Context, rt wazero.Runtime, cm wazero.
 		}
 		return nil, fmt.Errorf("initialise module: %w: %s", err, tail(stderr.buf.Bytes()))
 	}
-	snap, err := newSnapshot(mod, m.pre.rx.globals, readings)
-	if err != nil {
-		return nil, err
+	if warm {
+		stdin.Reader = bytes.NewReader(warmUpRequest)
+		if err := m.callExport(ctx, mod); err != nil {
+			return nil, fmt.Errorf("%w: %v", errWarmUp, err)
+		}
 	}
-	snap.image.prefault(m.learnWrites(ctx, rt, cm, cfg, snap))
-	return snap, nil
+	return newSnapshot(mod, m.pre.rx.globals, readings)
 }
 
-// learnWrites runs one call from snap, with snap's own configuration (no
-// mounts' contents, no environment, the deterministic clock) and a request
-// that names no tool, and returns the pages of the snapshot it wrote. The
-// runtime's entry, stack and allocator state and the codecs are what every
-// call writes, so later calls have those pages copied when their memory
-// is mapped instead of faulting them in one at a time. What is learnt
-// comes from this call only, never from a tool call. Nil if it fails.
-func (m *Module) learnWrites(ctx context.Context, rt wazero.Runtime, cm wazero.CompiledModule, cfg wazero.ModuleConfig, snap *snapshot) []pageRange {
-	req, err := abi.Marshal(abi.Request{ABI: abi.Version, Input: "{}", Workspace: abi.WorkspaceDir})
-	if err != nil {
-		return nil
+// snapshotConfig configures the instances a snapshot is taken of, and
+// learnt from: see takeSnapshot.
+func snapshotConfig(p Policy) wazero.ModuleConfig {
+	fsc := wazero.NewFSConfig()
+	for _, mt := range p.Mounts {
+		fsc = fsc.WithFSMount(emptyDir{}, mt.GuestPath)
 	}
-	cfg = detClock(cfg.WithStdin(bytes.NewReader(req)).WithStdout(&capped{}).WithStderr(&capped{}), snap.clockReadings, nil)
-	mem := snap.memory()
-	mod, err := rt.InstantiateModule(m.withAllocator(ctx, mem.alloc()), cm, cfg)
+	return wazero.NewModuleConfig().WithName("").WithArgs("tool").
+		WithStdin(bytes.NewReader(nil)).WithStdout(&capped{}).WithStderr(&capped{}).
+		WithFSConfig(fsc).WithStartFunctions()
+}
+
+// warmUpRequest is the request of the calls a snapshot is warmed up and
+// learnt from: it names no tool, so the guest answers it at once, having
+// done what every call does (read and decode a request, encode and write
+// a response) and nothing of any tool's.
+var warmUpRequest = func() []byte {
+	b, err := abi.Marshal(abi.Request{ABI: abi.Version, Input: "{}", Workspace: abi.WorkspaceDir})
+	if err != nil {
+		panic(err)
+	}
+	return b
+}()
+
+// learnPages runs one call from snap, with snap's own configuration (no
+// mounts' contents, no environment, the deterministic clock) and the
+// warm-up request, and returns the pages of the snapshot it read and
+// those it wrote. The runtime's entry, stack and allocator state and the
+// codecs are what every call touches, so later calls have those pages
+// mapped or copied when their memory is mapped instead of faulting them in
+// one at a time. What is learnt comes from this call only, never from a
+// tool call. Nil if it fails.
+func (m *Module) learnPages(ctx context.Context, rt wazero.Runtime, cm wazero.CompiledModule, cfg wazero.ModuleConfig, snap *snapshot) (read, written []pageRange) {
+	cfg = detClock(cfg.WithStdin(bytes.NewReader(warmUpRequest)), snap.clockReadings, nil)
+	mod, err := m.restored(ctx, rt, cm, cfg, snap)
 	if mod != nil {
 		defer mod.Close(context.Background())
 	}
-	if err != nil || snap.restore(mod, mem) != nil || m.callExport(ctx, mod) != nil {
-		return nil
+	if err != nil || m.callExport(ctx, mod) != nil {
+		return nil, nil
 	}
 	b, _ := mod.Memory().Read(0, mod.Memory().Size())
-	return snap.writtenPages(b)
+	return snap.usedPages(b)
 }
 
 // checkCallExport refuses a module whose abi.CallExport is not () -> i32.

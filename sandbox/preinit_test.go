@@ -55,6 +55,7 @@ type probeOut struct {
 	Environ     []string `json:"environ"`
 	Args        []string `json:"args"`
 	GetenvProbe string   `json:"getenv_probe"`
+	NonZero     int      `json:"non_zero"`
 }
 
 func probe(t *testing.T, m *Module, p Policy, input string) probeOut {
@@ -169,6 +170,22 @@ func TestPreinitSpareServesTheNextCall(t *testing.T) {
 	}
 	if first.Now != second.Now || first.CryptoRand != second.CryptoRand {
 		t.Errorf("the spare's call reads another clock or randomness: %+v and %+v", first, second)
+	}
+}
+
+// TestPreinitReusedMemoryHoldsNothingOfTheLastCall: a call fills memory
+// it grew with a pattern; the calls after it, whose instances are made in
+// that memory once it is reset (see memoryImage), find the memory they
+// grow zero and their globals the snapshot's.
+func TestPreinitReusedMemoryHoldsNothingOfTheLastCall(t *testing.T) {
+	m, _ := preinitModules(t)
+	p := Policy{Mounts: workspace(t)}
+	probe(t, m, p, `{"fill":16}`)
+	for range 2 {
+		m.r.bg.Wait() // the spare is made, in the reset memory
+		if out := probe(t, m, p, `{"check":16}`); out.NonZero != 0 || out.Counter != 1 {
+			t.Fatalf("a later call sees %d non-zero bytes of fresh memory and counter %d; want 0 and 1", out.NonZero, out.Counter)
+		}
 	}
 }
 
@@ -337,10 +354,8 @@ func BenchmarkPreinitInstance(b *testing.B) {
 	must(b, err)
 	cfg := detClock(wazero.NewModuleConfig().WithName("").WithStartFunctions(), snap.clockReadings, nil)
 	timed(b, func() {
-		mem := snap.memory()
-		mod, err := rt.InstantiateModule(m.withAllocator(ctx, mem.alloc()), cm, cfg)
+		mod, err := m.restored(ctx, rt, cm, cfg, snap)
 		must(b, err)
-		must(b, snap.restore(mod, mem))
 		mod.Close(ctx)
 	})
 }

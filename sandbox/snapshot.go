@@ -92,21 +92,30 @@ type pageRange struct{ off, len uint64 }
 // osPage is the page size written pages are counted in.
 const osPage = 4096
 
-// writtenPages compares mem, the memory of an instance restored from s
-// that has run, with the snapshot, and returns the runs of pages it
-// changed within the snapshot's size.
-func (s *snapshot) writtenPages(mem []byte) []pageRange {
+// usedPages compares mem, the memory of an instance restored from s that
+// has run, with the snapshot, and returns the runs of pages within the
+// snapshot's size that it changed (written) and those it only read, as far
+// as the page table tells (see residentPages; nil where it cannot).
+func (s *snapshot) usedPages(mem []byte) (read, written []pageRange) {
 	img := s.image.bytes()
-	var out []pageRange
-	for off := uint64(0); off+osPage <= uint64(min(len(img), len(mem))); off += osPage {
-		if bytes.Equal(img[off:off+osPage], mem[off:off+osPage]) {
-			continue
-		}
-		if n := len(out); n > 0 && out[n-1].off+out[n-1].len == off {
-			out[n-1].len += osPage
-		} else {
-			out = append(out, pageRange{off, osPage})
+	n := uint64(min(len(img), len(mem))) / osPage * osPage
+	resident := residentPages(mem[:n])
+	for off := uint64(0); off < n; off += osPage {
+		switch {
+		case !bytes.Equal(img[off:off+osPage], mem[off:off+osPage]):
+			written = appendPage(written, off)
+		case resident != nil && resident[off/osPage]:
+			read = appendPage(read, off)
 		}
 	}
-	return out
+	return read, written
+}
+
+// appendPage adds the page at off, past every page in runs, to runs.
+func appendPage(runs []pageRange, off uint64) []pageRange {
+	if n := len(runs); n > 0 && runs[n-1].off+runs[n-1].len == off {
+		runs[n-1].len += osPage
+		return runs
+	}
+	return append(runs, pageRange{off, osPage})
 }

@@ -13,7 +13,10 @@ func newMemoryImage(b []byte) (*memoryImage, error) { return &memoryImage{b: b},
 func (img *memoryImage) bytes() []byte { return img.b }
 
 // prefault does nothing: a copy has no pages to fault.
-func (img *memoryImage) prefault([]pageRange) {}
+func (img *memoryImage) prefault(read, written []pageRange) {}
+
+// residentPages is nil: only Linux tells.
+func residentPages([]byte) []bool { return nil }
 
 // imageAllocator is wazero's own allocator: restore copies the image.
 type imageAllocator struct{}

@@ -102,11 +102,7 @@ func (m *Module) makeSpare(ctx context.Context, rt wazero.Runtime, cm wazero.Com
 	if !p.RealClock {
 		cfg = detClock(cfg, snap.clockReadings, nil)
 	}
-	mem := snap.memory()
-	mod, err := rt.InstantiateModule(m.withAllocator(ctx, mem.alloc()), cm, cfg)
-	if err == nil {
-		err = snap.restore(mod, mem)
-	}
+	mod, err := m.restored(ctx, rt, cm, cfg, snap)
 	if err != nil {
 		if mod != nil {
 			mod.Close(context.Background())

@@ -26,8 +26,13 @@ var leftOpen *os.File
 // initTime is when init ran: the snapshot's clock.
 var initTime = time.Now()
 
+// filled is memory a call filled with a pattern and kept.
+var filled []byte
+
 type probeIn struct {
 	Write string `json:"write,omitempty"`
+	Fill  int    `json:"fill,omitempty"`  // MiB to allocate, fill and keep
+	Check int    `json:"check,omitempty"` // MiB to allocate and look at
 }
 
 type probeOut struct {
@@ -41,6 +46,7 @@ type probeOut struct {
 	Environ     []string `json:"environ"`
 	Args        []string `json:"args"`
 	GetenvProbe string   `json:"getenv_probe"`
+	NonZero     int      `json:"non_zero"`
 }
 
 func probe(c *guest.Call, in probeIn) (string, error) {
@@ -63,6 +69,22 @@ func probe(c *guest.Call, in probeIn) (string, error) {
 			return "", err
 		}
 		leftOpen.WriteString(strings.Repeat("x", 10))
+	}
+	if in.Fill > 0 {
+		filled = make([]byte, in.Fill<<20)
+		for i := range filled {
+			filled[i] = 0xa5
+		}
+	}
+	if in.Check > 0 {
+		// The Go runtime takes memory it has just grown to be zero and
+		// does not clear it: had an earlier call's memory been handed on
+		// as it was left, its bytes would show here.
+		for _, b := range make([]byte, in.Check<<20) {
+			if b != 0 {
+				out.NonZero++
+			}
+		}
 	}
 	j, err := json.Marshal(out)
 	return string(j), err

@@ -1,0 +1,88 @@
+package sandbox
+
+import (
+	"bytes"
+	"testing"
+	"time"
+)
+
+// waitIdle waits until im keeps n memories.
+func waitIdle(t *testing.T, im *idleMemories, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		im.mu.Lock()
+		kept := len(im.mems)
+		im.mu.Unlock()
+		if kept >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d idle memories kept, want %d", kept, n)
+		}
+	}
+}
+
+// A memory of an instance restored from an image is reused once the
+// instance is closed, and holds the image again, and nothing past it.
+func TestImageMemoryIsResetForReuse(t *testing.T) {
+	image := bytes.Repeat([]byte{1, 2, 3, 4}, 4*osPage)
+	img, err := newMemoryImage(image)
+	must(t, err)
+	const max = 1 << 20
+	a := img.allocator()
+	mem := a.Allocate(0, max).(*reservedMemory)
+	if !a.mapped() {
+		t.Skip("the image could not be mapped here")
+	}
+	grown := mem.Reallocate(uint64(len(image)) + 4*osPage)
+	grown[100], grown[len(image)+5] = 9, 7
+	mem.Free()
+	waitIdle(t, img.idle, 1)
+
+	again := img.allocator()
+	if got := again.Allocate(0, max).(*reservedMemory); got != mem || !again.mapped() {
+		t.Fatal("the memory of a closed instance was not reused")
+	}
+	if !bytes.Equal(mem.mem[:len(image)], image) {
+		t.Error("the reused memory does not hold the image")
+	}
+	if mem.committed != uint64(len(image)) {
+		t.Errorf("the reused memory has %d bytes accessible, want the image's %d", mem.committed, len(image))
+	}
+	if grown := mem.Reallocate(uint64(len(image)) + 4*osPage); grown[len(image)+5] != 0 {
+		t.Error("memory grown into again holds what the last instance wrote there")
+	}
+	mem.Free()
+	waitIdle(t, img.idle, 1)
+
+	other := img.allocator()
+	if got := other.Allocate(0, 2*max).(*reservedMemory); got == mem {
+		t.Error("a memory was reused for an instance of another memory limit")
+	}
+}
+
+// Calls of a Go guest, each made in the memory an earlier one left once
+// it is reset, find the memory they grow zero and their globals the
+// snapshot's, whatever the calls before them wrote.
+func TestPreinitCallsInReusedMemory(t *testing.T) {
+	m, _ := preinitModules(t)
+	p := Policy{Mounts: workspace(t)}
+	probe(t, m, p, `{}`)
+	idle := snapshotOf(t, m, p).image.idle
+	for i := range 6 {
+		m.r.bg.Wait()
+		waitIdle(t, idle, 1)
+		input := `{"fill":16}`
+		if i%2 == 1 {
+			input = `{"check":16}`
+		}
+		if out := probe(t, m, p, input); out.NonZero != 0 || out.Counter != 1 {
+			t.Fatalf("call %d sees %d non-zero bytes of fresh memory and counter %d; want 0 and 1", i, out.NonZero, out.Counter)
+		}
+	}
+	idle.mu.Lock()
+	defer idle.mu.Unlock()
+	if idle.taken == 0 {
+		t.Error("no call was made in a reused memory")
+	}
+}
