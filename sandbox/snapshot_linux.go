@@ -91,10 +91,11 @@ func (img *memoryImage) reset(m *reservedMemory) {
 	}
 }
 
-// maxIdle bounds the idle memories kept for one image. In use, one call
-// after another needs two: the one a spare is made in while the other is
-// made resident.
-const maxIdle = 4
+// maxIdle bounds the idle memories kept for one image, each as large as
+// the image and resident. One call after another needs one: a call's
+// memory is reset for the spare of the next as soon as the call ends.
+// Calls that run at once leave more, and the extra are unmapped.
+const maxIdle = 2
 
 // idleMemories are the memories of closed instances restored from one
 // image (of size bytes), to be reset and reused.
