@@ -38,7 +38,8 @@ type stopChecked struct {
 
 // withStopChecks rewrites a module so that the host can stop it by
 // setting a global. It adds two mutable i32 globals, stop and fuel, and at
-// the entry of every function and the head of every loop the check
+// the entry of every function (but one that runs straight into a loop)
+// and the head of every loop the check
 //
 //	fuel = fuel - 1
 //	if fuel == 0 {
@@ -58,7 +59,8 @@ type stopChecked struct {
 // wazero's WithCloseOnContextDone provides, for a fraction of its cost: its
 // check, at loop heads only, goes into Go every time (RATIONALE.md,
 // "Stopping a guest"). Checking at function entry also stops a guest that
-// recurses without looping.
+// recurses without looping; a function whose entry runs straight into a
+// loop is checked there only (see runsIntoLoop).
 //
 // A start function would run during instantiation, before the host can
 // arm the stop; the rewrite exports it as startExport instead, for the
@@ -218,8 +220,9 @@ func isDWARF(custom []byte) bool {
 }
 
 // checkCode rewrites a code section, putting the check of the globals
-// stop and stop+1 (fuel) at the entry of every function and the head of
-// every loop (see withStopChecks).
+// stop and stop+1 (fuel) at the entry of every function, unless it runs
+// into a loop (see runsIntoLoop), and the head of every loop (see
+// withStopChecks).
 func checkCode(sec []byte, stop uint64) ([]byte, error) {
 	check := checkSequence(stop)
 	r := &reader{p: sec}
@@ -238,7 +241,9 @@ func checkCode(sec []byte, stop uint64) ([]byte, error) {
 			fn.byte()
 		}
 		body = append(body[:0], whole[:len(whole)-len(fn.p)]...)
-		body = append(body, check...)
+		if !runsIntoLoop(fn.p, stop) {
+			body = append(body, check...)
+		}
 		run := fn.p // code read but not yet copied
 		for len(fn.p) > 0 && fn.err == nil {
 			if fn.instr(stop) == 0x03 { // loop: the check goes after it
@@ -261,6 +266,27 @@ func checkCode(sec []byte, stop uint64) ([]byte, error) {
 		return nil, fmt.Errorf("%w: bytes after the last function", ErrInvalidModule)
 	}
 	return out, nil
+}
+
+// runsIntoLoop reports whether code, a function's body, runs from its
+// entry straight into a loop: before the first loop, nothing but blocks
+// and instructions that neither branch nor call. The loop's check then
+// comes before anything could repeat or recurse, and a check at the entry
+// would only pay twice. A function compiled from Go starts so: it enters
+// the loop it resumes goroutines through, so half its checks go.
+func runsIntoLoop(code []byte, globals uint64) bool {
+	r := &reader{p: code}
+	for len(r.p) > 0 && r.err == nil {
+		switch r.instr(globals) {
+		case 0x03: // loop
+			return true
+		case 0x04, 0x05, 0x0b, // if, else, end
+			0x0c, 0x0d, 0x0e, 0x0f, // br, br_if, br_table, return
+			0x10, 0x11: // call, call_indirect
+			return false
+		}
+	}
+	return false
 }
 
 // checkSequence is the check of withStopChecks, for the globals stop and

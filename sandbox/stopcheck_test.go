@@ -22,27 +22,51 @@ func codeSection(instrs ...byte) []byte {
 }
 
 // The check goes at the entry of every function and the head of every
-// loop, and nowhere else; the rest of the code is copied as it was.
+// loop, and nowhere else; the rest of the code is copied as it was. A
+// function that runs straight into a loop is checked at the loop only.
 func TestCheckCodePlacesChecks(t *testing.T) {
 	check := checkSequence(2)
-	in := codeSection(
-		0x02, 0x40, // block
+	loop := []byte{
 		0x03, 0x40, // loop
 		0x41, 0x80, 0x01, // i32.const 128
 		0x0d, 0x01, // br_if 1
 		0x0c, 0x00, // br 0
-		0x0b, 0x0b, 0x0b) // end end end
-	got, err := checkCode(in, 2)
+		0x0b} // end
+	for _, c := range []struct {
+		name   string
+		before []byte // instructions before the loop
+		entry  bool   // whether the entry is checked
+	}{
+		{"block then loop", []byte{0x02, 0x40}, false},
+		{"constants then loop", []byte{0x02, 0x40, 0x41, 0x01, 0x1a}, false},
+		{"call before loop", []byte{0x02, 0x40, 0x10, 0x00}, true},
+		{"branch before loop", []byte{0x02, 0x40, 0x41, 0x00, 0x0d, 0x00}, true},
+		{"if before loop", []byte{0x41, 0x00, 0x04, 0x40, 0x0b, 0x02, 0x40}, true},
+	} {
+		code := append(append(append([]byte(nil), c.before...), loop...), 0x0b, 0x0b) // end (block) end (function)
+		got, err := checkCode(codeSection(code...), 2)
+		must(t, err)
+		body := []byte{0x00}
+		if c.entry {
+			body = append(body, check...)
+		}
+		body = append(body, c.before...)
+		body = append(body, 0x03, 0x40)
+		body = append(body, check...)
+		body = append(body, loop[2:]...)
+		body = append(body, 0x0b, 0x0b)
+		want := binary.AppendUvarint([]byte{0x01}, uint64(len(body)))
+		want = append(want, body...)
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s:\ngot  % x\nwant % x", c.name, got, want)
+		}
+	}
+	// A function without a loop is checked at its entry.
+	got, err := checkCode(codeSection(0x41, 0x01, 0x1a, 0x0b), 2)
 	must(t, err)
-	body := []byte{0x00}
-	body = append(body, check...)
-	body = append(body, 0x02, 0x40, 0x03, 0x40)
-	body = append(body, check...)
-	body = append(body, 0x41, 0x80, 0x01, 0x0d, 0x01, 0x0c, 0x00, 0x0b, 0x0b, 0x0b)
-	want := binary.AppendUvarint([]byte{0x01}, uint64(len(body)))
-	want = append(want, body...)
-	if !bytes.Equal(got, want) {
-		t.Errorf("got  % x\nwant % x", got, want)
+	body := append(append([]byte{0x00}, check...), 0x41, 0x01, 0x1a, 0x0b)
+	if want := append(binary.AppendUvarint([]byte{0x01}, uint64(len(body))), body...); !bytes.Equal(got, want) {
+		t.Errorf("no loop:\ngot  % x\nwant % x", got, want)
 	}
 }
 
