@@ -19,7 +19,7 @@
 //
 // The host rewrites a module when it loads it, so that it can stop it at
 // its deadline: it adds two globals and exports named "cairn.stop" and
-// "cairn.fuel", a check at every function entry and loop head, and exports
+// "cairn.fuel", a check at function entries and loop heads, and exports
 // a start function as "cairn.start" to call it once it can stop it. What
 // the module computes is unchanged. A module that already exports one of
 // those names, uses WebAssembly beyond 2.0, or has no memory still runs,

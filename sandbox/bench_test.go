@@ -107,6 +107,51 @@ func BenchmarkReadFile(b *testing.B) {
 	}
 }
 
+// BenchmarkGuestCall is the guest's part of a call alone: the same
+// request served again and again by abi.CallExport in one instance of the
+// built-in module, restored from its snapshot once. cairn never runs two
+// calls in one instance; this is the floor under BenchmarkReadFile, what
+// no way of making instances can take away. "empty" is as there.
+//
+//	go test ./sandbox -run '^$' -bench GuestCall -benchtime 2000x
+func BenchmarkGuestCall(b *testing.B) {
+	ws := b.TempDir()
+	content := bytes.Repeat([]byte("a line of text in the file\n"), 100)
+	if err := os.WriteFile(filepath.Join(ws, "f.txt"), content, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	p := Policy{Mounts: []Mount{{HostPath: ws, GuestPath: abi.WorkspaceDir, ReadOnly: true}}}
+	for _, tool := range []string{"read_file", "empty"} {
+		b.Run(tool, func(b *testing.B) {
+			req := abi.Request{ABI: abi.Version, Tool: "-", Input: "{}", Workspace: abi.WorkspaceDir}
+			if tool == "read_file" {
+				req = abi.Request{ABI: abi.Version, Tool: "read_file", Input: `{"path":"f.txt"}`, Workspace: abi.WorkspaceDir}
+			}
+			m, err := testRT.Compile(ctx, builtin.Module)
+			must(b, err)
+			cm, err := m.compiledFor(ctx, p.memoryPages())
+			must(b, err)
+			rt, err := m.runtime(ctx, p.memoryPages())
+			must(b, err)
+			snap, err := m.pre.snapshotFor(ctx, m, rt, cm, p)
+			must(b, err)
+			s, err := m.makeSpare(ctx, rt, cm, snap, p)
+			must(b, err)
+			defer s.mod.Close(ctx)
+			fsys, closeFS, err := mounts(p.Mounts, newFileBudget(0), 0)
+			must(b, err)
+			defer closeFS()
+			in, err := abi.Marshal(req)
+			must(b, err)
+			timed(b, func() {
+				s.bind(callIO{stdin: bytes.NewReader(in), stdout: &capped{limit: 1 << 20}, stderr: &capped{limit: 1 << 20}, mounts: fsys})
+				must(b, m.callExport(ctx, s.mod))
+			})
+		})
+	}
+}
+
 // paceOf is what runs between two calls of a benchmark in a pace (see
 // BenchmarkReadFile); "ready" is the runtime's to say.
 func paceOf(pace string) func() {

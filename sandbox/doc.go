@@ -14,8 +14,8 @@
 // else does not load, and the error names the import).
 //
 // A module is rewritten when it loads so that the host can stop it at its
-// deadline from outside: it counts down at every function entry and loop
-// head, and every few thousand checks looks at a stop global only the host
+// deadline from outside: it counts down at function entries and loop
+// heads, and every few thousand checks looks at a stop global only the host
 // can set and steps into Go, where the Go runtime can pause it for a
 // garbage collection (see withStopChecks).
 //
@@ -40,9 +40,11 @@
 //
 // A Go tool built as a WASI reactor is initialised once per memory limit
 // and mount layout, and every call starts a fresh instance from a
-// copy-on-write snapshot of that initialised state (see preinit); the
-// instance for the next call of a like policy is made in the background
-// (see spare). A plain command module initialises in every call. Load
+// snapshot of that initialised state (see preinit), in memory that holds
+// exactly the snapshot's bytes, kept resident and reset between instances
+// (see memoryImage); the instance for the next call of a like policy is
+// made in the background (see spare). A plain command module initialises
+// in every call. Load
 // compiles a module in the background, for a caller with other work to do
 // meanwhile.
 //
