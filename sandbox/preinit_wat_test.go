@@ -18,9 +18,26 @@ import (
 //	_initialize: init, then g = 7 and mem[32] = 5
 //	cairn_call:  g += mem[32]; mem[32] += 1; return g
 //
-// A call restored from the snapshot returns 12, every time. With trap,
-// _initialize traps instead.
+// A call restored from the snapshot returns 12, every time: the warm-up
+// call (see takeSnapshot) exits with that status too, so it fails, and the
+// snapshot is of the initialised instance. With trap, _initialize traps
+// instead.
 func reactorWasm(trap bool) []byte {
+	init := []byte{0x41, 7, 0x24, 0, 0x41, 32, 0x41, 5, 0x36, 2, 0, 0x0b} // g=7; mem[32]=5
+	if trap {
+		init = []byte{0x00, 0x0b} // unreachable
+	}
+	call := []byte{
+		0x23, 0, 0x41, 32, 0x28, 2, 0, 0x6a, 0x24, 0, // g = g + mem[32]
+		0x41, 32, 0x41, 32, 0x28, 2, 0, 0x41, 1, 0x6a, 0x36, 2, 0, // mem[32] += 1
+		0x23, 0, 0x0b, // return g
+	}
+	return reactorWith(init, call)
+}
+
+// reactorWith assembles the module of reactorWasm with the given bodies
+// of _initialize and cairn_call.
+func reactorWith(init, call []byte) []byte {
 	vec := func(items ...[]byte) []byte {
 		out := binary.AppendUvarint(nil, uint64(len(items)))
 		for _, it := range items {
@@ -35,15 +52,6 @@ func reactorWasm(trap bool) []byte {
 	body := func(code ...byte) []byte {
 		b := append([]byte{0}, code...) // no locals
 		return append(binary.AppendUvarint(nil, uint64(len(b))), b...)
-	}
-	init := []byte{0x41, 7, 0x24, 0, 0x41, 32, 0x41, 5, 0x36, 2, 0, 0x0b} // g=7; mem[32]=5
-	if trap {
-		init = []byte{0x00, 0x0b} // unreachable
-	}
-	call := []byte{
-		0x23, 0, 0x41, 32, 0x28, 2, 0, 0x6a, 0x24, 0, // g = g + mem[32]
-		0x41, 32, 0x41, 32, 0x28, 2, 0, 0x41, 1, 0x6a, 0x36, 2, 0, // mem[32] += 1
-		0x23, 0, 0x0b, // return g
 	}
 	var m []byte
 	m = append(m, "\x00asm\x01\x00\x00\x00"...)
@@ -87,6 +95,23 @@ func TestPreinitRestoresGlobalsAndMemory(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+}
+
+// TestPreinitSnapshotAfterWarmUp: when the warm-up call succeeds, the
+// snapshot is taken after it, and every call starts where it left.
+func TestPreinitSnapshotAfterWarmUp(t *testing.T) {
+	call := []byte{
+		0x23, 0, 0x41, 1, 0x6a, 0x24, 0, // g = g + 1
+		0x23, 0, 0x41, 1, 0x6b, 0x0b, // return g - 1
+	}
+	m, err := testRT.Compile(context.Background(), reactorWith([]byte{0x0b}, call))
+	must(t, err)
+	// The warm-up returns 0 and leaves g = 1; a call without it would too.
+	for range 3 {
+		if ex, err := m.Run(context.Background(), Policy{}, nil, io.Discard, io.Discard); err != nil || ex.Code != 1 {
+			t.Fatalf("exit %d, %v; want 1, from the snapshot after the warm-up", ex.Code, err)
+		}
 	}
 }
 
