@@ -60,8 +60,7 @@
 //     empty read-only directory at the same guest path; calls _initialize;
 //     then calls cairn_call once with a request naming no tool (tool "",
 //     input "{}"), whose answer it discards: a warm-up, so that what a
-//     runtime does on the first call into the module and never again (Go
-//     sets up its entry from the host, fills caches, grows its heap) is
+//     runtime does on the first call into the module and never again is
 //     done once, not in every call. It keeps the instance's linear memory
 //     and mutable globals: the snapshot. If the warm-up fails (a non-zero
 //     status, a trap), the snapshot is of an instance that only ran
