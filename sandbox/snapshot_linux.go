@@ -122,6 +122,9 @@ func (im *idleMemories) put(m *reservedMemory) {
 	}()
 }
 
+// keep adds m to the idle memories, or unmaps it if enough are kept; in a
+// goroutine of its own, since keep runs as a call closes its instance and
+// unmapping a resident memory takes a while.
 func (im *idleMemories) keep(m *reservedMemory) {
 	im.mu.Lock()
 	if len(im.mems) < maxIdle {
@@ -130,7 +133,7 @@ func (im *idleMemories) keep(m *reservedMemory) {
 		return
 	}
 	im.mu.Unlock()
-	unix.Munmap(m.mem)
+	go unix.Munmap(m.mem)
 }
 
 // take returns an idle memory reserving max bytes, or nil.
