@@ -86,3 +86,27 @@ func TestPreinitCallsInReusedMemory(t *testing.T) {
 		t.Error("no call was made in a reused memory")
 	}
 }
+
+// Past maxIdle, the memories of closed instances are unmapped, not kept.
+func TestIdleMemoriesAreBounded(t *testing.T) {
+	img, err := newMemoryImage(bytes.Repeat([]byte{1}, 4*osPage))
+	must(t, err)
+	var mems []*reservedMemory
+	for range maxIdle + 2 {
+		a := img.allocator()
+		mems = append(mems, a.Allocate(0, 1<<20).(*reservedMemory))
+		if !a.mapped() {
+			t.Skip("the image could not be mapped here")
+		}
+	}
+	for _, m := range mems {
+		m.Free()
+	}
+	waitIdle(t, img.idle, maxIdle)
+	time.Sleep(50 * time.Millisecond) // the others' goroutines end
+	img.idle.mu.Lock()
+	defer img.idle.mu.Unlock()
+	if n := len(img.idle.mems); n != maxIdle {
+		t.Errorf("%d idle memories kept, want %d", n, maxIdle)
+	}
+}
