@@ -33,26 +33,37 @@ func readFile(c *guest.Call, in readIn) (string, error) {
 	if isBinary(b) {
 		return "", fmt.Errorf("%s is a binary file (%d bytes); read_file reads text only", rel, len(b))
 	}
-	lines := strings.SplitAfter(string(b), "\n")
-	if lines[len(lines)-1] == "" {
-		lines = lines[:len(lines)-1]
+	text := string(b)
+	lines := strings.Count(text, "\n")
+	if text != "" && text[len(text)-1] != '\n' {
+		lines++
 	}
 	first := max(in.Offset, 1)
 	limit := in.Limit
 	if limit <= 0 || limit > maxLines {
 		limit = maxLines
 	}
-	if first > len(lines) && len(lines) > 0 {
-		return "", fmt.Errorf("%s has %d lines; offset %d is past the end", rel, len(lines), first)
+	if first > lines && lines > 0 {
+		return "", fmt.Errorf("%s has %d lines; offset %d is past the end", rel, lines, first)
 	}
+	rest := text
+	for range first - 1 {
+		_, rest, _ = strings.Cut(rest, "\n")
+	}
+	// Sized once for the lines shown and their numbers: a builder that
+	// grows line by line copies the text over and over, which a call in a
+	// sandbox pays for dearly.
 	var out strings.Builder
+	out.Grow(min(len(rest), maxBytes) + 8*min(limit, lines) + 128)
 	last := first - 1
-	for i := first - 1; i < len(lines) && i < first-1+limit && out.Len() < maxBytes; i++ {
-		writeNumbered(&out, i+1, strings.TrimRight(lines[i], "\n"))
+	for i := first - 1; i < lines && i < first-1+limit && out.Len() < maxBytes; i++ {
+		var line string
+		line, rest, _ = strings.Cut(rest, "\n")
+		writeNumbered(&out, i+1, line)
 		last = i + 1
 	}
-	if last < len(lines) {
-		fmt.Fprintf(&out, "(%s has %d lines; shown %d to %d; read on with offset %d)\n", rel, len(lines), first, last, last+1)
+	if last < lines {
+		fmt.Fprintf(&out, "(%s has %d lines; shown %d to %d; read on with offset %d)\n", rel, lines, first, last, last+1)
 	}
 	return out.String(), nil
 }

@@ -33,6 +33,8 @@ func workspace(t *testing.T) string {
 		"sub/deep/c.md": "todo: c\n",
 		"bin.dat":       "\x00\x01\x02",
 		"dup.txt":       "x = 1\nx = 1\n",
+		"sub/gaps.txt":  "x\n\ny",
+		"sub/empty.txt": "",
 	}
 	for name, content := range files {
 		p := filepath.Join(dir, name)
@@ -54,6 +56,9 @@ func TestTools(t *testing.T) {
 		{"read_file", `{"path": "a.txt"}`, "     1\tone\n     2\ttwo\n     3\tthree\n", ""},
 		{"read_file", `{"path": "a.txt", "offset": 2, "limit": 1}`, "     2\ttwo\n(a.txt has 3 lines; shown 2 to 2; read on with offset 3)", ""},
 		{"read_file", `{"path": "a.txt", "offset": 9}`, "", "offset 9 is past the end"},
+		{"read_file", `{"path": "sub/gaps.txt"}`, "     1\tx\n     2\t\n     3\ty\n", ""},
+		{"read_file", `{"path": "sub/gaps.txt", "offset": 2, "limit": 1}`, "     2\t\n(sub/gaps.txt has 3 lines; shown 2 to 2; read on with offset 3)", ""},
+		{"read_file", `{"path": "sub/gaps.txt", "offset": 3}`, "     3\ty\n", ""},
 		{"read_file", `{"path": "bin.dat"}`, "", "binary file"},
 		{"read_file", `{"path": "nope.txt"}`, "", "nope.txt does not exist"},
 		{"read_file", `{"path": "/etc/passwd"}`, "", "absolute"},
