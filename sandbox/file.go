@@ -10,7 +10,10 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 )
 
-// file is an open regular file or directory of a workspaceFS.
+// file is an open regular file or directory of a workspaceFS. The root
+// of a mount, as wazero opens it to learn that it is a directory, is
+// opened on the host only when the guest first uses it otherwise (see
+// workspaceFS.OpenFile): until then f is nil and it holds no descriptor.
 type file struct {
 	experimentalsys.UnimplementedFile
 	f      *os.File
@@ -21,6 +24,24 @@ type file struct {
 	// rewound asks the next Readdir to start again from the beginning.
 	rewound bool
 	closed  bool
+}
+
+// osFile returns the open host file, opening a directory opened lazily,
+// within the call's budget of open files.
+func (f *file) osFile() (*os.File, experimentalsys.Errno) {
+	if f.f != nil {
+		return f.f, 0
+	}
+	if e := f.fs.files.take(); e != 0 {
+		return nil, e
+	}
+	nf, err := f.fs.root.Open(f.path)
+	if err != nil {
+		f.fs.files.give()
+		return nil, errno(err)
+	}
+	f.f, f.rewound = nf, false
+	return nf, 0
 }
 
 func setBlocking(f *os.File) error {
@@ -79,7 +100,11 @@ func (f *file) SetNonblock(bool) experimentalsys.Errno { return 0 }
 
 // Stat describes the open file.
 func (f *file) Stat() (sys.Stat_t, experimentalsys.Errno) {
-	fi, err := f.f.Stat()
+	osf, e := f.osFile()
+	if e != 0 {
+		return sys.Stat_t{}, e
+	}
+	fi, err := osf.Stat()
 	if err != nil {
 		return sys.Stat_t{}, errno(err)
 	}
@@ -131,12 +156,16 @@ func (f *file) Readdir(n int) ([]experimentalsys.Dirent, experimentalsys.Errno) 
 	if !f.isDir {
 		return nil, experimentalsys.EBADF
 	}
-	if f.rewound {
+	if f.rewound && f.f != nil {
 		if e := f.reopen(); e != 0 {
 			return nil, e
 		}
 	}
-	fis, err := f.f.Readdir(n)
+	osf, e := f.osFile()
+	if e != 0 {
+		return nil, e
+	}
+	fis, err := osf.Readdir(n)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, errno(err)
 	}
@@ -184,10 +213,16 @@ func (f *file) Truncate(size int64) experimentalsys.Errno {
 }
 
 // Sync flushes the file.
-func (f *file) Sync() experimentalsys.Errno { return errno(f.f.Sync()) }
+func (f *file) Sync() experimentalsys.Errno {
+	osf, e := f.osFile()
+	if e != 0 {
+		return e
+	}
+	return errno(osf.Sync())
+}
 
 // Datasync flushes the file's data.
-func (f *file) Datasync() experimentalsys.Errno { return errno(f.f.Sync()) }
+func (f *file) Datasync() experimentalsys.Errno { return f.Sync() }
 
 // Utimens sets the file's times.
 func (f *file) Utimens(atim, mtim int64) experimentalsys.Errno {
@@ -203,6 +238,9 @@ func (f *file) Close() experimentalsys.Errno {
 		return 0
 	}
 	f.closed = true
+	if f.f == nil {
+		return 0 // never opened on the host
+	}
 	f.fs.files.give()
 	return errno(f.f.Close())
 }

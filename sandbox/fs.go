@@ -73,6 +73,11 @@ func (w *workspaceFS) OpenFile(path string, flag experimentalsys.Oflag, perm fs.
 	if w.readOnly && flag&writeFlags != 0 {
 		return nil, experimentalsys.EROFS
 	}
+	if name(path) == "." && flag == experimentalsys.O_RDONLY {
+		// wazero opens a mount's root so, once per instance, to ask
+		// whether it is a directory; most calls use it for nothing else.
+		return &file{fs: w, path: ".", isDir: true}, 0
+	}
 	if e := w.files.take(); e != 0 {
 		return nil, e
 	}
