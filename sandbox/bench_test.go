@@ -38,14 +38,8 @@ import (
 //
 //	go test ./sandbox -run '^$' -bench ReadFile -benchtime 1000x
 func BenchmarkReadFile(b *testing.B) {
-	ws := b.TempDir()
-	content := bytes.Repeat([]byte("a line of text in the file\n"), 100)
-	if err := os.WriteFile(filepath.Join(ws, "f.txt"), content, 0o644); err != nil {
-		b.Fatal(err)
-	}
 	ctx := context.Background()
-	p := Policy{Mounts: []Mount{{HostPath: ws, GuestPath: abi.WorkspaceDir, ReadOnly: true}}}
-	req := abi.Request{ABI: abi.Version, Tool: "read_file", Input: `{"path":"f.txt"}`, Workspace: abi.WorkspaceDir}
+	ws, p, req := readFileCall(b)
 	wasmCall := func(wasm []byte, req abi.Request, pace string, noSpares bool) func(b *testing.B) {
 		return func(b *testing.B) {
 			r, err := NewRuntime(ctx, Config{CacheDir: filepath.Join(guestsDir, "cache")})
@@ -115,27 +109,17 @@ func BenchmarkReadFile(b *testing.B) {
 //
 //	go test ./sandbox -run '^$' -bench GuestCall -benchtime 2000x
 func BenchmarkGuestCall(b *testing.B) {
-	ws := b.TempDir()
-	content := bytes.Repeat([]byte("a line of text in the file\n"), 100)
-	if err := os.WriteFile(filepath.Join(ws, "f.txt"), content, 0o644); err != nil {
-		b.Fatal(err)
-	}
 	ctx := context.Background()
-	p := Policy{Mounts: []Mount{{HostPath: ws, GuestPath: abi.WorkspaceDir, ReadOnly: true}}}
+	_, p, readFile := readFileCall(b)
 	for _, tool := range []string{"read_file", "empty"} {
 		b.Run(tool, func(b *testing.B) {
 			req := abi.Request{ABI: abi.Version, Tool: "-", Input: "{}", Workspace: abi.WorkspaceDir}
 			if tool == "read_file" {
-				req = abi.Request{ABI: abi.Version, Tool: "read_file", Input: `{"path":"f.txt"}`, Workspace: abi.WorkspaceDir}
+				req = readFile
 			}
 			m, err := testRT.Compile(ctx, builtin.Module)
 			must(b, err)
-			cm, err := m.compiledFor(ctx, p.memoryPages())
-			must(b, err)
-			rt, err := m.runtime(ctx, p.memoryPages())
-			must(b, err)
-			snap, err := m.pre.snapshotFor(ctx, m, rt, cm, p)
-			must(b, err)
+			rt, cm, snap := takenSnapshot(b, m, p)
 			s, err := m.makeSpare(ctx, rt, cm, snap, p)
 			must(b, err)
 			defer s.mod.Close(ctx)
@@ -159,6 +143,20 @@ func paceOf(pace string) func() {
 		return func() { time.Sleep(2 * time.Millisecond) }
 	}
 	return func() {}
+}
+
+// readFileCall makes the workspace of the read_file benchmarks, a 2.7 KB
+// text file f.txt, and returns it, a read-only policy mounting it, and the
+// request that reads the file.
+func readFileCall(b *testing.B) (string, Policy, abi.Request) {
+	ws := b.TempDir()
+	content := bytes.Repeat([]byte("a line of text in the file\n"), 100)
+	if err := os.WriteFile(filepath.Join(ws, "f.txt"), content, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	p := Policy{Mounts: []Mount{{HostPath: ws, GuestPath: abi.WorkspaceDir, ReadOnly: true}}}
+	req := abi.Request{ABI: abi.Version, Tool: "read_file", Input: `{"path":"f.txt"}`, Workspace: abi.WorkspaceDir}
+	return ws, p, req
 }
 
 // timed runs fn b.N times and reports the median and 90th percentile.
@@ -268,10 +266,7 @@ func BenchmarkStopping(b *testing.B) {
 			}
 		})
 	}
-	ws := b.TempDir()
-	must(b, os.WriteFile(filepath.Join(ws, "f.txt"), bytes.Repeat([]byte("a line of text in the file\n"), 100), 0o644))
-	p := Policy{Mounts: []Mount{{HostPath: ws, GuestPath: abi.WorkspaceDir, ReadOnly: true}}}
-	req := abi.Request{ABI: abi.Version, Tool: "read_file", Input: `{"path":"f.txt"}`, Workspace: abi.WorkspaceDir}
+	_, p, req := readFileCall(b)
 	for _, mode := range []string{"stop-checks", "close-on-done"} {
 		b.Run("go-read-file/"+mode, func(b *testing.B) {
 			r, err := NewRuntime(ctx, Config{CacheDir: filepath.Join(guestsDir, "cache")})

@@ -189,6 +189,20 @@ func TestPreinitReusedMemoryHoldsNothingOfTheLastCall(t *testing.T) {
 	}
 }
 
+// takenSnapshot returns m's runtime, compiled module and snapshot for p,
+// taking the snapshot if there is none.
+func takenSnapshot(tb testing.TB, m *Module, p Policy) (wazero.Runtime, wazero.CompiledModule, *snapshot) {
+	tb.Helper()
+	ctx := context.Background()
+	cm, err := m.compiledFor(ctx, p.memoryPages())
+	must(tb, err)
+	rt, err := m.runtime(ctx, p.memoryPages())
+	must(tb, err)
+	snap, err := m.pre.snapshotFor(ctx, m, rt, cm, p)
+	must(tb, err)
+	return rt, cm, snap
+}
+
 // snapshotOf returns m's snapshot for p.
 func snapshotOf(t *testing.T, m *Module, p Policy) *snapshot {
 	t.Helper()
@@ -346,12 +360,7 @@ func BenchmarkPreinitInstance(b *testing.B) {
 	m, err := testRT.Compile(ctx, builtin.Module)
 	must(b, err)
 	p := Policy{Mounts: []Mount{{HostPath: b.TempDir(), GuestPath: abi.WorkspaceDir, ReadOnly: true}}}
-	cm, err := m.compiledFor(ctx, p.memoryPages())
-	must(b, err)
-	rt, err := m.runtime(ctx, p.memoryPages())
-	must(b, err)
-	snap, err := m.pre.snapshotFor(ctx, m, rt, cm, p)
-	must(b, err)
+	rt, cm, snap := takenSnapshot(b, m, p)
 	cfg := detClock(wazero.NewModuleConfig().WithName("").WithStartFunctions(), snap.clockReadings, nil)
 	timed(b, func() {
 		mod, err := m.restored(ctx, rt, cm, cfg, snap)
