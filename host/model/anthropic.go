@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"strings"
 
 	"cairn/checkpoint"
@@ -24,27 +23,14 @@ const (
 // (POST {base_url}/v1/messages, streamed). The base URL is Spec.BaseURL,
 // else $ANTHROPIC_BASE_URL, else Anthropic's; the key is in the variable
 // Spec.APIKeyEnv names (ANTHROPIC_API_KEY by default).
-type Anthropic struct {
-	spec   Spec
-	url    string
-	key    string
-	client *http.Client
-	retry  retryPolicy
-}
+type Anthropic struct{ endpoint }
 
 var _ Provider = (*Anthropic)(nil)
 
 // NewAnthropic returns the provider spec describes. It reads the key from
 // the environment now and sends nothing until Complete.
 func NewAnthropic(spec Spec) *Anthropic {
-	base := cmp.Or(spec.BaseURL, os.Getenv("ANTHROPIC_BASE_URL"), defaultAnthropicURL)
-	return &Anthropic{
-		spec:   spec,
-		url:    strings.TrimRight(base, "/") + "/v1/messages",
-		key:    os.Getenv(cmp.Or(spec.APIKeyEnv, "ANTHROPIC_API_KEY")),
-		client: &http.Client{},
-		retry:  newRetryPolicy(spec.MaxRetries),
-	}
+	return &Anthropic{newEndpoint(spec, "ANTHROPIC_BASE_URL", defaultAnthropicURL, "/v1/messages", "ANTHROPIC_API_KEY")}
 }
 
 // Complete sends the conversation and returns the model's turn, retrying
@@ -59,19 +45,7 @@ func (p *Anthropic) Complete(ctx context.Context, req Request) (Response, error)
 	if p.key != "" {
 		hdr.Set("X-Api-Key", p.key)
 	}
-	return p.retry.do(ctx, "anthropic", func(ctx context.Context) (Response, error) {
-		resp, err := post(ctx, p.client, p.url, hdr, body)
-		if err != nil {
-			return Response{}, err
-		}
-		defer resp.Body.Close()
-		turn, err := decodeAnthropicStream(resp.Body, req.OnText)
-		if err != nil {
-			return Response{}, streamFailure(ctx, err)
-		}
-		turn.Usage.CostMicroUSD = p.spec.Price.Cost(turn.Usage)
-		return turn, nil
-	})
+	return p.complete(ctx, "anthropic", hdr, body, decodeAnthropicStream, req.OnText)
 }
 
 type anRequest struct {

@@ -2,12 +2,14 @@ package model
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -15,6 +17,51 @@ import (
 
 // maxErrorBody bounds how much of an error response is read.
 const maxErrorBody = 64 << 10
+
+// endpoint is what a provider over HTTP holds: its spec, the URL it
+// posts to, the key, the client and how it retries.
+type endpoint struct {
+	spec   Spec
+	url    string
+	key    string
+	client *http.Client
+	retry  retryPolicy
+}
+
+// newEndpoint reads the base URL (Spec.BaseURL, else the variable
+// baseEnv, else defaultBase) and the key (in the variable Spec.APIKeyEnv
+// names, else keyEnv) from spec and the environment, now.
+func newEndpoint(spec Spec, baseEnv, defaultBase, path, keyEnv string) endpoint {
+	base := cmp.Or(spec.BaseURL, os.Getenv(baseEnv), defaultBase)
+	return endpoint{
+		spec:   spec,
+		url:    strings.TrimRight(base, "/") + path,
+		key:    os.Getenv(cmp.Or(spec.APIKeyEnv, keyEnv)),
+		client: &http.Client{},
+		retry:  newRetryPolicy(spec.MaxRetries),
+	}
+}
+
+// complete posts body with hdr and decodes the streamed answer with
+// decode, passing text to onText as it comes, retrying as the package
+// doc says; name prefixes its errors. The turn's cost is the spec's price
+// of its usage.
+func (e endpoint) complete(ctx context.Context, name string, hdr http.Header, body []byte,
+	decode func(io.Reader, func(string)) (Response, error), onText func(string)) (Response, error) {
+	return e.retry.do(ctx, name, func(ctx context.Context) (Response, error) {
+		resp, err := post(ctx, e.client, e.url, hdr, body)
+		if err != nil {
+			return Response{}, err
+		}
+		defer resp.Body.Close()
+		turn, err := decode(resp.Body, onText)
+		if err != nil {
+			return Response{}, streamFailure(ctx, err)
+		}
+		turn.Usage.CostMicroUSD = e.spec.Price.Cost(turn.Usage)
+		return turn, nil
+	})
+}
 
 // post sends a streaming request and returns the response when the server
 // accepted it (2xx). The caller closes its body.

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"strings"
 
 	"cairn/checkpoint"
@@ -20,27 +19,14 @@ const defaultOpenAIURL = "https://api.openai.com/v1"
 // Spec.BaseURL, else $OPENAI_BASE_URL, else OpenAI's; the key, sent as a
 // bearer token, is in the variable Spec.APIKeyEnv names (OPENAI_API_KEY by
 // default), and no key is sent when it is empty, as local servers want.
-type OpenAI struct {
-	spec   Spec
-	url    string
-	key    string
-	client *http.Client
-	retry  retryPolicy
-}
+type OpenAI struct{ endpoint }
 
 var _ Provider = (*OpenAI)(nil)
 
 // NewOpenAI returns the provider spec describes. It reads the key from the
 // environment now and sends nothing until Complete.
 func NewOpenAI(spec Spec) *OpenAI {
-	base := cmp.Or(spec.BaseURL, os.Getenv("OPENAI_BASE_URL"), defaultOpenAIURL)
-	return &OpenAI{
-		spec:   spec,
-		url:    strings.TrimRight(base, "/") + "/chat/completions",
-		key:    os.Getenv(cmp.Or(spec.APIKeyEnv, "OPENAI_API_KEY")),
-		client: &http.Client{},
-		retry:  newRetryPolicy(spec.MaxRetries),
-	}
+	return &OpenAI{newEndpoint(spec, "OPENAI_BASE_URL", defaultOpenAIURL, "/chat/completions", "OPENAI_API_KEY")}
 }
 
 // Complete sends the conversation and returns the model's turn, retrying
@@ -54,19 +40,7 @@ func (p *OpenAI) Complete(ctx context.Context, req Request) (Response, error) {
 	if p.key != "" {
 		hdr.Set("Authorization", "Bearer "+p.key)
 	}
-	return p.retry.do(ctx, "openai", func(ctx context.Context) (Response, error) {
-		resp, err := post(ctx, p.client, p.url, hdr, body)
-		if err != nil {
-			return Response{}, err
-		}
-		defer resp.Body.Close()
-		turn, err := decodeOpenAIStream(resp.Body, req.OnText)
-		if err != nil {
-			return Response{}, streamFailure(ctx, err)
-		}
-		turn.Usage.CostMicroUSD = p.spec.Price.Cost(turn.Usage)
-		return turn, nil
-	})
+	return p.complete(ctx, "openai", hdr, body, decodeOpenAIStream, req.OnText)
 }
 
 type oaRequest struct {
