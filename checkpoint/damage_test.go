@@ -91,18 +91,25 @@ func TestBitFlipInLastRecordDropsOnlyIt(t *testing.T) {
 	}
 }
 
-func TestTails(t *testing.T) {
+// junkTail is bytes that may follow a log's last whole record: what a
+// crash, or preallocated space, leaves there.
+type junkTail struct {
+	name string
+	tail []byte
+}
+
+func junkTails() []junkTail {
 	junk := make([]byte, 4096)
 	rand.New(rand.NewSource(1)).Read(junk)
-	tests := []struct {
-		name string
-		tail []byte
-	}{
+	return []junkTail{
 		{"zeros, as preallocation leaves", make([]byte, 64<<10)},
 		{"random bytes", junk},
 		{"a short header", []byte{0x05, 0x00}},
 	}
-	for _, tt := range tests {
+}
+
+func TestTails(t *testing.T) {
+	for _, tt := range junkTails() {
 		t.Run(tt.name, func(t *testing.T) {
 			d := newDamaged(t)
 			rec, err := d.with(t, append(append([]byte(nil), d.data...), tt.tail...))

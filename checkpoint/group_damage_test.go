@@ -3,7 +3,6 @@ package checkpoint
 import (
 	"bytes"
 	"errors"
-	"math/rand"
 	"os"
 	"path/filepath"
 	"testing"
@@ -84,17 +83,7 @@ func TestGroupLogEveryBitFlipDetected(t *testing.T) {
 }
 
 func TestGroupLogTails(t *testing.T) {
-	junk := make([]byte, 4096)
-	rand.New(rand.NewSource(1)).Read(junk)
-	tests := []struct {
-		name string
-		tail []byte
-	}{
-		{"zeros, as preallocation leaves", make([]byte, 64<<10)},
-		{"random bytes", junk},
-		{"a short header", []byte{0x05, 0x00}},
-	}
-	for _, tt := range tests {
+	for _, tt := range junkTails() {
 		t.Run(tt.name, func(t *testing.T) {
 			d := newDamagedGroup(t)
 			rec, err := d.with(t, append(append([]byte(nil), d.data...), tt.tail...))
