@@ -160,11 +160,9 @@ func (d *overlayDir) Pwrite([]byte, int64) (int, experimentalsys.Errno) {
 // Truncate is refused for a directory.
 func (d *overlayDir) Truncate(int64) experimentalsys.Errno { return experimentalsys.EISDIR }
 
-// Seek rewinds the listing; a directory has no other offset.
-// Its signature is that of wazero's experimental/sys.File, which returns an
-// Errno; go vet's stdmethods check, which expects io.Seeker's, is turned
-// off for that in .ci/run.
-func (d *overlayDir) Seek(offset int64, whence int) (int64, experimentalsys.Errno) {
+// Seek rewinds the listing; a directory has no other offset (see
+// seekOffset).
+func (d *overlayDir) Seek(offset seekOffset, whence int) (int64, experimentalsys.Errno) {
 	if offset != 0 || whence != io.SeekStart {
 		return 0, experimentalsys.EISDIR
 	}
