@@ -312,7 +312,7 @@ func (g *groupLog) syncJournals(dirty map[*os.File]int) error {
 		sem <- struct{}{}
 		go func() {
 			defer wg.Done()
-			if err := unix.Fdatasync(fd); err != nil {
+			if err := fdatasync(fd); err != nil {
 				errs <- err
 			}
 			unix.Close(fd)

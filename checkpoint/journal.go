@@ -6,8 +6,6 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
-
-	"golang.org/x/sys/unix"
 )
 
 // journalLog appends to the journal of an agent's newest snapshot and
@@ -238,6 +236,5 @@ func (l *journalLog) Close() error {
 	return errors.Join(err, l.f.Close())
 }
 
-// syncData makes a file's data durable: fdatasync, which skips metadata
-// that reading the data back does not need.
-func syncData(f *os.File) error { return unix.Fdatasync(int(f.Fd())) }
+// syncData makes a file's data durable (see fdatasync).
+func syncData(f *os.File) error { return fdatasync(int(f.Fd())) }
