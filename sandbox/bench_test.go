@@ -187,54 +187,6 @@ func pacedTimed(b *testing.B, between func(), fn func()) {
 	b.ReportMetric(float64(d[len(d)*9/10].Nanoseconds())/1e3, "p90-µs")
 }
 
-// BenchmarkMemoryBombRSS is the host's peak resident memory while a guest
-// at a 64 MiB limit grows its memory until it can't (grow: a page at a
-// time; go: the Go runtime's allocator; recurse: deep recursion, whose
-// stack is not guest memory), with wazero's own allocator and with the
-// sandbox's reserving one, in the same run. peak-MiB is the process's
-// peak; over-MiB is how far it rose above where it started.
-//
-//	go test ./sandbox -run '^$' -bench MemoryBombRSS -benchtime 3x
-func BenchmarkMemoryBombRSS(b *testing.B) {
-	ctx := context.Background()
-	guests := []struct {
-		name string
-		wasm []byte
-		args []string
-	}{{"grow", watBytes["grow"], nil}, {"go", guestBytes["misbehave"], []string{"membomb"}}, {"recurse", watBytes["recurse"], nil}}
-	for _, alloc := range []string{"wazero-default", "mmap-reserve"} {
-		for _, g := range guests {
-			b.Run(alloc+"/"+g.name, func(b *testing.B) {
-				rt, err := NewRuntime(ctx, Config{CacheDir: filepath.Join(guestsDir, "cache")})
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer rt.Close(ctx)
-				if alloc == "wazero-default" {
-					rt.alloc = nil
-				}
-				m, err := rt.Compile(ctx, g.wasm)
-				if err != nil {
-					b.Fatal(err)
-				}
-				p := Policy{Args: g.args, MemoryLimit: 64 << 20}
-				var peak, over int64
-				for i := 0; i < b.N; i++ {
-					base, err := resetPeakRSS()
-					if err != nil {
-						b.Skip(err)
-					}
-					m.Run(ctx, p, nil, io.Discard, io.Discard)
-					hwm, _ := peakRSS()
-					peak, over = max(peak, hwm), max(over, hwm-base)
-				}
-				b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
-				b.ReportMetric(float64(over)/(1<<20), "over-MiB")
-			})
-		}
-	}
-}
-
 // BenchmarkStopping is what making a guest stoppable at its deadline
 // costs, in the same run: a loop-heavy function (sum of 10 million
 // numbers, no calls) and one read_file call of the built-in Go tools,
