@@ -41,16 +41,7 @@ func interrupted(t *testing.T) (*Engine, checkpoint.Store, string) {
 // journal what write appends: what a process killed during round 2 left.
 func afterRound1(t *testing.T, script, run string, write func(checkpoint.Log) error) (*Engine, checkpoint.Store, string) {
 	t.Helper()
-	eng, store := fileEngine(t)
-	af := agentIn(t, hostileAgent, script)
-	copyFile(t, hostileWasm, filepath.Join(af.Dir, "hostile.wasm"))
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	res, err := eng.Run(ctx, RunOptions{Agent: af, ID: "agent-1", Prompt: "go", OnEvent: func(e Event) {
-		if e.Type == EventRoundEnd && e.Round == 1 {
-			cancel()
-		}
-	}})
+	eng, store, res, err := runCancelledAt(t, script, func(e Event) bool { return e.Type == EventRoundEnd && e.Round == 1 })
 	if err != nil || res.Status != StatusPaused || res.Rounds != 1 {
 		t.Fatalf("setup run: %+v, %v", res, err)
 	}
@@ -68,6 +59,23 @@ func afterRound1(t *testing.T, script, run string, write func(checkpoint.Log) er
 		t.Fatal(err)
 	}
 	return eng, store, "agent-1"
+}
+
+// runCancelledAt runs agent-1 of the hostile agent with script in a file
+// store, cancelling the run's context at the first event stop matches.
+func runCancelledAt(t *testing.T, script string, stop func(Event) bool) (*Engine, checkpoint.Store, *Result, error) {
+	t.Helper()
+	eng, store := fileEngine(t)
+	af := agentIn(t, hostileAgent, script)
+	copyFile(t, hostileWasm, filepath.Join(af.Dir, "hostile.wasm"))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	res, err := eng.Run(ctx, RunOptions{Agent: af, ID: "agent-1", Prompt: "go", OnEvent: func(e Event) {
+		if stop(e) {
+			cancel()
+		}
+	}})
+	return eng, store, res, err
 }
 
 func resume(t *testing.T, eng *Engine, id string, s Strategy) (*Result, []Event) {
@@ -285,16 +293,8 @@ func TestResumeAfterTheFinalAnswer(t *testing.T) {
 // is done, not paused: its answer is in the store, and a resume would have
 // nothing left to ask.
 func TestAnswerCommittedAsTheContextEnds(t *testing.T) {
-	eng, store := fileEngine(t)
-	af := agentIn(t, hostileAgent, "turns:\n  - tool_calls: [{name: echo, input: {text: one, n: 1}}]\n  - text: all done\n")
-	copyFile(t, hostileWasm, filepath.Join(af.Dir, "hostile.wasm"))
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	res, err := eng.Run(ctx, RunOptions{Agent: af, ID: "agent-1", Prompt: "go", OnEvent: func(e Event) {
-		if e.Type == EventCheckpointSaved && e.Round == 2 {
-			cancel()
-		}
-	}})
+	script := "turns:\n  - tool_calls: [{name: echo, input: {text: one, n: 1}}]\n  - text: all done\n"
+	_, store, res, err := runCancelledAt(t, script, func(e Event) bool { return e.Type == EventCheckpointSaved && e.Round == 2 })
 	if err != nil || res.Status != StatusDone || res.Rounds != 2 || res.Text != "all done" {
 		t.Fatalf("run: %+v, %v", res, err)
 	}
