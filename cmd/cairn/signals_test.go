@@ -53,14 +53,7 @@ sandbox: {timeout: 10m}
 			for lines.Scan() {
 				last = lines.Text()
 			}
-			exited := make(chan error, 1)
-			go func() { exited <- run.Wait() }()
-			select {
-			case <-exited:
-			case <-time.After(time.Minute):
-				run.Process.Kill()
-				t.Fatal("cairn did not stop within a minute of the signal")
-			}
+			waitExit(t, run, "cairn did not stop within a minute of the signal")
 			if code := run.ProcessState.ExitCode(); code != exitPaused || !strings.Contains(last, `"status":"paused"`) {
 				t.Fatalf("exit %d, last event %s, stderr %s; want %d and a paused run_end", code, last, stderr.String(), exitPaused)
 			}
@@ -115,16 +108,23 @@ func TestSecondSignalEndsTheProcess(t *testing.T) {
 	must(t, child.Process.Signal(syscall.SIGINT))
 	expect("stopping")
 	must(t, child.Process.Signal(syscall.SIGINT))
-	exited := make(chan error, 1)
-	go func() { exited <- child.Wait() }()
-	select {
-	case <-exited:
-	case <-time.After(time.Minute):
-		child.Process.Kill()
-		t.Fatal("the second SIGINT did not end the process")
-	}
+	waitExit(t, child, "the second SIGINT did not end the process")
 	ws, ok := child.ProcessState.Sys().(syscall.WaitStatus)
 	if !ok || !ws.Signaled() || ws.Signal() != syscall.SIGINT {
 		t.Fatalf("child ended with %v; want killed by SIGINT", child.ProcessState)
+	}
+}
+
+// waitExit waits for cmd to end, for a minute at most; past that it kills
+// it and fails with why.
+func waitExit(t *testing.T, cmd *exec.Cmd, why string) {
+	t.Helper()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case <-exited:
+	case <-time.After(time.Minute):
+		cmd.Process.Kill()
+		t.Fatal(why)
 	}
 }
