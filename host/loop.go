@@ -290,7 +290,6 @@ func (r *run) commit(round int) error {
 	return nil
 }
 
-// end journals how the run ended and returns its result.
 // warnOfModules warns of every tool module found, since the last time,
 // not to compile.
 func (r *run) warnOfModules() {
@@ -299,6 +298,7 @@ func (r *run) warnOfModules() {
 	}
 }
 
+// end journals how the run ended and returns its result.
 func (r *run) end(status Status, reason string) (*Result, error) {
 	rec := checkpoint.Record{Type: checkpoint.RecRunEnded, Time: now(),
 		Run: &checkpoint.RunInfo{ID: r.id, Status: checkpoint.Status(status), Reason: reason}}
