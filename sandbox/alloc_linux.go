@@ -22,7 +22,8 @@ type reservedMemory struct {
 	fallback  []byte // used instead when the reservation failed
 	reserved  bool
 	recycle   func(*reservedMemory) // takes the memory at Free, if set
-	private   bool                  // every page of the image it holds is its own; see idleMemories.put
+	populated bool                  // every page of the image it holds is mapped; see idleMemories.put
+	private   bool                  // and its own; see imageAllocator.own
 }
 
 // allocateReserved reserves max bytes. If the kernel refuses (a small

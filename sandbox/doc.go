@@ -41,7 +41,7 @@
 // A Go tool built as a WASI reactor is initialised once per memory limit
 // and mount layout, and every call starts a fresh instance from a
 // snapshot of that initialised state (see preinit), in memory that holds
-// exactly the snapshot's bytes, kept resident and reset between instances
+// exactly the snapshot's bytes, kept mapped and reset between instances
 // (see memoryImage); the instance for the next call of a like policy is
 // made in the background (see spare). A plain command module initialises
 // in every call. Load

@@ -124,9 +124,9 @@ func (m *Module) withAllocator(ctx context.Context, a experimental.MemoryAllocat
 
 // restored instantiates the fast-mode module from snap (see
 // snapshot.restore), returning the instance (to be closed by the caller
-// whatever the error).
-func (m *Module) restored(ctx context.Context, rt wazero.Runtime, cm wazero.CompiledModule, cfg wazero.ModuleConfig, snap *snapshot) (api.Module, error) {
-	mem := snap.memory()
+// whatever the error). timed is an instance cfg gives the real clock.
+func (m *Module) restored(ctx context.Context, rt wazero.Runtime, cm wazero.CompiledModule, cfg wazero.ModuleConfig, snap *snapshot, timed bool) (api.Module, error) {
+	mem := snap.memory(timed)
 	mod, err := rt.InstantiateModule(m.withAllocator(ctx, mem.alloc()), cm, cfg)
 	if err != nil {
 		return mod, err
@@ -291,7 +291,7 @@ var warmUpRequest = func() []byte {
 // tool call. Nil if it fails.
 func (m *Module) learnPages(ctx context.Context, rt wazero.Runtime, cm wazero.CompiledModule, cfg wazero.ModuleConfig, snap *snapshot) (read, written []pageRange) {
 	cfg = detClock(cfg.WithStdin(bytes.NewReader(warmUpRequest)), snap.clockReadings, nil)
-	mod, err := m.restored(ctx, rt, cm, cfg, snap)
+	mod, err := m.restored(ctx, rt, cm, cfg, snap, false)
 	if mod != nil {
 		defer mod.Close(context.Background())
 	}

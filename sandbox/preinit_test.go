@@ -363,7 +363,7 @@ func BenchmarkPreinitInstance(b *testing.B) {
 	rt, cm, snap := takenSnapshot(b, m, p)
 	cfg := detClock(wazero.NewModuleConfig().WithName("").WithStartFunctions(), snap.clockReadings, nil)
 	timed(b, func() {
-		mod, err := m.restored(ctx, rt, cm, cfg, snap)
+		mod, err := m.restored(ctx, rt, cm, cfg, snap, false)
 		must(b, err)
 		mod.Close(ctx)
 	})

@@ -56,8 +56,9 @@ func newSnapshot(mod api.Module, globals []string, clockReadings int64) (*snapsh
 }
 
 // memory returns the memory allocator of one instance restored from s;
-// pass it to restore.
-func (s *snapshot) memory() *imageAllocator { return s.image.allocator() }
+// pass it to restore. timed is an instance that reads the real clock (see
+// memoryImage).
+func (s *snapshot) memory(timed bool) *imageAllocator { return s.image.allocator(timed) }
 
 // restore puts s into mod, a new instance of the module s was taken of,
 // instantiated with the allocator a from s.memory: its memory grows to

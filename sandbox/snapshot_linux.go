@@ -26,13 +26,22 @@ import (
 // A fault costs microseconds, far more in a virtual machine whose host
 // backs its memory lazily, and a call of a Go tool touches hundreds of
 // pages. So the memory of a closed instance is not unmapped but kept
-// (idle) and reset for a later instance: every page of the image made the
-// memory's own and resident, every page that differs from the image copied
-// back from it, and what grew past the image dropped. An instance in a
-// reset memory starts with exactly the image's bytes, like one in a new
-// mapping, and faults on none of them; and since every page is resident
-// whatever earlier calls did, how fast a page is touched tells a call
-// nothing of them.
+// (idle) and reset for a later instance: every page of the image mapped,
+// every page that differs from the image copied back from it, and what
+// grew past the image dropped. An instance in a reset memory starts with
+// exactly the image's bytes, like one in a new mapping, and faults only on
+// a page no earlier instance in the memory wrote.
+//
+// Only a page some instance wrote can differ from the image: every other
+// page is still the memfd's, which is sealed. The page table tells which
+// are which (see writtenPages), so a reset compares a call's worth of
+// pages, not the whole image; comparing all of it would read twice the
+// image through the CPU's caches, and the next call would find them cold.
+//
+// A call that reads the real clock could time its first write to a page
+// and tell whether earlier calls in the memory wrote it. An instance
+// granted the real clock therefore gets every page of the image as the
+// memory's own (see imageAllocator), so that every page answers alike.
 type memoryImage struct {
 	fd   int
 	view []byte      // the memfd mapped read-only: the bytes, for copying
@@ -78,7 +87,11 @@ func (img *memoryImage) prefault(read, written []pageRange) { img.read, img.hot 
 // nothing past them.
 func (img *memoryImage) reset(m *reservedMemory) {
 	size := uint64(len(img.view))
+	written := writtenPages(m.mem[:size]) // nil: unknown, so every page is compared
 	for off := uint64(0); off < size; off += osPage {
+		if written != nil && !written[off/osPage] {
+			continue
+		}
 		if page := m.mem[off : off+osPage]; !bytes.Equal(page, img.view[off:off+osPage]) {
 			copy(page, img.view[off:off+osPage])
 		}
@@ -107,17 +120,16 @@ type idleMemories struct {
 }
 
 // put keeps m, or unmaps it if enough are kept. A memory kept for the
-// first time has every page of the image made its own and resident
-// first, in the background: the kernel copies each page the instance did
-// not write (before Linux 5.14 it cannot, and those pages stay the
-// memfd's).
+// first time has every page of the image mapped first, in the background,
+// so that no later instance faults to read one (before Linux 5.14 the
+// kernel cannot, and the pages fault in as touched).
 func (im *idleMemories) put(m *reservedMemory) {
-	if m.private {
+	if m.populated {
 		im.keep(m)
 		return
 	}
 	go func() {
-		m.private = unix.Madvise(m.mem[:im.size], unix.MADV_POPULATE_WRITE) == nil
+		m.populated = unix.Madvise(m.mem[:im.size], unix.MADV_POPULATE_READ) == nil
 		im.keep(m)
 	}()
 }
@@ -162,12 +174,15 @@ func (im *idleMemories) drain() {
 
 // imageAllocator makes the one memory of one instance restored from img.
 type imageAllocator struct {
-	img *memoryImage
-	mem *reservedMemory
-	ok  bool // img's bytes are in mem
+	img   *memoryImage
+	mem   *reservedMemory
+	ok    bool // img's bytes are in mem
+	timed bool // the instance reads the real clock: see memoryImage
 }
 
-func (img *memoryImage) allocator() *imageAllocator { return &imageAllocator{img: img} }
+func (img *memoryImage) allocator(timed bool) *imageAllocator {
+	return &imageAllocator{img: img, timed: timed}
+}
 
 // Allocate returns an idle memory of img, reset, or else reserves max
 // bytes like the sandbox's allocator and maps the image over their start.
@@ -177,6 +192,7 @@ func (a *imageAllocator) Allocate(cap, max uint64) experimental.LinearMemory {
 	if m := a.img.idle.take(max); m != nil {
 		a.img.reset(m)
 		a.mem, a.ok = m, true
+		a.own()
 		return m
 	}
 	a.mem = allocateReserved(cap, max).(*reservedMemory)
@@ -191,6 +207,9 @@ func (a *imageAllocator) Allocate(cap, max uint64) experimental.LinearMemory {
 	}
 	a.mem.committed, a.ok = size, true
 	a.mem.recycle = a.img.idle.put
+	if a.own() {
+		return a.mem
+	}
 	// Before Linux 5.14 these fail, and the pages fault in as touched.
 	for _, r := range a.img.read {
 		unix.Madvise(a.mem.mem[r.off:r.off+r.len], unix.MADV_POPULATE_READ)
@@ -201,6 +220,17 @@ func (a *imageAllocator) Allocate(cap, max uint64) experimental.LinearMemory {
 	return a.mem
 }
 
+// own makes every page of the image the memory's own, once, for a timed
+// instance, and tells whether they are.
+func (a *imageAllocator) own() bool {
+	m := a.mem
+	if a.timed && !m.private {
+		m.private = unix.Madvise(m.mem[:len(a.img.view)], unix.MADV_POPULATE_WRITE) == nil
+		m.populated = m.populated || m.private
+	}
+	return m.private
+}
+
 func (a *imageAllocator) mapped() bool { return a.ok }
 
 func (a *imageAllocator) alloc() experimental.MemoryAllocator { return a }
@@ -209,26 +239,70 @@ var _ experimental.MemoryAllocator = (*imageAllocator)(nil)
 
 // residentPages tells, for each page of mem, whether it is in this
 // process's page table (a page the process touched since it mapped mem,
-// or one the kernel mapped along with it), from /proc/self/pagemap. Nil
-// when that cannot be read.
+// or one the kernel mapped along with it). Nil when that cannot be read.
 func residentPages(mem []byte) []bool {
-	if len(mem) == 0 {
+	entries := pagemap(mem)
+	if entries == nil {
 		return nil
 	}
+	resident := make([]bool, len(entries))
+	for i, e := range entries {
+		resident[i] = e&pmPresent != 0
+	}
+	return resident
+}
+
+// writtenPages tells, for each page of mem, a private mapping of a file,
+// whether it may differ from the file: whether it is a page of the
+// process's own (the kernel's copy of the file's page at the first write)
+// rather than the file's, or not known to be the file's. A page not in
+// the page table at all is read from the file when next touched. Nil when
+// the page table cannot be read.
+func writtenPages(mem []byte) []bool {
+	entries := pagemap(mem)
+	if entries == nil {
+		return nil
+	}
+	written := make([]bool, len(entries))
+	for i, e := range entries {
+		written[i] = e&pmFile == 0 && e&(pmPresent|pmSwapped) != 0
+	}
+	return written
+}
+
+// Bits of a pagemap entry (the kernel's Documentation/admin-guide/mm/pagemap.rst).
+const (
+	pmPresent = 1 << 63 // in memory
+	pmSwapped = 1 << 62 // swapped out
+	pmFile    = 1 << 61 // a page of a file (or shared anonymous memory), not the process's own
+)
+
+// pagemap returns the entries of mem's pages in this process's page table,
+// from /proc/self/pagemap, or nil when they cannot be read.
+func pagemap(mem []byte) []uint64 {
+	f := pagemapFile()
+	if f == nil || len(mem) == 0 {
+		return nil
+	}
+	n := len(mem) / osPage
+	raw := make([]byte, 8*n)
+	first := uintptr(unsafe.Pointer(&mem[0])) / osPage
+	if _, err := f.ReadAt(raw, int64(first*8)); err != nil {
+		return nil
+	}
+	entries := make([]uint64, n)
+	for i := range entries {
+		entries[i] = binary.LittleEndian.Uint64(raw[8*i:])
+	}
+	return entries
+}
+
+// pagemapFile is /proc/self/pagemap, opened once and kept; nil when it
+// cannot be opened.
+var pagemapFile = sync.OnceValue(func() *os.File {
 	f, err := os.Open("/proc/self/pagemap")
 	if err != nil {
 		return nil
 	}
-	defer f.Close()
-	n := len(mem) / osPage
-	entries := make([]byte, 8*n)
-	first := uintptr(unsafe.Pointer(&mem[0])) / osPage
-	if _, err := f.ReadAt(entries, int64(first*8)); err != nil {
-		return nil
-	}
-	resident := make([]bool, n)
-	for i := range resident {
-		resident[i] = binary.LittleEndian.Uint64(entries[8*i:])&(1<<63) != 0
-	}
-	return resident
-}
+	return f
+})

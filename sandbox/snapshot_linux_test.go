@@ -29,7 +29,7 @@ func TestImageMemoryIsResetForReuse(t *testing.T) {
 	img, err := newMemoryImage(image)
 	must(t, err)
 	const max = 1 << 20
-	a := img.allocator()
+	a := img.allocator(false)
 	mem := a.Allocate(0, max).(*reservedMemory)
 	if !a.mapped() {
 		t.Skip("the image could not be mapped here")
@@ -39,7 +39,7 @@ func TestImageMemoryIsResetForReuse(t *testing.T) {
 	mem.Free()
 	waitIdle(t, img.idle, 1)
 
-	again := img.allocator()
+	again := img.allocator(false)
 	if got := again.Allocate(0, max).(*reservedMemory); got != mem || !again.mapped() {
 		t.Fatal("the memory of a closed instance was not reused")
 	}
@@ -55,7 +55,7 @@ func TestImageMemoryIsResetForReuse(t *testing.T) {
 	mem.Free()
 	waitIdle(t, img.idle, 1)
 
-	other := img.allocator()
+	other := img.allocator(false)
 	if got := other.Allocate(0, 2*max).(*reservedMemory); got == mem {
 		t.Error("a memory was reused for an instance of another memory limit")
 	}
@@ -93,7 +93,7 @@ func TestIdleMemoriesAreBounded(t *testing.T) {
 	must(t, err)
 	var mems []*reservedMemory
 	for range maxIdle + 2 {
-		a := img.allocator()
+		a := img.allocator(false)
 		mems = append(mems, a.Allocate(0, 1<<20).(*reservedMemory))
 		if !a.mapped() {
 			t.Skip("the image could not be mapped here")
@@ -108,5 +108,73 @@ func TestIdleMemoriesAreBounded(t *testing.T) {
 	defer img.idle.mu.Unlock()
 	if n := len(img.idle.mems); n != maxIdle {
 		t.Errorf("%d idle memories kept, want %d", n, maxIdle)
+	}
+}
+
+// The page table tells the pages of a mapped image an instance wrote from
+// those it only read or never touched, so that a reset compares those
+// alone.
+func TestWrittenPagesAreThoseWritten(t *testing.T) {
+	image := bytes.Repeat([]byte{5}, 8*osPage)
+	img, err := newMemoryImage(image)
+	must(t, err)
+	a := img.allocator(false)
+	mem := a.Allocate(0, 1<<20).(*reservedMemory)
+	if !a.mapped() {
+		t.Skip("the image could not be mapped here")
+	}
+	defer mem.Free()
+	_ = mem.mem[3*osPage+1] + mem.mem[6*osPage]   // read
+	mem.mem[2*osPage+7], mem.mem[5*osPage] = 1, 5 // written, the second with the byte it held
+	written := writtenPages(mem.mem[:len(image)])
+	if written == nil {
+		t.Skip("the page table cannot be read here")
+	}
+	for i, w := range written {
+		if want := i == 2 || i == 5; w != want {
+			t.Errorf("page %d: written %v, want %v", i, w, want)
+		}
+	}
+}
+
+// An instance that reads the real clock gets every page of the image as
+// its memory's own, in a new memory and in a reused one, so that how fast
+// a first write answers tells nothing of earlier calls; and the memory
+// still holds the image.
+func TestTimedInstanceOwnsEveryPage(t *testing.T) {
+	image := bytes.Repeat([]byte{1, 2, 3, 4}, 4*osPage)
+	img, err := newMemoryImage(image)
+	must(t, err)
+	for _, reused := range []bool{false, true} {
+		if reused {
+			plain := img.allocator(false)
+			m := plain.Allocate(0, 1<<20).(*reservedMemory)
+			m.mem[osPage] = 9
+			m.Free()
+			waitIdle(t, img.idle, 1)
+		}
+		a := img.allocator(true)
+		mem := a.Allocate(0, 1<<20).(*reservedMemory)
+		if !a.mapped() {
+			t.Skip("the image could not be mapped here")
+		}
+		if reused != (img.idle.taken == 1) {
+			t.Fatalf("reused %v, but %d memories were taken", reused, img.idle.taken)
+		}
+		written := writtenPages(mem.mem[:len(image)])
+		if written == nil || !mem.private {
+			t.Skip("the page table cannot be read, or pages made one's own, here")
+		}
+		for i, w := range written {
+			if !w {
+				t.Errorf("reused %v: page %d is still the image's", reused, i)
+			}
+		}
+		if !bytes.Equal(mem.mem[:len(image)], image) {
+			t.Errorf("reused %v: the memory does not hold the image", reused)
+		}
+		mem.Free()
+		waitIdle(t, img.idle, 1)
+		img.idle.drain()
 	}
 }

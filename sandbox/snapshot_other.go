@@ -21,7 +21,7 @@ func residentPages([]byte) []bool { return nil }
 // imageAllocator is wazero's own allocator: restore copies the image.
 type imageAllocator struct{}
 
-func (img *memoryImage) allocator() *imageAllocator { return &imageAllocator{} }
+func (img *memoryImage) allocator(timed bool) *imageAllocator { return &imageAllocator{} }
 
 func (a *imageAllocator) alloc() experimental.MemoryAllocator { return nil }
 

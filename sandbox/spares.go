@@ -102,7 +102,7 @@ func (m *Module) makeSpare(ctx context.Context, rt wazero.Runtime, cm wazero.Com
 	if !p.RealClock {
 		cfg = detClock(cfg, snap.clockReadings, nil)
 	}
-	mod, err := m.restored(ctx, rt, cm, cfg, snap)
+	mod, err := m.restored(ctx, rt, cm, cfg, snap, p.RealClock)
 	if err != nil {
 		if mod != nil {
 			mod.Close(context.Background())
