@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bytes"
+	"context"
 	"testing"
 	"time"
 )
@@ -176,5 +177,40 @@ func TestTimedInstanceOwnsEveryPage(t *testing.T) {
 		mem.Free()
 		waitIdle(t, img.idle, 1)
 		img.idle.drain()
+	}
+}
+
+// The spare made for a policy granting the real clock has every page of
+// the image as its memory's own; one for the fixed clock shares the pages
+// no call wrote with the snapshot.
+func TestPreinitTimedSpareOwnsItsMemory(t *testing.T) {
+	m, _ := preinitModules(t)
+	for _, realClock := range []bool{false, true} { // fixed first: a memory, once its own, stays so
+		p := Policy{Mounts: workspace(t), RealClock: realClock}
+		probe(t, m, p, `{}`)
+		m.r.bg.Wait()
+		snap := snapshotOf(t, m, p)
+		spare := snap.spares.take(spareKeyOf(p))
+		if spare == nil {
+			t.Fatal("no spare was made")
+		}
+		view, _ := spare.mod.Memory().Read(0, uint32(len(snap.image.bytes())))
+		written := writtenPages(view)
+		spare.mod.Close(context.Background())
+		if written == nil {
+			t.Skip("the page table cannot be read here")
+		}
+		own := 0
+		for _, w := range written {
+			if w {
+				own++
+			}
+		}
+		if realClock && own != len(written) {
+			t.Errorf("real clock: %d of %d pages are the memory's own, want all", own, len(written))
+		}
+		if !realClock && own == len(written) {
+			t.Errorf("fixed clock: all %d pages are the memory's own, want those calls wrote", own)
+		}
 	}
 }
