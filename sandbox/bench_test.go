@@ -111,7 +111,7 @@ func BenchmarkReadFile(b *testing.B) {
 // background between two calls: what that leaves in the CPU's caches, and
 // what it takes out of them, shows in the call after it.
 //
-//	go test ./sandbox -run '^$' -bench GuestCall -benchtime 2000x
+//	go test ./sandbox -run '^$' -bench GuestCall -benchtime 1000x
 func BenchmarkGuestCall(b *testing.B) {
 	ctx := context.Background()
 	_, p, readFile := readFileCall(b)
