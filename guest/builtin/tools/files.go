@@ -33,51 +33,70 @@ func readFile(c *guest.Call, in readIn) (string, error) {
 	if isBinary(b) {
 		return "", fmt.Errorf("%s is a binary file (%d bytes); read_file reads text only", rel, len(b))
 	}
-	text := string(b)
-	lines := strings.Count(text, "\n")
-	if text != "" && text[len(text)-1] != '\n' {
-		lines++
-	}
 	first := max(in.Offset, 1)
 	limit := in.Limit
 	if limit <= 0 || limit > maxLines {
 		limit = maxLines
 	}
-	if first > lines && lines > 0 {
-		return "", fmt.Errorf("%s has %d lines; offset %d is past the end", rel, lines, first)
+	// One pass: lines are cut as they are skipped and shown, and only the
+	// lines past the last one shown are counted on their own.
+	rest, skipped := skipLines(b, first-1)
+	if len(rest) == 0 && skipped > 0 {
+		return "", fmt.Errorf("%s has %d lines; offset %d is past the end", rel, skipped, first)
 	}
-	rest := text
-	for range first - 1 {
-		_, rest, _ = strings.Cut(rest, "\n")
-	}
-	// Sized once for the lines shown and their numbers: a builder that
-	// grows line by line copies the text over and over, which a call in a
-	// sandbox pays for dearly.
+	// Sized once, with room for the line numbers of lines of 16 bytes: a
+	// builder that grows line by line copies the text over and over,
+	// which a call in a sandbox pays for dearly.
 	var out strings.Builder
-	out.Grow(min(len(rest), maxBytes) + 8*min(limit, lines) + 128)
+	shown := min(len(rest), maxBytes)
+	out.Grow(shown + shown/2 + 128)
 	last := first - 1
-	for i := first - 1; i < lines && i < first-1+limit && out.Len() < maxBytes; i++ {
-		var line string
-		line, rest, _ = strings.Cut(rest, "\n")
-		writeNumbered(&out, i+1, line)
-		last = i + 1
+	for len(rest) > 0 && last < first-1+limit && out.Len() < maxBytes {
+		var line []byte
+		line, rest, _ = bytes.Cut(rest, newline)
+		last++
+		writeNumbered(&out, last, line)
 	}
-	if last < lines {
-		fmt.Fprintf(&out, "(%s has %d lines; shown %d to %d; read on with offset %d)\n", rel, lines, first, last, last+1)
+	if len(rest) > 0 {
+		fmt.Fprintf(&out, "(%s has %d lines; shown %d to %d; read on with offset %d)\n", rel, last+countLines(rest), first, last, last+1)
 	}
 	return out.String(), nil
 }
 
-// writeNumbered writes a line as "%6d\t%s\n" would, without fmt, which a
-// call in a sandbox pays for dearly at every line.
-func writeNumbered(out *strings.Builder, n int, line string) {
-	num := strconv.Itoa(n)
-	for i := len(num); i < 6; i++ {
-		out.WriteByte(' ')
+var newline = []byte{'\n'}
+
+// skipLines cuts up to n lines off the start of b, and returns the rest
+// and how many lines it cut.
+func skipLines(b []byte, n int) ([]byte, int) {
+	skipped := 0
+	for ; skipped < n && len(b) > 0; skipped++ {
+		_, b, _ = bytes.Cut(b, newline)
 	}
-	out.WriteString(num)
+	return b, skipped
+}
+
+// countLines counts the lines of b, the last one whether or not a
+// newline ends it.
+func countLines(b []byte) int {
+	n := bytes.Count(b, newline)
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		n++
+	}
+	return n
+}
+
+// writeNumbered writes a line as "%6d\t%s\n" would, without fmt and
+// without allocating, which a call in a sandbox pays for dearly at every
+// line.
+func writeNumbered(out *strings.Builder, n int, line []byte) {
+	var buf [20]byte
+	num := strconv.AppendInt(buf[:0], int64(n), 10)
+	if pad := 6 - len(num); pad > 0 {
+		out.WriteString("      "[:pad])
+	}
+	out.Write(num)
 	out.WriteByte('\t')
-	out.WriteString(line)
+	out.Write(line)
 	out.WriteByte('\n')
 }
 

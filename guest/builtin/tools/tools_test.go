@@ -56,6 +56,7 @@ func TestTools(t *testing.T) {
 		{"read_file", `{"path": "a.txt"}`, "     1\tone\n     2\ttwo\n     3\tthree\n", ""},
 		{"read_file", `{"path": "a.txt", "offset": 2, "limit": 1}`, "     2\ttwo\n(a.txt has 3 lines; shown 2 to 2; read on with offset 3)", ""},
 		{"read_file", `{"path": "a.txt", "offset": 9}`, "", "offset 9 is past the end"},
+		{"read_file", `{"path": "a.txt", "offset": 4}`, "", "a.txt has 3 lines; offset 4 is past the end"},
 		{"read_file", `{"path": "sub/gaps.txt"}`, "     1\tx\n     2\t\n     3\ty\n", ""},
 		{"read_file", `{"path": "sub/gaps.txt", "offset": 2, "limit": 1}`, "     2\t\n(sub/gaps.txt has 3 lines; shown 2 to 2; read on with offset 3)", ""},
 		{"read_file", `{"path": "sub/gaps.txt", "offset": 3}`, "     3\ty\n", ""},
