@@ -241,15 +241,7 @@ var _ experimental.MemoryAllocator = (*imageAllocator)(nil)
 // process's page table (a page the process touched since it mapped mem,
 // or one the kernel mapped along with it). Nil when that cannot be read.
 func residentPages(mem []byte) []bool {
-	entries := pagemap(mem)
-	if entries == nil {
-		return nil
-	}
-	resident := make([]bool, len(entries))
-	for i, e := range entries {
-		resident[i] = e&pmPresent != 0
-	}
-	return resident
+	return pagesWhere(mem, func(e uint64) bool { return e&pmPresent != 0 })
 }
 
 // writtenPages tells, for each page of mem, a private mapping of a file,
@@ -259,15 +251,24 @@ func residentPages(mem []byte) []bool {
 // the page table at all is read from the file when next touched. Nil when
 // the page table cannot be read.
 func writtenPages(mem []byte) []bool {
+	return pagesWhere(mem, func(e uint64) bool {
+		return e&pmFile == 0 && e&(pmPresent|pmSwapped) != 0
+	})
+}
+
+// pagesWhere tells, for each page of mem, whether its entry in this
+// process's page table (see pagemap) has a property. Nil when the page
+// table cannot be read.
+func pagesWhere(mem []byte, has func(entry uint64) bool) []bool {
 	entries := pagemap(mem)
 	if entries == nil {
 		return nil
 	}
-	written := make([]bool, len(entries))
+	pages := make([]bool, len(entries))
 	for i, e := range entries {
-		written[i] = e&pmFile == 0 && e&(pmPresent|pmSwapped) != 0
+		pages[i] = has(e)
 	}
-	return written
+	return pages
 }
 
 // Bits of a pagemap entry (the kernel's Documentation/admin-guide/mm/pagemap.rst).
