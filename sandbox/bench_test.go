@@ -61,26 +61,9 @@ func BenchmarkReadFile(b *testing.B) {
 		}
 	}
 
-	bin := filepath.Join(b.TempDir(), "builtin")
-	build := exec.Command("go", "build", "-o", bin, "cairn/guest/builtin/cmd/builtin")
-	if out, err := build.CombinedOutput(); err != nil {
-		b.Fatalf("%v: %s", err, out)
-	}
-	native, _ := abi.Marshal(abi.Request{ABI: abi.Version, Tool: "read_file", Input: `{"path":"f.txt"}`, Workspace: ws})
+	forkExec := nativeReadFile(b, ws)
 	for _, pace := range []string{"back-to-back", "paced"} {
-		b.Run("native-fork-exec/"+pace, func(b *testing.B) {
-			pacedTimed(b, paceOf(pace), func() {
-				cmd := exec.Command(bin)
-				cmd.Stdin = bytes.NewReader(native)
-				out, err := cmd.Output()
-				if err != nil {
-					b.Fatal(err)
-				}
-				if r, err := abi.DecodeResponse(out); err != nil || r.Error != "" {
-					b.Fatal(err, r.Error)
-				}
-			})
-		})
+		b.Run("native-fork-exec/"+pace, func(b *testing.B) { pacedTimed(b, paceOf(pace), forkExec) })
 	}
 
 	command, err := buildPackage("cairn/guest/builtin/cmd/builtin", "exe")
@@ -98,6 +81,93 @@ func BenchmarkReadFile(b *testing.B) {
 	b.Run("wasm-preinit/empty/made-at-call/paced", wasmCall(builtin.Module, empty, "paced", true))
 	for _, pace := range []string{"paced", "ready"} {
 		b.Run("wasm-preinit/empty/spare/"+pace, wasmCall(builtin.Module, empty, pace, false))
+	}
+}
+
+// nativeReadFile builds the built-in tools as a native binary and returns
+// one read_file call of it on f.txt in ws, by fork/exec: the baseline.
+func nativeReadFile(b *testing.B, ws string) func() {
+	bin := filepath.Join(b.TempDir(), "builtin")
+	build := exec.Command("go", "build", "-o", bin, "cairn/guest/builtin/cmd/builtin")
+	if out, err := build.CombinedOutput(); err != nil {
+		b.Fatalf("%v: %s", err, out)
+	}
+	req, err := abi.Marshal(abi.Request{ABI: abi.Version, Tool: "read_file", Input: `{"path":"f.txt"}`, Workspace: ws})
+	must(b, err)
+	return func() {
+		cmd := exec.Command(bin)
+		cmd.Stdin = bytes.NewReader(req)
+		out, err := cmd.Output()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if r, err := abi.DecodeResponse(out); err != nil || r.Error != "" {
+			b.Fatal(err, r.Error)
+		}
+	}
+}
+
+// BenchmarkReadFileInterleaved is BenchmarkReadFile's calls from a spare
+// with their baseline interleaved: every round runs a fork/exec of the
+// native build, a read_file call and an empty call, one after the other,
+// so that the three meet the machine in the same state. A virtual
+// machine's speed drifts from minute to minute, and timings taken minutes
+// apart drift with it; the ratio of calls timed side by side does not.
+// Paced, each call comes after 2 ms idle; ready, each wasm call comes once
+// the background work of the last is done. Reported: the p50 of each
+// (µs), and the wasm calls' p50 over fork/exec's.
+//
+//	go test ./sandbox -run '^$' -bench ReadFileInterleaved -benchtime 1000x
+func BenchmarkReadFileInterleaved(b *testing.B) {
+	ctx := context.Background()
+	ws, p, readFile := readFileCall(b)
+	forkExec := nativeReadFile(b, ws)
+	for _, pace := range []string{"paced", "ready"} {
+		b.Run(pace, func(b *testing.B) {
+			r, err := NewRuntime(ctx, Config{CacheDir: filepath.Join(guestsDir, "cache")})
+			must(b, err)
+			defer r.Close(ctx)
+			m, err := r.Compile(ctx, builtin.Module)
+			must(b, err)
+			call := func(req abi.Request) func() {
+				return func() {
+					if res, err := m.Call(ctx, p, req); err != nil || (req.Tool == "read_file" && res.Response.Error != "") {
+						b.Fatal(err, res.Response.Error)
+					}
+				}
+			}
+			empty := abi.Request{ABI: abi.Version, Tool: "-", Input: "{}", Workspace: abi.WorkspaceDir}
+			kinds := []struct {
+				name string
+				call func()
+			}{{"fork-exec", forkExec}, {"read-file", call(readFile)}, {"empty", call(empty)}}
+			between := paceOf(pace)
+			if pace == "ready" {
+				between = r.bg.Wait
+			}
+			times := make([][]time.Duration, len(kinds))
+			for _, k := range kinds {
+				k.call() // the first call takes the snapshot
+			}
+			b.ResetTimer()
+			for range b.N {
+				for i, k := range kinds {
+					between()
+					start := time.Now()
+					k.call()
+					times[i] = append(times[i], time.Since(start))
+				}
+			}
+			b.StopTimer()
+			p50 := make([]float64, len(kinds))
+			for i, k := range kinds {
+				slices.Sort(times[i])
+				p50[i] = float64(times[i][len(times[i])/2].Nanoseconds()) / 1e3
+				b.ReportMetric(p50[i], k.name+"-p50-µs")
+			}
+			b.ReportMetric(p50[1]/p50[0], "read-file/fork-exec")
+			b.ReportMetric(p50[2]/p50[0], "empty/fork-exec")
+		})
 	}
 }
 
