@@ -251,10 +251,42 @@ func residentPages(mem []byte) []bool {
 // the page table at all is read from the file when next touched. Nil when
 // the page table cannot be read.
 func writtenPages(mem []byte) []bool {
+	if !pagemapTellsWrites() {
+		return nil
+	}
 	return pagesWhere(mem, func(e uint64) bool {
 		return e&pmFile == 0 && e&(pmPresent|pmSwapped) != 0
 	})
 }
+
+// pagemapTellsWrites tells whether the page table says which pages of a
+// private mapping of a file were written, as writtenPages reads it. It is
+// found out once, on a mapping of its own: where /proc answers otherwise
+// (an emulated kernel, say), a reset must compare every page, since a page
+// wrongly taken for the file's would carry one call's bytes to the next.
+var pagemapTellsWrites = sync.OnceValue(func() bool {
+	fd, err := unix.MemfdCreate("cairn-pagemap-check", unix.MFD_CLOEXEC)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	if _, err := unix.Pwrite(fd, bytes.Repeat([]byte{1}, 3*osPage), 0); err != nil {
+		return false
+	}
+	mem, err := unix.Mmap(fd, 0, 3*osPage, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE)
+	if err != nil {
+		return false
+	}
+	defer unix.Munmap(mem)
+	mem[2*osPage] = mem[osPage] + 1 // page 1 read, page 2 written, page 0 untouched
+	e := pagemap(mem)
+	if len(e) != 3 {
+		return false
+	}
+	readIsFiles := e[1]&pmPresent != 0 && e[1]&pmFile != 0
+	writtenIsOwn := e[2]&pmPresent != 0 && e[2]&pmFile == 0
+	return readIsFiles && writtenIsOwn && mem[2*osPage] == 2
+})
 
 // pagesWhere tells, for each page of mem, whether its entry in this
 // process's page table (see pagemap) has a property. Nil when the page
