@@ -104,8 +104,9 @@ func (img *memoryImage) reset(m *reservedMemory) {
 	}
 }
 
-// maxIdle bounds the idle memories kept for one image, each as large as
-// the image and resident. One call after another needs one: a call's
+// maxIdle bounds the idle memories kept for one image, each mapping the
+// whole image and owning the pages calls wrote (all of them, once a timed
+// instance used it). One call after another needs one: a call's
 // memory is reset for the spare of the next as soon as the call ends.
 // Calls that run at once leave more, and the extra are unmapped.
 const maxIdle = 2
