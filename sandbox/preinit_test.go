@@ -36,9 +36,16 @@ func preinitModules(t testing.TB) (reactor, command *Module) {
 		g.command, g.errComm = buildPackage("./testdata/preinit", "exe")
 	})
 	must(t, errors.Join(g.errReact, g.errComm))
-	r, err := testRT.Compile(context.Background(), g.reactor)
+	// A runtime of the test's own: a module's snapshots, spares and kept
+	// memories live as long as its runtime, and one test's must not be
+	// another's (or the same test's, run again with -count).
+	ctx := context.Background()
+	rt, err := NewRuntime(ctx, Config{CacheDir: filepath.Join(guestsDir, "cache")})
 	must(t, err)
-	c, err := testRT.Compile(context.Background(), g.command)
+	t.Cleanup(func() { rt.Close(ctx) })
+	r, err := rt.Compile(ctx, g.reactor)
+	must(t, err)
+	c, err := rt.Compile(ctx, g.command)
 	must(t, err)
 	return r, c
 }
