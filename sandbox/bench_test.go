@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -81,6 +82,42 @@ func BenchmarkReadFile(b *testing.B) {
 	b.Run("wasm-preinit/empty/made-at-call/paced", wasmCall(builtin.Module, empty, "paced", true))
 	for _, pace := range []string{"paced", "ready"} {
 		b.Run("wasm-preinit/empty/spare/"+pace, wasmCall(builtin.Module, empty, pace, false))
+	}
+}
+
+// BenchmarkTurn is a model's turn of read_file calls run at once, as the
+// host runs a turn's calls, each turn once the background work of the
+// last is done (for three calls, the three spares the last turn asked
+// for): p50-µs is the median of a whole turn. A turn of one call is the
+// baseline.
+//
+//	go test ./sandbox -run '^$' -bench Turn -benchtime 1000x
+func BenchmarkTurn(b *testing.B) {
+	ctx := context.Background()
+	_, p, req := readFileCall(b)
+	for _, calls := range []int{1, 3} {
+		b.Run(fmt.Sprintf("calls-%d", calls), func(b *testing.B) {
+			r, err := NewRuntime(ctx, Config{CacheDir: filepath.Join(guestsDir, "cache")})
+			must(b, err)
+			defer r.Close(ctx)
+			m, err := r.Compile(ctx, builtin.Module)
+			must(b, err)
+			pacedTimed(b, r.bg.Wait, func() {
+				var wg sync.WaitGroup
+				errs := make([]error, calls)
+				for i := range calls {
+					wg.Go(func() {
+						res, err := m.Call(ctx, p, req)
+						if err == nil && res.Response.Error != "" {
+							err = errors.New(res.Response.Error)
+						}
+						errs[i] = err
+					})
+				}
+				wg.Wait()
+				must(b, errors.Join(errs...))
+			})
+		})
 	}
 }
 

@@ -96,10 +96,16 @@ func (m *Module) instantiate(ctx context.Context, rt wazero.Runtime, cm wazero.C
 	}
 	var s *spare
 	if !m.r.noSpares {
-		s = snap.spares.take(spareKeyOf(p))
-		// The next call's spare is made once this call has run, so that
-		// making it does not compete with the call.
-		defer m.r.background(func() { m.refillSpare(context.Background(), rt, cm, snap, p) })
+		key := spareKeyOf(p)
+		s = snap.spares.take(key)
+		// The next calls' spares are made once this call, and any other
+		// of its key running with it, has run, so that making them does
+		// not compete with the calls.
+		defer func() {
+			if snap.spares.done(key) {
+				m.r.background(func() { m.refillSpare(context.Background(), rt, cm, snap, p) })
+			}
+		}()
 	}
 	if s == nil {
 		if s, err = m.makeSpare(ctx, rt, cm, snap, p); err != nil {

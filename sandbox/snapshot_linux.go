@@ -106,10 +106,11 @@ func (img *memoryImage) reset(m *reservedMemory) {
 
 // maxIdle bounds the idle memories kept for one image, each mapping the
 // whole image and owning the pages calls wrote (all of them, once a timed
-// instance used it). One call after another needs one: a call's
-// memory is reset for the spare of the next as soon as the call ends.
-// Calls that run at once leave more, and the extra are unmapped.
-const maxIdle = 2
+// instance used it). One call after another needs one: a call's memory is
+// reset for the spare of the next as soon as the call ends. Calls that
+// run at once leave one each, for the spares made after them (see
+// maxSparesPerKey); past that, the extra are unmapped.
+const maxIdle = maxSparesPerKey
 
 // idleMemories are the memories of closed instances restored from one
 // image (of size bytes), to be reset and reused.

@@ -194,6 +194,7 @@ func TestPreinitTimedSpareOwnsItsMemory(t *testing.T) {
 		m.r.bg.Wait()
 		snap := snapshotOf(t, m, p)
 		spare := snap.spares.take(spareKeyOf(p))
+		snap.spares.done(spareKeyOf(p))
 		if spare == nil {
 			t.Fatal("no spare was made")
 		}

@@ -83,7 +83,8 @@ func (m *Module) prepare(ctx context.Context, p Policy) error {
 	return nil
 }
 
-// refillSpare makes the spare for p from snap unless there is one.
+// refillSpare makes spares for p from snap until there are as many as
+// p's key wants (see spares).
 func (m *Module) refillSpare(ctx context.Context, rt wazero.Runtime, cm wazero.CompiledModule, snap *snapshot, p Policy) {
 	snap.spares.refill(spareKeyOf(p), func() (*spare, error) {
 		return m.makeSpare(ctx, rt, cm, snap, p)
@@ -118,55 +119,108 @@ func (m *Module) makeSpare(ctx context.Context, rt wazero.Runtime, cm wazero.Com
 // otherwise keep an instance for each.
 const maxSpares = 8
 
-// spares holds at most one spare per key, and at most maxSpares, for one
-// snapshot. Past the bound, the spare made longest ago is dropped.
+// maxSparesPerKey bounds the spares kept for one key. A model's turn may
+// ask for several calls at once, which the host runs at once; a key keeps
+// as many spares as calls of it have run at once, up to this, so that the
+// calls of the next such turn do not make their instances while they wait.
+const maxSparesPerKey = 4
+
+// spares holds the spares made for one snapshot, by key: for each key,
+// as many as its calls have run at once (at least one, at most
+// maxSparesPerKey), and at most maxSpares in all. Past that bound, the
+// spare made longest ago is dropped.
 type spares struct {
 	mu     sync.Mutex
-	ready  map[string]*spare
-	order  []string // keys of ready, oldest first
-	making map[string]bool
+	ready  map[string][]*spare // oldest first
+	order  []string            // the key of every ready spare, oldest first
+	making map[string]int      // spares being made
+	active map[string]int      // calls running (between take and done)
+	depth  map[string]int      // spares wanted: the most calls that ran at once
 }
 
-// take returns the spare for key, or nil when there is none.
+func (ss *spares) init() {
+	if ss.ready == nil {
+		ss.ready, ss.making = map[string][]*spare{}, map[string]int{}
+		ss.active, ss.depth = map[string]int{}, map[string]int{}
+	}
+}
+
+// take returns a spare for key, or nil when there is none. The call that
+// takes it counts as running until it calls done, whether or not there
+// was a spare.
 func (ss *spares) take(key string) *spare {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	s := ss.ready[key]
-	if s != nil {
-		delete(ss.ready, key)
-		ss.order = slices.DeleteFunc(ss.order, func(k string) bool { return k == key })
+	ss.init()
+	ss.active[key]++
+	ss.depth[key] = min(maxSparesPerKey, max(ss.depth[key], ss.active[key]))
+	list := ss.ready[key]
+	if len(list) == 0 {
+		return nil
 	}
-	return s
+	ss.ready[key] = list[1:]
+	if len(list) == 1 {
+		delete(ss.ready, key)
+	}
+	ss.order = slices.Delete(ss.order, slices.Index(ss.order, key), slices.Index(ss.order, key)+1)
+	return list[0]
 }
 
-// refill makes the spare for key with make unless there is one or one is
-// being made. A spare that fails to be made is not retried until the next
-// call, which makes its own instance and so reports the error.
-func (ss *spares) refill(key string, make func() (*spare, error)) {
-	ss.mu.Lock()
-	if ss.ready == nil {
-		ss.ready, ss.making = map[string]*spare{}, map[string]bool{}
-	}
-	if ss.ready[key] != nil || ss.making[key] {
-		ss.mu.Unlock()
-		return
-	}
-	ss.making[key] = true
-	ss.mu.Unlock()
-
-	s, err := make()
+// done ends a call that take counted, and tells whether it was the last
+// of key's calls running.
+func (ss *spares) done(key string) (last bool) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	delete(ss.making, key)
-	if err != nil {
-		return
+	ss.active[key]--
+	return ss.active[key] == 0
+}
+
+// refill makes spares for key with make, one at a time, until there are
+// as many, ready or being made, as the key wants. A spare that fails to
+// be made is not retried until the next call, which makes its own
+// instance and so reports the error.
+func (ss *spares) refill(key string, make func() (*spare, error)) {
+	for {
+		ss.mu.Lock()
+		ss.init()
+		if len(ss.ready[key])+ss.making[key] >= max(1, ss.depth[key]) {
+			ss.mu.Unlock()
+			return
+		}
+		ss.making[key]++
+		ss.mu.Unlock()
+
+		s, err := make()
+		ss.mu.Lock()
+		ss.making[key]--
+		if err != nil {
+			ss.mu.Unlock()
+			return
+		}
+		ss.ready[key] = append(ss.ready[key], s)
+		ss.order = append(ss.order, key)
+		for len(ss.order) > maxSpares {
+			ss.dropOldest()
+		}
+		ss.mu.Unlock()
 	}
-	ss.ready[key] = s
-	ss.order = append(ss.order, key)
-	for len(ss.order) > maxSpares {
-		old := ss.order[0]
-		ss.order = ss.order[1:]
-		ss.ready[old].mod.Close(context.Background())
-		delete(ss.ready, old)
+}
+
+// dropOldest closes the spare made longest ago.
+func (ss *spares) dropOldest() {
+	key := ss.order[0]
+	ss.order = ss.order[1:]
+	list := ss.ready[key]
+	list[0].mod.Close(context.Background())
+	ss.ready[key] = list[1:]
+	if len(list) == 1 {
+		delete(ss.ready, key)
 	}
+}
+
+// count returns how many spares are ready for key.
+func (ss *spares) count(key string) int {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return len(ss.ready[key])
 }

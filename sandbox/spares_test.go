@@ -1,0 +1,62 @@
+package sandbox
+
+import "testing"
+
+// A key keeps as many spares as its calls ran at once, up to
+// maxSparesPerKey, so that each call of a turn that asks for several at
+// once finds one.
+func TestSparesFollowCallsRunAtOnce(t *testing.T) {
+	var ss spares
+	newSpare := func() (*spare, error) { return &spare{}, nil }
+	turn := func(calls int) (found int) {
+		for range calls {
+			if ss.take("k") != nil {
+				found++
+			}
+		}
+		for range calls {
+			ss.done("k")
+		}
+		ss.refill("k", newSpare)
+		return found
+	}
+
+	ss.refill("k", newSpare)
+	if n := ss.count("k"); n != 1 {
+		t.Fatalf("%d spares before any call, want 1", n)
+	}
+	if found := turn(3); found != 1 {
+		t.Fatalf("the first turn of 3 calls found %d spares, want 1", found)
+	}
+	if found := turn(3); found != 3 {
+		t.Fatalf("the next turn of 3 calls found %d spares, want 3", found)
+	}
+	if found := turn(1); found != 1 || ss.count("k") != 3 {
+		t.Fatalf("a turn of 1 call found %d spares and left %d; want 1, and 3 kept", found, ss.count("k"))
+	}
+	turn(maxSparesPerKey + 2)
+	if n := ss.count("k"); n != maxSparesPerKey {
+		t.Fatalf("%d spares after a turn of %d calls, want %d", n, maxSparesPerKey+2, maxSparesPerKey)
+	}
+	if len(ss.order) != maxSparesPerKey {
+		t.Errorf("%d spares in order, want %d", len(ss.order), maxSparesPerKey)
+	}
+}
+
+// Calls one after another keep one spare, and none counts as running once
+// it has ended.
+func TestPreinitCallsOneAfterAnotherKeepOneSpare(t *testing.T) {
+	m, _ := preinitModules(t)
+	p := Policy{Mounts: workspace(t)}
+	for range 4 {
+		probe(t, m, p, `{}`)
+		m.r.bg.Wait()
+	}
+	ss := &snapshotOf(t, m, p).spares
+	key := spareKeyOf(p)
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if n, running := len(ss.ready[key]), ss.active[key]; n != 1 || running != 0 {
+		t.Errorf("%d spares and %d calls running, want 1 and 0", n, running)
+	}
+}
