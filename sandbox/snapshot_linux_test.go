@@ -3,6 +3,8 @@ package sandbox
 import (
 	"bytes"
 	"context"
+	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 )
@@ -59,6 +61,45 @@ func TestImageMemoryIsResetForReuse(t *testing.T) {
 	other := img.allocator(false)
 	if got := other.Allocate(0, 2*max).(*reservedMemory); got == mem {
 		t.Error("a memory was reused for an instance of another memory limit")
+	}
+}
+
+// Over many reuses of one memory, each writing other pages (some written
+// before, some never, some past the image), every reset leaves exactly
+// the image: pages written in an earlier use and not since are compared
+// too.
+func TestImageMemoryResetsEveryWrite(t *testing.T) {
+	const pages = 64
+	image := make([]byte, pages*osPage)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range image {
+		image[i] = byte(rng.Uint32())
+	}
+	img, err := newMemoryImage(image)
+	must(t, err)
+	const max = 1 << 20
+	a := img.allocator(false)
+	mem := a.Allocate(0, max).(*reservedMemory)
+	if !a.mapped() {
+		t.Skip("the image could not be mapped here")
+	}
+	for use := range 30 {
+		grown := mem.Reallocate(uint64(len(image)) + 8*osPage)
+		for range rng.IntN(8) {
+			grown[rng.IntN(len(grown))] ^= byte(1 + rng.IntN(255))
+		}
+		mem.Free()
+		waitIdle(t, img.idle, 1)
+		again := img.allocator(false)
+		if got := again.Allocate(0, max).(*reservedMemory); got != mem {
+			t.Fatalf("use %d: the memory was not reused", use)
+		}
+		if !bytes.Equal(mem.mem[:len(image)], image) {
+			t.Fatalf("use %d: the reset memory differs from the image", use)
+		}
+		if grown := mem.Reallocate(uint64(len(image)) + 8*osPage); slices.ContainsFunc(grown[len(image):], func(b byte) bool { return b != 0 }) {
+			t.Fatalf("use %d: memory grown into again is not zero", use)
+		}
 	}
 }
 
