@@ -102,14 +102,18 @@ func (ts *toolset) invoke(ctx context.Context, ws workspaceView, c checkpoint.To
 
 // overlay mounts the workspace on an overlay of the call's own: a tool
 // that may change it has its changes staged until they are applied, and
-// every tool's reads are listed for the file pool.
+// every tool's reads are listed for the file pool. A tool that may only
+// read stages nothing, so its call makes no staging directory.
 func (t *tool) overlay(p *sandbox.Policy, ws workspaceView, call string) (*sandbox.Overlay, error) {
 	if len(p.Mounts) == 0 || p.Mounts[0].GuestPath != abi.WorkspaceDir {
 		return nil, nil
 	}
-	staging := ws.staging(call)
-	if err := os.MkdirAll(filepath.Dir(staging), 0o700); err != nil {
-		return nil, err
+	staging := ""
+	if !p.Mounts[0].ReadOnly {
+		staging = ws.staging(call)
+		if err := os.MkdirAll(filepath.Dir(staging), 0o700); err != nil {
+			return nil, err
+		}
 	}
 	ov, err := sandbox.NewOverlay(ws.dir, staging)
 	if err != nil {

@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"cairn/abi"
+	"cairn/sandbox"
 )
 
 // Extra mounts are read-only and only for the module granted them; an
@@ -64,6 +67,29 @@ func TestExtraMountValidated(t *testing.T) {
 		_, err := ParseAgentFile([]byte("name: a\nmodel: {provider: script}\ntools: [{module: x.wasm, grant: {mounts: ["+bad+"]}}]\n"), t.TempDir())
 		if err == nil || !strings.Contains(err.Error(), "grant.mounts[0]") {
 			t.Errorf("%s: %v", bad, err)
+		}
+	}
+}
+
+// A call of a tool that may only read the workspace stages nothing and
+// makes no staging directory; a call of one that may write gets its own.
+func TestOnlyWritersStage(t *testing.T) {
+	ws := t.TempDir()
+	round := filepath.Join(t.TempDir(), "round-1")
+	view := workspaceView{dir: ws, staging: func(call string) string { return filepath.Join(round, call) }}
+	for _, readOnly := range []bool{true, false} {
+		p := sandbox.Policy{Mounts: []sandbox.Mount{{HostPath: ws, GuestPath: abi.WorkspaceDir, ReadOnly: readOnly}}}
+		ov, err := (&tool{}).overlay(&p, view, "call")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ov.Close()
+		_, err = os.Stat(filepath.Join(round, "call"))
+		if made := err == nil; made == readOnly {
+			t.Errorf("read-only %v: staging directory made %v", readOnly, made)
+		}
+		if p.Mounts[0].Overlay != ov || p.Mounts[0].ReadOnly != readOnly {
+			t.Errorf("read-only %v: the mount is %+v", readOnly, p.Mounts[0])
 		}
 	}
 }

@@ -89,22 +89,30 @@ const nodeCost = 512
 // changes in staging, which it creates private to the user (0700). The
 // parent of staging must exist; staging itself must not, or be empty.
 //
+// With staging "", the overlay stages nothing and makes no directory: it
+// is for a call that may only read, and only lists what it read. Its
+// mount is read-only whatever the policy says.
+//
 // # Errors
 //
 // A workspace that cannot be opened, a staging directory that cannot be
 // made or is not empty.
 func NewOverlay(workspace, staging string) (*Overlay, error) {
-	if err := makeStaging(staging); err != nil {
-		return nil, err
+	if staging != "" {
+		if err := makeStaging(staging); err != nil {
+			return nil, err
+		}
 	}
 	ws, err := os.OpenRoot(workspace)
 	if err != nil {
 		return nil, fmt.Errorf("overlay: open workspace: %w", err)
 	}
-	st, err := os.OpenRoot(staging)
-	if err != nil {
-		ws.Close()
-		return nil, fmt.Errorf("overlay: open staging: %w", err)
+	var st *os.Root
+	if staging != "" {
+		if st, err = os.OpenRoot(staging); err != nil {
+			ws.Close()
+			return nil, fmt.Errorf("overlay: open staging: %w", err)
+		}
 	}
 	return &Overlay{ws: ws, st: st, staging: staging, nodes: map[string]*node{}, reads: map[string]bool{},
 		kids: map[string]map[string]bool{}, limit: DefaultStagingLimit}, nil
@@ -137,6 +145,9 @@ func (o *Overlay) Close() error {
 		return nil
 	}
 	o.closed = true
+	if o.st == nil {
+		return o.ws.Close()
+	}
 	return errors.Join(o.ws.Close(), o.st.Close())
 }
 
@@ -158,6 +169,7 @@ func (o *Overlay) view(readOnly bool, files *fileBudget, limit int64) (experimen
 		return nil, nil, errors.New("mount a closed overlay")
 	}
 	o.limit = limit
+	readOnly = readOnly || o.st == nil
 	v := &overlayFS{o: o, readOnly: readOnly, files: files,
 		lower:   &workspaceFS{root: o.ws, readOnly: true, files: files},
 		staging: &workspaceFS{root: o.st, readOnly: readOnly, files: files}}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -57,6 +58,36 @@ func TestOverlayReadOnly(t *testing.T) {
 	if entries, _ := os.ReadDir(staging); len(effects) != 0 || len(entries) != 0 {
 		t.Errorf("a read-only call staged %d files and %d effects", len(entries), len(effects))
 	}
+}
+
+// An overlay made without staging refuses every change, even on a mount
+// the policy leaves writable, and lists what the call read.
+func TestOverlayWithoutStaging(t *testing.T) {
+	ws := t.TempDir()
+	makeTree(t, ws, map[string]string{"a.txt": "a", "sub/b.txt": "b"})
+	before := tree(t, ws)
+	ov, err := NewOverlay(ws, "")
+	must(t, err)
+	defer ov.Close()
+	got := ovprog(t, Mount{Overlay: ov}, "cat:/work/a.txt", "write:/work/c.txt:x", "append:/work/a.txt:x",
+		"rm:/work/sub/b.txt", "mkdir:/work/d", "mv:/work/a.txt:/work/e.txt")
+	if got[0] != `cat /work/a.txt "a"` {
+		t.Errorf("read: %s", got[0])
+	}
+	for _, l := range got[1:] {
+		if !strings.Contains(l, "Read-only file system") {
+			t.Errorf("not refused: %s", l)
+		}
+	}
+	if reads := ov.Reads(); !slices.Equal(reads, []string{"a.txt"}) {
+		t.Errorf("reads %q, want [a.txt]", reads)
+	}
+	effects, err := ov.Effects()
+	must(t, err)
+	if len(effects) != 0 {
+		t.Errorf("effects %+v", effects)
+	}
+	sameTree(t, "workspace", tree(t, ws), before)
 }
 
 // Past the policy's staging limit a write fails (EIO, wazero has no
