@@ -45,18 +45,27 @@ func waitReusable(t *testing.T, im *idleMemories, taken int) int {
 	}
 }
 
-// A memory of an instance restored from an image is reused once the
-// instance is closed, and holds the image again, and nothing past it.
-func TestImageMemoryIsResetForReuse(t *testing.T) {
-	image := bytes.Repeat([]byte{1, 2, 3, 4}, 4*osPage)
-	img, err := newMemoryImage(image)
+// mappedMemory makes an image of b and the memory of one instance
+// restored from it, reserving max bytes, with the image mapped; it skips
+// the test where the image cannot be mapped.
+func mappedMemory(t *testing.T, b []byte, max uint64) (*memoryImage, *reservedMemory) {
+	t.Helper()
+	img, err := newMemoryImage(b)
 	must(t, err)
-	const max = 1 << 20
 	a := img.allocator(false)
 	mem := a.Allocate(0, max).(*reservedMemory)
 	if !a.mapped() {
 		t.Skip("the image could not be mapped here")
 	}
+	return img, mem
+}
+
+// A memory of an instance restored from an image is reused once the
+// instance is closed, and holds the image again, and nothing past it.
+func TestImageMemoryIsResetForReuse(t *testing.T) {
+	image := bytes.Repeat([]byte{1, 2, 3, 4}, 4*osPage)
+	const max = 1 << 20
+	img, mem := mappedMemory(t, image, max)
 	grown := mem.Reallocate(uint64(len(image)) + 4*osPage)
 	grown[100], grown[len(image)+5] = 9, 7
 	mem.Free()
@@ -95,14 +104,8 @@ func TestImageMemoryResetsEveryWrite(t *testing.T) {
 	for i := range image {
 		image[i] = byte(rng.Uint32())
 	}
-	img, err := newMemoryImage(image)
-	must(t, err)
 	const max = 1 << 20
-	a := img.allocator(false)
-	mem := a.Allocate(0, max).(*reservedMemory)
-	if !a.mapped() {
-		t.Skip("the image could not be mapped here")
-	}
+	img, mem := mappedMemory(t, image, max)
 	for use := range 30 {
 		grown := mem.Reallocate(uint64(len(image)) + 8*osPage)
 		for range rng.IntN(8) {
@@ -179,13 +182,7 @@ func TestIdleMemoriesAreBounded(t *testing.T) {
 // alone.
 func TestWrittenPagesAreThoseWritten(t *testing.T) {
 	image := bytes.Repeat([]byte{5}, 8*osPage)
-	img, err := newMemoryImage(image)
-	must(t, err)
-	a := img.allocator(false)
-	mem := a.Allocate(0, 1<<20).(*reservedMemory)
-	if !a.mapped() {
-		t.Skip("the image could not be mapped here")
-	}
+	_, mem := mappedMemory(t, image, 1<<20)
 	defer mem.Free()
 	_ = mem.mem[3*osPage+1] + mem.mem[6*osPage]   // read
 	mem.mem[2*osPage+7], mem.mem[5*osPage] = 1, 5 // written, the second with the byte it held
