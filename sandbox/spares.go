@@ -59,7 +59,7 @@ func spareKeyOf(p Policy) string {
 }
 
 // prepare takes the snapshot for p, if the module is in the fast mode and
-// p lets calls start from one, and makes the spare for p.
+// p lets calls start from one, and makes the spares for p.
 func (m *Module) prepare(ctx context.Context, p Policy) error {
 	if m.pre == nil || p.RealRandom {
 		return nil
@@ -162,7 +162,8 @@ func (ss *spares) take(key string) *spare {
 	if len(list) == 1 {
 		delete(ss.ready, key)
 	}
-	ss.order = slices.Delete(ss.order, slices.Index(ss.order, key), slices.Index(ss.order, key)+1)
+	i := slices.Index(ss.order, key)
+	ss.order = slices.Delete(ss.order, i, i+1)
 	return list[0]
 }
 
@@ -172,7 +173,11 @@ func (ss *spares) done(key string) (last bool) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	ss.active[key]--
-	return ss.active[key] == 0
+	if ss.active[key] > 0 {
+		return false
+	}
+	delete(ss.active, key)
+	return true
 }
 
 // refill makes spares for key with make, one at a time, until there are
@@ -192,7 +197,9 @@ func (ss *spares) refill(key string, make func() (*spare, error)) {
 
 		s, err := make()
 		ss.mu.Lock()
-		ss.making[key]--
+		if ss.making[key]--; ss.making[key] == 0 {
+			delete(ss.making, key)
+		}
 		if err != nil {
 			ss.mu.Unlock()
 			return
@@ -206,7 +213,8 @@ func (ss *spares) refill(key string, make func() (*spare, error)) {
 	}
 }
 
-// dropOldest closes the spare made longest ago.
+// dropOldest closes the spare made longest ago. A key left with none
+// forgets how many it wanted.
 func (ss *spares) dropOldest() {
 	key := ss.order[0]
 	ss.order = ss.order[1:]
@@ -215,6 +223,9 @@ func (ss *spares) dropOldest() {
 	ss.ready[key] = list[1:]
 	if len(list) == 1 {
 		delete(ss.ready, key)
+		if ss.active[key] == 0 && ss.making[key] == 0 {
+			delete(ss.depth, key)
+		}
 	}
 }
 
