@@ -36,16 +36,17 @@
 // workspace, and Apply makes them real crash-safely and idempotently, so
 // the host can journal a call's result before its changes land and finish
 // an apply a crash cut short; Discard then removes the staging directory.
-// Reads lists the files the call read.
+// Reads lists the files the call read. An overlay made without a staging
+// directory, for a call that may only read, refuses every change.
 //
 // A Go tool built as a WASI reactor is initialised once per memory limit
 // and mount layout, and every call starts a fresh instance from a
 // snapshot of that initialised state (see preinit), in memory that holds
 // exactly the snapshot's bytes, kept mapped and reset between instances
-// (see memoryImage); the instance for the next call of a like policy is
-// made in the background (see spare). A plain command module initialises
-// in every call. Load
-// compiles a module in the background, for a caller with other work to do
+// (see memoryImage); the instances for the next calls of a like policy,
+// as many as its calls ran at once, are made in the background (see
+// spare). A plain command module initialises in every call. Load compiles
+// a module in the background, for a caller with other work to do
 // meanwhile.
 //
 // On Linux, guest memory is reserved up front and committed as it grows
