@@ -3,6 +3,7 @@
 package guest
 
 import (
+	"bytes"
 	"os"
 	"strings"
 	"unsafe"
@@ -60,7 +61,7 @@ func wasiStrings(sizes func(*uint32, *uint32) uint32, get func(*uint32, *byte) u
 	out := make([]string, n)
 	for i, p := range ptrs {
 		s := buf[p-base:]
-		if end := strings.IndexByte(string(s), 0); end >= 0 {
+		if end := bytes.IndexByte(s, 0); end >= 0 {
 			s = s[:end]
 		}
 		out[i] = string(s)
