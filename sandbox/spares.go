@@ -228,10 +228,3 @@ func (ss *spares) dropOldest() {
 		}
 	}
 }
-
-// count returns how many spares are ready for key.
-func (ss *spares) count(key string) int {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	return len(ss.ready[key])
-}

@@ -60,3 +60,10 @@ func TestPreinitCallsOneAfterAnotherKeepOneSpare(t *testing.T) {
 		t.Errorf("%d spares and %d calls running, want 1 and 0", n, running)
 	}
 }
+
+// count returns how many spares are ready for key.
+func (ss *spares) count(key string) int {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return len(ss.ready[key])
+}
