@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	mathrand "math/rand"
 	"strings"
 	"time"
 
@@ -206,8 +207,24 @@ func moduleConfig(p Policy, cio callIO) wazero.ModuleConfig {
 	}
 	if p.RealRandom {
 		cfg = cfg.WithRandSource(rand.Reader)
+	} else {
+		cfg = cfg.WithRandSource(&detRandom{})
 	}
 	return cfg
+}
+
+// detRandom is the randomness of an instance not granted the real one:
+// wazero's own deterministic source (math/rand seeded with 42), the same
+// bytes in every instance, but made at the first read. Seeding it takes
+// longer than the rest of an instance's system context, and most calls
+// never read it.
+type detRandom struct{ r *mathrand.Rand }
+
+func (d *detRandom) Read(p []byte) (int, error) {
+	if d.r == nil {
+		d.r = mathrand.New(mathrand.NewSource(42))
+	}
+	return d.r.Read(p)
 }
 
 // mounts opens the filesystem of each mount: a workspaceFS or an

@@ -1,9 +1,14 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"testing"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 )
 
 // Load compiles in the background: Wait gives the module Compile would,
@@ -31,5 +36,36 @@ func TestLoad(t *testing.T) {
 	must(t, r.Close(ctx))
 	if _, err := r.Load(ctx, watBytes["loop"]).Wait(ctx); err == nil {
 		t.Fatal("Load after Close: no error")
+	}
+}
+
+// An instance not granted real randomness reads wazero's deterministic
+// source, the same bytes in every instance; one granted it reads its own.
+func TestDeterministicRandomness(t *testing.T) {
+	ctx := context.Background()
+	m, err := testRT.Compile(ctx, watBytes["random"])
+	must(t, err)
+	read := func(p Policy) string {
+		var out bytes.Buffer
+		ex, err := m.Run(ctx, p, nil, &out, io.Discard)
+		if err != nil || ex.Code != 0 || out.Len() != 32 {
+			t.Fatalf("run: %v, exit %d, %d bytes", err, ex.Code, out.Len())
+		}
+		return out.String()
+	}
+
+	// What the module reads under wazero's defaults.
+	rt := wazero.NewRuntime(ctx)
+	defer rt.Close(ctx)
+	wasi_snapshot_preview1.MustInstantiate(ctx, rt)
+	var want bytes.Buffer
+	_, err = rt.InstantiateWithConfig(ctx, watBytes["random"], wazero.NewModuleConfig().WithStdout(&want))
+	must(t, err)
+
+	if a, b := read(Policy{}), read(Policy{}); a != want.String() || b != a {
+		t.Errorf("deterministic randomness: %x and %x, want wazero's %x in both", a, b, want.String())
+	}
+	if a, b := read(Policy{RealRandom: true}), read(Policy{RealRandom: true}); a == b || a == want.String() {
+		t.Errorf("real randomness: %x and %x", a, b)
 	}
 }
