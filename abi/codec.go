@@ -35,13 +35,27 @@ func mustMode[M any](m M, err error) M {
 }
 
 // Marshal encodes v (a Request, Response or Manifest) as deterministic CBOR.
-func Marshal(v any) ([]byte, error) { return encMode.Marshal(v) }
+func Marshal(v any) ([]byte, error) {
+	switch v := v.(type) {
+	case Request:
+		if b, ok := encodeRequest(v); ok {
+			return b, nil
+		}
+	case Response:
+		if b, ok := encodeResponse(v); ok {
+			return b, nil
+		}
+	}
+	return encMode.Marshal(v)
+}
 
 // DecodeRequest decodes one Request and checks its version.
 func DecodeRequest(b []byte) (Request, error) {
-	var r Request
-	if err := unmarshal(b, &r); err != nil {
-		return r, fmt.Errorf("decode request: %w", err)
+	r, ok := decodeRequest(b)
+	if !ok {
+		if err := unmarshal(b, &r); err != nil {
+			return r, fmt.Errorf("decode request: %w", err)
+		}
 	}
 	if err := checkVersion(r.ABI); err != nil {
 		return r, fmt.Errorf("decode request: %w", err)
@@ -51,9 +65,11 @@ func DecodeRequest(b []byte) (Request, error) {
 
 // DecodeResponse decodes one Response and checks its version.
 func DecodeResponse(b []byte) (Response, error) {
-	var r Response
-	if err := unmarshal(b, &r); err != nil {
-		return r, fmt.Errorf("decode response: %w", err)
+	r, ok := decodeResponse(b)
+	if !ok {
+		if err := unmarshal(b, &r); err != nil {
+			return r, fmt.Errorf("decode response: %w", err)
+		}
 	}
 	if err := checkVersion(r.ABI); err != nil {
 		return r, fmt.Errorf("decode response: %w", err)

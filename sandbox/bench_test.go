@@ -9,7 +9,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -486,5 +489,53 @@ func overlayCall(b *testing.B, ws, staging string, apply bool, call func(*Overla
 	}
 	if err := Discard(staging); err != nil {
 		b.Fatal(err)
+	}
+}
+
+// BenchmarkEnvelopeInWasm runs abi's BenchmarkEnvelope compiled to wasm,
+// in the sandbox with the real clock: a call's envelopes through abi's
+// fast path and through the CBOR library alone (the baseline), where the
+// guest decodes and encodes them. Reported: each ns/op of the guest's run,
+// and the fast path's over the library's.
+//
+//	go test ./sandbox -run '^$' -bench EnvelopeInWasm -benchtime 1x
+func BenchmarkEnvelopeInWasm(b *testing.B) {
+	ctx := context.Background()
+	bin := filepath.Join(b.TempDir(), "abi.test.wasm")
+	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "test", "-c", "-o", bin, "cairn/abi")
+	build.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+	if out, err := build.CombinedOutput(); err != nil {
+		b.Fatalf("%v: %s", err, out)
+	}
+	wasm, err := os.ReadFile(bin)
+	must(b, err)
+	m, err := testRT.Compile(ctx, wasm)
+	must(b, err)
+	for range b.N {
+		var out, errOut bytes.Buffer
+		p := Policy{RealClock: true, Timeout: 5 * time.Minute, Args: []string{"-test.run=^$", "-test.bench=Envelope"}}
+		ex, err := m.Run(ctx, p, nil, &out, &errOut)
+		if err != nil || ex.Code != 0 {
+			b.Fatalf("%v, exit %d: %s%s", err, ex.Code, out.Bytes(), errOut.Bytes())
+		}
+		ns := map[string]float64{}
+		for _, line := range strings.Split(out.String(), "\n") {
+			// BenchmarkEnvelope/decode-request/fast   1000000   1234 ns/op
+			f := strings.Fields(line)
+			if len(f) >= 4 && f[3] == "ns/op" && strings.HasPrefix(f[0], "BenchmarkEnvelope/") {
+				v, err := strconv.ParseFloat(f[2], 64)
+				must(b, err)
+				ns[strings.TrimSuffix(strings.TrimPrefix(f[0], "BenchmarkEnvelope/"), "-1")] = v
+			}
+		}
+		for _, op := range []string{"decode-request", "encode-response", "decode-response"} {
+			fast, lib := ns[op+"/fast"], ns[op+"/library"]
+			if fast == 0 || lib == 0 {
+				b.Fatalf("no figures for %s in\n%s", op, out.Bytes())
+			}
+			b.ReportMetric(fast, op+"-fast-ns")
+			b.ReportMetric(lib, op+"-library-ns")
+			b.ReportMetric(fast/lib, op+"-fast/library")
+		}
 	}
 }
