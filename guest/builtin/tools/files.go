@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"cairn/guest"
 )
@@ -45,22 +46,27 @@ func readFile(c *guest.Call, in readIn) (string, error) {
 		return "", fmt.Errorf("%s has %d lines; offset %d is past the end", rel, skipped, first)
 	}
 	// Sized once, with room for the line numbers of lines of 16 bytes: a
-	// builder that grows line by line copies the text over and over,
+	// buffer that grows line by line copies the text over and over,
 	// which a call in a sandbox pays for dearly.
-	var out strings.Builder
 	shown := min(len(rest), maxBytes)
-	out.Grow(shown + shown/2 + 128)
+	out := make([]byte, 0, shown+shown/2+128)
 	last := first - 1
-	for len(rest) > 0 && last < first-1+limit && out.Len() < maxBytes {
-		var line []byte
-		line, rest, _ = bytes.Cut(rest, newline)
+	for len(rest) > 0 && last < first-1+limit && len(out) < maxBytes {
+		line := rest
+		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+			line, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = nil
+		}
 		last++
-		writeNumbered(&out, last, line)
+		out = appendNumbered(out, last, line)
 	}
 	if len(rest) > 0 {
-		fmt.Fprintf(&out, "(%s has %d lines; shown %d to %d; read on with offset %d)\n", rel, last+countLines(rest), first, last, last+1)
+		out = fmt.Appendf(out, "(%s has %d lines; shown %d to %d; read on with offset %d)\n", rel, last+countLines(rest), first, last, last+1)
 	}
-	return out.String(), nil
+	// out is not used again: the string shares its bytes, as a
+	// strings.Builder's would.
+	return unsafe.String(unsafe.SliceData(out), len(out)), nil
 }
 
 var newline = []byte{'\n'}
@@ -85,19 +91,26 @@ func countLines(b []byte) int {
 	return n
 }
 
-// writeNumbered writes a line as "%6d\t%s\n" would, without fmt and
+// appendNumbered appends a line as "%6d\t%s\n" would, without fmt and
 // without allocating, which a call in a sandbox pays for dearly at every
 // line.
-func writeNumbered(out *strings.Builder, n int, line []byte) {
-	var buf [20]byte
-	num := strconv.AppendInt(buf[:0], int64(n), 10)
-	if pad := 6 - len(num); pad > 0 {
-		out.WriteString("      "[:pad])
+func appendNumbered(out []byte, n int, line []byte) []byte {
+	var digits [20]byte
+	i := len(digits)
+	for {
+		i--
+		digits[i] = byte('0' + n%10)
+		if n /= 10; n == 0 {
+			break
+		}
 	}
-	out.Write(num)
-	out.WriteByte('\t')
-	out.Write(line)
-	out.WriteByte('\n')
+	for pad := 6 - (len(digits) - i); pad > 0; pad-- {
+		out = append(out, ' ')
+	}
+	out = append(out, digits[i:]...)
+	out = append(out, '\t')
+	out = append(out, line...)
+	return append(out, '\n')
 }
 
 type writeIn struct {
