@@ -15,8 +15,9 @@ import (
 // text strings and an unsigned ABI version, with nothing after it. The
 // encoder writes exactly the bytes the library's deterministic encoder
 // writes; the decoder gives up on anything else (an unknown or repeated
-// key, another type, invalid UTF-8, trailing bytes) and the library
-// decodes it, so that what is accepted and refused is the library's.
+// key, another type, invalid UTF-8, trailing bytes, a message past
+// MaxMessageSize) and the library decodes it, so that what is accepted
+// and refused is the library's.
 // FuzzEnvelope holds both to it.
 
 // encodeRequest is Marshal of r, or false when r needs the library.
@@ -55,6 +56,9 @@ func encodeResponse(r Response) ([]byte, bool) {
 // decodeRequest reads the canonical form of a Request, or reports false.
 func decodeRequest(b []byte) (Request, bool) {
 	var r Request
+	if len(b) > MaxMessageSize {
+		return r, false
+	}
 	d := envelopeReader{b: b}
 	n, ok := d.head(majorMap)
 	var seen uint8
@@ -81,6 +85,9 @@ func decodeRequest(b []byte) (Request, bool) {
 // decodeResponse reads the canonical form of a Response, or reports false.
 func decodeResponse(b []byte) (Response, bool) {
 	var r Response
+	if len(b) > MaxMessageSize {
+		return r, false
+	}
 	d := envelopeReader{b: b}
 	n, ok := d.head(majorMap)
 	var seen uint8

@@ -28,6 +28,19 @@ func TestEnvelopeIsTheLibrarys(t *testing.T) {
 	}
 }
 
+// A message past MaxMessageSize is refused, in its canonical form too.
+func TestEnvelopeOverTheLimit(t *testing.T) {
+	big := strings.Repeat("x", MaxMessageSize)
+	req, _ := Marshal(Request{ABI: Version, Tool: "t", Input: big})
+	if _, err := DecodeRequest(req); err == nil || !strings.Contains(err.Error(), "limit") {
+		t.Errorf("a request of %d bytes: %v", len(req), err)
+	}
+	resp, _ := Marshal(Response{ABI: Version, Output: big})
+	if _, err := DecodeResponse(resp); err == nil || !strings.Contains(err.Error(), "limit") {
+		t.Errorf("a response of %d bytes: %v", len(resp), err)
+	}
+}
+
 func checkEnvelope[T comparable](t *testing.T, v T, encode func(T) ([]byte, bool), decode func([]byte) (T, bool)) {
 	t.Helper()
 	want, err := encMode.Marshal(v)
