@@ -100,13 +100,13 @@ func FuzzEnvelope(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte, s string, v int) {
 		if r, ok := decodeRequest(b); ok {
 			var lib Request
-			if err := decMode.Unmarshal(b, &lib); err != nil || lib != r {
+			if err := unmarshal(b, &lib); err != nil || lib != r {
 				t.Fatalf("fast path read %x as %+v; the library as %+v (%v)", b, r, lib, err)
 			}
 		}
 		if r, ok := decodeResponse(b); ok {
 			var lib Response
-			if err := decMode.Unmarshal(b, &lib); err != nil || lib != r {
+			if err := unmarshal(b, &lib); err != nil || lib != r {
 				t.Fatalf("fast path read %x as %+v; the library as %+v (%v)", b, r, lib, err)
 			}
 		}
