@@ -56,55 +56,43 @@ func encodeResponse(r Response) ([]byte, bool) {
 // decodeRequest reads the canonical form of a Request, or reports false.
 func decodeRequest(b []byte) (Request, bool) {
 	var r Request
-	if len(b) > MaxMessageSize {
-		return r, false
-	}
-	d := envelopeReader{b: b}
-	n, ok := d.head(majorMap)
-	var seen uint8
-	for i := uint64(0); ok && i < n; i++ {
-		key, field := d.key(), uint8(0)
-		switch string(key) {
+	d := openEnvelope(b)
+	for d.more() {
+		switch key := d.key(); string(key) {
 		case "abi":
-			field, ok = 1, d.uint(&r.ABI)
+			d.read(1, d.uint(&r.ABI))
 		case "tool":
-			field, ok = 2, d.text(&r.Tool)
+			d.read(2, d.text(&r.Tool))
 		case "call_id":
-			field, ok = 4, d.text(&r.CallID)
+			d.read(4, d.text(&r.CallID))
 		case "input":
-			field, ok = 8, d.text(&r.Input)
+			d.read(8, d.text(&r.Input))
 		case "workspace":
-			field, ok = 16, d.text(&r.Workspace)
+			d.read(16, d.text(&r.Workspace))
+		default:
+			d.read(0, false)
 		}
-		ok = ok && field != 0 && seen&field == 0
-		seen |= field
 	}
-	return r, ok && len(d.b) == 0
+	return r, d.done()
 }
 
 // decodeResponse reads the canonical form of a Response, or reports false.
 func decodeResponse(b []byte) (Response, bool) {
 	var r Response
-	if len(b) > MaxMessageSize {
-		return r, false
-	}
-	d := envelopeReader{b: b}
-	n, ok := d.head(majorMap)
-	var seen uint8
-	for i := uint64(0); ok && i < n; i++ {
-		key, field := d.key(), uint8(0)
-		switch string(key) {
+	d := openEnvelope(b)
+	for d.more() {
+		switch key := d.key(); string(key) {
 		case "abi":
-			field, ok = 1, d.uint(&r.ABI)
+			d.read(1, d.uint(&r.ABI))
 		case "output":
-			field, ok = 2, d.text(&r.Output)
+			d.read(2, d.text(&r.Output))
 		case "error":
-			field, ok = 4, d.text(&r.Error)
+			d.read(4, d.text(&r.Error))
+		default:
+			d.read(0, false)
 		}
-		ok = ok && field != 0 && seen&field == 0
-		seen |= field
 	}
-	return r, ok && len(d.b) == 0
+	return r, d.done()
 }
 
 // CBOR major types (RFC 8949 §3.1) the envelopes use.
@@ -135,8 +123,43 @@ func appendText(b []byte, s string) []byte {
 
 func appendUint(b []byte, n int) []byte { return appendHead(b, majorUint, uint64(n)) }
 
-// envelopeReader reads CBOR items off the front of b.
-type envelopeReader struct{ b []byte }
+// envelopeReader reads an envelope's map off the front of b: its head,
+// then each key and value, each key once.
+type envelopeReader struct {
+	b    []byte
+	n    uint64 // entries left
+	seen uint8  // the fields read, one bit each
+	ok   bool
+}
+
+// openEnvelope starts reading b, a message within MaxMessageSize that is
+// a map.
+func openEnvelope(b []byte) *envelopeReader {
+	d := &envelopeReader{b: b}
+	if len(b) <= MaxMessageSize {
+		d.n, d.ok = d.head(majorMap)
+	}
+	return d
+}
+
+// more tells whether an entry is left to read, and counts it read.
+func (d *envelopeReader) more() bool {
+	if !d.ok || d.n == 0 {
+		return false
+	}
+	d.n--
+	return true
+}
+
+// read records that the field of the given bit (0 for a key that names
+// none) was read, or failed to be: a field read twice fails too.
+func (d *envelopeReader) read(field uint8, ok bool) {
+	d.ok = d.ok && ok && field != 0 && d.seen&field == 0
+	d.seen |= field
+}
+
+// done tells whether the envelope was read whole, with nothing after it.
+func (d *envelopeReader) done() bool { return d.ok && d.n == 0 && len(d.b) == 0 }
 
 // head reads the head of an item of the given major type with a definite
 // argument, and returns the argument.
