@@ -35,10 +35,14 @@ import (
 // few instructions whose call ends at once: the least a call does, with
 // no Go runtime in it. Compile caches are warm.
 //
-// Calls follow each other in one of three paces: back to back; paced,
+// Calls follow each other in one of these paces: back to back; paced,
 // 2 ms apart, as an agent makes them a model's turn apart (the CPU idles
 // meanwhile, and its caches go cold); and ready, back to back but each
 // once the background work of the last (making the next spare) is done.
+// Inline is like ready, but that work runs between calls on the
+// benchmark's own goroutine rather than in the background (where it likely
+// runs on the other core); paced-inline is paced, with that work run so.
+// cairn always runs it in the background.
 // p50-µs and p90-µs are the median and 90th percentile of one call;
 // faults/op counts the process's page faults, background work included.
 //
@@ -54,10 +58,7 @@ func BenchmarkReadFile(b *testing.B) {
 			r.noSpares = noSpares
 			m, err := r.Compile(ctx, wasm)
 			must(b, err)
-			between := paceOf(pace)
-			if pace == "ready" {
-				between = r.bg.Wait
-			}
+			between := betweenCalls(r, pace)
 			pacedTimed(b, between, func() {
 				res, err := m.Call(ctx, p, req)
 				if exit := (*ExitError)(nil); errors.As(err, &exit) && exit.Code == minimalExit {
@@ -83,7 +84,7 @@ func BenchmarkReadFile(b *testing.B) {
 	for _, pace := range []string{"back-to-back", "paced"} {
 		b.Run("wasm-preinit/made-at-call/"+pace, wasmCall(builtin.Module, req, pace, true))
 	}
-	for _, pace := range []string{"back-to-back", "paced", "ready"} {
+	for _, pace := range []string{"back-to-back", "paced", "ready", "inline", "paced-inline"} {
 		b.Run("wasm-preinit/spare/"+pace, wasmCall(builtin.Module, req, pace, false))
 	}
 	empty := abi.Request{ABI: abi.Version, Tool: "-", Input: "{}", Workspace: abi.WorkspaceDir}
@@ -195,10 +196,7 @@ func BenchmarkReadFileInterleaved(b *testing.B) {
 				name string
 				call func()
 			}{{"fork-exec", forkExec}, {"read-file", call(readFile)}, {"empty", call(empty)}}
-			between := paceOf(pace)
-			if pace == "ready" {
-				between = r.bg.Wait
-			}
+			between := betweenCalls(r, pace)
 			times := make([][]time.Duration, len(kinds))
 			for _, k := range kinds {
 				k.call() // the first call takes the snapshot
@@ -274,8 +272,25 @@ func BenchmarkGuestCall(b *testing.B) {
 	}
 }
 
-// paceOf is what runs between two calls of a benchmark in a pace (see
-// BenchmarkReadFile); "ready" is the runtime's to say.
+// betweenCalls is what runs between two calls of r in a pace (see
+// BenchmarkReadFile).
+func betweenCalls(r *Runtime, pace string) func() {
+	switch pace {
+	case "ready":
+		return r.bg.Wait
+	case "inline", "paced-inline":
+		r.holdBackground()
+		idle := paceOf(strings.TrimSuffix(pace, "-inline"))
+		return func() {
+			r.runHeld()
+			idle()
+		}
+	}
+	return paceOf(pace)
+}
+
+// paceOf is what runs between two calls of a benchmark in a pace that
+// does not depend on the runtime: back to back or paced.
 func paceOf(pace string) func() {
 	if pace == "paced" {
 		return func() { time.Sleep(2 * time.Millisecond) }
@@ -551,5 +566,23 @@ func BenchmarkEnvelopeInWasm(b *testing.B) {
 			b.ReportMetric(lib, op+"-library-ns")
 			b.ReportMetric(fast/lib, op+"-fast/library")
 		}
+	}
+}
+
+// holdBackground makes background collect its work instead of starting it.
+func (r *Runtime) holdBackground() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.held = []func(){}
+}
+
+// runHeld runs the work background collected, on the caller's goroutine.
+func (r *Runtime) runHeld() {
+	r.mu.Lock()
+	work := r.held
+	r.held = []func(){}
+	r.mu.Unlock()
+	for _, fn := range work {
+		fn()
 	}
 }
