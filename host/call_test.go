@@ -49,10 +49,9 @@ func readFileToolset(tb testing.TB) (*toolset, string, workspaceView) {
 	return ts, ws, view
 }
 
-// A turn's calls run at once, the last on the caller's goroutine, and
-// their results come back in the order the model asked for them: each
-// call here starts only once every call of the turn has begun, which
-// calls run one after another never do.
+// A turn's calls run at once, and their results come back in the order
+// the model asked for them: each call here starts only once every call of
+// the turn has begun, which calls run one after another never do.
 func TestTurnCallsRunAtOnce(t *testing.T) {
 	ts, _, view := readFileToolset(t)
 	for _, n := range []int{1, 3} {
