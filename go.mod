@@ -1,4 +1,4 @@
-module cairn
+module github.com/cairnrun/cairn
 
 go 1.25.0
 

@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"cairn/filepool"
+	"github.com/cairnrun/cairn/filepool"
 )
 
 // The agent reads a file in round 1; someone edits it while the agent is

@@ -8,7 +8,7 @@ import (
 	"runtime/debug"
 	"sync"
 
-	"cairn/abi"
+	"github.com/cairnrun/cairn/abi"
 )
 
 // exported are the tools Export registered for the fast mode.

@@ -7,7 +7,7 @@
 //		"os"
 //		"strings"
 //
-//		"cairn/guest"
+//		"github.com/cairnrun/cairn/guest"
 //	)
 //
 //	type shoutIn struct {
@@ -64,7 +64,7 @@ import (
 	"path"
 	"strings"
 
-	"cairn/abi"
+	"github.com/cairnrun/cairn/abi"
 )
 
 // Tool is one tool: its description for the manifest and its handler.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"cairn/abi"
+	"github.com/cairnrun/cairn/abi"
 )
 
 type addIn struct {

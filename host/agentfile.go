@@ -12,8 +12,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"cairn/abi"
-	"cairn/host/model"
+	"github.com/cairnrun/cairn/abi"
+	"github.com/cairnrun/cairn/host/model"
 )
 
 // AgentFile is what an agent is made of: its model, system prompt, tools,

@@ -11,7 +11,7 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 
-	"cairn/checkpoint"
+	"github.com/cairnrun/cairn/checkpoint"
 )
 
 // Action is what an approval rule does with a call it matches.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"cairn/checkpoint"
+	"github.com/cairnrun/cairn/checkpoint"
 )
 
 func TestRuleMatching(t *testing.T) {

@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"cairn/checkpoint"
-	"cairn/host/model"
+	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/host/model"
 )
 
 // AskOptions is a side question put to an agent.

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"cairn/checkpoint"
+	"github.com/cairnrun/cairn/checkpoint"
 )
 
 // treeHash hashes every file under dir, names and contents.

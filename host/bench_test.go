@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"cairn/abi"
-	"cairn/checkpoint"
+	"github.com/cairnrun/cairn/abi"
+	"github.com/cairnrun/cairn/checkpoint"
 )
 
 // BenchmarkToolCall is one call of the built-in read_file as the host

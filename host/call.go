@@ -10,9 +10,9 @@ import (
 	"sync"
 	"time"
 
-	"cairn/abi"
-	"cairn/checkpoint"
-	"cairn/sandbox"
+	"github.com/cairnrun/cairn/abi"
+	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/sandbox"
 )
 
 // callResult is what one tool call came to: the text the model reads,

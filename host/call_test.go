@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"cairn/checkpoint"
-	"cairn/sandbox"
+	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/sandbox"
 )
 
 // readFileToolset makes a workspace holding f.txt, 100 lines of text, and

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"cairn/checkpoint"
+	"github.com/cairnrun/cairn/checkpoint"
 )
 
 // Decide records a person's decision on a call that awaits approval; the

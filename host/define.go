@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"os"
 
-	"cairn/checkpoint"
+	"github.com/cairnrun/cairn/checkpoint"
 )
 
 // define keeps what an agent is made of in the store — its agent file, its

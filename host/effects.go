@@ -9,8 +9,8 @@ import (
 	"sort"
 	"strings"
 
-	"cairn/checkpoint"
-	"cairn/sandbox"
+	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/sandbox"
 )
 
 // A call that may change the workspace runs on an overlay of its own; its

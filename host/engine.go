@@ -9,10 +9,10 @@ import (
 	"os"
 	"time"
 
-	"cairn/checkpoint"
-	"cairn/guest/builtin"
-	"cairn/host/model"
-	"cairn/sandbox"
+	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/guest/builtin"
+	"github.com/cairnrun/cairn/host/model"
+	"github.com/cairnrun/cairn/sandbox"
 )
 
 // Engine runs agents. It holds what the agents of one process share: the

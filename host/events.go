@@ -3,7 +3,7 @@ package host
 import (
 	"time"
 
-	"cairn/checkpoint"
+	"github.com/cairnrun/cairn/checkpoint"
 )
 
 // EventType names an Event. The names are stable: they are the "type" field

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 
-	"cairn/host"
+	"github.com/cairnrun/cairn/host"
 )
 
 // An embedder runs an agent from its agent file and receives the same

@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 
-	"cairn/checkpoint"
-	"cairn/filepool"
-	"cairn/sandbox"
+	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/filepool"
+	"github.com/cairnrun/cairn/sandbox"
 )
 
 // The file pool tracks what the agent's calls read and wrote (and so what

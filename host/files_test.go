@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"cairn/checkpoint"
-	"cairn/filepool"
-	"cairn/sandbox"
+	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/filepool"
+	"github.com/cairnrun/cairn/sandbox"
 )
 
 const poolAgent = `

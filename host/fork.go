@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"cairn/checkpoint"
+	"github.com/cairnrun/cairn/checkpoint"
 )
 
 // Snapshot bookmarks an agent's last committed round together with a copy

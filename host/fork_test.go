@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"cairn/checkpoint"
+	"github.com/cairnrun/cairn/checkpoint"
 )
 
 const forkScript = `

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"cairn/abi"
-	"cairn/sandbox"
+	"github.com/cairnrun/cairn/abi"
+	"github.com/cairnrun/cairn/sandbox"
 )
 
 // Extra mounts are read-only and only for the module granted them; an

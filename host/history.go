@@ -10,7 +10,7 @@ import (
 	"io"
 	"time"
 
-	"cairn/checkpoint"
+	"github.com/cairnrun/cairn/checkpoint"
 )
 
 // followPoll is how often a followed history is read again for new lines.

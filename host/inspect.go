@@ -3,7 +3,7 @@ package host
 import (
 	"fmt"
 
-	"cairn/checkpoint"
+	"github.com/cairnrun/cairn/checkpoint"
 )
 
 // Inspection is an agent as it stands in the store: what `cairn show`,

@@ -10,9 +10,9 @@ import (
 	"sync"
 	"time"
 
-	"cairn/checkpoint"
-	"cairn/filepool"
-	"cairn/host/model"
+	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/filepool"
+	"github.com/cairnrun/cairn/host/model"
 )
 
 // run is one run of an agent in progress: the journal it commits to, the

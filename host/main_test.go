@@ -9,7 +9,7 @@ import (
 	"runtime"
 	"testing"
 
-	"cairn/checkpoint"
+	"github.com/cairnrun/cairn/checkpoint"
 )
 
 // Shared by the package's tests: one engine (compiling a Go-built module

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"cairn/checkpoint"
+	"github.com/cairnrun/cairn/checkpoint"
 )
 
 // Many agents run at once in one engine on a group-committed store; each

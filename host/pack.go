@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"cairn/abi"
+	"github.com/cairnrun/cairn/abi"
 )
 
 // Pack returns wasm with its manifest written into the module's

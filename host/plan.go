@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"cairn/checkpoint"
+	"github.com/cairnrun/cairn/checkpoint"
 )
 
 // awaitingError ends a run whose round has calls waiting for a person.

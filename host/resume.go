@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"slices"
 
-	"cairn/checkpoint"
-	"cairn/host/model"
+	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/host/model"
 )
 
 // Strategy is what resume does with the round a crash interrupted.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"cairn/checkpoint"
+	"github.com/cairnrun/cairn/checkpoint"
 )
 
 const resumeScript = `

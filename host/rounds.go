@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"strings"
 
-	"cairn/checkpoint"
-	"cairn/sandbox"
+	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/sandbox"
 )
 
 // Each round's changes are kept, for the last KeepRounds rounds that made

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"cairn/abi"
+	"github.com/cairnrun/cairn/abi"
 )
 
 // agentIn writes an agent file and its script into a fresh directory with

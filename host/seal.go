@@ -3,7 +3,7 @@ package host
 import (
 	"fmt"
 
-	"cairn/checkpoint"
+	"github.com/cairnrun/cairn/checkpoint"
 )
 
 // Seal is what resume says of a call that was in flight when the process

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"cairn/abi"
-	"cairn/host/model"
-	"cairn/sandbox"
+	"github.com/cairnrun/cairn/abi"
+	"github.com/cairnrun/cairn/host/model"
+	"github.com/cairnrun/cairn/sandbox"
 )
 
 // Module is one tool module as an agent uses it: its bytes (kept in the

@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"slices"
 
-	"cairn/checkpoint"
-	"cairn/sandbox"
+	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/sandbox"
 )
 
 // Undone is what Undo did.

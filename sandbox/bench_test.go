@@ -20,8 +20,8 @@ import (
 
 	"github.com/tetratelabs/wazero"
 
-	"cairn/abi"
-	"cairn/guest/builtin"
+	"github.com/cairnrun/cairn/abi"
+	"github.com/cairnrun/cairn/guest/builtin"
 )
 
 // BenchmarkReadFile is one call of the built-in read_file, in the same
@@ -76,7 +76,7 @@ func BenchmarkReadFile(b *testing.B) {
 		b.Run("native-fork-exec/"+pace, func(b *testing.B) { pacedTimed(b, paceOf(pace), forkExec) })
 	}
 
-	command, err := buildPackage("cairn/guest/builtin/cmd/builtin", "exe")
+	command, err := buildPackage("github.com/cairnrun/cairn/guest/builtin/cmd/builtin", "exe")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func BenchmarkTurn(b *testing.B) {
 // one read_file call of it on f.txt in ws, by fork/exec: the baseline.
 func nativeReadFile(b *testing.B, ws string) func() {
 	bin := filepath.Join(b.TempDir(), "builtin")
-	build := exec.Command("go", "build", "-o", bin, "cairn/guest/builtin/cmd/builtin")
+	build := exec.Command("go", "build", "-o", bin, "github.com/cairnrun/cairn/guest/builtin/cmd/builtin")
 	if out, err := build.CombinedOutput(); err != nil {
 		b.Fatalf("%v: %s", err, out)
 	}
@@ -531,7 +531,7 @@ func overlayCall(b *testing.B, ws, staging string, apply bool, call func(*Overla
 func BenchmarkEnvelopeInWasm(b *testing.B) {
 	ctx := context.Background()
 	bin := filepath.Join(b.TempDir(), "abi.test.wasm")
-	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "test", "-c", "-o", bin, "cairn/abi")
+	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "test", "-c", "-o", bin, "github.com/cairnrun/cairn/abi")
 	build.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
 	if out, err := build.CombinedOutput(); err != nil {
 		b.Fatalf("%v: %s", err, out)

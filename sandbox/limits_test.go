@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"cairn/abi"
+	"github.com/cairnrun/cairn/abi"
 )
 
 func run(t *testing.T, p Policy) (Exit, string, string, error) {

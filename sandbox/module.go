@@ -16,7 +16,7 @@ import (
 	"github.com/tetratelabs/wazero/experimental/sysfs"
 	"github.com/tetratelabs/wazero/sys"
 
-	"cairn/abi"
+	"github.com/cairnrun/cairn/abi"
 )
 
 // Module is a compiled module. Every Run or Call instantiates it afresh.

@@ -15,7 +15,7 @@ import (
 	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/sys"
 
-	"cairn/abi"
+	"github.com/cairnrun/cairn/abi"
 )
 
 // preinit is the fast mode of a Module (see abi, "The fast mode"): the

@@ -18,8 +18,8 @@ import (
 
 	"github.com/tetratelabs/wazero"
 
-	"cairn/abi"
-	"cairn/guest/builtin"
+	"github.com/cairnrun/cairn/abi"
+	"github.com/cairnrun/cairn/guest/builtin"
 )
 
 // The preinit guest (testdata/preinit) built both ways, once.

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"cairn/abi"
+	"github.com/cairnrun/cairn/abi"
 )
 
 // reactorWasm assembles a small fast-mode module (what a C or Rust tool

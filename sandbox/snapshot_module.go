@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"cairn/abi"
+	"github.com/cairnrun/cairn/abi"
 )
 
 // Section ids of the WebAssembly binary format.

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"cairn/guest/builtin"
+	"github.com/cairnrun/cairn/guest/builtin"
 )
 
 // codeSection is a code section of one function without locals.

@@ -12,7 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
-	"cairn/host"
+	"github.com/cairnrun/cairn/host"
 )
 
 var autoDenyFlag = &cli.BoolFlag{Name: "auto-deny",

@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"testing"
 
-	"cairn/host"
+	"github.com/cairnrun/cairn/host"
 )
 
 // hostileModule builds the host package's hostile test tool (its `spin`

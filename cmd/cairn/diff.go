@@ -10,7 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"cairn/host"
+	"github.com/cairnrun/cairn/host"
 )
 
 func diffCommand() *cli.Command {

@@ -12,8 +12,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"cairn/host"
-	"cairn/sandbox"
+	"github.com/cairnrun/cairn/host"
+	"github.com/cairnrun/cairn/sandbox"
 )
 
 func execCommand() *cli.Command {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"cairn/host"
+	"github.com/cairnrun/cairn/host"
 )
 
 func snapshotCommand() *cli.Command {

@@ -5,8 +5,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"cairn/checkpoint"
-	"cairn/host"
+	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/host"
 )
 
 func gcCommand() *cli.Command {

@@ -6,7 +6,7 @@ import (
 	"io"
 	"strings"
 
-	"cairn/host"
+	"github.com/cairnrun/cairn/host"
 )
 
 // renderer prints a run's events: readable lines by default, or one JSON

@@ -5,7 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"cairn/host"
+	"github.com/cairnrun/cairn/host"
 )
 
 func resumeCommand() *cli.Command {

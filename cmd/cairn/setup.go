@@ -9,9 +9,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"cairn/checkpoint"
-	"cairn/host"
-	"cairn/host/model"
+	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/host"
+	"github.com/cairnrun/cairn/host/model"
 )
 
 // Flags shared by the commands that open the store or run modules.

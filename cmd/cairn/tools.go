@@ -12,7 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"cairn/host"
+	"github.com/cairnrun/cairn/host"
 )
 
 func toolsCommand() *cli.Command {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"cairn/abi"
+	"github.com/cairnrun/cairn/abi"
 )
 
 // version is set at link time (-ldflags "-X main.version=v1.2.3").

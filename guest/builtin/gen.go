@@ -10,15 +10,15 @@ import (
 	"fmt"
 	"os"
 
-	"cairn/guest"
-	"cairn/guest/builtin/tools"
-	"cairn/guest/pack"
+	"github.com/cairnrun/cairn/guest"
+	"github.com/cairnrun/cairn/guest/builtin/tools"
+	"github.com/cairnrun/cairn/guest/pack"
 )
 
 func main() {
 	check := flag.Bool("check", false, "verify builtin.wasm instead of writing it")
 	flag.Parse()
-	if err := pack.BuildReactor("cairn/guest/builtin/cmd/builtin", "guest/builtin/builtin.wasm",
+	if err := pack.BuildReactor("github.com/cairnrun/cairn/guest/builtin/cmd/builtin", "guest/builtin/builtin.wasm",
 		guest.ManifestOf(tools.All()...), *check); err != nil {
 		fmt.Fprintln(os.Stderr, "gen:", err)
 		os.Exit(1)

@@ -11,7 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 
-	"cairn/abi"
+	"github.com/cairnrun/cairn/abi"
 )
 
 // Build builds the package pkg (a path go build accepts) for wasip1 as a

@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"strings"
 
-	"cairn/checkpoint"
+	"github.com/cairnrun/cairn/checkpoint"
 )
 
 // Anthropic's address, the API version cairn speaks, and the turn's bound

@@ -7,7 +7,7 @@ import (
 	"io"
 	"strings"
 
-	"cairn/checkpoint"
+	"github.com/cairnrun/cairn/checkpoint"
 )
 
 // anEvent is one event of a streamed message; which fields are set

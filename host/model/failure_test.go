@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"cairn/checkpoint"
+	"github.com/cairnrun/cairn/checkpoint"
 )
 
 // flavour is one network provider as the failure tests see it.

@@ -8,7 +8,7 @@ import (
 	"os"
 	"strings"
 
-	"cairn/checkpoint"
+	"github.com/cairnrun/cairn/checkpoint"
 )
 
 // Provider is a model.

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
-	"cairn/checkpoint"
+	"github.com/cairnrun/cairn/checkpoint"
 )
 
 // NotRunResult is the text of the result Normalize gives a call that has

@@ -4,7 +4,7 @@ import (
 	"reflect"
 	"testing"
 
-	"cairn/checkpoint"
+	"github.com/cairnrun/cairn/checkpoint"
 )
 
 func TestNormalize(t *testing.T) {

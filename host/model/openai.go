@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"strings"
 
-	"cairn/checkpoint"
+	"github.com/cairnrun/cairn/checkpoint"
 )
 
 // defaultOpenAIURL is OpenAI's own service.

@@ -10,7 +10,7 @@ import (
 	"io"
 	"strings"
 
-	"cairn/checkpoint"
+	"github.com/cairnrun/cairn/checkpoint"
 )
 
 // oaChunk is one chunk of a streamed chat completion. Only the first

@@ -3,7 +3,7 @@ package model
 import (
 	"math"
 
-	"cairn/checkpoint"
+	"github.com/cairnrun/cairn/checkpoint"
 )
 
 // Price is what a model costs, in US dollars per million tokens: the

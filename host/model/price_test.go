@@ -3,7 +3,7 @@ package model
 import (
 	"testing"
 
-	"cairn/checkpoint"
+	"github.com/cairnrun/cairn/checkpoint"
 )
 
 func TestCost(t *testing.T) {

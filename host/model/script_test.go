@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"cairn/checkpoint"
+	"github.com/cairnrun/cairn/checkpoint"
 )
 
 const testScript = `

@@ -7,8 +7,8 @@
 package main
 
 import (
-	"cairn/examples/tools/textstats/stats"
-	"cairn/guest"
+	"github.com/cairnrun/cairn/examples/tools/textstats/stats"
+	"github.com/cairnrun/cairn/guest"
 )
 
 //go:generate sh -c "cd ../../.. && go run examples/tools/textstats/gen.go"

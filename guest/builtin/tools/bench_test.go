@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"cairn/abi"
-	"cairn/guest"
+	"github.com/cairnrun/cairn/abi"
+	"github.com/cairnrun/cairn/guest"
 )
 
 // BenchmarkServeReadFile is the built-in read_file served natively, from

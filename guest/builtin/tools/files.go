@@ -13,7 +13,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
-	"cairn/guest"
+	"github.com/cairnrun/cairn/guest"
 )
 
 type readIn struct {

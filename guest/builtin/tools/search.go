@@ -13,7 +13,7 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 
-	"cairn/guest"
+	"github.com/cairnrun/cairn/guest"
 )
 
 type globIn struct {

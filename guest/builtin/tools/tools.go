@@ -15,8 +15,8 @@ import (
 	"path"
 	"strings"
 
-	"cairn/abi"
-	"cairn/guest"
+	"github.com/cairnrun/cairn/abi"
+	"github.com/cairnrun/cairn/guest"
 )
 
 // Caps on what one call returns.

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"cairn/abi"
-	"cairn/guest"
+	"github.com/cairnrun/cairn/abi"
+	"github.com/cairnrun/cairn/guest"
 )
 
 // call runs a built-in tool natively against dir as its workspace, through

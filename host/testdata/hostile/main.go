@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"os"
 
-	"cairn/guest"
+	"github.com/cairnrun/cairn/guest"
 )
 
 type empty struct{}

@@ -1,6 +1,6 @@
 package main
 
-import "cairn/abi"
+import "github.com/cairnrun/cairn/abi"
 
 func guestNeedsRO() abi.Needs { return abi.Needs{Workspace: abi.AccessReadOnly} }
 func guestNeedsRW() abi.Needs { return abi.Needs{Workspace: abi.AccessReadWrite} }

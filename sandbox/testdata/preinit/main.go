@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"cairn/abi"
-	"cairn/guest"
+	"github.com/cairnrun/cairn/abi"
+	"github.com/cairnrun/cairn/guest"
 )
 
 // counter is incremented by every call: a call that saw a previous call's

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"unicode"
 
-	"cairn/abi"
-	"cairn/guest"
+	"github.com/cairnrun/cairn/abi"
+	"github.com/cairnrun/cairn/guest"
 )
 
 // Tool is text_stats.

@@ -5,8 +5,8 @@
 package main
 
 import (
-	"cairn/guest"
-	"cairn/guest/builtin/tools"
+	"github.com/cairnrun/cairn/guest"
+	"github.com/cairnrun/cairn/guest/builtin/tools"
 )
 
 func init() { guest.Export(tools.All()...) }
