@@ -37,9 +37,12 @@ import (
 // tool calls, which ends the run.
 //
 // Token usage is deterministic: a token is a whitespace-separated word, in
-// of everything sent, out of everything answered.
+// of everything sent, out of everything answered. Counting what is sent
+// costs what the request adds to the last one, not the whole history (see
+// tally); the count is the same either way.
 type Script struct {
 	turns []scriptTurn
+	sent  tally
 }
 
 type scriptTurn struct {
@@ -157,7 +160,7 @@ func (s *Script) Complete(ctx context.Context, req Request) (Response, error) {
 		}
 	}
 	stream(msg.Text, req.OnText)
-	return Response{Message: msg, Usage: usageOf(req, msg), StopReason: stopReason(msg)}, nil
+	return Response{Message: msg, Usage: s.usageOf(req, msg), StopReason: stopReason(msg)}, nil
 }
 
 // pick returns the turn to play: itself, or its first matching alternative.
@@ -199,22 +202,14 @@ func stream(text string, onText func(string)) {
 	}
 }
 
-func usageOf(req Request, msg checkpoint.Message) checkpoint.Usage {
-	in := words(req.System)
-	for _, m := range req.Messages {
-		in += words(m.Text)
-		for _, c := range m.ToolCalls {
-			in += words(c.Input)
-		}
-	}
-	out := words(msg.Text)
+func (s *Script) usageOf(req Request, msg checkpoint.Message) checkpoint.Usage {
+	in := s.sent.words(req.System, req.Messages)
+	out := countWords(msg.Text)
 	for _, c := range msg.ToolCalls {
-		out += words(c.Input) + 1
+		out += countWords(c.Input) + 1
 	}
 	return checkpoint.Usage{InputTokens: int64(in), OutputTokens: int64(out)}
 }
-
-func words(s string) int { return len(strings.Fields(s)) }
 
 func stopReason(msg checkpoint.Message) string {
 	if len(msg.ToolCalls) > 0 {

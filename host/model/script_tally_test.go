@@ -1,0 +1,101 @@
+package model
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/cairnrun/cairn/checkpoint"
+)
+
+// fieldsWords is what the script model's input count means: the words of
+// every string sent, as strings.Fields splits them.
+func fieldsWords(system string, msgs []checkpoint.Message) int {
+	n := len(strings.Fields(system))
+	for _, m := range msgs {
+		n += len(strings.Fields(m.Text))
+		for _, c := range m.ToolCalls {
+			n += len(strings.Fields(c.Input))
+		}
+	}
+	return n
+}
+
+func conversation(n int) []checkpoint.Message {
+	msgs := []checkpoint.Message{{Role: checkpoint.RoleUser, Text: "read the notes and count the words"}}
+	for i := 1; len(msgs) < n; i++ {
+		msgs = append(msgs,
+			checkpoint.Message{Role: checkpoint.RoleAssistant, Text: fmt.Sprintf("round %d: reading", i),
+				ToolCalls: []checkpoint.ToolCall{{ID: fmt.Sprint(i), Name: "read_file", Input: `{"path": "notes.md"}`}}},
+			checkpoint.Message{Role: checkpoint.RoleTool, Text: "1\tline one\n2\tline\u00a0two\u2003three", CallID: fmt.Sprint(i)})
+	}
+	return msgs[:n]
+}
+
+// TestTallyCountsWhatIsSent holds the tally to the plain count through the
+// ways a conversation changes between requests: it grows, a resume sends
+// fresh copies of every string, a replay drops its last round, and a
+// message's text is replaced in place.
+func TestTallyCountsWhatIsSent(t *testing.T) {
+	var tl tally
+	msgs := conversation(40)
+	check := func(what string, system string, msgs []checkpoint.Message) {
+		t.Helper()
+		if got, want := tl.words(system, msgs), fieldsWords(system, msgs); got != want {
+			t.Fatalf("%s: tally counted %d words, want %d", what, got, want)
+		}
+	}
+	for n := 1; n <= len(msgs); n++ {
+		check(fmt.Sprintf("first %d messages", n), "be brief", msgs[:n])
+	}
+	check("another system prompt", "be very brief", msgs)
+	copied := make([]checkpoint.Message, len(msgs))
+	for i, m := range msgs {
+		m.Text = strings.Clone(m.Text)
+		copied[i] = m
+	}
+	check("every text copied", "be brief", copied)
+	check("last round dropped", "be brief", copied[:31])
+	copied[10].Text = "now five words are here"
+	check("a text replaced", "be brief", copied)
+	check("empty", "", nil)
+}
+
+func TestCountWordsIsFields(t *testing.T) {
+	for _, s := range []string{"", " ", "a", " a  b ", "a\u00a0b", "a\u2003b\u3000c", "\xff \xfe", "x\u0085y", "tab\tnl\nvt\vff\fcr\r"} {
+		if got, want := countWords(s), len(strings.Fields(s)); got != want {
+			t.Errorf("countWords(%q) = %d, strings.Fields gives %d", s, got, want)
+		}
+	}
+}
+
+func FuzzCountWords(f *testing.F) {
+	f.Add("a b\u00a0c \xff")
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := countWords(s), len(strings.Fields(s)); got != want {
+			t.Fatalf("countWords(%q) = %d, strings.Fields gives %d", s, got, want)
+		}
+	})
+}
+
+// BenchmarkScriptUsage times the input count of one request at a history
+// of 10 to 10,000 messages: "fields" counts every string afresh, as the
+// script model did; "tally" is how it counts now, a request whose earlier
+// messages it has counted before.
+func BenchmarkScriptUsage(b *testing.B) {
+	for _, n := range []int{10, 1000, 10000} {
+		msgs := conversation(n)
+		b.Run(fmt.Sprintf("fields/%d", n), func(b *testing.B) {
+			for b.Loop() {
+				fieldsWords("be brief", msgs)
+			}
+		})
+		b.Run(fmt.Sprintf("tally/%d", n), func(b *testing.B) {
+			var tl tally
+			tl.words("be brief", msgs[:n-2])
+			for b.Loop() {
+				tl.words("be brief", msgs)
+			}
+		})
+	}
+}
