@@ -124,26 +124,27 @@ func readSnapshot(dir string, round int) (*State, int64, error) {
 	return st, int64(len(data)), nil
 }
 
-// recoverDir reads an agent's newest snapshot and replays its journal.
-func recoverDir(agent, dir string) (*Recovered, error) {
+// recoverDir reads an agent's newest snapshot and replays its journal. It
+// returns the round of the snapshot too.
+func recoverDir(agent, dir string) (*Recovered, int, error) {
 	snaps, err := listRounds(dir, "snap-", ".cbor")
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("read agent %q: %w", agent, err)
+		return nil, 0, fmt.Errorf("read agent %q: %w", agent, err)
 	}
 	if len(snaps) == 0 {
-		return nil, fmt.Errorf("agent %q: %w", agent, ErrNotFound)
+		return nil, 0, fmt.Errorf("agent %q: %w", agent, ErrNotFound)
 	}
 	base := snaps[len(snaps)-1]
 	st, snapBytes, err := readSnapshot(dir, base)
 	if err != nil {
-		return nil, fmt.Errorf("read snapshot of agent %q: %w", agent, err)
+		return nil, 0, fmt.Errorf("read snapshot of agent %q: %w", agent, err)
 	}
 	rec, err := replayJournal(dir, base, st)
 	if err != nil {
-		return nil, fmt.Errorf("read journal of agent %q: %w", agent, err)
+		return nil, 0, fmt.Errorf("read journal of agent %q: %w", agent, err)
 	}
 	rec.SnapshotBytes = snapBytes
-	return rec, nil
+	return rec, base, nil
 }
 
 // replayJournal applies the journal that follows the snapshot of round base.

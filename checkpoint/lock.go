@@ -1,6 +1,8 @@
 package checkpoint
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/gofrs/flock"
+	"golang.org/x/sys/unix"
 )
 
 // Holder is who holds an agent's lock, for the error the next one gets.
@@ -18,6 +20,9 @@ type Holder struct {
 	Host    string    `json:"host"`
 	Run     string    `json:"run"`
 	Started time.Time `json:"started"`
+	// Epoch names this holding of the lock and no other: taking the lock
+	// sets it, and every round the holder commits carries it.
+	Epoch string `json:"epoch,omitempty"`
 }
 
 // ThisProcess is a Holder for the calling process.
@@ -26,7 +31,7 @@ func ThisProcess(run string) Holder {
 	return Holder{PID: os.Getpid(), Host: host, Run: run, Started: time.Now().UTC()}
 }
 
-// ErrLocked is matched by a *LockedError.
+// ErrLocked is matched by a *LockedError, and by a *LockLostError.
 var ErrLocked = errors.New("agent is locked by another process")
 
 // LockedError says who holds an agent.
@@ -47,60 +52,197 @@ func (e *LockedError) Error() string {
 // Is makes errors.Is(err, ErrLocked) hold.
 func (e *LockedError) Is(target error) bool { return target == ErrLocked }
 
+// ErrLockLost is matched by a *LockLostError.
+var ErrLockLost = errors.New("agent's lock file was removed or replaced")
+
+// LockLostError refuses a write by a holder whose lock file is no longer
+// the one the agent's directory names: someone removed or replaced it, so
+// the holder can no longer prove it is the agent's only writer. Nothing
+// is written after it; the agent stays at its last durable record.
+type LockLostError struct {
+	Agent string
+	Path  string
+	How   string // "removed" or "replaced"
+}
+
+func (e *LockLostError) Error() string {
+	return fmt.Sprintf("agent %q: its lock file %s was %s while this process held it, so this process stopped writing the agent; "+
+		"the agent is kept as of its last durable record: make sure no other process runs it, then resume it",
+		e.Agent, e.Path, e.How)
+}
+
+// Is makes errors.Is(err, ErrLockLost) and errors.Is(err, ErrLocked) hold:
+// like a lock held by another process, it means this one may not go on.
+func (e *LockLostError) Is(target error) bool { return target == ErrLockLost || target == ErrLocked }
+
 // Lock is a held agent lock.
 type Lock interface {
 	Unlock() error
 }
 
-// fileLock is a flock on agents/<id>/lock. The file is never deleted: a
-// deleted lock file would let two processes lock two different inodes.
+// fileLock is a flock on agents/<id>/lock and one on the agent's directory.
+// The file is never deleted by cairn, but a person or a script may delete
+// or replace it: the directory's flock keeps a second process out even
+// then, and the holder, which checks before each write that the path still
+// names the file it locked, stops writing (see RATIONALE.md).
 type fileLock struct {
-	fl   *flock.Flock
-	path string
+	agent string
+	path  string
+	f     *os.File // the lock file, flocked
+	d     *os.File // the agent's directory, flocked
+	epoch string
+	// made: taking the lock made the agent's directory; release removes
+	// it again if no state was stored in it (a start that failed).
+	made    bool
+	release func() // with a FileStore: forget the lock
 }
 
 // Unlock clears the holder from the file, then releases the lock, so the
-// next process to lose never reads a holder that has gone.
+// next process to lose never reads a holder that has gone. A directory
+// the lock made for an agent that got no state is removed.
 func (l *fileLock) Unlock() error {
-	os.Truncate(l.path, 0)
-	return l.fl.Unlock()
+	if l.release != nil {
+		l.release()
+	}
+	if l.made && !hasState(filepath.Dir(l.path)) {
+		os.RemoveAll(filepath.Dir(l.path))
+	} else {
+		l.f.Truncate(0)
+	}
+	return errors.Join(l.f.Close(), l.d.Close())
+}
+
+// hasState reports whether dir holds a snapshot of an agent.
+func hasState(dir string) bool {
+	snaps, _ := listRounds(dir, "snap-", ".cbor")
+	return len(snaps) > 0
+}
+
+// current fails with a *LockLostError once the lock file's path, or the
+// agent directory's, no longer names what this lock holds.
+func (l *fileLock) current() error {
+	for _, held := range []struct {
+		path string
+		f    *os.File
+	}{{l.path, l.f}, {filepath.Dir(l.path), l.d}} {
+		if how := sameFile(held.path, held.f); how != "" {
+			return &LockLostError{Agent: l.agent, Path: held.path, How: how}
+		}
+	}
+	return nil
+}
+
+// sameFile says how path no longer names f: "" when it does, else
+// "removed" or "replaced".
+func sameFile(path string, f *os.File) string {
+	var held, now unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &held); err != nil {
+		return "removed"
+	}
+	if err := unix.Stat(path, &now); err != nil {
+		return "removed"
+	}
+	if held.Dev != now.Dev || held.Ino != now.Ino {
+		return "replaced"
+	}
+	return ""
 }
 
 // lockDir takes the lock in dir without waiting on a live holder, and
-// writes this process in as the holder.
-func lockDir(agent, dir string, h Holder) (Lock, error) {
-	path := filepath.Join(dir, "lock")
-	fl := flock.New(path)
-	if err := tryLock(agent, fl, path); err != nil {
-		return nil, err
-	}
-	b, _ := json.Marshal(h)
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		fl.Unlock()
-		return nil, fmt.Errorf("lock agent %q: %w", agent, err)
-	}
-	return &fileLock{fl: fl, path: path}, nil
-}
-
-// tryLock takes the lock, or fails with the holder. The holder writes
-// itself into the file just after taking the lock and clears it just
-// before releasing it, so for a moment the file may name no one: then the
-// lock is tried again, briefly, and either taken or its holder read.
-func tryLock(agent string, fl *flock.Flock, path string) error {
+// writes this process in as the holder, with a new epoch.
+func lockDir(agent, dir string, h Holder) (*fileLock, error) {
 	for i := 0; i < 40; i++ {
-		ok, err := fl.TryLock()
-		if err != nil {
-			return fmt.Errorf("lock agent %q: %w", agent, err)
-		}
-		if ok {
-			return nil
-		}
-		if h, ok := readHolder(path); ok {
-			return &LockedError{Agent: agent, Holder: h}
+		l, retry, err := tryLock(agent, dir)
+		if err != nil || !retry {
+			if err == nil {
+				err = l.claim(h)
+			}
+			return l, err
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	return &LockedError{Agent: agent}
+	return nil, &LockedError{Agent: agent}
+}
+
+// tryLock takes the directory's flock, then the lock file's, and checks
+// that both paths still name what was locked. retry: the lock looked free
+// or held by no one that could be read, and is worth trying again (a
+// holder writes itself into the file just after taking the lock and clears
+// it just before releasing it; a file replaced under the lock's taker is
+// opened again).
+func tryLock(agent, dir string) (l *fileLock, retry bool, err error) {
+	path := filepath.Join(dir, "lock")
+	d, err := os.Open(dir)
+	if err != nil {
+		return nil, false, fmt.Errorf("lock agent %q: %w", agent, err)
+	}
+	if ok, err := flockTry(d); !ok || err != nil {
+		d.Close()
+		err = lockedOr(agent, path, err)
+		return nil, err == nil, err
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		d.Close()
+		return nil, false, fmt.Errorf("lock agent %q: %w", agent, err)
+	}
+	if ok, err := flockTry(f); !ok || err != nil {
+		f.Close()
+		d.Close()
+		err = lockedOr(agent, path, err)
+		return nil, err == nil, err
+	}
+	l = &fileLock{agent: agent, path: path, f: f, d: d}
+	if l.current() != nil {
+		f.Close()
+		d.Close()
+		return nil, true, nil
+	}
+	return l, false, nil
+}
+
+// lockedOr is the error of a lock that was not taken: err, or the holder
+// when it can be read (nil when it cannot, to try again).
+func lockedOr(agent, path string, err error) error {
+	if err != nil {
+		return fmt.Errorf("lock agent %q: %w", agent, err)
+	}
+	if h, ok := readHolder(path); ok {
+		return &LockedError{Agent: agent, Holder: h}
+	}
+	return nil
+}
+
+// claim writes h, with a new epoch, into the lock file as the holder.
+func (l *fileLock) claim(h Holder) error {
+	var b [8]byte
+	rand.Read(b[:])
+	h.Epoch = hex.EncodeToString(b[:])
+	data, _ := json.Marshal(h)
+	_, werr := l.f.WriteAt(data, 0)
+	if err := errors.Join(werr, l.f.Truncate(int64(len(data)))); err != nil {
+		l.f.Close()
+		l.d.Close()
+		return fmt.Errorf("lock agent %q: write holder into %s: %w", l.agent, l.path, err)
+	}
+	l.epoch = h.Epoch
+	return nil
+}
+
+// flockTry takes an exclusive flock on f without waiting; false when
+// another open file holds it.
+func flockTry(f *os.File) (bool, error) {
+	for {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		switch {
+		case err == nil:
+			return true, nil
+		case errors.Is(err, unix.EWOULDBLOCK):
+			return false, nil
+		case !errors.Is(err, unix.EINTR):
+			return false, err
+		}
+	}
 }
 
 // readHolder reads who holds a lock: a process that is alive, or one on
@@ -124,11 +266,16 @@ func alive(pid int) bool {
 
 // lockHeld reports whether another process holds the lock in dir now.
 func lockHeld(dir string) bool {
-	fl := flock.New(filepath.Join(dir, "lock"))
-	ok, err := fl.TryLock()
-	if err != nil || !ok {
-		return err == nil
+	for _, path := range []string{dir, filepath.Join(dir, "lock")} {
+		f, err := os.Open(path)
+		if err != nil {
+			continue
+		}
+		ok, err := flockTry(f)
+		f.Close() // closing releases a flock taken here
+		if err == nil && !ok {
+			return true
+		}
 	}
-	fl.Unlock()
 	return false
 }
