@@ -101,6 +101,10 @@ type fileLock struct {
 // next process to lose never reads a holder that has gone. A directory
 // the lock made for an agent that got no state is removed.
 func (l *fileLock) Unlock() error {
+	if l.f == nil {
+		return nil // unlocked before
+	}
+	defer func() { l.f, l.d = nil, nil }()
 	if l.release != nil {
 		l.release()
 	}
