@@ -58,12 +58,17 @@ func writeAtomic(path string, data []byte) error {
 	return syncDir(filepath.Dir(path))
 }
 
+// syncDir makes the names in dir durable. Its error names the directory
+// and the step.
 func syncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
-		return err
+		return fmt.Errorf("sync directory: %w", err)
 	}
-	return errors.Join(d.Sync(), d.Close())
+	if err := errors.Join(d.Sync(), d.Close()); err != nil {
+		return fmt.Errorf("sync directory: %w", err)
+	}
+	return nil
 }
 
 // headerFrame is the frame every journal and snapshot starts with.
@@ -79,7 +84,10 @@ func writeSnapshot(dir string, st *State) error {
 		return fmt.Errorf("encode state: %w", err)
 	}
 	data := appendFrame(headerFrame(nil, st.Agent, st.Round), RecState, payload)
-	return writeAtomic(filepath.Join(dir, snapName(st.Round)), data)
+	if err := writeAtomic(filepath.Join(dir, snapName(st.Round)), data); err != nil {
+		return fmt.Errorf("write snapshot %s: %w", snapName(st.Round), err)
+	}
+	return nil
 }
 
 // checkHeader reads a file's header frame and refuses a newer schema.

@@ -112,11 +112,11 @@ func (l *journalLog) startSegment(base int) error {
 	}
 	if err := syncData(f); err != nil {
 		f.Close()
-		return fmt.Errorf("sync new journal %s: %w", name, err)
+		return fmt.Errorf("start journal: %w", err)
 	}
 	if err := syncDir(l.dir); err != nil {
 		f.Close()
-		return fmt.Errorf("sync directory %s after creating journal %s: %w", l.dir, filepath.Base(name), err)
+		return fmt.Errorf("start journal %s: %w", filepath.Base(name), err)
 	}
 	if l.f != nil {
 		l.f.Close()
@@ -228,7 +228,7 @@ func (l *journalLog) Sync() error {
 			return err
 		}
 	} else if err := syncData(l.f); err != nil {
-		return fmt.Errorf("sync journal %s: %w", l.f.Name(), err)
+		return fmt.Errorf("sync journal: %w", err)
 	}
 	l.writeMark()
 	return nil
@@ -287,5 +287,11 @@ func (l *journalLog) Close() error {
 	return errors.Join(err, l.f.Close(), l.markFile.Close())
 }
 
-// syncData makes a file's data durable (see fdatasync).
-func syncData(f *os.File) error { return fdatasync(int(f.Fd())) }
+// syncData makes a file's data durable (see fdatasync). Its error names
+// the file and the step, as the os package's errors do.
+func syncData(f *os.File) error {
+	if err := fdatasync(int(f.Fd())); err != nil {
+		return &os.PathError{Op: "fdatasync", Path: f.Name(), Err: err}
+	}
+	return nil
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -184,5 +185,24 @@ func TestLockOfAgentWithoutStateLeavesNothing(t *testing.T) {
 	must(t, newAgent(t, s, "a2", 1).Close())
 	if _, err := os.Stat(filepath.Join(dir, "agents", "a2", "lock")); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Regression: an I/O error on the first fdatasync said only "input/output
+// error". The error names the file and the step. (/dev/null cannot be
+// synced: fdatasync fails on it as it would on a failing disk.)
+func TestSyncErrorNamesFileAndStep(t *testing.T) {
+	dir := t.TempDir()
+	s, err := OpenFileStore(dir)
+	must(t, err)
+	lock, err := s.Lock("a1", ThisProcess("run-1"))
+	must(t, err)
+	defer lock.Unlock()
+	journal := filepath.Join(dir, "agents", "a1", journalName(0))
+	must(t, os.Symlink(os.DevNull, journal))
+	_, err = s.Create("a1", NewState("a1", Definition{}, Labels{}, t0))
+	var pe *os.PathError
+	if err == nil || !errors.As(err, &pe) || pe.Op != "fdatasync" || pe.Path != journal || !strings.Contains(err.Error(), "a1") {
+		t.Fatalf("got %v, want an error naming the agent, fdatasync and %s", err, journal)
 	}
 }
