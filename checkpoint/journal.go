@@ -93,9 +93,6 @@ func (l *journalLog) reopen(name string, size int64) error {
 
 // startSegment starts the journal that follows the snapshot of round base.
 func (l *journalLog) startSegment(base int) error {
-	if err := l.fence(); err != nil {
-		return err
-	}
 	name := filepath.Join(l.dir, journalName(base))
 	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
@@ -128,7 +125,7 @@ func (l *journalLog) startSegment(base int) error {
 }
 
 // fence fails once the agent's lock is no longer current: a holder that
-// lost its lock file writes nothing more.
+// lost its lock file makes nothing more durable and commits nothing.
 func (l *journalLog) fence() error {
 	if l.lock == nil {
 		return nil
@@ -136,11 +133,13 @@ func (l *journalLog) fence() error {
 	return l.lock.current()
 }
 
-// Append writes records to the journal.
-func (l *journalLog) Append(recs ...Record) error {
-	if err := l.fence(); err != nil {
-		return err
-	}
+// Append writes records to the journal. It does not check the lock: what
+// it writes is not durable, nor part of the state, before a Sync or a
+// Commit, which do.
+func (l *journalLog) Append(recs ...Record) error { return l.write(recs) }
+
+// write appends records to the journal and replays them.
+func (l *journalLog) write(recs []Record) error {
 	var buf []byte
 	for _, rec := range recs {
 		payload, err := encodeRecord(rec)
@@ -178,13 +177,16 @@ func (l *journalLog) Commit(rec Record) (int64, error) {
 	if rec.Type != RecCommit && rec.Type != RecAbort {
 		return 0, fmt.Errorf("commit with a %s record", rec.Type)
 	}
+	if err := l.fence(); err != nil {
+		return 0, err
+	}
 	if l.lock != nil {
 		rec.Writer = l.lock.epoch
 	}
-	if err := l.Append(rec); err != nil {
+	if err := l.write([]Record{rec}); err != nil {
 		return 0, err
 	}
-	if err := l.Sync(); err != nil {
+	if err := l.sync(); err != nil {
 		return 0, err
 	}
 	written := l.round
@@ -223,6 +225,10 @@ func (l *journalLog) Sync() error {
 	if err := l.fence(); err != nil {
 		return err
 	}
+	return l.sync()
+}
+
+func (l *journalLog) sync() error {
 	if l.group != nil {
 		if err := l.group.wait(l.seq); err != nil {
 			return err
@@ -242,9 +248,6 @@ func (l *journalLog) compact() error {
 		return nil
 	}
 	prev := l.base
-	if err := l.fence(); err != nil {
-		return err
-	}
 	if err := writeSnapshot(l.dir, st); err != nil {
 		return err
 	}

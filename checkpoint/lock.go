@@ -90,7 +90,9 @@ type fileLock struct {
 	path  string
 	f     *os.File // the lock file, flocked
 	d     *os.File // the agent's directory, flocked
-	epoch string
+	// dev and ino are the lock file's, as it was locked.
+	dev, ino uint64
+	epoch    string
 	// made: taking the lock made the agent's directory; release removes
 	// it again if no state was stored in it (a start that failed).
 	made    bool
@@ -122,34 +124,29 @@ func hasState(dir string) bool {
 	return len(snaps) > 0
 }
 
-// current fails with a *LockLostError once the lock file's path, or the
-// agent directory's, no longer names what this lock holds.
+// current fails with a *LockLostError once the lock file's path no longer
+// names the file this lock holds: it was removed or replaced, or the
+// agent's directory was. It costs one stat.
 func (l *fileLock) current() error {
-	for _, held := range []struct {
-		path string
-		f    *os.File
-	}{{l.path, l.f}, {filepath.Dir(l.path), l.d}} {
-		if how := sameFile(held.path, held.f); how != "" {
-			return &LockLostError{Agent: l.agent, Path: held.path, How: how}
-		}
+	var now unix.Stat_t
+	switch err := unix.Stat(l.path, &now); {
+	case err != nil:
+		return &LockLostError{Agent: l.agent, Path: l.path, How: "removed"}
+	case uint64(now.Dev) != l.dev || uint64(now.Ino) != l.ino:
+		return &LockLostError{Agent: l.agent, Path: l.path, How: "replaced"}
 	}
 	return nil
 }
 
-// sameFile says how path no longer names f: "" when it does, else
-// "removed" or "replaced".
-func sameFile(path string, f *os.File) string {
+// sameFile reports whether path names f (the same device and inode), and
+// f's device and inode.
+func sameFile(path string, f *os.File) (same bool, dev, ino uint64) {
 	var held, now unix.Stat_t
-	if err := unix.Fstat(int(f.Fd()), &held); err != nil {
-		return "removed"
+	if unix.Fstat(int(f.Fd()), &held) != nil || unix.Stat(path, &now) != nil {
+		return false, 0, 0
 	}
-	if err := unix.Stat(path, &now); err != nil {
-		return "removed"
-	}
-	if held.Dev != now.Dev || held.Ino != now.Ino {
-		return "replaced"
-	}
-	return ""
+	dev, ino = uint64(held.Dev), uint64(held.Ino)
+	return dev == uint64(now.Dev) && ino == uint64(now.Ino), dev, ino
 }
 
 // lockDir takes the lock in dir without waiting on a live holder, and
@@ -196,13 +193,14 @@ func tryLock(agent, dir string) (l *fileLock, retry bool, err error) {
 		err = lockedOr(agent, path, err)
 		return nil, err == nil, err
 	}
-	l = &fileLock{agent: agent, path: path, f: f, d: d}
-	if l.current() != nil {
+	sameDir, _, _ := sameFile(dir, d)
+	same, dev, ino := sameFile(path, f)
+	if !sameDir || !same {
 		f.Close()
 		d.Close()
 		return nil, true, nil
 	}
-	return l, false, nil
+	return &fileLock{agent: agent, path: path, f: f, d: d, dev: dev, ino: ino}, false, nil
 }
 
 // lockedOr is the error of a lock that was not taken: err, or the holder
