@@ -80,11 +80,11 @@ func (l *journalLog) reopen(name string, size int64) error {
 	}
 	if err := f.Truncate(size); err != nil {
 		f.Close()
-		return fmt.Errorf("cut the torn tail of journal %s: %w", name, err)
+		return fmt.Errorf("cut the torn tail of the journal: %w", err)
 	}
 	if _, err := f.Seek(size, 0); err != nil {
 		f.Close()
-		return fmt.Errorf("open journal %s: %w", name, err)
+		return fmt.Errorf("open journal: %w", err)
 	}
 	l.f, l.size = f, size
 	l.reserve(0)
@@ -101,7 +101,7 @@ func (l *journalLog) startSegment(base int) error {
 	hdr := headerFrame(nil, l.replay.st.Agent, base)
 	if _, err := f.Write(hdr); err != nil {
 		f.Close()
-		return fmt.Errorf("write the header of journal %s: %w", name, err)
+		return fmt.Errorf("start journal: %w", err)
 	}
 	alloc := l.segmentSize(int64(len(hdr)))
 	if !allocate(f, alloc) {
@@ -155,7 +155,7 @@ func (l *journalLog) write(recs []Record) error {
 	}
 	l.reserve(int64(len(buf)))
 	if _, err := l.f.Write(buf); err != nil {
-		return fmt.Errorf("append to journal %s: %w", l.f.Name(), err)
+		return fmt.Errorf("append to journal: %w", err)
 	}
 	if l.group != nil && len(buf) > 0 {
 		if err := l.group.add(l, buf); err != nil {
