@@ -39,10 +39,10 @@
 // each taken without waiting; the taker then checks that both paths still
 // name what it locked (the same device and inode) and tries again if not.
 // The directory's flock keeps a second process out even when the lock
-// file is deleted or replaced under a holder; the holder checks before
-// every append, sync and snapshot that both paths still name what it
-// holds, and otherwise writes nothing more and fails with a
-// *LockLostError. Each holding of the lock has an epoch, written into the
+// file is deleted or replaced under a holder; the holder checks at each
+// Sync and Commit (one stat) that the lock file's path still names what it
+// holds, and otherwise makes nothing more durable, commits nothing, and
+// fails with a *LockLostError. Each holding of the lock has an epoch, written into the
 // lock file with the holder, and every Commit record carries the epoch of
 // its writer: a journal in which a round is committed under an epoch that
 // an earlier round had already given way to is corruption (two writers),

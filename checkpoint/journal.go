@@ -29,7 +29,8 @@ type journalLog struct {
 	snapOf int
 	seq    uint64
 	// lock is the agent's lock, when the store holds it: the journal
-	// writes only while it is current, and stamps commits with its epoch.
+	// syncs and commits only while it is current, and stamps commits with
+	// its epoch.
 	lock *fileLock
 	// markFile is the agent's commit mark, rewritten at each durable point.
 	markFile *os.File
