@@ -78,18 +78,10 @@ func (s *FileStore) Lock(id string, h Holder) (Lock, error) {
 	if err != nil {
 		return nil, err
 	}
-	_, statErr := os.Stat(dir)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("lock agent %q: %w", id, err)
-	}
 	l, err := lockDir(id, dir, h)
 	if err != nil {
-		if statErr != nil {
-			os.Remove(dir) // only if it is still empty
-		}
 		return nil, err
 	}
-	l.made = statErr != nil
 	s.mu.Lock()
 	s.held[id] = l
 	s.mu.Unlock()

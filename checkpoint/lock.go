@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -149,13 +150,27 @@ func sameFile(path string, f *os.File) (same bool, dev, ino uint64) {
 	return dev == uint64(now.Dev) && ino == uint64(now.Ino), dev, ino
 }
 
-// lockDir takes the lock in dir without waiting on a live holder, and
-// writes this process in as the holder, with a new epoch.
-func lockDir(agent, dir string, h Holder) (*fileLock, error) {
+// lockDir takes the lock in dir, making dir if need be, without waiting on
+// a live holder, and writes this process in as the holder, with a new
+// epoch. A dir it made and did not lock is removed again.
+func lockDir(agent, dir string, h Holder) (l *fileLock, err error) {
+	made := false
+	defer func() {
+		if err != nil && made {
+			os.Remove(dir) // only if it is still empty
+		}
+	}()
 	for i := 0; i < 40; i++ {
+		switch err := os.Mkdir(dir, 0o700); {
+		case err == nil:
+			made = true
+		case !errors.Is(err, fs.ErrExist):
+			return nil, fmt.Errorf("lock agent %q: %w", agent, err)
+		}
 		l, retry, err := tryLock(agent, dir)
 		if err != nil || !retry {
 			if err == nil {
+				l.made = made
 				err = l.claim(h)
 			}
 			return l, err
@@ -169,11 +184,14 @@ func lockDir(agent, dir string, h Holder) (*fileLock, error) {
 // that both paths still name what was locked. retry: the lock looked free
 // or held by no one that could be read, and is worth trying again (a
 // holder writes itself into the file just after taking the lock and clears
-// it just before releasing it; a file replaced under the lock's taker is
-// opened again).
+// it just before releasing it; a file or directory removed or replaced
+// under the lock's taker is opened again).
 func tryLock(agent, dir string) (l *fileLock, retry bool, err error) {
 	path := filepath.Join(dir, "lock")
 	d, err := os.Open(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, true, nil // a holder that made it removed it as it let go
+	}
 	if err != nil {
 		return nil, false, fmt.Errorf("lock agent %q: %w", agent, err)
 	}
@@ -183,6 +201,10 @@ func tryLock(agent, dir string) (l *fileLock, retry bool, err error) {
 		return nil, err == nil, err
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if errors.Is(err, fs.ErrNotExist) {
+		d.Close()
+		return nil, true, nil // its directory was removed since
+	}
 	if err != nil {
 		d.Close()
 		return nil, false, fmt.Errorf("lock agent %q: %w", agent, err)
