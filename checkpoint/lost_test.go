@@ -172,3 +172,42 @@ func FuzzDecodeMark(f *testing.F) {
 		}
 	})
 }
+
+// A reader of an agent that another writer commits to, compaction
+// included, never takes the writer's progress for lost data: it reads the
+// mark before the files, and a journal whose snapshot appeared after it
+// listed the snapshots is no orphan.
+func TestReadWhileCommittingIsNeverLost(t *testing.T) {
+	dir := t.TempDir()
+	s, err := OpenFileStore(dir)
+	must(t, err)
+	log := newAgent(t, s, "a1", 0)
+	done := make(chan struct{})
+	errs := make(chan error, 1)
+	go func() {
+		defer close(errs)
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			if _, err := s.Read("a1"); errors.Is(err, ErrLost) {
+				errs <- err
+				return
+			}
+		}
+	}()
+	rounds := 300
+	if testing.Short() {
+		rounds = 60
+	}
+	for r := 1; r <= rounds; r++ {
+		commitRound(t, log, r)
+	}
+	close(done)
+	if err := <-errs; err != nil {
+		t.Fatalf("a read during commits: %v", err)
+	}
+	must(t, log.Close())
+}

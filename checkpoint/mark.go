@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -114,8 +115,7 @@ func checkLost(agent, dir string, base int, rec *Recovered, mark commitMark, mar
 	lost := func(missing string) error {
 		return &LostError{Agent: agent, Missing: missing, Round: rec.State.Round, Committed: max(mark.round, rec.State.Round)}
 	}
-	if journals, _ := listRounds(dir, "journal-", ".log"); len(journals) > 0 && journals[len(journals)-1] > base {
-		r := journals[len(journals)-1]
+	if r, ok := orphanJournal(dir, base); ok {
 		return lost(fmt.Sprintf("snapshot %s is missing (its journal %s is there)", snapName(r), journalName(r)))
 	}
 	switch {
@@ -131,6 +131,19 @@ func checkLost(agent, dir string, base int, rec *Recovered, mark commitMark, mar
 		return lost(fmt.Sprintf("rounds %d to %d are missing", rec.State.Round+1, mark.round))
 	}
 	return nil
+}
+
+// orphanJournal finds a journal newer than the snapshot of round base
+// whose own snapshot is not there. A snapshot that is there now was made
+// by a compaction since the caller listed the snapshots: no loss.
+func orphanJournal(dir string, base int) (int, bool) {
+	journals, _ := listRounds(dir, "journal-", ".log")
+	if len(journals) == 0 || journals[len(journals)-1] <= base {
+		return 0, false
+	}
+	r := journals[len(journals)-1]
+	_, err := os.Stat(filepath.Join(dir, snapName(r)))
+	return r, errors.Is(err, fs.ErrNotExist)
 }
 
 // writeMark records what the journal holds now, as durable. A mark that
