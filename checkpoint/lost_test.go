@@ -211,3 +211,18 @@ func TestReadWhileCommittingIsNeverLost(t *testing.T) {
 	}
 	must(t, log.Close())
 }
+
+// The mark is not synced, so a power cut may leave any earlier version of
+// it: every one of them claims no more than the files hold, and the agent
+// opens at its boundary.
+func TestEveryEarlierMarkIsALowerBound(t *testing.T) {
+	d := newDamaged(t)
+	for r := range d.marks.bytes {
+		d.marks.at(t, r)
+		rec, err := d.with(t, d.data)
+		if err != nil {
+			t.Fatalf("the mark of round %d: %v", r, err)
+		}
+		checkRounds(t, "a1", rec.State, 3)
+	}
+}
