@@ -84,8 +84,8 @@ type Lock interface {
 // fileLock is a flock on agents/<id>/lock and one on the agent's directory.
 // The file is never deleted by cairn, but a person or a script may delete
 // or replace it: the directory's flock keeps a second process out even
-// then, and the holder, which checks before each write that the path still
-// names the file it locked, stops writing (see RATIONALE.md).
+// then, and the holder, which checks at each Sync and Commit that the path
+// still names the file it locked, stops there (see RATIONALE.md).
 type fileLock struct {
 	agent string
 	path  string
