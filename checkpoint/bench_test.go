@@ -23,7 +23,8 @@ func history(n int) *State {
 }
 
 // BenchmarkCommit is the per-round checkpoint: a round's records appended
-// to the journal and one fdatasync (compaction included when it falls due),
+// to the journal under the agent's lock and one fdatasync (compaction
+// included when it falls due, and the commit mark written after it),
 // beside the baseline most agent SDKs use: the whole state as JSON, written
 // to a temp file, fsynced, renamed, the directory fsynced.
 //
@@ -32,6 +33,13 @@ func BenchmarkCommit(b *testing.B) {
 	for _, n := range []int{10, 1000, 10000} {
 		b.Run(fmt.Sprintf("messages=%d/journal", n), func(b *testing.B) {
 			s, _ := OpenFileStore(b.TempDir())
+			// Under the agent's lock, as a run commits: each write checks
+			// the lock is current, and each commit carries its epoch.
+			lock, err := s.Lock("bench", ThisProcess("bench"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer lock.Unlock()
 			log, err := s.Create("bench", history(n))
 			if err != nil {
 				b.Fatal(err)

@@ -18,6 +18,29 @@ type damaged struct {
 	journal string
 	data    []byte
 	commits []int64
+	marks   markHistory
+}
+
+// markHistory holds an agent's commit mark as it was after each round
+// (index 0: after its creation).
+type markHistory struct {
+	dir   string
+	bytes [][]byte
+}
+
+func (m *markHistory) take(t testing.TB) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(m.dir, markName))
+	must(t, err)
+	m.bytes = append(m.bytes, b)
+}
+
+// at puts back the mark as it was after round r: what a crash during the
+// round after it leaves, since a round's mark is written only once the
+// round is durable.
+func (m *markHistory) at(t testing.TB, r int) {
+	t.Helper()
+	must(t, os.WriteFile(filepath.Join(m.dir, markName), m.bytes[r], 0o600))
 }
 
 func newDamaged(t *testing.T) *damaged {
@@ -28,9 +51,12 @@ func newDamaged(t *testing.T) *damaged {
 	jl := log.(unlockOnClose).Log.(*journalLog)
 	jl.snapLen = 1 << 30 // no compaction: the test damages one journal
 	var commits []int64
+	marks := markHistory{dir: filepath.Join(dir, "agents", "a1")}
+	marks.take(t)
 	for r := 1; r <= 3; r++ {
 		commitRound(t, log, r)
 		commits = append(commits, jl.size)
+		marks.take(t)
 	}
 	log.Close()
 	journal := filepath.Join(dir, "agents", "a1", journalName(0))
@@ -38,7 +64,7 @@ func newDamaged(t *testing.T) *damaged {
 	must(t, err)
 	// The journal's reserved space past its last record is not part of it.
 	data = data[:commits[2]]
-	return &damaged{store: s, journal: journal, data: data, commits: commits}
+	return &damaged{store: s, journal: journal, data: data, commits: commits, marks: marks}
 }
 
 func (d *damaged) with(t *testing.T, data []byte) (*Recovered, error) {
@@ -51,6 +77,7 @@ func (d *damaged) with(t *testing.T, data []byte) (*Recovered, error) {
 // before it.
 func TestTruncatedAtEveryOffset(t *testing.T) {
 	d := newDamaged(t)
+	d.marks.at(t, 2)
 	for cut := d.commits[1]; cut < int64(len(d.data)); cut++ {
 		rec, err := d.with(t, d.data[:cut])
 		if err != nil {
@@ -83,6 +110,7 @@ func TestEveryBitFlipDetected(t *testing.T) {
 // A flip in the last record loses that round and no other.
 func TestBitFlipInLastRecordDropsOnlyIt(t *testing.T) {
 	d := newDamaged(t)
+	d.marks.at(t, 2)
 	data := append([]byte(nil), d.data...)
 	data[len(data)-3] ^= 0x10
 	rec, err := d.with(t, data)

@@ -21,6 +21,7 @@
 // A store directory holds:
 //
 //	agents/<id>/lock                     the flock file; never deleted; its content names the holder
+//	agents/<id>/committed                the commit mark: the least the files below must hold
 //	agents/<id>/snap-<round>.cbor        the state at a boundary (round as 16 hex digits)
 //	agents/<id>/journal-<round>.log      the records after that boundary
 //	agents/<id>/events.jsonl             the event history, one JSON line per event (not synced)
@@ -31,6 +32,37 @@
 //	group/<16 hex>.log                   a group log (see Group commit); "*.tmp" while it is made
 //
 // The newest snapshot and the journal of the same round are the agent.
+//
+// # One writer
+//
+// The lock is a flock on the agent's directory and one on its lock file,
+// each taken without waiting; the taker then checks that both paths still
+// name what it locked (the same device and inode) and tries again if not.
+// The directory's flock keeps a second process out even when the lock
+// file is deleted or replaced under a holder; the holder checks at each
+// Sync and Commit (one stat) that the lock file's path still names what it
+// holds, and otherwise makes nothing more durable, commits nothing, and
+// fails with a *LockLostError. Each holding of the lock has an epoch, written into the
+// lock file with the holder, and every Commit record carries the epoch of
+// its writer: a journal in which a round is committed under an epoch that
+// an earlier round had already given way to is corruption (two writers),
+// refused like any other.
+//
+// # Commit marks
+//
+// After each durable point (a Commit or a Sync, and a new journal) the
+// journal rewrites the agent's commit mark in place, unsynced: one frame
+// in the layout below, of type 0x50, whose payload is uvarints: version
+// (1), the round of the snapshot the journal follows, the boundary round,
+// and the journal's length. Since it is written only once what it
+// describes is durable, a crash leaves a mark that claims no more than
+// the files hold; one that cannot be read claims nothing. Recovery reads
+// the mark before the files, and refuses with a *LostError an agent whose
+// newest journal is shorter than its mark, whose boundary is older than
+// its mark's, or whose newest snapshot is missing (the mark names a newer
+// one, or a journal follows a snapshot that is gone). A torn tail past the
+// mark is what an append that never finished leaves, and is dropped as
+// before.
 // Snapshots are written to a temp file beside the target, fsynced, renamed
 // and the directory fsynced; readers ignore "*.tmp". When a journal grows
 // larger than its snapshot, the next Commit writes a new snapshot and starts

@@ -58,12 +58,17 @@ func writeAtomic(path string, data []byte) error {
 	return syncDir(filepath.Dir(path))
 }
 
+// syncDir makes the names in dir durable. Its error names the directory
+// and the step.
 func syncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
-		return err
+		return fmt.Errorf("sync directory: %w", err)
 	}
-	return errors.Join(d.Sync(), d.Close())
+	if err := errors.Join(d.Sync(), d.Close()); err != nil {
+		return fmt.Errorf("sync directory: %w", err)
+	}
+	return nil
 }
 
 // headerFrame is the frame every journal and snapshot starts with.
@@ -79,7 +84,10 @@ func writeSnapshot(dir string, st *State) error {
 		return fmt.Errorf("encode state: %w", err)
 	}
 	data := appendFrame(headerFrame(nil, st.Agent, st.Round), RecState, payload)
-	return writeAtomic(filepath.Join(dir, snapName(st.Round)), data)
+	if err := writeAtomic(filepath.Join(dir, snapName(st.Round)), data); err != nil {
+		return fmt.Errorf("write snapshot %s: %w", snapName(st.Round), err)
+	}
+	return nil
 }
 
 // checkHeader reads a file's header frame and refuses a newer schema.
@@ -124,26 +132,27 @@ func readSnapshot(dir string, round int) (*State, int64, error) {
 	return st, int64(len(data)), nil
 }
 
-// recoverDir reads an agent's newest snapshot and replays its journal.
-func recoverDir(agent, dir string) (*Recovered, error) {
+// recoverDir reads an agent's newest snapshot and replays its journal. It
+// returns the round of the snapshot too.
+func recoverDir(agent, dir string) (*Recovered, int, error) {
 	snaps, err := listRounds(dir, "snap-", ".cbor")
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("read agent %q: %w", agent, err)
+		return nil, 0, fmt.Errorf("read agent %q: %w", agent, err)
 	}
 	if len(snaps) == 0 {
-		return nil, fmt.Errorf("agent %q: %w", agent, ErrNotFound)
+		return nil, 0, fmt.Errorf("agent %q: %w", agent, ErrNotFound)
 	}
 	base := snaps[len(snaps)-1]
 	st, snapBytes, err := readSnapshot(dir, base)
 	if err != nil {
-		return nil, fmt.Errorf("read snapshot of agent %q: %w", agent, err)
+		return nil, 0, fmt.Errorf("read snapshot of agent %q: %w", agent, err)
 	}
 	rec, err := replayJournal(dir, base, st)
 	if err != nil {
-		return nil, fmt.Errorf("read journal of agent %q: %w", agent, err)
+		return nil, 0, fmt.Errorf("read journal of agent %q: %w", agent, err)
 	}
 	rec.SnapshotBytes = snapBytes
-	return rec, nil
+	return rec, base, nil
 }
 
 // replayJournal applies the journal that follows the snapshot of round base.

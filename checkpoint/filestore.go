@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -36,6 +37,9 @@ func CheckID(id string) error {
 type FileStore struct {
 	dir   string
 	group *groupLog // with WithGroupCommit
+
+	mu   sync.Mutex
+	held map[string]*fileLock // the agents this store has locked, by id
 }
 
 var _ Store = (*FileStore)(nil)
@@ -47,7 +51,7 @@ func OpenFileStore(dir string, opts ...FileStoreOption) (*FileStore, error) {
 			return nil, fmt.Errorf("open store %s: %w", dir, err)
 		}
 	}
-	s := &FileStore{dir: dir}
+	s := &FileStore{dir: dir, held: map[string]*fileLock{}}
 	if err := s.startGroup(opts); err != nil {
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
 	}
@@ -64,16 +68,38 @@ func (s *FileStore) agentDir(id string) (string, error) {
 	return filepath.Join(s.dir, "agents", id), nil
 }
 
-// Lock takes an agent's lock, making its directory if it is new.
+// Lock takes an agent's lock, making its directory if it is new. The
+// journal the store opens for the agent while the lock is held writes
+// only while the lock is current (see LockLostError), and stamps every
+// commit with the lock's epoch. A directory the lock made is removed
+// again when it is released with no state stored in it.
 func (s *FileStore) Lock(id string, h Holder) (Lock, error) {
 	dir, err := s.agentDir(id)
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("lock agent %q: %w", id, err)
+	l, err := lockDir(id, dir, h)
+	if err != nil {
+		return nil, err
 	}
-	return lockDir(id, dir, h)
+	s.mu.Lock()
+	s.held[id] = l
+	s.mu.Unlock()
+	l.release = func() {
+		s.mu.Lock()
+		if s.held[id] == l {
+			delete(s.held, id)
+		}
+		s.mu.Unlock()
+	}
+	return l, nil
+}
+
+// lockOf is the lock this store holds on an agent, or nil.
+func (s *FileStore) lockOf(id string) *fileLock {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.held[id]
 }
 
 // Exists reports whether the agent has any state.
@@ -102,7 +128,7 @@ func (s *FileStore) Create(id string, st *State) (Log, error) {
 	if err := writeSnapshot(dir, st); err != nil {
 		return nil, fmt.Errorf("create agent %q: %w", id, err)
 	}
-	return s.attach(openJournalLog(dir, &Recovered{State: st}, true))
+	return s.attach(openJournalLog(dir, &Recovered{State: st}, true, s.lockOf(id)))
 }
 
 // Remove deletes an agent's snapshots and journals, keeping its lock file,
@@ -114,6 +140,11 @@ func (s *FileStore) Remove(id string) error {
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
+		return fmt.Errorf("remove agent %q: %w", id, err)
+	}
+	// The mark first: a mark with no state is what a crash may leave of
+	// an agent being removed, and it is replaced by the next Create.
+	if err := os.Remove(filepath.Join(dir, markName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("remove agent %q: %w", id, err)
 	}
 	for _, e := range entries {
@@ -143,7 +174,7 @@ func (s *FileStore) Open(id string) (*Recovered, Log, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	log, err := s.attach(openJournalLog(dir, rec, false))
+	log, err := s.attach(openJournalLog(dir, rec, false, s.lockOf(id)))
 	if err != nil {
 		return nil, nil, fmt.Errorf("open journal of agent %q: %w", id, err)
 	}

@@ -36,13 +36,29 @@ type Collected struct {
 	Files   []string `json:"files"` // paths relative to the store
 	Bytes   int64    `json:"bytes"`
 	Skipped []string `json:"skipped,omitempty"` // agents left alone because a process runs them
+	// Unreadable are agents left alone, every file as it was, because
+	// their state could not be read: from a newer cairn, corrupt, or
+	// missing committed data.
+	Unreadable []Unreadable `json:"unreadable,omitempty"`
+	// BlobsKept says why no blob was removed, when one agent's blobs
+	// could not be known.
+	BlobsKept string `json:"blobs_kept,omitempty"`
+}
+
+// Unreadable is an agent Collect left alone, and why.
+type Unreadable struct {
+	Agent  string `json:"agent"`
+	Reason string `json:"reason"`
 }
 
 // Collect removes what Retention does not keep: old snapshots and
 // journals, temp files crashes left, what calls staged for an agent that
 // has nothing left to apply, bookmarks past the limit, and blobs no agent
 // or bookmark refers to. Each agent is collected under its lock;
-// one that a process runs is skipped and named in Skipped.
+// one that a process runs is skipped and named in Skipped. An agent whose
+// state or bookmarks cannot be read (a newer schema, corruption, lost
+// data) is not touched at all and is named in Unreadable; since the blobs
+// it refers to cannot be known, no blob is removed then either.
 func (s *FileStore) Collect(keep Retention) (*Collected, error) {
 	c := &Collected{}
 	inUse := map[string]bool{}
@@ -58,6 +74,10 @@ func (s *FileStore) Collect(keep Retention) (*Collected, error) {
 			return c, err
 		}
 	}
+	if len(c.Unreadable) > 0 {
+		c.BlobsKept = fmt.Sprintf("agent %s could not be read, so the blobs it refers to are unknown", c.Unreadable[0].Agent)
+		return c, nil
+	}
 	return c, s.collectBlobs(keep, c, inUse)
 }
 
@@ -71,11 +91,27 @@ func (s *FileStore) collectAgent(id string, keep Retention, c *Collected, inUse 
 		return err
 	default:
 		defer lock.Unlock()
+		if why := s.unreadable(id); why != nil {
+			c.Unreadable = append(c.Unreadable, Unreadable{Agent: id, Reason: why.Error()})
+			return nil
+		}
 		if trimmed, err = s.trimAgent(id, keep, c); err != nil {
 			return err
 		}
 	}
 	return s.markAgent(id, trimmed, inUse)
+}
+
+// unreadable says why an agent's state or bookmarks cannot be read, or
+// nil. An agent with no state is readable: there is nothing to misread.
+func (s *FileStore) unreadable(id string) error {
+	if _, err := s.Read(id); err != nil && !errors.Is(err, ErrNotFound) {
+		return err
+	}
+	if _, err := s.Bookmarks(id); err != nil && !errors.Is(err, ErrNotFound) {
+		return err
+	}
+	return nil
 }
 
 // trimAgent removes an agent's old snapshots, temp files and, past the

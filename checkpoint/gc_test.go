@@ -120,3 +120,44 @@ func mustDigest(content string) string {
 	s, _ := (&MemStore{blobs: map[string][]byte{}}).PutBlob([]byte(content))
 	return s
 }
+
+// Regression: gc removed the previous snapshot and journal of an agent
+// whose checkpoint is from a newer schema, while the error it printed said
+// the file was left unchanged. Now it touches nothing of that agent, nor
+// any blob, says so, and still collects the other agents.
+func TestCollectLeavesFutureSchemaAgentUntouched(t *testing.T) {
+	s, err := OpenFileStore(t.TempDir())
+	must(t, err)
+	used, _ := s.PutBlob([]byte("agent file of the newer agent"))
+	orphan, _ := s.PutBlob([]byte("a blob nobody names"))
+	age(t, s, used)
+	age(t, s, orphan)
+	gcAgent(t, s, "newer", 12, Definition{AgentFile: used, Workspace: "/ws"})
+	gcAgent(t, s, "plain", 12, Definition{Workspace: "/ws"})
+	dir := filepath.Join(s.Dir(), "agents", "newer")
+	snaps, _ := listRounds(dir, "snap-", ".cbor")
+	if len(snaps) < 2 {
+		t.Fatalf("compaction left %d snapshots; the test needs an old one", len(snaps))
+	}
+	rewriteHeader(t, filepath.Join(dir, snapName(snaps[len(snaps)-1])), SchemaVersion+1)
+	must(t, os.WriteFile(filepath.Join(dir, "snap-00000000000000ff.cbor.tmp"), []byte("torn"), 0o600))
+	before, blobsBefore := agentFiles(t, dir), agentFiles(t, filepath.Join(s.Dir(), "blobs"))
+	plainBefore, _ := listRounds(filepath.Join(s.Dir(), "agents", "plain"), "snap-", ".cbor")
+
+	got, err := s.Collect(Retention{})
+	must(t, err)
+	sameFiles(t, "gc of an agent from a newer schema", before, agentFiles(t, dir))
+	sameFiles(t, "gc with an agent it cannot read", blobsBefore, agentFiles(t, filepath.Join(s.Dir(), "blobs")))
+	if len(got.Unreadable) != 1 || got.Unreadable[0].Agent != "newer" || got.BlobsKept == "" {
+		t.Fatalf("collected %+v: want agent newer named as unreadable and the blobs kept", got)
+	}
+	for _, f := range got.Files {
+		if filepath.Base(filepath.Dir(f)) == "newer" {
+			t.Fatalf("reported %s as removed", f)
+		}
+	}
+	plainAfter, _ := listRounds(filepath.Join(s.Dir(), "agents", "plain"), "snap-", ".cbor")
+	if len(plainAfter) != 1 || len(plainBefore) < 2 {
+		t.Fatalf("the readable agent's snapshots went %v → %v; want it collected", plainBefore, plainAfter)
+	}
+}

@@ -17,6 +17,7 @@ type damagedGroup struct {
 	log     string
 	data    []byte
 	commits []int64
+	marks   markHistory
 }
 
 func newDamagedGroup(t *testing.T) *damagedGroup {
@@ -26,8 +27,11 @@ func newDamagedGroup(t *testing.T) *damagedGroup {
 	log := newAgent(t, s, "a1", 0)
 	log.(unlockOnClose).Log.(*journalLog).snapLen = 1 << 30 // no compaction
 	var commits []int64
+	marks := markHistory{dir: filepath.Join(dir, "agents", "a1")}
+	marks.take(t)
 	for r := 1; r <= 3; r++ {
 		commitRound(t, log, r)
+		marks.take(t)
 		s.group.mu.Lock()
 		commits = append(commits, s.group.size)
 		s.group.mu.Unlock()
@@ -40,7 +44,7 @@ func newDamagedGroup(t *testing.T) *damagedGroup {
 	must(t, err)
 	classic, err := OpenFileStore(dir)
 	must(t, err)
-	return &damagedGroup{dir: dir, store: classic, log: name, data: data[:commits[2]], commits: commits}
+	return &damagedGroup{dir: dir, store: classic, log: name, data: data[:commits[2]], commits: commits, marks: marks}
 }
 
 func (d *damagedGroup) with(t *testing.T, data []byte) (*Recovered, error) {
@@ -53,6 +57,7 @@ func (d *damagedGroup) with(t *testing.T, data []byte) (*Recovered, error) {
 // rounds before it.
 func TestGroupLogTruncatedAtEveryOffset(t *testing.T) {
 	d := newDamagedGroup(t)
+	d.marks.at(t, 2)
 	for cut := d.commits[1]; cut < int64(len(d.data)); cut++ {
 		rec, err := d.with(t, d.data[:cut])
 		if err != nil {
@@ -114,6 +119,7 @@ func TestGroupLogTails(t *testing.T) {
 // A group log that was cut before its header was written holds nothing.
 func TestGroupLogWithoutHeader(t *testing.T) {
 	d := newDamagedGroup(t)
+	d.marks.at(t, 0)
 	for _, data := range [][]byte{nil, d.data[:5], make([]byte, 4096)} {
 		rec, err := d.with(t, data)
 		must(t, err)

@@ -219,13 +219,23 @@ func redo(data []byte, base int, snap uint32, entries []groupEntry) (out []byte,
 // log's entries for it redone over its journal first. With repair, the
 // bytes redoing changed are written to the journal and synced, but only
 // once everything has been read without error.
+//
+// The agent's commit mark is read before anything else, so that what it
+// says was durable is in the files read after it, even while another
+// process appends; an agent whose files hold less is refused with a
+// *LostError, before anything is written back.
 func (s *FileStore) recoverAgent(id, dir string, repair bool) (*Recovered, error) {
+	mark, marked := readMark(dir)
 	entries, err := groupEntries(filepath.Join(s.dir, "group"), id)
 	if err != nil {
 		return nil, fmt.Errorf("read group logs for agent %q: %w", id, err)
 	}
 	if len(entries) == 0 {
-		return recoverDir(id, dir)
+		rec, base, err := recoverDir(id, dir)
+		if err != nil {
+			return nil, err
+		}
+		return rec, checkLost(id, dir, base, rec, mark, marked)
 	}
 	snaps, err := listRounds(dir, "snap-", ".cbor")
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -253,6 +263,9 @@ func (s *FileStore) recoverAgent(id, dir string, repair bool) (*Recovered, error
 	if err != nil {
 		return nil, fmt.Errorf("read journal of agent %q: %w", id, err)
 	}
+	if err := checkLost(id, dir, base, rec, mark, marked); err != nil {
+		return nil, err
+	}
 	if repair && from < to {
 		if err := writeBack(name, data[from:to], from); err != nil {
 			return nil, fmt.Errorf("redo journal of agent %q: %w", id, err)
@@ -275,8 +288,12 @@ func replayData(name string, data []byte, st *State) (*Recovered, error) {
 		return nil, err
 	}
 	r := &replay{st: st}
+	var w writers
 	for _, f := range fr[1:] {
 		rec, err := decodeRecord(f.typ, f.payload)
+		if err == nil {
+			err = w.check(rec)
+		}
 		if err == nil {
 			err = r.add(rec)
 		}
@@ -358,4 +375,31 @@ func (s *FileStore) adopt(dir, name string) error {
 		return err
 	}
 	return syncDir(dir)
+}
+
+// writers checks that the rounds of a journal were committed by one
+// holder of the agent's lock after another, never two in turn: once a
+// round is committed under a new lock epoch, a commit under an earlier
+// one means two processes wrote the journal at once.
+type writers struct {
+	last string
+	past map[string]bool
+}
+
+func (w *writers) check(rec Record) error {
+	if rec.Type != RecCommit || rec.Writer == "" || rec.Writer == w.last {
+		return nil
+	}
+	if w.past[rec.Writer] {
+		return fmt.Errorf("round %d was committed under lock epoch %s after another holder of the lock had committed: two processes wrote this journal",
+			rec.Round, rec.Writer)
+	}
+	if w.past == nil {
+		w.past = map[string]bool{}
+	}
+	if w.last != "" {
+		w.past[w.last] = true
+	}
+	w.last = rec.Writer
+	return nil
 }

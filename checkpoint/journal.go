@@ -28,6 +28,12 @@ type journalLog struct {
 	snap   uint32
 	snapOf int
 	seq    uint64
+	// lock is the agent's lock, when the store holds it: the journal
+	// syncs and commits only while it is current, and stamps commits with
+	// its epoch.
+	lock *fileLock
+	// markFile is the agent's commit mark, rewritten at each durable point.
+	markFile *os.File
 }
 
 // segmentSlack is how far past the bytes a journal segment is expected to
@@ -39,35 +45,51 @@ const segmentSlack = 64 << 10
 const maxReserve = 16 << 20
 
 // openJournalLog opens the journal that follows rec's boundary for
-// appending, truncating a torn tail. fresh says the journal is new.
-func openJournalLog(dir string, rec *Recovered, fresh bool) (*journalLog, error) {
+// appending, truncating a torn tail. fresh says the journal is new. lock,
+// if not nil, is the agent's lock the journal writes under.
+func openJournalLog(dir string, rec *Recovered, fresh bool, lock *fileLock) (*journalLog, error) {
 	snaps, err := listRounds(dir, "snap-", ".cbor")
 	if err != nil || len(snaps) == 0 {
 		return nil, fmt.Errorf("no snapshot in %s", dir)
 	}
 	base := snaps[len(snaps)-1]
-	l := &journalLog{dir: dir, base: base, snapLen: rec.SnapshotBytes,
+	l := &journalLog{dir: dir, base: base, snapLen: rec.SnapshotBytes, lock: lock,
 		replay: replay{st: rec.State, pending: rec.Tail}}
-	if fresh || rec.JournalBytes == 0 {
-		return l, l.startSegment(base)
+	if l.markFile, err = openMark(dir); err != nil {
+		return nil, fmt.Errorf("open commit mark: %w", err)
 	}
-	name := filepath.Join(dir, journalName(base))
+	if fresh || rec.JournalBytes == 0 {
+		if err := l.startSegment(base); err != nil {
+			l.markFile.Close()
+			return nil, err
+		}
+		return l, nil
+	}
+	if err := l.reopen(filepath.Join(dir, journalName(base)), rec.JournalBytes); err != nil {
+		l.markFile.Close()
+		return nil, err
+	}
+	return l, nil
+}
+
+// reopen opens the journal name for appending after its first size bytes,
+// dropping a torn tail: what recovery did not read is not part of the agent.
+func (l *journalLog) reopen(name string, size int64) error {
 	f, err := os.OpenFile(name, os.O_WRONLY, 0o600)
 	if err != nil {
-		return nil, err
+		return fmt.Errorf("open journal: %w", err)
 	}
-	// Drop a torn tail: what recovery did not read is not part of the agent.
-	if err := f.Truncate(rec.JournalBytes); err != nil {
+	if err := f.Truncate(size); err != nil {
 		f.Close()
-		return nil, err
+		return fmt.Errorf("cut the torn tail of the journal: %w", err)
 	}
-	if _, err := f.Seek(rec.JournalBytes, 0); err != nil {
+	if _, err := f.Seek(size, 0); err != nil {
 		f.Close()
-		return nil, err
+		return fmt.Errorf("open journal: %w", err)
 	}
-	l.f, l.size = f, rec.JournalBytes
+	l.f, l.size = f, size
 	l.reserve(0)
-	return l, nil
+	return nil
 }
 
 // startSegment starts the journal that follows the snapshot of round base.
@@ -75,31 +97,50 @@ func (l *journalLog) startSegment(base int) error {
 	name := filepath.Join(l.dir, journalName(base))
 	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
-		return err
+		return fmt.Errorf("create journal: %w", err)
 	}
 	hdr := headerFrame(nil, l.replay.st.Agent, base)
 	if _, err := f.Write(hdr); err != nil {
 		f.Close()
-		return err
+		return fmt.Errorf("start journal: %w", err)
 	}
 	alloc := l.segmentSize(int64(len(hdr)))
 	if !allocate(f, alloc) {
 		alloc = 0
 	}
-	if err := errors.Join(syncData(f), syncDir(l.dir)); err != nil {
+	if err := syncData(f); err != nil {
 		f.Close()
-		return err
+		return fmt.Errorf("start journal: %w", err)
+	}
+	if err := syncDir(l.dir); err != nil {
+		f.Close()
+		return fmt.Errorf("start journal %s: %w", filepath.Base(name), err)
 	}
 	if l.f != nil {
 		l.f.Close()
 	}
 	l.f, l.size, l.base, l.alloc = f, int64(len(hdr)), base, alloc
 	l.crc = crc32.Checksum(hdr, castagnoli)
+	l.writeMark()
 	return nil
 }
 
-// Append writes records to the journal.
-func (l *journalLog) Append(recs ...Record) error {
+// fence fails once the agent's lock is no longer current: a holder that
+// lost its lock file makes nothing more durable and commits nothing.
+func (l *journalLog) fence() error {
+	if l.lock == nil {
+		return nil
+	}
+	return l.lock.current()
+}
+
+// Append writes records to the journal. It does not check the lock: what
+// it writes is not durable, nor part of the state, before a Sync or a
+// Commit, which do.
+func (l *journalLog) Append(recs ...Record) error { return l.write(recs) }
+
+// write appends records to the journal and replays them.
+func (l *journalLog) write(recs []Record) error {
 	var buf []byte
 	for _, rec := range recs {
 		payload, err := encodeRecord(rec)
@@ -137,10 +178,16 @@ func (l *journalLog) Commit(rec Record) (int64, error) {
 	if rec.Type != RecCommit && rec.Type != RecAbort {
 		return 0, fmt.Errorf("commit with a %s record", rec.Type)
 	}
-	if err := l.Append(rec); err != nil {
+	if err := l.fence(); err != nil {
 		return 0, err
 	}
-	if err := l.Sync(); err != nil {
+	if l.lock != nil {
+		rec.Writer = l.lock.epoch
+	}
+	if err := l.write([]Record{rec}); err != nil {
+		return 0, err
+	}
+	if err := l.sync(); err != nil {
 		return 0, err
 	}
 	written := l.round
@@ -174,14 +221,23 @@ func (l *journalLog) segmentSize(n int64) int64 {
 	return (want + segmentSlack - 1) / segmentSlack * segmentSlack
 }
 
-// Sync makes what was appended durable.
+// Sync makes what was appended durable, then marks it so (see commitMark).
 func (l *journalLog) Sync() error {
-	if l.group != nil {
-		return l.group.wait(l.seq)
+	if err := l.fence(); err != nil {
+		return err
 	}
-	if err := syncData(l.f); err != nil {
+	return l.sync()
+}
+
+func (l *journalLog) sync() error {
+	if l.group != nil {
+		if err := l.group.wait(l.seq); err != nil {
+			return err
+		}
+	} else if err := syncData(l.f); err != nil {
 		return fmt.Errorf("sync journal: %w", err)
 	}
+	l.writeMark()
 	return nil
 }
 
@@ -226,15 +282,20 @@ func removeBefore(dir string, keep int) error {
 // State is the boundary state the log has reached.
 func (l *journalLog) State() *State { return l.replay.st }
 
-// Close closes the journal.
 // Close closes the journal, once what was appended is durable.
 func (l *journalLog) Close() error {
 	var err error
 	if l.group != nil {
 		err = l.group.wait(l.seq)
 	}
-	return errors.Join(err, l.f.Close())
+	return errors.Join(err, l.f.Close(), l.markFile.Close())
 }
 
-// syncData makes a file's data durable (see fdatasync).
-func syncData(f *os.File) error { return fdatasync(int(f.Fd())) }
+// syncData makes a file's data durable (see fdatasync). Its error names
+// the file and the step, as the os package's errors do.
+func syncData(f *os.File) error {
+	if err := fdatasync(int(f.Fd())); err != nil {
+		return &os.PathError{Op: "fdatasync", Path: f.Name(), Err: err}
+	}
+	return nil
+}

@@ -1,15 +1,18 @@
 package checkpoint
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
 	"time"
 
-	"github.com/gofrs/flock"
+	"golang.org/x/sys/unix"
 )
 
 // Holder is who holds an agent's lock, for the error the next one gets.
@@ -18,6 +21,9 @@ type Holder struct {
 	Host    string    `json:"host"`
 	Run     string    `json:"run"`
 	Started time.Time `json:"started"`
+	// Epoch names this holding of the lock and no other: taking the lock
+	// sets it, and every round the holder commits carries it.
+	Epoch string `json:"epoch,omitempty"`
 }
 
 // ThisProcess is a Holder for the calling process.
@@ -26,7 +32,7 @@ func ThisProcess(run string) Holder {
 	return Holder{PID: os.Getpid(), Host: host, Run: run, Started: time.Now().UTC()}
 }
 
-// ErrLocked is matched by a *LockedError.
+// ErrLocked is matched by a *LockedError, and by a *LockLostError.
 var ErrLocked = errors.New("agent is locked by another process")
 
 // LockedError says who holds an agent.
@@ -47,60 +53,220 @@ func (e *LockedError) Error() string {
 // Is makes errors.Is(err, ErrLocked) hold.
 func (e *LockedError) Is(target error) bool { return target == ErrLocked }
 
+// ErrLockLost is matched by a *LockLostError.
+var ErrLockLost = errors.New("agent's lock file was removed or replaced")
+
+// LockLostError refuses a write by a holder whose lock file is no longer
+// the one the agent's directory names: someone removed or replaced it, so
+// the holder can no longer prove it is the agent's only writer. Nothing
+// is written after it; the agent stays at its last durable record.
+type LockLostError struct {
+	Agent string
+	Path  string
+	How   string // "removed" or "replaced"
+}
+
+func (e *LockLostError) Error() string {
+	return fmt.Sprintf("agent %q: its lock file %s was %s while this process held it, so this process stopped writing the agent; "+
+		"the agent is kept as of its last durable record: make sure no other process runs it, then resume it",
+		e.Agent, e.Path, e.How)
+}
+
+// Is makes errors.Is(err, ErrLockLost) and errors.Is(err, ErrLocked) hold:
+// like a lock held by another process, it means this one may not go on.
+func (e *LockLostError) Is(target error) bool { return target == ErrLockLost || target == ErrLocked }
+
 // Lock is a held agent lock.
 type Lock interface {
 	Unlock() error
 }
 
-// fileLock is a flock on agents/<id>/lock. The file is never deleted: a
-// deleted lock file would let two processes lock two different inodes.
+// fileLock is a flock on agents/<id>/lock and one on the agent's directory.
+// The file is never deleted by cairn, but a person or a script may delete
+// or replace it: the directory's flock keeps a second process out even
+// then, and the holder, which checks at each Sync and Commit that the path
+// still names the file it locked, stops there (see RATIONALE.md).
 type fileLock struct {
-	fl   *flock.Flock
-	path string
+	agent string
+	path  string
+	f     *os.File // the lock file, flocked
+	d     *os.File // the agent's directory, flocked
+	// dev and ino are the lock file's, as it was locked.
+	dev, ino uint64
+	epoch    string
+	// made: taking the lock made the agent's directory; release removes
+	// it again if no state was stored in it (a start that failed).
+	made    bool
+	release func() // with a FileStore: forget the lock
 }
 
 // Unlock clears the holder from the file, then releases the lock, so the
-// next process to lose never reads a holder that has gone.
+// next process to lose never reads a holder that has gone. A directory
+// the lock made for an agent that got no state is removed.
 func (l *fileLock) Unlock() error {
-	os.Truncate(l.path, 0)
-	return l.fl.Unlock()
+	if l.f == nil {
+		return nil // unlocked before
+	}
+	defer func() { l.f, l.d = nil, nil }()
+	if l.release != nil {
+		l.release()
+	}
+	if l.made && !hasState(filepath.Dir(l.path)) {
+		os.RemoveAll(filepath.Dir(l.path))
+	} else {
+		l.f.Truncate(0)
+	}
+	return errors.Join(l.f.Close(), l.d.Close())
 }
 
-// lockDir takes the lock in dir without waiting on a live holder, and
-// writes this process in as the holder.
-func lockDir(agent, dir string, h Holder) (Lock, error) {
-	path := filepath.Join(dir, "lock")
-	fl := flock.New(path)
-	if err := tryLock(agent, fl, path); err != nil {
-		return nil, err
-	}
-	b, _ := json.Marshal(h)
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		fl.Unlock()
-		return nil, fmt.Errorf("lock agent %q: %w", agent, err)
-	}
-	return &fileLock{fl: fl, path: path}, nil
+// hasState reports whether dir holds a snapshot of an agent.
+func hasState(dir string) bool {
+	snaps, _ := listRounds(dir, "snap-", ".cbor")
+	return len(snaps) > 0
 }
 
-// tryLock takes the lock, or fails with the holder. The holder writes
-// itself into the file just after taking the lock and clears it just
-// before releasing it, so for a moment the file may name no one: then the
-// lock is tried again, briefly, and either taken or its holder read.
-func tryLock(agent string, fl *flock.Flock, path string) error {
+// current fails with a *LockLostError once the lock file's path no longer
+// names the file this lock holds: it was removed or replaced, or the
+// agent's directory was. It costs one stat.
+func (l *fileLock) current() error {
+	var now unix.Stat_t
+	switch err := unix.Stat(l.path, &now); {
+	case err != nil:
+		return &LockLostError{Agent: l.agent, Path: l.path, How: "removed"}
+	case uint64(now.Dev) != l.dev || uint64(now.Ino) != l.ino:
+		return &LockLostError{Agent: l.agent, Path: l.path, How: "replaced"}
+	}
+	return nil
+}
+
+// sameFile reports whether path names f (the same device and inode), and
+// f's device and inode.
+func sameFile(path string, f *os.File) (same bool, dev, ino uint64) {
+	var held, now unix.Stat_t
+	if unix.Fstat(int(f.Fd()), &held) != nil || unix.Stat(path, &now) != nil {
+		return false, 0, 0
+	}
+	dev, ino = uint64(held.Dev), uint64(held.Ino)
+	return dev == uint64(now.Dev) && ino == uint64(now.Ino), dev, ino
+}
+
+// lockDir takes the lock in dir, making dir if need be, without waiting on
+// a live holder, and writes this process in as the holder, with a new
+// epoch. A dir it made and did not lock is removed again.
+func lockDir(agent, dir string, h Holder) (l *fileLock, err error) {
+	made := false
+	defer func() {
+		if err != nil && made {
+			os.Remove(dir) // only if it is still empty
+		}
+	}()
 	for i := 0; i < 40; i++ {
-		ok, err := fl.TryLock()
-		if err != nil {
-			return fmt.Errorf("lock agent %q: %w", agent, err)
+		switch err := os.Mkdir(dir, 0o700); {
+		case err == nil:
+			made = true
+		case !errors.Is(err, fs.ErrExist):
+			return nil, fmt.Errorf("lock agent %q: %w", agent, err)
 		}
-		if ok {
-			return nil
-		}
-		if h, ok := readHolder(path); ok {
-			return &LockedError{Agent: agent, Holder: h}
+		l, retry, err := tryLock(agent, dir)
+		if err != nil || !retry {
+			if err == nil {
+				l.made = made
+				err = l.claim(h)
+			}
+			return l, err
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	return &LockedError{Agent: agent}
+	return nil, &LockedError{Agent: agent}
+}
+
+// tryLock takes the directory's flock, then the lock file's, and checks
+// that both paths still name what was locked. retry: the lock looked free
+// or held by no one that could be read, and is worth trying again (a
+// holder writes itself into the file just after taking the lock and clears
+// it just before releasing it; a file or directory removed or replaced
+// under the lock's taker is opened again).
+func tryLock(agent, dir string) (l *fileLock, retry bool, err error) {
+	path := filepath.Join(dir, "lock")
+	d, err := os.Open(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, true, nil // a holder that made it removed it as it let go
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("lock agent %q: %w", agent, err)
+	}
+	if ok, err := flockTry(d); !ok || err != nil {
+		d.Close()
+		err = lockedOr(agent, path, err)
+		return nil, err == nil, err
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if errors.Is(err, fs.ErrNotExist) {
+		d.Close()
+		return nil, true, nil // its directory was removed since
+	}
+	if err != nil {
+		d.Close()
+		return nil, false, fmt.Errorf("lock agent %q: %w", agent, err)
+	}
+	if ok, err := flockTry(f); !ok || err != nil {
+		f.Close()
+		d.Close()
+		err = lockedOr(agent, path, err)
+		return nil, err == nil, err
+	}
+	sameDir, _, _ := sameFile(dir, d)
+	same, dev, ino := sameFile(path, f)
+	if !sameDir || !same {
+		f.Close()
+		d.Close()
+		return nil, true, nil
+	}
+	return &fileLock{agent: agent, path: path, f: f, d: d, dev: dev, ino: ino}, false, nil
+}
+
+// lockedOr is the error of a lock that was not taken: err, or the holder
+// when it can be read (nil when it cannot, to try again).
+func lockedOr(agent, path string, err error) error {
+	if err != nil {
+		return fmt.Errorf("lock agent %q: %w", agent, err)
+	}
+	if h, ok := readHolder(path); ok {
+		return &LockedError{Agent: agent, Holder: h}
+	}
+	return nil
+}
+
+// claim writes h, with a new epoch, into the lock file as the holder.
+func (l *fileLock) claim(h Holder) error {
+	var b [8]byte
+	rand.Read(b[:])
+	h.Epoch = hex.EncodeToString(b[:])
+	data, _ := json.Marshal(h)
+	_, werr := l.f.WriteAt(data, 0)
+	if err := errors.Join(werr, l.f.Truncate(int64(len(data)))); err != nil {
+		l.f.Close()
+		l.d.Close()
+		return fmt.Errorf("lock agent %q: write holder into %s: %w", l.agent, l.path, err)
+	}
+	l.epoch = h.Epoch
+	return nil
+}
+
+// flockTry takes an exclusive flock on f without waiting; false when
+// another open file holds it.
+func flockTry(f *os.File) (bool, error) {
+	for {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		switch {
+		case err == nil:
+			return true, nil
+		case errors.Is(err, unix.EWOULDBLOCK):
+			return false, nil
+		case !errors.Is(err, unix.EINTR):
+			return false, err
+		}
+	}
 }
 
 // readHolder reads who holds a lock: a process that is alive, or one on
@@ -124,11 +290,16 @@ func alive(pid int) bool {
 
 // lockHeld reports whether another process holds the lock in dir now.
 func lockHeld(dir string) bool {
-	fl := flock.New(filepath.Join(dir, "lock"))
-	ok, err := fl.TryLock()
-	if err != nil || !ok {
-		return err == nil
+	for _, path := range []string{dir, filepath.Join(dir, "lock")} {
+		f, err := os.Open(path)
+		if err != nil {
+			continue
+		}
+		ok, err := flockTry(f)
+		f.Close() // closing releases a flock taken here
+		if err == nil && !ok {
+			return true
+		}
 	}
-	fl.Unlock()
 	return false
 }

@@ -74,6 +74,9 @@ type Record struct {
 	Definition *Definition `cbor:"12,keyasint,omitempty"`
 	// Files are the file pool's entries a round changed (RecFiles).
 	Files []FileEntry `cbor:"13,keyasint,omitempty"`
+	// Writer is the epoch of the lock its writer held (RecCommit): who
+	// committed the round. See FileStore.Lock.
+	Writer string `cbor:"20,keyasint,omitempty"`
 }
 
 // Header opens every journal and snapshot.

@@ -29,6 +29,9 @@ type callResult struct {
 	effects sandbox.Effects
 	staging string
 	reads   []string
+	// changed: the call staged changes (its tool_end waits for them to be
+	// settled); conflict: some of them were refused.
+	changed, conflict bool
 }
 
 // message is the tool message that answers the call.

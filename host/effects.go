@@ -61,6 +61,7 @@ func (r *run) settleEffects(results []callResult) {
 	owner := map[string]string{}
 	for i := range results {
 		res := &results[i]
+		res.changed = len(res.effects) > 0
 		if len(res.effects) == 0 {
 			continue
 		}
@@ -100,7 +101,7 @@ func (r *run) settleEffects(results []callResult) {
 		res.effects = kept
 		if len(why) > 0 {
 			res.output += conflictNote(why)
-			res.isError = true
+			res.isError, res.conflict = true, true
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/cairnrun/cairn/checkpoint"
@@ -171,7 +172,10 @@ func (e *Engine) startRun(ctx context.Context, opts RunOptions, runID string) (*
 	}
 	ws := rec.State.Definition.Workspace
 	if opts.Workspace != "" {
-		ws = opts.Workspace
+		if ws, err = filepath.Abs(opts.Workspace); err != nil {
+			log.Close()
+			return nil, fmt.Errorf("workspace %s: %w", opts.Workspace, err)
+		}
 	}
 	r, err := e.newRun(ctx, opts.Agent, nil, opts.Model, ws, opts.ID, runID, log)
 	if err != nil {
@@ -200,7 +204,12 @@ func (e *Engine) create(ctx context.Context, opts RunOptions, runID string) (*ru
 	}
 	r, err := e.newRun(ctx, opts.Agent, mods, opts.Model, ws, opts.ID, runID, log)
 	if err != nil {
+		// A start that fails leaves no agent behind (the lock removes the
+		// directory it made once the agent has no state).
 		log.Close()
+		if rmErr := e.store.Remove(opts.ID); rmErr != nil {
+			err = errors.Join(err, rmErr)
+		}
 	}
 	return r, err
 }
@@ -257,7 +266,12 @@ func workspaceOf(af *AgentFile, override string) (string, error) {
 	if ws == "" {
 		return "", ErrNoWorkspace
 	}
-	return ws, nil
+	// Stored absolute: a resume from another directory finds it.
+	abs, err := filepath.Abs(ws)
+	if err != nil {
+		return "", fmt.Errorf("workspace %s: %w", ws, err)
+	}
+	return abs, nil
 }
 
 // loadModules reads every module the agent file names and its manifest.

@@ -74,7 +74,22 @@ type Outcome string
 const (
 	OutcomeOK    Outcome = "ok"    // the tool answered
 	OutcomeError Outcome = "error" // the tool, its arguments or its sandbox failed; the model got the error
+	// OutcomeConflict: the tool answered, but changes it made were
+	// refused (the file changed since the agent read it, or an earlier
+	// call of the round changed it); the model got which and why.
+	OutcomeConflict Outcome = "conflict"
 )
+
+// endChanging emits the tool_end events that runCalls held back: those of
+// calls that changed the workspace, whose outcome is known only once the
+// round's changes are settled.
+func (r *run) endChanging(round int, results []callResult) {
+	for _, res := range results {
+		if res.changed {
+			r.emit(Event{Type: EventToolEnd, Round: round, Call: res.event()})
+		}
+	}
+}
 
 // Status is how a run ended.
 type Status string

@@ -209,6 +209,7 @@ func (r *run) finishRound(ctx context.Context, round int, calls []checkpoint.Too
 	}
 	inCallOrder(results, calls)
 	r.settleEffects(results)
+	r.endChanging(round, results)
 	r.recordReads(ctx, round, results)
 	if err := r.journalResults(round, results); err != nil {
 		return err
@@ -251,7 +252,11 @@ func (r *run) runCalls(ctx context.Context, round int, calls []checkpoint.ToolCa
 			mu.Unlock()
 			r.emit(Event{Type: EventToolStart, Round: round, Call: &Call{ID: c.ID, Tool: c.Name, Input: c.Input}})
 		},
-		func(res callResult) { r.emit(Event{Type: EventToolEnd, Round: round, Call: res.event()}) })
+		func(res callResult) {
+			if len(res.effects) == 0 {
+				r.emit(Event{Type: EventToolEnd, Round: round, Call: res.event()})
+			}
+		})
 	return results, journalErr
 }
 
@@ -317,7 +322,10 @@ func (r *run) end(status Status, reason string) (*Result, error) {
 // event describes a finished call for a tool_end event.
 func (res callResult) event() *Call {
 	outcome := OutcomeOK
-	if res.isError {
+	switch {
+	case res.conflict:
+		outcome = OutcomeConflict
+	case res.isError:
 		outcome = OutcomeError
 	}
 	return &Call{ID: res.call.ID, Tool: res.call.Name, Outcome: outcome, Output: res.output,

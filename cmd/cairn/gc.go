@@ -44,6 +44,12 @@ func gcAction(c *cli.Context) error {
 	for _, a := range got.Skipped {
 		fmt.Fprintf(c.App.Writer, "skipped agent %s: a process runs it\n", a)
 	}
+	for _, a := range got.Unreadable {
+		fmt.Fprintf(c.App.Writer, "left agent %s untouched: %s\n", a.Agent, a.Reason)
+	}
+	if got.BlobsKept != "" {
+		fmt.Fprintf(c.App.Writer, "kept every blob: %s\n", got.BlobsKept)
+	}
 	fmt.Fprintf(c.App.Writer, "%s %d files, %d bytes\n", verb, len(got.Files), got.Bytes)
 	return nil
 }

@@ -47,11 +47,14 @@ func (r *renderer) human(e host.Event) {
 	case host.EventToolStart:
 		fmt.Fprintf(r.w, "  → %s %s\n", e.Call.Tool, oneLine(e.Call.Input, 100))
 	case host.EventToolEnd:
-		mark := "✓"
-		if e.Call.Outcome == host.OutcomeError {
+		mark, out := "✓", e.Call.Output
+		switch e.Call.Outcome {
+		case host.OutcomeError:
 			mark = "✗"
+		case host.OutcomeConflict:
+			mark, out = "✗", refusedChanges(out)
 		}
-		fmt.Fprintf(r.w, "  %s %s (%.1f ms) %s\n", mark, e.Call.Tool, e.Call.DurationMS, oneLine(e.Call.Output, 100))
+		fmt.Fprintf(r.w, "  %s %s (%.1f ms) %s\n", mark, e.Call.Tool, e.Call.DurationMS, oneLine(out, 100))
 	case host.EventRoundEnd:
 		fmt.Fprintf(r.w, "· round %d done · %d tokens so far\n", e.Round, e.Usage.Total())
 	case host.EventWarning:
@@ -117,6 +120,19 @@ func (r *renderer) resumed(e host.Event) {
 }
 
 // oneLine shortens s to one line of at most n runes.
+// refusedChanges is what the note at the end of a conflict's output says
+// was refused: one "- path: why" line per change.
+func refusedChanges(output string) string {
+	note := output[strings.LastIndex(output, "\n\n")+1:]
+	var refused []string
+	for _, line := range strings.Split(note, "\n") {
+		if path, ok := strings.CutPrefix(line, "- "); ok {
+			refused = append(refused, path)
+		}
+	}
+	return "refused: " + strings.Join(refused, "; ")
+}
+
 func oneLine(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if r := []rune(s); len(r) > n {

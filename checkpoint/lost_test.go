@@ -1,0 +1,228 @@
+package checkpoint
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// openRefused opens agent a1 of dir for writing, as resume does, and
+// checks that it is refused as lost, naming want, with every file of the
+// agent left as it was.
+func openRefused(t *testing.T, dir, want string) {
+	t.Helper()
+	s, err := OpenFileStore(dir)
+	must(t, err)
+	agentDir := filepath.Join(dir, "agents", "a1")
+	before := agentFiles(t, agentDir)
+	lock, err := s.Lock("a1", ThisProcess("resume"))
+	must(t, err)
+	_, log, err := s.Open("a1")
+	if err == nil {
+		log.Close()
+	}
+	lock.Unlock()
+	var lost *LostError
+	if !errors.As(err, &lost) || !errors.Is(err, ErrLost) {
+		t.Fatalf("got %v, want a LostError", err)
+	}
+	if !strings.Contains(lost.Missing, want) {
+		t.Fatalf("the error names %q, want it to name %s", lost.Missing, want)
+	}
+	if strings.Contains(err.Error(), "cairn resume") {
+		t.Fatalf("the error tells the user to resume, which cannot work: %v", err)
+	}
+	if _, err := s.Read("a1"); !errors.Is(err, ErrLost) {
+		t.Fatalf("Read: got %v, want ErrLost", err)
+	}
+	sameFiles(t, "a refused agent", before, agentFiles(t, agentDir))
+}
+
+// Regression: a journal cut at a frame boundary loaded as an older
+// boundary, and resume ran committed rounds again over a workspace that
+// had their changes. Cut at every frame boundary below what was durable,
+// it is refused and nothing is changed.
+func TestJournalCutAtEveryFrameBoundaryRefused(t *testing.T) {
+	d := newDamaged(t)
+	fr, end, err := frames(d.journal, d.data)
+	must(t, err)
+	for _, f := range append(fr, frame{off: end}) {
+		if f.off == int64(len(d.data)) {
+			continue
+		}
+		must(t, os.WriteFile(d.journal, d.data[:f.off], 0o600))
+		openRefused(t, filepath.Dir(filepath.Dir(filepath.Dir(d.journal))), journalName(0))
+	}
+	// A journal that is gone altogether.
+	must(t, os.Remove(d.journal))
+	openRefused(t, filepath.Dir(filepath.Dir(filepath.Dir(d.journal))), journalName(0)+" is missing")
+}
+
+// What was appended after the last durable point is a torn tail wherever
+// it is cut: the records an append that never finished left are dropped,
+// as before, and the agent opens at its boundary.
+func TestCutAfterTheMarkIsATornTail(t *testing.T) {
+	dir := t.TempDir()
+	s, err := OpenFileStore(dir)
+	must(t, err)
+	log := newAgent(t, s, "a1", 0)
+	jl := log.(unlockOnClose).Log.(*journalLog)
+	jl.snapLen = 1 << 30
+	commitRound(t, log, 1)
+	durable := jl.size
+	must(t, log.Append(roundRecords(2)...)) // never synced
+	size := jl.size
+	must(t, log.Close())
+	name := filepath.Join(dir, "agents", "a1", journalName(0))
+	data, err := os.ReadFile(name)
+	must(t, err)
+	for cut := durable; cut <= size; cut++ {
+		must(t, os.WriteFile(name, data[:cut], 0o600))
+		rec, err := s.Read("a1")
+		if err != nil {
+			t.Fatalf("cut at %d, past the mark at %d: %v", cut, durable, err)
+		}
+		checkRounds(t, "a1", rec.State, 1)
+	}
+}
+
+// compacted is an agent whose journal has been compacted into snapshots
+// more than once; it returns the store's directory and the newest
+// snapshot's round.
+func compacted(t *testing.T) (string, int) {
+	t.Helper()
+	dir := t.TempDir()
+	s, err := OpenFileStore(dir)
+	must(t, err)
+	must(t, newAgent(t, s, "a1", 8).Close())
+	snaps, err := listRounds(filepath.Join(dir, "agents", "a1"), "snap-", ".cbor")
+	must(t, err)
+	if len(snaps) < 2 || snaps[len(snaps)-1] == 0 {
+		t.Fatalf("snapshots %v: the test needs a compacted journal", snaps)
+	}
+	return dir, snaps[len(snaps)-1]
+}
+
+// Regression: a deleted newest snapshot loaded as the one before it, and
+// resume ran the rounds since again. It is refused, by its journal or,
+// with that gone too, by the mark, and nothing is changed.
+func TestNewestSnapshotDeletedRefused(t *testing.T) {
+	dir, newest := compacted(t)
+	agentDir := filepath.Join(dir, "agents", "a1")
+	must(t, os.Remove(filepath.Join(agentDir, snapName(newest))))
+	openRefused(t, dir, snapName(newest)+" is missing")
+	must(t, os.Remove(filepath.Join(agentDir, journalName(newest))))
+	openRefused(t, dir, snapName(newest)+" is missing")
+}
+
+// Rounds committed past the files' boundary are missing even when the
+// journal that is left is as long as the mark says (a newer journal and
+// snapshot replaced by older copies, say).
+func TestMarkAheadOfRoundsRefused(t *testing.T) {
+	dir := t.TempDir()
+	s, err := OpenFileStore(dir)
+	must(t, err)
+	must(t, newAgent(t, s, "a1", 1).Close())
+	m, ok := readMark(filepath.Join(dir, "agents", "a1"))
+	if !ok {
+		t.Fatal("no commit mark")
+	}
+	m.round += 2
+	must(t, os.WriteFile(filepath.Join(dir, "agents", "a1", markName), m.frame(), 0o600))
+	openRefused(t, dir, "rounds 2 to 3 are missing")
+}
+
+// A mark that a crash left unwritten or torn claims nothing; the agent
+// opens as its files say.
+func TestUnreadableMarkClaimsNothing(t *testing.T) {
+	for name, data := range map[string][]byte{"empty": nil, "torn": commitMark{base: 0, round: 9, journal: 1 << 20}.frame()[:7],
+		"bad checksum": append([]byte{}, commitMark{round: 9}.frame()...)} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			s, err := OpenFileStore(dir)
+			must(t, err)
+			must(t, newAgent(t, s, "a1", 2).Close())
+			if name == "bad checksum" {
+				data[len(data)-1] ^= 1
+			}
+			must(t, os.WriteFile(filepath.Join(dir, "agents", "a1", markName), data, 0o600))
+			rec, err := s.Read("a1")
+			must(t, err)
+			checkRounds(t, "a1", rec.State, 2)
+		})
+	}
+}
+
+func FuzzDecodeMark(f *testing.F) {
+	f.Add(commitMark{base: 3, round: 7, journal: 4096}.frame())
+	f.Add([]byte{})
+	f.Add(append(commitMark{round: 1}.frame(), 0xff, 0xff))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, ok := decodeMark(data)
+		if !ok {
+			return
+		}
+		if m.base < 0 || m.round < 0 || m.journal < 0 {
+			t.Fatalf("decoded a negative mark %+v", m)
+		}
+		if again, ok := decodeMark(m.frame()); !ok || again != m {
+			t.Fatalf("mark %+v does not survive encoding: %+v, %v", m, again, ok)
+		}
+	})
+}
+
+// A reader of an agent that another writer commits to, compaction
+// included, never takes the writer's progress for lost data: it reads the
+// mark before the files, and a journal whose snapshot appeared after it
+// listed the snapshots is no orphan.
+func TestReadWhileCommittingIsNeverLost(t *testing.T) {
+	dir := t.TempDir()
+	s, err := OpenFileStore(dir)
+	must(t, err)
+	log := newAgent(t, s, "a1", 0)
+	done := make(chan struct{})
+	errs := make(chan error, 1)
+	go func() {
+		defer close(errs)
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			if _, err := s.Read("a1"); errors.Is(err, ErrLost) {
+				errs <- err
+				return
+			}
+		}
+	}()
+	rounds := 300
+	if testing.Short() {
+		rounds = 60
+	}
+	for r := 1; r <= rounds; r++ {
+		commitRound(t, log, r)
+	}
+	close(done)
+	if err := <-errs; err != nil {
+		t.Fatalf("a read during commits: %v", err)
+	}
+	must(t, log.Close())
+}
+
+// The mark is not synced, so a power cut may leave any earlier version of
+// it: every one of them claims no more than the files hold, and the agent
+// opens at its boundary.
+func TestEveryEarlierMarkIsALowerBound(t *testing.T) {
+	d := newDamaged(t)
+	for r := range d.marks.bytes {
+		d.marks.at(t, r)
+		rec, err := d.with(t, d.data)
+		if err != nil {
+			t.Fatalf("the mark of round %d: %v", r, err)
+		}
+		checkRounds(t, "a1", rec.State, 3)
+	}
+}

@@ -1,0 +1,23 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/cairnrun/cairn/host"
+)
+
+// A call whose changes were refused is shown with ✗ and the note that
+// says which were refused and why, not with ✓.
+func TestRenderConflict(t *testing.T) {
+	var b strings.Builder
+	r := newRenderer(&b, false)
+	r.event(host.Event{Type: host.EventToolEnd, Call: &host.Call{Tool: "write_file", Outcome: host.OutcomeConflict,
+		Output: "wrote 5 bytes to a.txt\n\nThese changes did not reach the workspace, because it changed under them; read the files again before retrying:\n- a.txt: changed outside the agent"}})
+	r.event(host.Event{Type: host.EventToolEnd, Call: &host.Call{Tool: "read_file", Outcome: host.OutcomeOK, Output: "alpha"}})
+	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "  ✗ write_file") || !strings.Contains(lines[0], "refused: a.txt: changed outside the agent") ||
+		!strings.HasPrefix(lines[1], "  ✓ read_file") {
+		t.Fatalf("rendered:\n%s", b.String())
+	}
+}
