@@ -43,6 +43,9 @@ type run struct {
 	// autoDeny denies them when no one can be asked.
 	approver Approver
 	autoDeny bool
+	// commitCancelled commits a round whose calls the context stopped,
+	// with results that say so, instead of leaving it for resume.
+	commitCancelled bool
 
 	mu      sync.Mutex // serialises events across call goroutines
 	onEvent EventFunc
@@ -204,7 +207,7 @@ func (r *run) finishRound(ctx context.Context, round int, calls []checkpoint.Too
 	if err != nil {
 		return err
 	}
-	if ctx.Err() != nil {
+	if ctx.Err() != nil && !r.commitCancelled {
 		return ctx.Err()
 	}
 	inCallOrder(results, calls)
