@@ -209,6 +209,13 @@ func (s *Session) Tools() []SessionTool {
 	return out
 }
 
+// Asks reports whether the agent file's approval rules put a call of tool
+// with input to a person, so that a caller can ask before it calls.
+func (s *Session) Asks(tool string, input json.RawMessage) bool {
+	action, _ := decide(s.r.af.Approvals, checkpoint.ToolCall{Name: tool, Input: string(input)})
+	return action == ActionAsk
+}
+
 // Call runs one call of tool with input (a JSON object) as a round of the
 // agent, and returns its result once the round is committed and its
 // effects applied. Approval rules apply: a call a rule says to ask about

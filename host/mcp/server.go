@@ -144,8 +144,13 @@ func (s *Server) handler(name string) sdk.ToolHandler {
 		if len(args) == 0 || string(args) == "null" {
 			args = json.RawMessage(`{}`)
 		}
+		if s.sess.Asks(name, args) {
+			if res := askFirst(req, name, args, s.sess.ID()); res != nil {
+				return res, nil
+			}
+		}
 		stop := s.reportProgress(ctx, req, name)
-		out, err := s.sess.Call(ctx, name, args, approver(req.Session))
+		out, err := s.sess.Call(ctx, name, args, approver(req))
 		stop()
 		if err != nil {
 			return nil, err
