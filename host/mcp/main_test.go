@@ -7,17 +7,21 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"testing"
 
 	"github.com/cairnrun/cairn/host"
 )
 
 // Shared by the package's tests: the compile cache and the packed test
-// modules (building a Go guest takes seconds, so it is done once).
+// modules (building a Go guest takes seconds, so it is done once, by the
+// first test that needs them; fuzzing needs none).
 var (
 	testCache   string
 	toolsWasm   string // testdata/mcptools
 	hostileWasm string // the host's hostile module, to try escapes through MCP
+	buildOnce   sync.Once
+	buildErr    error
 )
 
 func TestMain(m *testing.M) {
@@ -30,22 +34,34 @@ func runTests(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer os.RemoveAll(dir)
 	testCache = filepath.Join(dir, "cache")
-	ctx := context.Background()
-	eng, err := host.NewEngine(ctx, host.Config{CacheDir: testCache})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer eng.Close(ctx)
-	for pkg, out := range map[string]*string{"./testdata/mcptools": &toolsWasm, "../testdata/hostile": &hostileWasm} {
-		if *out, err = buildGuest(ctx, eng, dir, pkg); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
+	code := m.Run()
+	os.RemoveAll(dir)
+	return code
+}
+
+// testModules builds and packs the test modules once.
+func testModules(t testing.TB) {
+	t.Helper()
+	buildOnce.Do(func() {
+		ctx := context.Background()
+		eng, err := host.NewEngine(ctx, host.Config{CacheDir: testCache})
+		if err != nil {
+			buildErr = err
+			return
 		}
+		defer eng.Close(ctx)
+		dir := filepath.Dir(testCache)
+		for pkg, out := range map[string]*string{"./testdata/mcptools": &toolsWasm, "../testdata/hostile": &hostileWasm} {
+			if *out, err = buildGuest(ctx, eng, dir, pkg); err != nil {
+				buildErr = err
+				return
+			}
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
 	}
-	return m.Run()
 }
 
 // buildGuest builds a Go tool for wasip1 and packs its manifest.

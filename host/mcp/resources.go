@@ -143,7 +143,7 @@ func (r *resources) relPath(uri string) (string, error) {
 	}
 	base, _ := url.Parse(r.prefix)
 	rel := strings.TrimPrefix(u.Path, base.Path)
-	if rel == "" || !fs.ValidPath(rel) || path.Clean(rel) != rel {
+	if rel == "" || rel == "." || !fs.ValidPath(rel) || path.Clean(rel) != rel {
 		return "", fmt.Errorf("%s: %w", uri, ErrNotInWorkspace)
 	}
 	return filepath.FromSlash(rel), nil

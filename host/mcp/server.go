@@ -80,7 +80,7 @@ func NewServer(sess *host.Session, opts Options) (*Server, error) {
 		if err != nil {
 			return nil, err
 		}
-		srv.AddTool(tool, s.handler(t.Name))
+		srv.AddTool(tool, s.handler(t.Name, !tool.Annotations.ReadOnlyHint))
 	}
 	res, err := newResources(srv, sess.Workspace(), opts.MaxResources)
 	if err != nil {
@@ -137,8 +137,9 @@ func mcpTool(t host.SessionTool) (*sdk.Tool, error) {
 	return &sdk.Tool{Name: t.Name, Description: t.Description, InputSchema: schema, Annotations: ann}, nil
 }
 
-// handler runs a tools/call as a round of the session.
-func (s *Server) handler(name string) sdk.ToolHandler {
+// handler runs a tools/call as a round of the session. After a call of a
+// tool that may change the workspace, the resources are listed anew.
+func (s *Server) handler(name string, changes bool) sdk.ToolHandler {
 	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		args := json.RawMessage(req.Params.Arguments)
 		if len(args) == 0 || string(args) == "null" {
@@ -155,7 +156,9 @@ func (s *Server) handler(name string) sdk.ToolHandler {
 		if err != nil {
 			return nil, err
 		}
-		s.res.sync(ctx)
+		if changes {
+			s.res.sync(ctx)
+		}
 		return result(out), nil
 	}
 }

@@ -32,6 +32,7 @@ type fixture struct {
 // and connects a client made with opts.
 func serve(t *testing.T, approvals string, opts *sdk.ClientOptions) *fixture {
 	t.Helper()
+	testModules(t)
 	dir := t.TempDir()
 	ws := filepath.Join(dir, "ws")
 	must(t, os.Mkdir(ws, 0o755))
