@@ -95,7 +95,7 @@ func (r *run) release() error {
 	if r.watcher != nil {
 		r.watcher.Close()
 	}
-	return errors.Join(r.history.Close(), r.pool.Close())
+	return errors.Join(r.history.Close(), r.pool.Close(), r.tools.closeServers())
 }
 
 // prompt adds the user's message to the round about to be taken.

@@ -38,7 +38,11 @@ func (r *run) playCalls(ctx context.Context, round int, calls []checkpoint.ToolC
 			results = append(results, denial(c, rec.Reason))
 			continue
 		}
-		switch action, rule := decide(r.af.Approvals, c); action {
+		action, rule := decide(r.af.Approvals, c)
+		if rule < 0 && r.tools.unsandboxed(c.Name) {
+			action = ActionAsk // a tool outside the sandbox runs only when a rule or a person allows it
+		}
+		switch action {
 		case ActionDeny:
 			results = append(results, denial(c, ruleDenial(rule)))
 		case ActionAsk:

@@ -48,6 +48,8 @@ type SessionOptions struct {
 type SessionTool struct {
 	abi.Tool
 	Schema json.RawMessage
+	// Unsandboxed: the tool is an MCP server's, run outside the sandbox.
+	Unsandboxed bool
 }
 
 // CallOutcome is what one call of a session came to.
@@ -204,7 +206,8 @@ func (s *Session) Workspace() string { return s.r.workspace }
 func (s *Session) Tools() []SessionTool {
 	out := make([]SessionTool, 0, len(s.r.tools.specs))
 	for _, spec := range s.r.tools.specs {
-		out = append(out, SessionTool{Tool: s.r.tools.tools[spec.Name].spec, Schema: spec.InputSchema})
+		t := s.r.tools.tools[spec.Name]
+		out = append(out, SessionTool{Tool: t.spec, Schema: spec.InputSchema, Unsandboxed: t.remote != nil})
 	}
 	return out
 }

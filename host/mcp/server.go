@@ -124,8 +124,8 @@ func mcpTool(t host.SessionTool) (*sdk.Tool, error) {
 	if schema["type"] == nil {
 		schema["type"] = "object"
 	}
-	readOnly := !t.Mutates && t.Needs.Workspace != abi.AccessReadWrite
-	closed := false
+	readOnly := !t.Mutates && t.Needs.Workspace != abi.AccessReadWrite && !t.Unsandboxed
+	closed := !t.Unsandboxed
 	ann := &sdk.ToolAnnotations{ReadOnlyHint: readOnly, IdempotentHint: t.Idempotent || readOnly,
 		OpenWorldHint: &closed}
 	if !readOnly {
