@@ -19,7 +19,8 @@ import (
 // result is journaled, the round committed. So `cairn show`, `log`,
 // `events`, `diff` and `undo` work on a session's agent, and a crash
 // mid-call leaves an interrupted round that the next session of the agent
-// (or `cairn resume`) seals.
+// seals. (`cairn resume` would seal it too, but then asks the agent file's
+// model to go on, which a session's agent has no use for.)
 //
 // A Session holds its agent's lock until Close. Its calls are taken one
 // at a time, in the order they arrive; Call is safe for concurrent use.
@@ -230,7 +231,7 @@ func (s *Session) Asks(tool string, input json.RawMessage) bool {
 //
 // ctx's error when it ends before the call starts; ErrSessionBroken, with
 // the cause, when a round could not be journaled: then the agent needs
-// `cairn resume` (or a new session of it), which seals what was in flight.
+// a new session of it, which seals what was in flight.
 // A failing tool is not an error: its outcome says it failed.
 func (s *Session) Call(ctx context.Context, tool string, input json.RawMessage, ask Approver) (*CallOutcome, error) {
 	select {

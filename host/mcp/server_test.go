@@ -4,11 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -20,6 +23,7 @@ import (
 // fixture is a server on a session of a fresh agent, and a client of the
 // SDK connected to it in memory.
 type fixture struct {
+	srv    *Server
 	eng    *host.Engine
 	store  *checkpoint.FileStore
 	sess   *host.Session
@@ -65,7 +69,7 @@ tools:
 		ss.Wait()
 		sess.Close()
 	})
-	return &fixture{eng: eng, store: store, sess: sess, client: client, ws: ws}
+	return &fixture{srv: srv, eng: eng, store: store, sess: sess, client: client, ws: ws}
 }
 
 func must(t testing.TB, err error) {
@@ -291,5 +295,50 @@ func TestNoEscapeThroughMCP(t *testing.T) {
 		if err == nil {
 			t.Errorf("read %s: %+v", uri, res.Contents)
 		}
+	}
+}
+
+// A call that runs long is reported while it runs, not only when it
+// starts.
+func TestProgressWhileRunning(t *testing.T) {
+	got := make(chan string, 1000)
+	f := serve(t, "", &sdk.ClientOptions{ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
+		got <- req.Params.Message
+	}})
+	f.srv.opts.ProgressEvery = time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	params := &sdk.CallToolParams{Name: "write_and_wait", Arguments: map[string]any{"path": "p.txt", "content": "p"}}
+	params.SetProgressToken("p2")
+	go f.client.CallTool(ctx, params)
+	if msg := <-got; !strings.Contains(msg, "write_and_wait started") {
+		t.Errorf("first progress: %q", msg)
+	}
+	if msg := <-got; !strings.Contains(msg, "write_and_wait running for") {
+		t.Errorf("second progress: %q", msg)
+	}
+}
+
+// Calls a client makes at once are rounds one after another, each
+// committed.
+func TestConcurrentCallsAreRoundsInTurn(t *testing.T) {
+	f := serve(t, "", nil)
+	var wg sync.WaitGroup
+	for i := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f.call(t, "write_file", map[string]any{"path": fmt.Sprintf("f%d.txt", i), "content": "x"})
+		}()
+	}
+	wg.Wait()
+	rec, err := f.store.Read("m")
+	must(t, err)
+	if rec.State.Round != 4 || len(rec.State.Messages) != 8 || len(rec.Tail) != 0 {
+		t.Errorf("round %d, %d messages, %d open records; want 4 committed rounds", rec.State.Round, len(rec.State.Messages), len(rec.Tail))
+	}
+	entries, _ := os.ReadDir(f.ws)
+	if len(entries) != 4 {
+		t.Errorf("%d files in the workspace, want 4", len(entries))
 	}
 }
