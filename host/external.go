@@ -137,6 +137,19 @@ func (t *tool) callRemote(ctx context.Context, c checkpoint.ToolCall) (string, e
 	return out, nil
 }
 
+// serverInfo is an MCP server as `cairn tools ls` lists it: its tools are
+// known only once it runs, and listing must run nothing, so it is one
+// entry that says what it is.
+func serverInfo(s MCPServer) ToolInfo {
+	where := s.URL
+	if where == "" {
+		where = strings.Join(s.Command, " ")
+	}
+	return ToolInfo{Module: "mcp:" + s.Name, Tool: abi.Tool{Name: s.Name + "/*",
+		Description: fmt.Sprintf(Unsandboxed, s.Name) + "the tools of the MCP server at " + where +
+			", listed when it starts; they run outside the sandbox and ask a person unless an approval rule allows them"}}
+}
+
 // unsandboxed reports whether a call's tool runs outside the sandbox.
 func (ts *toolset) unsandboxed(name string) bool {
 	t, ok := ts.tools[name]

@@ -252,7 +252,8 @@ func (r *run) runCalls(ctx context.Context, round int, calls []checkpoint.ToolCa
 				Call: c.ID, Tool: c.Name, Phase: checkpoint.PhaseExecuting})
 			journalErr = errors.Join(journalErr, err)
 			mu.Unlock()
-			r.emit(Event{Type: EventToolStart, Round: round, Call: &Call{ID: c.ID, Tool: c.Name, Input: c.Input}})
+			r.emit(Event{Type: EventToolStart, Round: round, Call: &Call{ID: c.ID, Tool: c.Name, Input: c.Input,
+				Unsandboxed: r.tools.unsandboxed(c.Name)}})
 		},
 		func(res callResult) { r.emit(Event{Type: EventToolEnd, Round: round, Call: res.event()}) })
 	return results, journalErr

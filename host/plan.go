@@ -72,7 +72,8 @@ func (r *run) playCalls(ctx context.Context, round int, calls []checkpoint.ToolC
 func (r *run) ask(ctx context.Context, round int, calls []checkpoint.ToolCall) (
 	approved []checkpoint.ToolCall, denied []callResult, waiting []checkpoint.ToolCall, err error) {
 	for _, c := range calls {
-		r.emit(Event{Type: EventApprovalRequired, Round: round, Call: &Call{ID: c.ID, Tool: c.Name, Input: c.Input}})
+		r.emit(Event{Type: EventApprovalRequired, Round: round, Call: &Call{ID: c.ID, Tool: c.Name, Input: c.Input,
+			Unsandboxed: r.tools.unsandboxed(c.Name)}})
 		d, err := r.decision(ctx, round, c)
 		switch {
 		case errors.Is(err, ErrNoDecision) && r.autoDeny:

@@ -41,6 +41,12 @@ func toyServer(t *testing.T) string {
 // with input, and returns how the run ended and the agent's state.
 func runWithServer(t *testing.T, tool, input, approvals string, command string) (*host.Result, *checkpoint.State, error) {
 	t.Helper()
+	res, st, _, err := runWithServerEvents(t, tool, input, approvals, command)
+	return res, st, err
+}
+
+func runWithServerEvents(t *testing.T, tool, input, approvals string, command string) (*host.Result, *checkpoint.State, []host.Event, error) {
+	t.Helper()
 	dir := t.TempDir()
 	must(t, os.Mkdir(filepath.Join(dir, "ws"), 0o755))
 	must(t, os.WriteFile(filepath.Join(dir, "script.yaml"), []byte(`turns:
@@ -60,13 +66,19 @@ mcp: [{name: toy, command: [`+command+`]}]
 	eng, err := host.NewEngine(ctx, host.Config{CacheDir: testCache, Store: store, Connect: Connect})
 	must(t, err)
 	defer eng.Close(ctx)
-	res, err := eng.Run(ctx, host.RunOptions{Agent: af, ID: "a", AutoDeny: true})
+	var events []host.Event
+	res, err := eng.Run(ctx, host.RunOptions{Agent: af, ID: "a", AutoDeny: true,
+		OnEvent: func(e host.Event) { events = append(events, e) }})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	rec, err := store.Read("a")
 	must(t, err)
-	return res, rec.State, nil
+	if infos, err := host.ListTools(af); err != nil || infos[len(infos)-1].Module != "mcp:toy" ||
+		!strings.Contains(infos[len(infos)-1].Tool.Description, "[unsandboxed: MCP server toy]") {
+		t.Errorf("tools ls of the agent file: %+v %v, want the server listed as unsandboxed", infos, err)
+	}
+	return res, rec.State, events, nil
 }
 
 // toolResult is the result the model read for the agent's first call.
@@ -94,10 +106,22 @@ func TestServerToolAsksByDefault(t *testing.T) {
 // Allowed by a rule, a call of an MCP server's tool is journaled like any
 // call, its result the server's answer.
 func TestServerToolCallIsJournaled(t *testing.T) {
-	_, st, err := runWithServer(t, "shout", "{text: hi}", "approvals: [{tool: shout, action: allow}]\n", toyServer(t))
+	_, st, events, err := runWithServerEvents(t, "shout", "{text: hi}", "approvals: [{tool: shout, action: allow}]\n", toyServer(t))
 	must(t, err)
 	if m := toolResult(t, st); m.IsError || m.Text != "HI" {
 		t.Errorf("result %+v, want HI", m)
+	}
+	starts := 0
+	for _, e := range events {
+		if e.Type == host.EventToolStart {
+			starts++
+			if !e.Call.Unsandboxed {
+				t.Errorf("tool_start of %s is not labelled unsandboxed", e.Call.Tool)
+			}
+		}
+	}
+	if starts != 1 {
+		t.Errorf("%d tool_start events, want 1", starts)
 	}
 }
 
