@@ -150,6 +150,17 @@ func serverInfo(s MCPServer) ToolInfo {
 			", listed when it starts; they run outside the sandbox and ask a person unless an approval rule allows them"}}
 }
 
+// actionOf is what the approval rules do with a call: the first matching
+// rule's action, else allow, except for a tool outside the sandbox, which
+// runs only when a rule or a person allows it.
+func (r *run) actionOf(c checkpoint.ToolCall) (Action, int) {
+	action, rule := decide(r.af.Approvals, c)
+	if rule < 0 && r.tools.unsandboxed(c.Name) {
+		action = ActionAsk
+	}
+	return action, rule
+}
+
 // unsandboxed reports whether a call's tool runs outside the sandbox.
 func (ts *toolset) unsandboxed(name string) bool {
 	t, ok := ts.tools[name]

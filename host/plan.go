@@ -38,11 +38,7 @@ func (r *run) playCalls(ctx context.Context, round int, calls []checkpoint.ToolC
 			results = append(results, denial(c, rec.Reason))
 			continue
 		}
-		action, rule := decide(r.af.Approvals, c)
-		if rule < 0 && r.tools.unsandboxed(c.Name) {
-			action = ActionAsk // a tool outside the sandbox runs only when a rule or a person allows it
-		}
-		switch action {
+		switch action, rule := r.actionOf(c); action {
 		case ActionDeny:
 			results = append(results, denial(c, ruleDenial(rule)))
 		case ActionAsk:

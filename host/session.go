@@ -216,7 +216,7 @@ func (s *Session) Tools() []SessionTool {
 // Asks reports whether the agent file's approval rules put a call of tool
 // with input to a person, so that a caller can ask before it calls.
 func (s *Session) Asks(tool string, input json.RawMessage) bool {
-	action, _ := decide(s.r.af.Approvals, checkpoint.ToolCall{Name: tool, Input: string(input)})
+	action, _ := s.r.actionOf(checkpoint.ToolCall{Name: tool, Input: string(input)})
 	return action == ActionAsk
 }
 

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/host"
 )
@@ -145,5 +147,30 @@ func TestServerThatDoesNotStart(t *testing.T) {
 	_, _, err := runWithServer(t, "shout", "{text: hi}", "", filepath.Join(t.TempDir(), "no-such-server"))
 	if !errors.Is(err, host.ErrMCPServer) || !strings.Contains(err.Error(), "mcp server toy") {
 		t.Errorf("err = %v, want ErrMCPServer naming the server", err)
+	}
+}
+
+// Served by cairn mcp, an agent file's MCP server tools are hinted as
+// open-world and destructive, and ask the client by default.
+func TestServedServerTools(t *testing.T) {
+	asked := 0
+	f := serve(t, "mcp: [{name: toy, command: ["+toyServer(t)+"]}]\n", &sdk.ClientOptions{
+		ElicitationHandler: func(context.Context, *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+			asked++
+			return &sdk.ElicitResult{Action: "accept"}, nil
+		}})
+	res, err := f.client.ListTools(context.Background(), nil)
+	must(t, err)
+	var shout *sdk.Tool
+	for _, tool := range res.Tools {
+		if tool.Name == "shout" {
+			shout = tool
+		}
+	}
+	if shout == nil || shout.Annotations.ReadOnlyHint || !*shout.Annotations.OpenWorldHint || !*shout.Annotations.DestructiveHint {
+		t.Fatalf("shout: %+v", shout)
+	}
+	if out := f.call(t, "shout", map[string]any{"text": "hey"}); out.IsError || text(out) != "HEY" || asked != 1 {
+		t.Errorf("shout: %q, asked %d times", text(out), asked)
 	}
 }

@@ -79,7 +79,10 @@ func (r *resources) sync(context.Context) {
 func (r *resources) walk() map[string]string {
 	files := map[string]string{}
 	filepath.WalkDir(r.dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || len(files) >= r.max {
+		if len(files) >= r.max {
+			return fs.SkipAll
+		}
+		if err != nil {
 			return fs.SkipDir
 		}
 		if d.Type().IsRegular() {

@@ -114,8 +114,9 @@ func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
 }
 
 // mcpTool describes a tool to MCP clients: its schema as declared, and
-// hints from its manifest. Every tool is closed-world: the sandbox gives
-// it the workspace and nothing else.
+// hints from its manifest. A sandboxed tool is closed-world: the sandbox
+// gives it the workspace and nothing else. An MCP server's tool, which
+// runs outside it, may do anything.
 func mcpTool(t host.SessionTool) (*sdk.Tool, error) {
 	var schema map[string]any
 	if err := json.Unmarshal(t.Schema, &schema); err != nil {
@@ -125,9 +126,9 @@ func mcpTool(t host.SessionTool) (*sdk.Tool, error) {
 		schema["type"] = "object"
 	}
 	readOnly := !t.Mutates && t.Needs.Workspace != abi.AccessReadWrite && !t.Unsandboxed
-	closed := !t.Unsandboxed
+	openWorld := t.Unsandboxed
 	ann := &sdk.ToolAnnotations{ReadOnlyHint: readOnly, IdempotentHint: t.Idempotent || readOnly,
-		OpenWorldHint: &closed}
+		OpenWorldHint: &openWorld}
 	if !readOnly {
 		// A tool that may change the workspace may overwrite or delete
 		// what is there (`cairn undo` takes the last round back).

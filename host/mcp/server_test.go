@@ -52,7 +52,7 @@ tools:
 	store, err := host.OpenStore(filepath.Join(dir, "store"))
 	must(t, err)
 	ctx := context.Background()
-	eng, err := host.NewEngine(ctx, host.Config{CacheDir: testCache, Store: store})
+	eng, err := host.NewEngine(ctx, host.Config{CacheDir: testCache, Store: store, Connect: Connect})
 	must(t, err)
 	t.Cleanup(func() { eng.Close(ctx) })
 	sess, err := eng.OpenSession(ctx, host.SessionOptions{Agent: af, ID: "m"})
