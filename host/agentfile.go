@@ -49,6 +49,9 @@ type AgentFile struct {
 	// person decides; the first rule that matches a call applies, and a
 	// call no rule matches runs.
 	Approvals []Rule `yaml:"approvals" json:"approvals,omitempty"`
+	// MCP lists MCP servers whose tools run beside the wasm tools, outside
+	// the sandbox (see MCPServer).
+	MCP []MCPServer `yaml:"mcp" json:"mcp,omitempty"`
 
 	// Dir is the directory relative paths are resolved against; File is
 	// the file it was read from, if any; Source its bytes. They are not
@@ -193,7 +196,12 @@ func (af *AgentFile) Validate() error {
 	if af.Model.Provider == "" {
 		return errors.New("model.provider is missing (script, openai or anthropic)")
 	}
-	if len(af.Tools) == 0 {
+	for i, s := range af.MCP {
+		if err := s.validate(); err != nil {
+			return fmt.Errorf("mcp[%d]: %w", i, err)
+		}
+	}
+	if len(af.Tools) == 0 && len(af.MCP) == 0 {
 		return errors.New("tools is empty: list at least `- module: builtin`")
 	}
 	for i, t := range af.Tools {

@@ -69,6 +69,9 @@ func (ts *toolset) invoke(ctx context.Context, ws workspaceView, c checkpoint.To
 	if !ok {
 		return "", fmt.Errorf("there is no tool %q; the tools are: %s", c.Name, ts.names())
 	}
+	if t.remote != nil {
+		return t.callRemote(ctx, c)
+	}
 	mod, err := t.module.Wait(ctx)
 	if ctx.Err() != nil {
 		return "", ctx.Err()

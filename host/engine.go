@@ -21,8 +21,9 @@ import (
 // their state is committed to. An Engine is safe for concurrent use by runs
 // of different agents; the store's lock keeps one agent to one run.
 type Engine struct {
-	rt    *sandbox.Runtime
-	store checkpoint.Store
+	rt      *sandbox.Runtime
+	store   checkpoint.Store
+	connect Connector
 }
 
 // Config configures an Engine. The zero value compiles modules in memory
@@ -33,6 +34,9 @@ type Config struct {
 	CacheDir string
 	// Store keeps the agents; nil means an in-memory store.
 	Store checkpoint.Store
+	// Connect reaches the MCP servers agent files list (host/mcp.Connect);
+	// nil: an agent that lists one does not start.
+	Connect Connector
 }
 
 // OpenStore opens (making it if needed) the file store in dir. A process
@@ -52,7 +56,7 @@ func NewEngine(ctx context.Context, cfg Config) (*Engine, error) {
 	if store == nil {
 		store = checkpoint.NewMemStore()
 	}
-	return &Engine{rt: rt, store: store}, nil
+	return &Engine{rt: rt, store: store, connect: cfg.Connect}, nil
 }
 
 // Close releases the engine's runtime. Runs must have returned.
@@ -228,6 +232,10 @@ func (e *Engine) newRun(ctx context.Context, af *AgentFile, mods []Module, overr
 	}
 	tools, err := newToolset(ctx, e.rt, af, mods)
 	if err != nil {
+		return nil, err
+	}
+	if err := tools.addServers(ctx, e.connect, af); err != nil {
+		tools.closeServers()
 		return nil, err
 	}
 	tools.prepare(ws)

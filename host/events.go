@@ -65,6 +65,9 @@ type Call struct {
 	Outcome    Outcome `json:"outcome,omitempty"`
 	Output     string  `json:"output,omitempty"`
 	DurationMS float64 `json:"duration_ms,omitempty"`
+	// Unsandboxed marks a call of an MCP server's tool, which runs
+	// outside the sandbox.
+	Unsandboxed bool `json:"unsandboxed,omitempty"`
 }
 
 // Outcome is how a tool call ended.

@@ -43,6 +43,9 @@ type run struct {
 	// autoDeny denies them when no one can be asked.
 	approver Approver
 	autoDeny bool
+	// commitCancelled commits a round whose calls the context stopped,
+	// with results that say so, instead of leaving it for resume.
+	commitCancelled bool
 
 	mu      sync.Mutex // serialises events across call goroutines
 	onEvent EventFunc
@@ -92,7 +95,7 @@ func (r *run) release() error {
 	if r.watcher != nil {
 		r.watcher.Close()
 	}
-	return errors.Join(r.history.Close(), r.pool.Close())
+	return errors.Join(r.history.Close(), r.pool.Close(), r.tools.closeServers())
 }
 
 // prompt adds the user's message to the round about to be taken.
@@ -204,7 +207,7 @@ func (r *run) finishRound(ctx context.Context, round int, calls []checkpoint.Too
 	if err != nil {
 		return err
 	}
-	if ctx.Err() != nil {
+	if ctx.Err() != nil && !r.commitCancelled {
 		return ctx.Err()
 	}
 	inCallOrder(results, calls)
@@ -250,7 +253,8 @@ func (r *run) runCalls(ctx context.Context, round int, calls []checkpoint.ToolCa
 				Call: c.ID, Tool: c.Name, Phase: checkpoint.PhaseExecuting})
 			journalErr = errors.Join(journalErr, err)
 			mu.Unlock()
-			r.emit(Event{Type: EventToolStart, Round: round, Call: &Call{ID: c.ID, Tool: c.Name, Input: c.Input}})
+			r.emit(Event{Type: EventToolStart, Round: round, Call: &Call{ID: c.ID, Tool: c.Name, Input: c.Input,
+				Unsandboxed: r.tools.unsandboxed(c.Name)}})
 		},
 		func(res callResult) {
 			if len(res.effects) == 0 {

@@ -65,6 +65,9 @@ func ListTools(af *AgentFile) ([]ToolInfo, error) {
 			out = append(out, ToolInfo{Module: m.Ref.Module, Tool: t})
 		}
 	}
+	for _, s := range af.MCP {
+		out = append(out, serverInfo(s))
+	}
 	return out, nil
 }
 

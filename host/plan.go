@@ -38,7 +38,7 @@ func (r *run) playCalls(ctx context.Context, round int, calls []checkpoint.ToolC
 			results = append(results, denial(c, rec.Reason))
 			continue
 		}
-		switch action, rule := decide(r.af.Approvals, c); action {
+		switch action, rule := r.actionOf(c); action {
 		case ActionDeny:
 			results = append(results, denial(c, ruleDenial(rule)))
 		case ActionAsk:
@@ -68,7 +68,8 @@ func (r *run) playCalls(ctx context.Context, round int, calls []checkpoint.ToolC
 func (r *run) ask(ctx context.Context, round int, calls []checkpoint.ToolCall) (
 	approved []checkpoint.ToolCall, denied []callResult, waiting []checkpoint.ToolCall, err error) {
 	for _, c := range calls {
-		r.emit(Event{Type: EventApprovalRequired, Round: round, Call: &Call{ID: c.ID, Tool: c.Name, Input: c.Input}})
+		r.emit(Event{Type: EventApprovalRequired, Round: round, Call: &Call{ID: c.ID, Tool: c.Name, Input: c.Input,
+			Unsandboxed: r.tools.unsandboxed(c.Name)}})
 		d, err := r.decision(ctx, round, c)
 		switch {
 		case errors.Is(err, ErrNoDecision) && r.autoDeny:

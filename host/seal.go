@@ -63,6 +63,10 @@ func (r *run) inspect(rec *checkpoint.Recovered) Report {
 }
 
 func (r *run) seal(c checkpoint.ToolCall, p checkpoint.Phase) Seal {
+	if r.tools.unsandboxed(c.Name) && p == checkpoint.PhaseExecuting {
+		return Seal{Call: c.ID, Tool: c.Name, Phase: p, Effects: EffectsUnknown,
+			Recommendation: "check what the MCP server did before calling it again: it runs outside the sandbox, so its changes were not staged"}
+	}
 	return Seal{Call: c.ID, Tool: c.Name, Phase: p, Effects: EffectsNone,
 		Recommendation: "retry: the call did not finish and changed nothing"}
 }

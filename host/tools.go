@@ -32,6 +32,9 @@ type tool struct {
 	grant  Grant
 	schema *schema
 	limits Limits
+	// remote is the MCP server of a tool that runs outside the sandbox.
+	remote ExternalTools
+	server string
 }
 
 // toolset is every tool an agent offers the model, by name.
@@ -40,6 +43,8 @@ type toolset struct {
 	specs []model.Tool
 	// loads are the modules compiling, to say once of each that failed.
 	loads []*moduleLoad
+	// servers are the MCP servers the tools of the set reach.
+	servers []ExternalTools
 }
 
 type moduleLoad struct {
@@ -91,6 +96,9 @@ func newToolset(ctx context.Context, rt *sandbox.Runtime, af *AgentFile, mods []
 // took longer than those.
 func (ts *toolset) prepare(ws string) {
 	for _, t := range ts.tools {
+		if t.remote != nil {
+			continue
+		}
 		t.module.Prepare(t.policy(ws))
 	}
 }

@@ -75,6 +75,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			denyCommand(),
 			toolsCommand(),
 			execCommand(),
+			mcpCommand(),
 			versionCommand(),
 		},
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {

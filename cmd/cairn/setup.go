@@ -11,6 +11,7 @@ import (
 
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/host"
+	"github.com/cairnrun/cairn/host/mcp"
 	"github.com/cairnrun/cairn/host/model"
 )
 
@@ -54,7 +55,7 @@ func newEngine(c *cli.Context) (*host.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return host.NewEngine(c.Context, host.Config{CacheDir: cacheDir(c), Store: store})
+	return host.NewEngine(c.Context, host.Config{CacheDir: cacheDir(c), Store: store, Connect: mcp.Connect})
 }
 
 // runError maps an error that kept a run from starting to its exit code.

@@ -1,0 +1,85 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+
+	"github.com/cairnrun/cairn/host"
+)
+
+// Shared by the package's tests: the compile cache and the packed test
+// modules (building a Go guest takes seconds, so it is done once, by the
+// first test that needs them; fuzzing needs none).
+var (
+	testCache   string
+	toolsWasm   string // testdata/mcptools
+	hostileWasm string // the host's hostile module, to try escapes through MCP
+	buildOnce   sync.Once
+	buildErr    error
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(runTests(m))
+}
+
+func runTests(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "cairn-mcp-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	testCache = filepath.Join(dir, "cache")
+	code := m.Run()
+	os.RemoveAll(dir)
+	return code
+}
+
+// testModules builds and packs the test modules once.
+func testModules(t testing.TB) {
+	t.Helper()
+	buildOnce.Do(func() {
+		ctx := context.Background()
+		eng, err := host.NewEngine(ctx, host.Config{CacheDir: testCache})
+		if err != nil {
+			buildErr = err
+			return
+		}
+		defer eng.Close(ctx)
+		dir := filepath.Dir(testCache)
+		for pkg, out := range map[string]*string{"./testdata/mcptools": &toolsWasm, "../testdata/hostile": &hostileWasm} {
+			if *out, err = buildGuest(ctx, eng, dir, pkg); err != nil {
+				buildErr = err
+				return
+			}
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+}
+
+// buildGuest builds a Go tool for wasip1 and packs its manifest.
+func buildGuest(ctx context.Context, eng *host.Engine, dir, pkg string) (string, error) {
+	raw := filepath.Join(dir, filepath.Base(pkg)+".raw.wasm")
+	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", raw, pkg)
+	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build %s: %v\n%s", pkg, err, out)
+	}
+	wasm, err := os.ReadFile(raw)
+	if err != nil {
+		return "", err
+	}
+	packed, err := eng.Pack(ctx, wasm, nil)
+	if err != nil {
+		return "", fmt.Errorf("pack %s: %w", pkg, err)
+	}
+	out := filepath.Join(dir, filepath.Base(pkg)+".wasm")
+	return out, os.WriteFile(out, packed, 0o644)
+}

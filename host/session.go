@@ -1,0 +1,290 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/cairnrun/cairn/abi"
+	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/host/model"
+)
+
+// A Session is an agent driven one call at a time by a caller outside the
+// loop, such as an MCP client: each Call is one round of the agent whose
+// model turn is the caller's request. The call runs exactly as a call the
+// model asked for: a fresh instance of its module, its own overlay of the
+// workspace, the approval rules, its effects applied only after its
+// result is journaled, the round committed. So `cairn show`, `log`,
+// `events`, `diff` and `undo` work on a session's agent, and a crash
+// mid-call leaves an interrupted round that the next session of the agent
+// seals. (`cairn resume` would seal it too, but then asks the agent file's
+// model to go on, which a session's agent has no use for.)
+//
+// A Session holds its agent's lock until Close. Its calls are taken one
+// at a time, in the order they arrive; Call is safe for concurrent use.
+type Session struct {
+	r    *run
+	lock checkpoint.Lock
+	// turn is a token: whoever holds it takes the next round.
+	turn chan struct{}
+	// broken is the error that left a round open; no round follows it.
+	broken error
+}
+
+// SessionOptions says which agent a session drives.
+type SessionOptions struct {
+	Agent *AgentFile
+	// ID is the agent's id: a new agent is made when it is empty or names
+	// no agent; an existing one continues, its interrupted round sealed.
+	ID        string
+	Workspace string
+	Labels    checkpoint.Labels
+	OnEvent   EventFunc
+}
+
+// SessionTool is a tool a session offers: its manifest's entry, and the
+// JSON Schema of its arguments as the model would be sent it.
+type SessionTool struct {
+	abi.Tool
+	Schema json.RawMessage
+	// Unsandboxed: the tool is an MCP server's, run outside the sandbox.
+	Unsandboxed bool
+}
+
+// CallOutcome is what one call of a session came to.
+type CallOutcome struct {
+	// Call is the call's id in the agent's journal; Round its round.
+	Call  string
+	Round int
+	// Output is what the tool answered, or why it failed or was refused.
+	Output  string
+	IsError bool
+}
+
+// ErrSessionBroken: a round of the session could not be committed; the
+// session takes no more calls.
+var ErrSessionBroken = errors.New("session cannot take more calls")
+
+// clientTurns is the model of a session's run: the caller takes the
+// model's turns, so the provider is never asked.
+var clientTurns = model.Spec{Provider: "script", ScriptData: []byte("turns: []\n")}
+
+// OpenSession opens (or makes) the agent and takes its lock. An agent left
+// mid-round by a crash has its in-flight calls sealed and its round
+// committed first, as `cairn resume` would, without asking any model.
+//
+// # Errors
+//
+// As Run: checkpoint.ErrLocked, modules that do not load or ask for more
+// than granted, a missing workspace.
+func (e *Engine) OpenSession(ctx context.Context, opts SessionOptions) (*Session, error) {
+	if opts.ID == "" {
+		opts.ID = opts.Agent.Name + "-" + newID()
+	}
+	if err := checkpoint.CheckID(opts.ID); err != nil {
+		return nil, err
+	}
+	runID := "run-" + newID()
+	lock, err := e.store.Lock(opts.ID, checkpoint.ThisProcess(runID))
+	if err != nil {
+		return nil, err
+	}
+	r, err := e.sessionRun(ctx, opts, runID)
+	if err != nil {
+		lock.Unlock()
+		return nil, err
+	}
+	s := &Session{r: r, lock: lock, turn: make(chan struct{}, 1)}
+	s.turn <- struct{}{}
+	return s, nil
+}
+
+// sessionRun opens or makes the agent's run, sealing an interrupted round.
+func (e *Engine) sessionRun(ctx context.Context, opts SessionOptions, runID string) (*run, error) {
+	var rec *checkpoint.Recovered
+	var r *run
+	var err error
+	if e.store.Exists(opts.ID) {
+		r, rec, err = e.reopen(ctx, opts, runID)
+	} else {
+		r, err = e.createSession(ctx, opts, runID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	r.onEvent, r.autoDeny, r.commitCancelled = opts.OnEvent, true, true
+	if err := r.keepHistory(e.store); err != nil {
+		r.close()
+		return nil, err
+	}
+	if err := r.sealInterrupted(ctx, rec, runID); err != nil {
+		r.close()
+		return nil, fmt.Errorf("session of agent %q: %w", opts.ID, err)
+	}
+	return r, nil
+}
+
+func (e *Engine) createSession(ctx context.Context, opts SessionOptions, runID string) (*run, error) {
+	ws, err := workspaceOf(opts.Agent, opts.Workspace)
+	if err != nil {
+		return nil, err
+	}
+	mods, err := loadModules(opts.Agent)
+	if err != nil {
+		return nil, err
+	}
+	def, err := e.define(opts.Agent, mods, ws)
+	if err != nil {
+		return nil, err
+	}
+	log, err := e.store.Create(opts.ID, checkpoint.NewState(opts.ID, def, opts.Labels, now()))
+	if err != nil {
+		return nil, err
+	}
+	spec := clientTurns
+	r, err := e.newRun(ctx, opts.Agent, mods, &spec, ws, opts.ID, runID, log)
+	if err != nil {
+		log.Close()
+	}
+	return r, err
+}
+
+// reopen opens an existing agent with the agent file given now.
+func (e *Engine) reopen(ctx context.Context, opts SessionOptions, runID string) (*run, *checkpoint.Recovered, error) {
+	rec, log, err := e.store.Open(opts.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	ws := rec.State.Definition.Workspace
+	if opts.Workspace != "" {
+		ws = opts.Workspace
+	}
+	spec := clientTurns
+	r, err := e.newRun(ctx, opts.Agent, nil, &spec, ws, opts.ID, runID, log)
+	if err != nil {
+		log.Close()
+		return nil, nil, err
+	}
+	return r, rec, nil
+}
+
+// sealInterrupted starts the session's run; when rec is an agent a stop
+// left mid-round, it first finishes that round as resume's seal strategy
+// does: finished calls kept, their unapplied changes applied, calls in
+// flight sealed, calls awaiting a decision denied (no one is there to
+// decide them).
+func (r *run) sealInterrupted(ctx context.Context, rec *checkpoint.Recovered, runID string) error {
+	info := checkpoint.RunInfo{ID: runID}
+	if rec == nil || !rec.Interrupted() {
+		return r.begin(info, "")
+	}
+	if last := rec.State.LastRun(); last != nil {
+		info.ResumedFrom = last.ID
+	}
+	info.Strategy = string(StrategySeal)
+	report := r.inspect(rec)
+	if err := r.begin(info, ""); err != nil {
+		return err
+	}
+	var err error
+	if report.Applied, err = r.finishApplies(rec); err != nil {
+		return err
+	}
+	r.emit(report.event(StrategySeal))
+	r.discardStaging(rec.State.Round + 1)
+	return r.settle(ctx, rec, report, StrategySeal)
+}
+
+// ID is the session's agent id.
+func (s *Session) ID() string { return s.r.agentID }
+
+// Workspace is the directory the session's tools work in.
+func (s *Session) Workspace() string { return s.r.workspace }
+
+// Tools lists the tools the session offers, by name.
+func (s *Session) Tools() []SessionTool {
+	out := make([]SessionTool, 0, len(s.r.tools.specs))
+	for _, spec := range s.r.tools.specs {
+		t := s.r.tools.tools[spec.Name]
+		out = append(out, SessionTool{Tool: t.spec, Schema: spec.InputSchema, Unsandboxed: t.remote != nil})
+	}
+	return out
+}
+
+// Asks reports whether the agent file's approval rules put a call of tool
+// with input to a person, so that a caller can ask before it calls.
+func (s *Session) Asks(tool string, input json.RawMessage) bool {
+	action, _ := s.r.actionOf(checkpoint.ToolCall{Name: tool, Input: string(input)})
+	return action == ActionAsk
+}
+
+// Call runs one call of tool with input (a JSON object) as a round of the
+// agent, and returns its result once the round is committed and its
+// effects applied. Approval rules apply: a call a rule says to ask about
+// is put to ask, and denied with the reason when ask is nil. A call whose
+// ctx ends while it runs is stopped; its result says so and its changes
+// are discarded.
+//
+// # Errors
+//
+// ctx's error when it ends before the call starts; ErrSessionBroken, with
+// the cause, when a round could not be journaled: then the agent needs
+// a new session of it, which seals what was in flight.
+// A failing tool is not an error: its outcome says it failed.
+func (s *Session) Call(ctx context.Context, tool string, input json.RawMessage, ask Approver) (*CallOutcome, error) {
+	select {
+	case <-s.turn:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { s.turn <- struct{}{} }()
+	if s.broken != nil {
+		return nil, s.broken
+	}
+	r := s.r
+	r.approver = ask
+	round := r.state().Round + 1
+	c := checkpoint.ToolCall{ID: fmt.Sprintf("mcp-%d", round), Name: tool, Input: string(input)}
+	turn := checkpoint.Message{Role: checkpoint.RoleAssistant, ToolCalls: []checkpoint.ToolCall{c}}
+	err := r.log.Append(checkpoint.Record{Type: checkpoint.RecTurn, Time: now(), Round: round, Message: &turn,
+		Usage: &checkpoint.Usage{}})
+	if err == nil {
+		r.emit(Event{Type: EventModelTurn, Round: round, Calls: 1, Usage: &checkpoint.Usage{}})
+		err = r.finishRound(ctx, round, turn.ToolCalls, nil)
+	}
+	if err != nil {
+		s.broken = fmt.Errorf("%w: round %d of agent %s: %w", ErrSessionBroken, round, r.agentID, err)
+		return nil, s.broken
+	}
+	return s.outcome(c, round), nil
+}
+
+// outcome reads the call's result from the committed round.
+func (s *Session) outcome(c checkpoint.ToolCall, round int) *CallOutcome {
+	out := &CallOutcome{Call: c.ID, Round: round}
+	msgs := s.r.state().Messages
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if m := msgs[i]; m.Role == checkpoint.RoleTool && m.CallID == c.ID {
+			out.Output, out.IsError = m.Text, m.IsError
+			break
+		}
+	}
+	return out
+}
+
+// Close ends the session's run, journaling that it ended, and releases the
+// agent.
+func (s *Session) Close() error {
+	<-s.turn
+	status := StatusDone
+	reason := ""
+	if s.broken != nil {
+		status, reason = StatusFailed, s.broken.Error()
+	}
+	_, err := s.r.end(status, reason)
+	err = errors.Join(err, s.r.close())
+	s.lock.Unlock()
+	return err
+}
