@@ -13,11 +13,15 @@ import (
 // object per line.
 type renderer struct {
 	w      io.Writer
+	errW   io.Writer // warnings, in readable form
 	json   bool
 	inText bool // the last thing printed was streamed model text
 }
 
-func newRenderer(w io.Writer, asJSON bool) *renderer { return &renderer{w: w, json: asJSON} }
+// newRenderer prints events to w, and readable warnings to errW.
+func newRenderer(w, errW io.Writer, asJSON bool) *renderer {
+	return &renderer{w: w, errW: errW, json: asJSON}
+}
 
 func (r *renderer) event(e host.Event) {
 	if r.json {
@@ -55,7 +59,7 @@ func (r *renderer) human(e host.Event) {
 	case host.EventRoundEnd:
 		fmt.Fprintf(r.w, "· round %d done · %d tokens so far\n", e.Round, e.Usage.Total())
 	case host.EventWarning:
-		fmt.Fprintf(r.w, "warning: %s\n", e.Text)
+		fmt.Fprintf(r.errW, "cairn: warning: %s\n", e.Text)
 	case host.EventRunEnd:
 		r.runEnd(e)
 	default:

@@ -45,7 +45,7 @@ func resumeAction(c *cli.Context) error {
 	}
 	defer s.close()
 	opts.Model = s.model
-	opts.OnEvent = newRenderer(c.App.Writer, c.Bool(jsonFlag.Name)).event
+	opts.OnEvent = newRenderer(c.App.Writer, c.App.ErrWriter, c.Bool(jsonFlag.Name)).event
 	opts.Approver, opts.AutoDeny = terminalApprover(c.App.Reader, c.App.ErrWriter), c.Bool(autoDenyFlag.Name)
 	res, err := s.eng.Resume(s.ctx, opts)
 	if err != nil {

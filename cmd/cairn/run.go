@@ -52,7 +52,7 @@ func runAction(c *cli.Context) error {
 	}
 	defer s.close()
 	opts.Model = s.model
-	r := newRenderer(c.App.Writer, c.Bool(jsonFlag.Name))
+	r := newRenderer(c.App.Writer, c.App.ErrWriter, c.Bool(jsonFlag.Name))
 	opts.OnEvent = r.event
 	opts.Approver, opts.AutoDeny = terminalApprover(c.App.Reader, c.App.ErrWriter), c.Bool(autoDenyFlag.Name)
 	res, err := s.eng.Run(s.ctx, opts)

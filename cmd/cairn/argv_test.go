@@ -1,0 +1,101 @@
+package main
+
+import (
+	"os/exec"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestReorderArgs(t *testing.T) {
+	tests := []struct {
+		in   string
+		want string
+	}{
+		{"show A --json", "show --json -- A"},
+		{"show --json A", "show --json -- A"},
+		{"snapshot A --label L --store S", "snapshot --label L --store S -- A"},
+		{"fork A --from L --as NEW", "fork --from L --as NEW -- A"},
+		{"deny A CALL --reason too risky", "deny --reason too -- A CALL risky"},
+		{"ask A q --model bogus:x", "ask --model bogus:x -- A q"},
+		{"run -f a.yaml PROMPT --json", "run -f a.yaml --json -- PROMPT"},
+		{"run --file=a.yaml PROMPT", "run --file=a.yaml -- PROMPT"},
+		{"run -f a.yaml -- --json is a prompt", "run -f a.yaml -- --json is a prompt"},
+		{"tools pack M -o OUT", "tools pack -o OUT -- M"},
+		{"tools ls --json", "tools ls --json"},
+		{"exec --dir .:/w prog.wasm -n 3 --dir x", "exec --dir .:/w -- prog.wasm -n 3 --dir x"},
+		{"exec prog.wasm --timeout 1s", "exec -- prog.wasm --timeout 1s"},
+		{"show A --help", "show --help"},
+		{"show A --json --generate-bash-completion", "show A --json --generate-bash-completion"},
+		{"help show", "help show"},
+		{"--help", "--help"},
+		{"run - --json", "run --json -- -"},
+	}
+	for _, tt := range tests {
+		got, err := reorderArgs(newApp(nil, nil, nil).Commands, append([]string{"cairn"}, strings.Fields(tt.in)...))
+		if err != nil {
+			t.Errorf("%s: %v", tt.in, err)
+			continue
+		}
+		if want := append([]string{"cairn"}, strings.Fields(tt.want)...); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s:\n got %q\nwant %q", tt.in, got, want)
+		}
+	}
+}
+
+// Every way the command line can be wrong exits 2 with the message on
+// stderr and prints no help on stdout.
+func TestUsageErrorsExitTwoOnStderr(t *testing.T) {
+	tests := []struct {
+		args string
+		msg  string
+	}{
+		{"", "USAGE"},
+		{"nosuch", `no command "nosuch"`},
+		{"tools", "needs a command: ls, pack"},
+		{"tools nosuch", `no command "nosuch"`},
+		{"--nosuch", "flag provided but not defined"},
+		{"ls --nosuch", "ls: flag provided but not defined: -nosuch"},
+		{"show A --nosuch", "show: flag provided but not defined"},
+		{"tools pack M.wasm --nosuch", "tools pack: flag provided but not defined"},
+		{"show A --store", "show: flag needs a value: --store"},
+		{"gc --keep-snapshots many", "invalid value"},
+		{"completion fish", "usage: cairn completion"},
+	}
+	for _, tt := range tests {
+		code, out, errOut := cairn(t, strings.Fields(tt.args)...)
+		if code != exitUsage || out != "" || !strings.Contains(errOut, tt.msg) {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 and stderr saying %q", tt.args, code, out, errOut, tt.msg)
+		}
+	}
+}
+
+// Help asked for goes to stdout and exits 0, wherever --help stands.
+func TestHelpWhenAsked(t *testing.T) {
+	for _, args := range []string{"help", "--help", "help show", "show --help", "show A --help", "tools pack --help"} {
+		code, out, errOut := cairn(t, strings.Fields(args)...)
+		if code != exitDone || !strings.Contains(out, "USAGE") || errOut != "" {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q", args, code, out, errOut)
+		}
+	}
+}
+
+// Completion asks the real binary, since urfave/cli reads the words being
+// completed from the process's own arguments.
+func TestCompletion(t *testing.T) {
+	code, out, _ := cairn(t, "completion", "bash")
+	if code != exitDone || !strings.Contains(out, "complete -o default -F _cairn_complete cairn") {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	bin := cairnBinary(t)
+	for _, tt := range []struct{ args, want string }{
+		{"tools --generate-bash-completion", "ls\npack\n"},
+		{"show --st --generate-bash-completion", "--store\n"},
+		{"show A --js --generate-bash-completion", "--json\n"},
+	} {
+		out, err := exec.Command(bin, strings.Fields(tt.args)...).Output()
+		if err != nil || !strings.Contains(string(out), tt.want) {
+			t.Errorf("%s: %v, %q; want %q in it", tt.args, err, out, tt.want)
+		}
+	}
+}
