@@ -61,6 +61,8 @@ func TestUsageErrorsExitTwoOnStderr(t *testing.T) {
 		{"show A --store", "show: flag needs a value: --store"},
 		{"gc --keep-snapshots many", "invalid value"},
 		{"completion fish", "usage: cairn completion"},
+		// Regression: --model after the question became part of it.
+		{"ask A q --model bogus:x", `unknown provider "bogus"`},
 	}
 	for _, tt := range tests {
 		code, out, errOut := cairn(t, strings.Fields(tt.args)...)
