@@ -18,6 +18,9 @@ import (
 // checkpoint.ErrNotFound, checkpoint.ErrLocked while the agent runs,
 // ErrWorkspaceTooLarge.
 func (e *Engine) Snapshot(id, label string) (*checkpoint.Bookmark, error) {
+	if err := e.ready(); err != nil {
+		return nil, err
+	}
 	b, archive, err := e.capture(id, label)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot agent %q: %w", id, err)
@@ -81,6 +84,9 @@ var ErrNoBookmark = errors.New("no such bookmark")
 // checkpoint.ErrLocked when forking the last round of an agent that runs,
 // ErrNoBookmark, a workspace directory that is not empty.
 func (e *Engine) Fork(opts ForkOptions) (*checkpoint.State, error) {
+	if err := e.ready(); err != nil {
+		return nil, err
+	}
 	if opts.As == "" {
 		opts.As = opts.ID + "-fork-" + newID()
 	}

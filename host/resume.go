@@ -81,6 +81,9 @@ type Report struct {
 // checkpoint.ErrFutureSchema and checkpoint.ErrCorrupt from the store,
 // ErrDefinition when a module or the agent file is missing from the store.
 func (e *Engine) Resume(ctx context.Context, opts ResumeOptions) (*Result, error) {
+	if err := e.ready(); err != nil {
+		return nil, err
+	}
 	if opts.Strategy == "" {
 		opts.Strategy = StrategySeal
 	}
