@@ -30,7 +30,7 @@ func (e *Engine) Decide(id, call string, d Decision) error {
 	defer lock.Unlock()
 	rec, log, err := e.store.Open(id)
 	if err != nil {
-		return fmt.Errorf("agent %q: %w", id, err)
+		return err // the store's error names the agent
 	}
 	defer log.Close()
 	waiting := awaitingDecision(rec.Tail)

@@ -95,7 +95,7 @@ func (e *Engine) Resume(ctx context.Context, opts ResumeOptions) (*Result, error
 	defer lock.Unlock()
 	rec, log, err := e.store.Open(opts.ID)
 	if err != nil {
-		return nil, fmt.Errorf("resume agent %q: %w", opts.ID, err)
+		return nil, fmt.Errorf("resume: %w", err) // the store's error names the agent
 	}
 	defer log.Close()
 	r, err := e.rebuildRun(ctx, rec, opts, runID, log)

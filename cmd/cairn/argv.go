@@ -150,6 +150,9 @@ func usageErrors(cmds []*cli.Command, path string) {
 		if len(c.Subcommands) > 0 && c.Action == nil {
 			c.Action = needsSubcommand(name, c.Subcommands)
 		}
+		// An argument named h or help is an agent's id, not the help
+		// command urfave/cli gives every command.
+		c.HideHelpCommand = len(c.Subcommands) == 0
 		usageErrors(c.Subcommands, name)
 	}
 }

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -63,6 +65,9 @@ func TestUsageErrorsExitTwoOnStderr(t *testing.T) {
 		{"completion fish", "usage: cairn completion"},
 		// Regression: --model after the question became part of it.
 		{"ask A q --model bogus:x", `unknown provider "bogus"`},
+		// Regression: an agent named h or help showed fork's help, exit 0.
+		{"fork h --from nope --store " + t.TempDir(), `agent "h": not found`},
+		{"show help --store " + t.TempDir(), `agent "help": not found`},
 	}
 	for _, tt := range tests {
 		code, out, errOut := cairn(t, strings.Fields(tt.args)...)
@@ -98,6 +103,34 @@ func TestCompletion(t *testing.T) {
 		out, err := exec.Command(bin, strings.Fields(tt.args)...).Output()
 		if err != nil || !strings.Contains(string(out), tt.want) {
 			t.Errorf("%s: %v, %q; want %q in it", tt.args, err, out, tt.want)
+		}
+	}
+}
+
+// Regression: errors repeated their context (`agent "x": agent "x": not
+// found`, `not a valid WebAssembly module: fast mode: not a valid
+// WebAssembly module`).
+func TestErrorsSayTheirContextOnce(t *testing.T) {
+	store, bad := t.TempDir(), filepath.Join(t.TempDir(), "bad.wasm")
+	must(t, os.WriteFile(bad, []byte("not wasm"), 0o644))
+	tests := []struct {
+		args string
+		once string
+	}{
+		{"resume nobody", `"nobody"`},
+		{"snapshot nobody", `"nobody"`},
+		{"fork nobody", `"nobody"`},
+		{"fork nobody --from L", `"nobody"`},
+		{"approve nobody call_1_0", `"nobody"`},
+		{"diff nobody", `"nobody"`},
+		{"undo nobody", `"nobody"`},
+		{"tools pack " + bad, "not a valid WebAssembly module"},
+	}
+	t.Setenv("CAIRN_STORE", store)
+	for _, tt := range tests {
+		code, _, errOut := cairn(t, append(strings.Fields(tt.args), "--cache", cacheForTests(t))...)
+		if code == exitDone || strings.Count(errOut, tt.once) != 1 {
+			t.Errorf("%s: exit %d, stderr %q; want %s in it once", tt.args, code, errOut, tt.once)
 		}
 	}
 }
