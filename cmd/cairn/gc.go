@@ -26,8 +26,11 @@ func gcAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	busy := newProgress(c.App.ErrWriter, c.Bool(jsonFlag.Name))
+	busy.set("collecting: reading every agent's snapshots, journals and bookmarks")
 	got, err := host.Collect(store, checkpoint.Retention{Snapshots: c.Int("keep-snapshots"),
 		Bookmarks: c.Int("keep-bookmarks"), DryRun: c.Bool("dry-run")})
+	busy.close()
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 type renderer struct {
 	w      io.Writer
 	errW   io.Writer // warnings, in readable form
+	busy   *progress // the status line between events; nil for none
 	json   bool
 	inText bool // the last thing printed was streamed model text
 }
@@ -24,6 +25,10 @@ func newRenderer(w, errW io.Writer, asJSON bool) *renderer {
 }
 
 func (r *renderer) event(e host.Event) {
+	r.busy.around(func() { r.print(e) }, waitingAfter(e))
+}
+
+func (r *renderer) print(e host.Event) {
 	if r.json {
 		b, err := json.Marshal(e)
 		if err == nil {

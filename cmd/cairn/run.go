@@ -53,6 +53,8 @@ func runAction(c *cli.Context) error {
 	defer s.close()
 	opts.Model = s.model
 	r := newRenderer(c.App.Writer, c.App.ErrWriter, c.Bool(jsonFlag.Name))
+	r.busy = newProgress(c.App.ErrWriter, c.Bool(jsonFlag.Name))
+	defer r.busy.close()
 	opts.OnEvent = r.event
 	opts.Approver, opts.AutoDeny = terminalApprover(c.App.Reader, c.App.ErrWriter), c.Bool(autoDenyFlag.Name)
 	res, err := s.eng.Run(s.ctx, opts)
