@@ -13,8 +13,8 @@ import (
 	"github.com/cairnrun/cairn/abi"
 )
 
-// TestReadmeCommands runs every command form README.md shows, exactly as
-// written, against a real store: the spans of its command table, the
+// TestReadmeCommands runs every command form README.md and docs/cli.md
+// show, exactly as written, against a real store: the spans of its command table, the
 // lines of its code blocks that run cairn, and every other span that gives
 // a command more than its name (a bare `cairn resume` in prose names the
 // command; it must exist). Optional parts are all given, the first of
@@ -24,6 +24,8 @@ import (
 // appear in some form, so README and the binary cannot drift apart.
 func TestReadmeCommands(t *testing.T) {
 	forms, names := readmeForms(t, "../../README.md")
+	cli, cliNames := readmeForms(t, "../../docs/cli.md")
+	forms, names = append(forms, cli...), append(names, cliNames...)
 	fx := newReadmeFixture(t)
 	shown := map[string]bool{}
 	for _, form := range forms {
@@ -35,7 +37,7 @@ func TestReadmeCommands(t *testing.T) {
 		}
 	}
 	for _, n := range names {
-		if findCommand(newApp(nil, nil, nil).Commands, n) == nil {
+		if n != "help" && findCommand(newApp(nil, nil, nil).Commands, n) == nil {
 			t.Errorf("README names `cairn %s`, which is no command", n)
 		}
 	}
@@ -294,7 +296,8 @@ func (fx *readmeFixture) manifestJSON() string {
 }
 
 // listProgram builds a WASI command that lists the directories named by
-// its arguments, in a module of its own.
+// its arguments, and prints the arguments that are flags, in a module of
+// its own.
 func listProgram(t *testing.T) string {
 	dir := t.TempDir()
 	must(t, os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module prog\n\ngo 1.25\n"), 0o644))
@@ -307,6 +310,10 @@ import (
 
 func main() {
 	for _, d := range os.Args[1:] {
+		if d[0] == '-' || ('0' <= d[0] && d[0] <= '9') {
+			fmt.Println("argument", d)
+			continue
+		}
 		entries, err := os.ReadDir(d)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
