@@ -111,6 +111,8 @@ func usable(store checkpoint.Store) error {
 
 // RunOptions says what to run.
 type RunOptions struct {
+	// Agent is the agent file. It may be nil for an agent that exists,
+	// which then runs with the agent file and modules it was made with.
 	Agent *AgentFile
 	// ID is the agent's id. A new agent is made when it is empty or names
 	// no agent; an existing agent continues its conversation.
@@ -160,8 +162,9 @@ var (
 	ErrNoEngine = errors.New("no engine: make one with host.NewEngine")
 	// ErrNoStore: a function was given a nil store, or a nil pointer to one.
 	ErrNoStore = errors.New("no store: open one with host.OpenStore and check its error")
-	// ErrNoAgentFile: RunOptions has no Agent.
-	ErrNoAgentFile = errors.New("RunOptions.Agent is nil: load an agent file with host.LoadAgentFile or host.ParseAgentFile")
+	// ErrNoAgentFile: RunOptions has no Agent, and names no agent that
+	// exists to take it from.
+	ErrNoAgentFile = errors.New("no agent file: load one with host.LoadAgentFile or host.ParseAgentFile, or name an agent that exists")
 )
 
 // Run runs an agent until the model answers without tool calls, a limit
@@ -171,8 +174,9 @@ var (
 // # Errors
 //
 // Errors that keep the run from starting: ErrNoEngine for an Engine not
-// made by NewEngine, ErrNoAgentFile without opts.Agent,
-// checkpoint.ErrLocked when another process runs the agent, ErrInterrupted for an agent that must be resumed
+// made by NewEngine, ErrNoAgentFile without opts.Agent for an agent that
+// does not exist (or with Fresh), checkpoint.ErrLocked when another
+// process runs the agent, ErrInterrupted for an agent that must be resumed
 // first, modules that do not load or ask for more than granted, a missing
 // workspace, a model that cannot be set up. Once the run has started,
 // failures are reported in the Result and the run_end event instead.
@@ -180,7 +184,7 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) (*Result, error) {
 	if err := e.ready(); err != nil {
 		return nil, err
 	}
-	if opts.Agent == nil {
+	if opts.Agent == nil && (opts.ID == "" || opts.Fresh) {
 		return nil, ErrNoAgentFile
 	}
 	if ctx == nil {
@@ -224,6 +228,9 @@ func (e *Engine) startRun(ctx context.Context, opts RunOptions, runID string) (*
 		}
 	}
 	if !e.store.Exists(opts.ID) {
+		if opts.Agent == nil {
+			return nil, fmt.Errorf("agent %q does not exist: %w", opts.ID, ErrNoAgentFile)
+		}
 		return e.create(ctx, opts, runID)
 	}
 	rec, log, err := e.store.Open(opts.ID)
@@ -239,7 +246,15 @@ func (e *Engine) startRun(ctx context.Context, opts RunOptions, runID string) (*
 	if opts.Workspace != "" {
 		ws = opts.Workspace
 	}
-	r, err := e.newRun(ctx, opts.Agent, nil, opts.Model, ws, opts.ID, runID, log)
+	af, mods := opts.Agent, []Module(nil)
+	if af == nil {
+		// The agent file and modules it was made with, as Resume uses.
+		if af, mods, err = e.rebuild(rec.State.Definition); err != nil {
+			log.Close()
+			return nil, err
+		}
+	}
+	r, err := e.newRun(ctx, af, mods, opts.Model, ws, opts.ID, runID, log)
 	if err != nil {
 		log.Close()
 	}

@@ -29,6 +29,8 @@ func TestZeroValuesErrNotPanic(t *testing.T) {
 	}{
 		{"NewEngine with a nil *FileStore", func() error { _, err := host.NewEngine(ctx, host.Config{Store: nilStore}); return err }, host.ErrNoStore},
 		{"Run without an Agent", func() error { _, err := eng.Run(ctx, host.RunOptions{}); return err }, host.ErrNoAgentFile},
+		{"Run without an Agent of no agent", func() error { _, err := eng.Run(ctx, host.RunOptions{ID: "nobody"}); return err }, host.ErrNoAgentFile},
+		{"Run without an Agent, fresh", func() error { _, err := eng.Run(ctx, host.RunOptions{ID: "a", Fresh: true}); return err }, host.ErrNoAgentFile},
 		{"Run of a zero Engine", func() error { _, err := zero.Run(ctx, host.RunOptions{}); return err }, host.ErrNoEngine},
 		{"Run of a nil Engine", func() error { _, err := nilEngine.Run(ctx, host.RunOptions{}); return err }, host.ErrNoEngine},
 		{"Resume, zero options", func() error { _, err := eng.Resume(ctx, host.ResumeOptions{}); return err }, nil},
@@ -71,5 +73,24 @@ func TestZeroValuesErrNotPanic(t *testing.T) {
 		if err := e.Close(ctx); err != nil || e.Store() != nil {
 			t.Errorf("Close of an engine not made: %v, store %v", err, e.Store())
 		}
+	}
+}
+
+// An agent that exists runs a new prompt without its agent file: it runs
+// with the one it was made with.
+func TestRunWithoutAgentFileContinues(t *testing.T) {
+	x := newExample()
+	defer x.close()
+	x.runHello("hello-1")
+	res, err := x.eng.Run(x.ctx, host.RunOptions{ID: "hello-1", Prompt: "And now?"})
+	if err != nil || res.Status != host.StatusDone || res.Rounds != 6 {
+		t.Fatalf("%+v, %v; want done after round 6", res, err)
+	}
+	in, err := host.Inspect(x.store, "hello-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := in.State.Messages[len(in.State.Messages)-2]; m.Text != "And now?" {
+		t.Fatalf("the prompt is not in the conversation: %+v", m)
 	}
 }

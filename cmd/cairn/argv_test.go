@@ -134,3 +134,27 @@ func TestErrorsSayTheirContextOnce(t *testing.T) {
 		}
 	}
 }
+
+// Regression: `run … PROMPT --json` made "--json" part of the prompt.
+// Flags after the prompt are read as flags, and an agent that exists
+// continues with a new prompt without its agent file.
+func TestRunFlagsAfterThePrompt(t *testing.T) {
+	args := exampleAgent(t)
+	store := args[len(args)-3]
+	code, out, errOut := cairn(t, append(append([]string{"run"}, args...), "Summarise", "--json", "--id", "late")...)
+	if code != exitDone {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	evs := events([]byte(out))
+	if len(evs) == 0 || evs[0].Type != "run_start" {
+		t.Fatalf("not JSON events:\n%s", out)
+	}
+	code, out, errOut = cairn(t, "run", "--id", "late", "And now?", "--store", store, "--cache", cacheForTests(t), "--json")
+	if code != exitDone || !strings.Contains(out, `"run_end"`) {
+		t.Fatalf("continue without -f: exit %d\n%s%s", code, out, errOut)
+	}
+	code, _, errOut = cairn(t, "run", "--id", "nobody", "hi", "--store", store)
+	if code != exitUsage || !strings.Contains(errOut, `agent "nobody" does not exist`) {
+		t.Fatalf("continue an agent that does not exist: exit %d %s", code, errOut)
+	}
+}

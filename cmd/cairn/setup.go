@@ -63,7 +63,7 @@ func runError(err error) error {
 	switch {
 	case errors.Is(err, checkpoint.ErrLocked):
 		return withCode(exitLocked, err)
-	case errors.Is(err, checkpoint.ErrNotFound):
+	case errors.Is(err, checkpoint.ErrNotFound), errors.Is(err, host.ErrNoAgentFile):
 		return withCode(exitUsage, err)
 	}
 	return err
