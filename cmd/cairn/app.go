@@ -72,6 +72,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		ExitErrHandler: func(*cli.Context, error) {},
 		Commands: []*cli.Command{
 			runCommand(),
+			chatCommand(),
 			resumeCommand(),
 			lsCommand(),
 			showCommand(),
