@@ -39,12 +39,12 @@ func reorderIn(cmds []*cli.Command, args []string, path string) ([]string, error
 	for i < len(args) && isFlag(args[i]) {
 		i++
 	}
-	if i == len(args) || args[i] == "--" || args[i] == "help" {
+	if i == len(args) || args[i] == "--" || args[i] == "help" || args[i] == "h" {
 		return args, nil
 	}
 	cmd := findCommand(cmds, args[i])
 	if cmd == nil {
-		return nil, withCode(exitUsage, fmt.Errorf("%s has no command %q; `%s help` lists them", path, args[i], path))
+		return nil, withCode(exitUsage, fmt.Errorf("%sno command %q; `%s help` lists them", commandPrefix(path), args[i], path))
 	}
 	head := args[: i+1 : i+1]
 	if len(cmd.Subcommands) > 0 {
@@ -127,6 +127,15 @@ func takesValue(cmd *cli.Command, a string) bool {
 	return false
 }
 
+// commandPrefix is what an error about the command at path starts with:
+// nothing for cairn itself, whose errors say "cairn:" already.
+func commandPrefix(path string) string {
+	if p := strings.TrimPrefix(path, "cairn"); p != "" {
+		return strings.TrimSpace(p) + ": "
+	}
+	return ""
+}
+
 // findCommand is the command of cmds named or aliased name, or nil.
 func findCommand(cmds []*cli.Command, name string) *cli.Command {
 	for _, c := range cmds {
@@ -164,8 +173,8 @@ func needsSubcommand(name string, subs []*cli.Command) cli.ActionFunc {
 	}
 	return func(c *cli.Context) error {
 		if c.NArg() > 0 {
-			return withCode(exitUsage, fmt.Errorf("%s has no command %q; `%s help` lists them", name, c.Args().First(), name))
+			return withCode(exitUsage, fmt.Errorf("%sno command %q; `%s help` lists them", commandPrefix(name), c.Args().First(), name))
 		}
-		return withCode(exitUsage, fmt.Errorf("%s needs a command: %s; `%s help` says what each does", name, strings.Join(names, ", "), name))
+		return withCode(exitUsage, fmt.Errorf("%sneeds a command: %s; `%s help` says what each does", commandPrefix(name), strings.Join(names, ", "), name))
 	}
 }
