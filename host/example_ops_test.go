@@ -265,3 +265,43 @@ func ExampleCollect() {
 	// Output:
 	// true true 0 agents skipped
 }
+
+// The tools of a module are read from its manifest, without running it.
+func ExampleModuleTools() {
+	tools, err := host.ModuleTools(host.BuiltinModule, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, t := range tools {
+		fmt.Println(t.Tool.Name, t.Tool.Mutates)
+	}
+	// Output:
+	// read_file false
+	// write_file true
+	// edit_file true
+	// list_dir false
+	// glob false
+	// grep false
+}
+
+// An agent file can come from bytes; relative paths in it are read
+// against the directory given.
+func ExampleParseAgentFile() {
+	agent, err := host.ParseAgentFile([]byte(`
+name: reader
+model: {provider: script, script: turns.yaml}
+workspace: .
+tools: [{module: builtin}, {module: ../tools/textstats/textstats.wasm}]
+limits: {max_rounds: 3}
+`), "../examples/hello")
+	if err != nil {
+		log.Fatal(err)
+	}
+	tools, err := host.ListTools(agent)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(agent.Name, agent.Limits.MaxRounds, len(tools), "tools")
+	// Output:
+	// reader 3 7 tools
+}
