@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/fxamacker/cbor/v2"
+
+	"github.com/cairnrun/cairn/internal/strictcbor"
 )
 
 // MaxMessageSize bounds every message the codec decodes, so a hostile module
@@ -15,24 +17,9 @@ const MaxMessageSize = 16 << 20
 // nesting and lengths, no duplicate map keys, no indefinite lengths, and
 // unknown keys ignored so that newer minor fields do not break older readers.
 var (
-	encMode = mustMode(cbor.CoreDetEncOptions().EncMode())
-	decMode = mustMode(cbor.DecOptions{
-		DupMapKey:        cbor.DupMapKeyEnforcedAPF,
-		IndefLength:      cbor.IndefLengthForbidden,
-		MaxNestedLevels:  16,
-		MaxArrayElements: 1 << 16,
-		MaxMapPairs:      1 << 16,
-		UTF8:             cbor.UTF8RejectInvalid,
-	}.DecMode())
+	encMode = strictcbor.Must(cbor.CoreDetEncOptions().EncMode())
+	decMode = strictcbor.DecMode(strictcbor.Limits{Depth: 16, Elements: 1 << 16, Pairs: 1 << 16})
 )
-
-// mustMode unwraps a mode built from constant options, which cannot fail.
-func mustMode[M any](m M, err error) M {
-	if err != nil {
-		panic(err)
-	}
-	return m
-}
 
 // Marshal encodes v (a Request, Response or Manifest) as deterministic CBOR.
 func Marshal(v any) ([]byte, error) {

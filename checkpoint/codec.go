@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/fxamacker/cbor/v2"
+
+	"github.com/cairnrun/cairn/internal/strictcbor"
 )
 
 // MaxRecordSize bounds one frame's payload, so a damaged length cannot make
@@ -12,7 +14,7 @@ import (
 const MaxRecordSize = 64 << 20
 
 var (
-	encMode = mustMode(cbor.EncOptions{
+	encMode = strictcbor.Must(cbor.EncOptions{
 		Sort:          cbor.SortCoreDeterministic,
 		ShortestFloat: cbor.ShortestFloat16,
 		NaNConvert:    cbor.NaNConvert7e00,
@@ -20,23 +22,8 @@ var (
 		IndefLength:   cbor.IndefLengthForbidden,
 		Time:          cbor.TimeRFC3339Nano,
 	}.EncMode())
-	decMode = mustMode(cbor.DecOptions{
-		DupMapKey:        cbor.DupMapKeyEnforcedAPF,
-		IndefLength:      cbor.IndefLengthForbidden,
-		MaxNestedLevels:  24,
-		MaxArrayElements: 1 << 24,
-		MaxMapPairs:      1 << 20,
-		UTF8:             cbor.UTF8RejectInvalid,
-	}.DecMode())
+	decMode = strictcbor.DecMode(strictcbor.Limits{Depth: 24, Elements: 1 << 24, Pairs: 1 << 20})
 )
-
-// mustMode unwraps a mode built from constant options, which cannot fail.
-func mustMode[M any](m M, err error) M {
-	if err != nil {
-		panic(err)
-	}
-	return m
-}
 
 // ErrFutureSchema is matched by a *FutureSchemaError.
 var ErrFutureSchema = errors.New("written by a newer version of cairn")

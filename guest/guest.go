@@ -7,6 +7,7 @@
 //		"os"
 //		"strings"
 //
+//		"github.com/cairnrun/cairn/abi"
 //		"github.com/cairnrun/cairn/guest"
 //	)
 //

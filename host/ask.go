@@ -37,6 +37,9 @@ type Answer struct {
 // checkpoint.ErrNotFound for an unknown agent; the store's and the
 // model's errors.
 func (e *Engine) Ask(ctx context.Context, opts AskOptions) (*Answer, error) {
+	if err := e.ready(); err != nil {
+		return nil, err
+	}
 	rec, err := e.store.Read(opts.ID)
 	if err != nil {
 		return nil, err

@@ -34,12 +34,6 @@ type callResult struct {
 	changed, conflict bool
 }
 
-// message is the tool message that answers the call.
-func (r callResult) message() checkpoint.Message {
-	return checkpoint.Message{Role: checkpoint.RoleTool, Text: r.output, CallID: r.call.ID,
-		ToolName: r.call.Name, IsError: r.isError}
-}
-
 // workspaceView is where a round's calls work: the workspace, and where
 // each call's changes are staged.
 type workspaceView struct {

@@ -20,6 +20,9 @@ import (
 // a process runs it, ErrNotAwaiting when the call does not wait for a
 // decision (the error lists those that do).
 func (e *Engine) Decide(id, call string, d Decision) error {
+	if err := e.ready(); err != nil {
+		return err
+	}
 	lock, err := e.store.Lock(id, checkpoint.ThisProcess("decide"))
 	if err != nil {
 		return err
@@ -27,7 +30,7 @@ func (e *Engine) Decide(id, call string, d Decision) error {
 	defer lock.Unlock()
 	rec, log, err := e.store.Open(id)
 	if err != nil {
-		return fmt.Errorf("agent %q: %w", id, err)
+		return err // the store's error names the agent
 	}
 	defer log.Close()
 	waiting := awaitingDecision(rec.Tail)
@@ -43,6 +46,9 @@ func (e *Engine) Decide(id, call string, d Decision) error {
 
 // Pending lists the calls of an agent that await a person's decision.
 func Pending(store checkpoint.Store, id string) ([]ApprovalRequest, error) {
+	if err := usable(store); err != nil {
+		return nil, err
+	}
 	rec, err := store.Read(id)
 	if err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"time"
 
 	"github.com/cairnrun/cairn/checkpoint"
@@ -47,7 +48,20 @@ func OpenStore(dir string, opts ...checkpoint.FileStoreOption) (*checkpoint.File
 }
 
 // NewEngine starts an engine.
+//
+// # Errors
+//
+// ErrNoStore for a Config.Store that is a nil pointer (an OpenStore whose
+// error was dropped), and a sandbox runtime that cannot start.
 func NewEngine(ctx context.Context, cfg Config) (*Engine, error) {
+	if cfg.Store != nil {
+		if err := usable(cfg.Store); err != nil {
+			return nil, err
+		}
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	rt, err := sandbox.NewRuntime(ctx, sandbox.Config{CacheDir: cfg.CacheDir})
 	if err != nil {
 		return nil, fmt.Errorf("start sandbox runtime: %w", err)
@@ -59,14 +73,51 @@ func NewEngine(ctx context.Context, cfg Config) (*Engine, error) {
 	return &Engine{rt: rt, store: store, connect: cfg.Connect}, nil
 }
 
-// Close releases the engine's runtime. Runs must have returned.
-func (e *Engine) Close(ctx context.Context) error { return e.rt.Close(ctx) }
+// Close releases the engine's runtime. Runs must have returned. Closing a
+// nil or zero Engine does nothing.
+func (e *Engine) Close(ctx context.Context) error {
+	if e.ready() != nil {
+		return nil
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return e.rt.Close(ctx)
+}
 
-// Store is where the engine keeps its agents.
-func (e *Engine) Store() checkpoint.Store { return e.store }
+// Store is where the engine keeps its agents; nil for a nil or zero Engine.
+func (e *Engine) Store() checkpoint.Store {
+	if e == nil {
+		return nil
+	}
+	return e.store
+}
+
+// ready says whether e was made by NewEngine: ErrNoEngine if not.
+func (e *Engine) ready() error {
+	if e == nil || e.rt == nil || e.store == nil {
+		return ErrNoEngine
+	}
+	return nil
+}
+
+// usable says whether store can be used: ErrNoStore for nil, or for a nil
+// pointer in the interface, which is what an OpenStore whose error was
+// dropped gives.
+func usable(store checkpoint.Store) error {
+	if store == nil {
+		return fmt.Errorf("%w: the store is nil", ErrNoStore)
+	}
+	if v := reflect.ValueOf(store); v.Kind() == reflect.Pointer && v.IsNil() {
+		return fmt.Errorf("%w: the store is a nil %T; was the error of OpenStore dropped?", ErrNoStore, store)
+	}
+	return nil
+}
 
 // RunOptions says what to run.
 type RunOptions struct {
+	// Agent is the agent file. It may be nil for an agent that exists,
+	// which then runs with the agent file and modules it was made with.
 	Agent *AgentFile
 	// ID is the agent's id. A new agent is made when it is empty or names
 	// no agent; an existing agent continues its conversation.
@@ -111,6 +162,14 @@ var (
 	ErrNoWorkspace = errors.New("no workspace: set `workspace:` in the agent file or pass one")
 	// ErrInterrupted: the agent stopped mid-run; resume it before running it again.
 	ErrInterrupted = errors.New("agent was interrupted")
+	// ErrNoEngine: a method was called on a nil Engine, or on one not made
+	// by NewEngine.
+	ErrNoEngine = errors.New("no engine: make one with host.NewEngine")
+	// ErrNoStore: a function was given a nil store, or a nil pointer to one.
+	ErrNoStore = errors.New("no store: open one with host.OpenStore and check its error")
+	// ErrNoAgentFile: RunOptions has no Agent, and names no agent that
+	// exists to take it from.
+	ErrNoAgentFile = errors.New("no agent file: load one with host.LoadAgentFile or host.ParseAgentFile, or name an agent that exists")
 )
 
 // Run runs an agent until the model answers without tool calls, a limit
@@ -119,12 +178,23 @@ var (
 //
 // # Errors
 //
-// Errors that keep the run from starting: checkpoint.ErrLocked when another
+// Errors that keep the run from starting: ErrNoEngine for an Engine not
+// made by NewEngine, ErrNoAgentFile without opts.Agent for an agent that
+// does not exist (or with Fresh), checkpoint.ErrLocked when another
 // process runs the agent, ErrInterrupted for an agent that must be resumed
 // first, modules that do not load or ask for more than granted, a missing
 // workspace, a model that cannot be set up. Once the run has started,
 // failures are reported in the Result and the run_end event instead.
 func (e *Engine) Run(ctx context.Context, opts RunOptions) (*Result, error) {
+	if err := e.ready(); err != nil {
+		return nil, err
+	}
+	if opts.Agent == nil && (opts.ID == "" || opts.Fresh) {
+		return nil, ErrNoAgentFile
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	if opts.ID == "" {
 		opts.ID = opts.Agent.Name + "-" + newID()
 	}
@@ -163,6 +233,9 @@ func (e *Engine) startRun(ctx context.Context, opts RunOptions, runID string) (*
 		}
 	}
 	if !e.store.Exists(opts.ID) {
+		if opts.Agent == nil {
+			return nil, fmt.Errorf("agent %q does not exist: %w", opts.ID, ErrNoAgentFile)
+		}
 		return e.create(ctx, opts, runID)
 	}
 	rec, log, err := e.store.Open(opts.ID)
@@ -181,7 +254,15 @@ func (e *Engine) startRun(ctx context.Context, opts RunOptions, runID string) (*
 			return nil, fmt.Errorf("workspace %s: %w", opts.Workspace, err)
 		}
 	}
-	r, err := e.newRun(ctx, opts.Agent, nil, opts.Model, ws, opts.ID, runID, log)
+	af, mods := opts.Agent, []Module(nil)
+	if af == nil {
+		// The agent file and modules it was made with, as Resume uses.
+		if af, mods, err = e.rebuild(rec.State.Definition); err != nil {
+			log.Close()
+			return nil, err
+		}
+	}
+	r, err := e.newRun(ctx, af, mods, opts.Model, ws, opts.ID, runID, log)
 	if err != nil {
 		log.Close()
 	}

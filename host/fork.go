@@ -18,15 +18,18 @@ import (
 // checkpoint.ErrNotFound, checkpoint.ErrLocked while the agent runs,
 // ErrWorkspaceTooLarge.
 func (e *Engine) Snapshot(id, label string) (*checkpoint.Bookmark, error) {
+	if err := e.ready(); err != nil {
+		return nil, err
+	}
 	b, archive, err := e.capture(id, label)
 	if err != nil {
-		return nil, fmt.Errorf("snapshot agent %q: %w", id, err)
+		return nil, fmt.Errorf("snapshot: %w", err) // capture's error names the agent
 	}
 	if b.Workspace, err = e.store.PutBlob(archive); err != nil {
 		return nil, fmt.Errorf("snapshot agent %q: %w", id, err)
 	}
 	if err := e.store.PutBookmark(id, *b); err != nil {
-		return nil, fmt.Errorf("snapshot agent %q: %w", id, err)
+		return nil, fmt.Errorf("snapshot: %w", err) // the store's error names the agent
 	}
 	return b, nil
 }
@@ -48,7 +51,7 @@ func (e *Engine) capture(id, label string) (*checkpoint.Bookmark, []byte, error)
 	}
 	archive, err := archiveWorkspace(rec.State.Definition.Workspace)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("archive the workspace of agent %q: %w", id, err)
 	}
 	return &checkpoint.Bookmark{Label: label, Round: rec.State.Round, Time: now(), State: rec.State}, archive, nil
 }
@@ -81,6 +84,9 @@ var ErrNoBookmark = errors.New("no such bookmark")
 // checkpoint.ErrLocked when forking the last round of an agent that runs,
 // ErrNoBookmark, a workspace directory that is not empty.
 func (e *Engine) Fork(opts ForkOptions) (*checkpoint.State, error) {
+	if err := e.ready(); err != nil {
+		return nil, err
+	}
 	if opts.As == "" {
 		opts.As = opts.ID + "-fork-" + newID()
 	}
@@ -97,7 +103,7 @@ func (e *Engine) Fork(opts ForkOptions) (*checkpoint.State, error) {
 	}
 	src, archive, err := e.forkSource(opts)
 	if err != nil {
-		return nil, fmt.Errorf("fork agent %q: %w", opts.ID, err)
+		return nil, fmt.Errorf("fork: %w", err) // forkSource's error names the agent
 	}
 	if opts.Workspace == "" {
 		opts.Workspace = src.State.Definition.Workspace + "-" + opts.As
@@ -132,10 +138,13 @@ func (e *Engine) forkSource(opts ForkOptions) (*checkpoint.Bookmark, []byte, err
 	for _, b := range marks {
 		if b.Label == opts.From {
 			archive, err := e.store.Blob(b.Workspace)
-			return &b, archive, err
+			if err != nil {
+				return nil, nil, fmt.Errorf("workspace of bookmark %q of agent %q: %w", b.Label, opts.ID, err)
+			}
+			return &b, archive, nil
 		}
 	}
-	return nil, nil, fmt.Errorf("%w %q (cairn show %s lists them)", ErrNoBookmark, opts.From, opts.ID)
+	return nil, nil, fmt.Errorf("agent %q: %w %q (cairn show %s lists them)", opts.ID, ErrNoBookmark, opts.From, opts.ID)
 }
 
 // forkedState is the new agent's first state.

@@ -27,6 +27,9 @@ const followPoll = 100 * time.Millisecond
 // checkpoint.ErrNotFound for an agent with no history; what fn returns.
 func ReadHistory(ctx context.Context, store checkpoint.Store, id string, follow bool,
 	fn func(e Event, line []byte) error) error {
+	if err := usable(store); err != nil {
+		return err
+	}
 	if _, err := store.Summary(id); err != nil {
 		return err
 	}

@@ -30,6 +30,9 @@ type Inspection struct {
 // *checkpoint.CorruptError, checkpoint.ErrFutureSchema) for one that
 // cannot be read.
 func Inspect(store checkpoint.Store, id string) (*Inspection, error) {
+	if err := usable(store); err != nil {
+		return nil, err
+	}
 	sum, err := store.Summary(id)
 	if err != nil {
 		return nil, err
@@ -57,6 +60,9 @@ func Inspect(store checkpoint.Store, id string) (*Inspection, error) {
 // checkpoint.FileStore.Collect). A store that keeps nothing on disk has
 // nothing to collect.
 func Collect(store checkpoint.Store, keep checkpoint.Retention) (*checkpoint.Collected, error) {
+	if err := usable(store); err != nil {
+		return nil, err
+	}
 	c, ok := store.(interface {
 		Collect(checkpoint.Retention) (*checkpoint.Collected, error)
 	})

@@ -134,7 +134,7 @@ func stopped(ctx context.Context, err error) (Status, string, bool) {
 	case errors.As(err, &awaiting):
 		return StatusAwaitingApproval, awaiting.Error(), true
 	case errors.Is(err, model.ErrUnavailable):
-		return StatusPaused, "the model is unavailable: " + err.Error(), true
+		return StatusPaused, err.Error(), true // it says "model unavailable"
 	case err != nil:
 		return StatusFailed, err.Error(), true
 	}
@@ -179,6 +179,9 @@ func (r *run) takeRound(ctx context.Context) (bool, error) {
 		Tools:    r.tools.specs,
 		OnText:   func(s string) { r.emit(Event{Type: EventModelText, Round: round, Text: s}) },
 	})
+	if errors.Is(err, model.ErrUnavailable) {
+		return false, err // it names the model already
+	}
 	if err != nil {
 		return false, fmt.Errorf("model: %w", err)
 	}

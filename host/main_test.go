@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"testing"
 
 	"github.com/cairnrun/cairn/checkpoint"
@@ -50,7 +49,7 @@ func runTests(m *testing.M) int {
 // module for it as `cairn tools pack` does.
 func buildGuest(ctx context.Context, dir, pkg string) (string, error) {
 	raw := filepath.Join(dir, filepath.Base(pkg)+".raw.wasm")
-	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", raw, pkg)
+	cmd := exec.Command("go", "build", "-o", raw, pkg)
 	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("build %s: %v\n%s", pkg, err, out)

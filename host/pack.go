@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/cairnrun/cairn/abi"
@@ -20,6 +21,9 @@ import (
 // A module that does not compile, a manifest that does not decode or
 // validate, a module that fails to describe itself.
 func (e *Engine) Pack(ctx context.Context, wasm, manifestJSON []byte) ([]byte, error) {
+	if err := e.ready(); err != nil {
+		return nil, err
+	}
 	m, err := e.describe(ctx, wasm, manifestJSON)
 	if err != nil {
 		return nil, err
@@ -55,6 +59,9 @@ type ToolInfo struct {
 // ListTools lists the tools of the modules an agent file names, reading
 // their manifests without running them.
 func ListTools(af *AgentFile) ([]ToolInfo, error) {
+	if af == nil {
+		return nil, errors.New("list tools: the agent file is nil; load one with host.LoadAgentFile")
+	}
 	mods, err := loadModules(af)
 	if err != nil {
 		return nil, err

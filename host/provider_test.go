@@ -66,6 +66,9 @@ tools: [{module: builtin, only: [list_dir]}]
 	if err != nil || !paused || res.Status != StatusPaused || !strings.Contains(res.Reason, "the server is down") {
 		t.Fatalf("run: %+v, %v; want paused after round 1 with the server's error", res, err)
 	}
+	if strings.Count(res.Reason, "unavailable") != 1 || strings.Contains(res.Reason, "model: model") {
+		t.Errorf("the reason repeats its context: %q", res.Reason)
+	}
 	srv.down.Store(false)
 	res, err = eng.Resume(context.Background(), ResumeOptions{ID: "remote"})
 	if err != nil || res.Status != StatusDone || res.Text != "The workspace is empty." || res.Rounds != 2 {

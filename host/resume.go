@@ -81,6 +81,9 @@ type Report struct {
 // checkpoint.ErrFutureSchema and checkpoint.ErrCorrupt from the store,
 // ErrDefinition when a module or the agent file is missing from the store.
 func (e *Engine) Resume(ctx context.Context, opts ResumeOptions) (*Result, error) {
+	if err := e.ready(); err != nil {
+		return nil, err
+	}
 	if opts.Strategy == "" {
 		opts.Strategy = StrategySeal
 	}
@@ -92,7 +95,7 @@ func (e *Engine) Resume(ctx context.Context, opts ResumeOptions) (*Result, error
 	defer lock.Unlock()
 	rec, log, err := e.store.Open(opts.ID)
 	if err != nil {
-		return nil, fmt.Errorf("resume agent %q: %w", opts.ID, err)
+		return nil, fmt.Errorf("resume: %w", err) // the store's error names the agent
 	}
 	defer log.Close()
 	r, err := e.rebuildRun(ctx, rec, opts, runID, log)

@@ -124,6 +124,9 @@ var ErrNoChanges = errors.New("no changes kept for that round")
 // Changes returns what a round changed in the workspace (round 0: the
 // last round that changed anything), and which round that is.
 func (e *Engine) Changes(agent string, round int) (int, []FileChange, error) {
+	if err := e.ready(); err != nil {
+		return 0, nil, err
+	}
 	if !e.store.Exists(agent) {
 		return 0, nil, fmt.Errorf("agent %q: %w", agent, checkpoint.ErrNotFound)
 	}

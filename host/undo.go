@@ -33,6 +33,9 @@ type Undone struct {
 //
 // checkpoint.ErrNotFound, checkpoint.ErrLocked, ErrNoChanges.
 func (e *Engine) Undo(agent string) (*Undone, error) {
+	if err := e.ready(); err != nil {
+		return nil, err
+	}
 	lock, err := e.store.Lock(agent, checkpoint.ThisProcess("undo"))
 	if err != nil {
 		return nil, err

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -531,7 +530,7 @@ func overlayCall(b *testing.B, ws, staging string, apply bool, call func(*Overla
 func BenchmarkEnvelopeInWasm(b *testing.B) {
 	ctx := context.Background()
 	bin := filepath.Join(b.TempDir(), "abi.test.wasm")
-	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "test", "-c", "-o", bin, "github.com/cairnrun/cairn/abi")
+	build := exec.Command("go", "test", "-c", "-o", bin, "github.com/cairnrun/cairn/abi")
 	build.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
 	if out, err := build.CombinedOutput(); err != nil {
 		b.Fatalf("%v: %s", err, out)

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/fxamacker/cbor/v2"
+
+	"github.com/cairnrun/cairn/internal/strictcbor"
 )
 
 // Op is what an Effect does to its path.
@@ -157,23 +159,9 @@ func (e Effect) removes() bool { return e.Base.Exists && (!e.New.Exists || e.Bas
 // The manifest codec: deterministic encoding, and a decoder hardened like
 // abi's, since a manifest is read back from disk on resume.
 var (
-	effectsEnc = mustCodec(cbor.CoreDetEncOptions().EncMode())
-	effectsDec = mustCodec(cbor.DecOptions{
-		DupMapKey:        cbor.DupMapKeyEnforcedAPF,
-		IndefLength:      cbor.IndefLengthForbidden,
-		MaxNestedLevels:  8,
-		MaxArrayElements: 1 << 20,
-		MaxMapPairs:      16,
-		UTF8:             cbor.UTF8RejectInvalid,
-	}.DecMode())
+	effectsEnc = strictcbor.Must(cbor.CoreDetEncOptions().EncMode())
+	effectsDec = strictcbor.DecMode(strictcbor.Limits{Depth: 8, Elements: 1 << 20, Pairs: 16})
 )
-
-func mustCodec[M any](m M, err error) M {
-	if err != nil {
-		panic(err)
-	}
-	return m
-}
 
 // Marshal encodes the manifest as deterministic CBOR.
 func (es Effects) Marshal() ([]byte, error) { return effectsEnc.Marshal(es) }

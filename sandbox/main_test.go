@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -67,7 +66,7 @@ func loadWat() error {
 // buildGuest builds testdata/NAME for goos/goarch and returns the binary.
 func buildGuest(name, goos, goarch string) ([]byte, error) {
 	out := filepath.Join(guestsDir, name+"-"+goos)
-	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", out, "./testdata/"+name)
+	cmd := exec.Command("go", "build", "-o", out, "./testdata/"+name)
 	cmd.Env = append(os.Environ(), "GOOS="+goos, "GOARCH="+goarch)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("build %s for %s: %v\n%s", name, goos, err, b)

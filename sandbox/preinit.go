@@ -58,6 +58,9 @@ func (m *Module) usePreinit() error {
 	if errors.Is(err, errNotReactor) {
 		return nil
 	}
+	if errors.Is(err, ErrInvalidModule) {
+		return err // it says what is wrong with the module
+	}
 	if err != nil {
 		return fmt.Errorf("%w: fast mode: %v", ErrInvalidModule, err)
 	}

@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -350,7 +349,7 @@ func TestNewReactor(t *testing.T) {
 // buildPackage builds the package pkg for wasip1 with -buildmode=mode.
 func buildPackage(pkg, mode string) ([]byte, error) {
 	out := filepath.Join(guestsDir, strings.ReplaceAll(pkg, "/", "_")+"-"+mode+".wasm")
-	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-buildmode="+mode, "-o", out, pkg)
+	cmd := exec.Command("go", "build", "-buildmode="+mode, "-o", out, pkg)
 	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return nil, errors.New(err.Error() + "\n" + string(b))

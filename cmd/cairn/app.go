@@ -33,7 +33,16 @@ func withCode(code int, err error) error { return &exitError{code: code, err: er
 // from main so tests run the whole command line in-process.
 func doMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	app := newApp(stdin, stdout, stderr)
-	err := app.Run(args)
+	if len(args) < 2 {
+		// Help was not asked for: it goes where errors go.
+		app.Writer = stderr
+		app.Run(args)
+		return exitUsage
+	}
+	args, err := reorderArgs(app.Commands, args)
+	if err == nil {
+		err = app.Run(args)
+	}
 	if err == nil {
 		return exitDone
 	}
@@ -49,16 +58,21 @@ func doMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
-	return &cli.App{
-		Name:      "cairn",
-		Usage:     "run LLM agents whose tools are untrusted WebAssembly modules",
-		Reader:    stdin,
-		Writer:    stdout,
-		ErrWriter: stderr,
+	app := &cli.App{
+		Name:  "cairn",
+		Usage: "run LLM agents whose tools are untrusted WebAssembly modules",
+		Description: "Flags may come before or after a command's arguments; `--` ends the flags.\n" +
+			"Exit codes: 0 done, 1 failed, 2 bad command line or unknown agent or run, 3 paused,\n" +
+			"4 awaiting approval, 5 the agent is locked by another process.",
+		Reader:               stdin,
+		Writer:               stdout,
+		ErrWriter:            stderr,
+		EnableBashCompletion: true,
 		// Errors are printed once, by doMain.
 		ExitErrHandler: func(*cli.Context, error) {},
 		Commands: []*cli.Command{
 			runCommand(),
+			chatCommand(),
 			resumeCommand(),
 			lsCommand(),
 			showCommand(),
@@ -77,9 +91,12 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			execCommand(),
 			mcpCommand(),
 			versionCommand(),
+			completionCommand(),
 		},
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
-			return withCode(exitUsage, err)
+			return withCode(exitUsage, fmt.Errorf("%w; `cairn help` lists the commands and flags", err))
 		},
 	}
+	usageErrors(app.Commands, app.Name)
+	return app
 }

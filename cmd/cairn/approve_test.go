@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -20,7 +19,7 @@ import (
 func hostileModule(t *testing.T, bin, dir string) string {
 	t.Helper()
 	raw := filepath.Join(dir, "hostile.raw.wasm")
-	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", raw, "../../host/testdata/hostile")
+	build := exec.Command("go", "build", "-o", raw, "../../host/testdata/hostile")
 	build.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build the hostile module: %v\n%s", err, out)

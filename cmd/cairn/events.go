@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/host"
 )
 
@@ -29,10 +30,13 @@ func eventsAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	only := c.String("run")
+	if err := hasRun(store, c.Args().First(), only); err != nil {
+		return err
+	}
 	ctx, stop := interruptible(context.Background())
 	defer stop()
-	r := newRenderer(c.App.Writer, false)
-	only := c.String("run")
+	r := newRenderer(c.App.Writer, c.App.ErrWriter, false)
 	err = host.ReadHistory(ctx, store, c.Args().First(), c.Bool("follow"), func(e host.Event, line []byte) error {
 		switch {
 		case only != "" && e.Run != only:
@@ -44,4 +48,21 @@ func eventsAction(c *cli.Context) error {
 		return nil
 	})
 	return runError(err)
+}
+
+// hasRun checks that agent id has a run named run, when one is named.
+func hasRun(store checkpoint.Store, id, run string) error {
+	if run == "" {
+		return nil
+	}
+	in, err := host.Inspect(store, id)
+	if err != nil {
+		return runError(err)
+	}
+	for _, r := range in.State.Runs {
+		if r.ID == run {
+			return nil
+		}
+	}
+	return withCode(exitUsage, fmt.Errorf("agent %s has no run %q; `cairn runs %s` lists them", id, run, id))
 }

@@ -99,3 +99,16 @@ sandbox: {timeout: 500ms}
 		t.Fatalf("followed:\n%s\nlive:\n%s", follow, live.String())
 	}
 }
+
+// Regression: `events --run NOSUCH` printed nothing and exited 0.
+func TestEventsOfUnknownRun(t *testing.T) {
+	args := exampleAgent(t)
+	store := args[len(args)-3]
+	if code, _, errOut := cairn(t, append([]string{"run", "--id", "ev"}, args...)...); code != exitDone {
+		t.Fatalf("run: exit %d %s", code, errOut)
+	}
+	code, out, errOut := cairn(t, "events", "ev", "--run", "NOSUCH", "--store", store)
+	if code != exitUsage || out != "" || !strings.Contains(errOut, `agent ev has no run "NOSUCH"`) {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -15,7 +14,7 @@ import (
 func wasiGuest(t *testing.T, name string) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), name+".wasm")
-	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", out, "github.com/cairnrun/cairn/sandbox/testdata/"+name)
+	cmd := exec.Command("go", "build", "-o", out, "github.com/cairnrun/cairn/sandbox/testdata/"+name)
 	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("build %s: %v\n%s", name, err, b)

@@ -15,7 +15,7 @@ func gcCommand() *cli.Command {
 		Usage: "remove old snapshots and journals, leftover temp files, old bookmarks and unused blobs; never an agent's last boundary",
 		Flags: []cli.Flag{storeFlag, jsonFlag,
 			&cli.IntFlag{Name: "keep-snapshots", Value: 1, Usage: "snapshots (each with its journal) to keep per agent"},
-			&cli.IntFlag{Name: "keep-bookmarks", Usage: "bookmarks to keep per agent, newest first (default: all)"},
+			&cli.IntFlag{Name: "keep-bookmarks", Usage: "bookmarks to keep per agent, newest first; 0 keeps all", DefaultText: "all"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "say what would be removed, remove nothing"}},
 		Action: gcAction,
 	}
@@ -26,8 +26,11 @@ func gcAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	busy := newProgress(c.App.ErrWriter, c.Bool(jsonFlag.Name))
+	busy.set("collecting: reading every agent's snapshots, journals and bookmarks")
 	got, err := host.Collect(store, checkpoint.Retention{Snapshots: c.Int("keep-snapshots"),
 		Bookmarks: c.Int("keep-bookmarks"), DryRun: c.Bool("dry-run")})
+	busy.close()
 	if err != nil {
 		return err
 	}

@@ -13,13 +13,22 @@ import (
 // object per line.
 type renderer struct {
 	w      io.Writer
+	errW   io.Writer // warnings, in readable form
+	busy   *progress // the status line between events; nil for none
 	json   bool
 	inText bool // the last thing printed was streamed model text
 }
 
-func newRenderer(w io.Writer, asJSON bool) *renderer { return &renderer{w: w, json: asJSON} }
+// newRenderer prints events to w, and readable warnings to errW.
+func newRenderer(w, errW io.Writer, asJSON bool) *renderer {
+	return &renderer{w: w, errW: errW, json: asJSON}
+}
 
 func (r *renderer) event(e host.Event) {
+	r.busy.around(func() { r.print(e) }, waitingAfter(e))
+}
+
+func (r *renderer) print(e host.Event) {
 	if r.json {
 		b, err := json.Marshal(e)
 		if err == nil {
@@ -58,7 +67,7 @@ func (r *renderer) human(e host.Event) {
 	case host.EventRoundEnd:
 		fmt.Fprintf(r.w, "· round %d done · %d tokens so far\n", e.Round, e.Usage.Total())
 	case host.EventWarning:
-		fmt.Fprintf(r.w, "warning: %s\n", e.Text)
+		fmt.Fprintf(r.errW, "cairn: warning: %s\n", e.Text)
 	case host.EventRunEnd:
 		r.runEnd(e)
 	default:

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"strings"
 	"testing"
 
@@ -11,7 +12,7 @@ import (
 // says which were refused and why, not with ✓.
 func TestRenderConflict(t *testing.T) {
 	var b strings.Builder
-	r := newRenderer(&b, false)
+	r := newRenderer(&b, io.Discard, false)
 	r.event(host.Event{Type: host.EventToolEnd, Call: &host.Call{Tool: "write_file", Outcome: host.OutcomeConflict,
 		Output: "wrote 5 bytes to a.txt\n\nThese changes did not reach the workspace, because it changed under them; read the files again before retrying:\n- a.txt: changed outside the agent"}})
 	r.event(host.Event{Type: host.EventToolEnd, Call: &host.Call{Tool: "read_file", Outcome: host.OutcomeOK, Output: "alpha"}})

@@ -45,7 +45,10 @@ func resumeAction(c *cli.Context) error {
 	}
 	defer s.close()
 	opts.Model = s.model
-	opts.OnEvent = newRenderer(c.App.Writer, c.Bool(jsonFlag.Name)).event
+	r := newRenderer(c.App.Writer, c.App.ErrWriter, c.Bool(jsonFlag.Name))
+	r.busy = newProgress(c.App.ErrWriter, c.Bool(jsonFlag.Name))
+	defer r.busy.close()
+	opts.OnEvent = r.event
 	opts.Approver, opts.AutoDeny = terminalApprover(c.App.Reader, c.App.ErrWriter), c.Bool(autoDenyFlag.Name)
 	res, err := s.eng.Resume(s.ctx, opts)
 	if err != nil {

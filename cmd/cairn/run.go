@@ -16,7 +16,7 @@ func runCommand() *cli.Command {
 		Usage:     "run an agent until its model answers without tool calls",
 		ArgsUsage: "[PROMPT]",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "file", Aliases: []string{"f"}, Usage: "the agent file (YAML)"},
+			&cli.StringFlag{Name: "file", Aliases: []string{"f"}, Usage: "the agent file (YAML); an agent that exists (--id) runs without it, with the one it was made with"},
 			&cli.StringFlag{Name: "id", Usage: "the agent's id (default: the agent's name and a random suffix)"},
 			&cli.StringFlag{Name: "workspace", Aliases: []string{"w"}, Usage: "the directory the tools work in (default: the agent file's workspace)"},
 			&cli.BoolFlag{Name: "fresh", Usage: "start an existing agent over, forgetting its conversation"},
@@ -32,18 +32,18 @@ func runCommand() *cli.Command {
 }
 
 func runAction(c *cli.Context) error {
-	if c.String("file") == "" {
-		return withCode(exitUsage, fmt.Errorf("run needs an agent file: cairn run -f AGENT_FILE [PROMPT]"))
+	if c.String("file") == "" && c.String("id") == "" {
+		return withCode(exitUsage, fmt.Errorf("run needs an agent file, or the id of an agent to continue: cairn run -f AGENT_FILE [PROMPT], cairn run --id AGENT PROMPT"))
 	}
-	af, err := host.LoadAgentFile(c.String("file"))
+	af, err := agentFileFlag(c)
 	if err != nil {
-		return withCode(exitUsage, err)
+		return err
 	}
 	opts := host.RunOptions{Agent: af, ID: c.String("id"), Workspace: c.String("workspace"),
 		Fresh: c.Bool("fresh"), Prompt: strings.Join(c.Args().Slice(), " "),
 		Labels: checkpoint.Labels{Tenant: c.String("tenant"), Principal: c.String("principal"),
 			Template: c.String("template"), Correlation: c.String("correlation")}}
-	if opts.Prompt == "" {
+	if opts.Prompt == "" && af != nil {
 		opts.Prompt = af.Prompt
 	}
 	s, err := openSession(c)
@@ -52,7 +52,9 @@ func runAction(c *cli.Context) error {
 	}
 	defer s.close()
 	opts.Model = s.model
-	r := newRenderer(c.App.Writer, c.Bool(jsonFlag.Name))
+	r := newRenderer(c.App.Writer, c.App.ErrWriter, c.Bool(jsonFlag.Name))
+	r.busy = newProgress(c.App.ErrWriter, c.Bool(jsonFlag.Name))
+	defer r.busy.close()
 	opts.OnEvent = r.event
 	opts.Approver, opts.AutoDeny = terminalApprover(c.App.Reader, c.App.ErrWriter), c.Bool(autoDenyFlag.Name)
 	res, err := s.eng.Run(s.ctx, opts)
@@ -60,6 +62,19 @@ func runAction(c *cli.Context) error {
 		return runError(err)
 	}
 	return statusError(res)
+}
+
+// agentFileFlag loads -f's agent file; nil without -f, for an agent that
+// exists and runs with the agent file it was made with.
+func agentFileFlag(c *cli.Context) (*host.AgentFile, error) {
+	if c.String("file") == "" {
+		return nil, nil
+	}
+	af, err := host.LoadAgentFile(c.String("file"))
+	if err != nil {
+		return nil, withCode(exitUsage, err)
+	}
+	return af, nil
 }
 
 // statusError maps how a run ended to the command's exit code.

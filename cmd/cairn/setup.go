@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 
@@ -63,7 +64,7 @@ func runError(err error) error {
 	switch {
 	case errors.Is(err, checkpoint.ErrLocked):
 		return withCode(exitLocked, err)
-	case errors.Is(err, checkpoint.ErrNotFound):
+	case errors.Is(err, checkpoint.ErrNotFound), errors.Is(err, host.ErrNoAgentFile):
 		return withCode(exitUsage, err)
 	}
 	return err
@@ -88,7 +89,9 @@ func inspect(c *cli.Context, usage string) (*host.Inspection, error) {
 // writeJSON prints v as one line of JSON.
 func writeJSON(c *cli.Context, v any) error { return json.NewEncoder(c.App.Writer).Encode(v) }
 
-// modelFlag reads --model PROVIDER:NAME; nil when it is not given.
+// modelFlag reads --model PROVIDER:NAME; nil when it is not given. A
+// script's path is the command line's, so relative to the working
+// directory, not to the agent file.
 func modelFlag(c *cli.Context) (*model.Spec, error) {
 	m := c.String("model")
 	if m == "" {
@@ -97,6 +100,11 @@ func modelFlag(c *cli.Context) (*model.Spec, error) {
 	spec, err := model.ParseModelFlag(m)
 	if err != nil {
 		return nil, withCode(exitUsage, err)
+	}
+	if spec.Script != "" {
+		if spec.Script, err = filepath.Abs(spec.Script); err != nil {
+			return nil, withCode(exitUsage, fmt.Errorf("--model %q: %w", m, err))
+		}
 	}
 	return &spec, nil
 }

@@ -131,7 +131,10 @@ func toolsPack(c *cli.Context) error {
 		return err
 	}
 	defer eng.Close(context.Background())
+	busy := newProgress(c.App.ErrWriter, false)
+	busy.set("compiling " + in + " to ask it for its manifest")
 	packed, err := eng.Pack(c.Context, wasm, manifest)
+	busy.close()
 	if err != nil {
 		return fmt.Errorf("pack %s: %w", in, err)
 	}

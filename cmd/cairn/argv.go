@@ -1,0 +1,180 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
+
+// completeFlag is the argument urfave/cli's shell completion appends.
+const completeFlag = "--generate-bash-completion"
+
+// passThrough names the commands whose arguments after the first belong to
+// something else: exec's ARGS are the module's, flags included.
+var passThrough = map[string]bool{"exec": true}
+
+// reorderArgs lets flags come before and after a command's positional
+// arguments, as people type them: `cairn show AGENT --json`. urfave/cli v2
+// stops reading flags at the first positional argument, so the arguments
+// of the command named in args are put back in the order it reads: each
+// flag with its value (known from the command's own flag definitions),
+// then `--`, then the positional arguments. A `--` typed by the user ends
+// the flags there. An unknown command is a usage error.
+func reorderArgs(cmds []*cli.Command, args []string) ([]string, error) {
+	if len(args) == 0 || args[len(args)-1] == completeFlag {
+		return args, nil // completion reads the words as typed
+	}
+	out, err := reorderIn(cmds, args[1:], "cairn")
+	if err != nil {
+		return nil, err
+	}
+	return append([]string{args[0]}, out...), nil
+}
+
+// reorderIn reorders args, which start with the app's or a parent
+// command's own flags and then name one of cmds.
+func reorderIn(cmds []*cli.Command, args []string, path string) ([]string, error) {
+	i := 0
+	for i < len(args) && isFlag(args[i]) {
+		i++
+	}
+	if i == len(args) || args[i] == "--" || args[i] == "help" || args[i] == "h" {
+		return args, nil
+	}
+	cmd := findCommand(cmds, args[i])
+	if cmd == nil {
+		return nil, withCode(exitUsage, fmt.Errorf("%sno command %q; `%s help` lists them", commandPrefix(path), args[i], path))
+	}
+	head := args[: i+1 : i+1]
+	if len(cmd.Subcommands) > 0 {
+		tail, err := reorderIn(cmd.Subcommands, args[i+1:], path+" "+cmd.Name)
+		return append(head, tail...), err
+	}
+	full := path + " " + cmd.Name
+	tail, err := reorderFlags(cmd, args[i+1:])
+	if err != nil {
+		return nil, withCode(exitUsage, fmt.Errorf("%s: %w; `%s --help` lists its flags", strings.TrimPrefix(full, "cairn "), err, full))
+	}
+	return append(head, tail...), nil
+}
+
+// reorderFlags puts cmd's flags (with their values) before its positional
+// arguments, which follow a `--`.
+func reorderFlags(cmd *cli.Command, args []string) ([]string, error) {
+	var flags, positional []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			positional = append(positional, args[i+1:]...)
+			i = len(args)
+		case !isFlag(a):
+			positional = append(positional, a)
+			if passThrough[cmd.Name] {
+				positional = append(positional, args[i+1:]...)
+				i = len(args)
+			}
+		default:
+			flags = append(flags, a)
+			if !takesValue(cmd, a) {
+				continue
+			}
+			if i+1 == len(args) {
+				return nil, fmt.Errorf("flag needs a value: %s", a)
+			}
+			i++
+			flags = append(flags, args[i])
+		}
+	}
+	if len(positional) == 0 || asksHelp(flags) {
+		return flags, nil
+	}
+	return append(append(flags, "--"), positional...), nil
+}
+
+// asksHelp says whether flags ask for the command's help, which then
+// takes no arguments.
+func asksHelp(flags []string) bool {
+	for _, f := range flags {
+		if f == "-h" || f == "--help" || f == "-help" {
+			return true
+		}
+	}
+	return false
+}
+
+// isFlag says whether a looks like a flag: a dash and more ("-" alone is
+// an argument, by custom standard input).
+func isFlag(a string) bool { return len(a) > 1 && a[0] == '-' }
+
+// takesValue says whether the flag a (as typed, without "=VALUE") is one
+// of cmd's flags that reads the next argument as its value. Unknown flags
+// take none; urfave/cli reports them.
+func takesValue(cmd *cli.Command, a string) bool {
+	if strings.Contains(a, "=") {
+		return false
+	}
+	name := strings.TrimLeft(a, "-")
+	for _, f := range cmd.Flags {
+		for _, n := range f.Names() {
+			if n == name {
+				v, ok := f.(cli.DocGenerationFlag)
+				return ok && v.TakesValue()
+			}
+		}
+	}
+	return false
+}
+
+// commandPrefix is what an error about the command at path starts with:
+// nothing for cairn itself, whose errors say "cairn:" already.
+func commandPrefix(path string) string {
+	if p := strings.TrimPrefix(path, "cairn"); p != "" {
+		return strings.TrimSpace(p) + ": "
+	}
+	return ""
+}
+
+// findCommand is the command of cmds named or aliased name, or nil.
+func findCommand(cmds []*cli.Command, name string) *cli.Command {
+	for _, c := range cmds {
+		if c.HasName(name) {
+			return c
+		}
+	}
+	return nil
+}
+
+// usageErrors makes every command's flag errors usage errors (exit 2, the
+// message on stderr, no help printed unasked), and a command that needs a
+// subcommand say so.
+func usageErrors(cmds []*cli.Command, path string) {
+	for _, c := range cmds {
+		name := path + " " + c.Name
+		short := strings.TrimPrefix(name, "cairn ")
+		c.OnUsageError = func(_ *cli.Context, err error, _ bool) error {
+			return withCode(exitUsage, fmt.Errorf("%s: %w; `%s --help` lists its flags", short, err, name))
+		}
+		if len(c.Subcommands) > 0 && c.Action == nil {
+			c.Action = needsSubcommand(name, c.Subcommands)
+		}
+		// An argument named h or help is an agent's id, not the help
+		// command urfave/cli gives every command.
+		c.HideHelpCommand = len(c.Subcommands) == 0
+		usageErrors(c.Subcommands, name)
+	}
+}
+
+func needsSubcommand(name string, subs []*cli.Command) cli.ActionFunc {
+	var names []string
+	for _, s := range subs {
+		names = append(names, s.Name)
+	}
+	return func(c *cli.Context) error {
+		if c.NArg() > 0 {
+			return withCode(exitUsage, fmt.Errorf("%sno command %q; `%s help` lists them", commandPrefix(name), c.Args().First(), name))
+		}
+		return withCode(exitUsage, fmt.Errorf("%sneeds a command: %s; `%s help` says what each does", commandPrefix(name), strings.Join(names, ", "), name))
+	}
+}

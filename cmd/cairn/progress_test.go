@@ -1,0 +1,59 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The status line shows only work that has gone on for progressDelay, is
+// erased before the next output, and shows nothing while no work is named.
+func TestProgressLine(t *testing.T) {
+	var buf bytes.Buffer
+	p := &progress{w: &buf}
+	p.set("compiling")
+	start := p.since
+	p.tick(start.Add(progressDelay / 2))
+	if buf.Len() != 0 {
+		t.Fatalf("drew %q before the delay", buf.String())
+	}
+	p.tick(start.Add(progressDelay + 2*time.Second))
+	p.tick(start.Add(progressDelay + 2*time.Second + time.Millisecond))
+	if got := buf.String(); got != "\r\033[K⋯ compiling (3s)" {
+		t.Fatalf("status line %q, want it drawn once a second", got)
+	}
+	buf.Reset()
+	p.around(func() { buf.WriteString("output\n") }, "")
+	if got := buf.String(); got != "\r\033[Koutput\n" {
+		t.Fatalf("output after the status line: %q", got)
+	}
+	buf.Reset()
+	p.tick(time.Now().Add(time.Hour))
+	if buf.Len() != 0 {
+		t.Fatalf("drew %q with no work named", buf.String())
+	}
+}
+
+// Without a terminal, or with --json, there is no status line at all.
+func TestProgressQuiet(t *testing.T) {
+	if p := newProgress(&bytes.Buffer{}, false); p != nil {
+		t.Fatal("a status line on a buffer")
+	}
+	if p := newProgress(os.Stderr, true); p != nil {
+		t.Fatal("a status line with --json")
+	}
+	var nilP *progress
+	nilP.set("x")
+	printed := false
+	nilP.around(func() { printed = true }, "y")
+	nilP.close()
+	if !printed {
+		t.Fatal("a nil progress did not print the output")
+	}
+	_, _, errOut := cairn(t, "tools", "ls")
+	if strings.Contains(errOut, "⋯") {
+		t.Fatalf("status line without a terminal: %q", errOut)
+	}
+}

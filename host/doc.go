@@ -1,0 +1,50 @@
+// Package host runs agents: it is cairn's library, and the command line is
+// a thin layer over it. An agent is an agent file (model, system prompt,
+// tools and what they are granted, approvals, limits) bound to an id, a
+// workspace directory and a place in a store. Every round of an agent (one
+// model turn and the tool calls it asked for) is committed to the store
+// before the next begins, so an agent outlives the process that ran it.
+//
+// The life of an agent, each step one call (the example of each shows it
+// running):
+//
+//	store, err := host.OpenStore(dir)                    // or Config{} alone: agents in memory
+//	eng, err := host.NewEngine(ctx, host.Config{Store: store, CacheDir: cacheDir})
+//	defer eng.Close(ctx)
+//	agent, err := host.LoadAgentFile("agent.yaml")
+//	res, err := eng.Run(ctx, host.RunOptions{Agent: agent, ID: "a1", Prompt: "…", OnEvent: show})
+//
+//	// res.Status says how the run ended: StatusDone, or StatusPaused (a
+//	// limit, a cancelled ctx, a model that stayed unavailable), or
+//	// StatusAwaitingApproval (an `ask` rule matched and no Approver said):
+//	reqs, err := host.Pending(store, "a1")               // the calls that wait
+//	err = eng.Decide("a1", reqs[0].Call.ID, host.Decision{Approved: true})
+//	res, err = eng.Resume(ctx, host.ResumeOptions{ID: "a1"}) // also after a crash
+//
+//	in, err := host.Inspect(store, "a1")                 // state, conversation, bookmarks
+//	err = host.ReadHistory(ctx, store, "a1", false, fn)  // the events, as shown live
+//	a, err := eng.Ask(ctx, host.AskOptions{ID: "a1", Question: "…"}) // nothing is added
+//	round, changes, err := eng.Changes("a1", 0)          // what a round did to the workspace
+//	undone, err := eng.Undo("a1")                        // and taking it back
+//	b, err := eng.Snapshot("a1", "before-refactor")      // a bookmark with a workspace copy
+//	st, err := eng.Fork(host.ForkOptions{ID: "a1", From: "before-refactor", As: "a2"})
+//	got, err := host.Collect(store, checkpoint.Retention{Snapshots: 1}) // reclaim space
+//
+// A run that a process did not finish (kill -9, power loss, ctx ended) is
+// resumed with Resume; Run refuses it with ErrInterrupted. Resume seals the
+// calls that were in flight: see ResumeOptions and Strategy.
+//
+// # Errors
+//
+// Sentinels a caller branches on: checkpoint.ErrNotFound (no such agent),
+// checkpoint.ErrLocked (another process runs it; a *checkpoint.LockedError
+// names the holder), ErrInterrupted, ErrNotAwaiting, ErrNoChanges, and
+// ErrNoEngine, ErrNoStore and ErrNoAgentFile for an Engine not made by
+// NewEngine, a nil store (an OpenStore whose error was dropped) or
+// RunOptions without an agent. No entry point panics on zero values.
+//
+// # Concurrency
+//
+// An Engine is safe for concurrent use by runs of different agents; the
+// store's per-agent lock keeps one agent to one run, across processes too.
+package host

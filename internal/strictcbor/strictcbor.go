@@ -1,0 +1,38 @@
+// Package strictcbor makes the hardened CBOR decoder that every decoder of
+// untrusted or stored bytes in cairn uses: the tool ABI's messages, the
+// journal and snapshots, and a call's effects manifest. It rejects
+// duplicate map keys, indefinite lengths and invalid UTF-8, and bounds
+// nesting, array lengths and map sizes by what each format needs, so that
+// hostile or damaged bytes cannot make a reader allocate without limit.
+// Unknown map keys are ignored, so that newer minor fields do not break
+// older readers. RATIONALE.md says why CBOR and why these options.
+package strictcbor
+
+import "github.com/fxamacker/cbor/v2"
+
+// Limits bound a decoder: the depth of nesting, the elements of one array
+// and the pairs of one map.
+type Limits struct {
+	Depth, Elements, Pairs int
+}
+
+// DecMode is the strict decoder within lim. Limits the CBOR library does
+// not accept (below its minimums) panic: they are constants of the caller.
+func DecMode(lim Limits) cbor.DecMode {
+	return Must(cbor.DecOptions{
+		DupMapKey:        cbor.DupMapKeyEnforcedAPF,
+		IndefLength:      cbor.IndefLengthForbidden,
+		MaxNestedLevels:  lim.Depth,
+		MaxArrayElements: lim.Elements,
+		MaxMapPairs:      lim.Pairs,
+		UTF8:             cbor.UTF8RejectInvalid,
+	}.DecMode())
+}
+
+// Must unwraps a mode built from constant options, which cannot fail.
+func Must[M any](m M, err error) M {
+	if err != nil {
+		panic(err)
+	}
+	return m
+}
