@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strings"
 	"syscall"
 	"time"
 
@@ -45,9 +46,15 @@ func newWorkspaceFS(dir string, readOnly bool, files *fileBudget) (*workspaceFS,
 
 func (w *workspaceFS) close() error { return w.root.Close() }
 
-// name is the os.Root name of a guest path relative to the mount.
+// name is the os.Root name of a guest path relative to the mount. wazero
+// names a directory opened at a mount's root "", and joins a path under it
+// as "/" + path: such a path is still relative to the mount (a guest's own
+// absolute path never reaches a filesystem, wazero refuses it), so leading
+// slashes are dropped rather than refused. os.Root then confines the rest,
+// ".." and symlinks included.
 func name(path string) string {
-	if path == "" || path == "/" {
+	path = strings.TrimLeft(path, "/")
+	if path == "" {
 		return "."
 	}
 	return path
@@ -204,10 +211,14 @@ func (w *workspaceFS) Chmod(path string, perm fs.FileMode) experimentalsys.Errno
 	return errno(w.root.Chmod(name(path), perm&fs.ModePerm))
 }
 
-// Rename renames within the mount.
+// Rename renames within the mount. A directory replaces an empty
+// directory, as rename(2) does (os.Root refuses that with EEXIST).
 func (w *workspaceFS) Rename(from, to string) experimentalsys.Errno {
 	if w.readOnly {
 		return experimentalsys.EROFS
+	}
+	if fi, err := w.root.Lstat(name(to)); err == nil && fi.IsDir() {
+		return w.renameOverDir(name(from), name(to))
 	}
 	return errno(w.root.Rename(name(from), name(to)))
 }

@@ -560,10 +560,12 @@ func ancestors(p string) []string {
 func isReserved(p string) bool { return strings.HasPrefix(path.Base(p), reservedPrefix) }
 
 // clean makes a guest's path a clean path relative to the workspace, and
-// says whether it asked for a directory (a trailing slash). A path leading
-// out is refused with EPERM, as os.Root refuses it.
+// says whether it asked for a directory (a trailing slash). Leading slashes
+// are dropped, as workspaceFS drops them (see name). A path leading out is
+// refused with EPERM, as os.Root refuses it.
 func clean(p string) (string, bool, experimentalsys.Errno) {
-	if p == "" || p == "/" {
+	p = strings.TrimLeft(p, "/")
+	if p == "" {
 		return ".", true, 0
 	}
 	c := path.Clean(p)
