@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Two calls of one round that write the same file: the first call's write
@@ -126,5 +127,37 @@ func TestUndo(t *testing.T) {
 	u, err = eng.Undo("u")
 	if err != nil || u.Round != 1 || len(u.Conflicts) != 1 || readFile(t, ws, "notes.txt") != "someone else's" {
 		t.Fatalf("undo over an outside change: %+v, %v", u, err)
+	}
+}
+
+// A call that floods the workspace with 100,000 files, going on past every
+// error, fails with the staging limit it reached and changes nothing;
+// the run goes on. (It once made them all, and took minutes past its
+// deadline to settle them.)
+func TestFileFloodIsRefusedAtTheLimit(t *testing.T) {
+	af := agentIn(t, `
+name: flood
+model: {provider: script, script: script.yaml}
+workspace: workspace
+tools: [{module: hostile.wasm, only: [flood], grant: {workspace: rw}}]
+sandbox: {staged_paths: 1000}
+`, `
+turns:
+  - tool_calls: [{name: flood, input: {n: 100000}}]
+  - text: done
+`)
+	copyFile(t, hostileWasm, filepath.Join(af.Dir, "hostile.wasm"))
+	start := time.Now()
+	res, _ := collect(t, RunOptions{Agent: af, Prompt: "go"})
+	t.Logf("the run took %s", time.Since(start))
+	if res.Status != StatusDone {
+		t.Fatalf("%s: %s", res.Status, res.Reason)
+	}
+	m := stateMessages(t, res.Agent)["call_1_0"]
+	if !m.IsError || !strings.Contains(m.Text, "staging limit reached: the call tried to change more than 1000 paths") {
+		t.Fatalf("the flood's result: %+v", m)
+	}
+	if entries, _ := os.ReadDir(af.WorkspaceDir()); len(entries) != 0 {
+		t.Fatalf("the workspace holds %d entries after a refused call", len(entries))
 	}
 }

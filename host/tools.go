@@ -198,15 +198,17 @@ func checkGrant(t abi.Tool, g Grant) error {
 // variables it asks for, clock and randomness as asked.
 func (t *tool) policy(workspace string) sandbox.Policy {
 	p := sandbox.Policy{
-		MemoryLimit:  int64(t.limits.Memory),
-		Timeout:      time.Duration(t.limits.Timeout),
-		StdoutLimit:  int64(t.limits.Output),
-		StderrLimit:  int64(t.limits.Stderr),
-		StdinLimit:   int64(t.limits.Stdin),
-		MaxOpenFiles: t.limits.Files,
-		RealClock:    t.spec.Needs.Clock,
-		RealRandom:   t.spec.Needs.Random,
-		Imports:      t.grant.Imports,
+		MemoryLimit:    int64(t.limits.Memory),
+		Timeout:        time.Duration(t.limits.Timeout),
+		StdoutLimit:    int64(t.limits.Output),
+		StderrLimit:    int64(t.limits.Stderr),
+		StdinLimit:     int64(t.limits.Stdin),
+		MaxOpenFiles:   t.limits.Files,
+		StagingLimit:   int64(t.limits.Staging),
+		MaxStagedPaths: t.limits.StagedPaths,
+		RealClock:      t.spec.Needs.Clock,
+		RealRandom:     t.spec.Needs.Random,
+		Imports:        t.grant.Imports,
 	}
 	if t.spec.Needs.Workspace != abi.AccessNone {
 		p.Mounts = []sandbox.Mount{{HostPath: workspace, GuestPath: abi.WorkspaceDir,
@@ -245,6 +247,12 @@ func (l Limits) overriddenBy(o Limits) Limits {
 	}
 	if o.Files != 0 {
 		l.Files = o.Files
+	}
+	if o.Staging != 0 {
+		l.Staging = o.Staging
+	}
+	if o.StagedPaths != 0 {
+		l.StagedPaths = o.StagedPaths
 	}
 	return l
 }

@@ -15,6 +15,9 @@ var (
 	ErrTrap          = errors.New("module trapped")
 	ErrExit          = errors.New("module exited with an error")
 	ErrBadResponse   = errors.New("module did not write a valid response")
+	// ErrStagingLimit is a call that tried to stage more in an overlay
+	// than Policy.StagingLimit or Policy.MaxStagedPaths allow.
+	ErrStagingLimit = errors.New("staging limit reached")
 )
 
 // ExitError is a non-zero exit of a tool call, with what the tool logged.

@@ -58,7 +58,7 @@ func mountFS(t *testing.T, f fixture, kind string) experimentalsys.FS {
 		ov, _ := newOverlay(t, f.ws)
 		mt = Mount{Overlay: ov}
 	}
-	fsys, closeFS, err := mt.open(newFileBudget(0), 0)
+	fsys, closeFS, err := mt.open(newFileBudget(0), Policy{}.staging())
 	must(t, err)
 	t.Cleanup(func() { closeFS() })
 	return fsys

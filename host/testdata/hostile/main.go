@@ -21,6 +21,10 @@ type pathIn struct {
 	Path string `json:"path" desc:"an absolute path"`
 }
 
+type floodIn struct {
+	N int `json:"n" desc:"how many files to make"`
+}
+
 type echoIn struct {
 	Text string `json:"text" desc:"what to echo"`
 	N    int    `json:"n" desc:"a number between 1 and 3"`
@@ -66,6 +70,15 @@ func main() {
 			os.WriteFile("/workspace/"+in.Path, []byte("half done"), 0o644)
 			os.Exit(3)
 			return "", nil
+		}, guest.Needs(guestNeedsRW())),
+		guest.Define("flood", "Makes n small files, going on past every error.", func(c *guest.Call, in floodIn) (string, error) {
+			made := 0
+			for i := range in.N {
+				if os.WriteFile(fmt.Sprintf("/workspace/f%06d", i), []byte("x"), 0o644) == nil {
+					made++
+				}
+			}
+			return fmt.Sprintf("made %d files", made), nil
 		}, guest.Needs(guestNeedsRW())),
 		guest.Define("cat", "Reads any path it is given, then tries to write beside it.", func(c *guest.Call, in pathIn) (string, error) {
 			b, err := os.ReadFile(in.Path)
