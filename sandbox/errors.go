@@ -18,6 +18,10 @@ var (
 	// ErrStagingLimit is a call that tried to stage more in an overlay
 	// than Policy.StagingLimit or Policy.MaxStagedPaths allow.
 	ErrStagingLimit = errors.New("staging limit reached")
+	// ErrCompileLimit is a module refused before compiling, or stopped
+	// while compiling, for a limit of Config: its size, its functions,
+	// its largest function, its compile time.
+	ErrCompileLimit = errors.New("module too large to compile")
 )
 
 // ExitError is a non-zero exit of a tool call, with what the tool logged.

@@ -83,8 +83,13 @@ func (m *Module) compileFor(ctx context.Context, rt wazero.Runtime, pages uint32
 	if ok {
 		return cm, nil
 	}
-	cm, err := rt.CompileModule(ctx, m.wasm)
+	cctx, cancel := m.r.limits.compileContext(ctx)
+	defer cancel()
+	cm, err := rt.CompileModule(cctx, m.wasm)
 	if err != nil {
+		if cctx.Err() != nil {
+			return nil, fmt.Errorf("%w: compiling it did not end within %s or before its caller gave up (Config.CompileTimeout)", ErrCompileLimit, m.r.limits.timeout)
+		}
 		return nil, fmt.Errorf("%w: %v", ErrInvalidModule, err)
 	}
 	if err := checkImports(cm, wasiFunctions(rt)); err != nil {

@@ -5,6 +5,7 @@ package sandbox
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -117,5 +118,46 @@ func TestOverlayFillRSS(t *testing.T) {
 	}
 	if hwm-base > DefaultStagingLimit/4 {
 		t.Fatalf("staging %d MiB raised the peak resident memory by %d MiB", DefaultStagingLimit>>20, (hwm-base)>>20)
+	}
+}
+
+// BenchmarkCompileAtLimits is the time and the host's peak resident memory
+// of compiling modules just under the default compile limits — the most
+// a module that is not refused can cost — and of refusing the bombs past
+// them. over-MiB is how far the peak rose above where it started.
+//
+//	go test ./sandbox -run '^$' -bench CompileAtLimits -benchtime 1x
+func BenchmarkCompileAtLimits(b *testing.B) {
+	ctx := context.Background()
+	for _, m := range []struct {
+		name string
+		wasm []byte
+	}{
+		{"100000-empty-functions", emptyFunctions(DefaultMaxFunctions)},
+		{"1MiB-function", hugeFunction(DefaultMaxFunctionSize)},
+		{"bomb-1000000-functions", emptyFunctions(1_000_000)},
+		{"bomb-9MiB-function", hugeFunction(9 << 20)},
+	} {
+		b.Run(m.name, func(b *testing.B) {
+			var over int64
+			for i := 0; i < b.N; i++ {
+				rt, err := NewRuntime(ctx, Config{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				base, err := resetPeakRSS()
+				if err != nil {
+					b.Skip(err)
+				}
+				_, err = rt.Compile(ctx, m.wasm)
+				hwm, _ := peakRSS()
+				over = max(over, hwm-base)
+				rt.Close(ctx)
+				if strings.HasPrefix(m.name, "bomb") != errors.Is(err, ErrCompileLimit) {
+					b.Fatalf("compile: %v", err)
+				}
+			}
+			b.ReportMetric(float64(over)/(1<<20), "over-MiB")
+		})
 	}
 }
