@@ -112,6 +112,12 @@
 //	error      text    when present and non-empty the call failed; the text
 //	                   says why, in words the model can act on
 //
+// A Response's output and error should be UTF-8 text. The host also takes
+// text that is not UTF-8, and byte strings, and replaces each byte
+// sequence that is not UTF-8 with U+FFFD before the model reads it; the
+// guest package makes them UTF-8 so before it writes them. Such output is
+// never a failed call.
+//
 // # The manifest
 //
 // A module describes itself in a custom section named "cairn.manifest"

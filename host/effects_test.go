@@ -161,3 +161,26 @@ turns:
 		t.Fatalf("the workspace holds %d entries after a refused call", len(entries))
 	}
 }
+
+// A Go tool whose output is not UTF-8 answers its call: the model reads
+// U+FFFD for each bad byte, and the call is no failure.
+func TestToolOutputNotUTF8(t *testing.T) {
+	af := agentIn(t, `
+name: latin
+model: {provider: script, script: script.yaml}
+workspace: workspace
+tools: [{module: hostile.wasm, only: [latin1]}]
+`, `
+turns:
+  - tool_calls: [{name: latin1, input: {}}]
+  - text: done
+`)
+	copyFile(t, hostileWasm, filepath.Join(af.Dir, "hostile.wasm"))
+	res, _ := collect(t, RunOptions{Agent: af, Prompt: "go"})
+	if res.Status != StatusDone {
+		t.Fatalf("%s: %s", res.Status, res.Reason)
+	}
+	if m := stateMessages(t, res.Agent)["call_1_0"]; m.IsError || m.Text != "caf\uFFFD cr\uFFFDme" {
+		t.Fatalf("the call's result: %+v", m)
+	}
+}

@@ -80,6 +80,9 @@ func main() {
 			}
 			return fmt.Sprintf("made %d files", made), nil
 		}, guest.Needs(guestNeedsRW())),
+		guest.Define("latin1", "Answers in Latin-1, which is not UTF-8.", func(c *guest.Call, _ empty) (string, error) {
+			return "caf\xe9 cr\xe8me", nil
+		}),
 		guest.Define("cat", "Reads any path it is given, then tries to write beside it.", func(c *guest.Call, in pathIn) (string, error) {
 			b, err := os.ReadFile(in.Path)
 			if err != nil {
