@@ -125,6 +125,9 @@ func (ts *toolset) add(af *AgentFile, m Module, loading *sandbox.Loading) error 
 	}
 	grant := grantOf(m)
 	grant.Mounts = resolveMounts(af, grant.Mounts)
+	if err := checkImportGrant(m, grant); err != nil {
+		return err
+	}
 	for _, spec := range m.Manifest.Tools {
 		if len(only) > 0 && !only[spec.Name] {
 			continue
@@ -191,6 +194,22 @@ func checkGrant(t abi.Tool, g Grant) error {
 			t.Name, ErrGrant, strings.Join(missing, ", "))
 	}
 	return nil
+}
+
+// checkImportGrant refuses a module that imports a WASI function its
+// grant's imports do not allow, saying what to add to the agent file. A
+// module whose imports do not read is left for compiling to report.
+func checkImportGrant(m Module, g Grant) error {
+	denied, err := sandbox.Policy{Imports: g.Imports}.DeniedImports(m.Wasm)
+	if err != nil || len(denied) == 0 {
+		return nil
+	}
+	fix := "add them to its grant's imports in the agent file"
+	if g.Imports == nil {
+		fix = "a grant without imports allows every WASI function but the socket ones; list every function the module imports in its grant's imports"
+	}
+	return fmt.Errorf("%w: the module imports %s, which its grant does not allow: %s",
+		ErrGrant, strings.Join(denied, ", "), fix)
 }
 
 // policy is the sandbox policy of one call of t: the workspace mounted with

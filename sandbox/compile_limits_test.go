@@ -131,3 +131,43 @@ func TestCompileStopsAtItsDeadline(t *testing.T) {
 		t.Fatalf("compile with time enough: %v", err)
 	}
 }
+
+// DeniedImports names the WASI functions a policy does not allow that a
+// module imports, reading only its bytes.
+func TestDeniedImports(t *testing.T) {
+	wasm := writerModule([]byte("x")) // imports fd_write
+	for _, tt := range []struct {
+		p    Policy
+		want string
+	}{
+		{Policy{}, ""},
+		{Policy{Imports: []string{"fd_write"}}, ""},
+		{Policy{Imports: []string{"fd_read"}}, "fd_write"},
+	} {
+		got, err := tt.p.DeniedImports(wasm)
+		if err != nil || strings.Join(got, ",") != tt.want {
+			t.Errorf("imports %v: %v, %v; want %q", tt.p.Imports, got, err, tt.want)
+		}
+	}
+	if _, err := (Policy{}).DeniedImports([]byte("\x00asm\x01\x00\x00\x00\x02\x05\x01\x03abc")); !errors.Is(err, ErrInvalidModule) {
+		t.Errorf("a truncated import section: %v", err)
+	}
+}
+
+// FuzzModuleChecks: the readers that look at a module before it compiles
+// — its limits and its imports — take any bytes without panicking, and
+// refuse what they cannot read with ErrInvalidModule or ErrCompileLimit.
+func FuzzModuleChecks(f *testing.F) {
+	f.Add(writerModule([]byte("hello")))
+	f.Add(emptyFunctions(3))
+	f.Add(hugeFunction(64))
+	f.Fuzz(func(t *testing.T, wasm []byte) {
+		limits := Config{MaxFunctions: 8, MaxFunctionSize: 32, MaxModuleSize: 1 << 16}.limits()
+		if err := limits.check(wasm); err != nil && !errors.Is(err, ErrInvalidModule) && !errors.Is(err, ErrCompileLimit) {
+			t.Fatalf("limits: %v", err)
+		}
+		if _, err := (Policy{}).DeniedImports(wasm); err != nil && !errors.Is(err, ErrInvalidModule) {
+			t.Fatalf("imports: %v", err)
+		}
+	})
+}
