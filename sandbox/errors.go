@@ -18,6 +18,10 @@ var (
 	// ErrStagingLimit is a call that tried to stage more in an overlay
 	// than Policy.StagingLimit or Policy.MaxStagedPaths allow.
 	ErrStagingLimit = errors.New("staging limit reached")
+	// ErrRequestTooLarge is a call whose request is larger than the
+	// module may read (Policy.StdinLimit, abi.MaxMessageSize); it is
+	// refused before the module runs.
+	ErrRequestTooLarge = errors.New("request too large")
 	// ErrCompileLimit is a module refused before compiling, or stopped
 	// while compiling, for a limit of Config: its size, its functions,
 	// its largest function, its compile time.

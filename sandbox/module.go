@@ -269,12 +269,18 @@ type CallResult struct {
 //
 // Those of Run, and *ExitError (ErrExit) for a non-zero exit, ErrMemoryLimit
 // when the module ran out of memory, ErrBadResponse when stdout is not one
-// valid response, ErrStagingLimit when an overlay it mounts refused it a
+// valid response, ErrRequestTooLarge (before running anything) when the
+// request is past the policy's StdinLimit or abi.MaxMessageSize,
+// ErrStagingLimit when an overlay it mounts refused it a
 // change for the policy's staging limits (whatever the module answered).
 func (m *Module) Call(ctx context.Context, p Policy, req abi.Request) (CallResult, error) {
 	in, err := abi.Marshal(req)
 	if err != nil {
 		return CallResult{}, fmt.Errorf("encode request: %w", err)
+	}
+	if limit := min(orDefault(p.StdinLimit, DefaultStdinLimit), abi.MaxMessageSize); int64(len(in)) > limit {
+		return CallResult{}, fmt.Errorf("%w: the call's arguments make a request of %d bytes, and the tool may read %d; pass less, or a path to a file",
+			ErrRequestTooLarge, len(in), limit)
 	}
 	out := &capped{limit: orDefault(p.StdoutLimit, DefaultStdoutLimit)}
 	errOut := &capped{limit: orDefault(p.StderrLimit, DefaultStderrLimit)}

@@ -3,6 +3,8 @@ package sandbox
 import (
 	"context"
 	"encoding/binary"
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/cairnrun/cairn/abi"
@@ -62,4 +64,27 @@ func TestCallOutputNotUTF8(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A request larger than the module may read is refused before it runs,
+// with the sizes; one that fits runs. (A 20 MiB argument once reached the
+// tool cut short, and the model read "decode request: unexpected EOF".)
+func TestCallRequestTooLarge(t *testing.T) {
+	m, err := testRT.Compile(context.Background(), writerModule(mustMarshal(t, abi.Response{ABI: abi.Version, Output: "ran"})))
+	must(t, err)
+	big := abi.Request{ABI: abi.Version, Tool: "t", Input: `"` + strings.Repeat("a", 70<<10) + `"`}
+	_, err = m.Call(context.Background(), Policy{StdinLimit: 64 << 10}, big)
+	if !errors.Is(err, ErrRequestTooLarge) || !strings.Contains(err.Error(), "the tool may read 65536") {
+		t.Fatalf("a request past StdinLimit: %v", err)
+	}
+	res, err := m.Call(context.Background(), Policy{StdinLimit: 128 << 10}, big)
+	if err != nil || res.Response.Output != "ran" {
+		t.Fatalf("a request within StdinLimit: %+v, %v", res.Response, err)
+	}
+}
+
+func mustMarshal(t *testing.T, v any) []byte {
+	b, err := abi.Marshal(v)
+	must(t, err)
+	return b
 }
