@@ -184,3 +184,36 @@ turns:
 		t.Fatalf("the call's result: %+v", m)
 	}
 }
+
+// The model reads a tool's log only when the call failed: the tail of a
+// crashed call's stderr is in its result, a call that answered keeps its
+// log for the user (abi's "One call" says so).
+func TestStderrReachesTheModelOnlyOnFailure(t *testing.T) {
+	af := agentIn(t, `
+name: logs
+model: {provider: script, script: script.yaml}
+workspace: workspace
+tools: [{module: hostile.wasm, only: [crash, chatty]}]
+`, `
+turns:
+  - tool_calls: [{name: crash, input: {}}, {name: chatty, input: {}}]
+  - text: done
+`)
+	copyFile(t, hostileWasm, filepath.Join(af.Dir, "hostile.wasm"))
+	res, events := collect(t, RunOptions{Agent: af, Prompt: "go"})
+	if res.Status != StatusDone {
+		t.Fatalf("%s: %s", res.Status, res.Reason)
+	}
+	msgs := stateMessages(t, res.Agent)
+	if m := msgs["call_1_0"]; !m.IsError || !strings.Contains(m.Text, "exited with status 7; its log ends: hostile: about to crash") {
+		t.Fatalf("the crash's result: %+v", m)
+	}
+	if m := msgs["call_1_1"]; m.IsError || m.Text != "answered" {
+		t.Fatalf("the chatty call's result: %+v", m)
+	}
+	for _, c := range toolEnds(events) {
+		if c.ID == "call_1_1" && !strings.Contains(c.Stderr, "log line for the user only") {
+			t.Fatalf("the user's event does not carry the log: %+v", c)
+		}
+	}
+}

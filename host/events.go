@@ -65,6 +65,10 @@ type Call struct {
 	Outcome    Outcome `json:"outcome,omitempty"`
 	Output     string  `json:"output,omitempty"`
 	DurationMS float64 `json:"duration_ms,omitempty"`
+	// Stderr is the tool's log (capped by the sandbox's stderr limit),
+	// for the user: the model reads only its tail, and only when the call
+	// failed (see abi, "One call").
+	Stderr string `json:"stderr,omitempty"`
 }
 
 // Outcome is how a tool call ended.

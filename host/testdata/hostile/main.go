@@ -80,6 +80,10 @@ func main() {
 			}
 			return fmt.Sprintf("made %d files", made), nil
 		}, guest.Needs(guestNeedsRW())),
+		guest.Define("chatty", "Logs a secret to stderr, then answers.", func(c *guest.Call, _ empty) (string, error) {
+			fmt.Fprintln(os.Stderr, "hostile: log line for the user only")
+			return "answered", nil
+		}),
 		guest.Define("latin1", "Answers in Latin-1, which is not UTF-8.", func(c *guest.Call, _ empty) (string, error) {
 			return "caf\xe9 cr\xe8me", nil
 		}),
