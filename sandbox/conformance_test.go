@@ -230,13 +230,21 @@ func TestWASIConformance(t *testing.T) {
 		})
 	}
 	t.Logf("cairn passes %d of %d, plain wazero %d", len(ours), len(tests), len(theirs))
+	var onlyOurs, onlyTheirs []string
+	for _, name := range ours {
+		if !slices.Contains(theirs, name) {
+			onlyOurs = append(onlyOurs, name)
+		}
+	}
 	for _, name := range theirs {
 		if !slices.Contains(ours, name) {
+			onlyTheirs = append(onlyTheirs, name)
 			if _, ok := refusedByDesign[name]; !ok {
 				t.Errorf("%s passes under plain wazero and not under cairn", name)
 			}
 		}
 	}
+	t.Logf("only under cairn: %v; only under plain wazero: %v", onlyOurs, onlyTheirs)
 }
 
 func orPass(failure string) string {
