@@ -217,3 +217,34 @@ turns:
 		}
 	}
 }
+
+// A flood under limits too high to stop it stops at the call's deadline:
+// the call fails with the deadline, changes nothing, and the run goes on.
+func TestFileFloodStopsAtItsDeadline(t *testing.T) {
+	af := agentIn(t, `
+name: flood
+model: {provider: script, script: script.yaml}
+workspace: workspace
+tools: [{module: hostile.wasm, only: [flood], grant: {workspace: rw}}]
+sandbox: {timeout: 1s, staged_paths: 1000000, staging: 4GiB}
+`, `
+turns:
+  - tool_calls: [{name: flood, input: {n: 1}}]
+  - tool_calls: [{name: flood, input: {n: 1000000}}]
+  - text: done
+`)
+	copyFile(t, hostileWasm, filepath.Join(af.Dir, "hostile.wasm"))
+	res, events := collect(t, RunOptions{Agent: af, Prompt: "go"})
+	if res.Status != StatusDone {
+		t.Fatalf("%s: %s", res.Status, res.Reason)
+	}
+	// The first call waited for the module to compile; the second is
+	// the flood.
+	t.Logf("the flood's call took %.0f ms", toolEnds(events)[1].DurationMS)
+	if m := stateMessages(t, res.Agent)["call_2_0"]; !m.IsError || !strings.Contains(m.Text, "ran past its time limit") {
+		t.Fatalf("the flood's result: %+v", m)
+	}
+	if entries, _ := os.ReadDir(af.WorkspaceDir()); len(entries) != 1 {
+		t.Fatalf("the workspace holds %d entries after the first call made one and the flood ran out of time", len(entries))
+	}
+}
