@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // Two calls of one round that write the same file: the first call's write
@@ -143,22 +142,24 @@ tools: [{module: hostile.wasm, only: [flood], grant: {workspace: rw}}]
 sandbox: {staged_paths: 1000}
 `, `
 turns:
+  - tool_calls: [{name: flood, input: {n: 1}}]
   - tool_calls: [{name: flood, input: {n: 100000}}]
   - text: done
 `)
 	copyFile(t, hostileWasm, filepath.Join(af.Dir, "hostile.wasm"))
-	start := time.Now()
-	res, _ := collect(t, RunOptions{Agent: af, Prompt: "go"})
-	t.Logf("the run took %s", time.Since(start))
+	res, events := collect(t, RunOptions{Agent: af, Prompt: "go"})
 	if res.Status != StatusDone {
 		t.Fatalf("%s: %s", res.Status, res.Reason)
 	}
-	m := stateMessages(t, res.Agent)["call_1_0"]
+	// The first call waited for the module to compile; the second is
+	// the flood.
+	t.Logf("the flood's call took %.0f ms", toolEnds(events)[1].DurationMS)
+	m := stateMessages(t, res.Agent)["call_2_0"]
 	if !m.IsError || !strings.Contains(m.Text, "staging limit reached: the call tried to change more than 1000 paths") {
 		t.Fatalf("the flood's result: %+v", m)
 	}
-	if entries, _ := os.ReadDir(af.WorkspaceDir()); len(entries) != 0 {
-		t.Fatalf("the workspace holds %d entries after a refused call", len(entries))
+	if entries, _ := os.ReadDir(af.WorkspaceDir()); len(entries) != 1 {
+		t.Fatalf("the workspace holds %d entries after the first call made one and the flood was refused", len(entries))
 	}
 }
 
