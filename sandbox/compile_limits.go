@@ -55,6 +55,9 @@ func (l compileLimits) check(wasm []byte) error {
 	if err != nil {
 		return err
 	}
+	if err := l.checkCounts(secs); err != nil {
+		return err
+	}
 	r := &reader{p: secs[secCode]}
 	n := r.count()
 	if r.err == nil && n > l.functions {
@@ -68,6 +71,23 @@ func (l compileLimits) check(wasm []byte) error {
 		r.bytes(size)
 	}
 	return r.err
+}
+
+// countedSections are the sections that are vectors of entries, each of
+// which a runtime decodes into a structure of its own, by name.
+var countedSections = map[byte]string{1: "types", 2: "imports", 3: "functions", 6: "globals", 7: "exports", 9: "element segments", 11: "data segments"}
+
+// checkCounts refuses a module with more entries in one of its sections
+// than MaxFunctions: decoding a section of a million small entries costs
+// as a million functions do, whatever section they are in.
+func (l compileLimits) checkCounts(secs map[byte][]byte) error {
+	for id, what := range countedSections {
+		r := &reader{p: secs[id]}
+		if n := r.count(); r.err == nil && n > l.functions {
+			return fmt.Errorf("%w: it has %d %s, past the limit of %d (Config.MaxFunctions)", ErrCompileLimit, n, what, l.functions)
+		}
+	}
+	return nil
 }
 
 // compileContext bounds a compilation by the limit's timeout and ctx.

@@ -171,3 +171,18 @@ func FuzzModuleChecks(f *testing.F) {
 		}
 	})
 }
+
+// A module of a million entries in a section other than code — here a
+// function section claiming a million functions over no code section — is
+// refused before it is decoded, as a million functions are.
+func TestCompileRefusesHugeSections(t *testing.T) {
+	funcs := binary.AppendUvarint(nil, 1_000_000)
+	funcs = append(funcs, make([]byte, 1_000_000)...)
+	wasm := []byte("\x00asm\x01\x00\x00\x00\x01\x04\x01\x60\x00\x00\x03")
+	wasm = binary.AppendUvarint(wasm, uint64(len(funcs)))
+	wasm = append(wasm, funcs...)
+	_, err := testRT.Compile(context.Background(), wasm)
+	if !errors.Is(err, ErrCompileLimit) || !strings.Contains(err.Error(), "1000000 functions") {
+		t.Fatalf("compile: %v", err)
+	}
+}
