@@ -42,6 +42,21 @@ func TestEscapeRootRelativePaths(t *testing.T) {
 				fsys.Rename("/inside.txt", p)
 				fsys.Unlink(p)
 			}
+			// A directory renamed over a directory, which the workspace
+			// filesystem does with rename(2) on the parents: over one
+			// inside it works, over one outside (through a planted link)
+			// does not.
+			for _, to := range []string{"/planted-dir/outsidedir", "//planted-dir/outsidedir/", "/sub/../../outsidedir"} {
+				must(t, errOf(fsys.Mkdir("/d1", 0)))
+				if e := fsys.Rename("/d1", to); e == 0 {
+					t.Errorf("renaming a directory over %s succeeded", to)
+				}
+				must(t, errOf(fsys.Rmdir("/d1")))
+			}
+			must(t, errOf(fsys.Mkdir("/d2", 0)))
+			if e := fsys.Rename("/d2", "/sub"); e != 0 {
+				t.Errorf("renaming a directory over an empty one inside: %v", e)
+			}
 			if after := f.outsideHash(t); after != before {
 				t.Error("the host filesystem outside the workspace changed")
 			}
@@ -80,4 +95,12 @@ func readAll(t *testing.T, fsys experimentalsys.FS, p string) string {
 			return string(out)
 		}
 	}
+}
+
+// errOf is e as an error, nil for 0.
+func errOf(e experimentalsys.Errno) error {
+	if e == 0 {
+		return nil
+	}
+	return e
 }
