@@ -155,7 +155,8 @@ turns:
 	// the flood.
 	t.Logf("the flood's call took %.0f ms", toolEnds(events)[1].DurationMS)
 	m := stateMessages(t, res.Agent)["call_2_0"]
-	if !m.IsError || !strings.Contains(m.Text, "staging limit reached: the call tried to change more than 1000 paths") {
+	if !m.IsError || !strings.Contains(m.Text, "staging limit reached: the call tried to change more than 1000 paths") ||
+		!strings.Contains(m.Text, "none of its changes were kept") {
 		t.Fatalf("the flood's result: %+v", m)
 	}
 	if entries, _ := os.ReadDir(af.WorkspaceDir()); len(entries) != 1 {
