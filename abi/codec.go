@@ -2,6 +2,8 @@ package abi
 
 import (
 	"fmt"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/fxamacker/cbor/v2"
 
@@ -18,8 +20,22 @@ const MaxMessageSize = 16 << 20
 // unknown keys ignored so that newer minor fields do not break older readers.
 var (
 	encMode = strictcbor.Must(cbor.CoreDetEncOptions().EncMode())
-	decMode = strictcbor.DecMode(strictcbor.Limits{Depth: 16, Elements: 1 << 16, Pairs: 1 << 16})
+	decMode = strictcbor.DecMode(limits)
+	// respMode reads a Response as decMode does, but takes text that is
+	// not UTF-8, and byte strings, for its strings: a tool's output is
+	// whatever bytes it wrote, and DecodeResponse makes them UTF-8.
+	respMode = strictcbor.Must(responseOptions().DecMode())
 )
+
+// limits bound every message the codec decodes.
+var limits = strictcbor.Limits{Depth: 16, Elements: 1 << 16, Pairs: 1 << 16}
+
+func responseOptions() cbor.DecOptions {
+	opts := strictcbor.Options(limits)
+	opts.UTF8 = cbor.UTF8DecodeInvalid
+	opts.ByteStringToString = cbor.ByteStringToStringAllowed
+	return opts
+}
 
 // Marshal encodes v (a Request, Response or Manifest) as deterministic CBOR.
 func Marshal(v any) ([]byte, error) {
@@ -50,13 +66,17 @@ func DecodeRequest(b []byte) (Request, error) {
 	return r, nil
 }
 
-// DecodeResponse decodes one Response and checks its version.
+// DecodeResponse decodes one Response and checks its version. Its output
+// and error may be text strings that are not UTF-8, or byte strings: each
+// byte sequence that is not UTF-8 becomes U+FFFD, so that a tool whose
+// output is not text still answers, readably.
 func DecodeResponse(b []byte) (Response, error) {
 	r, ok := decodeResponse(b)
 	if !ok {
-		if err := unmarshal(b, &r); err != nil {
+		if err := unmarshalWith(respMode, b, &r); err != nil {
 			return r, fmt.Errorf("decode response: %w", err)
 		}
+		r.Output, r.Error = ValidText(r.Output), ValidText(r.Error)
 	}
 	if err := checkVersion(r.ABI); err != nil {
 		return r, fmt.Errorf("decode response: %w", err)
@@ -76,13 +96,24 @@ func DecodeManifest(b []byte) (Manifest, error) {
 	return m, nil
 }
 
+// ValidText is s with each byte sequence that is not UTF-8 replaced by
+// U+FFFD, the replacement character; s itself when it is UTF-8.
+func ValidText(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
+}
+
 // unmarshal decodes exactly one CBOR item; trailing bytes are an error.
-func unmarshal(b []byte, v any) error {
+func unmarshal(b []byte, v any) error { return unmarshalWith(decMode, b, v) }
+
+func unmarshalWith(mode cbor.DecMode, b []byte, v any) error {
 	if len(b) > MaxMessageSize {
 		return fmt.Errorf("message is %d bytes, limit %d", len(b), MaxMessageSize)
 	}
 	if len(b) == 0 {
 		return fmt.Errorf("empty message")
 	}
-	return decMode.Unmarshal(b, v)
+	return mode.Unmarshal(b, v)
 }

@@ -35,10 +35,15 @@
 //     module's stdin, then closes stdin.
 //  2. The module writes exactly one Response, CBOR-encoded, to stdout and
 //     exits with status 0. Anything it writes to stderr is its log: the host
-//     keeps a capped copy and shows it to the user, never to the model.
+//     keeps a capped copy for the user (in the call's tool_end event). The
+//     model never reads the log of a call that answered.
 //  3. If the module exits non-zero, traps, runs past its deadline or memory
 //     limit, or writes stdout that is not one valid Response, the call has
 //     failed: the host builds an error result that says so, and the run goes on.
+//     When it exited non-zero or ran out of memory, that result ends with the
+//     last lines of its log (at most 3 lines, 400 bytes; a Go panic's message
+//     and the top of its trace), so that the model can tell a crash on its
+//     input from one that is not.
 //
 // The workspace is a preopened directory at the guest path named in the
 // request (WorkspaceDir, "/workspace"). Paths the model passes in arguments are
@@ -111,6 +116,12 @@
 //	output     text    the result shown to the model
 //	error      text    when present and non-empty the call failed; the text
 //	                   says why, in words the model can act on
+//
+// A Response's output and error should be UTF-8 text. The host also takes
+// text that is not UTF-8, and byte strings, and replaces each byte
+// sequence that is not UTF-8 with U+FFFD before the model reads it; the
+// guest package makes them UTF-8 so before it writes them. Such output is
+// never a failed call.
 //
 // # The manifest
 //

@@ -110,6 +110,9 @@ func FuzzEnvelope(f *testing.F) {
 				t.Fatalf("fast path read %x as %+v; the library as %+v (%v)", b, r, lib, err)
 			}
 		}
+		if r, err := DecodeResponse(b); err == nil && !validText(r.Output, r.Error) {
+			t.Fatalf("DecodeResponse read %x as text that is not UTF-8: %+v", b, r)
+		}
 		req := Request{ABI: v, Tool: s, CallID: s, Input: string(b), Workspace: s}
 		checkEnvelope(t, req, encodeRequest, decodeRequest)
 		r := Response{ABI: v, Output: string(b), Error: s}
@@ -163,4 +166,41 @@ func BenchmarkEnvelope(b *testing.B) {
 			})
 		}
 	}
+}
+
+// A response whose output or error is not UTF-8 — text that is not, or a
+// byte string — decodes, each bad sequence replaced by U+FFFD; one that is
+// UTF-8 decodes as it is. (A tool that printed a Latin-1 file once failed
+// its whole call: "cbor: invalid UTF-8 string".)
+func TestDecodeResponseRepairsText(t *testing.T) {
+	bytesOutput := []byte{0xa2, 0x63, 'a', 'b', 'i', 0x01, 0x66, 'o', 'u', 't', 'p', 'u', 't', 0x44, 'c', 'a', 'f', 0xe9}
+	for _, tt := range []struct {
+		name        string
+		msg         []byte
+		output, err string
+	}{
+		{"text", must(Marshal(Response{ABI: Version, Output: "caf\xe9 ok", Error: ""})), "caf\uFFFD ok", ""},
+		{"error-text", must(Marshal(Response{ABI: Version, Output: "x", Error: "bad \xff\xfe"})), "x", "bad \uFFFD"},
+		{"byte-string", bytesOutput, "caf\uFFFD", ""},
+		{"valid", must(Marshal(Response{ABI: Version, Output: "héllo"})), "héllo", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := DecodeResponse(tt.msg)
+			if err != nil || r.Output != tt.output || r.Error != tt.err {
+				t.Fatalf("got %+v, %v; want output %q, error %q", r, err, tt.output, tt.err)
+			}
+		})
+	}
+	// Requests and manifests stay strict.
+	req := must(Marshal(Request{ABI: Version, Tool: "t\xff"}))
+	if _, err := DecodeRequest(req); err == nil {
+		t.Fatal("a request that is not UTF-8 decoded")
+	}
+}
+
+func must(b []byte, err error) []byte {
+	if err != nil {
+		panic(err)
+	}
+	return b
 }

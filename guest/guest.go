@@ -153,6 +153,9 @@ func Serve(r io.Reader, w io.Writer, tools ...Tool) int {
 		return 1
 	}
 	resp := handle(in, tools)
+	// A tool's output may be any bytes (a file it read, say); the response
+	// carries UTF-8 text, so each sequence that is not becomes U+FFFD.
+	resp.Output, resp.Error = abi.ValidText(resp.Output), abi.ValidText(resp.Error)
 	b, err := abi.Marshal(resp)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "encode response:", err)

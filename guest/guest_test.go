@@ -104,3 +104,29 @@ func TestManifestOf(t *testing.T) {
 		t.Errorf("add: %+v", add)
 	}
 }
+
+// A tool whose output, or error, is not UTF-8 (the bytes of a Latin-1 file,
+// say) answers with each bad sequence replaced by U+FFFD, so that the
+// response is one the strictest reader takes.
+func TestServeMakesOutputUTF8(t *testing.T) {
+	tools := []Tool{
+		Define("latin1", "Prints Latin-1.", func(c *Call, in struct{}) (string, error) { return "caf\xe9", nil }),
+		Define("badfail", "Fails in Latin-1.", func(c *Call, in struct{}) (string, error) { return "", errors.New("non \xe0 moi") }),
+	}
+	for tool, want := range map[string]abi.Response{
+		"latin1":  {ABI: abi.Version, Output: "caf\uFFFD"},
+		"badfail": {ABI: abi.Version, Error: "non \uFFFD moi"},
+	} {
+		req, _ := abi.Marshal(abi.Request{ABI: abi.Version, Tool: tool, CallID: "c1", Input: "{}", Workspace: "/workspace"})
+		var out bytes.Buffer
+		if code := Serve(bytes.NewReader(req), &out, tools...); code != 0 {
+			t.Fatalf("%s: exit %d", tool, code)
+		}
+		if text := want.Output + want.Error; !bytes.Contains(out.Bytes(), []byte(text)) {
+			t.Errorf("%s: the response does not carry %q as written: %q", tool, text, out.Bytes())
+		}
+		if got, err := abi.DecodeResponse(out.Bytes()); err != nil || got != want {
+			t.Errorf("%s: %+v, %v; want %+v", tool, got, err, want)
+		}
+	}
+}

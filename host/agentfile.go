@@ -111,6 +111,11 @@ type Limits struct {
 	Stdin  Size `yaml:"stdin" json:"stdin,omitempty"`
 	// Files bounds the files a call holds open at once.
 	Files int `yaml:"files" json:"files,omitempty"`
+	// Staging bounds the bytes a call may stage (each changed path costs
+	// 4 KiB of it besides its bytes), StagedPaths the paths it may change;
+	// a call past either fails and none of its changes are applied.
+	Staging     Size `yaml:"staging" json:"staging,omitempty"`
+	StagedPaths int  `yaml:"staged_paths" json:"staged_paths,omitempty"`
 }
 
 // RunLimits bound one run. Zero means no limit, except MaxRounds, whose zero

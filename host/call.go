@@ -130,6 +130,10 @@ func describeFailure(err error) string {
 		return "it ran past its time limit and was stopped (" + err.Error() + ")"
 	case errors.Is(err, context.Canceled):
 		return "the run was cancelled while it ran"
+	case errors.Is(err, sandbox.ErrStagingLimit):
+		return err.Error() + "; none of its changes were kept (the agent file's sandbox: {staging, staged_paths} set the limits)"
+	case errors.Is(err, sandbox.ErrRequestTooLarge):
+		return err.Error() + " (the agent file's sandbox: {stdin} sets the limit)"
 	default:
 		return err.Error()
 	}

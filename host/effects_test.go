@@ -128,3 +128,125 @@ func TestUndo(t *testing.T) {
 		t.Fatalf("undo over an outside change: %+v, %v", u, err)
 	}
 }
+
+// A call that floods the workspace with 100,000 files, going on past every
+// error, fails with the staging limit it reached and changes nothing;
+// the run goes on. (It once made them all, and took minutes past its
+// deadline to settle them.)
+func TestFileFloodIsRefusedAtTheLimit(t *testing.T) {
+	af := agentIn(t, `
+name: flood
+model: {provider: script, script: script.yaml}
+workspace: workspace
+tools: [{module: hostile.wasm, only: [flood], grant: {workspace: rw}}]
+sandbox: {staged_paths: 1000}
+`, `
+turns:
+  - tool_calls: [{name: flood, input: {n: 1}}]
+  - tool_calls: [{name: flood, input: {n: 100000}}]
+  - text: done
+`)
+	copyFile(t, hostileWasm, filepath.Join(af.Dir, "hostile.wasm"))
+	res, events := collect(t, RunOptions{Agent: af, Prompt: "go"})
+	if res.Status != StatusDone {
+		t.Fatalf("%s: %s", res.Status, res.Reason)
+	}
+	// The first call waited for the module to compile; the second is
+	// the flood.
+	t.Logf("the flood's call took %.0f ms", toolEnds(events)[1].DurationMS)
+	m := stateMessages(t, res.Agent)["call_2_0"]
+	if !m.IsError || !strings.Contains(m.Text, "staging limit reached: the call tried to change more than 1000 paths") ||
+		!strings.Contains(m.Text, "none of its changes were kept") {
+		t.Fatalf("the flood's result: %+v", m)
+	}
+	if entries, _ := os.ReadDir(af.WorkspaceDir()); len(entries) != 1 {
+		t.Fatalf("the workspace holds %d entries after the first call made one and the flood was refused", len(entries))
+	}
+}
+
+// A Go tool whose output is not UTF-8 answers its call: the model reads
+// U+FFFD for each bad byte, and the call is no failure.
+func TestToolOutputNotUTF8(t *testing.T) {
+	af := agentIn(t, `
+name: latin
+model: {provider: script, script: script.yaml}
+workspace: workspace
+tools: [{module: hostile.wasm, only: [latin1]}]
+`, `
+turns:
+  - tool_calls: [{name: latin1, input: {}}]
+  - text: done
+`)
+	copyFile(t, hostileWasm, filepath.Join(af.Dir, "hostile.wasm"))
+	res, _ := collect(t, RunOptions{Agent: af, Prompt: "go"})
+	if res.Status != StatusDone {
+		t.Fatalf("%s: %s", res.Status, res.Reason)
+	}
+	if m := stateMessages(t, res.Agent)["call_1_0"]; m.IsError || m.Text != "caf\uFFFD cr\uFFFDme" {
+		t.Fatalf("the call's result: %+v", m)
+	}
+}
+
+// The model reads a tool's log only when the call failed: the tail of a
+// crashed call's stderr is in its result, a call that answered keeps its
+// log for the user (abi's "One call" says so).
+func TestStderrReachesTheModelOnlyOnFailure(t *testing.T) {
+	af := agentIn(t, `
+name: logs
+model: {provider: script, script: script.yaml}
+workspace: workspace
+tools: [{module: hostile.wasm, only: [crash, chatty]}]
+`, `
+turns:
+  - tool_calls: [{name: crash, input: {}}, {name: chatty, input: {}}]
+  - text: done
+`)
+	copyFile(t, hostileWasm, filepath.Join(af.Dir, "hostile.wasm"))
+	res, events := collect(t, RunOptions{Agent: af, Prompt: "go"})
+	if res.Status != StatusDone {
+		t.Fatalf("%s: %s", res.Status, res.Reason)
+	}
+	msgs := stateMessages(t, res.Agent)
+	if m := msgs["call_1_0"]; !m.IsError || !strings.Contains(m.Text, "exited with status 7; its log ends: hostile: about to crash") {
+		t.Fatalf("the crash's result: %+v", m)
+	}
+	if m := msgs["call_1_1"]; m.IsError || m.Text != "answered" {
+		t.Fatalf("the chatty call's result: %+v", m)
+	}
+	for _, c := range toolEnds(events) {
+		if c.ID == "call_1_1" && !strings.Contains(c.Stderr, "log line for the user only") {
+			t.Fatalf("the user's event does not carry the log: %+v", c)
+		}
+	}
+}
+
+// A flood under limits too high to stop it stops at the call's deadline:
+// the call fails with the deadline, changes nothing, and the run goes on.
+func TestFileFloodStopsAtItsDeadline(t *testing.T) {
+	af := agentIn(t, `
+name: flood
+model: {provider: script, script: script.yaml}
+workspace: workspace
+tools: [{module: hostile.wasm, only: [flood], grant: {workspace: rw}}]
+sandbox: {timeout: 1s, staged_paths: 1000000, staging: 4GiB}
+`, `
+turns:
+  - tool_calls: [{name: flood, input: {n: 1}}]
+  - tool_calls: [{name: flood, input: {n: 1000000}}]
+  - text: done
+`)
+	copyFile(t, hostileWasm, filepath.Join(af.Dir, "hostile.wasm"))
+	res, events := collect(t, RunOptions{Agent: af, Prompt: "go"})
+	if res.Status != StatusDone {
+		t.Fatalf("%s: %s", res.Status, res.Reason)
+	}
+	// The first call waited for the module to compile; the second is
+	// the flood.
+	t.Logf("the flood's call took %.0f ms", toolEnds(events)[1].DurationMS)
+	if m := stateMessages(t, res.Agent)["call_2_0"]; !m.IsError || !strings.Contains(m.Text, "ran past its time limit") {
+		t.Fatalf("the flood's result: %+v", m)
+	}
+	if entries, _ := os.ReadDir(af.WorkspaceDir()); len(entries) != 1 {
+		t.Fatalf("the workspace holds %d entries after the first call made one and the flood ran out of time", len(entries))
+	}
+}

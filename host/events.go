@@ -68,6 +68,10 @@ type Call struct {
 	// Unsandboxed marks a call of an MCP server's tool, which runs
 	// outside the sandbox.
 	Unsandboxed bool `json:"unsandboxed,omitempty"`
+	// Stderr is the tool's log (capped by the sandbox's stderr limit),
+	// for the user: the model reads only its tail, and only when the call
+	// failed (see abi, "One call").
+	Stderr string `json:"stderr,omitempty"`
 }
 
 // Outcome is how a tool call ended.

@@ -1,6 +1,8 @@
 package host
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,10 +12,8 @@ import (
 	"github.com/cairnrun/cairn/sandbox"
 )
 
-// Extra mounts are read-only and only for the module granted them; an
-// imports list narrower than what a module imports fails its calls,
-// naming the import.
-func TestExtraMountsAndImports(t *testing.T) {
+// Extra mounts are read-only and only for the module granted them.
+func TestExtraMounts(t *testing.T) {
 	agent := `
 name: grants
 model: {provider: script, script: script.yaml}
@@ -22,21 +22,16 @@ tools:
   - module: hostile.wasm
     grant: {mounts: [{host: data, guest: /data}]}
     only: [cat]
-  - module: other.wasm
-    grant: {imports: [fd_write]}
-    only: [echo]
 `
 	script := `
 turns:
   - tool_calls:
       - {name: cat, input: {path: /data/facts.txt}}
       - {name: cat, input: {path: /etc/hostname}}
-      - {name: echo, input: {text: hi, n: 1}}
   - text: done
 `
 	af := agentIn(t, agent, script)
 	copyFile(t, hostileWasm, filepath.Join(af.Dir, "hostile.wasm"))
-	copyFile(t, hostileWasm, filepath.Join(af.Dir, "other.wasm"))
 	if err := os.Mkdir(filepath.Join(af.Dir, "data"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -57,8 +52,30 @@ turns:
 	if c := got["call_1_1"]; c.Outcome != OutcomeError {
 		t.Errorf("cat outside every mount: %+v", c)
 	}
-	if c := got["call_1_2"]; c.Outcome != OutcomeError || !strings.Contains(c.Output, "fd_read") && !strings.Contains(c.Output, "import") {
-		t.Errorf("a module whose imports are not all granted: %+v; want an error naming the import", c)
+}
+
+// An imports list narrower than what a module imports is refused when the
+// agent starts, as a grant narrower than its manifest asks is, naming each
+// import; no call runs. (It was once found only at the tool's first call.)
+func TestImportsGrantRefusedAtStart(t *testing.T) {
+	agent := `
+name: grants
+model: {provider: script, script: script.yaml}
+workspace: workspace
+tools:
+  - module: other.wasm
+    grant: {imports: [fd_write]}
+    only: [echo]
+`
+	af := agentIn(t, agent, "turns:\n  - tool_calls: [{name: echo, input: {text: hi, n: 1}}]\n  - text: done\n")
+	copyFile(t, hostileWasm, filepath.Join(af.Dir, "other.wasm"))
+	var events []Event
+	_, err := testEngine.Run(context.Background(), RunOptions{Agent: af, Prompt: "go", OnEvent: func(e Event) { events = append(events, e) }})
+	if !errors.Is(err, ErrGrant) || !strings.Contains(err.Error(), "fd_read") || !strings.Contains(err.Error(), "add them to its grant's imports") {
+		t.Fatalf("got %v; want ErrGrant naming fd_read", err)
+	}
+	if ends := toolEnds(events); len(ends) != 0 {
+		t.Fatalf("%d calls ran", len(ends))
 	}
 }
 

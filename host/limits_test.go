@@ -116,3 +116,20 @@ limits: {max_cost: 0.00002}
 		t.Fatalf("resume: %+v, %v", res, err)
 	}
 }
+
+// A call whose arguments are larger than its tool may read ends with an
+// error result that says so, before the tool runs; the run goes on.
+// (A 20 MiB argument once reached the tool cut short.)
+func TestArgumentsTooLarge(t *testing.T) {
+	af := agentIn(t, strings.Replace(hostileAgent, "memory: 64MiB}", "memory: 64MiB, stdin: 64KiB}", 1),
+		"turns:\n  - tool_calls: [{name: echo, input: {text: "+strings.Repeat("a", 100<<10)+", n: 1}}]\n  - text: done\n")
+	copyFile(t, hostileWasm, filepath.Join(af.Dir, "hostile.wasm"))
+	res, events := collect(t, RunOptions{Agent: af, Prompt: "go"})
+	ends := toolEnds(events)
+	if res.Status != StatusDone || len(ends) != 1 {
+		t.Fatalf("%s: %s, %d tool results", res.Status, res.Reason, len(ends))
+	}
+	if c := ends[0]; c.Outcome != OutcomeError || !strings.Contains(c.Output, "request too large") || !strings.Contains(c.Output, "the tool may read 65536") {
+		t.Fatalf("the call's result: %s %.200s", c.Outcome, c.Output)
+	}
+}

@@ -336,7 +336,7 @@ func (res callResult) event() *Call {
 		outcome = OutcomeError
 	}
 	return &Call{ID: res.call.ID, Tool: res.call.Name, Outcome: outcome, Output: res.output,
-		DurationMS: float64(res.duration.Microseconds()) / 1000}
+		DurationMS: float64(res.duration.Microseconds()) / 1000, Stderr: res.stderr}
 }
 
 func now() time.Time { return time.Now().UTC() }

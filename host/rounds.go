@@ -3,6 +3,7 @@ package host
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -73,15 +74,26 @@ func keepChanges(root string, round int, call, workspace, staging string, effect
 	return os.Rename(tmp, dir)
 }
 
+// copyInto copies a file, streaming it: a staged file may be as large as
+// the staging limit, and none of it need sit in the host's memory.
 func copyInto(from, to string) error {
-	b, err := os.ReadFile(from)
+	src, err := os.Open(from)
 	if err != nil {
 		return err
 	}
+	defer src.Close()
 	if err := os.MkdirAll(filepath.Dir(to), 0o700); err != nil {
 		return err
 	}
-	return os.WriteFile(to, b, 0o600)
+	dst, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		dst.Close()
+		return err
+	}
+	return dst.Close()
 }
 
 // trimChanges keeps the changes of the last KeepRounds rounds.

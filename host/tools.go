@@ -133,6 +133,9 @@ func (ts *toolset) add(af *AgentFile, m Module, loading *sandbox.Loading) error 
 	}
 	grant := grantOf(m)
 	grant.Mounts = resolveMounts(af, grant.Mounts)
+	if err := checkImportGrant(m, grant); err != nil {
+		return err
+	}
 	for _, spec := range m.Manifest.Tools {
 		if len(only) > 0 && !only[spec.Name] {
 			continue
@@ -201,20 +204,38 @@ func checkGrant(t abi.Tool, g Grant) error {
 	return nil
 }
 
+// checkImportGrant refuses a module that imports a WASI function its
+// grant's imports do not allow, saying what to add to the agent file. A
+// module whose imports do not read is left for compiling to report.
+func checkImportGrant(m Module, g Grant) error {
+	denied, err := sandbox.Policy{Imports: g.Imports}.DeniedImports(m.Wasm)
+	if err != nil || len(denied) == 0 {
+		return nil
+	}
+	fix := "add them to its grant's imports in the agent file"
+	if g.Imports == nil {
+		fix = "a grant without imports allows every WASI function but the socket ones; list every function the module imports in its grant's imports"
+	}
+	return fmt.Errorf("%w: the module imports %s, which its grant does not allow: %s",
+		ErrGrant, strings.Join(denied, ", "), fix)
+}
+
 // policy is the sandbox policy of one call of t: the workspace mounted with
 // the access the tool asks for (never more than granted), the environment
 // variables it asks for, clock and randomness as asked.
 func (t *tool) policy(workspace string) sandbox.Policy {
 	p := sandbox.Policy{
-		MemoryLimit:  int64(t.limits.Memory),
-		Timeout:      time.Duration(t.limits.Timeout),
-		StdoutLimit:  int64(t.limits.Output),
-		StderrLimit:  int64(t.limits.Stderr),
-		StdinLimit:   int64(t.limits.Stdin),
-		MaxOpenFiles: t.limits.Files,
-		RealClock:    t.spec.Needs.Clock,
-		RealRandom:   t.spec.Needs.Random,
-		Imports:      t.grant.Imports,
+		MemoryLimit:    int64(t.limits.Memory),
+		Timeout:        time.Duration(t.limits.Timeout),
+		StdoutLimit:    int64(t.limits.Output),
+		StderrLimit:    int64(t.limits.Stderr),
+		StdinLimit:     int64(t.limits.Stdin),
+		MaxOpenFiles:   t.limits.Files,
+		StagingLimit:   int64(t.limits.Staging),
+		MaxStagedPaths: t.limits.StagedPaths,
+		RealClock:      t.spec.Needs.Clock,
+		RealRandom:     t.spec.Needs.Random,
+		Imports:        t.grant.Imports,
 	}
 	if t.spec.Needs.Workspace != abi.AccessNone {
 		p.Mounts = []sandbox.Mount{{HostPath: workspace, GuestPath: abi.WorkspaceDir,
@@ -253,6 +274,12 @@ func (l Limits) overriddenBy(o Limits) Limits {
 	}
 	if o.Files != 0 {
 		l.Files = o.Files
+	}
+	if o.Staging != 0 {
+		l.Staging = o.Staging
+	}
+	if o.StagedPaths != 0 {
+		l.StagedPaths = o.StagedPaths
 	}
 	return l
 }

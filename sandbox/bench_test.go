@@ -249,7 +249,7 @@ func BenchmarkGuestCall(b *testing.B) {
 				s, err := m.makeSpare(ctx, rt, cm, snap, p)
 				must(b, err)
 				defer s.mod.Close(ctx)
-				fsys, closeFS, err := mounts(p.Mounts, newFileBudget(0), 0)
+				fsys, closeFS, err := mounts(p.Mounts, newFileBudget(0), p.staging())
 				must(b, err)
 				defer closeFS()
 				in, err := abi.Marshal(req)

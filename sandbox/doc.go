@@ -37,7 +37,14 @@
 // the host can journal a call's result before its changes land and finish
 // an apply a crash cut short; Discard then removes the staging directory.
 // Reads lists the files the call read. An overlay made without a staging
-// directory, for a call that may only read, refuses every change.
+// directory, for a call that may only read, refuses every change. What a
+// call may stage is bounded in bytes and in paths (Policy.StagingLimit,
+// Policy.MaxStagedPaths); a call past either fails with ErrStagingLimit.
+//
+// Compiling is bounded too: a module past Config's size, function-count
+// or function-size limit is refused before it is decoded, and compiling
+// stops at Config.CompileTimeout (ErrCompileLimit). The public WASI
+// testsuite runs as a test (docs/wasi.md).
 //
 // A Go tool built as a WASI reactor is initialised once per memory limit
 // and mount layout, and every call starts a fresh instance from a

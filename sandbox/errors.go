@@ -15,6 +15,17 @@ var (
 	ErrTrap          = errors.New("module trapped")
 	ErrExit          = errors.New("module exited with an error")
 	ErrBadResponse   = errors.New("module did not write a valid response")
+	// ErrStagingLimit is a call that tried to stage more in an overlay
+	// than Policy.StagingLimit or Policy.MaxStagedPaths allow.
+	ErrStagingLimit = errors.New("staging limit reached")
+	// ErrRequestTooLarge is a call whose request is larger than the
+	// module may read (Policy.StdinLimit, abi.MaxMessageSize); it is
+	// refused before the module runs.
+	ErrRequestTooLarge = errors.New("request too large")
+	// ErrCompileLimit is a module refused before compiling, or stopped
+	// while compiling, for a limit of Config: its size, its functions,
+	// its largest function, its compile time.
+	ErrCompileLimit = errors.New("module too large to compile")
 )
 
 // ExitError is a non-zero exit of a tool call, with what the tool logged.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/tetratelabs/wazero"
@@ -80,4 +81,25 @@ func treeOf(t *testing.T, root string) string {
 		return nil
 	}))
 	return out.String()
+}
+
+// Files and directories a guest makes on a plain mount get 0644 and 0755
+// less the process's umask, as those applied from an overlay do: WASI
+// carries no mode, and wazero asks 0600 and 0700. (`cairn exec` once made
+// every file 0600 and every directory 0700.)
+func TestExecCreatesWithUsualModes(t *testing.T) {
+	umask := syscall.Umask(0)
+	syscall.Umask(umask)
+	dir := t.TempDir()
+	var out bytes.Buffer
+	_, err := compile(t, "ovprog").Run(context.Background(), Policy{Args: []string{"write:/work/a.txt:x", "mkdir:/work/d"},
+		Mounts: []Mount{{HostPath: dir, GuestPath: "/work"}}}, nil, &out, &out)
+	must(t, err)
+	for p, want := range map[string]os.FileMode{"a.txt": 0o644, "d": 0o755} {
+		fi, err := os.Stat(filepath.Join(dir, p))
+		must(t, err)
+		if got, want := fi.Mode().Perm(), want&^os.FileMode(umask); got != want {
+			t.Errorf("%s: mode %v, want %v (umask %03o)\n%s", p, got, want, umask, out.String())
+		}
+	}
 }

@@ -8,6 +8,7 @@ import (
 
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 	"github.com/tetratelabs/wazero/sys"
+	"golang.org/x/sys/unix"
 )
 
 // file is an open regular file or directory of a workspaceFS. The root
@@ -56,6 +57,30 @@ func setBlocking(f *os.File) error {
 	return serr
 }
 
+func setAppend(f *os.File, enable bool) experimentalsys.Errno {
+	raw, err := f.SyscallConn()
+	if err != nil {
+		return errno(err)
+	}
+	var serr error
+	err = raw.Control(func(fd uintptr) {
+		var fl int
+		if fl, serr = unix.FcntlInt(fd, unix.F_GETFL, 0); serr != nil {
+			return
+		}
+		if enable {
+			fl |= unix.O_APPEND
+		} else {
+			fl &^= unix.O_APPEND
+		}
+		_, serr = unix.FcntlInt(fd, unix.F_SETFL, fl)
+	})
+	if err != nil {
+		return errno(err)
+	}
+	return errno(serr)
+}
+
 func (f *file) writable() experimentalsys.Errno {
 	if f.fs.readOnly {
 		return experimentalsys.EROFS
@@ -84,12 +109,20 @@ func (f *file) IsDir() (bool, experimentalsys.Errno) { return f.isDir, 0 }
 // IsAppend reports whether writes append.
 func (f *file) IsAppend() bool { return f.append }
 
-// SetAppend is not supported: a guest opens with O_APPEND instead.
+// SetAppend turns appending on or off (fd_fdstat_set_flags), with the
+// host file's own O_APPEND flag.
 func (f *file) SetAppend(enable bool) experimentalsys.Errno {
 	if enable == f.append {
 		return 0
 	}
-	return experimentalsys.ENOSYS
+	if f.isDir {
+		return experimentalsys.EISDIR
+	}
+	if e := setAppend(f.f, enable); e != 0 {
+		return e
+	}
+	f.append = enable
+	return 0
 }
 
 // IsNonblock reports false: files of a workspace always block.
@@ -204,8 +237,29 @@ func (f *file) Pwrite(buf []byte, off int64) (int, experimentalsys.Errno) {
 	if e := f.writable(); e != 0 {
 		return 0, e
 	}
+	if f.append {
+		// os.File refuses WriteAt on a file opened to append; pwrite(2)
+		// itself writes at the end then, as POSIX leaves it to Linux to.
+		return pwriteAppend(f.f, buf, off)
+	}
 	n, err := f.f.WriteAt(buf, off)
 	return n, errno(err)
+}
+
+func pwriteAppend(f *os.File, buf []byte, off int64) (int, experimentalsys.Errno) {
+	raw, err := f.SyscallConn()
+	if err != nil {
+		return 0, errno(err)
+	}
+	var n int
+	var werr error
+	if err := raw.Write(func(fd uintptr) bool {
+		n, werr = unix.Pwrite(int(fd), buf, off)
+		return werr != unix.EAGAIN
+	}); err != nil {
+		return 0, errno(err)
+	}
+	return n, errno(werr)
 }
 
 // Truncate sets the file's size.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strings"
 	"syscall"
 	"time"
 
@@ -45,9 +46,15 @@ func newWorkspaceFS(dir string, readOnly bool, files *fileBudget) (*workspaceFS,
 
 func (w *workspaceFS) close() error { return w.root.Close() }
 
-// name is the os.Root name of a guest path relative to the mount.
+// name is the os.Root name of a guest path relative to the mount. wazero
+// names a directory opened at a mount's root "", and joins a path under it
+// as "/" + path: such a path is still relative to the mount (a guest's own
+// absolute path never reaches a filesystem, wazero refuses it), so leading
+// slashes are dropped rather than refused. os.Root then confines the rest,
+// ".." and symlinks included.
 func name(path string) string {
-	if path == "" || path == "/" {
+	path = strings.TrimLeft(path, "/")
+	if path == "" {
 		return "."
 	}
 	return path
@@ -63,6 +70,13 @@ func errno(err error) experimentalsys.Errno {
 	// os.Root reports an escape as its own error, not an errno.
 	return experimentalsys.EPERM
 }
+
+// newFileMode and newDirMode are the permissions of the files and
+// directories a guest makes. WASI preview 1 carries no mode (wazero asks
+// 0600 and 0700 for all of them), so a guest gets what a program asking
+// the usual 0666 and 0777 gets under a umask of 022 — the process's own
+// umask still applies — as changes applied from an overlay do.
+const newFileMode, newDirMode fs.FileMode = 0o644, 0o755
 
 const writeFlags = experimentalsys.O_WRONLY | experimentalsys.O_RDWR | experimentalsys.O_APPEND |
 	experimentalsys.O_CREAT | experimentalsys.O_TRUNC | experimentalsys.O_EXCL
@@ -91,9 +105,10 @@ func (w *workspaceFS) OpenFile(path string, flag experimentalsys.Oflag, perm fs.
 
 // open opens without truncating, checks what it opened, and only then
 // truncates: O_TRUNC in the open itself would empty a file this refuses,
-// such as one whose other name is outside the mount.
-func (w *workspaceFS) open(path string, flag experimentalsys.Oflag, perm fs.FileMode) (*file, experimentalsys.Errno) {
-	f, err := w.root.OpenFile(name(path), osFlags(flag&^experimentalsys.O_TRUNC)|syscall.O_NONBLOCK, perm&fs.ModePerm)
+// such as one whose other name is outside the mount. A file it creates
+// gets newFileMode, whatever perm says (see newFileMode).
+func (w *workspaceFS) open(path string, flag experimentalsys.Oflag, _ fs.FileMode) (*file, experimentalsys.Errno) {
+	f, err := w.root.OpenFile(name(path), osFlags(flag&^experimentalsys.O_TRUNC)|syscall.O_NONBLOCK, newFileMode)
 	if err != nil {
 		return nil, errno(err)
 	}
@@ -188,12 +203,13 @@ func (w *workspaceFS) Readlink(path string) (string, experimentalsys.Errno) {
 	return s, errno(err)
 }
 
-// Mkdir makes a directory.
-func (w *workspaceFS) Mkdir(path string, perm fs.FileMode) experimentalsys.Errno {
+// Mkdir makes a directory, with newDirMode whatever perm says (see
+// newFileMode).
+func (w *workspaceFS) Mkdir(path string, _ fs.FileMode) experimentalsys.Errno {
 	if w.readOnly {
 		return experimentalsys.EROFS
 	}
-	return errno(w.root.Mkdir(name(path), perm&fs.ModePerm))
+	return errno(w.root.Mkdir(name(path), newDirMode))
 }
 
 // Chmod changes permission bits.
@@ -204,10 +220,14 @@ func (w *workspaceFS) Chmod(path string, perm fs.FileMode) experimentalsys.Errno
 	return errno(w.root.Chmod(name(path), perm&fs.ModePerm))
 }
 
-// Rename renames within the mount.
+// Rename renames within the mount. A directory replaces an empty
+// directory, as rename(2) does (os.Root refuses that with EEXIST).
 func (w *workspaceFS) Rename(from, to string) experimentalsys.Errno {
 	if w.readOnly {
 		return experimentalsys.EROFS
+	}
+	if fi, err := w.root.Lstat(name(to)); err == nil && fi.IsDir() {
+		return w.renameOverDir(name(from), name(to))
 	}
 	return errno(w.root.Rename(name(from), name(to)))
 }

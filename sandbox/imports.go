@@ -81,3 +81,34 @@ func checkGranted(cm wazero.CompiledModule, p Policy) error {
 	return fmt.Errorf("%w: %s.%s (not in the policy's imports; add it to Policy.Imports to allow it)",
 		ErrImportDenied, wasi_snapshot_preview1.ModuleName, strings.Join(denied, ", "))
 }
+
+// DeniedImports lists, sorted, the WASI preview 1 functions the module
+// wasm imports that p does not allow (see Policy.Imports), reading its
+// import section without compiling or running it: so that a grant too
+// narrow for a module is found when an agent starts, not at its first
+// call. Imports of other modules are left to Compile to refuse.
+//
+// # Errors
+//
+// ErrInvalidModule for bytes whose sections or imports do not read.
+func (p Policy) DeniedImports(wasm []byte) ([]string, error) {
+	secs, err := sections(wasm)
+	if err != nil {
+		return nil, err
+	}
+	var denied []string
+	r := &reader{p: secs[secImport]}
+	for n := r.count(); n > 0 && r.err == nil; n-- {
+		mod, name := string(r.bytes(r.uvarint())), string(r.bytes(r.uvarint()))
+		kind := r.byte()
+		r.importDesc(kind)
+		if kind == 0x00 && mod == wasi_snapshot_preview1.ModuleName && !p.importsAllowed(name) {
+			denied = append(denied, name)
+		}
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	sort.Strings(denied)
+	return denied, nil
+}

@@ -83,8 +83,13 @@ func (m *Module) compileFor(ctx context.Context, rt wazero.Runtime, pages uint32
 	if ok {
 		return cm, nil
 	}
-	cm, err := rt.CompileModule(ctx, m.wasm)
+	cctx, cancel := m.r.limits.compileContext(ctx)
+	defer cancel()
+	cm, err := rt.CompileModule(cctx, m.wasm)
 	if err != nil {
+		if cctx.Err() != nil {
+			return nil, fmt.Errorf("%w: compiling it did not end within %s or before its caller gave up (Config.CompileTimeout)", ErrCompileLimit, m.r.limits.timeout)
+		}
 		return nil, fmt.Errorf("%w: %v", ErrInvalidModule, err)
 	}
 	if err := checkImports(cm, wasiFunctions(rt)); err != nil {
@@ -133,7 +138,7 @@ func (m *Module) run(ctx context.Context, p Policy, stdin io.Reader, stdout, std
 	if err := checkGranted(cm, p); err != nil {
 		return Exit{}, err
 	}
-	fsys, closeFS, err := mounts(p.Mounts, newFileBudget(p.MaxOpenFiles), p.StagingLimit)
+	fsys, closeFS, err := mounts(p.Mounts, newFileBudget(p.MaxOpenFiles), p.staging())
 	if err != nil {
 		return Exit{}, err
 	}
@@ -229,7 +234,7 @@ func (d *detRandom) Read(p []byte) (int, error) {
 
 // mounts opens the filesystem of each mount: a workspaceFS or an
 // overlay's view.
-func mounts(ms []Mount, files *fileBudget, stagingLimit int64) ([]experimentalsys.FS, func(), error) {
+func mounts(ms []Mount, files *fileBudget, limit staging) ([]experimentalsys.FS, func(), error) {
 	var fsys []experimentalsys.FS
 	var closers []func() error
 	closeAll := func() {
@@ -238,7 +243,7 @@ func mounts(ms []Mount, files *fileBudget, stagingLimit int64) ([]experimentalsy
 		}
 	}
 	for _, mt := range ms {
-		f, closeFS, err := mt.open(files, stagingLimit)
+		f, closeFS, err := mt.open(files, limit)
 		if err != nil {
 			closeAll()
 			return nil, nil, err
@@ -264,17 +269,27 @@ type CallResult struct {
 //
 // Those of Run, and *ExitError (ErrExit) for a non-zero exit, ErrMemoryLimit
 // when the module ran out of memory, ErrBadResponse when stdout is not one
-// valid response.
+// valid response, ErrRequestTooLarge (before running anything) when the
+// request is past the policy's StdinLimit or abi.MaxMessageSize,
+// ErrStagingLimit when an overlay it mounts refused it a
+// change for the policy's staging limits (whatever the module answered).
 func (m *Module) Call(ctx context.Context, p Policy, req abi.Request) (CallResult, error) {
 	in, err := abi.Marshal(req)
 	if err != nil {
 		return CallResult{}, fmt.Errorf("encode request: %w", err)
+	}
+	if limit := min(orDefault(p.StdinLimit, DefaultStdinLimit), abi.MaxMessageSize); int64(len(in)) > limit {
+		return CallResult{}, fmt.Errorf("%w: the call's arguments make a request of %d bytes, and the tool may read %d; pass less, or a path to a file",
+			ErrRequestTooLarge, len(in), limit)
 	}
 	out := &capped{limit: orDefault(p.StdoutLimit, DefaultStdoutLimit)}
 	errOut := &capped{limit: orDefault(p.StderrLimit, DefaultStderrLimit)}
 	ex, err := m.run(ctx, p, bytes.NewReader(in), out, errOut)
 	res := CallResult{Stderr: errOut.buf.Bytes(), StderrTruncated: errOut.truncated, Duration: ex.Duration}
 	if err != nil {
+		return res, err
+	}
+	if err := stagingExhausted(p); err != nil {
 		return res, err
 	}
 	if ex.Code != 0 {
@@ -290,6 +305,20 @@ func (m *Module) Call(ctx context.Context, p Policy, req abi.Request) (CallResul
 		return res, fmt.Errorf("%w: %v", ErrBadResponse, err)
 	}
 	return res, nil
+}
+
+// stagingExhausted is the ErrStagingLimit of the first overlay mounted by
+// p that refused the call a change for its limits: such a call fails
+// whatever it answered, since what it staged is not what it meant to.
+func stagingExhausted(p Policy) error {
+	for _, mt := range p.Mounts {
+		if mt.Overlay != nil {
+			if err := mt.Overlay.exhausted(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // Describe asks the module for its manifest by running it once with the

@@ -40,8 +40,11 @@ import (
 //     renaming a directory renames everything in it;
 //   - file times and permissions are not effects: a changed file keeps its
 //     permission, a new file gets 0644 and a new directory 0755;
-//   - the staged bytes are bounded by Policy.StagingLimit; past it a
-//     change fails (EIO: wazero has no ENOSPC) and Exhausted reports it.
+//   - the staged bytes are bounded by Policy.StagingLimit, each changed
+//     path costing a 4 KiB block of it besides its bytes, and the changed
+//     paths by Policy.MaxStagedPaths; past either a change fails before
+//     anything is staged for it (EIO: wazero has no ENOSPC or EDQUOT),
+//     Exhausted reports it and Module.Call fails with ErrStagingLimit.
 //
 // An Overlay is for one call: mount it in one call at a time. Its methods
 // are safe for concurrent use.
@@ -54,7 +57,9 @@ type Overlay struct {
 	kids   map[string]map[string]bool // names in nodes, by their directory
 	used   int64                      // bytes charged against limit
 	limit  int64
+	paths  int  // the bound on len(nodes)
 	full   bool // a change was refused for the limit
+	ofPath bool // and the limit reached was paths
 	closed bool
 	reads  map[string]bool // workspace files the call opened to read, unchanged
 }
@@ -82,8 +87,9 @@ type blob struct {
 }
 
 // nodeCost is charged against the staging limit for every path the call
-// changes, so that a flood of empty files or directories is bounded too.
-const nodeCost = 512
+// changes, so that a flood of empty files or directories is bounded too:
+// a block, the least a staged file takes on disk.
+const nodeCost = 4096
 
 // NewOverlay makes an overlay of the workspace directory, staging its
 // changes in staging, which it creates private to the user (0700). The
@@ -162,13 +168,13 @@ func Discard(staging string) error {
 }
 
 // view is the overlay as one mount of one call sees it.
-func (o *Overlay) view(readOnly bool, files *fileBudget, limit int64) (experimentalsys.FS, func() error, error) {
+func (o *Overlay) view(readOnly bool, files *fileBudget, limit staging) (experimentalsys.FS, func() error, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.closed {
 		return nil, nil, errors.New("mount a closed overlay")
 	}
-	o.limit = limit
+	o.limit, o.paths = limit.bytes, limit.paths
 	readOnly = readOnly || o.st == nil
 	v := &overlayFS{o: o, readOnly: readOnly, files: files,
 		lower:   &workspaceFS{root: o.ws, readOnly: true, files: files},
@@ -279,6 +285,9 @@ func (o *Overlay) lookup(p string, write bool) (entry, experimentalsys.Errno) {
 // setNode records a change of p, charging a new path against the limit.
 func (o *Overlay) setNode(p string, n *node) experimentalsys.Errno {
 	if _, ok := o.nodes[p]; !ok {
+		if e := o.admits(1); e != 0 {
+			return e
+		}
 		if e := o.charge(nodeCost); e != 0 {
 			return e
 		}
@@ -325,6 +334,49 @@ func (o *Overlay) Exhausted() bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.full
+}
+
+// exhausted is ErrStagingLimit, saying which limit, when the call was
+// refused a change for one; else nil.
+func (o *Overlay) exhausted() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	switch {
+	case !o.full:
+		return nil
+	case o.ofPath:
+		return fmt.Errorf("%w: the call tried to change more than %d paths of the workspace (MaxStagedPaths)", ErrStagingLimit, o.paths)
+	}
+	size := fmt.Sprintf("%d bytes", o.limit)
+	if o.limit%(1<<20) == 0 {
+		size = fmt.Sprintf("%d MiB", o.limit>>20)
+	}
+	return fmt.Errorf("%w: the call tried to stage more than %s of changes, at least 4 KiB a path (StagingLimit)", ErrStagingLimit, size)
+}
+
+// mayChange checks, before anything is staged for it, that the call may
+// change p: a refused change then costs no file made and removed.
+func (o *Overlay) mayChange(p string) experimentalsys.Errno {
+	if _, ok := o.nodes[p]; ok {
+		return 0
+	}
+	if e := o.admits(1); e != 0 {
+		return e
+	}
+	if nodeCost > o.limit-o.used {
+		o.full = true
+		return errFull
+	}
+	return 0
+}
+
+// admits checks that the call may change n more paths.
+func (o *Overlay) admits(n int) experimentalsys.Errno {
+	if len(o.nodes)+n > o.paths {
+		o.full, o.ofPath = true, true
+		return errFull
+	}
+	return 0
 }
 
 func (o *Overlay) charge(n int64) experimentalsys.Errno {
@@ -425,6 +477,9 @@ func (o *Overlay) hashLower(p string) (Version, fs.FileMode, experimentalsys.Err
 // copyUp stages the workspace's file at p, whole or (trunc) empty, and
 // records its base.
 func (o *Overlay) copyUp(p string, trunc bool) (*node, experimentalsys.Errno) {
+	if e := o.mayChange(p); e != 0 {
+		return nil, e
+	}
 	v, mode, e := o.copyLower(p, p, !trunc)
 	if e == 0 && trunc {
 		e = o.createBlob(p, mode)
@@ -451,6 +506,9 @@ func (o *Overlay) copyUp(p string, trunc bool) (*node, experimentalsys.Errno) {
 func (o *Overlay) create(p string, en entry) (*node, experimentalsys.Errno) {
 	if isReserved(p) {
 		return nil, experimentalsys.EACCES
+	}
+	if e := o.mayChange(p); e != 0 {
+		return nil, e
 	}
 	base, mode := baseOf(en)
 	if !base.IsFile() {
@@ -560,10 +618,12 @@ func ancestors(p string) []string {
 func isReserved(p string) bool { return strings.HasPrefix(path.Base(p), reservedPrefix) }
 
 // clean makes a guest's path a clean path relative to the workspace, and
-// says whether it asked for a directory (a trailing slash). A path leading
-// out is refused with EPERM, as os.Root refuses it.
+// says whether it asked for a directory (a trailing slash). Leading slashes
+// are dropped, as workspaceFS drops them (see name). A path leading out is
+// refused with EPERM, as os.Root refuses it.
 func clean(p string) (string, bool, experimentalsys.Errno) {
-	if p == "" || p == "/" {
+	p = strings.TrimLeft(p, "/")
+	if p == "" {
 		return ".", true, 0
 	}
 	c := path.Clean(p)

@@ -12,9 +12,20 @@ import (
 // growth is charged against the overlay's staging limit.
 type stagedFile struct {
 	*file
-	o *Overlay
-	b *blob
+	o   *Overlay
+	b   *blob
+	ino uint64 // the path's, as its directory lists it (see syntheticIno)
 }
+
+// Stat describes the staged file, under the inode its directory lists.
+func (s *stagedFile) Stat() (sys.Stat_t, experimentalsys.Errno) {
+	st, e := s.file.Stat()
+	st.Ino = s.ino
+	return st, e
+}
+
+// Ino is the inode its directory lists.
+func (s *stagedFile) Ino() (sys.Inode, experimentalsys.Errno) { return s.ino, 0 }
 
 // Write writes at the offset (or the end, when appending), short or not at
 // all past the staging limit.
@@ -40,16 +51,26 @@ func (s *stagedFile) Write(buf []byte) (int, experimentalsys.Errno) {
 	return n, errno(err)
 }
 
-// Pwrite writes at an offset, short or not at all past the staging limit.
+// Pwrite writes at an offset (at the end, when appending, as pwrite(2)
+// does on Linux), short or not at all past the staging limit.
 func (s *stagedFile) Pwrite(buf []byte, off int64) (int, experimentalsys.Errno) {
 	if e := s.writable(); e != 0 {
 		return 0, e
 	}
 	s.o.mu.Lock()
 	defer s.o.mu.Unlock()
-	n, e := s.o.room(s.b, off, len(buf))
+	at := off
+	if s.append {
+		at = s.b.size
+	}
+	n, e := s.o.room(s.b, at, len(buf))
 	if e != 0 {
 		return 0, e
+	}
+	if s.append {
+		n, e = pwriteAppend(s.f, buf[:n], off)
+		s.grew(at + int64(n))
+		return n, e
 	}
 	n, err := s.f.WriteAt(buf[:n], off)
 	s.grew(off + int64(n))

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"io/fs"
+	"strings"
 
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 	"github.com/tetratelabs/wazero/sys"
@@ -126,7 +127,8 @@ func (v *overlayFS) openStaged(p string, n *node, flag experimentalsys.Oflag) (e
 		}
 		v.o.resized(n.blob, 0)
 	}
-	sf := &stagedFile{file: &file{f: f, fs: v.staging, path: blobName(p), append: flag&experimentalsys.O_APPEND != 0}, o: v.o, b: n.blob}
+	sf := &stagedFile{file: &file{f: f, fs: v.staging, path: blobName(p), append: flag&experimentalsys.O_APPEND != 0}, o: v.o, b: n.blob,
+		ino: syntheticIno(p)}
 	return sf, 0
 }
 
@@ -167,6 +169,7 @@ func (v *overlayFS) stat(p string, lower func(string) (sys.Stat_t, experimentals
 			return sys.Stat_t{}, errno(err)
 		}
 		st = sys.NewStat_t(fi)
+		st.Ino = syntheticIno(p) // as its directory lists it
 	}
 	if e == 0 && dirOnly && !st.Mode.IsDir() {
 		return sys.Stat_t{}, experimentalsys.ENOTDIR
@@ -255,11 +258,19 @@ func (o *Overlay) rmdir(p string) experimentalsys.Errno {
 // Unlink removes a file of the call's view. A symlink of the workspace is
 // not removed (EPERM).
 func (v *overlayFS) Unlink(p string) experimentalsys.Errno {
+	dirOnly := strings.HasSuffix(p, "/")
 	p, e := v.changing(p)
 	if e != 0 {
 		return e
 	}
 	defer v.o.mu.Unlock()
+	if dirOnly {
+		// "file/" names a directory: unlink(2) says ENOTDIR of a file,
+		// EISDIR of a directory.
+		if en, e := v.o.lookup(p, false); e == 0 && en.exists() && !en.isDir() {
+			return experimentalsys.ENOTDIR
+		}
+	}
 	return v.o.unlink(p)
 }
 

@@ -70,6 +70,9 @@ func (o *Overlay) fits(copy bool, paths ...string) experimentalsys.Errno {
 			need += nodeCost
 		}
 	}
+	if e := o.admits(int(need / nodeCost)); e != 0 {
+		return e
+	}
 	if copy {
 		fi, err := o.ws.Lstat(paths[0])
 		if err != nil {
@@ -136,13 +139,16 @@ func (o *Overlay) renameDir(from, to string, dst entry) experimentalsys.Errno {
 			return experimentalsys.ENOTEMPTY
 		}
 	}
-	need, e := o.treeCost(from)
+	need, paths, e := o.treeCost(from)
 	if e != 0 {
 		return e
 	}
 	if need > o.limit-o.used {
 		o.full = true
 		return errFull
+	}
+	if e := o.admits(paths); e != 0 {
+		return e
 	}
 	if !dst.exists() {
 		base, _ := baseOf(dst)
@@ -161,31 +167,31 @@ func (o *Overlay) renameDir(from, to string, dst entry) experimentalsys.Errno {
 }
 
 // treeCost is what renaming the directory p costs against the staging
-// limit, or why it cannot be renamed.
-func (o *Overlay) treeCost(p string) (int64, experimentalsys.Errno) {
+// limits, in bytes and at most in new paths, or why it cannot be renamed.
+func (o *Overlay) treeCost(p string) (int64, int, experimentalsys.Errno) {
 	ents, e := o.list(p)
 	if e != 0 {
-		return 0, e
+		return 0, 0, e
 	}
-	need := int64(2 * nodeCost)
+	need, paths := int64(2*nodeCost), 2
 	for _, en := range ents {
 		switch en.kind {
 		case lowerLink:
-			return 0, experimentalsys.EPERM
+			return 0, 0, experimentalsys.EPERM
 		case lowerOther:
-			return 0, experimentalsys.EACCES
+			return 0, 0, experimentalsys.EACCES
 		case lowerDir:
-			n, e := o.treeCost(join(p, en.name))
+			n, k, e := o.treeCost(join(p, en.name))
 			if e != 0 {
-				return 0, e
+				return 0, 0, e
 			}
-			need += n
+			need, paths = need+n, paths+k
 		default:
-			need += 2 * nodeCost
+			need, paths = need+2*nodeCost, paths+2
 			if !en.changed {
 				need += en.size
 			}
 		}
 	}
-	return need, 0
+	return need, paths, 0
 }

@@ -3,7 +3,9 @@ package sandbox
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -163,4 +165,39 @@ func TestOverlayRunsFsprogLikePlainMount(t *testing.T) {
 	must(t, err)
 	must(t, Apply(ws, staging, effects))
 	sameTree(t, "workspace", tree(t, ws), tree(t, plain))
+}
+
+// A flood of small files stops at MaxStagedPaths, and, with a small
+// StagingLimit, at the bytes limit too: every path costs a block of it, so
+// many small files reach it. The guest sees EIO at the first file past the
+// limit and the overlay says which limit it was.
+func TestOverlayFloodLimits(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		p     Policy
+		first int // the first file refused
+		says  string
+	}{
+		{"paths", Policy{MaxStagedPaths: 10}, 10, "more than 10 paths"},
+		{"bytes", Policy{StagingLimit: 10 * nodeCost}, 9, "more than 40960 bytes of changes"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ov, staging := newOverlay(t, t.TempDir())
+			tt.p.Args = []string{"many:/work:100"}
+			tt.p.Mounts = []Mount{{GuestPath: "/work", Overlay: ov}}
+			var stdout bytes.Buffer
+			_, err := compile(t, "ovprog").Run(context.Background(), tt.p, nil, &stdout, io.Discard)
+			must(t, err)
+			want := fmt.Sprintf("many /work err open /work/f%03d: I/O error\n", tt.first)
+			if stdout.String() != want {
+				t.Fatalf("got %q, want %q", stdout.String(), want)
+			}
+			if err := ov.exhausted(); !errors.Is(err, ErrStagingLimit) || !strings.Contains(err.Error(), tt.says) {
+				t.Fatalf("exhausted: %v, want one that says %q", err, tt.says)
+			}
+			if entries, _ := os.ReadDir(staging); len(entries) != tt.first {
+				t.Fatalf("%d files staged, want %d", len(entries), tt.first)
+			}
+		})
+	}
 }

@@ -18,6 +18,8 @@ const (
 	DefaultMaxOpenFiles = 256
 	// DefaultStagingLimit is the default of Policy.StagingLimit.
 	DefaultStagingLimit = 256 << 20
+	// DefaultMaxStagedPaths is the default of Policy.MaxStagedPaths.
+	DefaultMaxStagedPaths = 10000
 )
 
 // Policy is what one call of a module gets. The zero value grants nothing
@@ -49,8 +51,28 @@ type Policy struct {
 	MaxOpenFiles int
 	// StagingLimit bounds the bytes a call may stage in each Overlay it
 	// has mounted; past it changes fail (see Overlay.Exhausted). Zero means
-	// DefaultStagingLimit.
+	// DefaultStagingLimit. Every path a call changes is charged a block
+	// (4 KiB) of it besides its bytes, so many small files reach it too.
 	StagingLimit int64
+	// MaxStagedPaths bounds the paths (files made, written or removed,
+	// directories made or removed) a call may change in each Overlay it
+	// has mounted; past it changes fail as past StagingLimit. Zero means
+	// DefaultMaxStagedPaths.
+	MaxStagedPaths int
+}
+
+// staging is the bound of what a call may stage in each overlay.
+type staging struct {
+	bytes int64
+	paths int
+}
+
+func (p Policy) staging() staging {
+	paths := p.MaxStagedPaths
+	if paths <= 0 {
+		paths = DefaultMaxStagedPaths
+	}
+	return staging{bytes: orDefault(p.StagingLimit, DefaultStagingLimit), paths: paths}
 }
 
 // Mount makes a host directory visible to the guest: HostPath itself, or,
@@ -65,9 +87,9 @@ type Mount struct {
 
 // open makes the filesystem that serves the mount for one call, and what
 // releases it.
-func (mt Mount) open(files *fileBudget, stagingLimit int64) (experimentalsys.FS, func() error, error) {
+func (mt Mount) open(files *fileBudget, limit staging) (experimentalsys.FS, func() error, error) {
 	if mt.Overlay != nil {
-		return mt.Overlay.view(mt.ReadOnly, files, orDefault(stagingLimit, DefaultStagingLimit))
+		return mt.Overlay.view(mt.ReadOnly, files, limit)
 	}
 	w, err := newWorkspaceFS(mt.HostPath, mt.ReadOnly, files)
 	if err != nil {

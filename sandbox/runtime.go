@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/experimental"
@@ -21,14 +22,21 @@ type Config struct {
 	// private to the user; one that others can write is refused, since
 	// compiled code in it runs in this process.
 	CacheDir string
+	// Limits of what compiling a module may cost, checked before it is
+	// decoded: its size in bytes, its number of functions, the code of
+	// its largest function in bytes; and the time compiling may take.
+	// Zero means the Default of each.
+	MaxModuleSize, MaxFunctions, MaxFunctionSize int
+	CompileTimeout                               time.Duration
 }
 
 // Runtime compiles modules and runs calls. wazero fixes a memory limit per
 // runtime, so a Runtime keeps one wazero runtime per distinct limit, all
 // sharing one compilation cache.
 type Runtime struct {
-	cache wazero.CompilationCache
-	alloc experimental.MemoryAllocator // nil: wazero's own
+	cache  wazero.CompilationCache
+	limits compileLimits
+	alloc  experimental.MemoryAllocator // nil: wazero's own
 	// noStopChecks leaves modules as they are, stopped by wazero's
 	// close-on-done: for measuring what the stop checks save.
 	noStopChecks bool
@@ -57,7 +65,8 @@ type Runtime struct {
 //
 // A cache directory that cannot be made private to the user.
 func NewRuntime(ctx context.Context, cfg Config) (*Runtime, error) {
-	r := &Runtime{runtimes: map[runtimeKey]wazero.Runtime{}, modules: map[string]*Module{}, alloc: newMemoryAllocator()}
+	r := &Runtime{runtimes: map[runtimeKey]wazero.Runtime{}, modules: map[string]*Module{}, alloc: newMemoryAllocator(),
+		limits: cfg.limits()}
 	if cfg.CacheDir == "" {
 		r.cache = wazero.NewCompilationCache()
 		return r, nil
@@ -218,9 +227,10 @@ func (r *Runtime) runtime(ctx context.Context, k runtimeKey) (wazero.Runtime, er
 //
 // # Errors
 //
-// ErrInvalidModule for bytes wazero does not accept, ErrImportDenied for a
-// module importing anything but the functions of WASI preview 1, naming the
-// import. Which of those a call may use is the policy's (see Policy.Imports)
+// ErrInvalidModule for bytes wazero does not accept, ErrCompileLimit for a
+// module past a compile limit of Config (or ctx's end while it compiles),
+// ErrImportDenied for a module importing anything but the functions of
+// WASI preview 1, naming the import. Which of those a call may use is the policy's (see Policy.Imports)
 // and is checked by Run and Call.
 func (r *Runtime) Compile(ctx context.Context, wasm []byte) (*Module, error) {
 	sum := sha256.Sum256(wasm)
@@ -246,6 +256,9 @@ func (r *Runtime) compile(ctx context.Context, digest string, wasm []byte) (*Mod
 	r.mu.Unlock()
 	if ok {
 		return m, nil
+	}
+	if err := r.limits.check(wasm); err != nil {
+		return nil, err
 	}
 	m = &Module{r: r, digest: digest, wasm: wasm, compiled: map[uint32]wazero.CompiledModule{}}
 	if !r.noStopChecks {

@@ -282,23 +282,35 @@ func countImports(sec []byte) (globals, memories int, err error) {
 		r.bytes(r.uvarint())
 		r.bytes(r.uvarint())
 		switch kind := r.byte(); kind {
-		case 0x00: // function: type index
-			r.uvarint()
-		case 0x01: // table: reftype, limits
-			r.byte()
-			r.limits()
-		case 0x02: // memory: limits
-			r.limits()
+		case 0x02:
 			memories++
-		case 0x03: // global: valtype, mutability
-			r.byte()
-			r.byte()
+			r.importDesc(kind)
+		case 0x03:
 			globals++
+			r.importDesc(kind)
 		default:
-			r.fail("import")
+			r.importDesc(kind)
 		}
 	}
 	return globals, memories, r.end("import section")
+}
+
+// importDesc reads what an import of kind describes.
+func (r *reader) importDesc(kind byte) {
+	switch kind {
+	case 0x00: // function: type index
+		r.uvarint()
+	case 0x01: // table: reftype, limits
+		r.byte()
+		r.limits()
+	case 0x02: // memory: limits
+		r.limits()
+	case 0x03: // global: valtype, mutability
+		r.byte()
+		r.byte()
+	default:
+		r.fail("import")
+	}
 }
 
 func (r *reader) limits() {

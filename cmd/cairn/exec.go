@@ -24,7 +24,10 @@ func execCommand() *cli.Command {
 			"module's exit status. The module sees only the --dir mounts, on cairn's workspace filesystem,\n" +
 			"only the --env variables, a fixed clock and deterministic randomness. stdin is streamed and\n" +
 			"output is not capped. cairn's own failures exit 1 and say so on stderr, prefixed \"cairn:\".\n" +
-			"A --dir without GUEST is mounted at the same path (a relative one under /, so . is /).",
+			"A --dir without GUEST is mounted at the same path (a relative one under /, so . is /).\n" +
+			fmt.Sprintf("A module past %d MiB, %d functions or a function of %d KiB of code is refused before\n"+
+				"it compiles, and compiling stops after %s (see docs/wasi.md).", sandbox.DefaultMaxModuleSize>>20,
+				sandbox.DefaultMaxFunctions, sandbox.DefaultMaxFunctionSize>>10, sandbox.DefaultCompileTimeout),
 		ArgsUsage: "MODULE.wasm [ARGS...]",
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "dir", Usage: "mount host directory HOST at GUEST, read-only with :ro: HOST[:GUEST][:ro]"},

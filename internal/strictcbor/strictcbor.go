@@ -19,14 +19,20 @@ type Limits struct {
 // DecMode is the strict decoder within lim. Limits the CBOR library does
 // not accept (below its minimums) panic: they are constants of the caller.
 func DecMode(lim Limits) cbor.DecMode {
-	return Must(cbor.DecOptions{
+	return Must(Options(lim).DecMode())
+}
+
+// Options are the strict decoder's options within lim, for a caller that
+// must loosen one of them (and says why where it does).
+func Options(lim Limits) cbor.DecOptions {
+	return cbor.DecOptions{
 		DupMapKey:        cbor.DupMapKeyEnforcedAPF,
 		IndefLength:      cbor.IndefLengthForbidden,
 		MaxNestedLevels:  lim.Depth,
 		MaxArrayElements: lim.Elements,
 		MaxMapPairs:      lim.Pairs,
 		UTF8:             cbor.UTF8RejectInvalid,
-	}.DecMode())
+	}
 }
 
 // Must unwraps a mode built from constant options, which cannot fail.

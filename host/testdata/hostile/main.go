@@ -21,6 +21,10 @@ type pathIn struct {
 	Path string `json:"path" desc:"an absolute path"`
 }
 
+type floodIn struct {
+	N int `json:"n" desc:"how many files to make"`
+}
+
 type echoIn struct {
 	Text string `json:"text" desc:"what to echo"`
 	N    int    `json:"n" desc:"a number between 1 and 3"`
@@ -67,6 +71,22 @@ func main() {
 			os.Exit(3)
 			return "", nil
 		}, guest.Needs(guestNeedsRW())),
+		guest.Define("flood", "Makes n small files, going on past every error.", func(c *guest.Call, in floodIn) (string, error) {
+			made := 0
+			for i := range in.N {
+				if os.WriteFile(fmt.Sprintf("/workspace/f%06d", i), []byte("x"), 0o644) == nil {
+					made++
+				}
+			}
+			return fmt.Sprintf("made %d files", made), nil
+		}, guest.Needs(guestNeedsRW())),
+		guest.Define("chatty", "Logs a secret to stderr, then answers.", func(c *guest.Call, _ empty) (string, error) {
+			fmt.Fprintln(os.Stderr, "hostile: log line for the user only")
+			return "answered", nil
+		}),
+		guest.Define("latin1", "Answers in Latin-1, which is not UTF-8.", func(c *guest.Call, _ empty) (string, error) {
+			return "caf\xe9 cr\xe8me", nil
+		}),
 		guest.Define("cat", "Reads any path it is given, then tries to write beside it.", func(c *guest.Call, in pathIn) (string, error) {
 			b, err := os.ReadFile(in.Path)
 			if err != nil {

@@ -1,0 +1,100 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/tetratelabs/wazero/experimental"
+)
+
+// Defaults for the zero fields of Config's compile limits. A Go-built tool
+// of 5 MiB has about 3,000 functions, the largest about 50 KiB of code;
+// compiling it takes about a second. Each limit is far above that and far
+// below what makes compiling take many seconds or hundreds of MiB: it is
+// about linear in functions and in code, and a function's code is compiled
+// whole, at about 60 bytes of host memory for each byte of it.
+const (
+	DefaultMaxModuleSize   = 64 << 20
+	DefaultMaxFunctions    = 100_000
+	DefaultMaxFunctionSize = 1 << 20
+	DefaultCompileTimeout  = time.Minute
+)
+
+// compileLimits are what a Runtime compiles, from Config.
+type compileLimits struct {
+	moduleSize, functionSize uint64
+	functions                uint64
+	timeout                  time.Duration
+}
+
+func (c Config) limits() compileLimits {
+	pick := func(v, d int) uint64 {
+		if v <= 0 {
+			return uint64(d)
+		}
+		return uint64(v)
+	}
+	return compileLimits{
+		moduleSize:   pick(c.MaxModuleSize, DefaultMaxModuleSize),
+		functions:    pick(c.MaxFunctions, DefaultMaxFunctions),
+		functionSize: pick(c.MaxFunctionSize, DefaultMaxFunctionSize),
+		timeout:      orDefault(c.CompileTimeout, DefaultCompileTimeout),
+	}
+}
+
+// check refuses, before anything decodes it, a module whose size, number
+// of functions or largest function passes a limit: what compiling costs
+// grows with each. It reads only the section headers and the code
+// section's function sizes.
+func (l compileLimits) check(wasm []byte) error {
+	if uint64(len(wasm)) > l.moduleSize {
+		return fmt.Errorf("%w: it is %d bytes, past the limit of %d (Config.MaxModuleSize)", ErrCompileLimit, len(wasm), l.moduleSize)
+	}
+	secs, err := sections(wasm)
+	if err != nil {
+		return err
+	}
+	if err := l.checkCounts(secs); err != nil {
+		return err
+	}
+	r := &reader{p: secs[secCode]}
+	n := r.count()
+	if r.err == nil && n > l.functions {
+		return fmt.Errorf("%w: it has %d functions, past the limit of %d (Config.MaxFunctions)", ErrCompileLimit, n, l.functions)
+	}
+	for i := uint64(0); i < n && r.err == nil; i++ {
+		size := r.uvarint()
+		if r.err == nil && size > l.functionSize {
+			return fmt.Errorf("%w: its function %d has %d bytes of code, past the limit of %d (Config.MaxFunctionSize)", ErrCompileLimit, i, size, l.functionSize)
+		}
+		r.bytes(size)
+	}
+	return r.err
+}
+
+// countedSections are the sections that are vectors of entries, each of
+// which a runtime decodes into a structure of its own, by name.
+var countedSections = map[byte]string{1: "types", 2: "imports", 3: "functions", 6: "globals", 7: "exports", 9: "element segments", 11: "data segments"}
+
+// checkCounts refuses a module with more entries in one of its sections
+// than MaxFunctions: decoding a section of a million small entries costs
+// as a million functions do, whatever section they are in.
+func (l compileLimits) checkCounts(secs map[byte][]byte) error {
+	for id, what := range countedSections {
+		r := &reader{p: secs[id]}
+		if n := r.count(); r.err == nil && n > l.functions {
+			return fmt.Errorf("%w: it has %d %s, past the limit of %d (Config.MaxFunctions)", ErrCompileLimit, n, what, l.functions)
+		}
+	}
+	return nil
+}
+
+// compileContext bounds a compilation by the limit's timeout and ctx.
+// wazero looks at the context between functions only when it compiles
+// with more than one worker, so it is given two; a function is compiled
+// whole, which MaxFunctionSize bounds.
+func (l compileLimits) compileContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(ctx, l.timeout)
+	return experimental.WithCompilationWorkers(ctx, 2), cancel
+}
