@@ -1,0 +1,136 @@
+package pgstore
+
+import (
+	"fmt"
+
+	"github.com/cairnrun/cairn/checkpoint"
+)
+
+// pgLog appends to an agent's journal. Appended records wait in memory
+// and reach the database, with the events written since, in the
+// transaction of the next Sync or Commit: one round trip, fenced on the
+// lease's epoch. A record that was appended and not synced may be lost,
+// as a file store's may be in a power cut.
+type pgLog struct {
+	s      *Store
+	l      *lease
+	replay *checkpoint.Replay
+	types  []int16  // records appended and not yet written
+	recs   [][]byte // their payloads
+	next   int64    // the sequence number of the next record
+	base   int64    // the first sequence number after the snapshot
+	// journal is the bytes after the snapshot, snap the snapshot's size,
+	// round the bytes appended since the last Commit.
+	journal, snap, round int64
+	broken               error
+}
+
+func newLog(s *Store, l *lease, rec *checkpoint.Recovered, next, base int64) *pgLog {
+	return &pgLog{s: s, l: l, replay: checkpoint.NewReplay(rec.State, rec.Tail), next: next, base: base,
+		journal: rec.JournalBytes, snap: rec.SnapshotBytes}
+}
+
+// Append encodes records and applies them to the log's state.
+func (g *pgLog) Append(recs ...checkpoint.Record) error {
+	if g.broken != nil {
+		return g.broken
+	}
+	for _, rec := range recs {
+		b, err := checkpoint.EncodeRecord(rec)
+		if err != nil {
+			return fmt.Errorf("encode %s record: %w", rec.Type, err)
+		}
+		if err := g.replay.Add(rec); err != nil {
+			return err
+		}
+		g.types, g.recs = append(g.types, int16(rec.Type)), append(g.recs, b)
+		g.round += int64(len(b))
+	}
+	return nil
+}
+
+// Commit appends a Commit or Abort record and writes every record
+// appended, in one transaction. When the journal has grown past the
+// snapshot, the same transaction replaces the snapshot with the new
+// boundary and deletes the journal before it.
+//
+// # Errors
+//
+// A *FencedError when the lease was lost: nothing was written, and the
+// log refuses every later write. ErrUnavailable when the database did not
+// answer: the round may or may not have been committed, and the log
+// refuses every later write; Open tells which.
+func (g *pgLog) Commit(rec checkpoint.Record) (int64, error) {
+	if rec.Type != checkpoint.RecCommit && rec.Type != checkpoint.RecAbort {
+		return 0, fmt.Errorf("commit with a %s record", rec.Type)
+	}
+	if err := g.Append(rec); err != nil {
+		return 0, err
+	}
+	written := g.round
+	if err := g.flush(rec.Type == checkpoint.RecCommit); err != nil {
+		return 0, err
+	}
+	g.round = 0
+	return written, nil
+}
+
+// Sync writes every record appended so far.
+func (g *pgLog) Sync() error {
+	if g.broken != nil {
+		return g.broken
+	}
+	return g.flush(false)
+}
+
+// flush writes the waiting records and events in one fenced transaction,
+// compacting when allowed and due.
+func (g *pgLog) flush(mayCompact bool) error {
+	n := int64(len(g.recs))
+	var size int64
+	for _, r := range g.recs {
+		size += int64(len(r))
+	}
+	agent := g.l.agent
+	b := g.s.fence(g.l)
+	if n > 0 {
+		b.Queue(`INSERT INTO cairn_journal (agent, seq, type, payload)
+			SELECT $1, $2 + x.o - 1, x.t, x.p FROM unnest($3::smallint[], $4::bytea[]) WITH ORDINALITY AS x(t, p, o)`,
+			agent, g.next, g.types, g.recs)
+	}
+	var snap []byte
+	if st := g.replay.State(); mayCompact && g.journal+size > g.snap && len(g.replay.Tail()) == 0 {
+		var err error
+		if snap, err = checkpoint.EncodeState(st); err != nil {
+			return fmt.Errorf("encode snapshot of agent %q: %w", agent, err)
+		}
+		b.Queue(`UPDATE cairn_agents SET snapshot = $2, base = $3 WHERE id = $1`, agent, snap, g.next+n)
+		b.Queue(`DELETE FROM cairn_journal WHERE agent = $1 AND seq < $2`, agent, g.next+n)
+	}
+	events := g.s.takeEvents(agent)
+	if len(events) > 0 {
+		b.Queue(`INSERT INTO cairn_events (agent, data) VALUES ($1, $2)`, agent, events)
+	}
+	if _, err := g.s.send(g.l, b); err != nil {
+		g.broken = fmt.Errorf("write journal of agent %q: %w", agent, err)
+		return g.broken
+	}
+	g.next += n
+	g.journal += size
+	if snap != nil {
+		g.journal, g.snap, g.base = 0, int64(len(snap)), g.next
+	}
+	g.types, g.recs = g.types[:0], g.recs[:0]
+	return nil
+}
+
+// State is the boundary state the log has reached.
+func (g *pgLog) State() *checkpoint.State { return g.replay.State() }
+
+// Close writes what was appended and not yet written.
+func (g *pgLog) Close() error {
+	if g.broken != nil || len(g.recs) == 0 {
+		return nil
+	}
+	return g.flush(false)
+}
