@@ -127,6 +127,9 @@ func (s *Store) Bookmarks(agent string) ([]checkpoint.Bookmark, error) {
 // PutBlob stores content by its digest, once for every agent.
 func (s *Store) PutBlob(data []byte) (string, error) {
 	d := checkpoint.BlobDigest(data)
+	if data == nil {
+		data = []byte{} // an empty blob, not a missing one
+	}
 	ctx, cancel := s.opContext()
 	defer cancel()
 	if _, err := s.pool.Exec(ctx, `INSERT INTO cairn_blobs (digest, data) VALUES ($1, $2) ON CONFLICT DO NOTHING`, d, data); err != nil {
