@@ -1,7 +1,9 @@
 package pgstore_test
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -28,3 +30,43 @@ func TestConformance(t *testing.T) {
 }
 
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+func newState(id string) *checkpoint.State {
+	return checkpoint.NewState(id, checkpoint.Definition{Workspace: "/ws"}, checkpoint.Labels{}, t0)
+}
+
+// roundRecords are the records of one round with one tool call.
+func roundRecords(round int) []checkpoint.Record {
+	call := fmt.Sprintf("call_%d", round)
+	turn := checkpoint.Message{Role: checkpoint.RoleAssistant, Text: fmt.Sprintf("turn %d", round),
+		ToolCalls: []checkpoint.ToolCall{{ID: call, Name: "read_file", Input: `{}`}}}
+	return []checkpoint.Record{
+		{Type: checkpoint.RecTurn, Time: t0, Round: round, Message: &turn, Usage: &checkpoint.Usage{InputTokens: 10}},
+		{Type: checkpoint.RecPhase, Time: t0, Round: round, Call: call, Tool: "read_file", Phase: checkpoint.PhaseExecuting},
+		{Type: checkpoint.RecResult, Time: t0, Round: round, Call: call, Tool: "read_file", Result: &checkpoint.Result{Output: "ok"}},
+	}
+}
+
+func commitRound(t testing.TB, log checkpoint.Log, round int) {
+	t.Helper()
+	must(t, log.Append(roundRecords(round)...))
+	if _, err := log.Commit(checkpoint.Record{Type: checkpoint.RecCommit, Time: t0, Round: round}); err != nil {
+		t.Fatalf("commit round %d: %v", round, err)
+	}
+}
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func sameState(t testing.TB, got, want *checkpoint.State) {
+	t.Helper()
+	g, _ := checkpoint.EncodeState(got)
+	w, _ := checkpoint.EncodeState(want)
+	if !bytes.Equal(g, w) {
+		t.Fatalf("state differs:\n got %+v\nwant %+v", got, want)
+	}
+}
