@@ -18,7 +18,7 @@ import (
 // Two stores (two pools, as two nodes) race for one agent many times:
 // each time exactly one wins, and the others are told who.
 func TestRaceForLease(t *testing.T) {
-	url := pgtest.Start(t).NewDatabase(t)
+	url := pgtest.Shared(t).NewDatabase(t)
 	nodes := []*pgstore.Store{open(t, url), open(t, url), open(t, url)}
 	for trial := 0; trial < 20; trial++ {
 		var mu sync.Mutex
@@ -62,7 +62,7 @@ func TestRaceForLease(t *testing.T) {
 // commit: its commit is refused whole, names the new holder, and the
 // agent goes on from what the new holder committed.
 func TestPausedHolderIsFenced(t *testing.T) {
-	url := pgtest.Start(t).NewDatabase(t)
+	url := pgtest.Shared(t).NewDatabase(t)
 	nodeA := open(t, url, pgstore.WithLeaseTTL(300*time.Millisecond))
 	nodeB := open(t, url)
 	lockA, err := nodeA.Lock("a1", checkpoint.ThisProcess("run-a"))
@@ -113,7 +113,7 @@ func TestPausedHolderIsFenced(t *testing.T) {
 
 // Steal takes a live lease; the holder's next write is fenced.
 func TestStealFencesTheHolder(t *testing.T) {
-	url := pgtest.Start(t).NewDatabase(t)
+	url := pgtest.Shared(t).NewDatabase(t)
 	nodeA, nodeB := open(t, url), open(t, url)
 	_, err := nodeA.Lock("a1", checkpoint.ThisProcess("run-a"))
 	must(t, err)
@@ -134,7 +134,7 @@ func TestStealFencesTheHolder(t *testing.T) {
 
 // A log whose lease was released writes nothing more.
 func TestReleasedLeaseFencesItsLog(t *testing.T) {
-	s := open(t, pgtest.Start(t).NewDatabase(t))
+	s := open(t, pgtest.Shared(t).NewDatabase(t))
 	lock, err := s.Lock("a1", checkpoint.ThisProcess("run-a"))
 	must(t, err)
 	log, err := s.Create("a1", newState("a1"))
@@ -152,7 +152,7 @@ func TestReleasedLeaseFencesItsLog(t *testing.T) {
 
 // Every write renews the lease: its expiry moves on.
 func TestCommitRenewsTheLease(t *testing.T) {
-	url := pgtest.Start(t).NewDatabase(t)
+	url := pgtest.Shared(t).NewDatabase(t)
 	s := open(t, url, pgstore.WithLeaseTTL(time.Hour))
 	lock, err := s.Lock("a1", checkpoint.ThisProcess("run-a"))
 	must(t, err)
@@ -168,7 +168,7 @@ func TestCommitRenewsTheLease(t *testing.T) {
 
 // An agent created on one node resumes on another once the first is gone.
 func TestResumeOnAnotherNode(t *testing.T) {
-	url := pgtest.Start(t).NewDatabase(t)
+	url := pgtest.Shared(t).NewDatabase(t)
 	nodeA := open(t, url)
 	lockA, err := nodeA.Lock("a1", checkpoint.ThisProcess("run-a"))
 	must(t, err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"testing"
 	"time"
 
@@ -25,7 +26,7 @@ func open(t testing.TB, url string, opts ...pgstore.Option) *pgstore.Store {
 }
 
 func TestConformance(t *testing.T) {
-	srv := pgtest.Start(t)
+	srv := pgtest.Shared(t)
 	storetest.Run(t, func(t *testing.T) checkpoint.Store { return open(t, srv.NewDatabase(t)) })
 }
 
@@ -69,4 +70,10 @@ func sameState(t testing.TB, got, want *checkpoint.State) {
 	if !bytes.Equal(g, w) {
 		t.Fatalf("state differs:\n got %+v\nwant %+v", got, want)
 	}
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	pgtest.StopShared()
+	os.Exit(code)
 }

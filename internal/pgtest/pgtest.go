@@ -21,6 +21,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -39,6 +40,39 @@ type Server struct {
 // Start starts a server of the test's own, stopped at its end.
 func Start(t testing.TB) *Server {
 	t.Helper()
+	s := start(t)
+	t.Cleanup(s.remove)
+	return s
+}
+
+var shared struct {
+	sync.Mutex
+	s *Server
+}
+
+// Shared is a server the tests of a package share, each in databases of
+// its own (NewDatabase). The package's TestMain stops it with StopShared.
+func Shared(t testing.TB) *Server {
+	t.Helper()
+	shared.Lock()
+	defer shared.Unlock()
+	if shared.s == nil {
+		shared.s = start(t)
+	}
+	return shared.s
+}
+
+// StopShared stops the server Shared started, if it did.
+func StopShared() {
+	shared.Lock()
+	defer shared.Unlock()
+	if shared.s != nil {
+		shared.s.remove()
+		shared.s = nil
+	}
+}
+
+func start(t testing.TB) *Server {
 	if u := os.Getenv("CAIRN_TEST_POSTGRES"); u != "" {
 		return &Server{url: u}
 	}
@@ -50,8 +84,16 @@ func Start(t testing.TB) *Server {
 	s.sock = s.dir
 	s.url = fmt.Sprintf("postgres://cairn@/postgres?host=%s&sslmode=disable", url.QueryEscape(s.sock))
 	s.Start(t)
-	t.Cleanup(func() { s.run("pg_ctl", "-D", s.data(), "-m", "immediate", "-w", "stop") })
 	return s
+}
+
+// remove stops the server and removes its directory.
+func (s *Server) remove() {
+	if s.dir == "" {
+		return
+	}
+	s.run("pg_ctl", "-D", s.data(), "-m", "immediate", "-w", "stop")
+	os.RemoveAll(s.dir)
 }
 
 // findBin finds the directory of initdb and pg_ctl, or skips the test.
@@ -102,7 +144,6 @@ func (s *Server) makeDir(t testing.TB) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
 	if s.as != nil {
 		uid, _ := strconv.Atoi(s.as.Uid)
 		gid, _ := strconv.Atoi(s.as.Gid)
