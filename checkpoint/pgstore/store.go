@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/cairnrun/cairn/checkpoint"
@@ -278,26 +279,44 @@ func (s *Store) fence(l *lease) *pgx.Batch {
 }
 
 // send runs a batch as one transaction, in one round trip, and returns the
-// rows each statement affected. A fenced batch is a *FencedError; one the
+// rows each statement affected. A batch that never reached the server (its
+// connection had gone, as after a restart of the database) is sent once
+// more on a new connection. A fenced batch is a *FencedError; one the
 // database did not answer, ErrUnavailable.
 func (s *Store) send(l *lease, b *pgx.Batch) ([]int64, error) {
-	ctx, cancel := s.opContext()
-	defer cancel()
-	tags := make([]int64, 0, b.Len())
-	err := func() error {
-		br := s.pool.SendBatch(ctx, b)
-		defer br.Close()
-		for range b.Len() {
-			tag, err := br.Exec()
-			if err != nil {
-				return err
-			}
-			tags = append(tags, tag.RowsAffected())
-		}
-		return br.Close()
-	}()
+	tags, err := s.sendOnce(b)
+	if err != nil && pgconn.SafeToRetry(err) {
+		s.pool.Reset() // its other connections went with the server
+		tags, err = s.sendOnce(requeue(b))
+	}
 	if isFence(err) {
 		return nil, s.fenced(l.agent, l.epoch)
 	}
 	return tags, wrapConn(err)
+}
+
+func (s *Store) sendOnce(b *pgx.Batch) ([]int64, error) {
+	ctx, cancel := s.opContext()
+	defer cancel()
+	tags := make([]int64, 0, b.Len())
+	br := s.pool.SendBatch(ctx, b)
+	defer br.Close()
+	for range b.Len() {
+		tag, err := br.Exec()
+		if err != nil {
+			return nil, err
+		}
+		tags = append(tags, tag.RowsAffected())
+	}
+	return tags, br.Close()
+}
+
+// requeue copies a batch's statements into a new batch: a batch once sent
+// holds its first connection's prepared statements.
+func requeue(b *pgx.Batch) *pgx.Batch {
+	nb := &pgx.Batch{}
+	for _, q := range b.QueuedQueries {
+		nb.Queue(q.SQL, q.Arguments...)
+	}
+	return nb
 }
