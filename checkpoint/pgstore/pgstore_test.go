@@ -14,6 +14,9 @@ import (
 	"github.com/cairnrun/cairn/internal/pgtest"
 )
 
+// sharedURL is a new database on the package's shared server.
+func sharedURL(t testing.TB) string { return pgtest.Shared(t).NewDatabase(t) }
+
 // open opens a store on url, closed when the test ends.
 func open(t testing.TB, url string, opts ...pgstore.Option) *pgstore.Store {
 	t.Helper()

@@ -26,7 +26,7 @@ func TestFutureSchemaRefusedUnchanged(t *testing.T) {
 	must(t, lock.Unlock())
 	s.Close()
 
-	exec(t, url, `UPDATE cairn_schema SET version = 99`)
+	execSQL(t, url, `UPDATE cairn_schema SET version = 99`)
 	before := dump(t, url)
 	_, err = pgstore.Open(context.Background(), url)
 	var fe *checkpoint.FutureSchemaError
@@ -45,7 +45,7 @@ func TestFutureSchemaRefusedUnchanged(t *testing.T) {
 // that has only cairn's version table.
 func TestFutureSchemaOfAnEmptyDatabase(t *testing.T) {
 	url := pgtest.Shared(t).NewDatabase(t)
-	exec(t, url, `CREATE TABLE cairn_schema (version integer NOT NULL); INSERT INTO cairn_schema VALUES (7)`)
+	execSQL(t, url, `CREATE TABLE cairn_schema (version integer NOT NULL); INSERT INTO cairn_schema VALUES (7)`)
 	before := dump(t, url)
 	if _, err := pgstore.Open(context.Background(), url); !errors.Is(err, checkpoint.ErrFutureSchema) {
 		t.Fatalf("open: %v", err)
@@ -84,7 +84,7 @@ func TestMigrationOnceAndConcurrently(t *testing.T) {
 	}
 }
 
-func exec(t testing.TB, url, sql string) {
+func execSQL(t testing.TB, url, sql string) {
 	t.Helper()
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, url)
