@@ -3,19 +3,23 @@ package pgstore
 import (
 	"fmt"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/cairnrun/cairn/checkpoint"
 )
 
-// pgLog appends to an agent's journal. Appended records wait in memory
-// and reach the database, with the events written since, in the
-// transaction of the next Sync or Commit: one round trip, fenced on the
-// lease's epoch. A record that was appended and not synced may be lost,
-// as a file store's may be in a power cut.
+// pgLog appends to an agent's journal. Each Append is one transaction,
+// fenced on the lease's epoch, committed without waiting for the server's
+// disk (synchronous_commit off): the record reaches the server at once, as
+// a file store's reaches the operating system, and survives the writer's
+// death but not the server's crash. Sync and Commit are transactions
+// committed with synchronous_commit on, which makes them and every
+// transaction before them durable: one round trip and one WAL flush.
 type pgLog struct {
 	s      *Store
 	l      *lease
 	replay *checkpoint.Replay
-	types  []int16  // records appended and not yet written
+	types  []int16  // records to write in the next transaction
 	recs   [][]byte // their payloads
 	next   int64    // the sequence number of the next record
 	base   int64    // the first sequence number after the snapshot
@@ -30,8 +34,16 @@ func newLog(s *Store, l *lease, rec *checkpoint.Recovered, next, base int64) *pg
 		journal: rec.JournalBytes, snap: rec.SnapshotBytes}
 }
 
-// Append encodes records and applies them to the log's state.
+// Append writes records and applies them to the log's state.
 func (g *pgLog) Append(recs ...checkpoint.Record) error {
+	if err := g.add(recs...); err != nil {
+		return err
+	}
+	return g.write(false, false)
+}
+
+// add encodes records for the next write and applies them.
+func (g *pgLog) add(recs ...checkpoint.Record) error {
 	if g.broken != nil {
 		return g.broken
 	}
@@ -64,35 +76,39 @@ func (g *pgLog) Commit(rec checkpoint.Record) (int64, error) {
 	if rec.Type != checkpoint.RecCommit && rec.Type != checkpoint.RecAbort {
 		return 0, fmt.Errorf("commit with a %s record", rec.Type)
 	}
-	if err := g.Append(rec); err != nil {
+	if err := g.add(rec); err != nil {
 		return 0, err
 	}
 	written := g.round
-	if err := g.flush(rec.Type == checkpoint.RecCommit); err != nil {
+	if err := g.write(true, rec.Type == checkpoint.RecCommit); err != nil {
 		return 0, err
 	}
 	g.round = 0
 	return written, nil
 }
 
-// Sync writes every record appended so far.
+// Sync makes every record appended so far durable.
 func (g *pgLog) Sync() error {
 	if g.broken != nil {
 		return g.broken
 	}
-	return g.flush(false)
+	return g.write(true, false)
 }
 
-// flush writes the waiting records and events in one fenced transaction,
-// compacting when allowed and due.
-func (g *pgLog) flush(mayCompact bool) error {
+// write writes the records added and the events written since in one
+// fenced transaction, durable or not, compacting when allowed and due.
+func (g *pgLog) write(durable, mayCompact bool) error {
 	n := int64(len(g.recs))
 	var size int64
 	for _, r := range g.recs {
 		size += int64(len(r))
 	}
 	agent := g.l.agent
-	b := g.s.fence(g.l)
+	b := &pgx.Batch{}
+	if !durable {
+		b.Queue(`SELECT set_config('synchronous_commit', 'off', true)`)
+	}
+	g.s.fence(g.l, b)
 	if n > 0 {
 		b.Queue(`INSERT INTO cairn_journal (agent, seq, type, payload)
 			SELECT $1, $2 + x.o - 1, x.t, x.p FROM unnest($3::smallint[], $4::bytea[]) WITH ORDINALITY AS x(t, p, o)`,
@@ -127,10 +143,5 @@ func (g *pgLog) flush(mayCompact bool) error {
 // State is the boundary state the log has reached.
 func (g *pgLog) State() *checkpoint.State { return g.replay.State() }
 
-// Close writes what was appended and not yet written.
-func (g *pgLog) Close() error {
-	if g.broken != nil || len(g.recs) == 0 {
-		return nil
-	}
-	return g.flush(false)
-}
+// Close closes the log; everything appended has been written.
+func (g *pgLog) Close() error { return nil }

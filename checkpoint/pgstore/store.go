@@ -110,7 +110,7 @@ func (s *Store) Create(agent string, st *checkpoint.State) (checkpoint.Log, erro
 	if err != nil {
 		return nil, fmt.Errorf("create agent %q: %w", agent, err)
 	}
-	b := s.fence(l)
+	b := s.fence(l, &pgx.Batch{})
 	b.Queue(`INSERT INTO cairn_agents (id, snapshot, base) VALUES ($1, $2, 0) ON CONFLICT DO NOTHING`, agent, snap)
 	tags, err := s.send(l, b)
 	if err != nil {
@@ -222,7 +222,7 @@ func (s *Store) Remove(agent string) error {
 	if err != nil {
 		return err
 	}
-	b := s.fence(l)
+	b := s.fence(l, &pgx.Batch{})
 	b.Queue(`DELETE FROM cairn_journal WHERE agent = $1`, agent)
 	b.Queue(`DELETE FROM cairn_agents WHERE id = $1`, agent)
 	if _, err := s.send(l, b); err != nil {
@@ -269,11 +269,10 @@ func (s *Store) leaseLive(agent string) bool {
 	return err == nil && live
 }
 
-// fence starts a batch of writes of the lease's agent: its first
-// statement fails the whole batch unless the lease is still held at its
-// epoch, and renews it.
-func (s *Store) fence(l *lease) *pgx.Batch {
-	b := &pgx.Batch{}
+// fence queues, before a batch's writes of the lease's agent, the
+// statement that fails the whole batch unless the lease is still held at
+// its epoch, and renews it.
+func (s *Store) fence(l *lease, b *pgx.Batch) *pgx.Batch {
 	b.Queue(`SELECT cairn_fence($1, $2, $3)`, l.agent, l.epoch, s.ttl.Milliseconds())
 	return b
 }
