@@ -89,17 +89,16 @@ func TestPausedHolderIsFenced(t *testing.T) {
 	must(t, logB.Append(checkpoint.Record{Type: checkpoint.RecAbort, Time: t0, Round: 2}))
 	commitRound(t, logB, 2)
 
-	// A wakes up and tries to finish its round 2.
-	must(t, logA.Append(roundRecords(2)[1:]...))
-	_, err = logA.Commit(checkpoint.Record{Type: checkpoint.RecCommit, Time: t0, Round: 2})
+	// A wakes up and tries to finish its round 2: its first write is refused.
+	err = logA.Append(roundRecords(2)[1:]...)
 	var fe *pgstore.FencedError
 	if !errors.As(err, &fe) || !errors.Is(err, checkpoint.ErrLocked) || !errors.Is(err, pgstore.ErrFenced) {
-		t.Fatalf("A's commit after the take-over: %v, want a *FencedError", err)
+		t.Fatalf("A's write after the take-over: %v, want a *FencedError", err)
 	}
 	if fe.Now.Run != "run-b" || fe.NowEpoch != fe.Epoch+1 || !strings.Contains(err.Error(), "run-b") {
 		t.Fatalf("fenced error %+v: %v", fe, err)
 	}
-	if err := logA.Sync(); !errors.Is(err, pgstore.ErrFenced) {
+	if _, err := logA.Commit(checkpoint.Record{Type: checkpoint.RecCommit, Time: t0, Round: 2}); !errors.Is(err, pgstore.ErrFenced) {
 		t.Fatalf("A's log after being fenced: %v", err)
 	}
 	commitRound(t, logB, 3)
@@ -123,9 +122,8 @@ func TestStealFencesTheHolder(t *testing.T) {
 	lockB, err := nodeB.Steal("a1", checkpoint.ThisProcess("run-b"))
 	must(t, err)
 	defer lockB.Unlock()
-	must(t, logA.Append(roundRecords(2)...))
-	if _, err := logA.Commit(checkpoint.Record{Type: checkpoint.RecCommit, Round: 2}); !errors.Is(err, pgstore.ErrFenced) {
-		t.Fatalf("commit after steal: %v", err)
+	if err := logA.Append(roundRecords(2)...); !errors.Is(err, pgstore.ErrFenced) {
+		t.Fatalf("append after steal: %v", err)
 	}
 	if rec, _ := nodeB.Read("a1"); rec.State.Round != 1 {
 		t.Fatalf("round %d after the fenced commit", rec.State.Round)
@@ -141,9 +139,8 @@ func TestReleasedLeaseFencesItsLog(t *testing.T) {
 	must(t, err)
 	commitRound(t, log, 1)
 	must(t, lock.Unlock())
-	must(t, log.Append(roundRecords(2)...))
-	if _, err := log.Commit(checkpoint.Record{Type: checkpoint.RecCommit, Round: 2}); !errors.Is(err, pgstore.ErrFenced) {
-		t.Fatalf("commit after unlock: %v", err)
+	if err := log.Append(roundRecords(2)...); !errors.Is(err, pgstore.ErrFenced) || !strings.Contains(err.Error(), "released") {
+		t.Fatalf("append after unlock: %v", err)
 	}
 	if _, _, err := s.Open("a1"); !errors.Is(err, pgstore.ErrNoLease) {
 		t.Fatalf("Open without the lease: %v", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	neturl "net/url"
 	"sync"
 	"time"
 
@@ -46,7 +47,9 @@ func WithLeaseTTL(d time.Duration) Option { return func(c *cfg) { c.ttl = d } }
 func WithTimeout(d time.Duration) Option { return func(c *cfg) { c.timeout = d } }
 
 // Open connects to the database at url (postgres://… or a key=value
-// connection string) and brings its schema to this build's version.
+// connection string) and brings its schema to this build's version. A
+// URL's parameter lease_ttl (a Go duration, "10s") sets the lease's time
+// to live, as WithLeaseTTL does; it is not passed to the server.
 //
 // # Errors
 //
@@ -55,8 +58,15 @@ func WithTimeout(d time.Duration) Option { return func(c *cfg) { c.timeout = d }
 // reached.
 func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	c := cfg{ttl: DefaultLeaseTTL, timeout: 30 * time.Second}
+	url, err := leaseFromURL(url, &c)
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
 	for _, o := range opts {
 		o(&c)
+	}
+	if c.ttl <= 0 || c.timeout <= 0 {
+		return nil, fmt.Errorf("open store: the lease's time to live and the timeout must be positive")
 	}
 	pc, err := pgxpool.ParseConfig(url)
 	if err != nil {
@@ -71,6 +81,27 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
 	return &Store{pool: pool, cfg: c, leases: map[string]*lease{}, events: map[string][]byte{}}, nil
+}
+
+// leaseFromURL takes the lease_ttl parameter out of a postgres:// URL.
+func leaseFromURL(raw string, c *cfg) (string, error) {
+	u, err := neturl.Parse(raw)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		return raw, nil // a key=value string: pgx reads it
+	}
+	q := u.Query()
+	v := q.Get("lease_ttl")
+	if v == "" {
+		return raw, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return "", fmt.Errorf("lease_ttl=%q: want a duration such as 10s", v)
+	}
+	c.ttl = d
+	q.Del("lease_ttl")
+	u.RawQuery = q.Encode()
+	return u.String(), nil
 }
 
 // Close releases the leases this Store still holds and its connections.
