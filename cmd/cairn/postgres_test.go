@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math/rand"
 	"os/exec"
 	"strings"
@@ -96,4 +98,84 @@ func TestPostgresKillDashNineAndResume(t *testing.T) {
 			resumeKilled(t, bin, url, cache, out.Bytes())
 		})
 	}
+}
+
+// A cairn process stopped (SIGSTOP) past its lease, whose agent another
+// process took over and finished, is refused when it wakes: its next write
+// is fenced, it exits 5 naming the new holder, and nothing it did after
+// the take-over reaches the agent.
+func TestPostgresStoppedHolderIsFenced(t *testing.T) {
+	url := pgtest.Start(t).NewDatabase(t)
+	bin := cairnBinary(t)
+	agent := crashAgent(t)
+	cache := cacheForTests(t)
+	leased := url + "&lease_ttl=500ms"
+	a := exec.Command(bin, "run", "--store", leased, "--cache", cache, "--json", "--id", "held", "-f", agent)
+	var errA bytes.Buffer
+	a.Stderr = &errA
+	stopAfterRound(t, a, 2)
+
+	s, err := pgstore.Open(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for { // the database's clock passes the stopped holder's lease
+		sum, err := s.Summary("held")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !sum.Locked {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	b := exec.Command(bin, "resume", "--store", url, "--cache", cache, "--json", "held")
+	if out, err := b.CombinedOutput(); err != nil {
+		t.Fatalf("resume on the other process: %v\n%s", err, out)
+	}
+	want, err := s.Read("held")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want.State.Round != 9 || want.State.Status != checkpoint.StatusDone {
+		t.Fatalf("after the take-over: round %d, %s", want.State.Round, want.State.Status)
+	}
+
+	a.Process.Signal(syscall.SIGCONT)
+	a.Wait()
+	if code := a.ProcessState.ExitCode(); code != exitLocked || !strings.Contains(errA.String(), "taken over") {
+		t.Fatalf("the woken holder: exit %d: %s", code, errA.String())
+	}
+	got, err := s.Read("held")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.State.Round != 9 || got.State.ToolCalls != want.State.ToolCalls || len(got.State.Messages) != len(want.State.Messages) ||
+		len(got.State.Runs) != len(want.State.Runs) || got.State.Status != checkpoint.StatusDone {
+		t.Fatalf("the woken holder changed the agent: round %d, %d calls, %d messages, %d runs, %s",
+			got.State.Round, got.State.ToolCalls, len(got.State.Messages), len(got.State.Runs), got.State.Status)
+	}
+}
+
+// stopAfterRound starts cmd and stops it with SIGSTOP once it reports
+// round n committed; its output is drained meanwhile.
+func stopAfterRound(t *testing.T, cmd *exec.Cmd, n int) {
+	t.Helper()
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		if strings.Contains(sc.Text(), `"checkpoint_saved"`) && strings.Contains(sc.Text(), fmt.Sprintf(`"round":%d,`, n)) {
+			break
+		}
+	}
+	cmd.Process.Signal(syscall.SIGSTOP)
+	go io.Copy(io.Discard, out)
 }
