@@ -17,6 +17,20 @@
 // commits after another took over. Expiry is judged by the database's
 // clock, so the nodes' clocks need not agree.
 //
+// # Writes
+//
+// Each Append is one transaction committed with synchronous_commit off:
+// the records reach the server at once, as a file store's reach the
+// kernel, and survive the writer's death. Sync and Commit are
+// transactions committed with synchronous_commit on, whose WAL flush
+// makes them and everything before them durable. Every write is sent as
+// one batch, which the server runs as one implicit transaction, in one
+// round trip: the fence, the records, a compaction when due, and the
+// event lines written since. A write that never reached the server (its
+// connection died with a restart) is sent again on a new connection; one
+// that may have reached it fails with ErrUnavailable, and the log refuses
+// every later write, since only a fresh Open can say what was committed.
+//
 // # Schema
 //
 // The tables are created and migrated by Open from SQL files embedded in
