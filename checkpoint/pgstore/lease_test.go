@@ -227,3 +227,25 @@ func query(t testing.TB, url, sql string, args []any, dest ...any) {
 	defer conn.Close(ctx)
 	must(t, conn.QueryRow(ctx, sql, args...).Scan(dest...))
 }
+
+// A lease that expired and that no one took is still its holder's: the
+// epoch fences, not the clock, so a holder that stalled with no one
+// waiting goes on, and renews its lease as it writes.
+func TestExpiredLeaseNoOneTookStillCommits(t *testing.T) {
+	url := sharedURL(t)
+	s := open(t, url, pgstore.WithLeaseTTL(200*time.Millisecond))
+	lock, err := s.Lock("a1", checkpoint.ThisProcess("run-a"))
+	must(t, err)
+	log, err := s.Create("a1", newState("a1"))
+	must(t, err)
+	pgstore.Pause(lock)
+	waitExpired(t, url, "a1")
+	before := expires(t, url, "a1")
+	commitRound(t, log, 1)
+	if after := expires(t, url, "a1"); !after.After(before) {
+		t.Fatalf("the commit did not renew the lease: expiry %v, was %v", after, before)
+	}
+	if rec, _ := s.Read("a1"); rec.State.Round != 1 {
+		t.Fatalf("round %d", rec.State.Round)
+	}
+}
