@@ -61,10 +61,11 @@ func (g *pgLog) add(recs ...checkpoint.Record) error {
 	return nil
 }
 
-// Commit appends a Commit or Abort record and writes every record
-// appended, in one transaction. When the journal has grown past the
-// snapshot, the same transaction replaces the snapshot with the new
-// boundary and deletes the journal before it.
+// Commit writes a Commit or Abort record in a transaction that waits for
+// the server's disk, making every record appended before it durable too.
+// When the journal has grown past the snapshot, the same transaction
+// replaces the snapshot with the new boundary and deletes the journal
+// before it.
 //
 // # Errors
 //
