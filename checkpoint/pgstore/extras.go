@@ -103,6 +103,11 @@ func (s *Store) Bookmarks(agent string) ([]checkpoint.Bookmark, error) {
 	if !s.Exists(agent) {
 		return nil, fmt.Errorf("agent %q: %w", agent, checkpoint.ErrNotFound)
 	}
+	return s.bookmarks(agent)
+}
+
+// bookmarks lists the agent's bookmarks, whether or not it has state.
+func (s *Store) bookmarks(agent string) ([]checkpoint.Bookmark, error) {
 	ctx, cancel := s.opContext()
 	defer cancel()
 	rows, err := s.pool.Query(ctx, `SELECT data FROM cairn_bookmarks WHERE agent = $1 ORDER BY time, label`, agent)
@@ -124,7 +129,9 @@ func (s *Store) Bookmarks(agent string) ([]checkpoint.Bookmark, error) {
 	return out, nil
 }
 
-// PutBlob stores content by its digest, once for every agent.
+// PutBlob stores content by its digest, once for every agent. Storing a
+// blob that is there makes it fresh again, so that Collect leaves it to
+// whoever stores it now.
 func (s *Store) PutBlob(data []byte) (string, error) {
 	d := checkpoint.BlobDigest(data)
 	if data == nil {
@@ -132,7 +139,8 @@ func (s *Store) PutBlob(data []byte) (string, error) {
 	}
 	ctx, cancel := s.opContext()
 	defer cancel()
-	if _, err := s.pool.Exec(ctx, `INSERT INTO cairn_blobs (digest, data) VALUES ($1, $2) ON CONFLICT DO NOTHING`, d, data); err != nil {
+	if _, err := s.pool.Exec(ctx, `INSERT INTO cairn_blobs (digest, data) VALUES ($1, $2)
+		ON CONFLICT (digest) DO UPDATE SET stored = now()`, d, data); err != nil {
 		return "", fmt.Errorf("store blob: %w", wrapConn(err))
 	}
 	return d, nil

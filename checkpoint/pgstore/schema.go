@@ -88,6 +88,11 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 	if err != nil {
 		return err
 	}
+	return migrateTo(ctx, pool, ms)
+}
+
+// migrateTo applies the migrations in ms the database lacks.
+func migrateTo(ctx context.Context, pool *pgxpool.Pool, ms []migration) error {
 	v, err := readVersion(ctx, pool)
 	if err != nil {
 		return fmt.Errorf("read schema version: %w", wrapConn(err))

@@ -18,8 +18,8 @@ import (
 	"github.com/cairnrun/cairn/internal/pgtest"
 )
 
-// --store with a postgres:// URL keeps agents in PostgreSQL: run, ls and
-// events work on it as on a directory.
+// --store with a postgres:// URL keeps agents in PostgreSQL: run, ls,
+// events and gc work on it as on a directory.
 func TestPostgresStore(t *testing.T) {
 	url := pgtest.Start(t).NewDatabase(t)
 	flags := exampleAgent(t)
@@ -35,6 +35,9 @@ func TestPostgresStore(t *testing.T) {
 	code, out, errOut = cairn(t, "events", "--store", url, "pg1")
 	if code != exitDone || !strings.Contains(out, "pg1") {
 		t.Fatalf("events: exit %d:\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut = cairn(t, "gc", "--store", url, "--dry-run"); code != exitDone {
+		t.Fatalf("gc: exit %d:\n%s%s", code, out, errOut)
 	}
 }
 
