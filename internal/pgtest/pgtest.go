@@ -204,7 +204,8 @@ func (s *Server) needOwn(t testing.TB) {
 	}
 }
 
-// NewDatabase makes an empty database and returns its URL.
+// NewDatabase makes an empty database and returns its URL. On a server
+// of CAIRN_TEST_POSTGRES it is dropped when the test ends.
 func (s *Server) NewDatabase(t testing.TB) string {
 	t.Helper()
 	b := make([]byte, 6)
@@ -219,10 +220,24 @@ func (s *Server) NewDatabase(t testing.TB) string {
 	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
 		t.Fatalf("create test database: %v", err)
 	}
+	if s.dir == "" {
+		t.Cleanup(func() { s.drop(name) })
+	}
 	u, err := url.Parse(s.url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	u.Path = "/" + name
 	return u.String()
+}
+
+// drop drops a test's database, cutting its connections.
+func (s *Server) drop(name string) {
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, s.url)
+	if err != nil {
+		return
+	}
+	defer conn.Close(ctx)
+	conn.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
 }
