@@ -76,9 +76,13 @@ func (r *Replay) Add(rec Record) error {
 	return nil
 }
 
-// State is the boundary state reached; Tail the records after it.
-func (r *Replay) State() *State         { return r.r.st }
-func (r *Replay) Tail() []Record        { return r.r.pending }
+// State is the boundary state reached.
+func (r *Replay) State() *State { return r.r.st }
+
+// Tail is the records after the boundary: the round not yet committed.
+func (r *Replay) Tail() []Record { return r.r.pending }
+
+// Recovered is the state and tail as a Store's Read returns them.
 func (r *Replay) Recovered() *Recovered { return &Recovered{State: r.r.st, Tail: r.r.pending} }
 
 // NewSummary summarises an agent as List shows it: its recovered state,
