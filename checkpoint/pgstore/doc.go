@@ -26,9 +26,10 @@
 // makes them and everything before them durable. Every write is sent as
 // one batch, which the server runs as one implicit transaction, in one
 // round trip: the fence, the records, a compaction when due, and the
-// event lines written since. A write that never reached the server (its
-// connection died with a restart) is sent again on a new connection; one
-// that may have reached it fails with ErrUnavailable, and the log refuses
+// event lines written since. A write that was certainly not run (the
+// server could not be reached, or a restart had closed its connection) is
+// sent again, pausing longer each time, until the store's timeout; one
+// that may have been run fails with ErrUnavailable, and the log refuses
 // every later write, since only a fresh Open can say what was committed.
 //
 // # Schema

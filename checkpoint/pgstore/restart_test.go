@@ -16,7 +16,7 @@ import (
 // goes on. Nothing committed is lost.
 func TestDatabaseDownMidRun(t *testing.T) {
 	srv := pgtest.Start(t)
-	s := open(t, srv.NewDatabase(t), pgstore.WithTimeout(10*time.Second))
+	s := open(t, srv.NewDatabase(t), pgstore.WithTimeout(2*time.Second))
 	lock, err := s.Lock("a1", checkpoint.ThisProcess("run-a"))
 	must(t, err)
 	defer lock.Unlock()

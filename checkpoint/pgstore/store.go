@@ -309,20 +309,36 @@ func (s *Store) fence(l *lease, b *pgx.Batch) *pgx.Batch {
 }
 
 // send runs a batch as one transaction, in one round trip, and returns the
-// rows each statement affected. A batch that never reached the server (its
-// connection had gone, as after a restart of the database) is sent once
-// more on a new connection. A fenced batch is a *FencedError; one the
-// database did not answer, ErrUnavailable.
+// rows each statement affected. A batch that was certainly not run (the
+// server could not be reached, or its connection had gone, as in a
+// restart of the database) is sent again on a new connection, with a
+// growing pause between tries, until the store's timeout: a restart
+// pauses the writer rather than failing it. A fenced batch is a
+// *FencedError; one the database did not answer, ErrUnavailable.
 func (s *Store) send(l *lease, b *pgx.Batch) ([]int64, error) {
+	deadline := time.Now().Add(s.timeout)
 	tags, err := s.sendOnce(b)
-	if err != nil && pgconn.SafeToRetry(err) {
+	for pause := 50 * time.Millisecond; err != nil && notRun(err) && time.Now().Add(pause).Before(deadline); pause = min(2*pause, time.Second) {
 		s.pool.Reset() // its other connections went with the server
+		time.Sleep(pause)
 		tags, err = s.sendOnce(requeue(b))
 	}
 	if isFence(err) {
 		return nil, s.fenced(l.agent, l.epoch)
 	}
 	return tags, wrapConn(err)
+}
+
+// notRun reports whether a batch that failed so was certainly not
+// committed: it never reached the server (no connection could be made,
+// or the write failed), or the server answered it with the notice of a
+// fast shutdown (SQLSTATE 57P01), which a backend gives in place of a
+// transaction's results only if it ends before committing it — as a
+// connection that sat idle in the pool through a restart does.
+func notRun(err error) bool {
+	var pgErr *pgconn.PgError
+	var ce *pgconn.ConnectError
+	return pgconn.SafeToRetry(err) || errors.As(err, &ce) || errors.As(err, &pgErr) && pgErr.Code == "57P01"
 }
 
 func (s *Store) sendOnce(b *pgx.Batch) ([]int64, error) {

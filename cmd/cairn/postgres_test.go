@@ -182,3 +182,69 @@ func stopAfterRound(t *testing.T, cmd *exec.Cmd, n int) {
 	cmd.Process.Signal(syscall.SIGSTOP)
 	go io.Copy(io.Discard, out)
 }
+
+// PostgreSQL restarted while a real cairn run goes on: the run either
+// goes through (a write that never reached the server is sent again) or
+// stops with "database unavailable"; then cairn resume finishes it, with
+// no committed round lost and no call that had started run again.
+func TestPostgresRestartDuringRun(t *testing.T) {
+	srv := pgtest.Start(t)
+	url := srv.NewDatabase(t)
+	bin := cairnBinary(t)
+	agent := crashAgent(t)
+	cache := cacheForTests(t)
+	cmd := exec.Command(bin, "run", "--store", url, "--cache", cache, "--json", "--id", "victim", "-f", agent)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var seen bytes.Buffer
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		seen.Write(sc.Bytes())
+		seen.WriteByte('\n')
+		if strings.Contains(sc.Text(), `"checkpoint_saved"`) {
+			break
+		}
+	}
+	srv.Restart(t)
+	rest, _ := io.ReadAll(out)
+	seen.Write(rest)
+	cmd.Wait()
+	switch code := cmd.ProcessState.ExitCode(); {
+	case code == exitDone:
+		evs := events(seen.Bytes())
+		if last := evs[len(evs)-1]; last.Type != "run_end" || last.Round != 9 {
+			t.Fatalf("the run went through the restart but ended %+v", last)
+		}
+		next := 1
+		for _, e := range evs {
+			if e.Type == "checkpoint_saved" {
+				if e.Round != next {
+					t.Fatalf("committed round %d, want %d", e.Round, next)
+				}
+				next++
+			}
+		}
+		s, err := pgstore.Open(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		rec, err := s.Read("victim")
+		if err != nil || rec.State.Round != 9 || rec.State.ToolCalls != 16 || rec.State.Status != checkpoint.StatusDone {
+			t.Fatalf("after the run: %+v, %v", rec, err)
+		}
+		t.Log("the run went through the restart")
+	case strings.Contains(stderr.String(), "database unavailable"):
+		t.Logf("the run stopped: %s", strings.TrimSpace(stderr.String()))
+		resumeKilled(t, bin, url, cache, seen.Bytes())
+	default:
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+}
