@@ -29,12 +29,13 @@ import (
 // workspace exactly once.
 
 // stagingRoot is where an agent's calls stage their changes: in its
-// directory of a file store, else in the temp directory.
+// directory of a file store, else in a directory of the agent's own in the
+// temp directory. Its parent is the agent's (see changesRoot).
 func (e *Engine) stagingRoot(agent string) string {
 	if fs, ok := e.store.(interface{ Dir() string }); ok {
 		return filepath.Join(fs.Dir(), "agents", agent, "staging")
 	}
-	return filepath.Join(os.TempDir(), "cairn-staging", agent)
+	return filepath.Join(os.TempDir(), "cairn-staging", agent, "staging")
 }
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_-]`)

@@ -83,6 +83,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			snapshotCommand(),
 			forkCommand(),
 			gcCommand(),
+			exportCommand(),
+			importCommand(),
 			diffCommand(),
 			undoCommand(),
 			approveCommand(),

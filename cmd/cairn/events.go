@@ -26,7 +26,7 @@ func eventsAction(c *cli.Context) error {
 	if c.NArg() != 1 {
 		return withCode(exitUsage, fmt.Errorf("usage: cairn events [--run ID] [--follow] AGENT"))
 	}
-	store, err := host.OpenStore(storeDir(c))
+	store, err := openStore(c)
 	if err != nil {
 		return err
 	}

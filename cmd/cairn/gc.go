@@ -22,7 +22,7 @@ func gcCommand() *cli.Command {
 }
 
 func gcAction(c *cli.Context) error {
-	store, err := host.OpenStore(storeDir(c))
+	store, err := openStore(c)
 	if err != nil {
 		return err
 	}

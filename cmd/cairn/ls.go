@@ -9,7 +9,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/cairnrun/cairn/checkpoint"
-	"github.com/cairnrun/cairn/host"
 )
 
 func lsCommand() *cli.Command {
@@ -33,7 +32,7 @@ type agentLine struct {
 }
 
 func lsAction(c *cli.Context) error {
-	store, err := host.OpenStore(storeDir(c))
+	store, err := openStore(c)
 	if err != nil {
 		return err
 	}

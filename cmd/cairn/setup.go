@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/checkpoint/pgstore"
 	"github.com/cairnrun/cairn/host"
 	"github.com/cairnrun/cairn/host/mcp"
 	"github.com/cairnrun/cairn/host/model"
@@ -19,7 +21,7 @@ import (
 // Flags shared by the commands that open the store or run modules.
 var (
 	storeFlag = &cli.StringFlag{Name: "store", EnvVars: []string{"CAIRN_STORE"},
-		Usage: "directory of the agents' journals and snapshots (default: the user's data directory)"}
+		Usage: "directory of the agents' journals and snapshots, or a PostgreSQL URL (postgres://…) (default: the user's data directory)"}
 	cacheFlag = &cli.StringFlag{Name: "cache", EnvVars: []string{"CAIRN_CACHE"},
 		Usage: "directory of compiled tool modules (default: the user's cache directory)"}
 	jsonFlag = &cli.BoolFlag{Name: "json", Usage: "print events as JSON Lines, one object per line with a \"type\" field"}
@@ -39,6 +41,16 @@ func storeDir(c *cli.Context) string {
 	return ".cairn"
 }
 
+// openStore opens the store --store names: a PostgreSQL database for a
+// postgres:// or postgresql:// URL, else a directory.
+func openStore(c *cli.Context) (checkpoint.Store, error) {
+	dir := storeDir(c)
+	if strings.HasPrefix(dir, "postgres://") || strings.HasPrefix(dir, "postgresql://") {
+		return pgstore.Open(c.Context, dir)
+	}
+	return host.OpenStore(dir)
+}
+
 // cacheDir is --cache, or cairn's directory in the user's cache directory.
 func cacheDir(c *cli.Context) string {
 	if d := c.String(cacheFlag.Name); d != "" {
@@ -52,7 +64,7 @@ func cacheDir(c *cli.Context) string {
 
 // newEngine starts the engine the command runs agents with, on the store.
 func newEngine(c *cli.Context) (*host.Engine, error) {
-	store, err := host.OpenStore(storeDir(c))
+	store, err := openStore(c)
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +87,7 @@ func inspect(c *cli.Context, usage string) (*host.Inspection, error) {
 	if c.NArg() != 1 {
 		return nil, withCode(exitUsage, errors.New("usage: "+usage))
 	}
-	store, err := host.OpenStore(storeDir(c))
+	store, err := openStore(c)
 	if err != nil {
 		return nil, err
 	}

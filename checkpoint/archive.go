@@ -1,0 +1,299 @@
+package checkpoint
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+)
+
+// An export is one file that carries an agent from one store to another:
+// `cairn export` writes it, `cairn import` reads it into any store.
+//
+//	"cairn-export\n"   the magic line
+//	CBOR               one Archive
+//
+// The Archive holds the agent's state at its last boundary, the records of
+// its interrupted round (each with its type and its CBOR payload, as a
+// journal frame holds them), its bookmarks, its event history, and every
+// blob its states name: agent files, scripts, tool modules and the
+// bookmarks' workspace archives. The workspace itself is not in it.
+
+// archiveMagic opens every export.
+const archiveMagic = "cairn-export\n"
+
+// ArchiveVersion is the version of the export format this build writes; a
+// reader refuses a newer one.
+const ArchiveVersion = 1
+
+// MaxArchiveSize bounds what ReadArchive reads, so that a damaged or
+// hostile file cannot make it allocate without limit.
+const MaxArchiveSize = 1 << 30
+
+// Archive is one exported agent.
+type Archive struct {
+	Version   int               `cbor:"1,keyasint"`
+	Agent     string            `cbor:"2,keyasint"`
+	State     *State            `cbor:"3,keyasint"`
+	Tail      []ArchivedRecord  `cbor:"4,keyasint,omitempty"`
+	Bookmarks []Bookmark        `cbor:"5,keyasint,omitempty"`
+	Events    []byte            `cbor:"6,keyasint,omitempty"`
+	Blobs     map[string][]byte `cbor:"7,keyasint,omitempty"`
+}
+
+// ArchivedRecord is one record of the interrupted round.
+type ArchivedRecord struct {
+	Type    RecordType `cbor:"1,keyasint"`
+	Payload []byte     `cbor:"2,keyasint"`
+}
+
+// Export reads an agent from s into an Archive, changing nothing.
+// ErrNotFound for an unknown agent; a blob its states name and the store
+// lacks is an error too, since the archive could not be resumed.
+func Export(s Store, agent string) (*Archive, error) {
+	rec, err := s.Read(agent)
+	if err != nil {
+		return nil, err
+	}
+	a := &Archive{Version: ArchiveVersion, Agent: agent, State: rec.State, Blobs: map[string][]byte{}}
+	for _, r := range rec.Tail {
+		payload, err := encodeRecord(r)
+		if err != nil {
+			return nil, fmt.Errorf("export agent %q: %w", agent, err)
+		}
+		a.Tail = append(a.Tail, ArchivedRecord{Type: r.Type, Payload: payload})
+	}
+	if a.Bookmarks, err = s.Bookmarks(agent); err != nil {
+		return nil, fmt.Errorf("export agent %q: %w", agent, err)
+	}
+	if a.Events, err = readEvents(s, agent); err != nil {
+		return nil, fmt.Errorf("export agent %q: %w", agent, err)
+	}
+	for _, d := range a.digests() {
+		if a.Blobs[d], err = s.Blob(d); err != nil {
+			return nil, fmt.Errorf("export agent %q: %w", agent, err)
+		}
+	}
+	return a, nil
+}
+
+func readEvents(s Store, agent string) ([]byte, error) {
+	r, err := s.ReadEvents(agent)
+	if errors.Is(err, ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return io.ReadAll(r)
+}
+
+// digests lists the blobs the archive's states and bookmarks name.
+func (a *Archive) digests() []string {
+	seen := map[string]bool{}
+	markDefinition(a.State.Definition, seen)
+	for _, r := range a.Tail {
+		if r.Type == RecDefine {
+			if rec, err := decodeRecord(r.Type, r.Payload); err == nil {
+				markDefinition(*rec.Definition, seen)
+			}
+		}
+	}
+	for _, b := range a.Bookmarks {
+		if b.State != nil {
+			markDefinition(b.State.Definition, seen)
+		}
+		seen[b.Workspace] = true
+	}
+	delete(seen, "")
+	out := make([]string, 0, len(seen))
+	for d := range seen {
+		out = append(out, d)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// WriteTo writes the archive as an export file.
+func (a *Archive) WriteTo(w io.Writer) (int64, error) {
+	data, err := encMode.Marshal(a)
+	if err != nil {
+		return 0, fmt.Errorf("encode export of agent %q: %w", a.Agent, err)
+	}
+	n, err := io.WriteString(w, archiveMagic)
+	if err != nil {
+		return int64(n), err
+	}
+	m, err := w.Write(data)
+	return int64(n + m), err
+}
+
+// ReadArchive reads an export file and checks all of it: its version, the
+// agent's id, the states' schemas, that every record decodes and replays
+// on the state, and that every blob matches its digest and every blob the
+// states name is there.
+//
+// # Errors
+//
+// A *FutureSchemaError for an export or a state newer than this build; a
+// *CorruptError for anything else wrong with the bytes.
+func ReadArchive(r io.Reader) (*Archive, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxArchiveSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("read export: %w", err)
+	}
+	corrupt := func(reason string) error { return &CorruptError{File: "export", Reason: reason} }
+	if len(data) > MaxArchiveSize {
+		return nil, corrupt(fmt.Sprintf("larger than %d bytes", MaxArchiveSize))
+	}
+	body, ok := bytes.CutPrefix(data, []byte(archiveMagic))
+	if !ok {
+		return nil, corrupt("not a cairn export (it does not start with \"cairn-export\")")
+	}
+	var a Archive
+	if err := decMode.Unmarshal(body, &a); err != nil {
+		return nil, corrupt(err.Error())
+	}
+	if err := a.check(); err != nil {
+		return nil, err
+	}
+	return &a, nil
+}
+
+// check refuses an archive that could not be imported whole.
+func (a *Archive) check() error {
+	corrupt := func(reason string) error { return &CorruptError{File: "export of agent " + a.Agent, Reason: reason} }
+	if a.Version > ArchiveVersion {
+		return &FutureSchemaError{File: "export", Version: a.Version, Supported: ArchiveVersion}
+	}
+	if a.Version < 1 || a.State == nil {
+		return corrupt("no version or no state")
+	}
+	if err := CheckID(a.Agent); err != nil {
+		return corrupt(err.Error())
+	}
+	if a.State.Schema > SchemaVersion {
+		return &FutureSchemaError{File: "export of agent " + a.Agent, Version: a.State.Schema, Supported: SchemaVersion}
+	}
+	if a.State.Agent != a.Agent {
+		return corrupt(fmt.Sprintf("its state is of agent %q", a.State.Agent))
+	}
+	if _, err := a.tail(); err != nil {
+		return corrupt(err.Error())
+	}
+	for _, b := range a.Bookmarks {
+		if err := checkLabel(b.Label); err != nil {
+			return corrupt(err.Error())
+		}
+		if err := b.check(a.Agent); err != nil {
+			return err
+		}
+	}
+	for d, data := range a.Blobs {
+		if BlobDigest(data) != d {
+			return corrupt("blob " + d + " does not match its digest")
+		}
+	}
+	for _, d := range a.digests() {
+		if _, ok := a.Blobs[d]; !ok {
+			return corrupt("blob " + d + " is named and missing")
+		}
+	}
+	return nil
+}
+
+// tail decodes the interrupted round's records and replays them on a copy
+// of the state, as recovery would.
+func (a *Archive) tail() ([]Record, error) {
+	st, err := a.State.Clone()
+	if err != nil {
+		return nil, err
+	}
+	r := replay{st: st}
+	recs := make([]Record, 0, len(a.Tail))
+	for i, ar := range a.Tail {
+		rec, err := decodeRecord(ar.Type, ar.Payload)
+		if err == nil {
+			err = r.add(rec)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("record %d of the interrupted round: %w", i, err)
+		}
+		recs = append(recs, rec)
+	}
+	return recs, nil
+}
+
+// Import recreates the archived agent in s, under its own id, holding its
+// lock as h while it writes. Blobs go in first, then the state and the
+// interrupted round, then the bookmarks and the event history.
+//
+// # Errors
+//
+// ErrExists when s has an agent of that id (nothing is written);
+// ErrLocked when another process holds it.
+func Import(s Store, a *Archive, h Holder) error {
+	if err := a.check(); err != nil {
+		return err
+	}
+	tail, _ := a.tail()
+	lock, err := s.Lock(a.Agent, h)
+	if err != nil {
+		return err
+	}
+	defer lock.Unlock()
+	if s.Exists(a.Agent) {
+		return fmt.Errorf("import agent %q: %w; remove it or import into another store", a.Agent, ErrExists)
+	}
+	for _, d := range sortedKeys(a.Blobs) {
+		if _, err := s.PutBlob(a.Blobs[d]); err != nil {
+			return fmt.Errorf("import agent %q: %w", a.Agent, err)
+		}
+	}
+	if err := importState(s, a.Agent, a.State, tail); err != nil {
+		return fmt.Errorf("import agent %q: %w", a.Agent, err)
+	}
+	for _, b := range a.Bookmarks {
+		if err := s.PutBookmark(a.Agent, b); err != nil {
+			return fmt.Errorf("import agent %q: %w", a.Agent, err)
+		}
+	}
+	return importEvents(s, a.Agent, a.Events)
+}
+
+func importState(s Store, agent string, st *State, tail []Record) error {
+	log, err := s.Create(agent, st)
+	if err != nil {
+		return err
+	}
+	if len(tail) > 0 {
+		err = errors.Join(log.Append(tail...), log.Sync())
+	}
+	return errors.Join(err, log.Close())
+}
+
+func importEvents(s Store, agent string, events []byte) error {
+	if len(events) == 0 {
+		return nil
+	}
+	w, err := s.Events(agent)
+	if err != nil {
+		return fmt.Errorf("import event history of agent %q: %w", agent, err)
+	}
+	_, err = w.Write(events)
+	if err = errors.Join(err, w.Close()); err != nil {
+		return fmt.Errorf("import event history of agent %q: %w", agent, err)
+	}
+	return nil
+}
+
+func sortedKeys(m map[string][]byte) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,158 @@
+package pgstore
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/cairnrun/cairn/checkpoint"
+)
+
+// Collect removes what keep does not keep: each agent's bookmarks past
+// keep.Bookmarks, and blobs that no agent or kept bookmark names and that
+// were last stored longer ago than keep.BlobGrace. Compaction already
+// deletes old journal records as it goes, so keep.Snapshots has nothing to
+// do here. Each agent is trimmed under its lease; one that a process runs
+// is skipped and named in Skipped, its blobs kept. Collected.Files names
+// what was removed as "bookmark AGENT/LABEL" and "blob DIGEST".
+func (s *Store) Collect(keep checkpoint.Retention) (*checkpoint.Collected, error) {
+	ids, err := s.collectIDs()
+	if err != nil {
+		return nil, fmt.Errorf("collect: %w", err)
+	}
+	c := &checkpoint.Collected{}
+	inUse := map[string]bool{}
+	for _, id := range ids {
+		if err := s.collectAgent(id, keep, c, inUse); err != nil {
+			return c, fmt.Errorf("collect agent %q: %w", id, err)
+		}
+	}
+	if err := s.collectBlobs(keep, c, inUse); err != nil {
+		return c, fmt.Errorf("collect blobs: %w", err)
+	}
+	return c, nil
+}
+
+// collectIDs lists the agents with state or bookmarks.
+func (s *Store) collectIDs() ([]string, error) {
+	ctx, cancel := s.opContext()
+	defer cancel()
+	rows, err := s.pool.Query(ctx, `SELECT id FROM cairn_agents UNION SELECT agent FROM cairn_bookmarks ORDER BY 1`)
+	if err != nil {
+		return nil, wrapConn(err)
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+func (s *Store) collectAgent(id string, keep checkpoint.Retention, c *checkpoint.Collected, inUse map[string]bool) error {
+	lock, err := s.Lock(id, checkpoint.ThisProcess("gc"))
+	trimmed := map[string]bool{}
+	switch {
+	case errors.Is(err, checkpoint.ErrLocked):
+		c.Skipped = append(c.Skipped, id)
+	case err != nil:
+		return err
+	default:
+		defer lock.Unlock()
+		if trimmed, err = s.trimBookmarks(id, keep, c); err != nil {
+			return err
+		}
+	}
+	return s.markAgent(id, trimmed, inUse)
+}
+
+// trimBookmarks removes the agent's oldest bookmarks past the limit and
+// returns their labels.
+func (s *Store) trimBookmarks(id string, keep checkpoint.Retention, c *checkpoint.Collected) (map[string]bool, error) {
+	trimmed := map[string]bool{}
+	marks, err := s.bookmarks(id)
+	if err != nil || keep.Bookmarks <= 0 || len(marks) <= keep.Bookmarks {
+		return trimmed, err
+	}
+	ctx, cancel := s.opContext()
+	defer cancel()
+	for _, b := range marks[:len(marks)-keep.Bookmarks] {
+		if !keep.DryRun {
+			if _, err := s.pool.Exec(ctx, `DELETE FROM cairn_bookmarks WHERE agent = $1 AND label = $2`, id, b.Label); err != nil {
+				return nil, wrapConn(err)
+			}
+		}
+		trimmed[b.Label] = true
+		c.Files = append(c.Files, "bookmark "+id+"/"+b.Label)
+	}
+	return trimmed, nil
+}
+
+// markAgent marks the blobs the agent's definition and its kept bookmarks
+// name.
+func (s *Store) markAgent(id string, trimmed, inUse map[string]bool) error {
+	rec, err := s.Read(id)
+	switch {
+	case err == nil:
+		markDefinition(rec.State.Definition, inUse)
+	case !errors.Is(err, checkpoint.ErrNotFound):
+		return err
+	}
+	marks, err := s.bookmarks(id)
+	if err != nil {
+		return err
+	}
+	for _, b := range marks {
+		if !trimmed[b.Label] {
+			markDefinition(b.State.Definition, inUse)
+			inUse[b.Workspace] = true
+		}
+	}
+	return nil
+}
+
+func markDefinition(d checkpoint.Definition, inUse map[string]bool) {
+	inUse[d.AgentFile], inUse[d.Script] = true, true
+	for _, digest := range d.Modules {
+		inUse[digest] = true
+	}
+}
+
+// collectBlobs removes the blobs not in use and older than the grace. The
+// age is checked again by the DELETE itself, so a blob stored again
+// meanwhile stays.
+func (s *Store) collectBlobs(keep checkpoint.Retention, c *checkpoint.Collected, inUse map[string]bool) error {
+	grace := keep.BlobGrace
+	if grace <= 0 {
+		grace = checkpoint.DefaultBlobGrace
+	}
+	ctx, cancel := s.opContext()
+	defer cancel()
+	rows, err := s.pool.Query(ctx, `SELECT digest, length(data) FROM cairn_blobs
+		WHERE stored < now() - $1 * interval '1 millisecond' ORDER BY digest`, grace.Milliseconds())
+	if err != nil {
+		return wrapConn(err)
+	}
+	type blob struct {
+		Digest string
+		Size   int64
+	}
+	old, err := pgx.CollectRows(rows, pgx.RowToStructByPos[blob])
+	if err != nil {
+		return wrapConn(err)
+	}
+	for _, b := range old {
+		if inUse[b.Digest] {
+			continue
+		}
+		if !keep.DryRun {
+			tag, err := s.pool.Exec(ctx, `DELETE FROM cairn_blobs WHERE digest = $1
+				AND stored < now() - $2 * interval '1 millisecond'`, b.Digest, grace.Milliseconds())
+			if err != nil {
+				return wrapConn(err)
+			}
+			if tag.RowsAffected() == 0 {
+				continue
+			}
+		}
+		c.Files = append(c.Files, "blob "+b.Digest)
+		c.Bytes += b.Size
+	}
+	return nil
+}

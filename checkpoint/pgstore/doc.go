@@ -1,0 +1,43 @@
+// Package pgstore keeps cairn's agents in a PostgreSQL database, so that
+// an agent stopped on one machine can be resumed on any other that reaches
+// the database. It implements checkpoint.Store: journal records and
+// snapshots in the file store's CBOR, content-addressed blobs shared by
+// every agent, event histories and bookmarks.
+//
+// # Leases and fencing
+//
+// In place of the file store's flock, an agent is guarded by a lease: a
+// row naming its holder (host, pid, run, since), an expiry the holder
+// renews while it runs, and an epoch that rises every time the lease is
+// taken. Every write of the agent's state is one transaction whose first
+// statement checks that the writer's epoch is still the lease's; if
+// another process took the agent since (after the lease expired, or by
+// Steal), the transaction fails whole and the writer gets a *FencedError.
+// A holder that was paused or cut off past its lease therefore never
+// commits after another took over. Expiry is judged by the database's
+// clock, so the nodes' clocks need not agree.
+//
+// # Writes
+//
+// Each Append is one transaction committed with synchronous_commit off:
+// the records reach the server at once, as a file store's reach the
+// kernel, and survive the writer's death. Sync and Commit are
+// transactions committed with synchronous_commit on, whose WAL flush
+// makes them and everything before them durable. Every write is sent as
+// one batch, which the server runs as one implicit transaction, in one
+// round trip: the fence, the records, a compaction when due, and the
+// event lines written since. A write that was certainly not run (the
+// server could not be reached, or a restart had closed its connection) is
+// sent again, pausing longer each time, until the store's timeout; one
+// that may have been run fails with ErrUnavailable, and the log refuses
+// every later write, since only a fresh Open can say what was committed.
+//
+// # Schema
+//
+// The tables are created and migrated by Open from SQL files embedded in
+// the binary (migrations/), in one transaction under an advisory lock. A
+// database whose schema is newer than the binary is refused with a
+// *checkpoint.FutureSchemaError before anything is written.
+//
+// A Store is safe for concurrent use.
+package pgstore

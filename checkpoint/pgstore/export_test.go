@@ -1,0 +1,27 @@
+package pgstore
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/cairnrun/cairn/checkpoint"
+)
+
+// Pause stops a lease's renewal, as if its holder were stopped or cut off.
+func Pause(l checkpoint.Lock) { l.(*lease).stopRenewing() }
+
+// MigrateTo sets up the database at url at schema version n, as an
+// older cairn would have.
+func MigrateTo(ctx context.Context, url string, n int) error {
+	pool, err := pgxpool.New(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	ms, err := migrations()
+	if err != nil {
+		return err
+	}
+	return migrateTo(ctx, pool, ms[:n])
+}

@@ -1,0 +1,166 @@
+package pgstore
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/cairnrun/cairn/checkpoint"
+)
+
+// Events appends to the agent's event history. What is written waits in
+// memory and goes to the database with the agent's next Sync or Commit,
+// in the same transaction, or when the writer is closed: like the file
+// store's history, it is not made durable line by line.
+func (s *Store) Events(agent string) (io.WriteCloser, error) {
+	if err := checkpoint.CheckID(agent); err != nil {
+		return nil, err
+	}
+	return &eventWriter{s: s, agent: agent}, nil
+}
+
+type eventWriter struct {
+	s     *Store
+	agent string
+}
+
+func (w *eventWriter) Write(p []byte) (int, error) {
+	w.s.mu.Lock()
+	defer w.s.mu.Unlock()
+	w.s.events[w.agent] = append(w.s.events[w.agent], p...)
+	return len(p), nil
+}
+
+// Close writes what is still waiting.
+func (w *eventWriter) Close() error {
+	data := w.s.takeEvents(w.agent)
+	if len(data) == 0 {
+		return nil
+	}
+	ctx, cancel := w.s.opContext()
+	defer cancel()
+	if _, err := w.s.pool.Exec(ctx, `INSERT INTO cairn_events (agent, data) VALUES ($1, $2)`, w.agent, data); err != nil {
+		return fmt.Errorf("write event history of agent %q: %w", w.agent, wrapConn(err))
+	}
+	return nil
+}
+
+// takeEvents takes the agent's waiting event lines.
+func (s *Store) takeEvents(agent string) []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	data := s.events[agent]
+	delete(s.events, agent)
+	return data
+}
+
+// ReadEvents reads the agent's event history from its start. ErrNotFound
+// when it has none.
+func (s *Store) ReadEvents(agent string) (io.ReadCloser, error) {
+	ctx, cancel := s.opContext()
+	defer cancel()
+	rows, err := s.pool.Query(ctx, `SELECT data FROM cairn_events WHERE agent = $1 ORDER BY seq`, agent)
+	if err != nil {
+		return nil, fmt.Errorf("read event history of agent %q: %w", agent, wrapConn(err))
+	}
+	parts, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+	if err != nil {
+		return nil, fmt.Errorf("read event history of agent %q: %w", agent, wrapConn(err))
+	}
+	if len(parts) == 0 {
+		return nil, fmt.Errorf("event history of agent %q: %w", agent, checkpoint.ErrNotFound)
+	}
+	return io.NopCloser(bytes.NewReader(bytes.Join(parts, nil))), nil
+}
+
+// PutBookmark keeps a bookmark of the agent, replacing one of the same
+// label. ErrNotFound for an unknown agent.
+func (s *Store) PutBookmark(agent string, b checkpoint.Bookmark) error {
+	data, err := checkpoint.EncodeBookmark(b)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := s.opContext()
+	defer cancel()
+	tag, err := s.pool.Exec(ctx, `INSERT INTO cairn_bookmarks (agent, label, time, data)
+		SELECT $1, $2, $3, $4 WHERE EXISTS (SELECT 1 FROM cairn_agents WHERE id = $1)
+		ON CONFLICT (agent, label) DO UPDATE SET time = EXCLUDED.time, data = EXCLUDED.data`,
+		agent, b.Label, b.Time, data)
+	if err != nil {
+		return fmt.Errorf("bookmark agent %q: %w", agent, wrapConn(err))
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("agent %q: %w", agent, checkpoint.ErrNotFound)
+	}
+	return nil
+}
+
+// Bookmarks lists the agent's bookmarks, oldest first.
+func (s *Store) Bookmarks(agent string) ([]checkpoint.Bookmark, error) {
+	if !s.Exists(agent) {
+		return nil, fmt.Errorf("agent %q: %w", agent, checkpoint.ErrNotFound)
+	}
+	return s.bookmarks(agent)
+}
+
+// bookmarks lists the agent's bookmarks, whether or not it has state.
+func (s *Store) bookmarks(agent string) ([]checkpoint.Bookmark, error) {
+	ctx, cancel := s.opContext()
+	defer cancel()
+	rows, err := s.pool.Query(ctx, `SELECT data FROM cairn_bookmarks WHERE agent = $1 ORDER BY time, label`, agent)
+	if err != nil {
+		return nil, fmt.Errorf("bookmarks of agent %q: %w", agent, wrapConn(err))
+	}
+	datas, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+	if err != nil {
+		return nil, fmt.Errorf("bookmarks of agent %q: %w", agent, wrapConn(err))
+	}
+	var out []checkpoint.Bookmark
+	for _, d := range datas {
+		b, err := checkpoint.DecodeBookmark(agent, d)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+// PutBlob stores content by its digest, once for every agent. Storing a
+// blob that is there makes it fresh again, so that Collect leaves it to
+// whoever stores it now.
+func (s *Store) PutBlob(data []byte) (string, error) {
+	d := checkpoint.BlobDigest(data)
+	if data == nil {
+		data = []byte{} // an empty blob, not a missing one
+	}
+	ctx, cancel := s.opContext()
+	defer cancel()
+	if _, err := s.pool.Exec(ctx, `INSERT INTO cairn_blobs (digest, data) VALUES ($1, $2)
+		ON CONFLICT (digest) DO UPDATE SET stored = now()`, d, data); err != nil {
+		return "", fmt.Errorf("store blob: %w", wrapConn(err))
+	}
+	return d, nil
+}
+
+// Blob returns the content stored under digest, checked against it.
+// ErrNotFound for an unknown digest.
+func (s *Store) Blob(digest string) ([]byte, error) {
+	ctx, cancel := s.opContext()
+	defer cancel()
+	var data []byte
+	err := s.pool.QueryRow(ctx, `SELECT data FROM cairn_blobs WHERE digest = $1`, digest).Scan(&data)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("blob %s: %w", digest, checkpoint.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("blob %s: %w", digest, wrapConn(err))
+	}
+	if checkpoint.BlobDigest(data) != digest {
+		return nil, &checkpoint.CorruptError{File: "blob " + digest, Reason: "content does not match its digest"}
+	}
+	return data, nil
+}

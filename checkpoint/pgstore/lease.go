@@ -1,0 +1,180 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/cairnrun/cairn/checkpoint"
+)
+
+// lease is an agent's lease as this Store holds it: the epoch every write
+// is fenced on, and the goroutine that renews it.
+type lease struct {
+	s     *Store
+	agent string
+	epoch int64
+	stop  chan struct{}
+	done  chan struct{}
+	once  sync.Once
+}
+
+// Lock takes the agent's lease: a transaction on its lease row that
+// raises the epoch and names h as the holder until now plus the lease's
+// time to live. The lease is renewed while it is held and by every write.
+//
+// # Errors
+//
+// A *checkpoint.LockedError naming the holder when another process holds
+// an unexpired lease. A holder on this host whose process is gone holds
+// nothing, as with the file store's flock.
+func (s *Store) Lock(agent string, h checkpoint.Holder) (checkpoint.Lock, error) {
+	return s.take(agent, h, false)
+}
+
+// Steal takes the agent's lease whoever holds it. The holder it was taken
+// from is fenced: its next write fails with a *FencedError and applies
+// nothing. For an operator who knows the holder is gone.
+func (s *Store) Steal(agent string, h checkpoint.Holder) (checkpoint.Lock, error) {
+	return s.take(agent, h, true)
+}
+
+func (s *Store) take(agent string, h checkpoint.Holder, steal bool) (checkpoint.Lock, error) {
+	if err := checkpoint.CheckID(agent); err != nil {
+		return nil, err
+	}
+	ctx, cancel := s.opContext()
+	defer cancel()
+	var epoch int64
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var err error
+		epoch, err = s.takeTx(ctx, tx, agent, h, steal)
+		return err
+	})
+	if err != nil {
+		var le *checkpoint.LockedError
+		if errors.As(err, &le) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("lock agent %q: %w", agent, wrapConn(err))
+	}
+	l := &lease{s: s, agent: agent, epoch: epoch, stop: make(chan struct{}), done: make(chan struct{})}
+	s.mu.Lock()
+	s.leases[agent] = l
+	s.mu.Unlock()
+	go l.renew()
+	return l, nil
+}
+
+// takeTx takes the lease row in tx, or fails with its holder.
+func (s *Store) takeTx(ctx context.Context, tx pgx.Tx, agent string, h checkpoint.Holder, steal bool) (int64, error) {
+	if _, err := tx.Exec(ctx, `INSERT INTO cairn_leases (agent) VALUES ($1) ON CONFLICT DO NOTHING`, agent); err != nil {
+		return 0, err
+	}
+	var cur checkpoint.Holder
+	var released, live bool
+	err := tx.QueryRow(ctx, `SELECT released, expires > now(), holder_host, holder_pid, holder_run, since
+		FROM cairn_leases WHERE agent = $1 FOR UPDATE`, agent).
+		Scan(&released, &live, &cur.Host, &cur.PID, &cur.Run, &cur.Started)
+	if err != nil {
+		return 0, err
+	}
+	if !steal && !released && live && !gone(cur) {
+		return 0, &checkpoint.LockedError{Agent: agent, Holder: cur}
+	}
+	var epoch int64
+	err = tx.QueryRow(ctx, `UPDATE cairn_leases SET epoch = epoch + 1, released = false,
+		holder_host = $2, holder_pid = $3, holder_run = $4, since = now(),
+		expires = now() + $5 * interval '1 millisecond'
+		WHERE agent = $1 RETURNING epoch`, agent, h.Host, h.PID, h.Run, s.ttl.Milliseconds()).Scan(&epoch)
+	return epoch, err
+}
+
+// gone reports whether the holder is a process of this host that no
+// longer exists.
+func gone(h checkpoint.Holder) bool {
+	host, _ := os.Hostname()
+	if h.Host != host || h.PID <= 0 {
+		return false
+	}
+	return syscall.Kill(h.PID, 0) == syscall.ESRCH
+}
+
+// renew extends the lease every third of its time to live until it is
+// released or found taken over. A renewal that fails for want of the
+// database is tried again at the next tick: the lease may expire
+// meanwhile, and then the next write finds out whether it was taken.
+func (l *lease) renew() {
+	defer close(l.done)
+	t := time.NewTicker(l.s.ttl / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-l.stop:
+			return
+		case <-t.C:
+		}
+		ctx, cancel := l.s.opContext()
+		_, err := l.s.pool.Exec(ctx, `SELECT cairn_fence($1, $2, $3)`, l.agent, l.epoch, l.s.ttl.Milliseconds())
+		cancel()
+		if isFence(err) {
+			return
+		}
+	}
+}
+
+// stopRenewing stops the renewal goroutine and waits for it.
+func (l *lease) stopRenewing() {
+	l.once.Do(func() { close(l.stop) })
+	<-l.done
+}
+
+// Unlock releases the lease if it is still held at its epoch.
+func (l *lease) Unlock() error {
+	l.stopRenewing()
+	l.s.mu.Lock()
+	if l.s.leases[l.agent] == l {
+		delete(l.s.leases, l.agent)
+	}
+	l.s.mu.Unlock()
+	ctx, cancel := l.s.opContext()
+	defer cancel()
+	_, err := l.s.pool.Exec(ctx, `UPDATE cairn_leases SET released = true, expires = now()
+		WHERE agent = $1 AND epoch = $2`, l.agent, l.epoch)
+	if err != nil {
+		return fmt.Errorf("release lease of agent %q: %w", l.agent, wrapConn(err))
+	}
+	return nil
+}
+
+// fenced reads who holds the agent now, for the error of a writer whose
+// lease at epoch was lost.
+func (s *Store) fenced(agent string, epoch int64) error {
+	ctx, cancel := s.opContext()
+	defer cancel()
+	e := &FencedError{Agent: agent, Epoch: epoch}
+	var released bool
+	err := s.pool.QueryRow(ctx, `SELECT epoch, released, holder_host, holder_pid, holder_run, since
+		FROM cairn_leases WHERE agent = $1`, agent).
+		Scan(&e.NowEpoch, &released, &e.Now.Host, &e.Now.PID, &e.Now.Run, &e.Now.Started)
+	if err != nil || released {
+		e.Now = checkpoint.Holder{}
+	}
+	return e
+}
+
+// held is the lease this Store holds on agent, or ErrNoLease.
+func (s *Store) held(agent string) (*lease, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if l, ok := s.leases[agent]; ok {
+		return l, nil
+	}
+	return nil, fmt.Errorf("agent %q: %w: take it with Lock first", agent, ErrNoLease)
+}

@@ -1,0 +1,368 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	neturl "net/url"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/cairnrun/cairn/checkpoint"
+)
+
+// Store keeps agents in a PostgreSQL database. It is safe for concurrent
+// use; each agent is guarded by its lease.
+type Store struct {
+	pool *pgxpool.Pool
+	cfg
+	mu     sync.Mutex
+	leases map[string]*lease // the leases this Store holds
+	events map[string][]byte // event lines not yet written, by agent
+}
+
+var _ checkpoint.Store = (*Store)(nil)
+
+type cfg struct {
+	ttl     time.Duration
+	timeout time.Duration
+}
+
+// Option configures a Store.
+type Option func(*cfg)
+
+// DefaultLeaseTTL is how long a lease outlives its holder's last renewal.
+const DefaultLeaseTTL = 30 * time.Second
+
+// WithLeaseTTL sets how long a lease outlives its holder's last renewal
+// (DefaultLeaseTTL). A holder renews it every third of that.
+func WithLeaseTTL(d time.Duration) Option { return func(c *cfg) { c.ttl = d } }
+
+// WithTimeout bounds each of the store's operations (30 s by default), so
+// that a database out of reach fails a run instead of hanging it.
+func WithTimeout(d time.Duration) Option { return func(c *cfg) { c.timeout = d } }
+
+// Open connects to the database at url (postgres://… or a key=value
+// connection string) and brings its schema to this build's version. A
+// URL's parameter lease_ttl (a Go duration, "10s") sets the lease's time
+// to live, as WithLeaseTTL does; it is not passed to the server.
+//
+// # Errors
+//
+// A *checkpoint.FutureSchemaError, with nothing changed, when the
+// database was set up by a newer cairn; ErrUnavailable when it cannot be
+// reached.
+func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
+	c := cfg{ttl: DefaultLeaseTTL, timeout: 30 * time.Second}
+	url, err := leaseFromURL(url, &c)
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	for _, o := range opts {
+		o(&c)
+	}
+	if c.ttl <= 0 || c.timeout <= 0 {
+		return nil, fmt.Errorf("open store: the lease's time to live and the timeout must be positive")
+	}
+	pc, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, pc)
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", wrapConn(err))
+	}
+	if err := migrate(ctx, pool); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	return &Store{pool: pool, cfg: c, leases: map[string]*lease{}, events: map[string][]byte{}}, nil
+}
+
+// leaseFromURL takes the lease_ttl parameter out of a postgres:// URL.
+func leaseFromURL(raw string, c *cfg) (string, error) {
+	u, err := neturl.Parse(raw)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		return raw, nil // a key=value string: pgx reads it
+	}
+	q := u.Query()
+	v := q.Get("lease_ttl")
+	if v == "" {
+		return raw, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return "", fmt.Errorf("lease_ttl=%q: want a duration such as 10s", v)
+	}
+	c.ttl = d
+	q.Del("lease_ttl")
+	u.RawQuery = q.Encode()
+	return u.String(), nil
+}
+
+// Close releases the leases this Store still holds and its connections.
+func (s *Store) Close() {
+	s.mu.Lock()
+	var ls []*lease
+	for _, l := range s.leases {
+		ls = append(ls, l)
+	}
+	s.mu.Unlock()
+	for _, l := range ls {
+		l.Unlock()
+	}
+	s.pool.Close()
+}
+
+func (s *Store) opContext() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), s.timeout)
+}
+
+// Exists reports whether the agent has state.
+func (s *Store) Exists(agent string) bool {
+	ctx, cancel := s.opContext()
+	defer cancel()
+	var ok bool
+	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM cairn_agents WHERE id = $1)`, agent).Scan(&ok)
+	return err == nil && ok
+}
+
+// Create starts a new agent at st. The caller holds its lease.
+func (s *Store) Create(agent string, st *checkpoint.State) (checkpoint.Log, error) {
+	l, err := s.held(agent)
+	if err != nil {
+		return nil, err
+	}
+	snap, err := checkpoint.EncodeState(st)
+	if err != nil {
+		return nil, fmt.Errorf("create agent %q: %w", agent, err)
+	}
+	b := s.fence(l, &pgx.Batch{})
+	b.Queue(`INSERT INTO cairn_agents (id, snapshot, base) VALUES ($1, $2, 0) ON CONFLICT DO NOTHING`, agent, snap)
+	tags, err := s.send(l, b)
+	if err != nil {
+		return nil, fmt.Errorf("create agent %q: %w", agent, err)
+	}
+	if tags[1] == 0 {
+		return nil, fmt.Errorf("create agent %q: %w", agent, checkpoint.ErrExists)
+	}
+	return newLog(s, l, &checkpoint.Recovered{State: st, SnapshotBytes: int64(len(snap))}, 0, 0), nil
+}
+
+// Open recovers an agent for writing. The caller holds its lease.
+func (s *Store) Open(agent string) (*checkpoint.Recovered, checkpoint.Log, error) {
+	l, err := s.held(agent)
+	if err != nil {
+		return nil, nil, err
+	}
+	rec, next, base, err := s.read(agent)
+	if err != nil {
+		return nil, nil, err
+	}
+	return rec, newLog(s, l, rec, next, base), nil
+}
+
+// Read recovers an agent without its lease, changing nothing.
+func (s *Store) Read(agent string) (*checkpoint.Recovered, error) {
+	rec, _, _, err := s.read(agent)
+	return rec, err
+}
+
+// read reads the agent's snapshot and replays the journal after it, in
+// one snapshot of the database. next is the sequence number the next
+// record takes, base the first after the snapshot.
+func (s *Store) read(agent string) (rec *checkpoint.Recovered, next, base int64, err error) {
+	ctx, cancel := s.opContext()
+	defer cancel()
+	err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly},
+		func(tx pgx.Tx) error {
+			rec, next, base, err = readTx(ctx, tx, agent)
+			return err
+		})
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return nil, 0, 0, fmt.Errorf("agent %q: %w", agent, checkpoint.ErrNotFound)
+	case err != nil:
+		return nil, 0, 0, fmt.Errorf("read agent %q: %w", agent, wrapConn(err))
+	}
+	return rec, next, base, nil
+}
+
+func readTx(ctx context.Context, tx pgx.Tx, agent string) (*checkpoint.Recovered, int64, int64, error) {
+	var snap []byte
+	var base int64
+	if err := tx.QueryRow(ctx, `SELECT snapshot, base FROM cairn_agents WHERE id = $1`, agent).Scan(&snap, &base); err != nil {
+		return nil, 0, 0, err
+	}
+	st, err := checkpoint.DecodeState("snapshot of agent "+agent, snap)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	rows, err := tx.Query(ctx, `SELECT seq, type, payload FROM cairn_journal WHERE agent = $1 AND seq >= $2 ORDER BY seq`, agent, base)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	defer rows.Close()
+	r := checkpoint.NewReplay(st, nil)
+	next, size := base, int64(0)
+	for rows.Next() {
+		var seq int64
+		var typ int16
+		var payload []byte
+		if err := rows.Scan(&seq, &typ, &payload); err != nil {
+			return nil, 0, 0, err
+		}
+		if seq != next {
+			return nil, 0, 0, &checkpoint.CorruptError{File: "journal of agent " + agent, Offset: next,
+				Reason: fmt.Sprintf("record %d follows record %d", seq, next-1)}
+		}
+		if err := replayRow(r, agent, seq, checkpoint.RecordType(typ), payload); err != nil {
+			return nil, 0, 0, err
+		}
+		next, size = seq+1, size+int64(len(payload))
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, 0, err
+	}
+	rec := r.Recovered()
+	rec.JournalBytes, rec.SnapshotBytes = size, int64(len(snap))
+	return rec, next, base, nil
+}
+
+// replayRow decodes and applies one journal row; a row that does not
+// decode is corruption, reported by its sequence number.
+func replayRow(r *checkpoint.Replay, agent string, seq int64, t checkpoint.RecordType, payload []byte) error {
+	rec, err := checkpoint.DecodeRecord(t, payload)
+	if err == nil {
+		err = r.Add(rec)
+	}
+	if err != nil {
+		return &checkpoint.CorruptError{File: "journal of agent " + agent, Offset: seq, Reason: err.Error()}
+	}
+	return nil
+}
+
+// Remove deletes an agent's snapshot and journal, keeping its lease, its
+// event history and its bookmarks. The caller holds its lease.
+func (s *Store) Remove(agent string) error {
+	l, err := s.held(agent)
+	if err != nil {
+		return err
+	}
+	b := s.fence(l, &pgx.Batch{})
+	b.Queue(`DELETE FROM cairn_journal WHERE agent = $1`, agent)
+	b.Queue(`DELETE FROM cairn_agents WHERE id = $1`, agent)
+	if _, err := s.send(l, b); err != nil {
+		return fmt.Errorf("remove agent %q: %w", agent, err)
+	}
+	return nil
+}
+
+// List summarises every agent, by id.
+func (s *Store) List() ([]checkpoint.Summary, error) {
+	ctx, cancel := s.opContext()
+	defer cancel()
+	rows, err := s.pool.Query(ctx, `SELECT id FROM cairn_agents ORDER BY id`)
+	if err != nil {
+		return nil, fmt.Errorf("list agents: %w", wrapConn(err))
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("list agents: %w", wrapConn(err))
+	}
+	out := make([]checkpoint.Summary, 0, len(ids))
+	for _, id := range ids {
+		if sum, err := s.Summary(id); err == nil {
+			out = append(out, sum)
+		}
+	}
+	return out, nil
+}
+
+// Summary summarises one agent; Locked says its lease is held and live.
+func (s *Store) Summary(agent string) (checkpoint.Summary, error) {
+	rec, err := s.Read(agent)
+	if errors.Is(err, checkpoint.ErrNotFound) {
+		return checkpoint.Summary{}, err
+	}
+	return checkpoint.NewSummary(agent, s.leaseLive(agent), rec, err), nil
+}
+
+func (s *Store) leaseLive(agent string) bool {
+	ctx, cancel := s.opContext()
+	defer cancel()
+	var live bool
+	err := s.pool.QueryRow(ctx, `SELECT NOT released AND expires > now() FROM cairn_leases WHERE agent = $1`, agent).Scan(&live)
+	return err == nil && live
+}
+
+// fence queues, before a batch's writes of the lease's agent, the
+// statement that fails the whole batch unless the lease is still held at
+// its epoch, and renews it.
+func (s *Store) fence(l *lease, b *pgx.Batch) *pgx.Batch {
+	b.Queue(`SELECT cairn_fence($1, $2, $3)`, l.agent, l.epoch, s.ttl.Milliseconds())
+	return b
+}
+
+// send runs a batch as one transaction, in one round trip, and returns the
+// rows each statement affected. A batch that was certainly not run (the
+// server could not be reached, or its connection had gone, as in a
+// restart of the database) is sent again on a new connection, with a
+// growing pause between tries, until the store's timeout: a restart
+// pauses the writer rather than failing it. A fenced batch is a
+// *FencedError; one the database did not answer, ErrUnavailable.
+func (s *Store) send(l *lease, b *pgx.Batch) ([]int64, error) {
+	deadline := time.Now().Add(s.timeout)
+	tags, err := s.sendOnce(b)
+	for pause := 50 * time.Millisecond; err != nil && notRun(err) && time.Now().Add(pause).Before(deadline); pause = min(2*pause, time.Second) {
+		s.pool.Reset() // its other connections went with the server
+		time.Sleep(pause)
+		tags, err = s.sendOnce(requeue(b))
+	}
+	if isFence(err) {
+		return nil, s.fenced(l.agent, l.epoch)
+	}
+	return tags, wrapConn(err)
+}
+
+// notRun reports whether a batch that failed so was certainly not
+// committed: it never reached the server (no connection could be made,
+// or the write failed), or the server answered it with the notice of a
+// fast shutdown (SQLSTATE 57P01), which a backend gives in place of a
+// transaction's results only if it ends before committing it — as a
+// connection that sat idle in the pool through a restart does.
+func notRun(err error) bool {
+	var pgErr *pgconn.PgError
+	var ce *pgconn.ConnectError
+	return pgconn.SafeToRetry(err) || errors.As(err, &ce) || errors.As(err, &pgErr) && pgErr.Code == "57P01"
+}
+
+func (s *Store) sendOnce(b *pgx.Batch) ([]int64, error) {
+	ctx, cancel := s.opContext()
+	defer cancel()
+	tags := make([]int64, 0, b.Len())
+	br := s.pool.SendBatch(ctx, b)
+	defer br.Close()
+	for range b.Len() {
+		tag, err := br.Exec()
+		if err != nil {
+			return nil, err
+		}
+		tags = append(tags, tag.RowsAffected())
+	}
+	return tags, br.Close()
+}
+
+// requeue copies a batch's statements into a new batch: a batch once sent
+// holds its first connection's prepared statements.
+func requeue(b *pgx.Batch) *pgx.Batch {
+	nb := &pgx.Batch{}
+	for _, q := range b.QueuedQueries {
+		nb.Queue(q.SQL, q.Arguments...)
+	}
+	return nb
+}

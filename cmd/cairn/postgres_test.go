@@ -1,0 +1,250 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"math/rand"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/checkpoint/pgstore"
+	"github.com/cairnrun/cairn/internal/pgtest"
+)
+
+// --store with a postgres:// URL keeps agents in PostgreSQL: run, ls,
+// events and gc work on it as on a directory.
+func TestPostgresStore(t *testing.T) {
+	url := pgtest.Start(t).NewDatabase(t)
+	flags := exampleAgent(t)
+	flags[len(flags)-3] = url
+	code, _, errOut := cairn(t, append([]string{"run", "--id", "pg1"}, flags...)...)
+	if code != exitDone {
+		t.Fatalf("run: exit %d: %s", code, errOut)
+	}
+	code, out, errOut := cairn(t, "ls", "--store", url)
+	if code != exitDone || !strings.Contains(out, "pg1") || !strings.Contains(out, "done") {
+		t.Fatalf("ls: exit %d:\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = cairn(t, "events", "--store", url, "pg1")
+	if code != exitDone || !strings.Contains(out, "pg1") {
+		t.Fatalf("events: exit %d:\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut = cairn(t, "gc", "--store", url, "--dry-run"); code != exitDone {
+		t.Fatalf("gc: exit %d:\n%s%s", code, out, errOut)
+	}
+}
+
+// An agent whose lease another process holds is refused with exit 5,
+// naming the holder, as with the file store's lock.
+func TestPostgresLeaseHeldIsExit5(t *testing.T) {
+	url := pgtest.Start(t).NewDatabase(t)
+	flags := exampleAgent(t)
+	flags[len(flags)-3] = url
+	if code, _, errOut := cairn(t, append([]string{"run", "--id", "pg1"}, flags...)...); code != exitDone {
+		t.Fatalf("run: exit %d: %s", code, errOut)
+	}
+	s, err := pgstore.Open(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	h := checkpoint.Holder{PID: 4242, Host: "node-b", Run: "run-on-b", Started: time.Now()}
+	lock, err := s.Lock("pg1", h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Unlock()
+	code, _, errOut := cairn(t, "resume", "--store", url, "--cache", cacheForTests(t), "pg1")
+	if code != exitLocked || !strings.Contains(errOut, "node-b") || !strings.Contains(errOut, "run-on-b") {
+		t.Fatalf("resume of a leased agent: exit %d: %s", code, errOut)
+	}
+}
+
+// A real cairn process on PostgreSQL is killed with SIGKILL at a random
+// moment; another process resumes it at once (the holder is gone) and
+// ends where an uninterrupted run ends, every call's effects once.
+func TestPostgresKillDashNineAndResume(t *testing.T) {
+	srv := pgtest.Start(t)
+	bin := cairnBinary(t)
+	agent := crashAgent(t)
+	cache := cacheForTests(t)
+	var full time.Duration
+	for range 2 {
+		start := time.Now()
+		clean := exec.Command(bin, "run", "--store", srv.NewDatabase(t), "--cache", cache, "--json", "-f", agent)
+		if out, err := clean.CombinedOutput(); err != nil {
+			t.Fatalf("uninterrupted run: %v\n%s", err, out)
+		}
+		full = time.Since(start)
+	}
+	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
+	for trial := 0; trial < *crashTrials; trial++ {
+		delay := time.Duration(rng.Int63n(int64(full)))
+		t.Run(fmt.Sprintf("kill-after-%s", delay.Round(time.Millisecond)), func(t *testing.T) {
+			url := srv.NewDatabase(t)
+			cmd := exec.Command(bin, "run", "--store", url, "--cache", cache, "--json", "--id", "victim", "-f", agent)
+			var out bytes.Buffer
+			cmd.Stdout = &out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(delay)
+			cmd.Process.Signal(syscall.SIGKILL)
+			cmd.Wait()
+			resumeKilled(t, bin, url, cache, out.Bytes())
+		})
+	}
+}
+
+// A cairn process stopped (SIGSTOP) past its lease, whose agent another
+// process took over and finished, is refused when it wakes: its next write
+// is fenced, it exits 5 naming the new holder, and nothing it did after
+// the take-over reaches the agent.
+func TestPostgresStoppedHolderIsFenced(t *testing.T) {
+	url := pgtest.Start(t).NewDatabase(t)
+	bin := cairnBinary(t)
+	agent := crashAgent(t)
+	cache := cacheForTests(t)
+	leased := url + "&lease_ttl=500ms"
+	a := exec.Command(bin, "run", "--store", leased, "--cache", cache, "--json", "--id", "held", "-f", agent)
+	var errA bytes.Buffer
+	a.Stderr = &errA
+	stopAfterRound(t, a, 2)
+
+	s, err := pgstore.Open(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for { // the database's clock passes the stopped holder's lease
+		sum, err := s.Summary("held")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !sum.Locked {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	b := exec.Command(bin, "resume", "--store", url, "--cache", cache, "--json", "held")
+	if out, err := b.CombinedOutput(); err != nil {
+		t.Fatalf("resume on the other process: %v\n%s", err, out)
+	}
+	want, err := s.Read("held")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want.State.Round != 9 || want.State.Status != checkpoint.StatusDone {
+		t.Fatalf("after the take-over: round %d, %s", want.State.Round, want.State.Status)
+	}
+
+	a.Process.Signal(syscall.SIGCONT)
+	a.Wait()
+	if code := a.ProcessState.ExitCode(); code != exitLocked || !strings.Contains(errA.String(), "taken over") {
+		t.Fatalf("the woken holder: exit %d: %s", code, errA.String())
+	}
+	got, err := s.Read("held")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.State.Round != 9 || got.State.ToolCalls != want.State.ToolCalls || len(got.State.Messages) != len(want.State.Messages) ||
+		len(got.State.Runs) != len(want.State.Runs) || got.State.Status != checkpoint.StatusDone {
+		t.Fatalf("the woken holder changed the agent: round %d, %d calls, %d messages, %d runs, %s",
+			got.State.Round, got.State.ToolCalls, len(got.State.Messages), len(got.State.Runs), got.State.Status)
+	}
+}
+
+// stopAfterRound starts cmd and stops it with SIGSTOP once it reports
+// round n committed; its output is drained meanwhile.
+func stopAfterRound(t *testing.T, cmd *exec.Cmd, n int) {
+	t.Helper()
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		if strings.Contains(sc.Text(), `"checkpoint_saved"`) && strings.Contains(sc.Text(), fmt.Sprintf(`"round":%d,`, n)) {
+			break
+		}
+	}
+	cmd.Process.Signal(syscall.SIGSTOP)
+	go io.Copy(io.Discard, out)
+}
+
+// PostgreSQL restarted while a real cairn run goes on: the run either
+// goes through (a write that never reached the server is sent again) or
+// stops with "database unavailable"; then cairn resume finishes it, with
+// no committed round lost and no call that had started run again.
+func TestPostgresRestartDuringRun(t *testing.T) {
+	srv := pgtest.Start(t)
+	url := srv.NewDatabase(t)
+	bin := cairnBinary(t)
+	agent := crashAgent(t)
+	cache := cacheForTests(t)
+	cmd := exec.Command(bin, "run", "--store", url, "--cache", cache, "--json", "--id", "victim", "-f", agent)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var seen bytes.Buffer
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		seen.Write(sc.Bytes())
+		seen.WriteByte('\n')
+		if strings.Contains(sc.Text(), `"checkpoint_saved"`) {
+			break
+		}
+	}
+	srv.Restart(t)
+	rest, _ := io.ReadAll(out)
+	seen.Write(rest)
+	cmd.Wait()
+	switch code := cmd.ProcessState.ExitCode(); {
+	case code == exitDone:
+		evs := events(seen.Bytes())
+		if last := evs[len(evs)-1]; last.Type != "run_end" || last.Round != 9 {
+			t.Fatalf("the run went through the restart but ended %+v", last)
+		}
+		next := 1
+		for _, e := range evs {
+			if e.Type == "checkpoint_saved" {
+				if e.Round != next {
+					t.Fatalf("committed round %d, want %d", e.Round, next)
+				}
+				next++
+			}
+		}
+		s, err := pgstore.Open(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		rec, err := s.Read("victim")
+		if err != nil || rec.State.Round != 9 || rec.State.ToolCalls != 16 || rec.State.Status != checkpoint.StatusDone {
+			t.Fatalf("after the run: %+v, %v", rec, err)
+		}
+		t.Log("the run went through the restart")
+	case strings.Contains(stderr.String(), "database unavailable"):
+		t.Logf("the run stopped: %s", strings.TrimSpace(stderr.String()))
+		resumeKilled(t, bin, url, cache, seen.Bytes())
+	default:
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+}
