@@ -205,6 +205,11 @@ func (fx *readmeFixture) value(cmd, p string, vals map[string]string) string {
 		return fx.copyOf("examples/tools/textstats/textstats.wasm")
 	case "FILE.json":
 		return fx.manifestJSON()
+	case "FILE":
+		if cmd == "import" {
+			return fx.exported()
+		}
+		return filepath.Join(fx.root, fmt.Sprintf("agent-%d.cairn", fx.n))
 	}
 	return map[string]string{
 		"P:NAME": "script:examples/hello/script.yaml", "PROMPT": "Summarise the notes.",
@@ -229,6 +234,16 @@ func (fx *readmeFixture) agent() string {
 	id := fmt.Sprintf("hello-%d", fx.n)
 	fx.run(exitDone, "run", "-f", "examples/hello/agent.yaml", "--id", id, "--workspace", fx.workspace())
 	return id
+}
+
+// exported is a file that cairn export wrote of an agent that ran in a
+// store of its own, so that importing it here makes a new agent.
+func (fx *readmeFixture) exported() string {
+	store := filepath.Join(fx.root, fmt.Sprintf("elsewhere-%d", fx.n))
+	id, file := fmt.Sprintf("moved-%d", fx.n), filepath.Join(fx.root, fmt.Sprintf("moved-%d.cairn", fx.n))
+	fx.run(exitDone, "run", "--store", store, "-f", "examples/hello/agent.yaml", "--id", id, "--workspace", fx.workspace())
+	fx.run(exitDone, "export", "--store", store, "-o", file, id)
+	return file
 }
 
 // awaiting is a new agent whose call call_1_0 awaits approval.
