@@ -75,6 +75,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			denyCommand(),
 			toolsCommand(),
 			execCommand(),
+			serveCommand(),
 			versionCommand(),
 		},
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
