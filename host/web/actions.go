@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/host"
 )
 
@@ -149,6 +150,9 @@ func (s *Server) handleSnapshot(w http.ResponseWriter, r *http.Request) {
 	if !readBody(w, r, &body) {
 		return
 	}
+	if !names(w, body.Label) {
+		return
+	}
 	b, err := s.eng.Snapshot(r.PathValue("id"), body.Label)
 	if err != nil {
 		fail(w, err)
@@ -168,6 +172,9 @@ func (s *Server) handleFork(w http.ResponseWriter, r *http.Request) {
 	if !readBody(w, r, &body) {
 		return
 	}
+	if !names(w, body.From, body.As) {
+		return
+	}
 	st, err := s.eng.Fork(host.ForkOptions{ID: r.PathValue("id"), From: body.From, As: body.As})
 	if err != nil {
 		fail(w, err)
@@ -175,4 +182,19 @@ func (s *Server) handleFork(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusCreated, map[string]any{"agent": st.Agent, "from": st.Lineage.Agent,
 		"round": st.Lineage.Round, "workspace": st.Definition.Workspace})
+}
+
+// names checks the labels and agent ids a request gives, so that a bad
+// one is the request's fault (400) and names what is wrong.
+func names(w http.ResponseWriter, given ...string) bool {
+	for _, n := range given {
+		if n == "" {
+			continue
+		}
+		if err := checkpoint.CheckID(n); err != nil {
+			writeError(w, http.StatusBadRequest, err.Error())
+			return false
+		}
+	}
+	return true
 }
