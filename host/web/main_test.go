@@ -124,6 +124,9 @@ func (f *fixture) do(path string, body any, auth string, header ...string) *http
 		req.Header.Set("Authorization", auth)
 	}
 	for i := 0; i+1 < len(header); i += 2 {
+		if header[i] == "Host" {
+			req.Host = header[i+1]
+		}
 		req.Header.Set(header[i], header[i+1])
 	}
 	resp, err := http.DefaultClient.Do(req)
