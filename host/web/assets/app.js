@@ -6,10 +6,13 @@ let token = sessionStorage.getItem("cairn-token") || "";
 let readOnly = true;
 let stop = () => {}; // ends the current page's polling and streams
 
+// The login link ends in #token=TOKEN; a page may follow after "&":
+// #token=TOKEN&/agent/ID.
 if (location.hash.startsWith("#token=")) {
-  token = decodeURIComponent(location.hash.slice(7));
+  const [t, page] = location.hash.slice(7).split("&");
+  token = decodeURIComponent(t);
   sessionStorage.setItem("cairn-token", token);
-  history.replaceState(null, "", "/#/");
+  history.replaceState(null, "", "/#" + (page || "/"));
 }
 
 function el(tag, attrs, ...kids) {
@@ -117,9 +120,9 @@ class Timeline {
       case "approval_required": this.row("mark", "? " + e.call.id + " " + e.call.tool + " needs approval"); break;
       case "approval_decided": this.row("mark", e.status + " " + e.call.id + (e.reason ? ": " + e.reason : "")); break;
       case "agent_resumed": this.resumed(e); break;
-      case "round_end": this.row("mark", "· round " + e.round + " committed · " + tokens(e.usage) + " tokens"); break;
+      case "round_end": this.row("mark", "· round " + (e.round || 0) + " committed · " + tokens(e.usage) + " tokens"); break;
       case "warning": this.row("mark error", "warning: " + e.text); break;
-      case "run_end": this.row("mark", e.status + " after " + e.round + " rounds" + (e.reason ? " · " + e.reason : "")); break;
+      case "run_end": this.row("mark", e.status + " after " + (e.round || 0) + " rounds" + (e.reason ? " · " + e.reason : "")); break;
     }
     if (["round_end", "run_end", "approval_required", "run_start"].includes(e.type)) this.onChange();
   }
@@ -143,10 +146,10 @@ function agentPage(main, id) {
   async function refresh() {
     let a;
     try { a = await api("/api/agents/" + enc(id)); } catch (e) { msg.textContent = e.message; return; }
-    head.replaceChildren(el("h2", {}, a.agent, " ", badge(a.status)),
+    head.replaceChildren(el("div", {}, el("h2", {}, a.agent, " ", badge(a.status)),
       el("div", { class: "muted" }, a.rounds + " rounds · " + a.tool_calls + " tool calls · " + tokens(a.usage) + " tokens " + cost(a.usage)),
       a.reason ? el("div", { class: "muted" }, a.reason) : null,
-      a.lineage ? el("div", { class: "muted" }, "forked from ", el("a", { href: "#/agent/" + enc(a.lineage.agent) }, a.lineage.agent), " at round " + a.lineage.round) : null);
+      a.lineage ? el("div", { class: "muted" }, "forked from ", el("a", { href: "#/agent/" + enc(a.lineage.agent) }, a.lineage.agent), " at round " + a.lineage.round) : null));
     actions.replaceChildren();
     if (!readOnly) {
       if (["paused", "awaiting_approval", "interrupted", "failed"].includes(a.status)) actions.append(el("button", { onclick: () => act("/resume", {}) }, "Resume"));
@@ -177,8 +180,8 @@ function agentPage(main, id) {
       const d = await api("/api/agents/" + enc(id) + "/diff");
       diff.replaceChildren(el("h2", {}, "Round " + d.round + " changed"), ...d.changes.map((c) => el("div", { class: "diff" },
         el("b", {}, c.op + " " + c.path), el("span", { class: "mark" }, " (" + c.call + ")"),
-        el("pre", {}, c.binary ? "binary: " + c.before_size + " → " + c.after_size + " bytes"
-          : (c.lines || []).map((l) => el("div", { class: l[0] === "+" ? "add" : l[0] === "-" ? "del" : "" }, l))))));
+        c.binary ? el("pre", {}, "binary: " + c.before_size + " → " + c.after_size + " bytes")
+          : c.lines ? el("pre", {}, c.lines.map((l) => el("div", { class: l[0] === "+" ? "add" : l[0] === "-" ? "del" : "" }, l))) : null)));
     } catch { diff.replaceChildren(); }
   }
   tl.follow();
