@@ -55,7 +55,7 @@ turns:
 // fixture is a real file store, an engine on it, and a server over real
 // HTTP on loopback.
 type fixture struct {
-	t      *testing.T
+	t      testing.TB
 	eng    *host.Engine
 	store  checkpoint.Store
 	srv    *Server
@@ -63,7 +63,7 @@ type fixture struct {
 	agents string // the directory of the agent files
 }
 
-func newFixture(t *testing.T, cfg Config) *fixture {
+func newFixture(t testing.TB, cfg Config) *fixture {
 	t.Helper()
 	store, err := host.OpenStore(t.TempDir())
 	if err != nil {
