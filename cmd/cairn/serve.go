@@ -65,6 +65,9 @@ func printServing(c *cli.Context, srv *web.Server, addr string) {
 	fmt.Fprintf(w, "cairn serve: %s on http://%s\n", storeDir(c), addr)
 	fmt.Fprintf(w, "token: %s\n", srv.Token())
 	fmt.Fprintf(w, "open (once): http://%s%s\n", addr, srv.LoginPath())
+	if !web.IsLoopback(addr) {
+		fmt.Fprintln(w, "beyond loopback: every request needs the token, and it crosses the network in clear text unless a TLS proxy or an SSH tunnel carries it")
+	}
 	if c.Bool("read-only") {
 		fmt.Fprintln(w, "read-only: nothing can be changed through this server")
 	}
