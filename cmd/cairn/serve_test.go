@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"io"
 	"net/http"
 	"os/exec"
@@ -54,6 +55,17 @@ func TestServeStreamsWhatEventsPrints(t *testing.T) {
 	if got.String() != want {
 		t.Fatalf("SSE data:\n%s\ncairn events --json:\n%s", got.String(), want)
 	}
+	// The API's runs and statuses are the command line's.
+	_, runs, _ := cairn(t, "runs", "--json", "--store", store, "sv")
+	if got := getJSONLines(t, base+"/api/agents/sv/runs"); got != normalized(t, runs) {
+		t.Fatalf("API runs:\n%s\ncairn runs --json:\n%s", got, runs)
+	}
+	_, ls, _ := cairn(t, "ls", "--json", "--store", store)
+	var line agentLine
+	must(t, json.Unmarshal([]byte(ls), &line))
+	if got := getJSONLines(t, base+"/api/agents"); !strings.Contains(got, `"status":"`+line.Status+`"`) {
+		t.Fatalf("API agents %s, cairn ls --json %s", got, ls)
+	}
 	req, _ := http.NewRequest(http.MethodPost, base+"/api/agents/sv/snapshot", strings.NewReader(`{"label":"web"}`))
 	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err = http.DefaultClient.Do(req)
@@ -70,4 +82,38 @@ func TestServeStreamsWhatEventsPrints(t *testing.T) {
 	if _, out, _ := cairn(t, "show", "--store", store, "sv"); !strings.Contains(out, "bookmark   web: round 5") {
 		t.Fatalf("show after the API's snapshot:\n%s", out)
 	}
+}
+
+// normalized re-encodes JSON Lines with their keys in order.
+func normalized(t *testing.T, lines string) string {
+	t.Helper()
+	var b strings.Builder
+	for _, l := range strings.Split(strings.TrimSpace(lines), "\n") {
+		var v any
+		must(t, json.Unmarshal([]byte(l), &v))
+		out, _ := json.Marshal(v)
+		b.Write(out)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// getJSONLines GETs a JSON array and returns its elements as JSON Lines,
+// each with its keys in order.
+func getJSONLines(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	must(t, err)
+	defer resp.Body.Close()
+	var items []json.RawMessage
+	must(t, json.NewDecoder(resp.Body).Decode(&items))
+	var b strings.Builder
+	for _, it := range items {
+		var v any
+		must(t, json.Unmarshal(it, &v))
+		line, _ := json.Marshal(v)
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	return b.String()
 }
