@@ -5,9 +5,12 @@ import (
 	"flag"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cairnrun/cairn/host"
 )
 
 // The browser tests run the page in a real headless Chromium. They need
@@ -88,5 +91,53 @@ func TestBrowserReadOnlyHasNoButtons(t *testing.T) {
 		if strings.Contains(page, no) {
 			t.Errorf("read-only page shows %s", no)
 		}
+	}
+}
+
+// In a real browser: the agent page of a run that is going on shows its
+// new rounds as they come, without a reload; then, on an agent awaiting
+// approval, a click on Approve is journaled, a click on Resume runs the
+// call, and the page shows the run done.
+func TestBrowserFollowsAndApproves(t *testing.T) {
+	f := newFixture(t, Config{Loopback: true})
+	dir := filepath.Join(f.agents, "live")
+	must(t, os.MkdirAll(filepath.Join(dir, "workspace"), 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "script.yaml"), []byte(approvalScript), 0o644))
+	af, err := host.ParseAgentFile([]byte(approvalAgent), dir)
+	must(t, err)
+	asked, decide, ended := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(ended)
+		f.eng.Run(context.Background(), host.RunOptions{Agent: af, ID: "live", Prompt: "go",
+			Approver: func(context.Context, host.ApprovalRequest) (host.Decision, error) {
+				close(asked)
+				<-decide
+				return host.Decision{Approved: true}, nil
+			}})
+	}()
+	<-asked
+	p := openPage(t, f.http.URL+"/#token="+f.srv.Token()+"&/agent/live")
+	p.waitFor("the call awaiting its decision", `document.body.innerText.includes("call_1_0 write_file needs approval")`)
+	if p.eval(`document.body.innerText.includes("done after")`) == true {
+		t.Fatal("the run ended before it was decided")
+	}
+	close(decide)
+	<-ended
+	p.waitFor("the run's end, without a reload", `document.body.innerText.includes("done after 2 rounds")`)
+
+	ap := f.awaiting("ap")
+	p.call(p.session, "Page.navigate", map[string]any{"url": f.http.URL + "/#/agent/ap"}, nil)
+	p.waitFor("the Approve button", `document.querySelector('[data-call="call_1_0"] button.approve') !== null`)
+	p.click(`[data-call="call_1_0"] button.approve`)
+	p.waitFor("no call awaiting", `document.querySelector('[data-call]') === null`)
+	if r := lastRecord(t, f, "ap"); r.Call != "call_1_0" || r.Phase != "approved" {
+		t.Fatalf("the click journaled %+v", r)
+	}
+	p.waitFor("the Resume button", `[...document.querySelectorAll("button")].some(b => b.textContent === "Resume")`)
+	p.eval(`[...document.querySelectorAll("button")].find(b => b.textContent === "Resume").click()`)
+	p.waitFor("the resumed run's end", `document.body.innerText.includes("done after 2 rounds")`)
+	f.srv.wg.Wait()
+	if b, _ := os.ReadFile(filepath.Join(ap.WorkspaceDir(), "out.txt")); string(b) != "hello" {
+		t.Fatalf("out.txt = %q after Approve and Resume in the page", b)
 	}
 }

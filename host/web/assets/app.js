@@ -157,7 +157,9 @@ function agentPage(main, id) {
       actions.append(el("button", { onclick: () => act("/snapshot", {}) }, "Snapshot"));
     }
     approvals.replaceChildren(...(a.awaiting || []).map((req) => approval(req)));
-    if (a.status === "running") tl.follow();
+    // Not following: read what was added since, and follow if a run goes
+    // on. A run that began and ended between two looks is read too.
+    tl.follow();
     loadRuns(); loadDiff();
   }
   function approval(req) {
