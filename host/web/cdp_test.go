@@ -140,17 +140,19 @@ func (p *page) eval(expr string) any {
 	return r.Result.Value
 }
 
-// waitFor evaluates expr until it is true. The page updates itself (every
-// two seconds, or as events arrive), so this waits for the page, not for
-// a time; the context bounds it only so a broken page fails the test.
+// waitFor evaluates expr until it is true; an expression that throws,
+// as one does on a page still loading, is not true yet. The page updates
+// itself (every two seconds, or as events arrive), so this waits for the
+// page, not for a time; the context bounds it only so a broken page fails
+// the test.
 func (p *page) waitFor(what, expr string) {
 	p.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	for p.eval(expr) != true {
+	for p.eval("(() => { try { return "+expr+" } catch { return false } })()") != true {
 		select {
 		case <-ctx.Done():
-			p.t.Fatalf("the page never showed %s (%s):\n%v", what, expr, p.eval("document.body.innerText"))
+			p.t.Fatalf("the page never showed %s (%s):\n%v", what, expr, p.eval("document.body && document.body.innerText"))
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
