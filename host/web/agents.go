@@ -53,8 +53,8 @@ func (s *Server) handleAgents(w http.ResponseWriter, r *http.Request) {
 	for _, sum := range list {
 		l := s.line(sum)
 		if sum.Err == nil {
-			if in, err := host.Inspect(s.store, sum.ID); err == nil {
-				l.Labels, l.Lineage = in.State.Labels, in.State.Lineage
+			if rec, err := s.store.Read(sum.ID); err == nil {
+				l.Labels, l.Lineage = rec.State.Labels, rec.State.Lineage
 			}
 		}
 		out = append(out, l)
