@@ -200,5 +200,5 @@ async function route() {
 
 api("/api/info").then((i) => {
   readOnly = i.read_only || !token;
-  document.getElementById("mode").textContent = i.read_only ? "read-only" : !token ? "read-only (no token: open the link cairn serve printed)" : "";
+  document.getElementById("mode").textContent = i.read_only ? "read-only" : !token ? "watching only: this tab has no token (open /#token=TOKEN with the token cairn serve printed)" : "";
 }).catch(() => {}).finally(() => { window.addEventListener("hashchange", route); route(); });
