@@ -92,6 +92,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			toolsCommand(),
 			execCommand(),
 			mcpCommand(),
+			serveCommand(),
 			versionCommand(),
 			completionCommand(),
 		},

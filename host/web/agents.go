@@ -1,0 +1,216 @@
+package web
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/host"
+)
+
+// agentLine is one agent in the list: `cairn ls --json`'s fields and its
+// labels and lineage.
+type agentLine struct {
+	Agent     string              `json:"agent"`
+	Status    string              `json:"status"`
+	Rounds    int                 `json:"rounds"`
+	ToolCalls int                 `json:"tool_calls"`
+	Usage     checkpoint.Usage    `json:"usage"`
+	Updated   time.Time           `json:"updated"`
+	Error     string              `json:"error,omitempty"`
+	Labels    checkpoint.Labels   `json:"labels"`
+	Lineage   *checkpoint.Lineage `json:"lineage,omitempty"`
+	// Held says this server runs the agent (so it can pause it).
+	Held bool `json:"held,omitempty"`
+}
+
+// agentView is one agent: what `cairn show --json` prints, without the
+// agent file, and the calls that await a decision.
+type agentView struct {
+	agentLine
+	Reason      string                 `json:"reason,omitempty"`
+	Messages    int                    `json:"messages"`
+	Workspace   string                 `json:"workspace"`
+	Interrupted []string               `json:"interrupted_calls,omitempty"`
+	Bookmarks   []bookmark             `json:"bookmarks,omitempty"`
+	Awaiting    []host.ApprovalRequest `json:"awaiting,omitempty"`
+}
+
+type bookmark struct {
+	Label string    `json:"label"`
+	Round int       `json:"round"`
+	Time  time.Time `json:"time"`
+}
+
+func (s *Server) handleAgents(w http.ResponseWriter, r *http.Request) {
+	list, err := s.store.List()
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	out := make([]agentLine, 0, len(list))
+	for _, sum := range list {
+		l := s.line(sum)
+		if sum.Err == nil {
+			if rec, err := s.store.Read(sum.ID); err == nil {
+				l.Labels, l.Lineage = rec.State.Labels, rec.State.Lineage
+			}
+		}
+		out = append(out, l)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) line(sum checkpoint.Summary) agentLine {
+	l := agentLine{Agent: sum.ID, Status: host.AgentStatus(sum), Rounds: sum.Round, ToolCalls: sum.ToolCalls,
+		Usage: sum.Usage, Updated: sum.Updated, Held: s.holds(sum.ID)}
+	if sum.Err != nil {
+		l.Error = sum.Err.Error()
+	}
+	return l
+}
+
+func (s *Server) handleAgent(w http.ResponseWriter, r *http.Request) {
+	in, err := host.Inspect(s.store, r.PathValue("id"))
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	st := in.State
+	v := agentView{agentLine: s.line(in.Summary), Reason: st.Reason, Messages: len(st.Messages),
+		Workspace: st.Definition.Workspace, Interrupted: callsOf(in.Tail)}
+	v.Labels, v.Lineage = st.Labels, st.Lineage
+	for _, b := range in.Bookmarks {
+		v.Bookmarks = append(v.Bookmarks, bookmark{Label: b.Label, Round: b.Round, Time: b.Time})
+	}
+	if v.Awaiting, err = host.Pending(s.store, st.Agent); err != nil {
+		fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, v)
+}
+
+// callsOf lists the calls an interrupted round had asked for.
+func callsOf(tail []checkpoint.Record) []string {
+	var ids []string
+	for _, r := range tail {
+		if r.Type == checkpoint.RecTurn && r.Message != nil {
+			for _, tc := range r.Message.ToolCalls {
+				ids = append(ids, tc.ID+" "+tc.Name)
+			}
+		}
+	}
+	return ids
+}
+
+// round is one round of the conversation: the user's messages that led
+// to it, the model's turn and the results of its calls.
+type round struct {
+	Round    int                  `json:"round"`
+	Messages []checkpoint.Message `json:"messages"`
+}
+
+// rounds groups a conversation by round: each assistant message opens
+// one, the user messages before it belong to it, and the tool results
+// after it. User messages after the last turn make a round of their own,
+// numbered past the boundary, that the model has not answered yet.
+func rounds(msgs []checkpoint.Message) []round {
+	var out []round
+	var lead []checkpoint.Message
+	for _, m := range msgs {
+		switch {
+		case m.Role == checkpoint.RoleAssistant:
+			out = append(out, round{Round: len(out) + 1, Messages: append(lead, m)})
+			lead = nil
+		case m.Role == checkpoint.RoleTool && len(out) > 0:
+			out[len(out)-1].Messages = append(out[len(out)-1].Messages, m)
+		default:
+			lead = append(lead, m)
+		}
+	}
+	if len(lead) > 0 {
+		out = append(out, round{Round: len(out) + 1, Messages: lead})
+	}
+	return out
+}
+
+func (s *Server) handleConversation(w http.ResponseWriter, r *http.Request) {
+	in, err := host.Inspect(s.store, r.PathValue("id"))
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	all := rounds(in.State.Messages)
+	q := r.URL.Query().Get("round")
+	if q == "" {
+		writeJSON(w, http.StatusOK, all)
+		return
+	}
+	n, err := strconv.Atoi(q)
+	if err != nil || n < 1 || n > len(all) {
+		writeError(w, http.StatusNotFound, "round "+q+": the agent's conversation has rounds 1 to "+strconv.Itoa(len(all)))
+		return
+	}
+	writeJSON(w, http.StatusOK, all[n-1])
+}
+
+func (s *Server) handleRuns(w http.ResponseWriter, r *http.Request) {
+	in, err := host.Inspect(s.store, r.PathValue("id"))
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, in.Runs())
+}
+
+func (s *Server) handleApprovals(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if _, err := s.store.Summary(id); err != nil {
+		fail(w, err)
+		return
+	}
+	pending, err := host.Pending(s.store, id)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	if pending == nil {
+		pending = []host.ApprovalRequest{}
+	}
+	writeJSON(w, http.StatusOK, pending)
+}
+
+// change is one path a round changed, with its line diff when both sides
+// are text.
+type change struct {
+	host.FileChange
+	Binary bool     `json:"binary,omitempty"`
+	Lines  []string `json:"lines,omitempty"`
+}
+
+func (s *Server) handleDiff(w http.ResponseWriter, r *http.Request) {
+	n := 0
+	if q := r.URL.Query().Get("round"); q != "" {
+		var err error
+		if n, err = strconv.Atoi(q); err != nil || n < 1 {
+			writeError(w, http.StatusBadRequest, "round "+q+": want a round number from 1")
+			return
+		}
+	}
+	got, changes, err := s.eng.Changes(r.PathValue("id"), n)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	out := make([]change, len(changes))
+	for i, fc := range changes {
+		out[i] = change{FileChange: fc}
+		if host.IsText(fc.Before) && host.IsText(fc.After) {
+			out[i].Lines = host.DiffLines(fc.Before, fc.After)
+		} else {
+			out[i].Binary = true
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"round": got, "changes": out})
+}

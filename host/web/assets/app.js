@@ -1,0 +1,204 @@
+// cairn's web view: vanilla JS over the JSON API (docs/http-api.md).
+// Every value from the API is put in the page as text, never as markup.
+"use strict";
+
+let token = sessionStorage.getItem("cairn-token") || "";
+let readOnly = true;
+let stop = () => {}; // ends the current page's polling and streams
+
+// The login link ends in #token=TOKEN; a page may follow after "&":
+// #token=TOKEN&/agent/ID.
+if (location.hash.startsWith("#token=")) {
+  const [t, page] = location.hash.slice(7).split("&");
+  token = decodeURIComponent(t);
+  sessionStorage.setItem("cairn-token", token);
+  history.replaceState(null, "", "/#" + (page || "/"));
+}
+
+function el(tag, attrs, ...kids) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+    else e.setAttribute(k, v);
+  }
+  for (const k of kids.flat()) if (k != null) e.append(k instanceof Node ? k : String(k));
+  return e;
+}
+
+async function api(path, body) {
+  const opts = { headers: {} };
+  if (token) opts.headers.Authorization = "Bearer " + token;
+  if (body !== undefined) {
+    opts.method = "POST";
+    opts.headers["Content-Type"] = "application/json";
+    opts.body = JSON.stringify(body);
+  }
+  const r = await fetch(path, opts);
+  const v = await r.json().catch(() => ({}));
+  if (!r.ok) throw new Error(v.error || r.statusText);
+  return v;
+}
+
+const enc = encodeURIComponent;
+const tokens = (u) => (u ? (u.input_tokens || 0) + (u.output_tokens || 0) : 0);
+const cost = (u) => (u && u.cost_micro_usd ? "$" + (u.cost_micro_usd / 1e6).toFixed(4) : "");
+const when = (t) => (t ? new Date(t).toLocaleString() : "");
+const badge = (s) => el("span", { class: "status " + s }, s.replace("_", " "));
+
+function every(ms, fn) {
+  fn();
+  const t = setInterval(fn, ms);
+  return () => clearInterval(t);
+}
+
+// The agent list, read again every two seconds.
+function listPage(main) {
+  const body = el("tbody");
+  main.replaceChildren(el("h2", {}, "Agents"), el("table", {},
+    el("thead", {}, el("tr", {}, el("th", {}, "agent"), el("th", {}, "status"), el("th", {}, "rounds"),
+      el("th", { class: "wide" }, "tokens"), el("th", { class: "wide" }, "labels"), el("th", { class: "wide" }, "updated"))),
+    body));
+  return every(2000, async () => {
+    try {
+      const agents = await api("/api/agents");
+      body.replaceChildren(...agents.map((a) => el("tr", { "data-agent": a.agent },
+        el("td", {}, el("a", { href: "#/agent/" + enc(a.agent) }, a.agent),
+          a.lineage ? el("div", { class: "muted" }, "forked from " + a.lineage.agent + " at round " + a.lineage.round) : null),
+        el("td", {}, badge(a.status)),
+        el("td", {}, a.rounds),
+        el("td", { class: "wide" }, tokens(a.usage), " ", cost(a.usage)),
+        el("td", { class: "wide" }, Object.entries(a.labels || {}).map(([k, v]) => k + "=" + v).join(" ")),
+        el("td", { class: "wide" }, when(a.updated)))));
+      if (!agents.length) body.replaceChildren(el("tr", {}, el("td", { colspan: 6, class: "muted" }, "no agents in this store")));
+    } catch (e) {
+      body.replaceChildren(el("tr", {}, el("td", { colspan: 6, class: "error" }, e.message)));
+    }
+  });
+}
+
+// The timeline: the agent's events as they were committed, live while a
+// process runs it.
+class Timeline {
+  constructor(box, onChange) {
+    this.box = box; this.onChange = onChange; this.seen = 0; this.calls = {}; this.text = null; this.src = null;
+  }
+  follow() {
+    if (this.src) return;
+    this.src = new EventSource(location.origin + "/api/agents/" + enc(this.agent) + "/events?follow=1&after=" + this.seen);
+    this.src.onmessage = (m) => { this.seen = Number(m.lastEventId) || this.seen + 1; this.add(JSON.parse(m.data)); };
+    this.src.addEventListener("end", () => this.close());
+    this.src.onerror = () => this.close();
+  }
+  close() { if (this.src) { this.src.close(); this.src = null; } }
+  row(cls, ...kids) { const d = el("div", { class: cls }, ...kids); this.box.append(d); return d; }
+  add(e) {
+    if (e.type !== "model_text") this.text = null;
+    switch (e.type) {
+      case "run_start": this.row("mark", "run " + e.run + " started " + when(e.time) + (e.resumed_from ? ", resuming " + e.resumed_from : "")); break;
+      case "model_text":
+        if (!this.text) this.text = this.row("text", el("span", { class: "mark" }, "model: "));
+        this.text.append(e.text); break;
+      case "tool_start": {
+        const out = el("div");
+        this.calls[e.call.id] = out;
+        this.row("call", el("b", {}, e.call.tool), " ", el("span", { class: "mark" }, e.call.id), el("pre", {}, e.call.input || ""), out);
+        break;
+      }
+      case "tool_end": {
+        const out = this.calls[e.call.id] || this.row("call");
+        out.parentNode.classList.toggle("error", e.call.outcome === "error");
+        out.append(el("div", { class: "mark" }, (e.call.outcome === "error" ? "✗ error" : "✓ ok") + " · " + (e.call.duration_ms || 0).toFixed(1) + " ms"),
+          el("pre", {}, e.call.output || ""));
+        break;
+      }
+      case "effects_applied": {
+        const out = this.calls[e.call.id];
+        const line = el("div", { class: "mark" }, "↳ changed " + (e.paths || []).join(", "));
+        out ? out.append(line) : this.row("mark", e.call.id, " ", line);
+        break;
+      }
+      case "approval_required": this.row("mark", "? " + e.call.id + " " + e.call.tool + " needs approval"); break;
+      case "approval_decided": this.row("mark", e.status + " " + e.call.id + (e.reason ? ": " + e.reason : "")); break;
+      case "agent_resumed": this.resumed(e); break;
+      case "round_end": this.row("mark", "· round " + (e.round || 0) + " committed · " + tokens(e.usage) + " tokens"); break;
+      case "warning": this.row("mark error", "warning: " + e.text); break;
+      case "run_end": this.row("mark", e.status + " after " + (e.round || 0) + " rounds" + (e.reason ? " · " + e.reason : "")); break;
+    }
+    if (["round_end", "run_end", "approval_required", "run_start"].includes(e.type)) this.onChange();
+  }
+  resumed(e) {
+    const d = this.row("mark", "resume (" + e.strategy + ") from the boundary after round " + (e.round || 0));
+    for (const id of e.finished || []) d.append(el("div", {}, "kept " + id + ": it had finished"));
+    for (const id of e.applied || []) d.append(el("div", {}, "applied " + id + ": its changes reached the workspace now"));
+    for (const id of e.awaiting || []) d.append(el("div", {}, "waiting " + id + ": needs approval"));
+    for (const s of e.sealed || []) d.append(el("div", {}, "sealed " + s.call + " " + s.tool + ": was " + s.phase + ", effects " + s.effects + "; " + s.recommendation));
+  }
+}
+
+function agentPage(main, id) {
+  const head = el("div"), actions = el("div"), approvals = el("section"), timeline = el("div", { class: "timeline" });
+  const diff = el("section"), runs = el("section"), msg = el("div", { class: "error" });
+  main.replaceChildren(head, msg, actions, approvals, el("section", {}, el("h2", {}, "Timeline"), timeline), diff, runs);
+  const tl = new Timeline(timeline, () => refresh());
+  tl.agent = id;
+  const act = (path, body) => api("/api/agents/" + enc(id) + path, body).then(() => { msg.textContent = ""; refresh(); }, (e) => { msg.textContent = e.message; });
+
+  async function refresh() {
+    let a;
+    try { a = await api("/api/agents/" + enc(id)); } catch (e) { msg.textContent = e.message; return; }
+    head.replaceChildren(el("div", {}, el("h2", {}, a.agent, " ", badge(a.status)),
+      el("div", { class: "muted" }, a.rounds + " rounds · " + a.tool_calls + " tool calls · " + tokens(a.usage) + " tokens " + cost(a.usage)),
+      a.reason ? el("div", { class: "muted" }, a.reason) : null,
+      a.lineage ? el("div", { class: "muted" }, "forked from ", el("a", { href: "#/agent/" + enc(a.lineage.agent) }, a.lineage.agent), " at round " + a.lineage.round) : null));
+    actions.replaceChildren();
+    if (!readOnly) {
+      if (["paused", "awaiting_approval", "interrupted", "failed"].includes(a.status)) actions.append(el("button", { onclick: () => act("/resume", {}) }, "Resume"));
+      if (a.held) actions.append(el("button", { onclick: () => act("/pause", {}) }, "Pause"));
+      actions.append(el("button", { onclick: () => act("/snapshot", {}) }, "Snapshot"));
+    }
+    approvals.replaceChildren(...(a.awaiting || []).map((req) => approval(req)));
+    // Not following: read what was added since, and follow if a run goes
+    // on. A run that began and ended between two looks is read too.
+    tl.follow();
+    loadRuns(); loadDiff();
+  }
+  function approval(req) {
+    const reason = el("input", { type: "text", placeholder: "reason (for a denial)" });
+    return el("div", { class: "approval", "data-call": req.call.id }, el("b", {}, req.call.tool), " ", req.call.id, " needs approval",
+      el("pre", {}, req.call.input || ""),
+      readOnly ? null : [reason, el("br"),
+        el("button", { class: "approve", onclick: () => act("/approvals/" + enc(req.call.id) + "/approve", {}) }, "Approve"),
+        el("button", { class: "deny", onclick: () => act("/approvals/" + enc(req.call.id) + "/deny", { reason: reason.value }) }, "Deny")]);
+  }
+  async function loadRuns() {
+    const list = await api("/api/agents/" + enc(id) + "/runs").catch(() => []);
+    runs.replaceChildren(el("h2", {}, "Runs"), el("table", {}, list.map((r) => el("tr", {},
+      el("td", {}, r.run, r.resumed_from ? el("div", { class: "muted" }, "resumed " + r.resumed_from + " (" + r.strategy + ")") : null),
+      el("td", { class: "wide" }, when(r.started)), el("td", {}, r.rounds + " rounds"),
+      el("td", {}, badge(r.status), r.reason ? " " + r.reason : "")))));
+  }
+  async function loadDiff() {
+    try {
+      const d = await api("/api/agents/" + enc(id) + "/diff");
+      diff.replaceChildren(el("h2", {}, "Round " + d.round + " changed"), ...d.changes.map((c) => el("div", { class: "diff" },
+        el("b", {}, c.op + " " + c.path), el("span", { class: "mark" }, " (" + c.call + ")"),
+        c.binary ? el("pre", {}, "binary: " + c.before_size + " → " + c.after_size + " bytes")
+          : c.lines ? el("pre", {}, c.lines.map((l) => el("div", { class: l[0] === "+" ? "add" : l[0] === "-" ? "del" : "" }, l))) : null)));
+    } catch { diff.replaceChildren(); }
+  }
+  tl.follow();
+  const poll = every(2000, () => { if (!tl.src) refresh(); });
+  return () => { poll(); tl.close(); };
+}
+
+async function route() {
+  stop();
+  const main = document.getElementById("main");
+  const m = location.hash.match(/^#\/agent\/(.+)$/);
+  stop = m ? agentPage(main, decodeURIComponent(m[1])) : listPage(main);
+}
+
+api("/api/info").then((i) => {
+  readOnly = i.read_only || !token;
+  document.getElementById("mode").textContent = i.read_only ? "read-only" : !token ? "watching only: this tab has no token (open /#token=TOKEN with the token cairn serve printed)" : "";
+}).catch(() => {}).finally(() => { window.addEventListener("hashchange", route); route(); });

@@ -1,0 +1,143 @@
+package web
+
+import (
+	"context"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairnrun/cairn/host"
+)
+
+// The browser tests run the page in a real headless Chromium. They need
+// the chromium binary, so they run only when asked:
+//
+//	go test ./host/web -run Browser -browser [-screenshot agent.png]
+var (
+	browser    = flag.Bool("browser", false, "run the web view in headless Chromium")
+	screenshot = flag.String("screenshot", "", "with -browser: write a screenshot of an agent page here")
+)
+
+// chromium runs headless Chromium on url, lets the page's scripts run,
+// and returns the DOM they left.
+func chromium(t *testing.T, url string, extra ...string) string {
+	t.Helper()
+	if !*browser {
+		t.Skip("needs -browser and a chromium binary")
+	}
+	bin, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Fatalf("-browser: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	args := append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+		"--user-data-dir=" + t.TempDir(), "--virtual-time-budget=4000", "--window-size=390,844"}, extra...)
+	if len(extra) == 0 {
+		args = append(args, "--dump-dom")
+	}
+	out, err := exec.CommandContext(ctx, bin, append(args, url)...).Output()
+	if err != nil {
+		t.Fatalf("chromium %s: %v", url, err)
+	}
+	return string(out)
+}
+
+// The agent list shows the store's agents with their status; an agent's
+// page shows its timeline from the events, the call awaiting approval with
+// Approve and Deny buttons, and its runs.
+func TestBrowserShowsAgentsAndApprovals(t *testing.T) {
+	f := newFixture(t, Config{Loopback: true})
+	f.awaiting("ap")
+	f.run("w", doneAgent, doneScript)
+	list := chromium(t, f.http.URL+"/#token="+f.srv.Token())
+	for _, want := range []string{`data-agent="ap"`, `data-agent="w"`, "awaiting approval", ">done<"} {
+		if !strings.Contains(list, want) {
+			t.Errorf("agent list lacks %s:\n%s", want, list)
+		}
+	}
+	page := chromium(t, f.http.URL+"/#token="+f.srv.Token()+"&/agent/ap")
+	for _, want := range []string{`data-call="call_1_0"`, `class="approve"`, `class="deny"`, "write_file",
+		"drafts/d.txt", "✓ ok", "needs approval", ">Resume<"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("agent page lacks %s:\n%s", want, page)
+		}
+	}
+	if strings.Contains(page, "null") || strings.Contains(page, "undefined") {
+		t.Errorf("agent page shows a missing value:\n%s", page)
+	}
+	if *screenshot != "" {
+		chromium(t, f.http.URL+"/#token="+f.srv.Token()+"&/agent/ap", "--screenshot="+*screenshot)
+		if st, err := os.Stat(*screenshot); err != nil || st.Size() == 0 {
+			t.Fatalf("screenshot: %v", err)
+		}
+	}
+}
+
+// A read-only server's page shows the call awaiting approval but no
+// button to decide it or to resume.
+func TestBrowserReadOnlyHasNoButtons(t *testing.T) {
+	f := newFixture(t, Config{Loopback: true, ReadOnly: true})
+	f.awaiting("ap")
+	page := chromium(t, f.http.URL+"/#token="+f.srv.Token()+"&/agent/ap")
+	if !strings.Contains(page, `data-call="call_1_0"`) || !strings.Contains(page, "read-only") {
+		t.Fatalf("read-only agent page:\n%s", page)
+	}
+	for _, no := range []string{`class="approve"`, `class="deny"`, ">Resume<", "<button"} {
+		if strings.Contains(page, no) {
+			t.Errorf("read-only page shows %s", no)
+		}
+	}
+}
+
+// In a real browser: the agent page of a run that is going on shows its
+// new rounds as they come, without a reload; then, on an agent awaiting
+// approval, a click on Approve is journaled, a click on Resume runs the
+// call, and the page shows the run done.
+func TestBrowserFollowsAndApproves(t *testing.T) {
+	f := newFixture(t, Config{Loopback: true})
+	dir := filepath.Join(f.agents, "live")
+	must(t, os.MkdirAll(filepath.Join(dir, "workspace"), 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "script.yaml"), []byte(approvalScript), 0o644))
+	af, err := host.ParseAgentFile([]byte(approvalAgent), dir)
+	must(t, err)
+	asked, decide, ended := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(ended)
+		f.eng.Run(context.Background(), host.RunOptions{Agent: af, ID: "live", Prompt: "go",
+			Approver: func(context.Context, host.ApprovalRequest) (host.Decision, error) {
+				close(asked)
+				<-decide
+				return host.Decision{Approved: true}, nil
+			}})
+	}()
+	<-asked
+	p := openPage(t, f.http.URL+"/#token="+f.srv.Token()+"&/agent/live")
+	p.waitFor("the call awaiting its decision", `document.body.innerText.includes("call_1_0 write_file needs approval")`)
+	if p.eval(`document.body.innerText.includes("done after")`) == true {
+		t.Fatal("the run ended before it was decided")
+	}
+	close(decide)
+	<-ended
+	p.waitFor("the run's end, without a reload", `document.body.innerText.includes("done after 2 rounds")`)
+
+	ap := f.awaiting("ap")
+	p.call(p.session, "Page.navigate", map[string]any{"url": f.http.URL + "/#/agent/ap"}, nil)
+	p.waitFor("the Approve button", `document.querySelector('[data-call="call_1_0"] button.approve') !== null`)
+	p.click(`[data-call="call_1_0"] button.approve`)
+	p.waitFor("no call awaiting", `document.querySelector('[data-call]') === null`)
+	if r := lastRecord(t, f, "ap"); r.Call != "call_1_0" || r.Phase != "approved" {
+		t.Fatalf("the click journaled %+v", r)
+	}
+	p.waitFor("the Resume button", `[...document.querySelectorAll("button")].some(b => b.textContent === "Resume")`)
+	p.eval(`[...document.querySelectorAll("button")].find(b => b.textContent === "Resume").click()`)
+	p.waitFor("the resumed run's end", `document.body.innerText.includes("done after 2 rounds")`)
+	f.srv.wg.Wait()
+	if b, _ := os.ReadFile(filepath.Join(ap.WorkspaceDir(), "out.txt")); string(b) != "hello" {
+		t.Fatalf("out.txt = %q after Approve and Resume in the page", b)
+	}
+}

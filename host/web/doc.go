@@ -1,0 +1,25 @@
+// Package web serves cairn's HTTP API and the web view built on it: the
+// agents of a store with their status, conversations, runs, events (live,
+// over Server-Sent Events), diffs and approvals, and the actions that
+// steer them — approve, deny, resume, pause, snapshot, fork.
+//
+// Every answer comes from the same host calls the command line makes
+// (host.Inspect, host.ReadHistory, host.Pending, Engine.Decide,
+// Engine.Resume, Engine.Changes, Engine.Snapshot, Engine.Fork), so the
+// API and the CLI cannot disagree. docs/http-api.md describes the routes.
+//
+// # Safety
+//
+// A Server holds a token. State-changing requests are POSTs that carry it
+// in an "Authorization: Bearer" header (a cookie never authorizes one, so
+// another site cannot forge them) and whose Origin, when sent, is the
+// server itself; no CORS headers are ever set. A server bound beyond
+// loopback wants the token on every request, in the header or in the
+// cookie its one-time login link sets. A loopback server refuses a Host
+// header that is not a loopback name, so a DNS-rebound page cannot read
+// it. A read-only server refuses every state-changing request. Nothing
+// the API renders holds an environment value: the store keeps none.
+//
+// A Server is safe for concurrent use. Runs it resumes hold the agent's
+// lock like any process; Close pauses them and waits for them to end.
+package web

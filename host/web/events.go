@@ -1,0 +1,117 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/cairnrun/cairn/host"
+)
+
+// handleEvents plays back an agent's events through host.ReadHistory, the
+// code path of `cairn events`: each line is the one `cairn events --json`
+// prints, byte for byte. ?run=ID keeps one run's; ?after=N skips the
+// first N lines of the history. With ?follow=1 (or an Accept of
+// text/event-stream) the lines are Server-Sent Events, each line's data
+// field with its index as id, sent as they are committed while a process
+// runs the agent; an "end" event closes the stream when that run ends.
+// Without, the answer is JSON Lines.
+func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	after, err := afterOf(r)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	follow := q.Get("follow") == "1" || r.Header.Get("Accept") == "text/event-stream"
+	id, only := r.PathValue("id"), q.Get("run")
+	if _, err := s.store.Summary(id); err != nil {
+		fail(w, err)
+		return
+	}
+	out := newLineWriter(w, follow)
+	n := 0
+	err = host.ReadHistory(r.Context(), s.store, id, follow, func(e host.Event, line []byte) error {
+		n++
+		if n <= after || (only != "" && e.Run != only) {
+			return nil
+		}
+		return out.line(n, line)
+	})
+	if err != nil && !out.started {
+		fail(w, err)
+		return
+	}
+	out.end(err)
+}
+
+// afterOf reads ?after=N, or the Last-Event-ID a reconnecting EventSource
+// sends.
+func afterOf(r *http.Request) (int, error) {
+	v := r.URL.Query().Get("after")
+	if v == "" {
+		v = r.Header.Get("Last-Event-ID")
+	}
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("after %q: want the number of lines already read", v)
+	}
+	return n, nil
+}
+
+// lineWriter writes history lines as JSON Lines or as Server-Sent Events.
+type lineWriter struct {
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	sse     bool
+	started bool
+}
+
+func newLineWriter(w http.ResponseWriter, sse bool) *lineWriter {
+	return &lineWriter{w: w, rc: http.NewResponseController(w), sse: sse}
+}
+
+func (lw *lineWriter) start() {
+	if lw.started {
+		return
+	}
+	lw.started = true
+	if lw.sse {
+		lw.w.Header().Set("Content-Type", "text/event-stream")
+	} else {
+		lw.w.Header().Set("Content-Type", "application/x-ndjson")
+	}
+	lw.w.WriteHeader(http.StatusOK)
+}
+
+func (lw *lineWriter) line(n int, line []byte) error {
+	lw.start()
+	var err error
+	if lw.sse {
+		_, err = fmt.Fprintf(lw.w, "id: %d\ndata: %s\n\n", n, line)
+		if err == nil {
+			err = lw.rc.Flush()
+		}
+	} else {
+		_, err = fmt.Fprintf(lw.w, "%s\n", line)
+	}
+	return err
+}
+
+// end closes a stream: an SSE stream says "end", with the error that
+// stopped the playback, if any, as its data.
+func (lw *lineWriter) end(err error) {
+	lw.start()
+	if !lw.sse {
+		return
+	}
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+	}
+	fmt.Fprintf(lw.w, "event: end\ndata: %s\n\n", msg)
+	lw.rc.Flush()
+}

@@ -1,0 +1,153 @@
+package web
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"sync"
+
+	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/host"
+)
+
+// Config says what a Server serves and to whom.
+type Config struct {
+	// Engine runs the agents the server resumes; its store is the store
+	// served.
+	Engine *host.Engine
+	// Token authorizes requests; empty means a random one (see Token).
+	Token string
+	// ReadOnly refuses every state-changing request.
+	ReadOnly bool
+	// Loopback says the server listens on loopback only: reads then need
+	// no token, and the Host header must name a loopback address.
+	Loopback bool
+}
+
+// Server is the HTTP API and web view over one store.
+type Server struct {
+	cfg   Config
+	eng   *host.Engine
+	store checkpoint.Store
+	mux   *http.ServeMux
+	login *onceNonce
+
+	mu   sync.Mutex
+	runs map[string]*heldRun // agent id → a run this server holds
+	wg   sync.WaitGroup
+}
+
+// heldRun is a resume this server runs.
+type heldRun struct {
+	run    string
+	cancel context.CancelFunc
+}
+
+// New makes a Server.
+func New(cfg Config) *Server {
+	if cfg.Token == "" {
+		cfg.Token = randomHex(32)
+	}
+	s := &Server{cfg: cfg, eng: cfg.Engine, store: cfg.Engine.Store(), mux: http.NewServeMux(),
+		login: newOnceNonce(), runs: map[string]*heldRun{}}
+	s.routes()
+	return s
+}
+
+// Token is what a request carries as "Authorization: Bearer TOKEN".
+func (s *Server) Token() string { return s.cfg.Token }
+
+// LoginPath is a one-time path that sets the token's cookie in the
+// browser that opens it and sends it on to the web view.
+func (s *Server) LoginPath() string { return "/login?once=" + s.login.value }
+
+// ServeHTTP checks a request (see the package doc) and answers it.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	securityHeaders(w)
+	if err := s.admit(r); err != nil {
+		writeError(w, err.status, err.msg)
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+// Close pauses the runs the server holds and waits for them to end.
+func (s *Server) Close() {
+	s.mu.Lock()
+	for _, h := range s.runs {
+		h.cancel()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+}
+
+func (s *Server) routes() {
+	s.mux.HandleFunc("GET /{$}", serveAsset("index.html"))
+	s.mux.HandleFunc("GET /assets/{name}", func(w http.ResponseWriter, r *http.Request) {
+		serveAsset(r.PathValue("name"))(w, r)
+	})
+	s.mux.HandleFunc("GET /login", s.handleLogin)
+	s.mux.HandleFunc("GET /api/info", s.handleInfo)
+	s.mux.HandleFunc("GET /api/agents", s.handleAgents)
+	s.mux.HandleFunc("GET /api/agents/{id}", s.handleAgent)
+	s.mux.HandleFunc("GET /api/agents/{id}/conversation", s.handleConversation)
+	s.mux.HandleFunc("GET /api/agents/{id}/runs", s.handleRuns)
+	s.mux.HandleFunc("GET /api/agents/{id}/events", s.handleEvents)
+	s.mux.HandleFunc("GET /api/agents/{id}/diff", s.handleDiff)
+	s.mux.HandleFunc("GET /api/agents/{id}/approvals", s.handleApprovals)
+	s.mux.HandleFunc("POST /api/agents/{id}/approvals/{call}/approve", s.handleDecide(true))
+	s.mux.HandleFunc("POST /api/agents/{id}/approvals/{call}/deny", s.handleDecide(false))
+	s.mux.HandleFunc("POST /api/agents/{id}/resume", s.handleResume)
+	s.mux.HandleFunc("POST /api/agents/{id}/pause", s.handlePause)
+	s.mux.HandleFunc("POST /api/agents/{id}/snapshot", s.handleSnapshot)
+	s.mux.HandleFunc("POST /api/agents/{id}/fork", s.handleFork)
+}
+
+func (s *Server) handleInfo(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"read_only": s.cfg.ReadOnly})
+}
+
+// writeJSON answers with v as JSON.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
+
+// apiError is an answer's error: {"error": "..."} and, for a locked
+// agent, the holder.
+type apiError struct {
+	Error  string             `json:"error"`
+	Holder *checkpoint.Holder `json:"holder,omitempty"`
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, apiError{Error: msg})
+}
+
+// fail answers with a library error, its status chosen by what the error
+// is: unknown agent or round 404, locked 409 with the holder, a request
+// the agent's state does not allow 409, else 500.
+func fail(w http.ResponseWriter, err error) {
+	var locked *checkpoint.LockedError
+	switch {
+	case errors.As(err, &locked):
+		h := locked.Holder
+		writeJSON(w, http.StatusConflict, apiError{Error: err.Error(), Holder: &h})
+	case errors.Is(err, checkpoint.ErrNotFound), errors.Is(err, host.ErrNoChanges), errors.Is(err, host.ErrNoBookmark):
+		writeError(w, http.StatusNotFound, err.Error())
+	case errors.Is(err, host.ErrNotAwaiting), errors.Is(err, checkpoint.ErrExists):
+		writeError(w, http.StatusConflict, err.Error())
+	default:
+		writeError(w, http.StatusInternalServerError, err.Error())
+	}
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
