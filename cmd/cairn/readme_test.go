@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -26,12 +27,17 @@ func TestReadmeCommands(t *testing.T) {
 	forms, names := readmeForms(t, "../../README.md")
 	cli, cliNames := readmeForms(t, "../../docs/cli.md")
 	forms, names = append(forms, cli...), append(names, cliNames...)
+	cairnBinary(t) // built here, for the forms that run as a process of their own (serve)
 	fx := newReadmeFixture(t)
 	shown := map[string]bool{}
 	for _, form := range forms {
 		args := fx.expand(form)
 		shown[args[0]] = true
-		code, out, errOut := cairn(t, args...)
+		run := cairn
+		if args[0] == "serve" {
+			run = serveUntilReady
+		}
+		code, out, errOut := run(t, args...)
 		if code != exitDone {
 			t.Errorf("README's `%s` ran as %q: exit %d\nstdout: %s\nstderr: %s", form, args, code, out, errOut)
 		}
@@ -197,7 +203,12 @@ func (fx *readmeFixture) value(cmd, p string, vals map[string]string) string {
 		}
 		return "10"
 	case "HOST":
+		if cmd == "serve" {
+			return "127.0.0.1"
+		}
 		return fx.workspace()
+	case "PORT":
+		return "0"
 	case "MODULE.wasm":
 		if cmd == "exec" {
 			return fx.prog
@@ -234,6 +245,28 @@ func (fx *readmeFixture) agent() string {
 	id := fmt.Sprintf("hello-%d", fx.n)
 	fx.run(exitDone, "run", "-f", "examples/hello/agent.yaml", "--id", id, "--workspace", fx.workspace())
 	return id
+}
+
+// serveUntilReady runs cairn serve as a process of its own, stops it with
+// an interrupt once it has printed its token, and returns how it ended.
+func serveUntilReady(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	cmd := exec.Command(cairnBinary(t), args...)
+	var errOut strings.Builder
+	cmd.Stderr = &errOut
+	pipe, err := cmd.StdoutPipe()
+	must(t, err)
+	must(t, cmd.Start())
+	var out strings.Builder
+	lines := bufio.NewScanner(pipe)
+	for lines.Scan() {
+		out.WriteString(lines.Text() + "\n")
+		if strings.HasPrefix(lines.Text(), "token: ") {
+			must(t, cmd.Process.Signal(os.Interrupt))
+		}
+	}
+	cmd.Wait()
+	return cmd.ProcessState.ExitCode(), out.String(), errOut.String()
 }
 
 // exported is a file that cairn export wrote of an agent that ran in a
