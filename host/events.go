@@ -20,7 +20,7 @@ const (
 	EventRoundEnd         EventType = "round_end"         // Round, Usage so far
 	EventCheckpointSaved  EventType = "checkpoint_saved"  // Round, Bytes
 	EventCheckpointLoaded EventType = "checkpoint_loaded" // Round, Messages
-	EventAgentResumed     EventType = "agent_resumed"     // Strategy, Sealed
+	EventAgentResumed     EventType = "agent_resumed"     // Strategy, Sealed, Finished, Awaiting, Applied, Dropped
 	EventApprovalRequired EventType = "approval_required" // Round, Call: a call waits for a person's decision
 	EventApprovalDecided  EventType = "approval_decided"  // Round, Call, Status approved or denied, Reason
 	EventEffectsApplied   EventType = "effects_applied"   // Round, Call, Paths: a call's changes reached the workspace
@@ -53,6 +53,7 @@ type Event struct {
 	Finished []string           `json:"finished,omitempty"`
 	Awaiting []string           `json:"awaiting,omitempty"`
 	Applied  []string           `json:"applied,omitempty"`
+	Dropped  []string           `json:"dropped,omitempty"`
 	Paths    []string           `json:"paths,omitempty"`
 	Labels   *checkpoint.Labels `json:"labels,omitempty"`
 }
