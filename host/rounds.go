@@ -40,12 +40,17 @@ func callChanges(root string, round int, call string) string {
 
 // keepChanges records a call's changes before they are applied: its
 // manifest and, for each file it writes or deletes, the file before and
-// after. A record that exists is complete and kept as it is.
+// after. A record that exists is complete and kept as it is. The record is
+// durable (its files, its directories, the rename that completes it)
+// before keepChanges returns: were the apply to survive a power cut and
+// the record not, resume would record the call's own output as "before".
 func keepChanges(root string, round int, call, workspace, staging string, effects sandbox.Effects) error {
 	dir := callChanges(root, round, call)
 	if _, err := os.Stat(dir); err == nil {
 		return nil
 	}
+	_, err := os.Stat(root)
+	fresh := errors.Is(err, os.ErrNotExist)
 	tmp := dir + ".tmp"
 	os.RemoveAll(tmp)
 	if err := os.MkdirAll(tmp, 0o700); err != nil {
@@ -55,7 +60,7 @@ func keepChanges(root string, round int, call, workspace, staging string, effect
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(tmp, "manifest.cbor"), manifest, 0o600); err != nil {
+	if err := writeSynced(filepath.Join(tmp, "manifest.cbor"), manifest); err != nil {
 		return err
 	}
 	for _, e := range effects {
@@ -70,9 +75,20 @@ func keepChanges(root string, round int, call, workspace, staging string, effect
 			}
 		}
 	}
-	return os.Rename(tmp, dir)
+	if err := syncTree(tmp); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return err
+	}
+	dirs := []string{filepath.Dir(dir), root}
+	if fresh {
+		dirs = append(dirs, filepath.Dir(root))
+	}
+	return syncDirs(dirs...)
 }
 
+// copyInto copies a file, durably, making its directories.
 func copyInto(from, to string) error {
 	b, err := os.ReadFile(from)
 	if err != nil {
@@ -81,7 +97,31 @@ func copyInto(from, to string) error {
 	if err := os.MkdirAll(filepath.Dir(to), 0o700); err != nil {
 		return err
 	}
-	return os.WriteFile(to, b, 0o600)
+	return writeSynced(to, b)
+}
+
+// writeSynced writes a new file and syncs it.
+func writeSynced(name string, b []byte) error {
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	return errors.Join(err, f.Close())
+}
+
+// syncTree syncs every directory of a tree, so the entries made in them
+// are durable.
+func syncTree(dir string) error {
+	return filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		return syncDirs(p)
+	})
 }
 
 // trimChanges keeps the changes of the last KeepRounds rounds.
