@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/cairnrun/cairn/internal/syncpoint"
 )
 
 func snapName(round int) string    { return fmt.Sprintf("snap-%016x.cbor", round) }
@@ -51,6 +53,7 @@ func writeAtomic(path string, data []byte) error {
 		os.Remove(tmp)
 		return err
 	}
+	syncpoint.Synced(tmp)
 	if err := os.Rename(tmp, path); err != nil {
 		os.Remove(tmp)
 		return err
@@ -63,7 +66,11 @@ func syncDir(dir string) error {
 	if err != nil {
 		return err
 	}
-	return errors.Join(d.Sync(), d.Close())
+	if err := errors.Join(d.Sync(), d.Close()); err != nil {
+		return err
+	}
+	syncpoint.Synced(dir)
+	return nil
 }
 
 // headerFrame is the frame every journal and snapshot starts with.

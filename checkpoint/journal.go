@@ -6,6 +6,8 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+
+	"github.com/cairnrun/cairn/internal/syncpoint"
 )
 
 // journalLog appends to the journal of an agent's newest snapshot and
@@ -237,4 +239,10 @@ func (l *journalLog) Close() error {
 }
 
 // syncData makes a file's data durable (see fdatasync).
-func syncData(f *os.File) error { return fdatasync(int(f.Fd())) }
+func syncData(f *os.File) error {
+	if err := fdatasync(int(f.Fd())); err != nil {
+		return err
+	}
+	syncpoint.Synced(f.Name())
+	return nil
+}

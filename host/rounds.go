@@ -11,6 +11,8 @@ import (
 
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/sandbox"
+
+	"github.com/cairnrun/cairn/internal/syncpoint"
 )
 
 // Each round's changes are kept, for the last KeepRounds rounds that made
@@ -109,6 +111,9 @@ func writeSynced(name string, b []byte) error {
 	_, err = f.Write(b)
 	if err == nil {
 		err = f.Sync()
+	}
+	if err == nil {
+		syncpoint.Synced(name)
 	}
 	return errors.Join(err, f.Close())
 }

@@ -3,6 +3,8 @@ package sandbox
 import (
 	"fmt"
 	"os"
+
+	"github.com/cairnrun/cairn/internal/syncpoint"
 )
 
 // SyncStaged makes a call's staged changes durable: the content of every
@@ -47,6 +49,9 @@ func SyncFile(name string) error {
 	err = f.Sync()
 	if cerr := f.Close(); err == nil {
 		err = cerr
+	}
+	if err == nil {
+		syncpoint.Synced(name)
 	}
 	return err
 }
