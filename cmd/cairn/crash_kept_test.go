@@ -195,10 +195,14 @@ func killKeepResume(t *testing.T, bin, agent, cache string, kill func(*exec.Cmd,
 		t.Fatalf("resume: %v (exit %d)\n%s", err, code, resOut)
 	}
 	after := keptEvents(resOut)
-	sealed, kept := map[string]bool{}, map[string]bool{}
+	sealed, kept, boundary := map[string]bool{}, map[string]bool{}, committed
 	for _, e := range after {
 		switch e.Type {
 		case "agent_resumed":
+			if e.Round < committed {
+				t.Errorf("resumed at round %d; round %d had been committed", e.Round, committed)
+			}
+			boundary = e.Round
 			for _, s := range e.Sealed {
 				if sealed[s.Call] {
 					t.Errorf("call %s sealed twice", s.Call)
@@ -218,8 +222,8 @@ func killKeepResume(t *testing.T, bin, agent, cache string, kill func(*exec.Cmd,
 	}
 	for id := range ended {
 		round, _ := callRound(id)
-		if round > committed && !kept[id] {
-			t.Errorf("call %s ended before the kill, in round %d after the committed %d, and was not kept", id, round, committed)
+		if round > boundary && !kept[id] {
+			t.Errorf("call %s ended before the kill, in round %d after the boundary %d, and was not kept", id, round, boundary)
 		}
 		if sealed[id] {
 			t.Errorf("call %s ended before the kill and was sealed", id)
