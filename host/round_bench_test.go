@@ -6,7 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+
+	"github.com/cairnrun/cairn/internal/syncpoint"
 )
 
 // BenchmarkRound is a whole round as a run takes it on a file store: the
@@ -15,6 +18,8 @@ import (
 // run of b.N rounds is timed and divided by b.N; "read" rounds make one
 // read_file call, "write" rounds one write_file call (settled, applied,
 // its changes kept), "read3" rounds three read_file calls at once.
+// syncs/round counts the fsyncs and fdatasyncs (the run's start and end
+// included, spread over its rounds).
 //
 //	go test ./host -run '^$' -bench Round -benchtime 200x
 func BenchmarkRound(b *testing.B) {
@@ -46,9 +51,13 @@ limits: {max_rounds: 100000}
 				b.Fatal(err)
 			}
 			eng, _ := fileEngine(b)
+			var syncs atomic.Int64
+			stop := syncpoint.Observe(func(string) { syncs.Add(1) })
+			defer stop()
 			b.ResetTimer()
 			res, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "bench", Prompt: "go"})
 			b.StopTimer()
+			b.ReportMetric(float64(syncs.Load())/float64(b.N), "syncs/round")
 			if err != nil || res.Status != StatusDone {
 				b.Fatalf("run: %+v, %v", res, err)
 			}
