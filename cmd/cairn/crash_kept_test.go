@@ -232,7 +232,7 @@ func killKeepResume(t *testing.T, bin, agent, cache string, kill func(*exec.Cmd,
 	if last := after[len(after)-1]; last.Type != "run_end" || last.Status != "done" {
 		t.Fatalf("resumed run ended %+v\nkilled run:\n%s\nresume:\n%s", last, out.Bytes(), resOut)
 	}
-	checkKeptWorkspace(t, ws, sealed)
+	checkKeptWorkspace(t, ws, keptRounds, sealed)
 	stats[fmt.Sprintf("kept %d", len(kept))]++
 	if len(sealed) > 0 {
 		stats["with sealed calls"]++
@@ -250,16 +250,17 @@ func callRound(id string) (round, index int) {
 	return round, index
 }
 
-// checkKeptWorkspace checks that every round's append and write are in
-// the workspace once, unless the call was sealed: then not at all.
-func checkKeptWorkspace(t *testing.T, ws string, sealed map[string]bool) {
+// checkKeptWorkspace checks that every round's append (call_<i>_0) and
+// write (call_<i>_1) are in the workspace once, unless the call was
+// sealed: then not at all.
+func checkKeptWorkspace(t *testing.T, ws string, rounds int, sealed map[string]bool) {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(ws, "log.txt"))
 	if err != nil && !os.IsNotExist(err) {
 		t.Fatal(err)
 	}
 	var want []string
-	for i := 1; i <= keptRounds; i++ {
+	for i := 1; i <= rounds; i++ {
 		if !sealed[fmt.Sprintf("call_%d_0", i)] {
 			want = append(want, fmt.Sprintf("line %d", i))
 		}
