@@ -26,7 +26,9 @@ const keptRounds = 6
 var spinRounds = []int{2, 5}
 
 // keptAgent is an agent whose every round appends a line, writes a file
-// and reads one; in spinRounds a fourth call spins for 300 ms.
+// and reads one; in spinRounds a fourth call spins for 300 ms. Only spin
+// has so short a time limit: on a busy machine another call could run
+// past it and fail, and its change would rightly be missing.
 func keptAgent(t *testing.T, bin string) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -49,8 +51,9 @@ model: {provider: script, script: script.yaml}
 workspace: workspace
 tools:
   - {module: builtin, only: [write_file, read_file]}
-  - {module: hostile.wasm, only: [append, spin], grant: {workspace: rw}}
-sandbox: {timeout: 300ms}
+  - {module: hostile.wasm, only: [append], grant: {workspace: rw}}
+  - {module: hostile.wasm, only: [spin], limits: {timeout: 300ms}}
+sandbox: {timeout: 60s}
 `), 0o644))
 	return agent
 }
@@ -232,7 +235,9 @@ func killKeepResume(t *testing.T, bin, agent, cache string, kill func(*exec.Cmd,
 	if last := after[len(after)-1]; last.Type != "run_end" || last.Status != "done" {
 		t.Fatalf("resumed run ended %+v\nkilled run:\n%s\nresume:\n%s", last, out.Bytes(), resOut)
 	}
-	checkKeptWorkspace(t, ws, keptRounds, sealed)
+	if checkKeptWorkspace(t, ws, keptRounds, sealed); t.Failed() {
+		t.Logf("killed run:\n%s\nresume:\n%s", out.Bytes(), resOut)
+	}
 	stats[fmt.Sprintf("kept %d", len(kept))]++
 	if len(sealed) > 0 {
 		stats["with sealed calls"]++
