@@ -11,7 +11,10 @@
 // phases and result with its effect manifest, each call's "applied", and
 // the file pool entries the round changed. None of it is part of the state until
 // the round's Commit record: replay applies a round's records only when it
-// reaches that record, and drops them at an Abort record. What follows the
+// reaches that record, and drops them at an Abort record (whose Usage, the
+// dropped turn's tokens, still counts). A call may have two results: one
+// marked Unsettled, journaled as it finished, and a later one that replaces
+// it; the newest counts. What follows the
 // last Commit is the interrupted round (Recovered.Tail), which resume
 // inspects to say which calls were in flight. RunStarted and RunEnded stand
 // outside rounds and apply at once.
@@ -27,7 +30,7 @@
 //	agents/<id>/events.jsonl             the event history, one JSON line per event (not synced)
 //	agents/<id>/bookmarks/<label>.cbor   a bookmark: a boundary's state and its workspace's blob
 //	agents/<id>/staging/round-<N>/<call> what a call staged (the host's; see package host)
-//	agents/<id>/changes/round-<N>/<call> the changes of the last rounds, for diff and undo (the host's)
+//	agents/<id>/changes/round-<N>/<call>.cbor  the changes of the last rounds, for diff and undo (the host's)
 //	blobs/sha256/<hex>                   content-addressed agent files, scripts, modules and workspace archives
 //	group/<16 hex>.log                   a group log (see Group commit); "*.tmp" while it is made
 //

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/cairnrun/cairn/internal/syncpoint"
 )
 
 func snapName(round int) string    { return fmt.Sprintf("snap-%016x.cbor", round) }
@@ -51,6 +53,7 @@ func writeAtomic(path string, data []byte) error {
 		os.Remove(tmp)
 		return err
 	}
+	syncpoint.Synced(tmp)
 	if err := os.Rename(tmp, path); err != nil {
 		os.Remove(tmp)
 		return err
@@ -68,6 +71,7 @@ func syncDir(dir string) error {
 	if err := errors.Join(d.Sync(), d.Close()); err != nil {
 		return fmt.Errorf("sync directory: %w", err)
 	}
+	syncpoint.Synced(dir)
 	return nil
 }
 

@@ -125,6 +125,11 @@ func (s *FileStore) Create(id string, st *State) (Log, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create agent %q: %w", id, err)
 	}
+	// The directories that lead to the agent's (and to the blobs stored
+	// for it) are durable before anything in them is relied on.
+	if err := errors.Join(syncDir(filepath.Join(s.dir, "agents")), syncDir(filepath.Join(s.dir, "blobs")), syncDir(s.dir)); err != nil {
+		return nil, fmt.Errorf("create agent %q: %w", id, err)
+	}
 	if err := writeSnapshot(dir, st); err != nil {
 		return nil, fmt.Errorf("create agent %q: %w", id, err)
 	}

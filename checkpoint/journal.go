@@ -6,6 +6,8 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+
+	"github.com/cairnrun/cairn/internal/syncpoint"
 )
 
 // journalLog appends to the journal of an agent's newest snapshot and
@@ -297,5 +299,6 @@ func syncData(f *os.File) error {
 	if err := fdatasync(int(f.Fd())); err != nil {
 		return &os.PathError{Op: "fdatasync", Path: f.Name(), Err: err}
 	}
+	syncpoint.Synced(f.Name())
 	return nil
 }

@@ -18,9 +18,9 @@ const (
 	RecTurn       RecordType = 6  // round: the model's turn (Message, Usage)
 	RecPhase      RecordType = 7  // round: a call changed phase (Call, Tool, Phase)
 	RecResult     RecordType = 8  // round: a call's result (Call, Tool, Result)
-	RecApplied    RecordType = 9  // round: a call's effects reached the workspace (Call)
+	RecApplied    RecordType = 9  // round: a call's effects reached the workspace (Call, Files it wrote)
 	RecCommit     RecordType = 10 // the round is the new boundary (Round)
-	RecAbort      RecordType = 11 // the round's records are dropped (Round, Reason)
+	RecAbort      RecordType = 11 // the round's records are dropped (Round, Reason, Usage spent on it)
 	RecDefine     RecordType = 12 // standalone: the agent's definition changes (Definition)
 	RecFiles      RecordType = 13 // round: what the round's calls read and wrote (Files)
 	recTypeLimit  RecordType = 14
@@ -98,6 +98,12 @@ type Result struct {
 	// what it changed in the workspace, applied after this record is
 	// durable and marked done by a RecApplied record.
 	Effects []byte `cbor:"5,keyasint,omitempty"`
+	// Unsettled marks a result journaled the moment its call finished,
+	// before the round's calls were settled against each other and the
+	// workspace: its effects are not to be applied as they are. A later
+	// result of the same call replaces it; a PhaseFinished record of the
+	// call says it stands as it is.
+	Unsettled bool `cbor:"6,keyasint,omitempty"`
 }
 
 // replay applies records to a state, holding each round's records until its
@@ -118,6 +124,10 @@ func (r *replay) add(rec Record) error {
 		r.st.applyRound(r.pending, rec)
 		r.pending = nil
 	case rec.Type == RecAbort:
+		// The dropped round's tokens were spent all the same.
+		if rec.Usage != nil {
+			r.st.Usage = r.st.Usage.Add(*rec.Usage)
+		}
 		r.pending = nil
 	case rec.Type == RecRunStarted:
 		r.st.startRun(rec)

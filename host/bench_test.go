@@ -44,7 +44,7 @@ func BenchmarkToolCall(b *testing.B) {
 			}
 		}},
 		{"turn", func() {
-			if res := ts.runCalls(ctx, view, []checkpoint.ToolCall{call}, func(checkpoint.ToolCall) {}, func(callResult) {}); res[0].isError {
+			if res := ts.runCalls(ctx, view, []checkpoint.ToolCall{call}, func(checkpoint.ToolCall) {}, func(*callResult) {}); res[0].isError {
 				b.Fatal(res[0].output)
 			}
 		}},

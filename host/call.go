@@ -29,9 +29,13 @@ type callResult struct {
 	effects sandbox.Effects
 	staging string
 	reads   []string
-	// changed: the call staged changes (its tool_end waits for them to be
-	// settled); conflict: some of them were refused.
-	changed, conflict bool
+	// How the result became durable: journaled as the call finished;
+	// held for the round's settlement; interrupted, never journaled
+	// (resume seals the call). changed says settling changed it;
+	// conflict, that some of its changes were refused. endLater: the
+	// call staged changes, so its tool_end waits for the round's
+	// settlement to say whether they stood.
+	journaled, held, interrupted, changed, conflict, endLater bool
 }
 
 // workspaceView is where a round's calls work: the workspace, and where
@@ -100,6 +104,17 @@ func (ts *toolset) invoke(ctx context.Context, ws workspaceView, c checkpoint.To
 	return r.Response.Output, nil
 }
 
+// stages reports whether a call of the named tool stages changes to the
+// workspace, and so needs a staging directory.
+func (ts *toolset) stages(name, workspace string) bool {
+	t, ok := ts.tools[name]
+	if !ok {
+		return false
+	}
+	p := t.policy(workspace)
+	return len(p.Mounts) > 0 && p.Mounts[0].GuestPath == abi.WorkspaceDir && !p.Mounts[0].ReadOnly
+}
+
 // overlay mounts the workspace on an overlay of the call's own: a tool
 // that may change it has its changes staged until they are applied, and
 // every tool's reads are listed for the file pool. A tool that may only
@@ -142,16 +157,16 @@ func describeFailure(err error) string {
 // runCalls runs a turn's calls concurrently and returns their results in
 // the order the model asked for them. start and end are called as each
 // call begins and ends, from the call's goroutine; they must be safe for
-// concurrent use. The last call runs on the caller's goroutine, so a turn
+// concurrent use, and end may mark the result it is given. The last call runs on the caller's goroutine, so a turn
 // of one call starts none: starting one wakes another core, which a call
 // of a few hundred µs pays for.
 func (ts *toolset) runCalls(ctx context.Context, ws workspaceView, calls []checkpoint.ToolCall,
-	start func(checkpoint.ToolCall), end func(callResult)) []callResult {
+	start func(checkpoint.ToolCall), end func(*callResult)) []callResult {
 	results := make([]callResult, len(calls))
 	run := func(i int) {
 		start(calls[i])
 		results[i] = ts.runCall(ctx, ws, calls[i])
-		end(results[i])
+		end(&results[i])
 	}
 	var wg sync.WaitGroup
 	for i := range len(calls) - 1 {

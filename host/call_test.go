@@ -76,7 +76,7 @@ func TestTurnCallsRunAtOnce(t *testing.T) {
 						t.Errorf("call %s: the turn's other calls did not begin while it waited", c.ID)
 					}
 				},
-				func(res callResult) {
+				func(res *callResult) {
 					mu.Lock()
 					ended = append(ended, res.call.ID)
 					mu.Unlock()

@@ -1,7 +1,6 @@
 package host
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -62,7 +61,6 @@ func (r *run) settleEffects(results []callResult) {
 	owner := map[string]string{}
 	for i := range results {
 		res := &results[i]
-		res.changed = len(res.effects) > 0
 		if len(res.effects) == 0 {
 			continue
 		}
@@ -99,6 +97,7 @@ func (r *run) settleEffects(results []callResult) {
 		for _, e := range kept {
 			touched[e.Path], owner[e.Path] = e, res.call.ID
 		}
+		res.changed = res.changed || len(kept) != len(res.effects) || len(why) > 0
 		res.effects = kept
 		if len(why) > 0 {
 			res.output += conflictNote(why)
@@ -109,7 +108,7 @@ func (r *run) settleEffects(results []callResult) {
 
 func (r *run) refuseAll(res *callResult, why string) {
 	res.output += "\n\nNone of this call's changes reached the workspace: " + why + "."
-	res.effects, res.isError = nil, true
+	res.effects, res.isError, res.changed = nil, true, true
 }
 
 // conflictNote tells the model which changes were not applied.
@@ -127,7 +126,7 @@ func conflictNote(why map[string]string) string {
 	return b.String()
 }
 
-// applyEffects makes the journaled results durable, then applies each
+// applyEffects makes the settled results durable, then applies each
 // call's changes and journals that it did. The round is not committed
 // here.
 func (r *run) applyEffects(round int, results []callResult) error {
@@ -141,8 +140,9 @@ func (r *run) applyEffects(round int, results []callResult) error {
 		return nil
 	}
 	if err := r.log.Sync(); err != nil {
-		return err
+		return fmt.Errorf("round %d: journal its settled results: %w", round, err)
 	}
+	r.emitHeld(round, results)
 	for _, res := range pending {
 		if err := r.applyOne(round, res.call, res.staging, res.effects); err != nil {
 			return err
@@ -163,9 +163,12 @@ func (r *run) applyOne(round int, c checkpoint.ToolCall, staging string, effects
 	for i, e := range effects {
 		paths[i] = string(e.Op) + " " + e.Path
 	}
-	r.recordEffects(round, c.ID, effects)
+	files := r.recordEffects(round, c.ID, effects)
 	r.emit(Event{Type: EventEffectsApplied, Round: round, Call: &Call{ID: c.ID, Tool: c.Name}, Paths: paths})
-	return r.log.Append(checkpoint.Record{Type: checkpoint.RecApplied, Time: now(), Round: round, Call: c.ID, Tool: c.Name})
+	// The apply's record carries what it wrote, so that a resume before the
+	// round's commit knows these files hold cairn's own changes.
+	return r.log.Append(checkpoint.Record{Type: checkpoint.RecApplied, Time: now(), Round: round, Call: c.ID,
+		Tool: c.Name, Files: files})
 }
 
 // discardStaging removes a round's staging once it is committed or
@@ -181,45 +184,4 @@ func encodeEffects(es sandbox.Effects) ([]byte, error) {
 		return nil, nil
 	}
 	return es.Marshal()
-}
-
-// unapplied finds the calls of an interrupted round whose results, with
-// effects, are journaled but not marked applied.
-func unapplied(tail []checkpoint.Record) ([]checkpoint.Record, error) {
-	applied := map[string]bool{}
-	for _, t := range tail {
-		if t.Type == checkpoint.RecApplied {
-			applied[t.Call] = true
-		}
-	}
-	var out []checkpoint.Record
-	for _, t := range tail {
-		if t.Type == checkpoint.RecResult && len(t.Result.Effects) > 0 && !applied[t.Call] {
-			out = append(out, t)
-		}
-	}
-	return out, nil
-}
-
-// finishApplies applies what an interrupted round journaled and did not
-// mark applied, and returns those calls.
-func (r *run) finishApplies(rec *checkpoint.Recovered) ([]string, error) {
-	todo, _ := unapplied(rec.Tail)
-	round := rec.State.Round + 1
-	var done []string
-	for _, t := range todo {
-		effects, err := sandbox.DecodeEffects(t.Result.Effects)
-		if err != nil {
-			return done, fmt.Errorf("effects of call %s in the journal: %w", t.Call, err)
-		}
-		staging := r.view(round).staging(t.Call)
-		if err := r.applyOne(round, checkpoint.ToolCall{ID: t.Call, Name: t.Tool}, staging, effects); err != nil {
-			return done, err
-		}
-		done = append(done, t.Call)
-	}
-	if len(done) > 0 {
-		return done, errors.Join(r.log.Sync())
-	}
-	return done, nil
 }

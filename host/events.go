@@ -20,7 +20,7 @@ const (
 	EventRoundEnd         EventType = "round_end"         // Round, Usage so far
 	EventCheckpointSaved  EventType = "checkpoint_saved"  // Round, Bytes
 	EventCheckpointLoaded EventType = "checkpoint_loaded" // Round, Messages
-	EventAgentResumed     EventType = "agent_resumed"     // Strategy, Sealed
+	EventAgentResumed     EventType = "agent_resumed"     // Strategy, Sealed, Finished, Awaiting, Applied, Dropped
 	EventApprovalRequired EventType = "approval_required" // Round, Call: a call waits for a person's decision
 	EventApprovalDecided  EventType = "approval_decided"  // Round, Call, Status approved or denied, Reason
 	EventEffectsApplied   EventType = "effects_applied"   // Round, Call, Paths: a call's changes reached the workspace
@@ -53,6 +53,7 @@ type Event struct {
 	Finished []string           `json:"finished,omitempty"`
 	Awaiting []string           `json:"awaiting,omitempty"`
 	Applied  []string           `json:"applied,omitempty"`
+	Dropped  []string           `json:"dropped,omitempty"`
 	Paths    []string           `json:"paths,omitempty"`
 	Labels   *checkpoint.Labels `json:"labels,omitempty"`
 }
@@ -86,17 +87,6 @@ const (
 	// call of the round changed it); the model got which and why.
 	OutcomeConflict Outcome = "conflict"
 )
-
-// endChanging emits the tool_end events that runCalls held back: those of
-// calls that changed the workspace, whose outcome is known only once the
-// round's changes are settled.
-func (r *run) endChanging(round int, results []callResult) {
-	for _, res := range results {
-		if res.changed {
-			r.emit(Event{Type: EventToolEnd, Round: round, Call: res.event()})
-		}
-	}
-}
 
 // Status is how a run ended.
 type Status string

@@ -20,8 +20,7 @@ import (
 func openPool(workspace string, st *checkpoint.State) (*filepool.Pool, error) {
 	entries := make([]filepool.Entry, len(st.Files))
 	for i, f := range st.Files {
-		entries[i] = filepool.Entry{Path: f.Path, Exists: f.Exists, Hash: filepool.Hash(f.Hash), Size: f.Size,
-			Round: f.Round, Call: f.Call, Op: filepool.Op(f.Op), Outside: f.Outside}
+		entries[i] = poolEntry(f)
 	}
 	p, err := filepool.New(workspace, filepool.State{Entries: entries}, filepool.Config{MaxEntries: checkpoint.MaxFileEntries})
 	if err != nil {
@@ -35,9 +34,10 @@ func fileEntry(e filepool.Entry) checkpoint.FileEntry {
 		Round: e.Round, Call: e.Call, Op: string(e.Op), Outside: e.Outside}
 }
 
-// recordEffects tells the pool what a call's applied changes left, and
-// keeps the entries for the round's RecFiles record.
-func (r *run) recordEffects(round int, call string, effects sandbox.Effects) {
+// recordEffects tells the pool what a call's applied changes left, keeps
+// the entries for the round's RecFiles record and returns them.
+func (r *run) recordEffects(round int, call string, effects sandbox.Effects) []checkpoint.FileEntry {
+	var out []checkpoint.FileEntry
 	for _, e := range effects {
 		if e.New.Dir || e.Base.Dir {
 			continue
@@ -50,8 +50,10 @@ func (r *run) recordEffects(round int, call string, effects sandbox.Effects) {
 			Size: e.New.Size, Round: round, Call: call, Op: op})
 		if err == nil {
 			r.roundFiles = append(r.roundFiles, fileEntry(got))
+			out = append(out, fileEntry(got))
 		}
 	}
+	return out
 }
 
 // staleBase says why a change must not be applied because the file changed

@@ -8,6 +8,7 @@ import (
 	"io"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cairnrun/cairn/checkpoint"
@@ -202,8 +203,11 @@ func (r *run) takeRound(ctx context.Context) (bool, error) {
 }
 
 // finishRound takes calls of a round through approval and execution,
-// journals their results and commits the round, unless a call still waits
-// for a person: then the round stays open and an *awaitingError says so.
+// settles and journals their results and commits the round, unless a call
+// still waits for a person: then the round stays open and an
+// *awaitingError says so. Each call's result is durable the moment the
+// call finishes (see durable.go); if the context ends meanwhile, the
+// results of the calls that finished are kept in the journal for resume.
 func (r *run) finishRound(ctx context.Context, round int, calls []checkpoint.ToolCall,
 	last map[string]checkpoint.Record) error {
 	results, waiting, err := r.playCalls(ctx, round, calls, last)
@@ -211,13 +215,15 @@ func (r *run) finishRound(ctx context.Context, round int, calls []checkpoint.Too
 		return err
 	}
 	if ctx.Err() != nil && !r.commitCancelled {
+		if err := r.keepHeld(round, results); err != nil {
+			return err
+		}
 		return ctx.Err()
 	}
 	inCallOrder(results, calls)
 	r.settleEffects(results)
-	r.endChanging(round, results)
 	r.recordReads(ctx, round, results)
-	if err := r.journalResults(round, results); err != nil {
+	if err := r.journalSettled(round, results); err != nil {
 		return err
 	}
 	if err := r.applyEffects(round, results); err != nil {
@@ -227,12 +233,37 @@ func (r *run) finishRound(ctx context.Context, round int, calls []checkpoint.Too
 		if err := r.log.Sync(); err != nil {
 			return err
 		}
+		r.emitHeld(round, results)
 		return &awaitingError{calls: waiting}
 	}
-	if err := r.commit(round); err != nil {
+	if err := r.commit(round, results); err != nil {
 		return err
 	}
 	r.discardStaging(round)
+	return nil
+}
+
+// keepHeld journals, unsettled and durably, the results of calls that
+// finished but were held for a settlement that the context's end
+// prevents, so that resume keeps them.
+func (r *run) keepHeld(round int, results []callResult) error {
+	var recs []checkpoint.Record
+	for _, res := range results {
+		if res.held {
+			rec, err := resultRecord(round, res, true)
+			if err != nil {
+				return err
+			}
+			recs = append(recs, rec)
+		}
+	}
+	if len(recs) == 0 {
+		return nil
+	}
+	if err := errors.Join(r.log.Append(recs...), r.log.Sync()); err != nil {
+		return fmt.Errorf("journal the results of finished calls: %w", err)
+	}
+	r.emitHeld(round, results)
 	return nil
 }
 
@@ -245,45 +276,57 @@ func inCallOrder(results []callResult, calls []checkpoint.ToolCall) {
 	sort.SliceStable(results, func(i, j int) bool { return index[results[i].call.ID] < index[results[j].call.ID] })
 }
 
-// runCalls runs a turn's calls, journaling each call's start.
+// runCalls runs a turn's calls: each is journaled as executing, durably,
+// before any runs, and each one's result is durable as it finishes.
 func (r *run) runCalls(ctx context.Context, round int, calls []checkpoint.ToolCall) ([]callResult, error) {
-	var journalErr error
+	if len(calls) == 0 {
+		return nil, nil
+	}
+	if err := r.startCalls(round, calls); err != nil {
+		return nil, err
+	}
+	g := newRoundSync(r.log)
+	var left atomic.Int32
+	left.Store(int32(len(calls)))
 	var mu sync.Mutex
+	var journalErr error
 	results := r.tools.runCalls(ctx, r.view(round), calls,
 		func(c checkpoint.ToolCall) {
-			mu.Lock()
-			err := r.log.Append(checkpoint.Record{Type: checkpoint.RecPhase, Time: now(), Round: round,
-				Call: c.ID, Tool: c.Name, Phase: checkpoint.PhaseExecuting})
-			journalErr = errors.Join(journalErr, err)
-			mu.Unlock()
 			r.emit(Event{Type: EventToolStart, Round: round, Call: &Call{ID: c.ID, Tool: c.Name, Input: c.Input,
 				Unsandboxed: r.tools.unsandboxed(c.Name)}})
 		},
-		func(res callResult) {
-			if len(res.effects) == 0 {
-				r.emit(Event{Type: EventToolEnd, Round: round, Call: res.event()})
+		func(res *callResult) {
+			if err := r.callFinished(ctx, round, res, g, &left); err != nil {
+				mu.Lock()
+				journalErr = errors.Join(journalErr, err)
+				mu.Unlock()
 			}
 		})
 	return results, journalErr
 }
 
-// journalResults records the results of a round's calls, in call order.
-func (r *run) journalResults(round int, results []callResult) error {
-	recs := make([]checkpoint.Record, len(results))
-	for i, res := range results {
-		effects, err := encodeEffects(res.effects)
-		if err != nil {
-			return fmt.Errorf("encode the changes of call %s: %w", res.call.ID, err)
+// journalSettled records what settling the round decided for each call:
+// for one journaled as it finished and left as it was, that it stands
+// (a finished phase); for any other, its result. Nothing is synced here.
+func (r *run) journalSettled(round int, results []callResult) error {
+	recs := make([]checkpoint.Record, 0, len(results))
+	for _, res := range results {
+		if res.journaled && !res.changed {
+			recs = append(recs, phaseRecord(round, res.call, checkpoint.PhaseFinished, ""))
+			continue
 		}
-		recs[i] = checkpoint.Record{Type: checkpoint.RecResult, Time: now(), Round: round, Call: res.call.ID,
-			Tool: res.call.Name, Result: &checkpoint.Result{Output: res.output, IsError: res.isError,
-				DurationMS: float64(res.duration.Microseconds()) / 1000, Effects: effects}}
+		rec, err := resultRecord(round, res, false)
+		if err != nil {
+			return err
+		}
+		recs = append(recs, rec)
 	}
 	return r.log.Append(recs...)
 }
 
-// commit makes the round the new boundary: one fdatasync.
-func (r *run) commit(round int) error {
+// commit makes the round the new boundary: one fdatasync, which also
+// makes durable the results held for it.
+func (r *run) commit(round int, results []callResult) error {
 	if len(r.roundFiles) > 0 {
 		if err := r.log.Append(checkpoint.Record{Type: checkpoint.RecFiles, Time: now(), Round: round, Files: r.roundFiles}); err != nil {
 			return err
@@ -294,6 +337,7 @@ func (r *run) commit(round int) error {
 	if err != nil {
 		return fmt.Errorf("commit round %d: %w", round, err)
 	}
+	r.emitHeld(round, results)
 	r.pending = nil
 	r.started++
 	u := r.state().Usage

@@ -67,7 +67,7 @@ func buildGuest(ctx context.Context, dir, pkg string) (string, error) {
 }
 
 // fileEngine is an engine on a fresh file store.
-func fileEngine(t *testing.T) (*Engine, checkpoint.Store) {
+func fileEngine(t testing.TB) (*Engine, checkpoint.Store) {
 	t.Helper()
 	store, err := OpenStore(t.TempDir())
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sort"
 
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/host/model"
@@ -67,8 +68,15 @@ type Report struct {
 	// Applied are the finished calls whose changes the crash left
 	// unapplied and resume applied.
 	Applied []string
-	// last is the newest phase record of each call of the round.
-	last map[string]checkpoint.Record
+	// Dropped are the calls of the round that --strategy replay drops:
+	// their results, if any, are thrown away and the model is asked again.
+	// Replay drops a round only if none of its calls changed the workspace
+	// or has a change to make.
+	Dropped []string
+	// last is the newest phase record of each call of the round;
+	// tailCalls are the round's calls in the order the model asked.
+	last      map[string]checkpoint.Record
+	tailCalls []string
 }
 
 // Resume brings an agent back at its last boundary and continues it. A run
@@ -127,7 +135,7 @@ func (e *Engine) Resume(ctx context.Context, opts ResumeOptions) (*Result, error
 	if err := r.begin(info, ""); err != nil {
 		return nil, err
 	}
-	if report.Applied, err = r.finishApplies(rec); err != nil {
+	if report.Applied, err = r.finishKept(rec); err != nil {
 		return r.end(StatusFailed, err.Error())
 	}
 	strategy := opts.Strategy
@@ -136,6 +144,9 @@ func (e *Engine) Resume(ctx context.Context, opts ResumeOptions) (*Result, error
 		// workspace: keep the round instead, so each change is made once.
 		strategy = StrategySeal
 		r.emit(Event{Type: EventWarning, Text: fmt.Sprintf("round %d changed the workspace before the stop: its finished calls are kept, not replayed", report.Boundary+1)})
+	}
+	if strategy == StrategyReplay {
+		report = report.drop()
 	}
 	r.emit(report.event(opts.Strategy))
 	// What the stop left staged is applied now or never will be.
@@ -213,9 +224,10 @@ func (r *run) settle(ctx context.Context, rec *checkpoint.Recovered, report Repo
 	turn, user := tailTurn(rec.Tail)
 	if s == StrategyReplay {
 		if len(rec.Tail) > 0 {
+			// The dropped turn's tokens were spent: the abort counts them.
 			round := rec.State.Round + 1
 			if _, err := r.log.Commit(checkpoint.Record{Type: checkpoint.RecAbort, Time: now(), Round: round,
-				Reason: "replayed by resume"}); err != nil {
+				Reason: "replayed by resume", Usage: tailUsage(rec.Tail)}); err != nil {
 				return err
 			}
 		}
@@ -270,7 +282,24 @@ func callsNamed(calls []checkpoint.ToolCall, ids []string) []checkpoint.ToolCall
 // event is the agent_resumed event of a report.
 func (rep Report) event(s Strategy) Event {
 	return Event{Type: EventAgentResumed, Strategy: string(s), Round: rep.Boundary, Sealed: rep.Sealed,
-		Finished: rep.Finished, Awaiting: rep.Awaiting, Applied: rep.Applied}
+		Finished: rep.Finished, Awaiting: rep.Awaiting, Applied: rep.Applied, Dropped: rep.Dropped}
+}
+
+// drop is the report of a round that replay drops: every call of it is
+// dropped, whether it had finished, was in flight or waited for a person.
+func (rep Report) drop() Report {
+	order := map[string]int{}
+	for i, t := range rep.tailCalls {
+		order[t] = i
+	}
+	dropped := append([]string(nil), rep.Finished...)
+	for _, s := range rep.Sealed {
+		dropped = append(dropped, s.Call)
+	}
+	dropped = append(dropped, rep.Awaiting...)
+	sort.SliceStable(dropped, func(i, j int) bool { return order[dropped[i]] < order[dropped[j]] })
+	rep.Dropped, rep.Finished, rep.Sealed, rep.Awaiting = dropped, nil, nil, nil
+	return rep
 }
 
 // tailTurn finds the model's turn and the user's prompt in an interrupted
@@ -285,6 +314,17 @@ func tailTurn(tail []checkpoint.Record) (turn, user *checkpoint.Message) {
 		}
 	}
 	return turn, user
+}
+
+// tailUsage is what the model's turn of an interrupted round cost, or nil.
+func tailUsage(tail []checkpoint.Record) *checkpoint.Usage {
+	for _, rec := range tail {
+		if rec.Type == checkpoint.RecTurn && rec.Usage != nil {
+			u := *rec.Usage
+			return &u
+		}
+	}
+	return nil
 }
 
 // changedWorkspace reports whether any call of an interrupted round has

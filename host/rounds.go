@@ -3,29 +3,39 @@ package host
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/fxamacker/cbor/v2"
+
 	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/internal/syncpoint"
 	"github.com/cairnrun/cairn/sandbox"
 )
 
 // Each round's changes are kept, for the last KeepRounds rounds that made
 // any, so that `cairn diff` can show them and `cairn undo` can take the
 // last one back: per call, its effect manifest, and the files before and
-// after. They live beside the agent's journal:
+// after, in one CBOR file beside the agent's journal:
 //
-//	changes/round-<N>/<call>/manifest.cbor
-//	changes/round-<N>/<call>/before/<path>   what the workspace held
-//	changes/round-<N>/<call>/after/<path>    what the call left
+//	changes/round-<N>/<call>.cbor   a keptRecord
 //
-// A call's record is complete (renamed into place) before its changes are
-// applied, so the "before" files are never the call's own output, even
-// when a crash makes resume apply again.
+// (An agent kept by an earlier version may have a directory per call
+// instead: <call>/manifest.cbor, <call>/before/<path>, <call>/after/<path>;
+// both are read.) A call's record is complete (synced and renamed into
+// place) before its changes are applied, so the "before" files are never
+// the call's own output, even when a crash makes resume apply again. One
+// file a call keeps the syncs that make it durable to three at most.
+
+// keptRecord is one call's kept changes.
+type keptRecord struct {
+	Manifest []byte            `cbor:"1,keyasint"`
+	Before   map[string][]byte `cbor:"2,keyasint,omitempty"`
+	After    map[string][]byte `cbor:"3,keyasint,omitempty"`
+}
 
 // KeepRounds is how many rounds' changes are kept.
 const KeepRounds = 10
@@ -36,64 +46,152 @@ func (e *Engine) changesRoot(agent string) string {
 }
 
 func callChanges(root string, round int, call string) string {
-	return filepath.Join(root, fmt.Sprintf("round-%d", round), unsafeName.ReplaceAllString(call, "_"))
+	return filepath.Join(root, fmt.Sprintf("round-%d", round), unsafeName.ReplaceAllString(call, "_")+".cbor")
 }
 
 // keepChanges records a call's changes before they are applied: its
 // manifest and, for each file it writes or deletes, the file before and
-// after. A record that exists is complete and kept as it is.
+// after. A record that exists is complete and kept as it is. The record is
+// durable (the file, the rename that completes it, the directories that
+// name it) before keepChanges returns: were the apply to survive a power
+// cut and the record not, resume would record the call's own output as
+// "before".
 func keepChanges(root string, round int, call, workspace, staging string, effects sandbox.Effects) error {
-	dir := callChanges(root, round, call)
-	if _, err := os.Stat(dir); err == nil {
+	name := callChanges(root, round, call)
+	if _, err := os.Stat(name); err == nil {
 		return nil
 	}
-	tmp := dir + ".tmp"
-	os.RemoveAll(tmp)
-	if err := os.MkdirAll(tmp, 0o700); err != nil {
-		return err
-	}
-	manifest, err := effects.Marshal()
+	rec, err := newKeptRecord(workspace, staging, effects)
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(tmp, "manifest.cbor"), manifest, 0o600); err != nil {
+	b, err := cbor.Marshal(rec)
+	if err != nil {
 		return err
 	}
+	dirs, err := makeDirs(filepath.Dir(name), filepath.Dir(root))
+	if err != nil {
+		return err
+	}
+	tmp := name + ".tmp"
+	if err := writeSynced(tmp, b); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, name); err != nil {
+		return err
+	}
+	return syncDirs(append([]string{filepath.Dir(name)}, dirs...)...)
+}
+
+// newKeptRecord reads what a call's changes replace and what they leave.
+func newKeptRecord(workspace, staging string, effects sandbox.Effects) (keptRecord, error) {
+	manifest, err := effects.Marshal()
+	if err != nil {
+		return keptRecord{}, err
+	}
+	rec := keptRecord{Manifest: manifest, Before: map[string][]byte{}, After: map[string][]byte{}}
 	for _, e := range effects {
 		if e.Base.IsFile() {
-			if err := copyInto(filepath.Join(workspace, e.Path), filepath.Join(tmp, "before", e.Path)); err != nil {
-				return err
+			if rec.Before[e.Path], err = os.ReadFile(filepath.Join(workspace, e.Path)); err != nil {
+				return rec, err
 			}
 		}
 		if e.New.IsFile() {
-			if err := copyInto(sandbox.StagedFile(staging, e.Path), filepath.Join(tmp, "after", e.Path)); err != nil {
-				return err
+			if rec.After[e.Path], err = os.ReadFile(sandbox.StagedFile(staging, e.Path)); err != nil {
+				return rec, err
 			}
 		}
 	}
-	return os.Rename(tmp, dir)
+	return rec, nil
 }
 
-// copyInto copies a file, streaming it: a staged file may be as large as
-// the staging limit, and none of it need sit in the host's memory.
-func copyInto(from, to string) error {
-	src, err := os.Open(from)
+// makeDirs makes dir and the directories above it up to top, and returns
+// the parents of those it made, whose entries must be synced.
+func makeDirs(dir, top string) ([]string, error) {
+	var made []string
+	for d := dir; d != top && d != filepath.Dir(d); d = filepath.Dir(d) {
+		if _, err := os.Stat(d); err == nil {
+			break
+		}
+		made = append(made, filepath.Dir(d))
+	}
+	return made, os.MkdirAll(dir, 0o700)
+}
+
+// writeSynced writes a new file and syncs it.
+func writeSynced(name string, b []byte) error {
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return err
 	}
-	defer src.Close()
-	if err := os.MkdirAll(filepath.Dir(to), 0o700); err != nil {
-		return err
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
 	}
-	dst, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err == nil {
+		syncpoint.Synced(name)
+	}
+	return errors.Join(err, f.Close())
+}
+
+// readKeptRecord reads a call's kept changes: a record file, or the
+// directory an earlier version kept.
+func readKeptRecord(path string) (keptRecord, sandbox.Effects, error) {
+	var rec keptRecord
+	var err error
+	if fi, serr := os.Stat(path); serr == nil && fi.IsDir() {
+		rec, err = readKeptDir(path)
+	} else if b, rerr := os.ReadFile(path); rerr != nil {
+		err = rerr
+	} else {
+		err = cbor.Unmarshal(b, &rec)
+	}
 	if err != nil {
-		return err
+		return rec, nil, err
 	}
-	if _, err := io.Copy(dst, src); err != nil {
-		dst.Close()
-		return err
+	effects, err := sandbox.DecodeEffects(rec.Manifest)
+	return rec, effects, err
+}
+
+// readKeptDir reads the directory of a call's changes.
+func readKeptDir(dir string) (keptRecord, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "manifest.cbor"))
+	if err != nil {
+		return keptRecord{}, err
 	}
-	return dst.Close()
+	rec := keptRecord{Manifest: b, Before: map[string][]byte{}, After: map[string][]byte{}}
+	effects, err := sandbox.DecodeEffects(b)
+	if err != nil {
+		return rec, err
+	}
+	for _, e := range effects {
+		if b, err := os.ReadFile(filepath.Join(dir, "before", filepath.FromSlash(e.Path))); err == nil {
+			rec.Before[e.Path] = b
+		}
+		if b, err := os.ReadFile(filepath.Join(dir, "after", filepath.FromSlash(e.Path))); err == nil {
+			rec.After[e.Path] = b
+		}
+	}
+	return rec, nil
+}
+
+// keptCallsOf lists the calls' records of a round's kept changes, in the
+// order of their names, with their calls' names.
+func keptCallsOf(dir string) (paths, calls []string, err error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, e := range entries {
+		n := e.Name()
+		switch {
+		case e.IsDir() && !strings.HasSuffix(n, ".tmp"):
+			paths, calls = append(paths, filepath.Join(dir, n)), append(calls, n)
+		case !e.IsDir() && strings.HasSuffix(n, ".cbor"):
+			paths, calls = append(paths, filepath.Join(dir, n)), append(calls, strings.TrimSuffix(n, ".cbor"))
+		}
+	}
+	return paths, calls, nil
 }
 
 // trimChanges keeps the changes of the last KeepRounds rounds.
@@ -151,16 +249,13 @@ func (e *Engine) Changes(agent string, round int) (int, []FileChange, error) {
 		round = rounds[len(rounds)-1]
 	}
 	dir := filepath.Join(root, fmt.Sprintf("round-%d", round))
-	calls, err := os.ReadDir(dir)
+	paths, calls, err := keptCallsOf(dir)
 	if err != nil {
 		return round, nil, fmt.Errorf("agent %q round %d: %w (kept: the last %d rounds that changed files)", agent, round, ErrNoChanges, KeepRounds)
 	}
 	var out []FileChange
-	for _, c := range calls {
-		if !c.IsDir() || strings.HasSuffix(c.Name(), ".tmp") {
-			continue
-		}
-		changes, err := readCallChanges(filepath.Join(dir, c.Name()), c.Name())
+	for i, p := range paths {
+		changes, err := readCallChanges(p, calls[i])
 		if err != nil {
 			return round, nil, err
 		}
@@ -169,12 +264,8 @@ func (e *Engine) Changes(agent string, round int) (int, []FileChange, error) {
 	return round, out, nil
 }
 
-func readCallChanges(dir, call string) ([]FileChange, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "manifest.cbor"))
-	if err != nil {
-		return nil, err
-	}
-	effects, err := sandbox.DecodeEffects(b)
+func readCallChanges(path, call string) ([]FileChange, error) {
+	rec, effects, err := readKeptRecord(path)
 	if err != nil {
 		return nil, fmt.Errorf("changes of call %s: %w", call, err)
 	}
@@ -182,12 +273,10 @@ func readCallChanges(dir, call string) ([]FileChange, error) {
 	for _, e := range effects {
 		fc := FileChange{Call: call, Path: e.Path, Op: string(e.Op), BeforeSize: -1, AfterSize: -1}
 		if e.Base.IsFile() {
-			fc.Before, _ = os.ReadFile(filepath.Join(dir, "before", e.Path))
-			fc.BeforeSize = e.Base.Size
+			fc.Before, fc.BeforeSize = rec.Before[e.Path], e.Base.Size
 		}
 		if e.New.IsFile() {
-			fc.After, _ = os.ReadFile(filepath.Join(dir, "after", e.Path))
-			fc.AfterSize = e.New.Size
+			fc.After, fc.AfterSize = rec.After[e.Path], e.New.Size
 		}
 		out = append(out, fc)
 	}

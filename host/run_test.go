@@ -13,7 +13,7 @@ import (
 
 // agentIn writes an agent file and its script into a fresh directory with
 // a workspace and parses it.
-func agentIn(t *testing.T, agentYAML, scriptYAML string) *AgentFile {
+func agentIn(t testing.TB, agentYAML, scriptYAML string) *AgentFile {
 	t.Helper()
 	dir := t.TempDir()
 	if err := os.Mkdir(filepath.Join(dir, "workspace"), 0o755); err != nil {

@@ -46,6 +46,7 @@ func (r *run) inspect(rec *checkpoint.Recovered) Report {
 		}
 	}
 	for _, c := range turn.ToolCalls {
+		report.tailCalls = append(report.tailCalls, c.ID)
 		p := report.last[c.ID].Phase
 		switch {
 		case finished[c.ID]:

@@ -189,7 +189,7 @@ func (r *run) sealInterrupted(ctx context.Context, rec *checkpoint.Recovered, ru
 		return err
 	}
 	var err error
-	if report.Applied, err = r.finishApplies(rec); err != nil {
+	if report.Applied, err = r.finishKept(rec); err != nil {
 		return err
 	}
 	r.emit(report.event(StrategySeal))

@@ -50,7 +50,7 @@ func (e *Engine) Undo(agent string) (*Undone, error) {
 		return nil, err
 	}
 	dir := filepath.Join(e.changesRoot(agent), fmt.Sprintf("round-%d", round))
-	calls, err := os.ReadDir(dir)
+	calls, _, err := keptCallsOf(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -61,23 +61,17 @@ func (e *Engine) Undo(agent string) (*Undone, error) {
 	}
 	defer ws.Close()
 	for _, c := range slices.Backward(calls) {
-		if c.IsDir() {
-			if err := undoCall(ws, filepath.Join(dir, c.Name()), u); err != nil {
-				return u, err
-			}
+		if err := undoCall(ws, c, u); err != nil {
+			return u, err
 		}
 	}
 	return u, os.RemoveAll(dir)
 }
 
-// undoCall restores one call's paths, through ws so that nothing outside
-// the workspace is touched.
-func undoCall(ws *os.Root, dir string, u *Undone) error {
-	b, err := os.ReadFile(filepath.Join(dir, "manifest.cbor"))
-	if err != nil {
-		return err
-	}
-	effects, err := sandbox.DecodeEffects(b)
+// undoCall restores the paths of one call's kept changes, through ws so
+// that nothing outside the workspace is touched.
+func undoCall(ws *os.Root, path string, u *Undone) error {
+	rec, effects, err := readKeptRecord(path)
 	if err != nil {
 		return err
 	}
@@ -87,7 +81,7 @@ func undoCall(ws *os.Root, dir string, u *Undone) error {
 			u.Conflicts = append(u.Conflicts, e.Path)
 			continue
 		}
-		if err := restore(ws, target, filepath.Join(dir, "before", target), e.Base); err != nil {
+		if err := restore(ws, target, rec.Before[e.Path], e.Base); err != nil {
 			return fmt.Errorf("undo %s: %w", e.Path, err)
 		}
 		u.Restored = append(u.Restored, e.Path)
@@ -112,12 +106,11 @@ func holds(ws *os.Root, p string, v sandbox.Version) bool {
 
 // restore puts back what a path held before: a file's kept content,
 // nothing, or a directory.
-func restore(ws *os.Root, target, before string, base sandbox.Version) error {
+func restore(ws *os.Root, target string, b []byte, base sandbox.Version) error {
 	switch {
 	case base.IsFile():
-		b, err := os.ReadFile(before)
-		if err != nil {
-			return err
+		if sha256.Sum256(b) != base.Hash {
+			return fmt.Errorf("the kept content is not what the file held (%s)", base)
 		}
 		tmp := target + ".cairn-undo"
 		if err := ws.WriteFile(tmp, b, 0o644); err != nil {

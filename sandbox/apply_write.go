@@ -8,7 +8,10 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"sort"
+
+	"github.com/cairnrun/cairn/internal/syncpoint"
 )
 
 // Apply makes a call's effects in the workspace, reading new content from
@@ -182,6 +185,7 @@ func (a *applier) writeTemp(tmp string, e Effect) error {
 	if err := dst.Sync(); err != nil {
 		return err
 	}
+	syncpoint.Synced(filepath.Join(a.ws.Name(), tmp))
 	return dst.Close()
 }
 
@@ -208,6 +212,7 @@ func (a *applier) sync() error {
 		if err != nil {
 			return fmt.Errorf("sync %s: %w", d, err)
 		}
+		syncpoint.Synced(filepath.Join(a.ws.Name(), d))
 	}
 	return nil
 }

@@ -111,7 +111,7 @@ func (r *renderer) other(e host.Event) {
 // resumed says what resume found in the interrupted round.
 func (r *renderer) resumed(e host.Event) {
 	fmt.Fprintf(r.w, "resume (%s) from the boundary after round %d\n", e.Strategy, e.Round)
-	if len(e.Finished) == 0 && len(e.Sealed) == 0 && len(e.Awaiting) == 0 {
+	if len(e.Finished) == 0 && len(e.Sealed) == 0 && len(e.Awaiting) == 0 && len(e.Dropped) == 0 {
 		fmt.Fprintln(r.w, "  no round was interrupted")
 	}
 	for _, id := range e.Applied {
@@ -125,6 +125,9 @@ func (r *renderer) resumed(e host.Event) {
 	}
 	for _, s := range e.Sealed {
 		fmt.Fprintf(r.w, "  sealed  %s %s: was %s, effects %s; %s\n", s.Call, s.Tool, s.Phase, s.Effects, s.Recommendation)
+	}
+	for _, id := range e.Dropped {
+		fmt.Fprintf(r.w, "  dropped %s: the round changed nothing; the model is asked again\n", id)
 	}
 }
 

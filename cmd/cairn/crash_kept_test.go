@@ -1,0 +1,288 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// keptRounds is how many rounds the kept-calls agent takes before its
+// answer; the rounds in spinRounds also run a call that spins until its
+// time limit, so that the round's other calls finish well before it.
+const keptRounds = 6
+
+var spinRounds = []int{2, 5}
+
+// keptAgent is an agent whose every round appends a line, writes a file
+// and reads one; in spinRounds a fourth call spins for 300 ms. Only spin
+// has so short a time limit: on a busy machine another call could run
+// past it and fail, and its change would rightly be missing.
+func keptAgent(t *testing.T, bin string) string {
+	t.Helper()
+	dir := t.TempDir()
+	hostileModule(t, bin, dir)
+	var script strings.Builder
+	script.WriteString("turns:\n")
+	for i := 1; i <= keptRounds; i++ {
+		fmt.Fprintf(&script, "  - tool_calls: [{name: append, input: {path: log.txt, line: line %d}}, {name: write_file, input: {path: copy-%d.txt, content: \"%d\"}}, {name: read_file, input: {path: log.txt}}", i, i, i)
+		if slices.Contains(spinRounds, i) {
+			script.WriteString(", {name: spin, input: {}}")
+		}
+		script.WriteString("]\n")
+	}
+	script.WriteString("  - text: finished\n")
+	must(t, os.WriteFile(filepath.Join(dir, "script.yaml"), []byte(script.String()), 0o644))
+	agent := filepath.Join(dir, "agent.yaml")
+	must(t, os.WriteFile(agent, []byte(`
+name: kept
+model: {provider: script, script: script.yaml}
+workspace: workspace
+tools:
+  - {module: builtin, only: [write_file, read_file]}
+  - {module: hostile.wasm, only: [append], grant: {workspace: rw}}
+  - {module: hostile.wasm, only: [spin], limits: {timeout: 300ms}}
+sandbox: {timeout: 60s}
+`), 0o644))
+	return agent
+}
+
+// soakTrials is how many trials TestKilledRoundKeepsFinishedCalls runs:
+// CAIRN_SOAK=1000 for the soak, a few otherwise.
+func soakTrials(t *testing.T) int {
+	if s := os.Getenv("CAIRN_SOAK"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			t.Fatalf("CAIRN_SOAK=%q: want a number of trials", s)
+		}
+		return n
+	}
+	return 3
+}
+
+// keptEvent is what this test reads of a JSON event.
+type keptEvent struct {
+	Type  string `json:"type"`
+	Round int    `json:"round"`
+	Call  *struct {
+		ID string `json:"id"`
+	} `json:"call"`
+	Status string `json:"status"`
+	Sealed []struct {
+		Call string `json:"call"`
+	} `json:"sealed"`
+	Finished []string `json:"finished"`
+	Applied  []string `json:"applied"`
+	Text     string   `json:"text"`
+}
+
+func keptEvents(out []byte) []keptEvent {
+	var evs []keptEvent
+	for sc := bufio.NewScanner(bytes.NewReader(out)); sc.Scan(); {
+		var e keptEvent
+		if json.Unmarshal(sc.Bytes(), &e) == nil {
+			evs = append(evs, e)
+		}
+	}
+	return evs
+}
+
+// A real cairn process is killed with SIGKILL during a run whose rounds
+// have several calls, half the trials at a random moment and half while
+// a round's spinning call runs and its other calls have finished. After
+// each trial's resume: every call whose tool_end the killed run printed is
+// kept (or in a committed round), never started again, and its change is
+// in the workspace exactly once; every call in flight is sealed once and
+// its change is nowhere; no file is told as changed outside the agent.
+func TestKilledRoundKeepsFinishedCalls(t *testing.T) {
+	bin := cairnBinary(t)
+	agent := keptAgent(t, bin)
+	cache := cacheForTests(t)
+	var full time.Duration
+	for range 2 { // the second run, with the compile cache warm, sets the window
+		start := time.Now()
+		ws := filepath.Join(t.TempDir(), "ws")
+		must(t, os.Mkdir(ws, 0o755))
+		out, err := exec.Command(bin, "run", "--store", t.TempDir(), "--cache", cache, "--json", "--workspace", ws, "-f", agent).CombinedOutput()
+		if err != nil {
+			t.Fatalf("uninterrupted run: %v\n%s", err, out)
+		}
+		full = time.Since(start)
+	}
+	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
+	stats := map[string]int{}
+	for trial := range soakTrials(t) {
+		var name string
+		var kill func(*exec.Cmd, io.Reader, *bytes.Buffer)
+		if trial%2 == 0 {
+			delay := time.Duration(rng.Int63n(int64(full)))
+			name = fmt.Sprintf("random-%s", delay.Round(time.Millisecond))
+			kill = func(cmd *exec.Cmd, stdout io.Reader, out *bytes.Buffer) {
+				go io.Copy(out, stdout)
+				time.Sleep(delay)
+				cmd.Process.Signal(syscall.SIGKILL)
+			}
+		} else {
+			round := spinRounds[rng.Intn(len(spinRounds))]
+			delay := time.Duration(rng.Int63n(int64(250 * time.Millisecond)))
+			name = fmt.Sprintf("spin-round-%d+%s", round, delay.Round(time.Millisecond))
+			kill = func(cmd *exec.Cmd, stdout io.Reader, out *bytes.Buffer) {
+				killDuringSpin(cmd, stdout, out, round, delay)
+			}
+		}
+		t.Run(name, func(t *testing.T) {
+			killKeepResume(t, bin, agent, cache, kill, stats)
+		})
+	}
+	t.Logf("%d trials: %v", soakTrials(t), stats)
+}
+
+// killDuringSpin kills the run once the spinning call of round has
+// started and delay has passed.
+func killDuringSpin(cmd *exec.Cmd, stdout io.Reader, out *bytes.Buffer, round int, delay time.Duration) {
+	spin := fmt.Sprintf("call_%d_3", round)
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		out.Write(sc.Bytes())
+		out.WriteByte('\n')
+		var e keptEvent
+		if json.Unmarshal(sc.Bytes(), &e) == nil && e.Type == "tool_start" && e.Call.ID == spin {
+			break
+		}
+	}
+	go io.Copy(out, stdout)
+	time.Sleep(delay)
+	cmd.Process.Signal(syscall.SIGKILL)
+}
+
+func killKeepResume(t *testing.T, bin, agent, cache string, kill func(*exec.Cmd, io.Reader, *bytes.Buffer), stats map[string]int) {
+	store := t.TempDir()
+	ws := filepath.Join(t.TempDir(), "ws")
+	must(t, os.Mkdir(ws, 0o755))
+	cmd := exec.Command(bin, "run", "--store", store, "--cache", cache, "--json", "--id", "victim", "--workspace", ws, "-f", agent)
+	stdout, err := cmd.StdoutPipe()
+	must(t, err)
+	must(t, cmd.Start())
+	var out bytes.Buffer
+	kill(cmd, stdout, &out)
+	cmd.Wait()
+	killed := keptEvents(out.Bytes())
+	started, ended, committed := map[string]bool{}, map[string]bool{}, 0
+	for _, e := range killed {
+		switch e.Type {
+		case "tool_start":
+			started[e.Call.ID] = true
+		case "tool_end":
+			ended[e.Call.ID] = true
+		case "checkpoint_saved":
+			committed = e.Round
+		}
+	}
+	res := exec.Command(bin, "resume", "--store", store, "--cache", cache, "--json", "victim")
+	resOut, err := res.Output()
+	if code := res.ProcessState.ExitCode(); code == exitUsage && len(started) == 0 {
+		stats["before any call"]++
+		return // killed before the agent was stored, or before its first call
+	} else if err != nil {
+		t.Fatalf("resume: %v (exit %d)\n%s", err, code, resOut)
+	}
+	after := keptEvents(resOut)
+	sealed, kept, boundary := map[string]bool{}, map[string]bool{}, committed
+	for _, e := range after {
+		switch e.Type {
+		case "agent_resumed":
+			if e.Round < committed {
+				t.Errorf("resumed at round %d; round %d had been committed", e.Round, committed)
+			}
+			boundary = e.Round
+			for _, s := range e.Sealed {
+				if sealed[s.Call] {
+					t.Errorf("call %s sealed twice", s.Call)
+				}
+				sealed[s.Call] = true
+			}
+			for _, f := range e.Finished {
+				kept[f] = true
+			}
+		case "tool_start":
+			if started[e.Call.ID] {
+				t.Errorf("call %s had started before the kill and ran again", e.Call.ID)
+			}
+		case "files_changed":
+			t.Errorf("resume told the model of an outside change: %s", e.Text)
+		}
+	}
+	for id := range ended {
+		round, _ := callRound(id)
+		if round > boundary && !kept[id] {
+			t.Errorf("call %s ended before the kill, in round %d after the boundary %d, and was not kept", id, round, boundary)
+		}
+		if sealed[id] {
+			t.Errorf("call %s ended before the kill and was sealed", id)
+		}
+	}
+	if last := after[len(after)-1]; last.Type != "run_end" || last.Status != "done" {
+		t.Fatalf("resumed run ended %+v\nkilled run:\n%s\nresume:\n%s", last, out.Bytes(), resOut)
+	}
+	if checkKeptWorkspace(t, ws, keptRounds, sealed); t.Failed() {
+		t.Logf("killed run:\n%s\nresume:\n%s", out.Bytes(), resOut)
+	}
+	stats[fmt.Sprintf("kept %d", len(kept))]++
+	if len(sealed) > 0 {
+		stats["with sealed calls"]++
+	}
+}
+
+// callRound is the round and index of a call id of the script model
+// ("call_<round>_<index>").
+func callRound(id string) (round, index int) {
+	parts := strings.Split(id, "_")
+	if len(parts) == 3 {
+		round, _ = strconv.Atoi(parts[1])
+		index, _ = strconv.Atoi(parts[2])
+	}
+	return round, index
+}
+
+// checkKeptWorkspace checks that every round's append (call_<i>_0) and
+// write (call_<i>_1) are in the workspace once, unless the call was
+// sealed: then not at all.
+func checkKeptWorkspace(t *testing.T, ws string, rounds int, sealed map[string]bool) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(ws, "log.txt"))
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	var want []string
+	for i := 1; i <= rounds; i++ {
+		if !sealed[fmt.Sprintf("call_%d_0", i)] {
+			want = append(want, fmt.Sprintf("line %d", i))
+		}
+		copyPath := filepath.Join(ws, fmt.Sprintf("copy-%d.txt", i))
+		got, err := os.ReadFile(copyPath)
+		switch {
+		case sealed[fmt.Sprintf("call_%d_1", i)] && err == nil:
+			t.Errorf("copy-%d.txt exists, though its call was sealed", i)
+		case !sealed[fmt.Sprintf("call_%d_1", i)] && string(got) != strconv.Itoa(i):
+			t.Errorf("copy-%d.txt holds %q (%v), want %q", i, got, err, strconv.Itoa(i))
+		}
+	}
+	wantLog := strings.Join(want, "\n")
+	if len(want) > 0 {
+		wantLog += "\n"
+	}
+	if string(b) != wantLog {
+		t.Errorf("log.txt is\n%s\nwant\n%s(every finished append once, no sealed one)", b, wantLog)
+	}
+}

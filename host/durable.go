@@ -1,0 +1,190 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+
+	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/sandbox"
+)
+
+// How a round's calls become durable (RATIONALE.md, "Durability"):
+//
+//	make the staging directories of the calls that may write; sync them
+//	journal each call's "executing" phase; fdatasync — before any tool runs
+//	as each call finishes: fdatasync its staged files and staging directory,
+//	    journal its result (unsettled); fdatasync — calls finishing while
+//	    another's sync runs share the next one; only then its tool_end
+//	settle the round; journal what settling decided; apply; commit
+//
+// So a call that started is journaled as executing even after a power
+// cut (its seal is never a second run in disguise), and a call that
+// finished is kept by resume, never run again, whatever stopped the
+// process. The last call of a round to finish is journaled with the
+// round's settlement, which follows it at once, so a round of one call
+// costs no sync more than it must.
+
+// roundSync appends the records of a round's calls from their goroutines
+// and makes them durable. While one batch is written and synced, the
+// records of calls that finish meanwhile queue for the next batch, so
+// calls finishing together share one fdatasync.
+type roundSync struct {
+	log  checkpoint.Log
+	mu   sync.Mutex
+	cond sync.Cond
+	// queue is batch next, which is being queued; done is the last batch
+	// written; busy says a batch is being written.
+	queue      []checkpoint.Record
+	next, done uint64
+	busy       bool
+	err        error
+}
+
+func newRoundSync(log checkpoint.Log) *roundSync {
+	g := &roundSync{log: log, next: 1}
+	g.cond.L = &g.mu
+	return g
+}
+
+// write appends recs and returns once they are durable. It is safe for
+// concurrent use; nothing else may use the log meanwhile.
+func (g *roundSync) write(recs ...checkpoint.Record) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.queue = append(g.queue, recs...)
+	batch := g.next
+	for g.busy && g.done < batch {
+		g.cond.Wait()
+	}
+	if g.done >= batch {
+		return g.err
+	}
+	todo := g.queue
+	g.queue, g.next, g.busy = nil, g.next+1, true
+	g.mu.Unlock()
+	err := errors.Join(g.log.Append(todo...), g.log.Sync())
+	g.mu.Lock()
+	g.busy, g.done = false, batch
+	if g.err == nil && err != nil {
+		g.err = fmt.Errorf("journal the results of finished calls: %w", err)
+	}
+	g.cond.Broadcast()
+	return g.err
+}
+
+// startCalls makes the staging directories of the calls that may write
+// and journals every call as executing, durably, before any of them runs.
+func (r *run) startCalls(round int, calls []checkpoint.ToolCall) error {
+	if err := r.makeStaging(round, calls); err != nil {
+		return fmt.Errorf("round %d: make its staging: %w", round, err)
+	}
+	recs := make([]checkpoint.Record, len(calls))
+	for i, c := range calls {
+		recs[i] = phaseRecord(round, c, checkpoint.PhaseExecuting, "")
+	}
+	if err := errors.Join(r.log.Append(recs...), r.log.Sync()); err != nil {
+		return fmt.Errorf("round %d: journal its calls as executing: %w", round, err)
+	}
+	return nil
+}
+
+// makeStaging makes the staging directory of each call whose tool may
+// write, and syncs the directories that name them, so that the staged
+// files a result refers to are reachable after a power cut.
+func (r *run) makeStaging(round int, calls []checkpoint.ToolCall) error {
+	view := r.view(round)
+	_, err := os.Stat(r.staging)
+	fresh := errors.Is(err, os.ErrNotExist)
+	made := false
+	for _, c := range calls {
+		if !r.tools.stages(c.Name, r.workspace) {
+			continue
+		}
+		if err := os.MkdirAll(view.staging(c.ID), 0o700); err != nil {
+			return err
+		}
+		made = true
+	}
+	if !made {
+		return nil
+	}
+	dirs := []string{r.roundStaging(round), r.staging}
+	if fresh {
+		dirs = append(dirs, filepath.Dir(r.staging))
+	}
+	return syncDirs(dirs...)
+}
+
+// syncDirs syncs each directory, naming the one that fails.
+func syncDirs(dirs ...string) error {
+	for _, d := range dirs {
+		if err := sandbox.SyncFile(d); err != nil {
+			return fmt.Errorf("sync directory %s: %w", d, err)
+		}
+	}
+	return nil
+}
+
+// callFinished makes a finished call's result durable: its staged files,
+// then its result, unsettled. The last call of the round to finish is
+// only held: the round's settlement journals it at once. An interrupted
+// call is neither: resume seals it.
+func (r *run) callFinished(ctx context.Context, round int, res *callResult, g *roundSync, left *atomic.Int32) error {
+	last := left.Add(-1) == 0
+	if ctx.Err() != nil && res.isError {
+		res.interrupted = true
+		return nil
+	}
+	if res.staging != "" && len(res.effects) > 0 {
+		if err := sandbox.SyncStaged(res.staging, res.effects); err != nil {
+			return fmt.Errorf("call %s: %w", res.call.ID, err)
+		}
+	}
+	if last {
+		res.held = true
+		return nil
+	}
+	rec, err := resultRecord(round, *res, true)
+	if err != nil {
+		return err
+	}
+	if err := g.write(rec); err != nil {
+		return err
+	}
+	res.journaled = true
+	if len(res.effects) > 0 {
+		res.endLater = true // settling may yet refuse its changes
+		return nil
+	}
+	r.emit(Event{Type: EventToolEnd, Round: round, Call: res.event()})
+	return nil
+}
+
+// resultRecord is the journal record of a call's result; unsettled for
+// one journaled as the call finished.
+func resultRecord(round int, res callResult, unsettled bool) (checkpoint.Record, error) {
+	effects, err := encodeEffects(res.effects)
+	if err != nil {
+		return checkpoint.Record{}, fmt.Errorf("encode the changes of call %s: %w", res.call.ID, err)
+	}
+	return checkpoint.Record{Type: checkpoint.RecResult, Time: now(), Round: round, Call: res.call.ID,
+		Tool: res.call.Name, Result: &checkpoint.Result{Output: res.output, IsError: res.isError,
+			DurationMS: float64(res.duration.Microseconds()) / 1000, Effects: effects, Unsettled: unsettled}}, nil
+}
+
+// emitHeld emits the tool_end of the calls whose results became durable
+// with the round's settlement, once they are, and of the calls whose
+// changes the settlement decided.
+func (r *run) emitHeld(round int, results []callResult) {
+	for i := range results {
+		if results[i].held || results[i].endLater {
+			results[i].held, results[i].endLater = false, false
+			r.emit(Event{Type: EventToolEnd, Round: round, Call: results[i].event()})
+		}
+	}
+}
