@@ -1,8 +1,11 @@
 package host
 
 import (
+	"bufio"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -61,20 +64,12 @@ func keepChanges(root string, round int, call, workspace, staging string, effect
 	if _, err := os.Stat(name); err == nil {
 		return nil
 	}
-	rec, err := newKeptRecord(workspace, staging, effects)
-	if err != nil {
-		return err
-	}
-	b, err := cbor.Marshal(rec)
-	if err != nil {
-		return err
-	}
 	dirs, err := makeDirs(filepath.Dir(name), filepath.Dir(root))
 	if err != nil {
 		return err
 	}
 	tmp := name + ".tmp"
-	if err := writeSynced(tmp, b); err != nil {
+	if err := writeKeptRecord(tmp, workspace, staging, effects); err != nil {
 		return err
 	}
 	if err := os.Rename(tmp, name); err != nil {
@@ -83,26 +78,108 @@ func keepChanges(root string, round int, call, workspace, staging string, effect
 	return syncDirs(append([]string{filepath.Dir(name)}, dirs...)...)
 }
 
-// newKeptRecord reads what a call's changes replace and what they leave.
-func newKeptRecord(workspace, staging string, effects sandbox.Effects) (keptRecord, error) {
+// writeKeptRecord writes a call's keptRecord to name and syncs it. The
+// record is encoded here, streaming each file into it, so that none of
+// what a call staged (up to its staging limit) sits in the host's memory:
+// a CBOR map of the record's three fields, the files' maps keyed by path,
+// each file a byte string of the size it had when opened.
+func writeKeptRecord(name, workspace, staging string, effects sandbox.Effects) error {
 	manifest, err := effects.Marshal()
 	if err != nil {
-		return keptRecord{}, err
+		return err
 	}
-	rec := keptRecord{Manifest: manifest, Before: map[string][]byte{}, After: map[string][]byte{}}
+	var before, after []keptFile
 	for _, e := range effects {
 		if e.Base.IsFile() {
-			if rec.Before[e.Path], err = os.ReadFile(filepath.Join(workspace, e.Path)); err != nil {
-				return rec, err
-			}
+			before = append(before, keptFile{e.Path, filepath.Join(workspace, e.Path)})
 		}
 		if e.New.IsFile() {
-			if rec.After[e.Path], err = os.ReadFile(sandbox.StagedFile(staging, e.Path)); err != nil {
-				return rec, err
+			after = append(after, keptFile{e.Path, sandbox.StagedFile(staging, e.Path)})
+		}
+	}
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(f, 64<<10)
+	err = encodeKeptRecord(w, manifest, before, after)
+	if err == nil {
+		err = w.Flush()
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if err == nil {
+		syncpoint.Synced(name)
+	}
+	return errors.Join(err, f.Close())
+}
+
+// keptFile is a file of a kept record: its path in the workspace, and
+// where its content is read from.
+type keptFile struct{ path, from string }
+
+func encodeKeptRecord(w *bufio.Writer, manifest []byte, before, after []keptFile) error {
+	fields := 1
+	for _, files := range [][]keptFile{before, after} {
+		if len(files) > 0 {
+			fields++
+		}
+	}
+	w.Write(cborHead(5, uint64(fields)))
+	w.Write(cborHead(0, 1))
+	w.Write(cborHead(2, uint64(len(manifest))))
+	w.Write(manifest)
+	for key, files := range [][]keptFile{before, after} {
+		if len(files) == 0 {
+			continue
+		}
+		w.Write(cborHead(0, uint64(key+2)))
+		w.Write(cborHead(5, uint64(len(files))))
+		for _, kf := range files {
+			w.Write(cborHead(3, uint64(len(kf.path))))
+			w.WriteString(kf.path)
+			if err := streamBytes(w, kf.from); err != nil {
+				return err
 			}
 		}
 	}
-	return rec, nil
+	return nil
+}
+
+// streamBytes writes the file at path as a CBOR byte string.
+func streamBytes(w *bufio.Writer, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	w.Write(cborHead(2, uint64(fi.Size())))
+	if _, err := io.CopyN(w, f, fi.Size()); err != nil {
+		return fmt.Errorf("keep %s: %w", path, err)
+	}
+	return nil
+}
+
+// cborHead is the head of a CBOR data item of major type major whose
+// argument is n (RFC 8949, section 3).
+func cborHead(major byte, n uint64) []byte {
+	m := major << 5
+	switch {
+	case n < 24:
+		return []byte{m | byte(n)}
+	case n <= 0xff:
+		return []byte{m | 24, byte(n)}
+	case n <= 0xffff:
+		return binary.BigEndian.AppendUint16([]byte{m | 25}, uint16(n))
+	case n <= 0xffffffff:
+		return binary.BigEndian.AppendUint32([]byte{m | 26}, uint32(n))
+	}
+	return binary.BigEndian.AppendUint64([]byte{m | 27}, n)
 }
 
 // makeDirs makes dir and the directories above it up to top, and returns
@@ -116,22 +193,6 @@ func makeDirs(dir, top string) ([]string, error) {
 		made = append(made, filepath.Dir(d))
 	}
 	return made, os.MkdirAll(dir, 0o700)
-}
-
-// writeSynced writes a new file and syncs it.
-func writeSynced(name string, b []byte) error {
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if err == nil {
-		syncpoint.Synced(name)
-	}
-	return errors.Join(err, f.Close())
 }
 
 // readKeptRecord reads a call's kept changes: a record file, or the
