@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/cairnrun/cairn/checkpoint"
 )
@@ -185,14 +186,18 @@ turns:
   - text: done
 `)
 	dir := t.TempDir()
-	eng, _ := watchedEngine(t, dir, nil)
+	eng, store := watchedEngine(t, dir, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	res, err := eng.Run(ctx, RunOptions{Agent: af, ID: "a", Prompt: "go", OnEvent: func(e Event) {
-		if e.Type == EventToolEnd && e.Call.ID == "call_1_0" {
-			cancel() // as SIGTERM does, while spin runs
+	go func() {
+		// The append's tool_end waits for the round's settlement, which
+		// spin holds up; its result is durable as it finishes.
+		for !store.isDurable(isRecord(checkpoint.RecResult, "call_1_0", "")) {
+			time.Sleep(time.Millisecond)
 		}
-	}})
+		cancel() // as SIGTERM does, while spin runs
+	}()
+	res, err := eng.Run(ctx, RunOptions{Agent: af, ID: "a", Prompt: "go"})
 	if err != nil || res.Status != StatusPaused || res.Rounds != 0 {
 		t.Fatalf("run: %+v, %v", res, err)
 	}
