@@ -67,6 +67,20 @@ func (in *Inspection) Runs() []RunView {
 	return out
 }
 
+// InterruptedCalls lists the calls an interrupted round had asked for,
+// each as its id and tool name; none when no round was interrupted.
+func (in *Inspection) InterruptedCalls() []string {
+	var ids []string
+	for _, r := range in.Tail {
+		if r.Type == checkpoint.RecTurn && r.Message != nil {
+			for _, tc := range r.Message.ToolCalls {
+				ids = append(ids, tc.ID+" "+tc.Name)
+			}
+		}
+	}
+	return ids
+}
+
 // IsText reports whether b reads as text: valid UTF-8 with no NUL byte.
 func IsText(b []byte) bool { return utf8.Valid(b) && !bytes.Contains(b, []byte{0}) }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/host"
 )
 
 func lsCommand() *cli.Command {
@@ -42,7 +43,7 @@ func lsAction(c *cli.Context) error {
 	}
 	lines := make([]agentLine, len(list))
 	for i, s := range list {
-		lines[i] = agentLine{Agent: s.ID, Status: statusOf(s), Rounds: s.Round, ToolCalls: s.ToolCalls,
+		lines[i] = agentLine{Agent: s.ID, Status: host.AgentStatus(s), Rounds: s.Round, ToolCalls: s.ToolCalls,
 			Usage: s.Usage, Updated: s.Updated}
 		if s.Err != nil {
 			lines[i].Error = s.Err.Error()
@@ -68,23 +69,6 @@ func lsAction(c *cli.Context) error {
 			l.Updated.Local().Format(time.DateTime))
 	}
 	return w.Flush()
-}
-
-// statusOf is what `cairn ls` calls an agent: running while a process
-// holds it, interrupted when it stopped mid-run and needs resume, else
-// how its last run ended.
-func statusOf(s checkpoint.Summary) string {
-	switch {
-	case s.Err != nil:
-		return "unreadable"
-	case s.Locked:
-		return "running"
-	case s.Status == checkpoint.StatusApproval:
-		return string(s.Status)
-	case s.Interrupted:
-		return "interrupted"
-	}
-	return string(s.Status)
 }
 
 // cost is what the agent's tokens cost, where the agent file gave prices.

@@ -79,7 +79,7 @@ func (s *Server) handleAgent(w http.ResponseWriter, r *http.Request) {
 	}
 	st := in.State
 	v := agentView{agentLine: s.line(in.Summary), Reason: st.Reason, Messages: len(st.Messages),
-		Workspace: st.Definition.Workspace, Interrupted: callsOf(in.Tail)}
+		Workspace: st.Definition.Workspace, Interrupted: in.InterruptedCalls()}
 	v.Labels, v.Lineage = st.Labels, st.Lineage
 	for _, b := range in.Bookmarks {
 		v.Bookmarks = append(v.Bookmarks, bookmark{Label: b.Label, Round: b.Round, Time: b.Time})
@@ -89,19 +89,6 @@ func (s *Server) handleAgent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, v)
-}
-
-// callsOf lists the calls an interrupted round had asked for.
-func callsOf(tail []checkpoint.Record) []string {
-	var ids []string
-	for _, r := range tail {
-		if r.Type == checkpoint.RecTurn && r.Message != nil {
-			for _, tc := range r.Message.ToolCalls {
-				ids = append(ids, tc.ID+" "+tc.Name)
-			}
-		}
-	}
-	return ids
 }
 
 // round is one round of the conversation: the user's messages that led
