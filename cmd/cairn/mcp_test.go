@@ -25,7 +25,7 @@ func servedAgent(t *testing.T, bin string) (flags []string, store, ws string) {
 	t.Helper()
 	dir := t.TempDir()
 	raw := filepath.Join(dir, "mcptools.raw.wasm")
-	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", raw, "../../host/mcp/testdata/mcptools")
+	build := exec.Command("go", "build", "-o", raw, "../../host/mcp/testdata/mcptools")
 	build.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build the test tools: %v\n%s", err, out)

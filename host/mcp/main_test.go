@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"testing"
 
@@ -67,7 +66,7 @@ func testModules(t testing.TB) {
 // buildGuest builds a Go tool for wasip1 and packs its manifest.
 func buildGuest(ctx context.Context, eng *host.Engine, dir, pkg string) (string, error) {
 	raw := filepath.Join(dir, filepath.Base(pkg)+".raw.wasm")
-	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", raw, pkg)
+	cmd := exec.Command("go", "build", "-o", raw, pkg)
 	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("build %s: %v\n%s", pkg, err, out)

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"testing"
 
 	"github.com/cairnrun/cairn/host"
@@ -18,7 +17,7 @@ import (
 func spinModule(t *testing.T, eng *host.Engine, dir string) string {
 	t.Helper()
 	raw := filepath.Join(dir, "hostile.raw.wasm")
-	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", raw, "../testdata/hostile")
+	cmd := exec.Command("go", "build", "-o", raw, "../testdata/hostile")
 	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("build the hostile guest: %v\n%s", err, out)
