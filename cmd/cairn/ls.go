@@ -21,17 +21,6 @@ func lsCommand() *cli.Command {
 	}
 }
 
-// agentLine is one agent as `cairn ls --json` prints it.
-type agentLine struct {
-	Agent     string           `json:"agent"`
-	Status    string           `json:"status"`
-	Rounds    int              `json:"rounds"`
-	ToolCalls int              `json:"tool_calls"`
-	Usage     checkpoint.Usage `json:"usage"`
-	Updated   time.Time        `json:"updated"`
-	Error     string           `json:"error,omitempty"`
-}
-
 func lsAction(c *cli.Context) error {
 	store, err := openStore(c)
 	if err != nil {
@@ -41,13 +30,9 @@ func lsAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	lines := make([]agentLine, len(list))
+	lines := make([]host.AgentLine, len(list))
 	for i, s := range list {
-		lines[i] = agentLine{Agent: s.ID, Status: host.AgentStatus(s), Rounds: s.Round, ToolCalls: s.ToolCalls,
-			Usage: s.Usage, Updated: s.Updated}
-		if s.Err != nil {
-			lines[i].Error = s.Err.Error()
-		}
+		lines[i] = host.LineOf(s)
 	}
 	if c.Bool(jsonFlag.Name) {
 		enc := json.NewEncoder(c.App.Writer)

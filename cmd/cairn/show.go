@@ -23,7 +23,7 @@ func showCommand() *cli.Command {
 
 // agentView is one agent as `cairn show --json` prints it.
 type agentView struct {
-	agentLine
+	host.AgentLine
 	Reason      string              `json:"reason,omitempty"`
 	Messages    int                 `json:"messages"`
 	Labels      checkpoint.Labels   `json:"labels"`
@@ -48,7 +48,7 @@ func showAction(c *cli.Context) error {
 	}
 	st := in.State
 	v := agentView{
-		agentLine: agentLine{Agent: st.Agent, Status: host.AgentStatus(in.Summary), Rounds: st.Round,
+		AgentLine: host.AgentLine{Agent: st.Agent, Status: host.AgentStatus(in.Summary), Rounds: st.Round,
 			ToolCalls: st.ToolCalls, Usage: st.Usage, Updated: st.UpdatedAt},
 		Reason: st.Reason, Messages: len(st.Messages), Labels: st.Labels, Lineage: st.Lineage,
 		Workspace: st.Definition.Workspace, AgentFile: string(in.AgentFile), Interrupted: in.InterruptedCalls(),

@@ -12,15 +12,9 @@ import (
 // agentLine is one agent in the list: `cairn ls --json`'s fields and its
 // labels and lineage.
 type agentLine struct {
-	Agent     string              `json:"agent"`
-	Status    string              `json:"status"`
-	Rounds    int                 `json:"rounds"`
-	ToolCalls int                 `json:"tool_calls"`
-	Usage     checkpoint.Usage    `json:"usage"`
-	Updated   time.Time           `json:"updated"`
-	Error     string              `json:"error,omitempty"`
-	Labels    checkpoint.Labels   `json:"labels"`
-	Lineage   *checkpoint.Lineage `json:"lineage,omitempty"`
+	host.AgentLine
+	Labels  checkpoint.Labels   `json:"labels"`
+	Lineage *checkpoint.Lineage `json:"lineage,omitempty"`
 	// Held says this server runs the agent (so it can pause it).
 	Held bool `json:"held,omitempty"`
 }
@@ -63,12 +57,7 @@ func (s *Server) handleAgents(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) line(sum checkpoint.Summary) agentLine {
-	l := agentLine{Agent: sum.ID, Status: host.AgentStatus(sum), Rounds: sum.Round, ToolCalls: sum.ToolCalls,
-		Usage: sum.Usage, Updated: sum.Updated, Held: s.holds(sum.ID)}
-	if sum.Err != nil {
-		l.Error = sum.Err.Error()
-	}
-	return l
+	return agentLine{AgentLine: host.LineOf(sum), Held: s.holds(sum.ID)}
 }
 
 func (s *Server) handleAgent(w http.ResponseWriter, r *http.Request) {
