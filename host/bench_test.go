@@ -2,12 +2,12 @@ package host
 
 import (
 	"context"
-	"slices"
 	"testing"
 	"time"
 
 	"github.com/cairnrun/cairn/abi"
 	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/internal/interleave"
 )
 
 // BenchmarkToolCall is one call of the built-in read_file as the host
@@ -29,46 +29,24 @@ func BenchmarkToolCall(b *testing.B) {
 		b.Fatal(err)
 	}
 	req := abi.Request{ABI: abi.Version, Tool: "read_file", Input: call.Input, Workspace: abi.WorkspaceDir}
-	kinds := []struct {
-		name string
-		call func()
-	}{
-		{"sandbox", func() {
+	kinds := []interleave.Way{
+		{Name: "sandbox", Call: func() {
 			if r, err := mod.Call(ctx, t.policy(ws), req); err != nil || r.Response.Error != "" {
 				b.Fatal(err, r.Response.Error)
 			}
 		}},
-		{"host", func() {
+		{Name: "host", Call: func() {
 			if res := ts.runCall(ctx, view, call); res.isError {
 				b.Fatal(res.output)
 			}
 		}},
-		{"turn", func() {
+		{Name: "turn", Call: func() {
 			if res := ts.runCalls(ctx, view, []checkpoint.ToolCall{call}, func(checkpoint.ToolCall) {}, func(*callResult) {}); res[0].isError {
 				b.Fatal(res[0].output)
 			}
 		}},
 	}
-	times := make([][]time.Duration, len(kinds))
-	for _, k := range kinds {
-		k.call()
-	}
-	b.ResetTimer()
-	for range b.N {
-		for i, k := range kinds {
-			time.Sleep(2 * time.Millisecond)
-			start := time.Now()
-			k.call()
-			times[i] = append(times[i], time.Since(start))
-		}
-	}
-	b.StopTimer()
-	p50 := make([]float64, len(kinds))
-	for i, k := range kinds {
-		slices.Sort(times[i])
-		p50[i] = float64(times[i][len(times[i])/2].Nanoseconds()) / 1e3
-		b.ReportMetric(p50[i], k.name+"-p50-µs")
-	}
+	p50 := interleave.Medians(b, kinds, func() { time.Sleep(2 * time.Millisecond) })
 	b.ReportMetric(p50[1]/p50[0], "x-sandbox")
 	b.ReportMetric(p50[2]/p50[0], "turn-x-sandbox")
 }

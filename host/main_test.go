@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
 	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/internal/guestbuild"
 )
 
 // Shared by the package's tests: one engine (compiling a Go-built module
@@ -38,32 +38,12 @@ func runTests(m *testing.M) int {
 		return 1
 	}
 	defer testEngine.Close(ctx)
-	if hostileWasm, err = buildGuest(ctx, dir, "./testdata/hostile"); err != nil {
+	if hostileWasm, err = guestbuild.Build(dir, "./testdata/hostile",
+		func(w []byte) ([]byte, error) { return testEngine.Pack(ctx, w, nil) }); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	return m.Run()
-}
-
-// buildGuest builds a Go tool for wasip1 and packs its manifest, asking the
-// module for it as `cairn tools pack` does.
-func buildGuest(ctx context.Context, dir, pkg string) (string, error) {
-	raw := filepath.Join(dir, filepath.Base(pkg)+".raw.wasm")
-	cmd := exec.Command("go", "build", "-o", raw, pkg)
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("build %s: %v\n%s", pkg, err, out)
-	}
-	wasm, err := os.ReadFile(raw)
-	if err != nil {
-		return "", err
-	}
-	packed, err := testEngine.Pack(ctx, wasm, nil)
-	if err != nil {
-		return "", fmt.Errorf("pack %s: %w", pkg, err)
-	}
-	out := filepath.Join(dir, filepath.Base(pkg)+".wasm")
-	return out, os.WriteFile(out, packed, 0o644)
 }
 
 // fileEngine is an engine on a fresh file store.

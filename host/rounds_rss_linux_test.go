@@ -3,15 +3,11 @@
 package host
 
 import (
-	"bufio"
-	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
-	"runtime/debug"
-	"strings"
 	"testing"
 
+	"github.com/cairnrun/cairn/internal/rss"
 	"github.com/cairnrun/cairn/sandbox"
 )
 
@@ -43,44 +39,16 @@ func TestKeepChangesStreamsStagedFiles(t *testing.T) {
 	v := sandbox.Version{Exists: true, Size: size}
 	effects := sandbox.Effects{{Path: "big.bin", Op: sandbox.OpWrite, Base: v, New: v, Mode: 0o644}}
 	big = nil
-	base, err := resetPeak()
+	base, err := rss.ResetPeak()
 	if err != nil {
 		t.Skip(err)
 	}
 	if err := keepChanges(filepath.Join(dir, "changes"), 1, "c1", ws, staging, effects); err != nil {
 		t.Fatal(err)
 	}
-	hwm, _ := procStatus("VmHWM")
+	hwm, _ := rss.Peak()
 	t.Logf("peak RSS %d MiB, %d MiB over the %d MiB before", hwm>>20, (hwm-base)>>20, base>>20)
 	if hwm-base > size/4 {
 		t.Fatalf("keeping a %d MiB file raised the peak resident memory by %d MiB", size>>20, (hwm-base)>>20)
 	}
-}
-
-// resetPeak makes the process's peak resident set size its current one
-// (Linux's clear_refs 5) and returns it.
-func resetPeak() (int64, error) {
-	runtime.GC()
-	debug.FreeOSMemory()
-	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
-		return 0, fmt.Errorf("reset peak RSS: %w", err)
-	}
-	return procStatus("VmRSS")
-}
-
-func procStatus(field string) (int64, error) {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), field+":"); ok {
-			var kb int64
-			_, err := fmt.Sscanf(strings.TrimSpace(rest), "%d kB", &kb)
-			return kb << 10, err
-		}
-	}
-	return 0, fmt.Errorf("no %s in /proc/self/status", field)
 }

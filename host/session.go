@@ -126,29 +126,12 @@ func (e *Engine) sessionRun(ctx context.Context, opts SessionOptions, runID stri
 	return r, nil
 }
 
+// createSession makes a new agent for a session, as a run makes one: its
+// model is the caller, and a start that fails leaves no agent behind.
 func (e *Engine) createSession(ctx context.Context, opts SessionOptions, runID string) (*run, error) {
-	ws, err := workspaceOf(opts.Agent, opts.Workspace)
-	if err != nil {
-		return nil, err
-	}
-	mods, err := loadModules(opts.Agent)
-	if err != nil {
-		return nil, err
-	}
-	def, err := e.define(opts.Agent, mods, ws)
-	if err != nil {
-		return nil, err
-	}
-	log, err := e.store.Create(opts.ID, checkpoint.NewState(opts.ID, def, opts.Labels, now()))
-	if err != nil {
-		return nil, err
-	}
 	spec := clientTurns
-	r, err := e.newRun(ctx, opts.Agent, mods, &spec, ws, opts.ID, runID, log)
-	if err != nil {
-		log.Close()
-	}
-	return r, err
+	return e.create(ctx, RunOptions{Agent: opts.Agent, ID: opts.ID, Workspace: opts.Workspace, Labels: opts.Labels,
+		Model: &spec}, runID)
 }
 
 // reopen opens an existing agent with the agent file given now.

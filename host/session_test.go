@@ -172,3 +172,21 @@ func TestSessionSealsInterruptedCall(t *testing.T) {
 		t.Errorf("next call: %+v %v, want round 2", out, err)
 	}
 }
+
+// Regression: a session that could not start a new agent (its workspace
+// was no directory) left the agent in the store, made but never run; a
+// run that fails to start leaves none, and so does a session now.
+func TestSessionThatFailsToStartLeavesNoAgent(t *testing.T) {
+	eng, store := fileEngine(t)
+	af, ws := sessionAgent(t, "")
+	if err := os.Remove(ws); err != nil {
+		t.Fatal(err)
+	}
+	_, err := eng.OpenSession(context.Background(), SessionOptions{Agent: af, ID: "s9"})
+	if err == nil || !strings.Contains(err.Error(), "not a directory") {
+		t.Fatalf("open a session on a missing workspace: %v, want an error saying it is not a directory", err)
+	}
+	if store.Exists("s9") {
+		t.Fatal("the agent stays in the store after its session failed to start")
+	}
+}

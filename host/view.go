@@ -27,6 +27,29 @@ func AgentStatus(s checkpoint.Summary) string {
 	return string(s.Status)
 }
 
+// AgentLine is one agent as a listing shows it: `cairn ls --json`, and
+// the fields of the HTTP API's agent list that both share.
+type AgentLine struct {
+	Agent     string           `json:"agent"`
+	Status    string           `json:"status"`
+	Rounds    int              `json:"rounds"`
+	ToolCalls int              `json:"tool_calls"`
+	Usage     checkpoint.Usage `json:"usage"`
+	Updated   time.Time        `json:"updated"`
+	// Error says why the agent could not be read (Status "unreadable").
+	Error string `json:"error,omitempty"`
+}
+
+// LineOf is the listing of the agent s summarises.
+func LineOf(s checkpoint.Summary) AgentLine {
+	l := AgentLine{Agent: s.ID, Status: AgentStatus(s), Rounds: s.Round, ToolCalls: s.ToolCalls,
+		Usage: s.Usage, Updated: s.Updated}
+	if s.Err != nil {
+		l.Error = s.Err.Error()
+	}
+	return l
+}
+
 // RunView is one run of an agent as a listing shows it.
 type RunView struct {
 	Run         string     `json:"run"`
@@ -65,6 +88,20 @@ func (in *Inspection) Runs() []RunView {
 		}
 	}
 	return out
+}
+
+// InterruptedCalls lists the calls an interrupted round had asked for,
+// each as its id and tool name; none when no round was interrupted.
+func (in *Inspection) InterruptedCalls() []string {
+	var ids []string
+	for _, r := range in.Tail {
+		if r.Type == checkpoint.RecTurn && r.Message != nil {
+			for _, tc := range r.Message.ToolCalls {
+				ids = append(ids, tc.ID+" "+tc.Name)
+			}
+		}
+	}
+	return ids
 }
 
 // IsText reports whether b reads as text: valid UTF-8 with no NUL byte.

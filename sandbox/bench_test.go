@@ -21,6 +21,7 @@ import (
 
 	"github.com/cairnrun/cairn/abi"
 	"github.com/cairnrun/cairn/guest/builtin"
+	"github.com/cairnrun/cairn/internal/interleave"
 )
 
 // BenchmarkReadFile is one call of the built-in read_file, in the same
@@ -191,31 +192,9 @@ func BenchmarkReadFileInterleaved(b *testing.B) {
 				}
 			}
 			empty := abi.Request{ABI: abi.Version, Tool: "-", Input: "{}", Workspace: abi.WorkspaceDir}
-			kinds := []struct {
-				name string
-				call func()
-			}{{"fork-exec", forkExec}, {"read-file", call(readFile)}, {"empty", call(empty)}}
+			kinds := []interleave.Way{{Name: "fork-exec", Call: forkExec}, {Name: "read-file", Call: call(readFile)}, {Name: "empty", Call: call(empty)}}
 			between := betweenCalls(r, pace)
-			times := make([][]time.Duration, len(kinds))
-			for _, k := range kinds {
-				k.call() // the first call takes the snapshot
-			}
-			b.ResetTimer()
-			for range b.N {
-				for i, k := range kinds {
-					between()
-					start := time.Now()
-					k.call()
-					times[i] = append(times[i], time.Since(start))
-				}
-			}
-			b.StopTimer()
-			p50 := make([]float64, len(kinds))
-			for i, k := range kinds {
-				slices.Sort(times[i])
-				p50[i] = float64(times[i][len(times[i])/2].Nanoseconds()) / 1e3
-				b.ReportMetric(p50[i], k.name+"-p50-µs")
-			}
+			p50 := interleave.Medians(b, kinds, between)
 			b.ReportMetric(p50[1]/p50[0], "read-file/fork-exec")
 			b.ReportMetric(p50[2]/p50[0], "empty/fork-exec")
 		})

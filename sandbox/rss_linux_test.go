@@ -3,50 +3,15 @@
 package sandbox
 
 import (
-	"bufio"
 	"context"
 	"errors"
-	"fmt"
 	"io"
-	"os"
 	"path/filepath"
-	"runtime"
-	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/cairnrun/cairn/internal/rss"
 )
-
-// resetPeakRSS frees what the garbage collector can and makes the
-// process's peak resident set size its current one (Linux's clear_refs 5),
-// returning the current size in bytes.
-func resetPeakRSS() (int64, error) {
-	runtime.GC()
-	debug.FreeOSMemory()
-	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
-		return 0, fmt.Errorf("reset peak RSS: %w", err)
-	}
-	return procStatus("VmRSS")
-}
-
-// peakRSS is the process's peak resident set size since the last reset.
-func peakRSS() (int64, error) { return procStatus("VmHWM") }
-
-func procStatus(field string) (int64, error) {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), field+":"); ok {
-			var kb int64
-			_, err := fmt.Sscanf(strings.TrimSpace(rest), "%d kB", &kb)
-			return kb << 10, err
-		}
-	}
-	return 0, fmt.Errorf("no %s in /proc/self/status", field)
-}
 
 // BenchmarkMemoryBombRSS is the host's peak resident memory while a guest
 // at a 64 MiB limit grows its memory until it can't (grow: a page at a
@@ -81,12 +46,12 @@ func BenchmarkMemoryBombRSS(b *testing.B) {
 				p := Policy{Args: g.args, MemoryLimit: 64 << 20}
 				var peak, over int64
 				for i := 0; i < b.N; i++ {
-					base, err := resetPeakRSS()
+					base, err := rss.ResetPeak()
 					if err != nil {
 						b.Skip(err)
 					}
 					m.Run(ctx, p, nil, io.Discard, io.Discard)
-					hwm, _ := peakRSS()
+					hwm, _ := rss.Peak()
 					peak, over = max(peak, hwm), max(over, hwm-base)
 				}
 				b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
@@ -105,12 +70,12 @@ func TestOverlayFillRSS(t *testing.T) {
 	p := Policy{Args: []string{"fill:/work/big.bin:2147483648"}, Mounts: []Mount{{GuestPath: "/work", Overlay: ov}}}
 	var out strings.Builder
 	m.Run(context.Background(), Policy{Args: []string{"write:/work/warm:x"}, Mounts: p.Mounts}, nil, io.Discard, io.Discard)
-	base, err := resetPeakRSS()
+	base, err := rss.ResetPeak()
 	if err != nil {
 		t.Skip(err)
 	}
 	_, err = m.Run(context.Background(), p, nil, &out, io.Discard)
-	hwm, _ := peakRSS()
+	hwm, _ := rss.Peak()
 	must(t, err)
 	t.Logf("%s; peak RSS %d MiB, %d MiB over the %d MiB before", strings.TrimSpace(out.String()), hwm>>20, (hwm-base)>>20, base>>20)
 	if !ov.Exhausted() {
@@ -145,12 +110,12 @@ func BenchmarkCompileAtLimits(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				base, err := resetPeakRSS()
+				base, err := rss.ResetPeak()
 				if err != nil {
 					b.Skip(err)
 				}
 				_, err = rt.Compile(ctx, m.wasm)
-				hwm, _ := peakRSS()
+				hwm, _ := rss.Peak()
 				over = max(over, hwm-base)
 				rt.Close(ctx)
 				if strings.HasPrefix(m.name, "bomb") != errors.Is(err, ErrCompileLimit) {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -17,16 +18,18 @@ import (
 // hostileModule builds the host package's hostile test tool (its `spin`
 // loops until its deadline) and packs its manifest with cairn tools pack.
 func hostileModule(t *testing.T, bin, dir string) string {
+	return packedModule(t, bin, dir, "github.com/cairnrun/cairn/host/testdata/hostile")
+}
+
+// packedModule builds the Go tool pkg for wasip1 and packs its manifest
+// with cairn tools pack into dir, named for the package's last element.
+func packedModule(t *testing.T, bin, dir, pkg string) string {
 	t.Helper()
-	raw := filepath.Join(dir, "hostile.raw.wasm")
-	build := exec.Command("go", "build", "-o", raw, "../../host/testdata/hostile")
-	build.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build the hostile module: %v\n%s", err, out)
-	}
-	packed := filepath.Join(dir, "hostile.wasm")
+	raw := filepath.Join(dir, path.Base(pkg)+".raw.wasm")
+	buildWasi(t, pkg, raw)
+	packed := filepath.Join(dir, path.Base(pkg)+".wasm")
 	if out, err := exec.Command(bin, "tools", "pack", "-o", packed, raw).CombinedOutput(); err != nil {
-		t.Fatalf("pack: %v\n%s", err, out)
+		t.Fatalf("pack %s: %v\n%s", pkg, err, out)
 	}
 	return packed
 }

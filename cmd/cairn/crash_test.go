@@ -94,13 +94,20 @@ func events(out []byte) []jsonEvent {
 // once, no call that had started before the kill runs again, and the agent
 // ends where an uninterrupted run ends.
 func TestKillDashNineAndResume(t *testing.T) {
+	killTrials(t, func(t testing.TB) string { return t.TempDir() })
+}
+
+// killTrials times an uninterrupted run of the crash agent, then runs it
+// -crash-trials times in a fresh store newStore makes, kills each run with
+// SIGKILL at a random moment and resumes it (see resumeKilled).
+func killTrials(t *testing.T, newStore func(testing.TB) string) {
 	bin := cairnBinary(t)
 	agent := crashAgent(t)
 	cache := cacheForTests(t)
 	var full time.Duration
 	for range 2 { // the second run, with the compile cache warm, is what a trial kills
 		start := time.Now()
-		clean := exec.Command(bin, "run", "--store", t.TempDir(), "--cache", cache, "--json", "-f", agent)
+		clean := exec.Command(bin, "run", "--store", newStore(t), "--cache", cache, "--json", "-f", agent)
 		if out, err := clean.CombinedOutput(); err != nil {
 			t.Fatalf("uninterrupted run: %v\n%s", err, out)
 		}
@@ -110,13 +117,12 @@ func TestKillDashNineAndResume(t *testing.T) {
 	for trial := 0; trial < *crashTrials; trial++ {
 		delay := time.Duration(rng.Int63n(int64(full)))
 		t.Run(fmt.Sprintf("kill-after-%s", delay.Round(time.Millisecond)), func(t *testing.T) {
-			killAndResume(t, bin, agent, cache, delay)
+			killAndResume(t, bin, newStore(t), agent, cache, delay)
 		})
 	}
 }
 
-func killAndResume(t *testing.T, bin, agent, cache string, delay time.Duration) {
-	store := t.TempDir()
+func killAndResume(t *testing.T, bin, store, agent, cache string, delay time.Duration) {
 	cmd := exec.Command(bin, "run", "--store", store, "--cache", cache, "--json", "--id", "victim", "-f", agent)
 	var out bytes.Buffer
 	cmd.Stdout = &out

@@ -14,12 +14,18 @@ import (
 func wasiGuest(t *testing.T, name string) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), name+".wasm")
-	cmd := exec.Command("go", "build", "-o", out, "github.com/cairnrun/cairn/sandbox/testdata/"+name)
+	buildWasi(t, "github.com/cairnrun/cairn/sandbox/testdata/"+name, out)
+	return out
+}
+
+// buildWasi builds the Go program pkg for wasip1 into out.
+func buildWasi(t *testing.T, pkg, out string) {
+	t.Helper()
+	cmd := exec.Command("go", "build", "-o", out, pkg)
 	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
 	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build %s: %v\n%s", name, err, b)
+		t.Fatalf("build %s: %v\n%s", pkg, err, b)
 	}
-	return out
 }
 
 // cairn exec runs an ordinary WASI program on a mounted directory: it

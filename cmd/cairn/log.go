@@ -35,7 +35,7 @@ func logAction(c *cli.Context) error {
 	for _, m := range in.State.Messages {
 		printMessage(c.App.Writer, m)
 	}
-	if calls := callsOf(in.Tail); len(calls) > 0 {
+	if calls := in.InterruptedCalls(); len(calls) > 0 {
 		fmt.Fprintf(c.App.Writer, "(round %d was interrupted; cairn resume continues it)\n", in.State.Round+1)
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/host"
 )
 
 func lsCommand() *cli.Command {
@@ -20,17 +21,6 @@ func lsCommand() *cli.Command {
 	}
 }
 
-// agentLine is one agent as `cairn ls --json` prints it.
-type agentLine struct {
-	Agent     string           `json:"agent"`
-	Status    string           `json:"status"`
-	Rounds    int              `json:"rounds"`
-	ToolCalls int              `json:"tool_calls"`
-	Usage     checkpoint.Usage `json:"usage"`
-	Updated   time.Time        `json:"updated"`
-	Error     string           `json:"error,omitempty"`
-}
-
 func lsAction(c *cli.Context) error {
 	store, err := openStore(c)
 	if err != nil {
@@ -40,13 +30,9 @@ func lsAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	lines := make([]agentLine, len(list))
+	lines := make([]host.AgentLine, len(list))
 	for i, s := range list {
-		lines[i] = agentLine{Agent: s.ID, Status: statusOf(s), Rounds: s.Round, ToolCalls: s.ToolCalls,
-			Usage: s.Usage, Updated: s.Updated}
-		if s.Err != nil {
-			lines[i].Error = s.Err.Error()
-		}
+		lines[i] = host.LineOf(s)
 	}
 	if c.Bool(jsonFlag.Name) {
 		enc := json.NewEncoder(c.App.Writer)
@@ -68,23 +54,6 @@ func lsAction(c *cli.Context) error {
 			l.Updated.Local().Format(time.DateTime))
 	}
 	return w.Flush()
-}
-
-// statusOf is what `cairn ls` calls an agent: running while a process
-// holds it, interrupted when it stopped mid-run and needs resume, else
-// how its last run ended.
-func statusOf(s checkpoint.Summary) string {
-	switch {
-	case s.Err != nil:
-		return "unreadable"
-	case s.Locked:
-		return "running"
-	case s.Status == checkpoint.StatusApproval:
-		return string(s.Status)
-	case s.Interrupted:
-		return "interrupted"
-	}
-	return string(s.Status)
 }
 
 // cost is what the agent's tokens cost, where the agent file gave prices.

@@ -16,7 +16,7 @@ func TestMCPServerToolSealedEffectsUnknown(t *testing.T) {
 	bin := cairnBinary(t)
 	dir := t.TempDir()
 	server := filepath.Join(dir, "toyserver")
-	if out, err := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", server,
+	if out, err := exec.Command("go", "build", "-o", server,
 		"../../host/mcp/testdata/toyserver").CombinedOutput(); err != nil {
 		t.Fatalf("build the test MCP server: %v\n%s", err, out)
 	}

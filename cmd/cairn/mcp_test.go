@@ -24,15 +24,7 @@ import (
 func servedAgent(t *testing.T, bin string) (flags []string, store, ws string) {
 	t.Helper()
 	dir := t.TempDir()
-	raw := filepath.Join(dir, "mcptools.raw.wasm")
-	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", raw, "../../host/mcp/testdata/mcptools")
-	build.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build the test tools: %v\n%s", err, out)
-	}
-	if out, err := exec.Command(bin, "tools", "pack", "-o", filepath.Join(dir, "mcptools.wasm"), raw).CombinedOutput(); err != nil {
-		t.Fatalf("pack: %v\n%s", err, out)
-	}
+	packedModule(t, bin, dir, "github.com/cairnrun/cairn/host/mcp/testdata/mcptools")
 	ws, store = filepath.Join(dir, "workspace"), filepath.Join(dir, "store")
 	must(t, os.Mkdir(ws, 0o755))
 	must(t, os.WriteFile(filepath.Join(dir, "agent.yaml"), []byte(`name: served

@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math/rand"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -71,36 +70,7 @@ func TestPostgresLeaseHeldIsExit5(t *testing.T) {
 // moment; another process resumes it at once (the holder is gone) and
 // ends where an uninterrupted run ends, every call's effects once.
 func TestPostgresKillDashNineAndResume(t *testing.T) {
-	srv := pgtest.Start(t)
-	bin := cairnBinary(t)
-	agent := crashAgent(t)
-	cache := cacheForTests(t)
-	var full time.Duration
-	for range 2 {
-		start := time.Now()
-		clean := exec.Command(bin, "run", "--store", srv.NewDatabase(t), "--cache", cache, "--json", "-f", agent)
-		if out, err := clean.CombinedOutput(); err != nil {
-			t.Fatalf("uninterrupted run: %v\n%s", err, out)
-		}
-		full = time.Since(start)
-	}
-	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
-	for trial := 0; trial < *crashTrials; trial++ {
-		delay := time.Duration(rng.Int63n(int64(full)))
-		t.Run(fmt.Sprintf("kill-after-%s", delay.Round(time.Millisecond)), func(t *testing.T) {
-			url := srv.NewDatabase(t)
-			cmd := exec.Command(bin, "run", "--store", url, "--cache", cache, "--json", "--id", "victim", "-f", agent)
-			var out bytes.Buffer
-			cmd.Stdout = &out
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			time.Sleep(delay)
-			cmd.Process.Signal(syscall.SIGKILL)
-			cmd.Wait()
-			resumeKilled(t, bin, url, cache, out.Bytes())
-		})
-	}
+	killTrials(t, pgtest.Start(t).NewDatabase)
 }
 
 // A cairn process stopped (SIGSTOP) past its lease, whose agent another

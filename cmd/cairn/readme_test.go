@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/cairnrun/cairn/abi"
+	"github.com/cairnrun/cairn/host"
 )
 
 // TestReadmeCommands runs every command form README.md and docs/cli.md
@@ -293,9 +294,9 @@ func (fx *readmeFixture) awaiting() string {
 }
 
 func (fx *readmeFixture) lastRun(agent string) string {
-	var runs []runLine
+	var runs []host.RunView
 	for _, line := range strings.Split(strings.TrimSpace(fx.run(exitDone, "runs", "--json", agent)), "\n") {
-		var r runLine
+		var r host.RunView
 		must(fx.t, json.Unmarshal([]byte(line), &r))
 		runs = append(runs, r)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/host"
 )
 
 func showCommand() *cli.Command {
@@ -22,7 +23,7 @@ func showCommand() *cli.Command {
 
 // agentView is one agent as `cairn show --json` prints it.
 type agentView struct {
-	agentLine
+	host.AgentLine
 	Reason      string              `json:"reason,omitempty"`
 	Messages    int                 `json:"messages"`
 	Labels      checkpoint.Labels   `json:"labels"`
@@ -47,10 +48,10 @@ func showAction(c *cli.Context) error {
 	}
 	st := in.State
 	v := agentView{
-		agentLine: agentLine{Agent: st.Agent, Status: statusOf(in.Summary), Rounds: st.Round,
+		AgentLine: host.AgentLine{Agent: st.Agent, Status: host.AgentStatus(in.Summary), Rounds: st.Round,
 			ToolCalls: st.ToolCalls, Usage: st.Usage, Updated: st.UpdatedAt},
 		Reason: st.Reason, Messages: len(st.Messages), Labels: st.Labels, Lineage: st.Lineage,
-		Workspace: st.Definition.Workspace, AgentFile: string(in.AgentFile), Interrupted: callsOf(in.Tail),
+		Workspace: st.Definition.Workspace, AgentFile: string(in.AgentFile), Interrupted: in.InterruptedCalls(),
 	}
 	for _, b := range in.Bookmarks {
 		v.Bookmarks = append(v.Bookmarks, bookmarkLine{Label: b.Label, Round: b.Round, Time: b.Time})
@@ -60,19 +61,6 @@ func showAction(c *cli.Context) error {
 	}
 	printView(c, v)
 	return nil
-}
-
-// callsOf lists the calls an interrupted round had asked for.
-func callsOf(tail []checkpoint.Record) []string {
-	var ids []string
-	for _, r := range tail {
-		if r.Type == checkpoint.RecTurn && r.Message != nil {
-			for _, tc := range r.Message.ToolCalls {
-				ids = append(ids, tc.ID+" "+tc.Name)
-			}
-		}
-	}
-	return ids
 }
 
 func printView(c *cli.Context, v agentView) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"slices"
 	"testing"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/cairnrun/cairn/abi"
 	"github.com/cairnrun/cairn/guest/builtin"
 	"github.com/cairnrun/cairn/host"
+	"github.com/cairnrun/cairn/internal/interleave"
 	"github.com/cairnrun/cairn/sandbox"
 )
 
@@ -46,46 +46,24 @@ func BenchmarkToolsCall(b *testing.B) {
 	defer cs.Close()
 	mod, policy, req := sandboxCall(b, ws)
 	args := map[string]any{"path": "f.txt"}
-	kinds := []struct {
-		name string
-		call func()
-	}{
-		{"sandbox", func() {
+	kinds := []interleave.Way{
+		{Name: "sandbox", Call: func() {
 			if r, err := mod.Call(ctx, policy, req); err != nil || r.Response.Error != "" {
 				b.Fatal(err, r.Response.Error)
 			}
 		}},
-		{"session", func() {
+		{Name: "session", Call: func() {
 			if out, err := sess.Call(ctx, "read_file", []byte(`{"path":"f.txt"}`), nil); err != nil || out.IsError {
 				b.Fatal(err, out)
 			}
 		}},
-		{"mcp", func() {
+		{Name: "mcp", Call: func() {
 			if res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "read_file", Arguments: args}); err != nil || res.IsError {
 				b.Fatal(err, res)
 			}
 		}},
 	}
-	times := make([][]time.Duration, len(kinds))
-	for _, k := range kinds {
-		k.call()
-	}
-	b.ResetTimer()
-	for range b.N {
-		for i, k := range kinds {
-			time.Sleep(2 * time.Millisecond)
-			start := time.Now()
-			k.call()
-			times[i] = append(times[i], time.Since(start))
-		}
-	}
-	b.StopTimer()
-	p50 := make([]float64, len(kinds))
-	for i, k := range kinds {
-		slices.Sort(times[i])
-		p50[i] = float64(times[i][len(times[i])/2].Nanoseconds()) / 1e3
-		b.ReportMetric(p50[i], k.name+"-p50-µs")
-	}
+	p50 := interleave.Medians(b, kinds, func() { time.Sleep(2 * time.Millisecond) })
 	b.ReportMetric(p50[1]/p50[0], "session-x-sandbox")
 	b.ReportMetric(p50[2]/p50[0], "mcp-x-sandbox")
 	b.ReportMetric(p50[2]-p50[1], "protocol-µs")

@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -28,7 +27,7 @@ func toyServer(t *testing.T) string {
 	t.Helper()
 	toyOnce.Do(func() {
 		toyBin = filepath.Join(filepath.Dir(testCache), "toyserver")
-		out, err := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", toyBin, "./testdata/toyserver").CombinedOutput()
+		out, err := exec.Command("go", "build", "-o", toyBin, "./testdata/toyserver").CombinedOutput()
 		if err != nil {
 			toyErr = errors.New(string(out))
 		}

@@ -4,13 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"testing"
 
 	"github.com/cairnrun/cairn/host"
+	"github.com/cairnrun/cairn/internal/guestbuild"
 )
 
 // Shared by the package's tests: the compile cache and the packed test
@@ -53,7 +52,7 @@ func testModules(t testing.TB) {
 		defer eng.Close(ctx)
 		dir := filepath.Dir(testCache)
 		for pkg, out := range map[string]*string{"./testdata/mcptools": &toolsWasm, "../testdata/hostile": &hostileWasm} {
-			if *out, err = buildGuest(ctx, eng, dir, pkg); err != nil {
+			if *out, err = guestbuild.Build(dir, pkg, func(w []byte) ([]byte, error) { return eng.Pack(ctx, w, nil) }); err != nil {
 				buildErr = err
 				return
 			}
@@ -62,24 +61,4 @@ func testModules(t testing.TB) {
 	if buildErr != nil {
 		t.Fatal(buildErr)
 	}
-}
-
-// buildGuest builds a Go tool for wasip1 and packs its manifest.
-func buildGuest(ctx context.Context, eng *host.Engine, dir, pkg string) (string, error) {
-	raw := filepath.Join(dir, filepath.Base(pkg)+".raw.wasm")
-	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", raw, pkg)
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("build %s: %v\n%s", pkg, err, out)
-	}
-	wasm, err := os.ReadFile(raw)
-	if err != nil {
-		return "", err
-	}
-	packed, err := eng.Pack(ctx, wasm, nil)
-	if err != nil {
-		return "", fmt.Errorf("pack %s: %w", pkg, err)
-	}
-	out := filepath.Join(dir, filepath.Base(pkg)+".wasm")
-	return out, os.WriteFile(out, packed, 0o644)
 }

@@ -12,15 +12,9 @@ import (
 // agentLine is one agent in the list: `cairn ls --json`'s fields and its
 // labels and lineage.
 type agentLine struct {
-	Agent     string              `json:"agent"`
-	Status    string              `json:"status"`
-	Rounds    int                 `json:"rounds"`
-	ToolCalls int                 `json:"tool_calls"`
-	Usage     checkpoint.Usage    `json:"usage"`
-	Updated   time.Time           `json:"updated"`
-	Error     string              `json:"error,omitempty"`
-	Labels    checkpoint.Labels   `json:"labels"`
-	Lineage   *checkpoint.Lineage `json:"lineage,omitempty"`
+	host.AgentLine
+	Labels  checkpoint.Labels   `json:"labels"`
+	Lineage *checkpoint.Lineage `json:"lineage,omitempty"`
 	// Held says this server runs the agent (so it can pause it).
 	Held bool `json:"held,omitempty"`
 }
@@ -63,12 +57,7 @@ func (s *Server) handleAgents(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) line(sum checkpoint.Summary) agentLine {
-	l := agentLine{Agent: sum.ID, Status: host.AgentStatus(sum), Rounds: sum.Round, ToolCalls: sum.ToolCalls,
-		Usage: sum.Usage, Updated: sum.Updated, Held: s.holds(sum.ID)}
-	if sum.Err != nil {
-		l.Error = sum.Err.Error()
-	}
-	return l
+	return agentLine{AgentLine: host.LineOf(sum), Held: s.holds(sum.ID)}
 }
 
 func (s *Server) handleAgent(w http.ResponseWriter, r *http.Request) {
@@ -79,7 +68,7 @@ func (s *Server) handleAgent(w http.ResponseWriter, r *http.Request) {
 	}
 	st := in.State
 	v := agentView{agentLine: s.line(in.Summary), Reason: st.Reason, Messages: len(st.Messages),
-		Workspace: st.Definition.Workspace, Interrupted: callsOf(in.Tail)}
+		Workspace: st.Definition.Workspace, Interrupted: in.InterruptedCalls()}
 	v.Labels, v.Lineage = st.Labels, st.Lineage
 	for _, b := range in.Bookmarks {
 		v.Bookmarks = append(v.Bookmarks, bookmark{Label: b.Label, Round: b.Round, Time: b.Time})
@@ -89,19 +78,6 @@ func (s *Server) handleAgent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, v)
-}
-
-// callsOf lists the calls an interrupted round had asked for.
-func callsOf(tail []checkpoint.Record) []string {
-	var ids []string
-	for _, r := range tail {
-		if r.Type == checkpoint.RecTurn && r.Message != nil {
-			for _, tc := range r.Message.ToolCalls {
-				ids = append(ids, tc.ID+" "+tc.Name)
-			}
-		}
-	}
-	return ids
 }
 
 // round is one round of the conversation: the user's messages that led

@@ -46,24 +46,7 @@ func BenchmarkFollowers(b *testing.B) {
 // follower's delivery time of each event after they joined.
 func followRun(b *testing.B, n int) []time.Duration {
 	f := newFixture(b, Config{Loopback: true})
-	dir := filepath.Join(f.agents, "bench")
-	os.MkdirAll(filepath.Join(dir, "workspace"), 0o755)
-	os.WriteFile(filepath.Join(dir, "script.yaml"), []byte(benchScript), 0o644)
-	af, err := host.ParseAgentFile([]byte(approvalAgent), dir)
-	if err != nil {
-		b.Fatal(err)
-	}
-	asked, decide, ended := make(chan struct{}), make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(ended)
-		f.eng.Run(context.Background(), host.RunOptions{Agent: af, ID: "bench", Prompt: "go",
-			Approver: func(context.Context, host.ApprovalRequest) (host.Decision, error) {
-				close(asked)
-				<-decide
-				return host.Decision{Approved: true}, nil
-			}})
-	}()
-	<-asked
+	decide, ended := awaitingBench(b, f)
 	var mu sync.Mutex
 	var delays []time.Duration
 	var joined, done sync.WaitGroup
@@ -83,6 +66,32 @@ func followRun(b *testing.B, n int) []time.Duration {
 	<-ended
 	done.Wait()
 	return delays
+}
+
+// awaitingBench runs the bench agent on f's engine and returns once its
+// run waits for approval: closing decide approves the call, and ended
+// closes when the run is over.
+func awaitingBench(b *testing.B, f *fixture) (decide, ended chan struct{}) {
+	dir := filepath.Join(f.agents, "bench")
+	os.MkdirAll(filepath.Join(dir, "workspace"), 0o755)
+	os.WriteFile(filepath.Join(dir, "script.yaml"), []byte(benchScript), 0o644)
+	af, err := host.ParseAgentFile([]byte(approvalAgent), dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	asked := make(chan struct{})
+	decide, ended = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(ended)
+		f.eng.Run(context.Background(), host.RunOptions{Agent: af, ID: "bench", Prompt: "go",
+			Approver: func(context.Context, host.ApprovalRequest) (host.Decision, error) {
+				close(asked)
+				<-decide
+				return host.Decision{Approved: true}, nil
+			}})
+	}()
+	<-asked
+	return decide, ended
 }
 
 // follow reads an SSE stream to its end; once it has read the approval
@@ -131,24 +140,7 @@ func BenchmarkAPIUnderFollowers(b *testing.B) {
 
 func apiUnder(b *testing.B, n int) {
 	f := newFixture(b, Config{Loopback: true})
-	dir := filepath.Join(f.agents, "bench")
-	os.MkdirAll(filepath.Join(dir, "workspace"), 0o755)
-	os.WriteFile(filepath.Join(dir, "script.yaml"), []byte(benchScript), 0o644)
-	af, err := host.ParseAgentFile([]byte(approvalAgent), dir)
-	if err != nil {
-		b.Fatal(err)
-	}
-	asked, decide, ended := make(chan struct{}), make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(ended)
-		f.eng.Run(context.Background(), host.RunOptions{Agent: af, ID: "bench", Prompt: "go",
-			Approver: func(context.Context, host.ApprovalRequest) (host.Decision, error) {
-				close(asked)
-				<-decide
-				return host.Decision{Approved: true}, nil
-			}})
-	}()
-	<-asked
+	decide, ended := awaitingBench(b, f)
 	var joined, done sync.WaitGroup
 	joined.Add(n)
 	done.Add(n)

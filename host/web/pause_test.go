@@ -5,30 +5,20 @@ import (
 	"context"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"testing"
 
 	"github.com/cairnrun/cairn/host"
+	"github.com/cairnrun/cairn/internal/guestbuild"
 )
 
 // spinModule builds host/testdata/hostile, whose spin tool loops until
 // its call is stopped, and packs its manifest into it.
 func spinModule(t *testing.T, eng *host.Engine, dir string) string {
 	t.Helper()
-	raw := filepath.Join(dir, "hostile.raw.wasm")
-	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", raw, "../testdata/hostile")
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build the hostile guest: %v\n%s", err, out)
-	}
-	wasm, err := os.ReadFile(raw)
+	out, err := guestbuild.Build(dir, "../testdata/hostile",
+		func(w []byte) ([]byte, error) { return eng.Pack(context.Background(), w, nil) })
 	must(t, err)
-	packed, err := eng.Pack(context.Background(), wasm, nil)
-	must(t, err)
-	out := filepath.Join(dir, "hostile.wasm")
-	must(t, os.WriteFile(out, packed, 0o644))
 	return out
 }
 
