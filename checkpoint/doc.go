@@ -28,6 +28,7 @@
 //	agents/<id>/snap-<round>.cbor        the state at a boundary (round as 16 hex digits)
 //	agents/<id>/journal-<round>.log      the records after that boundary
 //	agents/<id>/events.jsonl             the event history, one JSON line per event (not synced)
+//	agents/<id>/pause                    a pause request (empty; see Pauser), cleared by the run that obeys it
 //	agents/<id>/bookmarks/<label>.cbor   a bookmark: a boundary's state and its workspace's blob
 //	agents/<id>/staging/round-<N>/<call> what a call staged (the host's; see package host)
 //	agents/<id>/changes/round-<N>/<call>.cbor  the changes of the last rounds, for diff and undo (the host's)

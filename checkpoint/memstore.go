@@ -24,6 +24,7 @@ type memAgent struct {
 	events    []byte
 	bookmarks map[string][]byte // encoded Bookmarks by label
 	locked    bool
+	pause     bool // a pause is requested
 }
 
 var _ Store = (*MemStore)(nil)

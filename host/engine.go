@@ -207,6 +207,9 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) (*Result, error) {
 		return nil, err
 	}
 	defer lock.Unlock()
+	if err := e.clearPause(opts.ID); err != nil {
+		return nil, err
+	}
 	r, err := e.startRun(ctx, opts, runID)
 	if err != nil {
 		return nil, err
@@ -328,7 +331,8 @@ func (e *Engine) newRun(ctx context.Context, af *AgentFile, mods []Module, overr
 	if err != nil {
 		return nil, err
 	}
-	return &run{agentID: agentID, id: runID, af: af, tools: tools, provider: provider, modelName: modelName,
+	pauser, _ := e.store.(checkpoint.Pauser)
+	return &run{pauser: pauser, agentID: agentID, id: runID, af: af, tools: tools, provider: provider, modelName: modelName,
 		workspace: ws, staging: e.stagingRoot(agentID), changes: e.changesRoot(agentID), pool: pool, log: log, history: nopWriter{}, startedAt: time.Now()}, nil
 }
 

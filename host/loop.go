@@ -47,6 +47,9 @@ type run struct {
 	// commitCancelled commits a round whose calls the context stopped,
 	// with results that say so, instead of leaving it for resume.
 	commitCancelled bool
+	// pauser is where Pause leaves its requests; nil when the store
+	// keeps none.
+	pauser checkpoint.Pauser
 
 	mu      sync.Mutex // serialises events across call goroutines
 	onEvent EventFunc
@@ -107,7 +110,8 @@ func (r *run) prompt(text string) error {
 }
 
 // loop takes rounds until the model answers without tool calls, a limit is
-// reached, or the context ends. It returns how the run ended and why.
+// reached, the context ends or Pause asks it to stop (looked for once a
+// round, after the commit). It returns how the run ended and why.
 func (r *run) loop(ctx context.Context) (Status, string) {
 	for {
 		if reason := r.limitReached(); reason != "" {
@@ -121,6 +125,9 @@ func (r *run) loop(ctx context.Context) (Status, string) {
 		}
 		if status, reason, ok := stopped(ctx, err); ok {
 			return status, reason
+		}
+		if r.pauseRequested() {
+			return StatusPaused, pausedOnRequest
 		}
 	}
 }

@@ -101,6 +101,9 @@ func (e *Engine) Resume(ctx context.Context, opts ResumeOptions) (*Result, error
 		return nil, err
 	}
 	defer lock.Unlock()
+	if err := e.clearPause(opts.ID); err != nil {
+		return nil, err
+	}
 	rec, log, err := e.store.Open(opts.ID)
 	if err != nil {
 		return nil, fmt.Errorf("resume: %w", err) // the store's error names the agent

@@ -42,6 +42,7 @@ func Run(t *testing.T, open func(t *testing.T) checkpoint.Store) {
 		{"Bookmarks", testBookmarks},
 		{"Blobs", testBlobs},
 		{"ManyRoundsCompact", testManyRounds},
+		{"PauseRequests", testPause},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
 	}

@@ -74,6 +74,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			runCommand(),
 			chatCommand(),
 			resumeCommand(),
+			pauseCommand(),
 			lsCommand(),
 			showCommand(),
 			logCommand(),

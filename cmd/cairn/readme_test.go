@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/cairnrun/cairn/abi"
+	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/host"
 )
 
@@ -173,8 +174,11 @@ func (fx *readmeFixture) value(cmd, p string, vals map[string]string) string {
 	fx.n++
 	switch p {
 	case "AGENT":
-		if cmd == "approve" || cmd == "deny" {
+		switch cmd {
+		case "approve", "deny":
 			return fx.awaiting()
+		case "pause":
+			return fx.held()
 		}
 		return fx.agent()
 	case "AGENT_FILE":
@@ -278,6 +282,18 @@ func (fx *readmeFixture) exported() string {
 	fx.run(exitDone, "run", "--store", store, "-f", "examples/hello/agent.yaml", "--id", id, "--workspace", fx.workspace())
 	fx.run(exitDone, "export", "--store", store, "-o", file, id)
 	return file
+}
+
+// held is an agent whose lock this process holds until the test ends, as
+// a process that runs it would: `cairn pause` has a run to ask.
+func (fx *readmeFixture) held() string {
+	id := fx.agent()
+	store, err := checkpoint.OpenFileStore(os.Getenv("CAIRN_STORE"))
+	must(fx.t, err)
+	lock, err := store.Lock(id, checkpoint.ThisProcess("run-readme"))
+	must(fx.t, err)
+	fx.t.Cleanup(func() { lock.Unlock() })
+	return id
 }
 
 // awaiting is a new agent whose call call_1_0 awaits approval.

@@ -123,22 +123,34 @@ func (s *Server) holds(id string) bool {
 
 // handlePause stops a run this server holds at its boundary, as the
 // first signal stops `cairn run`: the agent is paused and resume
-// continues it. A run another process holds is not this server's to stop.
+// continues it. A run another process holds is asked to stop at its next
+// boundary with Engine.Pause, as `cairn pause` asks it.
 func (s *Server) handlePause(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	s.mu.Lock()
 	h := s.runs[id]
 	s.mu.Unlock()
 	if h == nil {
-		if _, err := s.store.Summary(id); err != nil {
-			fail(w, err)
-			return
-		}
-		writeError(w, http.StatusConflict, "agent "+id+" is not run by this server: only a run it resumed can be paused here")
+		s.requestPause(w, r, id)
 		return
 	}
 	h.cancel()
 	writeJSON(w, http.StatusAccepted, map[string]any{"agent": id, "run": h.run, "status": "pausing"})
+}
+
+// requestPause asks the process that runs agent id to stop it at its next
+// boundary: 202 once the request is in the store, 409 when no process
+// runs the agent.
+func (s *Server) requestPause(w http.ResponseWriter, r *http.Request, id string) {
+	err := s.eng.Pause(r.Context(), id)
+	switch {
+	case errors.Is(err, host.ErrNotRunning):
+		writeError(w, http.StatusConflict, err.Error())
+	case err != nil:
+		fail(w, err)
+	default:
+		writeJSON(w, http.StatusAccepted, map[string]any{"agent": id, "status": "pause requested"})
+	}
 }
 
 // handleSnapshot bookmarks an agent with Engine.Snapshot, as `cairn

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/host"
 	"github.com/cairnrun/cairn/internal/guestbuild"
 )
@@ -77,4 +78,42 @@ approvals: [{tool: spin, action: ask}]
 		t.Fatalf("the paused run: %+v", last)
 	}
 	f.decode(f.post("/api/agents/spin/pause", struct{}{}), http.StatusConflict, nil)
+}
+
+// Pause of a run this server does not hold — here a run of another
+// engine on the same store, as another process's would be — asks it to
+// stop at its next boundary through the store: 202, and the run ends
+// paused on request after the round it was taking. Once nothing runs the
+// agent, pause is 409.
+func TestPauseAsksARunOfAnotherProcess(t *testing.T) {
+	f := newFixture(t, Config{Loopback: true})
+	other, err := host.OpenStore(f.store.(*checkpoint.FileStore).Dir())
+	must(t, err)
+	eng, err := host.NewEngine(context.Background(), host.Config{CacheDir: testCache, Store: other})
+	must(t, err)
+	defer eng.Close(context.Background())
+	dir := filepath.Join(f.agents, "steps")
+	must(t, os.MkdirAll(filepath.Join(dir, "workspace"), 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "script.yaml"), []byte(`
+turns:
+  - tool_calls: [{name: write_file, input: {path: a.txt, content: one}}]
+  - tool_calls: [{name: write_file, input: {path: b.txt, content: two}}]
+  - text: done
+`), 0o644))
+	af, err := host.ParseAgentFile([]byte("name: steps\nmodel: {provider: script, script: script.yaml}\nworkspace: workspace\ntools: [{module: builtin}]\n"), dir)
+	must(t, err)
+	var answer map[string]any
+	res, err := eng.Run(context.Background(), host.RunOptions{Agent: af, ID: "steps", Prompt: "go", OnEvent: func(e host.Event) {
+		if e.Type == host.EventToolStart && e.Round == 1 {
+			f.decode(f.post("/api/agents/steps/pause", struct{}{}), http.StatusAccepted, &answer)
+		}
+	}})
+	must(t, err)
+	if answer["status"] != "pause requested" {
+		t.Fatalf("pause answered %v", answer)
+	}
+	if res.Status != host.StatusPaused || res.Reason != "paused on request" || res.Rounds != 1 {
+		t.Fatalf("the run: %+v", res)
+	}
+	f.decode(f.post("/api/agents/steps/pause", struct{}{}), http.StatusConflict, nil)
 }

@@ -153,7 +153,7 @@ function agentPage(main, id) {
     actions.replaceChildren();
     if (!readOnly) {
       if (["paused", "awaiting_approval", "interrupted", "failed"].includes(a.status)) actions.append(el("button", { onclick: () => act("/resume", {}) }, "Resume"));
-      if (a.held) actions.append(el("button", { onclick: () => act("/pause", {}) }, "Pause"));
+      if (a.held || a.status === "running") actions.append(el("button", { onclick: () => act("/pause", {}) }, "Pause"));
       actions.append(el("button", { onclick: () => act("/snapshot", {}) }, "Snapshot"));
     }
     approvals.replaceChildren(...(a.awaiting || []).map((req) => approval(req)));

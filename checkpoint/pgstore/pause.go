@@ -1,0 +1,53 @@
+package pgstore
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/cairnrun/cairn/checkpoint"
+)
+
+var _ checkpoint.Pauser = (*Store)(nil)
+
+// RequestPause sets the agent's pause column; it needs no lease, so it
+// reaches whatever process on whatever machine runs the agent.
+// checkpoint.ErrNotFound when the agent has no state.
+func (s *Store) RequestPause(agent string) error {
+	ctx, cancel := s.opContext()
+	defer cancel()
+	tag, err := s.pool.Exec(ctx, `UPDATE cairn_agents SET pause = true WHERE id = $1`, agent)
+	if err != nil {
+		return fmt.Errorf("request pause of agent %s: %w", agent, wrapConn(err))
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("request pause of agent %s: %w", agent, checkpoint.ErrNotFound)
+	}
+	return nil
+}
+
+// PauseRequested reads the agent's pause column: one indexed row.
+func (s *Store) PauseRequested(agent string) (bool, error) {
+	ctx, cancel := s.opContext()
+	defer cancel()
+	var p bool
+	err := s.pool.QueryRow(ctx, `SELECT pause FROM cairn_agents WHERE id = $1`, agent).Scan(&p)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("look for a pause request of agent %s: %w", agent, wrapConn(err))
+	}
+	return p, nil
+}
+
+// ClearPause resets the agent's pause column.
+func (s *Store) ClearPause(agent string) error {
+	ctx, cancel := s.opContext()
+	defer cancel()
+	if _, err := s.pool.Exec(ctx, `UPDATE cairn_agents SET pause = false WHERE id = $1 AND pause`, agent); err != nil {
+		return fmt.Errorf("clear the pause request of agent %s: %w", agent, wrapConn(err))
+	}
+	return nil
+}

@@ -1,0 +1,96 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/cairnrun/cairn/checkpoint"
+)
+
+// Errors of Pause that a caller branches on.
+var (
+	// ErrNotRunning: no process runs the agent, so there is nothing to
+	// stop; Pause records nothing.
+	ErrNotRunning = errors.New("agent is not running")
+	// ErrNoPause: the store keeps no pause requests (it is not a
+	// checkpoint.Pauser).
+	ErrNoPause = errors.New("store cannot keep pause requests")
+)
+
+// pausedOnRequest is the reason of a run that Pause stopped.
+const pausedOnRequest = "paused on request"
+
+// Pause asks whatever process runs agent id — this one or another, on
+// this machine or, with a shared store, another — to stop at its next
+// round boundary: after the round it is taking commits, before the next
+// model call. That run ends paused ("paused on request"), as a first
+// Ctrl-C ends it, and Resume continues it. Pause does not wait for the
+// stop. A request is addressed to the run that holds the agent now: an
+// agent nobody runs is refused with nothing recorded, and a run clears
+// any request left over when it starts.
+//
+// # Errors
+//
+// checkpoint.ErrNotFound for an unknown agent; ErrNotRunning when no
+// process runs it (the message says whether it is done, paused or awaiting
+// approval); ErrNoPause for a store that keeps no requests.
+func (e *Engine) Pause(ctx context.Context, id string) error {
+	if err := e.ready(); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	sum, err := e.store.Summary(id)
+	if err != nil {
+		return err // the store's error names the agent
+	}
+	if !sum.Locked {
+		return notRunning(sum)
+	}
+	p, ok := e.store.(checkpoint.Pauser)
+	if !ok {
+		return fmt.Errorf("pause agent %s: %w (%T)", id, ErrNoPause, e.store)
+	}
+	return p.RequestPause(id)
+}
+
+// notRunning says why an agent no process runs has nothing to pause.
+func notRunning(sum checkpoint.Summary) error {
+	switch {
+	case sum.Status == checkpoint.StatusDone && !sum.Interrupted:
+		return fmt.Errorf("agent %s is done: %w, nothing to pause", sum.ID, ErrNotRunning)
+	case sum.Interrupted:
+		return fmt.Errorf("agent %s stopped during a run: %w, nothing to pause; continue it with `cairn resume %s`",
+			sum.ID, ErrNotRunning, sum.ID)
+	}
+	return fmt.Errorf("agent %s is %s: %w, nothing to pause", sum.ID, sum.Status, ErrNotRunning)
+}
+
+// clearPause drops a request no run obeyed (one made as the last run
+// ended), so that it does not stop the run now starting. The caller
+// holds the agent's lock.
+func (e *Engine) clearPause(id string) error {
+	if p, ok := e.store.(checkpoint.Pauser); ok {
+		return p.ClearPause(id)
+	}
+	return nil
+}
+
+// pauseRequested looks once for a pause request and, if there is one,
+// clears it: the run obeys it by stopping. A store that cannot be asked
+// is taken as no request, with a warning.
+func (r *run) pauseRequested() bool {
+	if r.pauser == nil {
+		return false
+	}
+	asked, err := r.pauser.PauseRequested(r.agentID)
+	if err == nil && asked {
+		err = r.pauser.ClearPause(r.agentID)
+	}
+	if err != nil {
+		r.emit(Event{Type: EventWarning, Text: err.Error()})
+	}
+	return asked
+}
