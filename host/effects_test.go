@@ -1,6 +1,7 @@
 package host
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -83,19 +84,20 @@ turns:
 	}
 }
 
-func stateMessages(t *testing.T, agent string) map[string]struct {
+// toolAnswer is what the model read of a call.
+type toolAnswer = struct {
 	Text    string
 	IsError bool
-} {
+}
+
+// stateMessages are the tool messages of an agent's state, by call.
+func stateMessages(t *testing.T, agent string) map[string]toolAnswer {
 	t.Helper()
 	rec, err := testEngine.Store().Read(agent)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]struct {
-		Text    string
-		IsError bool
-	}{}
+	out := map[string]toolAnswer{}
 	for _, m := range rec.State.Messages {
 		if m.CallID != "" {
 			out[m.CallID] = struct {
@@ -134,27 +136,7 @@ func TestUndo(t *testing.T) {
 // the run goes on. (It once made them all, and took minutes past its
 // deadline to settle them.)
 func TestFileFloodIsRefusedAtTheLimit(t *testing.T) {
-	af := agentIn(t, `
-name: flood
-model: {provider: script, script: script.yaml}
-workspace: workspace
-tools: [{module: hostile.wasm, only: [flood], grant: {workspace: rw}}]
-sandbox: {staged_paths: 1000}
-`, `
-turns:
-  - tool_calls: [{name: flood, input: {n: 1}}]
-  - tool_calls: [{name: flood, input: {n: 100000}}]
-  - text: done
-`)
-	copyFile(t, hostileWasm, filepath.Join(af.Dir, "hostile.wasm"))
-	res, events := collect(t, RunOptions{Agent: af, Prompt: "go"})
-	if res.Status != StatusDone {
-		t.Fatalf("%s: %s", res.Status, res.Reason)
-	}
-	// The first call waited for the module to compile; the second is
-	// the flood.
-	t.Logf("the flood's call took %.0f ms", toolEnds(events)[1].DurationMS)
-	m := stateMessages(t, res.Agent)["call_2_0"]
+	af, m := runFlood(t, "{staged_paths: 1000}", 100000)
 	if !m.IsError || !strings.Contains(m.Text, "staging limit reached: the call tried to change more than 1000 paths") ||
 		!strings.Contains(m.Text, "none of its changes were kept") {
 		t.Fatalf("the flood's result: %+v", m)
@@ -223,18 +205,32 @@ turns:
 // A flood under limits too high to stop it stops at the call's deadline:
 // the call fails with the deadline, changes nothing, and the run goes on.
 func TestFileFloodStopsAtItsDeadline(t *testing.T) {
+	af, m := runFlood(t, "{timeout: 1s, staged_paths: 1000000, staging: 4GiB}", 1000000)
+	if !m.IsError || !strings.Contains(m.Text, "ran past its time limit") {
+		t.Fatalf("the flood's result: %+v", m)
+	}
+	if entries, _ := os.ReadDir(af.WorkspaceDir()); len(entries) != 1 {
+		t.Fatalf("the workspace holds %d entries after the first call made one and the flood ran out of time", len(entries))
+	}
+}
+
+// runFlood runs an agent whose hostile tool makes one file, then n files
+// in one call, under the sandbox settings given, and returns the agent
+// file and the result the model read of the flood (call_2_0).
+func runFlood(t *testing.T, sandbox string, n int) (*AgentFile, toolAnswer) {
+	t.Helper()
 	af := agentIn(t, `
 name: flood
 model: {provider: script, script: script.yaml}
 workspace: workspace
 tools: [{module: hostile.wasm, only: [flood], grant: {workspace: rw}}]
-sandbox: {timeout: 1s, staged_paths: 1000000, staging: 4GiB}
-`, `
+sandbox: `+sandbox+`
+`, fmt.Sprintf(`
 turns:
   - tool_calls: [{name: flood, input: {n: 1}}]
-  - tool_calls: [{name: flood, input: {n: 1000000}}]
+  - tool_calls: [{name: flood, input: {n: %d}}]
   - text: done
-`)
+`, n))
 	copyFile(t, hostileWasm, filepath.Join(af.Dir, "hostile.wasm"))
 	res, events := collect(t, RunOptions{Agent: af, Prompt: "go"})
 	if res.Status != StatusDone {
@@ -243,10 +239,5 @@ turns:
 	// The first call waited for the module to compile; the second is
 	// the flood.
 	t.Logf("the flood's call took %.0f ms", toolEnds(events)[1].DurationMS)
-	if m := stateMessages(t, res.Agent)["call_2_0"]; !m.IsError || !strings.Contains(m.Text, "ran past its time limit") {
-		t.Fatalf("the flood's result: %+v", m)
-	}
-	if entries, _ := os.ReadDir(af.WorkspaceDir()); len(entries) != 1 {
-		t.Fatalf("the workspace holds %d entries after the first call made one and the flood ran out of time", len(entries))
-	}
+	return af, stateMessages(t, res.Agent)["call_2_0"]
 }
