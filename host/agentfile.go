@@ -52,6 +52,8 @@ type AgentFile struct {
 	// MCP lists MCP servers whose tools run beside the wasm tools, outside
 	// the sandbox (see MCPServer).
 	MCP []MCPServer `yaml:"mcp" json:"mcp,omitempty"`
+	// Todos gives the model the todo_write tool, its task list.
+	Todos bool `yaml:"todos" json:"todos,omitempty"`
 
 	// Dir is the directory relative paths are resolved against; File is
 	// the file it was read from, if any; Source its bytes. They are not

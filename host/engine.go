@@ -322,6 +322,10 @@ func (e *Engine) newRun(ctx context.Context, af *AgentFile, mods []Module, overr
 		tools.closeServers()
 		return nil, err
 	}
+	if err := tools.addNatives(af); err != nil {
+		tools.closeServers()
+		return nil, err
+	}
 	tools.prepare(ws)
 	provider, modelName, err := openModel(af, override)
 	if err != nil {
@@ -332,8 +336,11 @@ func (e *Engine) newRun(ctx context.Context, af *AgentFile, mods []Module, overr
 		return nil, err
 	}
 	pauser, _ := e.store.(checkpoint.Pauser)
-	return &run{pauser: pauser, agentID: agentID, id: runID, af: af, tools: tools, provider: provider, modelName: modelName,
-		workspace: ws, staging: e.stagingRoot(agentID), changes: e.changesRoot(agentID), pool: pool, log: log, history: nopWriter{}, startedAt: time.Now()}, nil
+	r := &run{pauser: pauser, agentID: agentID, id: runID, af: af, tools: tools, provider: provider, modelName: modelName,
+		workspace: ws, staging: e.stagingRoot(agentID), changes: e.changesRoot(agentID), pool: pool, log: log, history: nopWriter{}, startedAt: time.Now(),
+		engine: e, store: e.store}
+	tools.run = r
+	return r, nil
 }
 
 // begin journals the run's start and its prompt.

@@ -50,6 +50,9 @@ type run struct {
 	// pauser is where Pause leaves its requests; nil when the store
 	// keeps none.
 	pauser checkpoint.Pauser
+	// engine and store are what the run's native tools work with.
+	engine *Engine
+	store  checkpoint.Store
 
 	mu      sync.Mutex // serialises events across call goroutines
 	onEvent EventFunc
@@ -136,9 +139,12 @@ func (r *run) loop(ctx context.Context) (Status, string) {
 // run, and how.
 func stopped(ctx context.Context, err error) (Status, string, bool) {
 	var awaiting *awaitingError
+	var stop *StopError
 	switch {
 	case ctx.Err() != nil:
 		return StatusPaused, "interrupted: " + context.Cause(ctx).Error(), true
+	case errors.As(err, &stop):
+		return stop.Status, stop.Reason, true
 	case errors.As(err, &awaiting):
 		return StatusAwaitingApproval, awaiting.Error(), true
 	case errors.Is(err, model.ErrUnavailable):
@@ -226,6 +232,9 @@ func (r *run) finishRound(ctx context.Context, round int, calls []checkpoint.Too
 			return err
 		}
 		return ctx.Err()
+	}
+	if stop := stopOf(results); stop != nil {
+		return errors.Join(r.keepHeld(round, results), stop)
 	}
 	inCallOrder(results, calls)
 	r.settleEffects(results)
@@ -345,6 +354,7 @@ func (r *run) commit(round int, results []callResult) error {
 		return fmt.Errorf("commit round %d: %w", round, err)
 	}
 	r.emitHeld(round, results)
+	r.emitTodos(round, results)
 	r.pending = nil
 	r.started++
 	u := r.state().Usage
