@@ -37,7 +37,10 @@ type Event struct {
 	Time  time.Time `json:"time"`
 	Agent string    `json:"agent"`
 	Run   string    `json:"run"`
-	Round int       `json:"round,omitempty"`
+	// Parent and Depth place a sub-agent's events in its tree.
+	Parent string `json:"parent,omitempty"`
+	Depth  int    `json:"depth,omitempty"`
+	Round  int    `json:"round,omitempty"`
 
 	ResumedFrom string `json:"resumed_from,omitempty"`
 	Text        string `json:"text,omitempty"`

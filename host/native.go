@@ -90,6 +90,8 @@ type NativeResult struct {
 	Todos   *checkpoint.TodoList
 	Usage   *checkpoint.Usage
 	Effect  []byte
+
+	child string // the sub-agent a delegation's result is from
 }
 
 // StopError, returned by a native tool's Call, stops the agent's run
@@ -108,6 +110,7 @@ func (e *StopError) Error() string { return e.Reason }
 // of them an agent file gets.
 var natives = []func(*AgentFile) ([]NativeTool, error){
 	todoTools,
+	delegateTools,
 }
 
 // addNatives offers the native tools the agent file gets.

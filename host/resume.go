@@ -53,6 +53,8 @@ type ResumeOptions struct {
 	// calls that were waiting for approval when the agent stopped.
 	Approver Approver
 	AutoDeny bool
+
+	sub *subRun // a delegation's, for the run of its sub-agent
 }
 
 // Report is what resume found. It is also the agent_resumed event.
@@ -118,6 +120,7 @@ func (e *Engine) Resume(ctx context.Context, opts ResumeOptions) (*Result, error
 		return nil, err
 	}
 	defer func() { r.release() }()
+	r.adopt(opts.sub)
 	if opts.Strategy != StrategyManual {
 		if err := r.keepHistory(e.store); err != nil {
 			return nil, err
