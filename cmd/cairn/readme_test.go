@@ -190,6 +190,8 @@ func (fx *readmeFixture) value(cmd, p string, vals map[string]string) string {
 		return fmt.Sprintf("readme-%d", fx.n)
 	case "NEW":
 		return fmt.Sprintf("fork-%d", fx.n)
+	case "CHILD":
+		return vals["AGENT"] // an agent is an agent of its own tree
 	case "CALL":
 		return "call_1_0"
 	case "DIR":
