@@ -194,3 +194,18 @@ agents:
 		})
 	}
 }
+
+// A parent started over forgets its children: its new delegations run
+// new ones rather than read the old ones' answers.
+func TestFreshRunForgetsChildren(t *testing.T) {
+	eng, store := fileEngine(t)
+	af := teamIn(t, teamAgent, teamScript, nil)
+	collectOn(t, eng, RunOptions{Agent: af, ID: "lead", Prompt: "go"})
+	alpha := childID("lead", "alpha", "call_1_0")
+	first, _ := store.Read(alpha)
+	res, _ := collectOn(t, eng, RunOptions{Agent: af, ID: "lead", Prompt: "go", Fresh: true})
+	again, err := store.Read(alpha)
+	if res.Status != StatusDone || err != nil || len(again.State.Runs) != 1 || again.State.Runs[0].ID == first.State.Runs[0].ID {
+		t.Fatalf("fresh run: %+v; child %v, its runs %+v", res, err, again.State.Runs)
+	}
+}
