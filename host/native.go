@@ -60,8 +60,10 @@ type NativeSettler interface {
 }
 
 // NativeResumer is a NativeTool whose calls in flight when cairn stopped
-// are run again by resume, not sealed: the tool itself keeps the work
-// they had done (a delegation resumes its child) and repeats none of it.
+// are run by resume, not sealed: those that had started again, the tool
+// itself keeping the work they had done (a delegation resumes its child)
+// and repeating none of it, and those that had not yet started for the
+// first time (they meet the approval rules as they would have).
 type NativeResumer interface {
 	NativeTool
 	ResumesInFlight() bool

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -199,5 +200,44 @@ turns:
 				t.Errorf("a child's request holds %s: %s", leak, b)
 			}
 		}
+	}
+}
+
+// Regression: a parent killed after the model asked for its delegations,
+// before they were journaled as executing, had them sealed, so the tree
+// never ran. Resume starts them instead.
+func TestResumeStartsDelegationsThatHadNotStarted(t *testing.T) {
+	eng, store := fileEngine(t)
+	af := teamIn(t, teamAgent, teamScript, nil)
+	mods, err := loadModules(af)
+	if err != nil {
+		t.Fatal(err)
+	}
+	def, err := eng.define(af, mods, af.WorkspaceDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	log, err := store.Create("lead", checkpoint.NewState("lead", def, checkpoint.Labels{}, now()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	user := checkpoint.Message{Role: checkpoint.RoleUser, Text: "go"}
+	turn := checkpoint.Message{Role: checkpoint.RoleAssistant, ToolCalls: []checkpoint.ToolCall{
+		{ID: "call_1_0", Name: DelegateTool, Input: `{"agent":"alpha","task":"write alpha.txt"}`},
+		{ID: "call_1_1", Name: DelegateTool, Input: `{"agent":"beta","task":"write beta.txt"}`}}}
+	err = errors.Join(log.Append(
+		checkpoint.Record{Type: checkpoint.RecRunStarted, Run: &checkpoint.RunInfo{ID: "run-killed"}},
+		checkpoint.Record{Type: checkpoint.RecUser, Round: 1, Message: &user},
+		checkpoint.Record{Type: checkpoint.RecTurn, Round: 1, Message: &turn}), log.Sync(), log.Close())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, events := resume(t, eng, "lead", StrategySeal)
+	if rep := eventOf(events, EventAgentResumed); rep == nil || len(rep.Sealed) != 0 || len(rep.Resumed) != 2 {
+		t.Fatalf("resume report: %+v", rep)
+	}
+	rec, _ := store.Read("lead")
+	if got := toolTexts(rec.State); res.Status != StatusDone || len(got) != 2 || got[0] != "wrote alpha.txt" || got[1] != "wrote beta.txt" {
+		t.Fatalf("resume: %+v; results %q", res, got)
 	}
 }
