@@ -23,8 +23,9 @@ const treeRounds = 4
 
 var treeChildren = []string{"alpha", "beta"}
 
-// treeAgent is a parent that delegates to two children at once, then
-// appends a line of its own; each child appends and writes in every round.
+// treeAgent is a parent that delegates to two children at once and
+// writes its task list, then appends a line of its own and marks its tasks
+// done; each child appends and writes in every round.
 func treeAgent(t *testing.T, bin string) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -43,7 +44,10 @@ turns:
   - tool_calls:
       - {name: delegate, input: {agent: alpha, task: do alpha}}
       - {name: delegate, input: {agent: beta, task: do beta}}
-  - tool_calls: [{name: append, input: {path: lead.log, line: lead}}]
+      - {name: todo_write, input: {todos: [{content: alpha, status: in_progress}, {content: beta, status: in_progress}]}}
+  - tool_calls:
+      - {name: append, input: {path: lead.log, line: lead}}
+      - {name: todo_write, input: {todos: [{content: alpha, status: done}, {content: beta, status: done}]}}
   - text: all finished
 `), 0o644))
 	child := func(name string) string {
@@ -65,6 +69,7 @@ tools:
   - {module: builtin, only: [write_file]}
   - {module: hostile.wasm, only: [append], grant: {workspace: rw}}
 max_parallel: 2
+todos: true
 agents:`+child("alpha")+child("beta")), 0o644))
 	return agent
 }
@@ -194,6 +199,7 @@ func killTreeResume(t *testing.T, bin, agent, cache string, delay time.Duration,
 	}
 	checkTreeWorkspace(t, ws, sealed)
 	checkTreeResults(t, bin, store)
+	checkTodos(t, bin, store, sealed)
 	total, children := treeUsage(t, bin, store)
 	if total <= children {
 		t.Errorf("the parent's tokens (%d) do not hold its own beside its children's (%d)", total, children)
@@ -259,6 +265,35 @@ func readOrEmpty(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// checkTodos checks that the parent's task list is the last one a call
+// that was not sealed wrote, and that a fork of the parent has it too.
+func checkTodos(t *testing.T, bin, store string, sealed map[string]bool) {
+	t.Helper()
+	want := `[{"content":"alpha","status":"done"},{"content":"beta","status":"done"}]`
+	switch {
+	case !sealed["lead/call_2_1"]:
+	case !sealed["lead/call_1_2"]:
+		want = `[{"content":"alpha","status":"in_progress"},{"content":"beta","status":"in_progress"}]`
+	default:
+		want = "null"
+	}
+	if out, err := exec.Command(bin, "fork", "--store", store, "--as", "copy", "--workspace", filepath.Join(t.TempDir(), "copy"), "lead").CombinedOutput(); err != nil {
+		t.Fatalf("cairn fork: %v\n%s", err, out)
+	}
+	for _, id := range []string{"lead", "copy"} {
+		out, err := exec.Command(bin, "show", "--store", store, "--json", id).Output()
+		var v struct {
+			Todos json.RawMessage `json:"todos"`
+		}
+		if err != nil || json.Unmarshal(out, &v) != nil {
+			t.Fatalf("cairn show %s: %v\n%s", id, err, out)
+		}
+		if got := string(v.Todos); got != want && !(want == "null" && got == "") {
+			t.Errorf("the task list of %s: %s, want %s", id, got, want)
+		}
+	}
 }
 
 // checkTreeResults checks that the parent got each child's answer once.
