@@ -241,3 +241,30 @@ func TestResumeStartsDelegationsThatHadNotStarted(t *testing.T) {
 		t.Fatalf("resume: %+v; results %q", res, got)
 	}
 }
+
+// Pausing the top-level agent stops its tree: a child running a
+// delegation stops at its next boundary, and the parent with it; resume
+// finishes both.
+func TestPauseOfTheParentStopsTheTree(t *testing.T) {
+	eng, store := fileEngine(t)
+	agent := strings.Replace(teamAgent, "max_parallel: 2", "max_parallel: 1", 1)
+	af := teamIn(t, agent, teamScript, nil)
+	var once sync.Once
+	res, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "lead", Prompt: "go", OnEvent: func(e Event) {
+		if e.Type == EventRoundEnd && e.Parent == "lead" {
+			once.Do(func() {
+				if err := eng.Pause(context.Background(), "lead"); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+	}})
+	if err != nil || res.Status != StatusPaused || !strings.Contains(res.Reason, pausedOnRequest) || !strings.Contains(res.Reason, "sub-agent") {
+		t.Fatalf("run: %+v, %v", res, err)
+	}
+	res, _ = resume(t, eng, "lead", StrategySeal)
+	rec, _ := store.Read("lead")
+	if got := toolTexts(rec.State); res.Status != StatusDone || len(got) != 2 || got[0] != "wrote alpha.txt" || got[1] != "wrote beta.txt" {
+		t.Fatalf("resume: %+v; results %q", res, got)
+	}
+}
