@@ -230,3 +230,14 @@ func stoppedChild(name, id, root string, res *Result) string {
 }
 
 var _ NativeResumer = (*delegateTool)(nil)
+
+// delegated reports whether an interrupted round had begun a delegation:
+// its child may have changed the workspace, so replay must keep the round.
+func delegated(tail []checkpoint.Record) bool {
+	for _, t := range tail {
+		if t.Tool == DelegateTool && (t.Type == checkpoint.RecResult || t.Type == checkpoint.RecPhase && t.Phase == checkpoint.PhaseExecuting) {
+			return true
+		}
+	}
+	return false
+}

@@ -149,7 +149,7 @@ func (e *Engine) Resume(ctx context.Context, opts ResumeOptions) (*Result, error
 		return r.end(StatusFailed, err.Error())
 	}
 	strategy := opts.Strategy
-	if strategy == StrategyReplay && changedWorkspace(rec.Tail) {
+	if strategy == StrategyReplay && (changedWorkspace(rec.Tail) || delegated(rec.Tail)) {
 		// Replaying would run again calls whose changes are in the
 		// workspace: keep the round instead, so each change is made once.
 		strategy = StrategySeal

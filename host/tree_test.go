@@ -268,3 +268,28 @@ func TestPauseOfTheParentStopsTheTree(t *testing.T) {
 		t.Fatalf("resume: %+v; results %q", res, got)
 	}
 }
+
+// Replay keeps a round whose delegations had begun: their children may
+// have changed the workspace, and asking the model again would delegate
+// anew.
+func TestReplayKeepsARoundThatDelegated(t *testing.T) {
+	eng, store := fileEngine(t)
+	af := teamIn(t, teamAgent, teamScript, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if _, err := eng.Run(ctx, RunOptions{Agent: af, ID: "lead", Prompt: "go", OnEvent: func(e Event) {
+		if e.Type == EventToolEnd && e.Parent == "lead" {
+			cancel()
+		}
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	res, events := resume(t, eng, "lead", StrategyReplay)
+	rep := eventOf(events, EventAgentResumed)
+	if res.Status != StatusDone || rep == nil || len(rep.Dropped) != 0 || len(rep.Resumed)+len(rep.Finished) != 2 {
+		t.Fatalf("replay: %+v; report %+v", res, rep)
+	}
+	if kids, _ := Children(store, "lead"); len(kids) != 2 {
+		t.Fatalf("%d children, want the 2 the round made", len(kids))
+	}
+}
