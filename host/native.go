@@ -222,3 +222,25 @@ func stopOf(results []callResult) error {
 	}
 	return nil
 }
+
+// NativeModule is the ToolInfo.Module of the tools cairn carries out
+// itself.
+const NativeModule = "cairn"
+
+// nativeInfo lists the native tools an agent file gets, as `cairn tools
+// ls` shows them.
+func nativeInfo(af *AgentFile) ([]ToolInfo, error) {
+	var out []ToolInfo
+	for _, tools := range natives {
+		nts, err := tools(af)
+		if err != nil {
+			return nil, err
+		}
+		for _, nt := range nts {
+			s := nt.Spec()
+			out = append(out, ToolInfo{Module: NativeModule, Tool: abi.Tool{Name: s.Name, Description: s.Description,
+				InputSchema: string(s.InputSchema)}})
+		}
+	}
+	return out, nil
+}
