@@ -11,11 +11,11 @@ import (
 )
 
 // The task list: an agent file with `todos: true` gives the model the
-// todo_write tool, with which it writes its plan as a list of items, each
-// pending, in_progress or done (at most 100 items). Each call replaces the whole list. The
-// list is part of the agent's state: it changes when the call's round
-// commits (a round cut short by a crash leaves the list as it was at the
-// boundary, and resume keeps the call's result and so its list), is
+// todo_write tool, with which it writes its plan as a list of at most 100
+// items, each pending, in_progress or done. Each call replaces the whole
+// list. The list is part of the agent's state: it changes when the call's
+// round commits (a round cut short by a crash leaves the list as it was at
+// the boundary, and resume keeps the call's result and so its list), is
 // restored by resume and copied by fork, and is shown by `cairn show`. A
 // sub-agent's list is its own.
 

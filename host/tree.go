@@ -227,3 +227,16 @@ func (e *Engine) removeTree(id string) error {
 	}
 	return e.store.Remove(id)
 }
+
+// RootOf is the top-level agent of the tree agent id is in: id itself for
+// an agent no delegation made, or one whose parent cannot be read.
+func RootOf(store checkpoint.Store, id string) string {
+	for seen := 0; seen < MaxDepth+1; seen++ {
+		in, err := Inspect(store, id)
+		if err != nil || in.State.Parent == nil {
+			return id
+		}
+		id = in.State.Parent.Agent
+	}
+	return id
+}

@@ -114,6 +114,9 @@ func TestChildAwaitingApprovalStopsTheTree(t *testing.T) {
 	if err != nil || res.Status != StatusAwaitingApproval || !strings.Contains(res.Reason, "cairn approve "+beta) {
 		t.Fatalf("run: %+v, %v", res, err)
 	}
+	if root := RootOf(store, beta); root != "lead" {
+		t.Fatalf("RootOf(%s) = %s", beta, root)
+	}
 	pending, err := Pending(store, beta)
 	if err != nil || len(pending) != 1 {
 		t.Fatalf("pending of %s: %+v, %v", beta, pending, err)
