@@ -71,7 +71,13 @@ func (r *runner) runAgent(ctx context.Context, j job) (*host.Result, error) {
 		if !rec.Interrupted() && rec.State.Status == checkpoint.StatusDone {
 			return &host.Result{Agent: j.agent, Status: host.StatusDone}, nil
 		}
-		return r.eng.Resume(ctx, host.ResumeOptions{ID: j.agent, OnEvent: r.event, AutoDeny: r.opts.AutoDeny})
+		// A tool step's one call, if a crash sealed it, applied nothing:
+		// replay makes it again instead of ending the step with the seal.
+		strategy := host.StrategySeal
+		if j.step.Kind() == "tool" {
+			strategy = host.StrategyReplay
+		}
+		return r.eng.Resume(ctx, host.ResumeOptions{ID: j.agent, Strategy: strategy, OnEvent: r.event, AutoDeny: r.opts.AutoDeny})
 	}
 	af, err := r.agentFile(j)
 	if err != nil {
