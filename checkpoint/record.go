@@ -104,6 +104,16 @@ type Result struct {
 	// result of the same call replaces it; a PhaseFinished record of the
 	// call says it stands as it is.
 	Unsettled bool `cbor:"6,keyasint,omitempty"`
+	// Todos, set by the task list's tool, replaces the agent's task list
+	// when the round commits.
+	Todos *TodoList `cbor:"65,keyasint,omitempty"`
+	// Native is the effect of a host-native tool beyond the workspace
+	// and the agent's state (host.NativeSettler), applied once this
+	// record is durable and marked done by a RecApplied record.
+	Native []byte `cbor:"66,keyasint,omitempty"`
+	// Usage is what the call spent on models (a sub-agent's tokens and
+	// cost); the round adds it to the agent's when it commits.
+	Usage *Usage `cbor:"67,keyasint,omitempty"`
 }
 
 // replay applies records to a state, holding each round's records until its
@@ -171,6 +181,7 @@ func (s *State) applyRound(recs []Record, commit Record) {
 				s.Messages = append(s.Messages, Message{Role: RoleTool, Text: res.Result.Output,
 					CallID: c.ID, ToolName: c.Name, IsError: res.Result.IsError})
 				s.ToolCalls++
+				s.applyResult(res.Result)
 			}
 		}
 	}

@@ -33,6 +33,8 @@ type State struct {
 	// Files is the file pool: what the agent's tools read and wrote, by
 	// path, at most MaxFileEntries of them.
 	Files []FileEntry `cbor:"16,keyasint,omitempty"`
+	// Parent says, of a sub-agent, which agent's call made it.
+	Parent *Parent `cbor:"65,keyasint,omitempty"`
 }
 
 // Status is where an agent stands.
@@ -93,10 +95,37 @@ type Definition struct {
 	Workspace string `cbor:"6,keyasint"`
 }
 
-// Todo is one item of the agent's own task list.
+// Todo is one item of the agent's own task list, which the model writes
+// with the todo_write tool.
 type Todo struct {
-	Text string `cbor:"1,keyasint"`
-	Done bool   `cbor:"2,keyasint,omitempty"`
+	Text   string     `cbor:"1,keyasint" json:"content"`
+	Status TodoStatus `cbor:"3,keyasint" json:"status"`
+}
+
+// TodoStatus is where an item of the task list stands.
+type TodoStatus string
+
+// The statuses of a task list's item.
+const (
+	TodoPending    TodoStatus = "pending"
+	TodoInProgress TodoStatus = "in_progress"
+	TodoDone       TodoStatus = "done"
+)
+
+// TodoList is a whole task list as a call's result carries it: it
+// replaces the agent's list when the call's round commits.
+type TodoList struct {
+	Items []Todo `cbor:"1,keyasint"`
+}
+
+// Parent is a sub-agent's lineage: the agent whose call made it, that
+// call, the sub-agent's name in the parent's agent file, and its depth
+// (1 for a child of a top-level agent).
+type Parent struct {
+	Agent string `cbor:"1,keyasint"`
+	Call  string `cbor:"2,keyasint"`
+	Name  string `cbor:"3,keyasint,omitempty"`
+	Depth int    `cbor:"4,keyasint"`
 }
 
 // NewState is the state of a new agent.
@@ -124,4 +153,15 @@ func (s *State) Clone() (*State, error) {
 		return nil, fmt.Errorf("copy state: %w", err)
 	}
 	return c, nil
+}
+
+// applyResult makes what a committed call's result carries besides its
+// output part of the state: a task list, the tokens and cost it spent.
+func (s *State) applyResult(r *Result) {
+	if r.Todos != nil {
+		s.Todos = append([]Todo(nil), r.Todos.Items...)
+	}
+	if r.Usage != nil {
+		s.Usage = s.Usage.Add(*r.Usage)
+	}
 }

@@ -86,10 +86,15 @@ type Summary struct {
 	ToolCalls   int
 	Updated     time.Time
 	Err         error // the agent could not be read
+	// Parent is, for a sub-agent, the agent whose call made it.
+	Parent string
 }
 
 func (s *Summary) fill(r *Recovered) {
 	s.Status, s.Round, s.Usage, s.ToolCalls, s.Updated =
 		r.State.Status, r.State.Round, r.State.Usage, r.State.ToolCalls, r.State.UpdatedAt
 	s.Interrupted = r.Interrupted()
+	if p := r.State.Parent; p != nil {
+		s.Parent = p.Agent
+	}
 }

@@ -52,6 +52,12 @@ type AgentFile struct {
 	// MCP lists MCP servers whose tools run beside the wasm tools, outside
 	// the sandbox (see MCPServer).
 	MCP []MCPServer `yaml:"mcp" json:"mcp,omitempty"`
+	// Todos gives the model the todo_write tool, its task list.
+	Todos bool `yaml:"todos" json:"todos,omitempty"`
+	// Agents are the sub-agents the model may delegate tasks to (see
+	// SubAgent); MaxParallel bounds the delegations that run at once.
+	Agents      []SubAgent `yaml:"agents" json:"agents,omitempty"`
+	MaxParallel int        `yaml:"max_parallel" json:"max_parallel,omitempty"`
 
 	// Dir is the directory relative paths are resolved against; File is
 	// the file it was read from, if any; Source its bytes. They are not
@@ -228,6 +234,9 @@ func (af *AgentFile) Validate() error {
 		if err := r.validate(); err != nil {
 			return fmt.Errorf("approvals[%d]: %w", i, err)
 		}
+	}
+	if af.MaxParallel < 0 {
+		return errors.New("max_parallel cannot be negative")
 	}
 	if l := af.Limits; l.MaxRounds < 0 || l.MaxTokens < 0 || l.MaxCost < 0 {
 		return errors.New("limits: max_rounds, max_tokens and max_cost cannot be negative")

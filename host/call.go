@@ -36,6 +36,10 @@ type callResult struct {
 	// call staged changes, so its tool_end waits for the round's
 	// settlement to say whether they stood.
 	journaled, held, interrupted, changed, conflict, endLater bool
+	// native is what a native tool's call came to besides its text; stop,
+	// that it stopped the run instead (see StopError).
+	native *NativeResult
+	stop   *StopError
 }
 
 // workspaceView is where a round's calls work: the workspace, and where
@@ -69,6 +73,9 @@ func (ts *toolset) invoke(ctx context.Context, ws workspaceView, c checkpoint.To
 	}
 	if t.remote != nil {
 		return t.callRemote(ctx, c)
+	}
+	if t.native != nil {
+		return ts.callNative(ctx, t, c, res)
 	}
 	mod, err := t.module.Wait(ctx)
 	if ctx.Err() != nil {

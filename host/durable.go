@@ -136,7 +136,7 @@ func syncDirs(dirs ...string) error {
 // call is neither: resume seals it.
 func (r *run) callFinished(ctx context.Context, round int, res *callResult, g *roundSync, left *atomic.Int32) error {
 	last := left.Add(-1) == 0
-	if ctx.Err() != nil && res.isError {
+	if (ctx.Err() != nil && res.isError) || res.stop != nil {
 		res.interrupted = true
 		return nil
 	}
@@ -172,9 +172,13 @@ func resultRecord(round int, res callResult, unsettled bool) (checkpoint.Record,
 	if err != nil {
 		return checkpoint.Record{}, fmt.Errorf("encode the changes of call %s: %w", res.call.ID, err)
 	}
+	result := &checkpoint.Result{Output: res.output, IsError: res.isError,
+		DurationMS: float64(res.duration.Microseconds()) / 1000, Effects: effects, Unsettled: unsettled}
+	if n := res.native; n != nil {
+		result.Todos, result.Usage, result.Native = n.Todos, n.Usage, n.Effect
+	}
 	return checkpoint.Record{Type: checkpoint.RecResult, Time: now(), Round: round, Call: res.call.ID,
-		Tool: res.call.Name, Result: &checkpoint.Result{Output: res.output, IsError: res.isError,
-			DurationMS: float64(res.duration.Microseconds()) / 1000, Effects: effects, Unsettled: unsettled}}, nil
+		Tool: res.call.Name, Result: result}, nil
 }
 
 // emitHeld emits the tool_end of the calls whose results became durable

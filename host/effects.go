@@ -1,6 +1,7 @@
 package host
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -132,7 +133,7 @@ func conflictNote(why map[string]string) string {
 func (r *run) applyEffects(round int, results []callResult) error {
 	var pending []callResult
 	for _, res := range results {
-		if len(res.effects) > 0 {
+		if len(res.effects) > 0 || res.native != nil && len(res.native.Effect) > 0 {
 			pending = append(pending, res)
 		}
 	}
@@ -144,11 +145,20 @@ func (r *run) applyEffects(round int, results []callResult) error {
 	}
 	r.emitHeld(round, results)
 	for _, res := range pending {
-		if err := r.applyOne(round, res.call, res.staging, res.effects); err != nil {
+		if err := r.applyCall(round, res); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// applyCall applies a call's settled changes: to the workspace, or for a
+// native tool's, by its Settle.
+func (r *run) applyCall(round int, res callResult) error {
+	if res.native != nil && len(res.native.Effect) > 0 {
+		return r.settleNative(context.Background(), round, res)
+	}
+	return r.applyOne(round, res.call, res.staging, res.effects)
 }
 
 // applyOne applies one call's journaled changes and journals that it did.

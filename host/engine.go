@@ -140,6 +140,8 @@ type RunOptions struct {
 	// with AutoDeny such calls are denied.
 	Approver Approver
 	AutoDeny bool
+
+	sub *subRun // a delegation's, for the run of its sub-agent
 }
 
 // Result is how a run ended.
@@ -218,6 +220,7 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) (*Result, error) {
 	if err := r.keepHistory(e.store); err != nil {
 		return nil, err
 	}
+	r.adopt(opts.sub)
 	r.onEvent, r.approver, r.autoDeny = opts.OnEvent, opts.Approver, opts.AutoDeny
 	if err := r.begin(checkpoint.RunInfo{ID: runID}, opts.Prompt); err != nil {
 		return nil, err
@@ -286,7 +289,11 @@ func (e *Engine) create(ctx context.Context, opts RunOptions, runID string) (*ru
 	if err != nil {
 		return nil, err
 	}
-	log, err := e.store.Create(opts.ID, checkpoint.NewState(opts.ID, def, opts.Labels, now()))
+	st := checkpoint.NewState(opts.ID, def, opts.Labels, now())
+	if opts.sub != nil {
+		st.Parent = &opts.sub.lineage
+	}
+	log, err := e.store.Create(opts.ID, st)
 	if err != nil {
 		return nil, err
 	}
@@ -322,6 +329,10 @@ func (e *Engine) newRun(ctx context.Context, af *AgentFile, mods []Module, overr
 		tools.closeServers()
 		return nil, err
 	}
+	if err := tools.addNatives(af); err != nil {
+		tools.closeServers()
+		return nil, err
+	}
 	tools.prepare(ws)
 	provider, modelName, err := openModel(af, override)
 	if err != nil {
@@ -332,8 +343,11 @@ func (e *Engine) newRun(ctx context.Context, af *AgentFile, mods []Module, overr
 		return nil, err
 	}
 	pauser, _ := e.store.(checkpoint.Pauser)
-	return &run{pauser: pauser, agentID: agentID, id: runID, af: af, tools: tools, provider: provider, modelName: modelName,
-		workspace: ws, staging: e.stagingRoot(agentID), changes: e.changesRoot(agentID), pool: pool, log: log, history: nopWriter{}, startedAt: time.Now()}, nil
+	r := &run{pauser: pauser, agentID: agentID, id: runID, af: af, tools: tools, provider: provider, modelName: modelName,
+		workspace: ws, staging: e.stagingRoot(agentID), changes: e.changesRoot(agentID), pool: pool, log: log, history: nopWriter{}, startedAt: time.Now(),
+		engine: e, store: e.store}
+	tools.run = r
+	return r, nil
 }
 
 // begin journals the run's start and its prompt.

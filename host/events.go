@@ -20,12 +20,13 @@ const (
 	EventRoundEnd         EventType = "round_end"         // Round, Usage so far
 	EventCheckpointSaved  EventType = "checkpoint_saved"  // Round, Bytes
 	EventCheckpointLoaded EventType = "checkpoint_loaded" // Round, Messages
-	EventAgentResumed     EventType = "agent_resumed"     // Strategy, Sealed, Finished, Awaiting, Applied, Dropped
+	EventAgentResumed     EventType = "agent_resumed"     // Strategy, Sealed, Finished, Awaiting, Applied, Dropped, Resumed
 	EventApprovalRequired EventType = "approval_required" // Round, Call: a call waits for a person's decision
 	EventApprovalDecided  EventType = "approval_decided"  // Round, Call, Status approved or denied, Reason
 	EventEffectsApplied   EventType = "effects_applied"   // Round, Call, Paths: a call's changes reached the workspace
 	EventFilesChanged     EventType = "files_changed"     // Text: files changed outside the agent, as the model is told
 	EventWarning          EventType = "warning"           // Text
+	EventTodos            EventType = "todos"             // Round, Todos: the task list a committed round wrote
 	EventRunEnd           EventType = "run_end"           // Status, Reason, Round, Usage
 )
 
@@ -36,7 +37,10 @@ type Event struct {
 	Time  time.Time `json:"time"`
 	Agent string    `json:"agent"`
 	Run   string    `json:"run"`
-	Round int       `json:"round,omitempty"`
+	// Parent and Depth place a sub-agent's events in its tree.
+	Parent string `json:"parent,omitempty"`
+	Depth  int    `json:"depth,omitempty"`
+	Round  int    `json:"round,omitempty"`
 
 	ResumedFrom string `json:"resumed_from,omitempty"`
 	Text        string `json:"text,omitempty"`
@@ -54,8 +58,10 @@ type Event struct {
 	Awaiting []string           `json:"awaiting,omitempty"`
 	Applied  []string           `json:"applied,omitempty"`
 	Dropped  []string           `json:"dropped,omitempty"`
+	Resumed  []string           `json:"resumed,omitempty"`
 	Paths    []string           `json:"paths,omitempty"`
 	Labels   *checkpoint.Labels `json:"labels,omitempty"`
+	Todos    []checkpoint.Todo  `json:"todos,omitempty"`
 }
 
 // Call describes one tool call in an event.

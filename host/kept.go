@@ -76,7 +76,7 @@ func (r *run) finishKept(rec *checkpoint.Recovered) ([]string, error) {
 		switch {
 		case !k.settled:
 			unsettled = append(unsettled, res)
-		case len(res.effects) > 0:
+		case len(res.effects) > 0 || res.native != nil && len(res.native.Effect) > 0:
 			settled = append(settled, res)
 		}
 	}
@@ -97,10 +97,10 @@ func (r *run) finishKept(rec *checkpoint.Recovered) ([]string, error) {
 func (r *run) applyKept(round int, results []callResult) ([]string, error) {
 	var done []string
 	for _, res := range results {
-		if len(res.effects) == 0 {
+		if len(res.effects) == 0 && (res.native == nil || len(res.native.Effect) == 0) {
 			continue
 		}
-		if err := r.applyOne(round, res.call, res.staging, res.effects); err != nil {
+		if err := r.applyCall(round, res); err != nil {
 			return done, err
 		}
 		done = append(done, res.call.ID)
@@ -114,7 +114,7 @@ func (r *run) applyKept(round int, results []callResult) ([]string, error) {
 // keptResult rebuilds a call's result from its journal record.
 func (r *run) keptResult(round int, c checkpoint.ToolCall, rec checkpoint.Record) (callResult, error) {
 	res := callResult{call: c, output: rec.Result.Output, isError: rec.Result.IsError, journaled: true,
-		staging: r.view(round).staging(c.ID)}
+		staging: r.view(round).staging(c.ID), native: nativeOf(rec.Result)}
 	if len(rec.Result.Effects) == 0 {
 		return res, nil
 	}

@@ -50,6 +50,14 @@ type run struct {
 	// pauser is where Pause leaves its requests; nil when the store
 	// keeps none.
 	pauser checkpoint.Pauser
+	// engine and store are what the run's native tools work with; tree,
+	// what the agent's tree of sub-agents shares, root its top-level
+	// agent, parentID and depth where the agent is in it (see tree.go).
+	engine         *Engine
+	store          checkpoint.Store
+	tree           *tree
+	root, parentID string
+	depth          int
 
 	mu      sync.Mutex // serialises events across call goroutines
 	onEvent EventFunc
@@ -63,7 +71,7 @@ func (r *run) state() *checkpoint.State { return r.log.State() }
 // the caller. The history is best effort: an event that cannot be written
 // there is still delivered.
 func (r *run) emit(e Event) {
-	e.Time, e.Agent, e.Run = time.Now().UTC(), r.agentID, r.id
+	e.Time, e.Agent, e.Run, e.Parent, e.Depth = time.Now().UTC(), r.agentID, r.id, r.parentID, r.depth
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if b, err := json.Marshal(e); err == nil {
@@ -136,9 +144,12 @@ func (r *run) loop(ctx context.Context) (Status, string) {
 // run, and how.
 func stopped(ctx context.Context, err error) (Status, string, bool) {
 	var awaiting *awaitingError
+	var stop *StopError
 	switch {
 	case ctx.Err() != nil:
 		return StatusPaused, "interrupted: " + context.Cause(ctx).Error(), true
+	case errors.As(err, &stop):
+		return stop.Status, stop.Reason, true
 	case errors.As(err, &awaiting):
 		return StatusAwaitingApproval, awaiting.Error(), true
 	case errors.Is(err, model.ErrUnavailable):
@@ -166,7 +177,7 @@ func (r *run) limitReached() string {
 	case l.MaxTime > 0 && time.Since(r.startedAt) >= time.Duration(l.MaxTime):
 		reason, flag = fmt.Sprintf("reached max_time (%s in this run)", time.Duration(l.MaxTime)), "--max-time"
 	default:
-		return ""
+		return r.treeLimitReached()
 	}
 	return reason + "; resume with " + flag + " to allow more"
 }
@@ -226,6 +237,9 @@ func (r *run) finishRound(ctx context.Context, round int, calls []checkpoint.Too
 			return err
 		}
 		return ctx.Err()
+	}
+	if stop := stopOf(results); stop != nil {
+		return errors.Join(r.keepHeld(round, results), stop)
 	}
 	inCallOrder(results, calls)
 	r.settleEffects(results)
@@ -345,6 +359,7 @@ func (r *run) commit(round int, results []callResult) error {
 		return fmt.Errorf("commit round %d: %w", round, err)
 	}
 	r.emitHeld(round, results)
+	r.committed(round, results)
 	r.pending = nil
 	r.started++
 	u := r.state().Usage

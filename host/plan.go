@@ -28,7 +28,8 @@ func (r *run) playCalls(ctx context.Context, round int, calls []checkpoint.ToolC
 	var asked []checkpoint.Record
 	for _, c := range calls {
 		switch rec := last[c.ID]; rec.Phase {
-		case checkpoint.PhaseApproved:
+		case checkpoint.PhaseApproved, checkpoint.PhaseExecuting:
+			// Executing: a call resume runs again (see Report.Resumed).
 			toRun = append(toRun, c)
 			continue
 		case checkpoint.PhaseApprovalRequired:

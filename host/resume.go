@@ -53,6 +53,8 @@ type ResumeOptions struct {
 	// calls that were waiting for approval when the agent stopped.
 	Approver Approver
 	AutoDeny bool
+
+	sub *subRun // a delegation's, for the run of its sub-agent
 }
 
 // Report is what resume found. It is also the agent_resumed event.
@@ -73,6 +75,10 @@ type Report struct {
 	// Replay drops a round only if none of its calls changed the workspace
 	// or has a change to make.
 	Dropped []string
+	// Resumed are the calls in flight that resume runs again rather than
+	// seal, because their tool keeps what they had done (a delegation
+	// resumes its sub-agent; see NativeResumer).
+	Resumed []string
 	// last is the newest phase record of each call of the round;
 	// tailCalls are the round's calls in the order the model asked.
 	last      map[string]checkpoint.Record
@@ -114,6 +120,7 @@ func (e *Engine) Resume(ctx context.Context, opts ResumeOptions) (*Result, error
 		return nil, err
 	}
 	defer func() { r.release() }()
+	r.adopt(opts.sub)
 	if opts.Strategy != StrategyManual {
 		if err := r.keepHistory(e.store); err != nil {
 			return nil, err
@@ -254,7 +261,7 @@ func (r *run) settle(ctx context.Context, rec *checkpoint.Recovered, report Repo
 	if err := r.log.Append(recs...); err != nil {
 		return err
 	}
-	return r.finishRound(ctx, round, callsNamed(turn.ToolCalls, report.Awaiting), report.last)
+	return r.finishRound(ctx, round, callsNamed(turn.ToolCalls, append(report.Awaiting, report.Resumed...)), report.last)
 }
 
 // answered reports whether the conversation at the boundary ends with the
@@ -285,7 +292,7 @@ func callsNamed(calls []checkpoint.ToolCall, ids []string) []checkpoint.ToolCall
 // event is the agent_resumed event of a report.
 func (rep Report) event(s Strategy) Event {
 	return Event{Type: EventAgentResumed, Strategy: string(s), Round: rep.Boundary, Sealed: rep.Sealed,
-		Finished: rep.Finished, Awaiting: rep.Awaiting, Applied: rep.Applied, Dropped: rep.Dropped}
+		Finished: rep.Finished, Awaiting: rep.Awaiting, Applied: rep.Applied, Dropped: rep.Dropped, Resumed: rep.Resumed}
 }
 
 // drop is the report of a round that replay drops: every call of it is
@@ -299,9 +306,9 @@ func (rep Report) drop() Report {
 	for _, s := range rep.Sealed {
 		dropped = append(dropped, s.Call)
 	}
-	dropped = append(dropped, rep.Awaiting...)
+	dropped = append(append(dropped, rep.Awaiting...), rep.Resumed...)
 	sort.SliceStable(dropped, func(i, j int) bool { return order[dropped[i]] < order[dropped[j]] })
-	rep.Dropped, rep.Finished, rep.Sealed, rep.Awaiting = dropped, nil, nil, nil
+	rep.Dropped, rep.Finished, rep.Sealed, rep.Awaiting, rep.Resumed = dropped, nil, nil, nil, nil
 	return rep
 }
 

@@ -53,6 +53,8 @@ func (r *run) inspect(rec *checkpoint.Recovered) Report {
 			report.Finished = append(report.Finished, c.ID)
 		case p == checkpoint.PhaseApprovalRequired || p == checkpoint.PhaseApproved || p == checkpoint.PhaseDenied:
 			report.Awaiting = append(report.Awaiting, c.ID)
+		case p == checkpoint.PhaseExecuting && r.tools.resumesInFlight(c.Name):
+			report.Resumed = append(report.Resumed, c.ID)
 		default:
 			if p == "" {
 				p = checkpoint.PhasePending

@@ -35,6 +35,8 @@ type tool struct {
 	// remote is the MCP server of a tool that runs outside the sandbox.
 	remote ExternalTools
 	server string
+	// native is the tool of one the host carries out itself.
+	native NativeTool
 }
 
 // toolset is every tool an agent offers the model, by name.
@@ -45,6 +47,8 @@ type toolset struct {
 	loads []*moduleLoad
 	// servers are the MCP servers the tools of the set reach.
 	servers []ExternalTools
+	// run is the run whose calls the native tools serve.
+	run *run
 }
 
 type moduleLoad struct {
@@ -96,7 +100,7 @@ func newToolset(ctx context.Context, rt *sandbox.Runtime, af *AgentFile, mods []
 // took longer than those.
 func (ts *toolset) prepare(ws string) {
 	for _, t := range ts.tools {
-		if t.remote != nil {
+		if t.remote != nil || t.native != nil {
 			continue
 		}
 		t.module.Prepare(t.policy(ws))

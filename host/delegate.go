@@ -1,0 +1,232 @@
+package host
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/host/model"
+)
+
+// Delegation: an agent file with `agents:` gives the model the delegate
+// tool, which hands a task to one of its sub-agents (see SubAgent).
+//
+// The sub-agent is a durable agent of its own in the store, made by the
+// delegation's call: its id is the parent's, the sub-agent's name and a
+// digest of the call's id (so a call names the same child however often
+// it runs), its state records its parent, the call and its depth, and it
+// has its own journal, runs and events. It sees only its task: its
+// conversation begins with the task as its prompt, and nothing of its
+// parent's or siblings' transcripts reaches it. Its answer is the call's
+// result, and the tokens and cost it spent are counted with the parent's
+// when the round commits.
+//
+// It works in its parent's workspace, and its own calls' changes reach
+// the workspace as any agent's do: staged, journaled, applied once, and
+// finished by resume after a crash. The delegation itself changes
+// nothing: what the tree changed is what its agents' calls applied, each
+// exactly once.
+//
+// Several delegations of one turn run at once, at most max_parallel
+// (DefaultMaxParallel when the agent file sets none). The parent's
+// journal holds each delegation in flight as its call's "executing"
+// phase; after a crash, resume runs such a call again, which resumes its
+// child from the child's own boundary (a child that had finished is not
+// run again: its answer is read from its state), and gives the parent
+// the result. A child stopped by a limit or waiting for approval stops
+// its parent's run the same way (see StopError): `cairn approve CHILD`
+// and `cairn resume PARENT` reach it.
+
+// DelegateTool is the delegate tool's name.
+const DelegateTool = "delegate"
+
+// DefaultMaxParallel bounds the delegations that run at once when the
+// agent file sets no max_parallel.
+const DefaultMaxParallel = 4
+
+// MaxDepth bounds how deep sub-agents nest.
+const MaxDepth = 8
+
+type delegateTool struct {
+	subs  []*subAgent
+	slots chan struct{}
+	once  sync.Once
+}
+
+// delegateTools gives an agent file with sub-agents the delegate tool,
+// once each sub-agent's definition reads and narrows its parent's.
+func delegateTools(af *AgentFile) ([]NativeTool, error) {
+	if len(af.Agents) == 0 {
+		return nil, nil
+	}
+	n := af.MaxParallel
+	if n <= 0 {
+		n = DefaultMaxParallel
+	}
+	d := &delegateTool{slots: make(chan struct{}, n)}
+	seen := map[string]bool{}
+	for _, s := range af.Agents {
+		if seen[s.Name] {
+			return nil, fmt.Errorf("%w: %s line %d: two sub-agents are named %s", ErrSubAgent, af.describe(), s.line, s.Name)
+		}
+		seen[s.Name] = true
+		sub, err := s.resolve(af)
+		if err != nil {
+			return nil, err
+		}
+		d.subs = append(d.subs, sub)
+	}
+	return []NativeTool{d}, nil
+}
+
+func (d *delegateTool) Spec() model.Tool {
+	names := make([]string, len(d.subs))
+	var b strings.Builder
+	b.WriteString("Hand a task to a sub-agent. It works on the task alone, in the same workspace, seeing only " +
+		"the task you give (not this conversation), and its answer is this call's result. Give it everything " +
+		"it needs to know. Delegations in one turn run in parallel. The sub-agents:")
+	for i, s := range d.subs {
+		names[i] = s.Name
+		fmt.Fprintf(&b, "\n- %s: %s", s.Name, s.Description)
+	}
+	enum, _ := json.Marshal(names)
+	schema := `{"type":"object","required":["agent","task"],"additionalProperties":false,"properties":{` +
+		`"agent":{"enum":` + string(enum) + `},"task":{"type":"string","minLength":1}}}`
+	return model.Tool{Name: DelegateTool, Description: b.String(), InputSchema: json.RawMessage(schema)}
+}
+
+// ResumesInFlight: a delegation in flight resumes its child.
+func (d *delegateTool) ResumesInFlight() bool { return true }
+
+func (d *delegateTool) Call(ctx context.Context, c *NativeCall) (NativeResult, error) {
+	var in struct{ Agent, Task string }
+	if err := json.Unmarshal(c.Input, &in); err != nil {
+		return NativeResult{}, fmt.Errorf("%s: %w", DelegateTool, err)
+	}
+	var sub *subAgent
+	for _, s := range d.subs {
+		if s.Name == in.Agent {
+			sub = s
+		}
+	}
+	if sub == nil {
+		return NativeResult{}, fmt.Errorf("%s: there is no sub-agent %q", DelegateTool, in.Agent)
+	}
+	p := c.run
+	if p.depth+1 > MaxDepth {
+		return NativeResult{}, fmt.Errorf("%s: sub-agents nest at most %d deep", DelegateTool, MaxDepth)
+	}
+	d.once.Do(func() {
+		if p.tree == nil {
+			p.tree = newTree(p)
+		}
+	})
+	select {
+	case d.slots <- struct{}{}:
+	case <-ctx.Done():
+		return NativeResult{}, ctx.Err()
+	}
+	defer func() { <-d.slots }()
+	return p.delegate(ctx, sub, childID(p.agentID, sub.Name, c.Call.ID), c.Call.ID, in.Task)
+}
+
+// childID is the id of the sub-agent a call makes: the parent's id, the
+// sub-agent's name and a digest of the call's id, within an id's length.
+func childID(parent, name, call string) string {
+	sum := sha256.Sum256([]byte(parent + "\x00" + call))
+	tail := "." + name + "-" + hex.EncodeToString(sum[:4])
+	if len(parent)+len(tail) > 128 {
+		parent = parent[:128-len(tail)]
+	}
+	return parent + tail
+}
+
+// delegate runs (or resumes, or reads the answer of) the sub-agent id for
+// the call, and returns what the call came to.
+func (p *run) delegate(ctx context.Context, sub *subAgent, id, call, task string) (NativeResult, error) {
+	s := &subRun{tree: p.tree, root: p.rootID(), forward: p.forward,
+		lineage: checkpoint.Parent{Agent: p.agentID, Call: call, Name: sub.Name, Depth: p.depth + 1}}
+	res, err := p.runChild(ctx, sub, id, task, s)
+	if ctx.Err() != nil {
+		return NativeResult{}, ctx.Err()
+	}
+	if err != nil {
+		return NativeResult{}, &StopError{Status: StatusFailed,
+			Reason: fmt.Sprintf("sub-agent %s (agent %s) could not run: %v", sub.Name, id, err)}
+	}
+	rec, err := p.store.Read(id)
+	if err != nil {
+		return NativeResult{}, &StopError{Status: StatusFailed, Reason: fmt.Sprintf("sub-agent %s: %v", id, err)}
+	}
+	usage := rec.State.Usage
+	out := NativeResult{Usage: &usage, child: id}
+	switch res.Status {
+	case StatusDone:
+		out.Output = answerOf(rec.State)
+	case StatusFailed:
+		out.Output, out.IsError = fmt.Sprintf("The sub-agent %s failed: %s", sub.Name, res.Reason), true
+	default:
+		return NativeResult{}, &StopError{Status: res.Status, Reason: stoppedChild(sub.Name, id, p.rootID(), res)}
+	}
+	return out, nil
+}
+
+// runChild runs the sub-agent: a new one with its task, or one that exists
+// from its boundary.
+func (p *run) runChild(ctx context.Context, sub *subAgent, id, task string, s *subRun) (*Result, error) {
+	opts := RunOptions{Agent: sub.af, ID: id, Workspace: p.workspace, Prompt: task, Labels: p.state().Labels,
+		OnEvent: p.forward, Approver: p.approver, AutoDeny: p.autoDeny, sub: s}
+	if p.store.Exists(id) {
+		rec, err := p.store.Read(id)
+		if err != nil {
+			return nil, err
+		}
+		if !neverPrompted(rec) {
+			return p.engine.Resume(ctx, ResumeOptions{ID: id, Strategy: StrategySeal, OnEvent: p.forward,
+				Approver: p.approver, AutoDeny: p.autoDeny, sub: s})
+		}
+		// Made, then stopped before its task was journaled: start it over.
+		opts.Fresh = true
+	}
+	return p.engine.Run(ctx, opts)
+}
+
+// neverPrompted reports whether a sub-agent stopped before its task
+// reached its journal.
+func neverPrompted(rec *checkpoint.Recovered) bool {
+	if len(rec.State.Messages) > 0 {
+		return false
+	}
+	for _, t := range rec.Tail {
+		if t.Type == checkpoint.RecUser {
+			return false
+		}
+	}
+	return true
+}
+
+// answerOf is the sub-agent's answer: its last message, the model's text.
+func answerOf(st *checkpoint.State) string {
+	for i := len(st.Messages) - 1; i >= 0; i-- {
+		if m := st.Messages[i]; m.Role == checkpoint.RoleAssistant {
+			return m.Text
+		}
+	}
+	return ""
+}
+
+// stoppedChild says why a sub-agent stopped its tree, and how to go on.
+func stoppedChild(name, id, root string, res *Result) string {
+	how := fmt.Sprintf("`cairn resume %s` resumes it", root)
+	if res.Status == StatusAwaitingApproval {
+		how = fmt.Sprintf("decide with `cairn approve %s CALL` or `cairn deny %s CALL`, then `cairn resume %s`", id, id, root)
+	}
+	return fmt.Sprintf("sub-agent %s (agent %s) stopped: %s; %s", name, id, res.Reason, how)
+}
+
+var _ NativeResumer = (*delegateTool)(nil)

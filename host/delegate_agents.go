@@ -1,0 +1,182 @@
+package host
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// SubAgent is one entry of an agent file's `agents:` list: a sub-agent the
+// model may hand a task to with the delegate tool. It names an agent file,
+// or defines one inline with the keys of an agent file (model, system,
+// tools, sandbox, limits, approvals, todos and its own agents):
+//
+//	agents:
+//	  - name: reviewer
+//	    description: reads the draft and lists what is wrong with it
+//	    file: reviewer.yaml
+//	  - name: writer
+//	    description: writes one section of the report
+//	    model: {provider: script, script: writer-script.yaml}
+//	    system: You write one section, nothing else.
+//	    tools: [{module: builtin, only: [read_file, write_file]}]
+//	    limits: {max_rounds: 8}
+//
+// A sub-agent's tools and grants can only narrow its parent's: each of its
+// tool modules must be one of the parent's, with no tool the parent's
+// `only:` leaves out and no grant the parent's lacks, and each of its MCP
+// servers one of the parent's. A run whose sub-agents ask for more does not
+// start; the error names the line to change. Relative paths of an inline
+// definition are relative to the parent's agent file.
+type SubAgent struct {
+	Name        string `yaml:"name" json:"name"`
+	Description string `yaml:"description" json:"description,omitempty"`
+	// File is the sub-agent's agent file; without it the entry defines
+	// the sub-agent inline.
+	File string `yaml:"file" json:"file,omitempty"`
+
+	// inline is the inline definition as an agent file of its own; line is
+	// the entry's line and toolLines those of its tools, in the parent's
+	// agent file.
+	inline    []byte
+	line      int
+	toolLines []int
+}
+
+var subAgentName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,40}$`)
+
+// UnmarshalYAML reads an entry, keeping an inline definition as the agent
+// file it is.
+func (s *SubAgent) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.MappingNode {
+		return fmt.Errorf("line %d: agents: want {name: NAME, description: TEXT, file: AGENT.yaml} or an inline definition", n.Line)
+	}
+	s.line = n.Line
+	def := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		switch k.Value {
+		case "description":
+			s.Description = v.Value
+		case "file":
+			s.File = v.Value
+		case "name":
+			s.Name = v.Value
+			def.Content = append(def.Content, k, v)
+		default:
+			def.Content = append(def.Content, k, v)
+			if k.Value == "tools" {
+				s.toolLines = itemLines(v)
+			}
+		}
+	}
+	if !subAgentName.MatchString(s.Name) {
+		return fmt.Errorf("line %d: agents: name %q: want 1 to 40 letters, digits, '_' or '-'", n.Line, s.Name)
+	}
+	if s.File != "" {
+		if len(def.Content) > 2 {
+			return fmt.Errorf("line %d: sub-agent %s: give file or an inline definition, not both", n.Line, s.Name)
+		}
+		return nil
+	}
+	b, err := yaml.Marshal(def)
+	if err != nil {
+		return fmt.Errorf("line %d: sub-agent %s: %w", n.Line, s.Name, err)
+	}
+	s.inline = b
+	return nil
+}
+
+// MarshalYAML writes the entry as it was read.
+func (s SubAgent) MarshalYAML() (any, error) {
+	out := map[string]any{}
+	if s.inline != nil {
+		if err := yaml.Unmarshal(s.inline, &out); err != nil {
+			return nil, err
+		}
+	}
+	out["name"] = s.Name
+	if s.Description != "" {
+		out["description"] = s.Description
+	}
+	if s.File != "" {
+		out["file"] = s.File
+	}
+	return out, nil
+}
+
+// itemLines are the lines of a sequence's items.
+func itemLines(n *yaml.Node) []int {
+	var lines []int
+	for _, c := range n.Content {
+		lines = append(lines, c.Line)
+	}
+	return lines
+}
+
+// ErrSubAgent: a sub-agent asks for more than its parent has, or its
+// definition does not read.
+var ErrSubAgent = errors.New("sub-agent refused")
+
+// subAgent is a sub-agent ready to be delegated to.
+type subAgent struct {
+	SubAgent
+	af *AgentFile
+	// file is the agent file its definition is written in; where, the
+	// line of it that begins the definition.
+	file, where string
+}
+
+// resolve reads a sub-agent's definition and checks that it narrows its
+// parent's.
+func (s SubAgent) resolve(parent *AgentFile) (*subAgent, error) {
+	sub := &subAgent{SubAgent: s, file: parent.describe()}
+	sub.where = fmt.Sprintf("%s line %d", sub.file, s.line)
+	var err error
+	if s.File != "" {
+		path := parent.Path(s.File)
+		if sub.af, err = LoadAgentFile(path); err != nil {
+			return nil, fmt.Errorf("%w: %s: sub-agent %s: %w", ErrSubAgent, sub.where, s.Name, err)
+		}
+		sub.toolLines, sub.file = toolLinesOf(sub.af.Source), path
+	} else if sub.af, err = ParseAgentFile(s.inline, parent.Dir); err != nil {
+		return nil, fmt.Errorf("%w: %s: sub-agent %s: %w", ErrSubAgent, sub.where, s.Name, err)
+	}
+	if err := sub.narrows(parent); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrSubAgent, err)
+	}
+	return sub, nil
+}
+
+// describe names an agent file for an error: its path, or "the agent file".
+func (af *AgentFile) describe() string {
+	if af.File != "" {
+		return af.File
+	}
+	return "the agent file"
+}
+
+// toolLinesOf finds the lines of the tools of an agent file's source.
+func toolLinesOf(src []byte) []int {
+	var doc yaml.Node
+	if yaml.Unmarshal(src, &doc) != nil || len(doc.Content) == 0 {
+		return nil
+	}
+	m := doc.Content[0]
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == "tools" {
+			return itemLines(m.Content[i+1])
+		}
+	}
+	return nil
+}
+
+// toolLine says where the sub-agent's i-th tool is written.
+func (s *subAgent) toolLine(i int) string {
+	if i < len(s.toolLines) {
+		return fmt.Sprintf("%s line %d", s.file, s.toolLines[i])
+	}
+	return s.where
+}

@@ -1,0 +1,97 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/host/model"
+)
+
+// The task list: an agent file with `todos: true` gives the model the
+// todo_write tool, with which it writes its plan as a list of items, each
+// pending, in_progress or done. Each call replaces the whole list. The
+// list is part of the agent's state: it changes when the call's round
+// commits (a round cut short by a crash leaves the list as it was at the
+// boundary, and resume keeps the call's result and so its list), is
+// restored by resume and copied by fork, and is shown by `cairn show`. A
+// sub-agent's list is its own.
+
+// TodoWriteTool is the task list's tool's name.
+const TodoWriteTool = "todo_write"
+
+// MaxTodos bounds the items of a task list.
+const MaxTodos = 100
+
+const todoSchema = `{"type":"object","required":["todos"],"additionalProperties":false,
+"properties":{"todos":{"type":"array","maxItems":100,"items":{"type":"object","required":["content","status"],
+"additionalProperties":false,"properties":{"content":{"type":"string","minLength":1,"maxLength":1000},
+"status":{"enum":["pending","in_progress","done"]}}}}}}`
+
+// todoTools gives an agent file that asks for it the task list's tool.
+func todoTools(af *AgentFile) ([]NativeTool, error) {
+	if !af.Todos {
+		return nil, nil
+	}
+	return []NativeTool{todoWrite{}}, nil
+}
+
+type todoWrite struct{}
+
+func (todoWrite) Spec() model.Tool {
+	return model.Tool{Name: TodoWriteTool, InputSchema: json.RawMessage(todoSchema),
+		Description: "Write your plan as a task list, replacing the one you wrote before: every item with its status " +
+			"(pending, in_progress or done). Keep it current as you work; it is kept with your state."}
+}
+
+func (todoWrite) Call(_ context.Context, c *NativeCall) (NativeResult, error) {
+	var in struct {
+		Todos []checkpoint.Todo `json:"todos"`
+	}
+	if err := json.Unmarshal(c.Input, &in); err != nil {
+		return NativeResult{}, fmt.Errorf("%s: %w", TodoWriteTool, err)
+	}
+	list := &checkpoint.TodoList{Items: in.Todos}
+	if list.Items == nil {
+		list.Items = []checkpoint.Todo{}
+	}
+	return NativeResult{Output: "The task list now reads:\n" + FormatTodos(list.Items), Todos: list}, nil
+}
+
+// FormatTodos writes a task list one item a line, its status first.
+func FormatTodos(items []checkpoint.Todo) string {
+	if len(items) == 0 {
+		return "(empty)"
+	}
+	var b strings.Builder
+	for i, t := range items {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		fmt.Fprintf(&b, "[%s] %s", todoMark(t.Status), t.Text)
+	}
+	return b.String()
+}
+
+func todoMark(s checkpoint.TodoStatus) string {
+	switch s {
+	case checkpoint.TodoDone:
+		return "x"
+	case checkpoint.TodoInProgress:
+		return "~"
+	}
+	return " "
+}
+
+// emitTodos emits, once the round committed, the task list a call of it
+// wrote.
+func (r *run) emitTodos(round int, results []callResult) {
+	for _, res := range results {
+		if res.native != nil && res.native.Todos != nil {
+			r.emit(Event{Type: EventTodos, Round: round, Todos: r.state().Todos})
+			return
+		}
+	}
+}

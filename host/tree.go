@@ -1,0 +1,200 @@
+package host
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/cairnrun/cairn/checkpoint"
+)
+
+// A tree of agents is a top-level agent and the sub-agents its calls of
+// delegate made, and theirs. What the tree shares while it runs in one
+// process:
+//
+//   - its budget: max_tokens and max_cost of the top-level agent bound the
+//     tokens and cost of the whole tree. Each agent's usage counts until
+//     the round that delegated to it commits, from then on as part of its
+//     parent's (the delegation's result carries it), so nothing is
+//     counted twice.
+//   - its time: max_time of the top-level agent counts from the start of
+//     its run (so it restarts on resume) and stops every agent of the tree.
+//   - its events: a sub-agent's events carry its id, its parent's and its
+//     depth, and reach the top-level run's caller and history too.
+//
+// Rounds are each agent's own: a sub-agent's max_rounds is its own
+// agent file's.
+type tree struct {
+	limits   RunLimits
+	deadline time.Time
+	mu       sync.Mutex
+	// used is, by agent, the usage not yet part of its parent's state.
+	used map[string]checkpoint.Usage
+}
+
+// newTree starts the tree of the top-level run r.
+func newTree(r *run) *tree {
+	t := &tree{limits: r.af.Limits, used: map[string]checkpoint.Usage{r.agentID: r.state().Usage}}
+	if r.af.Limits.MaxTime > 0 {
+		t.deadline = r.startedAt.Add(time.Duration(r.af.Limits.MaxTime))
+	}
+	return t
+}
+
+// report records an agent's usage at its boundary, and forgets the
+// children whose usage that now includes.
+func (t *tree) report(agent string, u checkpoint.Usage, children []string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.used[agent] = u
+	for _, c := range children {
+		delete(t.used, c)
+	}
+}
+
+func (t *tree) total() checkpoint.Usage {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var sum checkpoint.Usage
+	for _, u := range t.used {
+		sum = sum.Add(u)
+	}
+	return sum
+}
+
+// limitReached says which of the tree's limits stops a sub-agent before
+// another round, and how to go on.
+func (t *tree) limitReached(root string) string {
+	l, u := t.limits, t.total()
+	var reason, flag string
+	switch {
+	case l.MaxTokens > 0 && u.Total() >= l.MaxTokens:
+		reason, flag = fmt.Sprintf("the tree of %s reached max_tokens (%d used of %d)", root, u.Total(), l.MaxTokens), "--max-tokens"
+	case l.MaxCost > 0 && float64(u.CostMicroUSD) >= l.MaxCost*1e6:
+		reason, flag = fmt.Sprintf("the tree of %s reached max_cost ($%.4f spent of $%.4f)", root, float64(u.CostMicroUSD)/1e6, l.MaxCost), "--max-cost"
+	case !t.deadline.IsZero() && !time.Now().Before(t.deadline):
+		reason, flag = fmt.Sprintf("the tree of %s reached max_time (%s in this run)", root, time.Duration(l.MaxTime)), "--max-time"
+	default:
+		return ""
+	}
+	return fmt.Sprintf("%s; resume %s with %s to allow more", reason, root, flag)
+}
+
+// subRun is what a delegation gives the run of its sub-agent.
+type subRun struct {
+	tree    *tree
+	root    string
+	lineage checkpoint.Parent
+	// forward hands the sub-agent's events to its parent's run.
+	forward EventFunc
+}
+
+// adopt makes r part of the tree sub says, or, for a run of an agent not
+// started by a delegation, reads its lineage from its state.
+func (r *run) adopt(sub *subRun) {
+	if p := r.state().Parent; p != nil {
+		r.parentID, r.depth = p.Agent, p.Depth
+	}
+	if sub != nil {
+		r.tree, r.root = sub.tree, sub.root
+	}
+}
+
+// rootID is the top-level agent of r's tree.
+func (r *run) rootID() string {
+	if r.root != "" {
+		return r.root
+	}
+	return r.agentID
+}
+
+// treeLimitReached is limitReached for the tree r is a sub-agent of.
+func (r *run) treeLimitReached() string {
+	if r.tree == nil || r.root == "" {
+		return ""
+	}
+	return r.tree.limitReached(r.root)
+}
+
+// forward hands an event of a sub-agent to r's caller and history, in turn
+// with r's own.
+func (r *run) forward(e Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if b, err := json.Marshal(e); err == nil {
+		r.history.Write(append(b, '\n'))
+	}
+	if r.onEvent != nil {
+		r.onEvent(e)
+	}
+}
+
+// committed is what follows a round's commit besides its events: the task
+// list's event, and the tree's account of the agent's usage.
+func (r *run) committed(round int, results []callResult) {
+	r.emitTodos(round, results)
+	if r.tree == nil {
+		return
+	}
+	var children []string
+	for _, res := range results {
+		if res.native != nil && res.native.child != "" {
+			children = append(children, res.native.child)
+		}
+	}
+	r.tree.report(r.agentID, r.state().Usage, children)
+}
+
+// Children lists the sub-agents an agent's delegations made, by id.
+func Children(store checkpoint.Store, id string) ([]checkpoint.Summary, error) {
+	if err := usable(store); err != nil {
+		return nil, err
+	}
+	list, err := store.List()
+	if err != nil {
+		return nil, err
+	}
+	var out []checkpoint.Summary
+	for _, s := range list {
+		if s.Parent == id {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// TreeOrder orders a store's list as trees: each agent followed by its
+// sub-agents, depth first, each with its depth below the top of the list.
+// A sub-agent whose parent is not in the list is listed at the top.
+func TreeOrder(list []checkpoint.Summary) ([]checkpoint.Summary, []int) {
+	ids := map[string]bool{}
+	kids := map[string][]checkpoint.Summary{}
+	for _, s := range list {
+		ids[s.ID] = true
+	}
+	var tops []checkpoint.Summary
+	for _, s := range list {
+		if s.Parent != "" && ids[s.Parent] {
+			kids[s.Parent] = append(kids[s.Parent], s)
+		} else {
+			tops = append(tops, s)
+		}
+	}
+	var out []checkpoint.Summary
+	var depth []int
+	var walk func(s checkpoint.Summary, d int)
+	walk = func(s checkpoint.Summary, d int) {
+		out, depth = append(out, s), append(depth, d)
+		ks := kids[s.ID]
+		sort.Slice(ks, func(i, j int) bool { return ks[i].ID < ks[j].ID })
+		for _, k := range ks {
+			walk(k, d+1)
+		}
+	}
+	for _, s := range tops {
+		walk(s, 0)
+	}
+	return out, depth
+}

@@ -1,0 +1,203 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/cairnrun/cairn/checkpoint"
+)
+
+// A parent stopped while its children run is resumed child first: each
+// child from its own boundary, its finished calls kept and not run again;
+// then the parent gets each child's answer once.
+func TestResumeParentResumesItsChildren(t *testing.T) {
+	eng, store := fileEngine(t)
+	af := teamIn(t, teamAgent, teamScript, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	res, err := eng.Run(ctx, RunOptions{Agent: af, ID: "lead", Prompt: "go", OnEvent: func(e Event) {
+		if e.Type == EventToolEnd && e.Parent == "lead" {
+			cancel() // a child's write finished and is durable
+		}
+	}})
+	if err != nil || res.Status != StatusPaused {
+		t.Fatalf("run: %+v, %v", res, err)
+	}
+	if rec, _ := store.Read("lead"); !rec.Interrupted() {
+		t.Fatal("the parent's round is not open")
+	}
+	res, events := resume(t, eng, "lead", StrategySeal)
+	if res.Status != StatusDone || res.Text != "both done" {
+		t.Fatalf("resume: %+v", res)
+	}
+	if rep := eventOf(events, EventAgentResumed); rep == nil || len(rep.Sealed) != 0 || len(rep.Resumed)+len(rep.Finished) != 2 {
+		t.Fatalf("resume report: %+v", rep)
+	}
+	rec, _ := store.Read("lead")
+	if got := toolTexts(rec.State); len(got) != 2 || got[0] != "wrote alpha.txt" || got[1] != "wrote beta.txt" {
+		t.Fatalf("the parent's results: %q", got)
+	}
+	kids, _ := Children(store, "lead")
+	var childUsage checkpoint.Usage
+	for _, k := range kids {
+		c, _ := store.Read(k.ID)
+		if c.State.ToolCalls != 1 || c.State.Status != checkpoint.StatusDone {
+			t.Fatalf("child %s: %d calls, status %s; want its one write, done", k.ID, c.State.ToolCalls, c.State.Status)
+		}
+		childUsage = childUsage.Add(c.State.Usage)
+	}
+	if len(kids) != 2 || rec.State.Usage.Total() <= childUsage.Total() {
+		t.Fatalf("%d children; parent's tokens %d, children's %d", len(kids), rec.State.Usage.Total(), childUsage.Total())
+	}
+	for _, name := range []string{"alpha", "beta"} {
+		if got := readFile(t, af.WorkspaceDir(), name+".txt"); got != name {
+			t.Fatalf("%s.txt = %q", name, got)
+		}
+	}
+}
+
+// The parent's max_tokens bounds its tree: a child that finds the tree's
+// tokens spent pauses before its next round, and the parent with it; a
+// resume that allows more finishes both, and the finished child is not
+// run again.
+func TestTreeSharesTheParentsTokenLimit(t *testing.T) {
+	eng, store := fileEngine(t)
+	agent := strings.Replace(teamAgent, "max_parallel: 2", "max_parallel: 1\nlimits: {max_tokens: 10}", 1)
+	af := teamIn(t, agent, teamScript, nil)
+	res, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "lead", Prompt: "go"})
+	if err != nil || res.Status != StatusPaused || !strings.Contains(res.Reason, "the tree of lead reached max_tokens (14 used of 10)") {
+		t.Fatalf("run: %+v, %v; want the tree's limit to pause the second child", res, err)
+	}
+	kids, _ := Children(store, "lead")
+	var done, paused string
+	for _, k := range kids {
+		switch k.Status {
+		case checkpoint.StatusDone:
+			done = k.ID
+		case checkpoint.StatusPaused:
+			paused = k.ID
+		}
+	}
+	if done == "" || paused == "" {
+		t.Fatalf("children: %+v; want one done, one paused", kids)
+	}
+	res, err = eng.Resume(context.Background(), ResumeOptions{ID: "lead", Limits: RunLimits{MaxTokens: 1000}})
+	if err != nil || res.Status != StatusDone {
+		t.Fatalf("resume: %+v, %v", res, err)
+	}
+	first, _ := store.Read(done)
+	if len(first.State.Runs) != 1 {
+		t.Fatalf("the finished child ran %d times", len(first.State.Runs))
+	}
+	lead, _ := store.Read("lead")
+	if lead.State.Usage.Total() != 46 {
+		t.Fatalf("the tree's tokens: %d, want 46 as without the pause", lead.State.Usage.Total())
+	}
+}
+
+// A child's call that needs a person stops the tree awaiting approval;
+// the decision is made on the child, and resuming the parent reaches it.
+func TestChildAwaitingApprovalStopsTheTree(t *testing.T) {
+	eng, store := fileEngine(t)
+	agent := strings.Replace(teamAgent, "    tools: [{module: builtin, only: [write_file]}]",
+		"    tools: [{module: builtin, only: [write_file]}]\n    approvals: [{tool: write_file, action: ask}]", 1)
+	af := teamIn(t, agent, teamScript, nil)
+	res, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "lead", Prompt: "go"})
+	beta := childID("lead", "beta", "call_1_1")
+	if err != nil || res.Status != StatusAwaitingApproval || !strings.Contains(res.Reason, "cairn approve "+beta) {
+		t.Fatalf("run: %+v, %v", res, err)
+	}
+	pending, err := Pending(store, beta)
+	if err != nil || len(pending) != 1 {
+		t.Fatalf("pending of %s: %+v, %v", beta, pending, err)
+	}
+	if err := eng.Decide(beta, pending[0].Call.ID, Decision{Approved: true}); err != nil {
+		t.Fatal(err)
+	}
+	res, _ = resume(t, eng, "lead", StrategySeal)
+	if res.Status != StatusDone || readFile(t, af.WorkspaceDir(), "beta.txt") != "beta" {
+		t.Fatalf("resume: %+v", res)
+	}
+}
+
+// recordingModel speaks OpenAI's chat completions and keeps every request
+// it is sent; it answers each with a text.
+type recordingModel struct {
+	*httptest.Server
+	mu     sync.Mutex
+	bodies []string
+}
+
+func recordModel(t *testing.T) *recordingModel {
+	m := &recordingModel{}
+	m.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		m.mu.Lock()
+		m.bodies = append(m.bodies, string(body))
+		m.mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "data: %s\n\n", `{"choices":[{"index":0,"delta":{"content":"finished my part"},"finish_reason":"stop"}]}`)
+		fmt.Fprint(w, "data: [DONE]\n\n")
+	}))
+	t.Cleanup(m.Close)
+	return m
+}
+
+// A child sees only its task: nothing of its parent's system prompt or
+// conversation, nor of its sibling's task, reaches its model.
+func TestChildSeesOnlyItsTask(t *testing.T) {
+	m := recordModel(t)
+	agent := fmt.Sprintf(`
+name: lead
+model: {provider: script, script: script.yaml}
+system: PARENT-SECRET-SYSTEM
+workspace: workspace
+tools: [{module: builtin}]
+agents:
+  - name: alpha
+    description: one part
+    model: {provider: openai, name: m, base_url: %[1]s/v1, max_retries: -1}
+    tools: [{module: builtin, only: [read_file]}]
+  - name: beta
+    description: the other part
+    model: {provider: openai, name: m, base_url: %[1]s/v1, max_retries: -1}
+    tools: [{module: builtin, only: [read_file]}]
+`, m.URL)
+	script := `
+turns:
+  - text: PARENT-SECRET-TURN
+    tool_calls:
+      - {name: delegate, input: {agent: alpha, task: ALPHA-TASK}}
+      - {name: delegate, input: {agent: beta, task: BETA-TASK}}
+  - text: done
+`
+	eng, _ := fileEngine(t)
+	af := teamIn(t, agent, script, nil)
+	res, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "lead", Prompt: "PARENT-SECRET-PROMPT"})
+	if err != nil || res.Status != StatusDone {
+		t.Fatalf("run: %+v, %v", res, err)
+	}
+	if len(m.bodies) != 2 {
+		t.Fatalf("%d requests reached the children's model, want 2", len(m.bodies))
+	}
+	for _, b := range m.bodies {
+		own, other := "ALPHA-TASK", "BETA-TASK"
+		if strings.Contains(b, "BETA-TASK") {
+			own, other = other, own
+		}
+		if !strings.Contains(b, own) {
+			t.Fatalf("a child's request lacks its task: %s", b)
+		}
+		for _, leak := range []string{other, "PARENT-SECRET-SYSTEM", "PARENT-SECRET-TURN", "PARENT-SECRET-PROMPT"} {
+			if strings.Contains(b, leak) {
+				t.Errorf("a child's request holds %s: %s", leak, b)
+			}
+		}
+	}
+}
