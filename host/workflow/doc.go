@@ -18,8 +18,12 @@
 // makes the one call and stops, so the call is journaled, sealed and
 // applied exactly as a model's call is. Its output is the tool's result.
 //
-// A delegation step hands its task to the agent file of a sub-agent: it is
-// run as an agent step whose prompt is the task.
+// A delegation step hands its task to a sub-agent that an agent file (the
+// step's parent:) declares under agents:, checked, as a delegation is, to
+// narrow that agent file's tools and grants. The sub-agent runs as the
+// step's agent, with the task as its prompt; the workflow, not an agent,
+// is what delegates, so the step's agent has no parent agent in its
+// lineage.
 //
 // Run and Resume take the store's lock of the workflow's id for as long
 // as they run, so one process drives a workflow at a time; each step's

@@ -30,7 +30,8 @@ import (
 //	    input: {path: notes.md}
 //	  - name: review
 //	    needs: [gather, count]
-//	    delegate: reviewer.yaml
+//	    delegate: reviewer          # a sub-agent that team.yaml declares
+//	    parent: team.yaml
 //	    task: "Check these: {{steps.gather.output}} ({{steps.count.output}})"
 type Flow struct {
 	Name        string `yaml:"name"`
@@ -51,8 +52,10 @@ type Step struct {
 	// Agent is an agent file, run with Prompt.
 	Agent  string `yaml:"agent"`
 	Prompt string `yaml:"prompt"`
-	// Delegate is the agent file of a sub-agent, given Task.
+	// Delegate names a sub-agent that the agent file Parent declares
+	// under agents:, given Task.
 	Delegate string `yaml:"delegate"`
+	Parent   string `yaml:"parent"`
 	Task     string `yaml:"task"`
 	// Tool is the name of a tool of Module (host.BuiltinModule or a .wasm
 	// path), called once with Input under Grant.
@@ -188,13 +191,15 @@ func (s Step) validate() error {
 		}
 	}
 	if kinds != 1 {
-		return fmt.Errorf("step %s: give exactly one of agent: (with prompt:), delegate: (with task:) and tool: (with module: and input:)", s.Name)
+		return fmt.Errorf("step %s: give exactly one of agent: (with prompt:), delegate: (with parent: and task:) and tool: (with module: and input:)", s.Name)
 	}
 	switch {
 	case s.Agent != "" && s.Prompt == "":
 		return fmt.Errorf("step %s: agent: needs a prompt:", s.Name)
-	case s.Delegate != "" && s.Task == "":
-		return fmt.Errorf("step %s: delegate: needs a task:", s.Name)
+	case s.Delegate != "" && (s.Task == "" || s.Parent == ""):
+		return fmt.Errorf("step %s: delegate: needs a task: and a parent: (the agent file that declares the sub-agent)", s.Name)
+	case s.Delegate == "" && s.Parent != "":
+		return fmt.Errorf("step %s: parent: belongs to a delegate: step", s.Name)
 	case s.Tool != "" && s.Module == "":
 		return fmt.Errorf("step %s: tool: needs a module: (builtin or a .wasm file)", s.Name)
 	case s.Tool == "" && (s.Module != "" || s.Input != nil || s.Grant != nil):

@@ -113,7 +113,11 @@ func (r *runner) agentFile(j job) (*host.AgentFile, error) {
 	case "agent":
 		return host.LoadAgentFile(r.flow.Path(j.step.Agent))
 	case "delegate":
-		return host.LoadAgentFile(r.flow.Path(j.step.Delegate))
+		parent, err := host.LoadAgentFile(r.flow.Path(j.step.Parent))
+		if err != nil {
+			return nil, err
+		}
+		return parent.SubAgentFile(j.step.Delegate)
 	}
 	if r.workspace(j.step) == "" {
 		return nil, errors.New("a tool step needs a workspace: set workspace: in the flow or the step")
