@@ -16,8 +16,10 @@ import (
 	"github.com/fxamacker/cbor/v2"
 
 	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/checkpoint/pgstore"
 	"github.com/cairnrun/cairn/host"
 	"github.com/cairnrun/cairn/host/workflow"
+	"github.com/cairnrun/cairn/internal/pgtest"
 )
 
 const exampleFlow = "../../examples/workflow/flow.yaml"
@@ -223,5 +225,39 @@ func TestDelegationStepIsNarrowed(t *testing.T) {
 		if res.Status != checkpoint.StatusFailed || !strings.Contains(res.Reason, tc.want) {
 			t.Errorf("delegate to %s: %s: %s, want a failure naming %q", tc.to, res.Status, res.Reason, tc.want)
 		}
+	}
+}
+
+// On PostgreSQL a workflow stopped after its first step resumes with that
+// step skipped, as on a directory: the record, the lock of its id and the
+// steps' agents all live in the database.
+func TestWorkflowOnPostgres(t *testing.T) {
+	url := pgtest.Start(t).NewDatabase(t)
+	store, err := pgstore.Open(context.Background(), url)
+	must(t, err)
+	defer store.Close()
+	eng := engine(t, store)
+	f, err := workflow.Load(exampleFlow)
+	must(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	first, err := workflow.Run(ctx, eng, f, workflow.Options{ID: "wf-pg", Workspace: workspace(t), OnStep: func(ev workflow.StepEvent) {
+		if ev.Type == "done" {
+			cancel()
+		}
+	}})
+	must(t, err)
+	if first.Status != checkpoint.StatusPaused {
+		t.Fatalf("stopped run: %s (%s)", first.Status, first.Reason)
+	}
+	res, err := workflow.Resume(context.Background(), eng, "wf-pg", workflow.Options{})
+	must(t, err)
+	if res.Status != checkpoint.StatusDone || len(res.Skipped) != 1 || len(res.Ran) != 4 {
+		t.Fatalf("resume: %s (%s), skipped %v, ran %v", res.Status, res.Reason, res.Skipped, res.Ran)
+	}
+	recs, errs, err := workflow.List(store)
+	must(t, err)
+	if len(recs) != 1 || len(errs) != 0 || len(recs[0].Steps) != 5 {
+		t.Fatalf("List: %+v, %v", recs, errs)
 	}
 }
