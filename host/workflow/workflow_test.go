@@ -261,3 +261,33 @@ func TestWorkflowOnPostgres(t *testing.T) {
 		t.Fatalf("List: %+v, %v", recs, errs)
 	}
 }
+
+// A step whose call awaits approval stops the workflow awaiting approval;
+// once the call is decided, resume continues that step's agent and
+// finishes the steps that need it.
+func TestApprovalPausesTheWorkflow(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) { must(t, os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644)) }
+	write("script.yaml", "turns:\n  - tool_calls: [{name: write_file, input: {path: out.txt, content: hi}}]\n  - text: wrote it\n")
+	write("asker.yaml", "name: asker\nmodel: {provider: script, script: script.yaml}\n"+
+		"tools: [{module: builtin, only: [write_file]}]\napprovals: [{tool: write_file, action: ask}]\n")
+	write("flow.yaml", "name: f\nworkspace: .\nsteps:\n  - {name: a, agent: asker.yaml, prompt: go}\n"+
+		"  - {name: b, needs: [a], tool: read_file, module: builtin, input: {path: out.txt}}\n")
+	f, err := workflow.Load(filepath.Join(dir, "flow.yaml"))
+	must(t, err)
+	eng := engine(t, checkpoint.NewMemStore())
+	res, err := workflow.Run(context.Background(), eng, f, workflow.Options{ID: "wf-ask"})
+	must(t, err)
+	if res.Status != checkpoint.StatusApproval || len(res.Ran) != 0 {
+		t.Fatalf("run: %s (%s), ran %v", res.Status, res.Reason, res.Ran)
+	}
+	must(t, eng.Decide(workflow.StepAgent("wf-ask", "a"), "call_1_0", host.Decision{Approved: true}))
+	res, err = workflow.Resume(context.Background(), eng, "wf-ask", workflow.Options{})
+	must(t, err)
+	if res.Status != checkpoint.StatusDone || !reflect.DeepEqual(res.Ran, []string{"a", "b"}) {
+		t.Fatalf("resume: %s (%s), ran %v", res.Status, res.Reason, res.Ran)
+	}
+	if out := outputs(res.Record); out["a"] != "wrote it" || !strings.Contains(out["b"], "hi") {
+		t.Fatalf("outputs %q", out)
+	}
+}
