@@ -86,8 +86,8 @@ func Run(ctx context.Context, eng *host.Engine, f *Flow, opts Options) (*Result,
 	if opts.ID == "" {
 		opts.ID = f.Name + "-" + newID()
 	}
-	if err := checkpoint.CheckID(opts.ID); err != nil {
-		return nil, fmt.Errorf("workflow id: %w", err)
+	if err := checkID(f, opts.ID); err != nil {
+		return nil, err
 	}
 	lock, err := eng.Store().Lock(opts.ID, checkpoint.ThisProcess("workflow"))
 	if err != nil {
@@ -179,6 +179,20 @@ func List(store checkpoint.Store) (recs []*checkpoint.Workflow, errs map[string]
 		recs = append(recs, rec)
 	}
 	return recs, errs, nil
+}
+
+// checkID refuses a workflow id that is not a valid id, or that makes a
+// step's agent id too long.
+func checkID(f *Flow, id string) error {
+	if err := checkpoint.CheckID(id); err != nil {
+		return fmt.Errorf("workflow id: %w", err)
+	}
+	for _, s := range f.Steps {
+		if err := checkpoint.CheckID(StepAgent(id, s.Name)); err != nil {
+			return fmt.Errorf("workflow id %q is too long for the id of step %s's agent: %w", id, s.Name, err)
+		}
+	}
+	return nil
 }
 
 // workspaceOf is the workflow's workspace, absolute, so a resume from

@@ -291,3 +291,18 @@ func TestApprovalPausesTheWorkflow(t *testing.T) {
 		t.Fatalf("outputs %q", out)
 	}
 }
+
+// An id too long to name a step's agent is refused before anything is
+// stored.
+func TestLongIDRefused(t *testing.T) {
+	f, err := workflow.Load(exampleFlow)
+	must(t, err)
+	store := checkpoint.NewMemStore()
+	_, err = workflow.Run(context.Background(), engine(t, store), f, workflow.Options{ID: strings.Repeat("w", 125)})
+	if err == nil || !strings.Contains(err.Error(), "too long") {
+		t.Fatalf("got %v, want the id refused", err)
+	}
+	if ids, _ := store.WorkflowIDs(); len(ids) != 0 {
+		t.Fatalf("stored %v", ids)
+	}
+}
