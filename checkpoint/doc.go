@@ -34,6 +34,8 @@
 //	agents/<id>/changes/round-<N>/<call>.cbor  the changes of the last rounds, for diff and undo (the host's)
 //	blobs/sha256/<hex>                   content-addressed agent files, scripts, modules and workspace archives
 //	group/<16 hex>.log                   a group log (see Group commit); "*.tmp" while it is made
+//	workflows/<id>.cbor                  a workflow's journal of completed steps (see Workflows), replaced atomically
+//	memory/<namespace>/<hex key>.cbor    one fact of a memory namespace (see Memory), replaced atomically
 //
 // The newest snapshot and the journal of the same round are the agent.
 //

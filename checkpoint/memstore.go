@@ -15,6 +15,10 @@ type MemStore struct {
 	mu     sync.Mutex
 	agents map[string]*memAgent
 	blobs  map[string][]byte
+	// workflows and memory hold encoded records (workflow_file.go,
+	// memory_file.go).
+	workflows map[string][]byte
+	memory    map[string]map[string][]byte
 }
 
 type memAgent struct {

@@ -54,6 +54,10 @@ type AgentFile struct {
 	MCP []MCPServer `yaml:"mcp" json:"mcp,omitempty"`
 	// Todos gives the model the todo_write tool, its task list.
 	Todos bool `yaml:"todos" json:"todos,omitempty"`
+	// Memory names the memory namespace the model keeps facts in with the
+	// remember, recall and forget tools (see memory.go); agents that name
+	// the same namespace share it.
+	Memory string `yaml:"memory" json:"memory,omitempty"`
 	// Agents are the sub-agents the model may delegate tasks to (see
 	// SubAgent); MaxParallel bounds the delegations that run at once.
 	Agents      []SubAgent `yaml:"agents" json:"agents,omitempty"`

@@ -33,6 +33,12 @@ func (e *Engine) define(af *AgentFile, mods []Module, ws string) (checkpoint.Def
 			return def, err
 		}
 	}
+	if af.Model.Provider == "script" && af.Model.Script == "" && af.Model.ScriptData != nil {
+		// A script given as bytes (a workflow's tool step) is kept the same way.
+		if def.Script, err = e.store.PutBlob(af.Model.ScriptData); err != nil {
+			return def, err
+		}
+	}
 	return def, nil
 }
 

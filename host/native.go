@@ -113,6 +113,7 @@ func (e *StopError) Error() string { return e.Reason }
 var natives = []func(*AgentFile) ([]NativeTool, error){
 	todoTools,
 	delegateTools,
+	memoryTools,
 }
 
 // addNatives offers the native tools the agent file gets.

@@ -94,6 +94,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			execCommand(),
 			mcpCommand(),
 			serveCommand(),
+			workflowCommand(),
+			memoryCommand(),
 			versionCommand(),
 			completionCommand(),
 		},

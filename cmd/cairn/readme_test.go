@@ -128,6 +128,12 @@ func newReadmeFixture(t *testing.T) *readmeFixture {
 		"examples/hello/workspace/todo.txt", "examples/tools/textstats/textstats.wasm"} {
 		copyFile(t, filepath.Join("../..", f), filepath.Join(root, f))
 	}
+	flows, err := filepath.Glob("../../examples/workflow/*.yaml")
+	must(t, err)
+	for _, f := range append(flows, "../../examples/workflow/workspace/notes.md") {
+		f = strings.TrimPrefix(f, "../../")
+		copyFile(t, filepath.Join("../..", f), filepath.Join(root, f))
+	}
 	fx := &readmeFixture{t: t, root: root, prog: listProgram(t)}
 	copyFile(t, fx.prog, filepath.Join(root, "prog.wasm"))
 	t.Chdir(root)
@@ -148,7 +154,7 @@ func (fx *readmeFixture) expand(form string) []string {
 	form = strings.ReplaceAll(form, "...", "")
 	fields := strings.Fields(form)
 	cmd := fields[0]
-	if cmd == "tools" {
+	if cmd == "tools" || cmd == "workflow" || cmd == "memory" {
 		cmd += " " + fields[1]
 	}
 	vals := map[string]string{}
@@ -184,10 +190,19 @@ func (fx *readmeFixture) value(cmd, p string, vals map[string]string) string {
 	case "AGENT_FILE":
 		return "examples/hello/agent.yaml"
 	case "ID":
-		if cmd == "events" {
+		switch cmd {
+		case "events":
 			return fx.lastRun(vals["AGENT"])
+		case "workflow resume", "workflow show":
+			return fx.workflow(cmd == "workflow resume")
 		}
 		return fmt.Sprintf("readme-%d", fx.n)
+	case "FLOW_FILE":
+		return "examples/workflow/flow.yaml"
+	case "NAMESPACE":
+		return fx.fact()
+	case "KEY":
+		return "k"
 	case "NEW":
 		return fmt.Sprintf("fork-%d", fx.n)
 	case "CHILD":

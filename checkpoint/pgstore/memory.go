@@ -1,0 +1,83 @@
+package pgstore
+
+import (
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/cairnrun/cairn/checkpoint"
+)
+
+var _ checkpoint.Memory = (*Store)(nil)
+
+// Remember upserts the fact's row.
+func (s *Store) Remember(ns string, f checkpoint.Fact) error {
+	if err := checkpoint.CheckNamespace(ns); err != nil {
+		return err
+	}
+	data, err := checkpoint.EncodeFact(f)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := s.opContext()
+	defer cancel()
+	if _, err := s.pool.Exec(ctx, `INSERT INTO cairn_memory (namespace, key, data) VALUES ($1, $2, $3)
+		ON CONFLICT (namespace, key) DO UPDATE SET data = excluded.data`, ns, f.Key, data); err != nil {
+		return fmt.Errorf("remember %s in %s: %w", f.Key, ns, wrapConn(err))
+	}
+	return nil
+}
+
+// Recall reads the namespace's rows, sorted by key.
+func (s *Store) Recall(ns string) ([]checkpoint.Fact, error) {
+	if err := checkpoint.CheckNamespace(ns); err != nil {
+		return nil, err
+	}
+	ctx, cancel := s.opContext()
+	defer cancel()
+	rows, err := s.pool.Query(ctx, `SELECT key, data FROM cairn_memory WHERE namespace = $1 ORDER BY key COLLATE "C"`, ns)
+	if err != nil {
+		return nil, fmt.Errorf("recall %s: %w", ns, wrapConn(err))
+	}
+	var out []checkpoint.Fact
+	var key string
+	var data []byte
+	_, err = pgx.ForEachRow(rows, []any{&key, &data}, func() error {
+		f, err := checkpoint.DecodeFact("fact "+key+" of "+ns, data)
+		out = append(out, f)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("recall %s: %w", ns, wrapConn(err))
+	}
+	return out, nil
+}
+
+// Forget deletes the fact's row: checkpoint.ErrNotFound if there is none.
+func (s *Store) Forget(ns, key string) error {
+	ctx, cancel := s.opContext()
+	defer cancel()
+	tag, err := s.pool.Exec(ctx, `DELETE FROM cairn_memory WHERE namespace = $1 AND key = $2`, ns, key)
+	if err != nil {
+		return fmt.Errorf("forget %s in %s: %w", key, ns, wrapConn(err))
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("forget %s in %s: %w", key, ns, checkpoint.ErrNotFound)
+	}
+	return nil
+}
+
+// Namespaces lists the namespaces that hold a fact.
+func (s *Store) Namespaces() ([]string, error) {
+	ctx, cancel := s.opContext()
+	defer cancel()
+	rows, err := s.pool.Query(ctx, `SELECT namespace FROM cairn_memory GROUP BY namespace ORDER BY namespace COLLATE "C"`)
+	if err != nil {
+		return nil, fmt.Errorf("list memory: %w", wrapConn(err))
+	}
+	ns, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("list memory: %w", wrapConn(err))
+	}
+	return ns, nil
+}

@@ -1,0 +1,58 @@
+package pgstore
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/cairnrun/cairn/checkpoint"
+)
+
+var _ checkpoint.Workflows = (*Store)(nil)
+
+// PutWorkflow upserts the workflow's row: one statement, durable at its
+// commit.
+func (s *Store) PutWorkflow(w *checkpoint.Workflow) error {
+	data, err := checkpoint.EncodeWorkflow(w)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := s.opContext()
+	defer cancel()
+	if _, err := s.pool.Exec(ctx, `INSERT INTO cairn_workflows (id, data) VALUES ($1, $2)
+		ON CONFLICT (id) DO UPDATE SET data = excluded.data, updated = now()`, w.ID, data); err != nil {
+		return fmt.Errorf("put workflow %s: %w", w.ID, wrapConn(err))
+	}
+	return nil
+}
+
+// Workflow reads and decodes the workflow's row.
+func (s *Store) Workflow(id string) (*checkpoint.Workflow, error) {
+	ctx, cancel := s.opContext()
+	defer cancel()
+	var data []byte
+	err := s.pool.QueryRow(ctx, `SELECT data FROM cairn_workflows WHERE id = $1`, id).Scan(&data)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("workflow %s: %w", id, checkpoint.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read workflow %s: %w", id, wrapConn(err))
+	}
+	return checkpoint.DecodeWorkflow("workflow "+id, data)
+}
+
+// WorkflowIDs lists the workflows' ids, sorted.
+func (s *Store) WorkflowIDs() ([]string, error) {
+	ctx, cancel := s.opContext()
+	defer cancel()
+	rows, err := s.pool.Query(ctx, `SELECT id FROM cairn_workflows ORDER BY id COLLATE "C"`)
+	if err != nil {
+		return nil, fmt.Errorf("list workflows: %w", wrapConn(err))
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("list workflows: %w", wrapConn(err))
+	}
+	return ids, nil
+}

@@ -1,0 +1,86 @@
+package checkpoint
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// A workflow record of a newer schema is refused with a
+// *FutureSchemaError and its file is left as it was.
+func TestWorkflowFutureSchemaRefused(t *testing.T) {
+	s, err := OpenFileStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &Workflow{Schema: WorkflowSchemaVersion + 1, ID: "wf-1", Started: time.Unix(1, 0).UTC()}
+	data, err := encMode.Marshal(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(s.Dir(), workflowDir, "wf-1.cbor")
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Workflow("wf-1")
+	var fe *FutureSchemaError
+	if !errors.As(err, &fe) || fe.Version != WorkflowSchemaVersion+1 {
+		t.Fatalf("got %v, want a *FutureSchemaError of version %d", err, WorkflowSchemaVersion+1)
+	}
+	if after, _ := os.ReadFile(path); !bytes.Equal(after, data) {
+		t.Fatal("the refused record changed")
+	}
+}
+
+func TestDecodeWorkflowDamage(t *testing.T) {
+	good, err := EncodeWorkflow(&Workflow{Schema: WorkflowSchemaVersion, ID: "wf-1", Steps: []WorkflowStep{{Name: "a", Output: "x"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string][]byte{
+		"empty":     nil,
+		"truncated": good[:len(good)-2],
+		"junk tail": append(append([]byte{}, good...), 0xff),
+		"not cbor":  []byte("name: flow"),
+	} {
+		if _, err := DecodeWorkflow("w", data); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%s: got %v, want ErrCorrupt", name, err)
+		}
+	}
+	if w, err := DecodeWorkflow("w", good); err != nil || w.Steps[0].Output != "x" {
+		t.Fatalf("good record: %+v, %v", w, err)
+	}
+}
+
+func FuzzDecodeWorkflow(f *testing.F) {
+	good, _ := EncodeWorkflow(&Workflow{Schema: WorkflowSchemaVersion, ID: "wf-1", Steps: []WorkflowStep{{Name: "a"}}})
+	f.Add(good)
+	f.Add([]byte{0xa0})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		w, err := DecodeWorkflow("fuzz", data)
+		if err == nil {
+			if _, err := EncodeWorkflow(w); err != nil && w.Schema == WorkflowSchemaVersion {
+				t.Fatalf("a decoded record does not encode: %v", err)
+			}
+		}
+	})
+}
+
+func FuzzDecodeFact(f *testing.F) {
+	good, _ := EncodeFact(Fact{Key: "k", Text: "t", Agent: "a", Round: 1})
+	f.Add(good)
+	f.Add([]byte{0xa0})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if fact, err := DecodeFact("fuzz", data); err == nil {
+			if _, err := EncodeFact(fact); err != nil {
+				t.Fatalf("a decoded fact does not encode: %v", err)
+			}
+		}
+	})
+}

@@ -1,0 +1,265 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/host/workflow"
+)
+
+func workflowCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "workflow",
+		Usage: "run named steps with dependencies, each completed step journaled, and resume them after a crash",
+		Subcommands: []*cli.Command{
+			{
+				Name: "run", Usage: "run a workflow file", ArgsUsage: "FLOW.yaml",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "id", Usage: "the workflow's id (default: its name and a random suffix)"},
+					&cli.StringFlag{Name: "workspace", Aliases: []string{"w"}, Usage: "the directory the steps work in (default: the workflow file's workspace)"},
+					&cli.IntFlag{Name: "parallel", Usage: "steps that run at once (default: the workflow file's max_parallel, else 4)"},
+					storeFlag, cacheFlag, jsonFlag, autoDenyFlag,
+				},
+				Action: workflowRunAction,
+			},
+			{
+				Name: "resume", Usage: "continue a workflow: skip its completed steps, resume the interrupted ones, run the rest", ArgsUsage: "ID",
+				Flags:  []cli.Flag{&cli.IntFlag{Name: "parallel", Usage: "steps that run at once"}, storeFlag, cacheFlag, jsonFlag, autoDenyFlag},
+				Action: workflowResumeAction,
+			},
+			{Name: "ls", Usage: "list the workflows in the store", Flags: []cli.Flag{storeFlag, jsonFlag}, Action: workflowLsAction},
+			{Name: "show", Usage: "show a workflow's steps and their outputs", ArgsUsage: "ID", Flags: []cli.Flag{storeFlag, jsonFlag}, Action: workflowShowAction},
+		},
+	}
+}
+
+func workflowRunAction(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return withCode(exitUsage, errors.New("usage: cairn workflow run [--id ID] FLOW.yaml"))
+	}
+	f, err := workflow.Load(c.Args().First())
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	s, err := openSession(c)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	opts := workflowOptions(c)
+	opts.ID, opts.Workspace = c.String("id"), c.String("workspace")
+	res, err := workflow.Run(s.ctx, s.eng, f, opts)
+	if err != nil {
+		return workflowError(err)
+	}
+	return workflowStatus(c, res)
+}
+
+func workflowResumeAction(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return withCode(exitUsage, errors.New("usage: cairn workflow resume ID"))
+	}
+	s, err := openSession(c)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	res, err := workflow.Resume(s.ctx, s.eng, c.Args().First(), workflowOptions(c))
+	if err != nil {
+		return workflowError(err)
+	}
+	return workflowStatus(c, res)
+}
+
+// workflowOptions prints step events, and with --json every agent's
+// events too, each naming its agent.
+func workflowOptions(c *cli.Context) workflow.Options {
+	opts := workflow.Options{Parallel: c.Int("parallel"), AutoDeny: c.Bool(autoDenyFlag.Name)}
+	if c.Bool(jsonFlag.Name) {
+		r := newRenderer(c.App.Writer, c.App.ErrWriter, true)
+		opts.OnEvent = r.event
+		opts.OnStep = func(ev workflow.StepEvent) { writeJSON(c, stepLine(ev)) }
+		return opts
+	}
+	opts.OnStep = func(ev workflow.StepEvent) { printStep(c.App.Writer, ev) }
+	return opts
+}
+
+// stepJSON is a step event as --json prints it: type step_start,
+// step_skip, step_done, step_paused, step_failed...
+type stepJSON struct {
+	Type    string    `json:"type"`
+	Time    time.Time `json:"time"`
+	Step    string    `json:"step"`
+	Kind    string    `json:"kind"`
+	Agent   string    `json:"agent"`
+	Output  string    `json:"output,omitempty"`
+	Reason  string    `json:"reason,omitempty"`
+	Resumed bool      `json:"resumed,omitempty"`
+}
+
+func stepLine(ev workflow.StepEvent) stepJSON {
+	return stepJSON{Type: "step_" + ev.Type, Time: time.Now().UTC(), Step: ev.Step, Kind: ev.Kind, Agent: ev.Agent,
+		Output: ev.Output, Reason: ev.Reason, Resumed: ev.Resumed}
+}
+
+func printStep(w io.Writer, ev workflow.StepEvent) {
+	switch ev.Type {
+	case "start":
+		how := "starts"
+		if ev.Resumed {
+			how = "resumes from its agent's boundary"
+		}
+		fmt.Fprintf(w, "step %s (%s, agent %s) %s\n", ev.Step, ev.Kind, ev.Agent, how)
+	case "skip":
+		fmt.Fprintf(w, "step %s completed before: skipped\n", ev.Step)
+	case "done":
+		fmt.Fprintf(w, "step %s done: %s\n", ev.Step, firstLine(ev.Output))
+	default:
+		fmt.Fprintf(w, "step %s %s: %s\n", ev.Step, ev.Type, ev.Reason)
+	}
+}
+
+// firstLine is s's first line, shortened to 100 runes.
+func firstLine(s string) string {
+	s, _, more := strings.Cut(strings.TrimSpace(s), "\n")
+	if r := []rune(s); len(r) > 100 {
+		s, more = string(r[:100]), true
+	}
+	if more {
+		s += " …"
+	}
+	return s
+}
+
+// workflowStatus prints how the workflow ended and maps it to the exit code.
+func workflowStatus(c *cli.Context, res *workflow.Result) error {
+	if c.Bool(jsonFlag.Name) {
+		if err := writeJSON(c, map[string]any{"type": "workflow_end", "workflow": res.ID, "status": res.Status,
+			"reason": res.Reason, "ran": res.Ran, "skipped": res.Skipped}); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(c.App.Writer, "workflow %s %s: %d steps ran, %d skipped\n", res.ID, res.Status, len(res.Ran), len(res.Skipped))
+	}
+	switch res.Status {
+	case checkpoint.StatusDone:
+		return nil
+	case checkpoint.StatusPaused:
+		return withCode(exitPaused, fmt.Errorf("workflow %s paused: %s; continue with `cairn workflow resume %s`", res.ID, res.Reason, res.ID))
+	case checkpoint.StatusApproval:
+		return withCode(exitApproval, fmt.Errorf("workflow %s waits: %s; decide with `cairn approve`/`cairn deny`, then `cairn workflow resume %s`", res.ID, res.Reason, res.ID))
+	}
+	return withCode(exitFailed, fmt.Errorf("workflow %s failed: %s; fix it and `cairn workflow resume %s`", res.ID, res.Reason, res.ID))
+}
+
+func workflowError(err error) error {
+	if errors.Is(err, workflow.ErrFinished) {
+		return withCode(exitUsage, err)
+	}
+	return runError(err)
+}
+
+func workflowLsAction(c *cli.Context) error {
+	store, err := openStore(c)
+	if err != nil {
+		return err
+	}
+	recs, errs, err := workflow.List(store)
+	if err != nil {
+		return err
+	}
+	if c.Bool(jsonFlag.Name) {
+		for _, r := range recs {
+			if err := writeJSON(c, workflowLine(r)); err != nil {
+				return err
+			}
+		}
+		for id, e := range errs {
+			if err := writeJSON(c, map[string]string{"workflow": id, "error": e.Error()}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	w := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "WORKFLOW\tNAME\tSTATUS\tSTEPS\tUPDATED")
+	for _, r := range recs {
+		l := workflowLine(r)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%d/%d\t%s\n", l.ID, l.Name, l.Status, len(r.Steps), l.Total, r.Updated.Local().Format(time.DateTime))
+	}
+	for id, e := range errs {
+		fmt.Fprintf(w, "%s\t\tunreadable: %v\t\t\n", id, e)
+	}
+	return w.Flush()
+}
+
+// workflowJSON is a workflow as ls --json and show --json print it.
+type workflowJSON struct {
+	ID        string            `json:"workflow"`
+	Name      string            `json:"name"`
+	Status    checkpoint.Status `json:"status"`
+	Reason    string            `json:"reason,omitempty"`
+	Workspace string            `json:"workspace,omitempty"`
+	Total     int               `json:"steps_total"`
+	Started   time.Time         `json:"started"`
+	Updated   time.Time         `json:"updated"`
+	Steps     []doneStepJSON    `json:"steps"`
+}
+
+// doneStepJSON is a completed step as ls --json and show --json print it.
+type doneStepJSON struct {
+	Name     string    `json:"name"`
+	Agent    string    `json:"agent,omitempty"`
+	Output   string    `json:"output"`
+	Started  time.Time `json:"started"`
+	Finished time.Time `json:"finished"`
+}
+
+func workflowLine(r *checkpoint.Workflow) workflowJSON {
+	total := 0
+	if f, err := workflow.Parse(r.Flow, r.Dir); err == nil {
+		total = len(f.Steps)
+	}
+	steps := make([]doneStepJSON, len(r.Steps))
+	for i, s := range r.Steps {
+		steps[i] = doneStepJSON{Name: s.Name, Agent: s.Agent, Output: s.Output, Started: s.Started, Finished: s.Finished}
+	}
+	return workflowJSON{ID: r.ID, Name: r.Name, Status: r.Status, Reason: r.Reason, Workspace: r.Workspace,
+		Total: total, Started: r.Started, Updated: r.Updated, Steps: steps}
+}
+
+func workflowShowAction(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return withCode(exitUsage, errors.New("usage: cairn workflow show ID"))
+	}
+	store, err := openStore(c)
+	if err != nil {
+		return err
+	}
+	r, err := workflow.Show(store, c.Args().First())
+	if err != nil {
+		return runError(err)
+	}
+	if c.Bool(jsonFlag.Name) {
+		return writeJSON(c, workflowLine(r))
+	}
+	l := workflowLine(r)
+	fmt.Fprintf(c.App.Writer, "workflow %s (%s): %s, %d of %d steps completed\n", r.ID, r.Name, r.Status, len(r.Steps), l.Total)
+	if r.Reason != "" {
+		fmt.Fprintf(c.App.Writer, "  %s\n", r.Reason)
+	}
+	w := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "  STEP\tAGENT\tTOOK\tOUTPUT")
+	for _, s := range r.Steps {
+		fmt.Fprintf(w, "  %s\t%s\t%s\t%s\n", s.Name, s.Agent, s.Finished.Sub(s.Started).Round(time.Millisecond), firstLine(s.Output))
+	}
+	return w.Flush()
+}

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cairnrun/cairn/checkpoint"
+)
+
+// cairn workflow: the example runs to the end and is listed and shown; a
+// resume of a finished or unknown workflow, and a bad workflow file, are
+// usage errors (exit 2) that say what happened.
+func TestWorkflowCommands(t *testing.T) {
+	store := t.TempDir()
+	flags := []string{"--store", store, "--cache", cacheForTests(t)}
+	code, out, errOut := cairn(t, append([]string{"workflow", "run", "--id", "wf", "--workspace", flowWorkspace(t), exampleFlow}, flags...)...)
+	if code != exitDone || !strings.Contains(out, "step review done: The report is ready.") || !strings.Contains(out, "workflow wf done: 5 steps ran") {
+		t.Fatalf("run: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, _ = cairn(t, "workflow", "show", "--json", "--store", store, "wf")
+	var shown workflowJSON
+	if code != exitDone || json.Unmarshal([]byte(out), &shown) != nil || shown.Status != checkpoint.StatusDone ||
+		len(shown.Steps) != 5 || shown.Total != 5 {
+		t.Fatalf("show --json: exit %d, %s", code, out)
+	}
+	if code, out, _ = cairn(t, "workflow", "ls", "--store", store); code != exitDone || !strings.Contains(out, "wf  ") || !strings.Contains(out, "5/5") {
+		t.Fatalf("ls: exit %d\n%s", code, out)
+	}
+	if code, _, errOut := cairn(t, "workflow", "show", "--store", store, "nobody"); code != exitUsage || !strings.Contains(errOut, "not found") {
+		t.Errorf("show of an unknown workflow: exit %d, %s", code, errOut)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"workflow", "resume", "wf"}, "every step completed"},
+		{[]string{"workflow", "resume", "nobody"}, "not found"},
+		{[]string{"workflow", "run", writeFile(t, "flow.yaml", "name: f\nsteps: []\n")}, "steps is empty"},
+	} {
+		code, _, errOut := cairn(t, append(tc.args, flags...)...)
+		if code != exitUsage || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%q: exit %d, %s; want exit %d naming %q", tc.args, code, errOut, exitUsage, tc.want)
+		}
+	}
+}
+
+// cairn memory ls lists namespaces and facts, and rm removes a fact once.
+func TestMemoryCommands(t *testing.T) {
+	dir := t.TempDir()
+	store, err := checkpoint.OpenFileStore(dir)
+	must(t, err)
+	must(t, store.Remember("team", checkpoint.Fact{Key: "build", Text: "make all", Agent: "a1", Round: 3}))
+	if code, out, _ := cairn(t, "memory", "ls", "--store", dir); code != exitDone || out != "team\t1 facts\n" {
+		t.Fatalf("ls: exit %d, %q", code, out)
+	}
+	if code, out, _ := cairn(t, "memory", "ls", "--store", dir, "--json", "team"); code != exitDone ||
+		!strings.Contains(out, `"key":"build","text":"make all","agent":"a1","round":3`) {
+		t.Fatalf("ls --json team: exit %d, %s", code, out)
+	}
+	if code, _, errOut := cairn(t, "memory", "rm", "--store", dir, "team", "build"); code != exitDone {
+		t.Fatalf("rm: exit %d, %s", code, errOut)
+	}
+	if code, _, errOut := cairn(t, "memory", "rm", "--store", dir, "team", "build"); code != exitUsage || !strings.Contains(errOut, "not found") {
+		t.Fatalf("second rm: exit %d, %s", code, errOut)
+	}
+}
+
+// writeFile writes a file in a new directory and returns its path.
+func writeFile(t *testing.T, name, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	must(t, os.WriteFile(p, []byte(text), 0o644))
+	return p
+}

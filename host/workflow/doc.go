@@ -1,0 +1,31 @@
+// Package workflow runs workflows: named steps with dependencies, each an
+// agent run with a prompt, a delegation of a task to a sub-agent, or one
+// tool call, with the steps whose dependencies are met running in parallel
+// up to a limit, and later prompts able to use earlier steps' outputs
+// through the template {{steps.NAME.output}}.
+//
+// A workflow is durable at two levels. Each completed step is journaled
+// with its output in the store (checkpoint.Workflows), the whole record
+// replaced atomically; and each step that runs an agent runs a durable
+// agent of its own, whose id is the workflow's id, a dot and the step's
+// name. Resume skips every journaled step, resumes an agent step that was
+// interrupted from its own last boundary (host.Engine.Resume, so its
+// finished calls are kept and its changes applied once), and dispatches
+// the rest. A step's output is read from its agent's committed state, so
+// it is the same whether or not the workflow was interrupted.
+//
+// A tool step is an agent too: one whose model is a two-turn script that
+// makes the one call and stops, so the call is journaled, sealed and
+// applied exactly as a model's call is. Its output is the tool's result.
+//
+// A delegation step hands its task to a sub-agent that an agent file (the
+// step's parent:) declares under agents:, checked, as a delegation is, to
+// narrow that agent file's tools and grants. The sub-agent runs as the
+// step's agent, with the task as its prompt; the workflow, not an agent,
+// is what delegates, so the step's agent has no parent agent in its
+// lineage.
+//
+// Run and Resume take the store's lock of the workflow's id for as long
+// as they run, so one process drives a workflow at a time; each step's
+// agent has its own lock besides.
+package workflow

@@ -1,0 +1,254 @@
+package workflow
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/host"
+)
+
+// Options says how to run a workflow.
+type Options struct {
+	// ID is a new workflow's id; empty: the flow's name and a random
+	// suffix. Resume takes the id as its argument.
+	ID string
+	// Workspace overrides the flow's workspace (Run only: a resume keeps
+	// the workspace the workflow started with).
+	Workspace string
+	// Parallel bounds the steps that run at once, overriding the flow's
+	// max_parallel; zero keeps the flow's.
+	Parallel int
+	// OnStep receives each step's start and end. OnEvent receives every
+	// event of every step's agent, the agent named in each. Both are
+	// called from one goroutine at a time; either may be nil.
+	OnStep  func(StepEvent)
+	OnEvent host.EventFunc
+	// AutoDeny denies the calls an approval rule puts to a person; without
+	// it such a call pauses its step, and with it the workflow.
+	AutoDeny bool
+}
+
+// StepEvent is a step starting ("start"), being skipped because the
+// journal has it ("skip"), or ending ("done", "paused", "failed").
+type StepEvent struct {
+	Type   string
+	Step   string
+	Kind   string
+	Agent  string
+	Output string
+	Reason string
+	// Resumed says the step's agent was interrupted and is resumed from
+	// its own boundary.
+	Resumed bool
+}
+
+// Result is how a workflow run ended.
+type Result struct {
+	ID     string
+	Status checkpoint.Status
+	Reason string
+	// Ran are the steps this run completed; Skipped those the journal
+	// already had.
+	Ran, Skipped []string
+	Record       *checkpoint.Workflow
+}
+
+// Errors a caller branches on.
+var (
+	// ErrNoWorkflows: the engine's store keeps no workflows.
+	ErrNoWorkflows = errors.New("this store keeps no workflows")
+	// ErrFinished: the workflow has completed every step; there is
+	// nothing to resume.
+	ErrFinished = errors.New("workflow has finished")
+)
+
+// Run starts a new workflow and runs it until every step has completed, a
+// step pauses or fails, or ctx ends (which pauses the running steps at
+// their boundaries). The record is stored before the first step starts.
+//
+// # Errors
+//
+// ErrNoWorkflows, checkpoint.ErrExists for an id that is taken,
+// checkpoint.ErrLocked, and the store's own. How the steps went is in the
+// Result.
+func Run(ctx context.Context, eng *host.Engine, f *Flow, opts Options) (*Result, error) {
+	ws, err := workflows(eng)
+	if err != nil {
+		return nil, err
+	}
+	if opts.ID == "" {
+		opts.ID = f.Name + "-" + newID()
+	}
+	if err := checkID(f, opts.ID); err != nil {
+		return nil, err
+	}
+	lock, err := eng.Store().Lock(opts.ID, checkpoint.ThisProcess("workflow"))
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Unlock()
+	if _, err := ws.Workflow(opts.ID); !errors.Is(err, checkpoint.ErrNotFound) {
+		return nil, fmt.Errorf("workflow %s: %w", opts.ID, errors.Join(checkpoint.ErrExists, err))
+	}
+	ws0, err := workspaceOf(f, opts.Workspace)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now().UTC()
+	rec := &checkpoint.Workflow{Schema: checkpoint.WorkflowSchemaVersion, ID: opts.ID, Name: f.Name,
+		Flow: f.Source, Dir: f.Dir, Workspace: ws0, Started: now, Updated: now, Status: checkpoint.StatusRunning}
+	if err := ws.PutWorkflow(rec); err != nil {
+		return nil, err
+	}
+	return newRunner(eng, ws, f, rec, opts).run(ctx)
+}
+
+// Resume continues a workflow: the steps its journal has are skipped, an
+// interrupted agent step is resumed from its agent's boundary, and the
+// rest are dispatched.
+//
+// # Errors
+//
+// ErrNoWorkflows, checkpoint.ErrNotFound for an unknown id,
+// checkpoint.ErrFutureSchema for a record of a newer cairn (nothing is
+// changed), ErrFinished, checkpoint.ErrLocked, and a stored flow that no
+// longer parses.
+func Resume(ctx context.Context, eng *host.Engine, id string, opts Options) (*Result, error) {
+	ws, err := workflows(eng)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := ws.Workflow(id); err != nil {
+		return nil, err // refused before the lock is taken, so nothing is made
+	}
+	lock, err := eng.Store().Lock(id, checkpoint.ThisProcess("workflow"))
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Unlock()
+	rec, err := ws.Workflow(id)
+	if err != nil {
+		return nil, err
+	}
+	if rec.Status == checkpoint.StatusDone {
+		return nil, fmt.Errorf("workflow %s: %w: every step completed", id, ErrFinished)
+	}
+	f, err := Parse(rec.Flow, rec.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("stored workflow file of %s: %w", id, err)
+	}
+	opts.ID = id
+	rec.Status, rec.Reason = checkpoint.StatusRunning, ""
+	return newRunner(eng, ws, f, rec, opts).run(ctx)
+}
+
+// Show reads a workflow's record.
+func Show(store checkpoint.Store, id string) (*checkpoint.Workflow, error) {
+	ws, ok := store.(checkpoint.Workflows)
+	if !ok {
+		return nil, ErrNoWorkflows
+	}
+	return ws.Workflow(id)
+}
+
+// List reads every workflow's record; one that cannot be read is in errs
+// by its id.
+func List(store checkpoint.Store) (recs []*checkpoint.Workflow, errs map[string]error, err error) {
+	ws, ok := store.(checkpoint.Workflows)
+	if !ok {
+		return nil, nil, ErrNoWorkflows
+	}
+	ids, err := ws.WorkflowIDs()
+	if err != nil {
+		return nil, nil, err
+	}
+	errs = map[string]error{}
+	for _, id := range ids {
+		rec, err := ws.Workflow(id)
+		if err != nil {
+			errs[id] = err
+			continue
+		}
+		recs = append(recs, rec)
+	}
+	return recs, errs, nil
+}
+
+// checkID refuses a workflow id that is not a valid id, or that makes a
+// step's agent id too long.
+func checkID(f *Flow, id string) error {
+	if err := checkpoint.CheckID(id); err != nil {
+		return fmt.Errorf("workflow id: %w", err)
+	}
+	for _, s := range f.Steps {
+		if err := checkpoint.CheckID(StepAgent(id, s.Name)); err != nil {
+			return fmt.Errorf("workflow id %q is too long for the id of step %s's agent: %w", id, s.Name, err)
+		}
+	}
+	return nil
+}
+
+// workspaceOf is the workflow's workspace, absolute, so a resume from
+// another directory finds it; empty when neither the caller nor the flow
+// names one.
+func workspaceOf(f *Flow, override string) (string, error) {
+	ws := override
+	if ws == "" {
+		ws = f.Path(f.Workspace)
+	}
+	if ws == "" {
+		return "", nil
+	}
+	abs, err := filepath.Abs(ws)
+	if err != nil {
+		return "", fmt.Errorf("workspace %s: %w", ws, err)
+	}
+	return abs, nil
+}
+
+func workflows(eng *host.Engine) (checkpoint.Workflows, error) {
+	ws, ok := eng.Store().(checkpoint.Workflows)
+	if !ok {
+		return nil, ErrNoWorkflows
+	}
+	return ws, nil
+}
+
+// StepAgent is the id of the agent that runs a step of a workflow.
+func StepAgent(workflow, step string) string { return workflow + "." + step }
+
+// newID returns 12 random hex digits.
+func newID() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// runner drives one workflow run.
+type runner struct {
+	eng  *host.Engine
+	ws   checkpoint.Workflows
+	flow *Flow
+	opts Options
+
+	mu      sync.Mutex // guards rec, outputs and the callbacks
+	rec     *checkpoint.Workflow
+	outputs map[string]string
+	ran     []string
+	skipped []string
+}
+
+func newRunner(eng *host.Engine, ws checkpoint.Workflows, f *Flow, rec *checkpoint.Workflow, opts Options) *runner {
+	r := &runner{eng: eng, ws: ws, flow: f, opts: opts, rec: rec, outputs: map[string]string{}}
+	for _, s := range rec.Steps {
+		r.outputs[s.Name] = s.Output
+	}
+	return r
+}

@@ -1,0 +1,135 @@
+package workflow
+
+import (
+	"context"
+	"time"
+
+	"github.com/cairnrun/cairn/checkpoint"
+)
+
+// outcome is how one step ended.
+type outcome struct {
+	step   Step
+	done   *checkpoint.WorkflowStep // nil unless it completed
+	status checkpoint.Status
+	reason string
+}
+
+// run dispatches every step whose needs have completed, up to the limit
+// at once, journals each step as it completes, and stops dispatching at
+// the first step that pauses or fails, or when ctx ends; the steps that
+// run then finish (or pause) before it returns.
+func (r *runner) run(ctx context.Context) (*Result, error) {
+	for _, s := range r.flow.Steps {
+		if _, ok := r.outputs[s.Name]; ok {
+			r.skipped = append(r.skipped, s.Name)
+			r.step(StepEvent{Type: "skip", Step: s.Name, Kind: s.Kind(), Agent: r.agentOf(s), Output: r.outputs[s.Name]})
+		}
+	}
+	results := make(chan outcome)
+	running := map[string]bool{}
+	var stop *outcome
+	for {
+		if stop == nil && ctx.Err() == nil {
+			r.dispatch(ctx, running, results)
+		}
+		if len(running) == 0 {
+			break
+		}
+		o := <-results
+		delete(running, o.step.Name)
+		if o.done != nil {
+			if err := r.complete(o); err != nil {
+				o = outcome{step: o.step, status: checkpoint.StatusFailed, reason: err.Error()}
+			} else {
+				continue
+			}
+		}
+		r.step(StepEvent{Type: string(o.status), Step: o.step.Name, Kind: o.step.Kind(), Agent: r.agentOf(o.step), Reason: o.reason})
+		if stop == nil || stop.status == checkpoint.StatusPaused && o.status == checkpoint.StatusFailed {
+			stop = &o
+		}
+	}
+	return r.finish(ctx, stop)
+}
+
+// dispatch starts the steps that are ready, up to the limit.
+func (r *runner) dispatch(ctx context.Context, running map[string]bool, results chan<- outcome) {
+	for _, s := range r.flow.Steps {
+		if len(running) >= r.limit() {
+			return
+		}
+		if running[s.Name] || !r.ready(s) {
+			continue
+		}
+		running[s.Name] = true
+		job := r.prepare(s)
+		r.step(StepEvent{Type: "start", Step: s.Name, Kind: s.Kind(), Agent: job.agent, Resumed: job.resumed})
+		go func() { results <- r.runStep(ctx, job) }()
+	}
+}
+
+// ready says whether a step has not completed and every step it needs has.
+func (r *runner) ready(s Step) bool {
+	if _, ok := r.outputs[s.Name]; ok {
+		return false
+	}
+	for _, n := range s.Needs {
+		if _, ok := r.outputs[n]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func (r *runner) limit() int {
+	switch {
+	case r.opts.Parallel > 0:
+		return r.opts.Parallel
+	case r.flow.MaxParallel > 0:
+		return r.flow.MaxParallel
+	}
+	return DefaultParallel
+}
+
+// complete journals a completed step: the whole record, durably, before
+// any step that needs it starts.
+func (r *runner) complete(o outcome) error {
+	r.rec.Steps = append(r.rec.Steps, *o.done)
+	r.rec.Updated = time.Now().UTC()
+	if err := r.ws.PutWorkflow(r.rec); err != nil {
+		r.rec.Steps = r.rec.Steps[:len(r.rec.Steps)-1]
+		return err
+	}
+	r.outputs[o.step.Name] = o.done.Output
+	r.ran = append(r.ran, o.step.Name)
+	r.step(StepEvent{Type: "done", Step: o.step.Name, Kind: o.step.Kind(), Agent: o.done.Agent, Output: o.done.Output})
+	return nil
+}
+
+// finish stores how the workflow ended.
+func (r *runner) finish(ctx context.Context, stop *outcome) (*Result, error) {
+	switch {
+	case len(r.outputs) == len(r.flow.Steps):
+		r.rec.Status, r.rec.Reason = checkpoint.StatusDone, ""
+	case stop != nil:
+		r.rec.Status, r.rec.Reason = stop.status, "step "+stop.step.Name+": "+stop.reason
+	default: // ctx ended before a step stopped
+		r.rec.Status, r.rec.Reason = checkpoint.StatusPaused, "stopped: "+context.Cause(ctx).Error()
+	}
+	r.rec.Updated = time.Now().UTC()
+	if err := r.ws.PutWorkflow(r.rec); err != nil {
+		return nil, err
+	}
+	return &Result{ID: r.rec.ID, Status: r.rec.Status, Reason: r.rec.Reason, Ran: r.ran, Skipped: r.skipped, Record: r.rec}, nil
+}
+
+// step tells the caller of a step event.
+func (r *runner) step(ev StepEvent) {
+	if r.opts.OnStep == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.opts.OnStep(ev)
+}

@@ -1,0 +1,200 @@
+package workflow
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/host"
+)
+
+// job is a step ready to run: its prompt and input expanded.
+type job struct {
+	step    Step
+	agent   string
+	prompt  string
+	input   any
+	resumed bool // its agent exists and is continued
+	fresh   bool // its agent exists but committed nothing: start it over
+}
+
+func (r *runner) agentOf(s Step) string { return StepAgent(r.rec.ID, s.Name) }
+
+// prepare expands a step's templates with the outputs so far and looks
+// at what its agent left, if anything.
+func (r *runner) prepare(s Step) job {
+	j := job{step: s, agent: r.agentOf(s), input: expandInput(s.Input, r.outputs)}
+	j.prompt = expand(s.Prompt, r.outputs)
+	if s.Kind() == "delegate" {
+		j.prompt = expand(s.Task, r.outputs)
+	}
+	if rec, err := r.eng.Store().Read(j.agent); err == nil {
+		// An agent that committed nothing has nothing to resume from.
+		j.fresh = rec.State.Round == 0 && len(rec.Tail) == 0
+		j.resumed = !j.fresh
+	}
+	return j
+}
+
+// runStep runs, resumes or re-reads a step's agent and reads the step's
+// output from the agent's committed state.
+func (r *runner) runStep(ctx context.Context, j job) outcome {
+	started := time.Now().UTC()
+	res, err := r.runAgent(ctx, j)
+	if err != nil {
+		return outcome{step: j.step, status: checkpoint.StatusFailed, reason: err.Error()}
+	}
+	if res.Status != host.StatusDone {
+		return outcome{step: j.step, status: checkpoint.Status(res.Status), reason: res.Reason}
+	}
+	out, err := r.output(j)
+	if err != nil {
+		return outcome{step: j.step, status: checkpoint.StatusFailed, reason: err.Error()}
+	}
+	return outcome{step: j.step, status: checkpoint.StatusDone, done: &checkpoint.WorkflowStep{
+		Name: j.step.Name, Agent: j.agent, Output: out, Started: started, Finished: time.Now().UTC()}}
+}
+
+// runAgent starts the step's agent, or continues it from its boundary. An
+// agent whose run had ended done is not run again.
+func (r *runner) runAgent(ctx context.Context, j job) (*host.Result, error) {
+	if j.resumed {
+		rec, err := r.eng.Store().Read(j.agent)
+		if err != nil {
+			return nil, err
+		}
+		if !rec.Interrupted() && rec.State.Status == checkpoint.StatusDone {
+			return &host.Result{Agent: j.agent, Status: host.StatusDone}, nil
+		}
+		// A tool step's one call, if a crash sealed it, applied nothing:
+		// replay makes it again instead of ending the step with the seal.
+		strategy := host.StrategySeal
+		if j.step.Kind() == "tool" {
+			strategy = host.StrategyReplay
+		}
+		return r.eng.Resume(ctx, host.ResumeOptions{ID: j.agent, Strategy: strategy, OnEvent: r.event, AutoDeny: r.opts.AutoDeny})
+	}
+	af, err := r.agentFile(j)
+	if err != nil {
+		return nil, fmt.Errorf("step %s: %w", j.step.Name, err)
+	}
+	return r.eng.Run(ctx, host.RunOptions{Agent: af, ID: j.agent, Fresh: j.fresh, Prompt: j.prompt,
+		Workspace: r.workspace(j.step), OnEvent: r.event, AutoDeny: r.opts.AutoDeny,
+		Labels: checkpoint.Labels{Correlation: r.rec.ID}})
+}
+
+// event passes an agent's event on, one at a time.
+func (r *runner) event(ev host.Event) {
+	if r.opts.OnEvent == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.opts.OnEvent(ev)
+}
+
+// workspace is the step's workspace, else the flow's; empty leaves the
+// agent file's.
+func (r *runner) workspace(s Step) string {
+	if s.Workspace != "" {
+		return r.flow.Path(s.Workspace)
+	}
+	return r.rec.Workspace
+}
+
+// agentFile is the agent a step runs.
+func (r *runner) agentFile(j job) (*host.AgentFile, error) {
+	switch j.step.Kind() {
+	case "agent":
+		return host.LoadAgentFile(r.flow.Path(j.step.Agent))
+	case "delegate":
+		parent, err := host.LoadAgentFile(r.flow.Path(j.step.Parent))
+		if err != nil {
+			return nil, err
+		}
+		return parent.SubAgentFile(j.step.Delegate)
+	}
+	if r.workspace(j.step) == "" {
+		return nil, errors.New("a tool step needs a workspace: set workspace: in the flow or the step")
+	}
+	return r.toolAgent(j)
+}
+
+// toolAgent is the agent of a tool step: the one module, offering the one
+// tool, and a script that calls it once with the input and then stops.
+func (r *runner) toolAgent(j job) (*host.AgentFile, error) {
+	s := j.step
+	in := j.input
+	if in == nil {
+		in = map[string]any{}
+	}
+	input, err := json.Marshal(in)
+	if err != nil {
+		return nil, fmt.Errorf("input: %w", err)
+	}
+	module := s.Module
+	if module != host.BuiltinModule {
+		module = r.flow.Path(module)
+	}
+	tool := map[string]any{"module": module, "only": []string{s.Tool}}
+	if s.Grant != nil {
+		// Through JSON, whose tags leave out what the grant does not set
+		// (an empty imports: would allow no import at all).
+		var grant map[string]any
+		b, err := json.Marshal(s.Grant)
+		if err == nil {
+			err = json.Unmarshal(b, &grant)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("grant: %w", err)
+		}
+		tool["grant"] = grant
+	}
+	src, err := yaml.Marshal(map[string]any{"name": s.Name, "model": map[string]any{"provider": "script"},
+		"tools": []any{tool}, "limits": map[string]any{"max_rounds": 2}})
+	if err != nil {
+		return nil, err
+	}
+	af, err := host.ParseAgentFile(src, r.flow.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("tool step: %w", err)
+	}
+	af.Model.ScriptData, err = yaml.Marshal(map[string]any{"turns": []any{
+		map[string]any{"tool_calls": []any{map[string]any{"name": s.Tool, "input_json": string(input)}}},
+		map[string]any{"text": "called " + s.Tool},
+	}})
+	return af, err
+}
+
+// output reads a completed step's output from its agent's committed
+// state: a tool step's is its call's result, any other the model's last
+// text.
+func (r *runner) output(j job) (string, error) {
+	rec, err := r.eng.Store().Read(j.agent)
+	if err != nil {
+		return "", err
+	}
+	msgs := rec.State.Messages
+	if j.step.Kind() == "tool" {
+		for _, m := range msgs {
+			if m.Role == checkpoint.RoleTool {
+				if m.IsError {
+					return "", fmt.Errorf("tool %s failed: %s", j.step.Tool, m.Text)
+				}
+				return m.Text, nil
+			}
+		}
+		return "", fmt.Errorf("tool %s was not called: is it a tool of module %s?", j.step.Tool, j.step.Module)
+	}
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == checkpoint.RoleAssistant && len(msgs[i].ToolCalls) == 0 {
+			return msgs[i].Text, nil
+		}
+	}
+	return "", nil
+}
