@@ -145,6 +145,7 @@ func (m *Module) run(ctx context.Context, p Policy, stdin io.Reader, stdout, std
 	defer closeFS()
 	ctx, cancel := context.WithTimeout(ctx, orDefault(p.Timeout, DefaultTimeout))
 	defer cancel()
+	ctx = withNet(ctx, p.Net)
 	rt, err := m.runtime(ctx, p.memoryPages())
 	if err != nil {
 		return Exit{}, err
