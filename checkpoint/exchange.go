@@ -28,26 +28,26 @@ const (
 // host adds to a request are never recorded.
 type Exchange struct {
 	// Seq numbers the call's exchanges from 1.
-	Seq  int          `cbor:"1,keyasint"`
-	Step ExchangeStep `cbor:"2,keyasint"`
+	Seq  int          `cbor:"1,keyasint" json:"seq"`
+	Step ExchangeStep `cbor:"2,keyasint" json:"step"`
 	// The request: method, URL (without credentials), headers, and the
 	// body's sha256 digest and size.
-	Method        string              `cbor:"3,keyasint,omitempty"`
-	URL           string              `cbor:"4,keyasint,omitempty"`
-	RequestHeader map[string][]string `cbor:"5,keyasint,omitempty"`
-	RequestDigest string              `cbor:"6,keyasint,omitempty"`
-	RequestSize   int64               `cbor:"7,keyasint,omitempty"`
+	Method        string              `cbor:"3,keyasint,omitempty" json:"method,omitempty"`
+	URL           string              `cbor:"4,keyasint,omitempty" json:"url,omitempty"`
+	RequestHeader map[string][]string `cbor:"5,keyasint,omitempty" json:"request_header,omitempty"`
+	RequestDigest string              `cbor:"6,keyasint,omitempty" json:"request_digest,omitempty"`
+	RequestSize   int64               `cbor:"7,keyasint,omitempty" json:"request_size,omitempty"`
 	// The response: status, headers, the body's digest and size, and
 	// Blob, the digest under which the body is kept in the store's blobs
 	// ("" when it was past the size kept; then only digest and size).
-	Status         int                 `cbor:"8,keyasint,omitempty"`
-	ResponseHeader map[string][]string `cbor:"9,keyasint,omitempty"`
-	ResponseDigest string              `cbor:"10,keyasint,omitempty"`
-	ResponseSize   int64               `cbor:"11,keyasint,omitempty"`
-	Blob           string              `cbor:"12,keyasint,omitempty"`
+	Status         int                 `cbor:"8,keyasint,omitempty" json:"status,omitempty"`
+	ResponseHeader map[string][]string `cbor:"9,keyasint,omitempty" json:"response_header,omitempty"`
+	ResponseDigest string              `cbor:"10,keyasint,omitempty" json:"response_digest,omitempty"`
+	ResponseSize   int64               `cbor:"11,keyasint,omitempty" json:"response_size,omitempty"`
+	Blob           string              `cbor:"12,keyasint,omitempty" json:"blob,omitempty"`
 	// Error says why a failed or refused exchange has no response.
-	Error      string  `cbor:"13,keyasint,omitempty"`
-	DurationMS float64 `cbor:"14,keyasint,omitempty"`
+	Error      string  `cbor:"13,keyasint,omitempty" json:"error,omitempty"`
+	DurationMS float64 `cbor:"14,keyasint,omitempty" json:"duration_ms,omitempty"`
 }
 
 // Sent reports whether the step says the request may have left: every

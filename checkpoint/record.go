@@ -113,6 +113,8 @@ type Result struct {
 	// result of the same call replaces it; a PhaseFinished record of the
 	// call says it stands as it is.
 	Unsettled bool `cbor:"6,keyasint,omitempty"`
+	// Net is the call's HTTP exchanges, each as it ended (see Exchange).
+	Net []Exchange `cbor:"55,keyasint,omitempty"`
 }
 
 // replay applies records to a state, holding each round's records until its
@@ -178,7 +180,7 @@ func (s *State) applyRound(recs []Record, commit Record) {
 		for _, c := range turn.ToolCalls {
 			if res, ok := results[c.ID]; ok {
 				s.Messages = append(s.Messages, Message{Role: RoleTool, Text: res.Result.Output,
-					CallID: c.ID, ToolName: c.Name, IsError: res.Result.IsError})
+					CallID: c.ID, ToolName: c.Name, IsError: res.Result.IsError, Net: res.Result.Net})
 				s.ToolCalls++
 			}
 		}

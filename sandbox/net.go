@@ -98,3 +98,11 @@ func answer(ctx context.Context, nc *netCall, in []byte) abi.HTTPResponse {
 	}
 	return abi.HTTPResponse{Status: resp.Status, Header: resp.Header, Body: resp.Body}
 }
+
+// noNet is the Net of a module run for its manifest: it may import the
+// network, and reaches none.
+type noNet struct{}
+
+func (noNet) RoundTrip(context.Context, *NetRequest) (*NetResponse, error) {
+	return nil, errors.New("no network while a module is asked for its manifest")
+}

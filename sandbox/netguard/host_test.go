@@ -119,3 +119,27 @@ func FuzzNormalHost(f *testing.F) {
 		parseEntry(s)
 	})
 }
+
+func TestCovers(t *testing.T) {
+	for _, tc := range []struct {
+		allow []string
+		need  string
+		want  bool
+	}{
+		{[]string{"api.example.com"}, "api.example.com", true},
+		{[]string{"api.example.com:8443"}, "api.example.com", true},
+		{[]string{"api.example.com:8443"}, "api.example.com:443", false},
+		{[]string{"*.example.com"}, "a.example.com", true},
+		{[]string{"*.example.com"}, "*.a.example.com", true},
+		{[]string{"*.example.com"}, "example.com", false},
+		{[]string{"*"}, "*.anything.org", true},
+		{[]string{"*"}, "127.0.0.1", false},
+		{[]string{"127.0.0.1:9"}, "127.0.0.1", true},
+		{[]string{"a.example.com"}, "*.example.com", false},
+		{nil, "api.example.com", false},
+	} {
+		if got := Covers(tc.allow, tc.need); got != tc.want {
+			t.Errorf("Covers(%v, %q) = %v, want %v", tc.allow, tc.need, got, tc.want)
+		}
+	}
+}

@@ -141,3 +141,46 @@ func (e entry) permits(a netip.Addr) bool {
 	}
 	return e.host == "localhost" && !e.wildcard && a.Unmap().IsLoopback()
 }
+
+// Covers reports whether the allow entries cover need, an entry a tool's
+// manifest asks for: an entry whose host covers the need's (the same
+// host; "*.x" covers "a.x" and "*.a.x"; "*" covers every name and name
+// wildcard) and, when the need names a port, allows that port. A need
+// without a port asks for the host, on whatever port the grant allows.
+func Covers(allow []string, need string) bool {
+	n, err := parseEntry(need)
+	if err != nil {
+		return false
+	}
+	_, _, perr := net.SplitHostPort(need)
+	anyPort := perr != nil
+	for _, s := range allow {
+		e, err := parseEntry(s)
+		if err != nil || !e.coversHost(n) {
+			continue
+		}
+		if anyPort || containsInt(e.ports, n.ports[0]) {
+			return true
+		}
+	}
+	return false
+}
+
+func (e entry) coversHost(n entry) bool {
+	switch {
+	case e.host == "":
+		return !n.addr
+	case e.wildcard:
+		return !n.addr && strings.HasSuffix(n.host, "."+e.host)
+	}
+	return !n.wildcard && n.host == e.host
+}
+
+func containsInt(list []int, v int) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
