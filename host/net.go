@@ -146,3 +146,21 @@ func netUsage(exs []checkpoint.Exchange) *NetUsage {
 	}
 	return u
 }
+
+// Net is a Net for one run of a module outside an agent (cairn exec):
+// the grant's checks and limits, nothing journaled.
+//
+// # Errors
+//
+// Those of reading the grant: ErrSecretUnset, netguard.ErrBadRule.
+func (g NetGrant) Net() (sandbox.Net, error) {
+	rules, err := g.rules()
+	if err != nil {
+		return nil, err
+	}
+	guard, err := netguard.New(rules)
+	if err != nil {
+		return nil, err
+	}
+	return guard.Call(), nil
+}
