@@ -76,13 +76,13 @@ func netMessage(net []SealedExchange) string {
 	var b strings.Builder
 	b.WriteString(" Its network requests:")
 	for _, e := range net {
-		fmt.Fprintf(&b, " %d. %s %s: %s;", e.Seq, e.Method, e.URL, e.state())
+		fmt.Fprintf(&b, " %d. %s %s: %s;", e.Seq, e.Method, e.URL, e.State())
 	}
 	return strings.TrimSuffix(b.String(), ";") + "."
 }
 
-// state says how far an exchange got, in words.
-func (e SealedExchange) state() string {
+// State says how far the exchange got, in words.
+func (e SealedExchange) State() string {
 	switch {
 	case e.Received:
 		return fmt.Sprintf("sent, response %d received", e.Status)
