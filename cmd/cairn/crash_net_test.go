@@ -132,6 +132,10 @@ tools:
 		!strings.Contains(seal.Recommendation, "check the remote side") {
 		t.Fatalf("seal: %+v", seal)
 	}
+	logOut, err := exec.Command(bin, "log", "--store", store, "n").CombinedOutput()
+	if err != nil || !strings.Contains(string(logOut), "net GET "+s.URL+"/ok → 200, 2 bytes") {
+		t.Errorf("cairn log does not list the kept call's request: %v\n%s", err, logOut)
+	}
 	if s.count("GET /ok") != 1 || s.count("POST /hang") != 1 {
 		t.Fatalf("the server saw %v; every request once", s.hits)
 	}
