@@ -113,8 +113,9 @@ tools:
 	if err != nil || !strings.Contains(string(show), "call_1_1: POST "+s.URL+"/hang → sent, response not received") {
 		t.Fatalf("cairn show: %v\n%s", err, show)
 	}
-	out, err := exec.Command(bin, "resume", "--json", "--store", store, "--cache", cache, "n").CombinedOutput()
-	if err != nil {
+	// Replay would send the POST again: resume keeps the round instead.
+	out, err := exec.Command(bin, "resume", "--strategy", "replay", "--json", "--store", store, "--cache", cache, "n").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "not replayed") {
 		t.Fatalf("resume: %v\n%s", err, out)
 	}
 	var report *netSealEvent
