@@ -29,6 +29,8 @@ type callResult struct {
 	effects sandbox.Effects
 	staging string
 	reads   []string
+	// net is the call's network exchanges.
+	net []checkpoint.Exchange
 	// How the result became durable: journaled as the call finished;
 	// held for the round's settlement; interrupted, never journaled
 	// (resume seals the call). changed says settling changed it;
@@ -47,6 +49,9 @@ type callResult struct {
 type workspaceView struct {
 	dir     string
 	staging func(call string) string
+	// net journals a call's network exchanges; nil gives calls no
+	// network.
+	net func(checkpoint.ToolCall, sandbox.Net) *netJournal
 }
 
 // runCall runs one call to the end. It never returns an error: whatever goes
@@ -92,8 +97,10 @@ func (ts *toolset) invoke(ctx context.Context, ws workspaceView, c checkpoint.To
 	if err != nil {
 		return "", fmt.Errorf("tool %s: stage its changes: %w", c.Name, err)
 	}
+	j := ws.journalNet(&p, c)
 	req := abi.Request{ABI: abi.Version, Tool: c.Name, CallID: c.ID, Input: input, Workspace: abi.WorkspaceDir}
 	r, err := mod.Call(ctx, p, req)
+	res.net = j.exchanges()
 	res.stderr = string(r.Stderr)
 	if ov != nil {
 		res.staging, res.reads = ws.staging(c.ID), ov.Reads()

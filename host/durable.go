@@ -173,7 +173,7 @@ func resultRecord(round int, res callResult, unsettled bool) (checkpoint.Record,
 		return checkpoint.Record{}, fmt.Errorf("encode the changes of call %s: %w", res.call.ID, err)
 	}
 	result := &checkpoint.Result{Output: res.output, IsError: res.isError,
-		DurationMS: float64(res.duration.Microseconds()) / 1000, Effects: effects, Unsettled: unsettled}
+		DurationMS: float64(res.duration.Microseconds()) / 1000, Effects: effects, Unsettled: unsettled, Net: res.net}
 	if n := res.native; n != nil {
 		result.Todos, result.Usage, result.Native = n.Todos, n.Usage, n.Effect
 	}

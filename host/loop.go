@@ -63,6 +63,8 @@ type run struct {
 	onEvent EventFunc
 	// history keeps every event in the store, for `cairn events`.
 	history io.WriteCloser
+	// blobs keeps content in the store by digest.
+	blobs func([]byte) (string, error)
 }
 
 func (r *run) state() *checkpoint.State { return r.log.State() }
@@ -311,7 +313,9 @@ func (r *run) runCalls(ctx context.Context, round int, calls []checkpoint.ToolCa
 	left.Store(int32(len(calls)))
 	var mu sync.Mutex
 	var journalErr error
-	results := r.tools.runCalls(ctx, r.view(round), calls,
+	view := r.view(round)
+	view.net = r.netFor(round, g)
+	results := r.tools.runCalls(ctx, view, calls,
 		func(c checkpoint.ToolCall) {
 			r.emit(Event{Type: EventToolStart, Round: round, Call: &Call{ID: c.ID, Tool: c.Name, Input: c.Input,
 				Unsandboxed: r.tools.unsandboxed(c.Name)}})
@@ -402,7 +406,7 @@ func (res callResult) event() *Call {
 		outcome = OutcomeError
 	}
 	return &Call{ID: res.call.ID, Tool: res.call.Name, Outcome: outcome, Output: res.output,
-		DurationMS: float64(res.duration.Microseconds()) / 1000, Stderr: res.stderr}
+		DurationMS: float64(res.duration.Microseconds()) / 1000, Stderr: res.stderr, Net: netUsage(res.net)}
 }
 
 func now() time.Time { return time.Now().UTC() }
