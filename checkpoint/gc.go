@@ -153,6 +153,7 @@ func (s *FileStore) trimAgent(id string, keep Retention, c *Collected) (map[stri
 func (s *FileStore) markAgent(id string, trimmed, inUse map[string]bool) error {
 	if rec, err := s.Read(id); err == nil {
 		markDefinition(rec.State.Definition, inUse)
+		markRecordings(rec.State, inUse)
 	} else if !errors.Is(err, ErrNotFound) {
 		return fmt.Errorf("collect agent %q: %w", id, err)
 	}
@@ -163,6 +164,7 @@ func (s *FileStore) markAgent(id string, trimmed, inUse map[string]bool) error {
 	for _, b := range marks {
 		if !trimmed[b.Label] {
 			markDefinition(b.State.Definition, inUse)
+			markRecordings(b.State, inUse)
 			inUse[b.Workspace] = true
 		}
 	}

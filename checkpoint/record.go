@@ -104,6 +104,9 @@ type Result struct {
 	// result of the same call replaces it; a PhaseFinished record of the
 	// call says it stands as it is.
 	Unsettled bool `cbor:"6,keyasint,omitempty"`
+	// Recording is what the call ran with, for `cairn verify`; nil for a
+	// call that ran outside the sandbox or was never run.
+	Recording *Recording `cbor:"60,keyasint,omitempty"`
 }
 
 // replay applies records to a state, holding each round's records until its
@@ -169,7 +172,7 @@ func (s *State) applyRound(recs []Record, commit Record) {
 		for _, c := range turn.ToolCalls {
 			if res, ok := results[c.ID]; ok {
 				s.Messages = append(s.Messages, Message{Role: RoleTool, Text: res.Result.Output,
-					CallID: c.ID, ToolName: c.Name, IsError: res.Result.IsError})
+					CallID: c.ID, ToolName: c.Name, IsError: res.Result.IsError, Recording: res.Result.Recording})
 				s.ToolCalls++
 			}
 		}

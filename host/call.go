@@ -29,6 +29,10 @@ type callResult struct {
 	effects sandbox.Effects
 	staging string
 	reads   []string
+	// sight is what a sandboxed call ran with and saw; recording, what
+	// the run keeps of it for `cairn verify` (verify_record.go).
+	sight     *sight
+	recording *checkpoint.Recording
 	// How the result became durable: journaled as the call finished;
 	// held for the round's settlement; interrupted, never journaled
 	// (resume seals the call). changed says settling changed it;
@@ -88,6 +92,7 @@ func (ts *toolset) invoke(ctx context.Context, ws workspaceView, c checkpoint.To
 	req := abi.Request{ABI: abi.Version, Tool: c.Name, CallID: c.ID, Input: input, Workspace: abi.WorkspaceDir}
 	r, err := mod.Call(ctx, p, req)
 	res.stderr = string(r.Stderr)
+	res.sight = t.sightOf(mod, p, ov)
 	if ov != nil {
 		res.staging, res.reads = ws.staging(c.ID), ov.Reads()
 		if err == nil && r.Response.Error == "" {

@@ -145,6 +145,9 @@ func (r *run) callFinished(ctx context.Context, round int, res *callResult, g *r
 			return fmt.Errorf("call %s: %w", res.call.ID, err)
 		}
 	}
+	if err := r.recordCall(round, res); err != nil {
+		return err
+	}
 	if last {
 		res.held = true
 		return nil
@@ -174,7 +177,8 @@ func resultRecord(round int, res callResult, unsettled bool) (checkpoint.Record,
 	}
 	return checkpoint.Record{Type: checkpoint.RecResult, Time: now(), Round: round, Call: res.call.ID,
 		Tool: res.call.Name, Result: &checkpoint.Result{Output: res.output, IsError: res.isError,
-			DurationMS: float64(res.duration.Microseconds()) / 1000, Effects: effects, Unsettled: unsettled}}, nil
+			DurationMS: float64(res.duration.Microseconds()) / 1000, Effects: effects, Unsettled: unsettled,
+			Recording: res.recording}}, nil
 }
 
 // emitHeld emits the tool_end of the calls whose results became durable

@@ -50,6 +50,8 @@ type run struct {
 	// pauser is where Pause leaves its requests; nil when the store
 	// keeps none.
 	pauser checkpoint.Pauser
+	// blobs keeps the content of what calls read, for `cairn verify`.
+	blobs *blobCache
 
 	mu      sync.Mutex // serialises events across call goroutines
 	onEvent EventFunc
