@@ -86,8 +86,11 @@ func (d Divergence) String() string {
 	if d.Detail != "" {
 		s += ": " + d.Detail
 	}
-	if d.Recorded != "" || d.Replayed != "" {
-		s += fmt.Sprintf(" (recorded %s, now %s)", orNone(d.Recorded), orNone(d.Replayed))
+	switch {
+	case d.Replayed == "" && d.Recorded != "":
+		s += fmt.Sprintf(" (recorded %s)", d.Recorded)
+	case d.Replayed != "":
+		s += fmt.Sprintf(" (recorded %s, now %s)", orNone(d.Recorded), d.Replayed)
 	}
 	return s
 }
@@ -274,8 +277,8 @@ func (e *Engine) recordedToolset(ctx context.Context, af *AgentFile, p pickedCal
 	case errors.Is(err, checkpoint.ErrNotFound):
 		return nil, []Divergence{{Kind: DivergeModule, Recorded: p.rec.Module, Detail: "the module is not in the store"}}
 	case errors.As(err, &corrupt):
-		return nil, []Divergence{{Kind: DivergeModule, Recorded: p.rec.Module, Replayed: checkpoint.BlobDigest(wasm),
-			Detail: "the module's bytes in the store changed"}}
+		return nil, []Divergence{{Kind: DivergeModule, Recorded: p.rec.Module,
+			Detail: "the module's bytes in the store changed; it was not run"}}
 	case err != nil:
 		return nil, []Divergence{{Kind: DivergeModule, Recorded: p.rec.Module, Detail: err.Error()}}
 	}
@@ -337,8 +340,8 @@ func (e *Engine) materializeOne(ws string, f checkpoint.SeenFile) *Divergence {
 	if f.Blob != "" {
 		var err error
 		if data, err = e.store.Blob(f.Blob); err != nil {
-			return &Divergence{Kind: DivergeFile, Path: f.Path, Recorded: f.Blob, Replayed: blobNow(data, err),
-				Detail: "the content the call read is " + missingOrChanged(err)}
+			return &Divergence{Kind: DivergeFile, Path: f.Path, Recorded: f.Blob,
+				Detail: "the content the call read is " + missingOrChanged(err) + "; the call ran again without the file"}
 		}
 	}
 	mode := f.Mode
@@ -354,13 +357,6 @@ func (e *Engine) materializeOne(ws string, f checkpoint.SeenFile) *Divergence {
 		}
 	}
 	return nil
-}
-
-func blobNow(data []byte, err error) string {
-	if errors.Is(err, checkpoint.ErrNotFound) {
-		return ""
-	}
-	return checkpoint.BlobDigest(data)
 }
 
 func missingOrChanged(err error) string {
