@@ -57,6 +57,10 @@ type Needs struct {
 	Env       []string `cbor:"env,omitempty" json:"env,omitempty"`
 	Clock     bool     `cbor:"clock,omitempty" json:"clock,omitempty"`
 	Random    bool     `cbor:"random,omitempty" json:"random,omitempty"`
+	// Net lists what the tool reaches through the network import, in the
+	// form of a grant's allow entries ("api.example.com",
+	// "*.example.org:443", "*"); each must be covered by the grant.
+	Net []string `cbor:"net,omitempty" json:"net,omitempty"`
 }
 
 // Access is how a tool may use a directory.

@@ -30,6 +30,9 @@ type Message struct {
 	// Note marks a user message that cairn wrote, not the user: news of
 	// files changed outside the agent. It does not start a new task.
 	Note bool `cbor:"7,keyasint,omitempty" json:"note,omitempty"`
+	// Net is what a tool message's call sent and received over the
+	// network, one entry per exchange.
+	Net []Exchange `cbor:"55,keyasint,omitempty" json:"net,omitempty"`
 	// Recording is what the call a tool message answers ran with, for
 	// `cairn verify`; it is not part of the conversation.
 	Recording *Recording `cbor:"60,keyasint,omitempty" json:"-"`

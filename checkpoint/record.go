@@ -24,12 +24,17 @@ const (
 	RecDefine     RecordType = 12 // standalone: the agent's definition changes (Definition)
 	RecFiles      RecordType = 13 // round: what the round's calls read and wrote (Files)
 	recTypeLimit  RecordType = 14
+	// RecExchange is round-scoped: one step of a call's HTTP exchange
+	// (Call, Tool, Exchange). Outside the run of values above, so that
+	// record kinds added beside it do not collide.
+	RecExchange RecordType = 55
 )
 
 var recordNames = map[RecordType]string{
 	RecHeader: "header", RecState: "state", RecRunStarted: "run_started", RecRunEnded: "run_ended",
 	RecUser: "user", RecTurn: "turn", RecPhase: "phase", RecResult: "result", RecApplied: "applied",
 	RecCommit: "commit", RecAbort: "abort", RecDefine: "define", RecFiles: "files",
+	RecExchange: "exchange",
 }
 
 func (t RecordType) String() string {
@@ -41,7 +46,9 @@ func (t RecordType) String() string {
 
 // roundScoped reports whether records of this type wait for their round's
 // Commit.
-func (t RecordType) roundScoped() bool { return t >= RecUser && t <= RecApplied || t == RecFiles }
+func (t RecordType) roundScoped() bool {
+	return t >= RecUser && t <= RecApplied || t == RecFiles || t == RecExchange
+}
 
 // Phase is where a call stands.
 type Phase string
@@ -77,6 +84,8 @@ type Record struct {
 	// Writer is the epoch of the lock its writer held (RecCommit): who
 	// committed the round. See FileStore.Lock.
 	Writer string `cbor:"20,keyasint,omitempty"`
+	// Exchange is one step of a call's HTTP exchange (RecExchange).
+	Exchange *Exchange `cbor:"55,keyasint,omitempty"`
 }
 
 // Header opens every journal and snapshot.
@@ -104,6 +113,8 @@ type Result struct {
 	// result of the same call replaces it; a PhaseFinished record of the
 	// call says it stands as it is.
 	Unsettled bool `cbor:"6,keyasint,omitempty"`
+	// Net is the call's HTTP exchanges, each as it ended (see Exchange).
+	Net []Exchange `cbor:"55,keyasint,omitempty"`
 	// Recording is what the call ran with, for `cairn verify`; nil for a
 	// call that ran outside the sandbox or was never run.
 	Recording *Recording `cbor:"60,keyasint,omitempty"`
@@ -172,7 +183,8 @@ func (s *State) applyRound(recs []Record, commit Record) {
 		for _, c := range turn.ToolCalls {
 			if res, ok := results[c.ID]; ok {
 				s.Messages = append(s.Messages, Message{Role: RoleTool, Text: res.Result.Output,
-					CallID: c.ID, ToolName: c.Name, IsError: res.Result.IsError, Recording: res.Result.Recording})
+					CallID: c.ID, ToolName: c.Name, IsError: res.Result.IsError, Recording: res.Result.Recording,
+					Net: res.Result.Net})
 				s.ToolCalls++
 			}
 		}

@@ -92,6 +92,8 @@ type Grant struct {
 	// import; a call of a module that imports another fails, naming it.
 	// Unset: every WASI preview 1 function but the socket ones.
 	Imports []string `yaml:"imports" json:"imports,omitempty"`
+	// Net grants the network (see NetGrant); nil grants none.
+	Net *NetGrant `yaml:"net" json:"net,omitempty"`
 }
 
 // ExtraMount is a host directory a module's tools see read-only at Guest.

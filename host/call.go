@@ -33,6 +33,8 @@ type callResult struct {
 	// the run keeps of it for `cairn verify` (verify_record.go).
 	sight     *sight
 	recording *checkpoint.Recording
+	// net is the call's network exchanges.
+	net []checkpoint.Exchange
 	// How the result became durable: journaled as the call finished;
 	// held for the round's settlement; interrupted, never journaled
 	// (resume seals the call). changed says settling changed it;
@@ -47,6 +49,9 @@ type callResult struct {
 type workspaceView struct {
 	dir     string
 	staging func(call string) string
+	// net journals a call's network exchanges; nil gives calls no
+	// network.
+	net func(checkpoint.ToolCall, sandbox.Net) *netJournal
 }
 
 // runCall runs one call to the end. It never returns an error: whatever goes
@@ -89,8 +94,10 @@ func (ts *toolset) invoke(ctx context.Context, ws workspaceView, c checkpoint.To
 	if err != nil {
 		return "", fmt.Errorf("tool %s: stage its changes: %w", c.Name, err)
 	}
+	j := ws.journalNet(&p, c)
 	req := abi.Request{ABI: abi.Version, Tool: c.Name, CallID: c.ID, Input: input, Workspace: abi.WorkspaceDir}
 	r, err := mod.Call(ctx, p, req)
+	res.net = j.exchanges()
 	res.stderr = string(r.Stderr)
 	res.sight = t.sightOf(mod, p, ov)
 	if ov != nil {

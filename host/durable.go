@@ -178,7 +178,7 @@ func resultRecord(round int, res callResult, unsettled bool) (checkpoint.Record,
 	return checkpoint.Record{Type: checkpoint.RecResult, Time: now(), Round: round, Call: res.call.ID,
 		Tool: res.call.Name, Result: &checkpoint.Result{Output: res.output, IsError: res.isError,
 			DurationMS: float64(res.duration.Microseconds()) / 1000, Effects: effects, Unsettled: unsettled,
-			Recording: res.recording}}, nil
+			Recording: res.recording, Net: res.net}}, nil
 }
 
 // emitHeld emits the tool_end of the calls whose results became durable

@@ -73,6 +73,8 @@ type Call struct {
 	// for the user: the model reads only its tail, and only when the call
 	// failed (see abi, "One call").
 	Stderr string `json:"stderr,omitempty"`
+	// Net is what the call sent and received over the network.
+	Net *NetUsage `json:"net,omitempty"`
 }
 
 // Outcome is how a tool call ended.

@@ -50,13 +50,15 @@ type run struct {
 	// pauser is where Pause leaves its requests; nil when the store
 	// keeps none.
 	pauser checkpoint.Pauser
-	// blobs keeps the content of what calls read, for `cairn verify`.
-	blobs *blobCache
+	// seenBlobs keeps the content of what calls read, for `cairn verify`.
+	seenBlobs *blobCache
 
 	mu      sync.Mutex // serialises events across call goroutines
 	onEvent EventFunc
 	// history keeps every event in the store, for `cairn events`.
 	history io.WriteCloser
+	// blobs keeps content in the store by digest.
+	blobs func([]byte) (string, error)
 }
 
 func (r *run) state() *checkpoint.State { return r.log.State() }
@@ -299,7 +301,9 @@ func (r *run) runCalls(ctx context.Context, round int, calls []checkpoint.ToolCa
 	left.Store(int32(len(calls)))
 	var mu sync.Mutex
 	var journalErr error
-	results := r.tools.runCalls(ctx, r.view(round), calls,
+	view := r.view(round)
+	view.net = r.netFor(round, g)
+	results := r.tools.runCalls(ctx, view, calls,
 		func(c checkpoint.ToolCall) {
 			r.emit(Event{Type: EventToolStart, Round: round, Call: &Call{ID: c.ID, Tool: c.Name, Input: c.Input,
 				Unsandboxed: r.tools.unsandboxed(c.Name)}})
@@ -389,7 +393,7 @@ func (res callResult) event() *Call {
 		outcome = OutcomeError
 	}
 	return &Call{ID: res.call.ID, Tool: res.call.Name, Outcome: outcome, Output: res.output,
-		DurationMS: float64(res.duration.Microseconds()) / 1000, Stderr: res.stderr}
+		DurationMS: float64(res.duration.Microseconds()) / 1000, Stderr: res.stderr, Net: netUsage(res.net)}
 }
 
 func now() time.Time { return time.Now().UTC() }

@@ -18,6 +18,9 @@ type Seal struct {
 	// reach past the workspace, which none can yet.
 	Effects        string `json:"effects"`
 	Recommendation string `json:"recommendation"`
+	// Net is the call's HTTP exchanges as the journal left them: each
+	// request sent (or refused) and whether its response was received.
+	Net []SealedExchange `json:"net,omitempty"`
 }
 
 // Effects of a call.
@@ -37,8 +40,11 @@ func (r *run) inspect(rec *checkpoint.Recovered) Report {
 		return report
 	}
 	finished := map[string]bool{}
+	exchanges := map[string][]SealedExchange{}
 	for _, t := range rec.Tail {
 		switch t.Type {
+		case checkpoint.RecExchange:
+			exchanges[t.Call] = addExchange(exchanges[t.Call], *t.Exchange)
 		case checkpoint.RecPhase:
 			report.last[t.Call] = t
 		case checkpoint.RecResult:
@@ -57,13 +63,16 @@ func (r *run) inspect(rec *checkpoint.Recovered) Report {
 			if p == "" {
 				p = checkpoint.PhasePending
 			}
-			report.Sealed = append(report.Sealed, r.seal(c, p))
+			report.Sealed = append(report.Sealed, r.seal(c, p, exchanges[c.ID]))
 		}
 	}
 	return report
 }
 
-func (r *run) seal(c checkpoint.ToolCall, p checkpoint.Phase) Seal {
+func (r *run) seal(c checkpoint.ToolCall, p checkpoint.Phase, net []SealedExchange) Seal {
+	if sent := sentExchanges(net); len(sent) > 0 {
+		return netSeal(c, p, net, sent)
+	}
 	if r.tools.unsandboxed(c.Name) && p == checkpoint.PhaseExecuting {
 		return Seal{Call: c.ID, Tool: c.Name, Phase: p, Effects: EffectsUnknown,
 			Recommendation: "check what the MCP server did before calling it again: it runs outside the sandbox, so its changes were not staged"}
@@ -75,5 +84,5 @@ func (r *run) seal(c checkpoint.ToolCall, p checkpoint.Phase) Seal {
 // message is the result the model reads for a sealed call.
 func (s Seal) message() string {
 	return fmt.Sprintf("This call was interrupted: cairn stopped while it was %s, and it did not finish. "+
-		"Its effects on the workspace: %s. Recommendation: %s.", s.Phase, s.Effects, s.Recommendation)
+		"Its effects on the workspace: %s.%s Recommendation: %s.", s.Phase, s.Effects, netMessage(s.Net), s.Recommendation)
 }

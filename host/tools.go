@@ -13,6 +13,7 @@ import (
 	"github.com/cairnrun/cairn/abi"
 	"github.com/cairnrun/cairn/host/model"
 	"github.com/cairnrun/cairn/sandbox"
+	"github.com/cairnrun/cairn/sandbox/netguard"
 )
 
 // Module is one tool module as an agent uses it: its bytes (kept in the
@@ -35,6 +36,8 @@ type tool struct {
 	// remote is the MCP server of a tool that runs outside the sandbox.
 	remote ExternalTools
 	server string
+	// guard is the module's network grant; nil grants none.
+	guard *netguard.Guard
 }
 
 // toolset is every tool an agent offers the model, by name.
@@ -136,6 +139,10 @@ func (ts *toolset) add(af *AgentFile, m Module, loading *sandbox.Loading) error 
 	if err := checkImportGrant(m, grant); err != nil {
 		return err
 	}
+	guard, err := netGuard(m, grant)
+	if err != nil {
+		return err
+	}
 	for _, spec := range m.Manifest.Tools {
 		if len(only) > 0 && !only[spec.Name] {
 			continue
@@ -151,7 +158,7 @@ func (ts *toolset) add(af *AgentFile, m Module, loading *sandbox.Loading) error 
 			return fmt.Errorf("tool %q: %w", spec.Name, err)
 		}
 		ts.tools[spec.Name] = &tool{spec: spec, module: loading, ref: m.Ref, grant: grant, schema: sch,
-			limits: af.Sandbox.overriddenBy(m.Ref.Limits)}
+			limits: af.Sandbox.overriddenBy(m.Ref.Limits), guard: guard}
 		ts.specs = append(ts.specs, model.Tool{Name: spec.Name, Description: spec.Description,
 			InputSchema: json.RawMessage(schemaText(spec.InputSchema))})
 	}
@@ -197,6 +204,7 @@ func checkGrant(t abi.Tool, g Grant) error {
 	if t.Needs.Random && !g.Random {
 		missing = append(missing, "random: true")
 	}
+	missing = append(missing, missingNet(t, g)...)
 	if len(missing) > 0 {
 		return fmt.Errorf("tool %q: %w: add to its grant in the agent file: %s",
 			t.Name, ErrGrant, strings.Join(missing, ", "))
@@ -236,6 +244,9 @@ func (t *tool) policy(workspace string) sandbox.Policy {
 		RealClock:      t.spec.Needs.Clock,
 		RealRandom:     t.spec.Needs.Random,
 		Imports:        t.grant.Imports,
+	}
+	if t.guard != nil {
+		p.Net = t.guard.Call()
 	}
 	if t.spec.Needs.Workspace != abi.AccessNone {
 		p.Mounts = []sandbox.Mount{{HostPath: workspace, GuestPath: abi.WorkspaceDir,

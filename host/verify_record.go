@@ -113,10 +113,10 @@ func (c *blobCache) put(data []byte) (string, error) {
 // content of the files the call read or changed (durably, before the
 // record that names them) and sets res.recording.
 func (r *run) recordCall(round int, res *callResult) error {
-	if res.sight == nil || r.blobs == nil {
+	if res.sight == nil || r.seenBlobs == nil {
 		return nil
 	}
-	rec, err := res.sight.recording(round, r.workspace, r.blobs, res)
+	rec, err := res.sight.recording(round, r.workspace, r.seenBlobs, res)
 	if err != nil {
 		return fmt.Errorf("record call %s for verify: %w", res.call.ID, err)
 	}

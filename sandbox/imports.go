@@ -7,6 +7,8 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+
+	"github.com/cairnrun/cairn/abi"
 )
 
 // socketImports are the WASI preview 1 functions that only make sense with
@@ -51,6 +53,9 @@ func wasiFunctions(rt wazero.Runtime) map[string]bool {
 func checkImports(cm wazero.CompiledModule, wasi map[string]bool) error {
 	for _, f := range cm.ImportedFunctions() {
 		mod, name, _ := f.Import()
+		if mod == abi.NetModule && netFunctions[name] {
+			continue
+		}
 		if mod != wasi_snapshot_preview1.ModuleName {
 			return fmt.Errorf("%w: %s.%s (only %s is available)", ErrImportDenied, mod, name, wasi_snapshot_preview1.ModuleName)
 		}
@@ -68,6 +73,9 @@ func checkImports(cm wazero.CompiledModule, wasi map[string]bool) error {
 // checkGranted refuses a module that imports a WASI function the policy
 // does not allow, naming every one and how to allow it.
 func checkGranted(cm wazero.CompiledModule, p Policy) error {
+	if p.Net == nil && importsNet(cm) {
+		return fmt.Errorf("%w; grant the module the network (net: in its grant in the agent file, --net for cairn exec)", ErrNetDenied)
+	}
 	var denied []string
 	for _, f := range cm.ImportedFunctions() {
 		if _, name, _ := f.Import(); !p.importsAllowed(name) {

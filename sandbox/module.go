@@ -145,6 +145,7 @@ func (m *Module) run(ctx context.Context, p Policy, stdin io.Reader, stdout, std
 	defer closeFS()
 	ctx, cancel := context.WithTimeout(ctx, orDefault(p.Timeout, DefaultTimeout))
 	defer cancel()
+	ctx = withNet(ctx, p.Net)
 	rt, err := m.runtime(ctx, p.memoryPages())
 	if err != nil {
 		return Exit{}, err
@@ -326,7 +327,7 @@ func stagingExhausted(p Policy) error {
 // module at build time; at run time manifests are read, never asked for.
 func (m *Module) Describe(ctx context.Context) (abi.Manifest, error) {
 	var out, errOut bytes.Buffer
-	ex, err := m.Run(ctx, Policy{Args: []string{abi.ManifestFlag}, Timeout: 10 * time.Second}, bytes.NewReader(nil), &out, &errOut)
+	ex, err := m.Run(ctx, Policy{Args: []string{abi.ManifestFlag}, Timeout: 10 * time.Second, Net: noNet{}}, bytes.NewReader(nil), &out, &errOut)
 	if err != nil {
 		return abi.Manifest{}, err
 	}

@@ -59,6 +59,10 @@ type Policy struct {
 	// has mounted; past it changes fail as past StagingLimit. Zero means
 	// DefaultMaxStagedPaths.
 	MaxStagedPaths int
+	// Net carries the call's HTTP exchanges through the network import
+	// (abi.NetModule). Nil grants no network: a module importing it does
+	// not run (ErrNetDenied).
+	Net Net
 }
 
 // staging is the bound of what a call may stage in each overlay.

@@ -219,6 +219,10 @@ func (r *Runtime) runtime(ctx context.Context, k runtimeKey) (wazero.Runtime, er
 		rt.Close(ctx)
 		return nil, fmt.Errorf("instantiate WASI: %w", err)
 	}
+	if err := instantiateNet(ctx, rt); err != nil {
+		rt.Close(ctx)
+		return nil, err
+	}
 	r.runtimes[k] = rt
 	return rt, nil
 }

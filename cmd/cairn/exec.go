@@ -25,6 +25,8 @@ func execCommand() *cli.Command {
 			"only the --env variables, a fixed clock and deterministic randomness. stdin is streamed and\n" +
 			"output is not capped. cairn's own failures exit 1 and say so on stderr, prefixed \"cairn:\".\n" +
 			"A --dir without GUEST is mounted at the same path (a relative one under /, so . is /).\n" +
+			"The module reaches the network only as --net allows (docs/network.md): HOST, HOST:PORT,\n" +
+			"*.DOMAIN or an address, with the --net-method methods (default GET, HEAD); nothing is journaled.\n" +
 			fmt.Sprintf("A module past %d MiB, %d functions or a function of %d KiB of code is refused before\n"+
 				"it compiles, and compiling stops after %s (see docs/wasi.md).", sandbox.DefaultMaxModuleSize>>20,
 				sandbox.DefaultMaxFunctions, sandbox.DefaultMaxFunctionSize>>10, sandbox.DefaultCompileTimeout),
@@ -34,6 +36,8 @@ func execCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "env", Usage: "set K to V in the module's environment: K=V"},
 			&cli.DurationFlag{Name: "timeout", Value: sandbox.DefaultTimeout, Usage: "stop the module after this long (0: never)"},
 			&cli.StringFlag{Name: "memory", Usage: "the module's memory limit, e.g. 64MiB (default 256MiB)"},
+			&cli.StringSliceFlag{Name: "net", Usage: "let the module reach HOST through the network import: HOST[:PORT], *.DOMAIN, an address"},
+			&cli.StringSliceFlag{Name: "net-method", Usage: "an HTTP method the module may use (with --net; default GET and HEAD)"},
 			cacheFlag,
 		},
 		Action: execAction,
@@ -92,6 +96,13 @@ func execPolicy(c *cli.Context) (sandbox.Policy, error) {
 			return p, err
 		}
 		p.Mounts = append(p.Mounts, m)
+	}
+	if allow := c.StringSlice("net"); len(allow) > 0 {
+		n, err := host.NetGrant{Allow: allow, Methods: c.StringSlice("net-method")}.Net()
+		if err != nil {
+			return p, fmt.Errorf("--net: %w", err)
+		}
+		p.Net = n
 	}
 	for _, kv := range c.StringSlice("env") {
 		k, v, ok := strings.Cut(kv, "=")

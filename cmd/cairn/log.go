@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/host"
 )
 
 func logCommand() *cli.Command {
@@ -37,6 +38,9 @@ func logAction(c *cli.Context) error {
 	}
 	if calls := in.InterruptedCalls(); len(calls) > 0 {
 		fmt.Fprintf(c.App.Writer, "(round %d was interrupted; cairn resume continues it)\n", in.State.Round+1)
+		for _, l := range in.InterruptedExchanges() {
+			fmt.Fprintf(c.App.Writer, "      net %s\n", oneLine(l, 200))
+		}
 	}
 	return nil
 }
@@ -59,5 +63,8 @@ func printMessage(w io.Writer, m checkpoint.Message) {
 			mark = "✗"
 		}
 		fmt.Fprintf(w, "  %s %s %s: %s\n", mark, m.CallID, m.ToolName, oneLine(m.Text, 200))
+		for _, e := range m.Net {
+			fmt.Fprintf(w, "      net %s\n", oneLine(host.ExchangeLine(e), 200))
+		}
 	}
 }

@@ -125,6 +125,9 @@ func (r *renderer) resumed(e host.Event) {
 	}
 	for _, s := range e.Sealed {
 		fmt.Fprintf(r.w, "  sealed  %s %s: was %s, effects %s; %s\n", s.Call, s.Tool, s.Phase, s.Effects, s.Recommendation)
+		for _, e := range s.Net {
+			fmt.Fprintf(r.w, "          request %d %s %s: %s\n", e.Seq, e.Method, e.URL, e.State())
+		}
 	}
 	for _, id := range e.Dropped {
 		fmt.Fprintf(r.w, "  dropped %s: the round changed nothing; the model is asked again\n", id)

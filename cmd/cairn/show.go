@@ -31,7 +31,10 @@ type agentView struct {
 	Workspace   string              `json:"workspace"`
 	AgentFile   string              `json:"agent_file"`
 	Interrupted []string            `json:"interrupted_calls,omitempty"`
-	Bookmarks   []bookmarkLine      `json:"bookmarks,omitempty"`
+	Net         *host.NetUsage      `json:"net,omitempty"`
+	// NetInFlight are the interrupted round's HTTP exchanges.
+	NetInFlight []string       `json:"interrupted_requests,omitempty"`
+	Bookmarks   []bookmarkLine `json:"bookmarks,omitempty"`
 }
 
 // bookmarkLine is one bookmark as `cairn show` lists it.
@@ -52,6 +55,7 @@ func showAction(c *cli.Context) error {
 			ToolCalls: st.ToolCalls, Usage: st.Usage, Updated: st.UpdatedAt},
 		Reason: st.Reason, Messages: len(st.Messages), Labels: st.Labels, Lineage: st.Lineage,
 		Workspace: st.Definition.Workspace, AgentFile: string(in.AgentFile), Interrupted: in.InterruptedCalls(),
+		Net: in.NetUsage(), NetInFlight: in.InterruptedExchanges(),
 	}
 	for _, b := range in.Bookmarks {
 		v.Bookmarks = append(v.Bookmarks, bookmarkLine{Label: b.Label, Round: b.Round, Time: b.Time})
@@ -73,6 +77,9 @@ func printView(c *cli.Context, v agentView) {
 	fmt.Fprintf(w, "status     %s\n", status)
 	fmt.Fprintf(w, "boundary   round %d · %d messages · %d tool calls\n", v.Rounds, v.Messages, v.ToolCalls)
 	fmt.Fprintf(w, "usage      %s\n", usageLine(v.Usage))
+	if n := v.Net; n != nil {
+		fmt.Fprintf(w, "network    %d requests (%d refused) · %d bytes sent · %d received\n", n.Requests, n.Refused, n.SentBytes, n.ReceivedBytes)
+	}
 	fmt.Fprintf(w, "updated    %s\n", v.Updated.Local().Format(time.DateTime))
 	fmt.Fprintf(w, "workspace  %s\n", v.Workspace)
 	if l := labelsLine(v.Labels); l != "" {
@@ -86,6 +93,9 @@ func printView(c *cli.Context, v agentView) {
 	}
 	if len(v.Interrupted) > 0 {
 		fmt.Fprintf(w, "in flight  %s (cairn resume %s says what became of them)\n", strings.Join(v.Interrupted, ", "), v.Agent)
+	}
+	for _, l := range v.NetInFlight {
+		fmt.Fprintf(w, "request    %s\n", l)
 	}
 	fmt.Fprintf(w, "agent file\n%s", indent(v.AgentFile, "  "))
 }

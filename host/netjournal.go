@@ -1,0 +1,157 @@
+package host
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/sandbox"
+	"github.com/cairnrun/cairn/sandbox/netguard"
+)
+
+// MaxKeptResponse is the largest response body kept in the store beside
+// its exchange record; a larger one is recorded by digest and size only.
+const MaxKeptResponse = 1 << 20
+
+// netJournal is the Net of one call: it journals every exchange of the
+// call around the Net it wraps (docs/network.md, "What is journaled"):
+//
+//	refused by the grant: a refused record; nothing was sent
+//	otherwise: a requesting record, durable, before the request is sent;
+//	    then the response body kept as a blob (up to MaxKeptResponse),
+//	    durable, and a received (or failed) record, durable, before the
+//	    guest sees the response
+//
+// So a seal knows of every request that may have left, and of every
+// response the guest may have read.
+type netJournal struct {
+	inner   sandbox.Net
+	write   func(...checkpoint.Record) error
+	blobs   func([]byte) (string, error)
+	round   int
+	call    checkpoint.ToolCall
+	secrets []string
+	seq     int
+	done    []checkpoint.Exchange
+}
+
+var _ sandbox.Net = (*netJournal)(nil)
+
+// admitter is a Net that can refuse a request before anything is sent.
+type admitter interface {
+	Admit(*sandbox.NetRequest) error
+}
+
+// netFor returns what gives each call of a round its journaled Net.
+func (r *run) netFor(round int, g *roundSync) func(checkpoint.ToolCall, sandbox.Net) *netJournal {
+	return func(c checkpoint.ToolCall, inner sandbox.Net) *netJournal {
+		j := &netJournal{inner: inner, write: g.write, blobs: r.blobs, round: round, call: c}
+		if s, ok := inner.(interface{ SecretValues() []string }); ok {
+			j.secrets = s.SecretValues()
+		}
+		return j
+	}
+}
+
+// RoundTrip journals and sends one exchange.
+func (j *netJournal) RoundTrip(ctx context.Context, req *sandbox.NetRequest) (*sandbox.NetResponse, error) {
+	j.seq++
+	ex := checkpoint.Exchange{Seq: j.seq, Method: req.Method, URL: netguard.RedactURL(req.URL, j.secrets...),
+		RequestHeader: netguard.Redact(req.Header, j.secrets...), RequestDigest: digestOf(req.Body), RequestSize: int64(len(req.Body))}
+	if a, ok := j.inner.(admitter); ok {
+		if err := a.Admit(req); err != nil {
+			ex.Step, ex.Error = checkpoint.ExchangeRefused, err.Error()
+			return nil, j.end(ex, ex, err)
+		}
+	}
+	ex.Step = checkpoint.ExchangeRequesting
+	if err := j.write(j.record(ex)); err != nil {
+		return nil, fmt.Errorf("the request was not sent: journal it: %w", err)
+	}
+	start := time.Now()
+	resp, err := j.inner.RoundTrip(ctx, req)
+	ex.DurationMS = float64(time.Since(start).Microseconds()) / 1000
+	if err != nil {
+		ex.Step, ex.Error = checkpoint.ExchangeFailed, err.Error()
+		if errors.Is(err, netguard.ErrRefused) {
+			ex.Step = checkpoint.ExchangeRefused
+		}
+		return nil, j.end(ex, outcome(ex), err)
+	}
+	if err := j.received(&ex, resp); err != nil {
+		ex.Step, ex.Error = checkpoint.ExchangeFailed, err.Error()
+		return nil, j.end(ex, outcome(ex), err)
+	}
+	return resp, j.end(ex, outcome(ex), nil)
+}
+
+// received fills in the response and keeps its body.
+func (j *netJournal) received(ex *checkpoint.Exchange, resp *sandbox.NetResponse) error {
+	ex.Step, ex.Status = checkpoint.ExchangeReceived, resp.Status
+	ex.ResponseHeader = netguard.Redact(resp.Header, j.secrets...)
+	ex.ResponseDigest, ex.ResponseSize = digestOf(resp.Body), int64(len(resp.Body))
+	if len(resp.Body) > MaxKeptResponse || j.blobs == nil {
+		return nil
+	}
+	d, err := j.blobs(resp.Body)
+	if err != nil {
+		return fmt.Errorf("the response came, and could not be kept, so it was not given to the tool: %w", err)
+	}
+	ex.Blob = d
+	return nil
+}
+
+// end journals how an exchange ended (rec, durably) and keeps ex, all of
+// it, for the call's result. It returns err, or the journal's error,
+// which the guest is told instead of the response.
+func (j *netJournal) end(ex, rec checkpoint.Exchange, err error) error {
+	j.done = append(j.done, ex)
+	if werr := j.write(j.record(rec)); werr != nil {
+		return fmt.Errorf("journal the exchange: %w", werr)
+	}
+	return err
+}
+
+// outcome is the part of ex a closing record carries: not the request's
+// headers and body, which its requesting record has.
+func outcome(ex checkpoint.Exchange) checkpoint.Exchange {
+	ex.RequestHeader, ex.RequestDigest, ex.RequestSize = nil, "", 0
+	return ex
+}
+
+func (j *netJournal) record(ex checkpoint.Exchange) checkpoint.Record {
+	return checkpoint.Record{Type: checkpoint.RecExchange, Time: now(), Round: j.round, Call: j.call.ID,
+		Tool: j.call.Name, Exchange: &ex}
+}
+
+// exchanges is the call's exchanges as they ended.
+func (j *netJournal) exchanges() []checkpoint.Exchange {
+	if j == nil {
+		return nil
+	}
+	return j.done
+}
+
+func digestOf(b []byte) string {
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// journalNet wraps the call's Net in its journal; without a journal the
+// call has no network.
+func (ws workspaceView) journalNet(p *sandbox.Policy, c checkpoint.ToolCall) *netJournal {
+	if p.Net == nil {
+		return nil
+	}
+	if ws.net == nil {
+		p.Net = nil
+		return nil
+	}
+	j := ws.net(c, p.Net)
+	p.Net = j
+	return j
+}

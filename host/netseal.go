@@ -1,0 +1,95 @@
+package host
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/cairnrun/cairn/checkpoint"
+)
+
+// SealedExchange is one HTTP exchange of a sealed call: what was asked
+// and how far it got.
+type SealedExchange struct {
+	Seq    int    `json:"seq"`
+	Method string `json:"method"`
+	URL    string `json:"url"`
+	// Sent: the request may have reached the remote side (it was
+	// journaled as requesting and not refused). Received: its response
+	// came back and was journaled, Status its status.
+	Sent     bool   `json:"sent"`
+	Received bool   `json:"received"`
+	Status   int    `json:"status,omitempty"`
+	Error    string `json:"error,omitempty"`
+}
+
+// addExchange folds one exchange record into a call's list.
+func addExchange(list []SealedExchange, ex checkpoint.Exchange) []SealedExchange {
+	i := len(list) - 1
+	if i < 0 || list[i].Seq != ex.Seq {
+		list = append(list, SealedExchange{Seq: ex.Seq, Method: ex.Method, URL: ex.URL})
+		i++
+	}
+	e := &list[i]
+	e.Sent = ex.Sent()
+	e.Received = ex.Step == checkpoint.ExchangeReceived
+	e.Status, e.Error = ex.Status, ex.Error
+	return list
+}
+
+// sentExchanges are those that may have reached the remote side.
+func sentExchanges(net []SealedExchange) []SealedExchange {
+	var out []SealedExchange
+	for _, e := range net {
+		if e.Sent {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// netSeal seals a call that sent requests: its workspace changes were
+// staged and are dropped, but what it sent may have acted on the remote
+// side. For a request that is not safe to repeat (POST, PUT, PATCH,
+// DELETE...), the recommendation is to check the remote side first.
+func netSeal(c checkpoint.ToolCall, p checkpoint.Phase, net, sent []SealedExchange) Seal {
+	var mutating []string
+	for _, e := range sent {
+		if (checkpoint.Exchange{Method: e.Method}).Mutating() {
+			mutating = append(mutating, e.Method+" "+e.URL)
+		}
+	}
+	s := Seal{Call: c.ID, Tool: c.Name, Phase: p, Effects: EffectsNone, Net: net,
+		Recommendation: "retry: its requests only asked for something (GET, HEAD), and it changed nothing in the workspace"}
+	if len(mutating) > 0 {
+		s.Effects = EffectsUnknown
+		s.Recommendation = "check the remote side before retrying: " + strings.Join(mutating, ", ") +
+			" was sent and may have taken effect there; its changes to the workspace were not kept"
+	}
+	return s
+}
+
+// netMessage says, for the model, what a sealed call sent.
+func netMessage(net []SealedExchange) string {
+	if len(net) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(" Its network requests:")
+	for _, e := range net {
+		fmt.Fprintf(&b, " %d. %s %s: %s;", e.Seq, e.Method, e.URL, e.State())
+	}
+	return strings.TrimSuffix(b.String(), ";") + "."
+}
+
+// State says how far the exchange got, in words.
+func (e SealedExchange) State() string {
+	switch {
+	case e.Received:
+		return fmt.Sprintf("sent, response %d received", e.Status)
+	case !e.Sent:
+		return "refused, not sent"
+	case e.Error != "":
+		return "sent, no response (" + e.Error + ")"
+	}
+	return "sent, response not received"
+}

@@ -1,0 +1,203 @@
+package netguard
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cairnrun/cairn/sandbox"
+)
+
+// Client is one call's use of a Guard: it counts the call's requests and
+// sends them. It is a sandbox.Net, used from one goroutine.
+type Client struct {
+	g        *Guard
+	requests int
+	admitted *sandbox.NetRequest
+	url      *url.URL // of admitted
+	// Sent and Received count the call's request and response body bytes.
+	Sent, Received int64
+}
+
+var _ sandbox.Net = (*Client)(nil)
+
+// Call starts a call's use of the guard.
+func (g *Guard) Call() *Client { return &Client{g: g} }
+
+// Requests is how many requests the call has been admitted.
+func (c *Client) Requests() int { return c.requests }
+
+// Admit checks req against the grant and counts it as one of the call's
+// requests: its method, URL (http or https, no credentials, a host and
+// port the allow list names), headers and body size. The addresses are
+// checked when it is sent. RoundTrip admits a request it is given that
+// was not admitted just before.
+//
+// # Errors
+//
+// ErrRefused, saying what to change.
+func (c *Client) Admit(req *sandbox.NetRequest) error {
+	u, err := c.check(req)
+	if err != nil {
+		return err
+	}
+	c.requests++
+	c.admitted, c.url = req, u
+	return nil
+}
+
+func (c *Client) check(req *sandbox.NetRequest) (*url.URL, error) {
+	r := c.g.rules
+	if max := orDefault(r.MaxRequests, DefaultMaxRequests); c.requests >= max {
+		return nil, fmt.Errorf("%w: the call has made its %d requests (net: {max_requests})", ErrRefused, max)
+	}
+	if !c.g.methods[req.Method] {
+		return nil, fmt.Errorf("%w: method %s is not granted (net: {methods})", ErrRefused, req.Method)
+	}
+	if max := orDefault(r.MaxRequestBytes, DefaultMaxRequestBytes); int64(len(req.Body)) > max {
+		return nil, fmt.Errorf("%w: a request body of %d bytes, more than %d (net: {max_request_bytes})", ErrRefused, len(req.Body), max)
+	}
+	if err := checkHeaders(req.Header); err != nil {
+		return nil, err
+	}
+	return c.g.checkURL(req.URL)
+}
+
+// checkURL reads a request's URL and checks it against the allow list,
+// returning it with its host in normal form.
+func (g *Guard) checkURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrRefused, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("%w: scheme %q (http and https only)", ErrRefused, u.Scheme)
+	}
+	if u.User != nil {
+		return nil, fmt.Errorf("%w: a URL with credentials; let the agent file add them as a secret", ErrRefused)
+	}
+	h, _, err := NormalHost(u.Hostname())
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrRefused, err)
+	}
+	port := 80
+	if u.Scheme == "https" {
+		port = 443
+	}
+	if p := u.Port(); p != "" {
+		if port, err = strconv.Atoi(p); err != nil || port < 1 || port > 65535 {
+			return nil, fmt.Errorf("%w: port %q", ErrRefused, p)
+		}
+	}
+	if len(g.allowed(h, port)) == 0 {
+		return nil, fmt.Errorf("%w: %s is not in the allow list (net: {allow})", ErrRefused, net.JoinHostPort(h, strconv.Itoa(port)))
+	}
+	u.Host = net.JoinHostPort(h, strconv.Itoa(port))
+	return u, nil
+}
+
+func checkHeaders(h map[string][]string) error {
+	n, size := 0, 0
+	for k, vs := range h {
+		for _, v := range vs {
+			n++
+			size += len(k) + len(v) + 4
+		}
+	}
+	if n > MaxHeaders || size > MaxHeaderBytes {
+		return fmt.Errorf("%w: %d headers of %d bytes, more than %d or %d", ErrRefused, n, size, MaxHeaders, MaxHeaderBytes)
+	}
+	return nil
+}
+
+// RoundTrip sends req, admitting it first unless it was just admitted,
+// with the secrets for its host added, and reads the whole response
+// within the grant's timeout and response size. It does not follow
+// redirects.
+//
+// # Errors
+//
+// ErrRefused for what the grant does not allow (nothing was sent, or for
+// an address refused at connect time, nothing reached the peer); any
+// other error is a request that may have reached the remote side.
+func (c *Client) RoundTrip(ctx context.Context, req *sandbox.NetRequest) (*sandbox.NetResponse, error) {
+	if c.admitted != req {
+		if err := c.Admit(req); err != nil {
+			return nil, err
+		}
+	}
+	u := c.url
+	c.admitted, c.url = nil, nil
+	r := c.g.rules
+	ctx, cancel := context.WithTimeout(ctx, orDefault(r.Timeout, DefaultTimeout))
+	defer cancel()
+	hr, err := http.NewRequestWithContext(ctx, req.Method, u.String(), bytes.NewReader(req.Body))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrRefused, err)
+	}
+	hr.Header = c.g.headersFor(req.Header, u)
+	c.Sent += int64(len(req.Body))
+	resp, err := c.g.transport.RoundTrip(hr)
+	if err != nil {
+		return nil, sendError(ctx, err, r)
+	}
+	defer resp.Body.Close()
+	max := orDefault(r.MaxResponseBytes, DefaultMaxResponseBytes)
+	body, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
+	c.Received += int64(len(body))
+	if err != nil {
+		return nil, fmt.Errorf("read the response body: %w", sendError(ctx, err, r))
+	}
+	if int64(len(body)) > max {
+		return nil, fmt.Errorf("the response body is larger than %d bytes (net: {max_response_bytes}); it was not read", max)
+	}
+	return &sandbox.NetResponse{Status: resp.StatusCode, Header: resp.Header, Body: body}, nil
+}
+
+// sendError says why sending failed: a refusal, the grant's timeout, or
+// the transport's own error.
+func sendError(ctx context.Context, err error, r Rules) error {
+	if errors.Is(err, ErrRefused) {
+		return err
+	}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("no response within %s (net: {timeout}): %w", orDefault(r.Timeout, DefaultTimeout), err)
+	}
+	return err
+}
+
+// headersFor is the request's headers as sent: the guest's, less those
+// the transport sets itself, with the secrets for u's host set.
+func (g *Guard) headersFor(h map[string][]string, u *url.URL) http.Header {
+	out := http.Header{}
+	for k, vs := range h {
+		k = http.CanonicalHeaderKey(k)
+		switch k {
+		case "Host", "Content-Length", "Transfer-Encoding", "Connection", "Proxy-Connection", "Upgrade", "Te", "Trailer":
+			continue
+		}
+		out[k] = append([]string(nil), vs...)
+	}
+	port, _ := strconv.Atoi(u.Port())
+	for _, s := range g.secrets {
+		if s.matches(strings.ToLower(u.Hostname()), port) {
+			out.Set(s.header, s.value)
+		}
+	}
+	return out
+}
+
+func orDefault[T int | int64 | time.Duration](v, d T) T {
+	if v <= 0 {
+		return d
+	}
+	return v
+}

@@ -1,0 +1,175 @@
+package netguard
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// Guard is a module's network grant made ready: its allow list read, and
+// the HTTP transport its calls share. It is safe for concurrent use; each
+// call takes a Client of its own.
+type Guard struct {
+	rules     Rules
+	entries   []entry
+	secrets   []secretRule
+	methods   map[string]bool
+	transport *http.Transport
+}
+
+type secretRule struct {
+	entry
+	header, value string
+}
+
+// New reads rules.
+//
+// # Errors
+//
+// ErrBadRule for an allow entry, secret host or method that does not read.
+func New(rules Rules) (*Guard, error) {
+	g := &Guard{rules: rules, methods: map[string]bool{}}
+	for _, s := range rules.Allow {
+		e, err := parseEntry(s)
+		if err != nil {
+			return nil, err
+		}
+		g.entries = append(g.entries, e)
+	}
+	for _, s := range rules.Secrets {
+		e, err := parseEntry(s.Host)
+		if err != nil {
+			return nil, fmt.Errorf("secret for %q: %w", s.Host, err)
+		}
+		if s.Header == "" {
+			return nil, fmt.Errorf("%w: secret for %q names no header", ErrBadRule, s.Host)
+		}
+		g.secrets = append(g.secrets, secretRule{entry: e, header: http.CanonicalHeaderKey(s.Header), value: s.Value})
+	}
+	methods := rules.Methods
+	if methods == nil {
+		methods = DefaultMethods
+	}
+	for _, m := range methods {
+		if m == "" || m == "CONNECT" {
+			return nil, fmt.Errorf("%w: method %q", ErrBadRule, m)
+		}
+		g.methods[m] = true
+	}
+	g.transport = g.newTransport()
+	return g, nil
+}
+
+// newTransport is the guard's transport: no proxy from the environment,
+// TLS verified with the system roots, every connection dialled by dial.
+func (g *Guard) newTransport() *http.Transport {
+	return &http.Transport{
+		Proxy:                  nil,
+		DialContext:            g.dial,
+		ForceAttemptHTTP2:      true,
+		TLSHandshakeTimeout:    10 * time.Second,
+		MaxResponseHeaderBytes: MaxHeaderBytes,
+		MaxIdleConns:           16,
+		IdleConnTimeout:        30 * time.Second,
+	}
+}
+
+// Close drops the guard's idle connections.
+func (g *Guard) Close() { g.transport.CloseIdleConnections() }
+
+// allowed returns the entries that allow host h at port.
+func (g *Guard) allowed(h string, port int) []entry {
+	var out []entry
+	for _, e := range g.entries {
+		if e.matches(h, port) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// addrAllowed reports whether a request allowed by entries may reach a.
+func addrAllowed(entries []entry, a netip.Addr) bool {
+	if !Special(a) {
+		return true
+	}
+	for _, e := range entries {
+		if e.permits(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// dial connects to addr ("host:port" of a request the guard admitted):
+// it resolves the host, refuses it if any of its addresses is one the
+// allow list does not permit, and connects to a checked address itself,
+// checking it once more in the dialer's Control hook, so that no second
+// resolution (DNS rebinding) can send the connection elsewhere.
+func (g *Guard) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	host, portText, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	port, _ := strconv.Atoi(portText)
+	h, isAddr, err := NormalHost(host)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrRefused, err)
+	}
+	entries := g.allowed(h, port)
+	if len(entries) == 0 {
+		return nil, fmt.Errorf("%w: %s is not in the allow list", ErrRefused, net.JoinHostPort(h, portText))
+	}
+	addrs, err := g.resolve(ctx, h, isAddr)
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range addrs {
+		if !addrAllowed(entries, a) {
+			return nil, fmt.Errorf("%w: %s resolves to %s, a loopback, private, link-local or otherwise special address; allow that address itself to reach it", ErrRefused, h, a)
+		}
+	}
+	d := net.Dialer{Timeout: 10 * time.Second, Control: func(_, address string, _ syscall.RawConn) error {
+		ap, err := netip.ParseAddrPort(address)
+		if err != nil || !addrAllowed(entries, ap.Addr()) {
+			return fmt.Errorf("%w: connecting to %s", ErrRefused, address)
+		}
+		return nil
+	}}
+	var last error
+	for _, a := range addrs {
+		c, err := d.DialContext(ctx, network, netip.AddrPortFrom(a, uint16(port)).String())
+		if err == nil {
+			return c, nil
+		}
+		last = err
+	}
+	return nil, last
+}
+
+// resolve finds the addresses of the normal host h.
+func (g *Guard) resolve(ctx context.Context, h string, isAddr bool) ([]netip.Addr, error) {
+	if isAddr {
+		return []netip.Addr{netip.MustParseAddr(h)}, nil
+	}
+	var r Resolver = net.DefaultResolver
+	if g.rules.Resolver != nil {
+		r = g.rules.Resolver
+	}
+	addrs, err := r.LookupNetIP(ctx, "ip", h)
+	if err != nil {
+		return nil, fmt.Errorf("resolve %s: %w", h, err)
+	}
+	if len(addrs) == 0 {
+		return nil, fmt.Errorf("resolve %s: no addresses", h)
+	}
+	for i := range addrs {
+		addrs[i] = addrs[i].Unmap()
+	}
+	return addrs, nil
+}
