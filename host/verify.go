@@ -66,6 +66,7 @@ const (
 	DivergeModule = "module" // the module is missing or its bytes changed
 	DivergePolicy = "policy" // the call would now run under another policy
 	DivergeRun    = "run"    // the call could not be run again
+	DivergeHTTP   = "http"   // a request differs from the recorded one, or a recorded response is missing or changed
 )
 
 // Divergence is one thing that differed between a call as recorded and
@@ -166,6 +167,7 @@ func describeOpts(o VerifyOptions) string {
 type pickedCall struct {
 	call    checkpoint.ToolCall
 	rec     *checkpoint.Recording
+	net     []checkpoint.Exchange
 	output  string
 	isError bool
 }
@@ -189,7 +191,7 @@ func pickCalls(st *checkpoint.State, opts VerifyOptions) []pickedCall {
 		if opts.Round != 0 && (m.Recording == nil || m.Recording.Round != opts.Round) {
 			continue
 		}
-		out = append(out, pickedCall{call: c, rec: m.Recording, output: m.Text, isError: m.IsError})
+		out = append(out, pickedCall{call: c, rec: m.Recording, net: m.Net, output: m.Text, isError: m.IsError})
 	}
 	return out
 }
@@ -260,10 +262,12 @@ func (e *Engine) replay(ctx context.Context, af *AgentFile, p pickedCall) []Dive
 		divs = append(divs, Divergence{Kind: DivergePolicy, Recorded: p.rec.Policy, Replayed: d,
 			Detail: "the agent file now grants or limits the module differently"})
 	}
-	view := workspaceView{dir: ws, staging: func(call string) string {
+	net := &netReplay{store: e.store, recorded: p.net}
+	view := workspaceView{dir: ws, net: replayNet(net), staging: func(call string) string {
 		return filepath.Join(dir, "staging", unsafeName.ReplaceAllString(call, "_"))
 	}}
 	res := ts.runCall(ctx, view, p.call)
+	divs = append(divs, net.finish()...)
 	return append(divs, compareResult(p, res)...)
 }
 
@@ -286,7 +290,7 @@ func (e *Engine) recordedToolset(ctx context.Context, af *AgentFile, p pickedCal
 	if !ok {
 		return nil, []Divergence{{Kind: DivergeRun, Detail: fmt.Sprintf("the stored agent file has no module %s offering tool %s", p.rec.Ref, p.call.Name)}}
 	}
-	m, err := moduleOf(ref, wasm)
+	m, err := moduleOf(withoutSecrets(ref), wasm)
 	if err == nil {
 		var ts *toolset
 		if ts, err = newToolset(ctx, e.rt, af, []Module{m}); err == nil {
