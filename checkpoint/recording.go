@@ -8,9 +8,9 @@ import "io/fs"
 // in the tool message that answers the call (key 60), so that compacting
 // the journal into a snapshot keeps it.
 //
-// The files a call saw are kept in the store by content (PutBlob, so one
-// content is stored once however many calls read it); the recording names
-// them by digest. The module is named by the digest its bytes are stored
+// The files a call saw are named by the digest of their content; with the
+// agent file's `record: reads` their content is kept in the store too
+// (PutBlob, so one content is stored once however many calls read it). The module is named by the digest its bytes are stored
 // under (the agent's Definition keeps them).
 type Recording struct {
 	// Round is the round the call ran in.
@@ -45,14 +45,17 @@ type Recording struct {
 
 // SeenFile is one path of the workspace as a call saw it: a directory, or
 // a regular file with its size and permission and, when the call read it
-// or changed it, its content's blob digest. A file the call only listed
-// or looked at has no Blob: its content did not reach the call.
+// or changed it, its content's digest (as BlobDigest makes it). Kept says
+// the content is in the store under Digest (the agent file's `record:
+// reads`). A file the call only listed or looked at has no Digest: its
+// content did not reach the call.
 type SeenFile struct {
-	Path string      `cbor:"1,keyasint"`
-	Dir  bool        `cbor:"2,keyasint,omitempty"`
-	Size int64       `cbor:"3,keyasint,omitempty"`
-	Mode fs.FileMode `cbor:"4,keyasint,omitempty"`
-	Blob string      `cbor:"5,keyasint,omitempty"`
+	Path   string      `cbor:"1,keyasint"`
+	Dir    bool        `cbor:"2,keyasint,omitempty"`
+	Size   int64       `cbor:"3,keyasint,omitempty"`
+	Mode   fs.FileMode `cbor:"4,keyasint,omitempty"`
+	Digest string      `cbor:"5,keyasint,omitempty"`
+	Kept   bool        `cbor:"6,keyasint,omitempty"`
 }
 
 // markRecordings marks the blobs the recordings of st's calls name, so
@@ -67,8 +70,8 @@ func markRecordings(st *State, inUse map[string]bool) {
 		}
 		inUse[m.Recording.Module] = true
 		for _, f := range m.Recording.Files {
-			if f.Blob != "" {
-				inUse[f.Blob] = true
+			if f.Kept {
+				inUse[f.Digest] = true
 			}
 		}
 	}

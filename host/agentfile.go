@@ -52,6 +52,9 @@ type AgentFile struct {
 	// MCP lists MCP servers whose tools run beside the wasm tools, outside
 	// the sandbox (see MCPServer).
 	MCP []MCPServer `yaml:"mcp" json:"mcp,omitempty"`
+	// Record is what is kept of the files each call read, for `cairn
+	// verify`: their digests (the default), or their content too (reads).
+	Record RecordMode `yaml:"record" json:"record,omitempty"`
 
 	// Dir is the directory relative paths are resolved against; File is
 	// the file it was read from, if any; Source its bytes. They are not

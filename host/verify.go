@@ -141,7 +141,7 @@ func (e *Engine) Verify(ctx context.Context, agent string, opts VerifyOptions) (
 			report.Unrecorded++
 			continue
 		}
-		vc := e.verifyCall(ctx, af, p)
+		vc := e.verifyCall(ctx, af, rec.State.Definition.Workspace, p)
 		if vc.Status == VerifyDiverged {
 			report.Diverged++
 		}
@@ -212,10 +212,10 @@ func (e *Engine) storedAgentFile(def checkpoint.Definition) (*AgentFile, error) 
 }
 
 // verifyCall runs one recorded call again and compares.
-func (e *Engine) verifyCall(ctx context.Context, af *AgentFile, p pickedCall) VerifiedCall {
+func (e *Engine) verifyCall(ctx context.Context, af *AgentFile, agentWS string, p pickedCall) VerifiedCall {
 	vc := VerifiedCall{Round: p.rec.Round, Call: p.call.ID, Tool: p.call.Name, Module: p.rec.Module}
 	vc.Notes = nondeterminism(p.rec)
-	divs := e.replay(ctx, af, p)
+	divs := e.replay(ctx, af, agentWS, p)
 	vc.Divergences = divs
 	switch {
 	case len(divs) == 0:
@@ -245,7 +245,7 @@ func nondeterminism(rec *checkpoint.Recording) []string {
 
 // replay runs the call again in a workspace of its own and lists what
 // differs.
-func (e *Engine) replay(ctx context.Context, af *AgentFile, p pickedCall) []Divergence {
+func (e *Engine) replay(ctx context.Context, af *AgentFile, agentWS string, p pickedCall) []Divergence {
 	ts, divs := e.recordedToolset(ctx, af, p)
 	if ts == nil {
 		return divs
@@ -256,7 +256,7 @@ func (e *Engine) replay(ctx context.Context, af *AgentFile, p pickedCall) []Dive
 	}
 	defer os.RemoveAll(dir)
 	ws := filepath.Join(dir, "workspace")
-	divs = append(divs, e.materialize(ws, p.rec.Files)...)
+	divs = append(divs, e.materialize(ws, agentWS, p.rec.Files)...)
 	t := ts.tools[p.call.Name]
 	if d := policyDigest(t.policy(ws)); d != p.rec.Policy {
 		divs = append(divs, Divergence{Kind: DivergePolicy, Recorded: p.rec.Policy, Replayed: d,
@@ -314,22 +314,24 @@ func refFor(af *AgentFile, module, tool string) (ToolRef, bool) {
 }
 
 // materialize makes the workspace a call saw: its directories, the files
-// it read with their content from the store, and the files it only
-// described or listed at their size (zeros: it never read them).
-func (e *Engine) materialize(ws string, files []checkpoint.SeenFile) []Divergence {
+// it read with their content (from the store when it was kept, else from
+// the agent's workspace, agentWS, while that still holds it), and the
+// files it only described or listed at their size (zeros: it never read
+// them).
+func (e *Engine) materialize(ws, agentWS string, files []checkpoint.SeenFile) []Divergence {
 	var divs []Divergence
 	if err := os.MkdirAll(ws, 0o755); err != nil {
 		return []Divergence{{Kind: DivergeRun, Detail: err.Error()}}
 	}
 	for _, f := range files {
-		if err := e.materializeOne(ws, f); err != nil {
+		if err := e.materializeOne(ws, agentWS, f); err != nil {
 			divs = append(divs, *err)
 		}
 	}
 	return divs
 }
 
-func (e *Engine) materializeOne(ws string, f checkpoint.SeenFile) *Divergence {
+func (e *Engine) materializeOne(ws, agentWS string, f checkpoint.SeenFile) *Divergence {
 	name := filepath.Join(ws, filepath.FromSlash(f.Path))
 	if f.Dir {
 		if err := os.MkdirAll(name, 0o755); err != nil {
@@ -340,13 +342,9 @@ func (e *Engine) materializeOne(ws string, f checkpoint.SeenFile) *Divergence {
 	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
 		return &Divergence{Kind: DivergeRun, Path: f.Path, Detail: err.Error()}
 	}
-	var data []byte
-	if f.Blob != "" {
-		var err error
-		if data, err = e.store.Blob(f.Blob); err != nil {
-			return &Divergence{Kind: DivergeFile, Path: f.Path, Recorded: f.Blob,
-				Detail: "the content the call read is " + missingOrChanged(err) + "; the call ran again without the file"}
-		}
+	data, div := e.contentOf(agentWS, f)
+	if div != nil {
+		return div
 	}
 	mode := f.Mode
 	if mode == 0 {
@@ -355,12 +353,52 @@ func (e *Engine) materializeOne(ws string, f checkpoint.SeenFile) *Divergence {
 	if err := os.WriteFile(name, data, mode); err != nil {
 		return &Divergence{Kind: DivergeRun, Path: f.Path, Detail: err.Error()}
 	}
-	if f.Blob == "" && f.Size > 0 {
+	if f.Digest == "" && f.Size > 0 {
 		if err := os.Truncate(name, f.Size); err != nil {
 			return &Divergence{Kind: DivergeRun, Path: f.Path, Detail: err.Error()}
 		}
 	}
 	return nil
+}
+
+// contentOf is the content a call read of f: from the store when it was
+// kept, else from the agent's workspace when the file there still has
+// the digest recorded. Neither is a divergence of kind file.
+func (e *Engine) contentOf(agentWS string, f checkpoint.SeenFile) ([]byte, *Divergence) {
+	if f.Digest == "" {
+		return nil, nil
+	}
+	if f.Kept {
+		data, err := e.store.Blob(f.Digest)
+		if err != nil {
+			return nil, &Divergence{Kind: DivergeFile, Path: f.Path, Recorded: f.Digest,
+				Detail: "the content the call read is " + missingOrChanged(err) + "; the call ran again without the file"}
+		}
+		return data, nil
+	}
+	data, err := readInside(agentWS, f.Path)
+	if err == nil && checkpoint.BlobDigest(data) == f.Digest {
+		return data, nil
+	}
+	d := &Divergence{Kind: DivergeFile, Path: f.Path, Recorded: f.Digest,
+		Detail: "the content the call read was not kept (the agent file's `record: reads` keeps it) and the workspace no longer holds it; the call ran again without the file"}
+	if err == nil {
+		d.Replayed = checkpoint.BlobDigest(data)
+	}
+	return nil, d
+}
+
+// readInside reads the file p of the directory dir, never outside it.
+func readInside(dir, p string) ([]byte, error) {
+	if dir == "" {
+		return nil, errors.New("the agent has no workspace on record")
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	return root.ReadFile(p)
 }
 
 func missingOrChanged(err error) string {

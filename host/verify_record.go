@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/sandbox"
 )
@@ -16,8 +18,9 @@ import (
 // Every sandboxed call is recorded for `cairn verify` (docs/verify.md):
 // the module's digest, a digest of its policy, whether it had the host's
 // clock or randomness, and what it saw of the workspace — the files it
-// read and the bases of the files it changed, their content kept in the
-// store by digest, and the paths it only described or listed, by size.
+// read and the bases of the files it changed, by the digest of their
+// content (kept in the store too with `record: reads`), and the paths it
+// only described or listed, by size.
 // The recording rides in the call's result record and, once the round
 // commits, in the tool message, so compacting the journal keeps it.
 
@@ -79,34 +82,66 @@ func policyDigest(p sandbox.Policy) string {
 	return fmt.Sprintf("sha256:%x", sum)
 }
 
-// blobCache stores content in the store once per run: a digest stored by
-// this run is not stored again. It is safe for concurrent use.
+// RecordMode is the agent file's `record:`, what is kept of what each
+// call read, for `cairn verify`.
+type RecordMode string
+
+// The record modes.
+const (
+	// RecordDigests, the default (""): the digest and size of each file
+	// a call read. Verify takes the content from the workspace while the
+	// file there is still what the call read.
+	RecordDigests RecordMode = "digests"
+	// RecordReads keeps the content of each file a call read in the
+	// store too, so that a call verifies whatever became of the file. A
+	// content the store has not seen costs a crash-atomic write
+	// (BENCHMARKS.md, "Recording for verify").
+	RecordReads RecordMode = "reads"
+)
+
+// UnmarshalYAML reads a record mode, refusing an unknown one.
+func (m *RecordMode) UnmarshalYAML(n *yaml.Node) error {
+	switch RecordMode(n.Value) {
+	case "", RecordDigests, RecordReads:
+		*m = RecordMode(n.Value)
+		return nil
+	}
+	return fmt.Errorf("record: %q: want digests or reads", n.Value)
+}
+
+// blobCache stores content in the store once per run, when keep: a digest
+// stored by this run is not stored again. It is safe for concurrent use.
 type blobCache struct {
 	store checkpoint.Store
+	keep  bool
 	mu    sync.Mutex
 	have  map[string]bool
 }
 
-func newBlobCache(store checkpoint.Store) *blobCache {
-	return &blobCache{store: store, have: map[string]bool{}}
+func newBlobCache(store checkpoint.Store, mode RecordMode) *blobCache {
+	return &blobCache{store: store, keep: mode == RecordReads, have: map[string]bool{}}
 }
 
-// put stores data and returns its digest.
-func (c *blobCache) put(data []byte) (string, error) {
+// put stores data, when the cache keeps content, and returns its digest
+// and whether it is kept.
+func (c *blobCache) put(data []byte) (string, bool, error) {
 	d := checkpoint.BlobDigest(data)
+	if !c.keep {
+		return d, false, nil
+	}
 	c.mu.Lock()
 	have := c.have[d]
 	c.mu.Unlock()
 	if have {
-		return d, nil
+		return d, true, nil
 	}
 	if _, err := c.store.PutBlob(data); err != nil {
-		return "", err
+		return "", false, err
 	}
 	c.mu.Lock()
 	c.have[d] = true
 	c.mu.Unlock()
-	return d, nil
+	return d, true, nil
 }
 
 // recordCall makes the recording of a finished call: it stores the
@@ -188,8 +223,9 @@ func (s *sight) files(workspace string, blobs *blobCache, effects sandbox.Effect
 	return out, nil
 }
 
-// keepContent stores the content of the workspace file p. A file gone
-// since the call read it is left out: the call's replay will say so.
+// keepContent records the digest of the workspace file p, and keeps its
+// content as blobs says. A file gone since the call read it is left out:
+// the call's replay will say so.
 func keepContent(root *os.Root, p string, blobs *blobCache, seen map[string]checkpoint.SeenFile) error {
 	fi, err := root.Stat(p)
 	if err != nil || !fi.Mode().IsRegular() {
@@ -199,11 +235,11 @@ func keepContent(root *os.Root, p string, blobs *blobCache, seen map[string]chec
 	if err != nil {
 		return nil
 	}
-	d, err := blobs.put(data)
+	d, kept, err := blobs.put(data)
 	if err != nil {
 		return fmt.Errorf("keep the content of %s: %w", p, err)
 	}
-	seen[p] = checkpoint.SeenFile{Path: p, Size: int64(len(data)), Mode: fi.Mode().Perm(), Blob: d}
+	seen[p] = checkpoint.SeenFile{Path: p, Size: int64(len(data)), Mode: fi.Mode().Perm(), Digest: d, Kept: kept}
 	return nil
 }
 

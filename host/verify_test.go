@@ -12,15 +12,17 @@ import (
 )
 
 // verifiedAgent runs an agent whose built-in tools read, list, search,
-// edit and write its workspace over three rounds, on a file store, and
-// returns its engine and the store's directory.
-func verifiedAgent(t *testing.T) (*Engine, string) {
+// edit and write its workspace over three rounds, on a file store, with
+// the agent file's record: as given, and returns its engine and the
+// store's directory.
+func verifiedAgent(t *testing.T, record string) (*Engine, string) {
 	t.Helper()
 	af := agentIn(t, `
 name: audited
 model: {provider: script, script: script.yaml}
 workspace: workspace
 tools: [{module: builtin}]
+record: `+record+`
 `, `
 turns:
   - tool_calls: [{name: read_file, input: {path: notes.txt}}, {name: list_dir, input: {path: .}}]
@@ -51,7 +53,7 @@ func verify(t *testing.T, eng *Engine, opts VerifyOptions) *VerifyReport {
 // An honest run verifies: every call, run again in a fresh instance on
 // what it saw, gives the same output and the same changes.
 func TestVerifyHonestRun(t *testing.T) {
-	eng, _ := verifiedAgent(t)
+	eng, _ := verifiedAgent(t, "reads")
 	rep := verify(t, eng, VerifyOptions{})
 	if len(rep.Calls) != 5 || rep.Diverged != 0 || rep.Unrecorded != 0 {
 		t.Fatalf("report %+v", rep)
@@ -66,7 +68,7 @@ func TestVerifyHonestRun(t *testing.T) {
 // --round and --call pick the calls verified; a pick of nothing is
 // ErrNoSuchCall.
 func TestVerifyPicks(t *testing.T) {
-	eng, _ := verifiedAgent(t)
+	eng, _ := verifiedAgent(t, "reads")
 	rep := verify(t, eng, VerifyOptions{Round: 2})
 	if len(rep.Calls) != 2 || rep.Calls[0].Tool != "edit_file" || rep.Calls[1].Tool != "grep" {
 		t.Fatalf("round 2: %+v", rep.Calls)
@@ -90,7 +92,7 @@ func blobFile(storeDir, digest string) string {
 // A file's content changed in the store is a divergence of the calls that
 // read it, naming the file; the others still match.
 func TestVerifyFileChanged(t *testing.T) {
-	eng, dir := verifiedAgent(t)
+	eng, dir := verifiedAgent(t, "reads")
 	digest := checkpoint.BlobDigest([]byte("one\ntwo\nthree\n"))
 	if err := os.WriteFile(blobFile(dir, digest), []byte("one\n2\nthree\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -117,7 +119,7 @@ func TestVerifyFileChanged(t *testing.T) {
 // A module whose bytes changed in the store is a divergence of every call
 // it ran; one missing from the store too.
 func TestVerifyModuleChanged(t *testing.T) {
-	eng, dir := verifiedAgent(t)
+	eng, dir := verifiedAgent(t, "digests")
 	rep := verify(t, eng, VerifyOptions{Round: 1})
 	name := blobFile(dir, rep.Calls[0].Module)
 	wasm, err := os.ReadFile(name)
@@ -151,4 +153,41 @@ func hasDivergence(c VerifiedCall, kind, path string) bool {
 		}
 	}
 	return false
+}
+
+// By default only digests are recorded: a call verifies on the workspace
+// while it still holds what the call read, and one whose file the agent
+// changed since diverges, saying the content was not kept. Nothing of
+// what the calls read is in the store.
+func TestVerifyDigestsOnly(t *testing.T) {
+	eng, dir := verifiedAgent(t, "digests")
+	rep := verify(t, eng, VerifyOptions{})
+	for _, c := range rep.Calls {
+		want := VerifyMatch
+		if c.Tool == "read_file" || c.Tool == "edit_file" || c.Tool == "grep" {
+			want = VerifyDiverged // they read notes.txt, which round 2 edited
+		}
+		if c.Status != want {
+			t.Errorf("%s (round %d): %s %v, want %s", c.Tool, c.Round, c.Status, c.Divergences, want)
+		}
+		if c.Status == VerifyDiverged && (!hasDivergence(c, DivergeFile, "notes.txt") || !strings.Contains(c.Divergences[0].Detail, "record: reads")) {
+			t.Errorf("%s: %v", c.Tool, c.Divergences)
+		}
+	}
+	if _, err := os.Stat(blobFile(dir, checkpoint.BlobDigest([]byte("one\ntwo\nthree\n")))); err == nil {
+		t.Error("the store keeps the content of notes.txt without record: reads")
+	}
+}
+
+// An agent file's record: is digests or reads; anything else is refused.
+func TestRecordMode(t *testing.T) {
+	for _, v := range []string{"", "digests", "reads"} {
+		if _, err := ParseAgentFile([]byte("name: a\nmodel: {provider: script}\ntools: [{module: builtin}]\nrecord: "+v+"\n"), "."); err != nil {
+			t.Errorf("record: %q: %v", v, err)
+		}
+	}
+	_, err := ParseAgentFile([]byte("name: a\nmodel: {provider: script}\ntools: [{module: builtin}]\nrecord: all\n"), ".")
+	if err == nil || !strings.Contains(err.Error(), "want digests or reads") {
+		t.Errorf("record: all: %v", err)
+	}
 }
