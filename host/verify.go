@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
+	"strings"
 
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/sandbox"
@@ -319,46 +321,68 @@ func refFor(af *AgentFile, module, tool string) (ToolRef, bool) {
 // files it only described or listed at their size (zeros: it never read
 // them).
 func (e *Engine) materialize(ws, agentWS string, files []checkpoint.SeenFile) []Divergence {
-	var divs []Divergence
 	if err := os.MkdirAll(ws, 0o755); err != nil {
 		return []Divergence{{Kind: DivergeRun, Detail: err.Error()}}
 	}
+	root, err := os.OpenRoot(ws)
+	if err != nil {
+		return []Divergence{{Kind: DivergeRun, Detail: err.Error()}}
+	}
+	defer root.Close()
+	var divs []Divergence
 	for _, f := range files {
-		if err := e.materializeOne(ws, agentWS, f); err != nil {
+		if err := e.materializeOne(root, agentWS, f); err != nil {
 			divs = append(divs, *err)
 		}
 	}
 	return divs
 }
 
-func (e *Engine) materializeOne(ws, agentWS string, f checkpoint.SeenFile) *Divergence {
-	name := filepath.Join(ws, filepath.FromSlash(f.Path))
+// materializeOne makes one path of the workspace, through root, so that
+// a recording whose paths were tampered with cannot reach outside it.
+func (e *Engine) materializeOne(root *os.Root, agentWS string, f checkpoint.SeenFile) *Divergence {
+	fail := func(err error) *Divergence { return &Divergence{Kind: DivergeRun, Path: f.Path, Detail: err.Error()} }
+	if !validRecordedPath(f.Path) {
+		return &Divergence{Kind: DivergeFile, Path: f.Path, Detail: "the recording names a path outside the workspace; it is not made"}
+	}
 	if f.Dir {
-		if err := os.MkdirAll(name, 0o755); err != nil {
-			return &Divergence{Kind: DivergeRun, Path: f.Path, Detail: err.Error()}
+		if err := root.MkdirAll(f.Path, 0o755); err != nil {
+			return fail(err)
 		}
 		return nil
 	}
-	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-		return &Divergence{Kind: DivergeRun, Path: f.Path, Detail: err.Error()}
+	if dir := path.Dir(f.Path); dir != "." {
+		if err := root.MkdirAll(dir, 0o755); err != nil {
+			return fail(err)
+		}
 	}
 	data, div := e.contentOf(agentWS, f)
 	if div != nil {
 		return div
 	}
-	mode := f.Mode
+	mode := f.Mode.Perm()
 	if mode == 0 {
 		mode = 0o644
 	}
-	if err := os.WriteFile(name, data, mode); err != nil {
-		return &Divergence{Kind: DivergeRun, Path: f.Path, Detail: err.Error()}
+	file, err := root.OpenFile(f.Path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
+	if err != nil {
+		return fail(err)
+	}
+	defer file.Close()
+	if _, err := file.Write(data); err != nil {
+		return fail(err)
 	}
 	if f.Digest == "" && f.Size > 0 {
-		if err := os.Truncate(name, f.Size); err != nil {
-			return &Divergence{Kind: DivergeRun, Path: f.Path, Detail: err.Error()}
+		if err := file.Truncate(f.Size); err != nil {
+			return fail(err)
 		}
 	}
 	return nil
+}
+
+// validRecordedPath reports whether p is a clean path inside a workspace.
+func validRecordedPath(p string) bool {
+	return p != "" && p != "." && path.Clean(p) == p && !path.IsAbs(p) && p != ".." && !strings.HasPrefix(p, "../")
 }
 
 // contentOf is the content a call read of f: from the store when it was

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cairnrun/cairn/checkpoint"
 )
@@ -189,5 +190,49 @@ func TestRecordMode(t *testing.T) {
 	_, err := ParseAgentFile([]byte("name: a\nmodel: {provider: script}\ntools: [{module: builtin}]\nrecord: all\n"), ".")
 	if err == nil || !strings.Contains(err.Error(), "want digests or reads") {
 		t.Errorf("record: all: %v", err)
+	}
+}
+
+// cairn gc keeps what recordings name: after a collection that removes
+// every blob no one names, the run still verifies with the content kept.
+func TestVerifyAfterCollect(t *testing.T) {
+	eng, dir := verifiedAgent(t, "reads")
+	stray, err := eng.Store().PutBlob([]byte("named by nothing"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Collect(eng.Store(), checkpoint.Retention{BlobGrace: time.Nanosecond}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(blobFile(dir, stray)); err == nil {
+		t.Fatal("the collection removed nothing; the test proves nothing")
+	}
+	if rep := verify(t, eng, VerifyOptions{}); rep.Diverged != 0 || len(rep.Calls) != 5 {
+		t.Fatalf("after gc: %+v", rep)
+	}
+}
+
+// A recording whose paths were tampered with makes nothing outside the
+// directory verify runs the call in.
+func TestVerifyRecordedPathOutside(t *testing.T) {
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "ws")
+	divs := testEngine.materialize(ws, "", []checkpoint.SeenFile{
+		{Path: "../outside.txt", Size: 3}, {Path: "/etc/abs", Size: 1}, {Path: "a/../../up", Dir: true}, {Path: "fine.txt", Size: 2},
+	})
+	if len(divs) != 3 {
+		t.Fatalf("divergences %v, want 3", divs)
+	}
+	for _, d := range divs {
+		if d.Kind != DivergeFile || !strings.Contains(d.Detail, "outside the workspace") {
+			t.Errorf("%v", d)
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("made beside the workspace: %v", entries)
+	}
+	if fi, err := os.Stat(filepath.Join(ws, "fine.txt")); err != nil || fi.Size() != 2 {
+		t.Errorf("fine.txt: %v %v", fi, err)
 	}
 }
