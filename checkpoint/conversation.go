@@ -33,6 +33,9 @@ type Message struct {
 	// Net is what a tool message's call sent and received over the
 	// network, one entry per exchange.
 	Net []Exchange `cbor:"55,keyasint,omitempty" json:"net,omitempty"`
+	// Recording is what the call a tool message answers ran with, for
+	// `cairn verify`; it is not part of the conversation.
+	Recording *Recording `cbor:"60,keyasint,omitempty" json:"-"`
 }
 
 // ToolCall is one call the model asked for.

@@ -125,6 +125,9 @@ type Result struct {
 	Usage *Usage `cbor:"67,keyasint,omitempty"`
 	// Net is the call's HTTP exchanges, each as it ended (see Exchange).
 	Net []Exchange `cbor:"55,keyasint,omitempty"`
+	// Recording is what the call ran with, for `cairn verify`; nil for a
+	// call that ran outside the sandbox or was never run.
+	Recording *Recording `cbor:"60,keyasint,omitempty"`
 }
 
 // replay applies records to a state, holding each round's records until its
@@ -190,7 +193,8 @@ func (s *State) applyRound(recs []Record, commit Record) {
 		for _, c := range turn.ToolCalls {
 			if res, ok := results[c.ID]; ok {
 				s.Messages = append(s.Messages, Message{Role: RoleTool, Text: res.Result.Output,
-					CallID: c.ID, ToolName: c.Name, IsError: res.Result.IsError, Net: res.Result.Net})
+					CallID: c.ID, ToolName: c.Name, IsError: res.Result.IsError, Recording: res.Result.Recording,
+					Net: res.Result.Net})
 				s.ToolCalls++
 				s.applyResult(res.Result)
 			}

@@ -62,6 +62,9 @@ type AgentFile struct {
 	// SubAgent); MaxParallel bounds the delegations that run at once.
 	Agents      []SubAgent `yaml:"agents" json:"agents,omitempty"`
 	MaxParallel int        `yaml:"max_parallel" json:"max_parallel,omitempty"`
+	// Record is what is kept of the files each call read, for `cairn
+	// verify`: their digests (the default), or their content too (reads).
+	Record RecordMode `yaml:"record" json:"record,omitempty"`
 
 	// Dir is the directory relative paths are resolved against; File is
 	// the file it was read from, if any; Source its bytes. They are not

@@ -29,6 +29,10 @@ type callResult struct {
 	effects sandbox.Effects
 	staging string
 	reads   []string
+	// sight is what a sandboxed call ran with and saw; recording, what
+	// the run keeps of it for `cairn verify` (verify_record.go).
+	sight     *sight
+	recording *checkpoint.Recording
 	// net is the call's network exchanges.
 	net []checkpoint.Exchange
 	// How the result became durable: journaled as the call finished;
@@ -102,6 +106,7 @@ func (ts *toolset) invoke(ctx context.Context, ws workspaceView, c checkpoint.To
 	r, err := mod.Call(ctx, p, req)
 	res.net = j.exchanges()
 	res.stderr = string(r.Stderr)
+	res.sight = t.sightOf(mod, p, ov)
 	if ov != nil {
 		res.staging, res.reads = ws.staging(c.ID), ov.Reads()
 		if err == nil && r.Response.Error == "" {

@@ -145,6 +145,9 @@ func (r *run) callFinished(ctx context.Context, round int, res *callResult, g *r
 			return fmt.Errorf("call %s: %w", res.call.ID, err)
 		}
 	}
+	if err := r.recordCall(round, res); err != nil {
+		return err
+	}
 	if last {
 		res.held = true
 		return nil
@@ -173,7 +176,8 @@ func resultRecord(round int, res callResult, unsettled bool) (checkpoint.Record,
 		return checkpoint.Record{}, fmt.Errorf("encode the changes of call %s: %w", res.call.ID, err)
 	}
 	result := &checkpoint.Result{Output: res.output, IsError: res.isError,
-		DurationMS: float64(res.duration.Microseconds()) / 1000, Effects: effects, Unsettled: unsettled, Net: res.net}
+		DurationMS: float64(res.duration.Microseconds()) / 1000, Effects: effects, Unsettled: unsettled,
+		Recording: res.recording, Net: res.net}
 	if n := res.native; n != nil {
 		result.Todos, result.Usage, result.Native = n.Todos, n.Usage, n.Effect
 	}

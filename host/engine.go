@@ -348,7 +348,7 @@ func (e *Engine) newRun(ctx context.Context, af *AgentFile, mods []Module, overr
 	pauser, _ := e.store.(checkpoint.Pauser)
 	r := &run{pauser: pauser, agentID: agentID, id: runID, af: af, tools: tools, provider: provider, modelName: modelName,
 		workspace: ws, staging: e.stagingRoot(agentID), changes: e.changesRoot(agentID), pool: pool, log: log, history: nopWriter{}, startedAt: time.Now(),
-		engine: e, store: e.store, blobs: e.store.PutBlob}
+		engine: e, store: e.store, blobs: e.store.PutBlob, seenBlobs: newBlobCache(e.store, af.Record)}
 	tools.run = r
 	return r, nil
 }

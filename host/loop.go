@@ -58,6 +58,8 @@ type run struct {
 	tree           *tree
 	root, parentID string
 	depth          int
+	// seenBlobs keeps the content of what calls read, for `cairn verify`.
+	seenBlobs *blobCache
 
 	mu      sync.Mutex // serialises events across call goroutines
 	onEvent EventFunc

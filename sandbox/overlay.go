@@ -62,6 +62,7 @@ type Overlay struct {
 	ofPath bool // and the limit reached was paths
 	closed bool
 	reads  map[string]bool // workspace files the call opened to read, unchanged
+	looked map[string]bool // workspace paths the call described or listed (see Seen)
 }
 
 type nodeKind uint8
@@ -546,6 +547,7 @@ type dirEntry struct {
 // list is the directory p of the call's view: the workspace's entries the
 // call has not changed, and the ones it has, minus what it removed, by name.
 func (o *Overlay) list(p string) ([]dirEntry, experimentalsys.Errno) {
+	o.saw(p + "/")
 	var out []dirEntry
 	if n := o.nodes[p]; n == nil || n.base.Dir {
 		f, err := o.ws.Open(p)

@@ -159,6 +159,7 @@ func (v *overlayFS) stat(p string, lower func(string) (sys.Stat_t, experimentals
 	switch {
 	case en.n == nil:
 		st, e = lower(p)
+		v.o.saw(p)
 	case en.n.kind == nodeGone:
 		return sys.Stat_t{}, experimentalsys.ENOENT
 	case en.n.kind == nodeDir:

@@ -91,6 +91,7 @@ func (s *Store) markAgent(id string, trimmed, inUse map[string]bool) error {
 	switch {
 	case err == nil:
 		markDefinition(rec.State.Definition, inUse)
+		checkpoint.MarkRecordings(rec.State, inUse)
 	case !errors.Is(err, checkpoint.ErrNotFound):
 		return err
 	}
@@ -101,6 +102,7 @@ func (s *Store) markAgent(id string, trimmed, inUse map[string]bool) error {
 	for _, b := range marks {
 		if !trimmed[b.Label] {
 			markDefinition(b.State.Definition, inUse)
+			checkpoint.MarkRecordings(b.State, inUse)
 			inUse[b.Workspace] = true
 		}
 	}

@@ -16,6 +16,7 @@ const (
 	exitPaused   = 3 // the run stopped at a boundary; `cairn resume` continues it
 	exitApproval = 4 // the run waits for `cairn approve` or `cairn deny`
 	exitLocked   = 5 // another process holds the agent
+	exitDiverged = 6 // cairn verify: a recorded call gave another result when run again
 )
 
 // exitError carries an exit code through urfave/cli to doMain.
@@ -63,7 +64,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		Usage: "run LLM agents whose tools are untrusted WebAssembly modules",
 		Description: "Flags may come before or after a command's arguments; `--` ends the flags.\n" +
 			"Exit codes: 0 done, 1 failed, 2 bad command line or unknown agent or run, 3 paused,\n" +
-			"4 awaiting approval, 5 the agent is locked by another process.",
+			"4 awaiting approval, 5 the agent is locked by another process, 6 cairn verify found a divergence.",
 		Reader:               stdin,
 		Writer:               stdout,
 		ErrWriter:            stderr,
@@ -79,6 +80,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			showCommand(),
 			logCommand(),
 			runsCommand(),
+			verifyCommand(),
 			eventsCommand(),
 			askCommand(),
 			snapshotCommand(),

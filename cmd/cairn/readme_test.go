@@ -223,6 +223,9 @@ func (fx *readmeFixture) value(cmd, p string, vals map[string]string) string {
 		if cmd == "diff" {
 			return fx.changedRound(vals["AGENT"])
 		}
+		if cmd == "verify" {
+			return "1" // the round of call_1_0
+		}
 		return "10"
 	case "HOST":
 		if cmd == "serve" {

@@ -1,0 +1,277 @@
+package host
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"os"
+	"path"
+	"sort"
+	"strings"
+	"sync"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/sandbox"
+)
+
+// Every sandboxed call is recorded for `cairn verify` (docs/verify.md):
+// the module's digest, a digest of its policy, whether it had the host's
+// clock or randomness, and what it saw of the workspace — the files it
+// read and the bases of the files it changed, by the digest of their
+// content (kept in the store too with `record: reads`), and the paths it
+// only described or listed, by size.
+// The recording rides in the call's result record and, once the round
+// commits, in the tool message, so compacting the journal keeps it.
+
+// detSeed is the seed of the randomness of a call not granted the host's
+// (see sandbox's detRandom).
+const detSeed = 42
+
+// sight is what a call ran with and saw, gathered as it ends and before
+// its changes are applied; the run turns it into a checkpoint.Recording.
+type sight struct {
+	module, ref, policy string
+	realClock, realRand bool
+	outside             []string
+	// reads, described and listed are those of its workspace overlay.
+	reads, described, listed []string
+}
+
+// sightOf is what a call of t with module mod under policy p saw through
+// its overlay ov (nil when it mounted no workspace).
+func (t *tool) sightOf(mod *sandbox.Module, p sandbox.Policy, ov *sandbox.Overlay) *sight {
+	s := &sight{module: mod.Digest(), ref: t.ref.Module, policy: policyDigest(p),
+		realClock: p.RealClock, realRand: p.RealRandom}
+	for _, m := range p.Mounts {
+		if m.Overlay == nil {
+			s.outside = append(s.outside, "mount "+m.GuestPath)
+		}
+	}
+	for _, name := range sortedKeys(p.Env) {
+		s.outside = append(s.outside, "env "+name)
+	}
+	if ov != nil {
+		s.reads = ov.Reads()
+		s.described, s.listed = ov.Seen()
+	}
+	return s
+}
+
+func sortedKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// policyDigest is a digest of what of a policy decides how a call runs,
+// but where its mounts are on the host: a verify runs it elsewhere.
+func policyDigest(p sandbox.Policy) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "mem=%d timeout=%d in=%d out=%d err=%d files=%d staging=%d paths=%d clock=%t rand=%t\n",
+		p.MemoryLimit, p.Timeout, p.StdinLimit, p.StdoutLimit, p.StderrLimit, p.MaxOpenFiles,
+		p.StagingLimit, p.MaxStagedPaths, p.RealClock, p.RealRandom)
+	fmt.Fprintf(&b, "imports=%q args=%q env=%q\n", p.Imports, p.Args, sortedKeys(p.Env))
+	for _, m := range p.Mounts {
+		fmt.Fprintf(&b, "mount %s ro=%t\n", m.GuestPath, m.ReadOnly)
+	}
+	sum := sha256.Sum256([]byte(b.String()))
+	return fmt.Sprintf("sha256:%x", sum)
+}
+
+// RecordMode is the agent file's `record:`, what is kept of what each
+// call read, for `cairn verify`.
+type RecordMode string
+
+// The record modes.
+const (
+	// RecordDigests, the default (""): the digest and size of each file
+	// a call read. Verify takes the content from the workspace while the
+	// file there is still what the call read.
+	RecordDigests RecordMode = "digests"
+	// RecordReads keeps the content of each file a call read in the
+	// store too, so that a call verifies whatever became of the file. A
+	// content the store has not seen costs a crash-atomic write
+	// (BENCHMARKS.md, "Recording for verify").
+	RecordReads RecordMode = "reads"
+)
+
+// UnmarshalYAML reads a record mode, refusing an unknown one.
+func (m *RecordMode) UnmarshalYAML(n *yaml.Node) error {
+	switch RecordMode(n.Value) {
+	case "", RecordDigests, RecordReads:
+		*m = RecordMode(n.Value)
+		return nil
+	}
+	return fmt.Errorf("record: %q: want digests or reads", n.Value)
+}
+
+// blobCache stores content in the store once per run, when keep: a digest
+// stored by this run is not stored again. It is safe for concurrent use.
+type blobCache struct {
+	store checkpoint.Store
+	keep  bool
+	mu    sync.Mutex
+	have  map[string]bool
+}
+
+func newBlobCache(store checkpoint.Store, mode RecordMode) *blobCache {
+	return &blobCache{store: store, keep: mode == RecordReads, have: map[string]bool{}}
+}
+
+// put stores data, when the cache keeps content, and returns its digest
+// and whether it is kept.
+func (c *blobCache) put(data []byte) (string, bool, error) {
+	d := checkpoint.BlobDigest(data)
+	if !c.keep {
+		return d, false, nil
+	}
+	c.mu.Lock()
+	have := c.have[d]
+	c.mu.Unlock()
+	if have {
+		return d, true, nil
+	}
+	if _, err := c.store.PutBlob(data); err != nil {
+		return "", false, err
+	}
+	c.mu.Lock()
+	c.have[d] = true
+	c.mu.Unlock()
+	return d, true, nil
+}
+
+// recordCall makes the recording of a finished call: it stores the
+// content of the files the call read or changed (durably, before the
+// record that names them) and sets res.recording.
+func (r *run) recordCall(round int, res *callResult) error {
+	if res.sight == nil || r.seenBlobs == nil {
+		return nil
+	}
+	rec, err := res.sight.recording(round, r.workspace, r.seenBlobs, res)
+	if err != nil {
+		return fmt.Errorf("record call %s for verify: %w", res.call.ID, err)
+	}
+	res.recording = rec
+	return nil
+}
+
+// recording turns s into the recording of res.
+func (s *sight) recording(round int, workspace string, blobs *blobCache, res *callResult) (*checkpoint.Recording, error) {
+	rec := &checkpoint.Recording{Round: round, Module: s.module, Ref: s.ref, Policy: s.policy,
+		RealClock: s.realClock, RealRandom: s.realRand, Outside: s.outside, IsError: res.isError,
+		Output: sha256.Sum256([]byte(res.output))}
+	if !s.realRand {
+		rec.Seed = detSeed
+	}
+	if len(res.effects) > 0 {
+		b, err := res.effects.Marshal()
+		if err != nil {
+			return nil, err
+		}
+		rec.Effects = b
+	}
+	files, err := s.files(workspace, blobs, res.effects)
+	if err != nil {
+		return nil, err
+	}
+	rec.Files = files
+	return rec, nil
+}
+
+// files is what the call saw of the workspace, which still holds what it
+// saw: the round's changes are not applied yet.
+func (s *sight) files(workspace string, blobs *blobCache, effects sandbox.Effects) ([]checkpoint.SeenFile, error) {
+	if len(s.reads)+len(s.described)+len(s.listed)+len(effects) == 0 {
+		return nil, nil
+	}
+	root, err := os.OpenRoot(workspace)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	seen := map[string]checkpoint.SeenFile{}
+	for _, p := range s.reads {
+		if err := keepContent(root, p, blobs, seen); err != nil {
+			return nil, err
+		}
+	}
+	for _, e := range effects {
+		switch {
+		case e.Base.IsFile():
+			if err := keepContent(root, e.Path, blobs, seen); err != nil {
+				return nil, err
+			}
+		case e.Base.Dir:
+			seen[e.Path] = checkpoint.SeenFile{Path: e.Path, Dir: true}
+		}
+	}
+	for _, p := range s.described {
+		describe(root, p, seen)
+	}
+	for _, dir := range s.listed {
+		listInto(root, dir, seen)
+	}
+	out := make([]checkpoint.SeenFile, 0, len(seen))
+	for _, f := range seen {
+		out = append(out, f)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out, nil
+}
+
+// keepContent records the digest of the workspace file p, and keeps its
+// content as blobs says. A file gone since the call read it is left out:
+// the call's replay will say so.
+func keepContent(root *os.Root, p string, blobs *blobCache, seen map[string]checkpoint.SeenFile) error {
+	fi, err := root.Stat(p)
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
+	data, err := root.ReadFile(p)
+	if err != nil {
+		return nil
+	}
+	d, kept, err := blobs.put(data)
+	if err != nil {
+		return fmt.Errorf("keep the content of %s: %w", p, err)
+	}
+	seen[p] = checkpoint.SeenFile{Path: p, Size: int64(len(data)), Mode: fi.Mode().Perm(), Digest: d, Kept: kept}
+	return nil
+}
+
+// describe notes the size and kind of p, unless its content is kept.
+func describe(root *os.Root, p string, seen map[string]checkpoint.SeenFile) {
+	if _, ok := seen[p]; ok || p == "." {
+		return
+	}
+	fi, err := root.Stat(p)
+	switch {
+	case err != nil:
+	case fi.IsDir():
+		seen[p] = checkpoint.SeenFile{Path: p, Dir: true}
+	case fi.Mode().IsRegular():
+		seen[p] = checkpoint.SeenFile{Path: p, Size: fi.Size(), Mode: fi.Mode().Perm()}
+	}
+}
+
+// listInto notes the directory dir and every entry of it.
+func listInto(root *os.Root, dir string, seen map[string]checkpoint.SeenFile) {
+	describe(root, dir, seen)
+	f, err := root.Open(dir)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	names, _ := f.Readdirnames(-1)
+	for _, n := range names {
+		p := n
+		if dir != "." {
+			p = path.Join(dir, n)
+		}
+		describe(root, p, seen)
+	}
+}
