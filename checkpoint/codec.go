@@ -72,7 +72,7 @@ func encodeRecord(rec Record) ([]byte, error) {
 
 func decodeRecord(t RecordType, payload []byte) (Record, error) {
 	var rec Record
-	if t == 0 || t >= recTypeLimit || t == RecState {
+	if t == 0 || t >= recTypeLimit && t != RecCompaction || t == RecState {
 		return rec, fmt.Errorf("unknown %s", t)
 	}
 	if err := decMode.Unmarshal(payload, &rec); err != nil {
@@ -109,6 +109,10 @@ func checkRecord(rec Record) error {
 	case RecFiles:
 		if len(rec.Files) == 0 {
 			return missing("files")
+		}
+	case RecCompaction:
+		if rec.Compaction == nil {
+			return missing("compaction")
 		}
 	}
 	return nil

@@ -30,6 +30,7 @@ var recordNames = map[RecordType]string{
 	RecHeader: "header", RecState: "state", RecRunStarted: "run_started", RecRunEnded: "run_ended",
 	RecUser: "user", RecTurn: "turn", RecPhase: "phase", RecResult: "result", RecApplied: "applied",
 	RecCommit: "commit", RecAbort: "abort", RecDefine: "define", RecFiles: "files",
+	RecCompaction: "compaction",
 }
 
 func (t RecordType) String() string {
@@ -77,6 +78,9 @@ type Record struct {
 	// Writer is the epoch of the lock its writer held (RecCommit): who
 	// committed the round. See FileStore.Lock.
 	Writer string `cbor:"20,keyasint,omitempty"`
+	// Compaction is set on RecCompaction records; Usage then is what a
+	// summary cost.
+	Compaction *Compaction `cbor:"45,keyasint,omitempty"`
 }
 
 // Header opens every journal and snapshot.
@@ -135,6 +139,8 @@ func (r *replay) add(rec Record) error {
 		r.st.endRun(rec)
 	case rec.Type == RecDefine:
 		r.st.Definition = *rec.Definition
+	case rec.Type == RecCompaction:
+		return r.st.applyCompaction(rec)
 	default:
 		return fmt.Errorf("unexpected %s record in a journal", rec.Type)
 	}

@@ -33,6 +33,9 @@ type State struct {
 	// Files is the file pool: what the agent's tools read and wrote, by
 	// path, at most MaxFileEntries of them.
 	Files []FileEntry `cbor:"16,keyasint,omitempty"`
+	// Compactions are the cuts of the conversation the model is sent, in
+	// order (see Compaction); Messages keeps every message all the same.
+	Compactions []Compaction `cbor:"45,keyasint,omitempty"`
 }
 
 // Status is where an agent stands.
