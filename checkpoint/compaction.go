@@ -14,23 +14,29 @@ const RecCompaction RecordType = 45
 // sent.
 type Compaction struct {
 	// Round is the round whose request the cut was made for.
-	Round int `cbor:"1,keyasint"`
+	Round int `cbor:"1,keyasint" json:"round"`
 	// From is the index in State.Messages of the first message still
 	// sent. It is the start of a round, so no call is parted from its
 	// result.
-	From int `cbor:"2,keyasint"`
+	From int `cbor:"2,keyasint" json:"from"`
 	// Pinned is the index of the task's prompt kept at the head of the
 	// request although it lies before From, or -1 for none.
-	Pinned int `cbor:"3,keyasint"`
+	Pinned int `cbor:"3,keyasint" json:"pinned"`
 	// Policy is how the cut was made: "summarize" or "drop".
-	Policy string `cbor:"4,keyasint"`
+	Policy string `cbor:"4,keyasint" json:"policy"`
 	// Summary is the model's summary of every message before From (it
 	// folds in the summary of the cut before, if any); empty for drop.
-	Summary string `cbor:"5,keyasint,omitempty"`
+	Summary string `cbor:"5,keyasint,omitempty" json:"summary,omitempty"`
 	// Before and After are the request's estimated tokens before and
 	// after the cut.
-	Before int `cbor:"6,keyasint,omitempty"`
-	After  int `cbor:"7,keyasint,omitempty"`
+	Before int `cbor:"6,keyasint,omitempty" json:"before,omitempty"`
+	After  int `cbor:"7,keyasint,omitempty" json:"after,omitempty"`
+	// Turns is how many of the model's turns lie before From.
+	Turns int `cbor:"8,keyasint,omitempty" json:"turns,omitempty"`
+	// Goal is where the cut this record is a step of ends: a summary is
+	// made in steps that each fit the budget, and a cut whose Goal lies
+	// past its From is still under way.
+	Goal int `cbor:"9,keyasint,omitempty" json:"goal,omitempty"`
 }
 
 // ContextFrom is the index of the first message the model is sent: the
@@ -54,7 +60,7 @@ func (s *State) LastCompaction() *Compaction {
 // the last one and within the committed conversation.
 func (s *State) applyCompaction(rec Record) error {
 	c := *rec.Compaction
-	if c.From < s.ContextFrom() || c.From > len(s.Messages) || c.Pinned >= c.From {
+	if c.From < s.ContextFrom() || c.From > len(s.Messages) || c.Pinned >= c.From || c.Goal > len(s.Messages) {
 		return fmt.Errorf("compaction at message %d (pinned %d) does not fit a conversation of %d messages cut at %d",
 			c.From, c.Pinned, len(s.Messages), s.ContextFrom())
 	}

@@ -30,6 +30,7 @@ import (
 //	    grant: {workspace: ro}
 //	sandbox: {memory: 64MiB, timeout: 10s}
 //	limits: {max_rounds: 20}
+//	context: {budget: 8000, policy: summarize}
 //	approvals:
 //	  - {tool: write_file, args: {path: "drafts/**"}, action: allow}
 //	  - {tool: write_file, action: ask}
@@ -52,6 +53,8 @@ type AgentFile struct {
 	// MCP lists MCP servers whose tools run beside the wasm tools, outside
 	// the sandbox (see MCPServer).
 	MCP []MCPServer `yaml:"mcp" json:"mcp,omitempty"`
+	// Context bounds what each request sends the model (see ContextSpec).
+	Context ContextSpec `yaml:"context" json:"context,omitzero"`
 
 	// Dir is the directory relative paths are resolved against; File is
 	// the file it was read from, if any; Source its bytes. They are not
@@ -228,6 +231,9 @@ func (af *AgentFile) Validate() error {
 		if err := r.validate(); err != nil {
 			return fmt.Errorf("approvals[%d]: %w", i, err)
 		}
+	}
+	if err := af.Context.validate(); err != nil {
+		return err
 	}
 	if l := af.Limits; l.MaxRounds < 0 || l.MaxTokens < 0 || l.MaxCost < 0 {
 		return errors.New("limits: max_rounds, max_tokens and max_cost cannot be negative")

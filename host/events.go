@@ -27,6 +27,10 @@ const (
 	EventFilesChanged     EventType = "files_changed"     // Text: files changed outside the agent, as the model is told
 	EventWarning          EventType = "warning"           // Text
 	EventRunEnd           EventType = "run_end"           // Status, Reason, Round, Usage
+
+	// EventContextCompacted: Round, Compaction, Usage of its summary: the
+	// conversation the model is sent was cut (see ContextSpec).
+	EventContextCompacted EventType = "context_compacted"
 )
 
 // Event is one thing that happened in a run. Fields that do not apply to a
@@ -56,6 +60,8 @@ type Event struct {
 	Dropped  []string           `json:"dropped,omitempty"`
 	Paths    []string           `json:"paths,omitempty"`
 	Labels   *checkpoint.Labels `json:"labels,omitempty"`
+
+	Compaction *checkpoint.Compaction `json:"compaction,omitempty"`
 }
 
 // Call describes one tool call in an event.

@@ -55,6 +55,8 @@ type run struct {
 	onEvent EventFunc
 	// history keeps every event in the store, for `cairn events`.
 	history io.WriteCloser
+	// window is what a context budget lets the model see; nil without one.
+	window *window
 }
 
 func (r *run) state() *checkpoint.State { return r.log.State() }
@@ -180,10 +182,15 @@ func (r *run) takeRound(ctx context.Context) (bool, error) {
 	if err := r.drainOutsideChanges(ctx); err != nil {
 		return false, err
 	}
+	msgs, earlier, err := r.conversation(ctx, round)
+	if err != nil {
+		return false, err
+	}
 	resp, err := r.provider.Complete(ctx, model.Request{
 		Model:    r.modelName,
 		System:   r.af.System,
-		Messages: append(append([]checkpoint.Message(nil), r.state().Messages...), r.pending...),
+		Messages: msgs,
+		Earlier:  earlier,
 		Tools:    r.tools.specs,
 		OnText:   func(s string) { r.emit(Event{Type: EventModelText, Round: round, Text: s}) },
 	})
