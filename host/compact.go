@@ -176,7 +176,10 @@ func (r *run) fit(ctx context.Context, w *window, round int) ([]checkpoint.Messa
 	if err := r.cut(ctx, w, round, goal, tokens); err != nil {
 		return nil, 0, err
 	}
-	msgs, _ = w.request(r.pending)
+	if msgs, tokens = w.request(r.pending); tokens > w.spec.Budget {
+		return nil, 0, fmt.Errorf("%w: round %d needs about %d tokens after the cut, more than context.budget %d; raise the budget or lower context.max_tool_result",
+			ErrContextBudget, round, tokens, w.spec.Budget)
+	}
 	return msgs, w.earlier, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/host/model"
 )
 
 // ContextSpec is the agent file's `context:` section: a bound on what each
@@ -109,4 +110,22 @@ func (r *run) conversation(ctx context.Context, round int) ([]checkpoint.Message
 		r.window = w
 	}
 	return r.fit(ctx, r.window, round)
+}
+
+// askConversation is what a side question sends: the whole conversation
+// and the question, or, under a context budget, the window as the last cut
+// left it and the question. Nothing is cut for a question, since Ask
+// writes nothing to the agent: the request may go over the budget by what
+// the conversation gained since the last cut.
+func askConversation(af *AgentFile, tools []model.Tool, st *checkpoint.State, question string) ([]checkpoint.Message, int, error) {
+	q := checkpoint.Message{Role: checkpoint.RoleUser, Text: question}
+	if af.Context.Budget == 0 {
+		return append(append([]checkpoint.Message(nil), st.Messages...), q), 0, nil
+	}
+	w, err := newWindow(af.Context, af.System, tools, st)
+	if err != nil {
+		return nil, 0, err
+	}
+	msgs, _ := w.request([]checkpoint.Message{q})
+	return msgs, w.earlier, nil
 }

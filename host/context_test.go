@@ -15,7 +15,7 @@ import (
 	"github.com/cairnrun/cairn/host/model"
 )
 
-var contextRounds = flag.Int("context-rounds", 5000, "rounds of the bounded-context tests")
+var contextRounds = flag.Int("context-rounds", 1000, "rounds of the bounded-context test (5000 for the long form)")
 
 // recorder is a provider that checks and keeps what the model is sent.
 type recorder struct {
