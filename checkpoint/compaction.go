@@ -60,7 +60,7 @@ func (s *State) LastCompaction() *Compaction {
 // the last one and within the committed conversation.
 func (s *State) applyCompaction(rec Record) error {
 	c := *rec.Compaction
-	if c.From < s.ContextFrom() || c.From > len(s.Messages) || c.Pinned >= c.From || c.Goal > len(s.Messages) {
+	if c.From < s.ContextFrom() || c.From > len(s.Messages) || c.Pinned >= c.From || c.Pinned < -1 || c.Goal > len(s.Messages) {
 		return fmt.Errorf("compaction at message %d (pinned %d) does not fit a conversation of %d messages cut at %d",
 			c.From, c.Pinned, len(s.Messages), s.ContextFrom())
 	}

@@ -1,6 +1,8 @@
 package checkpoint
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -41,6 +43,7 @@ func TestCompactionOutOfRangeIsRefused(t *testing.T) {
 	for _, c := range []Compaction{
 		{Round: 4, From: 99, Pinned: -1, Policy: "drop"},
 		{Round: 4, From: 2, Pinned: 2, Policy: "drop"},
+		{Round: 4, From: 2, Pinned: -5, Policy: "drop"},
 	} {
 		st := &State{Messages: make([]Message, 7)}
 		r := &replay{st: st}
@@ -52,4 +55,36 @@ func TestCompactionOutOfRangeIsRefused(t *testing.T) {
 	if _, err := decodeRecord(RecCompaction, []byte{0xa0}); err == nil || !strings.Contains(err.Error(), "without compaction") {
 		t.Errorf("a compaction record without its cut: %v", err)
 	}
+}
+
+// Whatever bytes a journal holds, a state read from it has cuts that fit
+// its conversation.
+func FuzzCompactionJournal(f *testing.F) {
+	dir := f.TempDir()
+	s, _ := OpenFileStore(dir)
+	log := newAgent(f, s, "seed", 2)
+	c := Compaction{Round: 3, From: 3, Pinned: 0, Policy: "summarize", Summary: "two reads"}
+	log.Append(Record{Type: RecCompaction, Time: t0, Compaction: &c})
+	commitRound(f, log, 3)
+	log.Close()
+	path := filepath.Join(dir, "agents", "seed", journalName(0))
+	seed, _ := os.ReadFile(path)
+	f.Add(seed)
+	f.Add(seed[:len(seed)*2/3])
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		rec, err := s.Read("seed")
+		if err != nil {
+			return
+		}
+		from := 0
+		for _, c := range rec.State.Compactions {
+			if c.From < from || c.From > len(rec.State.Messages) || c.Pinned >= c.From || c.Pinned < -1 {
+				t.Fatalf("cut %+v in a state of %d messages", c, len(rec.State.Messages))
+			}
+			from = c.From
+		}
+	})
 }

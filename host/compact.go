@@ -45,12 +45,17 @@ func newWindow(spec ContextSpec, system string, tools []model.Tool, st *checkpoi
 		return nil, fmt.Errorf("%w: the system prompt and the %d tools' descriptions take about %d tokens; a context budget of %d or more leaves room for the conversation (context.budget is %d)",
 			ErrContextBudget, len(tools), fixed, 2*least+512, spec.Budget)
 	}
+	if c := st.LastCompaction(); c != nil && (c.From > len(st.Messages) || c.Pinned >= c.From || c.Pinned < -1) {
+		return nil, fmt.Errorf("the agent's state cuts its context at message %d (task at %d) of %d: %w",
+			c.From, c.Pinned, len(st.Messages), checkpoint.ErrCorrupt)
+	}
 	w := &window{spec: spec, fixed: fixed}
 	w.reset(st)
 	return w, nil
 }
 
-// reset builds the window from the state's last cut.
+// reset builds the window from the state's last cut, which newWindow has
+// checked or this run made.
 func (w *window) reset(st *checkpoint.State) {
 	w.msgs, w.costs, w.tokens = w.msgs[:0], w.costs[:0], w.fixed
 	w.from, w.earlier, w.task = 0, 0, -1

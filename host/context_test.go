@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -344,5 +345,16 @@ func TestCutText(t *testing.T) {
 	}
 	if n := model.EstimateTokens(cutText(strings.Repeat("a ", 1000), 100)); n > 100 || n < 80 {
 		t.Errorf("short words cut to %d tokens, want 80 to 100", n)
+	}
+}
+
+// A state whose last cut does not fit its conversation (a damaged store)
+// is refused, not indexed.
+func TestContextDamagedCutIsRefused(t *testing.T) {
+	st := &checkpoint.State{Messages: make([]checkpoint.Message, 4),
+		Compactions: []checkpoint.Compaction{{From: 9, Pinned: 0, Policy: "drop"}}}
+	_, err := newWindow(ContextSpec{Budget: 8000}, "", nil, st)
+	if !errors.Is(err, checkpoint.ErrCorrupt) || !strings.Contains(err.Error(), "at message 9 (task at 0) of 4") {
+		t.Fatalf("newWindow: %v", err)
 	}
 }
