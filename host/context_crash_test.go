@@ -120,7 +120,7 @@ func TestContextChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	eng.wrapModel = func(p model.Provider) model.Provider { return &holder{Provider: p, job: job} }
-	res, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "victim", Prompt: "Read the notes, step by step."})
+	res, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "victim", Prompt: contextPrompt})
 	t.Fatalf("the run ended before its request was held: %+v, %v", res, err)
 }
 

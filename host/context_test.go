@@ -34,6 +34,7 @@ type recorder struct {
 	bad       []string       // requests that part a call from its result
 	usages    []int64        // the script's count of each turn request's input
 	truncated int            // tool results shown cut
+	headless  []string       // requests past a cut that do not open with the task and the note
 	requests  map[int][]byte // turn request bytes by turn, for the turns asked for
 	keep      map[int]bool
 }
@@ -53,6 +54,10 @@ func (r *recorder) Complete(ctx context.Context, req model.Request) (model.Respo
 		return r.Provider.Complete(ctx, req)
 	}
 	r.turns++
+	if req.Earlier > 0 && (len(req.Messages) < 2 || req.Messages[0].Text != contextPrompt ||
+		!strings.Contains(req.Messages[1].Text, "are left out of this request to keep it within its context budget")) {
+		r.headless = append(r.headless, fmt.Sprintf("turn %d opens with %.100q", r.turns, req.Messages[0].Text))
+	}
 	if why := pairing(req.Messages); why != "" {
 		r.bad = append(r.bad, why)
 	}
@@ -171,7 +176,10 @@ func recordingEngine(t testing.TB, rec *recorder, store checkpoint.Store) (*Engi
 	return eng, store
 }
 
-const budget = 3000
+const (
+	budget        = 3000
+	contextPrompt = "Read the notes, step by step."
+)
 
 var policies = map[string]string{
 	"summarize": fmt.Sprintf("{budget: %d, policy: summarize, max_tool_result: 400}", budget),
@@ -192,7 +200,7 @@ func TestContextBudgetHoldsForThousandsOfRounds(t *testing.T) {
 			eng, store := recordingEngine(t, rec, checkpoint.NewMemStore())
 			var cuts []Event
 			res, err := eng.Run(context.Background(), RunOptions{Agent: contextAgent(t, section, rounds), ID: "long",
-				Prompt: "Read the notes, step by step.", OnEvent: func(e Event) {
+				Prompt: contextPrompt, OnEvent: func(e Event) {
 					if e.Type == EventContextCompacted {
 						cuts = append(cuts, e)
 					}
@@ -217,6 +225,9 @@ func checkRecorded(t *testing.T, rec *recorder, turns int, policy string, cut bo
 	t.Helper()
 	if len(rec.over) > 0 {
 		t.Errorf("%d requests over the budget of %d, e.g. %d tokens", len(rec.over), budget, rec.over[0])
+	}
+	if len(rec.headless) > 0 {
+		t.Errorf("%d requests past a cut do not open with the task and the note: %s", len(rec.headless), rec.headless[0])
 	}
 	if len(rec.bad) > 0 {
 		t.Errorf("%d requests part a call from its result: %s", len(rec.bad), rec.bad[0])
@@ -276,7 +287,7 @@ func TestContextSummaryFailureLosesNothing(t *testing.T) {
 			rec := &recorder{t: t, budget: budget, failSum: c.err}
 			eng, store := recordingEngine(t, rec, nil)
 			res, err := eng.Run(context.Background(), RunOptions{Agent: contextAgent(t, policies["summarize"], 120),
-				ID: "long", Prompt: "Read the notes, step by step."})
+				ID: "long", Prompt: contextPrompt})
 			if err != nil || res.Status != c.status || !strings.Contains(res.Reason, "nothing was cut") ||
 				!strings.Contains(res.Reason, "summarise messages 1 to") {
 				t.Fatalf("run: %+v, %v; want %s with a reason that says nothing was cut", res, err, c.status)
