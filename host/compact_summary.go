@@ -36,7 +36,11 @@ func (r *run) summarize(ctx context.Context, w *window, goal int) (int, string, 
 	req := model.Request{Model: r.modelName, System: fmt.Sprintf(summarySystem, words),
 		MaxTokens: w.spec.summaryCap(), Purpose: model.PurposeSummary}
 	room := w.spec.Budget - model.EstimateRequest(req) - model.Overhead
-	text, end := w.transcript(old, goal, room)
+	task := ""
+	if st := r.state(); w.task >= 0 && w.task < w.from {
+		task = st.Messages[w.task].Text
+	}
+	text, end := w.transcript(task, old, goal, room)
 	req.Messages = []checkpoint.Message{{Role: checkpoint.RoleUser, Text: text}}
 	resp, err := r.provider.Complete(ctx, req)
 	if err == nil && strings.TrimSpace(resp.Message.Text) == "" {
@@ -50,16 +54,20 @@ func (r *run) summarize(ctx context.Context, w *window, goal int) (int, string, 
 	return end, cutText(strings.TrimSpace(resp.Message.Text), w.spec.summaryCap()), &usage, nil
 }
 
-// transcript writes the summary so far and the window's rounds up to
-// message goal as text of at most room estimated tokens, and returns it
-// with the index in State.Messages where the rounds it holds end. It holds
-// one round at least, cut if that alone is too long.
-func (w *window) transcript(old string, goal, room int) (string, int) {
+// transcript writes the agent's task (when a cut left it behind), the
+// summary so far and the window's rounds up to message goal as text of at
+// most room estimated tokens, and returns it with the index in
+// State.Messages where the rounds it holds end. It holds one round at
+// least, cut if that alone is too long.
+func (w *window) transcript(task, old string, goal, room int) (string, int) {
 	var b strings.Builder
 	used := 0
 	write := func(s string) {
 		b.WriteString(s)
 		used += model.EstimateTokens(s) // the parts' estimates add up to at least the whole's
+	}
+	if task != "" {
+		write("The agent's task:\n" + cutText(task, room/4) + "\n\n")
 	}
 	if old != "" {
 		write("The summary so far:\n" + old + "\n\nThe conversation that follows it:\n")

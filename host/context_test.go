@@ -29,14 +29,16 @@ type recorder struct {
 	summaries int   // summary requests seen
 	over      []int // estimated tokens of requests over the budget
 	first     []byte
-	failSum   error          // returned for summary requests while set
-	onTurn    func([]byte)   // sees each turn request's bytes
-	bad       []string       // requests that part a call from its result
-	usages    []int64        // the script's count of each turn request's input
-	truncated int            // tool results shown cut
-	headless  []string       // requests past a cut that do not open with the task and the note
-	requests  map[int][]byte // turn request bytes by turn, for the turns asked for
-	keep      map[int]bool
+	failSum   error        // returned for summary requests while set
+	onTurn    func([]byte) // sees each turn request's bytes
+	bad       []string     // requests that part a call from its result
+	usages    []int64      // the script's count of each turn request's input
+	truncated int          // tool results shown cut
+	headless  []string     // requests past a cut that do not open with the task and the note
+	// miscounted are turns whose usage is not what the request sent.
+	miscounted []string
+	requests   map[int][]byte // turn request bytes by turn, for the turns asked for
+	keep       map[int]bool
 }
 
 func (r *recorder) Complete(ctx context.Context, req model.Request) (model.Response, error) {
@@ -81,8 +83,24 @@ func (r *recorder) Complete(ctx context.Context, req model.Request) (model.Respo
 	resp, err := r.Provider.Complete(ctx, req)
 	r.mu.Lock()
 	r.usages = append(r.usages, resp.Usage.InputTokens)
+	if sent := wordsSent(req); err == nil && resp.Usage.InputTokens != int64(sent) {
+		r.miscounted = append(r.miscounted, fmt.Sprintf("turn %d: the model counted %d tokens in, the request sent %d words", r.turns, resp.Usage.InputTokens, sent))
+	}
 	r.mu.Unlock()
 	return resp, err
+}
+
+// wordsSent is what the script provider counts as a request's input: the
+// words of the system prompt and of every message's text and call inputs.
+func wordsSent(req model.Request) int {
+	n := len(strings.Fields(req.System))
+	for _, m := range req.Messages {
+		n += len(strings.Fields(m.Text))
+		for _, c := range m.ToolCalls {
+			n += len(strings.Fields(c.Input))
+		}
+	}
+	return n
 }
 
 // requestBytes is a request as the test compares it: everything the
@@ -228,6 +246,9 @@ func checkRecorded(t *testing.T, rec *recorder, turns int, policy string, cut bo
 	}
 	if len(rec.headless) > 0 {
 		t.Errorf("%d requests past a cut do not open with the task and the note: %s", len(rec.headless), rec.headless[0])
+	}
+	if len(rec.miscounted) > 0 {
+		t.Errorf("%d turns' usage is not what was sent: %s", len(rec.miscounted), rec.miscounted[0])
 	}
 	if len(rec.bad) > 0 {
 		t.Errorf("%d requests part a call from its result: %s", len(rec.bad), rec.bad[0])
