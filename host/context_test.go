@@ -26,6 +26,7 @@ type recorder struct {
 
 	mu        sync.Mutex
 	turns     int   // turn requests seen
+	largest   int   // the largest request's estimated tokens
 	summaries int   // summary requests seen
 	over      []int // estimated tokens of requests over the budget
 	first     []byte
@@ -43,9 +44,11 @@ type recorder struct {
 
 func (r *recorder) Complete(ctx context.Context, req model.Request) (model.Response, error) {
 	r.mu.Lock()
-	if n := model.EstimateRequest(req); n > r.budget {
+	n := model.EstimateRequest(req)
+	if n > r.budget {
 		r.over = append(r.over, n)
 	}
+	r.largest = max(r.largest, n)
 	if req.Purpose == model.PurposeSummary {
 		r.summaries++
 		fail := r.failSum
@@ -232,6 +235,9 @@ func TestContextBudgetHoldsForThousandsOfRounds(t *testing.T) {
 			if last := rec.usages[len(rec.usages)-1]; last > budget || last == 0 {
 				t.Errorf("the script counted %d tokens in the last request: want what was sent, within %d", last, budget)
 			}
+			whole := model.EstimateRequest(model.Request{System: contextAgent(t, section, 1).System, Messages: st.Messages})
+			t.Logf("%d rounds: %d turn and %d summary requests, %d cuts; the largest request %d tokens of %d; the whole conversation %d tokens; %d input tokens in all",
+				rounds, rec.turns, rec.summaries, len(st.Compactions), rec.largest, budget, whole, st.Usage.InputTokens)
 		})
 	}
 }
