@@ -72,7 +72,7 @@ func encodeRecord(rec Record) ([]byte, error) {
 
 func decodeRecord(t RecordType, payload []byte) (Record, error) {
 	var rec Record
-	if t == 0 || t >= recTypeLimit && t != RecExchange || t == RecState {
+	if t == 0 || t >= recTypeLimit && t != RecExchange && t != RecCompaction || t == RecState {
 		return rec, fmt.Errorf("unknown %s", t)
 	}
 	if err := decMode.Unmarshal(payload, &rec); err != nil {
@@ -113,6 +113,10 @@ func checkRecord(rec Record) error {
 	case RecExchange:
 		if rec.Exchange == nil {
 			return missing("exchange")
+		}
+	case RecCompaction:
+		if rec.Compaction == nil {
+			return missing("compaction")
 		}
 	}
 	return nil

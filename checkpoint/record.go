@@ -34,7 +34,8 @@ var recordNames = map[RecordType]string{
 	RecHeader: "header", RecState: "state", RecRunStarted: "run_started", RecRunEnded: "run_ended",
 	RecUser: "user", RecTurn: "turn", RecPhase: "phase", RecResult: "result", RecApplied: "applied",
 	RecCommit: "commit", RecAbort: "abort", RecDefine: "define", RecFiles: "files",
-	RecExchange: "exchange",
+	RecExchange:   "exchange",
+	RecCompaction: "compaction",
 }
 
 func (t RecordType) String() string {
@@ -86,6 +87,9 @@ type Record struct {
 	Writer string `cbor:"20,keyasint,omitempty"`
 	// Exchange is one step of a call's HTTP exchange (RecExchange).
 	Exchange *Exchange `cbor:"55,keyasint,omitempty"`
+	// Compaction is set on RecCompaction records; Usage then is what a
+	// summary cost.
+	Compaction *Compaction `cbor:"45,keyasint,omitempty"`
 }
 
 // Header opens every journal and snapshot.
@@ -159,6 +163,8 @@ func (r *replay) add(rec Record) error {
 		r.st.endRun(rec)
 	case rec.Type == RecDefine:
 		r.st.Definition = *rec.Definition
+	case rec.Type == RecCompaction:
+		return r.st.applyCompaction(rec)
 	default:
 		return fmt.Errorf("unexpected %s record in a journal", rec.Type)
 	}

@@ -35,6 +35,9 @@ type State struct {
 	Files []FileEntry `cbor:"16,keyasint,omitempty"`
 	// Parent says, of a sub-agent, which agent's call made it.
 	Parent *Parent `cbor:"65,keyasint,omitempty"`
+	// Compactions are the cuts of the conversation the model is sent, in
+	// order (see Compaction); Messages keeps every message all the same.
+	Compactions []Compaction `cbor:"45,keyasint,omitempty"`
 }
 
 // Status is where an agent stands.

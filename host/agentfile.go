@@ -30,6 +30,7 @@ import (
 //	    grant: {workspace: ro}
 //	sandbox: {memory: 64MiB, timeout: 10s}
 //	limits: {max_rounds: 20}
+//	context: {budget: 8000, policy: summarize}
 //	approvals:
 //	  - {tool: write_file, args: {path: "drafts/**"}, action: allow}
 //	  - {tool: write_file, action: ask}
@@ -65,6 +66,8 @@ type AgentFile struct {
 	// Record is what is kept of the files each call read, for `cairn
 	// verify`: their digests (the default), or their content too (reads).
 	Record RecordMode `yaml:"record" json:"record,omitempty"`
+	// Context bounds what each request sends the model (see ContextSpec).
+	Context ContextSpec `yaml:"context" json:"context,omitzero"`
 
 	// Dir is the directory relative paths are resolved against; File is
 	// the file it was read from, if any; Source its bytes. They are not
@@ -246,6 +249,9 @@ func (af *AgentFile) Validate() error {
 	}
 	if af.MaxParallel < 0 {
 		return errors.New("max_parallel cannot be negative")
+	}
+	if err := af.Context.validate(); err != nil {
+		return err
 	}
 	if l := af.Limits; l.MaxRounds < 0 || l.MaxTokens < 0 || l.MaxCost < 0 {
 		return errors.New("limits: max_rounds, max_tokens and max_cost cannot be negative")

@@ -58,10 +58,12 @@ func (e *Engine) Ask(ctx context.Context, opts AskOptions) (*Answer, error) {
 	if err != nil {
 		return nil, err
 	}
-	msgs := append(append([]checkpoint.Message(nil), rec.State.Messages...),
-		checkpoint.Message{Role: checkpoint.RoleUser, Text: opts.Question})
+	msgs, earlier, err := askConversation(af, ts.specs, rec.State, opts.Question)
+	if err != nil {
+		return nil, fmt.Errorf("ask agent %q: %w", opts.ID, err)
+	}
 	resp, err := provider.Complete(ctx, model.Request{Model: name, System: af.System, Messages: msgs,
-		Tools: ts.specs, OnText: opts.OnText})
+		Tools: ts.specs, OnText: opts.OnText, Earlier: earlier})
 	if err != nil {
 		return nil, fmt.Errorf("ask agent %q: %w", opts.ID, err)
 	}

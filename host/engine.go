@@ -25,6 +25,8 @@ type Engine struct {
 	rt      *sandbox.Runtime
 	store   checkpoint.Store
 	connect Connector
+	// wrapModel, set by tests, wraps every provider a run opens.
+	wrapModel func(model.Provider) model.Provider
 }
 
 // Config configures an Engine. The zero value compiles modules in memory
@@ -340,6 +342,9 @@ func (e *Engine) newRun(ctx context.Context, af *AgentFile, mods []Module, overr
 	provider, modelName, err := openModel(af, override)
 	if err != nil {
 		return nil, err
+	}
+	if e.wrapModel != nil {
+		provider = e.wrapModel(provider)
 	}
 	pool, err := openPool(ws, log.State())
 	if err != nil {

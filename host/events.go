@@ -28,6 +28,10 @@ const (
 	EventWarning          EventType = "warning"           // Text
 	EventTodos            EventType = "todos"             // Round, Todos: the task list a committed round wrote
 	EventRunEnd           EventType = "run_end"           // Status, Reason, Round, Usage
+
+	// EventContextCompacted: Round, Compaction, Usage of its summary: the
+	// conversation the model is sent was cut (see ContextSpec).
+	EventContextCompacted EventType = "context_compacted"
 )
 
 // Event is one thing that happened in a run. Fields that do not apply to a
@@ -62,6 +66,8 @@ type Event struct {
 	Paths    []string           `json:"paths,omitempty"`
 	Labels   *checkpoint.Labels `json:"labels,omitempty"`
 	Todos    []checkpoint.Todo  `json:"todos,omitempty"`
+
+	Compaction *checkpoint.Compaction `json:"compaction,omitempty"`
 }
 
 // Call describes one tool call in an event.

@@ -67,6 +67,8 @@ type run struct {
 	history io.WriteCloser
 	// blobs keeps content in the store by digest.
 	blobs func([]byte) (string, error)
+	// window is what a context budget lets the model see; nil without one.
+	window *window
 }
 
 func (r *run) state() *checkpoint.State { return r.log.State() }
@@ -195,10 +197,15 @@ func (r *run) takeRound(ctx context.Context) (bool, error) {
 	if err := r.drainOutsideChanges(ctx); err != nil {
 		return false, err
 	}
+	msgs, earlier, err := r.conversation(ctx, round)
+	if err != nil {
+		return false, err
+	}
 	resp, err := r.provider.Complete(ctx, model.Request{
 		Model:    r.modelName,
 		System:   r.af.System,
-		Messages: append(append([]checkpoint.Message(nil), r.state().Messages...), r.pending...),
+		Messages: msgs,
+		Earlier:  earlier,
 		Tools:    r.tools.specs,
 		OnText:   func(s string) { r.emit(Event{Type: EventModelText, Round: round, Text: s}) },
 	})

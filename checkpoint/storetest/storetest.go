@@ -45,6 +45,7 @@ func Run(t *testing.T, open func(t *testing.T) checkpoint.Store) {
 		{"PauseRequests", testPause},
 		{"Workflows", testWorkflows},
 		{"Memory", testMemory},
+		{"CompactionRecords", testCompaction},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
 	}

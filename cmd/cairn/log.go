@@ -29,16 +29,13 @@ func logAction(c *cli.Context) error {
 		fmt.Fprintf(c.App.Writer, "(sub-agent %s of %s, made by its call %s)\n", p.Name, p.Agent, p.Call)
 	}
 	if c.Bool(jsonFlag.Name) {
-		for _, m := range in.State.Messages {
-			if err := writeJSON(c, m); err != nil {
-				return err
-			}
-		}
-		return nil
+		return walkConversation(in.State,
+			func(cut checkpoint.Compaction) error { return writeJSON(c, map[string]any{"compaction": cut}) },
+			func(m checkpoint.Message) error { return writeJSON(c, m) })
 	}
-	for _, m := range in.State.Messages {
-		printMessage(c.App.Writer, m)
-	}
+	walkConversation(in.State,
+		func(cut checkpoint.Compaction) error { printCompaction(c.App.Writer, cut); return nil },
+		func(m checkpoint.Message) error { printMessage(c.App.Writer, m); return nil })
 	if calls := in.InterruptedCalls(); len(calls) > 0 {
 		fmt.Fprintf(c.App.Writer, "(round %d was interrupted; cairn resume continues it)\n", in.State.Round+1)
 		for _, l := range in.InterruptedExchanges() {

@@ -101,6 +101,8 @@ func (r *renderer) other(e host.Event) {
 		// One per round; the round_end line says enough.
 	case host.EventEffectsApplied:
 		fmt.Fprintf(r.w, "  ↳ %s changed %s\n", e.Call.ID, strings.Join(e.Paths, ", "))
+	case host.EventContextCompacted:
+		fmt.Fprintln(r.w, compactionEvent(e.Compaction))
 	case host.EventApprovalRequired:
 		fmt.Fprintf(r.w, "  ? %s %s %s needs approval\n", e.Call.ID, e.Call.Tool, oneLine(e.Call.Input, 100))
 	case host.EventApprovalDecided:

@@ -29,7 +29,24 @@ type Request struct {
 	MaxTokens int
 	// OnText receives deltas of the assistant's text. May be nil.
 	OnText func(delta string)
+	// Earlier is how many of the model's turns came before Messages and
+	// are left out of it, to keep the request within a context budget; 0
+	// when Messages is the whole conversation.
+	Earlier int
+	// Purpose is what the request is for: PurposeTurn, the agent's next
+	// turn, or PurposeSummary, a summary of the conversation's oldest
+	// turns, which asks for text and offers no tools.
+	Purpose Purpose
 }
+
+// Purpose is what a request is for.
+type Purpose string
+
+// The purposes of a request.
+const (
+	PurposeTurn    Purpose = ""
+	PurposeSummary Purpose = "summary"
+)
 
 // Tool is a tool as the model sees it.
 type Tool struct {

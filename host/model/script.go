@@ -28,11 +28,15 @@ import (
 //	  - tool_calls:
 //	      - name: write_file
 //	        input_json: '{"path": '  # raw arguments, e.g. to play a model that writes bad JSON
+//	summary: The files were read.   # the answer to every summary request (optional)
 //
 // Which turn comes next is derived from the conversation it is sent — the
-// number of assistant messages in it — never from state of its own, so a
-// run that is resumed or replayed from a boundary gets the turn it would
-// have got. Call ids are call_<turn>_<index>, turn counted from 1. When the
+// number of assistant messages in it, and the turns it says were left out
+// before them (Request.Earlier) — never from state of its own, so a run
+// that is resumed or replayed from a boundary gets the turn it would have
+// got. A summary request (PurposeSummary) is answered with the script's
+// summary, or by default with a line that counts the words it was sent;
+// it plays no turn. Call ids are call_<turn>_<index>, turn counted from 1. When the
 // script has no more turns, the model answers with a text saying so and no
 // tool calls, which ends the run.
 //
@@ -41,8 +45,9 @@ import (
 // costs what the request adds to the last one, not the whole history (see
 // tally); the count is the same either way.
 type Script struct {
-	turns []scriptTurn
-	sent  tally
+	turns   []scriptTurn
+	summary string
+	sent    tally
 }
 
 type scriptTurn struct {
@@ -86,7 +91,8 @@ func (c *scriptCall) UnmarshalYAML(n *yaml.Node) error {
 // mapping, each with its line.
 func ParseScript(data []byte) (*Script, error) {
 	var doc struct {
-		Turns []scriptTurn `yaml:"turns"`
+		Turns   []scriptTurn `yaml:"turns"`
+		Summary string       `yaml:"summary"`
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
@@ -98,7 +104,7 @@ func ParseScript(data []byte) (*Script, error) {
 			return nil, fmt.Errorf("script: %w", err)
 		}
 	}
-	return &Script{turns: doc.Turns}, nil
+	return &Script{turns: doc.Turns, summary: doc.Summary}, nil
 }
 
 func (t scriptTurn) check() error {
@@ -141,7 +147,10 @@ func (s *Script) Complete(ctx context.Context, req Request) (Response, error) {
 	if err := ctx.Err(); err != nil {
 		return Response{}, err
 	}
-	n := 0
+	if req.Purpose == PurposeSummary {
+		return s.summarize(req), nil
+	}
+	n := req.Earlier
 	for _, m := range req.Messages {
 		if m.Role == checkpoint.RoleAssistant {
 			n++
@@ -209,6 +218,22 @@ func (s *Script) usageOf(req Request, msg checkpoint.Message) checkpoint.Usage {
 		out += countWords(c.Input) + 1
 	}
 	return checkpoint.Usage{InputTokens: int64(in), OutputTokens: int64(out)}
+}
+
+// summarize answers a summary request. Its usage is counted apart from
+// the tally of the agent's conversation, which it does not continue.
+func (s *Script) summarize(req Request) Response {
+	in := countWords(req.System)
+	for _, m := range req.Messages {
+		in += countWords(m.Text)
+	}
+	text := s.summary
+	if text == "" {
+		text = fmt.Sprintf("Summary: the earlier conversation ran to %d words.", in)
+	}
+	stream(text, req.OnText)
+	return Response{Message: checkpoint.Message{Role: checkpoint.RoleAssistant, Text: text},
+		Usage: checkpoint.Usage{InputTokens: int64(in), OutputTokens: int64(countWords(text))}, StopReason: "end_turn"}
 }
 
 func stopReason(msg checkpoint.Message) string {

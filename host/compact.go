@@ -1,0 +1,292 @@
+package host
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/host/model"
+)
+
+// window is what a run under a context budget sends the model: a head (the
+// task's prompt, when a cut left it behind, and the summary or the note
+// that stands in for the messages cut), then State.Messages from the last
+// cut on, tool results cut to their bound. It is built once from the state
+// and then grows by what each round adds, with a running estimate of its
+// tokens, so a round costs what it adds, not the history; a cut rebuilds
+// it from the state, which costs the window, not the history.
+//
+// Everything in it follows from the state alone, so a resumed run builds
+// the very request the interrupted one would have sent.
+type window struct {
+	spec  ContextSpec
+	fixed int // estimated tokens of the system prompt and the tools
+	from  int // State.Messages[from:] are sent after the head
+	seen  int // State.Messages[from:seen] are in msgs
+	heads int // msgs[:heads] is the head
+	// msgs is the head, then State.Messages[from:seen] as sent; costs are
+	// their estimated tokens and tokens is fixed plus their sum.
+	msgs    []checkpoint.Message
+	costs   []int
+	tokens  int
+	earlier int // the model's turns in State.Messages[:from]
+	task    int // the index in State.Messages of the task's prompt, or -1
+}
+
+// newWindow starts a run's window on its state.
+//
+// # Errors
+//
+// ErrContextBudget when the system prompt and the tools leave no room for
+// a conversation in half the budget.
+func newWindow(spec ContextSpec, system string, tools []model.Tool, st *checkpoint.State) (*window, error) {
+	fixed := model.EstimateRequest(model.Request{System: system, Tools: tools})
+	if least := fixed + spec.summaryCap() + noteReserve; least > spec.Budget/2 {
+		return nil, fmt.Errorf("%w: the system prompt and the %d tools' descriptions take about %d tokens; a context budget of %d or more leaves room for the conversation (context.budget is %d)",
+			ErrContextBudget, len(tools), fixed, 2*least+512, spec.Budget)
+	}
+	if c := st.LastCompaction(); c != nil && (c.From > len(st.Messages) || c.Pinned >= c.From || c.Pinned < -1) {
+		return nil, fmt.Errorf("the agent's state cuts its context at message %d (task at %d) of %d: %w",
+			c.From, c.Pinned, len(st.Messages), checkpoint.ErrCorrupt)
+	}
+	w := &window{spec: spec, fixed: fixed}
+	w.reset(st)
+	return w, nil
+}
+
+// reset builds the window from the state's last cut, which newWindow has
+// checked or this run made.
+func (w *window) reset(st *checkpoint.State) {
+	w.msgs, w.costs, w.tokens = w.msgs[:0], w.costs[:0], w.fixed
+	w.from, w.earlier, w.task = 0, 0, -1
+	if c := st.LastCompaction(); c != nil {
+		w.from, w.earlier, w.task = c.From, c.Turns, c.Pinned
+		for _, m := range headOf(st, c) {
+			w.add(m)
+		}
+	}
+	w.heads, w.seen = len(w.msgs), w.from
+	w.sync(st)
+}
+
+// sync adds the messages the state gained since the last request.
+func (w *window) sync(st *checkpoint.State) {
+	for i := w.seen; i < len(st.Messages); i++ {
+		m := st.Messages[i]
+		if m.Role == checkpoint.RoleUser && !m.Note {
+			w.task = i
+		}
+		w.add(w.shown(m))
+	}
+	w.seen = len(st.Messages)
+}
+
+func (w *window) add(m checkpoint.Message) {
+	c := model.EstimateMessage(m)
+	w.msgs, w.costs, w.tokens = append(w.msgs, m), append(w.costs, c), w.tokens+c
+}
+
+// shown is a message as a request shows it: a tool result longer than
+// max_tool_result is cut, with a note.
+func (w *window) shown(m checkpoint.Message) checkpoint.Message {
+	if m.Role == checkpoint.RoleTool && model.EstimateTokens(m.Text) > w.spec.maxToolResult() {
+		m.Text = cutResult(m.Text, w.spec.maxToolResult())
+	}
+	return m
+}
+
+// request is the window followed by the round's pending messages, and
+// their estimated tokens with the system prompt and tools. The slice
+// shares the window's array: it is good until the next sync.
+func (w *window) request(pending []checkpoint.Message) ([]checkpoint.Message, int) {
+	out, tokens := w.msgs, w.tokens
+	for _, m := range pending {
+		m = w.shown(m)
+		out, tokens = append(out, m), tokens+model.EstimateMessage(m)
+	}
+	return out, tokens
+}
+
+// roundStart reports whether a cut may fall before msgs[i]: it starts a
+// round, so no call is parted from its result and no prompt from the turn
+// that answers it.
+func (w *window) roundStart(i int) bool {
+	return i > w.heads && w.msgs[i].Role != checkpoint.RoleTool && w.msgs[i-1].Role != checkpoint.RoleUser
+}
+
+// abs is the index in State.Messages of msgs[i].
+func (w *window) abs(i int) int { return w.from + i - w.heads }
+
+// plan finds where to cut: the earliest round start whose tail, with the
+// head the cut will need and the pending messages (extra tokens), fits in
+// target and holds at most keep_turns turns. It returns the index in msgs,
+// or -1 if no cut fits.
+func (w *window) plan(st *checkpoint.State, target, extra int) int {
+	tail, turns, best := extra, 0, -1
+	for i := len(w.msgs) - 1; i > w.heads; i-- {
+		tail += w.costs[i]
+		if w.fixed+tail > target {
+			break // the tail only grows
+		}
+		if !w.roundStart(i) {
+			continue
+		}
+		turns++
+		if w.spec.KeepTurns > 0 && turns > w.spec.KeepTurns {
+			break
+		}
+		if w.fixed+w.headReserve(st, w.abs(i))+tail <= target {
+			best = i
+		}
+	}
+	return best
+}
+
+// headReserve bounds the head a cut at message from will need.
+func (w *window) headReserve(st *checkpoint.State, from int) int {
+	n := model.Overhead + noteReserve
+	if w.spec.policy() == PolicySummarize {
+		n += w.spec.summaryCap()
+	}
+	if w.task >= 0 && w.task < from {
+		n += model.EstimateMessage(st.Messages[w.task])
+	}
+	return n
+}
+
+// fit brings the round's request within the budget, cutting the oldest
+// turns if it must, and returns its messages and how many of the model's
+// turns it leaves out. A cut is journaled before the request is sent.
+//
+// # Errors
+//
+// ErrContextBudget when even the last round alone does not fit; a
+// summary's failure at the model (see summarize). Either way nothing is
+// cut and the conversation is intact.
+func (r *run) fit(ctx context.Context, w *window, round int) ([]checkpoint.Message, int, error) {
+	st := r.state()
+	w.sync(st)
+	msgs, tokens := w.request(r.pending)
+	c := st.LastCompaction()
+	if tokens <= w.spec.Budget && (c == nil || c.Goal <= c.From) {
+		return msgs, w.earlier, nil
+	}
+	goal := 0
+	if c != nil && c.Goal > c.From {
+		goal = c.Goal // a cut a stop interrupted: finish it as planned
+	} else if goal = w.cutPoint(st, tokens-w.tokens); goal < 0 {
+		return nil, 0, fmt.Errorf("%w: round %d needs about %d tokens with all but its last round cut, more than context.budget %d; raise the budget or lower context.max_tool_result",
+			ErrContextBudget, round, w.leastTokens(st, tokens-w.tokens), w.spec.Budget)
+	}
+	if err := r.cut(ctx, w, round, goal, tokens); err != nil {
+		return nil, 0, err
+	}
+	if msgs, tokens = w.request(r.pending); tokens > w.spec.Budget {
+		return nil, 0, fmt.Errorf("%w: round %d needs about %d tokens after the cut, more than context.budget %d; raise the budget or lower context.max_tool_result",
+			ErrContextBudget, round, tokens, w.spec.Budget)
+	}
+	return msgs, w.earlier, nil
+}
+
+// cutPoint is where a cut should end, as an index of State.Messages: within
+// half the budget if it can be, else within the budget; -1 if neither.
+func (w *window) cutPoint(st *checkpoint.State, extra int) int {
+	i := w.plan(st, w.spec.Budget/2, extra)
+	if i < 0 {
+		i = w.plan(st, w.spec.Budget, extra)
+	}
+	if i < 0 {
+		return -1
+	}
+	return w.abs(i)
+}
+
+// leastTokens is what the request would need with only its last round.
+func (w *window) leastTokens(st *checkpoint.State, extra int) int {
+	tail := extra
+	for i := len(w.msgs) - 1; i > w.heads; i-- {
+		tail += w.costs[i]
+		if w.roundStart(i) {
+			break
+		}
+	}
+	return w.fixed + w.headReserve(st, w.seen) + tail
+}
+
+// cut makes the cut that ends at message goal, in as many steps as a
+// summary needs, journaling each step, and rebuilds the window.
+func (r *run) cut(ctx context.Context, w *window, round, goal, before int) error {
+	for w.from < goal {
+		st := r.state()
+		c := checkpoint.Compaction{Round: round, From: goal, Policy: string(w.spec.policy()), Before: before, Goal: goal}
+		var usage *checkpoint.Usage
+		if w.spec.policy() == PolicySummarize {
+			var err error
+			if c.From, c.Summary, usage, err = r.summarize(ctx, w, goal); err != nil {
+				return err
+			}
+		}
+		c.Turns = w.earlier + turnsIn(st.Messages[w.from:c.From])
+		c.Pinned = -1
+		if w.task >= 0 && w.task < c.From {
+			c.Pinned = w.task
+		}
+		if c.Goal == c.From {
+			c.Goal = 0
+		}
+		c.After = w.afterCut(st, c, r.pending)
+		if err := r.log.Append(checkpoint.Record{Type: checkpoint.RecCompaction, Time: now(), Round: round, Compaction: &c, Usage: usage}); err != nil {
+			return fmt.Errorf("journal the cut of the context: %w", err)
+		}
+		w.reset(r.state())
+		r.emit(Event{Type: EventContextCompacted, Round: round, Compaction: &c, Usage: usage})
+	}
+	return nil
+}
+
+// afterCut is the estimated tokens of the request once c is made.
+func (w *window) afterCut(st *checkpoint.State, c checkpoint.Compaction, pending []checkpoint.Message) int {
+	n := w.fixed
+	for _, m := range headOf(st, &c) {
+		n += model.EstimateMessage(m)
+	}
+	for i := w.heads + c.From - w.from; i < len(w.msgs); i++ {
+		n += w.costs[i]
+	}
+	_, all := w.request(pending)
+	return n + all - w.tokens
+}
+
+// turnsIn counts the model's turns in msgs.
+func turnsIn(msgs []checkpoint.Message) int {
+	n := 0
+	for _, m := range msgs {
+		if m.Role == checkpoint.RoleAssistant {
+			n++
+		}
+	}
+	return n
+}
+
+// headOf is the head a cut puts before the messages it keeps: the task's
+// prompt if the cut left it behind, and a note that says what was cut and
+// carries the summary, if any.
+func headOf(st *checkpoint.State, c *checkpoint.Compaction) []checkpoint.Message {
+	var head []checkpoint.Message
+	if c.Pinned >= 0 {
+		head = append(head, st.Messages[c.Pinned])
+	}
+	text := fmt.Sprintf(dropNote, c.From, c.Turns)
+	if c.Summary != "" {
+		text = fmt.Sprintf(summaryNote, c.From, c.Turns) + c.Summary
+	}
+	return append(head, checkpoint.Message{Role: checkpoint.RoleUser, Text: text, Note: true})
+}
+
+const (
+	dropNote    = "[cairn: the conversation's first %d messages (%d turns of the model) are left out of this request to keep it within its context budget; the agent's journal keeps them all.]"
+	summaryNote = "[cairn: the conversation's first %d messages (%d turns of the model) are left out of this request to keep it within its context budget; the agent's journal keeps them all. A summary of them:]\n\n"
+)
+
+// noteReserve bounds the tokens of a note without its summary.
+var noteReserve = model.EstimateTokens(fmt.Sprintf(summaryNote, 1<<40, 1<<40)) + model.Overhead

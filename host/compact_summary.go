@@ -1,0 +1,152 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/host/model"
+)
+
+// summarySystem is the system prompt of a summary request; %d is the
+// words the summary may run to.
+const summarySystem = "You condense the earlier part of an agent's conversation so that the agent can go on with its task " +
+	"without it. Keep what the agent still needs: the task, what it decided and why, facts it learned, files it read or " +
+	"changed, and what is left to do. Fold the new part into the summary so far, if there is one. Answer with the summary " +
+	"alone, in plain prose, in at most %d words."
+
+// summarize has the model fold the window's oldest rounds, up to message
+// goal at most, into the last cut's summary, in one request within the
+// budget. It returns where the rounds it folded end (a round start), the
+// summary, capped, and what the request cost.
+//
+// # Errors
+//
+// The model's error, wrapped to say that nothing was cut: model.ErrUnavailable
+// pauses the run, any other error fails it; an empty summary.
+func (r *run) summarize(ctx context.Context, w *window, goal int) (int, string, *checkpoint.Usage, error) {
+	old := ""
+	if c := r.state().LastCompaction(); c != nil {
+		old = c.Summary
+	}
+	words := w.spec.summaryCap() * 3 / 4
+	req := model.Request{Model: r.modelName, System: fmt.Sprintf(summarySystem, words),
+		MaxTokens: w.spec.summaryCap(), Purpose: model.PurposeSummary}
+	room := w.spec.Budget - model.EstimateRequest(req) - model.Overhead
+	task := ""
+	if st := r.state(); w.task >= 0 && w.task < w.from {
+		task = st.Messages[w.task].Text
+	}
+	text, end := w.transcript(task, old, goal, room)
+	req.Messages = []checkpoint.Message{{Role: checkpoint.RoleUser, Text: text}}
+	resp, err := r.provider.Complete(ctx, req)
+	if err == nil && strings.TrimSpace(resp.Message.Text) == "" {
+		err = errors.New("the model's summary is empty")
+	}
+	if err != nil {
+		return 0, "", nil, fmt.Errorf("context: summarise messages %d to %d to keep the request within context.budget %d: %w; nothing was cut and the journal keeps every message (resume to try again, or set context.policy: drop)",
+			w.from+1, end, w.spec.Budget, err)
+	}
+	usage := resp.Usage
+	return end, cutText(strings.TrimSpace(resp.Message.Text), w.spec.summaryCap()), &usage, nil
+}
+
+// transcript writes the agent's task (when a cut left it behind), the
+// summary so far and the window's rounds up to message goal as text of at
+// most room estimated tokens, and returns it with the index in
+// State.Messages where the rounds it holds end. It holds one round at
+// least, cut if that alone is too long.
+func (w *window) transcript(task, old string, goal, room int) (string, int) {
+	var b strings.Builder
+	used := 0
+	write := func(s string) {
+		b.WriteString(s)
+		used += model.EstimateTokens(s) // the parts' estimates add up to at least the whole's
+	}
+	if task != "" {
+		write("The agent's task:\n" + cutText(task, room/4) + "\n\n")
+	}
+	if old != "" {
+		write("The summary so far:\n" + old + "\n\nThe conversation that follows it:\n")
+	} else {
+		write("The conversation to summarise:\n")
+	}
+	end, last := w.from, w.heads+goal-w.from
+	for i := w.heads; i < last; {
+		j := i + 1
+		for j < last && !w.roundStart(j) {
+			j++
+		}
+		text := renderRound(w.msgs[i:j])
+		if t := model.EstimateTokens(text); used+t > room {
+			if end > w.from {
+				break
+			}
+			text = cutText(text, room-used)
+		}
+		write(text)
+		end, i = w.abs(j), j
+	}
+	return b.String(), end
+}
+
+// renderRound writes a round's messages as lines of a transcript.
+func renderRound(msgs []checkpoint.Message) string {
+	var b strings.Builder
+	for _, m := range msgs {
+		switch m.Role {
+		case checkpoint.RoleUser:
+			fmt.Fprintf(&b, "user: %s\n", m.Text)
+		case checkpoint.RoleAssistant:
+			if m.Text != "" {
+				fmt.Fprintf(&b, "agent: %s\n", m.Text)
+			}
+			for _, c := range m.ToolCalls {
+				fmt.Fprintf(&b, "agent calls %s %s\n", c.Name, c.Input)
+			}
+		case checkpoint.RoleTool:
+			what := "result"
+			if m.IsError {
+				what = "error"
+			}
+			fmt.Fprintf(&b, "%s of %s: %s\n", what, m.ToolName, m.Text)
+		}
+	}
+	return b.String()
+}
+
+// cutResult cuts a tool result to about limit estimated tokens, with a
+// note that says how much is shown and how to read more.
+func cutResult(s string, limit int) string {
+	note := func(shown int) string {
+		return fmt.Sprintf("\n[cairn: this result was cut to fit the context: %d of its %d bytes are shown, and the agent's journal keeps it whole. To read more, ask for a smaller part (read_file takes offset and limit, in lines) or search for what you need (grep).]",
+			shown, len(s))
+	}
+	head := cutText(s, max(limit-model.EstimateTokens(note(len(s))), 1))
+	return head + note(len(head))
+}
+
+// cutText returns the longest prefix of s, ending at a line's end where
+// one is near, whose estimated tokens are at most limit.
+func cutText(s string, limit int) string {
+	if model.EstimateTokens(s) <= limit {
+		return s
+	}
+	n := min(len(s), max(limit, 0)*4)
+	for {
+		for n > 0 && n < len(s) && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		if model.EstimateTokens(s[:n]) <= limit {
+			break
+		}
+		n = n * 7 / 8
+	}
+	if i := strings.LastIndexByte(s[:n], '\n'); i > n/2 {
+		n = i + 1
+	}
+	return s[:n]
+}

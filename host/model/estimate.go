@@ -1,0 +1,49 @@
+package model
+
+import "github.com/cairnrun/cairn/checkpoint"
+
+// cairn estimates tokens the same way everywhere it bounds a request (the
+// agent file's context budget, its tests, its docs): no provider's
+// tokenizer is at hand, and a budget must be checked before the request
+// is sent.
+
+// Overhead is what the estimate adds for each message, tool call and tool
+// description besides its text: the role and the framing a wire format
+// puts around it.
+const Overhead = 4
+
+// EstimateTokens is the estimated token count of a text: a quarter of its
+// UTF-8 bytes, rounded up, and never fewer than its whitespace-separated
+// words. English prose runs about four bytes a token; text of many short
+// words runs nearer a token a word.
+func EstimateTokens(s string) int {
+	return max((len(s)+3)/4, countWords(s))
+}
+
+// EstimateMessage is the estimated token count of one message: its text,
+// the call it answers, and each call it asks for.
+func EstimateMessage(m checkpoint.Message) int {
+	n := Overhead + EstimateTokens(m.Text) + EstimateTokens(m.CallID) + EstimateTokens(m.ToolName)
+	for _, c := range m.ToolCalls {
+		n += Overhead + EstimateTokens(c.ID) + EstimateTokens(c.Name) + EstimateTokens(c.Input)
+	}
+	return n
+}
+
+// EstimateTool is the estimated token count of a tool's description.
+func EstimateTool(t Tool) int {
+	return Overhead + EstimateTokens(t.Name) + EstimateTokens(t.Description) + EstimateTokens(string(t.InputSchema))
+}
+
+// EstimateRequest is the estimated token count of everything a request
+// sends: its system prompt, its tools and its messages.
+func EstimateRequest(req Request) int {
+	n := Overhead + EstimateTokens(req.System)
+	for _, t := range req.Tools {
+		n += EstimateTool(t)
+	}
+	for _, m := range req.Messages {
+		n += EstimateMessage(m)
+	}
+	return n
+}

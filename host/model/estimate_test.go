@@ -1,0 +1,56 @@
+package model
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/cairnrun/cairn/checkpoint"
+)
+
+func TestEstimateTokens(t *testing.T) {
+	for s, want := range map[string]int{
+		"":                      0,
+		"abcd":                  1,
+		"abcde":                 2,
+		"a b c d e f":           6, // more words than quarters of bytes
+		strings.Repeat("x", 40): 10,
+		"héllo wörld":           4, // 13 bytes
+	} {
+		if got := EstimateTokens(s); got != want {
+			t.Errorf("EstimateTokens(%q) = %d, want %d", s, got, want)
+		}
+	}
+	m := checkpoint.Message{Role: checkpoint.RoleAssistant, Text: "abcd",
+		ToolCalls: []checkpoint.ToolCall{{ID: "call_1", Name: "read_file", Input: `{"path":"a"}`}}}
+	if got, want := EstimateMessage(m), Overhead+1+Overhead+2+3+3; got != want {
+		t.Errorf("EstimateMessage = %d, want %d", got, want)
+	}
+	req := Request{System: "be brief", Messages: []checkpoint.Message{m}, Tools: []Tool{{Name: "read_file", Description: "reads"}}}
+	if got, want := EstimateRequest(req), Overhead+2+(Overhead+3+2)+EstimateMessage(m); got != want {
+		t.Errorf("EstimateRequest = %d, want %d", got, want)
+	}
+}
+
+// The script plays the turn a request has reached counting the turns it
+// leaves out, and answers a summary request without playing one.
+func TestScriptPlaysPastACut(t *testing.T) {
+	s, err := ParseScript([]byte("summary: All read.\nturns:\n  - text: one\n  - text: two\n  - text: three\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := []checkpoint.Message{{Role: checkpoint.RoleUser, Text: "go"}, {Role: checkpoint.RoleAssistant, Text: "two"}}
+	resp, err := s.Complete(context.Background(), Request{Messages: msgs, Earlier: 1})
+	if err != nil || resp.Message.Text != "three" {
+		t.Fatalf("after a cut of one turn: %q, %v; want the third turn", resp.Message.Text, err)
+	}
+	resp, err = s.Complete(context.Background(), Request{Messages: msgs, Purpose: PurposeSummary})
+	if err != nil || resp.Message.Text != "All read." || resp.Usage.InputTokens != 2 || len(resp.Message.ToolCalls) != 0 {
+		t.Fatalf("summary: %+v, %v", resp, err)
+	}
+	plain, _ := ParseScript([]byte("turns: []\n"))
+	resp, _ = plain.Complete(context.Background(), Request{Messages: msgs, Purpose: PurposeSummary})
+	if !strings.Contains(resp.Message.Text, "ran to 2 words") {
+		t.Errorf("default summary: %q", resp.Message.Text)
+	}
+}
