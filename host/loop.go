@@ -180,13 +180,7 @@ func (r *run) takeRound(ctx context.Context) (bool, error) {
 	if err := r.drainOutsideChanges(ctx); err != nil {
 		return false, err
 	}
-	resp, err := r.provider.Complete(ctx, model.Request{
-		Model:    r.modelName,
-		System:   r.af.System,
-		Messages: append(append([]checkpoint.Message(nil), r.state().Messages...), r.pending...),
-		Tools:    r.tools.specs,
-		OnText:   func(s string) { r.emit(Event{Type: EventModelText, Round: round, Text: s}) },
-	})
+	resp, err := r.provider.Complete(ctx, r.request(round))
 	if errors.Is(err, model.ErrUnavailable) {
 		return false, err // it names the model already
 	}
