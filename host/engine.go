@@ -333,7 +333,7 @@ func (e *Engine) newRun(ctx context.Context, af *AgentFile, mods []Module, overr
 	}
 	pauser, _ := e.store.(checkpoint.Pauser)
 	return &run{pauser: pauser, agentID: agentID, id: runID, af: af, tools: tools, provider: provider, modelName: modelName,
-		workspace: ws, staging: e.stagingRoot(agentID), changes: e.changesRoot(agentID), pool: pool, log: log, history: nopWriter{}, startedAt: time.Now()}, nil
+		workspace: ws, staging: e.stagingRoot(agentID), changes: e.changesRoot(agentID), pool: pool, log: log, history: nopWriter{}, startedAt: time.Now(), trim: e.rt.Trim}, nil
 }
 
 // begin journals the run's start and its prompt.

@@ -50,6 +50,9 @@ type run struct {
 	// pauser is where Pause leaves its requests; nil when the store
 	// keeps none.
 	pauser checkpoint.Pauser
+	// trim lets go of what the process keeps only for speed, before a
+	// wait for a person (see idle).
+	trim func()
 
 	mu      sync.Mutex // serialises events across call goroutines
 	onEvent EventFunc
