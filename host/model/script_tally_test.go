@@ -108,8 +108,10 @@ func FuzzCountWords(f *testing.F) {
 
 // BenchmarkScriptUsage times the input count of one request at a history
 // of 10 to 10,000 messages: "fields" counts every string afresh, as the
-// script model did; "tally" is how it counts now, a request whose earlier
-// messages it has counted before.
+// script model once did; "tally" is how it counts a request whose earlier
+// messages it has counted before, in the same array (as a run sends them
+// round after round); "tally-moved", the same messages in another array
+// each time, which it walks comparing strings.
 func BenchmarkScriptUsage(b *testing.B) {
 	for _, n := range []int{10, 1000, 10000} {
 		msgs := conversation(n)
@@ -123,6 +125,15 @@ func BenchmarkScriptUsage(b *testing.B) {
 			tl.words("be brief", msgs[:n-2])
 			for b.Loop() {
 				tl.words("be brief", msgs)
+			}
+		})
+		b.Run(fmt.Sprintf("tally-moved/%d", n), func(b *testing.B) {
+			var tl tally
+			arrays := [2][]checkpoint.Message{slices.Clone(msgs), slices.Clone(msgs)}
+			i := 0
+			for b.Loop() {
+				tl.words("be brief", arrays[i%2])
+				i++
 			}
 		})
 	}
