@@ -100,7 +100,7 @@ func (c ContextSpec) summaryCap() int { return c.Budget / 10 }
 // budget, the run's window brought within it (see fit).
 func (r *run) conversation(ctx context.Context, round int) ([]checkpoint.Message, int, error) {
 	if r.af.Context.Budget == 0 {
-		return append(append([]checkpoint.Message(nil), r.state().Messages...), r.pending...), 0, nil
+		return r.requestMessages(), 0, nil
 	}
 	if r.window == nil {
 		w, err := newWindow(r.af.Context, r.af.System, r.tools.specs, r.state())

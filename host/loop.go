@@ -60,6 +60,9 @@ type run struct {
 	depth          int
 	// seenBlobs keeps the content of what calls read, for `cairn verify`.
 	seenBlobs *blobCache
+	// trim lets go of what the process keeps only for speed, before a
+	// wait for a person (see idle).
+	trim func()
 
 	mu      sync.Mutex // serialises events across call goroutines
 	onEvent EventFunc
@@ -201,14 +204,7 @@ func (r *run) takeRound(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	resp, err := r.provider.Complete(ctx, model.Request{
-		Model:    r.modelName,
-		System:   r.af.System,
-		Messages: msgs,
-		Earlier:  earlier,
-		Tools:    r.tools.specs,
-		OnText:   func(s string) { r.emit(Event{Type: EventModelText, Round: round, Text: s}) },
-	})
+	resp, err := r.provider.Complete(ctx, r.request(round, msgs, earlier))
 	if errors.Is(err, model.ErrUnavailable) {
 		return false, err // it names the model already
 	}

@@ -20,9 +20,12 @@ var baselineCairn = flag.String("baseline-cairn", "", "another cairn binary for 
 // BenchmarkStartToFirstModelRequest is the time from starting `cairn run`
 // to its first request reaching the model server (an OpenAI-compatible
 // one on loopback), with the example's tools (the built-in module and
-// textstats), with an empty compile cache and with a warm one, in the
-// same run; and the same for another build of cairn when -baseline-cairn
-// names one. p50-ms is the median of b.N starts.
+// textstats), with an empty compile cache and with a warm one, each on a
+// new store (the first agent of a store, which keeps the modules it runs
+// with), and with a warm cache on a store that already has them (as a
+// user's store does after the first run), in the same run; and the same
+// for another build of cairn when -baseline-cairn names one. p50-ms is the
+// median of b.N starts.
 //
 //	go test ./cmd/cairn -run '^$' -bench StartToFirstModelRequest -benchtime 10x [-baseline-cairn /path/to/cairn]
 func BenchmarkStartToFirstModelRequest(b *testing.B) {
@@ -63,18 +66,22 @@ tools:
 		if !ok {
 			continue
 		}
-		for _, cache := range []string{"cold", "warm"} {
+		for _, cache := range []string{"cold", "warm", "warm-store"} {
 			b.Run(build+"/"+cache, func(b *testing.B) {
 				cacheDir := filepath.Join(b.TempDir(), "cache")
-				if cache == "warm" {
-					start(b, bin, agent, cacheDir, arrived)
+				store := ""
+				if cache == "warm-store" {
+					store = b.TempDir()
+				}
+				if cache != "cold" {
+					start(b, bin, agent, cacheDir, store, arrived)
 				}
 				d := make([]time.Duration, b.N)
 				for i := range d {
 					if cache == "cold" {
 						must(b, os.RemoveAll(cacheDir))
 					}
-					d[i] = start(b, bin, agent, cacheDir, arrived)
+					d[i] = start(b, bin, agent, cacheDir, store, arrived)
 				}
 				slices.Sort(d)
 				b.ReportMetric(float64(d[len(d)/2].Microseconds())/1e3, "p50-ms")
@@ -83,11 +90,14 @@ tools:
 	}
 }
 
-// start runs the agent once and returns how long its first model request
-// took to arrive.
-func start(b *testing.B, bin, agent, cache string, arrived chan time.Time) time.Duration {
+// start runs the agent once, on store or on a new one when store is "",
+// and returns how long its first model request took to arrive.
+func start(b *testing.B, bin, agent, cache, store string, arrived chan time.Time) time.Duration {
 	b.Helper()
-	cmd := exec.Command(bin, "run", "--store", b.TempDir(), "--cache", cache, "-f", agent)
+	if store == "" {
+		store = b.TempDir()
+	}
+	cmd := exec.Command(bin, "run", "--store", store, "--cache", cache, "-f", agent)
 	began := time.Now()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		b.Fatalf("run: %v\n%s", err, out)

@@ -43,7 +43,8 @@ import (
 // Token usage is deterministic: a token is a whitespace-separated word, in
 // of everything sent, out of everything answered. Counting what is sent
 // costs what the request adds to the last one, not the whole history (see
-// tally); the count is the same either way.
+// tally); the count is the same either way. So does finding which turn is
+// next.
 type Script struct {
 	turns   []scriptTurn
 	summary string
@@ -150,12 +151,8 @@ func (s *Script) Complete(ctx context.Context, req Request) (Response, error) {
 	if req.Purpose == PurposeSummary {
 		return s.summarize(req), nil
 	}
-	n := req.Earlier
-	for _, m := range req.Messages {
-		if m.Role == checkpoint.RoleAssistant {
-			n++
-		}
-	}
+	in, n := s.sent.count(req.System, req.Messages)
+	n += req.Earlier
 	msg := checkpoint.Message{Role: checkpoint.RoleAssistant}
 	if n >= len(s.turns) {
 		msg.Text = "(the script has no more turns)"
@@ -169,7 +166,7 @@ func (s *Script) Complete(ctx context.Context, req Request) (Response, error) {
 		}
 	}
 	stream(msg.Text, req.OnText)
-	return Response{Message: msg, Usage: s.usageOf(req, msg), StopReason: stopReason(msg)}, nil
+	return Response{Message: msg, Usage: usageOf(in, msg), StopReason: stopReason(msg)}, nil
 }
 
 // pick returns the turn to play: itself, or its first matching alternative.
@@ -211,8 +208,8 @@ func stream(text string, onText func(string)) {
 	}
 }
 
-func (s *Script) usageOf(req Request, msg checkpoint.Message) checkpoint.Usage {
-	in := s.sent.words(req.System, req.Messages)
+// usageOf is the usage of a turn that was sent in words and answered msg.
+func usageOf(in int, msg checkpoint.Message) checkpoint.Usage {
 	out := countWords(msg.Text)
 	for _, c := range msg.ToolCalls {
 		out += countWords(c.Input) + 1

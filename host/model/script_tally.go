@@ -9,24 +9,40 @@ import (
 	"github.com/cairnrun/cairn/checkpoint"
 )
 
-// tally counts the words of the conversations a script is sent, in time
-// that grows with what a request adds, not with the whole history.
+// tally counts the words of the conversations a script is sent, and their
+// assistant messages, in time that grows with what a request adds, not
+// with the whole history.
 //
-// A run sends the same conversation again each round with one round more:
-// the strings of the earlier messages are the very same strings, shared
-// with the agent's state. Go strings are immutable, so a string at the same
-// address with the same length has the same words. tally keeps the
-// address and length of every string it counted, in conversation order,
-// beside the running total; a request is walked comparing keys, which costs
-// a few nanoseconds a message, and only strings past the first mismatch are
-// counted. Holding the addresses keeps those strings alive, which the
-// agent's state does anyway.
+// A run sends the same conversation again each round with one round more,
+// in the very array its state keeps (the state only ever appends to it):
+// a request whose messages start at the same address as the last one's,
+// and are at least as many, holds the last request's messages and new ones
+// after them. Only the new ones are counted, once the last message counted
+// is checked to be still the one counted (a conversation cut back and
+// grown again in the same array fails that check).
+//
+// Any other request is walked message by message, comparing strings: Go
+// strings are immutable, so a string at the same address with the same
+// length has the same words. tally keeps the address and length of every
+// string it counted, in conversation order, beside the running total; the
+// walk compares keys, which costs a few nanoseconds a message, and counts
+// only strings past the first mismatch. The walk happens when the array
+// moved, which an append that outgrows it does at doubling sizes, so it
+// too costs O(1) a round, amortised. Holding the addresses keeps those
+// strings alive, which the agent's state does anyway.
 //
 // A tally is safe for concurrent use.
 type tally struct {
 	mu    sync.Mutex
 	keys  []strKey // every string counted, in conversation order
 	total []int    // total[i] is the words of keys[:i+1]
+	// base is the address of the last request's first message, msgs how
+	// many messages it had, assistants how many of them were the model's,
+	// and lastKeys where the last message's strings start in keys.
+	base       *checkpoint.Message
+	msgs       int
+	assistants int
+	lastKeys   int
 }
 
 type strKey struct {
@@ -39,25 +55,68 @@ func keyOf(s string) strKey { return strKey{unsafe.StringData(s), len(s)} }
 // words returns the words of the system prompt and of every message's text
 // and call inputs, as len(strings.Fields) of each would add up to.
 func (t *tally) words(system string, msgs []checkpoint.Message) int {
+	n, _ := t.count(system, msgs)
+	return n
+}
+
+// count returns what words does, and how many of msgs are the model's.
+func (t *tally) count(system string, msgs []checkpoint.Message) (words, assistants int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	w := walk{t: t}
-	w.add(system)
-	for i := range msgs {
-		w.add(msgs[i].Text)
-		for j := range msgs[i].ToolCalls {
-			w.add(msgs[i].ToolCalls[j].Input)
+	from := 0
+	if t.grown(system, msgs) {
+		from, w.i, w.sum, w.assistants = t.msgs, len(t.keys), t.total[len(t.total)-1], t.assistants
+	} else {
+		w.add(system)
+	}
+	for i := from; i < len(msgs); i++ {
+		if i == len(msgs)-1 {
+			t.lastKeys = w.i
+		}
+		w.message(&msgs[i])
+	}
+	t.base, t.msgs, t.assistants = nil, len(msgs), w.assistants
+	if len(msgs) > 0 {
+		t.base = &msgs[0]
+	}
+	return w.sum, w.assistants
+}
+
+// grown says whether msgs are the last request's messages, in the same
+// array, and maybe more after them (see tally).
+func (t *tally) grown(system string, msgs []checkpoint.Message) bool {
+	if t.msgs == 0 || len(msgs) < t.msgs || &msgs[0] != t.base || t.keys[0] != keyOf(system) {
+		return false
+	}
+	last, i := &msgs[t.msgs-1], t.lastKeys
+	if i >= len(t.keys) || t.keys[i] != keyOf(last.Text) || len(t.keys)-i != 1+len(last.ToolCalls) {
+		return false
+	}
+	for j := range last.ToolCalls {
+		if t.keys[i+1+j] != keyOf(last.ToolCalls[j].Input) {
+			return false
 		}
 	}
-	return w.sum
+	return true
 }
 
 // walk is one request's pass over a tally: i strings seen so far, all of
 // them matching the tally's keys while diverged is false.
 type walk struct {
-	t        *tally
-	i, sum   int
-	diverged bool
+	t                  *tally
+	i, sum, assistants int
+	diverged           bool
+}
+
+func (w *walk) message(m *checkpoint.Message) {
+	if m.Role == checkpoint.RoleAssistant {
+		w.assistants++
+	}
+	w.add(m.Text)
+	for j := range m.ToolCalls {
+		w.add(m.ToolCalls[j].Input)
+	}
 }
 
 func (w *walk) add(s string) {

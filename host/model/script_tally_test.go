@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -21,6 +22,16 @@ func fieldsWords(system string, msgs []checkpoint.Message) int {
 	return n
 }
 
+func assistantsIn(msgs []checkpoint.Message) int {
+	n := 0
+	for _, m := range msgs {
+		if m.Role == checkpoint.RoleAssistant {
+			n++
+		}
+	}
+	return n
+}
+
 func conversation(n int) []checkpoint.Message {
 	msgs := []checkpoint.Message{{Role: checkpoint.RoleUser, Text: "read the notes and count the words"}}
 	for i := 1; len(msgs) < n; i++ {
@@ -34,15 +45,20 @@ func conversation(n int) []checkpoint.Message {
 
 // TestTallyCountsWhatIsSent holds the tally to the plain count through the
 // ways a conversation changes between requests: it grows, a resume sends
-// fresh copies of every string, a replay drops its last round, and a
-// message's text is replaced in place.
+// fresh copies of every string, a replay drops its last round, a message's
+// text is replaced in a new array, and a conversation cut back grows again
+// in the same array with other messages.
 func TestTallyCountsWhatIsSent(t *testing.T) {
 	var tl tally
 	msgs := conversation(40)
 	check := func(what string, system string, msgs []checkpoint.Message) {
 		t.Helper()
-		if got, want := tl.words(system, msgs), fieldsWords(system, msgs); got != want {
+		got, assistants := tl.count(system, msgs)
+		if want := fieldsWords(system, msgs); got != want {
 			t.Fatalf("%s: tally counted %d words, want %d", what, got, want)
+		}
+		if want := assistantsIn(msgs); assistants != want {
+			t.Fatalf("%s: tally counted %d assistant messages, want %d", what, assistants, want)
 		}
 	}
 	for n := 1; n <= len(msgs); n++ {
@@ -56,8 +72,20 @@ func TestTallyCountsWhatIsSent(t *testing.T) {
 	}
 	check("every text copied", "be brief", copied)
 	check("last round dropped", "be brief", copied[:31])
-	copied[10].Text = "now five words are here"
-	check("a text replaced", "be brief", copied)
+	replaced := slices.Clone(copied)
+	replaced[10].Text = "now five words are here"
+	check("a text replaced", "be brief", replaced)
+	grow := make([]checkpoint.Message, 0, len(msgs))
+	for _, m := range msgs {
+		grow = append(grow, m)
+		check(fmt.Sprintf("grown in place to %d", len(grow)), "be brief", grow)
+	}
+	grow = grow[:20]
+	check("cut back in place", "be brief", grow)
+	grow = grow[:10]
+	grow = append(grow, conversation(25)[10:]...)
+	grow[12].Text, grow[19].Text = "other words", "and more other words here"
+	check("cut and grown again in place", "be brief", grow)
 	check("empty", "", nil)
 }
 
@@ -80,8 +108,10 @@ func FuzzCountWords(f *testing.F) {
 
 // BenchmarkScriptUsage times the input count of one request at a history
 // of 10 to 10,000 messages: "fields" counts every string afresh, as the
-// script model did; "tally" is how it counts now, a request whose earlier
-// messages it has counted before.
+// script model once did; "tally" is how it counts a request whose earlier
+// messages it has counted before, in the same array (as a run sends them
+// round after round); "tally-moved", the same messages in another array
+// each time, which it walks comparing strings.
 func BenchmarkScriptUsage(b *testing.B) {
 	for _, n := range []int{10, 1000, 10000} {
 		msgs := conversation(n)
@@ -95,6 +125,15 @@ func BenchmarkScriptUsage(b *testing.B) {
 			tl.words("be brief", msgs[:n-2])
 			for b.Loop() {
 				tl.words("be brief", msgs)
+			}
+		})
+		b.Run(fmt.Sprintf("tally-moved/%d", n), func(b *testing.B) {
+			var tl tally
+			arrays := [2][]checkpoint.Message{slices.Clone(msgs), slices.Clone(msgs)}
+			i := 0
+			for b.Loop() {
+				tl.words("be brief", arrays[i%2])
+				i++
 			}
 		})
 	}

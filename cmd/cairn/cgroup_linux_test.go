@@ -1,0 +1,178 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// cgroupLimit is the memory limit TestExampleUnderMemoryLimit runs the
+// example under: a device with 128 MB.
+const cgroupLimit = 128 << 20
+
+// The example runs to its end in a cgroup whose memory is limited to
+// 128 MiB, first with an empty compile cache (as an edge device's first
+// run is) and then with the cache that run filled. It needs a cgroup it
+// can make: a writable cgroup v2 directory, the cgroup v1 memory
+// hierarchy, or systemd-run --user; it is skipped when none is there, and
+// unless CAIRN_CGROUP=1. Each run may take until the test's deadline (go
+// test -timeout); the peak the cgroup saw is logged.
+//
+//	CAIRN_CGROUP=1 go test ./cmd/cairn -run ExampleUnderMemoryLimit -v -timeout 20m
+func TestExampleUnderMemoryLimit(t *testing.T) {
+	if os.Getenv("CAIRN_CGROUP") != "1" {
+		t.Skip("set CAIRN_CGROUP=1 to run the example under a 128 MiB cgroup memory limit")
+	}
+	cg, err := newMemoryCgroup(t)
+	if err != nil {
+		t.Skipf("no cgroup to limit memory with: %v", err)
+	}
+	bin := cairnBinary(t)
+	cache := filepath.Join(t.TempDir(), "cache")
+	for _, run := range []string{"cold", "warm"} {
+		args := exampleAgent(t)
+		args[len(args)-1] = cache
+		ctx, cancel := context.WithCancel(context.Background())
+		if d, ok := t.Deadline(); ok {
+			ctx, cancel = context.WithDeadline(context.Background(), d.Add(-10*time.Second))
+		}
+		cmd := cg.command(ctx, bin, append([]string{"run"}, args...)...)
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		start := time.Now()
+		err := cmd.Run()
+		cancel()
+		if err != nil {
+			t.Fatalf("%s run under %d MiB: %v (%s); the cgroup: %s\n%s", run, cgroupLimit>>20, err,
+				time.Since(start).Round(time.Millisecond), cg.report(), out.String())
+		}
+		t.Logf("%s run under %d MiB: done in %s; %s", run, cgroupLimit>>20, time.Since(start).Round(time.Millisecond), cg.report())
+		cg.resetPeak()
+	}
+}
+
+// memoryCgroup is a cgroup with a memory limit that commands are started
+// in: a directory of a cgroup v2 or v1 hierarchy, or systemd-run's scope.
+type memoryCgroup struct {
+	dir     string // "" for systemd-run
+	v1      bool
+	systemd string
+}
+
+// newMemoryCgroup makes a cgroup limited to cgroupLimit, removed when the
+// test ends.
+func newMemoryCgroup(t *testing.T) (*memoryCgroup, error) {
+	name := fmt.Sprintf("cairn-test-%d", os.Getpid())
+	limit := strconv.Itoa(cgroupLimit)
+	var tried []error
+	if own, err := ownCgroupV2(); err == nil {
+		dir := filepath.Join("/sys/fs/cgroup", own, name)
+		if err := makeCgroup(t, dir, map[string]string{"memory.max": limit, "memory.swap.max": "0"}); err == nil {
+			return &memoryCgroup{dir: dir}, nil
+		} else {
+			tried = append(tried, err)
+		}
+	} else {
+		tried = append(tried, err)
+	}
+	dir := filepath.Join("/sys/fs/cgroup/memory", name)
+	if err := makeCgroup(t, dir, map[string]string{"memory.limit_in_bytes": limit}); err == nil {
+		os.WriteFile(filepath.Join(dir, "memory.memsw.limit_in_bytes"), []byte(limit), 0o644) // where swap is accounted
+		return &memoryCgroup{dir: dir, v1: true}, nil
+	} else {
+		tried = append(tried, err)
+	}
+	if sd, err := exec.LookPath("systemd-run"); err == nil {
+		if out, err := exec.Command(sd, "--user", "--scope", "-q", "-p", "MemoryMax="+limit, "true").CombinedOutput(); err == nil {
+			return &memoryCgroup{systemd: sd}, nil
+		} else {
+			tried = append(tried, fmt.Errorf("systemd-run --user: %v: %s", err, bytes.TrimSpace(out)))
+		}
+	}
+	return nil, errors.Join(tried...)
+}
+
+// ownCgroupV2 is this process's cgroup in a cgroup v2 hierarchy with the
+// memory controller.
+func ownCgroupV2() (string, error) {
+	ctl, err := os.ReadFile("/sys/fs/cgroup/cgroup.controllers")
+	if err != nil || !strings.Contains(string(ctl), "memory") {
+		return "", fmt.Errorf("no cgroup v2 memory controller at /sys/fs/cgroup")
+	}
+	self, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return "", err
+	}
+	for _, line := range strings.Split(string(self), "\n") {
+		if path, ok := strings.CutPrefix(line, "0::"); ok {
+			return path, nil
+		}
+	}
+	return "", fmt.Errorf("no cgroup v2 line in /proc/self/cgroup")
+}
+
+// makeCgroup makes the cgroup dir with the given settings, removed when the
+// test ends.
+func makeCgroup(t *testing.T, dir string, settings map[string]string) error {
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return err
+	}
+	t.Cleanup(func() { os.Remove(dir) })
+	for file, value := range settings {
+		if err := os.WriteFile(filepath.Join(dir, file), []byte(value), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// command is bin with args, started inside the cgroup.
+func (c *memoryCgroup) command(ctx context.Context, bin string, args ...string) *exec.Cmd {
+	if c.dir == "" {
+		return exec.CommandContext(ctx, c.systemd, append([]string{"--user", "--scope", "-q",
+			"-p", "MemoryMax=" + strconv.Itoa(cgroupLimit), "-p", "MemorySwapMax=0", bin}, args...)...)
+	}
+	procs := filepath.Join(c.dir, "cgroup.procs")
+	return exec.CommandContext(ctx, "sh", append([]string{"-c", `echo $$ > "$0" && exec "$@"`, procs, bin}, args...)...)
+}
+
+// report says what the cgroup saw: its peak and how often it hit the limit.
+func (c *memoryCgroup) report() string {
+	read := func(file string) string {
+		b, err := os.ReadFile(filepath.Join(c.dir, file))
+		if err != nil {
+			return "?"
+		}
+		return strings.TrimSpace(string(b))
+	}
+	mib := func(s string) string {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return s
+		}
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	}
+	switch {
+	case c.dir == "":
+		return "systemd scope (no figures)"
+	case c.v1:
+		return fmt.Sprintf("peak %s, limit hit %s times", mib(read("memory.max_usage_in_bytes")), read("memory.failcnt"))
+	}
+	return fmt.Sprintf("peak %s, events: %s", mib(read("memory.peak")), strings.ReplaceAll(read("memory.events"), "\n", ", "))
+}
+
+// resetPeak starts the cgroup's peak anew, where it can.
+func (c *memoryCgroup) resetPeak() {
+	if c.v1 {
+		os.WriteFile(filepath.Join(c.dir, "memory.max_usage_in_bytes"), []byte("0"), 0o644)
+		os.WriteFile(filepath.Join(c.dir, "memory.failcnt"), []byte("0"), 0o644)
+	}
+}
