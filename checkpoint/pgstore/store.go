@@ -255,6 +255,7 @@ func (s *Store) Remove(agent string) error {
 	}
 	b := s.fence(l, &pgx.Batch{})
 	b.Queue(`DELETE FROM cairn_journal WHERE agent = $1`, agent)
+	b.Queue(`DELETE FROM cairn_past WHERE agent = $1`, agent)
 	b.Queue(`DELETE FROM cairn_agents WHERE id = $1`, agent)
 	if _, err := s.send(l, b); err != nil {
 		return fmt.Errorf("remove agent %q: %w", agent, err)

@@ -43,6 +43,7 @@ func Run(t *testing.T, open func(t *testing.T) checkpoint.Store) {
 		{"Blobs", testBlobs},
 		{"ManyRoundsCompact", testManyRounds},
 		{"PauseRequests", testPause},
+		{"Timeline", testTimeline},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
 	}
