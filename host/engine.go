@@ -25,6 +25,7 @@ type Engine struct {
 	rt      *sandbox.Runtime
 	store   checkpoint.Store
 	connect Connector
+	limit   WorkspaceLimit
 }
 
 // Config configures an Engine. The zero value compiles modules in memory
@@ -38,6 +39,8 @@ type Config struct {
 	// Connect reaches the MCP servers agent files list (host/mcp.Connect);
 	// nil: an agent that lists one does not start.
 	Connect Connector
+	// WorkspaceLimit bounds the workspace a run copies into the store.
+	WorkspaceLimit WorkspaceLimit
 }
 
 // OpenStore opens (making it if needed) the file store in dir. A process
@@ -70,7 +73,7 @@ func NewEngine(ctx context.Context, cfg Config) (*Engine, error) {
 	if store == nil {
 		store = checkpoint.NewMemStore()
 	}
-	return &Engine{rt: rt, store: store, connect: cfg.Connect}, nil
+	return &Engine{rt: rt, store: store, connect: cfg.Connect, limit: cfg.WorkspaceLimit}, nil
 }
 
 // Close releases the engine's runtime. Runs must have returned. Closing a
@@ -333,12 +336,15 @@ func (e *Engine) newRun(ctx context.Context, af *AgentFile, mods []Module, overr
 	}
 	pauser, _ := e.store.(checkpoint.Pauser)
 	return &run{pauser: pauser, agentID: agentID, id: runID, af: af, tools: tools, provider: provider, modelName: modelName,
-		workspace: ws, staging: e.stagingRoot(agentID), changes: e.changesRoot(agentID), pool: pool, log: log, history: nopWriter{}, startedAt: time.Now()}, nil
+		workspace: ws, staging: e.stagingRoot(agentID), changes: e.changesRoot(agentID), pool: pool, log: log, history: nopWriter{}, startedAt: time.Now(), travel: e.newTravel()}, nil
 }
 
 // begin journals the run's start and its prompt.
 func (r *run) begin(info checkpoint.RunInfo, prompt string) error {
 	info.Started = now()
+	if err := r.keepBase(); err != nil {
+		return err
+	}
 	if err := r.log.Append(checkpoint.Record{Type: checkpoint.RecRunStarted, Time: info.Started, Run: &info}); err != nil {
 		return err
 	}

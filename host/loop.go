@@ -55,6 +55,7 @@ type run struct {
 	onEvent EventFunc
 	// history keeps every event in the store, for `cairn events`.
 	history io.WriteCloser
+	travel  // the workspace's copy in the store (travel.go)
 }
 
 func (r *run) state() *checkpoint.State { return r.log.State() }
@@ -343,6 +344,9 @@ func (r *run) commit(round int, results []callResult) error {
 	n, err := r.log.Commit(checkpoint.Record{Type: checkpoint.RecCommit, Time: now(), Round: round})
 	if err != nil {
 		return fmt.Errorf("commit round %d: %w", round, err)
+	}
+	if err := r.keepPast(); err != nil {
+		return err
 	}
 	r.emitHeld(round, results)
 	r.pending = nil
