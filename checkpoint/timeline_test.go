@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -113,4 +114,58 @@ func FuzzDecodePast(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		decodePast("a", data) // must not panic
 	})
+}
+
+// An export carries the pasts and every blob they name, the files of the
+// base manifest too: the imported agent's workspace at any round is the
+// original's.
+func TestExportCarriesThePasts(t *testing.T) {
+	src := NewMemStore()
+	lock, _ := src.Lock("a", ThisProcess("r"))
+	log, err := src.Create("a", NewState("a", Definition{}, Labels{}, time.Unix(1, 0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, _ := src.PutBlob([]byte("one"))
+	two, _ := src.PutBlob([]byte("two"))
+	base, _ := EncodeManifest([]WorkspaceEntry{{Path: "a", Digest: one, Size: 3}})
+	baseDigest, _ := src.PutBlob(base)
+	p0, _ := NewPast(log.State(), nil)
+	p0.Base = baseDigest
+	p1, _ := NewPast(log.State(), []WorkspaceEntry{{Path: "a", Digest: two, Size: 3}})
+	p1.Round = 1
+	for _, p := range []Past{p0, p1} {
+		if err := src.PutPast("a", p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	log.Close()
+	lock.Unlock()
+	a, err := Export(src, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	a.WriteTo(&buf)
+	b, err := ReadArchive(&buf)
+	if err != nil || b.Version != 2 || len(b.Blobs) != 3 {
+		t.Fatalf("read back: %v (version %d, %d blobs)", err, b.Version, len(b.Blobs))
+	}
+	dst := NewMemStore()
+	if err := Import(dst, b, ThisProcess("import")); err != nil {
+		t.Fatal(err)
+	}
+	pasts, _ := dst.Pasts("a")
+	for n, want := range []string{one, two} {
+		m, err := WorkspaceAt(dst, pasts, "a", n)
+		if err != nil || len(m) != 1 || m[0].Digest != want {
+			t.Fatalf("imported workspace at round %d: %+v, %v", n, m, err)
+		}
+	}
+	delete(a.Blobs, one)
+	buf.Reset()
+	a.WriteTo(&buf)
+	if _, err := ReadArchive(&buf); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("an export without a base's file: %v", err)
+	}
 }
