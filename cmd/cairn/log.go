@@ -1,12 +1,14 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/host"
 )
 
 func logCommand() *cli.Command {
@@ -14,13 +16,17 @@ func logCommand() *cli.Command {
 		Name:      "log",
 		Usage:     "an agent's conversation as a readable transcript",
 		ArgsUsage: "AGENT",
-		Flags:     []cli.Flag{storeFlag, jsonFlag},
-		Action:    logAction,
+		Flags: []cli.Flag{storeFlag, jsonFlag,
+			&cli.IntFlag{Name: "round", Usage: "only the messages round N added, from the store's pasts"}},
+		Action: logAction,
 	}
 }
 
 func logAction(c *cli.Context) error {
-	in, err := inspect(c, "cairn log AGENT")
+	if c.IsSet("round") {
+		return logRound(c)
+	}
+	in, err := inspect(c, "cairn log [--round N] AGENT")
 	if err != nil {
 		return err
 	}
@@ -60,4 +66,32 @@ func printMessage(w io.Writer, m checkpoint.Message) {
 		}
 		fmt.Fprintf(w, "  %s %s %s: %s\n", mark, m.CallID, m.ToolName, oneLine(m.Text, 200))
 	}
+}
+
+// logRound prints the messages one round added.
+func logRound(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return withCode(exitUsage, fmt.Errorf("usage: cairn log [--round N] AGENT"))
+	}
+	store, err := openStore(c)
+	if err != nil {
+		return err
+	}
+	msgs, _, err := host.RoundMessages(store, c.Args().First(), c.Int("round"))
+	if errors.Is(err, checkpoint.ErrNoPast) {
+		return withCode(exitUsage, err)
+	}
+	if err != nil {
+		return runError(err)
+	}
+	for _, m := range msgs {
+		if c.Bool(jsonFlag.Name) {
+			if err := writeJSON(c, m); err != nil {
+				return err
+			}
+			continue
+		}
+		printMessage(c.App.Writer, m)
+	}
+	return nil
 }

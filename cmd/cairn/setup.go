@@ -68,7 +68,11 @@ func newEngine(c *cli.Context) (*host.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return host.NewEngine(c.Context, host.Config{CacheDir: cacheDir(c), Store: store, Connect: mcp.Connect})
+	limit, err := workspaceLimit(c)
+	if err != nil {
+		return nil, err
+	}
+	return host.NewEngine(c.Context, host.Config{CacheDir: cacheDir(c), Store: store, Connect: mcp.Connect, WorkspaceLimit: limit})
 }
 
 // runError maps an error that kept a run from starting to its exit code.
