@@ -23,6 +23,7 @@ type Store struct {
 	mu     sync.Mutex
 	leases map[string]*lease // the leases this Store holds
 	events map[string][]byte // event lines not yet written, by agent
+	group  grouper           // the agents' writes waiting to share a transaction
 }
 
 var _ checkpoint.Store = (*Store)(nil)
@@ -30,6 +31,7 @@ var _ checkpoint.Store = (*Store)(nil)
 type cfg struct {
 	ttl     time.Duration
 	timeout time.Duration
+	alone   bool // no group commit
 }
 
 // Option configures a Store.
@@ -41,6 +43,10 @@ const DefaultLeaseTTL = 30 * time.Second
 // WithLeaseTTL sets how long a lease outlives its holder's last renewal
 // (DefaultLeaseTTL). A holder renews it every third of that.
 func WithLeaseTTL(d time.Duration) Option { return func(c *cfg) { c.ttl = d } }
+
+// WithoutGroupCommit sends every write of every agent in a transaction
+// of its own, as the store did before group commit; for comparison.
+func WithoutGroupCommit() Option { return func(c *cfg) { c.alone = true } }
 
 // WithTimeout bounds each of the store's operations (30 s by default), so
 // that a database out of reach fails a run instead of hanging it.
@@ -317,6 +323,15 @@ func (s *Store) fence(l *lease, b *pgx.Batch) *pgx.Batch {
 // pauses the writer rather than failing it. A fenced batch is a
 // *FencedError; one the database did not answer, ErrUnavailable.
 func (s *Store) send(l *lease, b *pgx.Batch) ([]int64, error) {
+	tags, err := s.sendRetry(b)
+	if isFence(err) {
+		return nil, s.fenced(l.agent, l.epoch)
+	}
+	return tags, wrapConn(err)
+}
+
+// sendRetry is send without the fencing error's holder.
+func (s *Store) sendRetry(b *pgx.Batch) ([]int64, error) {
 	deadline := time.Now().Add(s.timeout)
 	tags, err := s.sendOnce(b)
 	for pause := 50 * time.Millisecond; err != nil && notRun(err) && time.Now().Add(pause).Before(deadline); pause = min(2*pause, time.Second) {
@@ -324,10 +339,7 @@ func (s *Store) send(l *lease, b *pgx.Batch) ([]int64, error) {
 		time.Sleep(pause)
 		tags, err = s.sendOnce(requeue(b))
 	}
-	if isFence(err) {
-		return nil, s.fenced(l.agent, l.epoch)
-	}
-	return tags, wrapConn(err)
+	return tags, err
 }
 
 // notRun reports whether a batch that failed so was certainly not
