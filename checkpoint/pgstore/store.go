@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	neturl "net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -31,7 +32,8 @@ var _ checkpoint.Store = (*Store)(nil)
 type cfg struct {
 	ttl     time.Duration
 	timeout time.Duration
-	alone   bool // no group commit
+	alone   bool   // no group commit
+	schema  string // the namespace's schema; "" for the default
 }
 
 // Option configures a Store.
@@ -47,6 +49,19 @@ func WithLeaseTTL(d time.Duration) Option { return func(c *cfg) { c.ttl = d } }
 // WithoutGroupCommit sends every write of every agent in a transaction
 // of its own, as the store did before group commit; for comparison.
 func WithoutGroupCommit() Option { return func(c *cfg) { c.alone = true } }
+
+// WithNamespace keeps the store's agents in namespace ns (see
+// checkpoint.CheckNamespace): a schema of its own, cairn_ns_<ns>, with
+// every table of the store, made and migrated on first use. The default
+// namespace ("" or "default") is the tables of the connection's
+// search_path, as before namespaces.
+func WithNamespace(ns string) Option {
+	return func(c *cfg) {
+		if ns != "" && ns != checkpoint.DefaultNamespace {
+			c.schema = "cairn_ns_" + ns
+		}
+	}
+}
 
 // WithTimeout bounds each of the store's operations (30 s by default), so
 // that a database out of reach fails a run instead of hanging it.
@@ -71,6 +86,9 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	for _, o := range opts {
 		o(&c)
 	}
+	if err := checkpoint.CheckNamespace(strings.TrimPrefix(c.schema, "cairn_ns_")); err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
 	if c.ttl <= 0 || c.timeout <= 0 {
 		return nil, fmt.Errorf("open store: the lease's time to live and the timeout must be positive")
 	}
@@ -78,11 +96,14 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
+	if c.schema != "" {
+		pc.ConnConfig.RuntimeParams["search_path"] = pgx.Identifier{c.schema}.Sanitize()
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", wrapConn(err))
 	}
-	if err := migrate(ctx, pool); err != nil {
+	if err := migrate(ctx, pool, c.schema); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("open store: %w", err)
 	}

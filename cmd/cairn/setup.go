@@ -44,9 +44,13 @@ func storeDir(c *cli.Context) string {
 // openStore opens the store --store names: a PostgreSQL database for a
 // postgres:// or postgresql:// URL, else a directory.
 func openStore(c *cli.Context) (checkpoint.Store, error) {
-	dir := storeDir(c)
+	dir, ns := storeDir(c), c.String(namespaceFlag.Name)
 	if strings.HasPrefix(dir, "postgres://") || strings.HasPrefix(dir, "postgresql://") {
-		return pgstore.Open(c.Context, dir)
+		return pgstore.Open(c.Context, dir, pgstore.WithNamespace(ns))
+	}
+	dir, err := checkpoint.NamespaceDir(dir, ns)
+	if err != nil {
+		return nil, withCode(exitUsage, err)
 	}
 	return host.OpenStore(dir)
 }
