@@ -18,14 +18,26 @@ import (
 // its interrupted round (each with its type and its CBOR payload, as a
 // journal frame holds them), its bookmarks, its event history, and every
 // blob its states name: agent files, scripts, tool modules and the
-// bookmarks' workspace archives. The workspace itself is not in it.
+// bookmarks' workspace archives. From version 2, when the store keeps
+// them, it holds the agent's pasts too (see Timeline) and the blobs they
+// name: the workspace travels in it, as it was at every boundary.
 
 // archiveMagic opens every export.
 const archiveMagic = "cairn-export\n"
 
 // ArchiveVersion is the version of the export format this build writes; a
 // reader refuses a newer one.
-const ArchiveVersion = 1
+const ArchiveVersion = 2
+
+// archiveVersionOf is the oldest version that holds what a has: 1 unless
+// it carries pasts, so that an older cairn still reads an export of an
+// agent that has none.
+func archiveVersionOf(a *Archive) int {
+	if len(a.Pasts) > 0 {
+		return 2
+	}
+	return 1
+}
 
 // MaxArchiveSize bounds what ReadArchive reads, so that a damaged or
 // hostile file cannot make it allocate without limit.
@@ -40,6 +52,7 @@ type Archive struct {
 	Bookmarks []Bookmark        `cbor:"5,keyasint,omitempty"`
 	Events    []byte            `cbor:"6,keyasint,omitempty"`
 	Blobs     map[string][]byte `cbor:"7,keyasint,omitempty"`
+	Pasts     []Past            `cbor:"8,keyasint,omitempty"`
 }
 
 // ArchivedRecord is one record of the interrupted round.
@@ -70,9 +83,21 @@ func Export(s Store, agent string) (*Archive, error) {
 	if a.Events, err = readEvents(s, agent); err != nil {
 		return nil, fmt.Errorf("export agent %q: %w", agent, err)
 	}
-	for _, d := range a.digests() {
-		if a.Blobs[d], err = s.Blob(d); err != nil {
+	if tl, ok := s.(Timeline); ok {
+		if a.Pasts, err = tl.Pasts(agent); err != nil {
 			return nil, fmt.Errorf("export agent %q: %w", agent, err)
+		}
+	}
+	a.Version = archiveVersionOf(a)
+	// Twice: the manifests' files are named once the manifests are in.
+	for range 2 {
+		for _, d := range a.digests() {
+			if _, ok := a.Blobs[d]; ok {
+				continue
+			}
+			if a.Blobs[d], err = s.Blob(d); err != nil {
+				return nil, fmt.Errorf("export agent %q: %w", agent, err)
+			}
 		}
 	}
 	return a, nil
@@ -106,6 +131,14 @@ func (a *Archive) digests() []string {
 			markDefinition(b.State.Definition, seen)
 		}
 		seen[b.Workspace] = true
+	}
+	PastDigests(a.Pasts, seen)
+	for _, p := range a.Pasts {
+		if m, err := DecodeManifest(a.Blobs[p.Base]); p.Base != "" && err == nil {
+			for _, e := range m {
+				seen[e.Digest] = true
+			}
+		}
 	}
 	delete(seen, "")
 	out := make([]string, 0, len(seen))
@@ -191,6 +224,9 @@ func (a *Archive) check() error {
 			return err
 		}
 	}
+	if err := a.checkPasts(); err != nil {
+		return err
+	}
 	for d, data := range a.Blobs {
 		if BlobDigest(data) != d {
 			return corrupt("blob " + d + " does not match its digest")
@@ -199,6 +235,28 @@ func (a *Archive) check() error {
 	for _, d := range a.digests() {
 		if _, ok := a.Blobs[d]; !ok {
 			return corrupt("blob " + d + " is named and missing")
+		}
+	}
+	return nil
+}
+
+// checkPasts refuses pasts of a newer schema, a manifest that does not
+// decode, and a change outside the workspace.
+func (a *Archive) checkPasts() error {
+	for _, p := range a.Pasts {
+		what := fmt.Sprintf("past round %d of agent %s", p.Round, a.Agent)
+		if p.State != nil && p.State.Schema > SchemaVersion {
+			return &FutureSchemaError{File: what, Version: p.State.Schema, Supported: SchemaVersion}
+		}
+		if p.Base != "" {
+			if _, err := DecodeManifest(a.Blobs[p.Base]); err != nil {
+				return fmt.Errorf("%s: %w", what, err)
+			}
+		}
+		for _, c := range p.Changes {
+			if err := CheckWorkspacePath(c.Path); err != nil {
+				return &CorruptError{File: "export of agent " + a.Agent, Reason: what + ": " + err.Error()}
+			}
 		}
 	}
 	return nil
@@ -258,6 +316,13 @@ func Import(s Store, a *Archive, h Holder) error {
 	for _, b := range a.Bookmarks {
 		if err := s.PutBookmark(a.Agent, b); err != nil {
 			return fmt.Errorf("import agent %q: %w", a.Agent, err)
+		}
+	}
+	if tl, ok := s.(Timeline); ok {
+		for _, p := range a.Pasts {
+			if err := tl.PutPast(a.Agent, p); err != nil {
+				return fmt.Errorf("import agent %q: %w", a.Agent, err)
+			}
 		}
 	}
 	return importEvents(s, a.Agent, a.Events)

@@ -30,12 +30,16 @@
 //	agents/<id>/events.jsonl             the event history, one JSON line per event (not synced)
 //	agents/<id>/pause                    a pause request (empty; see Pauser), cleared by the run that obeys it
 //	agents/<id>/bookmarks/<label>.cbor   a bookmark: a boundary's state and its workspace's blob
+//	agents/<id>/past                     the agent's pasts (see Timeline): one frame of type 50 per
+//	                                     committed round, its payload a CBOR Past; appended, not synced
 //	agents/<id>/staging/round-<N>/<call> what a call staged (the host's; see package host)
 //	agents/<id>/changes/round-<N>/<call>.cbor  the changes of the last rounds, for diff and undo (the host's)
-//	blobs/sha256/<hex>                   content-addressed agent files, scripts, modules and workspace archives
+//	blobs/sha256/<hex>                   content-addressed agent files, scripts, modules, workspace archives,
+//	                                     workspace manifests and the files of the workspaces pasts name
 //	group/<16 hex>.log                   a group log (see Group commit); "*.tmp" while it is made
 //	workflows/<id>.cbor                  a workflow's journal of completed steps (see Workflows), replaced atomically
 //	memory/<namespace>/<hex key>.cbor    one fact of a memory namespace (see Memory), replaced atomically
+//	namespaces/<name>/…                  namespace <name>: a store of its own, laid out as above
 //
 // The newest snapshot and the journal of the same round are the agent.
 //

@@ -40,6 +40,9 @@ type FileStore struct {
 
 	mu   sync.Mutex
 	held map[string]*fileLock // the agents this store has locked, by id
+	// pastsChecked are the agents whose past file this store has checked
+	// for a torn tail since it locked them.
+	pastsChecked sync.Map
 }
 
 var _ Store = (*FileStore)(nil)
@@ -85,6 +88,7 @@ func (s *FileStore) Lock(id string, h Holder) (Lock, error) {
 	s.mu.Lock()
 	s.held[id] = l
 	s.mu.Unlock()
+	s.pastsChecked.Delete(id)
 	l.release = func() {
 		s.mu.Lock()
 		if s.held[id] == l {
@@ -153,7 +157,7 @@ func (s *FileStore) Remove(id string) error {
 		return fmt.Errorf("remove agent %q: %w", id, err)
 	}
 	for _, e := range entries {
-		if n := e.Name(); strings.HasPrefix(n, "snap-") || strings.HasPrefix(n, "journal-") {
+		if n := e.Name(); strings.HasPrefix(n, "snap-") || strings.HasPrefix(n, "journal-") || n == pastFile {
 			if err := os.Remove(filepath.Join(dir, n)); err != nil {
 				return fmt.Errorf("remove agent %q: %w", id, err)
 			}

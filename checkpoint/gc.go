@@ -170,6 +170,9 @@ func (s *FileStore) markAgent(id string, trimmed, inUse map[string]bool) error {
 			inUse[b.Workspace] = true
 		}
 	}
+	if err := MarkPasts(s, id, inUse); err != nil {
+		return fmt.Errorf("collect agent %q: %w", id, err)
+	}
 	return nil
 }
 

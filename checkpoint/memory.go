@@ -59,9 +59,9 @@ func CheckFact(f Fact) error {
 	return nil
 }
 
-// CheckNamespace refuses a memory namespace that could not name one
+// CheckMemoryNamespace refuses a memory namespace that could not name one
 // directory of the file store.
-func CheckNamespace(ns string) error {
+func CheckMemoryNamespace(ns string) error {
 	if err := CheckID(ns); err != nil {
 		return fmt.Errorf("memory namespace %q: want 1 to 128 of letters, digits, '.', '_' and '-', not starting with '.'", ns)
 	}

@@ -17,7 +17,7 @@ import (
 const memoryDir = "memory"
 
 func (s *FileStore) factPath(ns, key string) (string, error) {
-	if err := CheckNamespace(ns); err != nil {
+	if err := CheckMemoryNamespace(ns); err != nil {
 		return "", err
 	}
 	if err := CheckFact(Fact{Key: key}); err != nil {
@@ -50,7 +50,7 @@ func (s *FileStore) Remember(ns string, f Fact) error {
 
 // Recall reads every fact of memory/<ns>/, ignoring temp files.
 func (s *FileStore) Recall(ns string) ([]Fact, error) {
-	if err := CheckNamespace(ns); err != nil {
+	if err := CheckMemoryNamespace(ns); err != nil {
 		return nil, err
 	}
 	dir := filepath.Join(s.dir, memoryDir, ns)
@@ -108,7 +108,7 @@ func (s *FileStore) Namespaces() ([]string, error) {
 	}
 	var out []string
 	for _, e := range ents {
-		if !e.IsDir() || CheckNamespace(e.Name()) != nil {
+		if !e.IsDir() || CheckMemoryNamespace(e.Name()) != nil {
 			continue
 		}
 		facts, _ := filepath.Glob(filepath.Join(s.dir, memoryDir, e.Name(), "*.cbor"))
@@ -124,7 +124,7 @@ func sortFacts(fs []Fact) { sort.Slice(fs, func(i, j int) bool { return fs[i].Ke
 
 // Remember keeps the encoded fact.
 func (s *MemStore) Remember(ns string, f Fact) error {
-	if err := CheckNamespace(ns); err != nil {
+	if err := CheckMemoryNamespace(ns); err != nil {
 		return err
 	}
 	data, err := EncodeFact(f)
@@ -145,7 +145,7 @@ func (s *MemStore) Remember(ns string, f Fact) error {
 
 // Recall decodes the namespace's facts.
 func (s *MemStore) Recall(ns string) ([]Fact, error) {
-	if err := CheckNamespace(ns); err != nil {
+	if err := CheckMemoryNamespace(ns); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()

@@ -28,7 +28,8 @@ type memAgent struct {
 	events    []byte
 	bookmarks map[string][]byte // encoded Bookmarks by label
 	locked    bool
-	pause     bool // a pause is requested
+	pause     bool     // a pause is requested
+	pasts     [][]byte // encoded Pasts, in the order put
 }
 
 var _ Store = (*MemStore)(nil)
@@ -102,7 +103,7 @@ func (s *MemStore) Remove(id string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	a := s.agent(id)
-	a.snapshot, a.journal, a.types = nil, nil, nil
+	a.snapshot, a.journal, a.types, a.pasts = nil, nil, nil, nil
 	return nil
 }
 

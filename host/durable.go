@@ -144,6 +144,9 @@ func (r *run) callFinished(ctx context.Context, round int, res *callResult, g *r
 		if err := sandbox.SyncStaged(res.staging, res.effects); err != nil {
 			return fmt.Errorf("call %s: %w", res.call.ID, err)
 		}
+		if err := r.keepStagedFiles(res.staging, res.effects); err != nil {
+			return fmt.Errorf("call %s: %w", res.call.ID, err)
+		}
 	}
 	if err := r.recordCall(round, res); err != nil {
 		return err

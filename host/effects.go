@@ -163,6 +163,9 @@ func (r *run) applyCall(round int, res callResult) error {
 
 // applyOne applies one call's journaled changes and journals that it did.
 func (r *run) applyOne(round int, c checkpoint.ToolCall, staging string, effects sandbox.Effects) error {
+	if err := r.beforeApply(staging, effects); err != nil {
+		return fmt.Errorf("call %s: %w", c.ID, err)
+	}
 	if err := keepChanges(r.changes, round, c.ID, r.workspace, staging, effects); err != nil {
 		return fmt.Errorf("keep the changes of call %s: %w", c.ID, err)
 	}

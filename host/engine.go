@@ -25,6 +25,7 @@ type Engine struct {
 	rt      *sandbox.Runtime
 	store   checkpoint.Store
 	connect Connector
+	limit   WorkspaceLimit
 	// wrapModel, set by tests, wraps every provider a run opens.
 	wrapModel func(model.Provider) model.Provider
 }
@@ -40,6 +41,8 @@ type Config struct {
 	// Connect reaches the MCP servers agent files list (host/mcp.Connect);
 	// nil: an agent that lists one does not start.
 	Connect Connector
+	// WorkspaceLimit bounds the workspace a run copies into the store.
+	WorkspaceLimit WorkspaceLimit
 }
 
 // OpenStore opens (making it if needed) the file store in dir. A process
@@ -72,7 +75,7 @@ func NewEngine(ctx context.Context, cfg Config) (*Engine, error) {
 	if store == nil {
 		store = checkpoint.NewMemStore()
 	}
-	return &Engine{rt: rt, store: store, connect: cfg.Connect}, nil
+	return &Engine{rt: rt, store: store, connect: cfg.Connect, limit: cfg.WorkspaceLimit}, nil
 }
 
 // Close releases the engine's runtime. Runs must have returned. Closing a
@@ -354,7 +357,7 @@ func (e *Engine) newRun(ctx context.Context, af *AgentFile, mods []Module, overr
 	r := &run{pauser: pauser, agentID: agentID, id: runID, af: af, tools: tools, provider: provider, modelName: modelName,
 		workspace: ws, staging: e.stagingRoot(agentID), changes: e.changesRoot(agentID), pool: pool, log: log, history: nopWriter{}, startedAt: time.Now(),
 		engine: e, store: e.store, blobs: e.store.PutBlob, seenBlobs: newBlobCache(e.store, af.Record),
-		trim: e.rt.Trim}
+		trim: e.rt.Trim, travel: e.newTravel()}
 	tools.run = r
 	return r, nil
 }
@@ -362,6 +365,9 @@ func (e *Engine) newRun(ctx context.Context, af *AgentFile, mods []Module, overr
 // begin journals the run's start and its prompt.
 func (r *run) begin(info checkpoint.RunInfo, prompt string) error {
 	info.Started = now()
+	if err := r.keepBase(); err != nil {
+		return err
+	}
 	if err := r.log.Append(checkpoint.Record{Type: checkpoint.RecRunStarted, Time: info.Started, Run: &info}); err != nil {
 		return err
 	}

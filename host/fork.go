@@ -60,8 +60,13 @@ func (e *Engine) capture(id, label string) (*checkpoint.Bookmark, []byte, error)
 type ForkOptions struct {
 	ID string
 	// From is a bookmark's label; empty forks the last committed round
-	// with the workspace as it is now.
+	// with the workspace as it is now, unless AtRound is set.
 	From string
+	// AtRound, when Past is set, forks the boundary of that round (0: the
+	// agent as it started) with the workspace as it was then, rebuilt
+	// from the store's pasts (see Timeline in package checkpoint).
+	AtRound int
+	Past    bool
 	// As is the new agent's id; empty makes one.
 	As string
 	// Workspace is the new agent's workspace directory: it must not exist
@@ -101,7 +106,7 @@ func (e *Engine) Fork(opts ForkOptions) (*checkpoint.State, error) {
 	if e.store.Exists(opts.As) {
 		return nil, fmt.Errorf("fork as %q: %w", opts.As, checkpoint.ErrExists)
 	}
-	src, archive, err := e.forkSource(opts)
+	src, fill, err := e.forkFrom(opts)
 	if err != nil {
 		return nil, fmt.Errorf("fork: %w", err) // forkSource's error names the agent
 	}
@@ -115,7 +120,7 @@ func (e *Engine) Fork(opts ForkOptions) (*checkpoint.State, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := extractWorkspace(archive, opts.Workspace); err != nil {
+	if err := fill(opts.Workspace); err != nil {
 		return nil, fmt.Errorf("fork agent %q: %w", opts.ID, err)
 	}
 	log, err := e.store.Create(opts.As, st)
@@ -123,6 +128,51 @@ func (e *Engine) Fork(opts ForkOptions) (*checkpoint.State, error) {
 		return nil, err
 	}
 	return st, log.Close()
+}
+
+// forkFrom is the boundary to fork from and what fills the new agent's
+// workspace directory.
+func (e *Engine) forkFrom(opts ForkOptions) (*checkpoint.Bookmark, func(dir string) error, error) {
+	if opts.Past {
+		return e.forkPast(opts)
+	}
+	src, archive, err := e.forkSource(opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	return src, func(dir string) error { return extractWorkspace(archive, dir) }, nil
+}
+
+// forkPast is the boundary of a past round and its workspace, from the
+// store's pasts. It reads the agent without its lock: pasts are only
+// added to.
+func (e *Engine) forkPast(opts ForkOptions) (*checkpoint.Bookmark, func(dir string) error, error) {
+	rec, err := e.store.Read(opts.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	tl, ok := e.store.(checkpoint.Timeline)
+	if !ok {
+		return nil, nil, fmt.Errorf("agent %q: %w: %T keeps no past", opts.ID, ErrNoCopy, e.store)
+	}
+	pasts, err := tl.Pasts(opts.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := checkpoint.PastAt(pasts, opts.ID, opts.AtRound)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := checkpoint.StateAt(rec.State, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := checkpoint.WorkspaceAt(e.store, pasts, opts.ID, opts.AtRound)
+	if err != nil {
+		return nil, nil, err
+	}
+	b := &checkpoint.Bookmark{Label: fmt.Sprintf("round-%d", p.Round), Round: p.Round, Time: now(), State: st}
+	return b, func(dir string) error { return materializeAt(e.store, m, dir) }, nil
 }
 
 // forkSource is the bookmark to fork from, or the agent's boundary and

@@ -134,6 +134,7 @@ func (r *run) learnApplied(round int, tail []checkpoint.Record, kept map[string]
 		if t.Type != checkpoint.RecApplied {
 			continue
 		}
+		r.noteApplied(kept[t.Call])
 		if len(t.Files) == 0 {
 			r.learnFromManifest(round, t.Call, kept[t.Call])
 			continue

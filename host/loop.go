@@ -72,6 +72,7 @@ type run struct {
 	blobs func([]byte) (string, error)
 	// window is what a context budget lets the model see; nil without one.
 	window *window
+	travel // the workspace's copy in the store (travel.go)
 }
 
 func (r *run) state() *checkpoint.State { return r.log.State() }
@@ -366,6 +367,9 @@ func (r *run) commit(round int, results []callResult) error {
 	n, err := r.log.Commit(checkpoint.Record{Type: checkpoint.RecCommit, Time: now(), Round: round})
 	if err != nil {
 		return fmt.Errorf("commit round %d: %w", round, err)
+	}
+	if err := r.keepPast(); err != nil {
+		return err
 	}
 	r.emitHeld(round, results)
 	r.committed(round, results)

@@ -48,7 +48,7 @@ func memoryTools(af *AgentFile) ([]NativeTool, error) {
 	if af.Memory == "" {
 		return nil, nil
 	}
-	if err := checkpoint.CheckNamespace(af.Memory); err != nil {
+	if err := checkpoint.CheckMemoryNamespace(af.Memory); err != nil {
 		return nil, fmt.Errorf("memory: %w", err)
 	}
 	ns := memoryNS(af.Memory)

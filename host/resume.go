@@ -55,6 +55,16 @@ type ResumeOptions struct {
 	AutoDeny bool
 
 	sub *subRun // a delegation's, for the run of its sub-agent
+	// Workspace, when set, is where the agent's workspace is now: a
+	// missing or empty directory receives the store's copy of it at the
+	// boundary; one that holds a workspace is compared with that copy,
+	// and refused with a *WorkspaceDiffError if they differ, unless
+	// TakeStoreWorkspace makes it the store's copy.
+	Workspace          string
+	TakeStoreWorkspace bool
+	// Steal takes the agent from a holder whose lease has not expired
+	// (a store with leases only: pgstore), fencing it.
+	Steal bool
 }
 
 // Report is what resume found. It is also the agent_resumed event.
@@ -102,7 +112,7 @@ func (e *Engine) Resume(ctx context.Context, opts ResumeOptions) (*Result, error
 		opts.Strategy = StrategySeal
 	}
 	runID := "run-" + newID()
-	lock, err := e.store.Lock(opts.ID, checkpoint.ThisProcess(runID))
+	lock, err := e.lockToResume(opts, runID)
 	if err != nil {
 		return nil, err
 	}
@@ -115,6 +125,9 @@ func (e *Engine) Resume(ctx context.Context, opts ResumeOptions) (*Result, error
 		return nil, fmt.Errorf("resume: %w", err) // the store's error names the agent
 	}
 	defer log.Close()
+	if err := e.placeWorkspace(rec, opts, log); err != nil {
+		return nil, err
+	}
 	r, err := e.rebuildRun(ctx, rec, opts, runID, log)
 	if err != nil {
 		return nil, err

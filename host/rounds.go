@@ -304,6 +304,9 @@ func (e *Engine) Changes(agent string, round int) (int, []FileChange, error) {
 	root := e.changesRoot(agent)
 	if round == 0 {
 		rounds := changedRounds(root)
+		if last := e.lastPastChange(agent); len(rounds) == 0 && last > 0 {
+			rounds = []int{last}
+		}
 		if len(rounds) == 0 {
 			return 0, nil, fmt.Errorf("agent %q: %w (none of its last %d rounds changed a file)", agent, ErrNoChanges, KeepRounds)
 		}
@@ -312,6 +315,9 @@ func (e *Engine) Changes(agent string, round int) (int, []FileChange, error) {
 	dir := filepath.Join(root, fmt.Sprintf("round-%d", round))
 	paths, calls, err := keptCallsOf(dir)
 	if err != nil {
+		if out, perr := e.pastChanges(agent, round); perr == nil {
+			return round, out, nil // changed elsewhere, or too long ago to be kept here
+		}
 		return round, nil, fmt.Errorf("agent %q round %d: %w (kept: the last %d rounds that changed files)", agent, round, ErrNoChanges, KeepRounds)
 	}
 	var out []FileChange

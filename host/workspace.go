@@ -15,9 +15,6 @@ import (
 // memory and stored as one blob.
 const MaxWorkspaceArchive = 256 << 20
 
-// ErrWorkspaceTooLarge: a workspace is too big to bookmark.
-var ErrWorkspaceTooLarge = errors.New("workspace too large to bookmark")
-
 // archiveWorkspace packs the regular files and directories of a workspace
 // into a tar archive. Symlinks and special files are left out: tools never
 // reach them outside the workspace, and a copy must not either.
@@ -34,7 +31,7 @@ func archiveWorkspace(dir string) ([]byte, error) {
 			return err
 		}
 		if total += fi.Size(); total > MaxWorkspaceArchive {
-			return fmt.Errorf("%w: more than %d MiB in %s", ErrWorkspaceTooLarge, MaxWorkspaceArchive>>20, dir)
+			return fmt.Errorf("%w to bookmark: more than %d MiB in %s", ErrWorkspaceTooLarge, MaxWorkspaceArchive>>20, dir)
 		}
 		return addToArchive(tw, dir, p, fi)
 	})

@@ -8,11 +8,12 @@ import (
 	"testing"
 
 	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/checkpoint/pgstore"
 )
 
 // benchStores are the stores the benchmarks compare, in the same run: the
 // file store in a temporary directory and PostgreSQL (fsync and
-// synchronous_commit on) on a unix socket.
+// synchronous_commit on) on a unix socket, with group commit and without.
 func benchStores(b *testing.B) []struct {
 	name string
 	s    checkpoint.Store
@@ -22,7 +23,7 @@ func benchStores(b *testing.B) []struct {
 	return []struct {
 		name string
 		s    checkpoint.Store
-	}{{"file", fs}, {"postgres", open(b, sharedURL(b))}}
+	}{{"file", fs}, {"postgres", open(b, sharedURL(b))}, {"postgres-alone", open(b, sharedURL(b), pgstore.WithoutGroupCommit())}}
 }
 
 var benchIDs atomic.Int64

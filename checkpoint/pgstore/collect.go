@@ -106,7 +106,7 @@ func (s *Store) markAgent(id string, trimmed, inUse map[string]bool) error {
 			inUse[b.Workspace] = true
 		}
 	}
-	return nil
+	return checkpoint.MarkPasts(s, id, inUse)
 }
 
 func markDefinition(d checkpoint.Definition, inUse map[string]bool) {

@@ -23,5 +23,5 @@ func MigrateTo(ctx context.Context, url string, n int) error {
 	if err != nil {
 		return err
 	}
-	return migrateTo(ctx, pool, ms[:n])
+	return migrateTo(ctx, pool, ms[:n], "")
 }

@@ -3,6 +3,7 @@ package pgstore_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -244,5 +245,54 @@ func TestExpiredLeaseNoOneTookStillCommits(t *testing.T) {
 	}
 	if rec, _ := s.Read("a1"); rec.State.Round != 1 {
 		t.Fatalf("round %d", rec.State.Round)
+	}
+}
+
+// Agents committing at once share transactions, and one of them fenced in
+// a shared transaction fails alone: the others' rounds are committed,
+// the fenced one's is not.
+func TestGroupCommitFencesOnlyTheFenced(t *testing.T) {
+	url := pgtest.Shared(t).NewDatabase(t)
+	s := open(t, url)
+	other := open(t, url)
+	const agents = 8
+	logs := make([]checkpoint.Log, agents)
+	for i := range logs {
+		id := fmt.Sprintf("g%d", i)
+		lock, err := s.Lock(id, checkpoint.ThisProcess("run-1"))
+		must(t, err)
+		defer lock.Unlock()
+		logs[i], err = s.Create(id, newState(id))
+		must(t, err)
+	}
+	stolen, err := other.Steal("g3", checkpoint.Holder{Host: "node-b", PID: 1, Run: "run-b"})
+	must(t, err)
+	defer stolen.Unlock()
+	errs := make([]error, agents)
+	var wg sync.WaitGroup
+	for i, log := range logs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for round := 1; round <= 20 && errs[i] == nil; round++ {
+				errs[i] = log.Append(checkpoint.Record{Type: checkpoint.RecUser, Time: time.Now(), Round: round,
+					Message: &checkpoint.Message{Role: checkpoint.RoleUser, Text: "hi"}})
+				if errs[i] == nil {
+					_, errs[i] = log.Commit(checkpoint.Record{Type: checkpoint.RecCommit, Time: time.Now(), Round: round})
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		var fe *pgstore.FencedError
+		if i == 3 != errors.As(err, &fe) {
+			t.Fatalf("agent g%d: %v", i, err)
+		}
+		rec, rerr := other.Read(fmt.Sprintf("g%d", i))
+		must(t, rerr)
+		if want := map[bool]int{true: 0, false: 20}[i == 3]; rec.State.Round != want {
+			t.Fatalf("agent g%d at round %d, want %d", i, rec.State.Round, want)
+		}
 	}
 }

@@ -105,11 +105,7 @@ func (g *pgLog) write(durable, mayCompact bool) error {
 		size += int64(len(r))
 	}
 	agent := g.l.agent
-	b := &pgx.Batch{}
-	if !durable {
-		b.Queue(`SELECT set_config('synchronous_commit', 'off', true)`)
-	}
-	g.s.fence(g.l, b)
+	b := g.s.fence(g.l, &pgx.Batch{})
 	if n > 0 {
 		b.Queue(`INSERT INTO cairn_journal (agent, seq, type, payload)
 			SELECT $1, $2 + x.o - 1, x.t, x.p FROM unnest($3::smallint[], $4::bytea[]) WITH ORDINALITY AS x(t, p, o)`,
@@ -128,7 +124,7 @@ func (g *pgLog) write(durable, mayCompact bool) error {
 	if len(events) > 0 {
 		b.Queue(`INSERT INTO cairn_events (agent, data) VALUES ($1, $2)`, agent, events)
 	}
-	if _, err := g.s.send(g.l, b); err != nil {
+	if _, err := g.s.sendGrouped(g.l, b, durable); err != nil {
 		g.broken = fmt.Errorf("write journal of agent %q: %w", agent, err)
 		return g.broken
 	}

@@ -12,7 +12,7 @@ var _ checkpoint.Memory = (*Store)(nil)
 
 // Remember upserts the fact's row.
 func (s *Store) Remember(ns string, f checkpoint.Fact) error {
-	if err := checkpoint.CheckNamespace(ns); err != nil {
+	if err := checkpoint.CheckMemoryNamespace(ns); err != nil {
 		return err
 	}
 	data, err := checkpoint.EncodeFact(f)
@@ -30,7 +30,7 @@ func (s *Store) Remember(ns string, f checkpoint.Fact) error {
 
 // Recall reads the namespace's rows, sorted by key.
 func (s *Store) Recall(ns string) ([]checkpoint.Fact, error) {
-	if err := checkpoint.CheckNamespace(ns); err != nil {
+	if err := checkpoint.CheckMemoryNamespace(ns); err != nil {
 		return nil, err
 	}
 	ctx, cancel := s.opContext()

@@ -83,16 +83,16 @@ func readVersion(ctx context.Context, q interface {
 // migrate brings the database's schema to this build's version. A schema
 // newer than this build is a *checkpoint.FutureSchemaError, found before
 // anything is written.
-func migrate(ctx context.Context, pool *pgxpool.Pool) error {
+func migrate(ctx context.Context, pool *pgxpool.Pool, schema string) error {
 	ms, err := migrations()
 	if err != nil {
 		return err
 	}
-	return migrateTo(ctx, pool, ms)
+	return migrateTo(ctx, pool, ms, schema)
 }
 
 // migrateTo applies the migrations in ms the database lacks.
-func migrateTo(ctx context.Context, pool *pgxpool.Pool, ms []migration) error {
+func migrateTo(ctx context.Context, pool *pgxpool.Pool, ms []migration, schema string) error {
 	v, err := readVersion(ctx, pool)
 	if err != nil {
 		return fmt.Errorf("read schema version: %w", wrapConn(err))
@@ -103,6 +103,11 @@ func migrateTo(ctx context.Context, pool *pgxpool.Pool, ms []migration) error {
 	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(schemaLock)); err != nil {
 			return err
+		}
+		if schema != "" {
+			if _, err := tx.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+pgx.Identifier{schema}.Sanitize()); err != nil {
+				return err
+			}
 		}
 		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS cairn_schema (version integer NOT NULL)`); err != nil {
 			return err

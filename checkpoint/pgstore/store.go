@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	neturl "net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -23,6 +24,7 @@ type Store struct {
 	mu     sync.Mutex
 	leases map[string]*lease // the leases this Store holds
 	events map[string][]byte // event lines not yet written, by agent
+	group  grouper           // the agents' writes waiting to share a transaction
 }
 
 var _ checkpoint.Store = (*Store)(nil)
@@ -30,6 +32,8 @@ var _ checkpoint.Store = (*Store)(nil)
 type cfg struct {
 	ttl     time.Duration
 	timeout time.Duration
+	alone   bool   // no group commit
+	schema  string // the namespace's schema; "" for the default
 }
 
 // Option configures a Store.
@@ -41,6 +45,23 @@ const DefaultLeaseTTL = 30 * time.Second
 // WithLeaseTTL sets how long a lease outlives its holder's last renewal
 // (DefaultLeaseTTL). A holder renews it every third of that.
 func WithLeaseTTL(d time.Duration) Option { return func(c *cfg) { c.ttl = d } }
+
+// WithoutGroupCommit sends every write of every agent in a transaction
+// of its own, as the store did before group commit; for comparison.
+func WithoutGroupCommit() Option { return func(c *cfg) { c.alone = true } }
+
+// WithNamespace keeps the store's agents in namespace ns (see
+// checkpoint.CheckNamespace): a schema of its own, cairn_ns_<ns>, with
+// every table of the store, made and migrated on first use. The default
+// namespace ("" or "default") is the tables of the connection's
+// search_path, as before namespaces.
+func WithNamespace(ns string) Option {
+	return func(c *cfg) {
+		if ns != "" && ns != checkpoint.DefaultNamespace {
+			c.schema = "cairn_ns_" + ns
+		}
+	}
+}
 
 // WithTimeout bounds each of the store's operations (30 s by default), so
 // that a database out of reach fails a run instead of hanging it.
@@ -65,6 +86,9 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	for _, o := range opts {
 		o(&c)
 	}
+	if err := checkpoint.CheckNamespace(strings.TrimPrefix(c.schema, "cairn_ns_")); err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
 	if c.ttl <= 0 || c.timeout <= 0 {
 		return nil, fmt.Errorf("open store: the lease's time to live and the timeout must be positive")
 	}
@@ -72,11 +96,14 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
+	if c.schema != "" {
+		pc.ConnConfig.RuntimeParams["search_path"] = pgx.Identifier{c.schema}.Sanitize()
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", wrapConn(err))
 	}
-	if err := migrate(ctx, pool); err != nil {
+	if err := migrate(ctx, pool, c.schema); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("open store: %w", err)
 	}
@@ -255,6 +282,7 @@ func (s *Store) Remove(agent string) error {
 	}
 	b := s.fence(l, &pgx.Batch{})
 	b.Queue(`DELETE FROM cairn_journal WHERE agent = $1`, agent)
+	b.Queue(`DELETE FROM cairn_past WHERE agent = $1`, agent)
 	b.Queue(`DELETE FROM cairn_agents WHERE id = $1`, agent)
 	if _, err := s.send(l, b); err != nil {
 		return fmt.Errorf("remove agent %q: %w", agent, err)
@@ -316,6 +344,15 @@ func (s *Store) fence(l *lease, b *pgx.Batch) *pgx.Batch {
 // pauses the writer rather than failing it. A fenced batch is a
 // *FencedError; one the database did not answer, ErrUnavailable.
 func (s *Store) send(l *lease, b *pgx.Batch) ([]int64, error) {
+	tags, err := s.sendRetry(b)
+	if isFence(err) {
+		return nil, s.fenced(l.agent, l.epoch)
+	}
+	return tags, wrapConn(err)
+}
+
+// sendRetry is send without the fencing error's holder.
+func (s *Store) sendRetry(b *pgx.Batch) ([]int64, error) {
 	deadline := time.Now().Add(s.timeout)
 	tags, err := s.sendOnce(b)
 	for pause := 50 * time.Millisecond; err != nil && notRun(err) && time.Now().Add(pause).Before(deadline); pause = min(2*pause, time.Second) {
@@ -323,10 +360,7 @@ func (s *Store) send(l *lease, b *pgx.Batch) ([]int64, error) {
 		time.Sleep(pause)
 		tags, err = s.sendOnce(requeue(b))
 	}
-	if isFence(err) {
-		return nil, s.fenced(l.agent, l.epoch)
-	}
-	return tags, wrapConn(err)
+	return tags, err
 }
 
 // notRun reports whether a batch that failed so was certainly not

@@ -46,6 +46,7 @@ func Run(t *testing.T, open func(t *testing.T) checkpoint.Store) {
 		{"Workflows", testWorkflows},
 		{"Memory", testMemory},
 		{"CompactionRecords", testCompaction},
+		{"Timeline", testTimeline},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
 	}

@@ -105,6 +105,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			return withCode(exitUsage, fmt.Errorf("%w; `cairn help` lists the commands and flags", err))
 		},
 	}
+	withNamespace(app.Commands)
 	usageErrors(app.Commands, app.Name)
 	return app
 }

@@ -16,7 +16,7 @@ func diffCommand() *cli.Command {
 		Usage:     "what a round changed in the workspace (default: the last round that changed anything)",
 		ArgsUsage: "AGENT",
 		Flags: []cli.Flag{storeFlag, cacheFlag, jsonFlag,
-			&cli.IntFlag{Name: "round", Usage: "the round to show"}},
+			&cli.IntFlag{Name: "round", Usage: "the round to show: any round the store keeps the past of"}},
 		Action: diffAction,
 	}
 }
@@ -49,7 +49,11 @@ func diffAction(c *cli.Context) error {
 
 // printChange shows one path's change: a line diff for text, sizes else.
 func printChange(w io.Writer, fc host.FileChange) {
-	fmt.Fprintf(w, "%s %s (%s)\n", fc.Op, fc.Path, fc.Call)
+	if fc.Call == "" {
+		fmt.Fprintf(w, "%s %s\n", fc.Op, fc.Path) // from the store's pasts, which keep no calls
+	} else {
+		fmt.Fprintf(w, "%s %s (%s)\n", fc.Op, fc.Path, fc.Call)
+	}
 	if !host.IsText(fc.Before) || !host.IsText(fc.After) {
 		fmt.Fprintf(w, "  binary: %d → %d bytes\n", fc.BeforeSize, fc.AfterSize)
 		return

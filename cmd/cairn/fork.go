@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/host"
 )
 
@@ -40,10 +42,11 @@ func snapshotAction(c *cli.Context) error {
 func forkCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "fork",
-		Usage:     "start a new agent from another's bookmark (or last round), with a copy of its workspace",
+		Usage:     "start a new agent from another's bookmark, any past round or last round, with a copy of its workspace then",
 		ArgsUsage: "AGENT",
 		Flags: []cli.Flag{storeFlag, cacheFlag,
 			&cli.StringFlag{Name: "from", Usage: "a bookmark's label (default: the last committed round, workspace as it is now)"},
+			&cli.IntFlag{Name: "at-round", Usage: "fork the boundary of round N (0: as the agent started), with the workspace as it was then, from the store's copy"},
 			&cli.StringFlag{Name: "as", Usage: "the new agent's id"},
 			&cli.StringFlag{Name: "workspace", Aliases: []string{"w"}, Usage: "the new agent's workspace (default: beside the original's, named after the new agent)"}},
 		Action: forkAction,
@@ -52,7 +55,10 @@ func forkCommand() *cli.Command {
 
 func forkAction(c *cli.Context) error {
 	if c.NArg() != 1 {
-		return withCode(exitUsage, fmt.Errorf("usage: cairn fork [--from LABEL] [--as NEW] [--workspace DIR] AGENT"))
+		return withCode(exitUsage, fmt.Errorf("usage: cairn fork [--from LABEL | --at-round N] [--as NEW] [--workspace DIR] AGENT"))
+	}
+	if c.IsSet("at-round") && c.IsSet("from") {
+		return withCode(exitUsage, fmt.Errorf("fork: give --from or --at-round, not both"))
 	}
 	eng, err := newEngine(c)
 	if err != nil {
@@ -60,7 +66,10 @@ func forkAction(c *cli.Context) error {
 	}
 	defer eng.Close(context.Background())
 	st, err := eng.Fork(host.ForkOptions{ID: c.Args().First(), From: c.String("from"), As: c.String("as"),
-		Workspace: c.String("workspace")})
+		Workspace: c.String("workspace"), Past: c.IsSet("at-round"), AtRound: c.Int("at-round")})
+	if errors.Is(err, checkpoint.ErrNoPast) {
+		return withCode(exitUsage, err)
+	}
 	if err != nil {
 		return runError(err)
 	}

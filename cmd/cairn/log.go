@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
@@ -15,13 +16,17 @@ func logCommand() *cli.Command {
 		Name:      "log",
 		Usage:     "an agent's conversation as a readable transcript",
 		ArgsUsage: "AGENT",
-		Flags:     []cli.Flag{storeFlag, jsonFlag},
-		Action:    logAction,
+		Flags: []cli.Flag{storeFlag, jsonFlag,
+			&cli.IntFlag{Name: "round", Usage: "only the messages round N added, from the store's pasts"}},
+		Action: logAction,
 	}
 }
 
 func logAction(c *cli.Context) error {
-	in, err := inspect(c, "cairn log AGENT")
+	if c.IsSet("round") {
+		return logRound(c)
+	}
+	in, err := inspect(c, "cairn log [--round N] AGENT")
 	if err != nil {
 		return err
 	}
@@ -67,4 +72,32 @@ func printMessage(w io.Writer, m checkpoint.Message) {
 			fmt.Fprintf(w, "      net %s\n", oneLine(host.ExchangeLine(e), 200))
 		}
 	}
+}
+
+// logRound prints the messages one round added.
+func logRound(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return withCode(exitUsage, fmt.Errorf("usage: cairn log [--round N] AGENT"))
+	}
+	store, err := openStore(c)
+	if err != nil {
+		return err
+	}
+	msgs, _, err := host.RoundMessages(store, c.Args().First(), c.Int("round"))
+	if errors.Is(err, checkpoint.ErrNoPast) {
+		return withCode(exitUsage, err)
+	}
+	if err != nil {
+		return runError(err)
+	}
+	for _, m := range msgs {
+		if c.Bool(jsonFlag.Name) {
+			if err := writeJSON(c, m); err != nil {
+				return err
+			}
+			continue
+		}
+		printMessage(c.App.Writer, m)
+	}
+	return nil
 }

@@ -210,7 +210,7 @@ func (fx *readmeFixture) value(cmd, p string, vals map[string]string) string {
 	case "CALL":
 		return "call_1_0"
 	case "DIR":
-		if cmd == "fork" {
+		if cmd == "fork" || cmd == "resume" { // a directory the store fills
 			return filepath.Join(fx.root, fmt.Sprintf("forked-%d", fx.n))
 		}
 		return fx.workspace()
@@ -220,7 +220,7 @@ func (fx *readmeFixture) value(cmd, p string, vals map[string]string) string {
 		}
 		return fmt.Sprintf("label-%d", fx.n)
 	case "N":
-		if cmd == "diff" {
+		if cmd == "diff" || cmd == "fork" || cmd == "log" {
 			return fx.changedRound(vals["AGENT"])
 		}
 		if cmd == "verify" {

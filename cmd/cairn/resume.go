@@ -22,7 +22,11 @@ func resumeCommand() *cli.Command {
 			&cli.Int64Flag{Name: "max-tokens", Usage: "raise the agent's max_tokens for this run"},
 			&cli.Float64Flag{Name: "max-cost", Usage: "raise the agent's max_cost (US dollars) for this run"},
 			&cli.DurationFlag{Name: "max-time", Usage: "the agent's max_time for this run"},
-			storeFlag, cacheFlag, jsonFlag, autoDenyFlag,
+			&cli.StringFlag{Name: "workspace", Aliases: []string{"w"},
+				Usage: "the agent's workspace on this node: an empty or missing directory receives the store's copy at the boundary; one that holds a workspace must match it"},
+			&cli.BoolFlag{Name: "take-store-workspace", Usage: "with --workspace: make the directory the store's copy where they differ (files replaced, extra files removed)"},
+			&cli.BoolFlag{Name: "steal", Usage: "take the agent at once from a holder whose lease has not expired (PostgreSQL only); the holder is fenced and commits nothing more"},
+			storeFlag, cacheFlag, jsonFlag, autoDenyFlag, workspaceLimitFlag,
 		},
 		Action: resumeAction,
 	}
@@ -30,7 +34,7 @@ func resumeCommand() *cli.Command {
 
 func resumeAction(c *cli.Context) error {
 	if c.NArg() != 1 {
-		return withCode(exitUsage, fmt.Errorf("usage: cairn resume [--strategy seal|replay|manual] AGENT"))
+		return withCode(exitUsage, fmt.Errorf("usage: cairn resume [--strategy seal|replay|manual] [--workspace DIR] [--steal] AGENT"))
 	}
 	strategy, err := host.ParseStrategy(c.String("strategy"))
 	if err != nil {
@@ -38,7 +42,8 @@ func resumeAction(c *cli.Context) error {
 	}
 	opts := host.ResumeOptions{ID: c.Args().First(), Strategy: strategy, Upgrade: c.Bool("upgrade"),
 		Limits: host.RunLimits{MaxRounds: c.Int("max-rounds"), MaxTokens: c.Int64("max-tokens"),
-			MaxCost: c.Float64("max-cost"), MaxTime: host.Duration(c.Duration("max-time"))}}
+			MaxCost: c.Float64("max-cost"), MaxTime: host.Duration(c.Duration("max-time"))},
+		Workspace: c.String("workspace"), TakeStoreWorkspace: c.Bool("take-store-workspace"), Steal: c.Bool("steal")}
 	s, err := openSession(c)
 	if err != nil {
 		return err

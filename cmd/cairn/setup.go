@@ -44,9 +44,13 @@ func storeDir(c *cli.Context) string {
 // openStore opens the store --store names: a PostgreSQL database for a
 // postgres:// or postgresql:// URL, else a directory.
 func openStore(c *cli.Context) (checkpoint.Store, error) {
-	dir := storeDir(c)
+	dir, ns := storeDir(c), c.String(namespaceFlag.Name)
 	if strings.HasPrefix(dir, "postgres://") || strings.HasPrefix(dir, "postgresql://") {
-		return pgstore.Open(c.Context, dir)
+		return pgstore.Open(c.Context, dir, pgstore.WithNamespace(ns))
+	}
+	dir, err := checkpoint.NamespaceDir(dir, ns)
+	if err != nil {
+		return nil, withCode(exitUsage, err)
 	}
 	return host.OpenStore(dir)
 }
@@ -68,7 +72,11 @@ func newEngine(c *cli.Context) (*host.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return host.NewEngine(c.Context, host.Config{CacheDir: cacheDir(c), Store: store, Connect: mcp.Connect})
+	limit, err := workspaceLimit(c)
+	if err != nil {
+		return nil, err
+	}
+	return host.NewEngine(c.Context, host.Config{CacheDir: cacheDir(c), Store: store, Connect: mcp.Connect, WorkspaceLimit: limit})
 }
 
 // runError maps an error that kept a run from starting to its exit code.

@@ -1,0 +1,234 @@
+package checkpoint
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+)
+
+// Timeline keeps an agent's past boundaries, so that its workspace can
+// travel with it (a node that never saw the agent rebuilds the workspace
+// from the store) and a new agent can be forked from any round, not only
+// the last one. A Store that keeps no past does not implement Timeline;
+// FileStore, MemStore and pgstore do.
+//
+// Each committed round leaves one Past: the state at the boundary without
+// its conversation (which only grows, so the boundary's is a prefix of the
+// newest), and what the round's calls changed in the workspace, each file
+// content a blob. A Past with a Base holds the whole workspace instead:
+// the first boundary the store saw (the workspace the agent started with),
+// and any boundary after a gap.
+type Timeline interface {
+	// PutPast keeps a past boundary of the agent, replacing one of the
+	// same round. The blobs it names are stored first. The caller holds
+	// the agent's lock; ErrNotFound when the agent has no state.
+	PutPast(agent string, p Past) error
+	// Pasts lists the agent's past boundaries by round, one per round; an
+	// agent that has none (or no state) has an empty list.
+	Pasts(agent string) ([]Past, error)
+}
+
+var (
+	_ Timeline = (*FileStore)(nil)
+	_ Timeline = (*MemStore)(nil)
+)
+
+// Past is one past boundary of an agent.
+type Past struct {
+	Round int `cbor:"1,keyasint"`
+	// Messages is how many messages the conversation held at the boundary.
+	Messages int `cbor:"2,keyasint"`
+	// State is the state at the boundary, without its messages.
+	State *State `cbor:"3,keyasint"`
+	// Base, when set, is the digest of the blob holding the manifest of
+	// the whole workspace at the boundary (EncodeManifest).
+	Base string `cbor:"4,keyasint,omitempty"`
+	// Changes are what the round changed in the workspace since the
+	// boundary before it, in the order they were applied.
+	Changes []WorkspaceEntry `cbor:"5,keyasint,omitempty"`
+}
+
+// ErrNoPast: the store keeps no past boundary for that round of the agent.
+var ErrNoPast = errors.New("no past boundary kept for that round")
+
+// NewPast is the past of the boundary st, with the changes its round made.
+func NewPast(st *State, changes []WorkspaceEntry) (Past, error) {
+	lean, err := leanState(st)
+	if err != nil {
+		return Past{}, err
+	}
+	return Past{Round: st.Round, Messages: len(st.Messages), State: lean, Changes: changes}, nil
+}
+
+// leanState is a copy of st without its messages.
+func leanState(st *State) (*State, error) {
+	msgs := st.Messages
+	st.Messages = nil
+	c, err := st.Clone()
+	st.Messages = msgs
+	return c, err
+}
+
+// StateAt is the state at a past boundary: the past's state with the
+// first p.Messages messages of now, the agent's newest state.
+//
+// # Errors
+//
+// A *CorruptError when now holds fewer messages than the past.
+func StateAt(now *State, p Past) (*State, error) {
+	if p.State == nil || p.Messages > len(now.Messages) {
+		return nil, &CorruptError{File: fmt.Sprintf("past round %d of agent %s", p.Round, now.Agent),
+			Reason: "its conversation is longer than the agent's"}
+	}
+	st, err := p.State.Clone()
+	if err != nil {
+		return nil, err
+	}
+	st.Messages = append([]Message(nil), now.Messages[:p.Messages]...)
+	return st, nil
+}
+
+// PastAt finds the past of round n in pasts (ordered by round).
+func PastAt(pasts []Past, agent string, n int) (Past, error) {
+	i := sort.Search(len(pasts), func(i int) bool { return pasts[i].Round >= n })
+	if i == len(pasts) || pasts[i].Round != n {
+		return Past{}, fmt.Errorf("agent %q round %d: %w%s", agent, n, ErrNoPast, keptRange(pasts))
+	}
+	return pasts[i], nil
+}
+
+func keptRange(pasts []Past) string {
+	if len(pasts) == 0 {
+		return " (it has none: the agent was last run by a cairn that kept no past)"
+	}
+	return fmt.Sprintf(" (kept: rounds %d to %d)", pasts[0].Round, pasts[len(pasts)-1].Round)
+}
+
+// WorkspaceAt is the agent's workspace at the boundary of round n: the
+// nearest Base at or before n with every round's changes after it applied.
+//
+// # Errors
+//
+// ErrNoPast when the store has no past for a round between that base and
+// n (a gap: a round whose past was lost); a *CorruptError for a manifest
+// that does not decode.
+func WorkspaceAt(s Store, pasts []Past, agent string, n int) ([]WorkspaceEntry, error) {
+	end := sort.Search(len(pasts), func(i int) bool { return pasts[i].Round > n })
+	start := end - 1
+	for start >= 0 && pasts[start].Base == "" {
+		start--
+	}
+	if start < 0 {
+		return nil, fmt.Errorf("agent %q round %d: %w: no whole workspace kept at or before it%s", agent, n, ErrNoPast, keptRange(pasts))
+	}
+	for i := start + 1; i < end; i++ {
+		if pasts[i].Round != pasts[i-1].Round+1 {
+			return nil, fmt.Errorf("agent %q: %w: round %d's past is missing%s", agent, ErrNoPast, pasts[i-1].Round+1, keptRange(pasts))
+		}
+	}
+	if end == 0 || pasts[end-1].Round != n {
+		return nil, fmt.Errorf("agent %q round %d: %w%s", agent, n, ErrNoPast, keptRange(pasts))
+	}
+	data, err := s.Blob(pasts[start].Base)
+	if err != nil {
+		return nil, fmt.Errorf("workspace of agent %q at round %d: %w", agent, pasts[start].Round, err)
+	}
+	m, err := DecodeManifest(data)
+	if err != nil {
+		return nil, fmt.Errorf("workspace of agent %q at round %d: %w", agent, pasts[start].Round, err)
+	}
+	for _, p := range pasts[start+1 : end] {
+		m = ApplyChanges(m, p.Changes)
+	}
+	return m, nil
+}
+
+// PastDigests lists the blobs the pasts name: their bases and the content
+// of every file they changed.
+func PastDigests(pasts []Past, into map[string]bool) {
+	for _, p := range pasts {
+		if p.Base != "" {
+			into[p.Base] = true
+		}
+		for _, c := range p.Changes {
+			if c.Digest != "" {
+				into[c.Digest] = true
+			}
+		}
+		if p.State != nil {
+			markDefinition(p.State.Definition, into)
+		}
+	}
+}
+
+// ManifestDigests adds the blobs of the manifests' files to into.
+func ManifestDigests(s Store, pasts []Past, into map[string]bool) error {
+	for _, p := range pasts {
+		if p.Base == "" {
+			continue
+		}
+		data, err := s.Blob(p.Base)
+		if err != nil {
+			return err
+		}
+		m, err := DecodeManifest(data)
+		if err != nil {
+			return err
+		}
+		for _, e := range m {
+			if e.Digest != "" {
+				into[e.Digest] = true
+			}
+		}
+	}
+	return nil
+}
+
+// encodePast and decodePast are a Past as the stores keep it.
+func encodePast(p Past) ([]byte, error) { return encMode.Marshal(p) }
+
+func decodePast(agent string, data []byte) (Past, error) {
+	var p Past
+	if err := decMode.Unmarshal(data, &p); err != nil {
+		return p, &CorruptError{File: "past of agent " + agent, Reason: err.Error()}
+	}
+	if p.State != nil && p.State.Schema > SchemaVersion {
+		return p, &FutureSchemaError{File: fmt.Sprintf("past round %d of agent %s", p.Round, agent), Version: p.State.Schema, Supported: SchemaVersion}
+	}
+	return p, nil
+}
+
+// EncodePast and DecodePast are a Past as a store outside this package
+// keeps it (pgstore).
+func EncodePast(p Past) ([]byte, error)                  { return encodePast(p) }
+func DecodePast(agent string, data []byte) (Past, error) { return decodePast(agent, data) }
+
+// sortPasts orders pasts by round, the last put of a round winning.
+func sortPasts(in []Past) []Past {
+	byRound := map[int]Past{}
+	for _, p := range in {
+		byRound[p.Round] = p
+	}
+	out := make([]Past, 0, len(byRound))
+	for _, p := range byRound {
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Round < out[j].Round })
+	return out
+}
+
+// MarkPasts adds to inUse every blob the agent's pasts name: bases, the
+// files of their manifests, the files its rounds wrote and the
+// definitions of its past states. A store that keeps no past marks none.
+func MarkPasts(s Store, agent string, inUse map[string]bool) error {
+	tl, ok := s.(Timeline)
+	if !ok {
+		return nil
+	}
+	pasts, err := tl.Pasts(agent)
+	if err != nil {
+		return err
+	}
+	PastDigests(pasts, inUse)
+	return ManifestDigests(s, pasts, inUse)
+}

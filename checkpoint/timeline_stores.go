@@ -1,0 +1,133 @@
+package checkpoint
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// pastFile is the file in an agent's directory that keeps its pasts: one
+// frame (pastFrame) per Past, appended as each round commits. It is not
+// synced: a power cut may take the last pasts with it, and the run that
+// resumes keeps a whole workspace at its boundary, after the gap.
+const pastFile = "past"
+
+// pastFrame is the frame type of a Past in pastFile.
+const pastFrame RecordType = 50
+
+// PutPast appends the past to agents/<id>/past, after cutting away a torn
+// tail the first time since the lock was taken.
+func (s *FileStore) PutPast(id string, p Past) error {
+	dir, err := s.agentDir(id)
+	if err != nil {
+		return err
+	}
+	if !s.Exists(id) {
+		return fmt.Errorf("keep past of agent %q: %w", id, ErrNotFound)
+	}
+	name := filepath.Join(dir, pastFile)
+	if _, ok := s.pastsChecked.Load(id); !ok {
+		if err := cutTornPast(name); err != nil {
+			return fmt.Errorf("keep past of agent %q: %w", id, err)
+		}
+		s.pastsChecked.Store(id, true)
+	}
+	data, err := encodePast(p)
+	if err != nil {
+		return fmt.Errorf("keep past of agent %q: %w", id, err)
+	}
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("keep past of agent %q: %w", id, err)
+	}
+	_, err = f.Write(appendFrame(nil, pastFrame, data))
+	if err = errors.Join(err, f.Close()); err != nil {
+		return fmt.Errorf("keep past of agent %q: %w", id, err)
+	}
+	return nil
+}
+
+// cutTornPast truncates the past file to its last whole frame.
+func cutTornPast(name string) error {
+	data, err := os.ReadFile(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	_, end, err := frames(name, data)
+	if err != nil || end == int64(len(data)) {
+		return err
+	}
+	return os.Truncate(name, end)
+}
+
+// Pasts reads agents/<id>/past. A torn tail is left out.
+func (s *FileStore) Pasts(id string) ([]Past, error) {
+	dir, err := s.agentDir(id)
+	if err != nil {
+		return nil, err
+	}
+	name := filepath.Join(dir, pastFile)
+	data, err := os.ReadFile(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("pasts of agent %q: %w", id, err)
+	}
+	fs, _, err := frames(name, data)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Past, 0, len(fs))
+	for _, f := range fs {
+		if f.typ != pastFrame {
+			return nil, &CorruptError{File: name, Offset: f.off, Reason: fmt.Sprintf("frame of type %d", f.typ)}
+		}
+		p, err := decodePast(id, f.payload)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return sortPasts(out), nil
+}
+
+// PutPast keeps the past in memory.
+func (s *MemStore) PutPast(id string, p Past) error {
+	if !s.Exists(id) {
+		return fmt.Errorf("keep past of agent %q: %w", id, ErrNotFound)
+	}
+	data, err := encodePast(p)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a := s.agent(id)
+	a.pasts = append(a.pasts, data)
+	return nil
+}
+
+// Pasts lists the agent's pasts by round.
+func (s *MemStore) Pasts(id string) ([]Past, error) {
+	s.mu.Lock()
+	var datas [][]byte
+	if a, ok := s.agents[id]; ok {
+		datas = append(datas, a.pasts...)
+	}
+	s.mu.Unlock()
+	out := make([]Past, 0, len(datas))
+	for _, d := range datas {
+		p, err := decodePast(id, d)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return sortPasts(out), nil
+}

@@ -1,0 +1,193 @@
+package host
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/cairnrun/cairn/checkpoint"
+)
+
+// ErrWorkspaceDiffers: a directory given as an agent's workspace holds
+// something other than what the store keeps of it. A *WorkspaceDiffError
+// says what.
+var ErrWorkspaceDiffers = errors.New("workspace differs from the store's")
+
+// ErrNoCopy: the store keeps no copy of the agent's workspace.
+var ErrNoCopy = errors.New("the store keeps no copy of the workspace")
+
+// WorkspaceDiff is one path where a directory and the store's copy of a
+// workspace differ.
+type WorkspaceDiff struct {
+	Path string `json:"path"`
+	// What is "content" (both have a file, not the same), "missing" (only
+	// the store has it), "extra" (only the directory has it) or "kind" (a
+	// file in one, a directory in the other).
+	What string `json:"what"`
+}
+
+// WorkspaceDiffError is ErrWorkspaceDiffers with the differences.
+type WorkspaceDiffError struct {
+	Agent, Dir string
+	Round      int
+	Diffs      []WorkspaceDiff
+}
+
+func (e *WorkspaceDiffError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "workspace %s differs from what the store keeps of agent %q at round %d in %d paths:", e.Dir, e.Agent, e.Round, len(e.Diffs))
+	for i, d := range e.Diffs {
+		if i == 10 {
+			fmt.Fprintf(&b, " …")
+			break
+		}
+		fmt.Fprintf(&b, " %s (%s)", d.Path, d.What)
+		if i < len(e.Diffs)-1 && i < 9 {
+			b.WriteString(",")
+		}
+	}
+	b.WriteString("; nothing was changed: give --workspace an empty directory, or add --take-store-workspace " +
+		"to make this one what the store keeps (its differing files are replaced, its extra ones removed)")
+	return b.String()
+}
+
+func (e *WorkspaceDiffError) Is(target error) bool { return target == ErrWorkspaceDiffers }
+
+// materializeAt writes the workspace m into dir, which must be missing or
+// empty. Every path is resolved inside dir; each file is synced.
+func materializeAt(s checkpoint.Store, m []checkpoint.WorkspaceEntry, dir string) error {
+	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
+		return fmt.Errorf("workspace %s exists and is not empty", dir)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	for _, e := range m {
+		if err := placeEntry(s, root, e); err != nil {
+			return fmt.Errorf("write %s into %s: %w", e.Path, dir, err)
+		}
+	}
+	return nil
+}
+
+// placeEntry makes one entry of a manifest in root, replacing a file that
+// is there.
+func placeEntry(s checkpoint.Store, root *os.Root, e checkpoint.WorkspaceEntry) error {
+	name := filepath.FromSlash(e.Path)
+	if e.Dir {
+		return root.MkdirAll(name, os.FileMode(e.Mode).Perm()|0o700)
+	}
+	if err := root.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		return err
+	}
+	data, err := s.Blob(e.Digest)
+	if err != nil {
+		return err
+	}
+	mode := os.FileMode(e.Mode).Perm()
+	if mode == 0 {
+		mode = 0o644
+	}
+	tmp := name + ".cairn-materialize.tmp"
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err = errors.Join(err, f.Sync(), f.Close()); err != nil {
+		root.Remove(tmp)
+		return err
+	}
+	return root.Rename(tmp, name)
+}
+
+// reconcile compares dir with the workspace m, hashing every file.
+func reconcile(m []checkpoint.WorkspaceEntry, dir string) ([]WorkspaceDiff, error) {
+	have, err := scanWorkspace(dir, WorkspaceLimit{Files: 1 << 30, Bytes: 1 << 62}, hashFile)
+	if err != nil {
+		return nil, err
+	}
+	byPath := map[string]checkpoint.WorkspaceEntry{}
+	for _, e := range have {
+		byPath[e.Path] = e
+	}
+	var diffs []WorkspaceDiff
+	for _, want := range m {
+		got, ok := byPath[want.Path]
+		delete(byPath, want.Path)
+		switch {
+		case !ok:
+			diffs = append(diffs, WorkspaceDiff{want.Path, "missing"})
+		case got.Dir != want.Dir:
+			diffs = append(diffs, WorkspaceDiff{want.Path, "kind"})
+		case !got.Dir && got.Digest != want.Digest:
+			diffs = append(diffs, WorkspaceDiff{want.Path, "content"})
+		}
+	}
+	for _, e := range have {
+		if _, ok := byPath[e.Path]; ok && !below(e.Path, diffs) {
+			diffs = append(diffs, WorkspaceDiff{e.Path, "extra"})
+		}
+	}
+	return diffs, nil
+}
+
+// below reports whether p is inside an extra directory already listed.
+func below(p string, diffs []WorkspaceDiff) bool {
+	for _, d := range diffs {
+		if d.What == "extra" && strings.HasPrefix(p, d.Path+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func hashFile(p string) (string, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// takeStore makes dir what the store keeps: the differing and missing
+// paths are written from the store, the extra ones removed.
+func takeStore(s checkpoint.Store, m []checkpoint.WorkspaceEntry, dir string, diffs []WorkspaceDiff) error {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	byPath := map[string]checkpoint.WorkspaceEntry{}
+	for _, e := range m {
+		byPath[e.Path] = e
+	}
+	for _, d := range diffs {
+		if d.What == "extra" || d.What == "kind" {
+			if err := root.RemoveAll(filepath.FromSlash(d.Path)); err != nil {
+				return fmt.Errorf("remove %s from %s: %w", d.Path, dir, err)
+			}
+		}
+		if e, ok := byPath[d.Path]; ok {
+			if err := placeEntry(s, root, e); err != nil {
+				return fmt.Errorf("write %s into %s: %w", d.Path, dir, err)
+			}
+		}
+	}
+	return nil
+}

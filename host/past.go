@@ -1,0 +1,127 @@
+package host
+
+import (
+	"fmt"
+
+	"github.com/cairnrun/cairn/checkpoint"
+)
+
+// pastChanges is what round n changed, rebuilt from the store's pasts: the
+// workspace at the round before it and the round's changes. The calls are
+// not named: a past keeps the changes of the round, not of each call.
+func (e *Engine) pastChanges(agent string, n int) ([]FileChange, error) {
+	tl, ok := e.store.(checkpoint.Timeline)
+	if !ok {
+		return nil, ErrNoCopy
+	}
+	pasts, err := tl.Pasts(agent)
+	if err != nil {
+		return nil, err
+	}
+	p, err := checkpoint.PastAt(pasts, agent, n)
+	if err != nil {
+		return nil, err
+	}
+	before, err := checkpoint.WorkspaceAt(e.store, pasts, agent, n-1)
+	if err != nil {
+		return nil, err
+	}
+	was := map[string]checkpoint.WorkspaceEntry{}
+	for _, w := range before {
+		was[w.Path] = w
+	}
+	var out []FileChange
+	for _, c := range p.Changes {
+		fc, err := e.pastChange(was[c.Path], c)
+		if err != nil {
+			return nil, fmt.Errorf("agent %q round %d: %w", agent, n, err)
+		}
+		out = append(out, fc)
+		was[c.Path] = c
+	}
+	return out, nil
+}
+
+// pastChange is one change of a past round, with the file before it.
+func (e *Engine) pastChange(was, c checkpoint.WorkspaceEntry) (FileChange, error) {
+	fc := FileChange{Path: c.Path, BeforeSize: -1, AfterSize: -1}
+	switch {
+	case c.Gone && was.Dir:
+		fc.Op = "rmdir"
+	case c.Gone:
+		fc.Op = "delete"
+	case c.Dir:
+		fc.Op = "mkdir"
+	default:
+		fc.Op = "write"
+	}
+	var err error
+	if was.Digest != "" && !was.Gone {
+		fc.BeforeSize = was.Size
+		if fc.Before, err = e.store.Blob(was.Digest); err != nil {
+			return fc, err
+		}
+	}
+	if c.Digest != "" {
+		fc.AfterSize = c.Size
+		if fc.After, err = e.store.Blob(c.Digest); err != nil {
+			return fc, err
+		}
+	}
+	return fc, nil
+}
+
+// lastPastChange is the last round the store's pasts say changed the
+// workspace, or 0.
+func (e *Engine) lastPastChange(agent string) int {
+	tl, ok := e.store.(checkpoint.Timeline)
+	if !ok {
+		return 0
+	}
+	pasts, _ := tl.Pasts(agent)
+	for i := len(pasts) - 1; i >= 0; i-- {
+		if len(pasts[i].Changes) > 0 {
+			return pasts[i].Round
+		}
+	}
+	return 0
+}
+
+// RoundMessages are the messages round n added to the conversation (n 0:
+// none), from the store's pasts, and the agent's state at that round.
+//
+// # Errors
+//
+// checkpoint.ErrNotFound; checkpoint.ErrNoPast for a round the store
+// keeps no past of; ErrNoCopy for a store that keeps no pasts.
+func RoundMessages(store checkpoint.Store, agent string, n int) ([]checkpoint.Message, *checkpoint.State, error) {
+	rec, err := store.Read(agent)
+	if err != nil {
+		return nil, nil, err
+	}
+	tl, ok := store.(checkpoint.Timeline)
+	if !ok {
+		return nil, nil, fmt.Errorf("agent %q: %w: %T keeps no past", agent, ErrNoCopy, store)
+	}
+	pasts, err := tl.Pasts(agent)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := checkpoint.PastAt(pasts, agent, n)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := checkpoint.StateAt(rec.State, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	from := 0
+	if n > 0 {
+		prev, err := checkpoint.PastAt(pasts, agent, n-1)
+		if err != nil {
+			return nil, nil, err
+		}
+		from = min(prev.Messages, p.Messages)
+	}
+	return st.Messages[from:], st, nil
+}

@@ -1,0 +1,105 @@
+package host
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/cairnrun/cairn/checkpoint"
+)
+
+// Stealer is a store whose locks are leases that can be taken from a
+// holder that has not let go (pgstore.Store): the holder is fenced, and
+// its next write fails.
+type Stealer interface {
+	Steal(agent string, h checkpoint.Holder) (checkpoint.Lock, error)
+}
+
+// ErrCannotSteal: ResumeOptions.Steal on a store whose locks cannot be
+// taken from their holder.
+var ErrCannotSteal = errors.New("this store's locks cannot be stolen")
+
+// lockToResume takes the agent's lock, or steals it when asked to.
+func (e *Engine) lockToResume(opts ResumeOptions, runID string) (checkpoint.Lock, error) {
+	h := checkpoint.ThisProcess(runID)
+	if !opts.Steal {
+		return e.store.Lock(opts.ID, h)
+	}
+	s, ok := e.store.(Stealer)
+	if !ok {
+		return nil, fmt.Errorf("resume agent %q: %w: a directory's lock is a flock, let go when its holder dies; stop the holder instead", opts.ID, ErrCannotSteal)
+	}
+	return s.Steal(opts.ID, h)
+}
+
+// placeWorkspace puts the agent's workspace where ResumeOptions.Workspace
+// says, from the store's copy at the boundary (with the changes the
+// interrupted round applied before it stopped), and journals the agent's
+// new workspace directory.
+func (e *Engine) placeWorkspace(rec *checkpoint.Recovered, opts ResumeOptions, log checkpoint.Log) error {
+	if opts.Workspace == "" {
+		return nil
+	}
+	dir, err := filepath.Abs(opts.Workspace)
+	if err != nil {
+		return err
+	}
+	m, err := e.workspaceAt(opts.ID, rec.State.Round)
+	if err != nil {
+		return fmt.Errorf("resume agent %q in %s: %w", opts.ID, dir, err)
+	}
+	m = checkpoint.ApplyChanges(m, appliedInTail(rec.Tail))
+	if err := e.fillWorkspace(opts, m, dir, rec.State.Round); err != nil {
+		return err
+	}
+	if dir == rec.State.Definition.Workspace {
+		return nil
+	}
+	def := rec.State.Definition
+	def.Workspace = dir
+	rec.State.Definition.Workspace = dir
+	return log.Append(checkpoint.Record{Type: checkpoint.RecDefine, Time: now(), Definition: &def})
+}
+
+// fillWorkspace materializes m into an empty dir, or reconciles a full one.
+func (e *Engine) fillWorkspace(opts ResumeOptions, m []checkpoint.WorkspaceEntry, dir string, round int) error {
+	if entries, err := os.ReadDir(dir); err != nil || len(entries) == 0 {
+		if err := materializeAt(e.store, m, dir); err != nil {
+			return fmt.Errorf("resume agent %q: %w", opts.ID, err)
+		}
+		return nil
+	}
+	diffs, err := reconcile(m, dir)
+	if err != nil {
+		return fmt.Errorf("resume agent %q: compare %s with the store: %w", opts.ID, dir, err)
+	}
+	if len(diffs) == 0 {
+		return nil
+	}
+	if !opts.TakeStoreWorkspace {
+		return &WorkspaceDiffError{Agent: opts.ID, Dir: dir, Round: round, Diffs: diffs}
+	}
+	if err := takeStore(e.store, m, dir, diffs); err != nil {
+		return fmt.Errorf("resume agent %q: %w", opts.ID, err)
+	}
+	return nil
+}
+
+// workspaceAt is the store's copy of the agent's workspace at round n.
+//
+// # Errors
+//
+// ErrNoCopy when the store keeps no pasts; checkpoint.ErrNoPast when it
+// has none for that round.
+func (e *Engine) workspaceAt(id string, n int) ([]checkpoint.WorkspaceEntry, error) {
+	tl, ok := e.store.(checkpoint.Timeline)
+	if !ok {
+		return nil, fmt.Errorf("%w: %T keeps no past", ErrNoCopy, e.store)
+	}
+	pasts, err := tl.Pasts(id)
+	if err != nil {
+		return nil, err
+	}
+	return checkpoint.WorkspaceAt(e.store, pasts, id, n)
+}

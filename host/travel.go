@@ -1,0 +1,316 @@
+package host
+
+import (
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/sandbox"
+)
+
+// The workspace travels with the agent. When a store keeps pasts
+// (checkpoint.Timeline), a run keeps there:
+//
+//   - at its start, when the store has no past for the boundary (a new
+//     agent, or one last run by a cairn that kept none): the whole
+//     workspace, each file a blob, and a manifest naming them;
+//   - before each call's changes are applied: the content of every file
+//     they write, as blobs (deduplicated: a content is stored once);
+//   - as each round commits: the round's past, with the changes its calls
+//     applied.
+//
+// So the store can rebuild the workspace at any boundary: Resume with
+// ResumeOptions.Workspace on a node that never saw it, and Fork at any
+// round. See docs/postgres.md for what this costs and its limits.
+
+// WorkspaceLimit bounds the workspace a run keeps whole in the store at
+// its start. Past it the run is refused, before anything is changed.
+type WorkspaceLimit struct {
+	// Files and Bytes bound its regular files and directories, and the
+	// bytes of its files; zero means DefaultWorkspaceLimit's.
+	Files int
+	Bytes int64
+	// Off keeps no copy: the agent does not travel, and cannot be forked
+	// at a past round.
+	Off bool
+}
+
+// DefaultWorkspaceLimit is the limit when Config.WorkspaceLimit is zero.
+var DefaultWorkspaceLimit = WorkspaceLimit{Files: 20000, Bytes: 1 << 30}
+
+func (l WorkspaceLimit) orDefault() WorkspaceLimit {
+	if l.Files == 0 {
+		l.Files = DefaultWorkspaceLimit.Files
+	}
+	if l.Bytes == 0 {
+		l.Bytes = DefaultWorkspaceLimit.Bytes
+	}
+	return l
+}
+
+// ErrWorkspaceTooLarge: a workspace is past the limit of what is copied
+// into the store (WorkspaceLimit) or into a bookmark.
+var ErrWorkspaceTooLarge = errors.New("workspace too large")
+
+// travel is what a run needs to keep its workspace in the store.
+type travel struct {
+	store    checkpoint.Store
+	timeline checkpoint.Timeline // nil: the store keeps no past
+	limit    WorkspaceLimit
+	// roundChanges are the changes the round's calls applied.
+	roundChanges []checkpoint.WorkspaceEntry
+}
+
+func (e *Engine) newTravel() travel {
+	return travel{store: e.store, timeline: e.timeline(), limit: e.limit.orDefault()}
+}
+
+// timeline is the store's Timeline, or nil when it keeps no past or the
+// limit turns the copy off.
+func (e *Engine) timeline() checkpoint.Timeline {
+	if e.limit.Off {
+		return nil
+	}
+	tl, _ := e.store.(checkpoint.Timeline)
+	return tl
+}
+
+// keepBase keeps the whole workspace at the boundary unless the store has
+// the boundary's past already.
+func (r *run) keepBase() error {
+	if r.timeline == nil {
+		return nil
+	}
+	st := r.state()
+	pasts, err := r.timeline.Pasts(r.agentID)
+	if err != nil {
+		return fmt.Errorf("keep the workspace of agent %q: %w", r.agentID, err)
+	}
+	if len(pasts) > 0 && pasts[len(pasts)-1].Round >= st.Round {
+		return nil
+	}
+	digest, err := storeWorkspace(r.store, r.workspace, r.limit)
+	if err != nil {
+		return fmt.Errorf("keep the workspace of agent %q in the store: %w", r.agentID, err)
+	}
+	p, err := checkpoint.NewPast(st, nil)
+	if err != nil {
+		return err
+	}
+	p.Base = digest
+	if err := r.timeline.PutPast(r.agentID, p); err != nil {
+		return fmt.Errorf("keep the workspace of agent %q: %w", r.agentID, err)
+	}
+	return nil
+}
+
+// storeWorkspace stores the workspace's files as blobs and its manifest
+// as one more, and returns the manifest's digest.
+func storeWorkspace(s checkpoint.Store, dir string, limit WorkspaceLimit) (string, error) {
+	entries, err := scanWorkspace(dir, limit, func(p string) (string, error) {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return "", err
+		}
+		return s.PutBlob(data)
+	})
+	if err != nil {
+		return "", err
+	}
+	m, err := checkpoint.EncodeManifest(entries)
+	if err != nil {
+		return "", err
+	}
+	return s.PutBlob(m)
+}
+
+// scanWorkspace lists the regular files and directories of dir, each
+// file's content named by what digest returns for its path. Symlinks and
+// special files are left out: tools never see them.
+func scanWorkspace(dir string, limit WorkspaceLimit, digest func(path string) (string, error)) ([]checkpoint.WorkspaceEntry, error) {
+	var out []checkpoint.WorkspaceEntry
+	var total int64
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == dir {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil || !(fi.Mode().IsRegular() || fi.IsDir()) {
+			return err
+		}
+		total += fi.Size()
+		if len(out) >= limit.Files || total > limit.Bytes {
+			return tooLarge(dir, limit)
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		e := checkpoint.WorkspaceEntry{Path: filepath.ToSlash(rel), Dir: fi.IsDir(), Mode: uint32(fi.Mode().Perm())}
+		if !e.Dir {
+			e.Size = fi.Size()
+			if e.Digest, err = digest(p); err != nil {
+				return err
+			}
+		}
+		out = append(out, e)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func tooLarge(dir string, limit WorkspaceLimit) error {
+	return fmt.Errorf("%w: %s holds more than %d files or %d MiB, the limit of what the store keeps of a workspace; "+
+		"raise it (--workspace-limit FILES,SIZE) or turn the copy off (--workspace-limit off: the agent then cannot "+
+		"be resumed elsewhere with --workspace, nor forked at a past round)", ErrWorkspaceTooLarge, dir, limit.Files, limit.Bytes>>20)
+}
+
+// keepStagedFiles stores the content of every file a call's changes
+// write, as the call finishes and before its result is journaled: so a
+// node that resumes the agent from the store can apply them, though the
+// staging is on the node that ran the call.
+func (r *run) keepStagedFiles(staging string, effects sandbox.Effects) error {
+	if r.timeline == nil {
+		return nil
+	}
+	for _, e := range effects {
+		if !e.New.IsFile() {
+			continue
+		}
+		data, err := os.ReadFile(sandbox.StagedFile(staging, e.Path))
+		if err != nil {
+			return fmt.Errorf("keep %s in the store: %w", e.Path, err)
+		}
+		if _, err := r.store.PutBlob(data); err != nil {
+			return fmt.Errorf("keep %s in the store: %w", e.Path, err)
+		}
+	}
+	return nil
+}
+
+// beforeApply makes sure, before a call's changes are applied, that the
+// store has the files they write, staging again from the store what a
+// node that ran the call staged and this one lacks; and notes the changes
+// for the round's past.
+func (r *run) beforeApply(staging string, effects sandbox.Effects) error {
+	if r.timeline == nil {
+		return nil
+	}
+	for _, e := range effects {
+		if !e.New.IsFile() {
+			continue
+		}
+		if err := r.stageFromStore(staging, e); err != nil {
+			return fmt.Errorf("stage %s again from the store: %w", e.Path, err)
+		}
+	}
+	if err := r.keepStagedFiles(staging, effects); err != nil {
+		return err
+	}
+	r.noteChanges(effects)
+	return nil
+}
+
+// stageFromStore writes a file's staged content from the store, unless it
+// is staged here.
+func (r *run) stageFromStore(staging string, e sandbox.Effect) error {
+	name := sandbox.StagedFile(staging, e.Path)
+	if _, err := os.Stat(name); err == nil {
+		return nil
+	}
+	data, err := r.store.Blob("sha256:" + hex.EncodeToString(e.New.Hash[:]))
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(name), 0o700); err != nil {
+		return err
+	}
+	return writeSynced(name, data, 0o600)
+}
+
+// writeSynced writes a new file and syncs it.
+func writeSynced(name string, data []byte, mode os.FileMode) error {
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	return errors.Join(err, f.Sync(), f.Close())
+}
+
+// noteChanges notes a call's applied changes for the round's past. The
+// content of the files they write is in the store already.
+func (r *run) noteChanges(effects sandbox.Effects) {
+	if r.timeline != nil {
+		r.roundChanges = append(r.roundChanges, changesOf(effects)...)
+	}
+}
+
+// changesOf is a call's effects as changes of a workspace manifest.
+func changesOf(effects sandbox.Effects) []checkpoint.WorkspaceEntry {
+	out := make([]checkpoint.WorkspaceEntry, 0, len(effects))
+	for _, e := range effects {
+		c := checkpoint.WorkspaceEntry{Path: e.Path, Mode: uint32(e.Mode.Perm())}
+		switch e.Op {
+		case sandbox.OpWrite:
+			c.Digest, c.Size = "sha256:"+hex.EncodeToString(e.New.Hash[:]), e.New.Size
+		case sandbox.OpMkdir:
+			c.Dir = true
+		default:
+			c.Gone = true
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// appliedInTail are the changes the interrupted round's calls applied
+// before the stop.
+func appliedInTail(tail []checkpoint.Record) []checkpoint.WorkspaceEntry {
+	kept := keptCalls(tail)
+	var out []checkpoint.WorkspaceEntry
+	for _, t := range tail {
+		k := kept[t.Call]
+		if t.Type != checkpoint.RecApplied || k == nil || len(k.result.Result.Effects) == 0 {
+			continue
+		}
+		if effects, err := sandbox.DecodeEffects(k.result.Result.Effects); err == nil {
+			out = append(out, changesOf(effects)...)
+		}
+	}
+	return out
+}
+
+// noteApplied notes the changes of a call of the interrupted round that
+// were applied before the stop.
+func (r *run) noteApplied(k *keptCall) {
+	if k == nil || len(k.result.Result.Effects) == 0 {
+		return
+	}
+	if effects, err := sandbox.DecodeEffects(k.result.Result.Effects); err == nil {
+		r.noteChanges(effects)
+	}
+}
+
+// keepPast keeps the past of the boundary just committed.
+func (r *run) keepPast() error {
+	if r.timeline == nil {
+		return nil
+	}
+	p, err := checkpoint.NewPast(r.state(), r.roundChanges)
+	if err != nil {
+		return err
+	}
+	r.roundChanges = nil
+	if err := r.timeline.PutPast(r.agentID, p); err != nil {
+		return fmt.Errorf("keep round %d's past: %w", p.Round, err)
+	}
+	return nil
+}

@@ -1,0 +1,177 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/cairnrun/cairn/checkpoint"
+)
+
+// travelled runs forkScript's three tasks in a workspace that starts with
+// seed.txt, and returns the engine, the store and the workspace.
+func travelled(t *testing.T) (*Engine, checkpoint.Store, string) {
+	t.Helper()
+	eng, store := fileEngine(t)
+	af := agentIn(t, `
+name: orig
+model: {provider: script, script: script.yaml}
+workspace: workspace
+tools: [{module: builtin}]
+`, forkScript)
+	ws := af.WorkspaceDir()
+	if err := os.WriteFile(filepath.Join(ws, "seed.txt"), []byte("seed"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		res, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "a", Prompt: "go"})
+		if err != nil || res.Status != StatusDone {
+			t.Fatalf("run: %+v, %v", res, err)
+		}
+	}
+	return eng, store, ws
+}
+
+// The store keeps the workspace the agent started with and every round's
+// changes: a resume into an empty directory elsewhere finds the workspace
+// as it is, file for file, mode for mode.
+func TestResumeMaterializesTheWorkspace(t *testing.T) {
+	eng, store, ws := travelled(t)
+	pasts, err := store.(checkpoint.Timeline).Pasts("a")
+	if err != nil || len(pasts) != 7 || pasts[0].Base == "" || len(pasts[1].Changes) != 1 || len(pasts[2].Changes) != 0 {
+		t.Fatalf("pasts: %d, %v", len(pasts), err)
+	}
+	elsewhere := filepath.Join(t.TempDir(), "node-b")
+	if _, err := eng.Resume(context.Background(), ResumeOptions{ID: "a", Workspace: elsewhere}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := dirTree(t, elsewhere), dirTree(t, ws); !maps.Equal(got, want) || len(got) != 3 {
+		t.Fatalf("the materialized workspace differs from the original:\n got %v\nwant %v", got, want)
+	}
+	if fi, err := os.Stat(filepath.Join(elsewhere, "seed.txt")); err != nil || fi.Mode().Perm() != 0o640 {
+		t.Fatalf("seed.txt: %v, %v", fi, err)
+	}
+	rec, err := store.Read("a")
+	if err != nil || rec.State.Definition.Workspace != elsewhere {
+		t.Fatalf("the agent's workspace is now %q, %v", rec.State.Definition.Workspace, err)
+	}
+}
+
+// dirTree is a directory's files and directories by relative path: content
+// and mode, "/" for a directory.
+func dirTree(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == dir {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if d.IsDir() {
+			out[rel] = "/"
+			return nil
+		}
+		fi, _ := d.Info()
+		b, err := os.ReadFile(p)
+		out[rel] = fmt.Sprintf("%s %v", b, fi.Mode().Perm())
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// A workspace directory that holds something else than the store's copy
+// is refused with every difference named and nothing changed, unless the
+// store's copy is taken.
+func TestResumeRefusesADifferingWorkspace(t *testing.T) {
+	eng, _, ws := travelled(t)
+	other := filepath.Join(t.TempDir(), "other")
+	if err := os.CopyFS(other, os.DirFS(ws)); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(other, "notes.txt"), []byte("changed"), 0o644)
+	os.WriteFile(filepath.Join(other, "extra.txt"), []byte("mine"), 0o644)
+	os.Remove(filepath.Join(other, "more.txt"))
+	before := treeHash(t, other)
+	_, err := eng.Resume(context.Background(), ResumeOptions{ID: "a", Workspace: other})
+	var de *WorkspaceDiffError
+	if !errors.Is(err, ErrWorkspaceDiffers) || !errors.As(err, &de) || len(de.Diffs) != 3 {
+		t.Fatalf("got %v", err)
+	}
+	want := map[string]string{"notes.txt": "content", "extra.txt": "extra", "more.txt": "missing"}
+	for _, d := range de.Diffs {
+		if want[d.Path] != d.What {
+			t.Fatalf("diff %+v, want %v", d, want)
+		}
+	}
+	if treeHash(t, other) != before {
+		t.Fatal("a refused resume changed the directory")
+	}
+	if _, err := eng.Resume(context.Background(), ResumeOptions{ID: "a", Workspace: other, TakeStoreWorkspace: true}); err != nil {
+		t.Fatal(err)
+	}
+	if readFile(t, other, "notes.txt") != "two" || readFile(t, other, "more.txt") != "three" || readFile(t, other, "extra.txt") != "" {
+		t.Fatal("the store's copy was not taken")
+	}
+}
+
+// A fork at any past round starts with that round's conversation and the
+// workspace as it was then; round 0 is the agent as it started.
+func TestForkAtAnyRound(t *testing.T) {
+	eng, _, _ := travelled(t)
+	for _, tc := range []struct {
+		round       int
+		messages    int
+		notes, more string
+	}{
+		{0, 0, "", ""},
+		{1, 3, "one", ""},
+		{3, 7, "two", ""},
+		{6, 12, "two", "three"},
+	} {
+		ws := filepath.Join(t.TempDir(), "ws")
+		st, err := eng.Fork(ForkOptions{ID: "a", Past: true, AtRound: tc.round, As: "f" + string(rune('0'+tc.round)), Workspace: ws})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Round != tc.round || len(st.Messages) != tc.messages || st.Lineage.Round != tc.round {
+			t.Fatalf("fork at round %d: round %d, %d messages", tc.round, st.Round, len(st.Messages))
+		}
+		if readFile(t, ws, "notes.txt") != tc.notes || readFile(t, ws, "more.txt") != tc.more || readFile(t, ws, "seed.txt") != "seed" {
+			t.Fatalf("fork at round %d: workspace %q %q", tc.round, readFile(t, ws, "notes.txt"), readFile(t, ws, "more.txt"))
+		}
+	}
+	_, err := eng.Fork(ForkOptions{ID: "a", Past: true, AtRound: 9, As: "f9"})
+	if !errors.Is(err, checkpoint.ErrNoPast) {
+		t.Fatalf("fork at a round never committed: %v", err)
+	}
+}
+
+// What any round changed comes from the store's pasts once the node's own
+// kept changes are gone (another node ran it, or it is too old).
+func TestChangesOfAnyRoundFromTheStore(t *testing.T) {
+	eng, _, _ := travelled(t)
+	os.RemoveAll(eng.changesRoot("a"))
+	round, changes, err := eng.Changes("a", 3)
+	if err != nil || round != 3 || len(changes) != 1 {
+		t.Fatalf("round 3: %d, %+v, %v", round, changes, err)
+	}
+	c := changes[0]
+	if c.Path != "notes.txt" || c.Op != "write" || string(c.Before) != "one" || string(c.After) != "two" {
+		t.Fatalf("round 3's change: %+v", c)
+	}
+	if round, _, err := eng.Changes("a", 0); err != nil || round != 5 {
+		t.Fatalf("last change: round %d, %v", round, err)
+	}
+	msgs, st, err := RoundMessages(eng.Store(), "a", 3)
+	if err != nil || len(msgs) != 3 || st.Round != 3 || msgs[0].Role != checkpoint.RoleUser {
+		t.Fatalf("round 3's messages: %+v, %v", msgs, err)
+	}
+}
