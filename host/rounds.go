@@ -315,8 +315,11 @@ func (e *Engine) Changes(agent string, round int) (int, []FileChange, error) {
 	dir := filepath.Join(root, fmt.Sprintf("round-%d", round))
 	paths, calls, err := keptCallsOf(dir)
 	if err != nil {
-		if out, perr := e.pastChanges(agent, round); perr == nil {
+		switch out, perr := e.pastChanges(agent, round); {
+		case perr == nil && len(out) > 0:
 			return round, out, nil // changed elsewhere, or too long ago to be kept here
+		case perr == nil:
+			return round, nil, fmt.Errorf("agent %q round %d: %w (it changed no file)", agent, round, ErrNoChanges)
 		}
 		return round, nil, fmt.Errorf("agent %q round %d: %w (kept: the last %d rounds that changed files)", agent, round, ErrNoChanges, KeepRounds)
 	}

@@ -386,11 +386,18 @@ func validRecordedPath(p string) bool {
 }
 
 // contentOf is the content a call read of f: from the store when it was
-// kept, else from the agent's workspace when the file there still has
-// the digest recorded. Neither is a divergence of kind file.
+// kept, or when the store holds it anyway (the workspace's pasts keep
+// every file the agent started with or wrote, see Timeline), else from
+// the agent's workspace when the file there still has the digest
+// recorded. Neither is a divergence of kind file.
 func (e *Engine) contentOf(agentWS string, f checkpoint.SeenFile) ([]byte, *Divergence) {
 	if f.Digest == "" {
 		return nil, nil
+	}
+	if !f.Kept {
+		if data, err := e.store.Blob(f.Digest); err == nil {
+			return data, nil
+		}
 	}
 	if f.Kept {
 		data, err := e.store.Blob(f.Digest)
