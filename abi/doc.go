@@ -143,6 +143,10 @@
 //	    clock        bool     the real wall clock (otherwise a fixed, deterministic one)
 //	    random       bool     real randomness (otherwise a deterministic stream)
 //
+//	    net          array    what it reaches through the network import, in
+//	                          the form of a grant's allow entries
+//	                          ("api.example.com", "*.example.org:443", "*")
+//
 // A tool gets what its manifest asks for and the agent file grants. A tool
 // that asks for more than is granted is refused when it is loaded.
 //
@@ -151,4 +155,48 @@
 // encoded, to stdout; `cairn tools pack` uses that, once, at build time, to
 // write the section. Tools in other languages may instead give `cairn tools
 // pack` the manifest as a JSON file.
+//
+// # The network
+//
+// A module reaches the network only through the host import module
+// "cairn_net" (NetModule), one HTTP exchange at a time, and only when its
+// grant has a network part; a module that imports it without one is
+// refused when its agent starts. The host checks every request against
+// the grant, sends it itself, and journals it (see docs/network.md). Two
+// functions, both (i32, i32) -> i32:
+//
+//	round_trip(req_ptr, req_len)  (NetRoundTrip)
+//	    req_ptr..req_ptr+req_len holds one CBOR HTTPRequest. The host sends
+//	    it and returns the length in bytes of its CBOR HTTPResponse, which
+//	    it keeps for response. A request outside the module's memory traps.
+//	response(buf_ptr, buf_len)    (NetResponse)
+//	    copies that HTTPResponse to buf_ptr and returns its length, or -1
+//	    when there is none or buf_len is smaller; the host then forgets it.
+//
+// So a module calls round_trip, allocates the length it returned, and
+// calls response. Every failure is an HTTPResponse whose error is set,
+// never a trap: a request the grant refuses, a limit, a connection that
+// failed, no response in time.
+//
+// HTTPRequest (module to host), a CBOR map:
+//
+//	abi     uint    ABI version of the module (1)
+//	method  text    GET, POST...
+//	url     text    absolute http or https URL, without credentials
+//	header  map     text -> array of text
+//	body    bytes   the request body
+//
+// HTTPResponse (host to module):
+//
+//	abi     uint    ABI version of the host (1)
+//	status  uint    the HTTP status; absent when error is set
+//	header  map     text -> array of text
+//	body    bytes   the whole response body
+//	error   text    when set, there is no response, and this says why
+//
+// The host does not follow redirects: a 3xx is the response, and the
+// module follows it, if it will, with a new request, which the grant
+// checks again. A message is at most MaxNetMessage bytes. Requests run one
+// at a time per call. Go tools get all this from guest/nethttp, an
+// http.RoundTripper.
 package abi

@@ -154,6 +154,7 @@ func (s *FileStore) markAgent(id string, trimmed, inUse map[string]bool) error {
 	if rec, err := s.Read(id); err == nil {
 		markDefinition(rec.State.Definition, inUse)
 		markRecordings(rec.State, inUse)
+		markExchanges(rec.State.Messages, rec.Tail, inUse)
 	} else if !errors.Is(err, ErrNotFound) {
 		return fmt.Errorf("collect agent %q: %w", id, err)
 	}
@@ -165,6 +166,7 @@ func (s *FileStore) markAgent(id string, trimmed, inUse map[string]bool) error {
 		if !trimmed[b.Label] {
 			markDefinition(b.State.Definition, inUse)
 			markRecordings(b.State, inUse)
+			markExchanges(b.State.Messages, nil, inUse)
 			inUse[b.Workspace] = true
 		}
 	}

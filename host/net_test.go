@@ -273,3 +273,25 @@ func outputs(calls []*Call) string {
 	}
 	return strings.Join(out, "|")
 }
+
+// The embedded fetch tool reduces an HTML page to its text, through the
+// grant; without a net grant an agent naming it does not start.
+func TestFetchTool(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, `<html><head><title>Tide tables</title><script>steal()</script></head><body><p>High water at <b>06:12</b>.</p></body></html>`)
+	}))
+	defer srv.Close()
+	hostPort := strings.TrimPrefix(srv.URL, "http://")
+	agent := "name: fetch\nmodel: {provider: script, script: script.yaml}\nworkspace: workspace\ntools:\n  - module: fetch\n    grant: {net: {allow: [\"" + hostPort + "\"]}}\n"
+	af := agentIn(t, agent, "turns:\n  - tool_calls: [{name: fetch, input: {url: \""+srv.URL+"/tides\"}}]\n  - text: done\n")
+	_, events := collect(t, RunOptions{Agent: af, Prompt: "go"})
+	c := toolEnds(events)[0]
+	if c.Outcome != OutcomeOK || !strings.HasSuffix(c.Output, "# Tide tables\n\nHigh water at 06:12.") || strings.Contains(c.Output, "steal") {
+		t.Fatalf("fetch: %+v", c)
+	}
+	noGrant := agentIn(t, "name: fetch\nmodel: {provider: script, script: script.yaml}\nworkspace: workspace\ntools:\n  - module: fetch\n", "turns:\n  - text: done\n")
+	if _, err := testEngine.Run(context.Background(), RunOptions{Agent: noGrant, Prompt: "go"}); !errors.Is(err, ErrGrant) {
+		t.Fatalf("fetch without a grant: %v", err)
+	}
+}

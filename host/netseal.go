@@ -93,3 +93,15 @@ func (e SealedExchange) State() string {
 	}
 	return "sent, response not received"
 }
+
+// sentMutating reports whether a call of an interrupted round sent a
+// request that is not safe to repeat: replaying the round would send it
+// again.
+func sentMutating(tail []checkpoint.Record) bool {
+	for _, t := range tail {
+		if t.Type == checkpoint.RecExchange && t.Exchange.Sent() && t.Exchange.Method != "" && t.Exchange.Mutating() {
+			return true
+		}
+	}
+	return false
+}

@@ -81,8 +81,8 @@ func ListTools(af *AgentFile) ([]ToolInfo, error) {
 // ModuleTools lists the tools of one module's bytes without running it;
 // BuiltinModule names the built-in tools.
 func ModuleTools(name string, wasm []byte) ([]ToolInfo, error) {
-	if name == BuiltinModule {
-		wasm = builtinWasm()
+	if embedded, ok := embeddedWasm(name); ok {
+		wasm = embedded
 	}
 	m, err := readManifest(wasm)
 	if err != nil {

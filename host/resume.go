@@ -148,6 +148,10 @@ func (e *Engine) Resume(ctx context.Context, opts ResumeOptions) (*Result, error
 		strategy = StrategySeal
 		r.emit(Event{Type: EventWarning, Text: fmt.Sprintf("round %d changed the workspace before the stop: its finished calls are kept, not replayed", report.Boundary+1)})
 	}
+	if strategy == StrategyReplay && sentMutating(rec.Tail) {
+		strategy = StrategySeal
+		r.emit(Event{Type: EventWarning, Text: fmt.Sprintf("round %d sent requests that may have changed something remote (POST, PUT, PATCH, DELETE) before the stop: it is kept and its calls in flight sealed, not replayed", report.Boundary+1)})
+	}
 	if strategy == StrategyReplay {
 		report = report.drop()
 	}

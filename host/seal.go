@@ -12,10 +12,11 @@ type Seal struct {
 	Call  string           `json:"call"`
 	Tool  string           `json:"tool"`
 	Phase checkpoint.Phase `json:"phase"`
-	// Effects says what the call changed: "none" for every call in flight,
-	// because a call's changes are staged and reach the workspace only
-	// after its result is journaled. "unknown" is kept for tools that will
-	// reach past the workspace, which none can yet.
+	// Effects says what the call changed: "none" in the workspace for
+	// every call in flight, because a call's changes are staged and reach
+	// it only after its result is journaled; "unknown" for a call of an
+	// MCP server, or one that sent a request not safe to repeat (POST,
+	// PUT, PATCH, DELETE), which may have acted on the remote side.
 	Effects        string `json:"effects"`
 	Recommendation string `json:"recommendation"`
 	// Net is the call's HTTP exchanges as the journal left them: each

@@ -61,8 +61,8 @@ var ErrGrant = errors.New("tool asks for more than is granted")
 
 // readModule returns the bytes of the module a ToolRef names.
 func readModule(af *AgentFile, ref ToolRef) ([]byte, error) {
-	if ref.Module == BuiltinModule {
-		return builtinWasm(), nil
+	if wasm, ok := embeddedWasm(ref.Module); ok {
+		return wasm, nil
 	}
 	b, err := os.ReadFile(af.Path(ref.Module))
 	if err != nil {

@@ -113,8 +113,9 @@ tools:
 	if err != nil || !strings.Contains(string(show), "call_1_1: POST "+s.URL+"/hang → sent, response not received") {
 		t.Fatalf("cairn show: %v\n%s", err, show)
 	}
-	out, err := exec.Command(bin, "resume", "--json", "--store", store, "--cache", cache, "n").CombinedOutput()
-	if err != nil {
+	// Replay would send the POST again: resume keeps the round instead.
+	out, err := exec.Command(bin, "resume", "--strategy", "replay", "--json", "--store", store, "--cache", cache, "n").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "not replayed") {
 		t.Fatalf("resume: %v\n%s", err, out)
 	}
 	var report *netSealEvent
@@ -131,6 +132,10 @@ tools:
 	if seal.Call != "call_1_1" || len(seal.Net) != 1 || seal.Net[0].Method != "POST" || !seal.Net[0].Sent || seal.Net[0].Received ||
 		!strings.Contains(seal.Recommendation, "check the remote side") {
 		t.Fatalf("seal: %+v", seal)
+	}
+	logOut, err := exec.Command(bin, "log", "--store", store, "n").CombinedOutput()
+	if err != nil || !strings.Contains(string(logOut), "net GET "+s.URL+"/ok → 200, 2 bytes") {
+		t.Errorf("cairn log does not list the kept call's request: %v\n%s", err, logOut)
 	}
 	if s.count("GET /ok") != 1 || s.count("POST /hang") != 1 {
 		t.Fatalf("the server saw %v; every request once", s.hits)
