@@ -26,6 +26,7 @@
 //	a, err := eng.Ask(ctx, host.AskOptions{ID: "a1", Question: "…"}) // nothing is added
 //	round, changes, err := eng.Changes("a1", 0)          // what a round did to the workspace
 //	undone, err := eng.Undo("a1")                        // and taking it back
+//	rep, err := eng.Verify(ctx, "a1", host.VerifyOptions{}) // run recorded calls again, compare
 //	b, err := eng.Snapshot("a1", "before-refactor")      // a bookmark with a workspace copy
 //	st, err := eng.Fork(host.ForkOptions{ID: "a1", From: "before-refactor", As: "a2"})
 //	got, err := host.Collect(store, checkpoint.Retention{Snapshots: 1}) // reclaim space

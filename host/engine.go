@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/cairnrun/cairn/checkpoint"
-	"github.com/cairnrun/cairn/guest/builtin"
 	"github.com/cairnrun/cairn/host/model"
 	"github.com/cairnrun/cairn/sandbox"
 )
@@ -438,8 +437,6 @@ func openModel(af *AgentFile, override *model.Spec) (model.Provider, string, err
 	}
 	return p, spec.Name, nil
 }
-
-func builtinWasm() []byte { return builtin.Module }
 
 // newID returns 12 random hex digits.
 func newID() string {

@@ -241,3 +241,36 @@ func TestVerifyRecordedPathOutside(t *testing.T) {
 		t.Errorf("fine.txt: %v %v", fi, err)
 	}
 }
+
+// A call that could read what is not recorded (here, a mount outside the
+// workspace) and differs is nondeterministic, with the reason, and does
+// not count as a divergence.
+func TestVerifyNondeterministic(t *testing.T) {
+	af := agentIn(t, `
+name: audited
+model: {provider: script, script: script.yaml}
+workspace: workspace
+record: reads
+tools: [{module: builtin, grant: {workspace: rw, mounts: [{host: data, guest: /data}]}}]
+`, `
+turns:
+  - tool_calls: [{name: read_file, input: {path: notes.txt}}]
+  - text: done
+`)
+	os.Mkdir(filepath.Join(af.Dir, "data"), 0o755)
+	os.WriteFile(filepath.Join(af.Dir, "workspace", "notes.txt"), []byte("seen\n"), 0o644)
+	eng, store := fileEngine(t)
+	if res, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "audited", Prompt: "go"}); err != nil || res.Status != StatusDone {
+		t.Fatalf("run: %+v %v", res, err)
+	}
+	if rep := verify(t, eng, VerifyOptions{}); rep.Calls[0].Status != VerifyMatch || len(rep.Calls[0].Notes) != 1 {
+		t.Fatalf("honest: %+v", rep.Calls)
+	}
+	dir := store.(*checkpoint.FileStore).Dir()
+	os.WriteFile(blobFile(dir, checkpoint.BlobDigest([]byte("seen\n"))), []byte("other\n"), 0o600)
+	rep := verify(t, eng, VerifyOptions{})
+	c := rep.Calls[0]
+	if rep.Diverged != 0 || c.Status != VerifyNondeterministic || c.Notes[0] != "it could read mount /data, which is not recorded" {
+		t.Fatalf("changed: %+v", rep)
+	}
+}

@@ -251,7 +251,7 @@ func (fx *readmeFixture) value(cmd, p string, vals map[string]string) string {
 		"P:NAME": "script:examples/hello/script.yaml", "PROMPT": "Summarise the notes.",
 		"QUESTION": "What did you find?", "TEXT": "not now", "USD": "1", "D": "1m", "SIZE": "64MiB",
 		"GUEST": "/data", "ARGS": "/data", "K=V": "K=V", "OUT": filepath.Join(fx.root, fmt.Sprintf("out-%d.wasm", fx.n)),
-		"T": "team", "P": "someone", "C": "ticket-1", "COMMAND": "run",
+		"T": "team", "P": "someone", "C": "ticket-1", "COMMAND": "run", "ALLOW": "127.0.0.1:1", "METHOD": "GET",
 	}[p]
 }
 

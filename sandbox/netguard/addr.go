@@ -21,7 +21,7 @@ var special = prefixes(
 	"203.0.113.0/24",  // documentation
 	"224.0.0.0/4",     // multicast
 	"240.0.0.0/4",     // reserved, broadcast
-	"::/128",          // unspecified
+	"::/96",           // unspecified, and IPv4-compatible (deprecated: ::127.0.0.1)
 	"::1/128",         // loopback
 	"::ffff:0:0/96",   // IPv4-mapped (unmapped before the check; kept for safety)
 	"64:ff9b::/96",    // NAT64: an IPv4 address in disguise

@@ -56,7 +56,7 @@ func TestSpecial(t *testing.T) {
 		{"127.0.0.1", true}, {"10.2.3.4", true}, {"172.16.0.1", true}, {"192.168.1.1", true},
 		{"169.254.169.254", true}, {"100.64.0.1", true}, {"0.0.0.0", true}, {"224.0.0.1", true},
 		{"255.255.255.255", true}, {"::1", true}, {"::", true}, {"fd00:ec2::254", true}, {"fe80::1", true},
-		{"ff02::1", true}, {"::ffff:10.0.0.1", true}, {"64:ff9b::a00:1", true}, {"2002:a00:1::", true},
+		{"ff02::1", true}, {"::ffff:10.0.0.1", true}, {"64:ff9b::a00:1", true}, {"2002:a00:1::", true}, {"::127.0.0.1", true},
 		{"8.8.8.8", false}, {"93.184.216.34", false}, {"2606:4700::1111", false}, {"::ffff:8.8.8.8", false},
 	} {
 		if got := Special(netip.MustParseAddr(tc.addr)); got != tc.special {
