@@ -14,7 +14,7 @@ import (
 	"github.com/cairnrun/cairn/host/model"
 )
 
-var contextCrashRounds = flag.Int("context-crash-rounds", 300, "rounds of the bounded-context kill -9 test (5000 for the long form)")
+var contextCrashRounds = flag.Int("context-crash-rounds", 120, "rounds of the bounded-context kill -9 test (5000 for the long form)")
 
 // childEnv carries what the child process of the kill -9 test runs.
 const childEnv = "CAIRN_CONTEXT_CHILD"
