@@ -76,6 +76,7 @@ func (t *tally) count(system string, msgs []checkpoint.Message) (words, assistan
 		}
 		w.message(&msgs[i])
 	}
+	w.cut()
 	t.base, t.msgs, t.assistants = nil, len(msgs), w.assistants
 	if len(msgs) > 0 {
 		t.base = &msgs[0]
@@ -126,14 +127,22 @@ func (w *walk) add(s string) {
 		w.i++
 		return
 	}
-	if !w.diverged {
-		clear(t.keys[w.i:]) // let go of the strings no longer counted
-		t.keys, t.total = t.keys[:w.i], t.total[:w.i]
-		w.diverged = true
-	}
+	w.cut()
 	w.sum += countWords(s)
 	t.keys, t.total = append(t.keys, k), append(t.total, w.sum)
 	w.i++
+}
+
+// cut forgets the keys past the strings seen so far, once: what follows
+// them is counted anew, or the request ended there.
+func (w *walk) cut() {
+	if w.diverged {
+		return
+	}
+	t := w.t
+	clear(t.keys[w.i:]) // let go of the strings no longer counted
+	t.keys, t.total = t.keys[:w.i], t.total[:w.i]
+	w.diverged = true
 }
 
 // asciiSpace holds the ASCII bytes unicode.IsSpace reports.
