@@ -17,6 +17,11 @@ import (
 // its exchange record; a larger one is recorded by digest and size only.
 const MaxKeptResponse = 1 << 20
 
+// MaxJournaledRefusals is how many of a call's requests refused by its
+// grant are journaled; later refusals, of requests that were not sent
+// either, are not, so that a tool looping on them cannot fill the journal.
+const MaxJournaledRefusals = 64
+
 // netJournal is the Net of one call: it journals every exchange of the
 // call around the Net it wraps (docs/network.md, "What is journaled"):
 //
@@ -36,6 +41,7 @@ type netJournal struct {
 	call    checkpoint.ToolCall
 	secrets []string
 	seq     int
+	refused int
 	done    []checkpoint.Exchange
 }
 
@@ -64,6 +70,9 @@ func (j *netJournal) RoundTrip(ctx context.Context, req *sandbox.NetRequest) (*s
 		RequestHeader: netguard.Redact(req.Header, j.secrets...), RequestDigest: digestOf(req.Body), RequestSize: int64(len(req.Body))}
 	if a, ok := j.inner.(admitter); ok {
 		if err := a.Admit(req); err != nil {
+			if j.refused++; j.refused > MaxJournaledRefusals {
+				return nil, err // nothing was sent; a guest looping on refusals does not fill the journal
+			}
 			ex.Step, ex.Error = checkpoint.ExchangeRefused, err.Error()
 			return nil, j.end(ex, ex, err)
 		}

@@ -1,0 +1,30 @@
+package host
+
+import (
+	"context"
+	"testing"
+
+	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/sandbox"
+	"github.com/cairnrun/cairn/sandbox/netguard"
+)
+
+// refuser refuses every request at admission.
+type refuser struct{ sandbox.Net }
+
+func (refuser) Admit(*sandbox.NetRequest) error { return netguard.ErrRefused }
+
+// A call looping on refused requests journals only the first
+// MaxJournaledRefusals of them.
+func TestNetRefusalsJournaledUpToALimit(t *testing.T) {
+	var recs int
+	j := &netJournal{inner: refuser{}, write: func(r ...checkpoint.Record) error { recs += len(r); return nil }}
+	for range MaxJournaledRefusals + 10 {
+		if _, err := j.RoundTrip(context.Background(), &sandbox.NetRequest{Method: "GET", URL: "http://x/"}); err == nil {
+			t.Fatal("a refused request went through")
+		}
+	}
+	if recs != MaxJournaledRefusals || len(j.done) != MaxJournaledRefusals {
+		t.Fatalf("%d records, %d exchanges kept; want %d", recs, len(j.done), MaxJournaledRefusals)
+	}
+}
