@@ -186,6 +186,9 @@ func (r *run) runChild(ctx context.Context, sub *subAgent, id, task string, s *s
 		if err != nil {
 			return nil, err
 		}
+		if !rec.Interrupted() && rec.State.Status == checkpoint.StatusDone {
+			return &Result{Agent: id, Status: StatusDone}, nil // its answer is in its state
+		}
 		if !neverPrompted(rec) {
 			return r.engine.Resume(ctx, ResumeOptions{ID: id, Strategy: StrategySeal, OnEvent: r.forward,
 				Approver: r.approver, AutoDeny: r.autoDeny, sub: s})
