@@ -148,10 +148,10 @@ func childID(parent, name, call string) string {
 
 // delegate runs (or resumes, or reads the answer of) the sub-agent id for
 // the call, and returns what the call came to.
-func (p *run) delegate(ctx context.Context, sub *subAgent, id, call, task string) (NativeResult, error) {
-	s := &subRun{tree: p.tree, root: p.rootID(), forward: p.forward,
-		lineage: checkpoint.Parent{Agent: p.agentID, Call: call, Name: sub.Name, Depth: p.depth + 1}}
-	res, err := p.runChild(ctx, sub, id, task, s)
+func (r *run) delegate(ctx context.Context, sub *subAgent, id, call, task string) (NativeResult, error) {
+	s := &subRun{tree: r.tree, root: r.rootID(), forward: r.forward,
+		lineage: checkpoint.Parent{Agent: r.agentID, Call: call, Name: sub.Name, Depth: r.depth + 1}}
+	res, err := r.runChild(ctx, sub, id, task, s)
 	if ctx.Err() != nil {
 		return NativeResult{}, ctx.Err()
 	}
@@ -159,7 +159,7 @@ func (p *run) delegate(ctx context.Context, sub *subAgent, id, call, task string
 		return NativeResult{}, &StopError{Status: StatusFailed,
 			Reason: fmt.Sprintf("sub-agent %s (agent %s) could not run: %v", sub.Name, id, err)}
 	}
-	rec, err := p.store.Read(id)
+	rec, err := r.store.Read(id)
 	if err != nil {
 		return NativeResult{}, &StopError{Status: StatusFailed, Reason: fmt.Sprintf("sub-agent %s: %v", id, err)}
 	}
@@ -171,29 +171,32 @@ func (p *run) delegate(ctx context.Context, sub *subAgent, id, call, task string
 	case StatusFailed:
 		out.Output, out.IsError = fmt.Sprintf("The sub-agent %s failed: %s", sub.Name, res.Reason), true
 	default:
-		return NativeResult{}, &StopError{Status: res.Status, Reason: stoppedChild(sub.Name, id, p.rootID(), res)}
+		return NativeResult{}, &StopError{Status: res.Status, Reason: stoppedChild(sub.Name, id, r.rootID(), res)}
 	}
 	return out, nil
 }
 
 // runChild runs the sub-agent: a new one with its task, or one that exists
 // from its boundary.
-func (p *run) runChild(ctx context.Context, sub *subAgent, id, task string, s *subRun) (*Result, error) {
-	opts := RunOptions{Agent: sub.af, ID: id, Workspace: p.workspace, Prompt: task, Labels: p.state().Labels,
-		OnEvent: p.forward, Approver: p.approver, AutoDeny: p.autoDeny, sub: s}
-	if p.store.Exists(id) {
-		rec, err := p.store.Read(id)
+func (r *run) runChild(ctx context.Context, sub *subAgent, id, task string, s *subRun) (*Result, error) {
+	opts := RunOptions{Agent: sub.af, ID: id, Workspace: r.workspace, Prompt: task, Labels: r.state().Labels,
+		OnEvent: r.forward, Approver: r.approver, AutoDeny: r.autoDeny, sub: s}
+	if r.store.Exists(id) {
+		rec, err := r.store.Read(id)
 		if err != nil {
 			return nil, err
 		}
+		if !rec.Interrupted() && rec.State.Status == checkpoint.StatusDone {
+			return &Result{Agent: id, Status: StatusDone}, nil // its answer is in its state
+		}
 		if !neverPrompted(rec) {
-			return p.engine.Resume(ctx, ResumeOptions{ID: id, Strategy: StrategySeal, OnEvent: p.forward,
-				Approver: p.approver, AutoDeny: p.autoDeny, sub: s})
+			return r.engine.Resume(ctx, ResumeOptions{ID: id, Strategy: StrategySeal, OnEvent: r.forward,
+				Approver: r.approver, AutoDeny: r.autoDeny, sub: s})
 		}
 		// Made, then stopped before its task was journaled: start it over.
 		opts.Fresh = true
 	}
-	return p.engine.Run(ctx, opts)
+	return r.engine.Run(ctx, opts)
 }
 
 // neverPrompted reports whether a sub-agent stopped before its task
@@ -230,3 +233,14 @@ func stoppedChild(name, id, root string, res *Result) string {
 }
 
 var _ NativeResumer = (*delegateTool)(nil)
+
+// delegated reports whether an interrupted round had begun a delegation:
+// its child may have changed the workspace, so replay must keep the round.
+func delegated(tail []checkpoint.Record) bool {
+	for _, t := range tail {
+		if t.Tool == DelegateTool && (t.Type == checkpoint.RecResult || t.Type == checkpoint.RecPhase && t.Phase == checkpoint.PhaseExecuting) {
+			return true
+		}
+	}
+	return false
+}

@@ -194,3 +194,40 @@ agents:
 		})
 	}
 }
+
+// A parent started over forgets its children: its new delegations run
+// new ones rather than read the old ones' answers.
+func TestFreshRunForgetsChildren(t *testing.T) {
+	eng, store := fileEngine(t)
+	af := teamIn(t, teamAgent, teamScript, nil)
+	collectOn(t, eng, RunOptions{Agent: af, ID: "lead", Prompt: "go"})
+	alpha := childID("lead", "alpha", "call_1_0")
+	first, _ := store.Read(alpha)
+	res, _ := collectOn(t, eng, RunOptions{Agent: af, ID: "lead", Prompt: "go", Fresh: true})
+	again, err := store.Read(alpha)
+	if res.Status != StatusDone || err != nil || len(again.State.Runs) != 1 || again.State.Runs[0].ID == first.State.Runs[0].ID {
+		t.Fatalf("fresh run: %+v; child %v, its runs %+v", res, err, again.State.Runs)
+	}
+}
+
+// max_parallel bounds the children that run at once: with 1, one child's
+// run ends before the other's starts.
+func TestMaxParallelBoundsTheChildren(t *testing.T) {
+	eng, _ := fileEngine(t)
+	af := teamIn(t, strings.Replace(teamAgent, "max_parallel: 2", "max_parallel: 1", 1), teamScript, nil)
+	_, events := collectOn(t, eng, RunOptions{Agent: af, ID: "lead", Prompt: "go"})
+	running, most := 0, 0
+	for _, e := range events {
+		switch {
+		case e.Parent != "lead":
+		case e.Type == EventRunStart:
+			running++
+			most = max(most, running)
+		case e.Type == EventRunEnd:
+			running--
+		}
+	}
+	if most != 1 || running != 0 {
+		t.Fatalf("at most %d children ran at once (%d left running); want 1", most, running)
+	}
+}

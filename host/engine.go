@@ -234,6 +234,9 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) (*Result, error) {
 // startRun opens or creates the agent and builds its run.
 func (e *Engine) startRun(ctx context.Context, opts RunOptions, runID string) (*run, error) {
 	if opts.Fresh && e.store.Exists(opts.ID) {
+		if err := e.removeChildren(opts.ID); err != nil {
+			return nil, err
+		}
 		if err := e.store.Remove(opts.ID); err != nil {
 			return nil, err
 		}

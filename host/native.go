@@ -60,8 +60,10 @@ type NativeSettler interface {
 }
 
 // NativeResumer is a NativeTool whose calls in flight when cairn stopped
-// are run again by resume, not sealed: the tool itself keeps the work
-// they had done (a delegation resumes its child) and repeats none of it.
+// are run by resume, not sealed: those that had started again, the tool
+// itself keeping the work they had done (a delegation resumes its child)
+// and repeating none of it, and those that had not yet started for the
+// first time (they meet the approval rules as they would have).
 type NativeResumer interface {
 	NativeTool
 	ResumesInFlight() bool
@@ -220,4 +222,26 @@ func stopOf(results []callResult) error {
 		}
 	}
 	return nil
+}
+
+// NativeModule is the ToolInfo.Module of the tools cairn carries out
+// itself.
+const NativeModule = "cairn"
+
+// nativeInfo lists the native tools an agent file gets, as `cairn tools
+// ls` shows them.
+func nativeInfo(af *AgentFile) ([]ToolInfo, error) {
+	var out []ToolInfo
+	for _, tools := range natives {
+		nts, err := tools(af)
+		if err != nil {
+			return nil, err
+		}
+		for _, nt := range nts {
+			s := nt.Spec()
+			out = append(out, ToolInfo{Module: NativeModule, Tool: abi.Tool{Name: s.Name, Description: s.Description,
+				InputSchema: string(s.InputSchema)}})
+		}
+	}
+	return out, nil
 }

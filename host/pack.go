@@ -75,7 +75,8 @@ func ListTools(af *AgentFile) ([]ToolInfo, error) {
 	for _, s := range af.MCP {
 		out = append(out, serverInfo(s))
 	}
-	return out, nil
+	natives, err := nativeInfo(af)
+	return append(out, natives...), err
 }
 
 // ModuleTools lists the tools of one module's bytes without running it;

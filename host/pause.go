@@ -85,9 +85,16 @@ func (r *run) pauseRequested() bool {
 	if r.pauser == nil {
 		return false
 	}
-	asked, err := r.pauser.PauseRequested(r.agentID)
+	return r.pauseAsked(r.agentID) || r.root != "" && r.pauseAsked(r.root)
+}
+
+// pauseAsked says whether a pause of agent id was asked for, and clears
+// the request: a sub-agent's run stops for its top-level agent's request,
+// and so stops the tree.
+func (r *run) pauseAsked(id string) bool {
+	asked, err := r.pauser.PauseRequested(id)
 	if err == nil && asked {
-		err = r.pauser.ClearPause(r.agentID)
+		err = r.pauser.ClearPause(id)
 	}
 	if err != nil {
 		r.emit(Event{Type: EventWarning, Text: err.Error()})

@@ -75,9 +75,9 @@ type Report struct {
 	// Replay drops a round only if none of its calls changed the workspace
 	// or has a change to make.
 	Dropped []string
-	// Resumed are the calls in flight that resume runs again rather than
-	// seal, because their tool keeps what they had done (a delegation
-	// resumes its sub-agent; see NativeResumer).
+	// Resumed are the calls in flight that resume runs rather than seals,
+	// because their tool keeps what they had done (a delegation resumes
+	// its sub-agent; see NativeResumer).
 	Resumed []string
 	// last is the newest phase record of each call of the round;
 	// tailCalls are the round's calls in the order the model asked.
@@ -149,7 +149,7 @@ func (e *Engine) Resume(ctx context.Context, opts ResumeOptions) (*Result, error
 		return r.end(StatusFailed, err.Error())
 	}
 	strategy := opts.Strategy
-	if strategy == StrategyReplay && changedWorkspace(rec.Tail) {
+	if strategy == StrategyReplay && (changedWorkspace(rec.Tail) || delegated(rec.Tail)) {
 		// Replaying would run again calls whose changes are in the
 		// workspace: keep the round instead, so each change is made once.
 		strategy = StrategySeal

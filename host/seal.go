@@ -53,7 +53,7 @@ func (r *run) inspect(rec *checkpoint.Recovered) Report {
 			report.Finished = append(report.Finished, c.ID)
 		case p == checkpoint.PhaseApprovalRequired || p == checkpoint.PhaseApproved || p == checkpoint.PhaseDenied:
 			report.Awaiting = append(report.Awaiting, c.ID)
-		case p == checkpoint.PhaseExecuting && r.tools.resumesInFlight(c.Name):
+		case (p == checkpoint.PhaseExecuting || p == "") && r.tools.resumesInFlight(c.Name):
 			report.Resumed = append(report.Resumed, c.ID)
 		default:
 			if p == "" {

@@ -11,24 +11,21 @@ import (
 )
 
 // The task list: an agent file with `todos: true` gives the model the
-// todo_write tool, with which it writes its plan as a list of items, each
-// pending, in_progress or done. Each call replaces the whole list. The
-// list is part of the agent's state: it changes when the call's round
-// commits (a round cut short by a crash leaves the list as it was at the
-// boundary, and resume keeps the call's result and so its list), is
+// todo_write tool, with which it writes its plan as a list of at most 100
+// items, each pending, in_progress or done. Each call replaces the whole
+// list. The list is part of the agent's state: it changes when the call's
+// round commits (a round cut short by a crash leaves the list as it was at
+// the boundary, and resume keeps the call's result and so its list), is
 // restored by resume and copied by fork, and is shown by `cairn show`. A
 // sub-agent's list is its own.
 
 // TodoWriteTool is the task list's tool's name.
 const TodoWriteTool = "todo_write"
 
-// MaxTodos bounds the items of a task list.
-const MaxTodos = 100
-
-const todoSchema = `{"type":"object","required":["todos"],"additionalProperties":false,
-"properties":{"todos":{"type":"array","maxItems":100,"items":{"type":"object","required":["content","status"],
-"additionalProperties":false,"properties":{"content":{"type":"string","minLength":1,"maxLength":1000},
-"status":{"enum":["pending","in_progress","done"]}}}}}}`
+const todoSchema = `{"type":"object","required":["todos"],"additionalProperties":false,` +
+	`"properties":{"todos":{"type":"array","maxItems":100,"items":{"type":"object","required":["content","status"],` +
+	`"additionalProperties":false,"properties":{"content":{"type":"string","minLength":1,"maxLength":1000},` +
+	`"status":{"enum":["pending","in_progress","done"]}}}}}}`
 
 // todoTools gives an agent file that asks for it the task list's tool.
 func todoTools(af *AgentFile) ([]NativeTool, error) {

@@ -198,3 +198,45 @@ func TreeOrder(list []checkpoint.Summary) ([]checkpoint.Summary, []int) {
 	}
 	return out, depth
 }
+
+// removeChildren removes the sub-agents an agent's delegations made, and
+// theirs, for a run that starts the agent over: its new delegations must
+// not find the old children's answers. A child that a process runs is
+// not removed: its lock's error says which.
+func (e *Engine) removeChildren(id string) error {
+	kids, err := Children(e.store, id)
+	if err != nil {
+		return err
+	}
+	for _, k := range kids {
+		if err := e.removeTree(k.ID); err != nil {
+			return fmt.Errorf("start %s over: remove its sub-agent %s: %w", id, k.ID, err)
+		}
+	}
+	return nil
+}
+
+func (e *Engine) removeTree(id string) error {
+	lock, err := e.store.Lock(id, checkpoint.ThisProcess("fresh"))
+	if err != nil {
+		return err
+	}
+	defer lock.Unlock()
+	if err := e.removeChildren(id); err != nil {
+		return err
+	}
+	return e.store.Remove(id)
+}
+
+// RootOf is the top-level agent of the tree agent id is in: id itself for
+// an agent no delegation made, or one whose parent cannot be read.
+func RootOf(store checkpoint.Store, id string) string {
+	for seen := 0; seen < MaxDepth+1; seen++ {
+		in, err := Inspect(store, id)
+		if err != nil || in.State.Parent == nil {
+			return id
+		}
+		id = in.State.Parent.Agent
+	}
+	return id
+}

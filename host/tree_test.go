@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -113,6 +114,9 @@ func TestChildAwaitingApprovalStopsTheTree(t *testing.T) {
 	if err != nil || res.Status != StatusAwaitingApproval || !strings.Contains(res.Reason, "cairn approve "+beta) {
 		t.Fatalf("run: %+v, %v", res, err)
 	}
+	if root := RootOf(store, beta); root != "lead" {
+		t.Fatalf("RootOf(%s) = %s", beta, root)
+	}
 	pending, err := Pending(store, beta)
 	if err != nil || len(pending) != 1 {
 		t.Fatalf("pending of %s: %+v, %v", beta, pending, err)
@@ -199,5 +203,96 @@ turns:
 				t.Errorf("a child's request holds %s: %s", leak, b)
 			}
 		}
+	}
+}
+
+// Regression: a parent killed after the model asked for its delegations,
+// before they were journaled as executing, had them sealed, so the tree
+// never ran. Resume starts them instead.
+func TestResumeStartsDelegationsThatHadNotStarted(t *testing.T) {
+	eng, store := fileEngine(t)
+	af := teamIn(t, teamAgent, teamScript, nil)
+	mods, err := loadModules(af)
+	if err != nil {
+		t.Fatal(err)
+	}
+	def, err := eng.define(af, mods, af.WorkspaceDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	log, err := store.Create("lead", checkpoint.NewState("lead", def, checkpoint.Labels{}, now()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	user := checkpoint.Message{Role: checkpoint.RoleUser, Text: "go"}
+	turn := checkpoint.Message{Role: checkpoint.RoleAssistant, ToolCalls: []checkpoint.ToolCall{
+		{ID: "call_1_0", Name: DelegateTool, Input: `{"agent":"alpha","task":"write alpha.txt"}`},
+		{ID: "call_1_1", Name: DelegateTool, Input: `{"agent":"beta","task":"write beta.txt"}`}}}
+	err = errors.Join(log.Append(
+		checkpoint.Record{Type: checkpoint.RecRunStarted, Run: &checkpoint.RunInfo{ID: "run-killed"}},
+		checkpoint.Record{Type: checkpoint.RecUser, Round: 1, Message: &user},
+		checkpoint.Record{Type: checkpoint.RecTurn, Round: 1, Message: &turn}), log.Sync(), log.Close())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, events := resume(t, eng, "lead", StrategySeal)
+	if rep := eventOf(events, EventAgentResumed); rep == nil || len(rep.Sealed) != 0 || len(rep.Resumed) != 2 {
+		t.Fatalf("resume report: %+v", rep)
+	}
+	rec, _ := store.Read("lead")
+	if got := toolTexts(rec.State); res.Status != StatusDone || len(got) != 2 || got[0] != "wrote alpha.txt" || got[1] != "wrote beta.txt" {
+		t.Fatalf("resume: %+v; results %q", res, got)
+	}
+}
+
+// Pausing the top-level agent stops its tree: a child running a
+// delegation stops at its next boundary, and the parent with it; resume
+// finishes both.
+func TestPauseOfTheParentStopsTheTree(t *testing.T) {
+	eng, store := fileEngine(t)
+	agent := strings.Replace(teamAgent, "max_parallel: 2", "max_parallel: 1", 1)
+	af := teamIn(t, agent, teamScript, nil)
+	var once sync.Once
+	res, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "lead", Prompt: "go", OnEvent: func(e Event) {
+		if e.Type == EventRoundEnd && e.Parent == "lead" {
+			once.Do(func() {
+				if err := eng.Pause(context.Background(), "lead"); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+	}})
+	if err != nil || res.Status != StatusPaused || !strings.Contains(res.Reason, pausedOnRequest) || !strings.Contains(res.Reason, "sub-agent") {
+		t.Fatalf("run: %+v, %v", res, err)
+	}
+	res, _ = resume(t, eng, "lead", StrategySeal)
+	rec, _ := store.Read("lead")
+	if got := toolTexts(rec.State); res.Status != StatusDone || len(got) != 2 || got[0] != "wrote alpha.txt" || got[1] != "wrote beta.txt" {
+		t.Fatalf("resume: %+v; results %q", res, got)
+	}
+}
+
+// Replay keeps a round whose delegations had begun: their children may
+// have changed the workspace, and asking the model again would delegate
+// anew.
+func TestReplayKeepsARoundThatDelegated(t *testing.T) {
+	eng, store := fileEngine(t)
+	af := teamIn(t, teamAgent, teamScript, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if _, err := eng.Run(ctx, RunOptions{Agent: af, ID: "lead", Prompt: "go", OnEvent: func(e Event) {
+		if e.Type == EventToolEnd && e.Parent == "lead" {
+			cancel()
+		}
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	res, events := resume(t, eng, "lead", StrategyReplay)
+	rep := eventOf(events, EventAgentResumed)
+	if res.Status != StatusDone || rep == nil || len(rep.Dropped) != 0 || len(rep.Resumed)+len(rep.Finished) != 2 {
+		t.Fatalf("replay: %+v; report %+v", res, rep)
+	}
+	if kids, _ := Children(store, "lead"); len(kids) != 2 {
+		t.Fatalf("%d children, want the 2 the round made", len(kids))
 	}
 }

@@ -38,12 +38,14 @@ type AgentLine struct {
 	Updated   time.Time        `json:"updated"`
 	// Error says why the agent could not be read (Status "unreadable").
 	Error string `json:"error,omitempty"`
+	// Parent is, for a sub-agent, the agent whose delegation made it.
+	Parent string `json:"parent,omitempty"`
 }
 
 // LineOf is the listing of the agent s summarises.
 func LineOf(s checkpoint.Summary) AgentLine {
 	l := AgentLine{Agent: s.ID, Status: AgentStatus(s), Rounds: s.Round, ToolCalls: s.ToolCalls,
-		Usage: s.Usage, Updated: s.Updated}
+		Usage: s.Usage, Updated: s.Updated, Parent: s.Parent}
 	if s.Err != nil {
 		l.Error = s.Err.Error()
 	}

@@ -17,6 +17,7 @@ func eventsCommand() *cli.Command {
 		ArgsUsage: "AGENT",
 		Flags: []cli.Flag{storeFlag, jsonFlag,
 			&cli.StringFlag{Name: "run", Usage: "only the events of this run"},
+			&cli.StringFlag{Name: "agent", Usage: "only the events of this sub-agent of the agent's tree"},
 			&cli.BoolFlag{Name: "follow", Usage: "keep printing while a process runs the agent"}},
 		Action: eventsAction,
 	}
@@ -24,14 +25,17 @@ func eventsCommand() *cli.Command {
 
 func eventsAction(c *cli.Context) error {
 	if c.NArg() != 1 {
-		return withCode(exitUsage, fmt.Errorf("usage: cairn events [--run ID] [--follow] AGENT"))
+		return withCode(exitUsage, fmt.Errorf("usage: cairn events [--run ID] [--agent SUB-AGENT] [--follow] AGENT"))
 	}
 	store, err := openStore(c)
 	if err != nil {
 		return err
 	}
-	only := c.String("run")
+	only, agent := c.String("run"), c.String("agent")
 	if err := hasRun(store, c.Args().First(), only); err != nil {
+		return err
+	}
+	if err := inTree(store, c.Args().First(), agent); err != nil {
 		return err
 	}
 	ctx, stop := interruptible(context.Background())
@@ -40,6 +44,7 @@ func eventsAction(c *cli.Context) error {
 	err = host.ReadHistory(ctx, store, c.Args().First(), c.Bool("follow"), func(e host.Event, line []byte) error {
 		switch {
 		case only != "" && e.Run != only:
+		case agent != "" && e.Agent != agent:
 		case c.Bool(jsonFlag.Name):
 			fmt.Fprintf(c.App.Writer, "%s\n", line)
 		default:
@@ -65,4 +70,20 @@ func hasRun(store checkpoint.Store, id, run string) error {
 		}
 	}
 	return withCode(exitUsage, fmt.Errorf("agent %s has no run %q; `cairn runs %s` lists them", id, run, id))
+}
+
+// inTree checks that sub is an agent of the tree of id, when one is named:
+// id itself or a sub-agent below it.
+func inTree(store checkpoint.Store, id, sub string) error {
+	for a := sub; a != "" && a != id; {
+		in, err := host.Inspect(store, a)
+		if err != nil {
+			return runError(err)
+		}
+		if in.State.Parent == nil {
+			return withCode(exitUsage, fmt.Errorf("agent %s is not a sub-agent of %s; `cairn ls` shows the trees", sub, id))
+		}
+		a = in.State.Parent.Agent
+	}
+	return nil
 }

@@ -24,6 +24,9 @@ func logAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if p := in.State.Parent; p != nil && !c.Bool(jsonFlag.Name) {
+		fmt.Fprintf(c.App.Writer, "(sub-agent %s of %s, made by its call %s)\n", p.Name, p.Agent, p.Call)
+	}
 	if c.Bool(jsonFlag.Name) {
 		for _, m := range in.State.Messages {
 			if err := writeJSON(c, m); err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -30,6 +31,7 @@ func lsAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	list, depth := host.TreeOrder(list)
 	lines := make([]host.AgentLine, len(list))
 	for i, s := range list {
 		lines[i] = host.LineOf(s)
@@ -45,12 +47,12 @@ func lsAction(c *cli.Context) error {
 	}
 	w := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "AGENT\tSTATUS\tROUNDS\tTOKENS\tCOST\tUPDATED")
-	for _, l := range lines {
+	for i, l := range lines {
 		status := l.Status
 		if l.Error != "" {
 			status = "unreadable: " + l.Error
 		}
-		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%s\t%s\n", l.Agent, status, l.Rounds, l.Usage.Total(), cost(l.Usage),
+		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%s\t%s\n", treeName(l.Agent, depth[i]), status, l.Rounds, l.Usage.Total(), cost(l.Usage),
 			l.Updated.Local().Format(time.DateTime))
 	}
 	return w.Flush()
@@ -62,4 +64,13 @@ func cost(u checkpoint.Usage) string {
 		return "-"
 	}
 	return fmt.Sprintf("$%.4f", float64(u.CostMicroUSD)/1e6)
+}
+
+// treeName is an agent's name in the list: a sub-agent's is indented
+// below its parent's.
+func treeName(id string, depth int) string {
+	if depth == 0 {
+		return id
+	}
+	return strings.Repeat("  ", depth-1) + "└ " + id
 }

@@ -205,6 +205,8 @@ func (fx *readmeFixture) value(cmd, p string, vals map[string]string) string {
 		return "k"
 	case "NEW":
 		return fmt.Sprintf("fork-%d", fx.n)
+	case "CHILD":
+		return vals["AGENT"] // an agent is an agent of its own tree
 	case "CALL":
 		return "call_1_0"
 	case "DIR":

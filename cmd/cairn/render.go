@@ -40,6 +40,10 @@ func (r *renderer) print(e host.Event) {
 }
 
 func (r *renderer) human(e host.Event) {
+	if e.Depth > 0 || e.Type == host.EventTodos {
+		r.treeEvent(e) // sub-agents and task lists: see tree.go
+		return
+	}
 	if e.Type != host.EventModelText && r.inText {
 		fmt.Fprintln(r.w)
 		r.inText = false

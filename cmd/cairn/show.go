@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -32,6 +33,11 @@ type agentView struct {
 	AgentFile   string              `json:"agent_file"`
 	Interrupted []string            `json:"interrupted_calls,omitempty"`
 	Bookmarks   []bookmarkLine      `json:"bookmarks,omitempty"`
+	// Parent is a sub-agent's lineage; Children the sub-agents its
+	// delegations made; Todos its task list.
+	Parent   *checkpoint.Parent `json:"parent,omitempty"`
+	Children []host.AgentLine   `json:"children,omitempty"`
+	Todos    []checkpoint.Todo  `json:"todos,omitempty"`
 }
 
 // bookmarkLine is one bookmark as `cairn show` lists it.
@@ -55,6 +61,9 @@ func showAction(c *cli.Context) error {
 	}
 	for _, b := range in.Bookmarks {
 		v.Bookmarks = append(v.Bookmarks, bookmarkLine{Label: b.Label, Round: b.Round, Time: b.Time})
+	}
+	if err := addTree(c, &v, st); err != nil {
+		return err
 	}
 	if c.Bool(jsonFlag.Name) {
 		return writeJSON(c, v)
@@ -87,6 +96,7 @@ func printView(c *cli.Context, v agentView) {
 	if len(v.Interrupted) > 0 {
 		fmt.Fprintf(w, "in flight  %s (cairn resume %s says what became of them)\n", strings.Join(v.Interrupted, ", "), v.Agent)
 	}
+	printTree(w, v)
 	fmt.Fprintf(w, "agent file\n%s", indent(v.AgentFile, "  "))
 }
 
@@ -119,4 +129,38 @@ func indent(s, prefix string) string {
 	}
 	lines := strings.SplitAfter(strings.TrimRight(s, "\n")+"\n", "\n")
 	return prefix + strings.Join(lines[:len(lines)-1], prefix)
+}
+
+// addTree adds to the view what places the agent in its tree: its parent,
+// its children and their status, and its task list.
+func addTree(c *cli.Context, v *agentView, st *checkpoint.State) error {
+	v.Parent, v.Todos = st.Parent, st.Todos
+	store, err := openStore(c)
+	if err != nil {
+		return err
+	}
+	kids, err := host.Children(store, st.Agent)
+	if err != nil {
+		return runError(err)
+	}
+	for _, k := range kids {
+		v.Children = append(v.Children, host.LineOf(k))
+	}
+	return nil
+}
+
+func printTree(w io.Writer, v agentView) {
+	if p := v.Parent; p != nil {
+		fmt.Fprintf(w, "parent     %s · call %s · sub-agent %s · depth %d\n", p.Agent, p.Call, p.Name, p.Depth)
+	}
+	for i, k := range v.Children {
+		head := "children  "
+		if i > 0 {
+			head = "          "
+		}
+		fmt.Fprintf(w, "%s %s · %s · %d rounds · %d tokens\n", head, k.Agent, k.Status, k.Rounds, k.Usage.Total())
+	}
+	if len(v.Todos) > 0 {
+		fmt.Fprintf(w, "tasks\n%s\n", indent(host.FormatTodos(v.Todos), "  "))
+	}
 }

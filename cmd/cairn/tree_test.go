@@ -1,0 +1,64 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The team example seen through the command line: ls shows the tree, show
+// the children and the task list, log a child's own transcript (its task
+// and nothing of its parent's), events --agent one child's events.
+func TestTeamTreeOnTheCommandLine(t *testing.T) {
+	ws := t.TempDir()
+	for _, f := range []string{"notes.md", "todo.txt"} {
+		b, err := os.ReadFile(filepath.Join("../../examples/team/workspace", f))
+		must(t, err)
+		must(t, os.WriteFile(filepath.Join(ws, f), b, 0o644))
+	}
+	store := t.TempDir()
+	if code, out, errOut := cairn(t, "run", "--store", store, "--id", "team", "--workspace", ws, "-f", "../../examples/team/agent.yaml"); code != exitDone {
+		t.Fatalf("run: exit %d\n%s%s", code, out, errOut)
+	}
+	_, out, _ := cairn(t, "ls", "--store", store)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 4 || !strings.HasPrefix(lines[1], "team ") || !strings.HasPrefix(lines[2], "└ team.counter-") || !strings.HasPrefix(lines[3], "└ team.summariser-") {
+		t.Fatalf("ls:\n%s", out)
+	}
+	counter := strings.Fields(lines[2])[1]
+	_, out, _ = cairn(t, "show", "--store", store, "team")
+	for _, want := range []string{"children   " + counter + " · done", "[x] summarise the notes", "[~] write BRIEF.md"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("show lacks %q:\n%s", want, out)
+		}
+	}
+	_, out, _ = cairn(t, "show", "--store", store, counter)
+	if !strings.Contains(out, "parent     team · call call_2_0 · sub-agent counter · depth 1") {
+		t.Errorf("show of the child:\n%s", out)
+	}
+	_, out, _ = cairn(t, "log", "--store", store, counter)
+	if !strings.Contains(out, "user: Count the TODO lines in todo.txt") || strings.Contains(out, "BRIEF") {
+		t.Errorf("log of the child:\n%s", out)
+	}
+	code, out, errOut := cairn(t, "events", "--store", store, "--json", "--agent", counter, "team")
+	if code != exitDone {
+		t.Fatalf("events --agent: exit %d: %s", code, errOut)
+	}
+	n := 0
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var e struct{ Agent, Parent string }
+		must(t, json.Unmarshal([]byte(line), &e))
+		if e.Agent != counter || e.Parent != "team" {
+			t.Fatalf("events --agent %s gave %s", counter, line)
+		}
+		n++
+	}
+	if n < 5 {
+		t.Fatalf("events --agent: %d events", n)
+	}
+	if code, _, errOut := cairn(t, "events", "--store", store, "--agent", "team", counter); code != exitUsage || !strings.Contains(errOut, "is not a sub-agent of") {
+		t.Fatalf("events of a parent through its child: exit %d: %s", code, errOut)
+	}
+}
