@@ -35,12 +35,12 @@ const (
 )
 
 const (
-	rememberSchema = `{"type":"object","required":["key","fact"],"additionalProperties":false,"properties":{
-"key":{"type":"string","minLength":1,"maxLength":100},"fact":{"type":"string","minLength":1,"maxLength":4096}}}`
-	recallSchema = `{"type":"object","additionalProperties":false,"properties":{
-"key":{"type":"string","maxLength":100},"query":{"type":"string","maxLength":200}}}`
-	forgetSchema = `{"type":"object","required":["key"],"additionalProperties":false,"properties":{
-"key":{"type":"string","minLength":1,"maxLength":100}}}`
+	rememberSchema = `{"type":"object","required":["key","fact"],"additionalProperties":false,"properties":{` +
+		`"key":{"type":"string","minLength":1,"maxLength":100},"fact":{"type":"string","minLength":1,"maxLength":4096}}}`
+	recallSchema = `{"type":"object","additionalProperties":false,"properties":{` +
+		`"key":{"type":"string","maxLength":100},"query":{"type":"string","maxLength":200}}}`
+	forgetSchema = `{"type":"object","required":["key"],"additionalProperties":false,"properties":{` +
+		`"key":{"type":"string","minLength":1,"maxLength":100}}}`
 )
 
 // memoryTools gives an agent file that names a namespace its memory tools.

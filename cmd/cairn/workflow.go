@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -182,8 +184,8 @@ func workflowLsAction(c *cli.Context) error {
 				return err
 			}
 		}
-		for id, e := range errs {
-			if err := writeJSON(c, map[string]string{"workflow": id, "error": e.Error()}); err != nil {
+		for _, id := range slices.Sorted(maps.Keys(errs)) {
+			if err := writeJSON(c, map[string]string{"workflow": id, "error": errs[id].Error()}); err != nil {
 				return err
 			}
 		}
@@ -195,8 +197,8 @@ func workflowLsAction(c *cli.Context) error {
 		l := workflowLine(r)
 		fmt.Fprintf(w, "%s\t%s\t%s\t%d/%d\t%s\n", l.ID, l.Name, l.Status, len(r.Steps), l.Total, r.Updated.Local().Format(time.DateTime))
 	}
-	for id, e := range errs {
-		fmt.Fprintf(w, "%s\t\tunreadable: %v\t\t\n", id, e)
+	for _, id := range slices.Sorted(maps.Keys(errs)) {
+		fmt.Fprintf(w, "%s\t\tunreadable: %v\t\t\n", id, errs[id])
 	}
 	return w.Flush()
 }

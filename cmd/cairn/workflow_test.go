@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fxamacker/cbor/v2"
 
 	"github.com/cairnrun/cairn/checkpoint"
 )
@@ -44,6 +47,27 @@ func TestWorkflowCommands(t *testing.T) {
 		if code != exitUsage || !strings.Contains(errOut, tc.want) {
 			t.Errorf("%q: exit %d, %s; want exit %d naming %q", tc.args, code, errOut, exitUsage, tc.want)
 		}
+	}
+}
+
+// A workflow record of a newer cairn is listed as unreadable, and resume
+// refuses it, saying to upgrade, with the file left as it was.
+func TestWorkflowOfNewerSchema(t *testing.T) {
+	store := t.TempDir()
+	data, err := cbor.Marshal(&checkpoint.Workflow{Schema: checkpoint.WorkflowSchemaVersion + 1, ID: "new"})
+	must(t, err)
+	path := filepath.Join(store, "workflows", "new.cbor")
+	must(t, os.MkdirAll(filepath.Dir(path), 0o700))
+	must(t, os.WriteFile(path, data, 0o600))
+	if code, out, _ := cairn(t, "workflow", "ls", "--store", store); code != exitDone || !strings.Contains(out, "unreadable") {
+		t.Fatalf("ls: exit %d\n%s", code, out)
+	}
+	code, _, errOut := cairn(t, "workflow", "resume", "--store", store, "--cache", cacheForTests(t), "new")
+	if code != exitFailed || !strings.Contains(errOut, "upgrade cairn") {
+		t.Fatalf("resume: exit %d, %s", code, errOut)
+	}
+	if after, _ := os.ReadFile(path); !bytes.Equal(after, data) {
+		t.Fatal("the refused record changed")
 	}
 }
 
