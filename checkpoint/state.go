@@ -33,6 +33,10 @@ type State struct {
 	// Files is the file pool: what the agent's tools read and wrote, by
 	// path, at most MaxFileEntries of them.
 	Files []FileEntry `cbor:"16,keyasint,omitempty"`
+	// WorkspaceBase is the digest of the manifest blob of the workspace
+	// as it was when the agent was made (see Timeline), when the store
+	// keeps one: it is in the store before the agent is.
+	WorkspaceBase string `cbor:"50,keyasint,omitempty"`
 }
 
 // Status is where an agent stands.

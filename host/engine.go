@@ -289,7 +289,11 @@ func (e *Engine) create(ctx context.Context, opts RunOptions, runID string) (*ru
 	if err != nil {
 		return nil, err
 	}
-	log, err := e.store.Create(opts.ID, checkpoint.NewState(opts.ID, def, opts.Labels, now()))
+	st := checkpoint.NewState(opts.ID, def, opts.Labels, now())
+	if st.WorkspaceBase, err = e.storeBase(ws); err != nil {
+		return nil, fmt.Errorf("keep the workspace of agent %q in the store: %w", opts.ID, err)
+	}
+	log, err := e.store.Create(opts.ID, st)
 	if err != nil {
 		return nil, err
 	}
