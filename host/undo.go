@@ -45,7 +45,7 @@ func (e *Engine) Undo(agent string) (*Undone, error) {
 	if err != nil {
 		return nil, err
 	}
-	round, _, err := e.Changes(agent, 0)
+	round, _, err := e.keptChanges(agent, 0)
 	if err != nil {
 		return nil, err
 	}
