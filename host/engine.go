@@ -290,8 +290,10 @@ func (e *Engine) create(ctx context.Context, opts RunOptions, runID string) (*ru
 		return nil, err
 	}
 	st := checkpoint.NewState(opts.ID, def, opts.Labels, now())
-	if st.WorkspaceBase, err = e.storeBase(ws); err != nil {
-		return nil, fmt.Errorf("keep the workspace of agent %q in the store: %w", opts.ID, err)
+	if fi, serr := os.Stat(ws); serr == nil && fi.IsDir() { // else newRun says what is wrong with it
+		if st.WorkspaceBase, err = e.storeBase(ws); err != nil {
+			return nil, fmt.Errorf("keep the workspace of agent %q in the store: %w", opts.ID, err)
+		}
 	}
 	log, err := e.store.Create(opts.ID, st)
 	if err != nil {

@@ -306,7 +306,7 @@ func (e *Engine) Changes(agent string, round int) (int, []FileChange, error) {
 		round = e.lastPastChange(agent)
 	}
 	if round > 0 {
-		if past, perr := e.pastChanges(agent, round); perr == nil {
+		if past, perr := e.pastChanges(agent, round); perr == nil && len(past) > 0 {
 			return round, past, nil
 		}
 	}
