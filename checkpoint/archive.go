@@ -33,7 +33,7 @@ const ArchiveVersion = 2
 // it carries pasts, so that an older cairn still reads an export of an
 // agent that has none.
 func archiveVersionOf(a *Archive) int {
-	if len(a.Pasts) > 0 {
+	if len(a.Pasts) > 0 || a.State.WorkspaceBase != "" {
 		return 2
 	}
 	return 1
@@ -132,8 +132,12 @@ func (a *Archive) digests() []string {
 		}
 		seen[b.Workspace] = true
 	}
-	PastDigests(a.Pasts, seen)
-	for _, p := range a.Pasts {
+	pasts := a.Pasts
+	if a.State.WorkspaceBase != "" {
+		pasts = append(pasts[:len(pasts):len(pasts)], Past{Base: a.State.WorkspaceBase})
+	}
+	PastDigests(pasts, seen)
+	for _, p := range pasts {
 		if m, err := DecodeManifest(a.Blobs[p.Base]); p.Base != "" && err == nil {
 			for _, e := range m {
 				seen[e.Digest] = true

@@ -38,6 +38,10 @@ type State struct {
 	// Compactions are the cuts of the conversation the model is sent, in
 	// order (see Compaction); Messages keeps every message all the same.
 	Compactions []Compaction `cbor:"45,keyasint,omitempty"`
+	// WorkspaceBase is the digest of the manifest blob of the workspace
+	// as it was when the agent was made (see Timeline), when the store
+	// keeps one: it is in the store before the agent is.
+	WorkspaceBase string `cbor:"50,keyasint,omitempty"`
 }
 
 // Status is where an agent stands.

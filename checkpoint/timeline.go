@@ -229,6 +229,9 @@ func MarkPasts(s Store, agent string, inUse map[string]bool) error {
 	if err != nil {
 		return err
 	}
+	if rec, err := s.Read(agent); err == nil && rec.State.WorkspaceBase != "" {
+		pasts = append(pasts, Past{Base: rec.State.WorkspaceBase})
+	}
 	PastDigests(pasts, inUse)
 	return ManifestDigests(s, pasts, inUse)
 }

@@ -300,6 +300,11 @@ func (e *Engine) create(ctx context.Context, opts RunOptions, runID string) (*ru
 	if opts.sub != nil {
 		st.Parent = &opts.sub.lineage
 	}
+	if fi, serr := os.Stat(ws); serr == nil && fi.IsDir() { // else newRun says what is wrong with it
+		if st.WorkspaceBase, err = e.storeBase(ws); err != nil {
+			return nil, fmt.Errorf("keep the workspace of agent %q in the store: %w", opts.ID, err)
+		}
+	}
 	log, err := e.store.Create(opts.ID, st)
 	if err != nil {
 		return nil, err

@@ -203,7 +203,7 @@ func forkedState(b *checkpoint.Bookmark, opts ForkOptions) (*checkpoint.State, e
 	if err != nil {
 		return nil, err
 	}
-	st.Agent, st.Runs, st.UpdatedAt = opts.As, nil, now()
+	st.Agent, st.Runs, st.UpdatedAt, st.WorkspaceBase = opts.As, nil, now(), ""
 	st.Lineage = &checkpoint.Lineage{Agent: opts.ID, Round: b.Round, Label: opts.From}
 	st.Definition.Workspace = opts.Workspace
 	if st.Status == checkpoint.StatusRunning {

@@ -38,6 +38,12 @@ func (e *Engine) lockToResume(opts ResumeOptions, runID string) (checkpoint.Lock
 // interrupted round applied before it stopped), and journals the agent's
 // new workspace directory.
 func (e *Engine) placeWorkspace(rec *checkpoint.Recovered, opts ResumeOptions, log checkpoint.Log) error {
+	if opts.Strategy == StrategyManual {
+		return nil // it changes nothing
+	}
+	if err := e.repairPast(rec.State); err != nil {
+		return err
+	}
 	if opts.Workspace == "" {
 		return nil
 	}
@@ -45,7 +51,7 @@ func (e *Engine) placeWorkspace(rec *checkpoint.Recovered, opts ResumeOptions, l
 	if err != nil {
 		return err
 	}
-	m, err := e.workspaceAt(opts.ID, rec.State.Round)
+	m, err := e.workspaceAt(rec.State, rec.State.Round)
 	if err != nil {
 		return fmt.Errorf("resume agent %q in %s: %w", opts.ID, dir, err)
 	}
@@ -87,19 +93,24 @@ func (e *Engine) fillWorkspace(opts ResumeOptions, m []checkpoint.WorkspaceEntry
 }
 
 // workspaceAt is the store's copy of the agent's workspace at round n.
+// An agent whose first run died before it kept its first past has the
+// workspace it was made with in its state.
 //
 // # Errors
 //
 // ErrNoCopy when the store keeps no pasts; checkpoint.ErrNoPast when it
 // has none for that round.
-func (e *Engine) workspaceAt(id string, n int) ([]checkpoint.WorkspaceEntry, error) {
+func (e *Engine) workspaceAt(st *checkpoint.State, n int) ([]checkpoint.WorkspaceEntry, error) {
 	tl, ok := e.store.(checkpoint.Timeline)
 	if !ok {
 		return nil, fmt.Errorf("%w: %T keeps no past", ErrNoCopy, e.store)
 	}
-	pasts, err := tl.Pasts(id)
+	pasts, err := tl.Pasts(st.Agent)
 	if err != nil {
 		return nil, err
 	}
-	return checkpoint.WorkspaceAt(e.store, pasts, id, n)
+	if st.WorkspaceBase != "" && (len(pasts) == 0 || pasts[0].Round > 0) {
+		pasts = append([]checkpoint.Past{{Round: 0, Base: st.WorkspaceBase}}, pasts...)
+	}
+	return checkpoint.WorkspaceAt(e.store, pasts, st.Agent, n)
 }

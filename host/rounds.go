@@ -293,8 +293,28 @@ type FileChange struct {
 var ErrNoChanges = errors.New("no changes kept for that round")
 
 // Changes returns what a round changed in the workspace (round 0: the
-// last round that changed anything), and which round that is.
+// last round that changed anything), and which round that is: from the
+// changes this node kept, or else from the store's pasts (a round run
+// on another node, or too long ago to be kept here), whose changes name
+// no call.
 func (e *Engine) Changes(agent string, round int) (int, []FileChange, error) {
+	n, out, err := e.keptChanges(agent, round)
+	if !errors.Is(err, ErrNoChanges) {
+		return n, out, err
+	}
+	if round == 0 {
+		round = e.lastPastChange(agent)
+	}
+	if round > 0 {
+		if past, perr := e.pastChanges(agent, round); perr == nil && len(past) > 0 {
+			return round, past, nil
+		}
+	}
+	return n, out, err
+}
+
+// keptChanges is Changes from the changes this node kept.
+func (e *Engine) keptChanges(agent string, round int) (int, []FileChange, error) {
 	if err := e.ready(); err != nil {
 		return 0, nil, err
 	}
@@ -304,9 +324,6 @@ func (e *Engine) Changes(agent string, round int) (int, []FileChange, error) {
 	root := e.changesRoot(agent)
 	if round == 0 {
 		rounds := changedRounds(root)
-		if last := e.lastPastChange(agent); len(rounds) == 0 && last > 0 {
-			rounds = []int{last}
-		}
 		if len(rounds) == 0 {
 			return 0, nil, fmt.Errorf("agent %q: %w (none of its last %d rounds changed a file)", agent, ErrNoChanges, KeepRounds)
 		}
@@ -315,12 +332,6 @@ func (e *Engine) Changes(agent string, round int) (int, []FileChange, error) {
 	dir := filepath.Join(root, fmt.Sprintf("round-%d", round))
 	paths, calls, err := keptCallsOf(dir)
 	if err != nil {
-		switch out, perr := e.pastChanges(agent, round); {
-		case perr == nil && len(out) > 0:
-			return round, out, nil // changed elsewhere, or too long ago to be kept here
-		case perr == nil:
-			return round, nil, fmt.Errorf("agent %q round %d: %w (it changed no file)", agent, round, ErrNoChanges)
-		}
 		return round, nil, fmt.Errorf("agent %q round %d: %w (kept: the last %d rounds that changed files)", agent, round, ErrNoChanges, KeepRounds)
 	}
 	var out []FileChange

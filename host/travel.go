@@ -79,6 +79,15 @@ func (e *Engine) timeline() checkpoint.Timeline {
 	return tl
 }
 
+// storeBase stores a new agent's workspace, before the agent is made, and
+// returns its manifest's digest; "" when the store keeps no pasts.
+func (e *Engine) storeBase(ws string) (string, error) {
+	if e.timeline() == nil {
+		return "", nil
+	}
+	return storeWorkspace(e.store, ws, e.limit.orDefault())
+}
+
 // keepBase keeps the whole workspace at the boundary unless the store has
 // the boundary's past already.
 func (r *run) keepBase() error {
@@ -93,9 +102,11 @@ func (r *run) keepBase() error {
 	if len(pasts) > 0 && pasts[len(pasts)-1].Round >= st.Round {
 		return nil
 	}
-	digest, err := storeWorkspace(r.store, r.workspace, r.limit)
-	if err != nil {
-		return fmt.Errorf("keep the workspace of agent %q in the store: %w", r.agentID, err)
+	digest := st.WorkspaceBase
+	if st.Round > 0 || digest == "" {
+		if digest, err = storeWorkspace(r.store, r.workspace, r.limit); err != nil {
+			return fmt.Errorf("keep the workspace of agent %q in the store: %w", r.agentID, err)
+		}
 	}
 	p, err := checkpoint.NewPast(st, nil)
 	if err != nil {
@@ -311,6 +322,43 @@ func (r *run) keepPast() error {
 	r.roundChanges = nil
 	if err := r.timeline.PutPast(r.agentID, p); err != nil {
 		return fmt.Errorf("keep round %d's past: %w", p.Round, err)
+	}
+	return nil
+}
+
+// repairPast keeps the past of the boundary st when the process that
+// committed its round died before it could, and the round before has one:
+// the round's changes are then the file pool's entries of that round, each
+// file written (its content in the store since its call finished) or
+// deleted. What the pool does not keep is lost to the repaired past: the
+// files' modes (0644 is assumed) and the directories the round made or
+// removed (a file's directories are made for it).
+func (e *Engine) repairPast(st *checkpoint.State) error {
+	tl := e.timeline()
+	if tl == nil || st.Round == 0 {
+		return nil
+	}
+	pasts, err := tl.Pasts(st.Agent)
+	if err != nil || len(pasts) == 0 || pasts[len(pasts)-1].Round != st.Round-1 {
+		return err
+	}
+	var changes []checkpoint.WorkspaceEntry
+	for _, f := range st.Files {
+		switch {
+		case f.Round != st.Round || f.Outside:
+		case f.Op == "write":
+			changes = append(changes, checkpoint.WorkspaceEntry{Path: f.Path, Size: f.Size, Mode: 0o644,
+				Digest: "sha256:" + hex.EncodeToString(f.Hash[:])})
+		case f.Op == "delete":
+			changes = append(changes, checkpoint.WorkspaceEntry{Path: f.Path, Gone: true})
+		}
+	}
+	p, err := checkpoint.NewPast(st, changes)
+	if err != nil {
+		return err
+	}
+	if err := tl.PutPast(st.Agent, p); err != nil {
+		return fmt.Errorf("repair round %d's past of agent %q: %w", st.Round, st.Agent, err)
 	}
 	return nil
 }

@@ -175,3 +175,44 @@ func TestChangesOfAnyRoundFromTheStore(t *testing.T) {
 		t.Fatalf("round 3's messages: %+v, %v", msgs, err)
 	}
 }
+
+// Regression: a process killed between a round's commit and the keeping of
+// its past left the boundary with none, and a resume on another node was
+// refused. The round's changes are taken from the file pool, and the
+// workspace comes out whole.
+func TestResumeRepairsAPastLostWithItsProcess(t *testing.T) {
+	eng, store := fileEngine(t)
+	af := agentIn(t, `
+name: one
+model: {provider: script, script: script.yaml}
+workspace: workspace
+tools: [{module: builtin}]
+limits: {max_rounds: 1}
+`, forkScript)
+	res, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "a", Prompt: "go"})
+	if err != nil || res.Status != StatusPaused || res.Rounds != 1 {
+		t.Fatalf("run: %+v, %v", res, err)
+	}
+	// The past file without round 1's frame, as a kill after the commit
+	// leaves it.
+	name := filepath.Join(store.(*checkpoint.FileStore).Dir(), "agents", "a", "past")
+	data, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := 9 + (int(data[0]) | int(data[1])<<8 | int(data[2])<<16)
+	if err := os.WriteFile(name, data[:first], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	elsewhere := filepath.Join(t.TempDir(), "node-b")
+	_, err = eng.Resume(context.Background(), ResumeOptions{ID: "a", Workspace: elsewhere, Strategy: StrategyManual})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eng.Resume(context.Background(), ResumeOptions{ID: "a", Workspace: elsewhere}); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, elsewhere, "notes.txt"); got != "one" {
+		t.Fatalf("notes.txt on node B after the repair: %q", got)
+	}
+}

@@ -45,13 +45,10 @@ func (e *Engine) Undo(agent string) (*Undone, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Only the changes kept here can be undone: the store's pasts say
-	// what older rounds changed, not what the workspace held before them.
-	rounds := changedRounds(e.changesRoot(agent))
-	if len(rounds) == 0 {
-		return nil, fmt.Errorf("agent %q: %w (none of its last %d rounds changed a file)", agent, ErrNoChanges, KeepRounds)
+	round, _, err := e.keptChanges(agent, 0)
+	if err != nil {
+		return nil, err
 	}
-	round := rounds[len(rounds)-1]
 	dir := filepath.Join(e.changesRoot(agent), fmt.Sprintf("round-%d", round))
 	calls, _, err := keptCallsOf(dir)
 	if err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"math/rand"
 	"os"
@@ -13,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/checkpoint/pgstore"
 	"github.com/cairnrun/cairn/internal/pgtest"
 )
 
@@ -138,6 +141,11 @@ func TestTwoNodesKillDashNine(t *testing.T) {
 // or doubled in B's workspace.
 func TestTwoNodesStoppedHolderIsFenced(t *testing.T) {
 	n := newTwoNodes(t)
+	s, err := pgstore.Open(context.Background(), n.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
 	for trial := range pgTrials(t) {
 		steal := trial%2 == 1
 		t.Run(fmt.Sprintf("trial-%d-steal-%v", trial, steal), func(t *testing.T) {
@@ -152,7 +160,7 @@ func TestTwoNodesStoppedHolderIsFenced(t *testing.T) {
 			if steal {
 				extra = []string{"--steal"}
 			} else {
-				waitForLeaseExpiry(t, n, id)
+				waitForLeaseExpiry(t, s, id)
 			}
 			n.finishOnB(t, id, []byte("checkpoint_saved"), extra...)
 			got := workspaceFiles(t, wsA)
@@ -164,9 +172,9 @@ func TestTwoNodesStoppedHolderIsFenced(t *testing.T) {
 			if after := workspaceFiles(t, wsA); !mapsEqual(after, got) {
 				t.Fatalf("node A changed its workspace after the take-over:\n%v\nthen\n%v", got, after)
 			}
-			code, show, _ := cairn(t, "show", "--store", n.url, "--json", id)
-			if code != exitDone || !strings.Contains(show, `"status":"done"`) {
-				t.Fatalf("after A's refusal: exit %d: %s", code, show)
+			rec, err := s.Read(id)
+			if err != nil || rec.State.Status != checkpoint.StatusDone || rec.State.Round != 9 {
+				t.Fatalf("after A's refusal: %+v, %v", rec, err)
 			}
 		})
 	}
@@ -174,17 +182,15 @@ func TestTwoNodesStoppedHolderIsFenced(t *testing.T) {
 
 // waitForLeaseExpiry waits until the store no longer counts the agent as
 // held: the database's clock has passed the stopped holder's lease.
-func waitForLeaseExpiry(t *testing.T, n *twoNodes, id string) {
+func waitForLeaseExpiry(t *testing.T, s *pgstore.Store, id string) {
 	t.Helper()
 	for {
-		code, out, errOut := cairn(t, "ls", "--store", n.url, "--json")
-		if code != exitDone {
-			t.Fatalf("ls: %s", errOut)
+		sum, err := s.Summary(id)
+		if err != nil {
+			t.Fatal(err)
 		}
-		for _, line := range strings.Split(out, "\n") {
-			if strings.Contains(line, `"agent":"`+id+`"`) && !strings.Contains(line, `"status":"running"`) {
-				return
-			}
+		if !sum.Locked {
+			return
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

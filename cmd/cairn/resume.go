@@ -26,7 +26,7 @@ func resumeCommand() *cli.Command {
 				Usage: "the agent's workspace on this node: an empty or missing directory receives the store's copy at the boundary; one that holds a workspace must match it"},
 			&cli.BoolFlag{Name: "take-store-workspace", Usage: "with --workspace: make the directory the store's copy where they differ (files replaced, extra files removed)"},
 			&cli.BoolFlag{Name: "steal", Usage: "take the agent at once from a holder whose lease has not expired (PostgreSQL only); the holder is fenced and commits nothing more"},
-			storeFlag, cacheFlag, jsonFlag, autoDenyFlag, workspaceLimitFlag,
+			storeFlag, cacheFlag, jsonFlag, autoDenyFlag, newWorkspaceLimitFlag(),
 		},
 		Action: resumeAction,
 	}

@@ -44,7 +44,7 @@ func storeDir(c *cli.Context) string {
 // openStore opens the store --store names: a PostgreSQL database for a
 // postgres:// or postgresql:// URL, else a directory.
 func openStore(c *cli.Context) (checkpoint.Store, error) {
-	dir, ns := storeDir(c), c.String(namespaceFlag.Name)
+	dir, ns := storeDir(c), c.String(namespaceFlag)
 	if strings.HasPrefix(dir, "postgres://") || strings.HasPrefix(dir, "postgresql://") {
 		return pgstore.Open(c.Context, dir, pgstore.WithNamespace(ns))
 	}

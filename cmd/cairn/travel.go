@@ -10,14 +10,21 @@ import (
 	"github.com/cairnrun/cairn/host"
 )
 
-// workspaceLimitFlag bounds the workspace a run copies into the store.
-var workspaceLimitFlag = &cli.StringFlag{Name: "workspace-limit", EnvVars: []string{"CAIRN_WORKSPACE_LIMIT"},
-	Usage: "FILES,SIZE: the most files and bytes of a workspace the store keeps a copy of at a run's start (default 20000,1GiB); off keeps none"}
+// workspaceLimitFlag names the flag that bounds the workspace a run
+// copies into the store.
+const workspaceLimitFlag = "workspace-limit"
+
+// newWorkspaceLimitFlag is the flag, made for each command (see
+// newNamespaceFlag).
+func newWorkspaceLimitFlag() cli.Flag {
+	return &cli.StringFlag{Name: workspaceLimitFlag, EnvVars: []string{"CAIRN_WORKSPACE_LIMIT"},
+		Usage: "FILES,SIZE: the most files and bytes of a workspace the store keeps a copy of at a run's start (default 20000,1GiB); off keeps none"}
+}
 
 // workspaceLimit reads --workspace-limit: "off", or "FILES,SIZE" with a
 // size in bytes or with a KiB, MiB or GiB suffix.
 func workspaceLimit(c *cli.Context) (host.WorkspaceLimit, error) {
-	v := strings.TrimSpace(c.String(workspaceLimitFlag.Name))
+	v := strings.TrimSpace(c.String(workspaceLimitFlag))
 	if v == "" {
 		return host.WorkspaceLimit{}, nil
 	}
