@@ -176,12 +176,14 @@ func (s *Server) ctl(t testing.TB, name string, args ...string) {
 	}
 }
 
-// Start starts the server (again, after Stop).
+// Start starts the server (again, after Stop). It takes more clients than
+// PostgreSQL's default 100: the tests of a package share one server, and
+// the two-node tests keep processes stopped with their connections open.
 func (s *Server) Start(t testing.TB) {
 	t.Helper()
 	s.needOwn(t)
 	s.ctl(t, "pg_ctl", "-D", s.data(), "-l", filepath.Join(s.dir, "log"), "-w",
-		"-o", "-k "+s.sock+" -c listen_addresses= -c fsync=on -c synchronous_commit=on", "start")
+		"-o", "-k "+s.sock+" -c listen_addresses= -c fsync=on -c synchronous_commit=on -c max_connections=400", "start")
 }
 
 // Stop stops the server at once (fast shutdown: connections are cut).
