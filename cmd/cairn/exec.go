@@ -34,7 +34,7 @@ func execCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "env", Usage: "set K to V in the module's environment: K=V"},
 			&cli.DurationFlag{Name: "timeout", Value: sandbox.DefaultTimeout, Usage: "stop the module after this long (0: never)"},
 			&cli.StringFlag{Name: "memory", Usage: "the module's memory limit, e.g. 64MiB (default 256MiB)"},
-			cacheFlag,
+			cacheFlag, engineFlag,
 		},
 		Action: execAction,
 	}
@@ -52,7 +52,11 @@ func execAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	rt, err := sandbox.NewRuntime(c.Context, sandbox.Config{CacheDir: cacheDir(c)})
+	engine, err := engineChoice(c)
+	if err != nil {
+		return err
+	}
+	rt, err := sandbox.NewRuntime(c.Context, sandbox.Config{CacheDir: cacheDir(c), Engine: engine})
 	if err != nil {
 		return err
 	}

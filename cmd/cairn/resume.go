@@ -22,7 +22,7 @@ func resumeCommand() *cli.Command {
 			&cli.Int64Flag{Name: "max-tokens", Usage: "raise the agent's max_tokens for this run"},
 			&cli.Float64Flag{Name: "max-cost", Usage: "raise the agent's max_cost (US dollars) for this run"},
 			&cli.DurationFlag{Name: "max-time", Usage: "the agent's max_time for this run"},
-			storeFlag, cacheFlag, jsonFlag, autoDenyFlag,
+			storeFlag, cacheFlag, engineFlag, jsonFlag, autoDenyFlag,
 		},
 		Action: resumeAction,
 	}
