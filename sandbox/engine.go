@@ -167,6 +167,12 @@ func (r *Runtime) apart(digest string) bool {
 	return ok && l < SmallMemory
 }
 
+// digestOf is "sha256:" and the hex of wasm's SHA-256, a module's name.
+func digestOf(wasm []byte) string {
+	sum := sha256.Sum256(wasm)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
 // The compile cache's marks: a file in markDir for each module the
 // compiler has compiled into the cache, named for the module, the wazero
 // version, and the machine (wazero keys its own files by these too).

@@ -2,8 +2,6 @@ package sandbox
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -252,8 +250,7 @@ func (r *Runtime) runtime(ctx context.Context, k runtimeKey) (wazero.Runtime, er
 // WASI preview 1, naming the import. Which of those a call may use is the policy's (see Policy.Imports)
 // and is checked by Run and Call.
 func (r *Runtime) Compile(ctx context.Context, wasm []byte) (*Module, error) {
-	sum := sha256.Sum256(wasm)
-	digest := "sha256:" + hex.EncodeToString(sum[:])
+	digest := digestOf(wasm)
 	r.mu.Lock()
 	m, ok := r.modules[digest]
 	r.mu.Unlock()
