@@ -50,6 +50,10 @@ func OpenStore(dir string, opts ...checkpoint.FileStoreOption) (*checkpoint.File
 	return checkpoint.OpenFileStore(dir, opts...)
 }
 
+// Compiling reports whether a tool module is being compiled (see
+// sandbox.Runtime.Compiling): a progress line can say so.
+func (e *Engine) Compiling() bool { return e.rt.Compiling() }
+
 // NewEngine starts an engine.
 //
 // # Errors

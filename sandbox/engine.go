@@ -167,6 +167,10 @@ func (r *Runtime) apart(digest string) bool {
 	return ok && l < SmallMemory
 }
 
+// Compiling reports whether a module is being readied for calls: compiled,
+// interpreted, or loaded from the compile cache (which takes a moment).
+func (r *Runtime) Compiling() bool { return r.inFlight.Load() > 0 }
+
 // digestOf is "sha256:" and the hex of wasm's SHA-256, a module's name.
 func digestOf(wasm []byte) string {
 	sum := sha256.Sum256(wasm)

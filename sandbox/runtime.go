@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tetratelabs/wazero"
@@ -43,6 +44,7 @@ type Runtime struct {
 	cacheDir    string
 	memoryLimit func() (int64, bool)
 	apartMu     sync.Mutex                   // one compilation apart at a time
+	inFlight    atomic.Int32                 // compilations under way, see Compiling
 	alloc       experimental.MemoryAllocator // nil: wazero's own
 	// noStopChecks leaves modules as they are, stopped by wazero's
 	// close-on-done: for measuring what the stop checks save.
@@ -267,6 +269,8 @@ func (r *Runtime) Compile(ctx context.Context, wasm []byte) (*Module, error) {
 }
 
 func (r *Runtime) compile(ctx context.Context, digest string, wasm []byte) (*Module, error) {
+	r.inFlight.Add(1)
+	defer r.inFlight.Add(-1)
 	r.mu.Lock()
 	m, ok := r.modules[digest]
 	r.mu.Unlock()

@@ -54,6 +54,7 @@ func runAction(c *cli.Context) error {
 	opts.Model = s.model
 	r := newRenderer(c.App.Writer, c.App.ErrWriter, c.Bool(jsonFlag.Name))
 	r.busy = newProgress(c.App.ErrWriter, c.Bool(jsonFlag.Name))
+	r.busy.watchCompiling(s.eng.Compiling)
 	defer r.busy.close()
 	opts.OnEvent = r.event
 	opts.Approver, opts.AutoDeny = terminalApprover(c.App.Reader, c.App.ErrWriter), c.Bool(autoDenyFlag.Name)
