@@ -157,10 +157,10 @@ func readLimit(file string) (int64, bool) {
 
 // apart reports whether a module of digest is compiled into the cache in
 // a process of its own before it is loaded: for EngineAuto with a compile
-// cache on disk, when memory is limited below SmallMemory and the cache
+// cache on disk, in a program that serves it (ServeCompile), when memory is limited below SmallMemory and the cache
 // has not got the module.
 func (r *Runtime) apart(digest string) bool {
-	if r.engine != EngineAuto || r.cacheDir == "" || r.cached(digest) {
+	if r.engine != EngineAuto || r.cacheDir == "" || !servesCompile.Load() || r.cached(digest) {
 		return false
 	}
 	l, ok := r.memoryLimit()

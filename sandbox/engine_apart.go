@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/experimental"
@@ -18,14 +19,20 @@ import (
 // the compile cache to compile the module on its stdin into.
 const compileEnv = "CAIRN_SANDBOX_COMPILE_INTO"
 
+// servesCompile is set once ServeCompile has been called: only then does
+// a Runtime start this program's executable to compile apart.
+var servesCompile atomic.Bool
+
 // ServeCompile compiles into a compile cache, when this process was started
 // to do that by a Runtime (see EngineAuto), and then exits; otherwise it
 // returns at once. A program using EngineAuto calls it first thing in main
 // (and a test binary in TestMain), since the Runtime starts the program's
-// own executable for it.
+// own executable for it; in a program that has not called it, EngineAuto
+// compiles in process.
 func ServeCompile() {
 	dir, ok := os.LookupEnv(compileEnv)
 	if !ok {
+		servesCompile.Store(true)
 		return
 	}
 	if err := compileInto(dir, os.Stdin); err != nil {
