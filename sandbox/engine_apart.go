@@ -37,10 +37,19 @@ func ServeCompile() {
 	}
 	if err := compileInto(dir, os.Stdin); err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		if errors.Is(err, errRefused) {
+			os.Exit(exitRefused)
+		}
+		os.Exit(2)
 	}
 	os.Exit(0)
 }
+
+// errRefused is compileInto's error for a module the compiler refuses,
+// which the process exits with exitRefused for.
+var errRefused = errors.New("the compiler refuses the module")
+
+const exitRefused = 3
 
 // compileInto compiles the module read from in with the compiler, one
 // function at a time, into the compile cache in dir.
@@ -58,7 +67,7 @@ func compileInto(dir string, in io.Reader) error {
 	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler().WithCompilationCache(cache))
 	defer rt.Close(ctx)
 	if _, err := rt.CompileModule(experimental.WithCompilationWorkers(ctx, 1), wasm); err != nil {
-		return fmt.Errorf("compile: %w", err)
+		return fmt.Errorf("%w: %v", errRefused, err)
 	}
 	return nil
 }
@@ -88,10 +97,10 @@ func (r *Runtime) compileApart(ctx context.Context, digest string, wasm []byte) 
 			return fmt.Errorf("%w: compiling it did not end within %s or before its caller gave up (Config.CompileTimeout)", ErrCompileLimit, r.limits.timeout)
 		}
 		var exit *exec.ExitError
-		if errors.As(err, &exit) && exit.ExitCode() == 1 {
+		if errors.As(err, &exit) && exit.ExitCode() == exitRefused {
 			return fmt.Errorf("%w: %s", ErrInvalidModule, strings.TrimSpace(stderr.String()))
 		}
-		return fmt.Errorf("compile %s in a process of its own: %w (%s); with memory this small, free some or choose --engine interpreter", digest, err, strings.TrimSpace(stderr.String()))
+		return fmt.Errorf("compile %s in a process of its own: %w (%s); free some memory, or fill the compile cache ahead on a machine of the same CPU", digest, err, strings.TrimSpace(stderr.String()))
 	}
 	r.markCached(digest)
 	return nil
