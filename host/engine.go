@@ -35,6 +35,9 @@ type Config struct {
 	// CacheDir keeps compiled modules on disk between processes; it is
 	// created private to the user.
 	CacheDir string
+	// Engine runs tool modules compiled or interpreted (sandbox.Engine);
+	// "" is sandbox.EngineAuto.
+	Engine sandbox.Engine
 	// Store keeps the agents; nil means an in-memory store.
 	Store checkpoint.Store
 	// Connect reaches the MCP servers agent files list (host/mcp.Connect);
@@ -51,6 +54,10 @@ func OpenStore(dir string, opts ...checkpoint.FileStoreOption) (*checkpoint.File
 	return checkpoint.OpenFileStore(dir, opts...)
 }
 
+// Compiling reports whether a tool module is being compiled (see
+// sandbox.Runtime.Compiling): a progress line can say so.
+func (e *Engine) Compiling() bool { return e.rt.Compiling() }
+
 // NewEngine starts an engine.
 //
 // # Errors
@@ -66,7 +73,7 @@ func NewEngine(ctx context.Context, cfg Config) (*Engine, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	rt, err := sandbox.NewRuntime(ctx, sandbox.Config{CacheDir: cfg.CacheDir})
+	rt, err := sandbox.NewRuntime(ctx, sandbox.Config{CacheDir: cfg.CacheDir, Engine: cfg.Engine})
 	if err != nil {
 		return nil, fmt.Errorf("start sandbox runtime: %w", err)
 	}

@@ -19,7 +19,10 @@ var (
 	watBytes   = map[string][]byte{}
 )
 
-func TestMain(m *testing.M) { os.Exit(runTests(m)) }
+func TestMain(m *testing.M) {
+	ServeCompile()
+	os.Exit(runTests(m))
+}
 
 func runTests(m *testing.M) int {
 	var err error

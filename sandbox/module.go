@@ -21,17 +21,27 @@ import (
 
 // Module is a compiled module. Every Run or Call instantiates it afresh.
 type Module struct {
-	r        *Runtime
-	digest   string
-	wasm     []byte
-	compiled map[uint32]wazero.CompiledModule // by memory limit; guarded by r.mu
-	pre      *preinit                         // the fast mode; nil for a command module
-	stops    bool                             // wasm has stop checks (see withStopChecks)
-	hasStart bool                             // and its start function is exported as startExport
+	r         *Runtime
+	digest    string
+	wasm      []byte
+	compiled  map[uint32]wazero.CompiledModule // by memory limit; guarded by r.mu
+	pre       *preinit                         // the fast mode; nil for a command module
+	stops     bool                             // wasm has stop checks (see withStopChecks)
+	hasStart  bool                             // and its start function is exported as startExport
+	interpret bool                             // run by wazero's interpreter (see Engine)
 }
 
 // Digest is "sha256:" and the hex of the module's bytes.
 func (m *Module) Digest() string { return m.digest }
+
+// Engine is the engine the module runs on: EngineCompiler or
+// EngineInterpreter.
+func (m *Module) Engine() Engine {
+	if m.interpret {
+		return EngineInterpreter
+	}
+	return EngineCompiler
+}
 
 // Manifest reads the module's manifest from its custom section. It never
 // runs the module.
@@ -61,7 +71,7 @@ func (m *Module) compiledFor(ctx context.Context, pages uint32) (wazero.Compiled
 // limit: one that closes an instance when its context ends for a module
 // without stop checks.
 func (m *Module) runtime(ctx context.Context, pages uint32) (wazero.Runtime, error) {
-	return m.r.runtime(ctx, runtimeKey{pages: pages, closeOnDone: !m.stops})
+	return m.r.runtime(ctx, runtimeKey{pages: pages, closeOnDone: !m.stops, interpret: m.interpret})
 }
 
 // useStopChecks rewrites the module with stop checks when it can (see

@@ -2,12 +2,11 @@ package sandbox
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tetratelabs/wazero"
@@ -28,6 +27,8 @@ type Config struct {
 	// Zero means the Default of each.
 	MaxModuleSize, MaxFunctions, MaxFunctionSize int
 	CompileTimeout                               time.Duration
+	// Engine runs modules compiled or interpreted; "" is EngineAuto.
+	Engine Engine
 }
 
 // Runtime compiles modules and runs calls. wazero fixes a memory limit per
@@ -36,7 +37,15 @@ type Config struct {
 type Runtime struct {
 	cache  wazero.CompilationCache
 	limits compileLimits
-	alloc  experimental.MemoryAllocator // nil: wazero's own
+	// engine is Config.Engine, and cacheDir Config.CacheDir, where
+	// compiled modules are marked (see cached); memoryLimit reads the
+	// process's memory limit (MemoryLimit; tests replace it).
+	engine      Engine
+	cacheDir    string
+	memoryLimit func() (int64, bool)
+	apartMu     sync.Mutex                   // one compilation apart at a time
+	inFlight    atomic.Int32                 // compilations under way, see Compiling
+	alloc       experimental.MemoryAllocator // nil: wazero's own
 	// noStopChecks leaves modules as they are, stopped by wazero's
 	// close-on-done: for measuring what the stop checks save.
 	noStopChecks bool
@@ -66,7 +75,12 @@ type Runtime struct {
 // A cache directory that cannot be made private to the user.
 func NewRuntime(ctx context.Context, cfg Config) (*Runtime, error) {
 	r := &Runtime{runtimes: map[runtimeKey]wazero.Runtime{}, modules: map[string]*Module{}, alloc: newMemoryAllocator(),
-		limits: cfg.limits()}
+		limits: cfg.limits(), cacheDir: cfg.CacheDir, memoryLimit: MemoryLimit}
+	engine, err := ParseEngine(string(cfg.Engine))
+	if err != nil {
+		return nil, err
+	}
+	r.engine = engine
 	if cfg.CacheDir == "" {
 		r.cache = wazero.NewCompilationCache()
 		return r, nil
@@ -196,11 +210,13 @@ func (l *Loading) Done() bool {
 }
 
 // runtimeKey is what a wazero runtime fixes for its modules: the memory
-// limit in pages, and whether an instance is closed when the context of
-// a call into it ends (for modules without stop checks).
+// limit in pages, whether an instance is closed when the context of a
+// call into it ends (for modules without stop checks), and whether it
+// interprets them.
 type runtimeKey struct {
 	pages       uint32
 	closeOnDone bool
+	interpret   bool
 }
 
 // runtime returns the wazero runtime for k, making it.
@@ -210,8 +226,11 @@ func (r *Runtime) runtime(ctx context.Context, k runtimeKey) (wazero.Runtime, er
 	if rt, ok := r.runtimes[k]; ok {
 		return rt, nil
 	}
-	cfg := wazero.NewRuntimeConfig().
-		WithCompilationCache(r.cache).
+	cfg := wazero.NewRuntimeConfigCompiler()
+	if k.interpret {
+		cfg = wazero.NewRuntimeConfigInterpreter()
+	}
+	cfg = cfg.WithCompilationCache(r.cache).
 		WithCloseOnContextDone(k.closeOnDone).
 		WithMemoryLimitPages(k.pages)
 	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
@@ -237,8 +256,7 @@ func (r *Runtime) runtime(ctx context.Context, k runtimeKey) (wazero.Runtime, er
 // WASI preview 1, naming the import. Which of those a call may use is the policy's (see Policy.Imports)
 // and is checked by Run and Call.
 func (r *Runtime) Compile(ctx context.Context, wasm []byte) (*Module, error) {
-	sum := sha256.Sum256(wasm)
-	digest := "sha256:" + hex.EncodeToString(sum[:])
+	digest := digestOf(wasm)
 	r.mu.Lock()
 	m, ok := r.modules[digest]
 	r.mu.Unlock()
@@ -255,6 +273,8 @@ func (r *Runtime) Compile(ctx context.Context, wasm []byte) (*Module, error) {
 }
 
 func (r *Runtime) compile(ctx context.Context, digest string, wasm []byte) (*Module, error) {
+	r.inFlight.Add(1)
+	defer r.inFlight.Add(-1)
 	r.mu.Lock()
 	m, ok := r.modules[digest]
 	r.mu.Unlock()
@@ -264,15 +284,23 @@ func (r *Runtime) compile(ctx context.Context, digest string, wasm []byte) (*Mod
 	if err := r.limits.check(wasm); err != nil {
 		return nil, err
 	}
-	m = &Module{r: r, digest: digest, wasm: wasm, compiled: map[uint32]wazero.CompiledModule{}}
+	m = &Module{r: r, digest: digest, wasm: wasm, compiled: map[uint32]wazero.CompiledModule{}, interpret: r.engine == EngineInterpreter}
 	if !r.noStopChecks {
 		m.useStopChecks()
 	}
 	if err := m.usePreinit(); err != nil {
 		return nil, err
 	}
+	if r.apart(digest) {
+		if err := r.compileApart(ctx, digest, m.wasm); err != nil {
+			return nil, err
+		}
+	}
 	if _, err := m.compiledFor(ctx, Policy{}.memoryPages()); err != nil {
 		return nil, err
+	}
+	if !m.interpret {
+		r.markCached(digest)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

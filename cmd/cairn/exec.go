@@ -38,7 +38,7 @@ func execCommand() *cli.Command {
 			&cli.StringFlag{Name: "memory", Usage: "the module's memory limit, e.g. 64MiB (default 256MiB)"},
 			&cli.StringSliceFlag{Name: "net", Usage: "let the module reach HOST through the network import: HOST[:PORT], *.DOMAIN, an address"},
 			&cli.StringSliceFlag{Name: "net-method", Usage: "an HTTP method the module may use (with --net; default GET and HEAD)"},
-			cacheFlag,
+			cacheFlag, engineFlag,
 		},
 		Action: execAction,
 	}
@@ -56,7 +56,11 @@ func execAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	rt, err := sandbox.NewRuntime(c.Context, sandbox.Config{CacheDir: cacheDir(c)})
+	engine, err := engineChoice(c)
+	if err != nil {
+		return err
+	}
+	rt, err := sandbox.NewRuntime(c.Context, sandbox.Config{CacheDir: cacheDir(c), Engine: engine})
 	if err != nil {
 		return err
 	}

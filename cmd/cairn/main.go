@@ -3,8 +3,13 @@
 // after a crash. See the README for a tour; `cairn help` for the commands.
 package main
 
-import "os"
+import (
+	"os"
+
+	"github.com/cairnrun/cairn/sandbox"
+)
 
 func main() {
+	sandbox.ServeCompile()
 	os.Exit(doMain(os.Args, os.Stdin, os.Stdout, os.Stderr))
 }

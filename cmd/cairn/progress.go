@@ -29,6 +29,23 @@ type progress struct {
 	since time.Time
 	shown int // the seconds the line on screen shows; 0 for no line
 	stop  chan struct{}
+	// compiling reports whether tool modules are compiling meanwhile;
+	// nil for never.
+	compiling func() bool
+}
+
+// compilingNote is what the status line adds while tool modules compile:
+// a first run on a machine (or after an upgrade) compiles them for seconds.
+const compilingNote = "compiling the tool modules for this machine (the first run only; later runs load them from the cache)"
+
+// watchCompiling makes the status line say when tool modules compile.
+func (p *progress) watchCompiling(compiling func() bool) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.compiling = compiling
 }
 
 // newProgress starts a status line on errW if it is a terminal and the
@@ -64,7 +81,11 @@ func (p *progress) tick(now time.Time) {
 	if p.what == "" || now.Sub(p.since) < progressDelay || secs == p.shown {
 		return
 	}
-	fmt.Fprintf(p.w, "\r\033[K⋯ %s (%ds)", p.what, secs)
+	what := p.what
+	if p.compiling != nil && p.compiling() {
+		what += "; " + compilingNote
+	}
+	fmt.Fprintf(p.w, "\r\033[K⋯ %s (%ds)", what, secs)
 	p.shown = secs
 }
 
@@ -117,7 +138,7 @@ func waitingAfter(e host.Event) string {
 	case host.EventModelTurn:
 		return "starting the tools"
 	case host.EventToolStart:
-		return "running tools (a module's first run compiles it; later runs use the cache)"
+		return "running tools"
 	case host.EventToolEnd, host.EventEffectsApplied:
 		return "finishing the round: applying changes, committing it"
 	}

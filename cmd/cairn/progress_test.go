@@ -57,3 +57,23 @@ func TestProgressQuiet(t *testing.T) {
 		t.Fatalf("status line without a terminal: %q", errOut)
 	}
 }
+
+// While tool modules compile, the status line says so beside what the run
+// waits for; once they have, it no longer does.
+func TestProgressSaysCompiling(t *testing.T) {
+	var buf bytes.Buffer
+	p := &progress{w: &buf}
+	compiling := true
+	p.watchCompiling(func() bool { return compiling })
+	p.set("waiting for the model")
+	p.tick(p.since.Add(progressDelay + time.Second))
+	if got := buf.String(); !strings.Contains(got, "waiting for the model; "+compilingNote) {
+		t.Fatalf("status line while compiling: %q", got)
+	}
+	compiling = false
+	buf.Reset()
+	p.tick(p.since.Add(progressDelay + 2*time.Second))
+	if got := buf.String(); got != "\r\033[K⋯ waiting for the model (3s)" {
+		t.Fatalf("status line after compiling: %q", got)
+	}
+}

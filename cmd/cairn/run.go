@@ -25,7 +25,7 @@ func runCommand() *cli.Command {
 			&cli.StringFlag{Name: "template", Usage: "identity label: the template the agent was made from"},
 			&cli.StringFlag{Name: "correlation", Usage: "identity label: an id that ties the agent to outside work"},
 			&cli.StringFlag{Name: "model", Usage: "use this model instead of the agent file's: PROVIDER:NAME, e.g. openai:gpt-4o-mini, ollama:llama3.2, script:turns.yaml"},
-			storeFlag, cacheFlag, jsonFlag, autoDenyFlag, newWorkspaceLimitFlag(),
+			storeFlag, cacheFlag, engineFlag, jsonFlag, autoDenyFlag, newWorkspaceLimitFlag(),
 		},
 		Action: runAction,
 	}
@@ -54,6 +54,7 @@ func runAction(c *cli.Context) error {
 	opts.Model = s.model
 	r := newRenderer(c.App.Writer, c.App.ErrWriter, c.Bool(jsonFlag.Name))
 	r.busy = newProgress(c.App.ErrWriter, c.Bool(jsonFlag.Name))
+	r.busy.watchCompiling(s.eng.Compiling)
 	defer r.busy.close()
 	opts.OnEvent = r.event
 	opts.Approver, opts.AutoDeny = terminalApprover(c.App.Reader, c.App.ErrWriter), c.Bool(autoDenyFlag.Name)

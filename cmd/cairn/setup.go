@@ -16,6 +16,7 @@ import (
 	"github.com/cairnrun/cairn/host"
 	"github.com/cairnrun/cairn/host/mcp"
 	"github.com/cairnrun/cairn/host/model"
+	"github.com/cairnrun/cairn/sandbox"
 )
 
 // Flags shared by the commands that open the store or run modules.
@@ -24,6 +25,8 @@ var (
 		Usage: "directory of the agents' journals and snapshots, or a PostgreSQL URL (postgres://…) (default: the user's data directory)"}
 	cacheFlag = &cli.StringFlag{Name: "cache", EnvVars: []string{"CAIRN_CACHE"},
 		Usage: "directory of compiled tool modules (default: the user's cache directory)"}
+	engineFlag = &cli.StringFlag{Name: "engine", EnvVars: []string{"CAIRN_ENGINE"},
+		Usage: "how tool modules run: compiler, interpreter, or auto (interpret a module not yet in the compile cache when memory is limited below 512 MiB)"}
 	jsonFlag = &cli.BoolFlag{Name: "json", Usage: "print events as JSON Lines, one object per line with a \"type\" field"}
 )
 
@@ -66,8 +69,25 @@ func cacheDir(c *cli.Context) string {
 	return ""
 }
 
+// engineChoice is --engine, or CAIRN_ENGINE for a command without the flag.
+func engineChoice(c *cli.Context) (sandbox.Engine, error) {
+	name := c.String(engineFlag.Name)
+	if name == "" {
+		name = os.Getenv("CAIRN_ENGINE")
+	}
+	e, err := sandbox.ParseEngine(name)
+	if err != nil {
+		return "", withCode(exitUsage, fmt.Errorf("--engine: %w", err))
+	}
+	return e, nil
+}
+
 // newEngine starts the engine the command runs agents with, on the store.
 func newEngine(c *cli.Context) (*host.Engine, error) {
+	engine, err := engineChoice(c)
+	if err != nil {
+		return nil, err
+	}
 	store, err := openStore(c)
 	if err != nil {
 		return nil, err
@@ -76,7 +96,7 @@ func newEngine(c *cli.Context) (*host.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return host.NewEngine(c.Context, host.Config{CacheDir: cacheDir(c), Store: store, Connect: mcp.Connect, WorkspaceLimit: limit})
+	return host.NewEngine(c.Context, host.Config{CacheDir: cacheDir(c), Engine: engine, Store: store, Connect: mcp.Connect, WorkspaceLimit: limit})
 }
 
 // runError maps an error that kept a run from starting to its exit code.

@@ -38,7 +38,7 @@ func toolsCommand() *cli.Command {
 				cacheFlag,
 			},
 			Action: toolsPack,
-		}},
+		}, toolsWarmCommand()},
 	}
 }
 

@@ -1,0 +1,227 @@
+package sandbox
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+)
+
+// Engine is how a Runtime runs modules: compiled to machine code by
+// wazero's optimizing compiler, or interpreted by wazero's interpreter.
+//
+// Compiling the built-in tools' module the first time takes seconds of CPU
+// and, with a tool module compiling beside it and a copy for each memory
+// limit, holds over 300 MiB at the run's peak, which a device with 128 MB
+// does not have. The interpreter readies a module in a fraction of the
+// time, but its form of the code is larger than machine code (about 15
+// bytes of memory for each byte of code) and is not kept between runs,
+// and its calls are slower. A compiled module is kept in the compile
+// cache, so only a cold cache pays for compiling.
+type Engine string
+
+const (
+	// EngineAuto compiles. When memory is limited below SmallMemory and
+	// the compile cache does not hold a module yet, it compiles the module
+	// into the cache in a process of its own first, one module at a time,
+	// and then loads it from the cache: compiling then holds only what one
+	// module needs, and the process that runs the agent only what a warm
+	// run needs. See Runtime.EngineFor.
+	EngineAuto Engine = "auto"
+	// EngineCompiler compiles in this process.
+	EngineCompiler Engine = "compiler"
+	// EngineInterpreter interprets.
+	EngineInterpreter Engine = "interpreter"
+)
+
+// ErrUnknownEngine is ParseEngine's error for a name it does not know.
+var ErrUnknownEngine = errors.New("unknown engine")
+
+// ParseEngine reads an engine's name: auto, compiler or interpreter; ""
+// is auto.
+func ParseEngine(s string) (Engine, error) {
+	switch e := Engine(strings.ToLower(strings.TrimSpace(s))); e {
+	case "", EngineAuto:
+		return EngineAuto, nil
+	case EngineCompiler, EngineInterpreter:
+		return e, nil
+	}
+	return "", fmt.Errorf("%w %q: use auto, compiler or interpreter", ErrUnknownEngine, s)
+}
+
+// SmallMemory is the memory limit under which EngineAuto compiles a module
+// the compile cache does not hold in a process of its own: a cold run
+// compiling in one process peaks at about 330 MiB of resident memory.
+const SmallMemory = 512 << 20
+
+// cgroupRoot is where the cgroup file systems are mounted, and procSelf
+// the process's own directory in /proc; tests point them at a fake tree.
+var (
+	cgroupRoot = "/sys/fs/cgroup"
+	procSelf   = "/proc/self"
+)
+
+// MemoryLimit is the least of the limits on this process's memory that it
+// can read: its cgroup's (v2 memory.max, or v1 memory.limit_in_bytes, and
+// those of the cgroups above it) and the Go runtime's soft limit
+// (GOMEMLIMIT). ok is false when there is none.
+func MemoryLimit() (limit int64, ok bool) {
+	limit = math.MaxInt64
+	if l, found := cgroupMemoryLimit(); found {
+		limit = l
+	}
+	if soft := debug.SetMemoryLimit(-1); soft > 0 && soft < limit {
+		limit = soft
+	}
+	return limit, limit != math.MaxInt64
+}
+
+// cgroupMemoryLimit reads the memory limit of the process's cgroup and its
+// ancestors from /proc/self/cgroup and the cgroup file systems.
+func cgroupMemoryLimit() (int64, bool) {
+	f, err := os.Open(filepath.Join(procSelf, "cgroup"))
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	least, found := int64(math.MaxInt64), false
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		// hierarchy-ID:controller-list:cgroup-path
+		parts := strings.SplitN(sc.Text(), ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		var base, file string
+		switch {
+		case parts[0] == "0" && parts[1] == "":
+			base, file = cgroupRoot, "memory.max"
+		case hasController(parts[1], "memory"):
+			base, file = filepath.Join(cgroupRoot, "memory"), "memory.limit_in_bytes"
+		default:
+			continue
+		}
+		if l, ok := leastUpward(base, parts[2], file); ok && l < least {
+			least, found = l, true
+		}
+	}
+	return least, found
+}
+
+func hasController(list, name string) bool {
+	for _, c := range strings.Split(list, ",") {
+		if c == name {
+			return true
+		}
+	}
+	return false
+}
+
+// leastUpward is the least limit in file of the cgroup at path under base
+// and of each cgroup above it. In a container the path may name a cgroup
+// the container cannot see; then its own root's file is what there is.
+func leastUpward(base, path, file string) (int64, bool) {
+	least, found := int64(math.MaxInt64), false
+	for p := filepath.Clean("/" + path); ; p = filepath.Dir(p) {
+		if l, ok := readLimit(filepath.Join(base, p, file)); ok && l < least {
+			least, found = l, true
+		}
+		if p == "/" {
+			return least, found
+		}
+	}
+}
+
+// readLimit reads a cgroup's memory limit: a number of bytes; "max" (v2)
+// or a number near the largest (v1's unlimited) is no limit.
+func readLimit(file string) (int64, bool) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(string(bytes.TrimSpace(b)), 10, 64)
+	if err != nil || n <= 0 || n >= math.MaxInt64/2 {
+		return 0, false
+	}
+	return n, true
+}
+
+// apart reports whether a module of digest is compiled into the cache in
+// a process of its own before it is loaded: for EngineAuto with a compile
+// cache on disk, in a program that serves it (ServeCompile), when memory is limited below SmallMemory and the cache
+// has not got the module.
+func (r *Runtime) apart(digest string) bool {
+	if r.engine != EngineAuto || r.cacheDir == "" || !servesCompile.Load() || r.cached(digest) {
+		return false
+	}
+	l, ok := r.memoryLimit()
+	return ok && l < SmallMemory
+}
+
+// Compiling reports whether a module is being readied for calls: compiled,
+// interpreted, or loaded from the compile cache (which takes a moment).
+func (r *Runtime) Compiling() bool { return r.inFlight.Load() > 0 }
+
+// digestOf is "sha256:" and the hex of wasm's SHA-256, a module's name.
+func digestOf(wasm []byte) string {
+	sum := sha256.Sum256(wasm)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// The compile cache's marks: a file in markDir for each module the
+// compiler has compiled into the cache, named for the module, the wazero
+// version, and the machine (wazero keys its own files by these too).
+const markDir = "cairn-compiled"
+
+func (r *Runtime) markFile(digest string) string {
+	if r.cacheDir == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(digest + "\x00" + wazeroVersion() + "\x00" + runtime.GOOS + "/" + runtime.GOARCH))
+	return filepath.Join(r.cacheDir, markDir, hex.EncodeToString(sum[:16]))
+}
+
+// cached reports whether the compile cache holds the module compiled.
+func (r *Runtime) cached(digest string) bool {
+	f := r.markFile(digest)
+	if f == "" {
+		return false
+	}
+	_, err := os.Stat(f)
+	return err == nil
+}
+
+// markCached records that the compile cache holds the module compiled.
+// Failing to is only a cost: a later run interprets it again.
+func (r *Runtime) markCached(digest string) {
+	f := r.markFile(digest)
+	if f == "" {
+		return
+	}
+	if err := os.MkdirAll(filepath.Dir(f), 0o700); err == nil {
+		os.WriteFile(f, nil, 0o600)
+	}
+}
+
+// wazeroVersion is the version of wazero built in, "" if unknown.
+func wazeroVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	for _, d := range bi.Deps {
+		if d.Path == "github.com/tetratelabs/wazero" {
+			return d.Version
+		}
+	}
+	return ""
+}

@@ -1,0 +1,107 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync/atomic"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/experimental"
+)
+
+// compileEnv names, in the environment of a process ServeCompile serves,
+// the compile cache to compile the module on its stdin into.
+const compileEnv = "CAIRN_SANDBOX_COMPILE_INTO"
+
+// servesCompile is set once ServeCompile has been called: only then does
+// a Runtime start this program's executable to compile apart.
+var servesCompile atomic.Bool
+
+// ServeCompile compiles into a compile cache, when this process was started
+// to do that by a Runtime (see EngineAuto), and then exits; otherwise it
+// returns at once. A program using EngineAuto calls it first thing in main
+// (and a test binary in TestMain), since the Runtime starts the program's
+// own executable for it; in a program that has not called it, EngineAuto
+// compiles in process.
+func ServeCompile() {
+	dir, ok := os.LookupEnv(compileEnv)
+	if !ok {
+		servesCompile.Store(true)
+		return
+	}
+	if err := compileInto(dir, os.Stdin); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		if errors.Is(err, errRefused) {
+			os.Exit(exitRefused)
+		}
+		os.Exit(2)
+	}
+	os.Exit(0)
+}
+
+// errRefused is compileInto's error for a module the compiler refuses,
+// which the process exits with exitRefused for.
+var errRefused = errors.New("the compiler refuses the module")
+
+const exitRefused = 3
+
+// compileInto compiles the module read from in with the compiler, one
+// function at a time, into the compile cache in dir.
+func compileInto(dir string, in io.Reader) error {
+	wasm, err := io.ReadAll(in)
+	if err != nil {
+		return fmt.Errorf("read the module: %w", err)
+	}
+	ctx := context.Background()
+	cache, err := wazero.NewCompilationCacheWithDir(dir)
+	if err != nil {
+		return fmt.Errorf("compile cache %s: %w", dir, err)
+	}
+	defer cache.Close(ctx)
+	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler().WithCompilationCache(cache))
+	defer rt.Close(ctx)
+	if _, err := rt.CompileModule(experimental.WithCompilationWorkers(ctx, 1), wasm); err != nil {
+		return fmt.Errorf("%w: %v", errRefused, err)
+	}
+	return nil
+}
+
+// compileApart compiles wasm into the compile cache in a process of its
+// own (this executable, see ServeCompile), one at a time, so that what
+// compiling holds is freed when it ends.
+func (r *Runtime) compileApart(ctx context.Context, digest string, wasm []byte) error {
+	r.apartMu.Lock()
+	defer r.apartMu.Unlock()
+	if r.cached(digest) {
+		return nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("compile %s apart: find this program: %w", digest, err)
+	}
+	ctx, cancel := r.limits.compileContext(ctx)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, exe)
+	cmd.Env = append(os.Environ(), compileEnv+"="+r.cacheDir)
+	cmd.Stdin = bytes.NewReader(wasm)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("%w: compiling it did not end within %s or before its caller gave up (Config.CompileTimeout)", ErrCompileLimit, r.limits.timeout)
+		}
+		var exit *exec.ExitError
+		if errors.As(err, &exit) && exit.ExitCode() == exitRefused {
+			return fmt.Errorf("%w: %s", ErrInvalidModule, strings.TrimSpace(stderr.String()))
+		}
+		return fmt.Errorf("compile %s in a process of its own: %w (%s); free some memory, or fill the compile cache ahead on a machine of the same CPU", digest, err, strings.TrimSpace(stderr.String()))
+	}
+	r.markCached(digest)
+	return nil
+}
