@@ -26,7 +26,7 @@ func TestRequestSharesTheStatesMessages(t *testing.T) {
 	if len(msgs) != 2 || &msgs[0] != &state[0] {
 		t.Fatalf("a round with nothing pending sent %d messages, a copy: %v", len(msgs), &msgs[0] != &state[0])
 	}
-	msgs = append(msgs, checkpoint.Message{Role: checkpoint.RoleUser, Text: "appended"})
+	_ = append(msgs, checkpoint.Message{Role: checkpoint.RoleUser, Text: "appended"})
 	if got := state[:3][2].Text; got == "appended" {
 		t.Fatal("a message appended to the request reached the state's array")
 	}

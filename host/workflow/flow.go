@@ -195,7 +195,7 @@ func (s Step) validate() error {
 	}
 	switch {
 	case s.Agent != "" && s.Prompt == "":
-		return fmt.Errorf("step %s: agent: needs a prompt:", s.Name)
+		return fmt.Errorf("step %s: an agent step needs a prompt (prompt: TEXT)", s.Name)
 	case s.Delegate != "" && (s.Task == "" || s.Parent == ""):
 		return fmt.Errorf("step %s: delegate: needs a task: and a parent: (the agent file that declares the sub-agent)", s.Name)
 	case s.Delegate == "" && s.Parent != "":
@@ -221,7 +221,7 @@ func (f *Flow) checkNeeds(s Step) error {
 	for _, text := range s.templated() {
 		for _, m := range stepRef.FindAllStringSubmatch(text, -1) {
 			if !needs[m[1]] {
-				return fmt.Errorf("uses {{steps.%s.output}}: add %s to its needs:", m[1], m[1])
+				return fmt.Errorf("uses {{steps.%s.output}}: add %s to its needs (needs: [%s])", m[1], m[1], m[1])
 			}
 		}
 	}
