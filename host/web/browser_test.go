@@ -36,7 +36,7 @@ func chromium(t *testing.T, url string, extra ...string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	args := append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-		"--user-data-dir=" + t.TempDir(), "--virtual-time-budget=4000", "--window-size=390,844"}, extra...)
+		"--user-data-dir=" + profileDir(t), "--virtual-time-budget=4000", "--window-size=390,844"}, extra...)
 	if len(extra) == 0 {
 		args = append(args, "--dump-dom")
 	}
@@ -45,6 +45,23 @@ func chromium(t *testing.T, url string, extra ...string) string {
 		t.Fatalf("chromium %s: %v", url, err)
 	}
 	return string(out)
+}
+
+// profileDir is a profile directory for one Chromium run. It is not
+// t.TempDir: Chromium's helper processes may still be writing to it just
+// after the browser exits, so it is removed with a few tries, and one that
+// will not go is left to the system's temporary directory.
+func profileDir(t *testing.T) string {
+	dir, err := os.MkdirTemp("", "cairn-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for i := 0; i < 20 && os.RemoveAll(dir) != nil; i++ {
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
+	return dir
 }
 
 // The agent list shows the store's agents with their status; an agent's
