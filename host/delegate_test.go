@@ -38,12 +38,18 @@ turns:
   - text: both done
 `
 
+// childScript writes name.txt and says so. A write that resume sealed
+// (an error result) is made again, as a model told the call did not
+// finish would: the script does not take a sealed call for done.
 func childScript(name string) string {
+	write := "[{name: write_file, input: {path: " + name + ".txt, content: " + name + "}}]"
 	return `
 turns:
-  - tool_calls:
-      - name: write_file
-        input: {path: ` + name + `.txt, content: ` + name + `}
+  - tool_calls: ` + write + `
+  - alternatives:
+      - when: {tool: write_file, error: true}
+        tool_calls: ` + write + `
+      - text: wrote ` + name + `.txt
   - text: wrote ` + name + `.txt
 `
 }
