@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/sandbox"
@@ -320,10 +321,32 @@ func (r *run) keepPast() error {
 		return err
 	}
 	r.roundChanges = nil
+	if roundDelegated(r.state()) {
+		// Its sub-agents applied their changes through their own journals,
+		// so the round's changes do not hold them: keep the whole workspace.
+		if p.Base, err = storeWorkspace(r.store, r.workspace, r.limit); err != nil {
+			return fmt.Errorf("keep round %d's workspace: %w", p.Round, err)
+		}
+		p.Changes = nil
+	}
 	if err := r.timeline.PutPast(r.agentID, p); err != nil {
 		return fmt.Errorf("keep round %d's past: %w", p.Round, err)
 	}
 	return nil
+}
+
+// roundDelegated reports whether the last round of st handed tasks to
+// sub-agents: its turn called the delegate tool.
+func roundDelegated(st *checkpoint.State) bool {
+	for i := len(st.Messages) - 1; i >= 0; i-- {
+		switch m := &st.Messages[i]; m.Role {
+		case checkpoint.RoleAssistant:
+			return slices.ContainsFunc(m.ToolCalls, func(c checkpoint.ToolCall) bool { return c.Name == DelegateTool })
+		case checkpoint.RoleUser:
+			return false
+		}
+	}
+	return false
 }
 
 // repairPast keeps the past of the boundary st when the process that

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -309,4 +310,26 @@ func writesDone(st *checkpoint.State) int {
 		}
 	}
 	return n
+}
+
+// A sub-agent applies its own changes to the workspace, through its own
+// journal; the round of its parent that delegated keeps the whole
+// workspace in the store, so the parent's past at that round holds what
+// its children wrote: a fork at that round (or a resume on another node)
+// has their files.
+func TestParentPastHoldsItsChildrensChanges(t *testing.T) {
+	eng, _ := fileEngine(t)
+	af := teamIn(t, teamAgent, teamScript, nil)
+	if res, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "lead", Prompt: "go"}); err != nil || res.Status != StatusDone {
+		t.Fatalf("run: %+v, %v", res, err)
+	}
+	ws := filepath.Join(t.TempDir(), "ws")
+	if _, err := eng.Fork(ForkOptions{ID: "lead", Past: true, AtRound: 1, As: "then", Workspace: ws}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"alpha", "beta"} {
+		if got := readFile(t, ws, name+".txt"); got != name {
+			t.Errorf("the fork at the delegating round: %s.txt = %q, want %q", name, got, name)
+		}
+	}
 }
