@@ -107,7 +107,7 @@ func TestKillDashNineEffectsExactlyOnce(t *testing.T) {
 			// A round with a change journaled is kept, not replayed: its
 			// calls in flight are sealed, and their changes are nowhere.
 			sealed := map[string]bool{}
-			for _, e := range keptEvents(resOut) {
+			for _, e := range jsonLines[keptEvent](resOut) {
 				for _, s := range e.Sealed {
 					sealed[s.Call] = true
 				}

@@ -87,17 +87,6 @@ type keptEvent struct {
 	Text     string   `json:"text"`
 }
 
-func keptEvents(out []byte) []keptEvent {
-	var evs []keptEvent
-	for sc := bufio.NewScanner(bytes.NewReader(out)); sc.Scan(); {
-		var e keptEvent
-		if json.Unmarshal(sc.Bytes(), &e) == nil {
-			evs = append(evs, e)
-		}
-	}
-	return evs
-}
-
 // A real cairn process is killed with SIGKILL during a run whose rounds
 // have several calls, half the trials at a random moment and half while
 // a round's spinning call runs and its other calls have finished. After
@@ -177,7 +166,7 @@ func killKeepResume(t *testing.T, bin, agent, cache string, kill func(*exec.Cmd,
 	var out bytes.Buffer
 	kill(cmd, stdout, &out)
 	cmd.Wait()
-	killed := keptEvents(out.Bytes())
+	killed := jsonLines[keptEvent](out.Bytes())
 	started, ended, committed := map[string]bool{}, map[string]bool{}, 0
 	for _, e := range killed {
 		switch e.Type {
@@ -197,7 +186,7 @@ func killKeepResume(t *testing.T, bin, agent, cache string, kill func(*exec.Cmd,
 	} else if err != nil {
 		t.Fatalf("resume: %v (exit %d)\n%s", err, code, resOut)
 	}
-	after := keptEvents(resOut)
+	after := jsonLines[keptEvent](resOut)
 	sealed, kept, boundary := map[string]bool{}, map[string]bool{}, committed
 	for _, e := range after {
 		switch e.Type {

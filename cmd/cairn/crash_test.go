@@ -75,17 +75,20 @@ type jsonEvent struct {
 	Awaiting []string `json:"awaiting"`
 }
 
-// events parses JSON Lines; a line cut off by a kill is ignored.
-func events(out []byte) []jsonEvent {
-	var evs []jsonEvent
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	for sc.Scan() {
-		var e jsonEvent
-		if json.Unmarshal(sc.Bytes(), &e) == nil {
-			evs = append(evs, e)
+// events parses JSON Lines of events; a line cut off by a kill is ignored.
+func events(out []byte) []jsonEvent { return jsonLines[jsonEvent](out) }
+
+// jsonLines parses JSON Lines as Ts, ignoring a line that does not parse
+// (one cut off by a kill).
+func jsonLines[T any](out []byte) []T {
+	var vs []T
+	for sc := bufio.NewScanner(bytes.NewReader(out)); sc.Scan(); {
+		var v T
+		if json.Unmarshal(sc.Bytes(), &v) == nil {
+			vs = append(vs, v)
 		}
 	}
-	return evs
+	return vs
 }
 
 // A real cairn process is killed with SIGKILL at a random moment of a

@@ -98,17 +98,6 @@ type treeEvent struct {
 	} `json:"sealed"`
 }
 
-func treeEvents(out []byte) []treeEvent {
-	var evs []treeEvent
-	for sc := bufio.NewScanner(bytes.NewReader(out)); sc.Scan(); {
-		var e treeEvent
-		if json.Unmarshal(sc.Bytes(), &e) == nil {
-			evs = append(evs, e)
-		}
-	}
-	return evs
-}
-
 // A real cairn process running a parent with two children in parallel is
 // killed with SIGKILL at a random moment; `cairn resume PARENT` finishes
 // the tree. After it: no call that had started runs again but the
@@ -158,7 +147,7 @@ func killTreeResume(t *testing.T, bin, agent, cache string, delay time.Duration,
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
 	started, ended := map[string]bool{}, map[string]bool{}
-	for _, e := range treeEvents(out.Bytes()) {
+	for _, e := range jsonLines[treeEvent](out.Bytes()) {
 		key := e.Agent + "/" + e.Call.idOr()
 		switch {
 		case e.Type == "tool_start" && e.Call.Tool != "delegate":
@@ -175,7 +164,7 @@ func killTreeResume(t *testing.T, bin, agent, cache string, delay time.Duration,
 	} else if err != nil {
 		t.Fatalf("resume: %v (exit %d)\nkilled run:\n%s\nresume:\n%s", err, code, out.Bytes(), resOut)
 	}
-	after := treeEvents(resOut)
+	after := jsonLines[treeEvent](resOut)
 	sealed := map[string]bool{}
 	for _, e := range after {
 		switch e.Type {

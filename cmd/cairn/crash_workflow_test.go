@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -28,17 +27,6 @@ type flowLine struct {
 	} `json:"steps"`
 }
 
-func flowLines(out []byte) []flowLine {
-	var ls []flowLine
-	for sc := bufio.NewScanner(bytes.NewReader(out)); sc.Scan(); {
-		var l flowLine
-		if json.Unmarshal(sc.Bytes(), &l) == nil {
-			ls = append(ls, l)
-		}
-	}
-	return ls
-}
-
 // flowWorkspace is a copy of the example workflow's workspace.
 func flowWorkspace(t *testing.T) string {
 	t.Helper()
@@ -55,7 +43,7 @@ func shownOutputs(t *testing.T, bin, store, id string) (string, map[string]strin
 	if err != nil {
 		t.Fatalf("workflow show: %v\n%s", err, out)
 	}
-	ls := flowLines(out)
+	ls := jsonLines[flowLine](out)
 	outputs := map[string]string{}
 	for _, s := range ls[0].Steps {
 		outputs[s.Name] = s.Output
@@ -98,7 +86,7 @@ func TestKilledWorkflowResumesUnfinishedSteps(t *testing.T) {
 			// the kill can fall between the two. So every step reported
 			// done is skipped, and every step is skipped or run, once.
 			started, skipped, resumed := map[string]int{}, map[string]bool{}, 0
-			for _, l := range flowLines(out) {
+			for _, l := range jsonLines[flowLine](out) {
 				switch l.Type {
 				case "step_start":
 					started[l.Step]++
@@ -156,7 +144,7 @@ func killWorkflowAfter(t *testing.T, bin, cache, store, ws string, k int) map[st
 	io.Copy(&out, stdout) // what it printed before the kill landed
 	cmd.Wait()
 	done := map[string]bool{}
-	for _, l := range flowLines(out.Bytes()) {
+	for _, l := range jsonLines[flowLine](out.Bytes()) {
 		if l.Type == "step_done" {
 			done[l.Step] = true
 		}

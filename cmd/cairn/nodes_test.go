@@ -91,7 +91,7 @@ func (n *twoNodes) finishOnB(t *testing.T, id string, killed []byte, extra ...st
 		t.Fatalf("resume on node B: %v\n%s", err, out)
 	}
 	sealed := map[string]bool{}
-	for _, e := range keptEvents(out) {
+	for _, e := range jsonLines[keptEvent](out) {
 		for _, s := range e.Sealed {
 			sealed[s.Call] = true
 		}
