@@ -50,7 +50,7 @@ func openPage(t *testing.T, url string) *page {
 	must(t, err)
 	p := &page{t: t, in: cmdW, waiting: map[int]chan cdpAnswer{}}
 	p.cmd = exec.Command(bin, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-		"--user-data-dir="+t.TempDir(), "--remote-debugging-pipe", "--window-size=390,844", "about:blank")
+		"--user-data-dir="+profileDir(t), "--remote-debugging-pipe", "--window-size=390,844", "about:blank")
 	p.cmd.ExtraFiles = []*os.File{cmdR, outW}
 	must(t, p.cmd.Start())
 	cmdR.Close()
