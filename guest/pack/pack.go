@@ -2,6 +2,8 @@
 // reproducibly: the same repository and Go version give the same bytes. The
 // generators of the committed modules use it (go generate), and with check
 // set it verifies a committed module instead of writing it (CI does that).
+// A module built otherwise (the built-in tools, in C) is packed with
+// Prebuilt.
 package pack
 
 import (
@@ -45,9 +47,18 @@ func build(pkg, out string, manifest abi.Manifest, check bool, mode string) erro
 	if err != nil {
 		return err
 	}
+	if err := Prebuilt(wasm, out, manifest, check); err != nil {
+		return fmt.Errorf("pack %s: %w", pkg, err)
+	}
+	return nil
+}
+
+// Prebuilt packs manifest into wasm, a module built already, and writes it
+// to out; with check, it writes nothing and fails if out differs.
+func Prebuilt(wasm []byte, out string, manifest abi.Manifest, check bool) error {
 	packed, err := abi.WithManifest(wasm, manifest)
 	if err != nil {
-		return fmt.Errorf("pack %s: %w", pkg, err)
+		return err
 	}
 	if !check {
 		return os.WriteFile(out, packed, 0o644)
