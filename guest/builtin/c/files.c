@@ -112,8 +112,10 @@ void describe(struct buf *err, const char *rel, size_t n, int code)
 	}
 }
 
-int read_whole(const char *path, struct buf *b)
+int read_whole(const char *path, size_t n, struct buf *b)
 {
+	if (memchr(path, 0, n))
+		return EINVAL;
 	int fd = open(path, O_RDONLY);
 	if (fd < 0)
 		return errno;
@@ -210,7 +212,7 @@ int tool_read_file(struct call *c, const char *input, size_t n)
 	int rc = -1;
 	if (json_decode("read_file", "readIn", input, n, f, 3, c->err) || resolve(c, &path, &full, &rel))
 		goto out;
-	int e = read_whole(full.p, &b);
+	int e = read_whole(full.p, full.n, &b);
 	if (e) {
 		describe(c->err, rel.p, rel.n, e);
 		goto out;
@@ -278,6 +280,8 @@ static int mkdir_all(const char *path, size_t n)
 	struct stat st;
 	struct buf p = {0};
 	int rc = 0;
+	if (memchr(path, 0, n))
+		return EINVAL;
 	buf_add(&p, path, n);
 	buf_byte(&p, 0);
 	if (p.oom)
@@ -307,8 +311,10 @@ out:
 }
 
 /* write_whole is os.WriteFile with mode 0644: 0 or an errno. */
-static int write_whole(const char *path, const char *b, size_t n)
+static int write_whole(const char *path, size_t pn, const char *b, size_t n)
 {
+	if (memchr(path, 0, pn))
+		return EINVAL;
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0)
 		return errno;
@@ -329,8 +335,7 @@ static int write_whole(const char *path, const char *b, size_t n)
 	return rc;
 }
 
-/* dir_of is the length of path.Dir's argument cut at its last slash, or
- * -1 when it has none (path.Dir is then "."). */
+/* path_dir appends path.Dir of p. */
 static void path_dir(struct buf *out, const char *p, size_t n)
 {
 	size_t i = n;
@@ -356,7 +361,7 @@ int tool_write_file(struct call *c, const char *input, size_t n)
 		describe(c->err, reldir.p, reldir.n, e);
 		goto out;
 	}
-	if ((e = write_whole(full.p, content.p ? content.p : "", content.n))) {
+	if ((e = write_whole(full.p, full.n, content.p ? content.p : "", content.n))) {
 		describe(c->err, rel.p, rel.n, e);
 		goto out;
 	}
@@ -398,7 +403,7 @@ int tool_edit_file(struct call *c, const char *input, size_t n)
 		buf_str(c->err, "old_text is empty; to write a whole file use write_file");
 		goto out;
 	}
-	if ((e = read_whole(full.p, &b))) {
+	if ((e = read_whole(full.p, full.n, &b))) {
 		describe(c->err, rel.p, rel.n, e);
 		goto out;
 	}
@@ -429,7 +434,7 @@ int tool_edit_file(struct call *c, const char *input, size_t n)
 		buf_str(c->err, "out of memory");
 		goto out;
 	}
-	if ((e = write_whole(full.p, out.p ? out.p : "", out.n))) {
+	if ((e = write_whole(full.p, full.n, out.p ? out.p : "", out.n))) {
 		describe(c->err, rel.p, rel.n, e);
 		goto out;
 	}
@@ -451,11 +456,13 @@ static int by_name(const void *a, const void *b)
 
 /* read_dir is os.ReadDir: the entries of a directory but "." and "..",
  * sorted by name; with sizes, each one's lstat size. 0 or an errno. */
-int read_dir(const char *path, struct entry **out, size_t *count, int sizes)
+int read_dir(const char *path, size_t pn, struct entry **out, size_t *count, int sizes)
 {
-	DIR *d = opendir(path);
 	*out = NULL;
 	*count = 0;
+	if (memchr(path, 0, pn))
+		return EINVAL;
+	DIR *d = opendir(path);
 	if (!d)
 		return errno;
 	struct entry *e = NULL;
@@ -520,7 +527,7 @@ int tool_list_dir(struct call *c, const char *input, size_t n)
 	int rc = -1, err;
 	if (json_decode("list_dir", "listIn", input, n, f, 1, c->err) || resolve(c, &path, &full, &rel))
 		goto out;
-	if ((err = read_dir(full.p, &e, &count, 1))) {
+	if ((err = read_dir(full.p, full.n, &e, &count, 1))) {
 		describe(c->err, rel.p, rel.n, err);
 		goto out;
 	}

@@ -20,8 +20,9 @@ void path_join(struct buf *out, const char *a, size_t an, const char *b, size_t 
 /* describe writes a filesystem error as the Go tools word it. */
 void describe(struct buf *err, const char *rel, size_t n, int code);
 const char *errno_text(int code, char *tmp, size_t n);
-/* read_whole reads the file at path (NUL-terminated) into b; 0 or an errno. */
-int read_whole(const char *path, struct buf *b);
+/* read_whole reads the file at path (n bytes, NUL-terminated) into b; 0
+ * or an errno: EINVAL for a path that holds a NUL, as Go's. */
+int read_whole(const char *path, size_t n, struct buf *b);
 /* is_binary guesses as git does: a NUL in the first 8000 bytes, or text
  * that is not UTF-8. */
 int is_binary(const char *b, size_t n);
@@ -35,7 +36,7 @@ struct entry {
 
 /* read_dir is os.ReadDir: the entries of a directory but "." and "..",
  * sorted by name; with sizes, each one's lstat size. 0 or an errno. */
-int read_dir(const char *path, struct entry **out, size_t *count, int sizes);
+int read_dir(const char *path, size_t n, struct entry **out, size_t *count, int sizes);
 void free_entries(struct entry *e, size_t n);
 
 #endif

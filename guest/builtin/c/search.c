@@ -84,6 +84,7 @@ struct globber {
 	const char *pat;
 	size_t pn;
 	size_t max_segments; /* 0: any depth */
+	int files_first;
 	struct buf *list;    /* matches, each NUL-terminated */
 	size_t count;
 };
@@ -104,34 +105,54 @@ static int is_dir_entry(const char *full_dir, const struct entry *e, int follow)
 
 static void glob_walk(struct globber *g, const char *rel, size_t rn, size_t segments, int depth)
 {
-	struct buf full = {0};
+	struct buf full = {0}, child = {0};
 	struct entry *e;
 	size_t n;
 	path_join(&full, g->c->ws.p, g->c->ws.n, rel, rn);
-	if (full.oom || read_dir(full.p, &e, &n, 0)) {
+	if (full.oom || read_dir(full.p, full.n, &e, &n, 0)) {
 		buf_free(&full);
 		return;
 	}
-	struct buf child = {0};
-	for (size_t i = 0; i < n; i++) {
-		child.n = 0;
-		if (!(rn == 1 && rel[0] == '.')) {
-			buf_add(&child, rel, rn);
-			buf_byte(&child, '/');
-		}
-		buf_str(&child, e[i].name);
-		if (is_dir_entry(full.p, &e[i], 1)) {
-			if (depth < 64 && (g->max_segments == 0 || segments + 1 < g->max_segments))
-				glob_walk(g, child.p, child.n, segments + 1, depth + 1);
-		} else if (glob_match(g->pat, g->pn, child.p, child.n)) {
-			buf_add(g->list, child.p, child.n);
-			buf_byte(g->list, 0);
-			g->count++;
+	/* doublestar walks a pattern with ** before its last segment a
+	 * directory at a time, its files first; others in the order of the
+	 * entries. */
+	for (int pass = g->files_first ? 0 : 2; pass < (g->files_first ? 2 : 3); pass++) {
+		for (size_t i = 0; i < n; i++) {
+			int dir = is_dir_entry(full.p, &e[i], 1);
+			if ((pass == 0 && dir) || (pass == 1 && !dir))
+				continue;
+			child.n = 0;
+			if (!(rn == 1 && rel[0] == '.')) {
+				buf_add(&child, rel, rn);
+				buf_byte(&child, '/');
+			}
+			buf_str(&child, e[i].name);
+			if (dir) {
+				if (depth < 64 && (g->max_segments == 0 || segments + 1 < g->max_segments))
+					glob_walk(g, child.p, child.n, segments + 1, depth + 1);
+			} else if (glob_match(g->pat, g->pn, child.p, child.n)) {
+				buf_add(g->list, child.p, child.n);
+				buf_byte(g->list, 0);
+				g->count++;
+			}
 		}
 	}
 	buf_free(&child);
 	free_entries(e, n);
 	buf_free(&full);
+}
+
+/* mid_doublestar is doublestar's hasMidDoubleStar: a ** before the
+ * pattern's last three bytes. */
+static int mid_doublestar(const char *p, size_t n)
+{
+	for (size_t i = 0; i + 3 < n; i++) {
+		if (p[i] == '\\')
+			i++;
+		else if (p[i] == '*' && p[i + 1] == '*')
+			return 1;
+	}
+	return 0;
 }
 
 static int by_string(const void *a, const void *b)
@@ -151,7 +172,7 @@ static size_t glob_files(struct call *c, const char *pat, size_t pn, struct buf 
 		struct stat st;
 		unescape(&p, pat, pn);
 		size_t n = p.n > 1 && p.p[p.n - 1] == '/' ? p.n - 1 : p.n;
-		if (valid_path(p.p, n)) {
+		if (valid_path(p.p, n) && !memchr(p.p, 0, n)) {
 			path_join(&full, c->ws.p, c->ws.n, p.p, n);
 			if (!full.oom && stat(full.p, &st) == 0 && !S_ISDIR(st.st_mode)) {
 				buf_add(list, p.p, p.n);
@@ -163,7 +184,18 @@ static size_t glob_files(struct call *c, const char *pat, size_t pn, struct buf 
 		buf_free(&full);
 		return count;
 	}
-	struct globber g = {c, pat, pn, 0, list, 0};
+	if (memchr(pat, 0, pn))
+		return 0; /* no name holds a NUL */
+	if (meta >= 2 && pat[0] == '.' && pat[1] == '/' && index_meta(pat + 2, pn - 2) == meta - 2) {
+		/* doublestar joins "." and each name: "./" is dropped. */
+		size_t k = 2;
+		while (k < (size_t)meta && pat[k] != '/')
+			k++;
+		if (k == (size_t)meta) {
+			pat += 2, pn -= 2, meta -= 2;
+		}
+	}
+	struct globber g = {c, pat, pn, 0, mid_doublestar(pat, pn), list, 0};
 	int doublestar = 0, alts = 0;
 	size_t slashes = 0, cut = 0;
 	for (size_t i = 0; i < pn; i++) {
@@ -261,7 +293,7 @@ static void grep_file(struct grepper *g, const char *rel, size_t rn)
 {
 	struct buf full = {0}, b = {0};
 	path_join(&full, g->c->ws.p, g->c->ws.n, rel, rn);
-	if (full.oom || read_whole(full.p, &b) || is_binary(b.p, b.n))
+	if (full.oom || read_whole(full.p, full.n, &b) || is_binary(b.p, b.n))
 		goto out;
 	const char *p = b.p, *end = b.p + b.n;
 	for (int64_t n = 1; p < end; n++) {
@@ -308,7 +340,7 @@ static int grep_walk(struct grepper *g, const char *rel, size_t rn, int is_dir)
 	size_t n;
 	int rc = 0, err;
 	path_join(&full, g->c->ws.p, g->c->ws.n, rel, rn);
-	if ((err = full.oom ? ENOMEM : read_dir(full.p, &e, &n, 0))) {
+	if ((err = full.oom ? ENOMEM : read_dir(full.p, full.n, &e, &n, 0))) {
 		describe(g->c->err, rel, rn, err);
 		buf_free(&full);
 		return -1;
@@ -351,8 +383,8 @@ int tool_grep(struct call *c, const char *input, size_t n)
 	if (resolve(c, &path, &full, &rel))
 		goto out;
 	struct stat st;
-	if (stat(full.p, &st) != 0) {
-		describe(c->err, rel.p, rel.n, errno);
+	if (memchr(full.p, 0, full.n) || stat(full.p, &st) != 0) {
+		describe(c->err, rel.p, rel.n, memchr(full.p, 0, full.n) ? EINVAL : errno);
 		goto out;
 	}
 	if (grep_walk(&g, rel.p, rel.n, S_ISDIR(st.st_mode)) < 0)
