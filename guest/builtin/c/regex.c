@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "regex_fold.h"
+#include "regex_tables.h"
 
 #define MAX_RUNE 0x10FFFF
 #define RUNE_ERROR 0xFFFD
@@ -748,23 +748,61 @@ static const struct group *perl_group(struct parser *p, size_t at) {
     return find_group(perl_groups, sizeof perl_groups / sizeof perl_groups[0], p->s + at, 2);
 }
 
-/* unicode_class refuses \p and \P, which Go accepts, with an error naming the
- * class; it returns 0 when s[at:] is not one. */
+/* known_class reports whether Go's regexp knows the Unicode class named by
+ * s[at:end]: its canonicalName (separators dropped, first letter upper case,
+ * the rest lower case) is in unicode_class_names. */
+static int known_class(const struct parser *p, size_t at, size_t end) {
+    char name[64];
+    size_t n = 0, lo = 0, hi = sizeof unicode_class_names / sizeof unicode_class_names[0];
+    int first = 1;
+    for (; at < end; at++) {
+        char c = p->s[at];
+        if (c == '_' || c == '-' || c == ' ') continue;
+        if (first) {
+            if (c >= 'a' && c <= 'z') c = (char)(c - 'a' + 'A');
+            first = 0;
+        } else if (c >= 'A' && c <= 'Z') {
+            c = (char)(c - 'A' + 'a');
+        }
+        if (n == sizeof name - 1) return 0;
+        name[n++] = c;
+    }
+    name[n] = 0;
+    while (lo < hi) {
+        size_t m = lo + (hi - lo) / 2;
+        int c = strcmp(unicode_class_names[m], name);
+        if (c == 0) return 1;
+        if (c < 0) lo = m + 1;
+        else hi = m;
+    }
+    return 0;
+}
+
+/* unicode_class handles \p and \P at at. Classes Go knows are refused with
+ * an error naming them, others with Go's error. It returns 0 when s[at:] is
+ * not such a class, else -1. */
 static int unicode_class(struct parser *p, size_t at) {
-    size_t end;
+    size_t end, name, seq;
     int c;
     long t;
     if (at + 2 > p->n || p->s[at] != '\\' || (p->s[at + 1] != 'p' && p->s[at + 1] != 'P')) return 0;
     if (at + 2 >= p->n) return fail(p, E_CLASS_RANGE, at, p->n);
     if ((t = next_rune(p, at + 2, &c)) < 0) return -1;
-    if (c != '{') return fail(p, E_UNICODE, at, (size_t)t);
-    for (end = at; end < p->n && p->s[end] != '}'; end++) {}
-    if (end == p->n) {
-        if (check_utf8(p, at, p->n) < 0) return -1;
-        return fail(p, E_CLASS_RANGE, at, p->n);
+    if (c != '{') {
+        name = at + 2;
+        end = seq = (size_t)t;
+    } else {
+        for (end = at; end < p->n && p->s[end] != '}'; end++) {}
+        if (end == p->n) {
+            if (check_utf8(p, at, p->n) < 0) return -1;
+            return fail(p, E_CLASS_RANGE, at, p->n);
+        }
+        if (check_utf8(p, at + 3, end) < 0) return -1;
+        name = at + 3;
+        seq = end + 1;
     }
-    if (check_utf8(p, at + 3, end) < 0) return -1;
-    return fail(p, E_UNICODE, at, end + 1);
+    if (name < end && p->s[name] == '^') name++;
+    return fail(p, known_class(p, name, end) ? E_UNICODE : E_CLASS_RANGE, at, seq);
 }
 
 /* class_char parses one character of a class at at (wholeclass starts at
