@@ -159,7 +159,9 @@ func numbered(format string, n int) string {
 
 // workspace makes a fresh copy of files in a new directory, with symbolic
 // links inside it.
-func workspace(t testing.TB) string {
+func workspace(t testing.TB) string { return workspaceOf(t, files) }
+
+func workspaceOf(t testing.TB, files map[string]string) string {
 	dir := t.TempDir()
 	for name, content := range files {
 		p := filepath.Join(dir, name)
@@ -185,11 +187,13 @@ func workspace(t testing.TB) string {
 }
 
 // compare runs one call through both modules on two fresh workspaces.
-func compare(t testing.TB, tool, input string) {
+func compare(t testing.TB, tool, input string) { compareIn(t, files, tool, input) }
+
+func compareIn(t testing.TB, files map[string]string, tool, input string) {
 	t.Helper()
 	p := mustModules(t)
-	got := run(t, p.c, workspace(t), tool, input)
-	want := run(t, p.goRef, workspace(t), tool, input)
+	got := run(t, p.c, workspaceOf(t, files), tool, input)
+	want := run(t, p.goRef, workspaceOf(t, files), tool, input)
 	if got.Output != want.Output || got.Error != want.Error || got.CallError != want.CallError {
 		t.Errorf("%s %s:\n C: output %q\n    error %q %s\nGo: output %q\n    error %q %s", tool, input,
 			clip(got.Output), got.Error, got.CallError, clip(want.Output), want.Error, want.CallError)
