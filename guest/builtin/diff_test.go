@@ -28,20 +28,11 @@ import (
 // building and compiling the Go module takes seconds.
 var modules = sync.OnceValues(func() (*pair, error) {
 	ctx := context.Background()
-	dir, err := os.MkdirTemp("", "cairn-builtin-diff-")
+	goWasm, err := goModule()
 	if err != nil {
 		return nil, err
 	}
-	ref := filepath.Join(dir, "ref.wasm")
-	if err := pack.BuildReactor("github.com/cairnrun/cairn/guest/builtin/cmd/builtin", ref,
-		guest.ManifestOf(tools.All()...), false); err != nil {
-		return nil, err
-	}
-	goWasm, err := os.ReadFile(ref)
-	if err != nil {
-		return nil, err
-	}
-	rt, err := sandbox.NewRuntime(ctx, sandbox.Config{CacheDir: filepath.Join(dir, "cache")})
+	rt, err := sandbox.NewRuntime(ctx, sandbox.Config{CacheDir: filepath.Join(testDir, "cache")})
 	if err != nil {
 		return nil, err
 	}
@@ -55,9 +46,52 @@ var modules = sync.OnceValues(func() (*pair, error) {
 	return p, nil
 })
 
+// testDir holds what the tests build; it is removed when they end.
+var testDir string
+
+func TestMain(m *testing.M) {
+	var err error
+	if testDir, err = os.MkdirTemp("", "cairn-builtin-test-"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(testDir)
+	os.Exit(code)
+}
+
+// goModule is the Go tools of ./tools built as the module they were
+// embedded as before the tools were written in C: a Go reactor.
+var goModule = sync.OnceValues(func() ([]byte, error) {
+	ref := filepath.Join(testDir, "go-builtin.wasm")
+	if err := pack.BuildReactor("github.com/cairnrun/cairn/guest/builtin/cmd/builtin", ref,
+		guest.ManifestOf(tools.All()...), false); err != nil {
+		return nil, err
+	}
+	return os.ReadFile(ref)
+})
+
 type pair struct {
 	rt       *sandbox.Runtime
 	c, goRef *sandbox.Module
+}
+
+// cModule is the C module alone, for the tests that need no other.
+var cModule = sync.OnceValues(func() (*sandbox.Module, error) {
+	rt, err := sandbox.NewRuntime(context.Background(), sandbox.Config{CacheDir: filepath.Join(testDir, "cache-c")})
+	if err != nil {
+		return nil, err
+	}
+	return rt.Compile(context.Background(), builtin.Module)
+})
+
+func mustC(t testing.TB) *sandbox.Module {
+	t.Helper()
+	m, err := cModule()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 func mustModules(t testing.TB) *pair {

@@ -79,6 +79,9 @@ func FuzzBuiltinAgainstGo(f *testing.F) {
 	for _, s := range seeds {
 		f.Add(s.tool, s.mode, s.s1, s.s2, s.s3, s.n1, s.n2, s.flag)
 	}
+	// Built and compiled before fuzzing: an input that takes more than
+	// 10 s counts as hung.
+	mustModules(f)
 	f.Fuzz(func(t *testing.T, tool, mode uint8, s1, s2, s3 string, n1, n2 int64, flag bool) {
 		name := fuzzTools[int(tool)%len(fuzzTools)]
 		input := fuzzInput(name, mode%4 == 0, s1, s2, s3, n1, n2, flag)
@@ -107,12 +110,12 @@ func FuzzRequestBytes(f *testing.F) {
 	f.Add([]byte{0xa1, 0x63, 'a', 'b', 'i', 0x01, 0xff})
 	f.Add([]byte{0xa2, 0x63, 'a', 'b', 'i', 0x01, 0x61, 'x', 0x9f, 0xff})
 	f.Add([]byte{0xa1, 0x63, 'a', 'b', 'i', 0xc1, 0x01})
+	c := mustC(f)
 	f.Fuzz(func(t *testing.T, req []byte) {
-		p := mustModules(t)
 		ws := workspaceOf(t, fuzzFiles)
 		pol := sandbox.Policy{Mounts: []sandbox.Mount{{HostPath: ws, GuestPath: abi.WorkspaceDir, ReadOnly: true}}}
 		var out, errOut bytes.Buffer
-		ex, err := p.c.Run(context.Background(), pol, bytes.NewReader(req), &out, &errOut)
+		ex, err := c.Run(context.Background(), pol, bytes.NewReader(req), &out, &errOut)
 		if err != nil || ex.Code != 0 {
 			t.Fatalf("the module failed on %x: %v, exit %d, log %q", req, err, ex.Code, errOut.Bytes())
 		}
@@ -135,12 +138,13 @@ func FuzzInputJSON(f *testing.F) {
 		`{"pattern":"x","glob":"*","ignore_case":true}`, strings.Repeat("[", 10001)} {
 		f.Add(uint8(0), s)
 	}
+	c := mustC(f)
 	f.Fuzz(func(t *testing.T, tool uint8, input string) {
 		if !utf8.ValidString(input) {
 			input = strings.ToValidUTF8(input, "\uFFFD")
 		}
 		name := fuzzTools[int(tool)%len(fuzzTools)]
-		r := run(t, mustModules(t).c, workspaceOf(t, fuzzFiles), name, input)
+		r := run(t, c, workspaceOf(t, fuzzFiles), name, input)
 		if r.CallError != "" {
 			t.Fatalf("%s %q: the call failed: %s", name, input, r.CallError)
 		}

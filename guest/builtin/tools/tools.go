@@ -1,7 +1,9 @@
-// Package tools implements cairn's built-in tools: read_file, write_file,
-// edit_file, list_dir, glob and grep. They are ordinary guest tools, built
-// into one wasm module (../cmd/builtin) that the host embeds and runs in
-// the sandbox like any other; the host has no privileged shortcut.
+// Package tools defines cairn's built-in tools: read_file, write_file,
+// edit_file, list_dir, glob and grep. They are ordinary guest tools. The
+// module the host embeds and runs in the sandbox like any other (the host
+// has no privileged shortcut) is their C implementation in ../c, which
+// must do exactly what these do; these are the reference it is tested
+// against (built as ../cmd/builtin), and the source of its manifest.
 //
 // Paths are relative to the workspace. An absolute path or one that climbs
 // out with ".." is refused with an error the model can act on, before the

@@ -1,7 +1,7 @@
-// Command builtin is the module of cairn's built-in tools. Build it with
-// `go generate ./guest/builtin`, which also writes its manifest. It builds
-// as a reactor (the fast mode, which is how it is embedded) and as a
-// command.
+// Command builtin is cairn's built-in tools built in Go from their
+// reference definitions (../../tools): the module the C module that is
+// embedded (../../c) is tested and measured against. It builds as a
+// reactor (the fast mode) and as a command.
 package main
 
 import (
