@@ -388,6 +388,17 @@ func TestBuiltinAgainstGo(t *testing.T) {
 		{"glob", `{"pattern": "dir.with.dots/*"}`},
 		{"glob", `{"pattern": "a.txt/"}`},
 		{"glob", `{"pattern": "\\*.txt"}`},
+		{"glob", `{"pattern": "sub/./*.md"}`},
+		{"glob", `{"pattern": "**/"}`},
+		{"glob", `{"pattern": "sub/**/"}`},
+		{"glob", `{"pattern": "*/"}`},
+		{"glob", `{"pattern": "{sub,a}/*.md"}`},
+		{"glob", `{"pattern": "{sub/deep,a}/**"}`},
+		{"glob", `{"pattern": "sub/{deep/*,*}.md"}`},
+		{"glob", `{"pattern": "dangling"}`},
+		{"glob", `{"pattern": "link*"}`},
+		{"glob", `{"pattern": "emptydir/*"}`},
+		{"glob", `{"pattern": "**/er/*"}`},
 		// grep
 		{"grep", `{"pattern": "^todo", "ignore_case": true}`},
 		{"grep", `{"pattern": "TODO"}`},
@@ -408,8 +419,26 @@ func TestBuiltinAgainstGo(t *testing.T) {
 		{"grep", `{"pattern": "("}`},
 		{"grep", `{"pattern": "x*"}`},
 		{"grep", `{"pattern": "k", "ignore_case": true, "path": "unicode.txt"}`},
+		{"grep", `{"pattern": "(", "ignore_case": true}`},
+		{"grep", `{"pattern": "[[:foo:]]"}`},
+		{"grep", `{"pattern": "a{1001}"}`},
+		{"grep", `{"pattern": "x\\"}`},
+		{"grep", `{"pattern": "(?P<n>TODO)\\b", "glob": "{sub,a}/**"}`},
+		{"grep", `{"pattern": "TODO", "path": "sub/deep/../b.md"}`},
+		{"grep", `{"pattern": "TODO", "path": "dangling"}`},
+		{"grep", `{"pattern": "TODO", "path": "emptydir"}`},
 	}
 	for _, c := range cases {
 		compare(t, c.tool, c.input)
+	}
+}
+
+// Where the C module does not do what the Go tools do, it says so: the
+// regex matcher knows no Unicode classes, and refuses a pattern with one
+// in words the model can act on.
+func TestBuiltinKnownDifferences(t *testing.T) {
+	r := run(t, mustC(t), workspace(t), "grep", `{"pattern": "\\pL+"}`)
+	if r.Output != "" || !strings.Contains(r.Error, "Unicode classes are not supported, use explicit ranges") {
+		t.Errorf("grep \\pL: output %q, error %q; want a refusal", r.Output, r.Error)
 	}
 }
