@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -440,5 +441,22 @@ func TestBuiltinKnownDifferences(t *testing.T) {
 	r := run(t, mustC(t), workspace(t), "grep", `{"pattern": "\\pL+"}`)
 	if r.Output != "" || !strings.Contains(r.Error, "Unicode classes are not supported, use explicit ranges") {
 		t.Errorf("grep \\pL: output %q, error %q; want a refusal", r.Output, r.Error)
+	}
+}
+
+// Asked with --cairn-manifest, the module writes the manifest packed into
+// it, which is the Go definitions'.
+func TestBuiltinDescribes(t *testing.T) {
+	m := mustC(t)
+	described, err := m.Describe(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	packed, err := m.Manifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(described, packed) || !reflect.DeepEqual(packed, guest.ManifestOf(tools.All()...)) {
+		t.Errorf("described %+v\npacked %+v", described, packed)
 	}
 }
