@@ -22,6 +22,7 @@ import (
 	"github.com/cairnrun/cairn/abi"
 	"github.com/cairnrun/cairn/guest/builtin"
 	"github.com/cairnrun/cairn/internal/interleave"
+	"github.com/cairnrun/cairn/sandbox/internal/wasmcode"
 )
 
 // BenchmarkReadFile is one call of the built-in read_file, in the same
@@ -332,9 +333,9 @@ func BenchmarkStopping(b *testing.B) {
 		b.Run("loop/"+mode, func(b *testing.B) {
 			wasm := watBytes["loop"]
 			if mode == "stop-checks" {
-				sc, err := withStopChecks(wasm)
+				sc, err := wasmcode.WithStopChecks(wasm)
 				must(b, err)
-				wasm = sc.code
+				wasm = sc.Code
 			}
 			rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().WithCloseOnContextDone(mode == "close-on-done"))
 			defer rt.Close(ctx)

@@ -17,7 +17,7 @@
 // deadline from outside: it counts down at function entries and loop
 // heads, and every few thousand checks looks at a stop global only the host
 // can set and steps into Go, where the Go runtime can pause it for a
-// garbage collection (see withStopChecks).
+// garbage collection (see wasmcode.WithStopChecks).
 //
 // Mounts are served by a filesystem of ours built on os.Root, never by
 // wazero's WithDirMount, which a guest escapes through a relative symlink

@@ -4,11 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/cairnrun/cairn/sandbox/internal/wasmcode"
 )
 
 // Errors a caller branches on. Call and Run wrap them with what happened.
 var (
-	ErrInvalidModule = errors.New("not a valid WebAssembly module")
+	ErrInvalidModule = wasmcode.ErrInvalid
 	ErrImportDenied  = errors.New("module imports a host function it is not allowed")
 	ErrDeadline      = errors.New("deadline exceeded")
 	ErrMemoryLimit   = errors.New("memory limit reached")

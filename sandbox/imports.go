@@ -9,6 +9,7 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/cairnrun/cairn/abi"
+	"github.com/cairnrun/cairn/sandbox/internal/wasmcode"
 )
 
 // socketImports are the WASI preview 1 functions that only make sense with
@@ -100,22 +101,22 @@ func checkGranted(cm wazero.CompiledModule, p Policy) error {
 //
 // ErrInvalidModule for bytes whose sections or imports do not read.
 func (p Policy) DeniedImports(wasm []byte) ([]string, error) {
-	secs, err := sections(wasm)
+	secs, err := wasmcode.Sections(wasm)
 	if err != nil {
 		return nil, err
 	}
 	var denied []string
-	r := &reader{p: secs[secImport]}
-	for n := r.count(); n > 0 && r.err == nil; n-- {
-		mod, name := string(r.bytes(r.uvarint())), string(r.bytes(r.uvarint()))
-		kind := r.byte()
-		r.importDesc(kind)
+	r := &wasmcode.Reader{P: secs[wasmcode.SecImport]}
+	for n := r.Count(); n > 0 && r.Err == nil; n-- {
+		mod, name := string(r.Bytes(r.Uvarint())), string(r.Bytes(r.Uvarint()))
+		kind := r.Byte()
+		r.ImportDesc(kind)
 		if kind == 0x00 && mod == wasi_snapshot_preview1.ModuleName && !p.importsAllowed(name) {
 			denied = append(denied, name)
 		}
 	}
-	if r.err != nil {
-		return nil, r.err
+	if r.Err != nil {
+		return nil, r.Err
 	}
 	sort.Strings(denied)
 	return denied, nil

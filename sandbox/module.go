@@ -17,6 +17,7 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/cairnrun/cairn/abi"
+	"github.com/cairnrun/cairn/sandbox/internal/wasmcode"
 )
 
 // Module is a compiled module. Every Run or Call instantiates it afresh.
@@ -26,8 +27,8 @@ type Module struct {
 	wasm      []byte
 	compiled  map[uint32]wazero.CompiledModule // by memory limit; guarded by r.mu
 	pre       *preinit                         // the fast mode; nil for a command module
-	stops     bool                             // wasm has stop checks (see withStopChecks)
-	hasStart  bool                             // and its start function is exported as startExport
+	stops     bool                             // wasm has stop checks (see wasmcode.WithStopChecks)
+	hasStart  bool                             // and its start function is exported as wasmcode.StartExport
 	interpret bool                             // run by wazero's interpreter (see Engine)
 }
 
@@ -75,14 +76,14 @@ func (m *Module) runtime(ctx context.Context, pages uint32) (wazero.Runtime, err
 }
 
 // useStopChecks rewrites the module with stop checks when it can (see
-// withStopChecks); one it cannot rewrite is left as it is, to be stopped
+// wasmcode.WithStopChecks); one it cannot rewrite is left as it is, to be stopped
 // by its runtime instead.
 func (m *Module) useStopChecks() {
-	sc, err := withStopChecks(m.wasm)
+	sc, err := wasmcode.WithStopChecks(m.wasm)
 	if err != nil {
 		return
 	}
-	m.wasm, m.stops, m.hasStart = sc.code, true, sc.start
+	m.wasm, m.stops, m.hasStart = sc.Code, true, sc.Start
 }
 
 // compileFor compiles the module for one memory limit and keeps it.

@@ -16,6 +16,7 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/cairnrun/cairn/abi"
+	"github.com/cairnrun/cairn/sandbox/internal/wasmcode"
 )
 
 // preinit is the fast mode of a Module (see abi, "The fast mode"): the
@@ -23,7 +24,7 @@ import (
 // fresh instance restored from that snapshot instead of initialising
 // again. RATIONALE.md says why; snapshot.go says what a snapshot holds.
 type preinit struct {
-	rx *reactor
+	rx *wasmcode.Reactor
 
 	mu    sync.Mutex
 	snaps map[snapshotKey]*snapshot
@@ -54,8 +55,8 @@ func keyOf(p Policy) snapshotKey {
 //
 // ErrInvalidModule for a fast-mode module that cannot be rewritten.
 func (m *Module) usePreinit() error {
-	rx, err := newReactor(m.wasm)
-	if errors.Is(err, errNotReactor) {
+	rx, err := wasmcode.NewReactor(m.wasm)
+	if errors.Is(err, wasmcode.ErrNotReactor) {
 		return nil
 	}
 	if errors.Is(err, ErrInvalidModule) {
@@ -65,7 +66,7 @@ func (m *Module) usePreinit() error {
 		return fmt.Errorf("%w: fast mode: %v", ErrInvalidModule, err)
 	}
 	m.pre = &preinit{rx: rx, snaps: map[snapshotKey]*snapshot{}}
-	m.wasm = rx.code
+	m.wasm = rx.Code
 	return nil
 }
 
@@ -152,8 +153,8 @@ func (m *Module) initialise(ctx context.Context, rt wazero.Runtime, cm wazero.Co
 		return mod, err
 	}
 	// As at instantiation, data must fit in the memory's initial size.
-	for _, d := range m.pre.rx.data {
-		if !mod.Memory().Write(uint32(d.off), d.b) {
+	for _, d := range m.pre.rx.Data {
+		if !mod.Memory().Write(uint32(d.Off), d.B) {
 			return mod, fmt.Errorf("%w: a data segment is outside its memory", ErrInvalidModule)
 		}
 	}
@@ -263,7 +264,7 @@ func (m *Module) snapshotInitialised(ctx context.Context, rt wazero.Runtime, cm 
 			return nil, fmt.Errorf("%w: %v", errWarmUp, err)
 		}
 	}
-	return newSnapshot(mod, m.pre.rx.globals, readings)
+	return newSnapshot(mod, m.pre.rx.Globals, readings)
 }
 
 // snapshotConfig configures the instances a snapshot is taken of, and

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/cairnrun/cairn/abi"
+	"github.com/cairnrun/cairn/sandbox/internal/wasmcode"
 )
 
 // reactorWasm assembles a small fast-mode module (what a C or Rust tool
@@ -141,11 +142,11 @@ func FuzzNewReactor(f *testing.F) {
 	f.Add(reactorWasm(true))
 	f.Add([]byte("\x00asm\x01\x00\x00\x00"))
 	f.Fuzz(func(t *testing.T, wasm []byte) {
-		rx, err := newReactor(wasm)
+		rx, err := wasmcode.NewReactor(wasm)
 		if err != nil {
 			return
 		}
-		if _, err := sections(rx.code); err != nil {
+		if _, err := wasmcode.Sections(rx.Code); err != nil {
 			t.Fatalf("the rewrite is unreadable: %v", err)
 		}
 	})

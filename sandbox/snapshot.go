@@ -9,7 +9,7 @@ import (
 
 // snapshot is a fast-mode module's state right after its initialisation:
 // its linear memory and the values of its mutable globals (all of them:
-// the rewrite exports every one, see reactor). Restoring both into a new
+// the rewrite exports every one, see wasmcode.Reactor). Restoring both into a new
 // instance of the same compiled module gives an instance in the state the
 // initialised one was in. The rest of an instance is not in a snapshot and
 // needs not be: functions, immutable globals and the table's contents come

@@ -1,4 +1,4 @@
-package sandbox
+package wasmcode
 
 import "fmt"
 
@@ -7,39 +7,39 @@ import "fmt"
 // WebAssembly 2.0, which is what the sandbox's runtimes enable, and fails
 // on any other, and on global.get or global.set of a global at or past
 // globals.
-func (r *reader) instr(globals uint64) byte {
-	if op, n := quickInstr(r.p, globals); n > 0 {
-		r.p = r.p[n:]
+func (r *Reader) instr(globals uint64) byte {
+	if op, n := quickInstr(r.P, globals); n > 0 {
+		r.P = r.P[n:]
 		return op
 	}
-	op := r.byte()
+	op := r.Byte()
 	switch {
 	case op == 0x02 || op == 0x03 || op == 0x04: // block, loop, if
 		r.blockType()
 	case op == 0x0c || op == 0x0d: // br, br_if
-		r.uvarint()
+		r.Uvarint()
 	case op == 0x0e: // br_table
-		for n := r.uvarint(); n > 0 && r.err == nil; n-- {
-			r.uvarint()
+		for n := r.Uvarint(); n > 0 && r.Err == nil; n-- {
+			r.Uvarint()
 		}
-		r.uvarint()
+		r.Uvarint()
 	case op == 0x10: // call
-		r.uvarint()
+		r.Uvarint()
 	case op == 0x11: // call_indirect
-		r.uvarint()
-		r.uvarint()
+		r.Uvarint()
+		r.Uvarint()
 	case op == 0x1c: // select t*
-		for n := r.uvarint(); n > 0 && r.err == nil; n-- {
-			r.byte()
+		for n := r.Uvarint(); n > 0 && r.Err == nil; n-- {
+			r.Byte()
 		}
 	case op >= 0x20 && op <= 0x22: // local.get, local.set, local.tee
-		r.uvarint()
+		r.Uvarint()
 	case op == 0x23 || op == 0x24: // global.get, global.set
-		if g := r.uvarint(); r.err == nil && g >= globals {
+		if g := r.Uvarint(); r.Err == nil && g >= globals {
 			r.failf("global %d does not exist", g)
 		}
 	case op == 0x25 || op == 0x26: // table.get, table.set
-		r.uvarint()
+		r.Uvarint()
 	case op >= 0x28 && op <= 0x3e: // loads and stores
 		r.memarg()
 	case op == 0x3f || op == 0x40: // memory.size, memory.grow
@@ -47,13 +47,13 @@ func (r *reader) instr(globals uint64) byte {
 	case op == 0x41 || op == 0x42: // i32.const, i64.const
 		r.sleb()
 	case op == 0x43: // f32.const
-		r.bytes(4)
+		r.Bytes(4)
 	case op == 0x44: // f64.const
-		r.bytes(8)
+		r.Bytes(8)
 	case op == 0xd0: // ref.null
-		r.byte()
+		r.Byte()
 	case op == 0xd2: // ref.func
-		r.uvarint()
+		r.Uvarint()
 	case op == 0xfc:
 		r.miscInstr()
 	case op == 0xfd:
@@ -68,80 +68,80 @@ func (r *reader) instr(globals uint64) byte {
 }
 
 // failf fails with an unsupported or invalid instruction.
-func (r *reader) failf(format string, args ...any) {
-	if r.err == nil {
-		r.err = fmt.Errorf("unsupported code: "+format, args...)
+func (r *Reader) failf(format string, args ...any) {
+	if r.Err == nil {
+		r.Err = fmt.Errorf("unsupported code: "+format, args...)
 	}
-	r.p = nil
+	r.P = nil
 }
 
 // blockType reads the type of a block, loop or if: empty, a value type,
 // or a type index.
-func (r *reader) blockType() {
-	if len(r.p) > 0 {
-		switch r.p[0] {
+func (r *Reader) blockType() {
+	if len(r.P) > 0 {
+		switch r.P[0] {
 		case 0x40, 0x7f, 0x7e, 0x7d, 0x7c, 0x7b, 0x70, 0x6f:
-			r.byte()
+			r.Byte()
 			return
 		}
 	}
-	if r.sleb() < 0 && r.err == nil {
+	if r.sleb() < 0 && r.Err == nil {
 		r.failf("block type")
 	}
 }
 
 // memarg reads a memory access's alignment and offset. An alignment that
 // names a memory (the multi-memory proposal) is not supported.
-func (r *reader) memarg() {
-	if align := r.uvarint(); align >= 1<<6 && r.err == nil {
+func (r *Reader) memarg() {
+	if align := r.Uvarint(); align >= 1<<6 && r.Err == nil {
 		r.failf("memory index in alignment %d", align)
 	}
-	r.uvarint()
+	r.Uvarint()
 }
 
 // memoryIndex reads the memory operand of memory.size and friends, which
 // must be memory 0.
-func (r *reader) memoryIndex() {
-	if r.byte() != 0 && r.err == nil {
+func (r *Reader) memoryIndex() {
+	if r.Byte() != 0 && r.Err == nil {
 		r.failf("memory index")
 	}
 }
 
 // miscInstr reads an instruction of the 0xfc prefix: saturating
 // conversions, bulk memory and table operations.
-func (r *reader) miscInstr() {
-	switch sub := r.uvarint(); {
+func (r *Reader) miscInstr() {
+	switch sub := r.Uvarint(); {
 	case sub <= 7: // trunc_sat
 	case sub == 8: // memory.init
-		r.uvarint()
+		r.Uvarint()
 		r.memoryIndex()
 	case sub == 9 || sub == 13 || (sub >= 15 && sub <= 17): // data.drop, elem.drop, table.grow/size/fill
-		r.uvarint()
+		r.Uvarint()
 	case sub == 10: // memory.copy
 		r.memoryIndex()
 		r.memoryIndex()
 	case sub == 11: // memory.fill
 		r.memoryIndex()
 	case sub == 12 || sub == 14: // table.init, table.copy
-		r.uvarint()
-		r.uvarint()
+		r.Uvarint()
+		r.Uvarint()
 	default:
 		r.failf("instruction 0xfc %d", sub)
 	}
 }
 
 // vectorInstr reads an instruction of the 0xfd prefix (128-bit SIMD).
-func (r *reader) vectorInstr() {
-	switch sub := r.uvarint(); {
+func (r *Reader) vectorInstr() {
+	switch sub := r.Uvarint(); {
 	case sub <= 11 || sub == 92 || sub == 93: // loads, stores, load_zero
 		r.memarg()
 	case sub == 12 || sub == 13: // v128.const, i8x16.shuffle
-		r.bytes(16)
+		r.Bytes(16)
 	case sub >= 21 && sub <= 34: // extract_lane, replace_lane
-		r.byte()
+		r.Byte()
 	case sub >= 84 && sub <= 91: // load_lane, store_lane
 		r.memarg()
-		r.byte()
+		r.Byte()
 	case sub <= 0xff:
 		// no immediates
 	default:

@@ -1,4 +1,4 @@
-package sandbox
+package wasmcode
 
 import (
 	"encoding/binary"
@@ -9,41 +9,41 @@ import (
 // Section ids the stop-check rewrite touches, besides those in
 // snapshot_module.go.
 const (
-	secMemory = 5
-	secStart  = 8
-	secCode   = 10
+	SecMemory = 5
+	SecStart  = 8
+	SecCode   = 10
 )
 
-// The rewrite's exports: stopExport is a global that is 0 while the
-// guest may run and 1 once it must stop, fuelExport the checks left before
-// the next stop to look at it, and startExport the module's start
+// The rewrite's exports: StopExport is a global that is 0 while the
+// guest may run and 1 once it must stop, FuelExport the checks left before
+// the next stop to look at it, and StartExport the module's start
 // function.
 const (
-	stopExport  = "cairn.stop"
-	fuelExport  = "cairn.fuel"
-	startExport = "cairn.start"
+	StopExport  = "cairn.stop"
+	FuelExport  = "cairn.fuel"
+	StartExport = "cairn.start"
 )
 
-// fuelPerYield is how many checks a guest passes between two looks at its
+// FuelPerYield is how many checks a guest passes between two looks at its
 // stop global, each with an exit into Go: a Go guest passes two per call
 // of a function, so this is some hundreds of microseconds of work.
-const fuelPerYield = 8192
+const FuelPerYield = 8192
 
-// stopChecked is a module rewritten so that the host can stop it from
-// another goroutine (see withStopChecks).
-type stopChecked struct {
-	code  []byte
-	start bool // the module had a start function, now exported as startExport
+// StopChecked is a module rewritten so that the host can stop it from
+// another goroutine (see WithStopChecks).
+type StopChecked struct {
+	Code  []byte
+	Start bool // the module had a start function, now exported as StartExport
 }
 
-// withStopChecks rewrites a module so that the host can stop it by
+// WithStopChecks rewrites a module so that the host can stop it by
 // setting a global. It adds two mutable i32 globals, stop and fuel, and at
 // the entry of every function (but one that runs straight into a loop)
 // and the head of every loop the check
 //
 //	fuel = fuel - 1
 //	if fuel == 0 {
-//		fuel = fuelPerYield
+//		fuel = FuelPerYield
 //		if stop { unreachable }
 //		memory.grow(0)
 //	}
@@ -63,7 +63,7 @@ type stopChecked struct {
 // loop is checked there only (see runsIntoLoop).
 //
 // A start function would run during instantiation, before the host can
-// arm the stop; the rewrite exports it as startExport instead, for the
+// arm the stop; the rewrite exports it as StartExport instead, for the
 // host to call once armed.
 //
 // The guest cannot reach the globals: the rewrite refuses a module whose
@@ -75,77 +75,77 @@ type stopChecked struct {
 // An error naming what it could not read or does not support (an
 // instruction of a proposal the sandbox does not enable, a module without
 // memory); such a module is stopped by wazero's mechanism instead.
-func withStopChecks(wasm []byte) (*stopChecked, error) {
+func WithStopChecks(wasm []byte) (*StopChecked, error) {
 	m, err := readLayout(wasm)
 	if err != nil {
 		return nil, err
 	}
 	secs := m.secs
-	for _, name := range []string{stopExport, fuelExport, startExport} {
+	for _, name := range []string{StopExport, FuelExport, StartExport} {
 		if m.exports[name] {
 			return nil, fmt.Errorf("the module already exports %s", name)
 		}
 	}
-	memories, err := (&reader{p: secs[secMemory]}).countOnly()
+	memories, err := (&Reader{P: secs[SecMemory]}).countOnly()
 	if err != nil {
 		return nil, err
 	}
 	if memories == 0 && m.importedMemories == 0 {
 		return nil, fmt.Errorf("a module without memory has nothing to step into Go with")
 	}
-	own, err := (&reader{p: secs[secGlobal]}).countOnly()
+	own, err := (&Reader{P: secs[SecGlobal]}).countOnly()
 	if err != nil {
 		return nil, err
 	}
 	stop := uint64(m.importedGlobals) + own
-	code, err := checkCode(secs[secCode], stop)
+	code, err := checkCode(secs[SecCode], stop)
 	if err != nil {
 		return nil, err
 	}
 	globals := binary.AppendUvarint(nil, own+2)
 	if own > 0 {
-		r := &reader{p: secs[secGlobal]}
-		r.uvarint()
-		globals = append(globals, r.p...)
+		r := &Reader{P: secs[SecGlobal]}
+		r.Uvarint()
+		globals = append(globals, r.P...)
 	}
 	globals = append(globals, 0x7f, 0x01, 0x41, 0x00, 0x0b) // stop: (mut i32) (i32.const 0)
-	globals = append(globals, 0x7f, 0x01, 0x41)             // fuel: (mut i32) (i32.const fuelPerYield)
-	globals = appendSLEB(globals, fuelPerYield)
+	globals = append(globals, 0x7f, 0x01, 0x41)             // fuel: (mut i32) (i32.const FuelPerYield)
+	globals = appendSLEB(globals, FuelPerYield)
 	globals = append(globals, 0x0b)
 
 	var entries []byte
-	for i, name := range []string{stopExport, fuelExport} {
+	for i, name := range []string{StopExport, FuelExport} {
 		entries = appendName(entries, name)
 		entries = append(entries, 0x03)
 		entries = binary.AppendUvarint(entries, stop+uint64(i))
 	}
 	added := 2
-	out := &stopChecked{}
-	replace := map[byte][]byte{secGlobal: globals, secCode: code}
-	if start, ok := secs[secStart]; ok {
-		r := &reader{p: start}
-		fn := r.uvarint()
-		if r.err != nil || len(r.p) != 0 {
-			return nil, fmt.Errorf("%w: malformed start section", ErrInvalidModule)
+	out := &StopChecked{}
+	replace := map[byte][]byte{SecGlobal: globals, SecCode: code}
+	if start, ok := secs[SecStart]; ok {
+		r := &Reader{P: start}
+		fn := r.Uvarint()
+		if r.Err != nil || len(r.P) != 0 {
+			return nil, fmt.Errorf("%w: malformed start section", ErrInvalid)
 		}
-		entries = appendName(entries, startExport)
+		entries = appendName(entries, StartExport)
 		entries = append(entries, 0x00)
 		entries = binary.AppendUvarint(entries, fn)
 		added++
-		replace[secStart] = nil
-		out.start = true
+		replace[SecStart] = nil
+		out.Start = true
 	}
-	if replace[secExport], err = appendExports(secs[secExport], added, entries); err != nil {
+	if replace[SecExport], err = appendExports(secs[SecExport], added, entries); err != nil {
 		return nil, err
 	}
-	out.code = rebuildSections(wasm, replace)
+	out.Code = rebuildSections(wasm, replace)
 	return out, nil
 }
 
 // countOnly reads the length of a vector.
-func (r *reader) countOnly() (uint64, error) {
-	n := r.count()
-	return n, r.err
+func (r *Reader) countOnly() (uint64, error) {
+	n := r.Count()
+	return n, r.Err
 }
 
 // sectionOrder is where each known section goes in a module.
@@ -214,56 +214,56 @@ func sortedSections(m map[byte][]byte) func(yield func(byte, []byte) bool) {
 }
 
 func isDWARF(custom []byte) bool {
-	r := &reader{p: custom}
-	name := string(r.bytes(r.uvarint()))
-	return r.err == nil && strings.HasPrefix(name, ".debug_")
+	r := &Reader{P: custom}
+	name := string(r.Bytes(r.Uvarint()))
+	return r.Err == nil && strings.HasPrefix(name, ".debug_")
 }
 
 // checkCode rewrites a code section, putting the check of the globals
 // stop and stop+1 (fuel) at the entry of every function, unless it runs
 // into a loop (see runsIntoLoop), and the head of every loop (see
-// withStopChecks).
+// WithStopChecks).
 func checkCode(sec []byte, stop uint64) ([]byte, error) {
 	check := checkSequence(stop)
-	r := &reader{p: sec}
-	n := r.count()
+	r := &Reader{P: sec}
+	n := r.Count()
 	out := make([]byte, 0, len(sec)+len(sec)/4)
 	out = binary.AppendUvarint(out, n)
 	var body []byte
-	for i := uint64(0); i < n && r.err == nil; i++ {
-		whole := r.bytes(r.uvarint())
-		if r.err != nil {
+	for i := uint64(0); i < n && r.Err == nil; i++ {
+		whole := r.Bytes(r.Uvarint())
+		if r.Err != nil {
 			break
 		}
-		fn := &reader{p: whole}
-		for locals := fn.uvarint(); locals > 0 && fn.err == nil; locals-- {
-			fn.uvarint()
-			fn.byte()
+		fn := &Reader{P: whole}
+		for locals := fn.Uvarint(); locals > 0 && fn.Err == nil; locals-- {
+			fn.Uvarint()
+			fn.Byte()
 		}
-		body = append(body[:0], whole[:len(whole)-len(fn.p)]...)
-		if !runsIntoLoop(fn.p, stop) {
+		body = append(body[:0], whole[:len(whole)-len(fn.P)]...)
+		if !runsIntoLoop(fn.P, stop) {
 			body = append(body, check...)
 		}
-		run := fn.p // code read but not yet copied
-		for len(fn.p) > 0 && fn.err == nil {
+		run := fn.P // code read but not yet copied
+		for len(fn.P) > 0 && fn.Err == nil {
 			if fn.instr(stop) == 0x03 { // loop: the check goes after it
-				body = append(body, run[:len(run)-len(fn.p)]...)
+				body = append(body, run[:len(run)-len(fn.P)]...)
 				body = append(body, check...)
-				run = fn.p
+				run = fn.P
 			}
 		}
 		body = append(body, run...)
-		if fn.err != nil {
-			return nil, fmt.Errorf("function %d: %w", i, fn.err)
+		if fn.Err != nil {
+			return nil, fmt.Errorf("function %d: %w", i, fn.Err)
 		}
 		out = binary.AppendUvarint(out, uint64(len(body)))
 		out = append(out, body...)
 	}
-	if r.err != nil {
-		return nil, r.err
+	if r.Err != nil {
+		return nil, r.Err
 	}
-	if len(r.p) != 0 {
-		return nil, fmt.Errorf("%w: bytes after the last function", ErrInvalidModule)
+	if len(r.P) != 0 {
+		return nil, fmt.Errorf("%w: bytes after the last function", ErrInvalid)
 	}
 	return out, nil
 }
@@ -275,8 +275,8 @@ func checkCode(sec []byte, stop uint64) ([]byte, error) {
 // would only pay twice. A function compiled from Go starts so: it enters
 // the loop it resumes goroutines through, so half its checks go.
 func runsIntoLoop(code []byte, globals uint64) bool {
-	r := &reader{p: code}
-	for len(r.p) > 0 && r.err == nil {
+	r := &Reader{P: code}
+	for len(r.P) > 0 && r.Err == nil {
 		switch r.instr(globals) {
 		case 0x03: // loop
 			return true
@@ -289,7 +289,7 @@ func runsIntoLoop(code []byte, globals uint64) bool {
 	return false
 }
 
-// checkSequence is the check of withStopChecks, for the globals stop and
+// checkSequence is the check of WithStopChecks, for the globals stop and
 // stop+1 (fuel).
 func checkSequence(stop uint64) []byte {
 	fuel := binary.AppendUvarint(nil, stop+1)
@@ -299,7 +299,7 @@ func checkSequence(stop uint64) []byte {
 	c = append(append(c, 0x24), fuel...)            // global.set fuel
 	c = append(append(c, 0x23), fuel...)            // global.get fuel
 	c = append(c, 0x45, 0x04, 0x40)                 // i32.eqz; if
-	c = appendSLEB(append(c, 0x41), fuelPerYield)   // i32.const fuelPerYield
+	c = appendSLEB(append(c, 0x41), FuelPerYield)   // i32.const FuelPerYield
 	c = append(append(c, 0x24), fuel...)            // global.set fuel
 	c = binary.AppendUvarint(append(c, 0x23), stop) // global.get stop
 	c = append(c, 0x04, 0x40, 0x00, 0x0b)           // if; unreachable; end
