@@ -13,6 +13,7 @@ import (
 	"github.com/cairnrun/cairn/abi"
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/sandbox"
+	"github.com/cairnrun/cairn/sandbox/overlay"
 )
 
 // callResult is what one tool call came to: the text the model reads,
@@ -26,7 +27,7 @@ type callResult struct {
 	stderr   string
 	// effects are the call's changes, staged in staging until applied;
 	// reads are the workspace files it read.
-	effects sandbox.Effects
+	effects overlay.Effects
 	staging string
 	reads   []string
 	// sight is what a sandboxed call ran with and saw; recording, what
@@ -138,7 +139,7 @@ func (ts *toolset) stages(name, workspace string) bool {
 // that may change it has its changes staged until they are applied, and
 // every tool's reads are listed for the file pool. A tool that may only
 // read stages nothing, so its call makes no staging directory.
-func (t *tool) overlay(p *sandbox.Policy, ws workspaceView, call string) (*sandbox.Overlay, error) {
+func (t *tool) overlay(p *sandbox.Policy, ws workspaceView, call string) (*overlay.Overlay, error) {
 	if len(p.Mounts) == 0 || p.Mounts[0].GuestPath != abi.WorkspaceDir {
 		return nil, nil
 	}
@@ -149,7 +150,7 @@ func (t *tool) overlay(p *sandbox.Policy, ws workspaceView, call string) (*sandb
 			return nil, err
 		}
 	}
-	ov, err := sandbox.NewOverlay(ws.dir, staging)
+	ov, err := overlay.New(ws.dir, staging)
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +165,7 @@ func describeFailure(err error) string {
 		return "it ran past its time limit and was stopped (" + err.Error() + ")"
 	case errors.Is(err, context.Canceled):
 		return "the run was cancelled while it ran"
-	case errors.Is(err, sandbox.ErrStagingLimit):
+	case errors.Is(err, overlay.ErrStagingLimit):
 		return err.Error() + "; none of its changes were kept (the agent file's sandbox: {staging, staged_paths} set the limits)"
 	case errors.Is(err, sandbox.ErrRequestTooLarge):
 		return err.Error() + " (the agent file's sandbox: {stdin} sets the limit)"

@@ -10,7 +10,8 @@ import (
 	"sync/atomic"
 
 	"github.com/cairnrun/cairn/checkpoint"
-	"github.com/cairnrun/cairn/sandbox"
+	"github.com/cairnrun/cairn/internal/syncpoint"
+	"github.com/cairnrun/cairn/sandbox/overlay"
 )
 
 // How a round's calls become durable (RATIONALE.md, "Durability"):
@@ -123,7 +124,7 @@ func (r *run) makeStaging(round int, calls []checkpoint.ToolCall) error {
 // syncDirs syncs each directory, naming the one that fails.
 func syncDirs(dirs ...string) error {
 	for _, d := range dirs {
-		if err := sandbox.SyncFile(d); err != nil {
+		if err := syncpoint.SyncFile(d); err != nil {
 			return fmt.Errorf("sync directory %s: %w", d, err)
 		}
 	}
@@ -141,7 +142,7 @@ func (r *run) callFinished(ctx context.Context, round int, res *callResult, g *r
 		return nil
 	}
 	if res.staging != "" && len(res.effects) > 0 {
-		if err := sandbox.SyncStaged(res.staging, res.effects); err != nil {
+		if err := overlay.SyncStaged(res.staging, res.effects); err != nil {
 			return fmt.Errorf("call %s: %w", res.call.ID, err)
 		}
 		if err := r.keepStagedFiles(res.staging, res.effects); err != nil {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/filepool"
-	"github.com/cairnrun/cairn/sandbox"
+	"github.com/cairnrun/cairn/sandbox/overlay"
 )
 
 // The file pool tracks what the agent's calls read and wrote (and so what
@@ -36,7 +36,7 @@ func fileEntry(e filepool.Entry) checkpoint.FileEntry {
 
 // recordEffects tells the pool what a call's applied changes left, keeps
 // the entries for the round's RecFiles record and returns them.
-func (r *run) recordEffects(round int, call string, effects sandbox.Effects) []checkpoint.FileEntry {
+func (r *run) recordEffects(round int, call string, effects overlay.Effects) []checkpoint.FileEntry {
 	var out []checkpoint.FileEntry
 	for _, e := range effects {
 		if e.New.Dir || e.Base.Dir {
@@ -58,7 +58,7 @@ func (r *run) recordEffects(round int, call string, effects sandbox.Effects) []c
 
 // staleBase says why a change must not be applied because the file changed
 // since the agent last saw it, or "".
-func (r *run) staleBase(e sandbox.Effect) string {
+func (r *run) staleBase(e overlay.Effect) string {
 	if e.Base.Dir || e.New.Dir {
 		return ""
 	}

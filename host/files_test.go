@@ -9,7 +9,7 @@ import (
 
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/filepool"
-	"github.com/cairnrun/cairn/sandbox"
+	"github.com/cairnrun/cairn/sandbox/overlay"
 )
 
 const poolAgent = `
@@ -106,15 +106,15 @@ func TestStaleBaseIsAConflict(t *testing.T) {
 	seen := filepool.HashBytes([]byte("what the agent wrote"))
 	pool.Record(filepool.Entry{Path: "a.txt", Exists: true, Hash: seen.Hash, Size: seen.Size, Round: 3, Call: "call_3_0", Op: filepool.OpWrite})
 	r := &run{workspace: ws, pool: pool}
-	outside := sandbox.Version{Exists: true, Hash: [32]byte(filepool.HashBytes([]byte("theirs")).Hash), Size: 6}
-	if why := r.staleBase(sandbox.Effect{Path: "a.txt", Op: sandbox.OpWrite, Base: outside}); !strings.Contains(why, "since round 3") {
+	outside := overlay.Version{Exists: true, Hash: [32]byte(filepool.HashBytes([]byte("theirs")).Hash), Size: 6}
+	if why := r.staleBase(overlay.Effect{Path: "a.txt", Op: overlay.OpWrite, Base: outside}); !strings.Contains(why, "since round 3") {
 		t.Fatalf("stale base: %q", why)
 	}
-	current := sandbox.Version{Exists: true, Hash: [32]byte(seen.Hash), Size: seen.Size}
-	if why := r.staleBase(sandbox.Effect{Path: "a.txt", Op: sandbox.OpWrite, Base: current}); why != "" {
+	current := overlay.Version{Exists: true, Hash: [32]byte(seen.Hash), Size: seen.Size}
+	if why := r.staleBase(overlay.Effect{Path: "a.txt", Op: overlay.OpWrite, Base: current}); why != "" {
 		t.Fatalf("a base the agent saw is stale: %q", why)
 	}
-	if why := r.staleBase(sandbox.Effect{Path: "new.txt", Op: sandbox.OpWrite}); why != "" {
+	if why := r.staleBase(overlay.Effect{Path: "new.txt", Op: overlay.OpWrite}); why != "" {
 		t.Fatalf("a file the agent never saw is stale: %q", why)
 	}
 }

@@ -6,7 +6,7 @@ import (
 
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/filepool"
-	"github.com/cairnrun/cairn/sandbox"
+	"github.com/cairnrun/cairn/sandbox/overlay"
 )
 
 // The calls of an interrupted round that finished are kept: resume never
@@ -118,7 +118,7 @@ func (r *run) keptResult(round int, c checkpoint.ToolCall, rec checkpoint.Record
 	if len(rec.Result.Effects) == 0 {
 		return res, nil
 	}
-	effects, err := sandbox.DecodeEffects(rec.Result.Effects)
+	effects, err := overlay.DecodeEffects(rec.Result.Effects)
 	if err != nil {
 		return res, fmt.Errorf("effects of call %s in the journal: %w", c.ID, err)
 	}
@@ -153,7 +153,7 @@ func (r *run) learnFromManifest(round int, call string, k *keptCall) {
 	if k == nil || len(k.result.Result.Effects) == 0 {
 		return
 	}
-	if effects, err := sandbox.DecodeEffects(k.result.Result.Effects); err == nil {
+	if effects, err := overlay.DecodeEffects(k.result.Result.Effects); err == nil {
 		r.recordEffects(round, call, effects)
 	}
 }

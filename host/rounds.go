@@ -16,7 +16,7 @@ import (
 
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/internal/syncpoint"
-	"github.com/cairnrun/cairn/sandbox"
+	"github.com/cairnrun/cairn/sandbox/overlay"
 )
 
 // Each round's changes are kept, for the last KeepRounds rounds that made
@@ -59,7 +59,7 @@ func callChanges(root string, round int, call string) string {
 // name it) before keepChanges returns: were the apply to survive a power
 // cut and the record not, resume would record the call's own output as
 // "before".
-func keepChanges(root string, round int, call, workspace, staging string, effects sandbox.Effects) error {
+func keepChanges(root string, round int, call, workspace, staging string, effects overlay.Effects) error {
 	name := callChanges(root, round, call)
 	if _, err := os.Stat(name); err == nil {
 		return nil
@@ -83,7 +83,7 @@ func keepChanges(root string, round int, call, workspace, staging string, effect
 // what a call staged (up to its staging limit) sits in the host's memory:
 // a CBOR map of the record's three fields, the files' maps keyed by path,
 // each file a byte string of the size it had when opened.
-func writeKeptRecord(name, workspace, staging string, effects sandbox.Effects) error {
+func writeKeptRecord(name, workspace, staging string, effects overlay.Effects) error {
 	manifest, err := effects.Marshal()
 	if err != nil {
 		return err
@@ -94,7 +94,7 @@ func writeKeptRecord(name, workspace, staging string, effects sandbox.Effects) e
 			before = append(before, keptFile{e.Path, filepath.Join(workspace, e.Path)})
 		}
 		if e.New.IsFile() {
-			after = append(after, keptFile{e.Path, sandbox.StagedFile(staging, e.Path)})
+			after = append(after, keptFile{e.Path, overlay.StagedFile(staging, e.Path)})
 		}
 	}
 	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
@@ -197,7 +197,7 @@ func makeDirs(dir, top string) ([]string, error) {
 
 // readKeptRecord reads a call's kept changes: a record file, or the
 // directory an earlier version kept.
-func readKeptRecord(path string) (keptRecord, sandbox.Effects, error) {
+func readKeptRecord(path string) (keptRecord, overlay.Effects, error) {
 	var rec keptRecord
 	var err error
 	if fi, serr := os.Stat(path); serr == nil && fi.IsDir() {
@@ -210,7 +210,7 @@ func readKeptRecord(path string) (keptRecord, sandbox.Effects, error) {
 	if err != nil {
 		return rec, nil, err
 	}
-	effects, err := sandbox.DecodeEffects(rec.Manifest)
+	effects, err := overlay.DecodeEffects(rec.Manifest)
 	return rec, effects, err
 }
 
@@ -221,7 +221,7 @@ func readKeptDir(dir string) (keptRecord, error) {
 		return keptRecord{}, err
 	}
 	rec := keptRecord{Manifest: b, Before: map[string][]byte{}, After: map[string][]byte{}}
-	effects, err := sandbox.DecodeEffects(b)
+	effects, err := overlay.DecodeEffects(b)
 	if err != nil {
 		return rec, err
 	}

@@ -10,7 +10,7 @@ import (
 	"slices"
 
 	"github.com/cairnrun/cairn/checkpoint"
-	"github.com/cairnrun/cairn/sandbox"
+	"github.com/cairnrun/cairn/sandbox/overlay"
 )
 
 // The workspace travels with the agent. When a store keeps pasts
@@ -188,7 +188,7 @@ func tooLarge(dir string, limit WorkspaceLimit) error {
 // write, as the call finishes and before its result is journaled: so a
 // node that resumes the agent from the store can apply them, though the
 // staging is on the node that ran the call.
-func (r *run) keepStagedFiles(staging string, effects sandbox.Effects) error {
+func (r *run) keepStagedFiles(staging string, effects overlay.Effects) error {
 	if r.timeline == nil {
 		return nil
 	}
@@ -196,7 +196,7 @@ func (r *run) keepStagedFiles(staging string, effects sandbox.Effects) error {
 		if !e.New.IsFile() {
 			continue
 		}
-		data, err := os.ReadFile(sandbox.StagedFile(staging, e.Path))
+		data, err := os.ReadFile(overlay.StagedFile(staging, e.Path))
 		if err != nil {
 			return fmt.Errorf("keep %s in the store: %w", e.Path, err)
 		}
@@ -211,7 +211,7 @@ func (r *run) keepStagedFiles(staging string, effects sandbox.Effects) error {
 // store has the files they write, staging again from the store what a
 // node that ran the call staged and this one lacks; and notes the changes
 // for the round's past.
-func (r *run) beforeApply(staging string, effects sandbox.Effects) error {
+func (r *run) beforeApply(staging string, effects overlay.Effects) error {
 	if r.timeline == nil {
 		return nil
 	}
@@ -232,8 +232,8 @@ func (r *run) beforeApply(staging string, effects sandbox.Effects) error {
 
 // stageFromStore writes a file's staged content from the store, unless it
 // is staged here.
-func (r *run) stageFromStore(staging string, e sandbox.Effect) error {
-	name := sandbox.StagedFile(staging, e.Path)
+func (r *run) stageFromStore(staging string, e overlay.Effect) error {
+	name := overlay.StagedFile(staging, e.Path)
 	if _, err := os.Stat(name); err == nil {
 		return nil
 	}
@@ -259,21 +259,21 @@ func writeSynced(name string, data []byte, mode os.FileMode) error {
 
 // noteChanges notes a call's applied changes for the round's past. The
 // content of the files they write is in the store already.
-func (r *run) noteChanges(effects sandbox.Effects) {
+func (r *run) noteChanges(effects overlay.Effects) {
 	if r.timeline != nil {
 		r.roundChanges = append(r.roundChanges, changesOf(effects)...)
 	}
 }
 
 // changesOf is a call's effects as changes of a workspace manifest.
-func changesOf(effects sandbox.Effects) []checkpoint.WorkspaceEntry {
+func changesOf(effects overlay.Effects) []checkpoint.WorkspaceEntry {
 	out := make([]checkpoint.WorkspaceEntry, 0, len(effects))
 	for _, e := range effects {
 		c := checkpoint.WorkspaceEntry{Path: e.Path, Mode: uint32(e.Mode.Perm())}
 		switch e.Op {
-		case sandbox.OpWrite:
+		case overlay.OpWrite:
 			c.Digest, c.Size = "sha256:"+hex.EncodeToString(e.New.Hash[:]), e.New.Size
-		case sandbox.OpMkdir:
+		case overlay.OpMkdir:
 			c.Dir = true
 		default:
 			c.Gone = true
@@ -293,7 +293,7 @@ func appliedInTail(tail []checkpoint.Record) []checkpoint.WorkspaceEntry {
 		if t.Type != checkpoint.RecApplied || k == nil || len(k.result.Result.Effects) == 0 {
 			continue
 		}
-		if effects, err := sandbox.DecodeEffects(k.result.Result.Effects); err == nil {
+		if effects, err := overlay.DecodeEffects(k.result.Result.Effects); err == nil {
 			out = append(out, changesOf(effects)...)
 		}
 	}
@@ -306,7 +306,7 @@ func (r *run) noteApplied(k *keptCall) {
 	if k == nil || len(k.result.Result.Effects) == 0 {
 		return
 	}
-	if effects, err := sandbox.DecodeEffects(k.result.Result.Effects); err == nil {
+	if effects, err := overlay.DecodeEffects(k.result.Result.Effects); err == nil {
 		r.noteChanges(effects)
 	}
 }

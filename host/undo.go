@@ -10,7 +10,7 @@ import (
 	"slices"
 
 	"github.com/cairnrun/cairn/checkpoint"
-	"github.com/cairnrun/cairn/sandbox"
+	"github.com/cairnrun/cairn/sandbox/overlay"
 )
 
 // Undone is what Undo did.
@@ -90,7 +90,7 @@ func undoCall(ws *os.Root, path string, u *Undone) error {
 }
 
 // holds reports whether the workspace path holds version v.
-func holds(ws *os.Root, p string, v sandbox.Version) bool {
+func holds(ws *os.Root, p string, v overlay.Version) bool {
 	fi, err := ws.Lstat(p)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -106,7 +106,7 @@ func holds(ws *os.Root, p string, v sandbox.Version) bool {
 
 // restore puts back what a path held before: a file's kept content,
 // nothing, or a directory.
-func restore(ws *os.Root, target string, b []byte, base sandbox.Version) error {
+func restore(ws *os.Root, target string, b []byte, base overlay.Version) error {
 	switch {
 	case base.IsFile():
 		if sha256.Sum256(b) != base.Hash {

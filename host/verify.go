@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/cairnrun/cairn/checkpoint"
-	"github.com/cairnrun/cairn/sandbox"
+	"github.com/cairnrun/cairn/sandbox/overlay"
 )
 
 // VerifyOptions picks the calls Verify runs again: all of them, those of
@@ -459,15 +459,15 @@ func compareResult(p pickedCall, res callResult) []Divergence {
 }
 
 // compareEffects lists, by path, the changes that differ.
-func compareEffects(recorded []byte, now sandbox.Effects) []Divergence {
-	var was sandbox.Effects
+func compareEffects(recorded []byte, now overlay.Effects) []Divergence {
+	var was overlay.Effects
 	if len(recorded) > 0 {
 		var err error
-		if was, err = sandbox.DecodeEffects(recorded); err != nil {
+		if was, err = overlay.DecodeEffects(recorded); err != nil {
 			return []Divergence{{Kind: DivergeEffect, Detail: "the recorded changes do not decode: " + err.Error()}}
 		}
 	}
-	byPath := map[string]sandbox.Effect{}
+	byPath := map[string]overlay.Effect{}
 	for _, e := range now {
 		byPath[e.Path] = e
 	}
@@ -487,7 +487,7 @@ func compareEffects(recorded []byte, now sandbox.Effects) []Divergence {
 	return divs
 }
 
-func describeEffect(e sandbox.Effect, ok bool) string {
+func describeEffect(e overlay.Effect, ok bool) string {
 	if !ok {
 		return ""
 	}

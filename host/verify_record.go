@@ -13,6 +13,7 @@ import (
 
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/sandbox"
+	"github.com/cairnrun/cairn/sandbox/overlay"
 )
 
 // Every sandboxed call is recorded for `cairn verify` (docs/verify.md):
@@ -40,7 +41,7 @@ type sight struct {
 
 // sightOf is what a call of t with module mod under policy p saw through
 // its overlay ov (nil when it mounted no workspace).
-func (t *tool) sightOf(mod *sandbox.Module, p sandbox.Policy, ov *sandbox.Overlay) *sight {
+func (t *tool) sightOf(mod *sandbox.Module, p sandbox.Policy, ov *overlay.Overlay) *sight {
 	s := &sight{module: mod.Digest(), ref: t.ref.Module, policy: policyDigest(p),
 		realClock: p.RealClock, realRand: p.RealRandom}
 	for _, m := range p.Mounts {
@@ -184,7 +185,7 @@ func (s *sight) recording(round int, workspace string, blobs *blobCache, res *ca
 
 // files is what the call saw of the workspace, which still holds what it
 // saw: the round's changes are not applied yet.
-func (s *sight) files(workspace string, blobs *blobCache, effects sandbox.Effects) ([]checkpoint.SeenFile, error) {
+func (s *sight) files(workspace string, blobs *blobCache, effects overlay.Effects) ([]checkpoint.SeenFile, error) {
 	if len(s.reads)+len(s.described)+len(s.listed)+len(effects) == 0 {
 		return nil, nil
 	}

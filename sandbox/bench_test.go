@@ -22,7 +22,9 @@ import (
 	"github.com/cairnrun/cairn/abi"
 	"github.com/cairnrun/cairn/guest/builtin"
 	"github.com/cairnrun/cairn/internal/interleave"
+	"github.com/cairnrun/cairn/sandbox/internal/guestfs"
 	"github.com/cairnrun/cairn/sandbox/internal/wasmcode"
+	"github.com/cairnrun/cairn/sandbox/overlay"
 )
 
 // BenchmarkReadFile is one call of the built-in read_file, in the same
@@ -229,7 +231,7 @@ func BenchmarkGuestCall(b *testing.B) {
 				s, err := m.makeSpare(ctx, rt, cm, snap, p)
 				must(b, err)
 				defer s.mod.Close(ctx)
-				fsys, closeFS, err := mounts(p.Mounts, newFileBudget(0), p.staging())
+				fsys, closeFS, err := mounts(p.Mounts, guestfs.NewBudget(0), p.staging())
 				must(b, err)
 				defer closeFS()
 				in, err := abi.Marshal(req)
@@ -411,7 +413,7 @@ func BenchmarkDeadline(b *testing.B) {
 // and on an overlay whose effects are then listed, checked and applied
 // (each file synced and renamed into place, its directory synced) and its
 // staging discarded, which is what a call costs the host end to end.
-// overlay-call is the overlay call alone, without Apply. x-plain is the
+// overlay-call is the overlay call alone, without overlay.Apply. x-plain is the
 // time per call over the plain mount's in the same run.
 //
 //	go test ./sandbox -run '^$' -bench OverlayWrite -benchtime 50x
@@ -462,7 +464,7 @@ func BenchmarkOverlayWrite(b *testing.B) {
 					b.StopTimer()
 					ws, staging := fresh(b), filepath.Join(b.TempDir(), "staging")
 					b.StartTimer()
-					overlayCall(b, ws, staging, apply, func(ov *Overlay) { run(b, Mount{Overlay: ov}) })
+					overlayCall(b, ws, staging, apply, func(ov *overlay.Overlay) { run(b, Mount{Overlay: ov}) })
 				}
 				if plain > 0 {
 					b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/plain, "x-plain")
@@ -475,8 +477,8 @@ func BenchmarkOverlayWrite(b *testing.B) {
 // overlayCall is what the host does around one call on an overlay: make
 // it, run the call, list its effects, and (apply) check and apply them and
 // discard the staging directory.
-func overlayCall(b *testing.B, ws, staging string, apply bool, call func(*Overlay)) {
-	ov, err := NewOverlay(ws, staging)
+func overlayCall(b *testing.B, ws, staging string, apply bool, call func(*overlay.Overlay)) {
+	ov, err := overlay.New(ws, staging)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -489,13 +491,13 @@ func overlayCall(b *testing.B, ws, staging string, apply bool, call func(*Overla
 	if !apply {
 		return
 	}
-	if c, err := Check(ws, effects); err != nil || len(c) > 0 {
+	if c, err := overlay.Check(ws, effects); err != nil || len(c) > 0 {
 		b.Fatal(err, c)
 	}
-	if err := Apply(ws, staging, effects); err != nil {
+	if err := overlay.Apply(ws, staging, effects); err != nil {
 		b.Fatal(err)
 	}
-	if err := Discard(staging); err != nil {
+	if err := overlay.Discard(staging); err != nil {
 		b.Fatal(err)
 	}
 }

@@ -17,9 +17,6 @@ var (
 	ErrTrap          = errors.New("module trapped")
 	ErrExit          = errors.New("module exited with an error")
 	ErrBadResponse   = errors.New("module did not write a valid response")
-	// ErrStagingLimit is a call that tried to stage more in an overlay
-	// than Policy.StagingLimit or Policy.MaxStagedPaths allow.
-	ErrStagingLimit = errors.New("staging limit reached")
 	// ErrRequestTooLarge is a call whose request is larger than the
 	// module may read (Policy.StdinLimit, abi.MaxMessageSize); it is
 	// refused before the module runs.

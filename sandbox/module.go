@@ -17,6 +17,7 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/cairnrun/cairn/abi"
+	"github.com/cairnrun/cairn/sandbox/internal/guestfs"
 	"github.com/cairnrun/cairn/sandbox/internal/wasmcode"
 )
 
@@ -149,7 +150,7 @@ func (m *Module) run(ctx context.Context, p Policy, stdin io.Reader, stdout, std
 	if err := checkGranted(cm, p); err != nil {
 		return Exit{}, err
 	}
-	fsys, closeFS, err := mounts(p.Mounts, newFileBudget(p.MaxOpenFiles), p.staging())
+	fsys, closeFS, err := mounts(p.Mounts, guestfs.NewBudget(p.MaxOpenFiles), p.staging())
 	if err != nil {
 		return Exit{}, err
 	}
@@ -244,9 +245,9 @@ func (d *detRandom) Read(p []byte) (int, error) {
 	return d.r.Read(p)
 }
 
-// mounts opens the filesystem of each mount: a workspaceFS or an
+// mounts opens the filesystem of each mount: a guestfs.Dir or an
 // overlay's view.
-func mounts(ms []Mount, files *fileBudget, limit staging) ([]experimentalsys.FS, func(), error) {
+func mounts(ms []Mount, files *guestfs.Budget, limit guestfs.StagingLimit) ([]experimentalsys.FS, func(), error) {
 	var fsys []experimentalsys.FS
 	var closers []func() error
 	closeAll := func() {
@@ -283,7 +284,7 @@ type CallResult struct {
 // when the module ran out of memory, ErrBadResponse when stdout is not one
 // valid response, ErrRequestTooLarge (before running anything) when the
 // request is past the policy's StdinLimit or abi.MaxMessageSize,
-// ErrStagingLimit when an overlay it mounts refused it a
+// overlay.ErrStagingLimit when an overlay it mounts refused it a
 // change for the policy's staging limits (whatever the module answered).
 func (m *Module) Call(ctx context.Context, p Policy, req abi.Request) (CallResult, error) {
 	in, err := abi.Marshal(req)
@@ -325,7 +326,7 @@ func (m *Module) Call(ctx context.Context, p Policy, req abi.Request) (CallResul
 func stagingExhausted(p Policy) error {
 	for _, mt := range p.Mounts {
 		if mt.Overlay != nil {
-			if err := mt.Overlay.exhausted(); err != nil {
+			if err := mt.Overlay.Exhausted(); err != nil {
 				return err
 			}
 		}

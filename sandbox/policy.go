@@ -3,6 +3,8 @@ package sandbox
 import (
 	"time"
 
+	"github.com/cairnrun/cairn/sandbox/internal/guestfs"
+	"github.com/cairnrun/cairn/sandbox/overlay"
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 )
 
@@ -15,11 +17,11 @@ const (
 	DefaultStderrLimit = 64 << 10
 	// DefaultMaxOpenFiles is the default of Policy.MaxOpenFiles. Every
 	// file a guest opens is a file descriptor of the host process.
-	DefaultMaxOpenFiles = 256
+	DefaultMaxOpenFiles = guestfs.DefaultMaxOpenFiles
 	// DefaultStagingLimit is the default of Policy.StagingLimit.
-	DefaultStagingLimit = 256 << 20
+	DefaultStagingLimit = guestfs.DefaultStagingLimit
 	// DefaultMaxStagedPaths is the default of Policy.MaxStagedPaths.
-	DefaultMaxStagedPaths = 10000
+	DefaultMaxStagedPaths = guestfs.DefaultMaxStagedPaths
 )
 
 // Policy is what one call of a module gets. The zero value grants nothing
@@ -66,17 +68,12 @@ type Policy struct {
 }
 
 // staging is the bound of what a call may stage in each overlay.
-type staging struct {
-	bytes int64
-	paths int
-}
-
-func (p Policy) staging() staging {
+func (p Policy) staging() guestfs.StagingLimit {
 	paths := p.MaxStagedPaths
 	if paths <= 0 {
 		paths = DefaultMaxStagedPaths
 	}
-	return staging{bytes: orDefault(p.StagingLimit, DefaultStagingLimit), paths: paths}
+	return guestfs.StagingLimit{Bytes: orDefault(p.StagingLimit, DefaultStagingLimit), Paths: paths}
 }
 
 // Mount makes a host directory visible to the guest: HostPath itself, or,
@@ -86,20 +83,20 @@ func (p Policy) staging() staging {
 type Mount struct {
 	HostPath, GuestPath string
 	ReadOnly            bool
-	Overlay             *Overlay
+	Overlay             *overlay.Overlay
 }
 
 // open makes the filesystem that serves the mount for one call, and what
 // releases it.
-func (mt Mount) open(files *fileBudget, limit staging) (experimentalsys.FS, func() error, error) {
+func (mt Mount) open(files *guestfs.Budget, limit guestfs.StagingLimit) (experimentalsys.FS, func() error, error) {
 	if mt.Overlay != nil {
-		return mt.Overlay.view(mt.ReadOnly, files, limit)
+		return mt.Overlay.Mount(mt.ReadOnly, files, limit)
 	}
-	w, err := newWorkspaceFS(mt.HostPath, mt.ReadOnly, files)
+	w, err := guestfs.NewDir(mt.HostPath, mt.ReadOnly, files)
 	if err != nil {
 		return nil, nil, err
 	}
-	return w, w.close, nil
+	return w, w.Close, nil
 }
 
 func (p Policy) memoryPages() uint32 {

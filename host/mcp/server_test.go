@@ -17,7 +17,7 @@ import (
 
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/host"
-	"github.com/cairnrun/cairn/sandbox"
+	"github.com/cairnrun/cairn/sandbox/overlay"
 )
 
 // fixture is a server on a session of a fresh agent, and a client of the
@@ -220,7 +220,7 @@ func TestCancelledCallDiscardsItsChanges(t *testing.T) {
 func waitForStaged(t *testing.T, staging, name string) {
 	t.Helper()
 	for {
-		if _, err := os.Stat(sandbox.StagedFile(staging, name)); err == nil {
+		if _, err := os.Stat(overlay.StagedFile(staging, name)); err == nil {
 			return
 		}
 		runtime.Gosched()

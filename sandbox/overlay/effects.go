@@ -1,4 +1,4 @@
-package sandbox
+package overlay
 
 import (
 	"crypto/sha256"

@@ -1,9 +1,10 @@
-package sandbox
+package overlay
 
 import (
 	"io/fs"
 	"strings"
 
+	"github.com/cairnrun/cairn/sandbox/internal/guestfs"
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 	"github.com/tetratelabs/wazero/sys"
 )
@@ -14,36 +15,36 @@ import (
 type overlayFS struct {
 	experimentalsys.UnimplementedFS
 	o        *Overlay
-	lower    *workspaceFS // the workspace, read-only
-	staging  *workspaceFS // the staging directory
+	lower    *guestfs.Dir // the workspace, read-only
+	staging  *guestfs.Dir // the staging directory
 	readOnly bool
-	files    *fileBudget
+	files    *guestfs.Budget
 }
 
 // OpenFile opens a file or directory of the call's view, within the call's
 // budget of open files. Opening an unchanged workspace file for writing
 // stages a copy of it first.
 func (v *overlayFS) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
-	if v.readOnly && flag&writeFlags != 0 {
+	if v.readOnly && flag&guestfs.WriteFlags != 0 {
 		return nil, experimentalsys.EROFS
 	}
 	p, dirOnly, e := clean(p)
 	if e != 0 {
 		return nil, e
 	}
-	if e := v.files.take(); e != 0 {
+	if e := v.files.Take(); e != 0 {
 		return nil, e
 	}
 	v.o.mu.Lock()
 	defer v.o.mu.Unlock()
 	var f experimentalsys.File
-	if flag&writeFlags == 0 {
+	if flag&guestfs.WriteFlags == 0 {
 		f, e = v.openRead(p, dirOnly, flag)
 	} else {
 		f, e = v.openWrite(p, dirOnly, flag)
 	}
 	if e != 0 {
-		v.files.give()
+		v.files.Give()
 		return nil, e
 	}
 	return f, 0
@@ -56,14 +57,14 @@ func (v *overlayFS) openRead(p string, dirOnly bool, flag experimentalsys.Oflag)
 	}
 	wantDir := dirOnly || flag&experimentalsys.O_DIRECTORY != 0
 	if en.n == nil {
-		f, e := v.lower.open(p, flag, 0)
+		f, e := v.lower.Open(p, flag, 0)
 		switch {
 		case e != 0:
 			return nil, e
-		case f.isDir:
+		case isDir(f):
 			return &overlayDir{v: v, path: p, lower: f}, 0
 		case wantDir:
-			f.f.Close()
+			f.F.Close()
 			return nil, experimentalsys.ENOTDIR
 		}
 		v.o.reads[p] = true
@@ -116,18 +117,18 @@ func (v *overlayFS) openWrite(p string, dirOnly bool, flag experimentalsys.Oflag
 func (v *overlayFS) openStaged(p string, n *node, flag experimentalsys.Oflag) (experimentalsys.File, experimentalsys.Errno) {
 	trunc := flag&experimentalsys.O_TRUNC != 0
 	flag &^= experimentalsys.O_DIRECTORY | experimentalsys.O_NOFOLLOW | experimentalsys.O_TRUNC
-	f, err := v.o.st.OpenFile(blobName(p), osFlags(flag), 0)
+	f, err := v.o.st.OpenFile(blobName(p), guestfs.OSFlags(flag), 0)
 	if err != nil {
-		return nil, errno(err)
+		return nil, guestfs.Errno(err)
 	}
 	if trunc && n.blob.size > 0 {
 		if err := f.Truncate(0); err != nil {
 			f.Close()
-			return nil, errno(err)
+			return nil, guestfs.Errno(err)
 		}
 		v.o.resized(n.blob, 0)
 	}
-	sf := &stagedFile{file: &file{f: f, fs: v.staging, path: blobName(p), append: flag&experimentalsys.O_APPEND != 0}, o: v.o, b: n.blob,
+	sf := &stagedFile{File: &guestfs.File{F: f, FS: v.staging, Path: blobName(p), Append: flag&experimentalsys.O_APPEND != 0}, o: v.o, b: n.blob,
 		ino: syntheticIno(p)}
 	return sf, 0
 }
@@ -167,7 +168,7 @@ func (v *overlayFS) stat(p string, lower func(string) (sys.Stat_t, experimentals
 	default:
 		fi, err := v.o.st.Stat(blobName(p))
 		if err != nil {
-			return sys.Stat_t{}, errno(err)
+			return sys.Stat_t{}, guestfs.Errno(err)
 		}
 		st = sys.NewStat_t(fi)
 		st.Ino = syntheticIno(p) // as its directory lists it
@@ -291,7 +292,7 @@ func (o *Overlay) unlink(p string) experimentalsys.Errno {
 		return experimentalsys.EACCES
 	case n != nil:
 		if err := o.st.Remove(blobName(p)); err != nil {
-			return errno(err)
+			return guestfs.Errno(err)
 		}
 		o.drop(n.blob)
 		n.kind, n.blob = nodeGone, nil
@@ -335,7 +336,7 @@ func (v *overlayFS) Utimens(p string, atim, mtim int64) experimentalsys.Errno {
 	case en.n.kind == nodeGone:
 		return experimentalsys.ENOENT
 	case en.n.kind == nodeFile:
-		return errno(v.o.st.Chtimes(blobName(p), utime(atim), utime(mtim)))
+		return guestfs.Errno(v.o.st.Chtimes(blobName(p), guestfs.Utime(atim), guestfs.Utime(mtim)))
 	}
 	return 0
 }
@@ -355,4 +356,9 @@ func (v *overlayFS) changing(p string) (string, experimentalsys.Errno) {
 	}
 	v.o.mu.Lock()
 	return p, 0
+}
+
+func isDir(f *guestfs.File) bool {
+	d, _ := f.IsDir()
+	return d
 }

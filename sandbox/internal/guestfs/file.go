@@ -1,4 +1,4 @@
-package sandbox
+package guestfs
 
 import (
 	"errors"
@@ -11,17 +11,17 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// file is an open regular file or directory of a workspaceFS. The root
+// File is an open regular file or directory of a Dir. The root
 // of a mount, as wazero opens it to learn that it is a directory, is
 // opened on the host only when the guest first uses it otherwise (see
-// workspaceFS.OpenFile): until then f is nil and it holds no descriptor.
-type file struct {
+// Dir.OpenFile): until then f is nil and it holds no descriptor.
+type File struct {
 	experimentalsys.UnimplementedFile
-	f      *os.File
-	fs     *workspaceFS
-	path   string
+	F      *os.File
+	FS     *Dir
+	Path   string
 	isDir  bool
-	append bool
+	Append bool
 	// rewound asks the next Readdir to start again from the beginning.
 	rewound bool
 	closed  bool
@@ -29,19 +29,19 @@ type file struct {
 
 // osFile returns the open host file, opening a directory opened lazily,
 // within the call's budget of open files.
-func (f *file) osFile() (*os.File, experimentalsys.Errno) {
-	if f.f != nil {
-		return f.f, 0
+func (f *File) osFile() (*os.File, experimentalsys.Errno) {
+	if f.F != nil {
+		return f.F, 0
 	}
-	if e := f.fs.files.take(); e != 0 {
+	if e := f.FS.Files.Take(); e != 0 {
 		return nil, e
 	}
-	nf, err := f.fs.root.Open(f.path)
+	nf, err := f.FS.Root.Open(f.Path)
 	if err != nil {
-		f.fs.files.give()
-		return nil, errno(err)
+		f.FS.Files.Give()
+		return nil, Errno(err)
 	}
-	f.f, f.rewound = nf, false
+	f.F, f.rewound = nf, false
 	return nf, 0
 }
 
@@ -60,7 +60,7 @@ func setBlocking(f *os.File) error {
 func setAppend(f *os.File, enable bool) experimentalsys.Errno {
 	raw, err := f.SyscallConn()
 	if err != nil {
-		return errno(err)
+		return Errno(err)
 	}
 	var serr error
 	err = raw.Control(func(fd uintptr) {
@@ -76,13 +76,13 @@ func setAppend(f *os.File, enable bool) experimentalsys.Errno {
 		_, serr = unix.FcntlInt(fd, unix.F_SETFL, fl)
 	})
 	if err != nil {
-		return errno(err)
+		return Errno(err)
 	}
-	return errno(serr)
+	return Errno(serr)
 }
 
-func (f *file) writable() experimentalsys.Errno {
-	if f.fs.readOnly {
+func (f *File) Writable() experimentalsys.Errno {
+	if f.FS.ReadOnly {
 		return experimentalsys.EROFS
 	}
 	if f.isDir {
@@ -92,91 +92,91 @@ func (f *file) writable() experimentalsys.Errno {
 }
 
 // Dev is the device of the file.
-func (f *file) Dev() (uint64, experimentalsys.Errno) {
+func (f *File) Dev() (uint64, experimentalsys.Errno) {
 	st, e := f.Stat()
 	return st.Dev, e
 }
 
 // Ino is the inode of the file.
-func (f *file) Ino() (sys.Inode, experimentalsys.Errno) {
+func (f *File) Ino() (sys.Inode, experimentalsys.Errno) {
 	st, e := f.Stat()
 	return st.Ino, e
 }
 
 // IsDir reports whether the file is a directory.
-func (f *file) IsDir() (bool, experimentalsys.Errno) { return f.isDir, 0 }
+func (f *File) IsDir() (bool, experimentalsys.Errno) { return f.isDir, 0 }
 
 // IsAppend reports whether writes append.
-func (f *file) IsAppend() bool { return f.append }
+func (f *File) IsAppend() bool { return f.Append }
 
 // SetAppend turns appending on or off (fd_fdstat_set_flags), with the
 // host file's own O_APPEND flag.
-func (f *file) SetAppend(enable bool) experimentalsys.Errno {
-	if enable == f.append {
+func (f *File) SetAppend(enable bool) experimentalsys.Errno {
+	if enable == f.Append {
 		return 0
 	}
 	if f.isDir {
 		return experimentalsys.EISDIR
 	}
-	if e := setAppend(f.f, enable); e != 0 {
+	if e := setAppend(f.F, enable); e != 0 {
 		return e
 	}
-	f.append = enable
+	f.Append = enable
 	return 0
 }
 
 // IsNonblock reports false: files of a workspace always block.
-func (f *file) IsNonblock() bool { return false }
+func (f *File) IsNonblock() bool { return false }
 
 // SetNonblock is accepted and has no effect on regular files.
-func (f *file) SetNonblock(bool) experimentalsys.Errno { return 0 }
+func (f *File) SetNonblock(bool) experimentalsys.Errno { return 0 }
 
 // Stat describes the open file.
-func (f *file) Stat() (sys.Stat_t, experimentalsys.Errno) {
+func (f *File) Stat() (sys.Stat_t, experimentalsys.Errno) {
 	osf, e := f.osFile()
 	if e != 0 {
 		return sys.Stat_t{}, e
 	}
 	fi, err := osf.Stat()
 	if err != nil {
-		return sys.Stat_t{}, errno(err)
+		return sys.Stat_t{}, Errno(err)
 	}
 	return sys.NewStat_t(fi), 0
 }
 
 // Read reads from the current offset.
-func (f *file) Read(buf []byte) (int, experimentalsys.Errno) {
+func (f *File) Read(buf []byte) (int, experimentalsys.Errno) {
 	if f.isDir {
 		return 0, experimentalsys.EISDIR
 	}
-	n, err := f.f.Read(buf)
+	n, err := f.F.Read(buf)
 	if errors.Is(err, io.EOF) {
 		err = nil
 	}
-	return n, errno(err)
+	return n, Errno(err)
 }
 
 // Pread reads at an offset.
-func (f *file) Pread(buf []byte, off int64) (int, experimentalsys.Errno) {
+func (f *File) Pread(buf []byte, off int64) (int, experimentalsys.Errno) {
 	if f.isDir {
 		return 0, experimentalsys.EISDIR
 	}
-	n, err := f.f.ReadAt(buf, off)
+	n, err := f.F.ReadAt(buf, off)
 	if errors.Is(err, io.EOF) {
 		err = nil
 	}
-	return n, errno(err)
+	return n, Errno(err)
 }
 
-// seekOffset is the offset of wazero's experimental/sys.File.Seek, whose
+// SeekOffset is the offset of wazero's experimental/sys.File.Seek, whose
 // signature the sandbox's files must have: it returns an Errno, not an
 // error. It is int64 under another name because go vet's stdmethods check
 // takes any Seek whose first parameter is named int64 for a broken
 // io.Seeker.
-type seekOffset = int64
+type SeekOffset = int64
 
 // Seek moves the offset. Seeking a directory to its start rewinds Readdir.
-func (f *file) Seek(offset seekOffset, whence int) (int64, experimentalsys.Errno) {
+func (f *File) Seek(offset SeekOffset, whence int) (int64, experimentalsys.Errno) {
 	if f.isDir {
 		if offset != 0 || whence != io.SeekStart {
 			return 0, experimentalsys.EISDIR
@@ -184,16 +184,16 @@ func (f *file) Seek(offset seekOffset, whence int) (int64, experimentalsys.Errno
 		f.rewound = true
 		return 0, 0
 	}
-	n, err := f.f.Seek(offset, whence)
-	return n, errno(err)
+	n, err := f.F.Seek(offset, whence)
+	return n, Errno(err)
 }
 
 // Readdir reads up to n entries (all when n <= 0).
-func (f *file) Readdir(n int) ([]experimentalsys.Dirent, experimentalsys.Errno) {
+func (f *File) Readdir(n int) ([]experimentalsys.Dirent, experimentalsys.Errno) {
 	if !f.isDir {
 		return nil, experimentalsys.EBADF
 	}
-	if f.rewound && f.f != nil {
+	if f.rewound && f.F != nil {
 		if e := f.reopen(); e != 0 {
 			return nil, e
 		}
@@ -204,7 +204,7 @@ func (f *file) Readdir(n int) ([]experimentalsys.Dirent, experimentalsys.Errno) 
 	}
 	fis, err := osf.Readdir(n)
 	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, errno(err)
+		return nil, Errno(err)
 	}
 	out := make([]experimentalsys.Dirent, 0, len(fis))
 	for _, fi := range fis {
@@ -213,43 +213,43 @@ func (f *file) Readdir(n int) ([]experimentalsys.Dirent, experimentalsys.Errno) 
 	return out, 0
 }
 
-func (f *file) reopen() experimentalsys.Errno {
-	nf, err := f.fs.root.Open(f.path)
+func (f *File) reopen() experimentalsys.Errno {
+	nf, err := f.FS.Root.Open(f.Path)
 	if err != nil {
-		return errno(err)
+		return Errno(err)
 	}
-	f.f.Close()
-	f.f, f.rewound = nf, false
+	f.F.Close()
+	f.F, f.rewound = nf, false
 	return 0
 }
 
 // Write writes at the offset (or the end, when appending).
-func (f *file) Write(buf []byte) (int, experimentalsys.Errno) {
-	if e := f.writable(); e != 0 {
+func (f *File) Write(buf []byte) (int, experimentalsys.Errno) {
+	if e := f.Writable(); e != 0 {
 		return 0, e
 	}
-	n, err := f.f.Write(buf)
-	return n, errno(err)
+	n, err := f.F.Write(buf)
+	return n, Errno(err)
 }
 
 // Pwrite writes at an offset.
-func (f *file) Pwrite(buf []byte, off int64) (int, experimentalsys.Errno) {
-	if e := f.writable(); e != 0 {
+func (f *File) Pwrite(buf []byte, off int64) (int, experimentalsys.Errno) {
+	if e := f.Writable(); e != 0 {
 		return 0, e
 	}
-	if f.append {
+	if f.Append {
 		// os.File refuses WriteAt on a file opened to append; pwrite(2)
 		// itself writes at the end then, as POSIX leaves it to Linux to.
-		return pwriteAppend(f.f, buf, off)
+		return PwriteAppend(f.F, buf, off)
 	}
-	n, err := f.f.WriteAt(buf, off)
-	return n, errno(err)
+	n, err := f.F.WriteAt(buf, off)
+	return n, Errno(err)
 }
 
-func pwriteAppend(f *os.File, buf []byte, off int64) (int, experimentalsys.Errno) {
+func PwriteAppend(f *os.File, buf []byte, off int64) (int, experimentalsys.Errno) {
 	raw, err := f.SyscallConn()
 	if err != nil {
-		return 0, errno(err)
+		return 0, Errno(err)
 	}
 	var n int
 	var werr error
@@ -257,48 +257,48 @@ func pwriteAppend(f *os.File, buf []byte, off int64) (int, experimentalsys.Errno
 		n, werr = unix.Pwrite(int(fd), buf, off)
 		return werr != unix.EAGAIN
 	}); err != nil {
-		return 0, errno(err)
+		return 0, Errno(err)
 	}
-	return n, errno(werr)
+	return n, Errno(werr)
 }
 
 // Truncate sets the file's size.
-func (f *file) Truncate(size int64) experimentalsys.Errno {
-	if e := f.writable(); e != 0 {
+func (f *File) Truncate(size int64) experimentalsys.Errno {
+	if e := f.Writable(); e != 0 {
 		return e
 	}
-	return errno(f.f.Truncate(size))
+	return Errno(f.F.Truncate(size))
 }
 
 // Sync flushes the file.
-func (f *file) Sync() experimentalsys.Errno {
+func (f *File) Sync() experimentalsys.Errno {
 	osf, e := f.osFile()
 	if e != 0 {
 		return e
 	}
-	return errno(osf.Sync())
+	return Errno(osf.Sync())
 }
 
 // Datasync flushes the file's data.
-func (f *file) Datasync() experimentalsys.Errno { return f.Sync() }
+func (f *File) Datasync() experimentalsys.Errno { return f.Sync() }
 
 // Utimens sets the file's times.
-func (f *file) Utimens(atim, mtim int64) experimentalsys.Errno {
-	if f.fs.readOnly {
+func (f *File) Utimens(atim, mtim int64) experimentalsys.Errno {
+	if f.FS.ReadOnly {
 		return experimentalsys.EROFS
 	}
-	return errno(f.fs.root.Chtimes(f.path, utime(atim), utime(mtim)))
+	return Errno(f.FS.Root.Chtimes(f.Path, Utime(atim), Utime(mtim)))
 }
 
 // Close closes the file and returns it to the call's budget.
-func (f *file) Close() experimentalsys.Errno {
+func (f *File) Close() experimentalsys.Errno {
 	if f.closed {
 		return 0
 	}
 	f.closed = true
-	if f.f == nil {
+	if f.F == nil {
 		return 0 // never opened on the host
 	}
-	f.fs.files.give()
-	return errno(f.f.Close())
+	f.FS.Files.Give()
+	return Errno(f.F.Close())
 }

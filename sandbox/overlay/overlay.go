@@ -1,4 +1,4 @@
-package sandbox
+package overlay
 
 import (
 	"crypto/sha256"
@@ -14,6 +14,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/cairnrun/cairn/sandbox/internal/guestfs"
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 )
 
@@ -26,8 +27,8 @@ import (
 // in the workspace, crash-safely and idempotently; Discard then removes
 // the staging directory.
 //
-// Mount it with Mount.Overlay. It keeps every rule of the workspace
-// filesystem (see workspaceFS), on the workspace and on the staging
+// Mount it with sandbox.Mount's Overlay field. It keeps every rule of the
+// workspace filesystem (see sandbox.Policy's Mounts), on the workspace and on the staging
 // directory alike, and adds its own:
 //   - what the call has not changed is read from the workspace as it is
 //     at the moment of the read;
@@ -44,7 +45,7 @@ import (
 //     path costing a 4 KiB block of it besides its bytes, and the changed
 //     paths by Policy.MaxStagedPaths; past either a change fails before
 //     anything is staged for it (EIO: wazero has no ENOSPC or EDQUOT),
-//     Exhausted reports it and Module.Call fails with ErrStagingLimit.
+//     Exhausted reports it and the call fails with ErrStagingLimit.
 //
 // An Overlay is for one call: mount it in one call at a time. Its methods
 // are safe for concurrent use.
@@ -92,7 +93,7 @@ type blob struct {
 // a block, the least a staged file takes on disk.
 const nodeCost = 4096
 
-// NewOverlay makes an overlay of the workspace directory, staging its
+// New makes an overlay of the workspace directory, staging its
 // changes in staging, which it creates private to the user (0700). The
 // parent of staging must exist; staging itself must not, or be empty.
 //
@@ -104,7 +105,7 @@ const nodeCost = 4096
 //
 // A workspace that cannot be opened, a staging directory that cannot be
 // made or is not empty.
-func NewOverlay(workspace, staging string) (*Overlay, error) {
+func New(workspace, staging string) (*Overlay, error) {
 	if staging != "" {
 		if err := makeStaging(staging); err != nil {
 			return nil, err
@@ -122,7 +123,7 @@ func NewOverlay(workspace, staging string) (*Overlay, error) {
 		}
 	}
 	return &Overlay{ws: ws, st: st, staging: staging, nodes: map[string]*node{}, reads: map[string]bool{},
-		kids: map[string]map[string]bool{}, limit: DefaultStagingLimit}, nil
+		kids: map[string]map[string]bool{}, limit: guestfs.DefaultStagingLimit, paths: guestfs.DefaultMaxStagedPaths}, nil
 }
 
 func makeStaging(dir string) error {
@@ -168,18 +169,21 @@ func Discard(staging string) error {
 	return nil
 }
 
-// view is the overlay as one mount of one call sees it.
-func (o *Overlay) view(readOnly bool, files *fileBudget, limit staging) (experimentalsys.FS, func() error, error) {
+// Mount is the overlay as one mount of one call sees it: the filesystem
+// the guest is given, files opened within the call's budget, staging
+// within limit. It is the sandbox's, which calls it for a Mount with an
+// Overlay; the package's other users have no use for it.
+func (o *Overlay) Mount(readOnly bool, files *guestfs.Budget, limit guestfs.StagingLimit) (experimentalsys.FS, func() error, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.closed {
 		return nil, nil, errors.New("mount a closed overlay")
 	}
-	o.limit, o.paths = limit.bytes, limit.paths
+	o.limit, o.paths = limit.Bytes, limit.Paths
 	readOnly = readOnly || o.st == nil
 	v := &overlayFS{o: o, readOnly: readOnly, files: files,
-		lower:   &workspaceFS{root: o.ws, readOnly: true, files: files},
-		staging: &workspaceFS{root: o.st, readOnly: readOnly, files: files}}
+		lower:   &guestfs.Dir{Root: o.ws, ReadOnly: true, Files: files},
+		staging: &guestfs.Dir{Root: o.st, ReadOnly: readOnly, Files: files}}
 	return v, func() error { return nil }, nil
 }
 
@@ -200,7 +204,7 @@ func kindOf(fi fs.FileInfo) lowerKind {
 		return lowerDir
 	case fi.Mode()&fs.ModeSymlink != 0:
 		return lowerLink
-	case allowed(fi) != 0:
+	case guestfs.Allowed(fi) != 0:
 		return lowerOther
 	}
 	return lowerFile
@@ -218,7 +222,7 @@ func (o *Overlay) lowerAt(p string) (lowerKind, experimentalsys.Errno) {
 	case notExist(err):
 		return lowerAbsent, 0
 	case err != nil:
-		return 0, errno(err)
+		return 0, guestfs.Errno(err)
 	}
 	return kindOf(fi), 0
 }
@@ -329,17 +333,10 @@ func (o *Overlay) Reads() []string {
 	return out
 }
 
-// Exhausted reports whether the call was refused a change because its
-// staged bytes reached Policy.StagingLimit.
-func (o *Overlay) Exhausted() bool {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.full
-}
-
-// exhausted is ErrStagingLimit, saying which limit, when the call was
-// refused a change for one; else nil.
-func (o *Overlay) exhausted() error {
+// Exhausted is ErrStagingLimit, saying which limit, when the call was
+// refused a change because it reached Policy.StagingLimit or
+// Policy.MaxStagedPaths; else nil.
+func (o *Overlay) Exhausted() error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	switch {
@@ -427,17 +424,17 @@ func (o *Overlay) drop(b *blob) {
 func (o *Overlay) copyLower(p, dst string, keep bool) (Version, fs.FileMode, experimentalsys.Errno) {
 	src, err := o.ws.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
 	if err != nil {
-		return Version{}, 0, errno(err)
+		return Version{}, 0, guestfs.Errno(err)
 	}
 	defer src.Close()
 	fi, err := src.Stat()
 	if err != nil {
-		return Version{}, 0, errno(err)
+		return Version{}, 0, guestfs.Errno(err)
 	}
 	if fi.IsDir() {
 		return Version{}, 0, experimentalsys.EISDIR
 	}
-	if e := allowed(fi); e != 0 {
+	if e := guestfs.Allowed(fi); e != 0 {
 		return Version{}, 0, e
 	}
 	var w io.Writer = io.Discard
@@ -449,7 +446,7 @@ func (o *Overlay) copyLower(p, dst string, keep bool) (Version, fs.FileMode, exp
 		tmp := blobName(dst) + ".copy"
 		f, err := o.st.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, fi.Mode().Perm())
 		if err != nil {
-			return Version{}, 0, errno(err)
+			return Version{}, 0, guestfs.Errno(err)
 		}
 		defer func() {
 			f.Close()
@@ -460,11 +457,11 @@ func (o *Overlay) copyLower(p, dst string, keep bool) (Version, fs.FileMode, exp
 	h := sha256.New()
 	n, err := io.Copy(io.MultiWriter(h, w), src)
 	if err != nil {
-		return Version{}, 0, errno(err)
+		return Version{}, 0, guestfs.Errno(err)
 	}
 	if keep {
 		if err := o.st.Rename(blobName(dst)+".copy", blobName(dst)); err != nil {
-			return Version{}, 0, errno(err)
+			return Version{}, 0, guestfs.Errno(err)
 		}
 	}
 	return fileVersion(h.Sum(nil), n), fi.Mode().Perm(), 0
@@ -529,9 +526,9 @@ func (o *Overlay) create(p string, en entry) (*node, experimentalsys.Errno) {
 func (o *Overlay) createBlob(p string, mode fs.FileMode) experimentalsys.Errno {
 	f, err := o.st.OpenFile(blobName(p), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
 	if err != nil {
-		return errno(err)
+		return guestfs.Errno(err)
 	}
-	return errno(f.Close())
+	return guestfs.Errno(f.Close())
 }
 
 // dirEntry is one name in a directory of the call's view.
@@ -556,7 +553,7 @@ func (o *Overlay) list(p string) ([]dirEntry, experimentalsys.Errno) {
 			fis, err := f.Readdir(-1)
 			f.Close()
 			if err != nil {
-				return nil, errno(err)
+				return nil, guestfs.Errno(err)
 			}
 			for _, fi := range fis {
 				if _, changed := o.nodes[join(p, fi.Name())]; !changed {
@@ -564,7 +561,7 @@ func (o *Overlay) list(p string) ([]dirEntry, experimentalsys.Errno) {
 				}
 			}
 		case !notExist(err):
-			return nil, errno(err)
+			return nil, guestfs.Errno(err)
 		}
 	}
 	for name := range o.kids[p] {
@@ -621,7 +618,7 @@ func isReserved(p string) bool { return strings.HasPrefix(path.Base(p), reserved
 
 // clean makes a guest's path a clean path relative to the workspace, and
 // says whether it asked for a directory (a trailing slash). Leading slashes
-// are dropped, as workspaceFS drops them (see name). A path leading out is
+// are dropped, as guestfs.Dir drops them. A path leading out is
 // refused with EPERM, as os.Root refuses it.
 func clean(p string) (string, bool, experimentalsys.Errno) {
 	p = strings.TrimLeft(p, "/")

@@ -1,9 +1,10 @@
-package sandbox
+package overlay
 
 import (
 	"io"
 	"io/fs"
 
+	"github.com/cairnrun/cairn/sandbox/internal/guestfs"
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 	"github.com/tetratelabs/wazero/sys"
 )
@@ -11,7 +12,7 @@ import (
 // stagedFile is an open file the call has changed: its staged copy, whose
 // growth is charged against the overlay's staging limit.
 type stagedFile struct {
-	*file
+	*guestfs.File
 	o   *Overlay
 	b   *blob
 	ino uint64 // the path's, as its directory lists it (see syntheticIno)
@@ -19,7 +20,7 @@ type stagedFile struct {
 
 // Stat describes the staged file, under the inode its directory lists.
 func (s *stagedFile) Stat() (sys.Stat_t, experimentalsys.Errno) {
-	st, e := s.file.Stat()
+	st, e := s.File.Stat()
 	st.Ino = s.ino
 	return st, e
 }
@@ -30,51 +31,51 @@ func (s *stagedFile) Ino() (sys.Inode, experimentalsys.Errno) { return s.ino, 0 
 // Write writes at the offset (or the end, when appending), short or not at
 // all past the staging limit.
 func (s *stagedFile) Write(buf []byte) (int, experimentalsys.Errno) {
-	if e := s.writable(); e != 0 {
+	if e := s.Writable(); e != 0 {
 		return 0, e
 	}
 	s.o.mu.Lock()
 	defer s.o.mu.Unlock()
 	off := s.b.size
-	if !s.append {
+	if !s.Append {
 		var err error
-		if off, err = s.f.Seek(0, io.SeekCurrent); err != nil {
-			return 0, errno(err)
+		if off, err = s.F.Seek(0, io.SeekCurrent); err != nil {
+			return 0, guestfs.Errno(err)
 		}
 	}
 	n, e := s.o.room(s.b, off, len(buf))
 	if e != 0 {
 		return 0, e
 	}
-	n, err := s.f.Write(buf[:n])
+	n, err := s.F.Write(buf[:n])
 	s.grew(off + int64(n))
-	return n, errno(err)
+	return n, guestfs.Errno(err)
 }
 
 // Pwrite writes at an offset (at the end, when appending, as pwrite(2)
 // does on Linux), short or not at all past the staging limit.
 func (s *stagedFile) Pwrite(buf []byte, off int64) (int, experimentalsys.Errno) {
-	if e := s.writable(); e != 0 {
+	if e := s.Writable(); e != 0 {
 		return 0, e
 	}
 	s.o.mu.Lock()
 	defer s.o.mu.Unlock()
 	at := off
-	if s.append {
+	if s.Append {
 		at = s.b.size
 	}
 	n, e := s.o.room(s.b, at, len(buf))
 	if e != 0 {
 		return 0, e
 	}
-	if s.append {
-		n, e = pwriteAppend(s.f, buf[:n], off)
+	if s.Append {
+		n, e = guestfs.PwriteAppend(s.F, buf[:n], off)
 		s.grew(at + int64(n))
 		return n, e
 	}
-	n, err := s.f.WriteAt(buf[:n], off)
+	n, err := s.F.WriteAt(buf[:n], off)
 	s.grew(off + int64(n))
-	return n, errno(err)
+	return n, guestfs.Errno(err)
 }
 
 func (s *stagedFile) grew(end int64) {
@@ -85,7 +86,7 @@ func (s *stagedFile) grew(end int64) {
 
 // Truncate sets the file's size within the staging limit.
 func (s *stagedFile) Truncate(size int64) experimentalsys.Errno {
-	if e := s.writable(); e != 0 {
+	if e := s.Writable(); e != 0 {
 		return e
 	}
 	if size < 0 {
@@ -97,8 +98,8 @@ func (s *stagedFile) Truncate(size int64) experimentalsys.Errno {
 		s.o.full = true
 		return errFull
 	}
-	if err := s.f.Truncate(size); err != nil {
-		return errno(err)
+	if err := s.F.Truncate(size); err != nil {
+		return guestfs.Errno(err)
 	}
 	s.o.resized(s.b, size)
 	return 0
@@ -106,7 +107,7 @@ func (s *stagedFile) Truncate(size int64) experimentalsys.Errno {
 
 // Utimens is accepted; times are not effects.
 func (s *stagedFile) Utimens(int64, int64) experimentalsys.Errno {
-	if s.fs.readOnly {
+	if s.FS.ReadOnly {
 		return experimentalsys.EROFS
 	}
 	return 0
@@ -120,7 +121,7 @@ type overlayDir struct {
 	experimentalsys.UnimplementedFile
 	v     *overlayFS
 	path  string
-	lower *file // the workspace's directory; nil for one the call made
+	lower *guestfs.File // the workspace's directory; nil for one the call made
 	ents  []experimentalsys.Dirent
 	read  bool
 	// closed guards against giving the open-file budget back twice.
@@ -182,8 +183,8 @@ func (d *overlayDir) Pwrite([]byte, int64) (int, experimentalsys.Errno) {
 func (d *overlayDir) Truncate(int64) experimentalsys.Errno { return experimentalsys.EISDIR }
 
 // Seek rewinds the listing; a directory has no other offset (see
-// seekOffset).
-func (d *overlayDir) Seek(offset seekOffset, whence int) (int64, experimentalsys.Errno) {
+// guestfs.SeekOffset).
+func (d *overlayDir) Seek(offset guestfs.SeekOffset, whence int) (int64, experimentalsys.Errno) {
 	if offset != 0 || whence != io.SeekStart {
 		return 0, experimentalsys.EISDIR
 	}
@@ -245,6 +246,6 @@ func (d *overlayDir) Close() experimentalsys.Errno {
 	if d.lower != nil {
 		return d.lower.Close()
 	}
-	d.v.files.give()
+	d.v.files.Give()
 	return 0
 }

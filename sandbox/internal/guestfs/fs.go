@@ -1,4 +1,4 @@
-package sandbox
+package guestfs
 
 import (
 	"fmt"
@@ -12,7 +12,7 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 )
 
-// workspaceFS is the filesystem a guest sees at a mount. Every path
+// Dir is the filesystem a guest sees at a mount. Every path
 // resolves through an os.Root opened on the mount's host directory, so no
 // path — `..`, absolute, or through a symlink — leads outside it.
 //
@@ -27,24 +27,24 @@ import (
 //     directory, and it is not truncated before it is refused;
 //   - a read-only mount refuses every call that would change anything (EROFS);
 //   - a call holds at most Policy.MaxOpenFiles open files (EAGAIN past it).
-type workspaceFS struct {
+type Dir struct {
 	experimentalsys.UnimplementedFS
-	root     *os.Root
-	readOnly bool
-	files    *fileBudget
+	Root     *os.Root
+	ReadOnly bool
+	Files    *Budget
 }
 
-// newWorkspaceFS opens dir as a guest filesystem. The caller closes the
+// NewDir opens dir as a guest filesystem. The caller closes the
 // returned closer when no instance uses the filesystem any more.
-func newWorkspaceFS(dir string, readOnly bool, files *fileBudget) (*workspaceFS, error) {
+func NewDir(dir string, readOnly bool, files *Budget) (*Dir, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, fmt.Errorf("open mount %s: %w", dir, err)
 	}
-	return &workspaceFS{root: root, readOnly: readOnly, files: files}, nil
+	return &Dir{Root: root, ReadOnly: readOnly, Files: files}, nil
 }
 
-func (w *workspaceFS) close() error { return w.root.Close() }
+func (w *Dir) Close() error { return w.Root.Close() }
 
 // name is the os.Root name of a guest path relative to the mount. wazero
 // names a directory opened at a mount's root "", and joins a path under it
@@ -60,7 +60,7 @@ func name(path string) string {
 	return path
 }
 
-func errno(err error) experimentalsys.Errno {
+func Errno(err error) experimentalsys.Errno {
 	if err == nil {
 		return 0
 	}
@@ -78,26 +78,26 @@ func errno(err error) experimentalsys.Errno {
 // umask still applies — as changes applied from an overlay do.
 const newFileMode, newDirMode fs.FileMode = 0o644, 0o755
 
-const writeFlags = experimentalsys.O_WRONLY | experimentalsys.O_RDWR | experimentalsys.O_APPEND |
+const WriteFlags = experimentalsys.O_WRONLY | experimentalsys.O_RDWR | experimentalsys.O_APPEND |
 	experimentalsys.O_CREAT | experimentalsys.O_TRUNC | experimentalsys.O_EXCL
 
 // OpenFile opens a regular file or directory, within the call's budget of
 // open files.
-func (w *workspaceFS) OpenFile(path string, flag experimentalsys.Oflag, perm fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
-	if w.readOnly && flag&writeFlags != 0 {
+func (w *Dir) OpenFile(path string, flag experimentalsys.Oflag, perm fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
+	if w.ReadOnly && flag&WriteFlags != 0 {
 		return nil, experimentalsys.EROFS
 	}
 	if name(path) == "." && flag == experimentalsys.O_RDONLY {
 		// wazero opens a mount's root so, once per instance, to ask
 		// whether it is a directory; most calls use it for nothing else.
-		return &file{fs: w, path: ".", isDir: true}, 0
+		return &File{FS: w, Path: ".", isDir: true}, 0
 	}
-	if e := w.files.take(); e != 0 {
+	if e := w.Files.Take(); e != 0 {
 		return nil, e
 	}
-	f, e := w.open(path, flag, perm)
+	f, e := w.Open(path, flag, perm)
 	if e != 0 {
-		w.files.give()
+		w.Files.Give()
 		return nil, e
 	}
 	return f, 0
@@ -107,17 +107,17 @@ func (w *workspaceFS) OpenFile(path string, flag experimentalsys.Oflag, perm fs.
 // truncates: O_TRUNC in the open itself would empty a file this refuses,
 // such as one whose other name is outside the mount. A file it creates
 // gets newFileMode, whatever perm says (see newFileMode).
-func (w *workspaceFS) open(path string, flag experimentalsys.Oflag, _ fs.FileMode) (*file, experimentalsys.Errno) {
-	f, err := w.root.OpenFile(name(path), osFlags(flag&^experimentalsys.O_TRUNC)|syscall.O_NONBLOCK, newFileMode)
+func (w *Dir) Open(path string, flag experimentalsys.Oflag, _ fs.FileMode) (*File, experimentalsys.Errno) {
+	f, err := w.Root.OpenFile(name(path), OSFlags(flag&^experimentalsys.O_TRUNC)|syscall.O_NONBLOCK, newFileMode)
 	if err != nil {
-		return nil, errno(err)
+		return nil, Errno(err)
 	}
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, errno(err)
+		return nil, Errno(err)
 	}
-	if e := allowed(fi); e != 0 {
+	if e := Allowed(fi); e != 0 {
 		f.Close()
 		return nil, e
 	}
@@ -127,20 +127,20 @@ func (w *workspaceFS) open(path string, flag experimentalsys.Oflag, _ fs.FileMod
 	}
 	if err := setBlocking(f); err != nil {
 		f.Close()
-		return nil, errno(err)
+		return nil, Errno(err)
 	}
 	if flag&experimentalsys.O_TRUNC != 0 && !fi.IsDir() {
 		if err := f.Truncate(0); err != nil {
 			f.Close()
-			return nil, errno(err)
+			return nil, Errno(err)
 		}
 	}
-	return &file{f: f, fs: w, path: name(path), isDir: fi.IsDir(), append: flag&experimentalsys.O_APPEND != 0}, 0
+	return &File{F: f, FS: w, Path: name(path), isDir: fi.IsDir(), Append: flag&experimentalsys.O_APPEND != 0}, 0
 }
 
 // allowed refuses what is not a regular file or a directory, and regular
 // files that have another name.
-func allowed(fi fs.FileInfo) experimentalsys.Errno {
+func Allowed(fi fs.FileInfo) experimentalsys.Errno {
 	switch {
 	case fi.IsDir():
 		return 0
@@ -153,7 +153,7 @@ func allowed(fi fs.FileInfo) experimentalsys.Errno {
 	return 0
 }
 
-func osFlags(flag experimentalsys.Oflag) int {
+func OSFlags(flag experimentalsys.Oflag) int {
 	var f int
 	switch {
 	case flag&experimentalsys.O_RDWR != 0:
@@ -180,105 +180,105 @@ func osFlags(flag experimentalsys.Oflag) int {
 }
 
 // Lstat describes a path without following a final symlink.
-func (w *workspaceFS) Lstat(path string) (sys.Stat_t, experimentalsys.Errno) {
-	fi, err := w.root.Lstat(name(path))
+func (w *Dir) Lstat(path string) (sys.Stat_t, experimentalsys.Errno) {
+	fi, err := w.Root.Lstat(name(path))
 	if err != nil {
-		return sys.Stat_t{}, errno(err)
+		return sys.Stat_t{}, Errno(err)
 	}
 	return sys.NewStat_t(fi), 0
 }
 
 // Stat describes a path, following symlinks that stay inside the mount.
-func (w *workspaceFS) Stat(path string) (sys.Stat_t, experimentalsys.Errno) {
-	fi, err := w.root.Stat(name(path))
+func (w *Dir) Stat(path string) (sys.Stat_t, experimentalsys.Errno) {
+	fi, err := w.Root.Stat(name(path))
 	if err != nil {
-		return sys.Stat_t{}, errno(err)
+		return sys.Stat_t{}, Errno(err)
 	}
 	return sys.NewStat_t(fi), 0
 }
 
 // Readlink reads a symlink already in the mount; it does not follow it.
-func (w *workspaceFS) Readlink(path string) (string, experimentalsys.Errno) {
-	s, err := w.root.Readlink(name(path))
-	return s, errno(err)
+func (w *Dir) Readlink(path string) (string, experimentalsys.Errno) {
+	s, err := w.Root.Readlink(name(path))
+	return s, Errno(err)
 }
 
 // Mkdir makes a directory, with newDirMode whatever perm says (see
 // newFileMode).
-func (w *workspaceFS) Mkdir(path string, _ fs.FileMode) experimentalsys.Errno {
-	if w.readOnly {
+func (w *Dir) Mkdir(path string, _ fs.FileMode) experimentalsys.Errno {
+	if w.ReadOnly {
 		return experimentalsys.EROFS
 	}
-	return errno(w.root.Mkdir(name(path), newDirMode))
+	return Errno(w.Root.Mkdir(name(path), newDirMode))
 }
 
 // Chmod changes permission bits.
-func (w *workspaceFS) Chmod(path string, perm fs.FileMode) experimentalsys.Errno {
-	if w.readOnly {
+func (w *Dir) Chmod(path string, perm fs.FileMode) experimentalsys.Errno {
+	if w.ReadOnly {
 		return experimentalsys.EROFS
 	}
-	return errno(w.root.Chmod(name(path), perm&fs.ModePerm))
+	return Errno(w.Root.Chmod(name(path), perm&fs.ModePerm))
 }
 
 // Rename renames within the mount. A directory replaces an empty
 // directory, as rename(2) does (os.Root refuses that with EEXIST).
-func (w *workspaceFS) Rename(from, to string) experimentalsys.Errno {
-	if w.readOnly {
+func (w *Dir) Rename(from, to string) experimentalsys.Errno {
+	if w.ReadOnly {
 		return experimentalsys.EROFS
 	}
-	if fi, err := w.root.Lstat(name(to)); err == nil && fi.IsDir() {
+	if fi, err := w.Root.Lstat(name(to)); err == nil && fi.IsDir() {
 		return w.renameOverDir(name(from), name(to))
 	}
-	return errno(w.root.Rename(name(from), name(to)))
+	return Errno(w.Root.Rename(name(from), name(to)))
 }
 
 // Rmdir removes an empty directory.
-func (w *workspaceFS) Rmdir(path string) experimentalsys.Errno {
-	if w.readOnly {
+func (w *Dir) Rmdir(path string) experimentalsys.Errno {
+	if w.ReadOnly {
 		return experimentalsys.EROFS
 	}
-	fi, err := w.root.Lstat(name(path))
+	fi, err := w.Root.Lstat(name(path))
 	if err != nil {
-		return errno(err)
+		return Errno(err)
 	}
 	if !fi.IsDir() {
 		return experimentalsys.ENOTDIR
 	}
-	return errno(w.root.Remove(name(path)))
+	return Errno(w.Root.Remove(name(path)))
 }
 
 // Unlink removes a file (or a symlink, not what it points to).
-func (w *workspaceFS) Unlink(path string) experimentalsys.Errno {
-	if w.readOnly {
+func (w *Dir) Unlink(path string) experimentalsys.Errno {
+	if w.ReadOnly {
 		return experimentalsys.EROFS
 	}
-	fi, err := w.root.Lstat(name(path))
+	fi, err := w.Root.Lstat(name(path))
 	if err != nil {
-		return errno(err)
+		return Errno(err)
 	}
 	if fi.IsDir() {
 		return experimentalsys.EISDIR
 	}
-	return errno(w.root.Remove(name(path)))
+	return Errno(w.Root.Remove(name(path)))
 }
 
 // Link is refused: a hard link can give a file a second name that outlives
 // the mount's rules.
-func (w *workspaceFS) Link(string, string) experimentalsys.Errno { return experimentalsys.EPERM }
+func (w *Dir) Link(string, string) experimentalsys.Errno { return experimentalsys.EPERM }
 
 // Symlink is refused: a symlink made by a guest is how wazero's own
 // directory mounts are escaped.
-func (w *workspaceFS) Symlink(string, string) experimentalsys.Errno { return experimentalsys.EPERM }
+func (w *Dir) Symlink(string, string) experimentalsys.Errno { return experimentalsys.EPERM }
 
 // Utimens sets access and modification times.
-func (w *workspaceFS) Utimens(path string, atim, mtim int64) experimentalsys.Errno {
-	if w.readOnly {
+func (w *Dir) Utimens(path string, atim, mtim int64) experimentalsys.Errno {
+	if w.ReadOnly {
 		return experimentalsys.EROFS
 	}
-	return errno(w.root.Chtimes(name(path), utime(atim), utime(mtim)))
+	return Errno(w.Root.Chtimes(name(path), Utime(atim), Utime(mtim)))
 }
 
-func utime(ns int64) time.Time {
+func Utime(ns int64) time.Time {
 	if ns == experimentalsys.UTIME_OMIT {
 		return time.Time{}
 	}

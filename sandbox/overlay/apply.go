@@ -1,4 +1,4 @@
-package sandbox
+package overlay
 
 import (
 	"crypto/sha256"
@@ -10,6 +10,8 @@ import (
 	"os"
 	"path"
 	"syscall"
+
+	"github.com/cairnrun/cairn/sandbox/internal/guestfs"
 )
 
 // Conflict is an effect whose path no longer holds what the call saw
@@ -184,7 +186,7 @@ func observe(root *os.Root, p string, want ...Version) (now Version, other strin
 		return Version{Exists: true}, "a symlink", nil
 	case !fi.Mode().IsRegular():
 		return Version{Exists: true}, "not a regular file", nil
-	case allowed(fi) != 0:
+	case guestfs.Allowed(fi) != 0:
 		return Version{Exists: true}, "a file with more than one name", nil
 	}
 	for _, w := range want {
@@ -207,7 +209,7 @@ func hashAt(root *os.Root, p string) (Version, error) {
 	if err != nil {
 		return Version{}, err
 	}
-	if allowed(fi) != 0 || fi.IsDir() {
+	if guestfs.Allowed(fi) != 0 || fi.IsDir() {
 		return Version{}, fmt.Errorf("%s is not a regular file with one name", p)
 	}
 	h := sha256.New()

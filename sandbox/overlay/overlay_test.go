@@ -1,8 +1,6 @@
-package sandbox
+package overlay_test
 
 import (
-	"bytes"
-	"context"
 	"crypto/sha256"
 	"io/fs"
 	"os"
@@ -10,29 +8,19 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/cairnrun/cairn/sandbox"
+	"github.com/cairnrun/cairn/sandbox/overlay"
 )
 
 // newOverlay makes an overlay of ws staged in a fresh directory.
-func newOverlay(t testing.TB, ws string) (*Overlay, string) {
+func newOverlay(t testing.TB, ws string) (*overlay.Overlay, string) {
 	t.Helper()
 	staging := filepath.Join(t.TempDir(), "staging")
-	ov, err := NewOverlay(ws, staging)
+	ov, err := overlay.New(ws, staging)
 	must(t, err)
 	t.Cleanup(func() { ov.Close() })
 	return ov, staging
-}
-
-// ovprog runs the ovprog guest with ops on the mount (at /work) and
-// returns its output, one line per operation.
-func ovprog(t testing.TB, mt Mount, ops ...string) []string {
-	t.Helper()
-	mt.GuestPath = "/work"
-	var stdout, stderr bytes.Buffer
-	ex, err := compile(t, "ovprog").Run(context.Background(), Policy{Args: ops, Mounts: []Mount{mt}}, nil, &stdout, &stderr)
-	if err != nil || ex.Code != 0 {
-		t.Fatalf("ovprog: %v, exit %d: %s%s", err, ex.Code, stdout.String(), stderr.String())
-	}
-	return strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n")
 }
 
 // makeTree lays out files ("name": content) and directories ("name/": "")
@@ -89,13 +77,13 @@ func sameTree(t testing.TB, what string, got, want map[string]string) {
 	}
 }
 
-func fileV(content string) Version {
-	return Version{Exists: true, Hash: sha256.Sum256([]byte(content)), Size: int64(len(content))}
+func fileV(content string) overlay.Version {
+	return overlay.Version{Exists: true, Hash: sha256.Sum256([]byte(content)), Size: int64(len(content))}
 }
 
 // The guest reads the workspace through the overlay, including a file
 // added after the overlay was made, and its own writes; the workspace
-// does not change until Apply, and then exactly as the guest saw it.
+// does not change until overlay.Apply, and then exactly as the guest saw it.
 func TestOverlayWritesReachWorkspaceOnlyOnApply(t *testing.T) {
 	ws := t.TempDir()
 	makeTree(t, ws, map[string]string{"a.txt": "one", "sub/b.txt": "two"})
@@ -103,7 +91,7 @@ func TestOverlayWritesReachWorkspaceOnlyOnApply(t *testing.T) {
 	makeTree(t, ws, map[string]string{"late.txt": "late"})
 	before := tree(t, ws)
 
-	got := ovprog(t, Mount{Overlay: ov}, "cat:/work/a.txt", "cat:/work/late.txt", "write:/work/a.txt:ONE",
+	got := ovprog(t, sandbox.Mount{Overlay: ov}, "cat:/work/a.txt", "cat:/work/late.txt", "write:/work/a.txt:ONE",
 		"append:/work/sub/b.txt:+", "write:/work/new.txt:new", "cat:/work/a.txt", "cat:/work/sub/b.txt", "ls:/work")
 	want := []string{`cat /work/a.txt "one"`, `cat /work/late.txt "late"`, "write /work/a.txt ok",
 		"append /work/sub/b.txt ok", "write /work/new.txt ok", `cat /work/a.txt "ONE"`, `cat /work/sub/b.txt "two+"`,
@@ -111,22 +99,22 @@ func TestOverlayWritesReachWorkspaceOnlyOnApply(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("guest saw:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	sameTree(t, "workspace before Apply", tree(t, ws), before)
+	sameTree(t, "workspace before overlay.Apply", tree(t, ws), before)
 
 	effects, err := ov.Effects()
 	must(t, err)
-	wantEffects := Effects{
-		{Path: "a.txt", Op: OpWrite, Base: fileV("one"), New: fileV("ONE"), Mode: 0o644},
-		{Path: "new.txt", Op: OpWrite, New: fileV("new"), Mode: 0o644},
-		{Path: "sub/b.txt", Op: OpWrite, Base: fileV("two"), New: fileV("two+"), Mode: 0o644},
+	wantEffects := overlay.Effects{
+		{Path: "a.txt", Op: overlay.OpWrite, Base: fileV("one"), New: fileV("ONE"), Mode: 0o644},
+		{Path: "new.txt", Op: overlay.OpWrite, New: fileV("new"), Mode: 0o644},
+		{Path: "sub/b.txt", Op: overlay.OpWrite, Base: fileV("two"), New: fileV("two+"), Mode: 0o644},
 	}
 	if !reflect.DeepEqual(effects, wantEffects) {
 		t.Fatalf("effects:\n got %+v\nwant %+v", effects, wantEffects)
 	}
-	must(t, Apply(ws, staging, effects))
-	sameTree(t, "workspace after Apply", tree(t, ws), map[string]string{
+	must(t, overlay.Apply(ws, staging, effects))
+	sameTree(t, "workspace after overlay.Apply", tree(t, ws), map[string]string{
 		"a.txt": "ONE", "late.txt": "late", "new.txt": "new", "sub/": "", "sub/b.txt": "two+"})
-	must(t, Discard(staging))
+	must(t, overlay.Discard(staging))
 	if _, err := os.Stat(staging); !os.IsNotExist(err) {
 		t.Errorf("staging survived Discard: %v", err)
 	}
@@ -139,8 +127,8 @@ func TestOverlaysOfOneWorkspaceAreIndependent(t *testing.T) {
 	makeTree(t, ws, map[string]string{"a.txt": "orig"})
 	ov1, _ := newOverlay(t, ws)
 	ov2, _ := newOverlay(t, ws)
-	got1 := ovprog(t, Mount{Overlay: ov1}, "write:/work/a.txt:first", "write:/work/only1.txt:1", "cat:/work/a.txt")
-	got2 := ovprog(t, Mount{Overlay: ov2}, "cat:/work/a.txt", "ls:/work", "write:/work/a.txt:second", "cat:/work/a.txt")
+	got1 := ovprog(t, sandbox.Mount{Overlay: ov1}, "write:/work/a.txt:first", "write:/work/only1.txt:1", "cat:/work/a.txt")
+	got2 := ovprog(t, sandbox.Mount{Overlay: ov2}, "cat:/work/a.txt", "ls:/work", "write:/work/a.txt:second", "cat:/work/a.txt")
 	if got1[2] != `cat /work/a.txt "first"` {
 		t.Errorf("first call: %v", got1)
 	}
@@ -152,7 +140,7 @@ func TestOverlaysOfOneWorkspaceAreIndependent(t *testing.T) {
 }
 
 // Deletions, directories and renames: the guest sees on the overlay
-// exactly what it sees on a plain mount, and after Apply the workspace is
+// exactly what it sees on a plain mount, and after overlay.Apply the workspace is
 // what the plain mount's became.
 func TestOverlayMatchesPlainMount(t *testing.T) {
 	layout := map[string]string{"a.txt": "a", "gone.txt": "bye", "dir/x.txt": "x", "dir/sub/y.txt": "y",
@@ -175,21 +163,21 @@ func TestOverlayMatchesPlainMount(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			plain := t.TempDir()
 			makeTree(t, plain, layout)
-			want := ovprog(t, Mount{HostPath: plain}, tc.ops...)
+			want := ovprog(t, sandbox.Mount{HostPath: plain}, tc.ops...)
 
 			ws := t.TempDir()
 			makeTree(t, ws, layout)
 			ov, staging := newOverlay(t, ws)
 			before := tree(t, ws)
-			got := ovprog(t, Mount{Overlay: ov}, tc.ops...)
+			got := ovprog(t, sandbox.Mount{Overlay: ov}, tc.ops...)
 			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("overlay:\n%s\nplain mount:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 			}
-			sameTree(t, "workspace before Apply", tree(t, ws), before)
+			sameTree(t, "workspace before overlay.Apply", tree(t, ws), before)
 			effects, err := ov.Effects()
 			must(t, err)
-			must(t, Apply(ws, staging, effects))
-			sameTree(t, "workspace after Apply", tree(t, ws), tree(t, plain))
+			must(t, overlay.Apply(ws, staging, effects))
+			sameTree(t, "workspace after overlay.Apply", tree(t, ws), tree(t, plain))
 		})
 	}
 }

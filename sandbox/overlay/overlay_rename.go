@@ -1,8 +1,9 @@
-package sandbox
+package overlay
 
 import (
 	"strings"
 
+	"github.com/cairnrun/cairn/sandbox/internal/guestfs"
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 )
 
@@ -76,7 +77,7 @@ func (o *Overlay) fits(copy bool, paths ...string) experimentalsys.Errno {
 	if copy {
 		fi, err := o.ws.Lstat(paths[0])
 		if err != nil {
-			return errno(err)
+			return guestfs.Errno(err)
 		}
 		need += fi.Size()
 	}
@@ -104,7 +105,7 @@ func (o *Overlay) renameFile(from, to string, src, dst entry) experimentalsys.Er
 	old := dn.blob
 	if src.n != nil {
 		if err := o.st.Rename(blobName(from), blobName(to)); err != nil {
-			return errno(err)
+			return guestfs.Errno(err)
 		}
 		dn.kind, dn.blob, dn.mode = nodeFile, src.n.blob, src.n.mode
 		src.n.kind, src.n.blob = nodeGone, nil

@@ -1,8 +1,7 @@
-package sandbox
+package overlay
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/cairnrun/cairn/internal/syncpoint"
 )
@@ -24,7 +23,7 @@ func SyncStaged(staging string, effects Effects) error {
 		if !e.New.IsFile() {
 			continue
 		}
-		if err := SyncFile(StagedFile(staging, e.Path)); err != nil {
+		if err := syncpoint.SyncFile(StagedFile(staging, e.Path)); err != nil {
 			return fmt.Errorf("sync the staged content of %s: %w", e.Path, err)
 		}
 		synced = true
@@ -32,26 +31,8 @@ func SyncStaged(staging string, effects Effects) error {
 	if !synced {
 		return nil // only removals and directories: nothing staged to read
 	}
-	if err := SyncFile(staging); err != nil {
+	if err := syncpoint.SyncFile(staging); err != nil {
 		return fmt.Errorf("sync the staging directory: %w", err)
 	}
 	return nil
-}
-
-// SyncFile flushes a file or a directory to stable storage (fsync): a
-// file's content, or a directory's entries (what a create, rename or
-// remove in it did).
-func SyncFile(name string) error {
-	f, err := os.Open(name)
-	if err != nil {
-		return err
-	}
-	err = f.Sync()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		syncpoint.Synced(name)
-	}
-	return err
 }

@@ -1,4 +1,4 @@
-package sandbox
+package guestfs
 
 import (
 	"path"
@@ -13,7 +13,7 @@ import (
 // (ENOTEMPTY) or a file over a directory (EISDIR). Only the last element of
 // each path is named to the kernel, and one that would leave its parent
 // ("." or "..") is refused.
-func (w *workspaceFS) renameOverDir(from, to string) experimentalsys.Errno {
+func (w *Dir) renameOverDir(from, to string) experimentalsys.Errno {
 	fromDir, fromBase := path.Split(path.Clean(from))
 	toDir, toBase := path.Split(path.Clean(to))
 	for _, b := range []string{fromBase, toBase} {
@@ -21,15 +21,15 @@ func (w *workspaceFS) renameOverDir(from, to string) experimentalsys.Errno {
 			return experimentalsys.EINVAL
 		}
 	}
-	src, err := w.root.Open(name(fromDir))
+	src, err := w.Root.Open(name(fromDir))
 	if err != nil {
-		return errno(err)
+		return Errno(err)
 	}
 	defer src.Close()
-	dst, err := w.root.Open(name(toDir))
+	dst, err := w.Root.Open(name(toDir))
 	if err != nil {
-		return errno(err)
+		return Errno(err)
 	}
 	defer dst.Close()
-	return errno(unix.Renameat(int(src.Fd()), fromBase, int(dst.Fd()), toBase))
+	return Errno(unix.Renameat(int(src.Fd()), fromBase, int(dst.Fd()), toBase))
 }

@@ -1,4 +1,4 @@
-package sandbox
+package overlay_test
 
 import (
 	"errors"
@@ -9,6 +9,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/cairnrun/cairn/sandbox"
+	"github.com/cairnrun/cairn/sandbox/overlay"
 )
 
 // applyLayout and applyOps make a call whose effects touch every phase of
@@ -27,15 +30,15 @@ var (
 // stagedCall runs applyOps on an overlay of a fresh applyLayout, and
 // returns the staging directory, the effects, and the tree a plain mount
 // ends with after the same operations.
-func stagedCall(t *testing.T) (string, Effects, map[string]string) {
+func stagedCall(t *testing.T) (string, overlay.Effects, map[string]string) {
 	t.Helper()
 	plain := t.TempDir()
 	makeTree(t, plain, applyLayout)
-	ovprog(t, Mount{HostPath: plain}, applyOps...)
+	ovprog(t, sandbox.Mount{HostPath: plain}, applyOps...)
 	ws := t.TempDir()
 	makeTree(t, ws, applyLayout)
 	ov, staging := newOverlay(t, ws)
-	ovprog(t, Mount{Overlay: ov}, applyOps...)
+	ovprog(t, sandbox.Mount{Overlay: ov}, applyOps...)
 	effects, err := ov.Effects()
 	must(t, err)
 	return staging, effects, tree(t, plain)
@@ -56,37 +59,37 @@ func crashAfter(n int) func() bool {
 	}
 }
 
-// Apply stopped at every one of its steps, as if the process had died
+// overlay.Apply stopped at every one of its steps, as if the process had died
 // there, and run again (once, or stopped again at the same step first)
-// leaves the workspace exactly as an uninterrupted Apply does, with no
+// leaves the workspace exactly as an uninterrupted overlay.Apply does, with no
 // temporary file behind.
 func TestApplyCrashAtEveryStep(t *testing.T) {
 	staging, effects, want := stagedCall(t)
 	steps := 0
 	for k := 0; ; k++ {
 		ws := freshWorkspace(t)
-		err := apply(ws, staging, effects, crashAfter(k))
+		err := overlay.ApplyCrashing(ws, staging, effects, crashAfter(k))
 		if err == nil {
 			steps = k
 			sameTree(t, "uncrashed apply", tree(t, ws), want)
 			break
 		}
-		if !errors.Is(err, errCrash) {
+		if !errors.Is(err, overlay.ErrCrash) {
 			t.Fatalf("crash after %d steps: %v", k, err)
 		}
 		if k%2 == 1 {
-			if err := apply(ws, staging, effects, crashAfter(k)); err != nil && !errors.Is(err, errCrash) {
+			if err := overlay.ApplyCrashing(ws, staging, effects, crashAfter(k)); err != nil && !errors.Is(err, overlay.ErrCrash) {
 				t.Fatalf("second crash after %d steps: %v", k, err)
 			}
 		}
-		if c, err := Check(ws, effects); err != nil || len(c) > 0 {
+		if c, err := overlay.Check(ws, effects); err != nil || len(c) > 0 {
 			t.Fatalf("after a crash at step %d, Check: %v %v", k, c, err)
 		}
-		must(t, Apply(ws, staging, effects))
+		must(t, overlay.Apply(ws, staging, effects))
 		sameTree(t, fmt.Sprint("workspace after a crash at step ", k), tree(t, ws), want)
 	}
 	if steps < 10 {
-		t.Fatalf("Apply took %d steps; the crash test covered too little", steps)
+		t.Fatalf("overlay.Apply took %d steps; the crash test covered too little", steps)
 	}
 }
 
@@ -95,7 +98,7 @@ func TestApplyCrashAtEveryStep(t *testing.T) {
 func TestApplyTwice(t *testing.T) {
 	staging, effects, want := stagedCall(t)
 	ws := freshWorkspace(t)
-	must(t, Apply(ws, staging, effects))
+	must(t, overlay.Apply(ws, staging, effects))
 	inodes := func() map[string]uint64 {
 		m := map[string]uint64{}
 		for p := range tree(t, ws) {
@@ -106,18 +109,18 @@ func TestApplyTwice(t *testing.T) {
 		return m
 	}
 	first := inodes()
-	must(t, Apply(ws, staging, effects))
-	sameTree(t, "after the second Apply", tree(t, ws), want)
+	must(t, overlay.Apply(ws, staging, effects))
+	sameTree(t, "after the second overlay.Apply", tree(t, ws), want)
 	if second := inodes(); !reflect.DeepEqual(first, second) {
-		t.Errorf("the second Apply rewrote files:\n%v\n%v", first, second)
+		t.Errorf("the second overlay.Apply rewrote files:\n%v\n%v", first, second)
 	}
-	if c, err := Check(ws, effects); err != nil || len(c) > 0 {
-		t.Errorf("Check after Apply: %v %v", c, err)
+	if c, err := overlay.Check(ws, effects); err != nil || len(c) > 0 {
+		t.Errorf("overlay.Check after Apply: %v %v", c, err)
 	}
 }
 
-// Check finds what changed in the workspace after the call saw it, and
-// Apply refuses those effects without changing anything. A path already
+// overlay.Check finds what changed in the workspace after the call saw it, and
+// overlay.Apply refuses those effects without changing anything. A path already
 // as the call left it is no conflict.
 func TestCheckAndApplyRefuseConflicts(t *testing.T) {
 	for _, tc := range []struct {
@@ -154,62 +157,62 @@ func TestCheckAndApplyRefuseConflicts(t *testing.T) {
 			ws := t.TempDir()
 			makeTree(t, ws, map[string]string{"a.txt": "a", "d/x.txt": "x"})
 			ov, staging := newOverlay(t, ws)
-			ovprog(t, Mount{Overlay: ov}, append(strings.Fields(tc.ops), "write:/work/other.txt:o")...)
+			ovprog(t, sandbox.Mount{Overlay: ov}, append(strings.Fields(tc.ops), "write:/work/other.txt:o")...)
 			effects, err := ov.Effects()
 			must(t, err)
 			must(t, tc.outside(ws))
 			before := tree(t, ws)
 
-			conflicts, err := Check(ws, effects)
+			conflicts, err := overlay.Check(ws, effects)
 			must(t, err)
 			if tc.path == "" {
 				if len(conflicts) > 0 {
 					t.Fatalf("conflicts %v, want none", conflicts)
 				}
-				must(t, Apply(ws, staging, effects))
+				must(t, overlay.Apply(ws, staging, effects))
 				return
 			}
 			if len(conflicts) != 1 || conflicts[0].Path != tc.path || !strings.Contains(conflicts[0].Reason, tc.reason) {
 				t.Fatalf("conflicts %v, want one on %s saying %q", conflicts, tc.path, tc.reason)
 			}
-			err = Apply(ws, staging, effects)
-			var ce *ConflictError
-			if !errors.Is(err, ErrConflict) || !errors.As(err, &ce) || len(ce.Conflicts) != 1 {
+			err = overlay.Apply(ws, staging, effects)
+			var ce *overlay.ConflictError
+			if !errors.Is(err, overlay.ErrConflict) || !errors.As(err, &ce) || len(ce.Conflicts) != 1 {
 				t.Fatalf("Apply: %v, want the conflict", err)
 			}
-			sameTree(t, "workspace after a refused Apply", tree(t, ws), before)
+			sameTree(t, "workspace after a refused overlay.Apply", tree(t, ws), before)
 		})
 	}
 }
 
-// Apply refuses a staged file whose content is not its effect's, and
+// overlay.Apply refuses a staged file whose content is not its effect's, and
 // leaves the path and no temporary file behind.
 func TestApplyRefusesTamperedStaging(t *testing.T) {
 	ws := t.TempDir()
 	makeTree(t, ws, map[string]string{"a.txt": "a"})
 	ov, staging := newOverlay(t, ws)
-	ovprog(t, Mount{Overlay: ov}, "write:/work/a.txt:mine")
+	ovprog(t, sandbox.Mount{Overlay: ov}, "write:/work/a.txt:mine")
 	effects, err := ov.Effects()
 	must(t, err)
-	must(t, os.WriteFile(filepath.Join(staging, blobName("a.txt")), []byte("evil"), 0o600))
-	if err := Apply(ws, staging, effects); err == nil || !strings.Contains(err.Error(), "does not match") {
+	must(t, os.WriteFile(filepath.Join(staging, overlay.BlobName("a.txt")), []byte("evil"), 0o600))
+	if err := overlay.Apply(ws, staging, effects); err == nil || !strings.Contains(err.Error(), "does not match") {
 		t.Fatalf("Apply: %v, want a mismatch", err)
 	}
 	sameTree(t, "workspace", tree(t, ws), map[string]string{"a.txt": "a"})
 }
 
-// A crashed Apply's temporary file, and one a user made with that name,
-// never survive a later Apply; a guest cannot make one.
+// A crashed overlay.Apply's temporary file, and one a user made with that name,
+// never survive a later overlay.Apply; a guest cannot make one.
 func TestApplyTempNamesAreReserved(t *testing.T) {
 	ws := t.TempDir()
 	ov, staging := newOverlay(t, ws)
-	got := ovprog(t, Mount{Overlay: ov}, "write:/work/"+filepath.Base(tempName("a.txt"))+":x", "write:/work/a.txt:a")
+	got := ovprog(t, sandbox.Mount{Overlay: ov}, "write:/work/"+filepath.Base(overlay.TempName("a.txt"))+":x", "write:/work/a.txt:a")
 	if !strings.Contains(got[0], "err") {
-		t.Errorf("a guest made a file named like Apply's temporary files: %s", got[0])
+		t.Errorf("a guest made a file named like overlay.Apply's temporary files: %s", got[0])
 	}
 	effects, err := ov.Effects()
 	must(t, err)
-	must(t, os.WriteFile(filepath.Join(ws, tempName("a.txt")), []byte("left by a crash"), 0o600))
-	must(t, Apply(ws, staging, effects))
+	must(t, os.WriteFile(filepath.Join(ws, overlay.TempName("a.txt")), []byte("left by a crash"), 0o600))
+	must(t, overlay.Apply(ws, staging, effects))
 	sameTree(t, "workspace", tree(t, ws), map[string]string{"a.txt": "a"})
 }
