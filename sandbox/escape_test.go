@@ -98,7 +98,7 @@ var hostileAllowed = map[string]string{
 }
 
 // fdExhaust is what the fd-exhaust attempt prints, by mount kind: EAGAIN
-// once the call holds its budget of open files (DefaultMaxOpenFiles),
+// once the call holds its budget of open files (defaultMaxOpenFiles),
 // less the mounts' roots that hold one. An overlay's root does; a plain
 // mount's root is opened on the host only when the guest uses it (see
 // workspaceFS.OpenFile), and this guest does not.

@@ -36,18 +36,18 @@ type Module struct {
 // Digest is "sha256:" and the hex of the module's bytes.
 func (m *Module) Digest() string { return m.digest }
 
-// Engine is the engine the module runs on: EngineCompiler or
+// engine is the engine the module runs on: EngineCompiler or
 // EngineInterpreter.
-func (m *Module) Engine() Engine {
+func (m *Module) engine() Engine {
 	if m.interpret {
 		return EngineInterpreter
 	}
 	return EngineCompiler
 }
 
-// Manifest reads the module's manifest from its custom section. It never
+// manifest reads the module's manifest from its custom section. It never
 // runs the module.
-func (m *Module) Manifest() (abi.Manifest, error) { return abi.ReadManifest(m.wasm) }
+func (m *Module) manifest() (abi.Manifest, error) { return abi.ReadManifest(m.wasm) }
 
 func (m *Module) compiledFor(ctx context.Context, pages uint32) (wazero.CompiledModule, error) {
 	rt, err := m.runtime(ctx, pages)
@@ -134,8 +134,8 @@ type Exit struct {
 // ErrDeadline when the policy's timeout passes, ErrTrap when the module
 // traps, and errors setting up its mounts.
 func (m *Module) Run(ctx context.Context, p Policy, stdin io.Reader, stdout, stderr io.Writer) (Exit, error) {
-	out := &capped{w: stdout, limit: orDefault(p.StdoutLimit, DefaultStdoutLimit)}
-	errOut := &capped{w: stderr, limit: orDefault(p.StderrLimit, DefaultStderrLimit)}
+	out := &capped{w: stdout, limit: orDefault(p.StdoutLimit, defaultStdoutLimit)}
+	errOut := &capped{w: stderr, limit: orDefault(p.StderrLimit, defaultStderrLimit)}
 	ex, err := m.run(ctx, p, stdin, out, errOut)
 	return ex, err
 }
@@ -163,7 +163,7 @@ func (m *Module) run(ctx context.Context, p Policy, stdin io.Reader, stdout, std
 		return Exit{}, err
 	}
 	cio := callIO{
-		stdin:  stdinFor(ctx, stdin, orDefault(p.StdinLimit, DefaultStdinLimit)),
+		stdin:  stdinFor(ctx, stdin, orDefault(p.StdinLimit, defaultStdinLimit)),
 		stdout: stdout, stderr: stderr, mounts: fsys,
 	}
 	mod, err := m.instantiate(ctx, rt, cm, cio, p)
@@ -291,12 +291,12 @@ func (m *Module) Call(ctx context.Context, p Policy, req abi.Request) (CallResul
 	if err != nil {
 		return CallResult{}, fmt.Errorf("encode request: %w", err)
 	}
-	if limit := min(orDefault(p.StdinLimit, DefaultStdinLimit), abi.MaxMessageSize); int64(len(in)) > limit {
+	if limit := min(orDefault(p.StdinLimit, defaultStdinLimit), abi.MaxMessageSize); int64(len(in)) > limit {
 		return CallResult{}, fmt.Errorf("%w: the call's arguments make a request of %d bytes, and the tool may read %d; pass less, or a path to a file",
 			ErrRequestTooLarge, len(in), limit)
 	}
-	out := &capped{limit: orDefault(p.StdoutLimit, DefaultStdoutLimit)}
-	errOut := &capped{limit: orDefault(p.StderrLimit, DefaultStderrLimit)}
+	out := &capped{limit: orDefault(p.StdoutLimit, defaultStdoutLimit)}
+	errOut := &capped{limit: orDefault(p.StderrLimit, defaultStderrLimit)}
 	ex, err := m.run(ctx, p, bytes.NewReader(in), out, errOut)
 	res := CallResult{Stderr: errOut.buf.Bytes(), StderrTruncated: errOut.truncated, Duration: ex.Duration}
 	if err != nil {

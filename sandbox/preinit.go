@@ -244,7 +244,7 @@ var errWarmUp = errors.New("warm-up call failed")
 // snapshotInitialised initialises one instance with snapshotConfig and,
 // when warm, serves the warm-up call in it, then snapshots it.
 func (m *Module) snapshotInitialised(ctx context.Context, rt wazero.Runtime, cm wazero.CompiledModule, p Policy, warm bool) (*snapshot, error) {
-	stderr := &capped{limit: orDefault(p.StderrLimit, DefaultStderrLimit)}
+	stderr := &capped{limit: orDefault(p.StderrLimit, defaultStderrLimit)}
 	stdin := &boundReader{bytes.NewReader(nil)}
 	var readings int64
 	cfg := detClock(snapshotConfig(p).WithStdin(stdin).WithStderr(stderr), 0, &readings)

@@ -307,7 +307,7 @@ func TestBuiltinIsFastMode(t *testing.T) {
 	}
 	described, err := m.Describe(ctx)
 	must(t, err)
-	packed, err := m.Manifest()
+	packed, err := m.manifest()
 	must(t, err)
 	if !reflect.DeepEqual(described, packed) {
 		t.Errorf("Describe gave %+v, the section holds %+v", described, packed)

@@ -81,8 +81,8 @@ func TestOverlayFillRSS(t *testing.T) {
 	if !(ov.Exhausted() != nil) {
 		t.Fatalf("2 GiB fit under the default staging limit: %s", out.String())
 	}
-	if hwm-base > DefaultStagingLimit/4 {
-		t.Fatalf("staging %d MiB raised the peak resident memory by %d MiB", DefaultStagingLimit>>20, (hwm-base)>>20)
+	if hwm-base > defaultStagingLimit/4 {
+		t.Fatalf("staging %d MiB raised the peak resident memory by %d MiB", defaultStagingLimit>>20, (hwm-base)>>20)
 	}
 }
 

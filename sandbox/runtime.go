@@ -39,7 +39,7 @@ type Runtime struct {
 	limits compileLimits
 	// engine is Config.Engine, and cacheDir Config.CacheDir, where
 	// compiled modules are marked (see cached); memoryLimit reads the
-	// process's memory limit (MemoryLimit; tests replace it).
+	// process's memory limit (processMemoryLimit; tests replace it).
 	engine      Engine
 	cacheDir    string
 	memoryLimit func() (int64, bool)
@@ -75,7 +75,7 @@ type Runtime struct {
 // A cache directory that cannot be made private to the user.
 func NewRuntime(ctx context.Context, cfg Config) (*Runtime, error) {
 	r := &Runtime{runtimes: map[runtimeKey]wazero.Runtime{}, modules: map[string]*Module{}, alloc: newMemoryAllocator(),
-		limits: cfg.limits(), cacheDir: cfg.CacheDir, memoryLimit: MemoryLimit}
+		limits: cfg.limits(), cacheDir: cfg.CacheDir, memoryLimit: processMemoryLimit}
 	engine, err := ParseEngine(string(cfg.Engine))
 	if err != nil {
 		return nil, err

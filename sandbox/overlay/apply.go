@@ -30,11 +30,11 @@ func (c Conflict) String() string { return c.Path + ": " + c.Reason }
 // longer matches the effects it was given.
 var ErrConflict = errors.New("workspace changed under the call's effects")
 
-// ConflictError lists the conflicts that stopped Apply. Nothing was
+// conflictError lists the conflicts that stopped Apply. Nothing was
 // changed.
-type ConflictError struct{ Conflicts []Conflict }
+type conflictError struct{ Conflicts []Conflict }
 
-func (e *ConflictError) Error() string {
+func (e *conflictError) Error() string {
 	msg := fmt.Sprintf("%v: %s", ErrConflict, e.Conflicts[0])
 	if len(e.Conflicts) > 1 {
 		msg += fmt.Sprintf(" (and %d more)", len(e.Conflicts)-1)
@@ -43,7 +43,7 @@ func (e *ConflictError) Error() string {
 }
 
 // Is makes errors.Is(err, ErrConflict) hold.
-func (e *ConflictError) Is(target error) bool { return target == ErrConflict }
+func (e *conflictError) Is(target error) bool { return target == ErrConflict }
 
 // Check compares the workspace with the effects of a call and returns the
 // effects Apply would refuse, as conflicts: a path that holds neither the

@@ -176,8 +176,7 @@ func TestCheckAndApplyRefuseConflicts(t *testing.T) {
 				t.Fatalf("conflicts %v, want one on %s saying %q", conflicts, tc.path, tc.reason)
 			}
 			err = overlay.Apply(ws, staging, effects)
-			var ce *overlay.ConflictError
-			if !errors.Is(err, overlay.ErrConflict) || !errors.As(err, &ce) || len(ce.Conflicts) != 1 {
+			if !errors.Is(err, overlay.ErrConflict) || !strings.Contains(err.Error(), tc.path+": ") || strings.Contains(err.Error(), "more)") {
 				t.Fatalf("Apply: %v, want the conflict", err)
 			}
 			sameTree(t, "workspace after a refused overlay.Apply", tree(t, ws), before)

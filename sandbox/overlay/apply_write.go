@@ -35,7 +35,7 @@ import (
 //
 // # Errors
 //
-// *ConflictError (ErrConflict) when the workspace no longer matches the
+// ErrConflict, listing the conflicts, when the workspace no longer matches the
 // effects, ErrBadManifest for an invalid manifest, an error naming the
 // path for a staged file whose content does not match its effect, and
 // filesystem errors. After an error, Apply can be run again.
@@ -68,7 +68,7 @@ func apply(workspace, staging string, effects Effects, crash func() bool) error 
 		return fmt.Errorf("apply effects: %w", err)
 	}
 	if len(conflicts) > 0 {
-		return &ConflictError{Conflicts: conflicts}
+		return &conflictError{Conflicts: conflicts}
 	}
 	a := &applier{ws: ws, st: st, crash: crash, dirty: map[string]bool{}}
 	if err := a.run(effects, states); err != nil {
