@@ -3,6 +3,8 @@ package checkpoint
 import (
 	"fmt"
 	"time"
+
+	"github.com/cairnrun/cairn/checkpoint/conversation"
 )
 
 // SchemaVersion is the version of State and the records this package
@@ -14,11 +16,11 @@ type State struct {
 	Schema int    `cbor:"1,keyasint"`
 	Agent  string `cbor:"2,keyasint"`
 	// Round is the number of committed rounds.
-	Round    int       `cbor:"3,keyasint"`
-	Messages []Message `cbor:"4,keyasint"`
+	Round    int                    `cbor:"3,keyasint"`
+	Messages []conversation.Message `cbor:"4,keyasint"`
 	// Usage and ToolCalls add up every round the agent has committed.
-	Usage     Usage `cbor:"5,keyasint"`
-	ToolCalls int   `cbor:"6,keyasint"`
+	Usage     conversation.Usage `cbor:"5,keyasint"`
+	ToolCalls int                `cbor:"6,keyasint"`
 	// TaskRounds counts rounds since the last user prompt: what a round
 	// limit is measured against, across resumes.
 	TaskRounds int        `cbor:"7,keyasint"`

@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/internal/guestbuild"
 )
@@ -132,11 +134,11 @@ func TestNetGetAndPost(t *testing.T) {
 	if s.auth != "Bearer "+testToken {
 		t.Errorf("the server saw Authorization %q", s.auth)
 	}
-	in, err := Inspect(store, res.Agent)
+	in, err := Inspect(t.Context(), store, res.Agent)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var exs []checkpoint.Exchange
+	var exs []conversation.Exchange
 	for _, m := range in.State.Messages {
 		exs = append(exs, m.Net...)
 	}
@@ -145,7 +147,7 @@ func TestNetGetAndPost(t *testing.T) {
 	}
 	for _, ex := range exs {
 		body, err := store.Blob(ex.Blob)
-		if ex.Step != checkpoint.ExchangeReceived || ex.Status != 200 || err != nil || ex.ResponseDigest != ex.Blob ||
+		if ex.Step != conversation.ExchangeReceived || ex.Status != 200 || err != nil || ex.ResponseDigest != ex.Blob ||
 			!strings.HasPrefix(string(body), ex.Method+" /") || ex.RequestHeader["Authorization"] != nil {
 			t.Errorf("exchange %+v, kept body %q, %v", ex, body, err)
 		}
@@ -205,11 +207,11 @@ func TestNetRefusals(t *testing.T) {
 	if s.count("/redirect") != 1 || s.count("/x") != 0 || s.count("/big") != 1 {
 		t.Errorf("the server saw %v", s.hits)
 	}
-	in, err := Inspect(store, res.Agent)
+	in, err := Inspect(t.Context(), store, res.Agent)
 	if err != nil {
 		t.Fatal(err)
 	}
-	steps := map[string][]checkpoint.ExchangeStep{}
+	steps := map[string][]conversation.ExchangeStep{}
 	for _, m := range in.State.Messages {
 		for _, ex := range m.Net {
 			steps[m.CallID] = append(steps[m.CallID], ex.Step)

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/sandbox"
 )
@@ -340,9 +342,9 @@ func (r *run) keepPast() error {
 func roundDelegated(st *checkpoint.State) bool {
 	for i := len(st.Messages) - 1; i >= 0; i-- {
 		switch m := &st.Messages[i]; m.Role {
-		case checkpoint.RoleAssistant:
-			return slices.ContainsFunc(m.ToolCalls, func(c checkpoint.ToolCall) bool { return c.Name == DelegateTool })
-		case checkpoint.RoleUser:
+		case conversation.RoleAssistant:
+			return slices.ContainsFunc(m.ToolCalls, func(c conversation.ToolCall) bool { return c.Name == DelegateTool })
+		case conversation.RoleUser:
 			return false
 		}
 	}

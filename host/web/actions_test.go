@@ -44,7 +44,7 @@ func TestApproveThenResumeFinishes(t *testing.T) {
 	}
 	// The same record as Engine.Decide, what `cairn approve` calls, writes.
 	f.awaiting("cli")
-	if err := f.eng.Decide("cli", "call_1_0", host.Decision{Approved: true}); err != nil {
+	if err := f.eng.Decide(t.Context(), "cli", "call_1_0", host.Decision{Approved: true}); err != nil {
 		t.Fatal(err)
 	}
 	api, cli := lastRecord(t, f, "ap"), lastRecord(t, f, "cli")
@@ -81,7 +81,7 @@ func TestApproveThenResumeFinishes(t *testing.T) {
 // lastRecord is the newest record of an agent's open round.
 func lastRecord(t *testing.T, f *fixture, id string) checkpoint.Record {
 	t.Helper()
-	in, err := host.Inspect(f.store, id)
+	in, err := host.Inspect(t.Context(), f.store, id)
 	if err != nil || len(in.Tail) == 0 {
 		t.Fatalf("agent %s: %v, tail %d records", id, err, len(in.Tail))
 	}

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/host"
 )
@@ -61,7 +63,7 @@ func (s *Server) line(sum checkpoint.Summary) agentLine {
 }
 
 func (s *Server) handleAgent(w http.ResponseWriter, r *http.Request) {
-	in, err := host.Inspect(s.store, r.PathValue("id"))
+	in, err := host.Inspect(r.Context(), s.store, r.PathValue("id"))
 	if err != nil {
 		fail(w, err)
 		return
@@ -73,7 +75,7 @@ func (s *Server) handleAgent(w http.ResponseWriter, r *http.Request) {
 	for _, b := range in.Bookmarks {
 		v.Bookmarks = append(v.Bookmarks, bookmark{Label: b.Label, Round: b.Round, Time: b.Time})
 	}
-	if v.Awaiting, err = host.Pending(s.store, st.Agent); err != nil {
+	if v.Awaiting, err = host.Pending(r.Context(), s.store, st.Agent); err != nil {
 		fail(w, err)
 		return
 	}
@@ -83,23 +85,23 @@ func (s *Server) handleAgent(w http.ResponseWriter, r *http.Request) {
 // round is one round of the conversation: the user's messages that led
 // to it, the model's turn and the results of its calls.
 type round struct {
-	Round    int                  `json:"round"`
-	Messages []checkpoint.Message `json:"messages"`
+	Round    int                    `json:"round"`
+	Messages []conversation.Message `json:"messages"`
 }
 
 // rounds groups a conversation by round: each assistant message opens
 // one, the user messages before it belong to it, and the tool results
 // after it. User messages after the last turn make a round of their own,
 // numbered past the boundary, that the model has not answered yet.
-func rounds(msgs []checkpoint.Message) []round {
+func rounds(msgs []conversation.Message) []round {
 	var out []round
-	var lead []checkpoint.Message
+	var lead []conversation.Message
 	for _, m := range msgs {
 		switch {
-		case m.Role == checkpoint.RoleAssistant:
+		case m.Role == conversation.RoleAssistant:
 			out = append(out, round{Round: len(out) + 1, Messages: append(lead, m)})
 			lead = nil
-		case m.Role == checkpoint.RoleTool && len(out) > 0:
+		case m.Role == conversation.RoleTool && len(out) > 0:
 			out[len(out)-1].Messages = append(out[len(out)-1].Messages, m)
 		default:
 			lead = append(lead, m)
@@ -112,7 +114,7 @@ func rounds(msgs []checkpoint.Message) []round {
 }
 
 func (s *Server) handleConversation(w http.ResponseWriter, r *http.Request) {
-	in, err := host.Inspect(s.store, r.PathValue("id"))
+	in, err := host.Inspect(r.Context(), s.store, r.PathValue("id"))
 	if err != nil {
 		fail(w, err)
 		return
@@ -132,7 +134,7 @@ func (s *Server) handleConversation(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleRuns(w http.ResponseWriter, r *http.Request) {
-	in, err := host.Inspect(s.store, r.PathValue("id"))
+	in, err := host.Inspect(r.Context(), s.store, r.PathValue("id"))
 	if err != nil {
 		fail(w, err)
 		return
@@ -146,7 +148,7 @@ func (s *Server) handleApprovals(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	pending, err := host.Pending(s.store, id)
+	pending, err := host.Pending(r.Context(), s.store, id)
 	if err != nil {
 		fail(w, err)
 		return
@@ -174,7 +176,7 @@ func (s *Server) handleDiff(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	got, changes, err := s.eng.Changes(r.PathValue("id"), n)
+	got, changes, err := s.eng.Changes(r.Context(), r.PathValue("id"), n)
 	if err != nil {
 		fail(w, err)
 		return
