@@ -165,8 +165,10 @@ func (s *State) Clone() (*State, error) {
 }
 
 // applyResult makes what a committed call's result carries besides its
-// output part of the state: a task list, the tokens and cost it spent.
+// output part of the state: a task list, the tokens and cost it spent,
+// the requests it sent.
 func (s *State) applyResult(r *Result) {
+	s.Usage = s.Usage.AddNet(r.Net)
 	if r.Todos != nil {
 		s.Todos = append([]Todo(nil), r.Todos.Items...)
 	}
