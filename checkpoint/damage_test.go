@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+
+	"github.com/cairnrun/cairn/checkpoint/conversation"
 )
 
 // damaged is an agent with three committed rounds whose journal the test
@@ -287,7 +289,7 @@ func FuzzJournal(f *testing.F) {
 
 func FuzzDecodeState(f *testing.F) {
 	st := NewState("a", Definition{Workspace: "/w", Modules: map[string]string{"m": "sha256:00"}}, Labels{Tenant: "t"}, t0)
-	st.Messages = []Message{{Role: RoleUser, Text: "hi"}}
+	st.Messages = []conversation.Message{{Role: conversation.RoleUser, Text: "hi"}}
 	b, _ := encodeState(st)
 	f.Add(b)
 	f.Add([]byte{0xa0})

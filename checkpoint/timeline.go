@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+
+	"github.com/cairnrun/cairn/checkpoint/conversation"
 )
 
 // Timeline keeps an agent's past boundaries, so that its workspace can
@@ -84,7 +86,7 @@ func StateAt(now *State, p Past) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
-	st.Messages = append([]Message(nil), now.Messages[:p.Messages]...)
+	st.Messages = append([]conversation.Message(nil), now.Messages[:p.Messages]...)
 	return st, nil
 }
 

@@ -10,8 +10,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/abi"
-	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/sandbox"
 	"github.com/cairnrun/cairn/sandbox/overlay"
 )
@@ -20,7 +21,7 @@ import (
 // whether that text reports a failure, and what the call changed in its
 // overlay of the workspace.
 type callResult struct {
-	call     checkpoint.ToolCall
+	call     conversation.ToolCall
 	output   string
 	isError  bool
 	duration time.Duration
@@ -33,9 +34,9 @@ type callResult struct {
 	// sight is what a sandboxed call ran with and saw; recording, what
 	// the run keeps of it for `cairn verify` (verify_record.go).
 	sight     *sight
-	recording *checkpoint.Recording
+	recording *conversation.Recording
 	// net is the call's network exchanges.
-	net []checkpoint.Exchange
+	net []conversation.Exchange
 	// How the result became durable: journaled as the call finished;
 	// held for the round's settlement; interrupted, never journaled
 	// (resume seals the call). changed says settling changed it;
@@ -56,14 +57,14 @@ type workspaceView struct {
 	staging func(call string) string
 	// net journals a call's network exchanges; nil gives calls no
 	// network.
-	net func(checkpoint.ToolCall, sandbox.Net) *netJournal
+	net func(conversation.ToolCall, sandbox.Net) *netJournal
 }
 
 // runCall runs one call to the end. It never returns an error: whatever goes
 // wrong — an unknown tool, bad arguments, a module that traps, loops or
 // writes garbage — becomes an error result the model can read, and the run
 // goes on.
-func (ts *toolset) runCall(ctx context.Context, ws workspaceView, c checkpoint.ToolCall) callResult {
+func (ts *toolset) runCall(ctx context.Context, ws workspaceView, c conversation.ToolCall) callResult {
 	start := time.Now()
 	res := callResult{call: c}
 	out, err := ts.invoke(ctx, ws, c, &res)
@@ -76,7 +77,7 @@ func (ts *toolset) runCall(ctx context.Context, ws workspaceView, c checkpoint.T
 	return res
 }
 
-func (ts *toolset) invoke(ctx context.Context, ws workspaceView, c checkpoint.ToolCall, res *callResult) (string, error) {
+func (ts *toolset) invoke(ctx context.Context, ws workspaceView, c conversation.ToolCall, res *callResult) (string, error) {
 	t, ok := ts.tools[c.Name]
 	if !ok {
 		return "", fmt.Errorf("there is no tool %q; the tools are: %s", c.Name, ts.names())
@@ -180,8 +181,8 @@ func describeFailure(err error) string {
 // concurrent use, and end may mark the result it is given. The last call runs on the caller's goroutine, so a turn
 // of one call starts none: starting one wakes another core, which a call
 // of a few hundred µs pays for.
-func (ts *toolset) runCalls(ctx context.Context, ws workspaceView, calls []checkpoint.ToolCall,
-	start func(checkpoint.ToolCall), end func(*callResult)) []callResult {
+func (ts *toolset) runCalls(ctx context.Context, ws workspaceView, calls []conversation.ToolCall,
+	start func(conversation.ToolCall), end func(*callResult)) []callResult {
 	results := make([]callResult, len(calls))
 	run := func(i int) {
 		start(calls[i])

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/host/model"
 )
@@ -98,7 +100,7 @@ func (c ContextSpec) summaryCap() int { return c.Budget / 10 }
 // conversation is what the round's request sends and how many of the
 // model's turns it leaves out: the whole conversation, or, under a context
 // budget, the run's window brought within it (see fit).
-func (r *run) conversation(ctx context.Context, round int) ([]checkpoint.Message, int, error) {
+func (r *run) conversation(ctx context.Context, round int) ([]conversation.Message, int, error) {
 	if r.af.Context.Budget == 0 {
 		return r.requestMessages(), 0, nil
 	}
@@ -117,15 +119,15 @@ func (r *run) conversation(ctx context.Context, round int) ([]checkpoint.Message
 // left it and the question. Nothing is cut for a question, since Ask
 // writes nothing to the agent: the request may go over the budget by what
 // the conversation gained since the last cut.
-func askConversation(af *AgentFile, tools []model.Tool, st *checkpoint.State, question string) ([]checkpoint.Message, int, error) {
-	q := checkpoint.Message{Role: checkpoint.RoleUser, Text: question}
+func askConversation(af *AgentFile, tools []model.Tool, st *checkpoint.State, question string) ([]conversation.Message, int, error) {
+	q := conversation.Message{Role: conversation.RoleUser, Text: question}
 	if af.Context.Budget == 0 {
-		return append(append([]checkpoint.Message(nil), st.Messages...), q), 0, nil
+		return append(append([]conversation.Message(nil), st.Messages...), q), 0, nil
 	}
 	w, err := newWindow(af.Context, af.System, tools, st)
 	if err != nil {
 		return nil, 0, err
 	}
-	msgs, _ := w.request([]checkpoint.Message{q})
+	msgs, _ := w.request([]conversation.Message{q})
 	return msgs, w.earlier, nil
 }

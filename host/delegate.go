@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/host/model"
 )
@@ -216,7 +218,7 @@ func neverPrompted(rec *checkpoint.Recovered) bool {
 // answerOf is the sub-agent's answer: its last message, the model's text.
 func answerOf(st *checkpoint.State) string {
 	for i := len(st.Messages) - 1; i >= 0; i-- {
-		if m := st.Messages[i]; m.Role == checkpoint.RoleAssistant {
+		if m := st.Messages[i]; m.Role == conversation.RoleAssistant {
 			return m.Text
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/internal/syncpoint"
 	"github.com/cairnrun/cairn/sandbox/overlay"
@@ -80,7 +82,7 @@ func (g *roundSync) write(recs ...checkpoint.Record) error {
 
 // startCalls makes the staging directories of the calls that may write
 // and journals every call as executing, durably, before any of them runs.
-func (r *run) startCalls(round int, calls []checkpoint.ToolCall) error {
+func (r *run) startCalls(round int, calls []conversation.ToolCall) error {
 	if err := r.makeStaging(round, calls); err != nil {
 		return fmt.Errorf("round %d: make its staging: %w", round, err)
 	}
@@ -97,7 +99,7 @@ func (r *run) startCalls(round int, calls []checkpoint.ToolCall) error {
 // makeStaging makes the staging directory of each call whose tool may
 // write, and syncs the directories that name them, so that the staged
 // files a result refers to are reachable after a power cut.
-func (r *run) makeStaging(round int, calls []checkpoint.ToolCall) error {
+func (r *run) makeStaging(round int, calls []conversation.ToolCall) error {
 	view := r.view(round)
 	_, err := os.Stat(r.staging)
 	fresh := errors.Is(err, os.ErrNotExist)

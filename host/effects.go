@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/sandbox/overlay"
 )
@@ -162,7 +164,7 @@ func (r *run) applyCall(round int, res callResult) error {
 }
 
 // applyOne applies one call's journaled changes and journals that it did.
-func (r *run) applyOne(round int, c checkpoint.ToolCall, staging string, effects overlay.Effects) error {
+func (r *run) applyOne(round int, c conversation.ToolCall, staging string, effects overlay.Effects) error {
 	if err := r.beforeApply(staging, effects); err != nil {
 		return fmt.Errorf("call %s: %w", c.ID, err)
 	}

@@ -11,6 +11,8 @@ import (
 	"reflect"
 	"time"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/host/model"
 	"github.com/cairnrun/cairn/sandbox"
@@ -112,6 +114,33 @@ func (e *Engine) ready() error {
 	return nil
 }
 
+// begin is where a method that locks or does I/O starts: ErrNoEngine for
+// an Engine not made by NewEngine, else ctx's error once ctx is done (a
+// nil ctx is never done). The stores' operations take no context, so a
+// call stops at its start, not midway.
+func (e *Engine) begin(ctx context.Context) error {
+	if err := e.ready(); err != nil {
+		return err
+	}
+	return ctxErr(ctx)
+}
+
+// usableNow is usable, then ctx's error as begin gives it.
+func usableNow(ctx context.Context, store checkpoint.Store) error {
+	if err := usable(store); err != nil {
+		return err
+	}
+	return ctxErr(ctx)
+}
+
+// ctxErr is ctx.Err(), nil for a nil ctx.
+func ctxErr(ctx context.Context) error {
+	if ctx == nil {
+		return nil
+	}
+	return ctx.Err()
+}
+
 // usable says whether store can be used: ErrNoStore for nil, or for a nil
 // pointer in the interface, which is what an OpenStore whose error was
 // dropped gives.
@@ -163,7 +192,7 @@ type Result struct {
 	Reason string
 	// Rounds is the number of rounds the agent has committed in all.
 	Rounds    int
-	Usage     checkpoint.Usage
+	Usage     conversation.Usage
 	ToolCalls int
 	// Text is the model's last text.
 	Text string

@@ -8,8 +8,9 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/abi"
-	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/host/model"
 )
 
@@ -122,7 +123,7 @@ func (ts *toolset) addExternal(server string, conn ExternalTools, et ExternalToo
 // callRemote calls a tool of an MCP server. A server that fails mid-call
 // is an error result the model reads, saying the call's effects are
 // unknown.
-func (t *tool) callRemote(ctx context.Context, c checkpoint.ToolCall) (string, error) {
+func (t *tool) callRemote(ctx context.Context, c conversation.ToolCall) (string, error) {
 	input, err := t.schema.check(c.Input)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", c.Name, err)
@@ -153,7 +154,7 @@ func serverInfo(s MCPServer) ToolInfo {
 // actionOf is what the approval rules do with a call: the first matching
 // rule's action, else allow, except for a tool outside the sandbox, which
 // runs only when a rule or a person allows it.
-func (r *run) actionOf(c checkpoint.ToolCall) (Action, int) {
+func (r *run) actionOf(c conversation.ToolCall) (Action, int) {
 	action, rule := decide(r.af.Approvals, c)
 	if rule < 0 && r.tools.unsandboxed(c.Name) {
 		action = ActionAsk

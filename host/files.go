@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/filepool"
 	"github.com/cairnrun/cairn/sandbox/overlay"
@@ -76,6 +78,7 @@ func (r *run) noteOutsideChanges(ctx context.Context, changes []filepool.Change,
 		return nil
 	}
 	r.pool.Accept(changes)
+	r.outside = true
 	for _, c := range changes {
 		if e, ok := r.pool.Lookup(c.Path); ok {
 			r.roundFiles = append(r.roundFiles, fileEntry(e))
@@ -83,7 +86,7 @@ func (r *run) noteOutsideChanges(ctx context.Context, changes []filepool.Change,
 	}
 	text := "Files changed outside the agent " + while + ":\n" + filepool.Summary(changes)
 	r.emit(Event{Type: EventFilesChanged, Text: text})
-	msg := checkpoint.Message{Role: checkpoint.RoleUser, Text: text, Note: true}
+	msg := conversation.Message{Role: conversation.RoleUser, Text: text, Note: true}
 	r.pending = append(r.pending, msg)
 	return r.log.Append(checkpoint.Record{Type: checkpoint.RecUser, Time: now(), Message: &msg})
 }

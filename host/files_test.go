@@ -7,7 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/filepool"
 	"github.com/cairnrun/cairn/sandbox/overlay"
 )
@@ -58,7 +59,7 @@ func TestOutsideChangeWhileStopped(t *testing.T) {
 		t.Fatalf("files_changed said %q", told)
 	}
 	rec, _ = store.Read("p")
-	var note *checkpoint.Message
+	var note *conversation.Message
 	for i, m := range rec.State.Messages {
 		if m.Note {
 			note = &rec.State.Messages[i]
@@ -142,7 +143,7 @@ turns:
 		t.Fatalf("the read is not in the file pool: %+v", rec.State.Files)
 	}
 	os.WriteFile(filepath.Join(ws, "notes.md"), []byte("edited by someone else"), 0o644)
-	if err := eng.Decide("rw", "call_2_0", Decision{Approved: true}); err != nil {
+	if err := eng.Decide(t.Context(), "rw", "call_2_0", Decision{Approved: true}); err != nil {
 		t.Fatal(err)
 	}
 	if res, err = eng.Resume(context.Background(), ResumeOptions{ID: "rw"}); err != nil || res.Status != StatusDone {

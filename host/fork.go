@@ -1,6 +1,7 @@
 package host
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -17,8 +18,8 @@ import (
 //
 // checkpoint.ErrNotFound, checkpoint.ErrLocked while the agent runs,
 // ErrWorkspaceTooLarge.
-func (e *Engine) Snapshot(id, label string) (*checkpoint.Bookmark, error) {
-	if err := e.ready(); err != nil {
+func (e *Engine) Snapshot(ctx context.Context, id, label string) (*checkpoint.Bookmark, error) {
+	if err := e.begin(ctx); err != nil {
 		return nil, err
 	}
 	b, archive, err := e.capture(id, label)
@@ -88,8 +89,8 @@ var ErrNoBookmark = errors.New("no such bookmark")
 // checkpoint.ErrNotFound, checkpoint.ErrExists when As names an agent,
 // checkpoint.ErrLocked when forking the last round of an agent that runs,
 // ErrNoBookmark, a workspace directory that is not empty.
-func (e *Engine) Fork(opts ForkOptions) (*checkpoint.State, error) {
-	if err := e.ready(); err != nil {
+func (e *Engine) Fork(ctx context.Context, opts ForkOptions) (*checkpoint.State, error) {
+	if err := e.begin(ctx); err != nil {
 		return nil, err
 	}
 	if opts.As == "" {

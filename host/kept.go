@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/filepool"
 	"github.com/cairnrun/cairn/sandbox/overlay"
@@ -112,7 +114,7 @@ func (r *run) applyKept(round int, results []callResult) ([]string, error) {
 }
 
 // keptResult rebuilds a call's result from its journal record.
-func (r *run) keptResult(round int, c checkpoint.ToolCall, rec checkpoint.Record) (callResult, error) {
+func (r *run) keptResult(round int, c conversation.ToolCall, rec checkpoint.Record) (callResult, error) {
 	res := callResult{call: c, output: rec.Result.Output, isError: rec.Result.IsError, journaled: true,
 		staging: r.view(round).staging(c.ID), native: nativeOf(rec.Result)}
 	if len(rec.Result.Effects) == 0 {

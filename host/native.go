@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/abi"
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/host/model"
@@ -74,7 +76,7 @@ type NativeCall struct {
 	// Agent is the id of the agent making the call; Round its round.
 	Agent string
 	Round int
-	Call  checkpoint.ToolCall
+	Call  conversation.ToolCall
 	// Input is the call's input, checked against the tool's schema.
 	Input json.RawMessage
 	// Store is the store the agent is kept in.
@@ -90,7 +92,7 @@ type NativeResult struct {
 	Output  string
 	IsError bool
 	Todos   *checkpoint.TodoList
-	Usage   *checkpoint.Usage
+	Usage   *conversation.Usage
 	Effect  []byte
 
 	child string // the sub-agent a delegation's result is from
@@ -148,7 +150,7 @@ func (ts *toolset) addNative(nt NativeTool) error {
 }
 
 // callNative carries out a call of a native tool for the toolset's run.
-func (ts *toolset) callNative(ctx context.Context, t *tool, c checkpoint.ToolCall, res *callResult) (string, error) {
+func (ts *toolset) callNative(ctx context.Context, t *tool, c conversation.ToolCall, res *callResult) (string, error) {
 	input, err := t.schema.check(c.Input)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", c.Name, err)
@@ -171,7 +173,7 @@ func (ts *toolset) callNative(ctx context.Context, t *tool, c checkpoint.ToolCal
 }
 
 // nativeCall is what a native tool of r is given for call c.
-func (r *run) nativeCall(c checkpoint.ToolCall, input string) *NativeCall {
+func (r *run) nativeCall(c conversation.ToolCall, input string) *NativeCall {
 	st := r.state()
 	return &NativeCall{Agent: r.agentID, Round: st.Round + 1, Call: c, Input: json.RawMessage(input),
 		Store: r.store, State: st, run: r}

@@ -7,8 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/abi"
-	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/sandbox"
 	"github.com/cairnrun/cairn/sandbox/netguard"
 )
@@ -130,7 +131,7 @@ type NetUsage struct {
 }
 
 // netUsage sums a call's exchanges; nil for a call that made none.
-func netUsage(exs []checkpoint.Exchange) *NetUsage {
+func netUsage(exs []conversation.Exchange) *NetUsage {
 	if len(exs) == 0 {
 		return nil
 	}

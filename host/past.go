@@ -3,6 +3,8 @@ package host
 import (
 	"fmt"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/checkpoint"
 )
 
@@ -94,7 +96,7 @@ func (e *Engine) lastPastChange(agent string) int {
 //
 // checkpoint.ErrNotFound; checkpoint.ErrNoPast for a round the store
 // keeps no past of; ErrNoCopy for a store that keeps no pasts.
-func RoundMessages(store checkpoint.Store, agent string, n int) ([]checkpoint.Message, *checkpoint.State, error) {
+func RoundMessages(store checkpoint.Store, agent string, n int) ([]conversation.Message, *checkpoint.State, error) {
 	rec, err := store.Read(agent)
 	if err != nil {
 		return nil, nil, err

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/host/model"
 )
@@ -292,12 +294,12 @@ func (r *run) answered() (string, bool) {
 		return "", false
 	}
 	last := msgs[len(msgs)-1]
-	return last.Text, last.Role == checkpoint.RoleAssistant && len(last.ToolCalls) == 0
+	return last.Text, last.Role == conversation.RoleAssistant && len(last.ToolCalls) == 0
 }
 
 // callsNamed picks the calls whose ids are listed.
-func callsNamed(calls []checkpoint.ToolCall, ids []string) []checkpoint.ToolCall {
-	var out []checkpoint.ToolCall
+func callsNamed(calls []conversation.ToolCall, ids []string) []conversation.ToolCall {
+	var out []conversation.ToolCall
 	for _, c := range calls {
 		if slices.Contains(ids, c.ID) {
 			out = append(out, c)
@@ -331,7 +333,7 @@ func (rep Report) drop() Report {
 
 // tailTurn finds the model's turn and the user's prompt in an interrupted
 // round.
-func tailTurn(tail []checkpoint.Record) (turn, user *checkpoint.Message) {
+func tailTurn(tail []checkpoint.Record) (turn, user *conversation.Message) {
 	for _, rec := range tail {
 		switch rec.Type {
 		case checkpoint.RecTurn:
@@ -344,7 +346,7 @@ func tailTurn(tail []checkpoint.Record) (turn, user *checkpoint.Message) {
 }
 
 // tailUsage is what the model's turn of an interrupted round cost, or nil.
-func tailUsage(tail []checkpoint.Record) *checkpoint.Usage {
+func tailUsage(tail []checkpoint.Record) *conversation.Usage {
 	for _, rec := range tail {
 		if rec.Type == checkpoint.RecTurn && rec.Usage != nil {
 			u := *rec.Usage

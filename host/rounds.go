@@ -2,6 +2,7 @@ package host
 
 import (
 	"bufio"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -297,7 +298,10 @@ var ErrNoChanges = errors.New("no changes kept for that round")
 // changes this node kept, or else from the store's pasts (a round run
 // on another node, or too long ago to be kept here), whose changes name
 // no call.
-func (e *Engine) Changes(agent string, round int) (int, []FileChange, error) {
+func (e *Engine) Changes(ctx context.Context, agent string, round int) (int, []FileChange, error) {
+	if err := e.begin(ctx); err != nil {
+		return 0, nil, err
+	}
 	n, out, err := e.keptChanges(agent, round)
 	if !errors.Is(err, ErrNoChanges) {
 		return n, out, err

@@ -3,6 +3,8 @@ package host
 import (
 	"fmt"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/checkpoint"
 )
 
@@ -72,7 +74,7 @@ func (r *run) inspect(rec *checkpoint.Recovered) Report {
 	return report
 }
 
-func (r *run) seal(c checkpoint.ToolCall, p checkpoint.Phase, net []SealedExchange) Seal {
+func (r *run) seal(c conversation.ToolCall, p checkpoint.Phase, net []SealedExchange) Seal {
 	if sent := sentExchanges(net); len(sent) > 0 {
 		return netSeal(c, p, net, sent)
 	}

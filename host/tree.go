@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/checkpoint"
 )
 
@@ -31,12 +33,12 @@ type tree struct {
 	deadline time.Time
 	mu       sync.Mutex
 	// used is, by agent, the usage not yet part of its parent's state.
-	used map[string]checkpoint.Usage
+	used map[string]conversation.Usage
 }
 
 // newTree starts the tree of the top-level run r.
 func newTree(r *run) *tree {
-	t := &tree{limits: r.af.Limits, used: map[string]checkpoint.Usage{r.agentID: r.state().Usage}}
+	t := &tree{limits: r.af.Limits, used: map[string]conversation.Usage{r.agentID: r.state().Usage}}
 	if r.af.Limits.MaxTime > 0 {
 		t.deadline = r.startedAt.Add(time.Duration(r.af.Limits.MaxTime))
 	}
@@ -45,7 +47,7 @@ func newTree(r *run) *tree {
 
 // report records an agent's usage at its boundary, and forgets the
 // children whose usage that now includes.
-func (t *tree) report(agent string, u checkpoint.Usage, children []string) {
+func (t *tree) report(agent string, u conversation.Usage, children []string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.used[agent] = u
@@ -54,10 +56,10 @@ func (t *tree) report(agent string, u checkpoint.Usage, children []string) {
 	}
 }
 
-func (t *tree) total() checkpoint.Usage {
+func (t *tree) total() conversation.Usage {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	var sum checkpoint.Usage
+	var sum conversation.Usage
 	for _, u := range t.used {
 		sum = sum.Add(u)
 	}
@@ -231,8 +233,11 @@ func (e *Engine) removeTree(id string) error {
 // RootOf is the top-level agent of the tree agent id is in: id itself for
 // an agent no delegation made, or one whose parent cannot be read.
 func RootOf(store checkpoint.Store, id string) string {
+	if usable(store) != nil {
+		return id
+	}
 	for seen := 0; seen < MaxDepth+1; seen++ {
-		in, err := Inspect(store, id)
+		in, err := inspect(store, id)
 		if err != nil || in.State.Parent == nil {
 			return id
 		}

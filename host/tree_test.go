@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/checkpoint"
 )
 
@@ -47,7 +49,7 @@ func TestResumeParentResumesItsChildren(t *testing.T) {
 		t.Fatalf("the parent's results: %q", got)
 	}
 	kids, _ := Children(store, "lead")
-	var childUsage checkpoint.Usage
+	var childUsage conversation.Usage
 	for _, k := range kids {
 		c, _ := store.Read(k.ID)
 		if n := writesDone(c.State); n != 1 || c.State.Status != checkpoint.StatusDone {
@@ -119,11 +121,11 @@ func TestChildAwaitingApprovalStopsTheTree(t *testing.T) {
 	if root := RootOf(store, beta); root != "lead" {
 		t.Fatalf("RootOf(%s) = %s", beta, root)
 	}
-	pending, err := Pending(store, beta)
+	pending, err := Pending(t.Context(), store, beta)
 	if err != nil || len(pending) != 1 {
 		t.Fatalf("pending of %s: %+v, %v", beta, pending, err)
 	}
-	if err := eng.Decide(beta, pending[0].Call.ID, Decision{Approved: true}); err != nil {
+	if err := eng.Decide(t.Context(), beta, pending[0].Call.ID, Decision{Approved: true}); err != nil {
 		t.Fatal(err)
 	}
 	res, _ = resume(t, eng, "lead", StrategySeal)
@@ -226,8 +228,8 @@ func TestResumeStartsDelegationsThatHadNotStarted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	user := checkpoint.Message{Role: checkpoint.RoleUser, Text: "go"}
-	turn := checkpoint.Message{Role: checkpoint.RoleAssistant, ToolCalls: []checkpoint.ToolCall{
+	user := conversation.Message{Role: conversation.RoleUser, Text: "go"}
+	turn := conversation.Message{Role: conversation.RoleAssistant, ToolCalls: []conversation.ToolCall{
 		{ID: "call_1_0", Name: DelegateTool, Input: `{"agent":"alpha","task":"write alpha.txt"}`},
 		{ID: "call_1_1", Name: DelegateTool, Input: `{"agent":"beta","task":"write beta.txt"}`}}}
 	err = errors.Join(log.Append(
@@ -305,7 +307,7 @@ func TestReplayKeepsARoundThatDelegated(t *testing.T) {
 func writesDone(st *checkpoint.State) int {
 	n := 0
 	for _, m := range st.Messages {
-		if m.Role == checkpoint.RoleTool && !m.IsError {
+		if m.Role == conversation.RoleTool && !m.IsError {
 			n++
 		}
 	}
@@ -324,7 +326,7 @@ func TestParentPastHoldsItsChildrensChanges(t *testing.T) {
 		t.Fatalf("run: %+v, %v", res, err)
 	}
 	ws := filepath.Join(t.TempDir(), "ws")
-	if _, err := eng.Fork(ForkOptions{ID: "lead", Past: true, AtRound: 1, As: "then", Workspace: ws}); err != nil {
+	if _, err := eng.Fork(t.Context(), ForkOptions{ID: "lead", Past: true, AtRound: 1, As: "then", Workspace: ws}); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"alpha", "beta"} {

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -32,8 +33,8 @@ type Undone struct {
 // # Errors
 //
 // checkpoint.ErrNotFound, checkpoint.ErrLocked, ErrNoChanges.
-func (e *Engine) Undo(agent string) (*Undone, error) {
-	if err := e.ready(); err != nil {
+func (e *Engine) Undo(ctx context.Context, agent string) (*Undone, error) {
+	if err := e.begin(ctx); err != nil {
 		return nil, err
 	}
 	lock, err := e.store.Lock(agent, checkpoint.ThisProcess("undo"))

@@ -7,6 +7,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/checkpoint"
 )
 
@@ -30,12 +32,12 @@ func AgentStatus(s checkpoint.Summary) string {
 // AgentLine is one agent as a listing shows it: `cairn ls --json`, and
 // the fields of the HTTP API's agent list that both share.
 type AgentLine struct {
-	Agent     string           `json:"agent"`
-	Status    string           `json:"status"`
-	Rounds    int              `json:"rounds"`
-	ToolCalls int              `json:"tool_calls"`
-	Usage     checkpoint.Usage `json:"usage"`
-	Updated   time.Time        `json:"updated"`
+	Agent     string             `json:"agent"`
+	Status    string             `json:"status"`
+	Rounds    int                `json:"rounds"`
+	ToolCalls int                `json:"tool_calls"`
+	Usage     conversation.Usage `json:"usage"`
+	Updated   time.Time          `json:"updated"`
 	// Error says why the agent could not be read (Status "unreadable").
 	Error string `json:"error,omitempty"`
 	// Parent is, for a sub-agent, the agent whose delegation made it.

@@ -49,7 +49,7 @@ func decide(c *cli.Context, approved bool) error {
 	}
 	defer eng.Close(context.Background())
 	agent, call := c.Args().Get(0), c.Args().Get(1)
-	err = eng.Decide(agent, call, host.Decision{Approved: approved, Reason: c.String("reason")})
+	err = eng.Decide(c.Context, agent, call, host.Decision{Approved: approved, Reason: c.String("reason")})
 	if errors.Is(err, host.ErrNotAwaiting) {
 		return withCode(exitUsage, err)
 	}

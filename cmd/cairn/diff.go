@@ -30,7 +30,7 @@ func diffAction(c *cli.Context) error {
 		return err
 	}
 	defer eng.Close(context.Background())
-	round, changes, err := eng.Changes(c.Args().First(), c.Int("round"))
+	round, changes, err := eng.Changes(c.Context, c.Args().First(), c.Int("round"))
 	if err != nil {
 		return runError(err)
 	}
@@ -82,7 +82,7 @@ func undoAction(c *cli.Context) error {
 		return err
 	}
 	defer eng.Close(context.Background())
-	u, err := eng.Undo(c.Args().First())
+	u, err := eng.Undo(c.Context, c.Args().First())
 	if err != nil {
 		return runError(err)
 	}

@@ -7,9 +7,10 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/urfave/cli/v2"
 
-	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/host"
 )
 
@@ -59,7 +60,7 @@ func lsAction(c *cli.Context) error {
 }
 
 // cost is what the agent's tokens cost, where the agent file gave prices.
-func cost(u checkpoint.Usage) string {
+func cost(u conversation.Usage) string {
 	if u.CostMicroUSD == 0 {
 		return "-"
 	}

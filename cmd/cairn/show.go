@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/cairnrun/cairn/checkpoint"
@@ -110,7 +112,7 @@ func printView(c *cli.Context, v agentView) {
 	fmt.Fprintf(w, "agent file\n%s", indent(v.AgentFile, "  "))
 }
 
-func usageLine(u checkpoint.Usage) string {
+func usageLine(u conversation.Usage) string {
 	s := fmt.Sprintf("%d tokens (%d in, %d out", u.Total(), u.InputTokens, u.OutputTokens)
 	if u.CacheReadTokens+u.CacheWriteTokens > 0 {
 		s += fmt.Sprintf(", cache %d read, %d written", u.CacheReadTokens, u.CacheWriteTokens)
@@ -118,6 +120,9 @@ func usageLine(u checkpoint.Usage) string {
 	s += ")"
 	if u.CostMicroUSD > 0 {
 		s += " · " + cost(u)
+	}
+	if u.NetRequests > 0 {
+		s += fmt.Sprintf(" · %d HTTP requests (%d bytes sent, %d received)", u.NetRequests, u.NetSentBytes, u.NetReceivedBytes)
 	}
 	return s
 }
