@@ -64,7 +64,7 @@ func BenchmarkReadFile(b *testing.B) {
 			between := betweenCalls(r, pace)
 			pacedTimed(b, between, func() {
 				res, err := m.Call(ctx, p, req)
-				if exit := (*ExitError)(nil); errors.As(err, &exit) && exit.Code == minimalExit {
+				if exit := (*exitError)(nil); errors.As(err, &exit) && exit.Code == minimalExit {
 					return // the minimal module answers so
 				}
 				if err != nil || (req.Tool == "read_file" && res.Response.Error != "") {

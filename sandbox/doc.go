@@ -29,9 +29,8 @@
 // clock and a deterministic random stream unless RealClock and RealRandom
 // are set, no host functions but WASI preview 1 without sockets (Imports
 // narrows them; a module importing anything else does not run, and the
-// error names the import: ErrImportDenied), no network without a Net
-// (ErrNetDenied), and bounds on memory, time, stdin and output, open files
-// and staged changes. Policy.DeniedImports and ImportsNet read a module's
+// error names the import), no network without a Net, and bounds on
+// memory, time, stdin and output, open files and staged changes. Policy.DeniedImports and ImportsNet read a module's
 // imports without running it, so that a grant too narrow is found when an
 // agent starts.
 //
@@ -42,9 +41,10 @@
 // module logged on stderr, whether the cap cut that, and how long it ran. Module.Run and
 // Runtime.Exec run a module as a WASI command instead, with stdin, stdout
 // and stderr passed through; a non-zero exit is in Exit.Code, not an
-// error. A call fails, wrapped with what happened, with ErrDeadline,
-// ErrMemoryLimit, ErrTrap, ErrExit (an *ExitError with the code and the end
-// of the log), ErrBadResponse, ErrRequestTooLarge, ErrInvalidModule or
+// error. A call fails with an error that says what happened: a trap, a
+// module out of memory, a non-zero exit with the end of its log, a
+// response that does not read; those a caller branches on are wrapped:
+// ErrDeadline, ErrRequestTooLarge, ErrCompileLimit and
 // overlay.ErrStagingLimit. Module.Describe runs the module once to ask for
 // its manifest, for packing it at build time.
 //

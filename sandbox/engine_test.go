@@ -191,7 +191,7 @@ func TestEnginesAgree(t *testing.T) {
 	}
 }
 
-// A module the compiler refuses, compiled apart, is ErrInvalidModule, and
+// A module the compiler refuses, compiled apart, is errInvalidModule, and
 // nothing is marked for it.
 func TestCompileApartInvalid(t *testing.T) {
 	ctx := context.Background()
@@ -200,8 +200,8 @@ func TestCompileApartInvalid(t *testing.T) {
 	defer r.Close(ctx)
 	r.memoryLimit = func() (int64, bool) { return 128 << 20, true }
 	bad := []byte("\x00asm\x01\x00\x00\x00\x01\x03\x01\x42\x00")
-	if _, err := r.Compile(ctx, bad); !errors.Is(err, ErrInvalidModule) {
-		t.Fatalf("compile an invalid module apart: %v, want ErrInvalidModule", err)
+	if _, err := r.Compile(ctx, bad); !errors.Is(err, errInvalidModule) {
+		t.Fatalf("compile an invalid module apart: %v, want errInvalidModule", err)
 	}
 	if r.cached(digestOf(bad)) {
 		t.Error("an invalid module is marked as compiled")

@@ -58,15 +58,15 @@ func checkImports(cm wazero.CompiledModule, wasi map[string]bool) error {
 			continue
 		}
 		if mod != wasi_snapshot_preview1.ModuleName {
-			return fmt.Errorf("%w: %s.%s (only %s is available)", ErrImportDenied, mod, name, wasi_snapshot_preview1.ModuleName)
+			return fmt.Errorf("%w: %s.%s (only %s is available)", errImportDenied, mod, name, wasi_snapshot_preview1.ModuleName)
 		}
 		if !wasi[name] {
-			return fmt.Errorf("%w: %s.%s is not a WASI preview 1 function", ErrImportDenied, mod, name)
+			return fmt.Errorf("%w: %s.%s is not a WASI preview 1 function", errImportDenied, mod, name)
 		}
 	}
 	for _, m := range cm.ImportedMemories() {
 		mod, name, _ := m.Import()
-		return fmt.Errorf("%w: memory %s.%s", ErrImportDenied, mod, name)
+		return fmt.Errorf("%w: memory %s.%s", errImportDenied, mod, name)
 	}
 	return nil
 }
@@ -75,7 +75,7 @@ func checkImports(cm wazero.CompiledModule, wasi map[string]bool) error {
 // does not allow, naming every one and how to allow it.
 func checkGranted(cm wazero.CompiledModule, p Policy) error {
 	if p.Net == nil && importsNet(cm) {
-		return fmt.Errorf("%w; grant the module the network (net: in its grant in the agent file, --net for cairn exec)", ErrNetDenied)
+		return fmt.Errorf("%w; grant the module the network (net: in its grant in the agent file, --net for cairn exec)", errNetDenied)
 	}
 	var denied []string
 	for _, f := range cm.ImportedFunctions() {
@@ -88,7 +88,7 @@ func checkGranted(cm wazero.CompiledModule, p Policy) error {
 	}
 	sort.Strings(denied)
 	return fmt.Errorf("%w: %s.%s (not in the policy's imports; add it to Policy.Imports to allow it)",
-		ErrImportDenied, wasi_snapshot_preview1.ModuleName, strings.Join(denied, ", "))
+		errImportDenied, wasi_snapshot_preview1.ModuleName, strings.Join(denied, ", "))
 }
 
 // DeniedImports lists, sorted, the WASI preview 1 functions the module
@@ -99,7 +99,7 @@ func checkGranted(cm wazero.CompiledModule, p Policy) error {
 //
 // # Errors
 //
-// ErrInvalidModule for bytes whose sections or imports do not read.
+// An error for bytes whose sections or imports do not read.
 func (p Policy) DeniedImports(wasm []byte) ([]string, error) {
 	secs, err := wasmcode.Sections(wasm)
 	if err != nil {

@@ -102,7 +102,7 @@ func (m *Module) compileFor(ctx context.Context, rt wazero.Runtime, pages uint32
 		if cctx.Err() != nil {
 			return nil, fmt.Errorf("%w: compiling it did not end within %s or before its caller gave up (Config.CompileTimeout)", ErrCompileLimit, m.r.limits.timeout)
 		}
-		return nil, fmt.Errorf("%w: %v", ErrInvalidModule, err)
+		return nil, fmt.Errorf("%w: %v", errInvalidModule, err)
 	}
 	if err := checkImports(cm, wasiFunctions(rt)); err != nil {
 		cm.Close(ctx)
@@ -131,8 +131,8 @@ type Exit struct {
 //
 // # Errors
 //
-// ErrDeadline when the policy's timeout passes, ErrTrap when the module
-// traps, and errors setting up its mounts.
+// ErrDeadline when the policy's timeout passes, an error saying so when
+// the module traps, and errors setting up its mounts.
 func (m *Module) Run(ctx context.Context, p Policy, stdin io.Reader, stdout, stderr io.Writer) (Exit, error) {
 	out := &capped{w: stdout, limit: orDefault(p.StdoutLimit, defaultStdoutLimit)}
 	errOut := &capped{w: stderr, limit: orDefault(p.StderrLimit, defaultStderrLimit)}
@@ -186,7 +186,7 @@ func exitOf(ex Exit, err error, p Policy) (Exit, error) {
 	}
 	var exitErr *sys.ExitError
 	if !errors.As(err, &exitErr) {
-		return ex, fmt.Errorf("%w: %v", ErrTrap, err)
+		return ex, fmt.Errorf("%w: %v", errTrap, err)
 	}
 	switch exitErr.ExitCode() {
 	case sys.ExitCodeDeadlineExceeded:
@@ -280,9 +280,9 @@ type CallResult struct {
 //
 // # Errors
 //
-// Those of Run, and *ExitError (ErrExit) for a non-zero exit, ErrMemoryLimit
-// when the module ran out of memory, ErrBadResponse when stdout is not one
-// valid response, ErrRequestTooLarge (before running anything) when the
+// Those of Run; an error saying so, with the status and the end of the
+// module's log, for a non-zero exit, for a module out of memory, and when
+// stdout is not one valid response; ErrRequestTooLarge (before running anything) when the
 // request is past the policy's StdinLimit or abi.MaxMessageSize,
 // overlay.ErrStagingLimit when an overlay it mounts refused it a
 // change for the policy's staging limits (whatever the module answered).
@@ -307,15 +307,15 @@ func (m *Module) Call(ctx context.Context, p Policy, req abi.Request) (CallResul
 	}
 	if ex.Code != 0 {
 		if strings.Contains(string(res.Stderr), "out of memory") {
-			return res, fmt.Errorf("%w (%d MiB): %s", ErrMemoryLimit, int64(p.memoryPages())/16, tail(res.Stderr))
+			return res, fmt.Errorf("%w (%d MiB): %s", errMemoryLimit, int64(p.memoryPages())/16, tail(res.Stderr))
 		}
-		return res, &ExitError{Code: ex.Code, StderrTail: tail(res.Stderr)}
+		return res, &exitError{Code: ex.Code, StderrTail: tail(res.Stderr)}
 	}
 	if res.Response, err = abi.DecodeResponse(out.buf.Bytes()); err != nil {
 		if out.truncated {
-			return res, fmt.Errorf("%w: its output passed the %d-byte cap", ErrBadResponse, out.limit)
+			return res, fmt.Errorf("%w: its output passed the %d-byte cap", errBadResponse, out.limit)
 		}
-		return res, fmt.Errorf("%w: %v", ErrBadResponse, err)
+		return res, fmt.Errorf("%w: %v", errBadResponse, err)
 	}
 	return res, nil
 }
@@ -344,7 +344,7 @@ func (m *Module) Describe(ctx context.Context) (abi.Manifest, error) {
 		return abi.Manifest{}, err
 	}
 	if ex.Code != 0 {
-		return abi.Manifest{}, &ExitError{Code: ex.Code, StderrTail: tail(errOut.Bytes())}
+		return abi.Manifest{}, &exitError{Code: ex.Code, StderrTail: tail(errOut.Bytes())}
 	}
 	return abi.DecodeManifest(out.Bytes())
 }

@@ -84,7 +84,7 @@ func importsNet(cm wazero.CompiledModule) bool {
 //
 // # Errors
 //
-// ErrInvalidModule for bytes whose sections or imports do not read.
+// An error for bytes whose sections or imports do not read.
 func ImportsNet(wasm []byte) (bool, error) {
 	secs, err := wasmcode.Sections(wasm)
 	if err != nil {

@@ -66,7 +66,7 @@ type Policy struct {
 	MaxStagedPaths int
 	// Net carries the call's HTTP exchanges through the network import
 	// (abi.NetModule). Nil grants no network: a module importing it does
-	// not run (ErrNetDenied).
+	// not run.
 	Net Net
 }
 

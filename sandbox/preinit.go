@@ -53,17 +53,17 @@ func keyOf(p Policy) snapshotKey {
 //
 // # Errors
 //
-// ErrInvalidModule for a fast-mode module that cannot be rewritten.
+// errInvalidModule for a fast-mode module that cannot be rewritten.
 func (m *Module) usePreinit() error {
 	rx, err := wasmcode.NewReactor(m.wasm)
 	if errors.Is(err, wasmcode.ErrNotReactor) {
 		return nil
 	}
-	if errors.Is(err, ErrInvalidModule) {
+	if errors.Is(err, errInvalidModule) {
 		return err // it says what is wrong with the module
 	}
 	if err != nil {
-		return fmt.Errorf("%w: fast mode: %v", ErrInvalidModule, err)
+		return fmt.Errorf("%w: fast mode: %v", errInvalidModule, err)
 	}
 	m.pre = &preinit{rx: rx, snaps: map[snapshotKey]*snapshot{}}
 	m.wasm = rx.Code
@@ -155,7 +155,7 @@ func (m *Module) initialise(ctx context.Context, rt wazero.Runtime, cm wazero.Co
 	// As at instantiation, data must fit in the memory's initial size.
 	for _, d := range m.pre.rx.Data {
 		if !mod.Memory().Write(uint32(d.Off), d.B) {
-			return mod, fmt.Errorf("%w: a data segment is outside its memory", ErrInvalidModule)
+			return mod, fmt.Errorf("%w: a data segment is outside its memory", errInvalidModule)
 		}
 	}
 	if m.hasStart {
@@ -174,7 +174,7 @@ func (m *Module) initialise(ctx context.Context, rt wazero.Runtime, cm wazero.Co
 func (m *Module) callExport(ctx context.Context, mod api.Module) error {
 	fn := mod.ExportedFunction(abi.CallExport)
 	if fn == nil {
-		return fmt.Errorf("%w: no export %s", ErrInvalidModule, abi.CallExport)
+		return fmt.Errorf("%w: no export %s", errInvalidModule, abi.CallExport)
 	}
 	var res []uint64
 	err := m.guarded(ctx, mod, func() (err error) {
@@ -316,7 +316,7 @@ func (m *Module) learnPages(ctx context.Context, rt wazero.Runtime, cm wazero.Co
 func checkCallExport(cm wazero.CompiledModule) error {
 	fn, ok := cm.ExportedFunctions()[abi.CallExport]
 	if !ok || len(fn.ParamTypes()) != 0 || len(fn.ResultTypes()) != 1 || fn.ResultTypes()[0] != api.ValueTypeI32 {
-		return fmt.Errorf("%w: export %s must be a function of type () -> i32", ErrInvalidModule, abi.CallExport)
+		return fmt.Errorf("%w: export %s must be a function of type () -> i32", errInvalidModule, abi.CallExport)
 	}
 	return nil
 }

@@ -322,8 +322,8 @@ func TestNewReactor(t *testing.T) {
 	if _, err := wasmcode.NewReactor(preinitGuest.command); !errors.Is(err, wasmcode.ErrNotReactor) {
 		t.Errorf("command module: %v, want wasmcode.ErrNotReactor", err)
 	}
-	if _, err := wasmcode.NewReactor([]byte("not wasm")); !errors.Is(err, ErrInvalidModule) {
-		t.Errorf("junk: %v, want ErrInvalidModule", err)
+	if _, err := wasmcode.NewReactor([]byte("not wasm")); !errors.Is(err, errInvalidModule) {
+		t.Errorf("junk: %v, want errInvalidModule", err)
 	}
 	rx, err := wasmcode.NewReactor(preinitGuest.reactor)
 	must(t, err)

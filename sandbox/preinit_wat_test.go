@@ -122,8 +122,8 @@ func TestPreinitFailedInitIsNotKept(t *testing.T) {
 	m, err := testRT.Compile(context.Background(), reactorWasm(true))
 	must(t, err)
 	for range 2 {
-		if _, err := m.Run(context.Background(), Policy{}, nil, io.Discard, io.Discard); !errors.Is(err, ErrTrap) {
-			t.Fatalf("got %v, want ErrTrap", err)
+		if _, err := m.Run(context.Background(), Policy{}, nil, io.Discard, io.Discard); !errors.Is(err, errTrap) {
+			t.Fatalf("got %v, want errTrap", err)
 		}
 	}
 	m.pre.mu.Lock()

@@ -250,11 +250,11 @@ func (r *Runtime) runtime(ctx context.Context, k runtimeKey) (wazero.Runtime, er
 //
 // # Errors
 //
-// ErrInvalidModule for bytes wazero does not accept, ErrCompileLimit for a
-// module past a compile limit of Config (or ctx's end while it compiles),
-// ErrImportDenied for a module importing anything but the functions of
-// WASI preview 1, naming the import. Which of those a call may use is the policy's (see Policy.Imports)
-// and is checked by Run and Call.
+// An error for bytes wazero does not accept; ErrCompileLimit for a module
+// past a compile limit of Config (or ctx's end while it compiles); an
+// error naming the import for a module importing anything but the
+// functions of WASI preview 1. Which of those a call may use is the
+// policy's (see Policy.Imports) and is checked by Run and Call.
 func (r *Runtime) Compile(ctx context.Context, wasm []byte) (*Module, error) {
 	digest := digestOf(wasm)
 	r.mu.Lock()

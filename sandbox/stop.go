@@ -24,7 +24,7 @@ func (m *Module) guarded(ctx context.Context, mod api.Module, fn func() error) e
 	stop, ok1 := mod.ExportedGlobal(wasmcode.StopExport).(api.MutableGlobal)
 	fuel, ok2 := mod.ExportedGlobal(wasmcode.FuelExport).(api.MutableGlobal)
 	if !ok1 || !ok2 {
-		return fmt.Errorf("%w: no stop global", ErrInvalidModule)
+		return fmt.Errorf("%w: no stop global", errInvalidModule)
 	}
 	var (
 		mu    sync.Mutex

@@ -26,24 +26,24 @@ type Conflict struct {
 
 func (c Conflict) String() string { return c.Path + ": " + c.Reason }
 
-// ErrConflict is wrapped by the error Apply returns when the workspace no
+// errConflict is wrapped by the error Apply returns when the workspace no
 // longer matches the effects it was given.
-var ErrConflict = errors.New("workspace changed under the call's effects")
+var errConflict = errors.New("workspace changed under the call's effects")
 
 // conflictError lists the conflicts that stopped Apply. Nothing was
 // changed.
 type conflictError struct{ Conflicts []Conflict }
 
 func (e *conflictError) Error() string {
-	msg := fmt.Sprintf("%v: %s", ErrConflict, e.Conflicts[0])
+	msg := fmt.Sprintf("%v: %s", errConflict, e.Conflicts[0])
 	if len(e.Conflicts) > 1 {
 		msg += fmt.Sprintf(" (and %d more)", len(e.Conflicts)-1)
 	}
 	return msg
 }
 
-// Is makes errors.Is(err, ErrConflict) hold.
-func (e *conflictError) Is(target error) bool { return target == ErrConflict }
+// Is makes errors.Is(err, errConflict) hold.
+func (e *conflictError) Is(target error) bool { return target == errConflict }
 
 // Check compares the workspace with the effects of a call and returns the
 // effects Apply would refuse, as conflicts: a path that holds neither the
@@ -55,7 +55,7 @@ func (e *conflictError) Is(target error) bool { return target == ErrConflict }
 //
 // # Errors
 //
-// An invalid manifest (ErrBadManifest), a workspace that cannot be read.
+// An invalid manifest (errBadManifest), a workspace that cannot be read.
 func Check(workspace string, effects Effects) ([]Conflict, error) {
 	if err := effects.Validate(); err != nil {
 		return nil, err

@@ -35,8 +35,8 @@ import (
 //
 // # Errors
 //
-// ErrConflict, listing the conflicts, when the workspace no longer matches the
-// effects, ErrBadManifest for an invalid manifest, an error naming the
+// errConflict, listing the conflicts, when the workspace no longer matches the
+// effects, errBadManifest for an invalid manifest, an error naming the
 // path for a staged file whose content does not match its effect, and
 // filesystem errors. After an error, Apply can be run again.
 func Apply(workspace, staging string, effects Effects) error {

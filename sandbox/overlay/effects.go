@@ -73,24 +73,24 @@ type Effect struct {
 // with Marshal.
 type Effects []Effect
 
-// ErrBadManifest is returned for an effect manifest that does not hold
+// errBadManifest is returned for an effect manifest that does not hold
 // together: a path that is not clean and relative, out of order or twice,
 // an operation that does not match its versions, or a file inside a path
 // that is not a directory.
-var ErrBadManifest = errors.New("invalid effect manifest")
+var errBadManifest = errors.New("invalid effect manifest")
 
 // reservedPrefix starts the names of Apply's temporary files. A guest
 // cannot make a file so named, and a manifest cannot name one.
 const reservedPrefix = ".cairn-apply-"
 
-// Validate checks that the manifest holds together (see ErrBadManifest).
+// Validate checks that the manifest holds together (see errBadManifest).
 func (es Effects) Validate() error {
 	for i, e := range es {
 		if err := e.validate(); err != nil {
-			return fmt.Errorf("%w: %s: %v", ErrBadManifest, e.Path, err)
+			return fmt.Errorf("%w: %s: %v", errBadManifest, e.Path, err)
 		}
 		if i > 0 && es[i-1].Path >= e.Path {
-			return fmt.Errorf("%w: %s: out of order or repeated", ErrBadManifest, e.Path)
+			return fmt.Errorf("%w: %s: out of order or repeated", errBadManifest, e.Path)
 		}
 	}
 	byPath := es.byPath()
@@ -100,7 +100,7 @@ func (es Effects) Validate() error {
 		}
 		for _, a := range ancestors(e.Path) {
 			if d, ok := byPath[a]; ok && !d.New.Dir {
-				return fmt.Errorf("%w: %s: inside %s, which becomes %s", ErrBadManifest, e.Path, a, d.New)
+				return fmt.Errorf("%w: %s: inside %s, which becomes %s", errBadManifest, e.Path, a, d.New)
 			}
 		}
 	}
@@ -170,7 +170,7 @@ func (es Effects) Marshal() ([]byte, error) { return effectsEnc.Marshal(es) }
 //
 // # Errors
 //
-// A CBOR error for bytes that are not a manifest, ErrBadManifest for one
+// A CBOR error for bytes that are not a manifest, errBadManifest for one
 // that does not hold together.
 func DecodeEffects(b []byte) (Effects, error) {
 	var es Effects

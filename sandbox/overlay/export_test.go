@@ -13,3 +13,9 @@ var (
 
 // NodeCost is what each changed path costs of the staging limit.
 const NodeCost = nodeCost
+
+// The sentinels of a refused Apply and of a bad manifest.
+var (
+	ErrConflict    = errConflict
+	ErrBadManifest = errBadManifest
+)
