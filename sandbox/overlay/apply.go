@@ -55,7 +55,7 @@ func (e *conflictError) Is(target error) bool { return target == errConflict }
 //
 // # Errors
 //
-// An invalid manifest (errBadManifest), a workspace that cannot be read.
+// An invalid manifest (see Effects.Validate), a workspace that cannot be read.
 func Check(workspace string, effects Effects) ([]Conflict, error) {
 	if err := effects.Validate(); err != nil {
 		return nil, err

@@ -35,10 +35,10 @@ import (
 //
 // # Errors
 //
-// errConflict, listing the conflicts, when the workspace no longer matches the
-// effects, errBadManifest for an invalid manifest, an error naming the
-// path for a staged file whose content does not match its effect, and
-// filesystem errors. After an error, Apply can be run again.
+// An error listing the conflicts when the workspace no longer matches the
+// effects (Check finds them first), one for an invalid manifest, one
+// naming the path for a staged file whose content does not match its
+// effect, and filesystem errors. After an error, Apply can be run again.
 func Apply(workspace, staging string, effects Effects) error {
 	return apply(workspace, staging, effects, nil)
 }

@@ -8,7 +8,7 @@
 // idempotently, and Discard removes the staging directory. Effects are
 // journaled by the host: Marshal and DecodeEffects are their CBOR form,
 // and DecodeEffects refuses a manifest that could reach outside the
-// workspace (errBadManifest).
+// workspace.
 //
 // The life of a call's changes:
 //

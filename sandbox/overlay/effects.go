@@ -83,7 +83,9 @@ var errBadManifest = errors.New("invalid effect manifest")
 // cannot make a file so named, and a manifest cannot name one.
 const reservedPrefix = ".cairn-apply-"
 
-// Validate checks that the manifest holds together (see errBadManifest).
+// Validate checks that the manifest holds together: clean relative paths
+// in order, each once, none reserved or inside a path that stops being a
+// directory, and operations that fit their versions.
 func (es Effects) Validate() error {
 	for i, e := range es {
 		if err := e.validate(); err != nil {
@@ -170,8 +172,8 @@ func (es Effects) Marshal() ([]byte, error) { return effectsEnc.Marshal(es) }
 //
 // # Errors
 //
-// A CBOR error for bytes that are not a manifest, errBadManifest for one
-// that does not hold together.
+// A CBOR error for bytes that are not a manifest, an "invalid effect
+// manifest" error for one that does not hold together (see Validate).
 func DecodeEffects(b []byte) (Effects, error) {
 	var es Effects
 	if err := effectsDec.Unmarshal(b, &es); err != nil {
