@@ -110,7 +110,7 @@ func TestDecodeEffectsCorrupt(t *testing.T) {
 // FuzzDecodeEffects: any bytes decode to a valid manifest that encodes
 // and decodes to itself, or fail; none panics.
 //
-//	go test ./sandbox -run '^$' -fuzz FuzzDecodeEffects -fuzztime 30s
+//	go test ./sandbox/overlay -run '^$' -fuzz FuzzDecodeEffects -fuzztime 30s
 func FuzzDecodeEffects(f *testing.F) {
 	for _, es := range []overlay.Effects{
 		{{Path: "a.txt", Op: overlay.OpWrite, Base: fileV("a"), New: fileV("b"), Mode: 0o644}},
