@@ -137,7 +137,7 @@ type Limits struct {
 }
 
 // RunLimits bound one run. Zero means no limit, except MaxRounds, whose zero
-// means DefaultMaxRounds.
+// means 50.
 //
 // Rounds count since the user's last prompt; tokens and cost count over
 // the agent's whole life; time counts from the start of each run. All of
@@ -167,8 +167,8 @@ func (l RunLimits) Raise(o RunLimits) RunLimits {
 	return l
 }
 
-// DefaultMaxRounds bounds a run whose agent file sets no max_rounds.
-const DefaultMaxRounds = 50
+// defaultMaxRounds bounds a run whose agent file sets no max_rounds.
+const defaultMaxRounds = 50
 
 // ParseAgentFile reads an agent file from YAML. dir is what relative paths
 // are resolved against. Unknown keys are errors, so a typo is not silently
@@ -273,7 +273,7 @@ func (af *AgentFile) WorkspaceDir() string { return af.Path(af.Workspace) }
 // maxRounds is the effective round limit.
 func (l RunLimits) maxRounds() int {
 	if l.MaxRounds == 0 {
-		return DefaultMaxRounds
+		return defaultMaxRounds
 	}
 	return l.MaxRounds
 }

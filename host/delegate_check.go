@@ -64,7 +64,7 @@ func wider(parent, child *AgentFile, p, c ToolRef) []string {
 			}
 		}
 	}
-	pg, cg := grantOf(Module{Ref: p}), grantOf(Module{Ref: c})
+	pg, cg := grantOf(toolModule{Ref: p}), grantOf(toolModule{Ref: c})
 	if !pg.Workspace.Covers(cg.Workspace) {
 		out = append(out, fmt.Sprintf("workspace: %s", cg.Workspace))
 	}

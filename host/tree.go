@@ -236,7 +236,7 @@ func RootOf(store checkpoint.Store, id string) string {
 	if usable(store) != nil {
 		return id
 	}
-	for seen := 0; seen < MaxDepth+1; seen++ {
+	for seen := 0; seen < maxDepth+1; seen++ {
 		in, err := inspect(store, id)
 		if err != nil || in.State.Parent == nil {
 			return id

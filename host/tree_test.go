@@ -230,8 +230,8 @@ func TestResumeStartsDelegationsThatHadNotStarted(t *testing.T) {
 	}
 	user := conversation.Message{Role: conversation.RoleUser, Text: "go"}
 	turn := conversation.Message{Role: conversation.RoleAssistant, ToolCalls: []conversation.ToolCall{
-		{ID: "call_1_0", Name: DelegateTool, Input: `{"agent":"alpha","task":"write alpha.txt"}`},
-		{ID: "call_1_1", Name: DelegateTool, Input: `{"agent":"beta","task":"write beta.txt"}`}}}
+		{ID: "call_1_0", Name: delegateName, Input: `{"agent":"alpha","task":"write alpha.txt"}`},
+		{ID: "call_1_1", Name: delegateName, Input: `{"agent":"beta","task":"write beta.txt"}`}}}
 	err = errors.Join(log.Append(
 		checkpoint.Record{Type: checkpoint.RecRunStarted, Run: &checkpoint.RunInfo{ID: "run-killed"}},
 		checkpoint.Record{Type: checkpoint.RecUser, Round: 1, Message: &user},
