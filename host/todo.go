@@ -4,10 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/host/model"
+	"github.com/cairnrun/cairn/internal/view"
 )
 
 // The task list: an agent file with `todos: true` gives the model the
@@ -54,32 +54,7 @@ func (todoWrite) Call(_ context.Context, c *nativeCall) (nativeResult, error) {
 	if list.Items == nil {
 		list.Items = []checkpoint.Todo{}
 	}
-	return nativeResult{Output: "The task list now reads:\n" + FormatTodos(list.Items), Todos: list}, nil
-}
-
-// FormatTodos writes a task list one item a line, its status first.
-func FormatTodos(items []checkpoint.Todo) string {
-	if len(items) == 0 {
-		return "(empty)"
-	}
-	var b strings.Builder
-	for i, t := range items {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
-		fmt.Fprintf(&b, "[%s] %s", todoMark(t.Status), t.Text)
-	}
-	return b.String()
-}
-
-func todoMark(s checkpoint.TodoStatus) string {
-	switch s {
-	case checkpoint.TodoDone:
-		return "x"
-	case checkpoint.TodoInProgress:
-		return "~"
-	}
-	return " "
+	return nativeResult{Output: "The task list now reads:\n" + view.FormatTodos(list.Items), Todos: list}, nil
 }
 
 // emitTodos emits, once the round committed, the task list a call of it

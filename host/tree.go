@@ -3,7 +3,6 @@ package host
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
 	"sync"
 	"time"
 
@@ -165,40 +164,6 @@ func Children(store checkpoint.Store, id string) ([]checkpoint.Summary, error) {
 		}
 	}
 	return out, nil
-}
-
-// TreeOrder orders a store's list as trees: each agent followed by its
-// sub-agents, depth first, each with its depth below the top of the list.
-// A sub-agent whose parent is not in the list is listed at the top.
-func TreeOrder(list []checkpoint.Summary) ([]checkpoint.Summary, []int) {
-	ids := map[string]bool{}
-	kids := map[string][]checkpoint.Summary{}
-	for _, s := range list {
-		ids[s.ID] = true
-	}
-	var tops []checkpoint.Summary
-	for _, s := range list {
-		if s.Parent != "" && ids[s.Parent] {
-			kids[s.Parent] = append(kids[s.Parent], s)
-		} else {
-			tops = append(tops, s)
-		}
-	}
-	var out []checkpoint.Summary
-	var depth []int
-	var walk func(s checkpoint.Summary, d int)
-	walk = func(s checkpoint.Summary, d int) {
-		out, depth = append(out, s), append(depth, d)
-		ks := kids[s.ID]
-		sort.Slice(ks, func(i, j int) bool { return ks[i].ID < ks[j].ID })
-		for _, k := range ks {
-			walk(k, d+1)
-		}
-	}
-	for _, s := range tops {
-		walk(s, 0)
-	}
-	return out, depth
 }
 
 // removeChildren removes the sub-agents an agent's delegations made, and

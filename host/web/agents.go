@@ -9,12 +9,13 @@ import (
 
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/host"
+	"github.com/cairnrun/cairn/internal/view"
 )
 
 // agentLine is one agent in the list: `cairn ls --json`'s fields and its
 // labels and lineage.
 type agentLine struct {
-	host.AgentLine
+	view.AgentLine
 	Labels  checkpoint.Labels   `json:"labels"`
 	Lineage *checkpoint.Lineage `json:"lineage,omitempty"`
 	// Held says this server runs the agent (so it can pause it).
@@ -59,7 +60,7 @@ func (s *Server) handleAgents(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) line(sum checkpoint.Summary) agentLine {
-	return agentLine{AgentLine: host.LineOf(sum), Held: s.holds(sum.ID)}
+	return agentLine{AgentLine: view.LineOf(sum), Held: s.holds(sum.ID)}
 }
 
 func (s *Server) handleAgent(w http.ResponseWriter, r *http.Request) {
@@ -184,8 +185,8 @@ func (s *Server) handleDiff(w http.ResponseWriter, r *http.Request) {
 	out := make([]change, len(changes))
 	for i, fc := range changes {
 		out[i] = change{FileChange: fc}
-		if host.IsText(fc.Before) && host.IsText(fc.After) {
-			out[i].Lines = host.DiffLines(fc.Before, fc.After)
+		if view.IsText(fc.Before) && view.IsText(fc.After) {
+			out[i].Lines = view.DiffLines(fc.Before, fc.After)
 		} else {
 			out[i].Binary = true
 		}
