@@ -139,10 +139,11 @@ func TestForkAtAnyRound(t *testing.T) {
 		{6, 12, "two", "three"},
 	} {
 		ws := filepath.Join(t.TempDir(), "ws")
-		st, err := eng.Fork(t.Context(), ForkOptions{ID: "a", Past: true, AtRound: tc.round, As: "f" + string(rune('0'+tc.round)), Workspace: ws})
+		f, err := eng.Fork(t.Context(), ForkOptions{ID: "a", Past: true, AtRound: tc.round, As: "f" + string(rune('0'+tc.round)), Workspace: ws})
 		if err != nil {
 			t.Fatal(err)
 		}
+		st := stateOfFork(t, eng, f)
 		if st.Round != tc.round || len(st.Messages) != tc.messages || st.Lineage.Round != tc.round {
 			t.Fatalf("fork at round %d: round %d, %d messages", tc.round, st.Round, len(st.Messages))
 		}
