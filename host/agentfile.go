@@ -150,8 +150,8 @@ type RunLimits struct {
 	MaxTime Duration `yaml:"max_time" json:"max_time,omitempty"`
 }
 
-// Raise returns l with every limit that o sets replaced by o's.
-func (l RunLimits) Raise(o RunLimits) RunLimits {
+// raise returns l with every limit that o sets replaced by o's.
+func (l RunLimits) raise(o RunLimits) RunLimits {
 	if o.MaxRounds > 0 {
 		l.MaxRounds = o.MaxRounds
 	}
@@ -259,8 +259,8 @@ func (af *AgentFile) Validate() error {
 	return nil
 }
 
-// Path resolves p against the agent file's directory.
-func (af *AgentFile) Path(p string) string {
+// resolve resolves p against the agent file's directory.
+func (af *AgentFile) resolve(p string) string {
 	if p == "" || filepath.IsAbs(p) {
 		return p
 	}
@@ -268,7 +268,7 @@ func (af *AgentFile) Path(p string) string {
 }
 
 // WorkspaceDir is the workspace the agent file names, resolved; "" if none.
-func (af *AgentFile) WorkspaceDir() string { return af.Path(af.Workspace) }
+func (af *AgentFile) WorkspaceDir() string { return af.resolve(af.Workspace) }
 
 // maxRounds is the effective round limit.
 func (l RunLimits) maxRounds() int {

@@ -25,7 +25,7 @@ func (e *Engine) define(af *AgentFile, mods []toolModule, ws string) (checkpoint
 		}
 	}
 	if af.Model.Provider == "script" && af.Model.Script != "" {
-		script, err := os.ReadFile(af.Path(af.Model.Script))
+		script, err := os.ReadFile(af.resolve(af.Model.Script))
 		if err != nil {
 			return def, fmt.Errorf("model: %w", err)
 		}

@@ -47,7 +47,7 @@ func moduleKey(af *AgentFile, ref ToolRef) string {
 	if ref.Module == BuiltinModule {
 		return BuiltinModule
 	}
-	return af.Path(ref.Module)
+	return af.resolve(ref.Module)
 }
 
 // wider lists what a sub-agent's tool entry has that its parent's does

@@ -470,7 +470,7 @@ func openModel(af *AgentFile, override *model.Spec) (model.Provider, string, err
 		spec = af.Model.Override(*override)
 	}
 	if spec.Script != "" && spec.ScriptData == nil {
-		spec.Script = af.Path(spec.Script)
+		spec.Script = af.resolve(spec.Script)
 	}
 	p, err := model.Open(spec)
 	if err != nil {

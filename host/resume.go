@@ -215,7 +215,7 @@ func (e *Engine) rebuildRun(ctx context.Context, rec *checkpoint.Recovered, opts
 	if err != nil {
 		return nil, fmt.Errorf("resume agent %q: %w", opts.ID, err)
 	}
-	af.Limits = af.Limits.Raise(opts.Limits)
+	af.Limits = af.Limits.raise(opts.Limits)
 	r, err := e.newRun(ctx, af, mods, opts.Model, def.Workspace, opts.ID, runID, log)
 	if err != nil {
 		return nil, fmt.Errorf("resume agent %q: %w", opts.ID, err)

@@ -68,7 +68,7 @@ func readModule(af *AgentFile, ref ToolRef) ([]byte, error) {
 	if wasm, ok := embeddedWasm(ref.Module); ok {
 		return wasm, nil
 	}
-	b, err := os.ReadFile(af.Path(ref.Module))
+	b, err := os.ReadFile(af.resolve(ref.Module))
 	if err != nil {
 		return nil, fmt.Errorf("read tool module: %w", err)
 	}
@@ -173,7 +173,7 @@ func (ts *toolset) add(af *AgentFile, m toolModule, loading *sandbox.Loading) er
 func resolveMounts(af *AgentFile, ms []ExtraMount) []ExtraMount {
 	out := make([]ExtraMount, len(ms))
 	for i, m := range ms {
-		out[i] = ExtraMount{Host: af.Path(m.Host), Guest: m.Guest}
+		out[i] = ExtraMount{Host: af.resolve(m.Host), Guest: m.Guest}
 	}
 	return out
 }
