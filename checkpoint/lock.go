@@ -32,7 +32,8 @@ func ThisProcess(run string) Holder {
 	return Holder{PID: os.Getpid(), Host: host, Run: run, Started: time.Now().UTC()}
 }
 
-// ErrLocked is matched by a *LockedError, and by a *lockLostError.
+// ErrLocked is matched by a *LockedError, and by the error of a holder
+// whose lock was lost (ErrLockLost).
 var ErrLocked = errors.New("agent is locked by another process")
 
 // LockedError says who holds an agent.
@@ -53,7 +54,8 @@ func (e *LockedError) Error() string {
 // Is makes errors.Is(err, ErrLocked) hold.
 func (e *LockedError) Is(target error) bool { return target == ErrLocked }
 
-// ErrLockLost is matched by a *lockLostError.
+// ErrLockLost: a write by a holder whose lock file was removed or
+// replaced under it; nothing more it wrote was made durable.
 var ErrLockLost = errors.New("agent's lock file was removed or replaced")
 
 // lockLostError refuses a write by a holder whose lock file is no longer

@@ -81,7 +81,8 @@ func openMark(dir string) (*os.File, error) {
 	return os.OpenFile(filepath.Join(dir, markName), os.O_RDWR|os.O_CREATE, 0o600)
 }
 
-// ErrLost is matched by a *lostError.
+// ErrLost: an agent whose files hold less than was committed (a journal
+// cut short, a snapshot gone); nothing is loaded and no file is changed.
 var ErrLost = errors.New("committed data is missing")
 
 // lostError refuses an agent whose files hold less than was committed: a

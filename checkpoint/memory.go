@@ -68,7 +68,7 @@ func CheckMemoryNamespace(ns string) error {
 	return nil
 }
 
-// EncodeFact encodes a fact after checkFact.
+// EncodeFact encodes a fact, refusing a key or a text out of bounds.
 func EncodeFact(f Fact) ([]byte, error) {
 	if err := checkFact(f); err != nil {
 		return nil, err
