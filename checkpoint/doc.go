@@ -4,6 +4,22 @@
 // an agent. It imports nothing of cairn's but the standard library and its
 // codec.
 //
+// # What a user needs
+//
+// A program that embeds cairn opens a Store (OpenFileStore, NewMemStore,
+// or package checkpoint/pgstore), hands it to package host, and reads
+// what it holds: State and the types in it, Summary, Bookmark, Timeline
+// and Past, Workflow and Fact, with the errors ErrNotFound, ErrExists,
+// ErrLocked, ErrLockLost, ErrLost, ErrCorrupt, ErrFutureSchema, ErrNoPast
+// and ErrNoMemory to branch on; Export, Import and ReadArchive move agents
+// between stores. The conversation's types are in checkpoint/conversation.
+//
+// A Store written outside this package (checkpoint/pgstore is one, and
+// checkpoint/storetest checks one) also needs what keeps it
+// interchangeable with the file store: Record and its types, the codecs
+// (EncodeRecord, EncodeState and the other Encode and Decode functions),
+// Replay, NewSummary, BlobDigest, MarkPasts and MarkRecordings.
+//
 // # Rounds are transactions
 //
 // The host journals a round as it happens: the user's prompt (or a note
