@@ -173,7 +173,7 @@ func TestChangesOfAnyRoundFromTheStore(t *testing.T) {
 	if round, _, err := eng.Changes(t.Context(), "a", 0); err != nil || round != 5 {
 		t.Fatalf("last change: round %d, %v", round, err)
 	}
-	msgs, st, err := RoundMessages(eng.Store(), "a", 3)
+	msgs, st, err := RoundMessages(t.Context(), eng.Store(), "a", 3)
 	if err != nil || len(msgs) != 3 || st.Round != 3 || msgs[0].Role != conversation.RoleUser {
 		t.Fatalf("round 3's messages: %+v, %v", msgs, err)
 	}

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"sync"
@@ -149,10 +150,15 @@ func (r *run) committed(round int, results []callResult) {
 }
 
 // Children lists the sub-agents an agent's delegations made, by id.
-func Children(store checkpoint.Store, id string) ([]checkpoint.Summary, error) {
-	if err := usable(store); err != nil {
+func Children(ctx context.Context, store checkpoint.Store, id string) ([]checkpoint.Summary, error) {
+	if err := usableNow(ctx, store); err != nil {
 		return nil, err
 	}
+	return children(store, id)
+}
+
+// children is Children of a usable store.
+func children(store checkpoint.Store, id string) ([]checkpoint.Summary, error) {
 	list, err := store.List()
 	if err != nil {
 		return nil, err
@@ -171,7 +177,7 @@ func Children(store checkpoint.Store, id string) ([]checkpoint.Summary, error) {
 // not find the old children's answers. A child that a process runs is
 // not removed: its lock's error says which.
 func (e *Engine) removeChildren(id string) error {
-	kids, err := Children(e.store, id)
+	kids, err := children(e.store, id)
 	if err != nil {
 		return err
 	}
@@ -196,9 +202,10 @@ func (e *Engine) removeTree(id string) error {
 }
 
 // RootOf is the top-level agent of the tree agent id is in: id itself for
-// an agent no delegation made, or one whose parent cannot be read.
-func RootOf(store checkpoint.Store, id string) string {
-	if usable(store) != nil {
+// an agent no delegation made, or one whose parent cannot be read (or
+// when ctx has ended).
+func RootOf(ctx context.Context, store checkpoint.Store, id string) string {
+	if usableNow(ctx, store) != nil {
 		return id
 	}
 	for seen := 0; seen < maxDepth+1; seen++ {

@@ -86,7 +86,7 @@ func logRound(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	msgs, _, err := host.RoundMessages(store, c.Args().First(), c.Int("round"))
+	msgs, _, err := host.RoundMessages(c.Context, store, c.Args().First(), c.Int("round"))
 	if errors.Is(err, checkpoint.ErrNoPast) {
 		return withCode(exitUsage, err)
 	}

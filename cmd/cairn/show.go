@@ -152,7 +152,7 @@ func addTree(c *cli.Context, v *agentView, st *checkpoint.State) error {
 	if err != nil {
 		return err
 	}
-	kids, err := host.Children(store, st.Agent)
+	kids, err := host.Children(c.Context, store, st.Agent)
 	if err != nil {
 		return runError(err)
 	}
