@@ -18,7 +18,7 @@
 // checkpoint/storetest checks one) also needs what keeps it
 // interchangeable with the file store: Record and its types, the codecs
 // (EncodeRecord, EncodeState and the other Encode and Decode functions),
-// Replay, NewSummary, BlobDigest, MarkPasts and MarkRecordings.
+// Replay, NewSummary, BlobDigest, MarkState and MarkPasts.
 //
 // # Rounds are transactions
 //
