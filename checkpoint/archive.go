@@ -20,19 +20,24 @@ import (
 // blob its states name: agent files, scripts, tool modules and the
 // bookmarks' workspace archives. From version 2, when the store keeps
 // them, it holds the agent's pasts too (see Timeline) and the blobs they
-// name: the workspace travels in it, as it was at every boundary.
+// name: the workspace travels in it, as it was at every boundary. From
+// version 3 it holds the agent's sub-agents too, each an Archive of its
+// own (Children), so a tree of agents travels whole.
 
 // archiveMagic opens every export.
 const archiveMagic = "cairn-export\n"
 
 // archiveVersion is the version of the export format this build writes; a
 // reader refuses a newer one.
-const archiveVersion = 2
+const archiveVersion = 3
 
 // archiveVersionOf is the oldest version that holds what a has: 1 unless
-// it carries pasts, so that an older cairn still reads an export of an
-// agent that has none.
+// it carries pasts or sub-agents, so that an older cairn still reads an
+// export of an agent that has neither.
 func archiveVersionOf(a *Archive) int {
+	if len(a.Children) > 0 {
+		return 3
+	}
 	if len(a.Pasts) > 0 || a.State.WorkspaceBase != "" {
 		return 2
 	}
@@ -53,6 +58,8 @@ type Archive struct {
 	Events    []byte            `cbor:"6,keyasint,omitempty"`
 	Blobs     map[string][]byte `cbor:"7,keyasint,omitempty"`
 	Pasts     []Past            `cbor:"8,keyasint,omitempty"`
+	// Children are the agent's sub-agents, each with its own.
+	Children []*Archive `cbor:"9,keyasint,omitempty"`
 }
 
 // ArchivedRecord is one record of the interrupted round.
@@ -65,6 +72,11 @@ type ArchivedRecord struct {
 // ErrNotFound for an unknown agent; a blob its states name and the store
 // lacks is an error too, since the archive could not be resumed.
 func Export(s Store, agent string) (*Archive, error) {
+	return exportTree(s, agent, 0)
+}
+
+// exportOne is Export of the agent alone, without its sub-agents.
+func exportOne(s Store, agent string) (*Archive, error) {
 	rec, err := s.Read(agent)
 	if err != nil {
 		return nil, err
@@ -199,8 +211,17 @@ func ReadArchive(r io.Reader) (*Archive, error) {
 	return &a, nil
 }
 
-// check refuses an archive that could not be imported whole.
+// check refuses an archive that could not be imported whole, its
+// sub-agents' included.
 func (a *Archive) check() error {
+	if err := a.checkOne(); err != nil {
+		return err
+	}
+	return a.checkChildren()
+}
+
+// checkOne is check of the agent alone.
+func (a *Archive) checkOne() error {
 	corrupt := func(reason string) error { return &CorruptError{File: "export of agent " + a.Agent, Reason: reason} }
 	if a.Version > archiveVersion {
 		return &FutureSchemaError{File: "export", Version: a.Version, Supported: archiveVersion}
@@ -300,6 +321,17 @@ func Import(s Store, a *Archive, h Holder) error {
 	if err := a.check(); err != nil {
 		return err
 	}
+	if id := a.existing(s); id != "" {
+		return fmt.Errorf("import agent %q: %w; remove it or import into another store", id, ErrExists)
+	}
+	if err := importOne(s, a, h); err != nil {
+		return err
+	}
+	return importChildren(s, a, h)
+}
+
+// importOne is Import of the agent alone, without its sub-agents.
+func importOne(s Store, a *Archive, h Holder) error {
 	tail, _ := a.tail()
 	lock, err := s.Lock(a.Agent, h)
 	if err != nil {

@@ -83,9 +83,9 @@ type Labels struct {
 
 // Lineage says what an agent was forked from.
 type Lineage struct {
-	Agent string `cbor:"1,keyasint"`
-	Round int    `cbor:"2,keyasint"`
-	Label string `cbor:"3,keyasint,omitempty"`
+	Agent string `cbor:"1,keyasint" json:"agent"`
+	Round int    `cbor:"2,keyasint" json:"round"`
+	Label string `cbor:"3,keyasint,omitempty" json:"label,omitempty"`
 }
 
 // Definition is what the agent is made of, kept in the store so resume runs
@@ -131,10 +131,10 @@ type TodoList struct {
 // call, the sub-agent's name in the parent's agent file, and its depth
 // (1 for a child of a top-level agent).
 type Parent struct {
-	Agent string `cbor:"1,keyasint"`
-	Call  string `cbor:"2,keyasint"`
-	Name  string `cbor:"3,keyasint,omitempty"`
-	Depth int    `cbor:"4,keyasint"`
+	Agent string `cbor:"1,keyasint" json:"agent"`
+	Call  string `cbor:"2,keyasint" json:"call"`
+	Name  string `cbor:"3,keyasint,omitempty" json:"name,omitempty"`
+	Depth int    `cbor:"4,keyasint" json:"depth"`
 }
 
 // NewState is the state of a new agent.
@@ -165,8 +165,10 @@ func (s *State) Clone() (*State, error) {
 }
 
 // applyResult makes what a committed call's result carries besides its
-// output part of the state: a task list, the tokens and cost it spent.
+// output part of the state: a task list, the tokens and cost it spent,
+// the requests it sent.
 func (s *State) applyResult(r *Result) {
+	s.Usage = s.Usage.AddNet(r.Net)
 	if r.Todos != nil {
 		s.Todos = append([]Todo(nil), r.Todos.Items...)
 	}

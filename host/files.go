@@ -78,6 +78,7 @@ func (r *run) noteOutsideChanges(ctx context.Context, changes []filepool.Change,
 		return nil
 	}
 	r.pool.Accept(changes)
+	r.outside = true
 	for _, c := range changes {
 		if e, ok := r.pool.Lookup(c.Path); ok {
 			r.roundFiles = append(r.roundFiles, fileEntry(e))

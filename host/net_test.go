@@ -156,6 +156,9 @@ func TestNetGetAndPost(t *testing.T) {
 	if exs[1].RequestDigest != digestOf([]byte("hi there")) || exs[1].RequestSize != 8 {
 		t.Errorf("the POST's body is recorded as %s, %d bytes", exs[1].RequestDigest, exs[1].RequestSize)
 	}
+	if u := in.State.Usage; u.NetRequests != 2 || u.NetSentBytes != 8 || u.NetReceivedBytes != exs[0].ResponseSize+exs[1].ResponseSize {
+		t.Errorf("the state's usage counts %d requests, %d bytes sent, %d received", u.NetRequests, u.NetSentBytes, u.NetReceivedBytes)
+	}
 }
 
 // storeHolds checks whether any file of a file store contains s.

@@ -24,7 +24,9 @@ import (
 //   - before each call's changes are applied: the content of every file
 //     they write, as blobs (deduplicated: a content is stored once);
 //   - as each round commits: the round's past, with the changes its calls
-//     applied.
+//     applied; or the whole workspace again, when the round's changes do
+//     not hold all that changed (its sub-agents applied theirs, or files
+//     changed outside the agent: an undo, a person's edit).
 //
 // So the store can rebuild the workspace at any boundary: Resume with
 // ResumeOptions.Workspace on a node that never saw it, and Fork at any
@@ -66,6 +68,10 @@ type travel struct {
 	limit    WorkspaceLimit
 	// roundChanges are the changes the round's calls applied.
 	roundChanges []checkpoint.WorkspaceEntry
+	// outside says the round began with news of files changed outside
+	// the agent (an undo, a person's edit), which its calls' changes do
+	// not hold.
+	outside bool
 }
 
 func (e *Engine) newTravel() travel {
@@ -323,9 +329,12 @@ func (r *run) keepPast() error {
 		return err
 	}
 	r.roundChanges = nil
-	if roundDelegated(r.state()) {
+	outside := r.outside
+	r.outside = false
+	if outside || roundDelegated(r.state()) {
 		// Its sub-agents applied their changes through their own journals,
-		// so the round's changes do not hold them: keep the whole workspace.
+		// or something outside the agent changed files: the round's
+		// changes do not hold them, so keep the whole workspace.
 		if p.Base, err = storeWorkspace(r.store, r.workspace, r.limit); err != nil {
 			return fmt.Errorf("keep round %d's workspace: %w", p.Round, err)
 		}

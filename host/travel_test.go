@@ -219,3 +219,42 @@ limits: {max_rounds: 1}
 		t.Fatalf("notes.txt on node B after the repair: %q", got)
 	}
 }
+
+// An undo, like any change made outside the agent, reaches the store's copy
+// of the workspace with the next round: a resume elsewhere after it finds
+// the workspace as undone, not as the agent last left it.
+func TestUndoTravelsWithTheNextRound(t *testing.T) {
+	eng, _ := fileEngine(t)
+	af := agentIn(t, `
+name: undone
+model: {provider: script, script: script.yaml}
+workspace: workspace
+tools: [{module: builtin}]
+`, `
+turns:
+  - tool_calls: [{name: write_file, input: {path: notes.txt, content: one}}]
+  - text: wrote one
+  - text: seen
+`)
+	ws := af.WorkspaceDir()
+	if err := os.WriteFile(filepath.Join(ws, "seed.txt"), []byte("seed"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i, prompt := range []string{"write", "look again"} {
+		if i == 1 {
+			if _, err := eng.Undo(t.Context(), "u"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if res, err := eng.Run(t.Context(), RunOptions{Agent: af, ID: "u", Prompt: prompt}); err != nil || res.Status != StatusDone {
+			t.Fatalf("run %d: %+v, %v", i, res, err)
+		}
+	}
+	elsewhere := filepath.Join(t.TempDir(), "node-b")
+	if _, err := eng.Resume(t.Context(), ResumeOptions{ID: "u", Workspace: elsewhere}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := dirTree(t, elsewhere), dirTree(t, ws); !maps.Equal(got, want) || len(got) != 1 {
+		t.Fatalf("the store's copy differs from the undone workspace:\n got %v\nwant %v", got, want)
+	}
+}

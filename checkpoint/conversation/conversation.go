@@ -54,14 +54,21 @@ type ToolCall struct {
 	Input string `cbor:"3,keyasint" json:"input"`
 }
 
-// Usage counts tokens. Cost is in millionths of a US dollar, zero when no
-// price is known.
+// Usage counts tokens, and the HTTP requests tool calls sent through the
+// network import with their bytes. Cost is in millionths of a US dollar,
+// zero when no price is known.
 type Usage struct {
 	InputTokens      int64 `cbor:"1,keyasint,omitempty" json:"input_tokens"`
 	OutputTokens     int64 `cbor:"2,keyasint,omitempty" json:"output_tokens"`
 	CacheReadTokens  int64 `cbor:"3,keyasint,omitempty" json:"cache_read_tokens,omitempty"`
 	CacheWriteTokens int64 `cbor:"4,keyasint,omitempty" json:"cache_write_tokens,omitempty"`
 	CostMicroUSD     int64 `cbor:"5,keyasint,omitempty" json:"cost_micro_usd,omitempty"`
+	// NetRequests counts the requests that were sent, or began to be (a
+	// refused one is not); NetSentBytes and NetReceivedBytes their
+	// bodies' bytes.
+	NetRequests      int64 `cbor:"6,keyasint,omitempty" json:"net_requests,omitempty"`
+	NetSentBytes     int64 `cbor:"7,keyasint,omitempty" json:"net_sent_bytes,omitempty"`
+	NetReceivedBytes int64 `cbor:"8,keyasint,omitempty" json:"net_received_bytes,omitempty"`
 }
 
 // Add returns the sum of u and v.
@@ -72,7 +79,22 @@ func (u Usage) Add(v Usage) Usage {
 		CacheReadTokens:  u.CacheReadTokens + v.CacheReadTokens,
 		CacheWriteTokens: u.CacheWriteTokens + v.CacheWriteTokens,
 		CostMicroUSD:     u.CostMicroUSD + v.CostMicroUSD,
+		NetRequests:      u.NetRequests + v.NetRequests,
+		NetSentBytes:     u.NetSentBytes + v.NetSentBytes,
+		NetReceivedBytes: u.NetReceivedBytes + v.NetReceivedBytes,
 	}
+}
+
+// AddNet returns u with the requests of a call's exchanges added.
+func (u Usage) AddNet(exs []Exchange) Usage {
+	for _, e := range exs {
+		if e.Sent() {
+			u.NetRequests++
+			u.NetSentBytes += e.RequestSize
+			u.NetReceivedBytes += e.ResponseSize
+		}
+	}
+	return u
 }
 
 // Total is the number of tokens in and out.

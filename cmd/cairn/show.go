@@ -122,6 +122,9 @@ func usageLine(u conversation.Usage) string {
 	if u.CostMicroUSD > 0 {
 		s += " · " + cost(u)
 	}
+	if u.NetRequests > 0 {
+		s += fmt.Sprintf(" · %d HTTP requests (%d bytes sent, %d received)", u.NetRequests, u.NetSentBytes, u.NetReceivedBytes)
+	}
 	return s
 }
 

@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"os"
@@ -185,6 +186,11 @@ func TestSnapshotAndFork(t *testing.T) {
 	f.getJSON("/api/agents", &list)
 	if len(list) != 2 || list[1].Agent != "w2" || list[1].Lineage == nil || list[1].Lineage.Agent != "w" {
 		t.Fatalf("agents after the fork: %+v", list)
+	}
+	var raw []map[string]json.RawMessage
+	f.getJSON("/api/agents", &raw)
+	if !strings.HasPrefix(string(raw[1]["lineage"]), `{"agent":"w","round":3`) {
+		t.Fatalf("the lineage as the web view reads it: %s", raw[1]["lineage"])
 	}
 	var v agentView
 	f.getJSON("/api/agents/w", &v)

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"time"
@@ -20,6 +21,9 @@ type agentLine struct {
 	Lineage *checkpoint.Lineage `json:"lineage,omitempty"`
 	// Held says this server runs the agent (so it can pause it).
 	Held bool `json:"held,omitempty"`
+	// Depth is how far below the top of its tree the list shows it: the
+	// list is ordered as trees, each agent followed by its sub-agents.
+	Depth int `json:"depth,omitempty"`
 }
 
 // agentView is one agent: what `cairn show --json` prints, without the
@@ -32,6 +36,10 @@ type agentView struct {
 	Interrupted []string               `json:"interrupted_calls,omitempty"`
 	Bookmarks   []bookmark             `json:"bookmarks,omitempty"`
 	Awaiting    []host.ApprovalRequest `json:"awaiting,omitempty"`
+	// Delegated says, of a sub-agent, which agent's call made it; Children
+	// are the sub-agents its own delegations made.
+	Delegated *checkpoint.Parent `json:"delegated_by,omitempty"`
+	Children  []agentLine        `json:"children,omitempty"`
 }
 
 type bookmark struct {
@@ -46,9 +54,11 @@ func (s *Server) handleAgents(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
+	list, depths := view.TreeOrder(list)
 	out := make([]agentLine, 0, len(list))
-	for _, sum := range list {
+	for i, sum := range list {
 		l := s.line(sum)
+		l.Depth = depths[i]
 		if sum.Err == nil {
 			if rec, err := s.store.Read(sum.ID); err == nil {
 				l.Labels, l.Lineage = rec.State.Labels, rec.State.Lineage
@@ -72,7 +82,11 @@ func (s *Server) handleAgent(w http.ResponseWriter, r *http.Request) {
 	st := in.State
 	v := agentView{agentLine: s.line(in.Summary), Reason: st.Reason, Messages: len(st.Messages),
 		Workspace: st.Definition.Workspace, Interrupted: in.InterruptedCalls()}
-	v.Labels, v.Lineage = st.Labels, st.Lineage
+	v.Labels, v.Lineage, v.Delegated = st.Labels, st.Lineage, st.Parent
+	if v.Children, err = s.children(r.Context(), st.Agent); err != nil {
+		fail(w, err)
+		return
+	}
 	for _, b := range in.Bookmarks {
 		v.Bookmarks = append(v.Bookmarks, bookmark{Label: b.Label, Round: b.Round, Time: b.Time})
 	}
@@ -192,4 +206,17 @@ func (s *Server) handleDiff(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"round": got, "changes": out})
+}
+
+// children lists the sub-agents an agent's delegations made.
+func (s *Server) children(ctx context.Context, id string) ([]agentLine, error) {
+	kids, err := host.Children(ctx, s.store, id)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]agentLine, 0, len(kids))
+	for _, k := range kids {
+		out = append(out, s.line(k))
+	}
+	return out, nil
 }
