@@ -6,7 +6,7 @@ import (
 )
 
 // maxArchiveDepth bounds how deep a tree of sub-agents an export holds and
-// an import reads: deeper than any delegation cairn makes (host.MaxDepth),
+// an import reads: deeper than any delegation cairn makes (8, package host),
 // shallow enough that a hostile file cannot recurse without end.
 const maxArchiveDepth = 16
 

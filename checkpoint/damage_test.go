@@ -212,7 +212,7 @@ func TestFutureSchemaRefusedAndUntouched(t *testing.T) {
 			if which == "journal" {
 				name = journalName(newest)
 			}
-			rewriteHeader(t, filepath.Join(agentDir, name), SchemaVersion+1)
+			rewriteHeader(t, filepath.Join(agentDir, name), schemaVersion+1)
 			// A torn tail too: Open must not truncate it either.
 			f, _ := os.OpenFile(filepath.Join(agentDir, journalName(newest)), os.O_APPEND|os.O_WRONLY, 0)
 			f.Write([]byte{1, 2, 3})
@@ -223,7 +223,7 @@ func TestFutureSchemaRefusedAndUntouched(t *testing.T) {
 			defer lock.Unlock()
 			_, _, err = s.Open("a1")
 			var fe *FutureSchemaError
-			if !errors.As(err, &fe) || fe.Version != SchemaVersion+1 || !errors.Is(err, ErrFutureSchema) {
+			if !errors.As(err, &fe) || fe.Version != schemaVersion+1 || !errors.Is(err, ErrFutureSchema) {
 				t.Fatalf("got %v, want a FutureSchemaError", err)
 			}
 			lock.Unlock()

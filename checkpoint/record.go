@@ -123,8 +123,9 @@ type Result struct {
 	// when the round commits.
 	Todos *TodoList `cbor:"65,keyasint,omitempty"`
 	// Native is the effect of a host-native tool beyond the workspace
-	// and the agent's state (host.NativeSettler), applied once this
-	// record is durable and marked done by a RecApplied record.
+	// and the agent's state (one of package host's native tools that
+	// settle), applied once this record is durable and marked done by a
+	// RecApplied record.
 	Native []byte `cbor:"66,keyasint,omitempty"`
 	// Usage is what the call spent on models (a sub-agent's tokens and
 	// cost); the round adds it to the agent's when it commits.

@@ -19,5 +19,18 @@ func markRecordings(st *State, inUse map[string]bool) {
 	}
 }
 
-// MarkRecordings is markRecordings for stores kept outside this package.
-func MarkRecordings(st *State, inUse map[string]bool) { markRecordings(st, inUse) }
+// MarkState marks every blob st names, so that Collect keeps it: its
+// definition's agent file, script and modules, the response bodies its
+// exchanges keep (and those of tail, the records of its interrupted
+// round), and its calls' recordings. The file store marks an agent's
+// state and its bookmarks' with it; a Store kept outside this package
+// marks with it what the file store does.
+func MarkState(st *State, tail []Record, inUse map[string]bool) {
+	markExchanges(nil, tail, inUse)
+	if st == nil {
+		return
+	}
+	markDefinition(st.Definition, inUse)
+	markExchanges(st.Messages, nil, inUse)
+	markRecordings(st, inUse)
+}

@@ -7,9 +7,9 @@ import (
 	"github.com/cairnrun/cairn/checkpoint/conversation"
 )
 
-// SchemaVersion is the version of State and the records this package
+// schemaVersion is the version of State and the records this package
 // writes. A reader refuses anything newer.
-const SchemaVersion = 2
+const schemaVersion = 2
 
 // State is an agent's loop state at a boundary.
 type State struct {
@@ -139,7 +139,7 @@ type Parent struct {
 
 // NewState is the state of a new agent.
 func NewState(agent string, def Definition, labels Labels, now time.Time) *State {
-	return &State{Schema: SchemaVersion, Agent: agent, Definition: def, Labels: labels,
+	return &State{Schema: schemaVersion, Agent: agent, Definition: def, Labels: labels,
 		Status: StatusIdle, UpdatedAt: now}
 }
 

@@ -45,9 +45,9 @@ type callResult struct {
 	// settlement to say whether they stood.
 	journaled, held, interrupted, changed, conflict, endLater bool
 	// native is what a native tool's call came to besides its text; stop,
-	// that it stopped the run instead (see StopError).
-	native *NativeResult
-	stop   *StopError
+	// that it stopped the run instead (see stopError).
+	native *nativeResult
+	stop   *stopError
 }
 
 // workspaceView is where a round's calls work: the workspace, and where

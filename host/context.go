@@ -52,8 +52,8 @@ const (
 	PolicyDrop ContextPolicy = "drop"
 )
 
-// MinContextBudget is the smallest budget an agent file may set.
-const MinContextBudget = 256
+// minContextBudget is the smallest budget an agent file may set.
+const minContextBudget = 256
 
 // ErrContextBudget is returned, wrapped, when a request cannot be brought
 // within the agent's context budget: what every request must send (the
@@ -67,8 +67,8 @@ func (c ContextSpec) validate() error {
 		return errors.New("context: budget is missing (estimated tokens a request may send, e.g. 8000)")
 	case c.Budget == 0:
 		return nil
-	case c.Budget < MinContextBudget:
-		return fmt.Errorf("context: budget %d is below the least useful one, %d tokens", c.Budget, MinContextBudget)
+	case c.Budget < minContextBudget:
+		return fmt.Errorf("context: budget %d is below the least useful one, %d tokens", c.Budget, minContextBudget)
 	case c.Policy != "" && c.Policy != PolicySummarize && c.Policy != PolicyDrop:
 		return fmt.Errorf("context: policy %q: want summarize or drop", c.Policy)
 	case c.KeepTurns < 0:

@@ -83,7 +83,7 @@ func TestDelegateToTwoSubAgents(t *testing.T) {
 	if res.Status != StatusDone {
 		t.Fatalf("run: %+v", res)
 	}
-	kids, err := Children(store, "lead")
+	kids, err := Children(t.Context(), store, "lead")
 	if err != nil || len(kids) != 2 {
 		t.Fatalf("children: %+v, %v", kids, err)
 	}

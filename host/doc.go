@@ -28,7 +28,7 @@
 //	undone, err := eng.Undo(ctx, "a1")                          // and taking it back
 //	rep, err := eng.Verify(ctx, "a1", host.VerifyOptions{})     // run recorded calls again, compare
 //	b, err := eng.Snapshot(ctx, "a1", "before-refactor")        // a bookmark with a workspace copy
-//	st, err := eng.Fork(ctx, host.ForkOptions{ID: "a1", From: "before-refactor", As: "a2"})
+//	f, err := eng.Fork(ctx, host.ForkOptions{ID: "a1", From: "before-refactor", As: "a2"}) // f.Agent is "a2"
 //	got, err := host.Collect(ctx, store, checkpoint.Retention{Snapshots: 1}) // reclaim space
 //
 // A run that a process did not finish (kill -9, power loss, ctx ended) is

@@ -187,7 +187,7 @@ func (r *run) applyOne(round int, c conversation.ToolCall, staging string, effec
 }
 
 // discardStaging removes a round's staging once it is committed or
-// dropped, and the changes of rounds past KeepRounds.
+// dropped, and the changes of rounds past keepRounds.
 func (r *run) discardStaging(round int) {
 	overlay.Discard(r.roundStaging(round))
 	trimChanges(r.changes)

@@ -227,7 +227,7 @@ func ExampleEngine_Fork() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(st.Agent, "forked from", st.Lineage.Agent, "at round", st.Lineage.Round)
+	fmt.Println(st.Agent, "forked from", st.From, "at round", st.Round)
 	// Output:
 	// hello-2 forked from hello-1 at round 5
 }

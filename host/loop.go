@@ -156,7 +156,7 @@ func (r *run) loop(ctx context.Context) (Status, string) {
 // run, and how.
 func stopped(ctx context.Context, err error) (Status, string, bool) {
 	var awaiting *awaitingError
-	var stop *StopError
+	var stop *stopError
 	switch {
 	case ctx.Err() != nil:
 		return StatusPaused, "interrupted: " + context.Cause(ctx).Error(), true

@@ -82,7 +82,7 @@ func (g NetGrant) rules() (netguard.Rules, error) {
 // netGuard makes the network guard of a module's grant; nil without one.
 // It refuses a module that imports the network without a grant, and a
 // grant that does not read.
-func netGuard(m Module, g Grant) (*netguard.Guard, error) {
+func netGuard(m toolModule, g Grant) (*netguard.Guard, error) {
 	imports, err := sandbox.ImportsNet(m.Wasm)
 	if err != nil {
 		return nil, nil // compiling reports it

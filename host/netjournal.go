@@ -15,21 +15,21 @@ import (
 	"github.com/cairnrun/cairn/sandbox/netguard"
 )
 
-// MaxKeptResponse is the largest response body kept in the store beside
+// maxKeptResponse is the largest response body kept in the store beside
 // its exchange record; a larger one is recorded by digest and size only.
-const MaxKeptResponse = 1 << 20
+const maxKeptResponse = 1 << 20
 
-// MaxJournaledRefusals is how many of a call's requests refused by its
+// maxJournaledRefusals is how many of a call's requests refused by its
 // grant are journaled; later refusals, of requests that were not sent
 // either, are not, so that a tool looping on them cannot fill the journal.
-const MaxJournaledRefusals = 64
+const maxJournaledRefusals = 64
 
 // netJournal is the Net of one call: it journals every exchange of the
 // call around the Net it wraps (docs/network.md, "What is journaled"):
 //
 //	refused by the grant: a refused record; nothing was sent
 //	otherwise: a requesting record, durable, before the request is sent;
-//	    then the response body kept as a blob (up to MaxKeptResponse),
+//	    then the response body kept as a blob (up to maxKeptResponse),
 //	    durable, and a received (or failed) record, durable, before the
 //	    guest sees the response
 //
@@ -72,7 +72,7 @@ func (j *netJournal) RoundTrip(ctx context.Context, req *sandbox.NetRequest) (*s
 		RequestHeader: netguard.Redact(req.Header, j.secrets...), RequestDigest: digestOf(req.Body), RequestSize: int64(len(req.Body))}
 	if a, ok := j.inner.(admitter); ok {
 		if err := a.Admit(req); err != nil {
-			if j.refused++; j.refused > MaxJournaledRefusals {
+			if j.refused++; j.refused > maxJournaledRefusals {
 				return nil, err // nothing was sent; a guest looping on refusals does not fill the journal
 			}
 			ex.Step, ex.Error = conversation.ExchangeRefused, err.Error()
@@ -105,7 +105,7 @@ func (j *netJournal) received(ex *conversation.Exchange, resp *sandbox.NetRespon
 	ex.Step, ex.Status = conversation.ExchangeReceived, resp.Status
 	ex.ResponseHeader = netguard.Redact(resp.Header, j.secrets...)
 	ex.ResponseDigest, ex.ResponseSize = digestOf(resp.Body), int64(len(resp.Body))
-	if len(resp.Body) > MaxKeptResponse || j.blobs == nil {
+	if len(resp.Body) > maxKeptResponse || j.blobs == nil {
 		return nil
 	}
 	d, err := j.blobs(resp.Body)

@@ -1,26 +1,11 @@
 package host
 
 import (
-	"fmt"
-
 	"github.com/cairnrun/cairn/checkpoint/conversation"
 
 	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/internal/view"
 )
-
-// ExchangeLine is one exchange of a call on one line, as `cairn log`
-// prints it: "GET https://api.example.com/x → 200, 1234 bytes".
-func ExchangeLine(e conversation.Exchange) string {
-	switch e.Step {
-	case conversation.ExchangeReceived:
-		return fmt.Sprintf("%s %s → %d, %d bytes", e.Method, e.URL, e.Status, e.ResponseSize)
-	case conversation.ExchangeRefused:
-		return fmt.Sprintf("%s %s → refused: %s", e.Method, e.URL, e.Error)
-	case conversation.ExchangeFailed:
-		return fmt.Sprintf("%s %s → sent, no response: %s", e.Method, e.URL, e.Error)
-	}
-	return fmt.Sprintf("%s %s → sent, response not received", e.Method, e.URL)
-}
 
 // NetUsage sums the network use of every call the agent's committed
 // rounds made; nil when none reached for the network.
@@ -55,7 +40,7 @@ func (in *Inspection) InterruptedExchanges() []string {
 	}
 	for _, c := range calls {
 		for _, e := range byCall[c] {
-			out = append(out, c+": "+ExchangeLine(e))
+			out = append(out, c+": "+view.ExchangeLine(e))
 		}
 	}
 	return out

@@ -31,7 +31,7 @@ func (r *run) playCalls(ctx context.Context, round int, calls []conversation.Too
 	for _, c := range calls {
 		switch rec := last[c.ID]; rec.Phase {
 		case checkpoint.PhaseApproved, checkpoint.PhaseExecuting:
-			// Executing: a call resume runs again (see Report.Resumed).
+			// Executing: a call resume runs again (see resumeReport.Resumed).
 			toRun = append(toRun, c)
 			continue
 		case checkpoint.PhaseApprovalRequired:

@@ -20,7 +20,7 @@ import (
 	"github.com/cairnrun/cairn/sandbox/overlay"
 )
 
-// Each round's changes are kept, for the last KeepRounds rounds that made
+// Each round's changes are kept, for the last keepRounds rounds that made
 // any, so that `cairn diff` can show them and `cairn undo` can take the
 // last one back: per call, its effect manifest, and the files before and
 // after, in one CBOR file beside the agent's journal:
@@ -41,8 +41,8 @@ type keptRecord struct {
 	After    map[string][]byte `cbor:"3,keyasint,omitempty"`
 }
 
-// KeepRounds is how many rounds' changes are kept.
-const KeepRounds = 10
+// keepRounds is how many rounds' changes are kept.
+const keepRounds = 10
 
 // changesRoot is where an agent's rounds' changes are kept.
 func (e *Engine) changesRoot(agent string) string {
@@ -256,10 +256,10 @@ func keptCallsOf(dir string) (paths, calls []string, err error) {
 	return paths, calls, nil
 }
 
-// trimChanges keeps the changes of the last KeepRounds rounds.
+// trimChanges keeps the changes of the last keepRounds rounds.
 func trimChanges(root string) {
 	rounds := changedRounds(root)
-	for len(rounds) > KeepRounds {
+	for len(rounds) > keepRounds {
 		os.RemoveAll(filepath.Join(root, fmt.Sprintf("round-%d", rounds[0])))
 		rounds = rounds[1:]
 	}
@@ -329,14 +329,14 @@ func (e *Engine) keptChanges(agent string, round int) (int, []FileChange, error)
 	if round == 0 {
 		rounds := changedRounds(root)
 		if len(rounds) == 0 {
-			return 0, nil, fmt.Errorf("agent %q: %w (none of its last %d rounds changed a file)", agent, ErrNoChanges, KeepRounds)
+			return 0, nil, fmt.Errorf("agent %q: %w (none of its last %d rounds changed a file)", agent, ErrNoChanges, keepRounds)
 		}
 		round = rounds[len(rounds)-1]
 	}
 	dir := filepath.Join(root, fmt.Sprintf("round-%d", round))
 	paths, calls, err := keptCallsOf(dir)
 	if err != nil {
-		return round, nil, fmt.Errorf("agent %q round %d: %w (kept: the last %d rounds that changed files)", agent, round, ErrNoChanges, KeepRounds)
+		return round, nil, fmt.Errorf("agent %q round %d: %w (kept: the last %d rounds that changed files)", agent, round, ErrNoChanges, keepRounds)
 	}
 	var out []FileChange
 	for i, p := range paths {

@@ -36,8 +36,8 @@ const (
 // inspect reads the interrupted round: which calls finished (kept, never
 // run again), which wait for or have a person's decision (taken up where
 // they stood), and which were in flight (sealed).
-func (r *run) inspect(rec *checkpoint.Recovered) Report {
-	report := Report{Boundary: rec.State.Round, last: map[string]checkpoint.Record{}}
+func (r *run) inspect(rec *checkpoint.Recovered) resumeReport {
+	report := resumeReport{Boundary: rec.State.Round, last: map[string]checkpoint.Record{}}
 	turn, _ := tailTurn(rec.Tail)
 	if turn == nil {
 		return report

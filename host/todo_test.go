@@ -71,7 +71,7 @@ func TestTodoListSurvivesAnInterruptedRound(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	res, err := eng.Run(ctx, RunOptions{Agent: af, ID: "p", Prompt: "go", OnEvent: func(e Event) {
-		if e.Type == EventToolEnd && e.Round == 2 && e.Call.Tool == TodoWriteTool {
+		if e.Type == EventToolEnd && e.Round == 2 && e.Call.Tool == todoWriteName {
 			cancel()
 		}
 	}})

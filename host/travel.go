@@ -36,7 +36,7 @@ import (
 // its start. Past it the run is refused, before anything is changed.
 type WorkspaceLimit struct {
 	// Files and Bytes bound its regular files and directories, and the
-	// bytes of its files; zero means DefaultWorkspaceLimit's.
+	// bytes of its files; zero means 20000 files and 1 GiB.
 	Files int
 	Bytes int64
 	// Off keeps no copy: the agent does not travel, and cannot be forked
@@ -44,15 +44,15 @@ type WorkspaceLimit struct {
 	Off bool
 }
 
-// DefaultWorkspaceLimit is the limit when Config.WorkspaceLimit is zero.
-var DefaultWorkspaceLimit = WorkspaceLimit{Files: 20000, Bytes: 1 << 30}
+// defaultWorkspaceLimit is the limit when Config.WorkspaceLimit is zero.
+var defaultWorkspaceLimit = WorkspaceLimit{Files: 20000, Bytes: 1 << 30}
 
 func (l WorkspaceLimit) orDefault() WorkspaceLimit {
 	if l.Files == 0 {
-		l.Files = DefaultWorkspaceLimit.Files
+		l.Files = defaultWorkspaceLimit.Files
 	}
 	if l.Bytes == 0 {
-		l.Bytes = DefaultWorkspaceLimit.Bytes
+		l.Bytes = defaultWorkspaceLimit.Bytes
 	}
 	return l
 }
@@ -352,7 +352,7 @@ func roundDelegated(st *checkpoint.State) bool {
 	for i := len(st.Messages) - 1; i >= 0; i-- {
 		switch m := &st.Messages[i]; m.Role {
 		case conversation.RoleAssistant:
-			return slices.ContainsFunc(m.ToolCalls, func(c conversation.ToolCall) bool { return c.Name == DelegateTool })
+			return slices.ContainsFunc(m.ToolCalls, func(c conversation.ToolCall) bool { return c.Name == delegateName })
 		case conversation.RoleUser:
 			return false
 		}

@@ -139,10 +139,11 @@ func TestForkAtAnyRound(t *testing.T) {
 		{6, 12, "two", "three"},
 	} {
 		ws := filepath.Join(t.TempDir(), "ws")
-		st, err := eng.Fork(t.Context(), ForkOptions{ID: "a", Past: true, AtRound: tc.round, As: "f" + string(rune('0'+tc.round)), Workspace: ws})
+		f, err := eng.Fork(t.Context(), ForkOptions{ID: "a", Past: true, AtRound: tc.round, As: "f" + string(rune('0'+tc.round)), Workspace: ws})
 		if err != nil {
 			t.Fatal(err)
 		}
+		st := stateOfFork(t, eng, f)
 		if st.Round != tc.round || len(st.Messages) != tc.messages || st.Lineage.Round != tc.round {
 			t.Fatalf("fork at round %d: round %d, %d messages", tc.round, st.Round, len(st.Messages))
 		}
@@ -172,7 +173,7 @@ func TestChangesOfAnyRoundFromTheStore(t *testing.T) {
 	if round, _, err := eng.Changes(t.Context(), "a", 0); err != nil || round != 5 {
 		t.Fatalf("last change: round %d, %v", round, err)
 	}
-	msgs, st, err := RoundMessages(eng.Store(), "a", 3)
+	msgs, st, err := RoundMessages(t.Context(), eng.Store(), "a", 3)
 	if err != nil || len(msgs) != 3 || st.Round != 3 || msgs[0].Role != conversation.RoleUser {
 		t.Fatalf("round 3's messages: %+v, %v", msgs, err)
 	}

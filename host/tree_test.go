@@ -48,7 +48,7 @@ func TestResumeParentResumesItsChildren(t *testing.T) {
 	if got := toolTexts(rec.State); len(got) != 2 || got[0] != "wrote alpha.txt" || got[1] != "wrote beta.txt" {
 		t.Fatalf("the parent's results: %q", got)
 	}
-	kids, _ := Children(store, "lead")
+	kids, _ := Children(t.Context(), store, "lead")
 	var childUsage conversation.Usage
 	for _, k := range kids {
 		c, _ := store.Read(k.ID)
@@ -79,7 +79,7 @@ func TestTreeSharesTheParentsTokenLimit(t *testing.T) {
 	if err != nil || res.Status != StatusPaused || !strings.Contains(res.Reason, "the tree of lead reached max_tokens (14 used of 10)") {
 		t.Fatalf("run: %+v, %v; want the tree's limit to pause the second child", res, err)
 	}
-	kids, _ := Children(store, "lead")
+	kids, _ := Children(t.Context(), store, "lead")
 	var done, paused string
 	for _, k := range kids {
 		switch k.Status {
@@ -118,7 +118,7 @@ func TestChildAwaitingApprovalStopsTheTree(t *testing.T) {
 	if err != nil || res.Status != StatusAwaitingApproval || !strings.Contains(res.Reason, "cairn approve "+beta) {
 		t.Fatalf("run: %+v, %v", res, err)
 	}
-	if root := RootOf(store, beta); root != "lead" {
+	if root := RootOf(t.Context(), store, beta); root != "lead" {
 		t.Fatalf("RootOf(%s) = %s", beta, root)
 	}
 	pending, err := Pending(t.Context(), store, beta)
@@ -230,8 +230,8 @@ func TestResumeStartsDelegationsThatHadNotStarted(t *testing.T) {
 	}
 	user := conversation.Message{Role: conversation.RoleUser, Text: "go"}
 	turn := conversation.Message{Role: conversation.RoleAssistant, ToolCalls: []conversation.ToolCall{
-		{ID: "call_1_0", Name: DelegateTool, Input: `{"agent":"alpha","task":"write alpha.txt"}`},
-		{ID: "call_1_1", Name: DelegateTool, Input: `{"agent":"beta","task":"write beta.txt"}`}}}
+		{ID: "call_1_0", Name: delegateName, Input: `{"agent":"alpha","task":"write alpha.txt"}`},
+		{ID: "call_1_1", Name: delegateName, Input: `{"agent":"beta","task":"write beta.txt"}`}}}
 	err = errors.Join(log.Append(
 		checkpoint.Record{Type: checkpoint.RecRunStarted, Run: &checkpoint.RunInfo{ID: "run-killed"}},
 		checkpoint.Record{Type: checkpoint.RecUser, Round: 1, Message: &user},
@@ -296,7 +296,7 @@ func TestReplayKeepsARoundThatDelegated(t *testing.T) {
 	if res.Status != StatusDone || rep == nil || len(rep.Dropped) != 0 || len(rep.Resumed)+len(rep.Finished) != 2 {
 		t.Fatalf("replay: %+v; report %+v", res, rep)
 	}
-	if kids, _ := Children(store, "lead"); len(kids) != 2 {
+	if kids, _ := Children(t.Context(), store, "lead"); len(kids) != 2 {
 		t.Fatalf("%d children, want the 2 the round made", len(kids))
 	}
 }

@@ -28,7 +28,7 @@ type Undone struct {
 // it held before; a path changed since is left alone and named. The
 // conversation is not rewound: the next run tells the model, as for any
 // change made outside it. Undo again to go further back, as far as the
-// kept rounds (KeepRounds) reach. It takes the agent's lock.
+// kept rounds (the last 10) reach. It takes the agent's lock.
 //
 // # Errors
 //

@@ -297,7 +297,7 @@ func (e *Engine) recordedToolset(ctx context.Context, af *AgentFile, p pickedCal
 	m, err := moduleOf(withoutSecrets(ref), wasm)
 	if err == nil {
 		var ts *toolset
-		if ts, err = newToolset(ctx, e.rt, af, []Module{m}); err == nil {
+		if ts, err = newToolset(ctx, e.rt, af, []toolModule{m}); err == nil {
 			if _, ok := ts.tools[p.call.Name]; ok {
 				return ts, nil
 			}

@@ -54,6 +54,9 @@ func TestZeroValuesErrNotPanic(t *testing.T) {
 		{"Pending of a nil *FileStore", func() error { _, err := host.Pending(ctx, nilStore, "a"); return err }, host.ErrNoStore},
 		{"Collect of a nil *FileStore", func() error { _, err := host.Collect(ctx, nilStore, checkpoint.Retention{}); return err }, host.ErrNoStore},
 		{"ReadHistory of a nil *FileStore", func() error { return host.ReadHistory(ctx, nilStore, "a", false, nil) }, host.ErrNoStore},
+		{"Children of a nil *FileStore", func() error { _, err := host.Children(ctx, nilStore, "a"); return err }, host.ErrNoStore},
+		{"RoundMessages of a nil *FileStore", func() error { _, _, err := host.RoundMessages(ctx, nilStore, "a", 1); return err }, host.ErrNoStore},
+		{"RoundMessages of nil", func() error { _, _, err := host.RoundMessages(ctx, nil, "", 0); return err }, host.ErrNoStore},
 		{"ListTools of nil", func() error { _, err := host.ListTools(nil); return err }, nil},
 		{"ModuleTools of nothing", func() error { _, err := host.ModuleTools("", nil); return err }, nil},
 		{"LoadAgentFile of no path", func() error { _, err := host.LoadAgentFile(""); return err }, nil},
@@ -68,6 +71,9 @@ func TestZeroValuesErrNotPanic(t *testing.T) {
 				t.Fatalf("err %v, want %v", err, tt.want)
 			}
 		})
+	}
+	if got := host.RootOf(ctx, nilStore, "a"); got != "a" {
+		t.Errorf("RootOf of a nil *FileStore = %q, want the agent itself", got)
 	}
 	for _, e := range []*host.Engine{zero, nilEngine} {
 		if err := e.Close(ctx); err != nil || e.Store() != nil {

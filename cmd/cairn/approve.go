@@ -60,7 +60,7 @@ func decide(c *cli.Context, approved bool) error {
 	if !approved {
 		verb = "denied"
 	}
-	fmt.Fprintf(c.App.Writer, "%s %s of agent %s; `cairn resume %s` continues it\n", verb, call, agent, host.RootOf(eng.Store(), agent))
+	fmt.Fprintf(c.App.Writer, "%s %s of agent %s; `cairn resume %s` continues it\n", verb, call, agent, host.RootOf(c.Context, eng.Store(), agent))
 	return nil
 }
 

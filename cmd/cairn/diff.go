@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/cairnrun/cairn/host"
+	"github.com/cairnrun/cairn/internal/view"
 )
 
 func diffCommand() *cli.Command {
@@ -54,11 +55,11 @@ func printChange(w io.Writer, fc host.FileChange) {
 	} else {
 		fmt.Fprintf(w, "%s %s (%s)\n", fc.Op, fc.Path, fc.Call)
 	}
-	if !host.IsText(fc.Before) || !host.IsText(fc.After) {
+	if !view.IsText(fc.Before) || !view.IsText(fc.After) {
 		fmt.Fprintf(w, "  binary: %d → %d bytes\n", fc.BeforeSize, fc.AfterSize)
 		return
 	}
-	for _, l := range host.DiffLines(fc.Before, fc.After) {
+	for _, l := range view.DiffLines(fc.Before, fc.After) {
 		fmt.Fprintf(w, "  %s\n", l)
 	}
 }

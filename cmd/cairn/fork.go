@@ -73,6 +73,6 @@ func forkAction(c *cli.Context) error {
 	if err != nil {
 		return runError(err)
 	}
-	fmt.Fprintf(c.App.Writer, "forked %s at round %d as %s, workspace %s\n", st.Lineage.Agent, st.Lineage.Round, st.Agent, st.Definition.Workspace)
+	fmt.Fprintf(c.App.Writer, "forked %s at round %d as %s, workspace %s\n", st.From, st.Round, st.Agent, st.Workspace)
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/host"
+	"github.com/cairnrun/cairn/internal/view"
 )
 
 func logCommand() *cli.Command {
@@ -71,7 +72,7 @@ func printMessage(w io.Writer, m conversation.Message) {
 		}
 		fmt.Fprintf(w, "  %s %s %s: %s\n", mark, m.CallID, m.ToolName, oneLine(m.Text, 200))
 		for _, e := range m.Net {
-			fmt.Fprintf(w, "      net %s\n", oneLine(host.ExchangeLine(e), 200))
+			fmt.Fprintf(w, "      net %s\n", oneLine(view.ExchangeLine(e), 200))
 		}
 	}
 }
@@ -85,7 +86,7 @@ func logRound(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	msgs, _, err := host.RoundMessages(store, c.Args().First(), c.Int("round"))
+	msgs, _, err := host.RoundMessages(c.Context, store, c.Args().First(), c.Int("round"))
 	if errors.Is(err, checkpoint.ErrNoPast) {
 		return withCode(exitUsage, err)
 	}

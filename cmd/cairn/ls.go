@@ -11,7 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/cairnrun/cairn/host"
+	"github.com/cairnrun/cairn/internal/view"
 )
 
 func lsCommand() *cli.Command {
@@ -32,10 +32,10 @@ func lsAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	list, depth := host.TreeOrder(list)
-	lines := make([]host.AgentLine, len(list))
+	list, depth := view.TreeOrder(list)
+	lines := make([]view.AgentLine, len(list))
 	for i, s := range list {
-		lines[i] = host.LineOf(s)
+		lines[i] = view.LineOf(s)
 	}
 	if c.Bool(jsonFlag.Name) {
 		enc := json.NewEncoder(c.App.Writer)

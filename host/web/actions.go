@@ -192,8 +192,8 @@ func (s *Server) handleFork(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, map[string]any{"agent": st.Agent, "from": st.Lineage.Agent,
-		"round": st.Lineage.Round, "workspace": st.Definition.Workspace})
+	writeJSON(w, http.StatusCreated, map[string]any{"agent": st.Agent, "from": st.From,
+		"round": st.Round, "workspace": st.Workspace})
 }
 
 // names checks the labels and agent ids a request gives, so that a bad

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"time"
@@ -9,12 +10,13 @@ import (
 
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/host"
+	"github.com/cairnrun/cairn/internal/view"
 )
 
 // agentLine is one agent in the list: `cairn ls --json`'s fields and its
 // labels and lineage.
 type agentLine struct {
-	host.AgentLine
+	view.AgentLine
 	Labels  checkpoint.Labels   `json:"labels"`
 	Lineage *checkpoint.Lineage `json:"lineage,omitempty"`
 	// Held says this server runs the agent (so it can pause it).
@@ -52,7 +54,7 @@ func (s *Server) handleAgents(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	list, depths := host.TreeOrder(list)
+	list, depths := view.TreeOrder(list)
 	out := make([]agentLine, 0, len(list))
 	for i, sum := range list {
 		l := s.line(sum)
@@ -68,7 +70,7 @@ func (s *Server) handleAgents(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) line(sum checkpoint.Summary) agentLine {
-	return agentLine{AgentLine: host.LineOf(sum), Held: s.holds(sum.ID)}
+	return agentLine{AgentLine: view.LineOf(sum), Held: s.holds(sum.ID)}
 }
 
 func (s *Server) handleAgent(w http.ResponseWriter, r *http.Request) {
@@ -81,7 +83,7 @@ func (s *Server) handleAgent(w http.ResponseWriter, r *http.Request) {
 	v := agentView{agentLine: s.line(in.Summary), Reason: st.Reason, Messages: len(st.Messages),
 		Workspace: st.Definition.Workspace, Interrupted: in.InterruptedCalls()}
 	v.Labels, v.Lineage, v.Delegated = st.Labels, st.Lineage, st.Parent
-	if v.Children, err = s.children(st.Agent); err != nil {
+	if v.Children, err = s.children(r.Context(), st.Agent); err != nil {
 		fail(w, err)
 		return
 	}
@@ -197,8 +199,8 @@ func (s *Server) handleDiff(w http.ResponseWriter, r *http.Request) {
 	out := make([]change, len(changes))
 	for i, fc := range changes {
 		out[i] = change{FileChange: fc}
-		if host.IsText(fc.Before) && host.IsText(fc.After) {
-			out[i].Lines = host.DiffLines(fc.Before, fc.After)
+		if view.IsText(fc.Before) && view.IsText(fc.After) {
+			out[i].Lines = view.DiffLines(fc.Before, fc.After)
 		} else {
 			out[i].Binary = true
 		}
@@ -207,8 +209,8 @@ func (s *Server) handleDiff(w http.ResponseWriter, r *http.Request) {
 }
 
 // children lists the sub-agents an agent's delegations made.
-func (s *Server) children(id string) ([]agentLine, error) {
-	kids, err := host.Children(s.store, id)
+func (s *Server) children(ctx context.Context, id string) ([]agentLine, error) {
+	kids, err := host.Children(ctx, s.store, id)
 	if err != nil {
 		return nil, err
 	}
