@@ -452,7 +452,7 @@ func TestBuiltinDescribes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	packed, err := m.Manifest()
+	packed, err := abi.ReadManifest(builtin.Module)
 	if err != nil {
 		t.Fatal(err)
 	}
