@@ -66,19 +66,7 @@ func TestTodoWriteKeepsTheList(t *testing.T) {
 // commits the round with the list the call wrote, and does not run the
 // call again.
 func TestTodoListSurvivesAnInterruptedRound(t *testing.T) {
-	eng, store := fileEngine(t)
-	af := agentIn(t, todoAgent, todoScript)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	res, err := eng.Run(ctx, RunOptions{Agent: af, ID: "p", Prompt: "go", OnEvent: func(e Event) {
-		if e.Type == EventToolEnd && e.Round == 2 && e.Call.Tool == todoWriteName {
-			cancel()
-		}
-	}})
-	if err != nil || res.Status != StatusPaused {
-		t.Fatalf("run: %+v, %v", res, err)
-	}
-	rec, err := store.Read("p")
+	eng, store, rec, err := interruptAfterTodoWrite(t)
 	if err != nil || !rec.Interrupted() || len(rec.State.Todos) != 2 || rec.State.Todos[0].Status != checkpoint.TodoInProgress {
 		t.Fatalf("at the boundary: %+v, %v", rec.State.Todos, err)
 	}
@@ -92,5 +80,32 @@ func TestTodoListSurvivesAnInterruptedRound(t *testing.T) {
 	in, err := Inspect(t.Context(), store, "p")
 	if err != nil || !reflect.DeepEqual(in.State.Todos, todosAfter2) {
 		t.Fatalf("list after resume: %+v, %v", in.State.Todos, err)
+	}
+}
+
+// interruptAfterTodoWrite runs todoScript and stops it once round 2's
+// todo_write has ended. The round's write_file may end, and the round be
+// committed, before the stop lands (a call of the built-in tools takes
+// well under a millisecond): then the trial is made again, on a new store.
+func interruptAfterTodoWrite(t *testing.T) (*Engine, checkpoint.Store, *checkpoint.Recovered, error) {
+	t.Helper()
+	for try := 1; ; try++ {
+		eng, store := fileEngine(t)
+		af := agentIn(t, todoAgent, todoScript)
+		ctx, cancel := context.WithCancel(context.Background())
+		res, err := eng.Run(ctx, RunOptions{Agent: af, ID: "p", Prompt: "go", OnEvent: func(e Event) {
+			if e.Type == EventToolEnd && e.Round == 2 && e.Call.Tool == todoWriteName {
+				cancel()
+			}
+		}})
+		cancel()
+		if err != nil || res.Status != StatusPaused {
+			t.Fatalf("run: %+v, %v", res, err)
+		}
+		rec, err := store.Read("p")
+		if err == nil && !rec.Interrupted() && reflect.DeepEqual(rec.State.Todos, todosAfter2) && try < 20 {
+			continue // the whole round was committed before the stop landed
+		}
+		return eng, store, rec, err
 	}
 }
