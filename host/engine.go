@@ -360,6 +360,7 @@ func (e *Engine) newRun(ctx context.Context, af *AgentFile, mods []Module, overr
 	if e.wrapModel != nil {
 		provider = e.wrapModel(provider)
 	}
+	provider = &loadingProvider{Provider: provider, tools: tools}
 	pool, err := openPool(ws, log.State())
 	if err != nil {
 		return nil, err
