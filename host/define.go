@@ -20,7 +20,7 @@ func (e *Engine) define(af *AgentFile, mods []Module, ws string) (checkpoint.Def
 		return def, err
 	}
 	for _, m := range mods {
-		if def.Modules[m.Ref.Module], err = e.store.PutBlob(m.Wasm); err != nil {
+		if def.Modules[m.Ref.Module], err = e.keepModule(m); err != nil {
 			return def, err
 		}
 	}

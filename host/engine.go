@@ -25,6 +25,7 @@ type Engine struct {
 	store   checkpoint.Store
 	connect Connector
 	limit   WorkspaceLimit
+	digests *moduleDigests
 	// wrapModel, set by tests, wraps every provider a run opens.
 	wrapModel func(model.Provider) model.Provider
 }
@@ -81,7 +82,8 @@ func NewEngine(ctx context.Context, cfg Config) (*Engine, error) {
 	if store == nil {
 		store = checkpoint.NewMemStore()
 	}
-	return &Engine{rt: rt, store: store, connect: cfg.Connect, limit: cfg.WorkspaceLimit}, nil
+	return &Engine{rt: rt, store: store, connect: cfg.Connect, limit: cfg.WorkspaceLimit,
+		digests: newModuleDigests(cfg.CacheDir)}, nil
 }
 
 // Close releases the engine's runtime. Runs must have returned. Closing a
@@ -412,6 +414,7 @@ func workspaceOf(af *AgentFile, override string) (string, error) {
 func loadModules(af *AgentFile) ([]Module, error) {
 	mods := make([]Module, 0, len(af.Tools))
 	for _, ref := range af.Tools {
+		identity := moduleIdentity(af, ref)
 		wasm, err := readModule(af, ref)
 		if err != nil {
 			return nil, fmt.Errorf("tool module %s: %w", ref.Module, err)
@@ -420,6 +423,7 @@ func loadModules(af *AgentFile) ([]Module, error) {
 		if err != nil {
 			return nil, err
 		}
+		m.identity = identity
 		mods = append(mods, m)
 	}
 	return mods, nil

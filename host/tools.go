@@ -22,6 +22,9 @@ type Module struct {
 	Ref      ToolRef
 	Wasm     []byte
 	Manifest abi.Manifest
+	// identity is who the module's file was before it was read, for
+	// moduleDigests; "" when not known.
+	identity string
 }
 
 // tool is one tool bound to its module, which may still be compiling,
