@@ -3,6 +3,8 @@ package host
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -181,13 +183,37 @@ func moduleIdentity(af *AgentFile, ref ToolRef) string {
 
 // keepModule keeps a module's bytes in the store and returns their
 // digest, without hashing them when the store already has the digest the
-// engine remembers for the module's file.
-func (e *Engine) keepModule(m Module) (string, error) {
-	if digest, ok := e.digests.lookup(m.identity); ok {
-		if s, ok := e.store.(interface{ HasBlob(string) bool }); ok && s.HasBlob(digest) {
+// engine remembers for the module's file. With later, bytes the store
+// lacks are written in the background (see blobWrites), when the store
+// can say what it has.
+func (e *Engine) keepModule(m Module, later *blobWrites) (string, error) {
+	digest, known := e.digests.lookup(m.identity)
+	has, canTell := false, false
+	if known {
+		if has, canTell = hasBlob(e.store, digest); has {
 			return digest, nil
 		}
 	}
+	if later == nil || (known && !canTell) {
+		return e.putModule(m)
+	}
+	if !known {
+		sum := sha256.Sum256(m.Wasm)
+		digest = "sha256:" + hex.EncodeToString(sum[:])
+		if has, canTell = hasBlob(e.store, digest); !canTell {
+			return e.putModule(m)
+		}
+		e.digests.remember(m.identity, digest)
+		if has {
+			return digest, nil
+		}
+	}
+	later.put(m.Wasm)
+	return digest, nil
+}
+
+// putModule stores a module's bytes now.
+func (e *Engine) putModule(m Module) (string, error) {
 	digest, err := e.store.PutBlob(m.Wasm)
 	if err != nil {
 		return "", err

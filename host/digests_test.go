@@ -53,14 +53,14 @@ func TestModuleDigestRememberedByFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := digestEngine(t, cache, store).keepModule(fileModule(t, dir))
+	got, err := digestEngine(t, cache, store).keepModule(fileModule(t, dir), nil)
 	if err != nil || got != digestOf(first) {
 		t.Fatalf("first keep: %s, %v; want %s", got, err, digestOf(first))
 	}
 
 	m := fileModule(t, dir)
 	m.Wasm = []byte("not what the file holds")
-	if got, err := digestEngine(t, cache, store).keepModule(m); err != nil || got != digestOf(first) {
+	if got, err := digestEngine(t, cache, store).keepModule(m, nil); err != nil || got != digestOf(first) {
 		t.Fatalf("a later engine hashed the module again: %s, %v", got, err)
 	}
 
@@ -76,7 +76,7 @@ func TestModuleDigestRememberedByFile(t *testing.T) {
 	if err := os.Chtimes(path, fi.ModTime(), fi.ModTime()); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := digestEngine(t, cache, store).keepModule(fileModule(t, dir)); err != nil || got != digestOf(second) {
+	if got, err := digestEngine(t, cache, store).keepModule(fileModule(t, dir), nil); err != nil || got != digestOf(second) {
 		t.Fatalf("a rewritten module: %s, %v; want %s", got, err, digestOf(second))
 	}
 
@@ -84,7 +84,7 @@ func TestModuleDigestRememberedByFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := digestEngine(t, cache, other).keepModule(fileModule(t, dir)); err != nil {
+	if _, err := digestEngine(t, cache, other).keepModule(fileModule(t, dir), nil); err != nil {
 		t.Fatal(err)
 	}
 	if b, err := other.Blob(digestOf(second)); err != nil || string(b) != string(second) {

@@ -301,9 +301,10 @@ func (e *Engine) create(ctx context.Context, opts RunOptions, runID string) (*ru
 	if err != nil {
 		return nil, err
 	}
-	def, err := e.define(opts.Agent, mods, ws)
+	later := newBlobWrites(e.store)
+	def, err := e.defineWith(opts.Agent, mods, ws, later)
 	if err != nil {
-		return nil, err
+		return nil, errors.Join(err, later.wait())
 	}
 	st := checkpoint.NewState(opts.ID, def, opts.Labels, now())
 	if opts.sub != nil {
@@ -311,13 +312,14 @@ func (e *Engine) create(ctx context.Context, opts RunOptions, runID string) (*ru
 	}
 	if fi, serr := os.Stat(ws); serr == nil && fi.IsDir() { // else newRun says what is wrong with it
 		if st.WorkspaceBase, err = e.storeBase(ws); err != nil {
-			return nil, fmt.Errorf("keep the workspace of agent %q in the store: %w", opts.ID, err)
+			return nil, errors.Join(fmt.Errorf("keep the workspace of agent %q in the store: %w", opts.ID, err), later.wait())
 		}
 	}
 	log, err := e.store.Create(opts.ID, st)
 	if err != nil {
-		return nil, err
+		return nil, errors.Join(err, later.wait())
 	}
+	log = &afterBlobs{Log: log, writes: later}
 	r, err := e.newRun(ctx, opts.Agent, mods, opts.Model, ws, opts.ID, runID, log)
 	if err != nil {
 		// A start that fails leaves no agent behind (the lock removes the
@@ -326,8 +328,12 @@ func (e *Engine) create(ctx context.Context, opts RunOptions, runID string) (*ru
 		if rmErr := e.store.Remove(opts.ID); rmErr != nil {
 			err = errors.Join(err, rmErr)
 		}
+		return nil, err
 	}
-	return r, err
+	// The modules the store lacks are written while the first request is
+	// out (blobs_later.go).
+	r.provider.(*loadingProvider).alsoStart(later.start)
+	return r, nil
 }
 
 // newRun binds an agent's tools and model into a run on log.

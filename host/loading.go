@@ -89,9 +89,14 @@ func (ts *toolset) startLoading() {
 type loadingProvider struct {
 	model.Provider
 	tools   *toolset
+	also    []func() // more to start with the modules
 	once    sync.Once
 	started atomic.Bool
 }
+
+// alsoStart has fn run when the modules start loading. It is called
+// before the run's first request.
+func (p *loadingProvider) alsoStart(fn func()) { p.also = append(p.also, fn) }
 
 func (p *loadingProvider) Complete(ctx context.Context, req model.Request) (model.Response, error) {
 	if p.started.Load() {
@@ -107,6 +112,9 @@ func (p *loadingProvider) Complete(ctx context.Context, req model.Request) (mode
 func (p *loadingProvider) start() {
 	p.once.Do(func() {
 		p.tools.startLoading()
+		for _, fn := range p.also {
+			fn()
+		}
 		p.started.Store(true)
 	})
 }
