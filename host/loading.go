@@ -85,7 +85,9 @@ func (ts *toolset) startLoading() {
 
 // loadingProvider is a run's model: it starts the run's tool modules
 // loading once a request has been written to the model's connection, or
-// once a request returns, for a provider that is not reached over HTTP.
+// once a request is answered, for a provider that is not reached over
+// HTTP. A request that fails before it is written (a model that cannot be
+// reached pauses the run) starts nothing.
 type loadingProvider struct {
 	model.Provider
 	tools   *toolset
@@ -105,8 +107,11 @@ func (p *loadingProvider) Complete(ctx context.Context, req model.Request) (mode
 	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
 		WroteRequest: func(httptrace.WroteRequestInfo) { p.start() },
 	})
-	defer p.start()
-	return p.Provider.Complete(ctx, req)
+	resp, err := p.Provider.Complete(ctx, req)
+	if err == nil {
+		p.start()
+	}
+	return resp, err
 }
 
 func (p *loadingProvider) start() {

@@ -108,3 +108,18 @@ func TestToolModuleWaitStartsLoading(t *testing.T) {
 		t.Fatal("Wait did not load the module")
 	}
 }
+
+// A model that cannot be reached pauses the run before any call: its
+// modules are not loaded for nothing.
+func TestToolModulesNotLoadedForAFailedRequest(t *testing.T) {
+	ts, d := deferredToolset(t)
+	p := &loadingProvider{tools: ts, Provider: providerFunc(func(context.Context, model.Request) (model.Response, error) {
+		return model.Response{}, model.ErrUnavailable
+	})}
+	if _, err := p.Complete(context.Background(), model.Request{}); err == nil {
+		t.Fatal("the failure was lost")
+	}
+	if d.started() {
+		t.Fatal("a request that failed unwritten started the modules loading")
+	}
+}
