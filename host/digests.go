@@ -155,7 +155,7 @@ func validDigest(s string) bool {
 // when it cannot be told (then its digest is not remembered).
 func moduleIdentity(af *AgentFile, ref ToolRef) string {
 	path := af.Path(ref.Module)
-	if _, ok := embeddedWasm(ref.Module); ok {
+	if ref.Module == BuiltinModule || ref.Module == FetchModule { // embedded: see embeddedWasm
 		exe, err := os.Executable()
 		if err != nil {
 			return ""
