@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -126,5 +127,28 @@ func TestModuleDigestsBounded(t *testing.T) {
 	again.load()
 	if n := len(again.known); n != maxDigests {
 		t.Fatalf("the file keeps %d entries, want %d", n, maxDigests)
+	}
+}
+
+// A module built into cairn is who cairn's executable is: a new build is
+// a new identity.
+func TestModuleIdentityOfBuiltinIsTheExecutable(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("module digests are remembered on Linux only")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe, _ = filepath.Abs(exe)
+	af := &AgentFile{Dir: t.TempDir()}
+	for _, name := range []string{BuiltinModule, FetchModule} {
+		id := moduleIdentity(af, ToolRef{Module: name})
+		if !strings.HasPrefix(id, name+" "+exe+" ") {
+			t.Errorf("%s: identity %q is not the executable's", name, id)
+		}
+	}
+	if id := moduleIdentity(af, ToolRef{Module: "missing.wasm"}); id != "" {
+		t.Errorf("a missing module has identity %q", id)
 	}
 }
