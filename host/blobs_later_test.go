@@ -100,7 +100,7 @@ func TestModuleBlobMissingRebuiltFromItsFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(af.Path("stats.wasm"), stats, 0o644); err != nil {
+	if err := os.WriteFile(af.resolve("stats.wasm"), stats, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "m", Prompt: "go"}); err != nil {
@@ -127,7 +127,7 @@ func TestModuleBlobMissingRebuiltFromItsFile(t *testing.T) {
 	}
 
 	os.Remove(filepath.Join(blobs, strings.Replace(def.Modules["stats.wasm"], ":", string(filepath.Separator), 1)))
-	if err := os.WriteFile(af.Path("stats.wasm"), append(stats, 0), 0o644); err != nil {
+	if err := os.WriteFile(af.resolve("stats.wasm"), append(stats, 0), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := eng.rebuild(def); !errors.Is(err, ErrDefinition) || !errors.Is(err, checkpoint.ErrNotFound) {

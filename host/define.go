@@ -13,13 +13,13 @@ import (
 // modules and its script, by content — and returns the definition that
 // names them. Resume rebuilds the agent from it, on any machine that has
 // the store.
-func (e *Engine) define(af *AgentFile, mods []Module, ws string) (checkpoint.Definition, error) {
+func (e *Engine) define(af *AgentFile, mods []toolModule, ws string) (checkpoint.Definition, error) {
 	return e.defineWith(af, mods, ws, nil)
 }
 
 // defineWith is define, writing the modules the store lacks in the
 // background with later, when it is not nil (see blobWrites).
-func (e *Engine) defineWith(af *AgentFile, mods []Module, ws string, later *blobWrites) (checkpoint.Definition, error) {
+func (e *Engine) defineWith(af *AgentFile, mods []toolModule, ws string, later *blobWrites) (checkpoint.Definition, error) {
 	def := checkpoint.Definition{AgentPath: af.File, AgentDir: af.Dir, Workspace: ws, Modules: map[string]string{}}
 	var err error
 	if def.AgentFile, err = e.store.PutBlob(af.Source); err != nil {
@@ -31,7 +31,7 @@ func (e *Engine) defineWith(af *AgentFile, mods []Module, ws string, later *blob
 		}
 	}
 	if af.Model.Provider == "script" && af.Model.Script != "" {
-		script, err := os.ReadFile(af.Path(af.Model.Script))
+		script, err := os.ReadFile(af.resolve(af.Model.Script))
 		if err != nil {
 			return def, fmt.Errorf("model: %w", err)
 		}
@@ -53,7 +53,7 @@ var ErrDefinition = errors.New("agent definition is incomplete")
 
 // rebuild reads an agent back from its definition: the agent file, each
 // module and the script exactly as they were when the agent started.
-func (e *Engine) rebuild(def checkpoint.Definition) (*AgentFile, []Module, error) {
+func (e *Engine) rebuild(def checkpoint.Definition) (*AgentFile, []toolModule, error) {
 	src, err := e.store.Blob(def.AgentFile)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: agent file: %w", ErrDefinition, err)
@@ -68,7 +68,7 @@ func (e *Engine) rebuild(def checkpoint.Definition) (*AgentFile, []Module, error
 			return nil, nil, fmt.Errorf("%w: script: %w", ErrDefinition, err)
 		}
 	}
-	mods := make([]Module, 0, len(af.Tools))
+	mods := make([]toolModule, 0, len(af.Tools))
 	for _, ref := range af.Tools {
 		digest, ok := def.Modules[ref.Module]
 		if !ok {

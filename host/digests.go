@@ -154,7 +154,7 @@ func validDigest(s string) bool {
 // moduleIdentity is who a module file is on disk, for moduleDigests; ""
 // when it cannot be told (then its digest is not remembered).
 func moduleIdentity(af *AgentFile, ref ToolRef) string {
-	path := af.Path(ref.Module)
+	path := af.resolve(ref.Module)
 	if ref.Module == BuiltinModule || ref.Module == FetchModule { // embedded: see embeddedWasm
 		exe, err := os.Executable()
 		if err != nil {
@@ -186,7 +186,7 @@ func moduleIdentity(af *AgentFile, ref ToolRef) string {
 // engine remembers for the module's file. With later, bytes the store
 // lacks are written in the background (see blobWrites), when the store
 // can say what it has.
-func (e *Engine) keepModule(m Module, later *blobWrites) (string, error) {
+func (e *Engine) keepModule(m toolModule, later *blobWrites) (string, error) {
 	digest, known := e.digests.lookup(m.identity)
 	has, canTell := false, false
 	if known {
@@ -213,7 +213,7 @@ func (e *Engine) keepModule(m Module, later *blobWrites) (string, error) {
 }
 
 // putModule stores a module's bytes now.
-func (e *Engine) putModule(m Module) (string, error) {
+func (e *Engine) putModule(m toolModule) (string, error) {
 	digest, err := e.store.PutBlob(m.Wasm)
 	if err != nil {
 		return "", err

@@ -25,15 +25,15 @@ func digestEngine(t *testing.T, cache string, store checkpoint.Store) *Engine {
 }
 
 // fileModule is the module file dir/m.wasm as loadModules finds it.
-func fileModule(t *testing.T, dir string) Module {
+func fileModule(t *testing.T, dir string) toolModule {
 	t.Helper()
 	af, ref := &AgentFile{Dir: dir}, ToolRef{Module: "m.wasm"}
 	identity := moduleIdentity(af, ref)
-	wasm, err := os.ReadFile(af.Path(ref.Module))
+	wasm, err := os.ReadFile(af.resolve(ref.Module))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Module{Ref: ref, Wasm: wasm, identity: identity}
+	return toolModule{Ref: ref, Wasm: wasm, identity: identity}
 }
 
 // A module the store keeps already is not hashed again by a later engine
