@@ -49,8 +49,10 @@ var _ Store = (*FileStore)(nil)
 
 // OpenFileStore opens (making it if needed) the store in dir.
 func OpenFileStore(dir string, opts ...FileStoreOption) (*FileStore, error) {
-	if err := makeStoreDirs(dir); err != nil {
-		return nil, fmt.Errorf("open store %s: %w", dir, err)
+	for _, d := range []string{"agents", filepath.Join("blobs", "sha256")} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o700); err != nil {
+			return nil, fmt.Errorf("open store %s: %w", dir, err)
+		}
 	}
 	s := &FileStore{dir: dir, held: map[string]*fileLock{}}
 	if err := s.startGroup(opts); err != nil {
@@ -127,10 +129,9 @@ func (s *FileStore) Create(id string, st *State) (Log, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create agent %q: %w", id, err)
 	}
-	// The agent's directory is durable before anything in it is relied on;
-	// the store's own directories were made durable when they were made
-	// (makeStoreDirs).
-	if err := syncDir(filepath.Join(s.dir, "agents")); err != nil {
+	// The directories that lead to the agent's (and to the blobs stored
+	// for it) are durable before anything in them is relied on.
+	if err := errors.Join(syncDir(filepath.Join(s.dir, "agents")), syncDir(filepath.Join(s.dir, "blobs")), syncDir(s.dir)); err != nil {
 		return nil, fmt.Errorf("create agent %q: %w", id, err)
 	}
 	if err := writeSnapshot(dir, st); err != nil {
