@@ -14,13 +14,19 @@ import (
 // names them. Resume rebuilds the agent from it, on any machine that has
 // the store.
 func (e *Engine) define(af *AgentFile, mods []toolModule, ws string) (checkpoint.Definition, error) {
+	return e.defineWith(af, mods, ws, nil)
+}
+
+// defineWith is define, writing the modules the store lacks in the
+// background with later, when it is not nil (see blobWrites).
+func (e *Engine) defineWith(af *AgentFile, mods []toolModule, ws string, later *blobWrites) (checkpoint.Definition, error) {
 	def := checkpoint.Definition{AgentPath: af.File, AgentDir: af.Dir, Workspace: ws, Modules: map[string]string{}}
 	var err error
 	if def.AgentFile, err = e.store.PutBlob(af.Source); err != nil {
 		return def, err
 	}
 	for _, m := range mods {
-		if def.Modules[m.Ref.Module], err = e.store.PutBlob(m.Wasm); err != nil {
+		if def.Modules[m.Ref.Module], err = e.keepModule(m, later); err != nil {
 			return def, err
 		}
 	}
@@ -68,7 +74,7 @@ func (e *Engine) rebuild(def checkpoint.Definition) (*AgentFile, []toolModule, e
 		if !ok {
 			return nil, nil, fmt.Errorf("%w: module %s is not in the store", ErrDefinition, ref.Module)
 		}
-		wasm, err := e.store.Blob(digest)
+		wasm, err := e.moduleBlob(af, ref, digest)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%w: module %s: %w", ErrDefinition, ref.Module, err)
 		}

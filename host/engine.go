@@ -27,6 +27,7 @@ type Engine struct {
 	store   checkpoint.Store
 	connect Connector
 	limit   WorkspaceLimit
+	digests *moduleDigests
 	// wrapModel, set by tests, wraps every provider a run opens.
 	wrapModel func(model.Provider) model.Provider
 }
@@ -83,7 +84,8 @@ func NewEngine(ctx context.Context, cfg Config) (*Engine, error) {
 	if store == nil {
 		store = checkpoint.NewMemStore()
 	}
-	return &Engine{rt: rt, store: store, connect: cfg.Connect, limit: cfg.WorkspaceLimit}, nil
+	return &Engine{rt: rt, store: store, connect: cfg.Connect, limit: cfg.WorkspaceLimit,
+		digests: newModuleDigests(cfg.CacheDir)}, nil
 }
 
 // Close releases the engine's runtime. Runs must have returned. Closing a
@@ -328,9 +330,10 @@ func (e *Engine) create(ctx context.Context, opts RunOptions, runID string) (*ru
 	if err != nil {
 		return nil, err
 	}
-	def, err := e.define(opts.Agent, mods, ws)
+	later := newBlobWrites(e.store)
+	def, err := e.defineWith(opts.Agent, mods, ws, later)
 	if err != nil {
-		return nil, err
+		return nil, errors.Join(err, later.wait())
 	}
 	st := checkpoint.NewState(opts.ID, def, opts.Labels, now())
 	if opts.sub != nil {
@@ -338,13 +341,14 @@ func (e *Engine) create(ctx context.Context, opts RunOptions, runID string) (*ru
 	}
 	if fi, serr := os.Stat(ws); serr == nil && fi.IsDir() { // else newRun says what is wrong with it
 		if st.WorkspaceBase, err = e.storeBase(ws); err != nil {
-			return nil, fmt.Errorf("keep the workspace of agent %q in the store: %w", opts.ID, err)
+			return nil, errors.Join(fmt.Errorf("keep the workspace of agent %q in the store: %w", opts.ID, err), later.wait())
 		}
 	}
 	log, err := e.store.Create(opts.ID, st)
 	if err != nil {
-		return nil, err
+		return nil, errors.Join(err, later.wait())
 	}
+	log = &afterBlobs{Log: log, writes: later}
 	r, err := e.newRun(ctx, opts.Agent, mods, opts.Model, ws, opts.ID, runID, log)
 	if err != nil {
 		// A start that fails leaves no agent behind (the lock removes the
@@ -353,8 +357,12 @@ func (e *Engine) create(ctx context.Context, opts RunOptions, runID string) (*ru
 		if rmErr := e.store.Remove(opts.ID); rmErr != nil {
 			err = errors.Join(err, rmErr)
 		}
+		return nil, err
 	}
-	return r, err
+	// The modules the store lacks are written while the first request is
+	// out (blobs_later.go).
+	r.provider.(*loadingProvider).alsoStart(later.start)
+	return r, nil
 }
 
 // newRun binds an agent's tools and model into a run on log.
@@ -389,6 +397,7 @@ func (e *Engine) newRun(ctx context.Context, af *AgentFile, mods []toolModule, o
 	if e.wrapModel != nil {
 		provider = e.wrapModel(provider)
 	}
+	provider = &loadingProvider{Provider: provider, tools: tools}
 	pool, err := openPool(ws, log.State())
 	if err != nil {
 		return nil, err
@@ -440,6 +449,7 @@ func workspaceOf(af *AgentFile, override string) (string, error) {
 func loadModules(af *AgentFile) ([]toolModule, error) {
 	mods := make([]toolModule, 0, len(af.Tools))
 	for _, ref := range af.Tools {
+		identity := moduleIdentity(af, ref)
 		wasm, err := readModule(af, ref)
 		if err != nil {
 			return nil, fmt.Errorf("tool module %s: %w", ref.Module, err)
@@ -448,6 +458,7 @@ func loadModules(af *AgentFile) ([]toolModule, error) {
 		if err != nil {
 			return nil, err
 		}
+		m.identity = identity
 		mods = append(mods, m)
 	}
 	return mods, nil

@@ -22,13 +22,16 @@ type toolModule struct {
 	Ref      ToolRef
 	Wasm     []byte
 	Manifest abi.Manifest
+	// identity is who the module's file was before it was read, for
+	// moduleDigests; "" when not known.
+	identity string
 }
 
 // tool is one tool bound to its module, which may still be compiling,
 // and its policy.
 type tool struct {
 	spec   abi.Tool
-	module *sandbox.Loading
+	module *deferredLoad
 	ref    ToolRef
 	grant  Grant
 	schema *schema
@@ -56,7 +59,7 @@ type toolset struct {
 
 type moduleLoad struct {
 	ref      ToolRef
-	loading  *sandbox.Loading
+	loading  *deferredLoad
 	reported bool
 }
 
@@ -75,10 +78,11 @@ func readModule(af *AgentFile, ref ToolRef) ([]byte, error) {
 	return b, nil
 }
 
-// newToolset binds the tools of every module and starts compiling the
-// modules in the background: the manifests say all the model needs to
-// know, so the first request goes out while the code compiles, and a
-// call waits for its module. A tool whose needs exceed its grant, two
+// newToolset binds the tools of every module, whose loading (compiling,
+// in the background) starts once the run's first model request is on its
+// way (see loading.go): the manifests say all the model needs to know, so
+// the first request goes out while the code compiles, and a call waits
+// for its module. A tool whose needs exceed its grant, two
 // tools of one name, or a schema that does not compile fail the whole
 // set: an agent does not start half-equipped. A module whose manifest
 // reads but whose code does not compile is kept: its tools answer every
@@ -87,7 +91,7 @@ func readModule(af *AgentFile, ref ToolRef) ([]byte, error) {
 func newToolset(ctx context.Context, rt *sandbox.Runtime, af *AgentFile, mods []toolModule) (*toolset, error) {
 	ts := &toolset{tools: map[string]*tool{}}
 	for _, m := range mods {
-		loading := rt.Load(ctx, m.Wasm)
+		loading := newDeferredLoad(ctx, rt, m.Wasm)
 		ts.loads = append(ts.loads, &moduleLoad{ref: m.Ref, loading: loading})
 		if err := ts.add(af, m, loading); err != nil {
 			return nil, fmt.Errorf("tool module %s: %w", m.Ref.Module, err)
@@ -130,7 +134,7 @@ func doesNotLoad(ref ToolRef, err error) error {
 	return fmt.Errorf("tool module %s does not load: %w", ref.Module, err)
 }
 
-func (ts *toolset) add(af *AgentFile, m toolModule, loading *sandbox.Loading) error {
+func (ts *toolset) add(af *AgentFile, m toolModule, loading *deferredLoad) error {
 	only := map[string]bool{}
 	for _, n := range m.Ref.Only {
 		if _, ok := m.Manifest.Lookup(n); !ok {

@@ -1,0 +1,125 @@
+package host
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/cairnrun/cairn/checkpoint"
+)
+
+// The first agent of a store writes its tool modules into it (define.go),
+// megabytes that a start would otherwise wait for: tens of milliseconds
+// with their fsyncs. A new agent's modules are written in the background
+// instead, while its first request is out, and its first commit (or its
+// journal's close) waits for them, so a round is never durable before the
+// modules its agent runs with are. What a crash before that leaves is an
+// agent whose definition names a module blob the store lacks; rebuilding
+// it then takes the module from where the agent file found it (built into
+// cairn, or its file) when its bytes still have that digest, and stores
+// them (see moduleBlob).
+
+// blobWrites are the module blobs a new agent writes in the background,
+// one after another, from when its first request is on its way (the same
+// moment its modules start loading, see loadingProvider): written sooner,
+// their fsyncs would queue the start's own small ones behind them.
+type blobWrites struct {
+	store checkpoint.Store
+	queue [][]byte
+	once  sync.Once
+	done  chan struct{}
+	err   error
+}
+
+func newBlobWrites(store checkpoint.Store) *blobWrites {
+	return &blobWrites{store: store, done: make(chan struct{})}
+}
+
+// put queues data to be written into the store.
+func (w *blobWrites) put(data []byte) { w.queue = append(w.queue, data) }
+
+// start begins the writes, once; nothing is queued after it.
+func (w *blobWrites) start() {
+	w.once.Do(func() {
+		go func() {
+			defer close(w.done)
+			var errs []error
+			for _, data := range w.queue {
+				if _, err := w.store.PutBlob(data); err != nil {
+					errs = append(errs, err)
+				}
+			}
+			w.queue = nil
+			if err := errors.Join(errs...); err != nil {
+				w.err = fmt.Errorf("store the agent's tool modules: %w", err)
+			}
+		}()
+	})
+}
+
+// wait starts the writes if they have not started and returns once they
+// have ended, with their error.
+func (w *blobWrites) wait() error {
+	w.start()
+	<-w.done
+	return w.err
+}
+
+// afterBlobs is a new agent's journal whose commits wait for its module
+// blobs first.
+type afterBlobs struct {
+	checkpoint.Log
+	writes *blobWrites
+	once   sync.Once
+	err    error
+}
+
+func (l *afterBlobs) written() error {
+	l.once.Do(func() { l.err = l.writes.wait() })
+	return l.err
+}
+
+func (l *afterBlobs) Commit(rec checkpoint.Record) (int64, error) {
+	if err := l.written(); err != nil {
+		return 0, err
+	}
+	return l.Log.Commit(rec)
+}
+
+func (l *afterBlobs) Close() error { return errors.Join(l.written(), l.Log.Close()) }
+
+// hasBlob says whether the store keeps digest, for a store that can tell
+// without reading it (checkpoint.FileStore); ok is false for one that
+// cannot.
+func hasBlob(store checkpoint.Store, digest string) (has, ok bool) {
+	s, ok := store.(interface{ HasBlob(string) bool })
+	if !ok {
+		return false, false
+	}
+	return s.HasBlob(digest), true
+}
+
+// moduleBlob is the module ref of a stored agent, by digest: from the
+// store, or when the store lacks it (a crash before its background write
+// ended), from where af finds the module, if its bytes have that digest;
+// those are then stored.
+func (e *Engine) moduleBlob(af *AgentFile, ref ToolRef, digest string) ([]byte, error) {
+	wasm, err := e.store.Blob(digest)
+	if !errors.Is(err, checkpoint.ErrNotFound) {
+		return wasm, err
+	}
+	again, rerr := readModule(af, ref)
+	if rerr != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(again)
+	if "sha256:"+hex.EncodeToString(sum[:]) != digest {
+		return nil, fmt.Errorf("%w (and %s holds other bytes now)", err, ref.Module)
+	}
+	if _, perr := e.store.PutBlob(again); perr != nil {
+		return nil, perr
+	}
+	return again, nil
+}
