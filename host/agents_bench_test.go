@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/cairnrun/cairn/abi"
 	"github.com/cairnrun/cairn/checkpoint"
 )
 
@@ -26,13 +28,52 @@ func BenchmarkAgents(b *testing.B) {
 	for _, agents := range []int{1, 8, 64} {
 		for _, commit := range []string{"journal", "group"} {
 			b.Run(fmt.Sprintf("%d/%s", agents, commit), func(b *testing.B) {
-				benchAgents(b, agents, commit == "group")
+				benchAgents(b, agents, commit == "group", false)
 			})
 		}
 	}
 }
 
-func benchAgents(b *testing.B, agents int, group bool) {
+// BenchmarkAgentsHost is BenchmarkAgents with a tool that answers at once
+// (testdata/wat/answer.wat, a module of a few instructions, given the
+// read_file tool's name), so that what is left of a round is the host's:
+// the journal, the state, events, the file pool, the model, and making an
+// instance of a tiny module.
+//
+//	go test ./host -run '^$' -bench AgentsHost -benchtime 4000x
+func BenchmarkAgentsHost(b *testing.B) {
+	for _, agents := range []int{1, 8, 64} {
+		for _, commit := range []string{"journal", "group"} {
+			b.Run(fmt.Sprintf("%d/%s", agents, commit), func(b *testing.B) {
+				benchAgents(b, agents, commit == "group", true)
+			})
+		}
+	}
+}
+
+// answerModule writes the answer module, with a manifest naming its one
+// tool read_file, into dir and returns its file name.
+func answerModule(b *testing.B, dir string) string {
+	wasm, err := os.ReadFile(filepath.Join("testdata", "wat", "answer.wasm"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	wasm, err = abi.WithManifest(wasm, abi.Manifest{ABI: abi.Version, Tools: []abi.Tool{{
+		Name:        "read_file",
+		Description: "Answers a line at once.",
+		InputSchema: `{"type":"object","properties":{"path":{"type":"string"}}}`,
+		Idempotent:  true,
+	}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "answer.wasm"), wasm, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return "answer.wasm"
+}
+
+func benchAgents(b *testing.B, agents int, group, answer bool) {
 	rounds := max(1, (b.N+agents-1)/agents)
 	var script strings.Builder
 	script.WriteString("turns:\n")
@@ -40,13 +81,20 @@ func benchAgents(b *testing.B, agents int, group bool) {
 		script.WriteString("  - tool_calls: [{name: read_file, input: {path: f.txt}}]\n")
 	}
 	script.WriteString("  - text: done\n")
+	tools := "{module: builtin, only: [read_file]}"
+	if answer {
+		tools = "{module: answer.wasm}"
+	}
 	af := agentIn(b, `
 name: bench
 model: {provider: script, script: script.yaml}
 workspace: workspace
-tools: [{module: builtin, only: [read_file]}]
+tools: [`+tools+`]
 limits: {max_rounds: 1000000}
 `, script.String())
+	if answer {
+		answerModule(b, af.Dir)
+	}
 	if err := os.WriteFile(filepath.Join(af.Dir, "workspace", "f.txt"), []byte("a line\n"), 0o644); err != nil {
 		b.Fatal(err)
 	}
@@ -69,11 +117,14 @@ limits: {max_rounds: 1000000}
 	start, cpu := time.Now(), processCPU()
 	for i := range agents {
 		wg.Go(func() {
-			res, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: fmt.Sprintf("a%d", i), Prompt: "go"})
-			if err == nil && (res.Status != StatusDone || res.Rounds != rounds+1) {
-				err = fmt.Errorf("agent %d: %s after %d rounds: %s", i, res.Status, res.Rounds, res.Reason)
-			}
-			errs <- err
+			// go tool pprof -tagfocus phase=rounds.
+			pprof.Do(context.Background(), pprof.Labels("phase", "rounds"), func(ctx context.Context) {
+				res, err := eng.Run(ctx, RunOptions{Agent: af, ID: fmt.Sprintf("a%d", i), Prompt: "go"})
+				if err == nil && (res.Status != StatusDone || res.Rounds != rounds+1) {
+					err = fmt.Errorf("agent %d: %s after %d rounds: %s", i, res.Status, res.Rounds, res.Reason)
+				}
+				errs <- err
+			})
 		})
 	}
 	wg.Wait()
