@@ -151,6 +151,7 @@ func (s *FileStore) Remove(id string) error {
 	if err != nil {
 		return fmt.Errorf("remove agent %q: %w", id, err)
 	}
+	s.pastsChecked.Delete(id)
 	// The mark first: a mark with no state is what a crash may leave of
 	// an agent being removed, and it is replaced by the next Create.
 	if err := os.Remove(filepath.Join(dir, markName)); err != nil && !errors.Is(err, fs.ErrNotExist) {

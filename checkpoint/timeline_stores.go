@@ -24,11 +24,14 @@ func (s *FileStore) PutPast(id string, p Past) error {
 	if err != nil {
 		return err
 	}
-	if !s.Exists(id) {
-		return fmt.Errorf("keep past of agent %q: %w", id, ErrNotFound)
-	}
 	name := filepath.Join(dir, pastFile)
+	// The agent's state is looked for once a lock, with the torn tail: a
+	// snapshot, once written, is replaced but never absent while the
+	// lock is held, and Remove forgets the check.
 	if _, ok := s.pastsChecked.Load(id); !ok {
+		if !s.Exists(id) {
+			return fmt.Errorf("keep past of agent %q: %w", id, ErrNotFound)
+		}
 		if err := cutTornPast(name); err != nil {
 			return fmt.Errorf("keep past of agent %q: %w", id, err)
 		}
