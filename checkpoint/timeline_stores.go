@@ -41,12 +41,12 @@ func (s *FileStore) PutPast(id string, p Past) error {
 	if err != nil {
 		return fmt.Errorf("keep past of agent %q: %w", id, err)
 	}
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	f, done, err := s.openPast(id, name)
 	if err != nil {
 		return fmt.Errorf("keep past of agent %q: %w", id, err)
 	}
 	_, err = f.Write(appendFrame(nil, pastFrame, data))
-	if err = errors.Join(err, f.Close()); err != nil {
+	if err = errors.Join(err, done()); err != nil {
 		return fmt.Errorf("keep past of agent %q: %w", id, err)
 	}
 	return nil
