@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -68,6 +67,7 @@ type run struct {
 	onEvent EventFunc
 	// history keeps every event in the store, for `cairn events`.
 	history io.WriteCloser
+	line    eventLine // an event's JSON line, its buffer reused (emit.go)
 	// blobs keeps content in the store by digest.
 	blobs func([]byte) (string, error)
 	// window is what a context budget lets the model see; nil without one.
@@ -84,9 +84,7 @@ func (r *run) emit(e Event) {
 	e.Time, e.Agent, e.Run, e.Parent, e.Depth = time.Now().UTC(), r.agentID, r.id, r.parentID, r.depth
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if b, err := json.Marshal(e); err == nil {
-		r.history.Write(append(b, '\n'))
-	}
+	r.line.write(&e, r.history)
 	if r.onEvent != nil {
 		r.onEvent(e)
 	}
@@ -371,6 +369,8 @@ func (r *run) commit(round int, results []callResult) error {
 	if err := r.keepPast(); err != nil {
 		return err
 	}
+	r.holdEvents()
+	defer r.releaseEvents()
 	r.emitHeld(round, results)
 	r.committed(round, results)
 	r.pending = nil
