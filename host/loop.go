@@ -26,6 +26,9 @@ type run struct {
 	workspace   string
 	staging     string // where the agent's calls stage their changes
 	changes     string // where each round's changes are kept
+	// trimmed: the kept changes are within KeepRounds since changes were
+	// last kept (the zero value: not known, at the run's start).
+	trimmed bool
 	// pool tracks the files the agent wrote; watcher watches them while
 	// the run lasts; roundFiles are the pool entries the round changed.
 	pool       *filepool.Pool
