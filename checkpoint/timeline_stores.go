@@ -20,32 +20,14 @@ const pastFrame RecordType = 50
 // PutPast appends the past to agents/<id>/past, after cutting away a torn
 // tail the first time since the lock was taken.
 func (s *FileStore) PutPast(id string, p Past) error {
-	dir, err := s.agentDir(id)
+	f, done, err := s.pastFileOf(id)
 	if err != nil {
 		return err
 	}
-	name := filepath.Join(dir, pastFile)
-	// The agent's state is looked for once a lock, with the torn tail: a
-	// snapshot, once written, is replaced but never absent while the
-	// lock is held, and Remove forgets the check.
-	if _, ok := s.pastsChecked.Load(id); !ok {
-		if !s.Exists(id) {
-			return fmt.Errorf("keep past of agent %q: %w", id, ErrNotFound)
-		}
-		if err := cutTornPast(name); err != nil {
-			return fmt.Errorf("keep past of agent %q: %w", id, err)
-		}
-		s.pastsChecked.Store(id, true)
-	}
 	data, err := encodePast(p)
-	if err != nil {
-		return fmt.Errorf("keep past of agent %q: %w", id, err)
+	if err == nil {
+		_, err = f.Write(appendFrame(nil, pastFrame, data))
 	}
-	f, done, err := s.openPast(id, name)
-	if err != nil {
-		return fmt.Errorf("keep past of agent %q: %w", id, err)
-	}
-	_, err = f.Write(appendFrame(nil, pastFrame, data))
 	if err = errors.Join(err, done()); err != nil {
 		return fmt.Errorf("keep past of agent %q: %w", id, err)
 	}
