@@ -20,28 +20,33 @@ import (
 // blob its states name: agent files, scripts, tool modules and the
 // bookmarks' workspace archives. From version 2, when the store keeps
 // them, it holds the agent's pasts too (see Timeline) and the blobs they
-// name: the workspace travels in it, as it was at every boundary.
+// name: the workspace travels in it, as it was at every boundary. From
+// version 3 it holds the agent's sub-agents too, each an Archive of its
+// own (Children), so a tree of agents travels whole.
 
 // archiveMagic opens every export.
 const archiveMagic = "cairn-export\n"
 
-// ArchiveVersion is the version of the export format this build writes; a
+// archiveVersion is the version of the export format this build writes; a
 // reader refuses a newer one.
-const ArchiveVersion = 2
+const archiveVersion = 3
 
 // archiveVersionOf is the oldest version that holds what a has: 1 unless
-// it carries pasts, so that an older cairn still reads an export of an
-// agent that has none.
+// it carries pasts or sub-agents, so that an older cairn still reads an
+// export of an agent that has neither.
 func archiveVersionOf(a *Archive) int {
+	if len(a.Children) > 0 {
+		return 3
+	}
 	if len(a.Pasts) > 0 || a.State.WorkspaceBase != "" {
 		return 2
 	}
 	return 1
 }
 
-// MaxArchiveSize bounds what ReadArchive reads, so that a damaged or
+// maxArchiveSize bounds what ReadArchive reads, so that a damaged or
 // hostile file cannot make it allocate without limit.
-const MaxArchiveSize = 1 << 30
+const maxArchiveSize = 1 << 30
 
 // Archive is one exported agent.
 type Archive struct {
@@ -53,6 +58,8 @@ type Archive struct {
 	Events    []byte            `cbor:"6,keyasint,omitempty"`
 	Blobs     map[string][]byte `cbor:"7,keyasint,omitempty"`
 	Pasts     []Past            `cbor:"8,keyasint,omitempty"`
+	// Children are the agent's sub-agents, each with its own.
+	Children []*Archive `cbor:"9,keyasint,omitempty"`
 }
 
 // ArchivedRecord is one record of the interrupted round.
@@ -65,11 +72,16 @@ type ArchivedRecord struct {
 // ErrNotFound for an unknown agent; a blob its states name and the store
 // lacks is an error too, since the archive could not be resumed.
 func Export(s Store, agent string) (*Archive, error) {
+	return exportTree(s, agent, 0)
+}
+
+// exportOne is Export of the agent alone, without its sub-agents.
+func exportOne(s Store, agent string) (*Archive, error) {
 	rec, err := s.Read(agent)
 	if err != nil {
 		return nil, err
 	}
-	a := &Archive{Version: ArchiveVersion, Agent: agent, State: rec.State, Blobs: map[string][]byte{}}
+	a := &Archive{Version: archiveVersion, Agent: agent, State: rec.State, Blobs: map[string][]byte{}}
 	for _, r := range rec.Tail {
 		payload, err := encodeRecord(r)
 		if err != nil {
@@ -136,9 +148,9 @@ func (a *Archive) digests() []string {
 	if a.State.WorkspaceBase != "" {
 		pasts = append(pasts[:len(pasts):len(pasts)], Past{Base: a.State.WorkspaceBase})
 	}
-	PastDigests(pasts, seen)
+	pastDigests(pasts, seen)
 	for _, p := range pasts {
-		if m, err := DecodeManifest(a.Blobs[p.Base]); p.Base != "" && err == nil {
+		if m, err := decodeManifest(a.Blobs[p.Base]); p.Base != "" && err == nil {
 			for _, e := range m {
 				seen[e.Digest] = true
 			}
@@ -177,13 +189,13 @@ func (a *Archive) WriteTo(w io.Writer) (int64, error) {
 // A *FutureSchemaError for an export or a state newer than this build; a
 // *CorruptError for anything else wrong with the bytes.
 func ReadArchive(r io.Reader) (*Archive, error) {
-	data, err := io.ReadAll(io.LimitReader(r, MaxArchiveSize+1))
+	data, err := io.ReadAll(io.LimitReader(r, maxArchiveSize+1))
 	if err != nil {
 		return nil, fmt.Errorf("read export: %w", err)
 	}
 	corrupt := func(reason string) error { return &CorruptError{File: "export", Reason: reason} }
-	if len(data) > MaxArchiveSize {
-		return nil, corrupt(fmt.Sprintf("larger than %d bytes", MaxArchiveSize))
+	if len(data) > maxArchiveSize {
+		return nil, corrupt(fmt.Sprintf("larger than %d bytes", maxArchiveSize))
 	}
 	body, ok := bytes.CutPrefix(data, []byte(archiveMagic))
 	if !ok {
@@ -199,11 +211,20 @@ func ReadArchive(r io.Reader) (*Archive, error) {
 	return &a, nil
 }
 
-// check refuses an archive that could not be imported whole.
+// check refuses an archive that could not be imported whole, its
+// sub-agents' included.
 func (a *Archive) check() error {
+	if err := a.checkOne(); err != nil {
+		return err
+	}
+	return a.checkChildren()
+}
+
+// checkOne is check of the agent alone.
+func (a *Archive) checkOne() error {
 	corrupt := func(reason string) error { return &CorruptError{File: "export of agent " + a.Agent, Reason: reason} }
-	if a.Version > ArchiveVersion {
-		return &FutureSchemaError{File: "export", Version: a.Version, Supported: ArchiveVersion}
+	if a.Version > archiveVersion {
+		return &FutureSchemaError{File: "export", Version: a.Version, Supported: archiveVersion}
 	}
 	if a.Version < 1 || a.State == nil {
 		return corrupt("no version or no state")
@@ -211,8 +232,8 @@ func (a *Archive) check() error {
 	if err := CheckID(a.Agent); err != nil {
 		return corrupt(err.Error())
 	}
-	if a.State.Schema > SchemaVersion {
-		return &FutureSchemaError{File: "export of agent " + a.Agent, Version: a.State.Schema, Supported: SchemaVersion}
+	if a.State.Schema > schemaVersion {
+		return &FutureSchemaError{File: "export of agent " + a.Agent, Version: a.State.Schema, Supported: schemaVersion}
 	}
 	if a.State.Agent != a.Agent {
 		return corrupt(fmt.Sprintf("its state is of agent %q", a.State.Agent))
@@ -249,16 +270,16 @@ func (a *Archive) check() error {
 func (a *Archive) checkPasts() error {
 	for _, p := range a.Pasts {
 		what := fmt.Sprintf("past round %d of agent %s", p.Round, a.Agent)
-		if p.State != nil && p.State.Schema > SchemaVersion {
-			return &FutureSchemaError{File: what, Version: p.State.Schema, Supported: SchemaVersion}
+		if p.State != nil && p.State.Schema > schemaVersion {
+			return &FutureSchemaError{File: what, Version: p.State.Schema, Supported: schemaVersion}
 		}
 		if p.Base != "" {
-			if _, err := DecodeManifest(a.Blobs[p.Base]); err != nil {
+			if _, err := decodeManifest(a.Blobs[p.Base]); err != nil {
 				return fmt.Errorf("%s: %w", what, err)
 			}
 		}
 		for _, c := range p.Changes {
-			if err := CheckWorkspacePath(c.Path); err != nil {
+			if err := checkWorkspacePath(c.Path); err != nil {
 				return &CorruptError{File: "export of agent " + a.Agent, Reason: what + ": " + err.Error()}
 			}
 		}
@@ -300,6 +321,17 @@ func Import(s Store, a *Archive, h Holder) error {
 	if err := a.check(); err != nil {
 		return err
 	}
+	if id := a.existing(s); id != "" {
+		return fmt.Errorf("import agent %q: %w; remove it or import into another store", id, ErrExists)
+	}
+	if err := importOne(s, a, h); err != nil {
+		return err
+	}
+	return importChildren(s, a, h)
+}
+
+// importOne is Import of the agent alone, without its sub-agents.
+func importOne(s Store, a *Archive, h Holder) error {
 	tail, _ := a.tail()
 	lock, err := s.Lock(a.Agent, h)
 	if err != nil {

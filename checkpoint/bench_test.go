@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/cairnrun/cairn/checkpoint/conversation"
 )
 
 // history is a state with n messages of about 200 bytes each.
@@ -16,7 +18,7 @@ func history(n int) *State {
 	st := NewState("bench", Definition{Workspace: "/ws"}, Labels{}, t0)
 	text := strings.Repeat("word ", 40)
 	for i := 0; i < n; i++ {
-		st.Messages = append(st.Messages, Message{Role: RoleAssistant, Text: text})
+		st.Messages = append(st.Messages, conversation.Message{Role: conversation.RoleAssistant, Text: text})
 	}
 	st.Round = n / 2
 	return st

@@ -34,8 +34,8 @@ func (b *Bookmark) check(agent string) error {
 	if b.State == nil {
 		return fmt.Errorf("bookmark %q of agent %q has no state", b.Label, agent)
 	}
-	if b.State.Schema > SchemaVersion {
-		return &FutureSchemaError{File: "bookmark " + b.Label + " of agent " + agent, Version: b.State.Schema, Supported: SchemaVersion}
+	if b.State.Schema > schemaVersion {
+		return &FutureSchemaError{File: "bookmark " + b.Label + " of agent " + agent, Version: b.State.Schema, Supported: schemaVersion}
 	}
 	return nil
 }

@@ -9,9 +9,9 @@ import (
 	"github.com/cairnrun/cairn/internal/strictcbor"
 )
 
-// MaxRecordSize bounds one frame's payload, so a damaged length cannot make
+// maxRecordSize bounds one frame's payload, so a damaged length cannot make
 // a reader allocate without limit.
-const MaxRecordSize = 64 << 20
+const maxRecordSize = 64 << 20
 
 var (
 	encMode = strictcbor.Must(cbor.EncOptions{

@@ -27,8 +27,8 @@ func DecodeState(where string, payload []byte) (*State, error) {
 	if err != nil {
 		return nil, &CorruptError{File: where, Reason: "state: " + err.Error()}
 	}
-	if st.Schema > SchemaVersion {
-		return nil, &FutureSchemaError{File: where, Version: st.Schema, Supported: SchemaVersion}
+	if st.Schema > schemaVersion {
+		return nil, &FutureSchemaError{File: where, Version: st.Schema, Supported: schemaVersion}
 	}
 	return st, nil
 }

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/cairnrun/cairn/checkpoint/conversation"
 )
 
 // A compaction record is kept by the journal and by the snapshot it is
@@ -16,7 +18,7 @@ func TestCompactionSurvivesReopen(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			log := newAgent(t, s, "a1", 3)
 			c := Compaction{Round: 4, From: 3, Pinned: 0, Policy: "summarize", Summary: "read a three times", Before: 90, After: 30}
-			must(t, log.Append(Record{Type: RecCompaction, Time: t0, Compaction: &c, Usage: &Usage{InputTokens: 50, OutputTokens: 5}}))
+			must(t, log.Append(Record{Type: RecCompaction, Time: t0, Compaction: &c, Usage: &conversation.Usage{InputTokens: 50, OutputTokens: 5}}))
 			commitRound(t, log, 4)
 			must(t, log.Close())
 			rec, err := s.Read("a1")
@@ -45,7 +47,7 @@ func TestCompactionOutOfRangeIsRefused(t *testing.T) {
 		{Round: 4, From: 2, Pinned: 2, Policy: "drop"},
 		{Round: 4, From: 2, Pinned: -5, Policy: "drop"},
 	} {
-		st := &State{Messages: make([]Message, 7)}
+		st := &State{Messages: make([]conversation.Message, 7)}
 		r := &replay{st: st}
 		err := r.add(Record{Type: RecCompaction, Compaction: &c})
 		if err == nil || !strings.Contains(err.Error(), "does not fit") || len(st.Compactions) != 0 {

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+
+	"github.com/cairnrun/cairn/checkpoint/conversation"
 )
 
 // damaged is an agent with three committed rounds whose journal the test
@@ -210,7 +212,7 @@ func TestFutureSchemaRefusedAndUntouched(t *testing.T) {
 			if which == "journal" {
 				name = journalName(newest)
 			}
-			rewriteHeader(t, filepath.Join(agentDir, name), SchemaVersion+1)
+			rewriteHeader(t, filepath.Join(agentDir, name), schemaVersion+1)
 			// A torn tail too: Open must not truncate it either.
 			f, _ := os.OpenFile(filepath.Join(agentDir, journalName(newest)), os.O_APPEND|os.O_WRONLY, 0)
 			f.Write([]byte{1, 2, 3})
@@ -221,7 +223,7 @@ func TestFutureSchemaRefusedAndUntouched(t *testing.T) {
 			defer lock.Unlock()
 			_, _, err = s.Open("a1")
 			var fe *FutureSchemaError
-			if !errors.As(err, &fe) || fe.Version != SchemaVersion+1 || !errors.Is(err, ErrFutureSchema) {
+			if !errors.As(err, &fe) || fe.Version != schemaVersion+1 || !errors.Is(err, ErrFutureSchema) {
 				t.Fatalf("got %v, want a FutureSchemaError", err)
 			}
 			lock.Unlock()
@@ -287,7 +289,7 @@ func FuzzJournal(f *testing.F) {
 
 func FuzzDecodeState(f *testing.F) {
 	st := NewState("a", Definition{Workspace: "/w", Modules: map[string]string{"m": "sha256:00"}}, Labels{Tenant: "t"}, t0)
-	st.Messages = []Message{{Role: RoleUser, Text: "hi"}}
+	st.Messages = []conversation.Message{{Role: conversation.RoleUser, Text: "hi"}}
 	b, _ := encodeState(st)
 	f.Add(b)
 	f.Add([]byte{0xa0})

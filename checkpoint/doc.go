@@ -4,6 +4,22 @@
 // an agent. It imports nothing of cairn's but the standard library and its
 // codec.
 //
+// # What a user needs
+//
+// A program that embeds cairn opens a Store (OpenFileStore, NewMemStore,
+// or package checkpoint/pgstore), hands it to package host, and reads
+// what it holds: State and the types in it, Summary, Bookmark, Timeline
+// and Past, Workflow and Fact, with the errors ErrNotFound, ErrExists,
+// ErrLocked, ErrLockLost, ErrLost, ErrCorrupt, ErrFutureSchema, ErrNoPast
+// and ErrNoMemory to branch on; Export, Import and ReadArchive move agents
+// between stores. The conversation's types are in checkpoint/conversation.
+//
+// A Store written outside this package (checkpoint/pgstore is one, and
+// checkpoint/storetest checks one) also needs what keeps it
+// interchangeable with the file store: Record and its types, the codecs
+// (EncodeRecord, EncodeState and the other Encode and Decode functions),
+// Replay, NewSummary, BlobDigest, MarkState and MarkPasts.
+//
 // # Rounds are transactions
 //
 // The host journals a round as it happens: the user's prompt (or a note
@@ -52,7 +68,7 @@
 // file is deleted or replaced under a holder; the holder checks at each
 // Sync and Commit (one stat) that the lock file's path still names what it
 // holds, and otherwise makes nothing more durable, commits nothing, and
-// fails with a *LockLostError. Each holding of the lock has an epoch, written into the
+// fails with an error matching ErrLockLost. Each holding of the lock has an epoch, written into the
 // lock file with the holder, and every Commit record carries the epoch of
 // its writer: a journal in which a round is committed under an epoch that
 // an earlier round had already given way to is corruption (two writers),
@@ -67,7 +83,7 @@
 // and the journal's length. Since it is written only once what it
 // describes is durable, a crash leaves a mark that claims no more than
 // the files hold; one that cannot be read claims nothing. Recovery reads
-// the mark before the files, and refuses with a *LostError an agent whose
+// the mark before the files, and refuses with an error matching ErrLost an agent whose
 // newest journal is shorter than its mark, whose boundary is older than
 // its mark's, or whose newest snapshot is missing (the mark names a newer
 // one, or a journal follows a snapshot that is gone). A torn tail past the
@@ -82,7 +98,7 @@
 //
 // Journals and snapshots are sequences of frames:
 //
-//	offset 0  uint32 little-endian  payload length n (1 to MaxRecordSize)
+//	offset 0  uint32 little-endian  payload length n (1 to 64 MiB)
 //	offset 4  uint8                 record type
 //	offset 5  uint32 little-endian  CRC-32C (Castagnoli) of bytes 0..4 and the payload
 //	offset 9  n bytes               the payload, one CBOR data item

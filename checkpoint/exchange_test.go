@@ -3,11 +3,13 @@ package checkpoint
 import (
 	"reflect"
 	"testing"
+
+	"github.com/cairnrun/cairn/checkpoint/conversation"
 )
 
 func TestExchangeRecordRoundTrip(t *testing.T) {
-	rec := Record{Type: RecExchange, Round: 3, Call: "c1", Tool: "fetch", Exchange: &Exchange{Seq: 1,
-		Step: ExchangeReceived, Status: 200, ResponseHeader: map[string][]string{"Content-Type": {"text/plain"}},
+	rec := Record{Type: RecExchange, Round: 3, Call: "c1", Tool: "fetch", Exchange: &conversation.Exchange{Seq: 1,
+		Step: conversation.ExchangeReceived, Status: 200, ResponseHeader: map[string][]string{"Content-Type": {"text/plain"}},
 		ResponseDigest: "sha256:ab", ResponseSize: 2, Blob: "sha256:ab"}}
 	b, err := encodeRecord(rec)
 	if err != nil {
@@ -46,10 +48,10 @@ func TestCollectKeepsExchangeBodies(t *testing.T) {
 	must(t, err)
 	log, err := s.Create("n", NewState("n", Definition{}, Labels{}, t0))
 	must(t, err)
-	turn := &Message{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "c1", Name: "fetch", Input: "{}"}}}
+	turn := &conversation.Message{Role: conversation.RoleAssistant, ToolCalls: []conversation.ToolCall{{ID: "c1", Name: "fetch", Input: "{}"}}}
 	must(t, log.Append(Record{Type: RecTurn, Time: t0, Round: 1, Message: turn},
 		Record{Type: RecResult, Time: t0, Round: 1, Call: "c1", Tool: "fetch", Result: &Result{Output: "ok",
-			Net: []Exchange{{Seq: 1, Step: ExchangeReceived, Method: "GET", URL: "http://x/", Status: 200, Blob: body}}}}))
+			Net: []conversation.Exchange{{Seq: 1, Step: conversation.ExchangeReceived, Method: "GET", URL: "http://x/", Status: 200, Blob: body}}}}))
 	if _, err := log.Commit(Record{Type: RecCommit, Time: t0, Round: 1}); err != nil {
 		t.Fatal(err)
 	}

@@ -77,7 +77,7 @@ func syncDir(dir string) error {
 
 // headerFrame is the frame every journal and snapshot starts with.
 func headerFrame(b []byte, agent string, round int) []byte {
-	payload, _ := encodeRecord(Record{Type: RecHeader, Header: &Header{Schema: SchemaVersion, Agent: agent, Round: round}})
+	payload, _ := encodeRecord(Record{Type: RecHeader, Header: &Header{Schema: schemaVersion, Agent: agent, Round: round}})
 	return appendFrame(b, RecHeader, payload)
 }
 
@@ -103,8 +103,8 @@ func checkHeader(name string, fr []frame) (Header, error) {
 	if err != nil {
 		return Header{}, &CorruptError{File: name, Reason: "header: " + err.Error()}
 	}
-	if rec.Header.Schema > SchemaVersion {
-		return Header{}, &FutureSchemaError{File: name, Version: rec.Header.Schema, Supported: SchemaVersion}
+	if rec.Header.Schema > schemaVersion {
+		return Header{}, &FutureSchemaError{File: name, Version: rec.Header.Schema, Supported: schemaVersion}
 	}
 	return *rec.Header, nil
 }
@@ -130,8 +130,8 @@ func readSnapshot(dir string, round int) (*State, int64, error) {
 	if err != nil {
 		return nil, 0, &CorruptError{File: name, Offset: fr[1].off, Reason: "state: " + err.Error()}
 	}
-	if st.Schema > SchemaVersion {
-		return nil, 0, &FutureSchemaError{File: name, Version: st.Schema, Supported: SchemaVersion}
+	if st.Schema > schemaVersion {
+		return nil, 0, &FutureSchemaError{File: name, Version: st.Schema, Supported: schemaVersion}
 	}
 	return st, int64(len(data)), nil
 }

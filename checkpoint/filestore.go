@@ -73,7 +73,7 @@ func (s *FileStore) agentDir(id string) (string, error) {
 
 // Lock takes an agent's lock, making its directory if it is new. The
 // journal the store opens for the agent while the lock is held writes
-// only while the lock is current (see LockLostError), and stamps every
+// only while the lock is current (else it fails with ErrLockLost), and stamps every
 // commit with the lock's epoch. A directory the lock made is removed
 // again when it is released with no state stored in it.
 func (s *FileStore) Lock(id string, h Holder) (Lock, error) {

@@ -35,7 +35,7 @@ func readFrame(data []byte, off int64) (frame, int64, string) {
 		return frame{}, 0, "frame header cut short"
 	}
 	n := binary.LittleEndian.Uint32(rest[0:4])
-	if n == 0 || n > MaxRecordSize {
+	if n == 0 || n > maxRecordSize {
 		return frame{}, 0, fmt.Sprintf("frame length %d out of range", n)
 	}
 	if uint64(len(rest)) < frameHeader+uint64(n) {

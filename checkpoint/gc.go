@@ -152,9 +152,7 @@ func (s *FileStore) trimAgent(id string, keep Retention, c *Collected) (map[stri
 // but for the bookmarks being removed.
 func (s *FileStore) markAgent(id string, trimmed, inUse map[string]bool) error {
 	if rec, err := s.Read(id); err == nil {
-		markDefinition(rec.State.Definition, inUse)
-		markExchanges(rec.State.Messages, rec.Tail, inUse)
-		markRecordings(rec.State, inUse)
+		MarkState(rec.State, rec.Tail, inUse)
 	} else if !errors.Is(err, ErrNotFound) {
 		return fmt.Errorf("collect agent %q: %w", id, err)
 	}
@@ -164,9 +162,7 @@ func (s *FileStore) markAgent(id string, trimmed, inUse map[string]bool) error {
 	}
 	for _, b := range marks {
 		if !trimmed[b.Label] {
-			markDefinition(b.State.Definition, inUse)
-			markExchanges(b.State.Messages, nil, inUse)
-			markRecordings(b.State, inUse)
+			MarkState(b.State, nil, inUse)
 			inUse[b.Workspace] = true
 		}
 	}

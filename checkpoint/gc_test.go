@@ -139,7 +139,7 @@ func TestCollectLeavesFutureSchemaAgentUntouched(t *testing.T) {
 	if len(snaps) < 2 {
 		t.Fatalf("compaction left %d snapshots; the test needs an old one", len(snaps))
 	}
-	rewriteHeader(t, filepath.Join(dir, snapName(snaps[len(snaps)-1])), SchemaVersion+1)
+	rewriteHeader(t, filepath.Join(dir, snapName(snaps[len(snaps)-1])), schemaVersion+1)
 	must(t, os.WriteFile(filepath.Join(dir, "snap-00000000000000ff.cbor.tmp"), []byte("torn"), 0o600))
 	before, blobsBefore := agentFiles(t, dir), agentFiles(t, filepath.Join(s.Dir(), "blobs"))
 	plainBefore, _ := listRounds(filepath.Join(s.Dir(), "agents", "plain"), "snap-", ".cbor")

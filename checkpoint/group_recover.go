@@ -223,7 +223,7 @@ func redo(data []byte, base int, snap uint32, entries []groupEntry) (out []byte,
 // The agent's commit mark is read before anything else, so that what it
 // says was durable is in the files read after it, even while another
 // process appends; an agent whose files hold less is refused with a
-// *LostError, before anything is written back.
+// *lostError, before anything is written back.
 func (s *FileStore) recoverAgent(id, dir string, repair bool) (*Recovered, error) {
 	mark, marked := readMark(dir)
 	entries, err := groupEntries(filepath.Join(s.dir, "group"), id)

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/cairnrun/cairn/checkpoint/conversation"
 )
 
 // openGroupStore opens a store with group commit, closed at the end of
@@ -273,7 +275,7 @@ func TestGroupRedoIgnoresEarlierAgent(t *testing.T) {
 	log, err := classic.Create("a1", NewState("a1", Definition{Workspace: "/ws"}, Labels{Tenant: "t1"}, t0.Add(1)))
 	must(t, err)
 	must(t, log.Append(Record{Type: RecRunStarted, Time: t0, Run: &RunInfo{ID: "run-2", Started: t0}},
-		Record{Type: RecUser, Time: t0, Message: &Message{Role: RoleUser, Text: "hello"}}))
+		Record{Type: RecUser, Time: t0, Message: &conversation.Message{Role: conversation.RoleUser, Text: "hello"}}))
 	commitRound(t, log, 1)
 	log.Close()
 	lock.Unlock()

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cairnrun/cairn/checkpoint/conversation"
 )
 
 // TestAppendRecordFrame: a record's frame encoded in place is the bytes of
@@ -14,9 +16,9 @@ import (
 func TestAppendRecordFrame(t *testing.T) {
 	at := time.Date(2026, 11, 24, 8, 0, 0, 123456789, time.UTC)
 	recs := []Record{
-		{Type: RecUser, Time: at, Message: &Message{Role: RoleUser, Text: "go"}},
-		{Type: RecTurn, Time: at, Message: &Message{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "c1", Name: "read_file", Input: `{"path":"f.txt"}`}}},
-			Usage: &Usage{InputTokens: 12, OutputTokens: 3}},
+		{Type: RecUser, Time: at, Message: &conversation.Message{Role: conversation.RoleUser, Text: "go"}},
+		{Type: RecTurn, Time: at, Message: &conversation.Message{Role: conversation.RoleAssistant, ToolCalls: []conversation.ToolCall{{ID: "c1", Name: "read_file", Input: `{"path":"f.txt"}`}}},
+			Usage: &conversation.Usage{InputTokens: 12, OutputTokens: 3}},
 		{Type: RecPhase, Time: at, Round: 3, Call: "c1", Tool: "read_file", Phase: PhaseExecuting},
 		{Type: RecResult, Time: at, Round: 3, Call: "c1", Tool: "read_file", Result: &Result{Output: strings.Repeat("a line\n", 5000), DurationMS: 0.5}},
 		{Type: RecCommit, Time: at, Round: 3, Writer: "epoch"},

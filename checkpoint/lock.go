@@ -32,7 +32,8 @@ func ThisProcess(run string) Holder {
 	return Holder{PID: os.Getpid(), Host: host, Run: run, Started: time.Now().UTC()}
 }
 
-// ErrLocked is matched by a *LockedError, and by a *LockLostError.
+// ErrLocked is matched by a *LockedError, and by the error of a holder
+// whose lock was lost (ErrLockLost).
 var ErrLocked = errors.New("agent is locked by another process")
 
 // LockedError says who holds an agent.
@@ -53,20 +54,21 @@ func (e *LockedError) Error() string {
 // Is makes errors.Is(err, ErrLocked) hold.
 func (e *LockedError) Is(target error) bool { return target == ErrLocked }
 
-// ErrLockLost is matched by a *LockLostError.
+// ErrLockLost: a write by a holder whose lock file was removed or
+// replaced under it; nothing more it wrote was made durable.
 var ErrLockLost = errors.New("agent's lock file was removed or replaced")
 
-// LockLostError refuses a write by a holder whose lock file is no longer
+// lockLostError refuses a write by a holder whose lock file is no longer
 // the one the agent's directory names: someone removed or replaced it, so
 // the holder can no longer prove it is the agent's only writer. Nothing
 // is written after it; the agent stays at its last durable record.
-type LockLostError struct {
+type lockLostError struct {
 	Agent string
 	Path  string
 	How   string // "removed" or "replaced"
 }
 
-func (e *LockLostError) Error() string {
+func (e *lockLostError) Error() string {
 	return fmt.Sprintf("agent %q: its lock file %s was %s while this process held it, so this process stopped writing the agent; "+
 		"the agent is kept as of its last durable record: make sure no other process runs it, then resume it",
 		e.Agent, e.Path, e.How)
@@ -74,7 +76,7 @@ func (e *LockLostError) Error() string {
 
 // Is makes errors.Is(err, ErrLockLost) and errors.Is(err, ErrLocked) hold:
 // like a lock held by another process, it means this one may not go on.
-func (e *LockLostError) Is(target error) bool { return target == ErrLockLost || target == ErrLocked }
+func (e *lockLostError) Is(target error) bool { return target == ErrLockLost || target == ErrLocked }
 
 // Lock is a held agent lock.
 type Lock interface {
@@ -128,16 +130,16 @@ func hasState(dir string) bool {
 	return len(snaps) > 0
 }
 
-// current fails with a *LockLostError once the lock file's path no longer
+// current fails with a *lockLostError once the lock file's path no longer
 // names the file this lock holds: it was removed or replaced, or the
 // agent's directory was. It costs one stat.
 func (l *fileLock) current() error {
 	var now unix.Stat_t
 	switch err := unix.Stat(l.path, &now); {
 	case err != nil:
-		return &LockLostError{Agent: l.agent, Path: l.path, How: "removed"}
+		return &lockLostError{Agent: l.agent, Path: l.path, How: "removed"}
 	case uint64(now.Dev) != l.dev || uint64(now.Ino) != l.ino:
-		return &LockLostError{Agent: l.agent, Path: l.path, How: "replaced"}
+		return &lockLostError{Agent: l.agent, Path: l.path, How: "replaced"}
 	}
 	return nil
 }

@@ -24,7 +24,7 @@ func openRefused(t *testing.T, dir, want string) {
 		log.Close()
 	}
 	lock.Unlock()
-	var lost *LostError
+	var lost *lostError
 	if !errors.As(err, &lost) || !errors.Is(err, ErrLost) {
 		t.Fatalf("got %v, want a LostError", err)
 	}

@@ -30,17 +30,17 @@ type workspaceManifest struct {
 	Entries []WorkspaceEntry `cbor:"2,keyasint"`
 }
 
-// ManifestVersion is the version of the manifest this build writes.
-const ManifestVersion = 1
+// manifestVersion is the version of the manifest this build writes.
+const manifestVersion = 1
 
 // EncodeManifest encodes entries, sorted by path, as a manifest blob.
 func EncodeManifest(entries []WorkspaceEntry) ([]byte, error) {
 	sorted := append([]WorkspaceEntry(nil), entries...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Path < sorted[j].Path })
-	return encMode.Marshal(workspaceManifest{Version: ManifestVersion, Entries: sorted})
+	return encMode.Marshal(workspaceManifest{Version: manifestVersion, Entries: sorted})
 }
 
-// DecodeManifest decodes a manifest blob and checks it: its version, and
+// decodeManifest decodes a manifest blob and checks it: its version, and
 // that every path is clean, relative, named once, in order, and not below
 // a file.
 //
@@ -48,13 +48,13 @@ func EncodeManifest(entries []WorkspaceEntry) ([]byte, error) {
 //
 // A *FutureSchemaError for a newer manifest; a *CorruptError for anything
 // else wrong with the bytes.
-func DecodeManifest(data []byte) ([]WorkspaceEntry, error) {
+func decodeManifest(data []byte) ([]WorkspaceEntry, error) {
 	var m workspaceManifest
 	if err := decMode.Unmarshal(data, &m); err != nil {
 		return nil, &CorruptError{File: "workspace manifest", Reason: err.Error()}
 	}
-	if m.Version > ManifestVersion {
-		return nil, &FutureSchemaError{File: "workspace manifest", Version: m.Version, Supported: ManifestVersion}
+	if m.Version > manifestVersion {
+		return nil, &FutureSchemaError{File: "workspace manifest", Version: m.Version, Supported: manifestVersion}
 	}
 	if err := checkEntries(m.Entries); err != nil {
 		return nil, &CorruptError{File: "workspace manifest", Reason: err.Error()}
@@ -65,7 +65,7 @@ func DecodeManifest(data []byte) ([]WorkspaceEntry, error) {
 func checkEntries(entries []WorkspaceEntry) error {
 	files := map[string]bool{}
 	for i, e := range entries {
-		if err := CheckWorkspacePath(e.Path); err != nil {
+		if err := checkWorkspacePath(e.Path); err != nil {
 			return err
 		}
 		if i > 0 && entries[i-1].Path >= e.Path {
@@ -84,9 +84,9 @@ func checkEntries(entries []WorkspaceEntry) error {
 	return nil
 }
 
-// CheckWorkspacePath refuses a path that is not clean, relative and inside
+// checkWorkspacePath refuses a path that is not clean, relative and inside
 // the workspace.
-func CheckWorkspacePath(p string) error {
+func checkWorkspacePath(p string) error {
 	if p == "" || p == "." || path.Clean(p) != p || path.IsAbs(p) || p == ".." || strings.HasPrefix(p, "../") ||
 		strings.ContainsRune(p, 0) || strings.Contains(p, "\\") {
 		return fmt.Errorf("workspace path %q is not clean and relative", p)

@@ -81,15 +81,16 @@ func openMark(dir string) (*os.File, error) {
 	return os.OpenFile(filepath.Join(dir, markName), os.O_RDWR|os.O_CREATE, 0o600)
 }
 
-// ErrLost is matched by a *LostError.
+// ErrLost: an agent whose files hold less than was committed (a journal
+// cut short, a snapshot gone); nothing is loaded and no file is changed.
 var ErrLost = errors.New("committed data is missing")
 
-// LostError refuses an agent whose files hold less than was committed: a
+// lostError refuses an agent whose files hold less than was committed: a
 // journal cut short below what was durable, or a snapshot that is gone.
 // Loading what is left would run committed rounds again over a workspace
 // that already has their changes, so nothing is loaded and no file is
 // changed.
-type LostError struct {
+type lostError struct {
 	Agent string
 	// Missing names what is gone.
 	Missing string
@@ -98,7 +99,7 @@ type LostError struct {
 	Round, Committed int
 }
 
-func (e *LostError) Error() string {
+func (e *lostError) Error() string {
 	return fmt.Sprintf("agent %q has lost committed data: %s (its files hold round %d; at least round %d was committed); "+
 		"nothing was loaded or changed, and resuming cannot repair it: restore the agent's directory from a backup, "+
 		"fork a bookmark of it (`cairn fork`), or start it over with `cairn run --fresh`",
@@ -106,14 +107,14 @@ func (e *LostError) Error() string {
 }
 
 // Is makes errors.Is(err, ErrLost) hold.
-func (e *LostError) Is(target error) bool { return target == ErrLost }
+func (e *lostError) Is(target error) bool { return target == ErrLost }
 
 // checkLost refuses rec, recovered from the snapshot of round base in dir,
 // when it holds less than mark (read before the files were) says was
 // durable, or when a journal follows a snapshot that is gone.
 func checkLost(agent, dir string, base int, rec *Recovered, mark commitMark, marked bool) error {
 	lost := func(missing string) error {
-		return &LostError{Agent: agent, Missing: missing, Round: rec.State.Round, Committed: max(mark.round, rec.State.Round)}
+		return &lostError{Agent: agent, Missing: missing, Round: rec.State.Round, Committed: max(mark.round, rec.State.Round)}
 	}
 	if r, ok := orphanJournal(dir, base); ok {
 		return lost(fmt.Sprintf("snapshot %s is missing (its journal %s is there)", snapName(r), journalName(r)))

@@ -21,8 +21,8 @@ type Fact struct {
 // Limits of a fact: a key names one file of the file store, and memory is
 // for short facts, not documents.
 const (
-	MaxFactKey  = 100
-	MaxFactText = 4096
+	maxFactKey  = 100
+	maxFactText = 4096
 )
 
 // Memory keeps facts that outlive an agent's session, in namespaces that
@@ -47,14 +47,14 @@ var (
 	_ Memory = (*MemStore)(nil)
 )
 
-// CheckFact refuses a fact that cannot be stored: an empty, too long or
-// non-UTF-8 key, or a text longer than MaxFactText.
-func CheckFact(f Fact) error {
+// checkFact refuses a fact that cannot be stored: an empty, too long or
+// non-UTF-8 key, or a text longer than maxFactText.
+func checkFact(f Fact) error {
 	switch {
-	case f.Key == "" || len(f.Key) > MaxFactKey || !utf8.ValidString(f.Key):
-		return fmt.Errorf("fact key %q: want 1 to %d bytes of UTF-8", f.Key, MaxFactKey)
-	case len(f.Text) > MaxFactText:
-		return fmt.Errorf("fact %q: %d bytes of text, at most %d; store a shorter fact", f.Key, len(f.Text), MaxFactText)
+	case f.Key == "" || len(f.Key) > maxFactKey || !utf8.ValidString(f.Key):
+		return fmt.Errorf("fact key %q: want 1 to %d bytes of UTF-8", f.Key, maxFactKey)
+	case len(f.Text) > maxFactText:
+		return fmt.Errorf("fact %q: %d bytes of text, at most %d; store a shorter fact", f.Key, len(f.Text), maxFactText)
 	}
 	return nil
 }
@@ -68,9 +68,9 @@ func CheckMemoryNamespace(ns string) error {
 	return nil
 }
 
-// EncodeFact encodes a fact after CheckFact.
+// EncodeFact encodes a fact, refusing a key or a text out of bounds.
 func EncodeFact(f Fact) ([]byte, error) {
-	if err := CheckFact(f); err != nil {
+	if err := checkFact(f); err != nil {
 		return nil, err
 	}
 	return encMode.Marshal(f)
@@ -82,7 +82,7 @@ func DecodeFact(where string, data []byte) (Fact, error) {
 	if err := decMode.Unmarshal(data, &f); err != nil {
 		return f, &CorruptError{File: where, Reason: "fact: " + err.Error()}
 	}
-	if err := CheckFact(f); err != nil {
+	if err := checkFact(f); err != nil {
 		return f, &CorruptError{File: where, Reason: err.Error()}
 	}
 	return f, nil

@@ -20,7 +20,7 @@ func (s *FileStore) factPath(ns, key string) (string, error) {
 	if err := CheckMemoryNamespace(ns); err != nil {
 		return "", err
 	}
-	if err := CheckFact(Fact{Key: key}); err != nil {
+	if err := checkFact(Fact{Key: key}); err != nil {
 		return "", err
 	}
 	return filepath.Join(s.dir, memoryDir, ns, hex.EncodeToString([]byte(key))+".cbor"), nil

@@ -3,6 +3,8 @@ package checkpoint
 import (
 	"fmt"
 	"time"
+
+	"github.com/cairnrun/cairn/checkpoint/conversation"
 )
 
 // RecordType is the type byte of a frame.
@@ -66,18 +68,18 @@ const (
 
 // Record is one journal entry. Type says which fields are set.
 type Record struct {
-	Type    RecordType `cbor:"-"`
-	Time    time.Time  `cbor:"1,keyasint,omitempty"`
-	Round   int        `cbor:"2,keyasint,omitempty"`
-	Run     *RunInfo   `cbor:"3,keyasint,omitempty"`
-	Message *Message   `cbor:"4,keyasint,omitempty"`
-	Usage   *Usage     `cbor:"5,keyasint,omitempty"`
-	Call    string     `cbor:"6,keyasint,omitempty"`
-	Tool    string     `cbor:"7,keyasint,omitempty"`
-	Phase   Phase      `cbor:"8,keyasint,omitempty"`
-	Result  *Result    `cbor:"9,keyasint,omitempty"`
-	Reason  string     `cbor:"10,keyasint,omitempty"`
-	Header  *Header    `cbor:"11,keyasint,omitempty"`
+	Type    RecordType            `cbor:"-"`
+	Time    time.Time             `cbor:"1,keyasint,omitempty"`
+	Round   int                   `cbor:"2,keyasint,omitempty"`
+	Run     *RunInfo              `cbor:"3,keyasint,omitempty"`
+	Message *conversation.Message `cbor:"4,keyasint,omitempty"`
+	Usage   *conversation.Usage   `cbor:"5,keyasint,omitempty"`
+	Call    string                `cbor:"6,keyasint,omitempty"`
+	Tool    string                `cbor:"7,keyasint,omitempty"`
+	Phase   Phase                 `cbor:"8,keyasint,omitempty"`
+	Result  *Result               `cbor:"9,keyasint,omitempty"`
+	Reason  string                `cbor:"10,keyasint,omitempty"`
+	Header  *Header               `cbor:"11,keyasint,omitempty"`
 	// Definition is set on RecDefine records.
 	Definition *Definition `cbor:"12,keyasint,omitempty"`
 	// Files are the file pool's entries a round changed (RecFiles).
@@ -86,7 +88,7 @@ type Record struct {
 	// committed the round. See FileStore.Lock.
 	Writer string `cbor:"20,keyasint,omitempty"`
 	// Exchange is one step of a call's HTTP exchange (RecExchange).
-	Exchange *Exchange `cbor:"55,keyasint,omitempty"`
+	Exchange *conversation.Exchange `cbor:"55,keyasint,omitempty"`
 	// Compaction is set on RecCompaction records; Usage then is what a
 	// summary cost.
 	Compaction *Compaction `cbor:"45,keyasint,omitempty"`
@@ -121,17 +123,18 @@ type Result struct {
 	// when the round commits.
 	Todos *TodoList `cbor:"65,keyasint,omitempty"`
 	// Native is the effect of a host-native tool beyond the workspace
-	// and the agent's state (host.NativeSettler), applied once this
-	// record is durable and marked done by a RecApplied record.
+	// and the agent's state (one of package host's native tools that
+	// settle), applied once this record is durable and marked done by a
+	// RecApplied record.
 	Native []byte `cbor:"66,keyasint,omitempty"`
 	// Usage is what the call spent on models (a sub-agent's tokens and
 	// cost); the round adds it to the agent's when it commits.
-	Usage *Usage `cbor:"67,keyasint,omitempty"`
+	Usage *conversation.Usage `cbor:"67,keyasint,omitempty"`
 	// Net is the call's HTTP exchanges, each as it ended (see Exchange).
-	Net []Exchange `cbor:"55,keyasint,omitempty"`
+	Net []conversation.Exchange `cbor:"55,keyasint,omitempty"`
 	// Recording is what the call ran with, for `cairn verify`; nil for a
 	// call that ran outside the sandbox or was never run.
-	Recording *Recording `cbor:"60,keyasint,omitempty"`
+	Recording *conversation.Recording `cbor:"60,keyasint,omitempty"`
 }
 
 // replay applies records to a state, holding each round's records until its
@@ -175,7 +178,7 @@ func (r *replay) add(rec Record) error {
 // follow the order of the turn's calls, whatever order they finished in.
 func (s *State) applyRound(recs []Record, commit Record) {
 	results := map[string]Record{}
-	var turn *Message
+	var turn *conversation.Message
 	for _, rec := range recs {
 		switch rec.Type {
 		case RecUser:
@@ -198,7 +201,7 @@ func (s *State) applyRound(recs []Record, commit Record) {
 	if turn != nil {
 		for _, c := range turn.ToolCalls {
 			if res, ok := results[c.ID]; ok {
-				s.Messages = append(s.Messages, Message{Role: RoleTool, Text: res.Result.Output,
+				s.Messages = append(s.Messages, conversation.Message{Role: conversation.RoleTool, Text: res.Result.Output,
 					CallID: c.ID, ToolName: c.Name, IsError: res.Result.IsError, Recording: res.Result.Recording,
 					Net: res.Result.Net})
 				s.ToolCalls++

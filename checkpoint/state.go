@@ -3,22 +3,24 @@ package checkpoint
 import (
 	"fmt"
 	"time"
+
+	"github.com/cairnrun/cairn/checkpoint/conversation"
 )
 
-// SchemaVersion is the version of State and the records this package
+// schemaVersion is the version of State and the records this package
 // writes. A reader refuses anything newer.
-const SchemaVersion = 2
+const schemaVersion = 2
 
 // State is an agent's loop state at a boundary.
 type State struct {
 	Schema int    `cbor:"1,keyasint"`
 	Agent  string `cbor:"2,keyasint"`
 	// Round is the number of committed rounds.
-	Round    int       `cbor:"3,keyasint"`
-	Messages []Message `cbor:"4,keyasint"`
+	Round    int                    `cbor:"3,keyasint"`
+	Messages []conversation.Message `cbor:"4,keyasint"`
 	// Usage and ToolCalls add up every round the agent has committed.
-	Usage     Usage `cbor:"5,keyasint"`
-	ToolCalls int   `cbor:"6,keyasint"`
+	Usage     conversation.Usage `cbor:"5,keyasint"`
+	ToolCalls int                `cbor:"6,keyasint"`
 	// TaskRounds counts rounds since the last user prompt: what a round
 	// limit is measured against, across resumes.
 	TaskRounds int        `cbor:"7,keyasint"`
@@ -81,9 +83,9 @@ type Labels struct {
 
 // Lineage says what an agent was forked from.
 type Lineage struct {
-	Agent string `cbor:"1,keyasint"`
-	Round int    `cbor:"2,keyasint"`
-	Label string `cbor:"3,keyasint,omitempty"`
+	Agent string `cbor:"1,keyasint" json:"agent"`
+	Round int    `cbor:"2,keyasint" json:"round"`
+	Label string `cbor:"3,keyasint,omitempty" json:"label,omitempty"`
 }
 
 // Definition is what the agent is made of, kept in the store so resume runs
@@ -129,15 +131,15 @@ type TodoList struct {
 // call, the sub-agent's name in the parent's agent file, and its depth
 // (1 for a child of a top-level agent).
 type Parent struct {
-	Agent string `cbor:"1,keyasint"`
-	Call  string `cbor:"2,keyasint"`
-	Name  string `cbor:"3,keyasint,omitempty"`
-	Depth int    `cbor:"4,keyasint"`
+	Agent string `cbor:"1,keyasint" json:"agent"`
+	Call  string `cbor:"2,keyasint" json:"call"`
+	Name  string `cbor:"3,keyasint,omitempty" json:"name,omitempty"`
+	Depth int    `cbor:"4,keyasint" json:"depth"`
 }
 
 // NewState is the state of a new agent.
 func NewState(agent string, def Definition, labels Labels, now time.Time) *State {
-	return &State{Schema: SchemaVersion, Agent: agent, Definition: def, Labels: labels,
+	return &State{Schema: schemaVersion, Agent: agent, Definition: def, Labels: labels,
 		Status: StatusIdle, UpdatedAt: now}
 }
 
@@ -163,8 +165,10 @@ func (s *State) Clone() (*State, error) {
 }
 
 // applyResult makes what a committed call's result carries besides its
-// output part of the state: a task list, the tokens and cost it spent.
+// output part of the state: a task list, the tokens and cost it spent,
+// the requests it sent.
 func (s *State) applyResult(r *Result) {
+	s.Usage = s.Usage.AddNet(r.Net)
 	if r.Todos != nil {
 		s.Todos = append([]Todo(nil), r.Todos.Items...)
 	}

@@ -3,6 +3,8 @@ package checkpoint
 import (
 	"io"
 	"time"
+
+	"github.com/cairnrun/cairn/checkpoint/conversation"
 )
 
 // Store keeps agents. FileStore keeps them in a directory; MemStore in
@@ -82,7 +84,7 @@ type Summary struct {
 	Locked      bool // a process runs it now
 	Interrupted bool
 	Round       int
-	Usage       Usage
+	Usage       conversation.Usage
 	ToolCalls   int
 	Updated     time.Time
 	Err         error // the agent could not be read

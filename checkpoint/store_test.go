@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/cairnrun/cairn/checkpoint/conversation"
 )
 
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 123456789, time.UTC)
@@ -15,10 +17,10 @@ var t0 = time.Date(2026, 1, 2, 3, 4, 5, 123456789, time.UTC)
 // roundRecords are the records of one round with one tool call.
 func roundRecords(round int) []Record {
 	call := fmt.Sprintf("call_%d_0", round)
-	turn := Message{Role: RoleAssistant, Text: fmt.Sprintf("turn %d", round),
-		ToolCalls: []ToolCall{{ID: call, Name: "read_file", Input: `{"path":"a"}`}}}
+	turn := conversation.Message{Role: conversation.RoleAssistant, Text: fmt.Sprintf("turn %d", round),
+		ToolCalls: []conversation.ToolCall{{ID: call, Name: "read_file", Input: `{"path":"a"}`}}}
 	return []Record{
-		{Type: RecTurn, Time: t0, Round: round, Message: &turn, Usage: &Usage{InputTokens: 10, OutputTokens: 2}},
+		{Type: RecTurn, Time: t0, Round: round, Message: &turn, Usage: &conversation.Usage{InputTokens: 10, OutputTokens: 2}},
 		{Type: RecPhase, Time: t0, Round: round, Call: call, Tool: "read_file", Phase: PhaseExecuting},
 		{Type: RecResult, Time: t0, Round: round, Call: call, Tool: "read_file", Result: &Result{Output: fmt.Sprintf("out %d", round)}},
 	}
@@ -37,7 +39,7 @@ func newAgent(t testing.TB, s Store, id string, n int) Log {
 		t.Fatal(err)
 	}
 	must(t, log.Append(Record{Type: RecRunStarted, Time: t0, Run: &RunInfo{ID: "run-1", Started: t0}},
-		Record{Type: RecUser, Time: t0, Message: &Message{Role: RoleUser, Text: "hello"}}))
+		Record{Type: RecUser, Time: t0, Message: &conversation.Message{Role: conversation.RoleUser, Text: "hello"}}))
 	for r := 1; r <= n; r++ {
 		commitRound(t, log, r)
 	}
@@ -103,7 +105,7 @@ func TestRoundTrip(t *testing.T) {
 func TestResultsFollowCallOrder(t *testing.T) {
 	s := NewMemStore()
 	log := newAgent(t, s, "a1", 0)
-	turn := Message{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "x", Name: "t"}, {ID: "y", Name: "t"}}}
+	turn := conversation.Message{Role: conversation.RoleAssistant, ToolCalls: []conversation.ToolCall{{ID: "x", Name: "t"}, {ID: "y", Name: "t"}}}
 	must(t, log.Append(Record{Type: RecTurn, Message: &turn},
 		Record{Type: RecResult, Call: "y", Result: &Result{Output: "second"}},
 		Record{Type: RecResult, Call: "x", Result: &Result{Output: "first"}}))

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+
+	"github.com/cairnrun/cairn/checkpoint/conversation"
 )
 
 // Timeline keeps an agent's past boundaries, so that its workspace can
@@ -76,7 +78,7 @@ func StateAt(now *State, p Past) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
-	st.Messages = append([]Message(nil), now.Messages[:p.Messages]...)
+	st.Messages = append([]conversation.Message(nil), now.Messages[:p.Messages]...)
 	return st, nil
 }
 
@@ -125,7 +127,7 @@ func WorkspaceAt(s Store, pasts []Past, agent string, n int) ([]WorkspaceEntry, 
 	if err != nil {
 		return nil, fmt.Errorf("workspace of agent %q at round %d: %w", agent, pasts[start].Round, err)
 	}
-	m, err := DecodeManifest(data)
+	m, err := decodeManifest(data)
 	if err != nil {
 		return nil, fmt.Errorf("workspace of agent %q at round %d: %w", agent, pasts[start].Round, err)
 	}
@@ -135,9 +137,9 @@ func WorkspaceAt(s Store, pasts []Past, agent string, n int) ([]WorkspaceEntry, 
 	return m, nil
 }
 
-// PastDigests lists the blobs the pasts name: their bases and the content
+// pastDigests lists the blobs the pasts name: their bases and the content
 // of every file they changed.
-func PastDigests(pasts []Past, into map[string]bool) {
+func pastDigests(pasts []Past, into map[string]bool) {
 	for _, p := range pasts {
 		if p.Base != "" {
 			into[p.Base] = true
@@ -153,8 +155,8 @@ func PastDigests(pasts []Past, into map[string]bool) {
 	}
 }
 
-// ManifestDigests adds the blobs of the manifests' files to into.
-func ManifestDigests(s Store, pasts []Past, into map[string]bool) error {
+// manifestDigests adds the blobs of the manifests' files to into.
+func manifestDigests(s Store, pasts []Past, into map[string]bool) error {
 	for _, p := range pasts {
 		if p.Base == "" {
 			continue
@@ -163,7 +165,7 @@ func ManifestDigests(s Store, pasts []Past, into map[string]bool) error {
 		if err != nil {
 			return err
 		}
-		m, err := DecodeManifest(data)
+		m, err := decodeManifest(data)
 		if err != nil {
 			return err
 		}
@@ -184,8 +186,8 @@ func decodePast(agent string, data []byte) (Past, error) {
 	if err := decMode.Unmarshal(data, &p); err != nil {
 		return p, &CorruptError{File: "past of agent " + agent, Reason: err.Error()}
 	}
-	if p.State != nil && p.State.Schema > SchemaVersion {
-		return p, &FutureSchemaError{File: fmt.Sprintf("past round %d of agent %s", p.Round, agent), Version: p.State.Schema, Supported: SchemaVersion}
+	if p.State != nil && p.State.Schema > schemaVersion {
+		return p, &FutureSchemaError{File: fmt.Sprintf("past round %d of agent %s", p.Round, agent), Version: p.State.Schema, Supported: schemaVersion}
 	}
 	return p, nil
 }
@@ -224,6 +226,6 @@ func MarkPasts(s Store, agent string, inUse map[string]bool) error {
 	if rec, err := s.Read(agent); err == nil && rec.State.WorkspaceBase != "" {
 		pasts = append(pasts, Past{Base: rec.State.WorkspaceBase})
 	}
-	PastDigests(pasts, inUse)
-	return ManifestDigests(s, pasts, inUse)
+	pastDigests(pasts, inUse)
+	return manifestDigests(s, pasts, inUse)
 }

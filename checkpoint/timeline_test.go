@@ -29,13 +29,13 @@ func TestDecodeManifestRefuses(t *testing.T) {
 				t.Fatal(err)
 			}
 			var ce *CorruptError
-			if _, err := DecodeManifest(data); !errors.As(err, &ce) {
+			if _, err := decodeManifest(data); !errors.As(err, &ce) {
 				t.Fatalf("got %v, want a *CorruptError", err)
 			}
 		})
 	}
-	data, _ := encMode.Marshal(workspaceManifest{Version: ManifestVersion + 1})
-	if _, err := DecodeManifest(data); !errors.Is(err, ErrFutureSchema) {
+	data, _ := encMode.Marshal(workspaceManifest{Version: manifestVersion + 1})
+	if _, err := decodeManifest(data); !errors.Is(err, ErrFutureSchema) {
 		t.Fatalf("newer manifest: got %v", err)
 	}
 }
@@ -100,7 +100,7 @@ func FuzzDecodeManifest(f *testing.F) {
 	f.Add(good)
 	f.Add([]byte{0xa0})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		m, err := DecodeManifest(data)
+		m, err := decodeManifest(data)
 		if err != nil {
 			return
 		}

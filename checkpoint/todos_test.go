@@ -3,6 +3,8 @@ package checkpoint
 import (
 	"reflect"
 	"testing"
+
+	"github.com/cairnrun/cairn/checkpoint/conversation"
 )
 
 // A result's task list and usage become the state's when its round
@@ -14,7 +16,7 @@ func TestResultCarriesTodosAndUsageIntoTheRound(t *testing.T) {
 			log := newAgent(t, s, "a", 0)
 			list := &TodoList{Items: []Todo{{Text: "plan", Status: TodoDone}, {Text: "write", Status: TodoInProgress}}}
 			recs := roundRecords(1)
-			recs[2].Result.Todos, recs[2].Result.Usage = list, &Usage{InputTokens: 100, OutputTokens: 7}
+			recs[2].Result.Todos, recs[2].Result.Usage = list, &conversation.Usage{InputTokens: 100, OutputTokens: 7}
 			must(t, log.Append(recs...))
 			if st := log.State(); st.Todos != nil || st.Usage.Total() != 0 {
 				t.Fatalf("before the commit: todos %+v, usage %+v", st.Todos, st.Usage)

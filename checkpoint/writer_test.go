@@ -49,7 +49,7 @@ var loseLock = map[string]func(t *testing.T, path string){
 // Regression: with agents/<id>/lock removed or replaced while a run held
 // it, a second process locked a new file and ran the agent at the same
 // time. Now the second is refused as locked, and the first, at its next
-// boundary, stops with a LockLostError: its round is not committed, and
+// boundary, stops with a lockLostError: its round is not committed, and
 // nothing more is made durable.
 func TestLockFileLostMidRunNeverTwoWriters(t *testing.T) {
 	for how, lose := range loseLock {
@@ -75,7 +75,7 @@ func TestLockFileLostMidRunNeverTwoWriters(t *testing.T) {
 			must(t, err)
 			must(t, log.Append(roundRecords(3)...))
 			_, err = log.Commit(Record{Type: RecCommit, Time: t0, Round: 3})
-			var lost *LockLostError
+			var lost *lockLostError
 			if !errors.As(err, &lost) || lost.How != how || !errors.Is(err, ErrLocked) {
 				t.Fatalf("commit after the lock file was %s: got %v, want a LockLostError (%s) matching ErrLocked", how, err, how)
 			}

@@ -137,7 +137,7 @@ type Limits struct {
 }
 
 // RunLimits bound one run. Zero means no limit, except MaxRounds, whose zero
-// means DefaultMaxRounds.
+// means 50.
 //
 // Rounds count since the user's last prompt; tokens and cost count over
 // the agent's whole life; time counts from the start of each run. All of
@@ -150,8 +150,8 @@ type RunLimits struct {
 	MaxTime Duration `yaml:"max_time" json:"max_time,omitempty"`
 }
 
-// Raise returns l with every limit that o sets replaced by o's.
-func (l RunLimits) Raise(o RunLimits) RunLimits {
+// raise returns l with every limit that o sets replaced by o's.
+func (l RunLimits) raise(o RunLimits) RunLimits {
 	if o.MaxRounds > 0 {
 		l.MaxRounds = o.MaxRounds
 	}
@@ -167,8 +167,8 @@ func (l RunLimits) Raise(o RunLimits) RunLimits {
 	return l
 }
 
-// DefaultMaxRounds bounds a run whose agent file sets no max_rounds.
-const DefaultMaxRounds = 50
+// defaultMaxRounds bounds a run whose agent file sets no max_rounds.
+const defaultMaxRounds = 50
 
 // ParseAgentFile reads an agent file from YAML. dir is what relative paths
 // are resolved against. Unknown keys are errors, so a typo is not silently
@@ -259,8 +259,8 @@ func (af *AgentFile) Validate() error {
 	return nil
 }
 
-// Path resolves p against the agent file's directory.
-func (af *AgentFile) Path(p string) string {
+// resolve resolves p against the agent file's directory.
+func (af *AgentFile) resolve(p string) string {
 	if p == "" || filepath.IsAbs(p) {
 		return p
 	}
@@ -268,12 +268,12 @@ func (af *AgentFile) Path(p string) string {
 }
 
 // WorkspaceDir is the workspace the agent file names, resolved; "" if none.
-func (af *AgentFile) WorkspaceDir() string { return af.Path(af.Workspace) }
+func (af *AgentFile) WorkspaceDir() string { return af.resolve(af.Workspace) }
 
 // maxRounds is the effective round limit.
 func (l RunLimits) maxRounds() int {
 	if l.MaxRounds == 0 {
-		return DefaultMaxRounds
+		return defaultMaxRounds
 	}
 	return l.MaxRounds
 }

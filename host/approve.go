@@ -9,9 +9,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/bmatcuk/doublestar/v4"
+	"github.com/cairnrun/cairn/checkpoint/conversation"
 
-	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/bmatcuk/doublestar/v4"
 )
 
 // Action is what an approval rule does with a call it matches.
@@ -61,7 +61,7 @@ func (r Rule) validate() error {
 }
 
 // matches reports whether the rule applies to a call.
-func (r Rule) matches(c checkpoint.ToolCall) bool {
+func (r Rule) matches(c conversation.ToolCall) bool {
 	if ok, _ := path.Match(r.Tool, c.Name); !ok {
 		return false
 	}
@@ -90,7 +90,7 @@ func (r Rule) matches(c checkpoint.ToolCall) bool {
 }
 
 // decide is the action the first matching rule names, and which rule.
-func decide(rules []Rule, c checkpoint.ToolCall) (Action, int) {
+func decide(rules []Rule, c conversation.ToolCall) (Action, int) {
 	for i, r := range rules {
 		if r.matches(c) {
 			return r.Action, i
@@ -129,7 +129,7 @@ var (
 )
 
 // denial is the result the model reads for a denied call.
-func denial(c checkpoint.ToolCall, why string) callResult {
+func denial(c conversation.ToolCall, why string) callResult {
 	return callResult{call: c, isError: true,
 		output: fmt.Sprintf("The call %s of %s was denied: %s. Do not retry it as it is; choose another way or ask the user.", c.ID, c.Name, why)}
 }
@@ -140,7 +140,7 @@ func ruleDenial(i int) string {
 }
 
 // awaitingCalls lists calls that wait for approval, for a reason line.
-func awaitingCalls(calls []checkpoint.ToolCall) string {
+func awaitingCalls(calls []conversation.ToolCall) string {
 	parts := make([]string, len(calls))
 	for i, c := range calls {
 		parts[i] = c.ID + " (" + c.Name + ")"

@@ -8,29 +8,31 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/checkpoint"
 )
 
 func TestRuleMatching(t *testing.T) {
 	tests := []struct {
 		rule  Rule
-		call  checkpoint.ToolCall
+		call  conversation.ToolCall
 		match bool
 	}{
-		{Rule{Tool: "write_file"}, checkpoint.ToolCall{Name: "write_file", Input: `{}`}, true},
-		{Rule{Tool: "write_file"}, checkpoint.ToolCall{Name: "read_file", Input: `{}`}, false},
-		{Rule{Tool: "*"}, checkpoint.ToolCall{Name: "grep", Input: `not json`}, true},
-		{Rule{Tool: "edit_*"}, checkpoint.ToolCall{Name: "edit_file"}, true},
+		{Rule{Tool: "write_file"}, conversation.ToolCall{Name: "write_file", Input: `{}`}, true},
+		{Rule{Tool: "write_file"}, conversation.ToolCall{Name: "read_file", Input: `{}`}, false},
+		{Rule{Tool: "*"}, conversation.ToolCall{Name: "grep", Input: `not json`}, true},
+		{Rule{Tool: "edit_*"}, conversation.ToolCall{Name: "edit_file"}, true},
 		{Rule{Tool: "write_file", Args: map[string]string{"path": "drafts/**"}},
-			checkpoint.ToolCall{Name: "write_file", Input: `{"path":"drafts/a/b.md"}`}, true},
+			conversation.ToolCall{Name: "write_file", Input: `{"path":"drafts/a/b.md"}`}, true},
 		{Rule{Tool: "write_file", Args: map[string]string{"path": "drafts/**"}},
-			checkpoint.ToolCall{Name: "write_file", Input: `{"path":"notes.md"}`}, false},
+			conversation.ToolCall{Name: "write_file", Input: `{"path":"notes.md"}`}, false},
 		{Rule{Tool: "write_file", Args: map[string]string{"path": "drafts/**"}},
-			checkpoint.ToolCall{Name: "write_file", Input: `{"content":"x"}`}, false},
+			conversation.ToolCall{Name: "write_file", Input: `{"content":"x"}`}, false},
 		{Rule{Tool: "write_file", Args: map[string]string{"path": "drafts/**"}},
-			checkpoint.ToolCall{Name: "write_file", Input: `{"path": 7`}, false},
+			conversation.ToolCall{Name: "write_file", Input: `{"path": 7`}, false},
 		{Rule{Tool: "read_file", Args: map[string]string{"limit": "1?"}},
-			checkpoint.ToolCall{Name: "read_file", Input: `{"limit":10}`}, true},
+			conversation.ToolCall{Name: "read_file", Input: `{"limit":10}`}, true},
 	}
 	for _, tt := range tests {
 		if got := tt.rule.matches(tt.call); got != tt.match {
@@ -38,10 +40,10 @@ func TestRuleMatching(t *testing.T) {
 		}
 	}
 	rules := []Rule{{Tool: "write_file", Action: ActionDeny}, {Tool: "*", Action: ActionAsk}}
-	if a, i := decide(rules, checkpoint.ToolCall{Name: "write_file"}); a != ActionDeny || i != 0 {
+	if a, i := decide(rules, conversation.ToolCall{Name: "write_file"}); a != ActionDeny || i != 0 {
 		t.Errorf("first match: %s %d", a, i)
 	}
-	if a, i := decide(nil, checkpoint.ToolCall{Name: "write_file"}); a != ActionAllow || i != -1 {
+	if a, i := decide(nil, conversation.ToolCall{Name: "write_file"}); a != ActionAllow || i != -1 {
 		t.Errorf("no rules: %s %d, want allow", a, i)
 	}
 }
@@ -95,7 +97,7 @@ func approvalRun(t *testing.T, eng *Engine, opts RunOptions) (*AgentFile, *Resul
 	return af, res, events
 }
 
-func resultOf(t *testing.T, store checkpoint.Store, call string) checkpoint.Message {
+func resultOf(t *testing.T, store checkpoint.Store, call string) conversation.Message {
 	t.Helper()
 	rec, err := store.Read("ap")
 	if err != nil {
@@ -107,7 +109,7 @@ func resultOf(t *testing.T, store checkpoint.Store, call string) checkpoint.Mess
 		}
 	}
 	t.Fatalf("no result for %s", call)
-	return checkpoint.Message{}
+	return conversation.Message{}
 }
 
 // With no one to ask, the run pauses awaiting approval: the calls the
@@ -129,11 +131,11 @@ func TestApprovalPausesAndSurvivesInTheStore(t *testing.T) {
 	if !hasEvent(events, EventApprovalRequired, "call_1_0") {
 		t.Error("no approval_required event for call_1_0")
 	}
-	pending, err := Pending(store, "ap")
+	pending, err := Pending(t.Context(), store, "ap")
 	if err != nil || len(pending) != 1 || pending[0].Call.ID != "call_1_0" || pending[0].Call.Tool != "write_file" {
 		t.Fatalf("pending: %+v, %v", pending, err)
 	}
-	if err := eng.Decide("ap", "call_1_1", Decision{Approved: true}); !errors.Is(err, ErrNotAwaiting) ||
+	if err := eng.Decide(t.Context(), "ap", "call_1_1", Decision{Approved: true}); !errors.Is(err, ErrNotAwaiting) ||
 		!strings.Contains(err.Error(), "call_1_0 (write_file)") {
 		t.Fatalf("approving a call that does not wait: %v", err)
 	}
@@ -141,7 +143,7 @@ func TestApprovalPausesAndSurvivesInTheStore(t *testing.T) {
 	if err != nil || res.Status != StatusAwaitingApproval {
 		t.Fatalf("resume before a decision: %+v, %v; want awaiting approval again", res, err)
 	}
-	if err := eng.Decide("ap", "call_1_0", Decision{Approved: true}); err != nil {
+	if err := eng.Decide(t.Context(), "ap", "call_1_0", Decision{Approved: true}); err != nil {
 		t.Fatal(err)
 	}
 	res, err = eng.Resume(context.Background(), ResumeOptions{ID: "ap"})
@@ -164,7 +166,7 @@ func TestApprovalPausesAndSurvivesInTheStore(t *testing.T) {
 func TestDenialReachesTheModel(t *testing.T) {
 	eng, store := fileEngine(t)
 	af, _, _ := approvalRun(t, eng, RunOptions{})
-	if err := eng.Decide("ap", "call_1_0", Decision{Reason: "not today"}); err != nil {
+	if err := eng.Decide(t.Context(), "ap", "call_1_0", Decision{Reason: "not today"}); err != nil {
 		t.Fatal(err)
 	}
 	res, err := eng.Resume(context.Background(), ResumeOptions{ID: "ap"})

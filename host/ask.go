@@ -4,7 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/host/model"
 )
 
@@ -21,7 +22,7 @@ type AskOptions struct {
 // Answer is the model's answer to a side question.
 type Answer struct {
 	Text  string
-	Usage checkpoint.Usage
+	Usage conversation.Usage
 	// Wanted names the tools the model asked to call; a side question
 	// runs none.
 	Wanted []string

@@ -5,8 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/abi"
-	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/internal/interleave"
 )
 
@@ -22,7 +23,7 @@ import (
 func BenchmarkToolCall(b *testing.B) {
 	ctx := context.Background()
 	ts, ws, view := readFileToolset(b)
-	call := checkpoint.ToolCall{ID: "c1", Name: "read_file", Input: `{"path":"f.txt"}`}
+	call := conversation.ToolCall{ID: "c1", Name: "read_file", Input: `{"path":"f.txt"}`}
 	t := ts.tools["read_file"]
 	mod, err := t.module.Wait(ctx)
 	if err != nil {
@@ -41,7 +42,7 @@ func BenchmarkToolCall(b *testing.B) {
 			}
 		}},
 		{Name: "turn", Call: func() {
-			if res := ts.runCalls(ctx, view, []checkpoint.ToolCall{call}, func(checkpoint.ToolCall) {}, func(*callResult) {}); res[0].isError {
+			if res := ts.runCalls(ctx, view, []conversation.ToolCall{call}, func(conversation.ToolCall) {}, func(*callResult) {}); res[0].isError {
 				b.Fatal(res[0].output)
 			}
 		}},

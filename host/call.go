@@ -10,31 +10,33 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/abi"
-	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/sandbox"
+	"github.com/cairnrun/cairn/sandbox/overlay"
 )
 
 // callResult is what one tool call came to: the text the model reads,
 // whether that text reports a failure, and what the call changed in its
 // overlay of the workspace.
 type callResult struct {
-	call     checkpoint.ToolCall
+	call     conversation.ToolCall
 	output   string
 	isError  bool
 	duration time.Duration
 	stderr   string
 	// effects are the call's changes, staged in staging until applied;
 	// reads are the workspace files it read.
-	effects sandbox.Effects
+	effects overlay.Effects
 	staging string
 	reads   []string
 	// sight is what a sandboxed call ran with and saw; recording, what
 	// the run keeps of it for `cairn verify` (verify_record.go).
 	sight     *sight
-	recording *checkpoint.Recording
+	recording *conversation.Recording
 	// net is the call's network exchanges.
-	net []checkpoint.Exchange
+	net []conversation.Exchange
 	// How the result became durable: journaled as the call finished;
 	// held for the round's settlement; interrupted, never journaled
 	// (resume seals the call). changed says settling changed it;
@@ -43,9 +45,9 @@ type callResult struct {
 	// settlement to say whether they stood.
 	journaled, held, interrupted, changed, conflict, endLater bool
 	// native is what a native tool's call came to besides its text; stop,
-	// that it stopped the run instead (see StopError).
-	native *NativeResult
-	stop   *StopError
+	// that it stopped the run instead (see stopError).
+	native *nativeResult
+	stop   *stopError
 }
 
 // workspaceView is where a round's calls work: the workspace, and where
@@ -55,14 +57,14 @@ type workspaceView struct {
 	staging func(call string) string
 	// net journals a call's network exchanges; nil gives calls no
 	// network.
-	net func(checkpoint.ToolCall, sandbox.Net) *netJournal
+	net func(conversation.ToolCall, sandbox.Net) *netJournal
 }
 
 // runCall runs one call to the end. It never returns an error: whatever goes
 // wrong — an unknown tool, bad arguments, a module that traps, loops or
 // writes garbage — becomes an error result the model can read, and the run
 // goes on.
-func (ts *toolset) runCall(ctx context.Context, ws workspaceView, c checkpoint.ToolCall) callResult {
+func (ts *toolset) runCall(ctx context.Context, ws workspaceView, c conversation.ToolCall) callResult {
 	start := time.Now()
 	res := callResult{call: c}
 	out, err := ts.invoke(ctx, ws, c, &res)
@@ -75,7 +77,7 @@ func (ts *toolset) runCall(ctx context.Context, ws workspaceView, c checkpoint.T
 	return res
 }
 
-func (ts *toolset) invoke(ctx context.Context, ws workspaceView, c checkpoint.ToolCall, res *callResult) (string, error) {
+func (ts *toolset) invoke(ctx context.Context, ws workspaceView, c conversation.ToolCall, res *callResult) (string, error) {
 	t, ok := ts.tools[c.Name]
 	if !ok {
 		return "", fmt.Errorf("there is no tool %q; the tools are: %s", c.Name, ts.names())
@@ -138,7 +140,7 @@ func (ts *toolset) stages(name, workspace string) bool {
 // that may change it has its changes staged until they are applied, and
 // every tool's reads are listed for the file pool. A tool that may only
 // read stages nothing, so its call makes no staging directory.
-func (t *tool) overlay(p *sandbox.Policy, ws workspaceView, call string) (*sandbox.Overlay, error) {
+func (t *tool) overlay(p *sandbox.Policy, ws workspaceView, call string) (*overlay.Overlay, error) {
 	if len(p.Mounts) == 0 || p.Mounts[0].GuestPath != abi.WorkspaceDir {
 		return nil, nil
 	}
@@ -149,7 +151,7 @@ func (t *tool) overlay(p *sandbox.Policy, ws workspaceView, call string) (*sandb
 			return nil, err
 		}
 	}
-	ov, err := sandbox.NewOverlay(ws.dir, staging)
+	ov, err := overlay.New(ws.dir, staging)
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +166,7 @@ func describeFailure(err error) string {
 		return "it ran past its time limit and was stopped (" + err.Error() + ")"
 	case errors.Is(err, context.Canceled):
 		return "the run was cancelled while it ran"
-	case errors.Is(err, sandbox.ErrStagingLimit):
+	case errors.Is(err, overlay.ErrStagingLimit):
 		return err.Error() + "; none of its changes were kept (the agent file's sandbox: {staging, staged_paths} set the limits)"
 	case errors.Is(err, sandbox.ErrRequestTooLarge):
 		return err.Error() + " (the agent file's sandbox: {stdin} sets the limit)"
@@ -179,8 +181,8 @@ func describeFailure(err error) string {
 // concurrent use, and end may mark the result it is given. The last call runs on the caller's goroutine, so a turn
 // of one call starts none: starting one wakes another core, which a call
 // of a few hundred µs pays for.
-func (ts *toolset) runCalls(ctx context.Context, ws workspaceView, calls []checkpoint.ToolCall,
-	start func(checkpoint.ToolCall), end func(*callResult)) []callResult {
+func (ts *toolset) runCalls(ctx context.Context, ws workspaceView, calls []conversation.ToolCall,
+	start func(conversation.ToolCall), end func(*callResult)) []callResult {
 	results := make([]callResult, len(calls))
 	run := func(i int) {
 		start(calls[i])

@@ -10,7 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/sandbox"
 )
 
@@ -56,9 +57,9 @@ func TestTurnCallsRunAtOnce(t *testing.T) {
 	ts, _, view := readFileToolset(t)
 	for _, n := range []int{1, 3} {
 		t.Run(fmt.Sprintf("calls-%d", n), func(t *testing.T) {
-			calls := make([]checkpoint.ToolCall, n)
+			calls := make([]conversation.ToolCall, n)
 			for i := range calls {
-				calls[i] = checkpoint.ToolCall{ID: fmt.Sprintf("c%d", i), Name: "read_file",
+				calls[i] = conversation.ToolCall{ID: fmt.Sprintf("c%d", i), Name: "read_file",
 					Input: fmt.Sprintf(`{"path":"f.txt","offset":%d,"limit":1}`, i+1)}
 			}
 			var begun sync.WaitGroup
@@ -68,7 +69,7 @@ func TestTurnCallsRunAtOnce(t *testing.T) {
 			var mu sync.Mutex
 			var ended []string
 			results := ts.runCalls(context.Background(), view, calls,
-				func(c checkpoint.ToolCall) {
+				func(c conversation.ToolCall) {
 					begun.Done()
 					select {
 					case <-all:

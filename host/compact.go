@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/host/model"
 )
@@ -26,7 +28,7 @@ type window struct {
 	heads int // msgs[:heads] is the head
 	// msgs is the head, then State.Messages[from:seen] as sent; costs are
 	// their estimated tokens and tokens is fixed plus their sum.
-	msgs    []checkpoint.Message
+	msgs    []conversation.Message
 	costs   []int
 	tokens  int
 	earlier int // the model's turns in State.Messages[:from]
@@ -73,7 +75,7 @@ func (w *window) reset(st *checkpoint.State) {
 func (w *window) sync(st *checkpoint.State) {
 	for i := w.seen; i < len(st.Messages); i++ {
 		m := st.Messages[i]
-		if m.Role == checkpoint.RoleUser && !m.Note {
+		if m.Role == conversation.RoleUser && !m.Note {
 			w.task = i
 		}
 		w.add(w.shown(m))
@@ -81,15 +83,15 @@ func (w *window) sync(st *checkpoint.State) {
 	w.seen = len(st.Messages)
 }
 
-func (w *window) add(m checkpoint.Message) {
+func (w *window) add(m conversation.Message) {
 	c := model.EstimateMessage(m)
 	w.msgs, w.costs, w.tokens = append(w.msgs, m), append(w.costs, c), w.tokens+c
 }
 
 // shown is a message as a request shows it: a tool result longer than
 // max_tool_result is cut, with a note.
-func (w *window) shown(m checkpoint.Message) checkpoint.Message {
-	if m.Role == checkpoint.RoleTool && model.EstimateTokens(m.Text) > w.spec.maxToolResult() {
+func (w *window) shown(m conversation.Message) conversation.Message {
+	if m.Role == conversation.RoleTool && model.EstimateTokens(m.Text) > w.spec.maxToolResult() {
 		m.Text = cutResult(m.Text, w.spec.maxToolResult())
 	}
 	return m
@@ -98,7 +100,7 @@ func (w *window) shown(m checkpoint.Message) checkpoint.Message {
 // request is the window followed by the round's pending messages, and
 // their estimated tokens with the system prompt and tools. The slice
 // shares the window's array: it is good until the next sync.
-func (w *window) request(pending []checkpoint.Message) ([]checkpoint.Message, int) {
+func (w *window) request(pending []conversation.Message) ([]conversation.Message, int) {
 	out, tokens := w.msgs, w.tokens
 	for _, m := range pending {
 		m = w.shown(m)
@@ -111,7 +113,7 @@ func (w *window) request(pending []checkpoint.Message) ([]checkpoint.Message, in
 // round, so no call is parted from its result and no prompt from the turn
 // that answers it.
 func (w *window) roundStart(i int) bool {
-	return i > w.heads && w.msgs[i].Role != checkpoint.RoleTool && w.msgs[i-1].Role != checkpoint.RoleUser
+	return i > w.heads && w.msgs[i].Role != conversation.RoleTool && w.msgs[i-1].Role != conversation.RoleUser
 }
 
 // abs is the index in State.Messages of msgs[i].
@@ -163,7 +165,7 @@ func (w *window) headReserve(st *checkpoint.State, from int) int {
 // ErrContextBudget when even the last round alone does not fit; a
 // summary's failure at the model (see summarize). Either way nothing is
 // cut and the conversation is intact.
-func (r *run) fit(ctx context.Context, w *window, round int) ([]checkpoint.Message, int, error) {
+func (r *run) fit(ctx context.Context, w *window, round int) ([]conversation.Message, int, error) {
 	st := r.state()
 	w.sync(st)
 	msgs, tokens := w.request(r.pending)
@@ -219,7 +221,7 @@ func (r *run) cut(ctx context.Context, w *window, round, goal, before int) error
 	for w.from < goal {
 		st := r.state()
 		c := checkpoint.Compaction{Round: round, From: goal, Policy: string(w.spec.policy()), Before: before, Goal: goal}
-		var usage *checkpoint.Usage
+		var usage *conversation.Usage
 		if w.spec.policy() == PolicySummarize {
 			var err error
 			if c.From, c.Summary, usage, err = r.summarize(ctx, w, goal); err != nil {
@@ -245,7 +247,7 @@ func (r *run) cut(ctx context.Context, w *window, round, goal, before int) error
 }
 
 // afterCut is the estimated tokens of the request once c is made.
-func (w *window) afterCut(st *checkpoint.State, c checkpoint.Compaction, pending []checkpoint.Message) int {
+func (w *window) afterCut(st *checkpoint.State, c checkpoint.Compaction, pending []conversation.Message) int {
 	n := w.fixed
 	for _, m := range headOf(st, &c) {
 		n += model.EstimateMessage(m)
@@ -258,10 +260,10 @@ func (w *window) afterCut(st *checkpoint.State, c checkpoint.Compaction, pending
 }
 
 // turnsIn counts the model's turns in msgs.
-func turnsIn(msgs []checkpoint.Message) int {
+func turnsIn(msgs []conversation.Message) int {
 	n := 0
 	for _, m := range msgs {
-		if m.Role == checkpoint.RoleAssistant {
+		if m.Role == conversation.RoleAssistant {
 			n++
 		}
 	}
@@ -271,8 +273,8 @@ func turnsIn(msgs []checkpoint.Message) int {
 // headOf is the head a cut puts before the messages it keeps: the task's
 // prompt if the cut left it behind, and a note that says what was cut and
 // carries the summary, if any.
-func headOf(st *checkpoint.State, c *checkpoint.Compaction) []checkpoint.Message {
-	var head []checkpoint.Message
+func headOf(st *checkpoint.State, c *checkpoint.Compaction) []conversation.Message {
+	var head []conversation.Message
 	if c.Pinned >= 0 {
 		head = append(head, st.Messages[c.Pinned])
 	}
@@ -280,7 +282,7 @@ func headOf(st *checkpoint.State, c *checkpoint.Compaction) []checkpoint.Message
 	if c.Summary != "" {
 		text = fmt.Sprintf(summaryNote, c.From, c.Turns) + c.Summary
 	}
-	return append(head, checkpoint.Message{Role: checkpoint.RoleUser, Text: text, Note: true})
+	return append(head, conversation.Message{Role: conversation.RoleUser, Text: text, Note: true})
 }
 
 const (

@@ -7,7 +7,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/host/model"
 )
 
@@ -27,7 +28,7 @@ const summarySystem = "You condense the earlier part of an agent's conversation 
 //
 // The model's error, wrapped to say that nothing was cut: model.ErrUnavailable
 // pauses the run, any other error fails it; an empty summary.
-func (r *run) summarize(ctx context.Context, w *window, goal int) (int, string, *checkpoint.Usage, error) {
+func (r *run) summarize(ctx context.Context, w *window, goal int) (int, string, *conversation.Usage, error) {
 	old := ""
 	if c := r.state().LastCompaction(); c != nil {
 		old = c.Summary
@@ -41,7 +42,7 @@ func (r *run) summarize(ctx context.Context, w *window, goal int) (int, string, 
 		task = st.Messages[w.task].Text
 	}
 	text, end := w.transcript(task, old, goal, room)
-	req.Messages = []checkpoint.Message{{Role: checkpoint.RoleUser, Text: text}}
+	req.Messages = []conversation.Message{{Role: conversation.RoleUser, Text: text}}
 	resp, err := r.provider.Complete(ctx, req)
 	if err == nil && strings.TrimSpace(resp.Message.Text) == "" {
 		err = errors.New("the model's summary is empty")
@@ -94,20 +95,20 @@ func (w *window) transcript(task, old string, goal, room int) (string, int) {
 }
 
 // renderRound writes a round's messages as lines of a transcript.
-func renderRound(msgs []checkpoint.Message) string {
+func renderRound(msgs []conversation.Message) string {
 	var b strings.Builder
 	for _, m := range msgs {
 		switch m.Role {
-		case checkpoint.RoleUser:
+		case conversation.RoleUser:
 			fmt.Fprintf(&b, "user: %s\n", m.Text)
-		case checkpoint.RoleAssistant:
+		case conversation.RoleAssistant:
 			if m.Text != "" {
 				fmt.Fprintf(&b, "agent: %s\n", m.Text)
 			}
 			for _, c := range m.ToolCalls {
 				fmt.Fprintf(&b, "agent calls %s %s\n", c.Name, c.Input)
 			}
-		case checkpoint.RoleTool:
+		case conversation.RoleTool:
 			what := "result"
 			if m.IsError {
 				what = "error"

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/host/model"
 )
@@ -50,8 +52,8 @@ const (
 	PolicyDrop ContextPolicy = "drop"
 )
 
-// MinContextBudget is the smallest budget an agent file may set.
-const MinContextBudget = 256
+// minContextBudget is the smallest budget an agent file may set.
+const minContextBudget = 256
 
 // ErrContextBudget is returned, wrapped, when a request cannot be brought
 // within the agent's context budget: what every request must send (the
@@ -65,8 +67,8 @@ func (c ContextSpec) validate() error {
 		return errors.New("context: budget is missing (estimated tokens a request may send, e.g. 8000)")
 	case c.Budget == 0:
 		return nil
-	case c.Budget < MinContextBudget:
-		return fmt.Errorf("context: budget %d is below the least useful one, %d tokens", c.Budget, MinContextBudget)
+	case c.Budget < minContextBudget:
+		return fmt.Errorf("context: budget %d is below the least useful one, %d tokens", c.Budget, minContextBudget)
 	case c.Policy != "" && c.Policy != PolicySummarize && c.Policy != PolicyDrop:
 		return fmt.Errorf("context: policy %q: want summarize or drop", c.Policy)
 	case c.KeepTurns < 0:
@@ -98,7 +100,7 @@ func (c ContextSpec) summaryCap() int { return c.Budget / 10 }
 // conversation is what the round's request sends and how many of the
 // model's turns it leaves out: the whole conversation, or, under a context
 // budget, the run's window brought within it (see fit).
-func (r *run) conversation(ctx context.Context, round int) ([]checkpoint.Message, int, error) {
+func (r *run) conversation(ctx context.Context, round int) ([]conversation.Message, int, error) {
 	if r.af.Context.Budget == 0 {
 		return r.requestMessages(), 0, nil
 	}
@@ -117,15 +119,15 @@ func (r *run) conversation(ctx context.Context, round int) ([]checkpoint.Message
 // left it and the question. Nothing is cut for a question, since Ask
 // writes nothing to the agent: the request may go over the budget by what
 // the conversation gained since the last cut.
-func askConversation(af *AgentFile, tools []model.Tool, st *checkpoint.State, question string) ([]checkpoint.Message, int, error) {
-	q := checkpoint.Message{Role: checkpoint.RoleUser, Text: question}
+func askConversation(af *AgentFile, tools []model.Tool, st *checkpoint.State, question string) ([]conversation.Message, int, error) {
+	q := conversation.Message{Role: conversation.RoleUser, Text: question}
 	if af.Context.Budget == 0 {
-		return append(append([]checkpoint.Message(nil), st.Messages...), q), 0, nil
+		return append(append([]conversation.Message(nil), st.Messages...), q), 0, nil
 	}
 	w, err := newWindow(af.Context, af.System, tools, st)
 	if err != nil {
 		return nil, 0, err
 	}
-	msgs, _ := w.request([]checkpoint.Message{q})
+	msgs, _ := w.request([]conversation.Message{q})
 	return msgs, w.earlier, nil
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/host/model"
 )
@@ -17,19 +19,19 @@ func BenchmarkContextRound(b *testing.B) {
 	result := strings.Repeat("a line of the notes the agent reads again and again\n", 6)
 	for _, n := range []int{10, 1000, 10000} {
 		b.Run(fmt.Sprintf("history=%d", n), func(b *testing.B) {
-			st := &checkpoint.State{Messages: []checkpoint.Message{{Role: checkpoint.RoleUser, Text: contextPrompt}}}
+			st := &checkpoint.State{Messages: []conversation.Message{{Role: conversation.RoleUser, Text: contextPrompt}}}
 			addRound := func(i int) {
 				id := fmt.Sprintf("call_%d_0", i)
 				st.Messages = append(st.Messages,
-					checkpoint.Message{Role: checkpoint.RoleAssistant, Text: fmt.Sprintf("step %d", i),
-						ToolCalls: []checkpoint.ToolCall{{ID: id, Name: "read_file", Input: `{"path":"notes.txt"}`}}},
-					checkpoint.Message{Role: checkpoint.RoleTool, CallID: id, ToolName: "read_file", Text: result})
+					conversation.Message{Role: conversation.RoleAssistant, Text: fmt.Sprintf("step %d", i),
+						ToolCalls: []conversation.ToolCall{{ID: id, Name: "read_file", Input: `{"path":"notes.txt"}`}}},
+					conversation.Message{Role: conversation.RoleTool, CallID: id, ToolName: "read_file", Text: result})
 			}
 			for i := 1; len(st.Messages) < n; i++ {
 				addRound(i)
 			}
 			from := max(len(st.Messages)-40, 1)
-			for from > 1 && st.Messages[from].Role != checkpoint.RoleAssistant {
+			for from > 1 && st.Messages[from].Role != conversation.RoleAssistant {
 				from--
 			}
 			if from > 1 {

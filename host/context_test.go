@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/host/model"
 )
@@ -67,7 +69,7 @@ func (r *recorder) Complete(ctx context.Context, req model.Request) (model.Respo
 		r.bad = append(r.bad, why)
 	}
 	for _, m := range req.Messages {
-		if m.Role == checkpoint.RoleTool && strings.Contains(m.Text, "[cairn: this result was cut") {
+		if m.Role == conversation.RoleTool && strings.Contains(m.Text, "[cairn: this result was cut") {
 			r.truncated++
 		}
 	}
@@ -111,7 +113,7 @@ func wordsSent(req model.Request) int {
 func requestBytes(t testing.TB, req model.Request) []byte {
 	b, err := json.Marshal(struct {
 		Model, System      string
-		Messages           []checkpoint.Message
+		Messages           []conversation.Message
 		Tools              []model.Tool
 		MaxTokens, Earlier int
 		Purpose            model.Purpose
@@ -123,11 +125,11 @@ func requestBytes(t testing.TB, req model.Request) []byte {
 }
 
 // pairing says how a conversation parts a call from its result, or "".
-func pairing(msgs []checkpoint.Message) string {
+func pairing(msgs []conversation.Message) string {
 	var open map[string]bool
 	for i, m := range msgs {
 		switch m.Role {
-		case checkpoint.RoleTool:
+		case conversation.RoleTool:
 			if !open[m.CallID] {
 				return fmt.Sprintf("message %d answers call %s, which the message before it did not make", i, m.CallID)
 			}
@@ -389,7 +391,7 @@ func TestCutText(t *testing.T) {
 // A state whose last cut does not fit its conversation (a damaged store)
 // is refused, not indexed.
 func TestContextDamagedCutIsRefused(t *testing.T) {
-	st := &checkpoint.State{Messages: make([]checkpoint.Message, 4),
+	st := &checkpoint.State{Messages: make([]conversation.Message, 4),
 		Compactions: []checkpoint.Compaction{{From: 9, Pinned: 0, Policy: "drop"}}}
 	_, err := newWindow(ContextSpec{Budget: 8000}, "", nil, st)
 	if !errors.Is(err, checkpoint.ErrCorrupt) || !strings.Contains(err.Error(), "at message 9 (task at 0) of 4") {

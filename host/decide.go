@@ -1,10 +1,13 @@
 package host
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/cairnrun/cairn/checkpoint/conversation"
 
 	"github.com/cairnrun/cairn/checkpoint"
 )
@@ -19,8 +22,8 @@ import (
 // checkpoint.ErrNotFound for an unknown agent, checkpoint.ErrLocked while
 // a process runs it, ErrNotAwaiting when the call does not wait for a
 // decision (the error lists those that do).
-func (e *Engine) Decide(id, call string, d Decision) error {
-	if err := e.ready(); err != nil {
+func (e *Engine) Decide(ctx context.Context, id, call string, d Decision) error {
+	if err := e.begin(ctx); err != nil {
 		return err
 	}
 	lock, err := e.store.Lock(id, checkpoint.ThisProcess("decide"))
@@ -34,7 +37,7 @@ func (e *Engine) Decide(id, call string, d Decision) error {
 	}
 	defer log.Close()
 	waiting := awaitingDecision(rec.Tail)
-	i := slices.IndexFunc(waiting, func(c checkpoint.ToolCall) bool { return c.ID == call })
+	i := slices.IndexFunc(waiting, func(c conversation.ToolCall) bool { return c.ID == call })
 	if i < 0 {
 		return fmt.Errorf("agent %q: %s %w; %s", id, call, ErrNotAwaiting, listAwaiting(waiting))
 	}
@@ -45,8 +48,8 @@ func (e *Engine) Decide(id, call string, d Decision) error {
 }
 
 // Pending lists the calls of an agent that await a person's decision.
-func Pending(store checkpoint.Store, id string) ([]ApprovalRequest, error) {
-	if err := usable(store); err != nil {
+func Pending(ctx context.Context, store checkpoint.Store, id string) ([]ApprovalRequest, error) {
+	if err := usableNow(ctx, store); err != nil {
 		return nil, err
 	}
 	rec, err := store.Read(id)
@@ -63,7 +66,7 @@ func Pending(store checkpoint.Store, id string) ([]ApprovalRequest, error) {
 
 // awaitingDecision finds the calls of an open round whose newest phase is
 // approval_required, in the order the model asked for them.
-func awaitingDecision(tail []checkpoint.Record) []checkpoint.ToolCall {
+func awaitingDecision(tail []checkpoint.Record) []conversation.ToolCall {
 	turn, _ := tailTurn(tail)
 	if turn == nil {
 		return nil
@@ -74,7 +77,7 @@ func awaitingDecision(tail []checkpoint.Record) []checkpoint.ToolCall {
 			last[t.Call] = t.Phase
 		}
 	}
-	var out []checkpoint.ToolCall
+	var out []conversation.ToolCall
 	for _, c := range turn.ToolCalls {
 		if last[c.ID] == checkpoint.PhaseApprovalRequired {
 			out = append(out, c)
@@ -83,7 +86,7 @@ func awaitingDecision(tail []checkpoint.Record) []checkpoint.ToolCall {
 	return out
 }
 
-func listAwaiting(waiting []checkpoint.ToolCall) string {
+func listAwaiting(waiting []conversation.ToolCall) string {
 	if len(waiting) == 0 {
 		return "no call of the agent awaits approval"
 	}

@@ -13,7 +13,7 @@ import (
 // modules and its script, by content — and returns the definition that
 // names them. Resume rebuilds the agent from it, on any machine that has
 // the store.
-func (e *Engine) define(af *AgentFile, mods []Module, ws string) (checkpoint.Definition, error) {
+func (e *Engine) define(af *AgentFile, mods []toolModule, ws string) (checkpoint.Definition, error) {
 	def := checkpoint.Definition{AgentPath: af.File, AgentDir: af.Dir, Workspace: ws, Modules: map[string]string{}}
 	var err error
 	if def.AgentFile, err = e.store.PutBlob(af.Source); err != nil {
@@ -25,7 +25,7 @@ func (e *Engine) define(af *AgentFile, mods []Module, ws string) (checkpoint.Def
 		}
 	}
 	if af.Model.Provider == "script" && af.Model.Script != "" {
-		script, err := os.ReadFile(af.Path(af.Model.Script))
+		script, err := os.ReadFile(af.resolve(af.Model.Script))
 		if err != nil {
 			return def, fmt.Errorf("model: %w", err)
 		}
@@ -47,7 +47,7 @@ var ErrDefinition = errors.New("agent definition is incomplete")
 
 // rebuild reads an agent back from its definition: the agent file, each
 // module and the script exactly as they were when the agent started.
-func (e *Engine) rebuild(def checkpoint.Definition) (*AgentFile, []Module, error) {
+func (e *Engine) rebuild(def checkpoint.Definition) (*AgentFile, []toolModule, error) {
 	src, err := e.store.Blob(def.AgentFile)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: agent file: %w", ErrDefinition, err)
@@ -62,7 +62,7 @@ func (e *Engine) rebuild(def checkpoint.Definition) (*AgentFile, []Module, error
 			return nil, nil, fmt.Errorf("%w: script: %w", ErrDefinition, err)
 		}
 	}
-	mods := make([]Module, 0, len(af.Tools))
+	mods := make([]toolModule, 0, len(af.Tools))
 	for _, ref := range af.Tools {
 		digest, ok := def.Modules[ref.Module]
 		if !ok {

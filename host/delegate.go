@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/host/model"
 )
@@ -33,24 +35,24 @@ import (
 // exactly once.
 //
 // Several delegations of one turn run at once, at most max_parallel
-// (DefaultMaxParallel when the agent file sets none). The parent's
+// (4 when the agent file sets none). The parent's
 // journal holds each delegation in flight as its call's "executing"
 // phase; after a crash, resume runs such a call again, which resumes its
 // child from the child's own boundary (a child that had finished is not
 // run again: its answer is read from its state), and gives the parent
 // the result. A child stopped by a limit or waiting for approval stops
-// its parent's run the same way (see StopError): `cairn approve CHILD`
+// its parent's run the same way (see stopError): `cairn approve CHILD`
 // and `cairn resume PARENT` reach it.
 
-// DelegateTool is the delegate tool's name.
-const DelegateTool = "delegate"
+// delegateName is the delegate tool's name.
+const delegateName = "delegate"
 
-// DefaultMaxParallel bounds the delegations that run at once when the
+// defaultMaxParallel bounds the delegations that run at once when the
 // agent file sets no max_parallel.
-const DefaultMaxParallel = 4
+const defaultMaxParallel = 4
 
-// MaxDepth bounds how deep sub-agents nest.
-const MaxDepth = 8
+// maxDepth bounds how deep sub-agents nest.
+const maxDepth = 8
 
 type delegateTool struct {
 	subs  []*subAgent
@@ -60,13 +62,13 @@ type delegateTool struct {
 
 // delegateTools gives an agent file with sub-agents the delegate tool,
 // once each sub-agent's definition reads and narrows its parent's.
-func delegateTools(af *AgentFile) ([]NativeTool, error) {
+func delegateTools(af *AgentFile) ([]nativeTool, error) {
 	if len(af.Agents) == 0 {
 		return nil, nil
 	}
 	n := af.MaxParallel
 	if n <= 0 {
-		n = DefaultMaxParallel
+		n = defaultMaxParallel
 	}
 	d := &delegateTool{slots: make(chan struct{}, n)}
 	seen := map[string]bool{}
@@ -81,7 +83,7 @@ func delegateTools(af *AgentFile) ([]NativeTool, error) {
 		}
 		d.subs = append(d.subs, sub)
 	}
-	return []NativeTool{d}, nil
+	return []nativeTool{d}, nil
 }
 
 func (d *delegateTool) Spec() model.Tool {
@@ -97,16 +99,16 @@ func (d *delegateTool) Spec() model.Tool {
 	enum, _ := json.Marshal(names)
 	schema := `{"type":"object","required":["agent","task"],"additionalProperties":false,"properties":{` +
 		`"agent":{"enum":` + string(enum) + `},"task":{"type":"string","minLength":1}}}`
-	return model.Tool{Name: DelegateTool, Description: b.String(), InputSchema: json.RawMessage(schema)}
+	return model.Tool{Name: delegateName, Description: b.String(), InputSchema: json.RawMessage(schema)}
 }
 
 // ResumesInFlight: a delegation in flight resumes its child.
 func (d *delegateTool) ResumesInFlight() bool { return true }
 
-func (d *delegateTool) Call(ctx context.Context, c *NativeCall) (NativeResult, error) {
+func (d *delegateTool) Call(ctx context.Context, c *nativeCall) (nativeResult, error) {
 	var in struct{ Agent, Task string }
 	if err := json.Unmarshal(c.Input, &in); err != nil {
-		return NativeResult{}, fmt.Errorf("%s: %w", DelegateTool, err)
+		return nativeResult{}, fmt.Errorf("%s: %w", delegateName, err)
 	}
 	var sub *subAgent
 	for _, s := range d.subs {
@@ -115,11 +117,11 @@ func (d *delegateTool) Call(ctx context.Context, c *NativeCall) (NativeResult, e
 		}
 	}
 	if sub == nil {
-		return NativeResult{}, fmt.Errorf("%s: there is no sub-agent %q", DelegateTool, in.Agent)
+		return nativeResult{}, fmt.Errorf("%s: there is no sub-agent %q", delegateName, in.Agent)
 	}
 	p := c.run
-	if p.depth+1 > MaxDepth {
-		return NativeResult{}, fmt.Errorf("%s: sub-agents nest at most %d deep", DelegateTool, MaxDepth)
+	if p.depth+1 > maxDepth {
+		return nativeResult{}, fmt.Errorf("%s: sub-agents nest at most %d deep", delegateName, maxDepth)
 	}
 	d.once.Do(func() {
 		if p.tree == nil {
@@ -129,7 +131,7 @@ func (d *delegateTool) Call(ctx context.Context, c *NativeCall) (NativeResult, e
 	select {
 	case d.slots <- struct{}{}:
 	case <-ctx.Done():
-		return NativeResult{}, ctx.Err()
+		return nativeResult{}, ctx.Err()
 	}
 	defer func() { <-d.slots }()
 	return p.delegate(ctx, sub, childID(p.agentID, sub.Name, c.Call.ID), c.Call.ID, in.Task)
@@ -148,30 +150,30 @@ func childID(parent, name, call string) string {
 
 // delegate runs (or resumes, or reads the answer of) the sub-agent id for
 // the call, and returns what the call came to.
-func (r *run) delegate(ctx context.Context, sub *subAgent, id, call, task string) (NativeResult, error) {
+func (r *run) delegate(ctx context.Context, sub *subAgent, id, call, task string) (nativeResult, error) {
 	s := &subRun{tree: r.tree, root: r.rootID(), forward: r.forward,
 		lineage: checkpoint.Parent{Agent: r.agentID, Call: call, Name: sub.Name, Depth: r.depth + 1}}
 	res, err := r.runChild(ctx, sub, id, task, s)
 	if ctx.Err() != nil {
-		return NativeResult{}, ctx.Err()
+		return nativeResult{}, ctx.Err()
 	}
 	if err != nil {
-		return NativeResult{}, &StopError{Status: StatusFailed,
+		return nativeResult{}, &stopError{Status: StatusFailed,
 			Reason: fmt.Sprintf("sub-agent %s (agent %s) could not run: %v", sub.Name, id, err)}
 	}
 	rec, err := r.store.Read(id)
 	if err != nil {
-		return NativeResult{}, &StopError{Status: StatusFailed, Reason: fmt.Sprintf("sub-agent %s: %v", id, err)}
+		return nativeResult{}, &stopError{Status: StatusFailed, Reason: fmt.Sprintf("sub-agent %s: %v", id, err)}
 	}
 	usage := rec.State.Usage
-	out := NativeResult{Usage: &usage, child: id}
+	out := nativeResult{Usage: &usage, child: id}
 	switch res.Status {
 	case StatusDone:
 		out.Output = answerOf(rec.State)
 	case StatusFailed:
 		out.Output, out.IsError = fmt.Sprintf("The sub-agent %s failed: %s", sub.Name, res.Reason), true
 	default:
-		return NativeResult{}, &StopError{Status: res.Status, Reason: stoppedChild(sub.Name, id, r.rootID(), res)}
+		return nativeResult{}, &stopError{Status: res.Status, Reason: stoppedChild(sub.Name, id, r.rootID(), res)}
 	}
 	return out, nil
 }
@@ -216,7 +218,7 @@ func neverPrompted(rec *checkpoint.Recovered) bool {
 // answerOf is the sub-agent's answer: its last message, the model's text.
 func answerOf(st *checkpoint.State) string {
 	for i := len(st.Messages) - 1; i >= 0; i-- {
-		if m := st.Messages[i]; m.Role == checkpoint.RoleAssistant {
+		if m := st.Messages[i]; m.Role == conversation.RoleAssistant {
 			return m.Text
 		}
 	}
@@ -232,13 +234,13 @@ func stoppedChild(name, id, root string, res *Result) string {
 	return fmt.Sprintf("sub-agent %s (agent %s) stopped: %s; %s", name, id, res.Reason, how)
 }
 
-var _ NativeResumer = (*delegateTool)(nil)
+var _ nativeResumer = (*delegateTool)(nil)
 
 // delegated reports whether an interrupted round had begun a delegation:
 // its child may have changed the workspace, so replay must keep the round.
 func delegated(tail []checkpoint.Record) bool {
 	for _, t := range tail {
-		if t.Tool == DelegateTool && (t.Type == checkpoint.RecResult || t.Type == checkpoint.RecPhase && t.Phase == checkpoint.PhaseExecuting) {
+		if t.Tool == delegateName && (t.Type == checkpoint.RecResult || t.Type == checkpoint.RecPhase && t.Phase == checkpoint.PhaseExecuting) {
 			return true
 		}
 	}

@@ -136,7 +136,7 @@ func (s SubAgent) resolve(parent *AgentFile) (*subAgent, error) {
 	sub.where = fmt.Sprintf("%s line %d", sub.file, s.line)
 	var err error
 	if s.File != "" {
-		path := parent.Path(s.File)
+		path := parent.resolve(s.File)
 		if sub.af, err = LoadAgentFile(path); err != nil {
 			return nil, fmt.Errorf("%w: %s: sub-agent %s: %w", ErrSubAgent, sub.where, s.Name, err)
 		}

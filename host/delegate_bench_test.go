@@ -15,8 +15,8 @@ import (
 // read back.
 func BenchmarkDelegate(b *testing.B) {
 	for _, c := range []struct{ name, call string }{
-		{TodoWriteTool, `{name: todo_write, input: {todos: [{content: x, status: done}]}}`},
-		{DelegateTool, `{name: delegate, input: {agent: quick, task: answer}}`},
+		{todoWriteName, `{name: todo_write, input: {todos: [{content: x, status: done}]}}`},
+		{delegateName, `{name: delegate, input: {agent: quick, task: answer}}`},
 	} {
 		af := benchTeam(b, c.call)
 		b.Run(c.name, func(b *testing.B) {

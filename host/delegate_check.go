@@ -47,7 +47,7 @@ func moduleKey(af *AgentFile, ref ToolRef) string {
 	if ref.Module == BuiltinModule {
 		return BuiltinModule
 	}
-	return af.Path(ref.Module)
+	return af.resolve(ref.Module)
 }
 
 // wider lists what a sub-agent's tool entry has that its parent's does
@@ -64,7 +64,7 @@ func wider(parent, child *AgentFile, p, c ToolRef) []string {
 			}
 		}
 	}
-	pg, cg := grantOf(Module{Ref: p}), grantOf(Module{Ref: c})
+	pg, cg := grantOf(toolModule{Ref: p}), grantOf(toolModule{Ref: c})
 	if !pg.Workspace.Covers(cg.Workspace) {
 		out = append(out, fmt.Sprintf("workspace: %s", cg.Workspace))
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/checkpoint"
 )
 
@@ -81,11 +83,11 @@ func TestDelegateToTwoSubAgents(t *testing.T) {
 	if res.Status != StatusDone {
 		t.Fatalf("run: %+v", res)
 	}
-	kids, err := Children(store, "lead")
+	kids, err := Children(t.Context(), store, "lead")
 	if err != nil || len(kids) != 2 {
 		t.Fatalf("children: %+v, %v", kids, err)
 	}
-	var childUsage checkpoint.Usage
+	var childUsage conversation.Usage
 	for i, name := range []string{"alpha", "beta"} {
 		want := childID("lead", name, "call_1_"+string(rune('0'+i)))
 		rec, err := store.Read(want)
@@ -102,7 +104,7 @@ func TestDelegateToTwoSubAgents(t *testing.T) {
 		childUsage = childUsage.Add(rec.State.Usage)
 	}
 	rec, _ := store.Read("lead")
-	var own checkpoint.Usage
+	var own conversation.Usage
 	for _, e := range events {
 		if e.Type == EventModelTurn && e.Agent == "lead" {
 			own = own.Add(*e.Usage)
@@ -140,7 +142,7 @@ func collectOn(t *testing.T, eng *Engine, opts RunOptions) (*Result, []Event) {
 func toolTexts(st *checkpoint.State) []string {
 	var out []string
 	for _, m := range st.Messages {
-		if m.Role == checkpoint.RoleTool {
+		if m.Role == conversation.RoleTool {
 			out = append(out, m.Text)
 		}
 	}

@@ -10,8 +10,11 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/checkpoint"
-	"github.com/cairnrun/cairn/sandbox"
+	"github.com/cairnrun/cairn/internal/syncpoint"
+	"github.com/cairnrun/cairn/sandbox/overlay"
 )
 
 // How a round's calls become durable (RATIONALE.md, "Durability"):
@@ -80,7 +83,7 @@ func (g *roundSync) write(recs ...checkpoint.Record) error {
 
 // startCalls makes the staging directories of the calls that may write
 // and journals every call as executing, durably, before any of them runs.
-func (r *run) startCalls(round int, calls []checkpoint.ToolCall) error {
+func (r *run) startCalls(round int, calls []conversation.ToolCall) error {
 	if err := r.makeStaging(round, calls); err != nil {
 		return fmt.Errorf("round %d: make its staging: %w", round, err)
 	}
@@ -97,8 +100,8 @@ func (r *run) startCalls(round int, calls []checkpoint.ToolCall) error {
 // makeStaging makes the staging directory of each call whose tool may
 // write, and syncs the directories that name them, so that the staged
 // files a result refers to are reachable after a power cut.
-func (r *run) makeStaging(round int, calls []checkpoint.ToolCall) error {
-	if !slices.ContainsFunc(calls, func(c checkpoint.ToolCall) bool { return r.tools.stages(c.Name, r.workspace) }) {
+func (r *run) makeStaging(round int, calls []conversation.ToolCall) error {
+	if !slices.ContainsFunc(calls, func(c conversation.ToolCall) bool { return r.tools.stages(c.Name, r.workspace) }) {
 		return nil
 	}
 	view := r.view(round)
@@ -122,7 +125,7 @@ func (r *run) makeStaging(round int, calls []checkpoint.ToolCall) error {
 // syncDirs syncs each directory, naming the one that fails.
 func syncDirs(dirs ...string) error {
 	for _, d := range dirs {
-		if err := sandbox.SyncFile(d); err != nil {
+		if err := syncpoint.SyncFile(d); err != nil {
 			return fmt.Errorf("sync directory %s: %w", d, err)
 		}
 	}
@@ -140,7 +143,7 @@ func (r *run) callFinished(ctx context.Context, round int, res *callResult, g *r
 		return nil
 	}
 	if res.staging != "" && len(res.effects) > 0 {
-		if err := sandbox.SyncStaged(res.staging, res.effects); err != nil {
+		if err := overlay.SyncStaged(res.staging, res.effects); err != nil {
 			return fmt.Errorf("call %s: %w", res.call.ID, err)
 		}
 		if err := r.keepStagedFiles(res.staging, res.effects); err != nil {

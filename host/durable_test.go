@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/checkpoint"
 )
 
@@ -287,9 +289,9 @@ turns:
 // calls as dropped (not sealed, not kept) and counts the dropped turn's
 // tokens.
 func TestReplayReportsDroppedCallsAndCountsTheirTokens(t *testing.T) {
-	spent := checkpoint.Usage{InputTokens: 1000, OutputTokens: 100}
+	spent := conversation.Usage{InputTokens: 1000, OutputTokens: 100}
 	eng, store, id := afterRound1(t, resumeScript, "crashed", func(log checkpoint.Log) error {
-		turn := checkpoint.Message{Role: checkpoint.RoleAssistant, ToolCalls: []checkpoint.ToolCall{
+		turn := conversation.Message{Role: conversation.RoleAssistant, ToolCalls: []conversation.ToolCall{
 			{ID: "call_2_0", Name: "echo", Input: `{"text":"two","n":2}`},
 			{ID: "call_2_1", Name: "echo", Input: `{"text":"three","n":3}`}}}
 		return log.Append(
@@ -310,7 +312,7 @@ func TestReplayReportsDroppedCallsAndCountsTheirTokens(t *testing.T) {
 		t.Fatalf("agent_resumed %+v", ar)
 	}
 	// What the replayed rounds cost, beside the dropped turn.
-	var replayed checkpoint.Usage
+	var replayed conversation.Usage
 	for _, e := range events {
 		if e.Type == EventModelTurn {
 			replayed = replayed.Add(*e.Usage)
@@ -322,13 +324,13 @@ func TestReplayReportsDroppedCallsAndCountsTheirTokens(t *testing.T) {
 }
 
 // toolMessages are the tool messages of an agent's state, by call.
-func toolMessages(t *testing.T, store checkpoint.Store, agent string) map[string]checkpoint.Message {
+func toolMessages(t *testing.T, store checkpoint.Store, agent string) map[string]conversation.Message {
 	t.Helper()
 	rec, err := store.Read(agent)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]checkpoint.Message{}
+	out := map[string]conversation.Message{}
 	for _, m := range rec.State.Messages {
 		if m.CallID != "" {
 			out[m.CallID] = m

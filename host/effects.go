@@ -9,8 +9,10 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/checkpoint"
-	"github.com/cairnrun/cairn/sandbox"
+	"github.com/cairnrun/cairn/sandbox/overlay"
 )
 
 // A call that may change the workspace runs on an overlay of its own; its
@@ -58,7 +60,7 @@ func (r *run) view(round int) workspaceView {
 // it), or to a path an earlier call of the round changed, is refused, and
 // the call's result says which and why.
 func (r *run) settleEffects(results []callResult) {
-	touched := map[string]sandbox.Effect{}
+	touched := map[string]overlay.Effect{}
 	owner := map[string]string{}
 	for i := range results {
 		res := &results[i]
@@ -66,7 +68,7 @@ func (r *run) settleEffects(results []callResult) {
 			continue
 		}
 		why := map[string]string{}
-		conflicts, err := sandbox.Check(r.workspace, res.effects)
+		conflicts, err := overlay.Check(r.workspace, res.effects)
 		if err != nil {
 			r.refuseAll(res, fmt.Sprintf("its changes could not be checked: %v", err))
 			continue
@@ -79,10 +81,10 @@ func (r *run) settleEffects(results []callResult) {
 				why[e.Path] = stale
 			}
 		}
-		var kept sandbox.Effects
+		var kept overlay.Effects
 		for _, e := range res.effects {
 			if prev, ok := touched[e.Path]; ok {
-				if prev.Op == sandbox.OpMkdir && e.Op == sandbox.OpMkdir {
+				if prev.Op == overlay.OpMkdir && e.Op == overlay.OpMkdir {
 					continue // both made the directory: nothing to refuse
 				}
 				why[e.Path] = "call " + owner[e.Path] + " of this round changed it first"
@@ -162,7 +164,7 @@ func (r *run) applyCall(round int, res callResult) error {
 }
 
 // applyOne applies one call's journaled changes and journals that it did.
-func (r *run) applyOne(round int, c checkpoint.ToolCall, staging string, effects sandbox.Effects) error {
+func (r *run) applyOne(round int, c conversation.ToolCall, staging string, effects overlay.Effects) error {
 	if err := r.beforeApply(staging, effects); err != nil {
 		return fmt.Errorf("call %s: %w", c.ID, err)
 	}
@@ -170,7 +172,7 @@ func (r *run) applyOne(round int, c checkpoint.ToolCall, staging string, effects
 	if err := keepChanges(r.changes, round, c.ID, r.workspace, staging, effects); err != nil {
 		return fmt.Errorf("keep the changes of call %s: %w", c.ID, err)
 	}
-	if err := sandbox.Apply(r.workspace, staging, effects); err != nil {
+	if err := overlay.Apply(r.workspace, staging, effects); err != nil {
 		return fmt.Errorf("apply the changes of call %s: %w; `cairn resume %s` tries again", c.ID, err, r.agentID)
 	}
 	paths := make([]string, len(effects))
@@ -186,10 +188,10 @@ func (r *run) applyOne(round int, c checkpoint.ToolCall, staging string, effects
 }
 
 // discardStaging removes a round's staging once it is committed or
-// dropped, and the changes of rounds past KeepRounds: at the run's first
+// dropped, and the changes of rounds past keepRounds: at the run's first
 // and once changes were kept since, not in every round.
 func (r *run) discardStaging(round int) {
-	sandbox.Discard(r.roundStaging(round))
+	overlay.Discard(r.roundStaging(round))
 	if !r.trimmed {
 		trimChanges(r.changes)
 		r.trimmed = true
@@ -197,7 +199,7 @@ func (r *run) discardStaging(round int) {
 }
 
 // encodeEffects is a result's effect manifest as the journal keeps it.
-func encodeEffects(es sandbox.Effects) ([]byte, error) {
+func encodeEffects(es overlay.Effects) ([]byte, error) {
 	if len(es) == 0 {
 		return nil, nil
 	}

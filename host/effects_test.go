@@ -120,12 +120,12 @@ func TestUndo(t *testing.T) {
 		}
 	}
 	ws := af.WorkspaceDir()
-	u, err := eng.Undo("u")
+	u, err := eng.Undo(t.Context(), "u")
 	if err != nil || u.Round != 3 || len(u.Restored) != 1 || readFile(t, ws, "notes.txt") != "one" {
 		t.Fatalf("undo: %+v, %v, notes.txt %q", u, err, readFile(t, ws, "notes.txt"))
 	}
 	os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("someone else's"), 0o644)
-	u, err = eng.Undo("u")
+	u, err = eng.Undo(t.Context(), "u")
 	if err != nil || u.Round != 1 || len(u.Conflicts) != 1 || readFile(t, ws, "notes.txt") != "someone else's" {
 		t.Fatalf("undo over an outside change: %+v, %v", u, err)
 	}

@@ -11,6 +11,8 @@ import (
 	"reflect"
 	"time"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/host/model"
 	"github.com/cairnrun/cairn/sandbox"
@@ -112,6 +114,33 @@ func (e *Engine) ready() error {
 	return nil
 }
 
+// begin is where a method that locks or does I/O starts: ErrNoEngine for
+// an Engine not made by NewEngine, else ctx's error once ctx is done (a
+// nil ctx is never done). The stores' operations take no context, so a
+// call stops at its start, not midway.
+func (e *Engine) begin(ctx context.Context) error {
+	if err := e.ready(); err != nil {
+		return err
+	}
+	return ctxErr(ctx)
+}
+
+// usableNow is usable, then ctx's error as begin gives it.
+func usableNow(ctx context.Context, store checkpoint.Store) error {
+	if err := usable(store); err != nil {
+		return err
+	}
+	return ctxErr(ctx)
+}
+
+// ctxErr is ctx.Err(), nil for a nil ctx.
+func ctxErr(ctx context.Context) error {
+	if ctx == nil {
+		return nil
+	}
+	return ctx.Err()
+}
+
 // usable says whether store can be used: ErrNoStore for nil, or for a nil
 // pointer in the interface, which is what an OpenStore whose error was
 // dropped gives.
@@ -163,7 +192,7 @@ type Result struct {
 	Reason string
 	// Rounds is the number of rounds the agent has committed in all.
 	Rounds    int
-	Usage     checkpoint.Usage
+	Usage     conversation.Usage
 	ToolCalls int
 	// Text is the model's last text.
 	Text string
@@ -274,7 +303,7 @@ func (e *Engine) startRun(ctx context.Context, opts RunOptions, runID string) (*
 			return nil, fmt.Errorf("workspace %s: %w", opts.Workspace, err)
 		}
 	}
-	af, mods := opts.Agent, []Module(nil)
+	af, mods := opts.Agent, []toolModule(nil)
 	if af == nil {
 		// The agent file and modules it was made with, as Resume uses.
 		if af, mods, err = e.rebuild(rec.State.Definition); err != nil {
@@ -329,7 +358,7 @@ func (e *Engine) create(ctx context.Context, opts RunOptions, runID string) (*ru
 }
 
 // newRun binds an agent's tools and model into a run on log.
-func (e *Engine) newRun(ctx context.Context, af *AgentFile, mods []Module, override *model.Spec,
+func (e *Engine) newRun(ctx context.Context, af *AgentFile, mods []toolModule, override *model.Spec,
 	ws, agentID, runID string, log checkpoint.Log) (*run, error) {
 	if fi, err := os.Stat(ws); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("workspace %s is not a directory", ws)
@@ -408,8 +437,8 @@ func workspaceOf(af *AgentFile, override string) (string, error) {
 }
 
 // loadModules reads every module the agent file names and its manifest.
-func loadModules(af *AgentFile) ([]Module, error) {
-	mods := make([]Module, 0, len(af.Tools))
+func loadModules(af *AgentFile) ([]toolModule, error) {
+	mods := make([]toolModule, 0, len(af.Tools))
 	for _, ref := range af.Tools {
 		wasm, err := readModule(af, ref)
 		if err != nil {
@@ -424,12 +453,12 @@ func loadModules(af *AgentFile) ([]Module, error) {
 	return mods, nil
 }
 
-func moduleOf(ref ToolRef, wasm []byte) (Module, error) {
+func moduleOf(ref ToolRef, wasm []byte) (toolModule, error) {
 	m, err := readManifest(wasm)
 	if err != nil {
-		return Module{}, fmt.Errorf("tool module %s: %w", ref.Module, err)
+		return toolModule{}, fmt.Errorf("tool module %s: %w", ref.Module, err)
 	}
-	return Module{Ref: ref, Wasm: wasm, Manifest: m}, nil
+	return toolModule{Ref: ref, Wasm: wasm, Manifest: m}, nil
 }
 
 // openModel opens the agent's model, or the one that overrides it.
@@ -441,7 +470,7 @@ func openModel(af *AgentFile, override *model.Spec) (model.Provider, string, err
 		spec = af.Model.Override(*override)
 	}
 	if spec.Script != "" && spec.ScriptData == nil {
-		spec.Script = af.Path(spec.Script)
+		spec.Script = af.resolve(spec.Script)
 	}
 	p, err := model.Open(spec)
 	if err != nil {

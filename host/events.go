@@ -3,6 +3,8 @@ package host
 import (
 	"time"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/checkpoint"
 )
 
@@ -51,21 +53,21 @@ type Event struct {
 	Calls       int    `json:"calls,omitempty"`
 	Call        *Call  `json:"call,omitempty"`
 
-	Usage    *checkpoint.Usage  `json:"usage,omitempty"`
-	Bytes    int64              `json:"bytes,omitempty"`
-	Messages int                `json:"messages,omitempty"`
-	Strategy string             `json:"strategy,omitempty"`
-	Status   Status             `json:"status,omitempty"`
-	Reason   string             `json:"reason,omitempty"`
-	Sealed   []Seal             `json:"sealed,omitempty"`
-	Finished []string           `json:"finished,omitempty"`
-	Awaiting []string           `json:"awaiting,omitempty"`
-	Applied  []string           `json:"applied,omitempty"`
-	Dropped  []string           `json:"dropped,omitempty"`
-	Resumed  []string           `json:"resumed,omitempty"`
-	Paths    []string           `json:"paths,omitempty"`
-	Labels   *checkpoint.Labels `json:"labels,omitempty"`
-	Todos    []checkpoint.Todo  `json:"todos,omitempty"`
+	Usage    *conversation.Usage `json:"usage,omitempty"`
+	Bytes    int64               `json:"bytes,omitempty"`
+	Messages int                 `json:"messages,omitempty"`
+	Strategy string              `json:"strategy,omitempty"`
+	Status   Status              `json:"status,omitempty"`
+	Reason   string              `json:"reason,omitempty"`
+	Sealed   []Seal              `json:"sealed,omitempty"`
+	Finished []string            `json:"finished,omitempty"`
+	Awaiting []string            `json:"awaiting,omitempty"`
+	Applied  []string            `json:"applied,omitempty"`
+	Dropped  []string            `json:"dropped,omitempty"`
+	Resumed  []string            `json:"resumed,omitempty"`
+	Paths    []string            `json:"paths,omitempty"`
+	Labels   *checkpoint.Labels  `json:"labels,omitempty"`
+	Todos    []checkpoint.Todo   `json:"todos,omitempty"`
 
 	Compaction *checkpoint.Compaction `json:"compaction,omitempty"`
 }

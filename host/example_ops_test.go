@@ -81,7 +81,7 @@ func ExampleOpenStore() {
 	defer x.close()
 	x.runHello("hello-1")
 
-	in, err := host.Inspect(x.store, "hello-1")
+	in, err := host.Inspect(context.Background(), x.store, "hello-1")
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -111,12 +111,12 @@ turns:
 		log.Fatal(err)
 	}
 	fmt.Println(res.Status)
-	reqs, err := host.Pending(x.store, "ask-1")
+	reqs, err := host.Pending(context.Background(), x.store, "ask-1")
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println(reqs[0].Call.ID, reqs[0].Call.Tool)
-	if err := x.eng.Decide("ask-1", reqs[0].Call.ID, host.Decision{Approved: true}); err != nil {
+	if err := x.eng.Decide(context.Background(), "ask-1", reqs[0].Call.ID, host.Decision{Approved: true}); err != nil {
 		log.Fatal(err)
 	}
 	res, err = x.eng.Resume(x.ctx, host.ResumeOptions{ID: "ask-1"})
@@ -182,7 +182,7 @@ func ExampleEngine_Ask() {
 		log.Fatal(err)
 	}
 	fmt.Println(a.Text)
-	in, _ := host.Inspect(x.store, "hello-1")
+	in, _ := host.Inspect(context.Background(), x.store, "hello-1")
 	fmt.Println(len(in.State.Messages), "messages, as before")
 	// Output:
 	// Two notes and three open items.
@@ -195,14 +195,14 @@ func ExampleEngine_Undo() {
 	defer x.close()
 	x.runHello("hello-1")
 
-	round, changes, err := x.eng.Changes("hello-1", 0)
+	round, changes, err := x.eng.Changes(context.Background(), "hello-1", 0)
 	if err != nil {
 		log.Fatal(err)
 	}
 	for _, c := range changes {
 		fmt.Println("round", round, c.Op, c.Path)
 	}
-	u, err := x.eng.Undo("hello-1")
+	u, err := x.eng.Undo(context.Background(), "hello-1")
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -219,15 +219,15 @@ func ExampleEngine_Fork() {
 	defer x.close()
 	x.runHello("hello-1")
 
-	b, err := x.eng.Snapshot("hello-1", "reported")
+	b, err := x.eng.Snapshot(context.Background(), "hello-1", "reported")
 	if err != nil {
 		log.Fatal(err)
 	}
-	st, err := x.eng.Fork(host.ForkOptions{ID: "hello-1", From: b.Label, As: "hello-2"})
+	st, err := x.eng.Fork(context.Background(), host.ForkOptions{ID: "hello-1", From: b.Label, As: "hello-2"})
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(st.Agent, "forked from", st.Lineage.Agent, "at round", st.Lineage.Round)
+	fmt.Println(st.Agent, "forked from", st.From, "at round", st.Round)
 	// Output:
 	// hello-2 forked from hello-1 at round 5
 }
@@ -257,7 +257,7 @@ func ExampleCollect() {
 	defer x.close()
 	x.runHello("hello-1")
 
-	got, err := host.Collect(x.store, checkpoint.Retention{Snapshots: 1, DryRun: true})
+	got, err := host.Collect(context.Background(), x.store, checkpoint.Retention{Snapshots: 1, DryRun: true})
 	if err != nil {
 		log.Fatal(err)
 	}

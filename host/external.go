@@ -8,8 +8,9 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/abi"
-	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/host/model"
 )
 
@@ -75,8 +76,8 @@ type Connector func(ctx context.Context, s MCPServer, dir string) (ExternalTools
 // reached, or there is no Connector to reach it with.
 var ErrMCPServer = errors.New("MCP server unavailable")
 
-// Unsandboxed labels the tools of MCP servers, in their descriptions.
-const Unsandboxed = "[unsandboxed: MCP server %s] "
+// unsandboxedLabel labels the tools of MCP servers, in their descriptions.
+const unsandboxedLabel = "[unsandboxed: MCP server %s] "
 
 // addServers connects to the agent file's MCP servers and offers their
 // tools. A server that cannot be reached fails the whole set: the run does
@@ -112,7 +113,7 @@ func (ts *toolset) addExternal(server string, conn ExternalTools, et ExternalToo
 	if err != nil {
 		return fmt.Errorf("tool %q: %w", et.Name, err)
 	}
-	desc := fmt.Sprintf(Unsandboxed, server) + et.Description
+	desc := fmt.Sprintf(unsandboxedLabel, server) + et.Description
 	ts.tools[et.Name] = &tool{spec: abi.Tool{Name: et.Name, Description: desc, InputSchema: schema},
 		schema: sch, remote: conn, server: server}
 	ts.specs = append(ts.specs, model.Tool{Name: et.Name, Description: desc, InputSchema: json.RawMessage(schemaText(schema))})
@@ -122,7 +123,7 @@ func (ts *toolset) addExternal(server string, conn ExternalTools, et ExternalToo
 // callRemote calls a tool of an MCP server. A server that fails mid-call
 // is an error result the model reads, saying the call's effects are
 // unknown.
-func (t *tool) callRemote(ctx context.Context, c checkpoint.ToolCall) (string, error) {
+func (t *tool) callRemote(ctx context.Context, c conversation.ToolCall) (string, error) {
 	input, err := t.schema.check(c.Input)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", c.Name, err)
@@ -146,14 +147,14 @@ func serverInfo(s MCPServer) ToolInfo {
 		where = strings.Join(s.Command, " ")
 	}
 	return ToolInfo{Module: "mcp:" + s.Name, Tool: abi.Tool{Name: s.Name + "/*",
-		Description: fmt.Sprintf(Unsandboxed, s.Name) + "the tools of the MCP server at " + where +
+		Description: fmt.Sprintf(unsandboxedLabel, s.Name) + "the tools of the MCP server at " + where +
 			", listed when it starts; they run outside the sandbox and ask a person unless an approval rule allows them"}}
 }
 
 // actionOf is what the approval rules do with a call: the first matching
 // rule's action, else allow, except for a tool outside the sandbox, which
 // runs only when a rule or a person allows it.
-func (r *run) actionOf(c checkpoint.ToolCall) (Action, int) {
+func (r *run) actionOf(c conversation.ToolCall) (Action, int) {
 	action, rule := decide(r.af.Approvals, c)
 	if rule < 0 && r.tools.unsandboxed(c.Name) {
 		action = ActionAsk

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/filepool"
-	"github.com/cairnrun/cairn/sandbox"
+	"github.com/cairnrun/cairn/sandbox/overlay"
 )
 
 // The file pool tracks what the agent's calls read and wrote (and so what
@@ -36,7 +38,7 @@ func fileEntry(e filepool.Entry) checkpoint.FileEntry {
 
 // recordEffects tells the pool what a call's applied changes left, keeps
 // the entries for the round's RecFiles record and returns them.
-func (r *run) recordEffects(round int, call string, effects sandbox.Effects) []checkpoint.FileEntry {
+func (r *run) recordEffects(round int, call string, effects overlay.Effects) []checkpoint.FileEntry {
 	var out []checkpoint.FileEntry
 	for _, e := range effects {
 		if e.New.Dir || e.Base.Dir {
@@ -58,7 +60,7 @@ func (r *run) recordEffects(round int, call string, effects sandbox.Effects) []c
 
 // staleBase says why a change must not be applied because the file changed
 // since the agent last saw it, or "".
-func (r *run) staleBase(e sandbox.Effect) string {
+func (r *run) staleBase(e overlay.Effect) string {
 	if e.Base.Dir || e.New.Dir {
 		return ""
 	}
@@ -76,6 +78,7 @@ func (r *run) noteOutsideChanges(ctx context.Context, changes []filepool.Change,
 		return nil
 	}
 	r.pool.Accept(changes)
+	r.outside = true
 	for _, c := range changes {
 		if e, ok := r.pool.Lookup(c.Path); ok {
 			r.roundFiles = append(r.roundFiles, fileEntry(e))
@@ -83,7 +86,7 @@ func (r *run) noteOutsideChanges(ctx context.Context, changes []filepool.Change,
 	}
 	text := "Files changed outside the agent " + while + ":\n" + filepool.Summary(changes)
 	r.emit(Event{Type: EventFilesChanged, Text: text})
-	msg := checkpoint.Message{Role: checkpoint.RoleUser, Text: text, Note: true}
+	msg := conversation.Message{Role: conversation.RoleUser, Text: text, Note: true}
 	r.pending = append(r.pending, msg)
 	return r.log.Append(checkpoint.Record{Type: checkpoint.RecUser, Time: now(), Message: &msg})
 }

@@ -7,9 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/filepool"
-	"github.com/cairnrun/cairn/sandbox"
+	"github.com/cairnrun/cairn/sandbox/overlay"
 )
 
 const poolAgent = `
@@ -58,7 +59,7 @@ func TestOutsideChangeWhileStopped(t *testing.T) {
 		t.Fatalf("files_changed said %q", told)
 	}
 	rec, _ = store.Read("p")
-	var note *checkpoint.Message
+	var note *conversation.Message
 	for i, m := range rec.State.Messages {
 		if m.Note {
 			note = &rec.State.Messages[i]
@@ -106,15 +107,15 @@ func TestStaleBaseIsAConflict(t *testing.T) {
 	seen := filepool.HashBytes([]byte("what the agent wrote"))
 	pool.Record(filepool.Entry{Path: "a.txt", Exists: true, Hash: seen.Hash, Size: seen.Size, Round: 3, Call: "call_3_0", Op: filepool.OpWrite})
 	r := &run{workspace: ws, pool: pool}
-	outside := sandbox.Version{Exists: true, Hash: [32]byte(filepool.HashBytes([]byte("theirs")).Hash), Size: 6}
-	if why := r.staleBase(sandbox.Effect{Path: "a.txt", Op: sandbox.OpWrite, Base: outside}); !strings.Contains(why, "since round 3") {
+	outside := overlay.Version{Exists: true, Hash: [32]byte(filepool.HashBytes([]byte("theirs")).Hash), Size: 6}
+	if why := r.staleBase(overlay.Effect{Path: "a.txt", Op: overlay.OpWrite, Base: outside}); !strings.Contains(why, "since round 3") {
 		t.Fatalf("stale base: %q", why)
 	}
-	current := sandbox.Version{Exists: true, Hash: [32]byte(seen.Hash), Size: seen.Size}
-	if why := r.staleBase(sandbox.Effect{Path: "a.txt", Op: sandbox.OpWrite, Base: current}); why != "" {
+	current := overlay.Version{Exists: true, Hash: [32]byte(seen.Hash), Size: seen.Size}
+	if why := r.staleBase(overlay.Effect{Path: "a.txt", Op: overlay.OpWrite, Base: current}); why != "" {
 		t.Fatalf("a base the agent saw is stale: %q", why)
 	}
-	if why := r.staleBase(sandbox.Effect{Path: "new.txt", Op: sandbox.OpWrite}); why != "" {
+	if why := r.staleBase(overlay.Effect{Path: "new.txt", Op: overlay.OpWrite}); why != "" {
 		t.Fatalf("a file the agent never saw is stale: %q", why)
 	}
 }
@@ -142,7 +143,7 @@ turns:
 		t.Fatalf("the read is not in the file pool: %+v", rec.State.Files)
 	}
 	os.WriteFile(filepath.Join(ws, "notes.md"), []byte("edited by someone else"), 0o644)
-	if err := eng.Decide("rw", "call_2_0", Decision{Approved: true}); err != nil {
+	if err := eng.Decide(t.Context(), "rw", "call_2_0", Decision{Approved: true}); err != nil {
 		t.Fatal(err)
 	}
 	if res, err = eng.Resume(context.Background(), ResumeOptions{ID: "rw"}); err != nil || res.Status != StatusDone {

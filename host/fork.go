@@ -1,6 +1,7 @@
 package host
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -17,8 +18,8 @@ import (
 //
 // checkpoint.ErrNotFound, checkpoint.ErrLocked while the agent runs,
 // ErrWorkspaceTooLarge.
-func (e *Engine) Snapshot(id, label string) (*checkpoint.Bookmark, error) {
-	if err := e.ready(); err != nil {
+func (e *Engine) Snapshot(ctx context.Context, id, label string) (*checkpoint.Bookmark, error) {
+	if err := e.begin(ctx); err != nil {
 		return nil, err
 	}
 	b, archive, err := e.capture(id, label)
@@ -75,6 +76,17 @@ type ForkOptions struct {
 	Workspace string
 }
 
+// Forked is the agent a Fork made and where it came from.
+type Forked struct {
+	// Agent is the new agent's id, Workspace its workspace directory.
+	Agent, Workspace string
+	// From is the agent it was forked from, at the boundary of Round; Label
+	// is the bookmark it was forked from, if one was named.
+	From  string
+	Round int
+	Label string
+}
+
 // ErrNoBookmark: Fork named a label the agent has no bookmark for.
 var ErrNoBookmark = errors.New("no such bookmark")
 
@@ -88,8 +100,8 @@ var ErrNoBookmark = errors.New("no such bookmark")
 // checkpoint.ErrNotFound, checkpoint.ErrExists when As names an agent,
 // checkpoint.ErrLocked when forking the last round of an agent that runs,
 // ErrNoBookmark, a workspace directory that is not empty.
-func (e *Engine) Fork(opts ForkOptions) (*checkpoint.State, error) {
-	if err := e.ready(); err != nil {
+func (e *Engine) Fork(ctx context.Context, opts ForkOptions) (*Forked, error) {
+	if err := e.begin(ctx); err != nil {
 		return nil, err
 	}
 	if opts.As == "" {
@@ -127,7 +139,11 @@ func (e *Engine) Fork(opts ForkOptions) (*checkpoint.State, error) {
 	if err != nil {
 		return nil, err
 	}
-	return st, log.Close()
+	if err := log.Close(); err != nil {
+		return nil, err
+	}
+	return &Forked{Agent: st.Agent, Workspace: st.Definition.Workspace, From: st.Lineage.Agent,
+		Round: st.Lineage.Round, Label: st.Lineage.Label}, nil
 }
 
 // forkFrom is the boundary to fork from and what fills the new agent's

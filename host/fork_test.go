@@ -49,16 +49,17 @@ tools: [{module: builtin}]
 		}
 	}
 	run("a")
-	mark, err := eng.Snapshot("a", "first")
+	mark, err := eng.Snapshot(t.Context(), "a", "first")
 	if err != nil || mark.Round != 2 || mark.Label != "first" {
 		t.Fatalf("snapshot: %+v, %v", mark, err)
 	}
 	run("a") // notes.txt becomes "two"
 	wsB := filepath.Join(t.TempDir(), "b-workspace")
-	st, err := eng.Fork(ForkOptions{ID: "a", From: "first", As: "b", Workspace: wsB})
+	f, err := eng.Fork(t.Context(), ForkOptions{ID: "a", From: "first", As: "b", Workspace: wsB})
 	if err != nil {
 		t.Fatal(err)
 	}
+	st := stateOfFork(t, eng, f)
 	if st.Round != 2 || len(st.Messages) != 4 || *st.Lineage != (checkpoint.Lineage{Agent: "a", Round: 2, Label: "first"}) {
 		t.Fatalf("forked state: round %d, %d messages, lineage %+v", st.Round, len(st.Messages), st.Lineage)
 	}
@@ -79,7 +80,7 @@ tools: [{module: builtin}]
 	if readFile(t, wsB, "more.txt") != "" || readFile(t, wsA, "more.txt") != "three" {
 		t.Fatal("the original's run reached the fork's workspace")
 	}
-	in, err := Inspect(store, "b")
+	in, err := Inspect(t.Context(), store, "b")
 	if err != nil || in.State.Lineage.Agent != "a" || len(in.State.Runs) != 1 {
 		t.Fatalf("inspect the fork: %+v, %v", in, err)
 	}
@@ -92,21 +93,37 @@ func TestForkRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	ws := t.TempDir()
-	if _, err := eng.Fork(ForkOptions{ID: "a", From: "nope", As: "b", Workspace: filepath.Join(ws, "b")}); !errors.Is(err, ErrNoBookmark) {
+	if _, err := eng.Fork(t.Context(), ForkOptions{ID: "a", From: "nope", As: "b", Workspace: filepath.Join(ws, "b")}); !errors.Is(err, ErrNoBookmark) {
 		t.Errorf("unknown bookmark: %v", err)
 	}
-	if _, err := eng.Fork(ForkOptions{ID: "nobody", As: "b", Workspace: filepath.Join(ws, "b")}); !errors.Is(err, checkpoint.ErrNotFound) {
+	if _, err := eng.Fork(t.Context(), ForkOptions{ID: "nobody", As: "b", Workspace: filepath.Join(ws, "b")}); !errors.Is(err, checkpoint.ErrNotFound) {
 		t.Errorf("unknown agent: %v", err)
 	}
 	os.WriteFile(filepath.Join(ws, "taken"), []byte("x"), 0o644)
-	if _, err := eng.Fork(ForkOptions{ID: "a", As: "b", Workspace: ws}); err == nil {
+	if _, err := eng.Fork(t.Context(), ForkOptions{ID: "a", As: "b", Workspace: ws}); err == nil {
 		t.Error("forked into a workspace that is not empty")
 	}
-	st, err := eng.Fork(ForkOptions{ID: "a", As: "c"})
-	if err != nil || st.Definition.Workspace != af.WorkspaceDir()+"-c" || readFile(t, st.Definition.Workspace, "notes.txt") != "one" {
-		t.Fatalf("fork of the last round beside the original: %+v, %v", st, err)
+	f, err := eng.Fork(t.Context(), ForkOptions{ID: "a", As: "c"})
+	if err != nil || f.Workspace != af.WorkspaceDir()+"-c" || readFile(t, f.Workspace, "notes.txt") != "one" {
+		t.Fatalf("fork of the last round beside the original: %+v, %v", f, err)
 	}
-	if _, err := eng.Fork(ForkOptions{ID: "a", As: "c", Workspace: filepath.Join(ws, "c")}); !errors.Is(err, checkpoint.ErrExists) {
+	if _, err := eng.Fork(t.Context(), ForkOptions{ID: "a", As: "c", Workspace: filepath.Join(ws, "c")}); !errors.Is(err, checkpoint.ErrExists) {
 		t.Errorf("fork onto an existing agent: %v", err)
 	}
+}
+
+// stateOfFork is the state of the agent Fork made, checked against what
+// Fork said of it.
+func stateOfFork(t *testing.T, eng *Engine, f *Forked) *checkpoint.State {
+	t.Helper()
+	in, err := Inspect(t.Context(), eng.Store(), f.Agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := in.State
+	l := st.Lineage
+	if l == nil || l.Agent != f.From || l.Round != f.Round || l.Label != f.Label || st.Definition.Workspace != f.Workspace {
+		t.Fatalf("Fork said %+v, the store holds lineage %+v, workspace %s", f, l, st.Definition.Workspace)
+	}
+	return st
 }

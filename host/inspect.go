@@ -1,6 +1,7 @@
 package host
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/cairnrun/cairn/checkpoint"
@@ -29,10 +30,15 @@ type Inspection struct {
 // checkpoint.ErrNotFound for an unknown agent; the store's errors (a
 // *checkpoint.CorruptError, checkpoint.ErrFutureSchema) for one that
 // cannot be read.
-func Inspect(store checkpoint.Store, id string) (*Inspection, error) {
-	if err := usable(store); err != nil {
+func Inspect(ctx context.Context, store checkpoint.Store, id string) (*Inspection, error) {
+	if err := usableNow(ctx, store); err != nil {
 		return nil, err
 	}
+	return inspect(store, id)
+}
+
+// inspect is Inspect of a usable store.
+func inspect(store checkpoint.Store, id string) (*Inspection, error) {
 	sum, err := store.Summary(id)
 	if err != nil {
 		return nil, err
@@ -59,8 +65,8 @@ func Inspect(store checkpoint.Store, id string) (*Inspection, error) {
 // Collect removes what the store no longer needs (see
 // checkpoint.FileStore.Collect). A store that keeps nothing on disk has
 // nothing to collect.
-func Collect(store checkpoint.Store, keep checkpoint.Retention) (*checkpoint.Collected, error) {
-	if err := usable(store); err != nil {
+func Collect(ctx context.Context, store checkpoint.Store, keep checkpoint.Retention) (*checkpoint.Collected, error) {
+	if err := usableNow(ctx, store); err != nil {
 		return nil, err
 	}
 	c, ok := store.(interface {

@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/filepool"
-	"github.com/cairnrun/cairn/sandbox"
+	"github.com/cairnrun/cairn/sandbox/overlay"
 )
 
 // The calls of an interrupted round that finished are kept: resume never
@@ -112,13 +114,13 @@ func (r *run) applyKept(round int, results []callResult) ([]string, error) {
 }
 
 // keptResult rebuilds a call's result from its journal record.
-func (r *run) keptResult(round int, c checkpoint.ToolCall, rec checkpoint.Record) (callResult, error) {
+func (r *run) keptResult(round int, c conversation.ToolCall, rec checkpoint.Record) (callResult, error) {
 	res := callResult{call: c, output: rec.Result.Output, isError: rec.Result.IsError, journaled: true,
 		staging: r.view(round).staging(c.ID), native: nativeOf(rec.Result)}
 	if len(rec.Result.Effects) == 0 {
 		return res, nil
 	}
-	effects, err := sandbox.DecodeEffects(rec.Result.Effects)
+	effects, err := overlay.DecodeEffects(rec.Result.Effects)
 	if err != nil {
 		return res, fmt.Errorf("effects of call %s in the journal: %w", c.ID, err)
 	}
@@ -153,7 +155,7 @@ func (r *run) learnFromManifest(round int, call string, k *keptCall) {
 	if k == nil || len(k.result.Result.Effects) == 0 {
 		return
 	}
-	if effects, err := sandbox.DecodeEffects(k.result.Result.Effects); err == nil {
+	if effects, err := overlay.DecodeEffects(k.result.Result.Effects); err == nil {
 		r.recordEffects(round, call, effects)
 	}
 }

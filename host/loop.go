@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/filepool"
 	"github.com/cairnrun/cairn/host/model"
@@ -26,7 +28,7 @@ type run struct {
 	workspace   string
 	staging     string // where the agent's calls stage their changes
 	changes     string // where each round's changes are kept
-	// trimmed: the kept changes are within KeepRounds since changes were
+	// trimmed: the kept changes are within keepRounds since changes were
 	// last kept (the zero value: not known, at the run's start).
 	trimmed bool
 	// pool tracks the files the agent wrote; watcher watches them while
@@ -37,7 +39,7 @@ type run struct {
 	log        checkpoint.Log
 	// pending are the messages of the round being built that precede the
 	// model's turn: the user's prompt, until its round commits.
-	pending   []checkpoint.Message
+	pending   []conversation.Message
 	started   int // rounds committed by this run
 	startedAt time.Time
 	final     string // the model's last text
@@ -123,7 +125,7 @@ func (r *run) release() error {
 
 // prompt adds the user's message to the round about to be taken.
 func (r *run) prompt(text string) error {
-	msg := checkpoint.Message{Role: checkpoint.RoleUser, Text: text}
+	msg := conversation.Message{Role: conversation.RoleUser, Text: text}
 	r.pending = append(r.pending, msg)
 	return r.log.Append(checkpoint.Record{Type: checkpoint.RecUser, Time: now(), Message: &msg})
 }
@@ -155,7 +157,7 @@ func (r *run) loop(ctx context.Context) (Status, string) {
 // run, and how.
 func stopped(ctx context.Context, err error) (Status, string, bool) {
 	var awaiting *awaitingError
-	var stop *StopError
+	var stop *stopError
 	switch {
 	case ctx.Err() != nil:
 		return StatusPaused, "interrupted: " + context.Cause(ctx).Error(), true
@@ -214,7 +216,7 @@ func (r *run) takeRound(ctx context.Context) (bool, error) {
 		return false, fmt.Errorf("model: %w", err)
 	}
 	turn := resp.Message
-	turn.Role = checkpoint.RoleAssistant
+	turn.Role = conversation.RoleAssistant
 	usage := resp.Usage
 	if err := r.log.Append(checkpoint.Record{Type: checkpoint.RecTurn, Time: now(), Round: round, Message: &turn, Usage: &usage}); err != nil {
 		return false, err
@@ -235,7 +237,7 @@ func (r *run) takeRound(ctx context.Context) (bool, error) {
 // *awaitingError says so. Each call's result is durable the moment the
 // call finishes (see durable.go); if the context ends meanwhile, the
 // results of the calls that finished are kept in the journal for resume.
-func (r *run) finishRound(ctx context.Context, round int, calls []checkpoint.ToolCall,
+func (r *run) finishRound(ctx context.Context, round int, calls []conversation.ToolCall,
 	last map[string]checkpoint.Record) error {
 	results, waiting, err := r.playCalls(ctx, round, calls, last)
 	if err != nil {
@@ -298,7 +300,7 @@ func (r *run) keepHeld(round int, results []callResult) error {
 }
 
 // inCallOrder sorts results into the order the model asked for the calls.
-func inCallOrder(results []callResult, calls []checkpoint.ToolCall) {
+func inCallOrder(results []callResult, calls []conversation.ToolCall) {
 	index := map[string]int{}
 	for i, c := range calls {
 		index[c.ID] = i
@@ -308,7 +310,7 @@ func inCallOrder(results []callResult, calls []checkpoint.ToolCall) {
 
 // runCalls runs a turn's calls: each is journaled as executing, durably,
 // before any runs, and each one's result is durable as it finishes.
-func (r *run) runCalls(ctx context.Context, round int, calls []checkpoint.ToolCall) ([]callResult, error) {
+func (r *run) runCalls(ctx context.Context, round int, calls []conversation.ToolCall) ([]callResult, error) {
 	if len(calls) == 0 {
 		return nil, nil
 	}
@@ -323,7 +325,7 @@ func (r *run) runCalls(ctx context.Context, round int, calls []checkpoint.ToolCa
 	view := r.view(round)
 	view.net = r.netFor(round, g)
 	results := r.tools.runCalls(ctx, view, calls,
-		func(c checkpoint.ToolCall) {
+		func(c conversation.ToolCall) {
 			r.emit(Event{Type: EventToolStart, Round: round, Call: &Call{ID: c.ID, Tool: c.Name, Input: c.Input,
 				Unsandboxed: r.tools.unsandboxed(c.Name)}})
 		},

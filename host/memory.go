@@ -29,9 +29,9 @@ import (
 
 // The memory tools' names.
 const (
-	RememberTool = "remember"
-	RecallTool   = "recall"
-	ForgetTool   = "forget"
+	rememberName = "remember"
+	recallName   = "recall"
+	forgetName   = "forget"
 )
 
 const (
@@ -44,7 +44,7 @@ const (
 )
 
 // memoryTools gives an agent file that names a namespace its memory tools.
-func memoryTools(af *AgentFile) ([]NativeTool, error) {
+func memoryTools(af *AgentFile) ([]nativeTool, error) {
 	if af.Memory == "" {
 		return nil, nil
 	}
@@ -52,7 +52,7 @@ func memoryTools(af *AgentFile) ([]NativeTool, error) {
 		return nil, fmt.Errorf("memory: %w", err)
 	}
 	ns := memoryNS(af.Memory)
-	return []NativeTool{remember{ns}, recall{ns}, forget{ns}}, nil
+	return []nativeTool{remember{ns}, recall{ns}, forget{ns}}, nil
 }
 
 // memoryNS is a namespace the tools of one agent work in.
@@ -60,7 +60,7 @@ type memoryNS string
 
 // of is the store's memory: an error the model reads when the store keeps
 // none.
-func (ns memoryNS) of(c *NativeCall) (checkpoint.Memory, error) {
+func (ns memoryNS) of(c *nativeCall) (checkpoint.Memory, error) {
 	m, ok := c.Store.(checkpoint.Memory)
 	if !ok {
 		return nil, checkpoint.ErrNoMemory
@@ -71,30 +71,30 @@ func (ns memoryNS) of(c *NativeCall) (checkpoint.Memory, error) {
 type remember struct{ ns memoryNS }
 
 func (remember) Spec() model.Tool {
-	return model.Tool{Name: RememberTool, InputSchema: json.RawMessage(rememberSchema),
+	return model.Tool{Name: rememberName, InputSchema: json.RawMessage(rememberSchema),
 		Description: "Store a short fact in your long-term memory under a key, replacing any fact of that key. " +
 			"It outlives this conversation: later sessions, and other agents sharing your memory, can recall it."}
 }
 
 // Call makes the fact the result's effect; Settle stores it.
-func (t remember) Call(_ context.Context, c *NativeCall) (NativeResult, error) {
+func (t remember) Call(_ context.Context, c *nativeCall) (nativeResult, error) {
 	var in struct{ Key, Fact string }
 	if err := json.Unmarshal(c.Input, &in); err != nil {
-		return NativeResult{}, fmt.Errorf("%s: %w", RememberTool, err)
+		return nativeResult{}, fmt.Errorf("%s: %w", rememberName, err)
 	}
 	if _, err := t.ns.of(c); err != nil {
-		return NativeResult{}, err
+		return nativeResult{}, err
 	}
 	f := checkpoint.Fact{Key: in.Key, Text: in.Fact, Agent: c.Agent, Round: c.Round, Call: c.Call.ID, Time: time.Now().UTC()}
 	effect, err := checkpoint.EncodeFact(f)
 	if err != nil {
-		return NativeResult{}, err
+		return nativeResult{}, err
 	}
-	return NativeResult{Output: fmt.Sprintf("Remembered %q in %s.", in.Key, t.ns), Effect: effect}, nil
+	return nativeResult{Output: fmt.Sprintf("Remembered %q in %s.", in.Key, t.ns), Effect: effect}, nil
 }
 
 // Settle puts the fact: a put by key, so doing it twice stores it once.
-func (t remember) Settle(_ context.Context, c *NativeCall, effect []byte) error {
+func (t remember) Settle(_ context.Context, c *nativeCall, effect []byte) error {
 	m, err := t.ns.of(c)
 	if err != nil {
 		return err
@@ -109,25 +109,25 @@ func (t remember) Settle(_ context.Context, c *NativeCall, effect []byte) error 
 type recall struct{ ns memoryNS }
 
 func (recall) Spec() model.Tool {
-	return model.Tool{Name: RecallTool, InputSchema: json.RawMessage(recallSchema),
+	return model.Tool{Name: recallName, InputSchema: json.RawMessage(recallSchema),
 		Description: "Recall facts from your long-term memory: the fact of a key, the facts whose key or text " +
 			"contains a query (case-insensitive), or, with neither, every fact."}
 }
 
-func (t recall) Call(_ context.Context, c *NativeCall) (NativeResult, error) {
+func (t recall) Call(_ context.Context, c *nativeCall) (nativeResult, error) {
 	var in struct{ Key, Query string }
 	if err := json.Unmarshal(c.Input, &in); err != nil {
-		return NativeResult{}, fmt.Errorf("%s: %w", RecallTool, err)
+		return nativeResult{}, fmt.Errorf("%s: %w", recallName, err)
 	}
 	m, err := t.ns.of(c)
 	if err != nil {
-		return NativeResult{}, err
+		return nativeResult{}, err
 	}
 	facts, err := m.Recall(string(t.ns))
 	if err != nil {
-		return NativeResult{}, err
+		return nativeResult{}, err
 	}
-	return NativeResult{Output: formatFacts(matching(facts, in.Key, in.Query))}, nil
+	return nativeResult{Output: formatFacts(matching(facts, in.Key, in.Query))}, nil
 }
 
 // matching are the facts of key, or those whose key or text contains query.
@@ -163,25 +163,25 @@ func formatFacts(facts []checkpoint.Fact) string {
 type forget struct{ ns memoryNS }
 
 func (forget) Spec() model.Tool {
-	return model.Tool{Name: ForgetTool, InputSchema: json.RawMessage(forgetSchema),
+	return model.Tool{Name: forgetName, InputSchema: json.RawMessage(forgetSchema),
 		Description: "Remove the fact of a key from your long-term memory."}
 }
 
 // Call makes the key the result's effect; Settle removes it.
-func (t forget) Call(_ context.Context, c *NativeCall) (NativeResult, error) {
+func (t forget) Call(_ context.Context, c *nativeCall) (nativeResult, error) {
 	var in struct{ Key string }
 	if err := json.Unmarshal(c.Input, &in); err != nil {
-		return NativeResult{}, fmt.Errorf("%s: %w", ForgetTool, err)
+		return nativeResult{}, fmt.Errorf("%s: %w", forgetName, err)
 	}
 	if _, err := t.ns.of(c); err != nil {
-		return NativeResult{}, err
+		return nativeResult{}, err
 	}
-	return NativeResult{Output: fmt.Sprintf("Forgot %q in %s.", in.Key, t.ns), Effect: []byte(in.Key)}, nil
+	return nativeResult{Output: fmt.Sprintf("Forgot %q in %s.", in.Key, t.ns), Effect: []byte(in.Key)}, nil
 }
 
 // Settle removes the fact; one already gone is no error, so doing it twice
 // is doing it once.
-func (t forget) Settle(_ context.Context, c *NativeCall, effect []byte) error {
+func (t forget) Settle(_ context.Context, c *nativeCall, effect []byte) error {
 	m, err := t.ns.of(c)
 	if err != nil {
 		return err

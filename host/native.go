@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/abi"
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/host/model"
@@ -22,11 +24,11 @@ import (
 // A native tool's result may carry, besides its text, what the round
 // settles with it:
 //
-//	NativeResult.Todos   replaces the agent's task list when the round
+//	nativeResult.Todos   replaces the agent's task list when the round
 //	                     commits (the list is part of the state)
-//	NativeResult.Usage   tokens and cost spent on its behalf (a child's),
+//	nativeResult.Usage   tokens and cost spent on its behalf (a child's),
 //	                     added to the agent's when the round commits
-//	NativeResult.Effect  an effect outside the workspace and the state,
+//	nativeResult.Effect  an effect outside the workspace and the state,
 //	                     which the tool's Settle applies once the result is
 //	                     durable, before the round commits; a crash between
 //	                     the two makes resume apply it again, so Settle
@@ -37,44 +39,44 @@ import (
 //
 // To add one: write a type with Spec and Call (and Settle if its results
 // carry an Effect, ResumesInFlight if a call in flight should run again
-// on resume instead of being sealed), and a func(*AgentFile) ([]NativeTool,
+// on resume instead of being sealed), and a func(*AgentFile) ([]nativeTool,
 // error) that says which agents get it; add that func to natives.
 
-// NativeTool is a tool the host carries out itself.
-type NativeTool interface {
+// nativeTool is a tool the host carries out itself.
+type nativeTool interface {
 	// Spec is the tool as the model sees it; its InputSchema is checked
 	// against every call's input before Call.
 	Spec() model.Tool
 	// Call carries out one call. An error becomes an error result the
-	// model reads, unless it is a *StopError.
-	Call(ctx context.Context, c *NativeCall) (NativeResult, error)
+	// model reads, unless it is a *stopError.
+	Call(ctx context.Context, c *nativeCall) (nativeResult, error)
 }
 
-// NativeSettler is a NativeTool whose results carry an Effect.
-type NativeSettler interface {
-	NativeTool
+// nativeSettler is a nativeTool whose results carry an Effect.
+type nativeSettler interface {
+	nativeTool
 	// Settle applies a result's Effect. It is called once the result is
 	// durable, and again by resume if cairn stopped before the record
 	// saying it was applied; it must be idempotent.
-	Settle(ctx context.Context, c *NativeCall, effect []byte) error
+	Settle(ctx context.Context, c *nativeCall, effect []byte) error
 }
 
-// NativeResumer is a NativeTool whose calls in flight when cairn stopped
+// nativeResumer is a nativeTool whose calls in flight when cairn stopped
 // are run by resume, not sealed: those that had started again, the tool
 // itself keeping the work they had done (a delegation resumes its child)
 // and repeating none of it, and those that had not yet started for the
 // first time (they meet the approval rules as they would have).
-type NativeResumer interface {
-	NativeTool
+type nativeResumer interface {
+	nativeTool
 	ResumesInFlight() bool
 }
 
-// NativeCall is one call of a native tool and what it may use.
-type NativeCall struct {
+// nativeCall is one call of a native tool and what it may use.
+type nativeCall struct {
 	// Agent is the id of the agent making the call; Round its round.
 	Agent string
 	Round int
-	Call  checkpoint.ToolCall
+	Call  conversation.ToolCall
 	// Input is the call's input, checked against the tool's schema.
 	Input json.RawMessage
 	// Store is the store the agent is kept in.
@@ -85,32 +87,32 @@ type NativeCall struct {
 	run *run
 }
 
-// NativeResult is what a call of a native tool came to.
-type NativeResult struct {
+// nativeResult is what a call of a native tool came to.
+type nativeResult struct {
 	Output  string
 	IsError bool
 	Todos   *checkpoint.TodoList
-	Usage   *checkpoint.Usage
+	Usage   *conversation.Usage
 	Effect  []byte
 
 	child string // the sub-agent a delegation's result is from
 }
 
-// StopError, returned by a native tool's Call, stops the agent's run
+// stopError, returned by a native tool's Call, stops the agent's run
 // without a result for the call: the run ends with Status and Reason,
 // the call's round stays open, and resume runs the call again (the tool
-// must be a NativeResumer). A delegation returns one when its child
+// must be a nativeResumer). A delegation returns one when its child
 // pauses, so that the tree pauses with it.
-type StopError struct {
+type stopError struct {
 	Status Status
 	Reason string
 }
 
-func (e *StopError) Error() string { return e.Reason }
+func (e *stopError) Error() string { return e.Reason }
 
 // natives lists, for each kind of native tool, the func that says which
 // of them an agent file gets.
-var natives = []func(*AgentFile) ([]NativeTool, error){
+var natives = []func(*AgentFile) ([]nativeTool, error){
 	todoTools,
 	delegateTools,
 	memoryTools,
@@ -132,7 +134,7 @@ func (ts *toolset) addNatives(af *AgentFile) error {
 	return nil
 }
 
-func (ts *toolset) addNative(nt NativeTool) error {
+func (ts *toolset) addNative(nt nativeTool) error {
 	spec := nt.Spec()
 	if _, dup := ts.tools[spec.Name]; dup {
 		return fmt.Errorf("tool %q is offered by a module and by cairn itself", spec.Name)
@@ -148,14 +150,14 @@ func (ts *toolset) addNative(nt NativeTool) error {
 }
 
 // callNative carries out a call of a native tool for the toolset's run.
-func (ts *toolset) callNative(ctx context.Context, t *tool, c checkpoint.ToolCall, res *callResult) (string, error) {
+func (ts *toolset) callNative(ctx context.Context, t *tool, c conversation.ToolCall, res *callResult) (string, error) {
 	input, err := t.schema.check(c.Input)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", c.Name, err)
 	}
 	nc := ts.run.nativeCall(c, input)
 	out, err := t.native.Call(ctx, nc)
-	var stop *StopError
+	var stop *stopError
 	if errors.As(err, &stop) {
 		res.stop = stop
 		return "", err
@@ -171,9 +173,9 @@ func (ts *toolset) callNative(ctx context.Context, t *tool, c checkpoint.ToolCal
 }
 
 // nativeCall is what a native tool of r is given for call c.
-func (r *run) nativeCall(c checkpoint.ToolCall, input string) *NativeCall {
+func (r *run) nativeCall(c conversation.ToolCall, input string) *nativeCall {
 	st := r.state()
-	return &NativeCall{Agent: r.agentID, Round: st.Round + 1, Call: c, Input: json.RawMessage(input),
+	return &nativeCall{Agent: r.agentID, Round: st.Round + 1, Call: c, Input: json.RawMessage(input),
 		Store: r.store, State: st, run: r}
 }
 
@@ -184,7 +186,7 @@ func (ts *toolset) resumesInFlight(name string) bool {
 	if !ok || t.native == nil {
 		return false
 	}
-	nr, ok := t.native.(NativeResumer)
+	nr, ok := t.native.(nativeResumer)
 	return ok && nr.ResumesInFlight()
 }
 
@@ -195,7 +197,7 @@ func (r *run) settleNative(ctx context.Context, round int, res callResult) error
 		return nil
 	}
 	t := r.tools.tools[res.call.Name]
-	s, ok := t.native.(NativeSettler)
+	s, ok := t.native.(nativeSettler)
 	if !ok {
 		return fmt.Errorf("call %s: tool %s has an effect to settle and no Settle", res.call.ID, res.call.Name)
 	}
@@ -207,14 +209,14 @@ func (r *run) settleNative(ctx context.Context, round int, res callResult) error
 }
 
 // nativeOf is what a journaled result carries of a native call, or nil.
-func nativeOf(r *checkpoint.Result) *NativeResult {
+func nativeOf(r *checkpoint.Result) *nativeResult {
 	if r.Todos == nil && r.Usage == nil && len(r.Native) == 0 {
 		return nil
 	}
-	return &NativeResult{Output: r.Output, IsError: r.IsError, Todos: r.Todos, Usage: r.Usage, Effect: r.Native}
+	return &nativeResult{Output: r.Output, IsError: r.IsError, Todos: r.Todos, Usage: r.Usage, Effect: r.Native}
 }
 
-// stopOf is the first StopError of a round's calls, or nil.
+// stopOf is the first stopError of a round's calls, or nil.
 func stopOf(results []callResult) error {
 	for _, res := range results {
 		if res.stop != nil {

@@ -20,11 +20,11 @@ func (s *settleCounter) Spec() model.Tool {
 	return model.Tool{Name: "remember", Description: "remembers", InputSchema: json.RawMessage(`{"type":"object"}`)}
 }
 
-func (s *settleCounter) Call(_ context.Context, c *NativeCall) (NativeResult, error) {
-	return NativeResult{Output: "noted", Effect: []byte(c.Call.ID)}, nil
+func (s *settleCounter) Call(_ context.Context, c *nativeCall) (nativeResult, error) {
+	return nativeResult{Output: "noted", Effect: []byte(c.Call.ID)}, nil
 }
 
-func (s *settleCounter) Settle(_ context.Context, c *NativeCall, effect []byte) error {
+func (s *settleCounter) Settle(_ context.Context, c *nativeCall, effect []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.settled[string(effect)]++
@@ -32,10 +32,10 @@ func (s *settleCounter) Settle(_ context.Context, c *NativeCall, effect []byte) 
 }
 
 // withNative offers nt to every agent for the length of the test.
-func withNative(t *testing.T, nt NativeTool) {
+func withNative(t *testing.T, nt nativeTool) {
 	saved := natives
-	natives = append(append([]func(*AgentFile) ([]NativeTool, error){}, natives...),
-		func(*AgentFile) ([]NativeTool, error) { return []NativeTool{nt}, nil })
+	natives = append(append([]func(*AgentFile) ([]nativeTool, error){}, natives...),
+		func(*AgentFile) ([]nativeTool, error) { return []nativeTool{nt}, nil })
 	t.Cleanup(func() { natives = saved })
 }
 

@@ -7,8 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/abi"
-	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/sandbox"
 	"github.com/cairnrun/cairn/sandbox/netguard"
 )
@@ -81,7 +82,7 @@ func (g NetGrant) rules() (netguard.Rules, error) {
 // netGuard makes the network guard of a module's grant; nil without one.
 // It refuses a module that imports the network without a grant, and a
 // grant that does not read.
-func netGuard(m Module, g Grant) (*netguard.Guard, error) {
+func netGuard(m toolModule, g Grant) (*netguard.Guard, error) {
 	imports, err := sandbox.ImportsNet(m.Wasm)
 	if err != nil {
 		return nil, nil // compiling reports it
@@ -130,7 +131,7 @@ type NetUsage struct {
 }
 
 // netUsage sums a call's exchanges; nil for a call that made none.
-func netUsage(exs []checkpoint.Exchange) *NetUsage {
+func netUsage(exs []conversation.Exchange) *NetUsage {
 	if len(exs) == 0 {
 		return nil
 	}

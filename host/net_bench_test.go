@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/sandbox"
 	"github.com/cairnrun/cairn/sandbox/netguard"
@@ -52,7 +54,7 @@ func BenchmarkNetExchange(b *testing.B) {
 		}
 		defer log.Close()
 		g := newRoundSync(log)
-		j := &netJournal{inner: guard.Call(), write: g.write, blobs: store.PutBlob, round: 1, call: checkpoint.ToolCall{ID: "c", Name: "t"}}
+		j := &netJournal{inner: guard.Call(), write: g.write, blobs: store.PutBlob, round: 1, call: conversation.ToolCall{ID: "c", Name: "t"}}
 		for b.Loop() {
 			if _, err := j.RoundTrip(ctx, &sandbox.NetRequest{Method: "GET", URL: srv.URL}); err != nil {
 				b.Fatal(err)
@@ -64,7 +66,7 @@ func BenchmarkNetExchange(b *testing.B) {
 		start := time.Now()
 		const n = 200
 		for range n {
-			if err := g.write(j.record(checkpoint.Exchange{Seq: 1, Step: checkpoint.ExchangeRequesting})); err != nil {
+			if err := g.write(j.record(conversation.Exchange{Seq: 1, Step: conversation.ExchangeRequesting})); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/internal/guestbuild"
 )
@@ -132,11 +134,11 @@ func TestNetGetAndPost(t *testing.T) {
 	if s.auth != "Bearer "+testToken {
 		t.Errorf("the server saw Authorization %q", s.auth)
 	}
-	in, err := Inspect(store, res.Agent)
+	in, err := Inspect(t.Context(), store, res.Agent)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var exs []checkpoint.Exchange
+	var exs []conversation.Exchange
 	for _, m := range in.State.Messages {
 		exs = append(exs, m.Net...)
 	}
@@ -145,7 +147,7 @@ func TestNetGetAndPost(t *testing.T) {
 	}
 	for _, ex := range exs {
 		body, err := store.Blob(ex.Blob)
-		if ex.Step != checkpoint.ExchangeReceived || ex.Status != 200 || err != nil || ex.ResponseDigest != ex.Blob ||
+		if ex.Step != conversation.ExchangeReceived || ex.Status != 200 || err != nil || ex.ResponseDigest != ex.Blob ||
 			!strings.HasPrefix(string(body), ex.Method+" /") || ex.RequestHeader["Authorization"] != nil {
 			t.Errorf("exchange %+v, kept body %q, %v", ex, body, err)
 		}
@@ -153,6 +155,9 @@ func TestNetGetAndPost(t *testing.T) {
 	storeHolds(t, store, testToken, false)
 	if exs[1].RequestDigest != digestOf([]byte("hi there")) || exs[1].RequestSize != 8 {
 		t.Errorf("the POST's body is recorded as %s, %d bytes", exs[1].RequestDigest, exs[1].RequestSize)
+	}
+	if u := in.State.Usage; u.NetRequests != 2 || u.NetSentBytes != 8 || u.NetReceivedBytes != exs[0].ResponseSize+exs[1].ResponseSize {
+		t.Errorf("the state's usage counts %d requests, %d bytes sent, %d received", u.NetRequests, u.NetSentBytes, u.NetReceivedBytes)
 	}
 }
 
@@ -205,11 +210,11 @@ func TestNetRefusals(t *testing.T) {
 	if s.count("/redirect") != 1 || s.count("/x") != 0 || s.count("/big") != 1 {
 		t.Errorf("the server saw %v", s.hits)
 	}
-	in, err := Inspect(store, res.Agent)
+	in, err := Inspect(t.Context(), store, res.Agent)
 	if err != nil {
 		t.Fatal(err)
 	}
-	steps := map[string][]checkpoint.ExchangeStep{}
+	steps := map[string][]conversation.ExchangeStep{}
 	for _, m := range in.State.Messages {
 		for _, ex := range m.Net {
 			steps[m.CallID] = append(steps[m.CallID], ex.Step)

@@ -18,7 +18,7 @@ func embeddedWasm(name string) ([]byte, bool) {
 	case BuiltinModule:
 		return builtin.Module, true
 	case FetchModule:
-		return fetch.Module, true
+		return fetch.Module(), true
 	}
 	return nil, false
 }

@@ -8,26 +8,28 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/sandbox"
 	"github.com/cairnrun/cairn/sandbox/netguard"
 )
 
-// MaxKeptResponse is the largest response body kept in the store beside
+// maxKeptResponse is the largest response body kept in the store beside
 // its exchange record; a larger one is recorded by digest and size only.
-const MaxKeptResponse = 1 << 20
+const maxKeptResponse = 1 << 20
 
-// MaxJournaledRefusals is how many of a call's requests refused by its
+// maxJournaledRefusals is how many of a call's requests refused by its
 // grant are journaled; later refusals, of requests that were not sent
 // either, are not, so that a tool looping on them cannot fill the journal.
-const MaxJournaledRefusals = 64
+const maxJournaledRefusals = 64
 
 // netJournal is the Net of one call: it journals every exchange of the
 // call around the Net it wraps (docs/network.md, "What is journaled"):
 //
 //	refused by the grant: a refused record; nothing was sent
 //	otherwise: a requesting record, durable, before the request is sent;
-//	    then the response body kept as a blob (up to MaxKeptResponse),
+//	    then the response body kept as a blob (up to maxKeptResponse),
 //	    durable, and a received (or failed) record, durable, before the
 //	    guest sees the response
 //
@@ -38,11 +40,11 @@ type netJournal struct {
 	write   func(...checkpoint.Record) error
 	blobs   func([]byte) (string, error)
 	round   int
-	call    checkpoint.ToolCall
+	call    conversation.ToolCall
 	secrets []string
 	seq     int
 	refused int
-	done    []checkpoint.Exchange
+	done    []conversation.Exchange
 }
 
 var _ sandbox.Net = (*netJournal)(nil)
@@ -53,8 +55,8 @@ type admitter interface {
 }
 
 // netFor returns what gives each call of a round its journaled Net.
-func (r *run) netFor(round int, g *roundSync) func(checkpoint.ToolCall, sandbox.Net) *netJournal {
-	return func(c checkpoint.ToolCall, inner sandbox.Net) *netJournal {
+func (r *run) netFor(round int, g *roundSync) func(conversation.ToolCall, sandbox.Net) *netJournal {
+	return func(c conversation.ToolCall, inner sandbox.Net) *netJournal {
 		j := &netJournal{inner: inner, write: g.write, blobs: r.blobs, round: round, call: c}
 		if s, ok := inner.(interface{ SecretValues() []string }); ok {
 			j.secrets = s.SecretValues()
@@ -66,18 +68,18 @@ func (r *run) netFor(round int, g *roundSync) func(checkpoint.ToolCall, sandbox.
 // RoundTrip journals and sends one exchange.
 func (j *netJournal) RoundTrip(ctx context.Context, req *sandbox.NetRequest) (*sandbox.NetResponse, error) {
 	j.seq++
-	ex := checkpoint.Exchange{Seq: j.seq, Method: req.Method, URL: netguard.RedactURL(req.URL, j.secrets...),
+	ex := conversation.Exchange{Seq: j.seq, Method: req.Method, URL: netguard.RedactURL(req.URL, j.secrets...),
 		RequestHeader: netguard.Redact(req.Header, j.secrets...), RequestDigest: digestOf(req.Body), RequestSize: int64(len(req.Body))}
 	if a, ok := j.inner.(admitter); ok {
 		if err := a.Admit(req); err != nil {
-			if j.refused++; j.refused > MaxJournaledRefusals {
+			if j.refused++; j.refused > maxJournaledRefusals {
 				return nil, err // nothing was sent; a guest looping on refusals does not fill the journal
 			}
-			ex.Step, ex.Error = checkpoint.ExchangeRefused, err.Error()
+			ex.Step, ex.Error = conversation.ExchangeRefused, err.Error()
 			return nil, j.end(ex, ex, err)
 		}
 	}
-	ex.Step = checkpoint.ExchangeRequesting
+	ex.Step = conversation.ExchangeRequesting
 	if err := j.write(j.record(ex)); err != nil {
 		return nil, fmt.Errorf("the request was not sent: journal it: %w", err)
 	}
@@ -85,25 +87,25 @@ func (j *netJournal) RoundTrip(ctx context.Context, req *sandbox.NetRequest) (*s
 	resp, err := j.inner.RoundTrip(ctx, req)
 	ex.DurationMS = float64(time.Since(start).Microseconds()) / 1000
 	if err != nil {
-		ex.Step, ex.Error = checkpoint.ExchangeFailed, err.Error()
+		ex.Step, ex.Error = conversation.ExchangeFailed, err.Error()
 		if errors.Is(err, netguard.ErrRefused) {
-			ex.Step = checkpoint.ExchangeRefused
+			ex.Step = conversation.ExchangeRefused
 		}
 		return nil, j.end(ex, outcome(ex), err)
 	}
 	if err := j.received(&ex, resp); err != nil {
-		ex.Step, ex.Error = checkpoint.ExchangeFailed, err.Error()
+		ex.Step, ex.Error = conversation.ExchangeFailed, err.Error()
 		return nil, j.end(ex, outcome(ex), err)
 	}
 	return resp, j.end(ex, outcome(ex), nil)
 }
 
 // received fills in the response and keeps its body.
-func (j *netJournal) received(ex *checkpoint.Exchange, resp *sandbox.NetResponse) error {
-	ex.Step, ex.Status = checkpoint.ExchangeReceived, resp.Status
+func (j *netJournal) received(ex *conversation.Exchange, resp *sandbox.NetResponse) error {
+	ex.Step, ex.Status = conversation.ExchangeReceived, resp.Status
 	ex.ResponseHeader = netguard.Redact(resp.Header, j.secrets...)
 	ex.ResponseDigest, ex.ResponseSize = digestOf(resp.Body), int64(len(resp.Body))
-	if len(resp.Body) > MaxKeptResponse || j.blobs == nil {
+	if len(resp.Body) > maxKeptResponse || j.blobs == nil {
 		return nil
 	}
 	d, err := j.blobs(resp.Body)
@@ -117,7 +119,7 @@ func (j *netJournal) received(ex *checkpoint.Exchange, resp *sandbox.NetResponse
 // end journals how an exchange ended (rec, durably) and keeps ex, all of
 // it, for the call's result. It returns err, or the journal's error,
 // which the guest is told instead of the response.
-func (j *netJournal) end(ex, rec checkpoint.Exchange, err error) error {
+func (j *netJournal) end(ex, rec conversation.Exchange, err error) error {
 	j.done = append(j.done, ex)
 	if werr := j.write(j.record(rec)); werr != nil {
 		return fmt.Errorf("journal the exchange: %w", werr)
@@ -127,18 +129,18 @@ func (j *netJournal) end(ex, rec checkpoint.Exchange, err error) error {
 
 // outcome is the part of ex a closing record carries: not the request's
 // headers and body, which its requesting record has.
-func outcome(ex checkpoint.Exchange) checkpoint.Exchange {
+func outcome(ex conversation.Exchange) conversation.Exchange {
 	ex.RequestHeader, ex.RequestDigest, ex.RequestSize = nil, "", 0
 	return ex
 }
 
-func (j *netJournal) record(ex checkpoint.Exchange) checkpoint.Record {
+func (j *netJournal) record(ex conversation.Exchange) checkpoint.Record {
 	return checkpoint.Record{Type: checkpoint.RecExchange, Time: now(), Round: j.round, Call: j.call.ID,
 		Tool: j.call.Name, Exchange: &ex}
 }
 
 // exchanges is the call's exchanges as they ended.
-func (j *netJournal) exchanges() []checkpoint.Exchange {
+func (j *netJournal) exchanges() []conversation.Exchange {
 	if j == nil {
 		return nil
 	}
@@ -152,7 +154,7 @@ func digestOf(b []byte) string {
 
 // journalNet wraps the call's Net in its journal; without a journal the
 // call has no network.
-func (ws workspaceView) journalNet(p *sandbox.Policy, c checkpoint.ToolCall) *netJournal {
+func (ws workspaceView) journalNet(p *sandbox.Policy, c conversation.ToolCall) *netJournal {
 	if p.Net == nil {
 		return nil
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/checkpoint"
 )
 
@@ -23,7 +25,7 @@ type SealedExchange struct {
 }
 
 // addExchange folds one exchange record into a call's list.
-func addExchange(list []SealedExchange, ex checkpoint.Exchange) []SealedExchange {
+func addExchange(list []SealedExchange, ex conversation.Exchange) []SealedExchange {
 	i := len(list) - 1
 	if i < 0 || list[i].Seq != ex.Seq {
 		list = append(list, SealedExchange{Seq: ex.Seq, Method: ex.Method, URL: ex.URL})
@@ -31,7 +33,7 @@ func addExchange(list []SealedExchange, ex checkpoint.Exchange) []SealedExchange
 	}
 	e := &list[i]
 	e.Sent = ex.Sent()
-	e.Received = ex.Step == checkpoint.ExchangeReceived
+	e.Received = ex.Step == conversation.ExchangeReceived
 	e.Status, e.Error = ex.Status, ex.Error
 	return list
 }
@@ -51,10 +53,10 @@ func sentExchanges(net []SealedExchange) []SealedExchange {
 // staged and are dropped, but what it sent may have acted on the remote
 // side. For a request that is not safe to repeat (POST, PUT, PATCH,
 // DELETE...), the recommendation is to check the remote side first.
-func netSeal(c checkpoint.ToolCall, p checkpoint.Phase, net, sent []SealedExchange) Seal {
+func netSeal(c conversation.ToolCall, p checkpoint.Phase, net, sent []SealedExchange) Seal {
 	var mutating []string
 	for _, e := range sent {
-		if (checkpoint.Exchange{Method: e.Method}).Mutating() {
+		if (conversation.Exchange{Method: e.Method}).Mutating() {
 			mutating = append(mutating, e.Method+" "+e.URL)
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/checkpoint"
 )
 
@@ -11,23 +13,23 @@ import (
 // answered, and recommends checking the remote side only when a request
 // not safe to repeat may have reached it.
 func TestNetSeal(t *testing.T) {
-	c := checkpoint.ToolCall{ID: "c1", Name: "http"}
-	ex := func(seq int, step checkpoint.ExchangeStep, method string) checkpoint.Exchange {
-		return checkpoint.Exchange{Seq: seq, Step: step, Method: method, URL: "http://api.test/x", Status: 200}
+	c := conversation.ToolCall{ID: "c1", Name: "http"}
+	ex := func(seq int, step conversation.ExchangeStep, method string) conversation.Exchange {
+		return conversation.Exchange{Seq: seq, Step: step, Method: method, URL: "http://api.test/x", Status: 200}
 	}
 	for _, tc := range []struct {
 		name    string
-		records []checkpoint.Exchange
+		records []conversation.Exchange
 		effects string
 		advice  string
 		states  string
 	}{
-		{"GET answered, then killed", []checkpoint.Exchange{ex(1, checkpoint.ExchangeRequesting, "GET"), ex(1, checkpoint.ExchangeReceived, "GET")},
+		{"GET answered, then killed", []conversation.Exchange{ex(1, conversation.ExchangeRequesting, "GET"), ex(1, conversation.ExchangeReceived, "GET")},
 			EffectsNone, "retry", "sent, response 200 received"},
-		{"POST waiting", []checkpoint.Exchange{ex(1, checkpoint.ExchangeRequesting, "POST")},
+		{"POST waiting", []conversation.Exchange{ex(1, conversation.ExchangeRequesting, "POST")},
 			EffectsUnknown, "check the remote side before retrying: POST http://api.test/x", "sent, response not received"},
-		{"POST answered, DELETE refused", []checkpoint.Exchange{ex(1, checkpoint.ExchangeRequesting, "POST"), ex(1, checkpoint.ExchangeReceived, "POST"),
-			ex(2, checkpoint.ExchangeRefused, "DELETE")},
+		{"POST answered, DELETE refused", []conversation.Exchange{ex(1, conversation.ExchangeRequesting, "POST"), ex(1, conversation.ExchangeReceived, "POST"),
+			ex(2, conversation.ExchangeRefused, "DELETE")},
 			EffectsUnknown, "check the remote side", "sent, response 200 received|refused, not sent"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,29 +1,16 @@
 package host
 
 import (
-	"fmt"
+	"github.com/cairnrun/cairn/checkpoint/conversation"
 
 	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/internal/view"
 )
-
-// ExchangeLine is one exchange of a call on one line, as `cairn log`
-// prints it: "GET https://api.example.com/x → 200, 1234 bytes".
-func ExchangeLine(e checkpoint.Exchange) string {
-	switch e.Step {
-	case checkpoint.ExchangeReceived:
-		return fmt.Sprintf("%s %s → %d, %d bytes", e.Method, e.URL, e.Status, e.ResponseSize)
-	case checkpoint.ExchangeRefused:
-		return fmt.Sprintf("%s %s → refused: %s", e.Method, e.URL, e.Error)
-	case checkpoint.ExchangeFailed:
-		return fmt.Sprintf("%s %s → sent, no response: %s", e.Method, e.URL, e.Error)
-	}
-	return fmt.Sprintf("%s %s → sent, response not received", e.Method, e.URL)
-}
 
 // NetUsage sums the network use of every call the agent's committed
 // rounds made; nil when none reached for the network.
 func (in *Inspection) NetUsage() *NetUsage {
-	var all []checkpoint.Exchange
+	var all []conversation.Exchange
 	for _, m := range in.State.Messages {
 		all = append(all, m.Net...)
 	}
@@ -35,7 +22,7 @@ func (in *Inspection) NetUsage() *NetUsage {
 func (in *Inspection) InterruptedExchanges() []string {
 	var out []string
 	var calls []string
-	byCall := map[string][]checkpoint.Exchange{}
+	byCall := map[string][]conversation.Exchange{}
 	for _, r := range in.Tail {
 		if r.Type != checkpoint.RecExchange {
 			continue
@@ -53,14 +40,14 @@ func (in *Inspection) InterruptedExchanges() []string {
 	}
 	for _, c := range calls {
 		for _, e := range byCall[c] {
-			out = append(out, c+": "+ExchangeLine(e))
+			out = append(out, c+": "+view.ExchangeLine(e))
 		}
 	}
 	return out
 }
 
 // merged is a requesting record's exchange with the outcome that ended it.
-func merged(req, end checkpoint.Exchange) checkpoint.Exchange {
+func merged(req, end conversation.Exchange) conversation.Exchange {
 	end.RequestHeader, end.RequestDigest, end.RequestSize = req.RequestHeader, req.RequestDigest, req.RequestSize
 	return end
 }

@@ -1,7 +1,10 @@
 package host
 
 import (
+	"context"
 	"fmt"
+
+	"github.com/cairnrun/cairn/checkpoint/conversation"
 
 	"github.com/cairnrun/cairn/checkpoint"
 )
@@ -94,7 +97,10 @@ func (e *Engine) lastPastChange(agent string) int {
 //
 // checkpoint.ErrNotFound; checkpoint.ErrNoPast for a round the store
 // keeps no past of; ErrNoCopy for a store that keeps no pasts.
-func RoundMessages(store checkpoint.Store, agent string, n int) ([]checkpoint.Message, *checkpoint.State, error) {
+func RoundMessages(ctx context.Context, store checkpoint.Store, agent string, n int) ([]conversation.Message, *checkpoint.State, error) {
+	if err := usableNow(ctx, store); err != nil {
+		return nil, nil, err
+	}
 	rec, err := store.Read(agent)
 	if err != nil {
 		return nil, nil, err

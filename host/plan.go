@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/checkpoint"
 )
 
 // awaitingError ends a run whose round has calls waiting for a person.
-type awaitingError struct{ calls []checkpoint.ToolCall }
+type awaitingError struct{ calls []conversation.ToolCall }
 
 func (e *awaitingError) Error() string { return awaitingCalls(e.calls) }
 
@@ -21,15 +23,15 @@ func (e *awaitingError) Error() string { return awaitingCalls(e.calls) }
 // A call that needs a person is journaled as approval_required and synced
 // before anyone is asked, so the request survives a crash; each decision
 // is journaled as it is made.
-func (r *run) playCalls(ctx context.Context, round int, calls []checkpoint.ToolCall,
-	last map[string]checkpoint.Record) ([]callResult, []checkpoint.ToolCall, error) {
-	var toRun, toAsk []checkpoint.ToolCall
+func (r *run) playCalls(ctx context.Context, round int, calls []conversation.ToolCall,
+	last map[string]checkpoint.Record) ([]callResult, []conversation.ToolCall, error) {
+	var toRun, toAsk []conversation.ToolCall
 	var results []callResult
 	var asked []checkpoint.Record
 	for _, c := range calls {
 		switch rec := last[c.ID]; rec.Phase {
 		case checkpoint.PhaseApproved, checkpoint.PhaseExecuting:
-			// Executing: a call resume runs again (see Report.Resumed).
+			// Executing: a call resume runs again (see resumeReport.Resumed).
 			toRun = append(toRun, c)
 			continue
 		case checkpoint.PhaseApprovalRequired:
@@ -66,8 +68,8 @@ func (r *run) playCalls(ctx context.Context, round int, calls []checkpoint.ToolC
 // ask puts each call to the run's approver, journaling every decision.
 // Without an approver, or when it cannot ask, a call is denied if the run
 // is unattended (AutoDeny) and otherwise left waiting.
-func (r *run) ask(ctx context.Context, round int, calls []checkpoint.ToolCall) (
-	approved []checkpoint.ToolCall, denied []callResult, waiting []checkpoint.ToolCall, err error) {
+func (r *run) ask(ctx context.Context, round int, calls []conversation.ToolCall) (
+	approved []conversation.ToolCall, denied []callResult, waiting []conversation.ToolCall, err error) {
 	for _, c := range calls {
 		r.emit(Event{Type: EventApprovalRequired, Round: round, Call: &Call{ID: c.ID, Tool: c.Name, Input: c.Input,
 			Unsandboxed: r.tools.unsandboxed(c.Name)}})
@@ -98,7 +100,7 @@ func (r *run) ask(ctx context.Context, round int, calls []checkpoint.ToolCall) (
 	return approved, denied, waiting, nil
 }
 
-func (r *run) decision(ctx context.Context, round int, c checkpoint.ToolCall) (Decision, error) {
+func (r *run) decision(ctx context.Context, round int, c conversation.ToolCall) (Decision, error) {
 	if r.approver == nil {
 		return Decision{}, ErrNoDecision
 	}
@@ -106,13 +108,13 @@ func (r *run) decision(ctx context.Context, round int, c checkpoint.ToolCall) (D
 	return r.approver(ctx, ApprovalRequest{Agent: r.agentID, Round: round, Call: Call{ID: c.ID, Tool: c.Name, Input: c.Input}})
 }
 
-func phaseRecord(round int, c checkpoint.ToolCall, p checkpoint.Phase, reason string) checkpoint.Record {
+func phaseRecord(round int, c conversation.ToolCall, p checkpoint.Phase, reason string) checkpoint.Record {
 	return checkpoint.Record{Type: checkpoint.RecPhase, Time: now(), Round: round, Call: c.ID, Tool: c.Name,
 		Phase: p, Reason: reason}
 }
 
 // decisionRecord journals a person's decision on a call.
-func decisionRecord(round int, c checkpoint.ToolCall, d Decision) checkpoint.Record {
+func decisionRecord(round int, c conversation.ToolCall, d Decision) checkpoint.Record {
 	if d.Approved {
 		return phaseRecord(round, c, checkpoint.PhaseApproved, "")
 	}

@@ -3,14 +3,15 @@ package host
 import (
 	"slices"
 
-	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/host/model"
 )
 
 // request is what a round sends the model: the system prompt, the tools
 // and the conversation msgs, which leaves out the model's first earlier
 // turns (see conversation).
-func (r *run) request(round int, msgs []checkpoint.Message, earlier int) model.Request {
+func (r *run) request(round int, msgs []conversation.Message, earlier int) model.Request {
 	return model.Request{
 		Model:    r.modelName,
 		System:   r.af.System,
@@ -28,7 +29,7 @@ func (r *run) request(round int, msgs []checkpoint.Message, earlier int) model.R
 // request costs nothing that grows with the history, and the script model
 // sees the same array grow round by round (see model.Script). Providers
 // only read a request's messages.
-func (r *run) requestMessages() []checkpoint.Message {
+func (r *run) requestMessages() []conversation.Message {
 	msgs := slices.Clip(r.state().Messages)
 	if len(r.pending) == 0 {
 		return msgs

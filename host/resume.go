@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/host/model"
 )
@@ -67,8 +69,8 @@ type ResumeOptions struct {
 	Steal bool
 }
 
-// Report is what resume found. It is also the agent_resumed event.
-type Report struct {
+// resumeReport is what resume found. It is also the agent_resumed event.
+type resumeReport struct {
 	Boundary int
 	// Finished are the calls of the interrupted round that had a result:
 	// they are kept and never run again.
@@ -87,7 +89,7 @@ type Report struct {
 	Dropped []string
 	// Resumed are the calls in flight that resume runs rather than seals,
 	// because their tool keeps what they had done (a delegation resumes
-	// its sub-agent; see NativeResumer).
+	// its sub-agent; see nativeResumer).
 	Resumed []string
 	// last is the newest phase record of each call of the round;
 	// tailCalls are the round's calls in the order the model asked.
@@ -201,7 +203,7 @@ func (e *Engine) rebuildRun(ctx context.Context, rec *checkpoint.Recovered, opts
 	runID string, log checkpoint.Log) (*run, error) {
 	def := rec.State.Definition
 	var af *AgentFile
-	var mods []Module
+	var mods []toolModule
 	var err error
 	if opts.Upgrade {
 		if af, err = LoadAgentFile(def.AgentPath); err == nil {
@@ -213,7 +215,7 @@ func (e *Engine) rebuildRun(ctx context.Context, rec *checkpoint.Recovered, opts
 	if err != nil {
 		return nil, fmt.Errorf("resume agent %q: %w", opts.ID, err)
 	}
-	af.Limits = af.Limits.Raise(opts.Limits)
+	af.Limits = af.Limits.raise(opts.Limits)
 	r, err := e.newRun(ctx, af, mods, opts.Model, def.Workspace, opts.ID, runID, log)
 	if err != nil {
 		return nil, fmt.Errorf("resume agent %q: %w", opts.ID, err)
@@ -226,7 +228,7 @@ func (e *Engine) rebuildRun(ctx context.Context, rec *checkpoint.Recovered, opts
 }
 
 // upgrade stores the agent file as it is now and journals the new definition.
-func (e *Engine) upgrade(af *AgentFile, old checkpoint.Definition, log checkpoint.Log) ([]Module, error) {
+func (e *Engine) upgrade(af *AgentFile, old checkpoint.Definition, log checkpoint.Log) ([]toolModule, error) {
 	mods, err := loadModules(af)
 	if err != nil {
 		return nil, err
@@ -247,7 +249,7 @@ func (r *run) nothingToDo(rec *checkpoint.Recovered) *Result {
 }
 
 // settle finishes or drops the interrupted round as the strategy says.
-func (r *run) settle(ctx context.Context, rec *checkpoint.Recovered, report Report, s Strategy) error {
+func (r *run) settle(ctx context.Context, rec *checkpoint.Recovered, report resumeReport, s Strategy) error {
 	turn, user := tailTurn(rec.Tail)
 	if s == StrategyReplay {
 		if len(rec.Tail) > 0 {
@@ -292,12 +294,12 @@ func (r *run) answered() (string, bool) {
 		return "", false
 	}
 	last := msgs[len(msgs)-1]
-	return last.Text, last.Role == checkpoint.RoleAssistant && len(last.ToolCalls) == 0
+	return last.Text, last.Role == conversation.RoleAssistant && len(last.ToolCalls) == 0
 }
 
 // callsNamed picks the calls whose ids are listed.
-func callsNamed(calls []checkpoint.ToolCall, ids []string) []checkpoint.ToolCall {
-	var out []checkpoint.ToolCall
+func callsNamed(calls []conversation.ToolCall, ids []string) []conversation.ToolCall {
+	var out []conversation.ToolCall
 	for _, c := range calls {
 		if slices.Contains(ids, c.ID) {
 			out = append(out, c)
@@ -307,14 +309,14 @@ func callsNamed(calls []checkpoint.ToolCall, ids []string) []checkpoint.ToolCall
 }
 
 // event is the agent_resumed event of a report.
-func (rep Report) event(s Strategy) Event {
+func (rep resumeReport) event(s Strategy) Event {
 	return Event{Type: EventAgentResumed, Strategy: string(s), Round: rep.Boundary, Sealed: rep.Sealed,
 		Finished: rep.Finished, Awaiting: rep.Awaiting, Applied: rep.Applied, Dropped: rep.Dropped, Resumed: rep.Resumed}
 }
 
 // drop is the report of a round that replay drops: every call of it is
 // dropped, whether it had finished, was in flight or waited for a person.
-func (rep Report) drop() Report {
+func (rep resumeReport) drop() resumeReport {
 	order := map[string]int{}
 	for i, t := range rep.tailCalls {
 		order[t] = i
@@ -331,7 +333,7 @@ func (rep Report) drop() Report {
 
 // tailTurn finds the model's turn and the user's prompt in an interrupted
 // round.
-func tailTurn(tail []checkpoint.Record) (turn, user *checkpoint.Message) {
+func tailTurn(tail []checkpoint.Record) (turn, user *conversation.Message) {
 	for _, rec := range tail {
 		switch rec.Type {
 		case checkpoint.RecTurn:
@@ -344,7 +346,7 @@ func tailTurn(tail []checkpoint.Record) (turn, user *checkpoint.Message) {
 }
 
 // tailUsage is what the model's turn of an interrupted round cost, or nil.
-func tailUsage(tail []checkpoint.Record) *checkpoint.Usage {
+func tailUsage(tail []checkpoint.Record) *conversation.Usage {
 	for _, rec := range tail {
 		if rec.Type == checkpoint.RecTurn && rec.Usage != nil {
 			u := *rec.Usage

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/checkpoint"
 )
 
@@ -24,7 +26,7 @@ turns:
 // is what a kill -9 at that moment leaves.
 func interrupted(t *testing.T) (*Engine, checkpoint.Store, string) {
 	return afterRound1(t, resumeScript, "crashed", func(log checkpoint.Log) error {
-		turn := checkpoint.Message{Role: checkpoint.RoleAssistant, ToolCalls: []checkpoint.ToolCall{
+		turn := conversation.Message{Role: conversation.RoleAssistant, ToolCalls: []conversation.ToolCall{
 			{ID: "call_2_0", Name: "echo", Input: `{"text":"two","n":2}`},
 			{ID: "call_2_1", Name: "echo", Input: `{"text":"three","n":3}`}}}
 		return log.Append(
@@ -120,7 +122,7 @@ func TestResumeSeal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sealed, kept *checkpoint.Message
+	var sealed, kept *conversation.Message
 	for i, m := range rec.State.Messages {
 		switch m.CallID {
 		case "call_2_0":
@@ -244,9 +246,9 @@ func dirBytes(t *testing.T, dir string) string {
 func answeredThenKilled(t *testing.T, committed bool) (*Engine, checkpoint.Store, string) {
 	script := "turns:\n  - tool_calls: [{name: echo, input: {text: one, n: 1}}]\n  - text: all done\n"
 	return afterRound1(t, script, "killed", func(log checkpoint.Log) error {
-		answer := checkpoint.Message{Role: checkpoint.RoleAssistant, Text: "all done"}
+		answer := conversation.Message{Role: conversation.RoleAssistant, Text: "all done"}
 		err := log.Append(checkpoint.Record{Type: checkpoint.RecRunStarted, Run: &checkpoint.RunInfo{ID: "run-killed"}},
-			checkpoint.Record{Type: checkpoint.RecTurn, Round: 2, Message: &answer, Usage: &checkpoint.Usage{OutputTokens: 2}})
+			checkpoint.Record{Type: checkpoint.RecTurn, Round: 2, Message: &answer, Usage: &conversation.Usage{OutputTokens: 2}})
 		if err == nil && committed {
 			_, err = log.Commit(checkpoint.Record{Type: checkpoint.RecCommit, Round: 2})
 		}

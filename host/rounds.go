@@ -2,6 +2,7 @@ package host
 
 import (
 	"bufio"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -16,10 +17,10 @@ import (
 
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/internal/syncpoint"
-	"github.com/cairnrun/cairn/sandbox"
+	"github.com/cairnrun/cairn/sandbox/overlay"
 )
 
-// Each round's changes are kept, for the last KeepRounds rounds that made
+// Each round's changes are kept, for the last keepRounds rounds that made
 // any, so that `cairn diff` can show them and `cairn undo` can take the
 // last one back: per call, its effect manifest, and the files before and
 // after, in one CBOR file beside the agent's journal:
@@ -40,8 +41,8 @@ type keptRecord struct {
 	After    map[string][]byte `cbor:"3,keyasint,omitempty"`
 }
 
-// KeepRounds is how many rounds' changes are kept.
-const KeepRounds = 10
+// keepRounds is how many rounds' changes are kept.
+const keepRounds = 10
 
 // changesRoot is where an agent's rounds' changes are kept.
 func (e *Engine) changesRoot(agent string) string {
@@ -59,7 +60,7 @@ func callChanges(root string, round int, call string) string {
 // name it) before keepChanges returns: were the apply to survive a power
 // cut and the record not, resume would record the call's own output as
 // "before".
-func keepChanges(root string, round int, call, workspace, staging string, effects sandbox.Effects) error {
+func keepChanges(root string, round int, call, workspace, staging string, effects overlay.Effects) error {
 	name := callChanges(root, round, call)
 	if _, err := os.Stat(name); err == nil {
 		return nil
@@ -83,7 +84,7 @@ func keepChanges(root string, round int, call, workspace, staging string, effect
 // what a call staged (up to its staging limit) sits in the host's memory:
 // a CBOR map of the record's three fields, the files' maps keyed by path,
 // each file a byte string of the size it had when opened.
-func writeKeptRecord(name, workspace, staging string, effects sandbox.Effects) error {
+func writeKeptRecord(name, workspace, staging string, effects overlay.Effects) error {
 	manifest, err := effects.Marshal()
 	if err != nil {
 		return err
@@ -94,7 +95,7 @@ func writeKeptRecord(name, workspace, staging string, effects sandbox.Effects) e
 			before = append(before, keptFile{e.Path, filepath.Join(workspace, e.Path)})
 		}
 		if e.New.IsFile() {
-			after = append(after, keptFile{e.Path, sandbox.StagedFile(staging, e.Path)})
+			after = append(after, keptFile{e.Path, overlay.StagedFile(staging, e.Path)})
 		}
 	}
 	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
@@ -197,7 +198,7 @@ func makeDirs(dir, top string) ([]string, error) {
 
 // readKeptRecord reads a call's kept changes: a record file, or the
 // directory an earlier version kept.
-func readKeptRecord(path string) (keptRecord, sandbox.Effects, error) {
+func readKeptRecord(path string) (keptRecord, overlay.Effects, error) {
 	var rec keptRecord
 	var err error
 	if fi, serr := os.Stat(path); serr == nil && fi.IsDir() {
@@ -210,7 +211,7 @@ func readKeptRecord(path string) (keptRecord, sandbox.Effects, error) {
 	if err != nil {
 		return rec, nil, err
 	}
-	effects, err := sandbox.DecodeEffects(rec.Manifest)
+	effects, err := overlay.DecodeEffects(rec.Manifest)
 	return rec, effects, err
 }
 
@@ -221,7 +222,7 @@ func readKeptDir(dir string) (keptRecord, error) {
 		return keptRecord{}, err
 	}
 	rec := keptRecord{Manifest: b, Before: map[string][]byte{}, After: map[string][]byte{}}
-	effects, err := sandbox.DecodeEffects(b)
+	effects, err := overlay.DecodeEffects(b)
 	if err != nil {
 		return rec, err
 	}
@@ -255,10 +256,10 @@ func keptCallsOf(dir string) (paths, calls []string, err error) {
 	return paths, calls, nil
 }
 
-// trimChanges keeps the changes of the last KeepRounds rounds.
+// trimChanges keeps the changes of the last keepRounds rounds.
 func trimChanges(root string) {
 	rounds := changedRounds(root)
-	for len(rounds) > KeepRounds {
+	for len(rounds) > keepRounds {
 		os.RemoveAll(filepath.Join(root, fmt.Sprintf("round-%d", rounds[0])))
 		rounds = rounds[1:]
 	}
@@ -297,7 +298,10 @@ var ErrNoChanges = errors.New("no changes kept for that round")
 // changes this node kept, or else from the store's pasts (a round run
 // on another node, or too long ago to be kept here), whose changes name
 // no call.
-func (e *Engine) Changes(agent string, round int) (int, []FileChange, error) {
+func (e *Engine) Changes(ctx context.Context, agent string, round int) (int, []FileChange, error) {
+	if err := e.begin(ctx); err != nil {
+		return 0, nil, err
+	}
 	n, out, err := e.keptChanges(agent, round)
 	if !errors.Is(err, ErrNoChanges) {
 		return n, out, err
@@ -325,14 +329,14 @@ func (e *Engine) keptChanges(agent string, round int) (int, []FileChange, error)
 	if round == 0 {
 		rounds := changedRounds(root)
 		if len(rounds) == 0 {
-			return 0, nil, fmt.Errorf("agent %q: %w (none of its last %d rounds changed a file)", agent, ErrNoChanges, KeepRounds)
+			return 0, nil, fmt.Errorf("agent %q: %w (none of its last %d rounds changed a file)", agent, ErrNoChanges, keepRounds)
 		}
 		round = rounds[len(rounds)-1]
 	}
 	dir := filepath.Join(root, fmt.Sprintf("round-%d", round))
 	paths, calls, err := keptCallsOf(dir)
 	if err != nil {
-		return round, nil, fmt.Errorf("agent %q round %d: %w (kept: the last %d rounds that changed files)", agent, round, ErrNoChanges, KeepRounds)
+		return round, nil, fmt.Errorf("agent %q round %d: %w (kept: the last %d rounds that changed files)", agent, round, ErrNoChanges, keepRounds)
 	}
 	var out []FileChange
 	for i, p := range paths {

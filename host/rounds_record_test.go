@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/cairnrun/cairn/sandbox"
+	"github.com/cairnrun/cairn/sandbox/overlay"
 )
 
 // The kept record that writeKeptRecord streams reads back as the files
@@ -23,7 +23,7 @@ func TestKeptRecordStreamsWhatItReadsBack(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var effects sandbox.Effects
+	var effects overlay.Effects
 	want := map[string][2][]byte{}
 	for i, size := range []int{0, 1, 23, 24, 255, 256, 65535, 65536, 70000} {
 		path := fmt.Sprintf("d/f-%d.txt", size)
@@ -31,13 +31,13 @@ func TestKeptRecordStreamsWhatItReadsBack(t *testing.T) {
 		for _, f := range []struct {
 			name string
 			data []byte
-		}{{filepath.Join(ws, path), old}, {sandbox.StagedFile(staging, path), new}} {
+		}{{filepath.Join(ws, path), old}, {overlay.StagedFile(staging, path), new}} {
 			must(os.MkdirAll(filepath.Dir(f.name), 0o700))
 			must(os.WriteFile(f.name, f.data, 0o600))
 		}
-		effects = append(effects, sandbox.Effect{Path: path, Op: sandbox.OpWrite, Mode: 0o644,
-			Base: sandbox.Version{Exists: true, Size: int64(size), Hash: sha256.Sum256(old)},
-			New:  sandbox.Version{Exists: true, Size: int64(size + i + 1), Hash: sha256.Sum256(new)}})
+		effects = append(effects, overlay.Effect{Path: path, Op: overlay.OpWrite, Mode: 0o644,
+			Base: overlay.Version{Exists: true, Size: int64(size), Hash: sha256.Sum256(old)},
+			New:  overlay.Version{Exists: true, Size: int64(size + i + 1), Hash: sha256.Sum256(new)}})
 		want[path] = [2][]byte{old, new}
 	}
 	name := filepath.Join(dir, "rec.cbor")
@@ -53,7 +53,7 @@ func TestKeptRecordStreamsWhatItReadsBack(t *testing.T) {
 				len(rec.Before[path]), len(rec.After[path]), len(w[0]), len(w[1]))
 		}
 	}
-	for _, e := range []sandbox.Effects{nil, {{Path: "made", Op: sandbox.OpMkdir, New: sandbox.Version{Exists: true, Dir: true}}}} {
+	for _, e := range []overlay.Effects{nil, {{Path: "made", Op: overlay.OpMkdir, New: overlay.Version{Exists: true, Dir: true}}}} {
 		must(writeKeptRecord(name, ws, staging, e))
 		rec, got, err := readKeptRecord(name)
 		must(err)

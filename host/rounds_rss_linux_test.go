@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/cairnrun/cairn/internal/rss"
-	"github.com/cairnrun/cairn/sandbox"
+	"github.com/cairnrun/cairn/sandbox/overlay"
 )
 
 // Keeping a call's changes for `cairn diff` copies its staged files
@@ -26,7 +26,7 @@ func TestKeepChangesStreamsStagedFiles(t *testing.T) {
 		}
 	}
 	big := make([]byte, 1<<20)
-	for _, p := range []string{filepath.Join(ws, "big.bin"), sandbox.StagedFile(staging, "big.bin")} {
+	for _, p := range []string{filepath.Join(ws, "big.bin"), overlay.StagedFile(staging, "big.bin")} {
 		f, err := os.Create(p)
 		if err != nil {
 			t.Fatal(err)
@@ -36,8 +36,8 @@ func TestKeepChangesStreamsStagedFiles(t *testing.T) {
 		}
 		f.Close()
 	}
-	v := sandbox.Version{Exists: true, Size: size}
-	effects := sandbox.Effects{{Path: "big.bin", Op: sandbox.OpWrite, Base: v, New: v, Mode: 0o644}}
+	v := overlay.Version{Exists: true, Size: size}
+	effects := overlay.Effects{{Path: "big.bin", Op: overlay.OpWrite, Base: v, New: v, Mode: 0o644}}
 	big = nil
 	base, err := rss.ResetPeak()
 	if err != nil {

@@ -3,6 +3,8 @@ package host
 import (
 	"fmt"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/checkpoint"
 )
 
@@ -34,8 +36,8 @@ const (
 // inspect reads the interrupted round: which calls finished (kept, never
 // run again), which wait for or have a person's decision (taken up where
 // they stood), and which were in flight (sealed).
-func (r *run) inspect(rec *checkpoint.Recovered) Report {
-	report := Report{Boundary: rec.State.Round, last: map[string]checkpoint.Record{}}
+func (r *run) inspect(rec *checkpoint.Recovered) resumeReport {
+	report := resumeReport{Boundary: rec.State.Round, last: map[string]checkpoint.Record{}}
 	turn, _ := tailTurn(rec.Tail)
 	if turn == nil {
 		return report
@@ -72,7 +74,7 @@ func (r *run) inspect(rec *checkpoint.Recovered) Report {
 	return report
 }
 
-func (r *run) seal(c checkpoint.ToolCall, p checkpoint.Phase, net []SealedExchange) Seal {
+func (r *run) seal(c conversation.ToolCall, p checkpoint.Phase, net []SealedExchange) Seal {
 	if sent := sentExchanges(net); len(sent) > 0 {
 		return netSeal(c, p, net, sent)
 	}

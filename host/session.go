@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/abi"
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/host/model"
@@ -199,7 +201,7 @@ func (s *Session) Tools() []SessionTool {
 // Asks reports whether the agent file's approval rules put a call of tool
 // with input to a person, so that a caller can ask before it calls.
 func (s *Session) Asks(tool string, input json.RawMessage) bool {
-	action, _ := s.r.actionOf(checkpoint.ToolCall{Name: tool, Input: string(input)})
+	action, _ := s.r.actionOf(conversation.ToolCall{Name: tool, Input: string(input)})
 	return action == ActionAsk
 }
 
@@ -229,12 +231,12 @@ func (s *Session) Call(ctx context.Context, tool string, input json.RawMessage, 
 	r := s.r
 	r.approver = ask
 	round := r.state().Round + 1
-	c := checkpoint.ToolCall{ID: fmt.Sprintf("mcp-%d", round), Name: tool, Input: string(input)}
-	turn := checkpoint.Message{Role: checkpoint.RoleAssistant, ToolCalls: []checkpoint.ToolCall{c}}
+	c := conversation.ToolCall{ID: fmt.Sprintf("mcp-%d", round), Name: tool, Input: string(input)}
+	turn := conversation.Message{Role: conversation.RoleAssistant, ToolCalls: []conversation.ToolCall{c}}
 	err := r.log.Append(checkpoint.Record{Type: checkpoint.RecTurn, Time: now(), Round: round, Message: &turn,
-		Usage: &checkpoint.Usage{}})
+		Usage: &conversation.Usage{}})
 	if err == nil {
-		r.emit(Event{Type: EventModelTurn, Round: round, Calls: 1, Usage: &checkpoint.Usage{}})
+		r.emit(Event{Type: EventModelTurn, Round: round, Calls: 1, Usage: &conversation.Usage{}})
 		err = r.finishRound(ctx, round, turn.ToolCalls, nil)
 	}
 	if err != nil {
@@ -245,11 +247,11 @@ func (s *Session) Call(ctx context.Context, tool string, input json.RawMessage, 
 }
 
 // outcome reads the call's result from the committed round.
-func (s *Session) outcome(c checkpoint.ToolCall, round int) *CallOutcome {
+func (s *Session) outcome(c conversation.ToolCall, round int) *CallOutcome {
 	out := &CallOutcome{Call: c.ID, Round: round}
 	msgs := s.r.state().Messages
 	for i := len(msgs) - 1; i >= 0; i-- {
-		if m := msgs[i]; m.Role == checkpoint.RoleTool && m.CallID == c.ID {
+		if m := msgs[i]; m.Role == conversation.RoleTool && m.CallID == c.ID {
 			out.Output, out.IsError = m.Text, m.IsError
 			break
 		}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/checkpoint"
 )
 
@@ -63,7 +65,7 @@ func TestSessionCallIsARound(t *testing.T) {
 		t.Errorf("state: round %d, %d messages, interrupted %v; want 2 committed rounds of 2 messages",
 			rec.State.Round, len(rec.State.Messages), rec.Interrupted())
 	}
-	if _, changes, err := eng.Changes("s1", 0); err != nil || len(changes) != 1 || changes[0].Path != "a.txt" {
+	if _, changes, err := eng.Changes(t.Context(), "s1", 0); err != nil || len(changes) != 1 || changes[0].Path != "a.txt" {
 		t.Errorf("changes: %+v %v, want a.txt", changes, err)
 	}
 }
@@ -143,7 +145,7 @@ func TestSessionSealsInterruptedCall(t *testing.T) {
 	}
 	// Leave round 1 as a crash would: the turn and the executing phase
 	// journaled, no result.
-	c := checkpoint.ToolCall{ID: "mcp-1", Name: "write_file", Input: `{"path":"a.txt","content":"x"}`}
+	c := conversation.ToolCall{ID: "mcp-1", Name: "write_file", Input: `{"path":"a.txt","content":"x"}`}
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
@@ -151,7 +153,7 @@ func TestSessionSealsInterruptedCall(t *testing.T) {
 		}
 	}
 	must(s.r.log.Append(checkpoint.Record{Type: checkpoint.RecTurn, Time: now(), Round: 1,
-		Message: &checkpoint.Message{Role: checkpoint.RoleAssistant, ToolCalls: []checkpoint.ToolCall{c}}},
+		Message: &conversation.Message{Role: conversation.RoleAssistant, ToolCalls: []conversation.ToolCall{c}}},
 		phaseRecord(1, c, checkpoint.PhaseExecuting, "")))
 	must(s.r.log.Sync())
 	must(s.r.close())

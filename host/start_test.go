@@ -45,12 +45,12 @@ func TestFailedStartLeavesNoAgent(t *testing.T) {
 		t.Fatal(err)
 	}
 	ws := t.TempDir()
-	if _, err := eng.Fork(ForkOptions{ID: "a", From: "nope", As: "b", Workspace: filepath.Join(ws, "b")}); !errors.Is(err, ErrNoBookmark) {
+	if _, err := eng.Fork(t.Context(), ForkOptions{ID: "a", From: "nope", As: "b", Workspace: filepath.Join(ws, "b")}); !errors.Is(err, ErrNoBookmark) {
 		t.Fatalf("fork from an unknown bookmark: %v", err)
 	}
 	noAgentDir(t, store, "b")
 	os.WriteFile(filepath.Join(ws, "taken"), []byte("x"), 0o644)
-	if _, err := eng.Fork(ForkOptions{ID: "a", As: "b", Workspace: ws}); err == nil {
+	if _, err := eng.Fork(t.Context(), ForkOptions{ID: "a", As: "b", Workspace: ws}); err == nil {
 		t.Fatal("forked into a workspace that is not empty")
 	}
 	noAgentDir(t, store, "b")

@@ -33,7 +33,7 @@ func TestTeamExampleRuns(t *testing.T) {
 			t.Fatalf("%s: %v", f, err)
 		}
 	}
-	kids, err := Children(store, "team")
+	kids, err := Children(t.Context(), store, "team")
 	if err != nil || len(kids) != 2 {
 		t.Fatalf("children: %+v, %v", kids, err)
 	}

@@ -4,10 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/host/model"
+	"github.com/cairnrun/cairn/internal/view"
 )
 
 // The task list: an agent file with `todos: true` gives the model the
@@ -19,8 +19,8 @@ import (
 // restored by resume and copied by fork, and is shown by `cairn show`. A
 // sub-agent's list is its own.
 
-// TodoWriteTool is the task list's tool's name.
-const TodoWriteTool = "todo_write"
+// todoWriteName is the task list's tool's name.
+const todoWriteName = "todo_write"
 
 const todoSchema = `{"type":"object","required":["todos"],"additionalProperties":false,` +
 	`"properties":{"todos":{"type":"array","maxItems":100,"items":{"type":"object","required":["content","status"],` +
@@ -28,58 +28,33 @@ const todoSchema = `{"type":"object","required":["todos"],"additionalProperties"
 	`"status":{"enum":["pending","in_progress","done"]}}}}}}`
 
 // todoTools gives an agent file that asks for it the task list's tool.
-func todoTools(af *AgentFile) ([]NativeTool, error) {
+func todoTools(af *AgentFile) ([]nativeTool, error) {
 	if !af.Todos {
 		return nil, nil
 	}
-	return []NativeTool{todoWrite{}}, nil
+	return []nativeTool{todoWrite{}}, nil
 }
 
 type todoWrite struct{}
 
 func (todoWrite) Spec() model.Tool {
-	return model.Tool{Name: TodoWriteTool, InputSchema: json.RawMessage(todoSchema),
+	return model.Tool{Name: todoWriteName, InputSchema: json.RawMessage(todoSchema),
 		Description: "Write your plan as a task list, replacing the one you wrote before: every item with its status " +
 			"(pending, in_progress or done). Keep it current as you work; it is kept with your state."}
 }
 
-func (todoWrite) Call(_ context.Context, c *NativeCall) (NativeResult, error) {
+func (todoWrite) Call(_ context.Context, c *nativeCall) (nativeResult, error) {
 	var in struct {
 		Todos []checkpoint.Todo `json:"todos"`
 	}
 	if err := json.Unmarshal(c.Input, &in); err != nil {
-		return NativeResult{}, fmt.Errorf("%s: %w", TodoWriteTool, err)
+		return nativeResult{}, fmt.Errorf("%s: %w", todoWriteName, err)
 	}
 	list := &checkpoint.TodoList{Items: in.Todos}
 	if list.Items == nil {
 		list.Items = []checkpoint.Todo{}
 	}
-	return NativeResult{Output: "The task list now reads:\n" + FormatTodos(list.Items), Todos: list}, nil
-}
-
-// FormatTodos writes a task list one item a line, its status first.
-func FormatTodos(items []checkpoint.Todo) string {
-	if len(items) == 0 {
-		return "(empty)"
-	}
-	var b strings.Builder
-	for i, t := range items {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
-		fmt.Fprintf(&b, "[%s] %s", todoMark(t.Status), t.Text)
-	}
-	return b.String()
-}
-
-func todoMark(s checkpoint.TodoStatus) string {
-	switch s {
-	case checkpoint.TodoDone:
-		return "x"
-	case checkpoint.TodoInProgress:
-		return "~"
-	}
-	return " "
+	return nativeResult{Output: "The task list now reads:\n" + view.FormatTodos(list.Items), Todos: list}, nil
 }
 
 // emitTodos emits, once the round committed, the task list a call of it

@@ -50,14 +50,14 @@ func TestTodoWriteKeepsTheList(t *testing.T) {
 	if len(lists) != 2 || !reflect.DeepEqual(lists[1], todosAfter2) {
 		t.Fatalf("todos events: %+v", lists)
 	}
-	in, err := Inspect(store, "p")
+	in, err := Inspect(t.Context(), store, "p")
 	if err != nil || !reflect.DeepEqual(in.State.Todos, todosAfter2) {
 		t.Fatalf("stored list: %+v, %v", in.State.Todos, err)
 	}
-	if _, err := eng.Fork(ForkOptions{ID: "p", As: "q", Workspace: filepath.Join(t.TempDir(), "q")}); err != nil {
+	if _, err := eng.Fork(t.Context(), ForkOptions{ID: "p", As: "q", Workspace: filepath.Join(t.TempDir(), "q")}); err != nil {
 		t.Fatal(err)
 	}
-	if in, err := Inspect(store, "q"); err != nil || !reflect.DeepEqual(in.State.Todos, todosAfter2) {
+	if in, err := Inspect(t.Context(), store, "q"); err != nil || !reflect.DeepEqual(in.State.Todos, todosAfter2) {
 		t.Fatalf("forked list: %+v, %v", in.State.Todos, err)
 	}
 }
@@ -71,7 +71,7 @@ func TestTodoListSurvivesAnInterruptedRound(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	res, err := eng.Run(ctx, RunOptions{Agent: af, ID: "p", Prompt: "go", OnEvent: func(e Event) {
-		if e.Type == EventToolEnd && e.Round == 2 && e.Call.Tool == TodoWriteTool {
+		if e.Type == EventToolEnd && e.Round == 2 && e.Call.Tool == todoWriteName {
 			cancel()
 		}
 	}})
@@ -89,7 +89,7 @@ func TestTodoListSurvivesAnInterruptedRound(t *testing.T) {
 	if rep := eventOf(events, EventAgentResumed); rep == nil || len(rep.Finished) == 0 {
 		t.Fatalf("resume report: %+v", rep)
 	}
-	in, err := Inspect(store, "p")
+	in, err := Inspect(t.Context(), store, "p")
 	if err != nil || !reflect.DeepEqual(in.State.Todos, todosAfter2) {
 		t.Fatalf("list after resume: %+v, %v", in.State.Todos, err)
 	}

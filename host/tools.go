@@ -16,9 +16,9 @@ import (
 	"github.com/cairnrun/cairn/sandbox/netguard"
 )
 
-// Module is one tool module as an agent uses it: its bytes (kept in the
+// toolModule is one tool module as an agent uses it: its bytes (kept in the
 // store by digest), its manifest and what the agent file grants it.
-type Module struct {
+type toolModule struct {
 	Ref      ToolRef
 	Wasm     []byte
 	Manifest abi.Manifest
@@ -37,7 +37,7 @@ type tool struct {
 	remote ExternalTools
 	server string
 	// native is the tool of one the host carries out itself.
-	native NativeTool
+	native nativeTool
 	// guard is the module's network grant; nil grants none.
 	guard *netguard.Guard
 }
@@ -68,7 +68,7 @@ func readModule(af *AgentFile, ref ToolRef) ([]byte, error) {
 	if wasm, ok := embeddedWasm(ref.Module); ok {
 		return wasm, nil
 	}
-	b, err := os.ReadFile(af.Path(ref.Module))
+	b, err := os.ReadFile(af.resolve(ref.Module))
 	if err != nil {
 		return nil, fmt.Errorf("read tool module: %w", err)
 	}
@@ -84,7 +84,7 @@ func readModule(af *AgentFile, ref ToolRef) ([]byte, error) {
 // reads but whose code does not compile is kept: its tools answer every
 // call with the compile error, so the model learns of it and the run goes
 // on, and the run warns of it once (see newWarnings).
-func newToolset(ctx context.Context, rt *sandbox.Runtime, af *AgentFile, mods []Module) (*toolset, error) {
+func newToolset(ctx context.Context, rt *sandbox.Runtime, af *AgentFile, mods []toolModule) (*toolset, error) {
 	ts := &toolset{tools: map[string]*tool{}}
 	for _, m := range mods {
 		loading := rt.Load(ctx, m.Wasm)
@@ -130,7 +130,7 @@ func doesNotLoad(ref ToolRef, err error) error {
 	return fmt.Errorf("tool module %s does not load: %w", ref.Module, err)
 }
 
-func (ts *toolset) add(af *AgentFile, m Module, loading *sandbox.Loading) error {
+func (ts *toolset) add(af *AgentFile, m toolModule, loading *sandbox.Loading) error {
 	only := map[string]bool{}
 	for _, n := range m.Ref.Only {
 		if _, ok := m.Manifest.Lookup(n); !ok {
@@ -173,14 +173,14 @@ func (ts *toolset) add(af *AgentFile, m Module, loading *sandbox.Loading) error 
 func resolveMounts(af *AgentFile, ms []ExtraMount) []ExtraMount {
 	out := make([]ExtraMount, len(ms))
 	for i, m := range ms {
-		out[i] = ExtraMount{Host: af.Path(m.Host), Guest: m.Guest}
+		out[i] = ExtraMount{Host: af.resolve(m.Host), Guest: m.Guest}
 	}
 	return out
 }
 
 // grantOf is the module's grant: the agent file's, or for the built-in
 // tools when the file says nothing, what they ask for.
-func grantOf(m Module) Grant {
+func grantOf(m toolModule) Grant {
 	if m.Ref.Grant != nil {
 		return *m.Ref.Grant
 	}
@@ -219,7 +219,7 @@ func checkGrant(t abi.Tool, g Grant) error {
 // checkImportGrant refuses a module that imports a WASI function its
 // grant's imports do not allow, saying what to add to the agent file. A
 // module whose imports do not read is left for compiling to report.
-func checkImportGrant(m Module, g Grant) error {
+func checkImportGrant(m toolModule, g Grant) error {
 	denied, err := sandbox.Policy{Imports: g.Imports}.DeniedImports(m.Wasm)
 	if err != nil || len(denied) == 0 {
 		return nil

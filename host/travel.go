@@ -9,8 +9,10 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/checkpoint"
-	"github.com/cairnrun/cairn/sandbox"
+	"github.com/cairnrun/cairn/sandbox/overlay"
 )
 
 // The workspace travels with the agent. When a store keeps pasts
@@ -22,7 +24,9 @@ import (
 //   - before each call's changes are applied: the content of every file
 //     they write, as blobs (deduplicated: a content is stored once);
 //   - as each round commits: the round's past, with the changes its calls
-//     applied.
+//     applied; or the whole workspace again, when the round's changes do
+//     not hold all that changed (its sub-agents applied theirs, or files
+//     changed outside the agent: an undo, a person's edit).
 //
 // So the store can rebuild the workspace at any boundary: Resume with
 // ResumeOptions.Workspace on a node that never saw it, and Fork at any
@@ -32,7 +36,7 @@ import (
 // its start. Past it the run is refused, before anything is changed.
 type WorkspaceLimit struct {
 	// Files and Bytes bound its regular files and directories, and the
-	// bytes of its files; zero means DefaultWorkspaceLimit's.
+	// bytes of its files; zero means 20000 files and 1 GiB.
 	Files int
 	Bytes int64
 	// Off keeps no copy: the agent does not travel, and cannot be forked
@@ -40,15 +44,15 @@ type WorkspaceLimit struct {
 	Off bool
 }
 
-// DefaultWorkspaceLimit is the limit when Config.WorkspaceLimit is zero.
-var DefaultWorkspaceLimit = WorkspaceLimit{Files: 20000, Bytes: 1 << 30}
+// defaultWorkspaceLimit is the limit when Config.WorkspaceLimit is zero.
+var defaultWorkspaceLimit = WorkspaceLimit{Files: 20000, Bytes: 1 << 30}
 
 func (l WorkspaceLimit) orDefault() WorkspaceLimit {
 	if l.Files == 0 {
-		l.Files = DefaultWorkspaceLimit.Files
+		l.Files = defaultWorkspaceLimit.Files
 	}
 	if l.Bytes == 0 {
-		l.Bytes = DefaultWorkspaceLimit.Bytes
+		l.Bytes = defaultWorkspaceLimit.Bytes
 	}
 	return l
 }
@@ -64,6 +68,10 @@ type travel struct {
 	limit    WorkspaceLimit
 	// roundChanges are the changes the round's calls applied.
 	roundChanges []checkpoint.WorkspaceEntry
+	// outside says the round began with news of files changed outside
+	// the agent (an undo, a person's edit), which its calls' changes do
+	// not hold.
+	outside bool
 }
 
 func (e *Engine) newTravel() travel {
@@ -188,7 +196,7 @@ func tooLarge(dir string, limit WorkspaceLimit) error {
 // write, as the call finishes and before its result is journaled: so a
 // node that resumes the agent from the store can apply them, though the
 // staging is on the node that ran the call.
-func (r *run) keepStagedFiles(staging string, effects sandbox.Effects) error {
+func (r *run) keepStagedFiles(staging string, effects overlay.Effects) error {
 	if r.timeline == nil {
 		return nil
 	}
@@ -196,7 +204,7 @@ func (r *run) keepStagedFiles(staging string, effects sandbox.Effects) error {
 		if !e.New.IsFile() {
 			continue
 		}
-		data, err := os.ReadFile(sandbox.StagedFile(staging, e.Path))
+		data, err := os.ReadFile(overlay.StagedFile(staging, e.Path))
 		if err != nil {
 			return fmt.Errorf("keep %s in the store: %w", e.Path, err)
 		}
@@ -211,7 +219,7 @@ func (r *run) keepStagedFiles(staging string, effects sandbox.Effects) error {
 // store has the files they write, staging again from the store what a
 // node that ran the call staged and this one lacks; and notes the changes
 // for the round's past.
-func (r *run) beforeApply(staging string, effects sandbox.Effects) error {
+func (r *run) beforeApply(staging string, effects overlay.Effects) error {
 	if r.timeline == nil {
 		return nil
 	}
@@ -232,8 +240,8 @@ func (r *run) beforeApply(staging string, effects sandbox.Effects) error {
 
 // stageFromStore writes a file's staged content from the store, unless it
 // is staged here.
-func (r *run) stageFromStore(staging string, e sandbox.Effect) error {
-	name := sandbox.StagedFile(staging, e.Path)
+func (r *run) stageFromStore(staging string, e overlay.Effect) error {
+	name := overlay.StagedFile(staging, e.Path)
 	if _, err := os.Stat(name); err == nil {
 		return nil
 	}
@@ -259,21 +267,21 @@ func writeSynced(name string, data []byte, mode os.FileMode) error {
 
 // noteChanges notes a call's applied changes for the round's past. The
 // content of the files they write is in the store already.
-func (r *run) noteChanges(effects sandbox.Effects) {
+func (r *run) noteChanges(effects overlay.Effects) {
 	if r.timeline != nil {
 		r.roundChanges = append(r.roundChanges, changesOf(effects)...)
 	}
 }
 
 // changesOf is a call's effects as changes of a workspace manifest.
-func changesOf(effects sandbox.Effects) []checkpoint.WorkspaceEntry {
+func changesOf(effects overlay.Effects) []checkpoint.WorkspaceEntry {
 	out := make([]checkpoint.WorkspaceEntry, 0, len(effects))
 	for _, e := range effects {
 		c := checkpoint.WorkspaceEntry{Path: e.Path, Mode: uint32(e.Mode.Perm())}
 		switch e.Op {
-		case sandbox.OpWrite:
+		case overlay.OpWrite:
 			c.Digest, c.Size = "sha256:"+hex.EncodeToString(e.New.Hash[:]), e.New.Size
-		case sandbox.OpMkdir:
+		case overlay.OpMkdir:
 			c.Dir = true
 		default:
 			c.Gone = true
@@ -293,7 +301,7 @@ func appliedInTail(tail []checkpoint.Record) []checkpoint.WorkspaceEntry {
 		if t.Type != checkpoint.RecApplied || k == nil || len(k.result.Result.Effects) == 0 {
 			continue
 		}
-		if effects, err := sandbox.DecodeEffects(k.result.Result.Effects); err == nil {
+		if effects, err := overlay.DecodeEffects(k.result.Result.Effects); err == nil {
 			out = append(out, changesOf(effects)...)
 		}
 	}
@@ -306,7 +314,7 @@ func (r *run) noteApplied(k *keptCall) {
 	if k == nil || len(k.result.Result.Effects) == 0 {
 		return
 	}
-	if effects, err := sandbox.DecodeEffects(k.result.Result.Effects); err == nil {
+	if effects, err := overlay.DecodeEffects(k.result.Result.Effects); err == nil {
 		r.noteChanges(effects)
 	}
 }
@@ -321,9 +329,12 @@ func (r *run) keepPast() error {
 		return err
 	}
 	r.roundChanges = nil
-	if roundDelegated(r.state()) {
+	outside := r.outside
+	r.outside = false
+	if outside || roundDelegated(r.state()) {
 		// Its sub-agents applied their changes through their own journals,
-		// so the round's changes do not hold them: keep the whole workspace.
+		// or something outside the agent changed files: the round's
+		// changes do not hold them, so keep the whole workspace.
 		if p.Base, err = storeWorkspace(r.store, r.workspace, r.limit); err != nil {
 			return fmt.Errorf("keep round %d's workspace: %w", p.Round, err)
 		}
@@ -340,9 +351,9 @@ func (r *run) keepPast() error {
 func roundDelegated(st *checkpoint.State) bool {
 	for i := len(st.Messages) - 1; i >= 0; i-- {
 		switch m := &st.Messages[i]; m.Role {
-		case checkpoint.RoleAssistant:
-			return slices.ContainsFunc(m.ToolCalls, func(c checkpoint.ToolCall) bool { return c.Name == DelegateTool })
-		case checkpoint.RoleUser:
+		case conversation.RoleAssistant:
+			return slices.ContainsFunc(m.ToolCalls, func(c conversation.ToolCall) bool { return c.Name == delegateName })
+		case conversation.RoleUser:
 			return false
 		}
 	}

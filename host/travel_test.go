@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/checkpoint"
 )
 
@@ -137,10 +139,11 @@ func TestForkAtAnyRound(t *testing.T) {
 		{6, 12, "two", "three"},
 	} {
 		ws := filepath.Join(t.TempDir(), "ws")
-		st, err := eng.Fork(ForkOptions{ID: "a", Past: true, AtRound: tc.round, As: "f" + string(rune('0'+tc.round)), Workspace: ws})
+		f, err := eng.Fork(t.Context(), ForkOptions{ID: "a", Past: true, AtRound: tc.round, As: "f" + string(rune('0'+tc.round)), Workspace: ws})
 		if err != nil {
 			t.Fatal(err)
 		}
+		st := stateOfFork(t, eng, f)
 		if st.Round != tc.round || len(st.Messages) != tc.messages || st.Lineage.Round != tc.round {
 			t.Fatalf("fork at round %d: round %d, %d messages", tc.round, st.Round, len(st.Messages))
 		}
@@ -148,7 +151,7 @@ func TestForkAtAnyRound(t *testing.T) {
 			t.Fatalf("fork at round %d: workspace %q %q", tc.round, readFile(t, ws, "notes.txt"), readFile(t, ws, "more.txt"))
 		}
 	}
-	_, err := eng.Fork(ForkOptions{ID: "a", Past: true, AtRound: 9, As: "f9"})
+	_, err := eng.Fork(t.Context(), ForkOptions{ID: "a", Past: true, AtRound: 9, As: "f9"})
 	if !errors.Is(err, checkpoint.ErrNoPast) {
 		t.Fatalf("fork at a round never committed: %v", err)
 	}
@@ -159,7 +162,7 @@ func TestForkAtAnyRound(t *testing.T) {
 func TestChangesOfAnyRoundFromTheStore(t *testing.T) {
 	eng, _, _ := travelled(t)
 	os.RemoveAll(eng.changesRoot("a"))
-	round, changes, err := eng.Changes("a", 3)
+	round, changes, err := eng.Changes(t.Context(), "a", 3)
 	if err != nil || round != 3 || len(changes) != 1 {
 		t.Fatalf("round 3: %d, %+v, %v", round, changes, err)
 	}
@@ -167,11 +170,11 @@ func TestChangesOfAnyRoundFromTheStore(t *testing.T) {
 	if c.Path != "notes.txt" || c.Op != "write" || string(c.Before) != "one" || string(c.After) != "two" {
 		t.Fatalf("round 3's change: %+v", c)
 	}
-	if round, _, err := eng.Changes("a", 0); err != nil || round != 5 {
+	if round, _, err := eng.Changes(t.Context(), "a", 0); err != nil || round != 5 {
 		t.Fatalf("last change: round %d, %v", round, err)
 	}
-	msgs, st, err := RoundMessages(eng.Store(), "a", 3)
-	if err != nil || len(msgs) != 3 || st.Round != 3 || msgs[0].Role != checkpoint.RoleUser {
+	msgs, st, err := RoundMessages(t.Context(), eng.Store(), "a", 3)
+	if err != nil || len(msgs) != 3 || st.Round != 3 || msgs[0].Role != conversation.RoleUser {
 		t.Fatalf("round 3's messages: %+v, %v", msgs, err)
 	}
 }
@@ -214,5 +217,44 @@ limits: {max_rounds: 1}
 	}
 	if got := readFile(t, elsewhere, "notes.txt"); got != "one" {
 		t.Fatalf("notes.txt on node B after the repair: %q", got)
+	}
+}
+
+// An undo, like any change made outside the agent, reaches the store's copy
+// of the workspace with the next round: a resume elsewhere after it finds
+// the workspace as undone, not as the agent last left it.
+func TestUndoTravelsWithTheNextRound(t *testing.T) {
+	eng, _ := fileEngine(t)
+	af := agentIn(t, `
+name: undone
+model: {provider: script, script: script.yaml}
+workspace: workspace
+tools: [{module: builtin}]
+`, `
+turns:
+  - tool_calls: [{name: write_file, input: {path: notes.txt, content: one}}]
+  - text: wrote one
+  - text: seen
+`)
+	ws := af.WorkspaceDir()
+	if err := os.WriteFile(filepath.Join(ws, "seed.txt"), []byte("seed"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i, prompt := range []string{"write", "look again"} {
+		if i == 1 {
+			if _, err := eng.Undo(t.Context(), "u"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if res, err := eng.Run(t.Context(), RunOptions{Agent: af, ID: "u", Prompt: prompt}); err != nil || res.Status != StatusDone {
+			t.Fatalf("run %d: %+v, %v", i, res, err)
+		}
+	}
+	elsewhere := filepath.Join(t.TempDir(), "node-b")
+	if _, err := eng.Resume(t.Context(), ResumeOptions{ID: "u", Workspace: elsewhere}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := dirTree(t, elsewhere), dirTree(t, ws); !maps.Equal(got, want) || len(got) != 1 {
+		t.Fatalf("the store's copy differs from the undone workspace:\n got %v\nwant %v", got, want)
 	}
 }

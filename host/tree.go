@@ -1,11 +1,13 @@
 package host
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"sync"
 	"time"
+
+	"github.com/cairnrun/cairn/checkpoint/conversation"
 
 	"github.com/cairnrun/cairn/checkpoint"
 )
@@ -31,12 +33,12 @@ type tree struct {
 	deadline time.Time
 	mu       sync.Mutex
 	// used is, by agent, the usage not yet part of its parent's state.
-	used map[string]checkpoint.Usage
+	used map[string]conversation.Usage
 }
 
 // newTree starts the tree of the top-level run r.
 func newTree(r *run) *tree {
-	t := &tree{limits: r.af.Limits, used: map[string]checkpoint.Usage{r.agentID: r.state().Usage}}
+	t := &tree{limits: r.af.Limits, used: map[string]conversation.Usage{r.agentID: r.state().Usage}}
 	if r.af.Limits.MaxTime > 0 {
 		t.deadline = r.startedAt.Add(time.Duration(r.af.Limits.MaxTime))
 	}
@@ -45,7 +47,7 @@ func newTree(r *run) *tree {
 
 // report records an agent's usage at its boundary, and forgets the
 // children whose usage that now includes.
-func (t *tree) report(agent string, u checkpoint.Usage, children []string) {
+func (t *tree) report(agent string, u conversation.Usage, children []string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.used[agent] = u
@@ -54,10 +56,10 @@ func (t *tree) report(agent string, u checkpoint.Usage, children []string) {
 	}
 }
 
-func (t *tree) total() checkpoint.Usage {
+func (t *tree) total() conversation.Usage {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	var sum checkpoint.Usage
+	var sum conversation.Usage
 	for _, u := range t.used {
 		sum = sum.Add(u)
 	}
@@ -148,10 +150,15 @@ func (r *run) committed(round int, results []callResult) {
 }
 
 // Children lists the sub-agents an agent's delegations made, by id.
-func Children(store checkpoint.Store, id string) ([]checkpoint.Summary, error) {
-	if err := usable(store); err != nil {
+func Children(ctx context.Context, store checkpoint.Store, id string) ([]checkpoint.Summary, error) {
+	if err := usableNow(ctx, store); err != nil {
 		return nil, err
 	}
+	return children(store, id)
+}
+
+// children is Children of a usable store.
+func children(store checkpoint.Store, id string) ([]checkpoint.Summary, error) {
 	list, err := store.List()
 	if err != nil {
 		return nil, err
@@ -165,46 +172,12 @@ func Children(store checkpoint.Store, id string) ([]checkpoint.Summary, error) {
 	return out, nil
 }
 
-// TreeOrder orders a store's list as trees: each agent followed by its
-// sub-agents, depth first, each with its depth below the top of the list.
-// A sub-agent whose parent is not in the list is listed at the top.
-func TreeOrder(list []checkpoint.Summary) ([]checkpoint.Summary, []int) {
-	ids := map[string]bool{}
-	kids := map[string][]checkpoint.Summary{}
-	for _, s := range list {
-		ids[s.ID] = true
-	}
-	var tops []checkpoint.Summary
-	for _, s := range list {
-		if s.Parent != "" && ids[s.Parent] {
-			kids[s.Parent] = append(kids[s.Parent], s)
-		} else {
-			tops = append(tops, s)
-		}
-	}
-	var out []checkpoint.Summary
-	var depth []int
-	var walk func(s checkpoint.Summary, d int)
-	walk = func(s checkpoint.Summary, d int) {
-		out, depth = append(out, s), append(depth, d)
-		ks := kids[s.ID]
-		sort.Slice(ks, func(i, j int) bool { return ks[i].ID < ks[j].ID })
-		for _, k := range ks {
-			walk(k, d+1)
-		}
-	}
-	for _, s := range tops {
-		walk(s, 0)
-	}
-	return out, depth
-}
-
 // removeChildren removes the sub-agents an agent's delegations made, and
 // theirs, for a run that starts the agent over: its new delegations must
 // not find the old children's answers. A child that a process runs is
 // not removed: its lock's error says which.
 func (e *Engine) removeChildren(id string) error {
-	kids, err := Children(e.store, id)
+	kids, err := children(e.store, id)
 	if err != nil {
 		return err
 	}
@@ -229,10 +202,14 @@ func (e *Engine) removeTree(id string) error {
 }
 
 // RootOf is the top-level agent of the tree agent id is in: id itself for
-// an agent no delegation made, or one whose parent cannot be read.
-func RootOf(store checkpoint.Store, id string) string {
-	for seen := 0; seen < MaxDepth+1; seen++ {
-		in, err := Inspect(store, id)
+// an agent no delegation made, or one whose parent cannot be read (or
+// when ctx has ended).
+func RootOf(ctx context.Context, store checkpoint.Store, id string) string {
+	if usableNow(ctx, store) != nil {
+		return id
+	}
+	for seen := 0; seen < maxDepth+1; seen++ {
+		in, err := inspect(store, id)
 		if err != nil || in.State.Parent == nil {
 			return id
 		}

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/checkpoint"
 )
 
@@ -46,8 +48,8 @@ func TestResumeParentResumesItsChildren(t *testing.T) {
 	if got := toolTexts(rec.State); len(got) != 2 || got[0] != "wrote alpha.txt" || got[1] != "wrote beta.txt" {
 		t.Fatalf("the parent's results: %q", got)
 	}
-	kids, _ := Children(store, "lead")
-	var childUsage checkpoint.Usage
+	kids, _ := Children(t.Context(), store, "lead")
+	var childUsage conversation.Usage
 	for _, k := range kids {
 		c, _ := store.Read(k.ID)
 		if n := writesDone(c.State); n != 1 || c.State.Status != checkpoint.StatusDone {
@@ -77,7 +79,7 @@ func TestTreeSharesTheParentsTokenLimit(t *testing.T) {
 	if err != nil || res.Status != StatusPaused || !strings.Contains(res.Reason, "the tree of lead reached max_tokens (14 used of 10)") {
 		t.Fatalf("run: %+v, %v; want the tree's limit to pause the second child", res, err)
 	}
-	kids, _ := Children(store, "lead")
+	kids, _ := Children(t.Context(), store, "lead")
 	var done, paused string
 	for _, k := range kids {
 		switch k.Status {
@@ -116,14 +118,14 @@ func TestChildAwaitingApprovalStopsTheTree(t *testing.T) {
 	if err != nil || res.Status != StatusAwaitingApproval || !strings.Contains(res.Reason, "cairn approve "+beta) {
 		t.Fatalf("run: %+v, %v", res, err)
 	}
-	if root := RootOf(store, beta); root != "lead" {
+	if root := RootOf(t.Context(), store, beta); root != "lead" {
 		t.Fatalf("RootOf(%s) = %s", beta, root)
 	}
-	pending, err := Pending(store, beta)
+	pending, err := Pending(t.Context(), store, beta)
 	if err != nil || len(pending) != 1 {
 		t.Fatalf("pending of %s: %+v, %v", beta, pending, err)
 	}
-	if err := eng.Decide(beta, pending[0].Call.ID, Decision{Approved: true}); err != nil {
+	if err := eng.Decide(t.Context(), beta, pending[0].Call.ID, Decision{Approved: true}); err != nil {
 		t.Fatal(err)
 	}
 	res, _ = resume(t, eng, "lead", StrategySeal)
@@ -226,10 +228,10 @@ func TestResumeStartsDelegationsThatHadNotStarted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	user := checkpoint.Message{Role: checkpoint.RoleUser, Text: "go"}
-	turn := checkpoint.Message{Role: checkpoint.RoleAssistant, ToolCalls: []checkpoint.ToolCall{
-		{ID: "call_1_0", Name: DelegateTool, Input: `{"agent":"alpha","task":"write alpha.txt"}`},
-		{ID: "call_1_1", Name: DelegateTool, Input: `{"agent":"beta","task":"write beta.txt"}`}}}
+	user := conversation.Message{Role: conversation.RoleUser, Text: "go"}
+	turn := conversation.Message{Role: conversation.RoleAssistant, ToolCalls: []conversation.ToolCall{
+		{ID: "call_1_0", Name: delegateName, Input: `{"agent":"alpha","task":"write alpha.txt"}`},
+		{ID: "call_1_1", Name: delegateName, Input: `{"agent":"beta","task":"write beta.txt"}`}}}
 	err = errors.Join(log.Append(
 		checkpoint.Record{Type: checkpoint.RecRunStarted, Run: &checkpoint.RunInfo{ID: "run-killed"}},
 		checkpoint.Record{Type: checkpoint.RecUser, Round: 1, Message: &user},
@@ -294,7 +296,7 @@ func TestReplayKeepsARoundThatDelegated(t *testing.T) {
 	if res.Status != StatusDone || rep == nil || len(rep.Dropped) != 0 || len(rep.Resumed)+len(rep.Finished) != 2 {
 		t.Fatalf("replay: %+v; report %+v", res, rep)
 	}
-	if kids, _ := Children(store, "lead"); len(kids) != 2 {
+	if kids, _ := Children(t.Context(), store, "lead"); len(kids) != 2 {
 		t.Fatalf("%d children, want the 2 the round made", len(kids))
 	}
 }
@@ -305,7 +307,7 @@ func TestReplayKeepsARoundThatDelegated(t *testing.T) {
 func writesDone(st *checkpoint.State) int {
 	n := 0
 	for _, m := range st.Messages {
-		if m.Role == checkpoint.RoleTool && !m.IsError {
+		if m.Role == conversation.RoleTool && !m.IsError {
 			n++
 		}
 	}
@@ -324,7 +326,7 @@ func TestParentPastHoldsItsChildrensChanges(t *testing.T) {
 		t.Fatalf("run: %+v, %v", res, err)
 	}
 	ws := filepath.Join(t.TempDir(), "ws")
-	if _, err := eng.Fork(ForkOptions{ID: "lead", Past: true, AtRound: 1, As: "then", Workspace: ws}); err != nil {
+	if _, err := eng.Fork(t.Context(), ForkOptions{ID: "lead", Past: true, AtRound: 1, As: "then", Workspace: ws}); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"alpha", "beta"} {

@@ -7,12 +7,12 @@ import (
 )
 
 // TestKeptChangesTrimmed: an agent that changes a file in more rounds than
-// KeepRounds, with rounds that change nothing between them, keeps the
-// changes of its last KeepRounds rounds that made any.
+// keepRounds, with rounds that change nothing between them, keeps the
+// changes of its last keepRounds rounds that made any.
 func TestKeptChangesTrimmed(t *testing.T) {
 	var script strings.Builder
 	script.WriteString("turns:\n")
-	for i := range KeepRounds + 3 {
+	for i := range keepRounds + 3 {
 		fmt.Fprintf(&script, "  - tool_calls: [{name: write_file, input: {path: f%d.txt, content: x}}]\n", i)
 		script.WriteString("  - tool_calls: [{name: read_file, input: {path: f0.txt}}]\n")
 	}
@@ -28,8 +28,8 @@ tools: [{module: builtin, only: [write_file, read_file]}]
 		t.Fatalf("%s: %s", res.Status, res.Reason)
 	}
 	rounds := changedRounds(testEngine.changesRoot("trim"))
-	want := make([]int, 0, KeepRounds)
-	for i := 3; i < KeepRounds+3; i++ {
+	want := make([]int, 0, keepRounds)
+	for i := 3; i < keepRounds+3; i++ {
 		want = append(want, 2*i+1)
 	}
 	if fmt.Sprint(rounds) != fmt.Sprint(want) {

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -10,7 +11,7 @@ import (
 	"slices"
 
 	"github.com/cairnrun/cairn/checkpoint"
-	"github.com/cairnrun/cairn/sandbox"
+	"github.com/cairnrun/cairn/sandbox/overlay"
 )
 
 // Undone is what Undo did.
@@ -27,13 +28,13 @@ type Undone struct {
 // it held before; a path changed since is left alone and named. The
 // conversation is not rewound: the next run tells the model, as for any
 // change made outside it. Undo again to go further back, as far as the
-// kept rounds (KeepRounds) reach. It takes the agent's lock.
+// kept rounds (the last 10) reach. It takes the agent's lock.
 //
 // # Errors
 //
 // checkpoint.ErrNotFound, checkpoint.ErrLocked, ErrNoChanges.
-func (e *Engine) Undo(agent string) (*Undone, error) {
-	if err := e.ready(); err != nil {
+func (e *Engine) Undo(ctx context.Context, agent string) (*Undone, error) {
+	if err := e.begin(ctx); err != nil {
 		return nil, err
 	}
 	lock, err := e.store.Lock(agent, checkpoint.ThisProcess("undo"))
@@ -90,7 +91,7 @@ func undoCall(ws *os.Root, path string, u *Undone) error {
 }
 
 // holds reports whether the workspace path holds version v.
-func holds(ws *os.Root, p string, v sandbox.Version) bool {
+func holds(ws *os.Root, p string, v overlay.Version) bool {
 	fi, err := ws.Lstat(p)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -106,7 +107,7 @@ func holds(ws *os.Root, p string, v sandbox.Version) bool {
 
 // restore puts back what a path held before: a file's kept content,
 // nothing, or a directory.
-func restore(ws *os.Root, target string, b []byte, base sandbox.Version) error {
+func restore(ws *os.Root, target string, b []byte, base overlay.Version) error {
 	switch {
 	case base.IsFile():
 		if sha256.Sum256(b) != base.Hash {

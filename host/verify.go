@@ -10,8 +10,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/checkpoint"
-	"github.com/cairnrun/cairn/sandbox"
+	"github.com/cairnrun/cairn/sandbox/overlay"
 )
 
 // VerifyOptions picks the calls Verify runs again: all of them, those of
@@ -167,9 +169,9 @@ func describeOpts(o VerifyOptions) string {
 // pickedCall is one tool call of the agent's conversation and what it
 // answered.
 type pickedCall struct {
-	call    checkpoint.ToolCall
-	rec     *checkpoint.Recording
-	net     []checkpoint.Exchange
+	call    conversation.ToolCall
+	rec     *conversation.Recording
+	net     []conversation.Exchange
 	output  string
 	isError bool
 }
@@ -177,13 +179,13 @@ type pickedCall struct {
 // pickCalls lists the committed tool calls opts pick, in order. A call
 // with no recording has no round to pick it by: --round leaves it out.
 func pickCalls(st *checkpoint.State, opts VerifyOptions) []pickedCall {
-	calls := map[string]checkpoint.ToolCall{}
+	calls := map[string]conversation.ToolCall{}
 	var out []pickedCall
 	for _, m := range st.Messages {
 		for _, c := range m.ToolCalls {
 			calls[c.ID] = c
 		}
-		if m.Role != checkpoint.RoleTool {
+		if m.Role != conversation.RoleTool {
 			continue
 		}
 		c, ok := calls[m.CallID]
@@ -231,7 +233,7 @@ func (e *Engine) verifyCall(ctx context.Context, af *AgentFile, agentWS string, 
 }
 
 // nondeterminism says why a call need not give the same result twice.
-func nondeterminism(rec *checkpoint.Recording) []string {
+func nondeterminism(rec *conversation.Recording) []string {
 	var out []string
 	if rec.RealClock {
 		out = append(out, "it was granted the host's clock")
@@ -295,7 +297,7 @@ func (e *Engine) recordedToolset(ctx context.Context, af *AgentFile, p pickedCal
 	m, err := moduleOf(withoutSecrets(ref), wasm)
 	if err == nil {
 		var ts *toolset
-		if ts, err = newToolset(ctx, e.rt, af, []Module{m}); err == nil {
+		if ts, err = newToolset(ctx, e.rt, af, []toolModule{m}); err == nil {
 			if _, ok := ts.tools[p.call.Name]; ok {
 				return ts, nil
 			}
@@ -320,7 +322,7 @@ func refFor(af *AgentFile, module, tool string) (ToolRef, bool) {
 // the agent's workspace, agentWS, while that still holds it), and the
 // files it only described or listed at their size (zeros: it never read
 // them).
-func (e *Engine) materialize(ws, agentWS string, files []checkpoint.SeenFile) []Divergence {
+func (e *Engine) materialize(ws, agentWS string, files []conversation.SeenFile) []Divergence {
 	if err := os.MkdirAll(ws, 0o755); err != nil {
 		return []Divergence{{Kind: DivergeRun, Detail: err.Error()}}
 	}
@@ -340,7 +342,7 @@ func (e *Engine) materialize(ws, agentWS string, files []checkpoint.SeenFile) []
 
 // materializeOne makes one path of the workspace, through root, so that
 // a recording whose paths were tampered with cannot reach outside it.
-func (e *Engine) materializeOne(root *os.Root, agentWS string, f checkpoint.SeenFile) *Divergence {
+func (e *Engine) materializeOne(root *os.Root, agentWS string, f conversation.SeenFile) *Divergence {
 	fail := func(err error) *Divergence { return &Divergence{Kind: DivergeRun, Path: f.Path, Detail: err.Error()} }
 	if !validRecordedPath(f.Path) {
 		return &Divergence{Kind: DivergeFile, Path: f.Path, Detail: "the recording names a path outside the workspace; it is not made"}
@@ -390,7 +392,7 @@ func validRecordedPath(p string) bool {
 // every file the agent started with or wrote, see Timeline), else from
 // the agent's workspace when the file there still has the digest
 // recorded. Neither is a divergence of kind file.
-func (e *Engine) contentOf(agentWS string, f checkpoint.SeenFile) ([]byte, *Divergence) {
+func (e *Engine) contentOf(agentWS string, f conversation.SeenFile) ([]byte, *Divergence) {
 	if f.Digest == "" {
 		return nil, nil
 	}
@@ -459,15 +461,15 @@ func compareResult(p pickedCall, res callResult) []Divergence {
 }
 
 // compareEffects lists, by path, the changes that differ.
-func compareEffects(recorded []byte, now sandbox.Effects) []Divergence {
-	var was sandbox.Effects
+func compareEffects(recorded []byte, now overlay.Effects) []Divergence {
+	var was overlay.Effects
 	if len(recorded) > 0 {
 		var err error
-		if was, err = sandbox.DecodeEffects(recorded); err != nil {
+		if was, err = overlay.DecodeEffects(recorded); err != nil {
 			return []Divergence{{Kind: DivergeEffect, Detail: "the recorded changes do not decode: " + err.Error()}}
 		}
 	}
-	byPath := map[string]sandbox.Effect{}
+	byPath := map[string]overlay.Effect{}
 	for _, e := range now {
 		byPath[e.Path] = e
 	}
@@ -487,7 +489,7 @@ func compareEffects(recorded []byte, now sandbox.Effects) []Divergence {
 	return divs
 }
 
-func describeEffect(e sandbox.Effect, ok bool) string {
+func describeEffect(e overlay.Effect, ok bool) string {
 	if !ok {
 		return ""
 	}

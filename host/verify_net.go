@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"sync"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/sandbox"
 	"github.com/cairnrun/cairn/sandbox/netguard"
@@ -20,7 +22,7 @@ import (
 // recorded at that place, or more requests than were recorded.
 type netReplay struct {
 	store    checkpoint.Store
-	recorded []checkpoint.Exchange
+	recorded []conversation.Exchange
 	mu       sync.Mutex
 	next     int
 	divs     []Divergence
@@ -37,7 +39,7 @@ var errNotReplayed = errors.New("cairn verify: this request is not the one recor
 func (n *netReplay) Admit(req *sandbox.NetRequest) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.next >= len(n.recorded) || n.recorded[n.next].Step != checkpoint.ExchangeRefused {
+	if n.next >= len(n.recorded) || n.recorded[n.next].Step != conversation.ExchangeRefused {
 		return nil
 	}
 	ex := n.take(req)
@@ -55,7 +57,7 @@ func (n *netReplay) RoundTrip(_ context.Context, req *sandbox.NetRequest) (*sand
 	switch {
 	case ex == nil:
 		return nil, errNotReplayed
-	case ex.Step != checkpoint.ExchangeReceived:
+	case ex.Step != conversation.ExchangeReceived:
 		return nil, errors.New(ex.Error)
 	case ex.Blob == "" && ex.ResponseSize > 0:
 		n.diverge(ex.Seq, "", "its response body was not kept (past the size kept), so it cannot be served")
@@ -75,7 +77,7 @@ func (n *netReplay) RoundTrip(_ context.Context, req *sandbox.NetRequest) (*sand
 
 // take is the recorded exchange at the request's place when the request
 // is the one recorded there; else it notes the divergence and returns nil.
-func (n *netReplay) take(req *sandbox.NetRequest) *checkpoint.Exchange {
+func (n *netReplay) take(req *sandbox.NetRequest) *conversation.Exchange {
 	seq := n.next + 1
 	if n.next >= len(n.recorded) {
 		n.next++
@@ -95,7 +97,7 @@ func (n *netReplay) take(req *sandbox.NetRequest) *checkpoint.Exchange {
 
 // sameRequest says how req differs from the recorded request, or "".
 // Headers and URL are compared as the journal keeps them: redacted.
-func sameRequest(ex *checkpoint.Exchange, req *sandbox.NetRequest) string {
+func sameRequest(ex *conversation.Exchange, req *sandbox.NetRequest) string {
 	switch {
 	case ex.Method != req.Method:
 		return "method differs"
@@ -125,14 +127,14 @@ func (n *netReplay) diverge(seq int, replayed, detail string) {
 }
 
 // exchangeName names a recorded exchange in a divergence.
-func exchangeName(ex *checkpoint.Exchange) string {
+func exchangeName(ex *conversation.Exchange) string {
 	return fmt.Sprintf("request %d (%s %s)", ex.Seq, ex.Method, ex.URL)
 }
 
 // replayNet gives each call verify runs the replaying Net, journaling
 // nothing, in place of the live one.
-func replayNet(n *netReplay) func(checkpoint.ToolCall, sandbox.Net) *netJournal {
-	return func(c checkpoint.ToolCall, _ sandbox.Net) *netJournal {
+func replayNet(n *netReplay) func(conversation.ToolCall, sandbox.Net) *netJournal {
+	return func(c conversation.ToolCall, _ sandbox.Net) *netJournal {
 		return &netJournal{inner: n, write: func(...checkpoint.Record) error { return nil }, call: c}
 	}
 }

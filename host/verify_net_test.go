@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/sandbox"
 )
@@ -38,11 +40,11 @@ func TestVerifyReplaysHTTP(t *testing.T) {
 	if s.all.Load() != sent {
 		t.Fatalf("verify sent %d requests", s.all.Load()-sent)
 	}
-	in, err := Inspect(store, "fetcher")
+	in, err := Inspect(t.Context(), store, "fetcher")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var post checkpoint.Exchange
+	var post conversation.Exchange
 	for _, m := range in.State.Messages {
 		for _, ex := range m.Net {
 			if ex.Method == "POST" {
@@ -73,9 +75,9 @@ func TestVerifyReplaysHTTP(t *testing.T) {
 func TestNetReplayDivergences(t *testing.T) {
 	store := checkpoint.NewMemStore()
 	blob, _ := store.PutBlob([]byte("hello"))
-	recorded := []checkpoint.Exchange{
-		{Seq: 1, Step: checkpoint.ExchangeReceived, Method: "GET", URL: "http://a.test/x", Status: 200, Blob: blob, ResponseSize: 5},
-		{Seq: 2, Step: checkpoint.ExchangeReceived, Method: "GET", URL: "http://a.test/y", Status: 200, Blob: blob, ResponseSize: 5},
+	recorded := []conversation.Exchange{
+		{Seq: 1, Step: conversation.ExchangeReceived, Method: "GET", URL: "http://a.test/x", Status: 200, Blob: blob, ResponseSize: 5},
+		{Seq: 2, Step: conversation.ExchangeReceived, Method: "GET", URL: "http://a.test/y", Status: 200, Blob: blob, ResponseSize: 5},
 	}
 	ctx := context.Background()
 	for _, tc := range []struct {

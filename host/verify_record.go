@@ -9,10 +9,13 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"go.yaml.in/yaml/v3"
 
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/sandbox"
+	"github.com/cairnrun/cairn/sandbox/overlay"
 )
 
 // Every sandboxed call is recorded for `cairn verify` (docs/verify.md):
@@ -29,7 +32,7 @@ import (
 const detSeed = 42
 
 // sight is what a call ran with and saw, gathered as it ends and before
-// its changes are applied; the run turns it into a checkpoint.Recording.
+// its changes are applied; the run turns it into a conversation.Recording.
 type sight struct {
 	module, ref, policy string
 	realClock, realRand bool
@@ -40,7 +43,7 @@ type sight struct {
 
 // sightOf is what a call of t with module mod under policy p saw through
 // its overlay ov (nil when it mounted no workspace).
-func (t *tool) sightOf(mod *sandbox.Module, p sandbox.Policy, ov *sandbox.Overlay) *sight {
+func (t *tool) sightOf(mod *sandbox.Module, p sandbox.Policy, ov *overlay.Overlay) *sight {
 	s := &sight{module: mod.Digest(), ref: t.ref.Module, policy: policyDigest(p),
 		realClock: p.RealClock, realRand: p.RealRandom}
 	for _, m := range p.Mounts {
@@ -160,8 +163,8 @@ func (r *run) recordCall(round int, res *callResult) error {
 }
 
 // recording turns s into the recording of res.
-func (s *sight) recording(round int, workspace string, blobs *blobCache, res *callResult) (*checkpoint.Recording, error) {
-	rec := &checkpoint.Recording{Round: round, Module: s.module, Ref: s.ref, Policy: s.policy,
+func (s *sight) recording(round int, workspace string, blobs *blobCache, res *callResult) (*conversation.Recording, error) {
+	rec := &conversation.Recording{Round: round, Module: s.module, Ref: s.ref, Policy: s.policy,
 		RealClock: s.realClock, RealRandom: s.realRand, Outside: s.outside, IsError: res.isError,
 		Output: sha256.Sum256([]byte(res.output))}
 	if !s.realRand {
@@ -184,7 +187,7 @@ func (s *sight) recording(round int, workspace string, blobs *blobCache, res *ca
 
 // files is what the call saw of the workspace, which still holds what it
 // saw: the round's changes are not applied yet.
-func (s *sight) files(workspace string, blobs *blobCache, effects sandbox.Effects) ([]checkpoint.SeenFile, error) {
+func (s *sight) files(workspace string, blobs *blobCache, effects overlay.Effects) ([]conversation.SeenFile, error) {
 	if len(s.reads)+len(s.described)+len(s.listed)+len(effects) == 0 {
 		return nil, nil
 	}
@@ -193,7 +196,7 @@ func (s *sight) files(workspace string, blobs *blobCache, effects sandbox.Effect
 		return nil, err
 	}
 	defer root.Close()
-	seen := map[string]checkpoint.SeenFile{}
+	seen := map[string]conversation.SeenFile{}
 	for _, p := range s.reads {
 		if err := keepContent(root, p, blobs, seen); err != nil {
 			return nil, err
@@ -206,7 +209,7 @@ func (s *sight) files(workspace string, blobs *blobCache, effects sandbox.Effect
 				return nil, err
 			}
 		case e.Base.Dir:
-			seen[e.Path] = checkpoint.SeenFile{Path: e.Path, Dir: true}
+			seen[e.Path] = conversation.SeenFile{Path: e.Path, Dir: true}
 		}
 	}
 	for _, p := range s.described {
@@ -215,7 +218,7 @@ func (s *sight) files(workspace string, blobs *blobCache, effects sandbox.Effect
 	for _, dir := range s.listed {
 		listInto(root, dir, seen)
 	}
-	out := make([]checkpoint.SeenFile, 0, len(seen))
+	out := make([]conversation.SeenFile, 0, len(seen))
 	for _, f := range seen {
 		out = append(out, f)
 	}
@@ -226,7 +229,7 @@ func (s *sight) files(workspace string, blobs *blobCache, effects sandbox.Effect
 // keepContent records the digest of the workspace file p, and keeps its
 // content as blobs says. A file gone since the call read it is left out:
 // the call's replay will say so.
-func keepContent(root *os.Root, p string, blobs *blobCache, seen map[string]checkpoint.SeenFile) error {
+func keepContent(root *os.Root, p string, blobs *blobCache, seen map[string]conversation.SeenFile) error {
 	fi, err := root.Stat(p)
 	if err != nil || !fi.Mode().IsRegular() {
 		return nil
@@ -239,12 +242,12 @@ func keepContent(root *os.Root, p string, blobs *blobCache, seen map[string]chec
 	if err != nil {
 		return fmt.Errorf("keep the content of %s: %w", p, err)
 	}
-	seen[p] = checkpoint.SeenFile{Path: p, Size: int64(len(data)), Mode: fi.Mode().Perm(), Digest: d, Kept: kept}
+	seen[p] = conversation.SeenFile{Path: p, Size: int64(len(data)), Mode: fi.Mode().Perm(), Digest: d, Kept: kept}
 	return nil
 }
 
 // describe notes the size and kind of p, unless its content is kept.
-func describe(root *os.Root, p string, seen map[string]checkpoint.SeenFile) {
+func describe(root *os.Root, p string, seen map[string]conversation.SeenFile) {
 	if _, ok := seen[p]; ok || p == "." {
 		return
 	}
@@ -252,14 +255,14 @@ func describe(root *os.Root, p string, seen map[string]checkpoint.SeenFile) {
 	switch {
 	case err != nil:
 	case fi.IsDir():
-		seen[p] = checkpoint.SeenFile{Path: p, Dir: true}
+		seen[p] = conversation.SeenFile{Path: p, Dir: true}
 	case fi.Mode().IsRegular():
-		seen[p] = checkpoint.SeenFile{Path: p, Size: fi.Size(), Mode: fi.Mode().Perm()}
+		seen[p] = conversation.SeenFile{Path: p, Size: fi.Size(), Mode: fi.Mode().Perm()}
 	}
 }
 
 // listInto notes the directory dir and every entry of it.
-func listInto(root *os.Root, dir string, seen map[string]checkpoint.SeenFile) {
+func listInto(root *os.Root, dir string, seen map[string]conversation.SeenFile) {
 	describe(root, dir, seen)
 	f, err := root.Open(dir)
 	if err != nil {

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/checkpoint"
 )
 
@@ -206,7 +208,7 @@ func TestVerifyAfterCollect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Collect(eng.Store(), checkpoint.Retention{BlobGrace: time.Nanosecond}); err != nil {
+	if _, err := Collect(t.Context(), eng.Store(), checkpoint.Retention{BlobGrace: time.Nanosecond}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(blobFile(dir, stray)); err == nil {
@@ -222,7 +224,7 @@ func TestVerifyAfterCollect(t *testing.T) {
 func TestVerifyRecordedPathOutside(t *testing.T) {
 	dir := t.TempDir()
 	ws := filepath.Join(dir, "ws")
-	divs := testEngine.materialize(ws, "", []checkpoint.SeenFile{
+	divs := testEngine.materialize(ws, "", []conversation.SeenFile{
 		{Path: "../outside.txt", Size: 3}, {Path: "/etc/abs", Size: 1}, {Path: "a/../../up", Dir: true}, {Path: "fine.txt", Size: 2},
 	})
 	if len(divs) != 3 {

@@ -1,56 +1,10 @@
 package host
 
 import (
-	"bytes"
-	"fmt"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/cairnrun/cairn/checkpoint"
 )
-
-// AgentStatus is what an agent is called in a listing: running while a
-// process holds it, interrupted when it stopped mid-run and needs resume,
-// else how its last run ended.
-func AgentStatus(s checkpoint.Summary) string {
-	switch {
-	case s.Err != nil:
-		return "unreadable"
-	case s.Locked:
-		return "running"
-	case s.Status == checkpoint.StatusApproval:
-		return string(s.Status)
-	case s.Interrupted:
-		return "interrupted"
-	}
-	return string(s.Status)
-}
-
-// AgentLine is one agent as a listing shows it: `cairn ls --json`, and
-// the fields of the HTTP API's agent list that both share.
-type AgentLine struct {
-	Agent     string           `json:"agent"`
-	Status    string           `json:"status"`
-	Rounds    int              `json:"rounds"`
-	ToolCalls int              `json:"tool_calls"`
-	Usage     checkpoint.Usage `json:"usage"`
-	Updated   time.Time        `json:"updated"`
-	// Error says why the agent could not be read (Status "unreadable").
-	Error string `json:"error,omitempty"`
-	// Parent is, for a sub-agent, the agent whose delegation made it.
-	Parent string `json:"parent,omitempty"`
-}
-
-// LineOf is the listing of the agent s summarises.
-func LineOf(s checkpoint.Summary) AgentLine {
-	l := AgentLine{Agent: s.ID, Status: AgentStatus(s), Rounds: s.Round, ToolCalls: s.ToolCalls,
-		Usage: s.Usage, Updated: s.Updated, Parent: s.Parent}
-	if s.Err != nil {
-		l.Error = s.Err.Error()
-	}
-	return l
-}
 
 // RunView is one run of an agent as a listing shows it.
 type RunView struct {
@@ -104,51 +58,4 @@ func (in *Inspection) InterruptedCalls() []string {
 		}
 	}
 	return ids
-}
-
-// IsText reports whether b reads as text: valid UTF-8 with no NUL byte.
-func IsText(b []byte) bool { return utf8.Valid(b) && !bytes.Contains(b, []byte{0}) }
-
-// DiffLines is a line diff of two texts: the lines of before that after
-// drops are marked "-", those it adds "+", those they share " ", by their
-// longest common subsequence. Texts of more than 2,000 lines are
-// summarised in one line instead.
-func DiffLines(before, after []byte) []string {
-	a, b := splitLines(before), splitLines(after)
-	if len(a) > 2000 || len(b) > 2000 {
-		return []string{fmt.Sprintf("%d lines → %d lines", len(a), len(b))}
-	}
-	lcs := make([][]int, len(a)+1)
-	for i := range lcs {
-		lcs[i] = make([]int, len(b)+1)
-	}
-	for i := len(a) - 1; i >= 0; i-- {
-		for j := len(b) - 1; j >= 0; j-- {
-			if a[i] == b[j] {
-				lcs[i][j] = lcs[i+1][j+1] + 1
-			} else {
-				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
-			}
-		}
-	}
-	var out []string
-	i, j := 0, 0
-	for i < len(a) || j < len(b) {
-		switch {
-		case i < len(a) && j < len(b) && a[i] == b[j]:
-			out, i, j = append(out, " "+a[i]), i+1, j+1
-		case j < len(b) && (i == len(a) || lcs[i][j+1] >= lcs[i+1][j]):
-			out, j = append(out, "+"+b[j]), j+1
-		default:
-			out, i = append(out, "-"+a[i]), i+1
-		}
-	}
-	return out
-}
-
-func splitLines(b []byte) []string {
-	if len(b) == 0 {
-		return nil
-	}
-	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
 }

@@ -11,9 +11,9 @@ import (
 	"path/filepath"
 )
 
-// MaxWorkspaceArchive bounds the workspace a bookmark keeps: it is held in
+// maxWorkspaceArchive bounds the workspace a bookmark keeps: it is held in
 // memory and stored as one blob.
-const MaxWorkspaceArchive = 256 << 20
+const maxWorkspaceArchive = 256 << 20
 
 // archiveWorkspace packs the regular files and directories of a workspace
 // into a tar archive. Symlinks and special files are left out: tools never
@@ -30,8 +30,8 @@ func archiveWorkspace(dir string) ([]byte, error) {
 		if err != nil || !(fi.Mode().IsRegular() || fi.IsDir()) {
 			return err
 		}
-		if total += fi.Size(); total > MaxWorkspaceArchive {
-			return fmt.Errorf("%w to bookmark: more than %d MiB in %s", ErrWorkspaceTooLarge, MaxWorkspaceArchive>>20, dir)
+		if total += fi.Size(); total > maxWorkspaceArchive {
+			return fmt.Errorf("%w to bookmark: more than %d MiB in %s", ErrWorkspaceTooLarge, maxWorkspaceArchive>>20, dir)
 		}
 		return addToArchive(tw, dir, p, fi)
 	})

@@ -37,23 +37,26 @@ func TestZeroValuesErrNotPanic(t *testing.T) {
 		{"Resume of a nil Engine", func() error { _, err := nilEngine.Resume(ctx, host.ResumeOptions{}); return err }, host.ErrNoEngine},
 		{"Ask, zero options", func() error { _, err := eng.Ask(ctx, host.AskOptions{}); return err }, nil},
 		{"Ask of a zero Engine", func() error { _, err := zero.Ask(ctx, host.AskOptions{}); return err }, host.ErrNoEngine},
-		{"Decide, zero values", func() error { return eng.Decide("", "", host.Decision{}) }, nil},
-		{"Decide of a nil Engine", func() error { return nilEngine.Decide("", "", host.Decision{}) }, host.ErrNoEngine},
-		{"Snapshot, zero values", func() error { _, err := eng.Snapshot("", ""); return err }, nil},
-		{"Snapshot of a zero Engine", func() error { _, err := zero.Snapshot("", ""); return err }, host.ErrNoEngine},
-		{"Fork, zero options", func() error { _, err := eng.Fork(host.ForkOptions{}); return err }, nil},
-		{"Fork of a nil Engine", func() error { _, err := nilEngine.Fork(host.ForkOptions{}); return err }, host.ErrNoEngine},
-		{"Changes, zero values", func() error { _, _, err := eng.Changes("", 0); return err }, nil},
-		{"Changes of a zero Engine", func() error { _, _, err := zero.Changes("", 0); return err }, host.ErrNoEngine},
-		{"Undo, zero values", func() error { _, err := eng.Undo(""); return err }, nil},
-		{"Undo of a nil Engine", func() error { _, err := nilEngine.Undo(""); return err }, host.ErrNoEngine},
+		{"Decide, zero values", func() error { return eng.Decide(ctx, "", "", host.Decision{}) }, nil},
+		{"Decide of a nil Engine", func() error { return nilEngine.Decide(ctx, "", "", host.Decision{}) }, host.ErrNoEngine},
+		{"Snapshot, zero values", func() error { _, err := eng.Snapshot(ctx, "", ""); return err }, nil},
+		{"Snapshot of a zero Engine", func() error { _, err := zero.Snapshot(ctx, "", ""); return err }, host.ErrNoEngine},
+		{"Fork, zero options", func() error { _, err := eng.Fork(ctx, host.ForkOptions{}); return err }, nil},
+		{"Fork of a nil Engine", func() error { _, err := nilEngine.Fork(ctx, host.ForkOptions{}); return err }, host.ErrNoEngine},
+		{"Changes, zero values", func() error { _, _, err := eng.Changes(ctx, "", 0); return err }, nil},
+		{"Changes of a zero Engine", func() error { _, _, err := zero.Changes(ctx, "", 0); return err }, host.ErrNoEngine},
+		{"Undo, zero values", func() error { _, err := eng.Undo(ctx, ""); return err }, nil},
+		{"Undo of a nil Engine", func() error { _, err := nilEngine.Undo(ctx, ""); return err }, host.ErrNoEngine},
 		{"Pack of nothing", func() error { _, err := eng.Pack(ctx, nil, nil); return err }, nil},
 		{"Pack of a zero Engine", func() error { _, err := zero.Pack(ctx, nil, nil); return err }, host.ErrNoEngine},
-		{"Inspect of a nil *FileStore", func() error { _, err := host.Inspect(nilStore, "a"); return err }, host.ErrNoStore},
-		{"Inspect of nil", func() error { _, err := host.Inspect(nil, ""); return err }, host.ErrNoStore},
-		{"Pending of a nil *FileStore", func() error { _, err := host.Pending(nilStore, "a"); return err }, host.ErrNoStore},
-		{"Collect of a nil *FileStore", func() error { _, err := host.Collect(nilStore, checkpoint.Retention{}); return err }, host.ErrNoStore},
+		{"Inspect of a nil *FileStore", func() error { _, err := host.Inspect(ctx, nilStore, "a"); return err }, host.ErrNoStore},
+		{"Inspect of nil", func() error { _, err := host.Inspect(ctx, nil, ""); return err }, host.ErrNoStore},
+		{"Pending of a nil *FileStore", func() error { _, err := host.Pending(ctx, nilStore, "a"); return err }, host.ErrNoStore},
+		{"Collect of a nil *FileStore", func() error { _, err := host.Collect(ctx, nilStore, checkpoint.Retention{}); return err }, host.ErrNoStore},
 		{"ReadHistory of a nil *FileStore", func() error { return host.ReadHistory(ctx, nilStore, "a", false, nil) }, host.ErrNoStore},
+		{"Children of a nil *FileStore", func() error { _, err := host.Children(ctx, nilStore, "a"); return err }, host.ErrNoStore},
+		{"RoundMessages of a nil *FileStore", func() error { _, _, err := host.RoundMessages(ctx, nilStore, "a", 1); return err }, host.ErrNoStore},
+		{"RoundMessages of nil", func() error { _, _, err := host.RoundMessages(ctx, nil, "", 0); return err }, host.ErrNoStore},
 		{"ListTools of nil", func() error { _, err := host.ListTools(nil); return err }, nil},
 		{"ModuleTools of nothing", func() error { _, err := host.ModuleTools("", nil); return err }, nil},
 		{"LoadAgentFile of no path", func() error { _, err := host.LoadAgentFile(""); return err }, nil},
@@ -68,6 +71,9 @@ func TestZeroValuesErrNotPanic(t *testing.T) {
 				t.Fatalf("err %v, want %v", err, tt.want)
 			}
 		})
+	}
+	if got := host.RootOf(ctx, nilStore, "a"); got != "a" {
+		t.Errorf("RootOf of a nil *FileStore = %q, want the agent itself", got)
 	}
 	for _, e := range []*host.Engine{zero, nilEngine} {
 		if err := e.Close(ctx); err != nil || e.Store() != nil {
@@ -86,7 +92,7 @@ func TestRunWithoutAgentFileContinues(t *testing.T) {
 	if err != nil || res.Status != host.StatusDone || res.Rounds != 6 {
 		t.Fatalf("%+v, %v; want done after round 6", res, err)
 	}
-	in, err := host.Inspect(x.store, "hello-1")
+	in, err := host.Inspect(t.Context(), x.store, "hello-1")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,9 @@ import (
 	"github.com/cairnrun/cairn/abi"
 	"github.com/cairnrun/cairn/guest/builtin"
 	"github.com/cairnrun/cairn/internal/interleave"
+	"github.com/cairnrun/cairn/sandbox/internal/guestfs"
+	"github.com/cairnrun/cairn/sandbox/internal/wasmcode"
+	"github.com/cairnrun/cairn/sandbox/overlay"
 )
 
 // BenchmarkReadFile is one call of the built-in read_file, in the same
@@ -61,7 +64,7 @@ func BenchmarkReadFile(b *testing.B) {
 			between := betweenCalls(r, pace)
 			pacedTimed(b, between, func() {
 				res, err := m.Call(ctx, p, req)
-				if exit := (*ExitError)(nil); errors.As(err, &exit) && exit.Code == minimalExit {
+				if exit := (*exitError)(nil); errors.As(err, &exit) && exit.Code == minimalExit {
 					return // the minimal module answers so
 				}
 				if err != nil || (req.Tool == "read_file" && res.Response.Error != "") {
@@ -228,7 +231,7 @@ func BenchmarkGuestCall(b *testing.B) {
 				s, err := m.makeSpare(ctx, rt, cm, snap, p)
 				must(b, err)
 				defer s.mod.Close(ctx)
-				fsys, closeFS, err := mounts(p.Mounts, newFileBudget(0), p.staging())
+				fsys, closeFS, err := mounts(p.Mounts, guestfs.NewBudget(0), p.staging())
 				must(b, err)
 				defer closeFS()
 				in, err := abi.Marshal(req)
@@ -332,9 +335,9 @@ func BenchmarkStopping(b *testing.B) {
 		b.Run("loop/"+mode, func(b *testing.B) {
 			wasm := watBytes["loop"]
 			if mode == "stop-checks" {
-				sc, err := withStopChecks(wasm)
+				sc, err := wasmcode.WithStopChecks(wasm)
 				must(b, err)
-				wasm = sc.code
+				wasm = sc.Code
 			}
 			rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().WithCloseOnContextDone(mode == "close-on-done"))
 			defer rt.Close(ctx)
@@ -410,7 +413,7 @@ func BenchmarkDeadline(b *testing.B) {
 // and on an overlay whose effects are then listed, checked and applied
 // (each file synced and renamed into place, its directory synced) and its
 // staging discarded, which is what a call costs the host end to end.
-// overlay-call is the overlay call alone, without Apply. x-plain is the
+// overlay-call is the overlay call alone, without overlay.Apply. x-plain is the
 // time per call over the plain mount's in the same run.
 //
 //	go test ./sandbox -run '^$' -bench OverlayWrite -benchtime 50x
@@ -461,7 +464,7 @@ func BenchmarkOverlayWrite(b *testing.B) {
 					b.StopTimer()
 					ws, staging := fresh(b), filepath.Join(b.TempDir(), "staging")
 					b.StartTimer()
-					overlayCall(b, ws, staging, apply, func(ov *Overlay) { run(b, Mount{Overlay: ov}) })
+					overlayCall(b, ws, staging, apply, func(ov *overlay.Overlay) { run(b, Mount{Overlay: ov}) })
 				}
 				if plain > 0 {
 					b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/plain, "x-plain")
@@ -474,8 +477,8 @@ func BenchmarkOverlayWrite(b *testing.B) {
 // overlayCall is what the host does around one call on an overlay: make
 // it, run the call, list its effects, and (apply) check and apply them and
 // discard the staging directory.
-func overlayCall(b *testing.B, ws, staging string, apply bool, call func(*Overlay)) {
-	ov, err := NewOverlay(ws, staging)
+func overlayCall(b *testing.B, ws, staging string, apply bool, call func(*overlay.Overlay)) {
+	ov, err := overlay.New(ws, staging)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -488,13 +491,13 @@ func overlayCall(b *testing.B, ws, staging string, apply bool, call func(*Overla
 	if !apply {
 		return
 	}
-	if c, err := Check(ws, effects); err != nil || len(c) > 0 {
+	if c, err := overlay.Check(ws, effects); err != nil || len(c) > 0 {
 		b.Fatal(err, c)
 	}
-	if err := Apply(ws, staging, effects); err != nil {
+	if err := overlay.Apply(ws, staging, effects); err != nil {
 		b.Fatal(err)
 	}
-	if err := Discard(staging); err != nil {
+	if err := overlay.Discard(staging); err != nil {
 		b.Fatal(err)
 	}
 }

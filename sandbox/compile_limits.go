@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cairnrun/cairn/sandbox/internal/wasmcode"
 	"github.com/tetratelabs/wazero/experimental"
 )
 
@@ -51,26 +52,26 @@ func (l compileLimits) check(wasm []byte) error {
 	if uint64(len(wasm)) > l.moduleSize {
 		return fmt.Errorf("%w: it is %d bytes, past the limit of %d (Config.MaxModuleSize)", ErrCompileLimit, len(wasm), l.moduleSize)
 	}
-	secs, err := sections(wasm)
+	secs, err := wasmcode.Sections(wasm)
 	if err != nil {
 		return err
 	}
 	if err := l.checkCounts(secs); err != nil {
 		return err
 	}
-	r := &reader{p: secs[secCode]}
-	n := r.count()
-	if r.err == nil && n > l.functions {
+	r := &wasmcode.Reader{P: secs[wasmcode.SecCode]}
+	n := r.Count()
+	if r.Err == nil && n > l.functions {
 		return fmt.Errorf("%w: it has %d functions, past the limit of %d (Config.MaxFunctions)", ErrCompileLimit, n, l.functions)
 	}
-	for i := uint64(0); i < n && r.err == nil; i++ {
-		size := r.uvarint()
-		if r.err == nil && size > l.functionSize {
+	for i := uint64(0); i < n && r.Err == nil; i++ {
+		size := r.Uvarint()
+		if r.Err == nil && size > l.functionSize {
 			return fmt.Errorf("%w: its function %d has %d bytes of code, past the limit of %d (Config.MaxFunctionSize)", ErrCompileLimit, i, size, l.functionSize)
 		}
-		r.bytes(size)
+		r.Bytes(size)
 	}
-	return r.err
+	return r.Err
 }
 
 // countedSections are the sections that are vectors of entries, each of
@@ -82,8 +83,8 @@ var countedSections = map[byte]string{1: "types", 2: "imports", 3: "functions", 
 // as a million functions do, whatever section they are in.
 func (l compileLimits) checkCounts(secs map[byte][]byte) error {
 	for id, what := range countedSections {
-		r := &reader{p: secs[id]}
-		if n := r.count(); r.err == nil && n > l.functions {
+		r := &wasmcode.Reader{P: secs[id]}
+		if n := r.Count(); r.Err == nil && n > l.functions {
 			return fmt.Errorf("%w: it has %d %s, past the limit of %d (Config.MaxFunctions)", ErrCompileLimit, n, what, l.functions)
 		}
 	}

@@ -149,24 +149,24 @@ func TestDeniedImports(t *testing.T) {
 			t.Errorf("imports %v: %v, %v; want %q", tt.p.Imports, got, err, tt.want)
 		}
 	}
-	if _, err := (Policy{}).DeniedImports([]byte("\x00asm\x01\x00\x00\x00\x02\x05\x01\x03abc")); !errors.Is(err, ErrInvalidModule) {
+	if _, err := (Policy{}).DeniedImports([]byte("\x00asm\x01\x00\x00\x00\x02\x05\x01\x03abc")); !errors.Is(err, errInvalidModule) {
 		t.Errorf("a truncated import section: %v", err)
 	}
 }
 
 // FuzzModuleChecks: the readers that look at a module before it compiles
 // — its limits and its imports — take any bytes without panicking, and
-// refuse what they cannot read with ErrInvalidModule or ErrCompileLimit.
+// refuse what they cannot read with errInvalidModule or ErrCompileLimit.
 func FuzzModuleChecks(f *testing.F) {
 	f.Add(writerModule([]byte("hello")))
 	f.Add(emptyFunctions(3))
 	f.Add(hugeFunction(64))
 	f.Fuzz(func(t *testing.T, wasm []byte) {
 		limits := Config{MaxFunctions: 8, MaxFunctionSize: 32, MaxModuleSize: 1 << 16}.limits()
-		if err := limits.check(wasm); err != nil && !errors.Is(err, ErrInvalidModule) && !errors.Is(err, ErrCompileLimit) {
+		if err := limits.check(wasm); err != nil && !errors.Is(err, errInvalidModule) && !errors.Is(err, ErrCompileLimit) {
 			t.Fatalf("limits: %v", err)
 		}
-		if _, err := (Policy{}).DeniedImports(wasm); err != nil && !errors.Is(err, ErrInvalidModule) {
+		if _, err := (Policy{}).DeniedImports(wasm); err != nil && !errors.Is(err, errInvalidModule) {
 			t.Fatalf("imports: %v", err)
 		}
 	})

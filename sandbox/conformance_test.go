@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairnrun/cairn/sandbox/overlay"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
@@ -146,15 +147,15 @@ func copyTree(src, dst string) error {
 // runCairn runs the test the way `cairn exec --dir ROOT:/` does, or, with
 // overlay, with ROOT behind an overlay, as an agent's tool sees its
 // workspace.
-func (wt wasiTest) runCairn(t testing.TB, rt *Runtime, overlay bool) string {
+func (wt wasiTest) runCairn(t testing.TB, rt *Runtime, onOverlay bool) string {
 	wasm, err := os.ReadFile(wt.wasm)
 	must(t, err)
 	p := Policy{Args: wt.Args, Env: wt.Env, Timeout: time.Minute,
 		StdinLimit: math.MaxInt64, StdoutLimit: math.MaxInt64, StderrLimit: math.MaxInt64}
 	if root := wt.rootCopy(t); root != "" {
 		p.Mounts = []Mount{{HostPath: root, GuestPath: "/"}}
-		if overlay {
-			ov, err := NewOverlay(root, filepath.Join(t.TempDir(), "staging"))
+		if onOverlay {
+			ov, err := overlay.New(root, filepath.Join(t.TempDir(), "staging"))
 			must(t, err)
 			defer ov.Close()
 			p.Mounts[0] = Mount{GuestPath: "/", Overlay: ov}

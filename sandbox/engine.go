@@ -30,12 +30,12 @@ import (
 type Engine string
 
 const (
-	// EngineAuto compiles. When memory is limited below SmallMemory and
-	// the compile cache does not hold a module yet, it compiles the module
+	// EngineAuto compiles. When memory is limited below 512 MiB (by the
+	// process's cgroup or GOMEMLIMIT) and the compile cache does not hold a module yet, it compiles the module
 	// into the cache in a process of its own first, one module at a time,
 	// and then loads it from the cache: compiling then holds only what one
 	// module needs, and the process that runs the agent only what a warm
-	// run needs. See Runtime.EngineFor.
+	// run needs. See ServeCompile.
 	EngineAuto Engine = "auto"
 	// EngineCompiler compiles in this process.
 	EngineCompiler Engine = "compiler"
@@ -43,8 +43,8 @@ const (
 	EngineInterpreter Engine = "interpreter"
 )
 
-// ErrUnknownEngine is ParseEngine's error for a name it does not know.
-var ErrUnknownEngine = errors.New("unknown engine")
+// errUnknownEngine is ParseEngine's error for a name it does not know.
+var errUnknownEngine = errors.New("unknown engine")
 
 // ParseEngine reads an engine's name: auto, compiler or interpreter; ""
 // is auto.
@@ -55,13 +55,13 @@ func ParseEngine(s string) (Engine, error) {
 	case EngineCompiler, EngineInterpreter:
 		return e, nil
 	}
-	return "", fmt.Errorf("%w %q: use auto, compiler or interpreter", ErrUnknownEngine, s)
+	return "", fmt.Errorf("%w %q: use auto, compiler or interpreter", errUnknownEngine, s)
 }
 
-// SmallMemory is the memory limit under which EngineAuto compiles a module
+// smallMemory is the memory limit under which EngineAuto compiles a module
 // the compile cache does not hold in a process of its own: a cold run
 // compiling in one process peaks at about 330 MiB of resident memory.
-const SmallMemory = 512 << 20
+const smallMemory = 512 << 20
 
 // cgroupRoot is where the cgroup file systems are mounted, and procSelf
 // the process's own directory in /proc; tests point them at a fake tree.
@@ -70,11 +70,11 @@ var (
 	procSelf   = "/proc/self"
 )
 
-// MemoryLimit is the least of the limits on this process's memory that it
-// can read: its cgroup's (v2 memory.max, or v1 memory.limit_in_bytes, and
-// those of the cgroups above it) and the Go runtime's soft limit
-// (GOMEMLIMIT). ok is false when there is none.
-func MemoryLimit() (limit int64, ok bool) {
+// processMemoryLimit is the least of the limits on this process's memory
+// that it can read: its cgroup's (v2 memory.max, or v1
+// memory.limit_in_bytes, and those of the cgroups above it) and the Go
+// runtime's soft limit (GOMEMLIMIT). ok is false when there is none.
+func processMemoryLimit() (limit int64, ok bool) {
 	limit = math.MaxInt64
 	if l, found := cgroupMemoryLimit(); found {
 		limit = l
@@ -157,14 +157,14 @@ func readLimit(file string) (int64, bool) {
 
 // apart reports whether a module of digest is compiled into the cache in
 // a process of its own before it is loaded: for EngineAuto with a compile
-// cache on disk, in a program that serves it (ServeCompile), when memory is limited below SmallMemory and the cache
+// cache on disk, in a program that serves it (ServeCompile), when memory is limited below smallMemory and the cache
 // has not got the module.
 func (r *Runtime) apart(digest string) bool {
 	if r.engine != EngineAuto || r.cacheDir == "" || !servesCompile.Load() || r.cached(digest) {
 		return false
 	}
 	l, ok := r.memoryLimit()
-	return ok && l < SmallMemory
+	return ok && l < smallMemory
 }
 
 // Compiling reports whether a module is being readied for calls: compiled,

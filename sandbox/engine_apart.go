@@ -98,7 +98,7 @@ func (r *Runtime) compileApart(ctx context.Context, digest string, wasm []byte) 
 		}
 		var exit *exec.ExitError
 		if errors.As(err, &exit) && exit.ExitCode() == exitRefused {
-			return fmt.Errorf("%w: %s", ErrInvalidModule, strings.TrimSpace(stderr.String()))
+			return fmt.Errorf("%w: %s", errInvalidModule, strings.TrimSpace(stderr.String()))
 		}
 		return fmt.Errorf("compile %s in a process of its own: %w (%s); free some memory, or fill the compile cache ahead on a machine of the same CPU", digest, err, strings.TrimSpace(stderr.String()))
 	}

@@ -19,11 +19,11 @@ func TestParseEngine(t *testing.T) {
 			t.Errorf("ParseEngine(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
-	if _, err := ParseEngine("jit"); !errors.Is(err, ErrUnknownEngine) {
-		t.Errorf("ParseEngine(jit): %v, want ErrUnknownEngine", err)
+	if _, err := ParseEngine("jit"); !errors.Is(err, errUnknownEngine) {
+		t.Errorf("ParseEngine(jit): %v, want errUnknownEngine", err)
 	}
-	if _, err := NewRuntime(context.Background(), Config{Engine: "jit"}); !errors.Is(err, ErrUnknownEngine) {
-		t.Errorf("NewRuntime with engine jit: %v, want ErrUnknownEngine", err)
+	if _, err := NewRuntime(context.Background(), Config{Engine: "jit"}); !errors.Is(err, errUnknownEngine) {
+		t.Errorf("NewRuntime with engine jit: %v, want errUnknownEngine", err)
 	}
 }
 
@@ -47,7 +47,7 @@ func fakeCgroups(t *testing.T, self string, files map[string]string) {
 	t.Cleanup(func() { cgroupRoot, procSelf = oldRoot, oldProc })
 }
 
-// MemoryLimit reads the least limit of the process's cgroup and those
+// processMemoryLimit reads the least limit of the process's cgroup and those
 // above it, in cgroup v2 and v1, and GOMEMLIMIT.
 func TestMemoryLimit(t *testing.T) {
 	old := debug.SetMemoryLimit(-1)
@@ -71,9 +71,9 @@ func TestMemoryLimit(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			fakeCgroups(t, c.self, c.files)
-			got, ok := MemoryLimit()
+			got, ok := processMemoryLimit()
 			if c.want == 0 && ok || c.want != 0 && (!ok || got != c.want) {
-				t.Errorf("MemoryLimit() = %d, %v; want %d", got, ok, c.want)
+				t.Errorf("processMemoryLimit() = %d, %v; want %d", got, ok, c.want)
 			}
 		})
 	}
@@ -81,14 +81,14 @@ func TestMemoryLimit(t *testing.T) {
 		fakeCgroups(t, "0::/a\n", map[string]string{"a/memory.max": "134217728\n"})
 		debug.SetMemoryLimit(90 << 20)
 		defer debug.SetMemoryLimit(math.MaxInt64)
-		if got, ok := MemoryLimit(); !ok || got != 90<<20 {
-			t.Errorf("MemoryLimit() = %d, %v; want GOMEMLIMIT's %d", got, ok, 90<<20)
+		if got, ok := processMemoryLimit(); !ok || got != 90<<20 {
+			t.Errorf("processMemoryLimit() = %d, %v; want GOMEMLIMIT's %d", got, ok, 90<<20)
 		}
 	})
 }
 
 // The choice auto makes: apart only with a cache on disk, a memory limit
-// below SmallMemory, and a module the cache has not got; never for the
+// below smallMemory, and a module the cache has not got; never for the
 // other engines.
 func TestAutoChoice(t *testing.T) {
 	ctx := context.Background()
@@ -102,7 +102,7 @@ func TestAutoChoice(t *testing.T) {
 	}{
 		{EngineAuto, dir, 128 << 20, false, true},
 		{EngineAuto, dir, 128 << 20, true, false},
-		{EngineAuto, dir, SmallMemory, false, false},
+		{EngineAuto, dir, smallMemory, false, false},
 		{EngineAuto, dir, 0, false, false},
 		{EngineAuto, "", 128 << 20, false, false},
 		{EngineCompiler, dir, 128 << 20, false, false},
@@ -142,8 +142,8 @@ func TestEnginesAgree(t *testing.T) {
 	answers := func(t *testing.T, r *Runtime, want Engine) []abi.Response {
 		m, err := r.Compile(ctx, builtin.Module)
 		must(t, err)
-		if m.Engine() != want {
-			t.Fatalf("module runs on %s, want %s", m.Engine(), want)
+		if m.engine() != want {
+			t.Fatalf("module runs on %s, want %s", m.engine(), want)
 		}
 		var out []abi.Response
 		for _, req := range calls {
@@ -191,7 +191,7 @@ func TestEnginesAgree(t *testing.T) {
 	}
 }
 
-// A module the compiler refuses, compiled apart, is ErrInvalidModule, and
+// A module the compiler refuses, compiled apart, is errInvalidModule, and
 // nothing is marked for it.
 func TestCompileApartInvalid(t *testing.T) {
 	ctx := context.Background()
@@ -200,8 +200,8 @@ func TestCompileApartInvalid(t *testing.T) {
 	defer r.Close(ctx)
 	r.memoryLimit = func() (int64, bool) { return 128 << 20, true }
 	bad := []byte("\x00asm\x01\x00\x00\x00\x01\x03\x01\x42\x00")
-	if _, err := r.Compile(ctx, bad); !errors.Is(err, ErrInvalidModule) {
-		t.Fatalf("compile an invalid module apart: %v, want ErrInvalidModule", err)
+	if _, err := r.Compile(ctx, bad); !errors.Is(err, errInvalidModule) {
+		t.Fatalf("compile an invalid module apart: %v, want errInvalidModule", err)
 	}
 	if r.cached(digestOf(bad)) {
 		t.Error("an invalid module is marked as compiled")

@@ -4,20 +4,15 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/cairnrun/cairn/sandbox/internal/wasmcode"
 )
 
-// Errors a caller branches on. Call and Run wrap them with what happened.
+// Errors a caller branches on: a call stopped at its deadline, a request
+// refused for its size, a module refused for what compiling it would
+// cost. Call and Run wrap them with what happened.
 var (
-	ErrInvalidModule = errors.New("not a valid WebAssembly module")
-	ErrImportDenied  = errors.New("module imports a host function it is not allowed")
-	ErrDeadline      = errors.New("deadline exceeded")
-	ErrMemoryLimit   = errors.New("memory limit reached")
-	ErrTrap          = errors.New("module trapped")
-	ErrExit          = errors.New("module exited with an error")
-	ErrBadResponse   = errors.New("module did not write a valid response")
-	// ErrStagingLimit is a call that tried to stage more in an overlay
-	// than Policy.StagingLimit or Policy.MaxStagedPaths allow.
-	ErrStagingLimit = errors.New("staging limit reached")
+	ErrDeadline = errors.New("deadline exceeded")
 	// ErrRequestTooLarge is a call whose request is larger than the
 	// module may read (Policy.StdinLimit, abi.MaxMessageSize); it is
 	// refused before the module runs.
@@ -28,13 +23,24 @@ var (
 	ErrCompileLimit = errors.New("module too large to compile")
 )
 
-// ExitError is a non-zero exit of a tool call, with what the tool logged.
-type ExitError struct {
+// The other ways a call fails, which the error's text says and no caller
+// outside the package branches on; the package's tests do.
+var (
+	errInvalidModule = wasmcode.ErrInvalid
+	errImportDenied  = errors.New("module imports a host function it is not allowed")
+	errMemoryLimit   = errors.New("memory limit reached")
+	errTrap          = errors.New("module trapped")
+	errExit          = errors.New("module exited with an error")
+	errBadResponse   = errors.New("module did not write a valid response")
+)
+
+// exitError is a non-zero exit of a tool call, with what the tool logged.
+type exitError struct {
 	Code       uint32
 	StderrTail string
 }
 
-func (e *ExitError) Error() string {
+func (e *exitError) Error() string {
 	msg := fmt.Sprintf("module exited with status %d", e.Code)
 	if e.StderrTail != "" {
 		msg += "; its log ends: " + e.StderrTail
@@ -42,8 +48,8 @@ func (e *ExitError) Error() string {
 	return msg
 }
 
-// Is makes errors.Is(err, ErrExit) hold.
-func (e *ExitError) Is(target error) bool { return target == ErrExit }
+// Is makes errors.Is(err, errExit) hold.
+func (e *exitError) Is(target error) bool { return target == errExit }
 
 // tail is the last few lines of a log, on one line.
 func tail(log []byte) string {

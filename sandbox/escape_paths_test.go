@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairnrun/cairn/sandbox/internal/guestfs"
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 )
 
@@ -73,7 +74,7 @@ func mountFS(t *testing.T, f fixture, kind string) experimentalsys.FS {
 		ov, _ := newOverlay(t, f.ws)
 		mt = Mount{Overlay: ov}
 	}
-	fsys, closeFS, err := mt.open(newFileBudget(0), Policy{}.staging())
+	fsys, closeFS, err := mt.open(guestfs.NewBudget(0), Policy{}.staging())
 	must(t, err)
 	t.Cleanup(func() { closeFS() })
 	return fsys

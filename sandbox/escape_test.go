@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairnrun/cairn/sandbox/overlay"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 )
@@ -28,7 +29,7 @@ func escapeRun(t *testing.T, guest []byte, kind string) (fixture, map[string]str
 	f := newFixture(t, true)
 	before := f.outsideHash(t)
 	mounts := f.mounts()
-	var ov *Overlay
+	var ov *overlay.Overlay
 	var staging string
 	if kind == "overlay" {
 		ov, staging = newOverlay(t, f.ws)
@@ -49,7 +50,7 @@ func escapeRun(t *testing.T, guest []byte, kind string) (fixture, map[string]str
 		sameTree(t, "the workspace during the call", tree(t, f.ws), wsBefore)
 		effects, err := ov.Effects()
 		must(t, err)
-		must(t, Apply(f.ws, staging, effects))
+		must(t, overlay.Apply(f.ws, staging, effects))
 		for p, content := range tree(t, staging) {
 			if strings.HasPrefix(content, "-> ") {
 				t.Errorf("the staging directory holds the symlink %s %s", p, content)
@@ -97,7 +98,7 @@ var hostileAllowed = map[string]string{
 }
 
 // fdExhaust is what the fd-exhaust attempt prints, by mount kind: EAGAIN
-// once the call holds its budget of open files (DefaultMaxOpenFiles),
+// once the call holds its budget of open files (defaultMaxOpenFiles),
 // less the mounts' roots that hold one. An overlay's root does; a plain
 // mount's root is opened on the host only when the guest uses it (see
 // workspaceFS.OpenFile), and this guest does not.
@@ -236,5 +237,25 @@ func TestReadOnlyMount(t *testing.T) {
 	b, _ := os.ReadFile(filepath.Join(ws, "inside.txt"))
 	if len(entries) != 1 || string(b) != "keep" {
 		t.Fatalf("the read-only workspace changed: %d entries, inside.txt %q", len(entries), b)
+	}
+}
+
+// A read-only overlay mount refuses every change, and stages nothing.
+func TestOverlayReadOnly(t *testing.T) {
+	ws := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(ws, "inside.txt"), []byte("keep"), 0o644))
+	staging := filepath.Join(t.TempDir(), "staging")
+	ov, err := overlay.New(ws, staging)
+	must(t, err)
+	defer ov.Close()
+	for i, l := range readOnlyResults(t, Mount{Overlay: ov}) {
+		if !strings.Contains(l, "Read-only file system") {
+			t.Errorf("operation %d: %s", i, l)
+		}
+	}
+	effects, err := ov.Effects()
+	must(t, err)
+	if entries, _ := os.ReadDir(staging); len(effects) != 0 || len(entries) != 0 {
+		t.Errorf("a read-only call staged %d files and %d effects", len(entries), len(effects))
 	}
 }

@@ -7,10 +7,13 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/cairnrun/cairn/sandbox/overlay"
 )
 
 const secret = "SECRET-OUTSIDE-THE-MOUNT"
@@ -152,4 +155,53 @@ func results(out string) map[string]string {
 		m[name] = rest
 	}
 	return m
+}
+
+// newOverlay makes an overlay of ws staged in a fresh directory.
+func newOverlay(t testing.TB, ws string) (*overlay.Overlay, string) {
+	t.Helper()
+	staging := filepath.Join(t.TempDir(), "staging")
+	ov, err := overlay.New(ws, staging)
+	must(t, err)
+	t.Cleanup(func() { ov.Close() })
+	return ov, staging
+}
+
+// tree is everything under dir by slash path: a file's content, "" for a
+// directory (whose path ends in a slash), "-> target" for a symlink, and
+// the type of anything else.
+func tree(t testing.TB, dir string) map[string]string {
+	t.Helper()
+	m := map[string]string{}
+	must(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == dir {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		rel = filepath.ToSlash(rel)
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			target, _ := os.Readlink(p)
+			m[rel] = "-> " + target
+		case d.IsDir():
+			m[rel+"/"] = ""
+		case !d.Type().IsRegular():
+			m[rel] = "special " + d.Type().String()
+		default:
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			m[rel] = string(b)
+		}
+		return nil
+	}))
+	return m
+}
+
+func sameTree(t testing.TB, what string, got, want map[string]string) {
+	t.Helper()
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("%s:\n got %v\nwant %v", what, got, want)
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/cairnrun/cairn/abi"
+	"github.com/cairnrun/cairn/sandbox/internal/wasmcode"
 )
 
 // socketImports are the WASI preview 1 functions that only make sense with
@@ -57,15 +58,15 @@ func checkImports(cm wazero.CompiledModule, wasi map[string]bool) error {
 			continue
 		}
 		if mod != wasi_snapshot_preview1.ModuleName {
-			return fmt.Errorf("%w: %s.%s (only %s is available)", ErrImportDenied, mod, name, wasi_snapshot_preview1.ModuleName)
+			return fmt.Errorf("%w: %s.%s (only %s is available)", errImportDenied, mod, name, wasi_snapshot_preview1.ModuleName)
 		}
 		if !wasi[name] {
-			return fmt.Errorf("%w: %s.%s is not a WASI preview 1 function", ErrImportDenied, mod, name)
+			return fmt.Errorf("%w: %s.%s is not a WASI preview 1 function", errImportDenied, mod, name)
 		}
 	}
 	for _, m := range cm.ImportedMemories() {
 		mod, name, _ := m.Import()
-		return fmt.Errorf("%w: memory %s.%s", ErrImportDenied, mod, name)
+		return fmt.Errorf("%w: memory %s.%s", errImportDenied, mod, name)
 	}
 	return nil
 }
@@ -74,7 +75,7 @@ func checkImports(cm wazero.CompiledModule, wasi map[string]bool) error {
 // does not allow, naming every one and how to allow it.
 func checkGranted(cm wazero.CompiledModule, p Policy) error {
 	if p.Net == nil && importsNet(cm) {
-		return fmt.Errorf("%w; grant the module the network (net: in its grant in the agent file, --net for cairn exec)", ErrNetDenied)
+		return fmt.Errorf("%w; grant the module the network (net: in its grant in the agent file, --net for cairn exec)", errNetDenied)
 	}
 	var denied []string
 	for _, f := range cm.ImportedFunctions() {
@@ -87,7 +88,7 @@ func checkGranted(cm wazero.CompiledModule, p Policy) error {
 	}
 	sort.Strings(denied)
 	return fmt.Errorf("%w: %s.%s (not in the policy's imports; add it to Policy.Imports to allow it)",
-		ErrImportDenied, wasi_snapshot_preview1.ModuleName, strings.Join(denied, ", "))
+		errImportDenied, wasi_snapshot_preview1.ModuleName, strings.Join(denied, ", "))
 }
 
 // DeniedImports lists, sorted, the WASI preview 1 functions the module
@@ -98,24 +99,24 @@ func checkGranted(cm wazero.CompiledModule, p Policy) error {
 //
 // # Errors
 //
-// ErrInvalidModule for bytes whose sections or imports do not read.
+// An error for bytes whose sections or imports do not read.
 func (p Policy) DeniedImports(wasm []byte) ([]string, error) {
-	secs, err := sections(wasm)
+	secs, err := wasmcode.Sections(wasm)
 	if err != nil {
 		return nil, err
 	}
 	var denied []string
-	r := &reader{p: secs[secImport]}
-	for n := r.count(); n > 0 && r.err == nil; n-- {
-		mod, name := string(r.bytes(r.uvarint())), string(r.bytes(r.uvarint()))
-		kind := r.byte()
-		r.importDesc(kind)
+	r := &wasmcode.Reader{P: secs[wasmcode.SecImport]}
+	for n := r.Count(); n > 0 && r.Err == nil; n-- {
+		mod, name := string(r.Bytes(r.Uvarint())), string(r.Bytes(r.Uvarint()))
+		kind := r.Byte()
+		r.ImportDesc(kind)
 		if kind == 0x00 && mod == wasi_snapshot_preview1.ModuleName && !p.importsAllowed(name) {
 			denied = append(denied, name)
 		}
 	}
-	if r.err != nil {
-		return nil, r.err
+	if r.Err != nil {
+		return nil, r.Err
 	}
 	sort.Strings(denied)
 	return denied, nil

@@ -75,8 +75,8 @@ func TestLimits(t *testing.T) {
 func TestMemoryBomb(t *testing.T) {
 	_, err := compile(t, "misbehave").Call(context.Background(),
 		Policy{Args: []string{"membomb"}, MemoryLimit: 64 << 20}, abi.Request{ABI: abi.Version})
-	if !errors.Is(err, ErrMemoryLimit) {
-		t.Fatalf("got %v, want ErrMemoryLimit", err)
+	if !errors.Is(err, errMemoryLimit) {
+		t.Fatalf("got %v, want errMemoryLimit", err)
 	}
 }
 
@@ -84,17 +84,17 @@ func TestCallFailures(t *testing.T) {
 	m := compile(t, "misbehave")
 	req := abi.Request{ABI: abi.Version, Tool: "x"}
 	_, err := m.Call(context.Background(), Policy{Args: []string{"flood"}, StdoutLimit: 1000}, req)
-	if !errors.Is(err, ErrBadResponse) || !strings.Contains(err.Error(), "cap") {
-		t.Errorf("flood: got %v, want ErrBadResponse naming the cap", err)
+	if !errors.Is(err, errBadResponse) || !strings.Contains(err.Error(), "cap") {
+		t.Errorf("flood: got %v, want errBadResponse naming the cap", err)
 	}
 	_, err = m.Call(context.Background(), Policy{Args: []string{"env"}}, req)
-	if !errors.Is(err, ErrBadResponse) {
-		t.Errorf("text on stdout: got %v, want ErrBadResponse", err)
+	if !errors.Is(err, errBadResponse) {
+		t.Errorf("text on stdout: got %v, want errBadResponse", err)
 	}
-	var exit *ExitError
+	var exit *exitError
 	_, err = m.Call(context.Background(), Policy{Args: []string{"exit"}}, req)
 	if !errors.As(err, &exit) || exit.Code != 7 || !strings.Contains(err.Error(), "giving up") {
-		t.Errorf("exit: got %v, want ExitError 7 with the log's tail", err)
+		t.Errorf("exit: got %v, want exitError 7 with the log's tail", err)
 	}
 }
 
@@ -110,9 +110,9 @@ func TestCompileRefusals(t *testing.T) {
 		want error
 		msg  string
 	}{
-		{"not wasm", []byte("#!/bin/sh\n"), ErrInvalidModule, ""},
-		{"truncated", guestBytes["misbehave"][:1000], ErrInvalidModule, ""},
-		{"imports env.f", importsEnv, ErrImportDenied, "env.f"},
+		{"not wasm", []byte("#!/bin/sh\n"), errInvalidModule, ""},
+		{"truncated", guestBytes["misbehave"][:1000], errInvalidModule, ""},
+		{"imports env.f", importsEnv, errImportDenied, "env.f"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

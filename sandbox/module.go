@@ -17,6 +17,8 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/cairnrun/cairn/abi"
+	"github.com/cairnrun/cairn/sandbox/internal/guestfs"
+	"github.com/cairnrun/cairn/sandbox/internal/wasmcode"
 )
 
 // Module is a compiled module. Every Run or Call instantiates it afresh.
@@ -26,26 +28,26 @@ type Module struct {
 	wasm      []byte
 	compiled  map[uint32]wazero.CompiledModule // by memory limit; guarded by r.mu
 	pre       *preinit                         // the fast mode; nil for a command module
-	stops     bool                             // wasm has stop checks (see withStopChecks)
-	hasStart  bool                             // and its start function is exported as startExport
+	stops     bool                             // wasm has stop checks (see wasmcode.WithStopChecks)
+	hasStart  bool                             // and its start function is exported as wasmcode.StartExport
 	interpret bool                             // run by wazero's interpreter (see Engine)
 }
 
 // Digest is "sha256:" and the hex of the module's bytes.
 func (m *Module) Digest() string { return m.digest }
 
-// Engine is the engine the module runs on: EngineCompiler or
+// engine is the engine the module runs on: EngineCompiler or
 // EngineInterpreter.
-func (m *Module) Engine() Engine {
+func (m *Module) engine() Engine {
 	if m.interpret {
 		return EngineInterpreter
 	}
 	return EngineCompiler
 }
 
-// Manifest reads the module's manifest from its custom section. It never
+// manifest reads the module's manifest from its custom section. It never
 // runs the module.
-func (m *Module) Manifest() (abi.Manifest, error) { return abi.ReadManifest(m.wasm) }
+func (m *Module) manifest() (abi.Manifest, error) { return abi.ReadManifest(m.wasm) }
 
 func (m *Module) compiledFor(ctx context.Context, pages uint32) (wazero.CompiledModule, error) {
 	rt, err := m.runtime(ctx, pages)
@@ -75,14 +77,14 @@ func (m *Module) runtime(ctx context.Context, pages uint32) (wazero.Runtime, err
 }
 
 // useStopChecks rewrites the module with stop checks when it can (see
-// withStopChecks); one it cannot rewrite is left as it is, to be stopped
+// wasmcode.WithStopChecks); one it cannot rewrite is left as it is, to be stopped
 // by its runtime instead.
 func (m *Module) useStopChecks() {
-	sc, err := withStopChecks(m.wasm)
+	sc, err := wasmcode.WithStopChecks(m.wasm)
 	if err != nil {
 		return
 	}
-	m.wasm, m.stops, m.hasStart = sc.code, true, sc.start
+	m.wasm, m.stops, m.hasStart = sc.Code, true, sc.Start
 }
 
 // compileFor compiles the module for one memory limit and keeps it.
@@ -100,7 +102,7 @@ func (m *Module) compileFor(ctx context.Context, rt wazero.Runtime, pages uint32
 		if cctx.Err() != nil {
 			return nil, fmt.Errorf("%w: compiling it did not end within %s or before its caller gave up (Config.CompileTimeout)", ErrCompileLimit, m.r.limits.timeout)
 		}
-		return nil, fmt.Errorf("%w: %v", ErrInvalidModule, err)
+		return nil, fmt.Errorf("%w: %v", errInvalidModule, err)
 	}
 	if err := checkImports(cm, wasiFunctions(rt)); err != nil {
 		cm.Close(ctx)
@@ -129,11 +131,11 @@ type Exit struct {
 //
 // # Errors
 //
-// ErrDeadline when the policy's timeout passes, ErrTrap when the module
-// traps, and errors setting up its mounts.
+// ErrDeadline when the policy's timeout passes, an error saying so when
+// the module traps, and errors setting up its mounts.
 func (m *Module) Run(ctx context.Context, p Policy, stdin io.Reader, stdout, stderr io.Writer) (Exit, error) {
-	out := &capped{w: stdout, limit: orDefault(p.StdoutLimit, DefaultStdoutLimit)}
-	errOut := &capped{w: stderr, limit: orDefault(p.StderrLimit, DefaultStderrLimit)}
+	out := &capped{w: stdout, limit: orDefault(p.StdoutLimit, defaultStdoutLimit)}
+	errOut := &capped{w: stderr, limit: orDefault(p.StderrLimit, defaultStderrLimit)}
 	ex, err := m.run(ctx, p, stdin, out, errOut)
 	return ex, err
 }
@@ -148,7 +150,7 @@ func (m *Module) run(ctx context.Context, p Policy, stdin io.Reader, stdout, std
 	if err := checkGranted(cm, p); err != nil {
 		return Exit{}, err
 	}
-	fsys, closeFS, err := mounts(p.Mounts, newFileBudget(p.MaxOpenFiles), p.staging())
+	fsys, closeFS, err := mounts(p.Mounts, guestfs.NewBudget(p.MaxOpenFiles), p.staging())
 	if err != nil {
 		return Exit{}, err
 	}
@@ -161,7 +163,7 @@ func (m *Module) run(ctx context.Context, p Policy, stdin io.Reader, stdout, std
 		return Exit{}, err
 	}
 	cio := callIO{
-		stdin:  stdinFor(ctx, stdin, orDefault(p.StdinLimit, DefaultStdinLimit)),
+		stdin:  stdinFor(ctx, stdin, orDefault(p.StdinLimit, defaultStdinLimit)),
 		stdout: stdout, stderr: stderr, mounts: fsys,
 	}
 	mod, err := m.instantiate(ctx, rt, cm, cio, p)
@@ -184,7 +186,7 @@ func exitOf(ex Exit, err error, p Policy) (Exit, error) {
 	}
 	var exitErr *sys.ExitError
 	if !errors.As(err, &exitErr) {
-		return ex, fmt.Errorf("%w: %v", ErrTrap, err)
+		return ex, fmt.Errorf("%w: %v", errTrap, err)
 	}
 	switch exitErr.ExitCode() {
 	case sys.ExitCodeDeadlineExceeded:
@@ -243,9 +245,9 @@ func (d *detRandom) Read(p []byte) (int, error) {
 	return d.r.Read(p)
 }
 
-// mounts opens the filesystem of each mount: a workspaceFS or an
+// mounts opens the filesystem of each mount: a guestfs.Dir or an
 // overlay's view.
-func mounts(ms []Mount, files *fileBudget, limit staging) ([]experimentalsys.FS, func(), error) {
+func mounts(ms []Mount, files *guestfs.Budget, limit guestfs.StagingLimit) ([]experimentalsys.FS, func(), error) {
 	var fsys []experimentalsys.FS
 	var closers []func() error
 	closeAll := func() {
@@ -278,23 +280,23 @@ type CallResult struct {
 //
 // # Errors
 //
-// Those of Run, and *ExitError (ErrExit) for a non-zero exit, ErrMemoryLimit
-// when the module ran out of memory, ErrBadResponse when stdout is not one
-// valid response, ErrRequestTooLarge (before running anything) when the
+// Those of Run; an error saying so, with the status and the end of the
+// module's log, for a non-zero exit, for a module out of memory, and when
+// stdout is not one valid response; ErrRequestTooLarge (before running anything) when the
 // request is past the policy's StdinLimit or abi.MaxMessageSize,
-// ErrStagingLimit when an overlay it mounts refused it a
+// overlay.ErrStagingLimit when an overlay it mounts refused it a
 // change for the policy's staging limits (whatever the module answered).
 func (m *Module) Call(ctx context.Context, p Policy, req abi.Request) (CallResult, error) {
 	in, err := abi.Marshal(req)
 	if err != nil {
 		return CallResult{}, fmt.Errorf("encode request: %w", err)
 	}
-	if limit := min(orDefault(p.StdinLimit, DefaultStdinLimit), abi.MaxMessageSize); int64(len(in)) > limit {
+	if limit := min(orDefault(p.StdinLimit, defaultStdinLimit), abi.MaxMessageSize); int64(len(in)) > limit {
 		return CallResult{}, fmt.Errorf("%w: the call's arguments make a request of %d bytes, and the tool may read %d; pass less, or a path to a file",
 			ErrRequestTooLarge, len(in), limit)
 	}
-	out := &capped{limit: orDefault(p.StdoutLimit, DefaultStdoutLimit)}
-	errOut := &capped{limit: orDefault(p.StderrLimit, DefaultStderrLimit)}
+	out := &capped{limit: orDefault(p.StdoutLimit, defaultStdoutLimit)}
+	errOut := &capped{limit: orDefault(p.StderrLimit, defaultStderrLimit)}
 	ex, err := m.run(ctx, p, bytes.NewReader(in), out, errOut)
 	res := CallResult{Stderr: errOut.buf.Bytes(), StderrTruncated: errOut.truncated, Duration: ex.Duration}
 	if err != nil {
@@ -305,15 +307,15 @@ func (m *Module) Call(ctx context.Context, p Policy, req abi.Request) (CallResul
 	}
 	if ex.Code != 0 {
 		if strings.Contains(string(res.Stderr), "out of memory") {
-			return res, fmt.Errorf("%w (%d MiB): %s", ErrMemoryLimit, int64(p.memoryPages())/16, tail(res.Stderr))
+			return res, fmt.Errorf("%w (%d MiB): %s", errMemoryLimit, int64(p.memoryPages())/16, tail(res.Stderr))
 		}
-		return res, &ExitError{Code: ex.Code, StderrTail: tail(res.Stderr)}
+		return res, &exitError{Code: ex.Code, StderrTail: tail(res.Stderr)}
 	}
 	if res.Response, err = abi.DecodeResponse(out.buf.Bytes()); err != nil {
 		if out.truncated {
-			return res, fmt.Errorf("%w: its output passed the %d-byte cap", ErrBadResponse, out.limit)
+			return res, fmt.Errorf("%w: its output passed the %d-byte cap", errBadResponse, out.limit)
 		}
-		return res, fmt.Errorf("%w: %v", ErrBadResponse, err)
+		return res, fmt.Errorf("%w: %v", errBadResponse, err)
 	}
 	return res, nil
 }
@@ -324,7 +326,7 @@ func (m *Module) Call(ctx context.Context, p Policy, req abi.Request) (CallResul
 func stagingExhausted(p Policy) error {
 	for _, mt := range p.Mounts {
 		if mt.Overlay != nil {
-			if err := mt.Overlay.exhausted(); err != nil {
+			if err := mt.Overlay.Exhausted(); err != nil {
 				return err
 			}
 		}
@@ -342,7 +344,7 @@ func (m *Module) Describe(ctx context.Context) (abi.Manifest, error) {
 		return abi.Manifest{}, err
 	}
 	if ex.Code != 0 {
-		return abi.Manifest{}, &ExitError{Code: ex.Code, StderrTail: tail(errOut.Bytes())}
+		return abi.Manifest{}, &exitError{Code: ex.Code, StderrTail: tail(errOut.Bytes())}
 	}
 	return abi.DecodeManifest(out.Bytes())
 }

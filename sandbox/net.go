@@ -9,10 +9,10 @@ import (
 	"github.com/cairnrun/cairn/abi"
 )
 
-// ErrNetDenied is a module that imports the network (abi.NetModule) run
+// errNetDenied is a module that imports the network (abi.NetModule) run
 // under a policy that grants it none (Policy.Net is nil). It wraps
-// ErrImportDenied.
-var ErrNetDenied = fmt.Errorf("%w: the network import without a network grant", ErrImportDenied)
+// errImportDenied.
+var errNetDenied = fmt.Errorf("%w: the network import without a network grant", errImportDenied)
 
 // NetRequest is one HTTP request a call asks for through the network
 // import: exactly what the guest sent, its URL as the guest wrote it.

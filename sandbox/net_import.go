@@ -8,6 +8,7 @@ import (
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/cairnrun/cairn/abi"
+	"github.com/cairnrun/cairn/sandbox/internal/wasmcode"
 )
 
 // netFunctions are the functions of the network import, abi.NetModule.
@@ -83,19 +84,19 @@ func importsNet(cm wazero.CompiledModule) bool {
 //
 // # Errors
 //
-// ErrInvalidModule for bytes whose sections or imports do not read.
+// An error for bytes whose sections or imports do not read.
 func ImportsNet(wasm []byte) (bool, error) {
-	secs, err := sections(wasm)
+	secs, err := wasmcode.Sections(wasm)
 	if err != nil {
 		return false, err
 	}
-	r := &reader{p: secs[secImport]}
+	r := &wasmcode.Reader{P: secs[wasmcode.SecImport]}
 	found := false
-	for n := r.count(); n > 0 && r.err == nil; n-- {
-		mod := string(r.bytes(r.uvarint()))
-		r.bytes(r.uvarint())
-		r.importDesc(r.byte())
+	for n := r.Count(); n > 0 && r.Err == nil; n-- {
+		mod := string(r.Bytes(r.Uvarint()))
+		r.Bytes(r.Uvarint())
+		r.ImportDesc(r.Byte())
 		found = found || mod == abi.NetModule
 	}
-	return found, r.err
+	return found, r.Err
 }

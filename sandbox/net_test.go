@@ -50,11 +50,11 @@ func TestNetImport(t *testing.T) {
 		t.Fatal("a module without the import is said to have it")
 	}
 	var out bytes.Buffer
-	if _, err := m.Run(ctx, Policy{}, nil, &out, &out); !errors.Is(err, ErrNetDenied) || !errors.Is(err, ErrImportDenied) {
+	if _, err := m.Run(ctx, Policy{}, nil, &out, &out); !errors.Is(err, errNetDenied) || !errors.Is(err, errImportDenied) {
 		t.Fatalf("run without a Net: %v", err)
 	}
 	n := &countingNet{}
-	if _, err := m.Run(ctx, Policy{Net: n}, nil, &out, &out); !errors.Is(err, ErrTrap) || n.n != 0 {
+	if _, err := m.Run(ctx, Policy{Net: n}, nil, &out, &out); !errors.Is(err, errTrap) || n.n != 0 {
 		t.Fatalf("a request outside memory: %v, %d requests", err, n.n)
 	}
 }

@@ -3,23 +3,25 @@ package sandbox
 import (
 	"time"
 
+	"github.com/cairnrun/cairn/sandbox/internal/guestfs"
+	"github.com/cairnrun/cairn/sandbox/overlay"
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 )
 
-// Defaults for the zero fields of a Policy.
+// DefaultTimeout is the Timeout of a Policy that leaves it zero.
+const DefaultTimeout = 30 * time.Second
+
+// Defaults for the other zero fields of a Policy; each field's doc says
+// its value. Every file a guest opens is a file descriptor of the host
+// process, hence defaultMaxOpenFiles.
 const (
-	DefaultMemoryLimit = 256 << 20
-	DefaultTimeout     = 30 * time.Second
-	DefaultStdinLimit  = 16 << 20
-	DefaultStdoutLimit = 1 << 20
-	DefaultStderrLimit = 64 << 10
-	// DefaultMaxOpenFiles is the default of Policy.MaxOpenFiles. Every
-	// file a guest opens is a file descriptor of the host process.
-	DefaultMaxOpenFiles = 256
-	// DefaultStagingLimit is the default of Policy.StagingLimit.
-	DefaultStagingLimit = 256 << 20
-	// DefaultMaxStagedPaths is the default of Policy.MaxStagedPaths.
-	DefaultMaxStagedPaths = 10000
+	defaultMemoryLimit    = 256 << 20
+	defaultStdinLimit     = 16 << 20
+	defaultStdoutLimit    = 1 << 20
+	defaultStderrLimit    = 64 << 10
+	defaultMaxOpenFiles   = guestfs.DefaultMaxOpenFiles
+	defaultStagingLimit   = guestfs.DefaultStagingLimit
+	defaultMaxStagedPaths = guestfs.DefaultMaxStagedPaths
 )
 
 // Policy is what one call of a module gets. The zero value grants nothing
@@ -27,11 +29,14 @@ const (
 // randomness.
 type Policy struct {
 	Mounts []Mount
-	// MemoryLimit is in bytes, rounded up to 64 KiB pages.
+	// MemoryLimit is in bytes, rounded up to 64 KiB pages; zero means
+	// 256 MiB.
 	MemoryLimit int64
-	Timeout     time.Duration
+	// Timeout stops the call; zero means DefaultTimeout.
+	Timeout time.Duration
 	// Caps on what the module reads and writes; past them stdin reads
 	// end and output is dropped (and the result says it was truncated).
+	// Zero means 16 MiB of stdin, 1 MiB of stdout, 64 KiB of stderr.
 	StdinLimit, StdoutLimit, StderrLimit int64
 	// Env is exactly the environment the module sees.
 	Env map[string]string
@@ -47,36 +52,31 @@ type Policy struct {
 	Imports []string
 	// MaxOpenFiles bounds the files and directories a call holds open at
 	// once across its mounts; past it opening fails with EAGAIN. Zero
-	// means DefaultMaxOpenFiles.
+	// means 256.
 	MaxOpenFiles int
 	// StagingLimit bounds the bytes a call may stage in each Overlay it
-	// has mounted; past it changes fail (see Overlay.Exhausted). Zero means
-	// DefaultStagingLimit. Every path a call changes is charged a block
+	// has mounted; past it changes fail (see overlay.Overlay.Exhausted).
+	// Zero means 256 MiB. Every path a call changes is charged a block
 	// (4 KiB) of it besides its bytes, so many small files reach it too.
 	StagingLimit int64
 	// MaxStagedPaths bounds the paths (files made, written or removed,
 	// directories made or removed) a call may change in each Overlay it
 	// has mounted; past it changes fail as past StagingLimit. Zero means
-	// DefaultMaxStagedPaths.
+	// 10,000.
 	MaxStagedPaths int
 	// Net carries the call's HTTP exchanges through the network import
 	// (abi.NetModule). Nil grants no network: a module importing it does
-	// not run (ErrNetDenied).
+	// not run.
 	Net Net
 }
 
 // staging is the bound of what a call may stage in each overlay.
-type staging struct {
-	bytes int64
-	paths int
-}
-
-func (p Policy) staging() staging {
+func (p Policy) staging() guestfs.StagingLimit {
 	paths := p.MaxStagedPaths
 	if paths <= 0 {
-		paths = DefaultMaxStagedPaths
+		paths = defaultMaxStagedPaths
 	}
-	return staging{bytes: orDefault(p.StagingLimit, DefaultStagingLimit), paths: paths}
+	return guestfs.StagingLimit{Bytes: orDefault(p.StagingLimit, defaultStagingLimit), Paths: paths}
 }
 
 // Mount makes a host directory visible to the guest: HostPath itself, or,
@@ -86,26 +86,26 @@ func (p Policy) staging() staging {
 type Mount struct {
 	HostPath, GuestPath string
 	ReadOnly            bool
-	Overlay             *Overlay
+	Overlay             *overlay.Overlay
 }
 
 // open makes the filesystem that serves the mount for one call, and what
 // releases it.
-func (mt Mount) open(files *fileBudget, limit staging) (experimentalsys.FS, func() error, error) {
+func (mt Mount) open(files *guestfs.Budget, limit guestfs.StagingLimit) (experimentalsys.FS, func() error, error) {
 	if mt.Overlay != nil {
-		return mt.Overlay.view(mt.ReadOnly, files, limit)
+		return mt.Overlay.Mount(mt.ReadOnly, files, limit)
 	}
-	w, err := newWorkspaceFS(mt.HostPath, mt.ReadOnly, files)
+	w, err := guestfs.NewDir(mt.HostPath, mt.ReadOnly, files)
 	if err != nil {
 		return nil, nil, err
 	}
-	return w, w.close, nil
+	return w, w.Close, nil
 }
 
 func (p Policy) memoryPages() uint32 {
 	limit := p.MemoryLimit
 	if limit <= 0 {
-		limit = DefaultMemoryLimit
+		limit = defaultMemoryLimit
 	}
 	pages := (limit + 65535) / 65536
 	if pages > 65536 {

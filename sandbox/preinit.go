@@ -16,6 +16,7 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/cairnrun/cairn/abi"
+	"github.com/cairnrun/cairn/sandbox/internal/wasmcode"
 )
 
 // preinit is the fast mode of a Module (see abi, "The fast mode"): the
@@ -23,7 +24,7 @@ import (
 // fresh instance restored from that snapshot instead of initialising
 // again. RATIONALE.md says why; snapshot.go says what a snapshot holds.
 type preinit struct {
-	rx *reactor
+	rx *wasmcode.Reactor
 
 	mu    sync.Mutex
 	snaps map[snapshotKey]*snapshot
@@ -52,20 +53,20 @@ func keyOf(p Policy) snapshotKey {
 //
 // # Errors
 //
-// ErrInvalidModule for a fast-mode module that cannot be rewritten.
+// errInvalidModule for a fast-mode module that cannot be rewritten.
 func (m *Module) usePreinit() error {
-	rx, err := newReactor(m.wasm)
-	if errors.Is(err, errNotReactor) {
+	rx, err := wasmcode.NewReactor(m.wasm)
+	if errors.Is(err, wasmcode.ErrNotReactor) {
 		return nil
 	}
-	if errors.Is(err, ErrInvalidModule) {
+	if errors.Is(err, errInvalidModule) {
 		return err // it says what is wrong with the module
 	}
 	if err != nil {
-		return fmt.Errorf("%w: fast mode: %v", ErrInvalidModule, err)
+		return fmt.Errorf("%w: fast mode: %v", errInvalidModule, err)
 	}
 	m.pre = &preinit{rx: rx, snaps: map[snapshotKey]*snapshot{}}
-	m.wasm = rx.code
+	m.wasm = rx.Code
 	return nil
 }
 
@@ -152,9 +153,9 @@ func (m *Module) initialise(ctx context.Context, rt wazero.Runtime, cm wazero.Co
 		return mod, err
 	}
 	// As at instantiation, data must fit in the memory's initial size.
-	for _, d := range m.pre.rx.data {
-		if !mod.Memory().Write(uint32(d.off), d.b) {
-			return mod, fmt.Errorf("%w: a data segment is outside its memory", ErrInvalidModule)
+	for _, d := range m.pre.rx.Data {
+		if !mod.Memory().Write(uint32(d.Off), d.B) {
+			return mod, fmt.Errorf("%w: a data segment is outside its memory", errInvalidModule)
 		}
 	}
 	if m.hasStart {
@@ -173,7 +174,7 @@ func (m *Module) initialise(ctx context.Context, rt wazero.Runtime, cm wazero.Co
 func (m *Module) callExport(ctx context.Context, mod api.Module) error {
 	fn := mod.ExportedFunction(abi.CallExport)
 	if fn == nil {
-		return fmt.Errorf("%w: no export %s", ErrInvalidModule, abi.CallExport)
+		return fmt.Errorf("%w: no export %s", errInvalidModule, abi.CallExport)
 	}
 	var res []uint64
 	err := m.guarded(ctx, mod, func() (err error) {
@@ -243,7 +244,7 @@ var errWarmUp = errors.New("warm-up call failed")
 // snapshotInitialised initialises one instance with snapshotConfig and,
 // when warm, serves the warm-up call in it, then snapshots it.
 func (m *Module) snapshotInitialised(ctx context.Context, rt wazero.Runtime, cm wazero.CompiledModule, p Policy, warm bool) (*snapshot, error) {
-	stderr := &capped{limit: orDefault(p.StderrLimit, DefaultStderrLimit)}
+	stderr := &capped{limit: orDefault(p.StderrLimit, defaultStderrLimit)}
 	stdin := &boundReader{bytes.NewReader(nil)}
 	var readings int64
 	cfg := detClock(snapshotConfig(p).WithStdin(stdin).WithStderr(stderr), 0, &readings)
@@ -263,7 +264,7 @@ func (m *Module) snapshotInitialised(ctx context.Context, rt wazero.Runtime, cm 
 			return nil, fmt.Errorf("%w: %v", errWarmUp, err)
 		}
 	}
-	return newSnapshot(mod, m.pre.rx.globals, readings)
+	return newSnapshot(mod, m.pre.rx.Globals, readings)
 }
 
 // snapshotConfig configures the instances a snapshot is taken of, and
@@ -315,7 +316,7 @@ func (m *Module) learnPages(ctx context.Context, rt wazero.Runtime, cm wazero.Co
 func checkCallExport(cm wazero.CompiledModule) error {
 	fn, ok := cm.ExportedFunctions()[abi.CallExport]
 	if !ok || len(fn.ParamTypes()) != 0 || len(fn.ResultTypes()) != 1 || fn.ResultTypes()[0] != api.ValueTypeI32 {
-		return fmt.Errorf("%w: export %s must be a function of type () -> i32", ErrInvalidModule, abi.CallExport)
+		return fmt.Errorf("%w: export %s must be a function of type () -> i32", errInvalidModule, abi.CallExport)
 	}
 	return nil
 }

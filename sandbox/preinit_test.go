@@ -19,6 +19,7 @@ import (
 
 	"github.com/cairnrun/cairn/abi"
 	"github.com/cairnrun/cairn/guest/builtin"
+	"github.com/cairnrun/cairn/sandbox/internal/wasmcode"
 )
 
 // The preinit guest (testdata/preinit) built both ways, once.
@@ -306,7 +307,7 @@ func TestBuiltinIsFastMode(t *testing.T) {
 	}
 	described, err := m.Describe(ctx)
 	must(t, err)
-	packed, err := m.Manifest()
+	packed, err := m.manifest()
 	must(t, err)
 	if !reflect.DeepEqual(described, packed) {
 		t.Errorf("Describe gave %+v, the section holds %+v", described, packed)
@@ -318,30 +319,30 @@ func TestBuiltinIsFastMode(t *testing.T) {
 // leaves no active data segment.
 func TestNewReactor(t *testing.T) {
 	preinitModules(t)
-	if _, err := newReactor(preinitGuest.command); !errors.Is(err, errNotReactor) {
-		t.Errorf("command module: %v, want errNotReactor", err)
+	if _, err := wasmcode.NewReactor(preinitGuest.command); !errors.Is(err, wasmcode.ErrNotReactor) {
+		t.Errorf("command module: %v, want wasmcode.ErrNotReactor", err)
 	}
-	if _, err := newReactor([]byte("not wasm")); !errors.Is(err, ErrInvalidModule) {
-		t.Errorf("junk: %v, want ErrInvalidModule", err)
+	if _, err := wasmcode.NewReactor([]byte("not wasm")); !errors.Is(err, errInvalidModule) {
+		t.Errorf("junk: %v, want errInvalidModule", err)
 	}
-	rx, err := newReactor(preinitGuest.reactor)
+	rx, err := wasmcode.NewReactor(preinitGuest.reactor)
 	must(t, err)
-	if len(rx.globals) == 0 || len(rx.data) == 0 {
-		t.Fatalf("%d globals, %d runs of data", len(rx.globals), len(rx.data))
+	if len(rx.Globals) == 0 || len(rx.Data) == 0 {
+		t.Fatalf("%d globals, %d runs of data", len(rx.Globals), len(rx.Data))
 	}
-	secs, err := sections(rx.code)
+	secs, err := wasmcode.Sections(rx.Code)
 	must(t, err)
-	if _, data, err := emptyDataSegments(secs[secData]); err != nil || len(data) != 0 {
+	if _, data, err := wasmcode.EmptyDataSegments(secs[wasmcode.SecData]); err != nil || len(data) != 0 {
 		t.Errorf("the rewritten module still has %d runs of data (%v)", len(data), err)
 	}
-	exports, err := exportNames(secs[secExport])
+	exports, err := wasmcode.ExportNames(secs[wasmcode.SecExport])
 	must(t, err)
-	for _, g := range rx.globals {
+	for _, g := range rx.Globals {
 		if !exports[g] {
 			t.Errorf("the rewritten module does not export %s", g)
 		}
 	}
-	if _, err := newReactor(append(preinitGuest.reactor[:len(preinitGuest.reactor):len(preinitGuest.reactor)], 0x0b, 0xff)); err == nil {
+	if _, err := wasmcode.NewReactor(append(preinitGuest.reactor[:len(preinitGuest.reactor):len(preinitGuest.reactor)], 0x0b, 0xff)); err == nil {
 		t.Error("a truncated section was accepted")
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/cairnrun/cairn/abi"
+	"github.com/cairnrun/cairn/sandbox/internal/wasmcode"
 )
 
 // reactorWasm assembles a small fast-mode module (what a C or Rust tool
@@ -121,8 +122,8 @@ func TestPreinitFailedInitIsNotKept(t *testing.T) {
 	m, err := testRT.Compile(context.Background(), reactorWasm(true))
 	must(t, err)
 	for range 2 {
-		if _, err := m.Run(context.Background(), Policy{}, nil, io.Discard, io.Discard); !errors.Is(err, ErrTrap) {
-			t.Fatalf("got %v, want ErrTrap", err)
+		if _, err := m.Run(context.Background(), Policy{}, nil, io.Discard, io.Discard); !errors.Is(err, errTrap) {
+			t.Fatalf("got %v, want errTrap", err)
 		}
 	}
 	m.pre.mu.Lock()
@@ -141,11 +142,11 @@ func FuzzNewReactor(f *testing.F) {
 	f.Add(reactorWasm(true))
 	f.Add([]byte("\x00asm\x01\x00\x00\x00"))
 	f.Fuzz(func(t *testing.T, wasm []byte) {
-		rx, err := newReactor(wasm)
+		rx, err := wasmcode.NewReactor(wasm)
 		if err != nil {
 			return
 		}
-		if _, err := sections(rx.code); err != nil {
+		if _, err := wasmcode.Sections(rx.Code); err != nil {
 			t.Fatalf("the rewrite is unreadable: %v", err)
 		}
 	})

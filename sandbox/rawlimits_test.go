@@ -58,8 +58,8 @@ func TestRawLimits(t *testing.T) {
 			}},
 		{"deep recursion traps at wazero's stack ceiling", "recurse", Policy{},
 			func(t *testing.T, ex Exit, out string, err error) {
-				if !errors.Is(err, ErrTrap) || !strings.Contains(err.Error(), "stack overflow") {
-					t.Fatalf("got %v, want ErrTrap for a stack overflow", err)
+				if !errors.Is(err, errTrap) || !strings.Contains(err.Error(), "stack overflow") {
+					t.Fatalf("got %v, want errTrap for a stack overflow", err)
 				}
 			}},
 		{"stdout flood is capped and says so", "flood", Policy{StdoutLimit: 1 << 20},
@@ -70,8 +70,8 @@ func TestRawLimits(t *testing.T) {
 			}},
 		{"sockets are not imported by default", "sock", Policy{},
 			func(t *testing.T, ex Exit, out string, err error) {
-				if !errors.Is(err, ErrImportDenied) || !strings.Contains(err.Error(), "sock_accept") {
-					t.Fatalf("got %v, want ErrImportDenied naming sock_accept", err)
+				if !errors.Is(err, errImportDenied) || !strings.Contains(err.Error(), "sock_accept") {
+					t.Fatalf("got %v, want errImportDenied naming sock_accept", err)
 				}
 			}},
 		{"granted, a socket import finds no socket", "sock", Policy{Imports: []string{"sock_accept", "proc_exit"}},
@@ -82,8 +82,8 @@ func TestRawLimits(t *testing.T) {
 			}},
 		{"an import list without fd_write refuses a module that writes", "flood", Policy{Imports: []string{"proc_exit"}},
 			func(t *testing.T, ex Exit, out string, err error) {
-				if !errors.Is(err, ErrImportDenied) || !strings.Contains(err.Error(), "fd_write") {
-					t.Fatalf("got %v, want ErrImportDenied naming fd_write", err)
+				if !errors.Is(err, errImportDenied) || !strings.Contains(err.Error(), "fd_write") {
+					t.Fatalf("got %v, want errImportDenied naming fd_write", err)
 				}
 			}},
 	}
@@ -105,8 +105,8 @@ func TestCompileRefusesUnknownWASIImport(t *testing.T) {
 	imp = append(imp, 0x00, 0x00)
 	wasm := append(append(append([]byte(nil), preamble...), 0x01, 0x04, 0x01, 0x60, 0x00, 0x00, 0x02, byte(len(imp))), imp...)
 	_, err := testRT.Compile(context.Background(), wasm)
-	if !errors.Is(err, ErrImportDenied) || !strings.Contains(err.Error(), "get_cwd") {
-		t.Fatalf("got %v, want ErrImportDenied naming get_cwd", err)
+	if !errors.Is(err, errImportDenied) || !strings.Contains(err.Error(), "get_cwd") {
+		t.Fatalf("got %v, want errImportDenied naming get_cwd", err)
 	}
 }
 

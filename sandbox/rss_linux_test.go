@@ -78,11 +78,11 @@ func TestOverlayFillRSS(t *testing.T) {
 	hwm, _ := rss.Peak()
 	must(t, err)
 	t.Logf("%s; peak RSS %d MiB, %d MiB over the %d MiB before", strings.TrimSpace(out.String()), hwm>>20, (hwm-base)>>20, base>>20)
-	if !ov.Exhausted() {
+	if !(ov.Exhausted() != nil) {
 		t.Fatalf("2 GiB fit under the default staging limit: %s", out.String())
 	}
-	if hwm-base > DefaultStagingLimit/4 {
-		t.Fatalf("staging %d MiB raised the peak resident memory by %d MiB", DefaultStagingLimit>>20, (hwm-base)>>20)
+	if hwm-base > defaultStagingLimit/4 {
+		t.Fatalf("staging %d MiB raised the peak resident memory by %d MiB", defaultStagingLimit>>20, (hwm-base)>>20)
 	}
 }
 

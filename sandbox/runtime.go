@@ -39,7 +39,7 @@ type Runtime struct {
 	limits compileLimits
 	// engine is Config.Engine, and cacheDir Config.CacheDir, where
 	// compiled modules are marked (see cached); memoryLimit reads the
-	// process's memory limit (MemoryLimit; tests replace it).
+	// process's memory limit (processMemoryLimit; tests replace it).
 	engine      Engine
 	cacheDir    string
 	memoryLimit func() (int64, bool)
@@ -75,7 +75,7 @@ type Runtime struct {
 // A cache directory that cannot be made private to the user.
 func NewRuntime(ctx context.Context, cfg Config) (*Runtime, error) {
 	r := &Runtime{runtimes: map[runtimeKey]wazero.Runtime{}, modules: map[string]*Module{}, alloc: newMemoryAllocator(),
-		limits: cfg.limits(), cacheDir: cfg.CacheDir, memoryLimit: MemoryLimit}
+		limits: cfg.limits(), cacheDir: cfg.CacheDir, memoryLimit: processMemoryLimit}
 	engine, err := ParseEngine(string(cfg.Engine))
 	if err != nil {
 		return nil, err
@@ -250,11 +250,11 @@ func (r *Runtime) runtime(ctx context.Context, k runtimeKey) (wazero.Runtime, er
 //
 // # Errors
 //
-// ErrInvalidModule for bytes wazero does not accept, ErrCompileLimit for a
-// module past a compile limit of Config (or ctx's end while it compiles),
-// ErrImportDenied for a module importing anything but the functions of
-// WASI preview 1, naming the import. Which of those a call may use is the policy's (see Policy.Imports)
-// and is checked by Run and Call.
+// An error for bytes wazero does not accept; ErrCompileLimit for a module
+// past a compile limit of Config (or ctx's end while it compiles); an
+// error naming the import for a module importing anything but the
+// functions of WASI preview 1. Which of those a call may use is the
+// policy's (see Policy.Imports) and is checked by Run and Call.
 func (r *Runtime) Compile(ctx context.Context, wasm []byte) (*Module, error) {
 	digest := digestOf(wasm)
 	r.mu.Lock()

@@ -24,8 +24,8 @@ func TestLoad(t *testing.T) {
 	if err != nil || m == nil || !good.Done() {
 		t.Fatalf("good module: %v, %v", m, err)
 	}
-	if _, err := bad.Wait(ctx); !errors.Is(err, ErrInvalidModule) {
-		t.Fatalf("bad module: got %v, want ErrInvalidModule", err)
+	if _, err := bad.Wait(ctx); !errors.Is(err, errInvalidModule) {
+		t.Fatalf("bad module: got %v, want errInvalidModule", err)
 	}
 	canceled, cancel := context.WithCancel(ctx)
 	cancel()

@@ -9,7 +9,7 @@ import (
 
 // snapshot is a fast-mode module's state right after its initialisation:
 // its linear memory and the values of its mutable globals (all of them:
-// the rewrite exports every one, see reactor). Restoring both into a new
+// the rewrite exports every one, see wasmcode.Reactor). Restoring both into a new
 // instance of the same compiled module gives an instance in the state the
 // initialised one was in. The rest of an instance is not in a snapshot and
 // needs not be: functions, immutable globals and the table's contents come
@@ -69,7 +69,7 @@ func (s *snapshot) restore(mod api.Module, a *imageAllocator) error {
 	mem := mod.Memory()
 	if cur := mem.Size() / 65536; cur < s.pages {
 		if _, ok := mem.Grow(s.pages - cur); !ok {
-			return fmt.Errorf("%w: restoring a snapshot of %d pages", ErrMemoryLimit, s.pages)
+			return fmt.Errorf("%w: restoring a snapshot of %d pages", errMemoryLimit, s.pages)
 		}
 	} else if cur > s.pages {
 		return fmt.Errorf("snapshot of %d pages is smaller than a new instance's %d", s.pages, cur)

@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/cairnrun/cairn/sandbox/internal/wasmcode"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/sys"
 )
 
 // guarded runs fn, a call into mod, so that the end of ctx stops the
-// guest. A module with stop checks (see withStopChecks) is stopped by
+// guest. A module with stop checks (see wasmcode.WithStopChecks) is stopped by
 // setting its stop global and running out its fuel when ctx ends; any
 // other runs in a runtime that closes it when ctx ends. Either way a
 // stopped guest's call fails as wazero reports it: with the exit status of
@@ -20,10 +21,10 @@ func (m *Module) guarded(ctx context.Context, mod api.Module, fn func() error) e
 	if !m.stops {
 		return fn()
 	}
-	stop, ok1 := mod.ExportedGlobal(stopExport).(api.MutableGlobal)
-	fuel, ok2 := mod.ExportedGlobal(fuelExport).(api.MutableGlobal)
+	stop, ok1 := mod.ExportedGlobal(wasmcode.StopExport).(api.MutableGlobal)
+	fuel, ok2 := mod.ExportedGlobal(wasmcode.FuelExport).(api.MutableGlobal)
 	if !ok1 || !ok2 {
-		return fmt.Errorf("%w: no stop global", ErrInvalidModule)
+		return fmt.Errorf("%w: no stop global", errInvalidModule)
 	}
 	var (
 		mu    sync.Mutex
@@ -59,9 +60,9 @@ func (m *Module) guarded(ctx context.Context, mod api.Module, fn func() error) e
 // is a success and ends it.
 func (m *Module) start(ctx context.Context, mod api.Module) error {
 	return m.guarded(ctx, mod, func() error {
-		for _, name := range []string{startExport, "_start"} {
+		for _, name := range []string{wasmcode.StartExport, "_start"} {
 			fn := mod.ExportedFunction(name)
-			if fn == nil || (name == startExport && !m.hasStart) {
+			if fn == nil || (name == wasmcode.StartExport && !m.hasStart) {
 				continue
 			}
 			if _, err := fn.Call(ctx); err != nil {

@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/checkpoint/pgstore"
 )
@@ -37,7 +39,7 @@ func benchState(id string, n int) *checkpoint.State {
 	st := newState(id)
 	text := strings.Repeat("word ", 40)
 	for range n {
-		st.Messages = append(st.Messages, checkpoint.Message{Role: checkpoint.RoleAssistant, Text: text})
+		st.Messages = append(st.Messages, conversation.Message{Role: conversation.RoleAssistant, Text: text})
 	}
 	return st
 }

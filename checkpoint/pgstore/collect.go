@@ -90,8 +90,7 @@ func (s *Store) markAgent(id string, trimmed, inUse map[string]bool) error {
 	rec, err := s.Read(id)
 	switch {
 	case err == nil:
-		markDefinition(rec.State.Definition, inUse)
-		checkpoint.MarkRecordings(rec.State, inUse)
+		checkpoint.MarkState(rec.State, rec.Tail, inUse)
 	case !errors.Is(err, checkpoint.ErrNotFound):
 		return err
 	}
@@ -101,19 +100,11 @@ func (s *Store) markAgent(id string, trimmed, inUse map[string]bool) error {
 	}
 	for _, b := range marks {
 		if !trimmed[b.Label] {
-			markDefinition(b.State.Definition, inUse)
-			checkpoint.MarkRecordings(b.State, inUse)
+			checkpoint.MarkState(b.State, nil, inUse)
 			inUse[b.Workspace] = true
 		}
 	}
 	return checkpoint.MarkPasts(s, id, inUse)
-}
-
-func markDefinition(d checkpoint.Definition, inUse map[string]bool) {
-	inUse[d.AgentFile], inUse[d.Script] = true, true
-	for _, digest := range d.Modules {
-		inUse[digest] = true
-	}
 }
 
 // collectBlobs removes the blobs not in use and older than the grace. The

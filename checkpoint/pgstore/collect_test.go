@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/checkpoint/conversation"
 	"github.com/cairnrun/cairn/checkpoint/pgstore"
 )
 
@@ -77,6 +78,42 @@ func TestCollect(t *testing.T) {
 		t.Fatalf("bookmarks %+v", bs)
 	}
 	must(t, busy.Unlock())
+}
+
+// Collect keeps the response bodies that the exchanges of an agent's
+// state and of its kept bookmarks name, as the file store does.
+func TestCollectKeepsExchangeBodies(t *testing.T) {
+	s := open(t, sharedURL(t))
+	body, err := s.PutBlob([]byte("a response body the agent's state keeps"))
+	must(t, err)
+	marked, err := s.PutBlob([]byte("a response body a bookmark's state keeps"))
+	must(t, err)
+	unused, err := s.PutBlob([]byte("a body no exchange names"))
+	must(t, err)
+	withBody := func(st *checkpoint.State, blob string) *checkpoint.State {
+		st.Messages = append(st.Messages, conversation.Message{Role: conversation.RoleTool, Text: "fetched",
+			Net: []conversation.Exchange{{Seq: 1, Method: "GET", URL: "https://example.com/", Status: 200, Blob: blob}}})
+		return st
+	}
+	lock, err := s.Lock("n1", checkpoint.ThisProcess("run"))
+	must(t, err)
+	log, err := s.Create("n1", withBody(newState("n1"), body))
+	must(t, err)
+	must(t, log.Close())
+	must(t, s.PutBookmark("n1", checkpoint.Bookmark{Label: "b", Time: t0, State: withBody(newState("n1"), marked)}))
+	must(t, lock.Unlock())
+
+	time.Sleep(5 * time.Millisecond) // older than the grace, by the database's clock too
+	got, err := s.Collect(checkpoint.Retention{BlobGrace: time.Millisecond})
+	must(t, err)
+	if !slices.Equal(got.Files, []string{"blob " + unused}) {
+		t.Fatalf("removed %q, want only the unnamed blob", got.Files)
+	}
+	for _, d := range []string{body, marked} {
+		if _, err := s.Blob(d); err != nil {
+			t.Fatalf("an exchange's body %s: %v", d, err)
+		}
+	}
 }
 
 // A blob younger than the grace stays, and storing one again makes it

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/jackc/pgx/v5"
 
 	"github.com/cairnrun/cairn/checkpoint"
@@ -276,7 +278,7 @@ func TestGroupCommitFencesOnlyTheFenced(t *testing.T) {
 			defer wg.Done()
 			for round := 1; round <= 20 && errs[i] == nil; round++ {
 				errs[i] = log.Append(checkpoint.Record{Type: checkpoint.RecUser, Time: time.Now(), Round: round,
-					Message: &checkpoint.Message{Role: checkpoint.RoleUser, Text: "hi"}})
+					Message: &conversation.Message{Role: conversation.RoleUser, Text: "hi"}})
 				if errs[i] == nil {
 					_, errs[i] = log.Commit(checkpoint.Record{Type: checkpoint.RecCommit, Time: time.Now(), Round: round})
 				}

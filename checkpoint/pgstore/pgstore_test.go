@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/checkpoint/pgstore"
 	"github.com/cairnrun/cairn/checkpoint/storetest"
@@ -42,10 +44,10 @@ func newState(id string) *checkpoint.State {
 // roundRecords are the records of one round with one tool call.
 func roundRecords(round int) []checkpoint.Record {
 	call := fmt.Sprintf("call_%d", round)
-	turn := checkpoint.Message{Role: checkpoint.RoleAssistant, Text: fmt.Sprintf("turn %d", round),
-		ToolCalls: []checkpoint.ToolCall{{ID: call, Name: "read_file", Input: `{}`}}}
+	turn := conversation.Message{Role: conversation.RoleAssistant, Text: fmt.Sprintf("turn %d", round),
+		ToolCalls: []conversation.ToolCall{{ID: call, Name: "read_file", Input: `{}`}}}
 	return []checkpoint.Record{
-		{Type: checkpoint.RecTurn, Time: t0, Round: round, Message: &turn, Usage: &checkpoint.Usage{InputTokens: 10}},
+		{Type: checkpoint.RecTurn, Time: t0, Round: round, Message: &turn, Usage: &conversation.Usage{InputTokens: 10}},
 		{Type: checkpoint.RecPhase, Time: t0, Round: round, Call: call, Tool: "read_file", Phase: checkpoint.PhaseExecuting},
 		{Type: checkpoint.RecResult, Time: t0, Round: round, Call: call, Tool: "read_file", Result: &checkpoint.Result{Output: "ok"}},
 	}

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/checkpoint"
 )
 
@@ -82,7 +84,7 @@ func testAbort(t *testing.T, s checkpoint.Store) {
 
 func testCommitType(t *testing.T, s checkpoint.Store) {
 	a := create(t, s, "a1", 0)
-	if _, err := a.log.Commit(checkpoint.Record{Type: checkpoint.RecUser, Message: &checkpoint.Message{}}); err == nil {
+	if _, err := a.log.Commit(checkpoint.Record{Type: checkpoint.RecUser, Message: &conversation.Message{}}); err == nil {
 		// The memory store takes any record; a durable store must not.
 		if _, ok := s.(*checkpoint.MemStore); !ok {
 			t.Fatal("Commit took a user record")

@@ -3,6 +3,8 @@ package storetest
 import (
 	"testing"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/checkpoint"
 )
 
@@ -15,7 +17,7 @@ func testCompaction(t *testing.T, s checkpoint.Store) {
 	recs := roundRecords(4, 0)
 	must(t, a.log.Append(recs[0]))
 	must(t, a.log.Append(checkpoint.Record{Type: checkpoint.RecCompaction, Time: t0, Round: 4, Compaction: &cut,
-		Usage: &checkpoint.Usage{InputTokens: 100, OutputTokens: 7}}))
+		Usage: &conversation.Usage{InputTokens: 100, OutputTokens: 7}}))
 	if from := a.log.State().ContextFrom(); from != 3 {
 		t.Fatalf("the cut is not applied as it is appended: context from %d", from)
 	}

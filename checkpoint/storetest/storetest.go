@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/checkpoint"
 )
 
@@ -58,10 +60,10 @@ var t0 = time.Date(2026, 1, 2, 3, 4, 5, 123456789, time.UTC)
 // makes the turn's text that many bytes longer.
 func roundRecords(round, pad int) []checkpoint.Record {
 	call := fmt.Sprintf("call_%d_0", round)
-	turn := checkpoint.Message{Role: checkpoint.RoleAssistant, Text: fmt.Sprintf("turn %d", round) + strings.Repeat(".", pad),
-		ToolCalls: []checkpoint.ToolCall{{ID: call, Name: "read_file", Input: `{"path":"a"}`}}}
+	turn := conversation.Message{Role: conversation.RoleAssistant, Text: fmt.Sprintf("turn %d", round) + strings.Repeat(".", pad),
+		ToolCalls: []conversation.ToolCall{{ID: call, Name: "read_file", Input: `{"path":"a"}`}}}
 	return []checkpoint.Record{
-		{Type: checkpoint.RecTurn, Time: t0, Round: round, Message: &turn, Usage: &checkpoint.Usage{InputTokens: 10, OutputTokens: 2}},
+		{Type: checkpoint.RecTurn, Time: t0, Round: round, Message: &turn, Usage: &conversation.Usage{InputTokens: 10, OutputTokens: 2}},
 		{Type: checkpoint.RecPhase, Time: t0, Round: round, Call: call, Tool: "read_file", Phase: checkpoint.PhaseExecuting},
 		{Type: checkpoint.RecResult, Time: t0, Round: round, Call: call, Tool: "read_file",
 			Result: &checkpoint.Result{Output: fmt.Sprintf("out %d", round), Effects: []byte{0xa0}}},
@@ -87,7 +89,7 @@ func create(t *testing.T, s checkpoint.Store, id string, n int) *agent {
 	a.log, err = s.Create(id, checkpoint.NewState(id, checkpoint.Definition{Workspace: "/ws"}, checkpoint.Labels{Tenant: "t1"}, t0))
 	must(t, err)
 	must(t, a.log.Append(checkpoint.Record{Type: checkpoint.RecRunStarted, Time: t0, Run: &checkpoint.RunInfo{ID: "run-1", Started: t0}},
-		checkpoint.Record{Type: checkpoint.RecUser, Time: t0, Message: &checkpoint.Message{Role: checkpoint.RoleUser, Text: "hello"}}))
+		checkpoint.Record{Type: checkpoint.RecUser, Time: t0, Message: &conversation.Message{Role: conversation.RoleUser, Text: "hello"}}))
 	for r := 1; r <= n; r++ {
 		commitRound(t, a.log, r, 0)
 	}

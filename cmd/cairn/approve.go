@@ -49,7 +49,7 @@ func decide(c *cli.Context, approved bool) error {
 	}
 	defer eng.Close(context.Background())
 	agent, call := c.Args().Get(0), c.Args().Get(1)
-	err = eng.Decide(agent, call, host.Decision{Approved: approved, Reason: c.String("reason")})
+	err = eng.Decide(c.Context, agent, call, host.Decision{Approved: approved, Reason: c.String("reason")})
 	if errors.Is(err, host.ErrNotAwaiting) {
 		return withCode(exitUsage, err)
 	}
@@ -60,7 +60,7 @@ func decide(c *cli.Context, approved bool) error {
 	if !approved {
 		verb = "denied"
 	}
-	fmt.Fprintf(c.App.Writer, "%s %s of agent %s; `cairn resume %s` continues it\n", verb, call, agent, host.RootOf(eng.Store(), agent))
+	fmt.Fprintf(c.App.Writer, "%s %s of agent %s; `cairn resume %s` continues it\n", verb, call, agent, host.RootOf(c.Context, eng.Store(), agent))
 	return nil
 }
 

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/checkpoint"
 )
 
@@ -34,7 +36,7 @@ func compactionEvent(c *checkpoint.Compaction) string {
 // and, before the first message each cut of the context left in what the
 // model is sent, onCut for that cut. It stops at the first error.
 func walkConversation(st *checkpoint.State, onCut func(checkpoint.Compaction) error,
-	onMessage func(checkpoint.Message) error) error {
+	onMessage func(conversation.Message) error) error {
 	cuts := st.Compactions
 	for i, m := range st.Messages {
 		for ; len(cuts) > 0 && cuts[0].From <= i; cuts = cuts[1:] {

@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/cairnrun/cairn/host"
+	"github.com/cairnrun/cairn/internal/view"
 )
 
 func diffCommand() *cli.Command {
@@ -30,7 +31,7 @@ func diffAction(c *cli.Context) error {
 		return err
 	}
 	defer eng.Close(context.Background())
-	round, changes, err := eng.Changes(c.Args().First(), c.Int("round"))
+	round, changes, err := eng.Changes(c.Context, c.Args().First(), c.Int("round"))
 	if err != nil {
 		return runError(err)
 	}
@@ -54,11 +55,11 @@ func printChange(w io.Writer, fc host.FileChange) {
 	} else {
 		fmt.Fprintf(w, "%s %s (%s)\n", fc.Op, fc.Path, fc.Call)
 	}
-	if !host.IsText(fc.Before) || !host.IsText(fc.After) {
+	if !view.IsText(fc.Before) || !view.IsText(fc.After) {
 		fmt.Fprintf(w, "  binary: %d → %d bytes\n", fc.BeforeSize, fc.AfterSize)
 		return
 	}
-	for _, l := range host.DiffLines(fc.Before, fc.After) {
+	for _, l := range view.DiffLines(fc.Before, fc.After) {
 		fmt.Fprintf(w, "  %s\n", l)
 	}
 }
@@ -82,7 +83,7 @@ func undoAction(c *cli.Context) error {
 		return err
 	}
 	defer eng.Close(context.Background())
-	u, err := eng.Undo(c.Args().First())
+	u, err := eng.Undo(c.Context, c.Args().First())
 	if err != nil {
 		return runError(err)
 	}

@@ -32,10 +32,10 @@ func eventsAction(c *cli.Context) error {
 		return err
 	}
 	only, agent := c.String("run"), c.String("agent")
-	if err := hasRun(store, c.Args().First(), only); err != nil {
+	if err := hasRun(c.Context, store, c.Args().First(), only); err != nil {
 		return err
 	}
-	if err := inTree(store, c.Args().First(), agent); err != nil {
+	if err := inTree(c.Context, store, c.Args().First(), agent); err != nil {
 		return err
 	}
 	ctx, stop := interruptible(context.Background())
@@ -56,11 +56,11 @@ func eventsAction(c *cli.Context) error {
 }
 
 // hasRun checks that agent id has a run named run, when one is named.
-func hasRun(store checkpoint.Store, id, run string) error {
+func hasRun(ctx context.Context, store checkpoint.Store, id, run string) error {
 	if run == "" {
 		return nil
 	}
-	in, err := host.Inspect(store, id)
+	in, err := host.Inspect(ctx, store, id)
 	if err != nil {
 		return runError(err)
 	}
@@ -74,9 +74,9 @@ func hasRun(store checkpoint.Store, id, run string) error {
 
 // inTree checks that sub is an agent of the tree of id, when one is named:
 // id itself or a sub-agent below it.
-func inTree(store checkpoint.Store, id, sub string) error {
+func inTree(ctx context.Context, store checkpoint.Store, id, sub string) error {
 	for a := sub; a != "" && a != id; {
-		in, err := host.Inspect(store, a)
+		in, err := host.Inspect(ctx, store, a)
 		if err != nil {
 			return runError(err)
 		}

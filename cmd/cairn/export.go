@@ -38,7 +38,7 @@ func exportAction(c *cli.Context) error {
 	if err := writeFileAtomic(out, a); err != nil {
 		return fmt.Errorf("write export %s: %w", out, err)
 	}
-	fmt.Fprintf(c.App.Writer, "exported agent %s (round %d, %d blobs) to %s\n", a.Agent, a.State.Round, len(a.Blobs), out)
+	fmt.Fprintf(c.App.Writer, "exported agent %s (round %d, %d blobs%s) to %s\n", a.Agent, a.State.Round, len(a.Blobs), subAgents(a.Agents()-1), out)
 	return nil
 }
 
@@ -58,4 +58,15 @@ func writeFileAtomic(path string, a *checkpoint.Archive) error {
 		return err
 	}
 	return os.Rename(f.Name(), path)
+}
+
+// subAgents words how many sub-agents an archive carries besides its agent.
+func subAgents(n int) string {
+	switch n {
+	case 0:
+		return ""
+	case 1:
+		return ", 1 sub-agent"
+	}
+	return fmt.Sprintf(", %d sub-agents", n)
 }

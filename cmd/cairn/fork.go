@@ -31,7 +31,7 @@ func snapshotAction(c *cli.Context) error {
 		return err
 	}
 	defer eng.Close(context.Background())
-	b, err := eng.Snapshot(c.Args().First(), c.String("label"))
+	b, err := eng.Snapshot(c.Context, c.Args().First(), c.String("label"))
 	if err != nil {
 		return runError(err)
 	}
@@ -65,7 +65,7 @@ func forkAction(c *cli.Context) error {
 		return err
 	}
 	defer eng.Close(context.Background())
-	st, err := eng.Fork(host.ForkOptions{ID: c.Args().First(), From: c.String("from"), As: c.String("as"),
+	st, err := eng.Fork(c.Context, host.ForkOptions{ID: c.Args().First(), From: c.String("from"), As: c.String("as"),
 		Workspace: c.String("workspace"), Past: c.IsSet("at-round"), AtRound: c.Int("at-round")})
 	if errors.Is(err, checkpoint.ErrNoPast) {
 		return withCode(exitUsage, err)
@@ -73,6 +73,6 @@ func forkAction(c *cli.Context) error {
 	if err != nil {
 		return runError(err)
 	}
-	fmt.Fprintf(c.App.Writer, "forked %s at round %d as %s, workspace %s\n", st.Lineage.Agent, st.Lineage.Round, st.Agent, st.Definition.Workspace)
+	fmt.Fprintf(c.App.Writer, "forked %s at round %d as %s, workspace %s\n", st.From, st.Round, st.Agent, st.Workspace)
 	return nil
 }

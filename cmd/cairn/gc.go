@@ -28,7 +28,7 @@ func gcAction(c *cli.Context) error {
 	}
 	busy := newProgress(c.App.ErrWriter, c.Bool(jsonFlag.Name))
 	busy.set("collecting: reading every agent's snapshots, journals and bookmarks")
-	got, err := host.Collect(store, checkpoint.Retention{Snapshots: c.Int("keep-snapshots"),
+	got, err := host.Collect(c.Context, store, checkpoint.Retention{Snapshots: c.Int("keep-snapshots"),
 		Bookmarks: c.Int("keep-bookmarks"), DryRun: c.Bool("dry-run")})
 	busy.close()
 	if err != nil {

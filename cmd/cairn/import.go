@@ -43,6 +43,6 @@ func importAction(c *cli.Context) error {
 		}
 		return runError(err)
 	}
-	fmt.Fprintf(c.App.Writer, "imported agent %s (round %d)\n", a.Agent, a.State.Round)
+	fmt.Fprintf(c.App.Writer, "imported agent %s (round %d%s)\n", a.Agent, a.State.Round, subAgents(a.Agents()-1))
 	return nil
 }

@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/host"
+	"github.com/cairnrun/cairn/internal/view"
 )
 
 func logCommand() *cli.Command {
@@ -36,11 +39,11 @@ func logAction(c *cli.Context) error {
 	if c.Bool(jsonFlag.Name) {
 		return walkConversation(in.State,
 			func(cut checkpoint.Compaction) error { return writeJSON(c, map[string]any{"compaction": cut}) },
-			func(m checkpoint.Message) error { return writeJSON(c, m) })
+			func(m conversation.Message) error { return writeJSON(c, m) })
 	}
 	walkConversation(in.State,
 		func(cut checkpoint.Compaction) error { printCompaction(c.App.Writer, cut); return nil },
-		func(m checkpoint.Message) error { printMessage(c.App.Writer, m); return nil })
+		func(m conversation.Message) error { printMessage(c.App.Writer, m); return nil })
 	if calls := in.InterruptedCalls(); len(calls) > 0 {
 		fmt.Fprintf(c.App.Writer, "(round %d was interrupted; cairn resume continues it)\n", in.State.Round+1)
 		for _, l := range in.InterruptedExchanges() {
@@ -51,25 +54,25 @@ func logAction(c *cli.Context) error {
 }
 
 // printMessage writes one message of the conversation.
-func printMessage(w io.Writer, m checkpoint.Message) {
+func printMessage(w io.Writer, m conversation.Message) {
 	switch m.Role {
-	case checkpoint.RoleUser:
+	case conversation.RoleUser:
 		fmt.Fprintf(w, "user: %s\n", m.Text)
-	case checkpoint.RoleAssistant:
+	case conversation.RoleAssistant:
 		if m.Text != "" {
 			fmt.Fprintf(w, "model: %s\n", m.Text)
 		}
 		for _, tc := range m.ToolCalls {
 			fmt.Fprintf(w, "  → %s %s %s\n", tc.ID, tc.Name, oneLine(tc.Input, 200))
 		}
-	case checkpoint.RoleTool:
+	case conversation.RoleTool:
 		mark := "←"
 		if m.IsError {
 			mark = "✗"
 		}
 		fmt.Fprintf(w, "  %s %s %s: %s\n", mark, m.CallID, m.ToolName, oneLine(m.Text, 200))
 		for _, e := range m.Net {
-			fmt.Fprintf(w, "      net %s\n", oneLine(host.ExchangeLine(e), 200))
+			fmt.Fprintf(w, "      net %s\n", oneLine(view.ExchangeLine(e), 200))
 		}
 	}
 }
@@ -83,7 +86,7 @@ func logRound(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	msgs, _, err := host.RoundMessages(store, c.Args().First(), c.Int("round"))
+	msgs, _, err := host.RoundMessages(c.Context, store, c.Args().First(), c.Int("round"))
 	if errors.Is(err, checkpoint.ErrNoPast) {
 		return withCode(exitUsage, err)
 	}

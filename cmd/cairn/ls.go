@@ -7,10 +7,11 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/urfave/cli/v2"
 
-	"github.com/cairnrun/cairn/checkpoint"
-	"github.com/cairnrun/cairn/host"
+	"github.com/cairnrun/cairn/internal/view"
 )
 
 func lsCommand() *cli.Command {
@@ -31,10 +32,10 @@ func lsAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	list, depth := host.TreeOrder(list)
-	lines := make([]host.AgentLine, len(list))
+	list, depth := view.TreeOrder(list)
+	lines := make([]view.AgentLine, len(list))
 	for i, s := range list {
-		lines[i] = host.LineOf(s)
+		lines[i] = view.LineOf(s)
 	}
 	if c.Bool(jsonFlag.Name) {
 		enc := json.NewEncoder(c.App.Writer)
@@ -59,7 +60,7 @@ func lsAction(c *cli.Context) error {
 }
 
 // cost is what the agent's tokens cost, where the agent file gave prices.
-func cost(u checkpoint.Usage) string {
+func cost(u conversation.Usage) string {
 	if u.CostMicroUSD == 0 {
 		return "-"
 	}

@@ -13,9 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairnrun/cairn/sandbox/overlay"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/cairnrun/cairn/sandbox"
 )
 
 // servedAgent writes an agent file of the built-in tools and the MCP test
@@ -120,7 +119,7 @@ func TestMCPKillDashNineMidCall(t *testing.T) {
 	cs := stdioClient(t, cmd)
 	go cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "write_and_wait",
 		Arguments: map[string]any{"path": "x.txt", "content": "staged"}})
-	staged := sandbox.StagedFile(filepath.Join(store, "agents", "sess", "staging", "round-1", "mcp-1"), "x.txt")
+	staged := overlay.StagedFile(filepath.Join(store, "agents", "sess", "staging", "round-1", "mcp-1"), "x.txt")
 	for {
 		if _, err := os.Stat(staged); err == nil {
 			break

@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/cairnrun/cairn/host"
+	"github.com/cairnrun/cairn/internal/view"
 )
 
 // A real `cairn serve` process: it prints its address, token and login
@@ -63,7 +63,7 @@ func TestServeStreamsWhatEventsPrints(t *testing.T) {
 		t.Fatalf("API runs:\n%s\ncairn runs --json:\n%s", got, runs)
 	}
 	_, ls, _ := cairn(t, "ls", "--json", "--store", store)
-	var line host.AgentLine
+	var line view.AgentLine
 	must(t, json.Unmarshal([]byte(ls), &line))
 	if got := getJSONLines(t, base+"/api/agents"); !strings.Contains(got, `"status":"`+line.Status+`"`) {
 		t.Fatalf("API agents %s, cairn ls --json %s", got, ls)

@@ -119,7 +119,7 @@ func inspect(c *cli.Context, usage string) (*host.Inspection, error) {
 	if err != nil {
 		return nil, err
 	}
-	in, err := host.Inspect(store, c.Args().First())
+	in, err := host.Inspect(c.Context, store, c.Args().First())
 	if err != nil {
 		return nil, runError(err)
 	}

@@ -6,10 +6,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/host"
+	"github.com/cairnrun/cairn/internal/view"
 )
 
 func showCommand() *cli.Command {
@@ -24,7 +27,7 @@ func showCommand() *cli.Command {
 
 // agentView is one agent as `cairn show --json` prints it.
 type agentView struct {
-	host.AgentLine
+	view.AgentLine
 	Reason      string              `json:"reason,omitempty"`
 	Messages    int                 `json:"messages"`
 	Labels      checkpoint.Labels   `json:"labels"`
@@ -36,7 +39,7 @@ type agentView struct {
 	// Parent is a sub-agent's lineage; Children the sub-agents its
 	// delegations made; Todos its task list.
 	Parent   *checkpoint.Parent `json:"parent,omitempty"`
-	Children []host.AgentLine   `json:"children,omitempty"`
+	Children []view.AgentLine   `json:"children,omitempty"`
 	Todos    []checkpoint.Todo  `json:"todos,omitempty"`
 	Net      *host.NetUsage     `json:"net,omitempty"`
 	// NetInFlight are the interrupted round's HTTP exchanges.
@@ -57,7 +60,7 @@ func showAction(c *cli.Context) error {
 	}
 	st := in.State
 	v := agentView{
-		AgentLine: host.AgentLine{Agent: st.Agent, Status: host.AgentStatus(in.Summary), Rounds: st.Round,
+		AgentLine: view.AgentLine{Agent: st.Agent, Status: view.AgentStatus(in.Summary), Rounds: st.Round,
 			ToolCalls: st.ToolCalls, Usage: st.Usage, Updated: st.UpdatedAt},
 		Reason: st.Reason, Messages: len(st.Messages), Labels: st.Labels, Lineage: st.Lineage,
 		Workspace: st.Definition.Workspace, AgentFile: string(in.AgentFile), Interrupted: in.InterruptedCalls(),
@@ -110,7 +113,7 @@ func printView(c *cli.Context, v agentView) {
 	fmt.Fprintf(w, "agent file\n%s", indent(v.AgentFile, "  "))
 }
 
-func usageLine(u checkpoint.Usage) string {
+func usageLine(u conversation.Usage) string {
 	s := fmt.Sprintf("%d tokens (%d in, %d out", u.Total(), u.InputTokens, u.OutputTokens)
 	if u.CacheReadTokens+u.CacheWriteTokens > 0 {
 		s += fmt.Sprintf(", cache %d read, %d written", u.CacheReadTokens, u.CacheWriteTokens)
@@ -118,6 +121,9 @@ func usageLine(u checkpoint.Usage) string {
 	s += ")"
 	if u.CostMicroUSD > 0 {
 		s += " · " + cost(u)
+	}
+	if u.NetRequests > 0 {
+		s += fmt.Sprintf(" · %d HTTP requests (%d bytes sent, %d received)", u.NetRequests, u.NetSentBytes, u.NetReceivedBytes)
 	}
 	return s
 }
@@ -149,12 +155,12 @@ func addTree(c *cli.Context, v *agentView, st *checkpoint.State) error {
 	if err != nil {
 		return err
 	}
-	kids, err := host.Children(store, st.Agent)
+	kids, err := host.Children(c.Context, store, st.Agent)
 	if err != nil {
 		return runError(err)
 	}
 	for _, k := range kids {
-		v.Children = append(v.Children, host.LineOf(k))
+		v.Children = append(v.Children, view.LineOf(k))
 	}
 	return nil
 }
@@ -171,6 +177,6 @@ func printTree(w io.Writer, v agentView) {
 		fmt.Fprintf(w, "%s %s · %s · %d rounds · %d tokens\n", head, k.Agent, k.Status, k.Rounds, k.Usage.Total())
 	}
 	if len(v.Todos) > 0 {
-		fmt.Fprintf(w, "tasks\n%s\n", indent(host.FormatTodos(v.Todos), "  "))
+		fmt.Fprintf(w, "tasks\n%s\n", indent(view.FormatTodos(v.Todos), "  "))
 	}
 }

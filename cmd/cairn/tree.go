@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/cairnrun/cairn/host"
+	"github.com/cairnrun/cairn/internal/view"
 )
 
 // treeEvent prints an event of a sub-agent on one line, indented by its
@@ -35,7 +36,7 @@ func (r *renderer) treeEvent(e host.Event) {
 	case host.EventAgentResumed:
 		fmt.Fprintf(r.w, "%sresumes from the boundary after round %d\n", pre, e.Round)
 	case host.EventTodos:
-		fmt.Fprintf(r.w, "%stasks:\n%s", pre, indent(host.FormatTodos(e.Todos), strings.Repeat("  ", e.Depth)+"  "))
+		fmt.Fprintf(r.w, "%stasks:\n%s", pre, indent(view.FormatTodos(e.Todos), strings.Repeat("  ", e.Depth)+"  "))
 	case host.EventWarning:
 		fmt.Fprintf(r.errW, "cairn: warning: %s: %s\n", e.Agent, e.Text)
 	case host.EventRunEnd:

@@ -61,4 +61,20 @@ func TestTeamTreeOnTheCommandLine(t *testing.T) {
 	if code, _, errOut := cairn(t, "events", "--store", store, "--agent", "team", counter); code != exitUsage || !strings.Contains(errOut, "is not a sub-agent of") {
 		t.Fatalf("events of a parent through its child: exit %d: %s", code, errOut)
 	}
+
+	// The tree travels whole: exported from here and imported elsewhere,
+	// ls there lists the same three agents as a tree.
+	file := filepath.Join(t.TempDir(), "team.cairn")
+	if code, out, errOut := cairn(t, "export", "--store", store, "-o", file, "team"); code != exitDone || !strings.Contains(out, "2 sub-agents") {
+		t.Fatalf("export: exit %d: %s%s", code, out, errOut)
+	}
+	other := t.TempDir()
+	if code, out, errOut := cairn(t, "import", "--store", other, file); code != exitDone || !strings.Contains(out, "imported agent team") {
+		t.Fatalf("import: exit %d: %s%s", code, out, errOut)
+	}
+	_, here, _ := cairn(t, "ls", "--store", store)
+	_, there, _ := cairn(t, "ls", "--store", other)
+	if here != there {
+		t.Fatalf("ls after import:\n%s\nwant:\n%s", there, here)
+	}
 }

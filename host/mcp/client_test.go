@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cairnrun/cairn/checkpoint"
@@ -83,15 +85,15 @@ mcp: [{name: toy, command: [`+command+`]}]
 }
 
 // toolResult is the result the model read for the agent's first call.
-func toolResult(t *testing.T, st *checkpoint.State) checkpoint.Message {
+func toolResult(t *testing.T, st *checkpoint.State) conversation.Message {
 	t.Helper()
 	for _, m := range st.Messages {
-		if m.Role == checkpoint.RoleTool {
+		if m.Role == conversation.RoleTool {
 			return m
 		}
 	}
 	t.Fatalf("no tool result in %+v", st.Messages)
-	return checkpoint.Message{}
+	return conversation.Message{}
 }
 
 // A tool of an MCP server is asked about by default: with no one to ask,

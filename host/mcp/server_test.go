@@ -17,7 +17,7 @@ import (
 
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/host"
-	"github.com/cairnrun/cairn/sandbox"
+	"github.com/cairnrun/cairn/sandbox/overlay"
 )
 
 // fixture is a server on a session of a fresh agent, and a client of the
@@ -144,7 +144,7 @@ func TestCallWritesThroughTheJournal(t *testing.T) {
 	if rec.State.Round != 1 || len(rec.Tail) != 0 || rec.State.Messages[1].Text != text(res) {
 		t.Errorf("journal: round %d, open records %d, messages %+v", rec.State.Round, len(rec.Tail), rec.State.Messages)
 	}
-	round, changes, err := f.eng.Changes("m", 0)
+	round, changes, err := f.eng.Changes(t.Context(), "m", 0)
 	if err != nil || round != 1 || len(changes) != 2 || string(changes[1].After) != "hello" {
 		t.Errorf("changes of round %d: %+v %v", round, changes, err)
 	}
@@ -220,7 +220,7 @@ func TestCancelledCallDiscardsItsChanges(t *testing.T) {
 func waitForStaged(t *testing.T, staging, name string) {
 	t.Helper()
 	for {
-		if _, err := os.Stat(sandbox.StagedFile(staging, name)); err == nil {
+		if _, err := os.Stat(overlay.StagedFile(staging, name)); err == nil {
 			return
 		}
 		runtime.Gosched()

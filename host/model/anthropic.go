@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/checkpoint/conversation"
 )
 
 // Anthropic's address, the API version cairn speaks, and the turn's bound
@@ -94,7 +94,7 @@ func (p *Anthropic) request(req Request) anRequest {
 // tool_result blocks of a user message, messages of the same role in a row
 // are merged, and empty blocks and messages, which the API refuses, are
 // left out.
-func anthropicMessages(msgs []checkpoint.Message) []anMessage {
+func anthropicMessages(msgs []conversation.Message) []anMessage {
 	var out []anMessage
 	for _, m := range msgs {
 		role, blocks := anthropicBlocks(m)
@@ -110,13 +110,13 @@ func anthropicMessages(msgs []checkpoint.Message) []anMessage {
 	return out
 }
 
-func anthropicBlocks(m checkpoint.Message) (string, []anBlock) {
+func anthropicBlocks(m conversation.Message) (string, []anBlock) {
 	var blocks []anBlock
 	switch m.Role {
-	case checkpoint.RoleTool:
+	case conversation.RoleTool:
 		return "user", []anBlock{{Type: "tool_result", ToolUseID: anthropicID(m.CallID),
 			Content: m.Text, IsError: m.IsError}}
-	case checkpoint.RoleAssistant:
+	case conversation.RoleAssistant:
 		if m.Text != "" {
 			blocks = append(blocks, anBlock{Type: "text", Text: m.Text})
 		}

@@ -7,7 +7,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/checkpoint/conversation"
 )
 
 // anEvent is one event of a streamed message; which fields are set
@@ -49,7 +49,7 @@ type anUsage struct {
 // index to its tool call in calls, or to -1 for a text block.
 type anTurn struct {
 	text   strings.Builder
-	calls  []checkpoint.ToolCall
+	calls  []conversation.ToolCall
 	blocks map[int]int
 	stop   string
 	usage  anUsage
@@ -128,7 +128,7 @@ func (t *anTurn) start(e anEvent, onText func(string)) {
 		t.writeText(b.Text, onText)
 	case b.Type == "tool_use":
 		t.blocks[e.Index] = len(t.calls)
-		t.calls = append(t.calls, checkpoint.ToolCall{ID: b.ID, Name: b.Name})
+		t.calls = append(t.calls, conversation.ToolCall{ID: b.ID, Name: b.Name})
 	}
 }
 
@@ -164,8 +164,8 @@ func (t *anTurn) addUsage(u anUsage) {
 func (t *anTurn) response() Response {
 	u := t.usage
 	return Response{
-		Message: checkpoint.Message{Role: checkpoint.RoleAssistant, Text: t.text.String(), ToolCalls: t.calls},
-		Usage: checkpoint.Usage{
+		Message: conversation.Message{Role: conversation.RoleAssistant, Text: t.text.String(), ToolCalls: t.calls},
+		Usage: conversation.Usage{
 			InputTokens:      u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens,
 			OutputTokens:     u.OutputTokens,
 			CacheReadTokens:  u.CacheReadInputTokens,

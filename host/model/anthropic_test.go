@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/checkpoint/conversation"
 )
 
 func TestAnthropicRecordedToolCalls(t *testing.T) {
@@ -31,7 +31,7 @@ func TestAnthropicRecordedToolCalls(t *testing.T) {
 	if resp.Message.ToolCalls[0].ID != "toolu_01T1x1fJ34qAmk2tNTrN7Up6" {
 		t.Errorf("id %q", resp.Message.ToolCalls[0].ID)
 	}
-	if want := (checkpoint.Usage{InputTokens: 472, OutputTokens: 96}); resp.Usage != want {
+	if want := (conversation.Usage{InputTokens: 472, OutputTokens: 96}); resp.Usage != want {
 		t.Errorf("usage %+v, want %+v", resp.Usage, want)
 	}
 	if srv.paths[0] != "/v1/messages" {
@@ -66,7 +66,7 @@ func TestAnthropicRecordedCacheUsage(t *testing.T) {
 		t.Fatal(err)
 	}
 	// 12·3 + 2000·0.30 + 300·3.75 + 11·15 = 36 + 600 + 1125 + 165 µ$.
-	want := checkpoint.Usage{InputTokens: 2312, OutputTokens: 11, CacheReadTokens: 2000, CacheWriteTokens: 300, CostMicroUSD: 1926}
+	want := conversation.Usage{InputTokens: 2312, OutputTokens: 11, CacheReadTokens: 2000, CacheWriteTokens: 300, CostMicroUSD: 1926}
 	if resp.Usage != want || resp.StopReason != "end_turn" || resp.Message.Text != "I wrote the report to REPORT.md." {
 		t.Errorf("usage %+v stop %q text %q", resp.Usage, resp.StopReason, resp.Message.Text)
 	}
@@ -127,7 +127,7 @@ func TestAnthropicDecode(t *testing.T) {
 }
 
 func TestAnthropicHistory(t *testing.T) {
-	msgs := append(history(), checkpoint.Message{Role: checkpoint.RoleUser, Text: "and now?"})
+	msgs := append(history(), conversation.Message{Role: conversation.RoleUser, Text: "and now?"})
 	msgs[1].ToolCalls[0].ID = "call.1:x" // made by another provider
 	msgs[3].CallID = "call.1:x"
 	b, _ := json.Marshal(anthropicMessages(Normalize(msgs)))

@@ -1,6 +1,8 @@
 package model
 
-import "github.com/cairnrun/cairn/checkpoint"
+import (
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+)
 
 // cairn estimates tokens the same way everywhere it bounds a request (the
 // agent file's context budget, its tests, its docs): no provider's
@@ -22,7 +24,7 @@ func EstimateTokens(s string) int {
 
 // EstimateMessage is the estimated token count of one message: its text,
 // the call it answers, and each call it asks for.
-func EstimateMessage(m checkpoint.Message) int {
+func EstimateMessage(m conversation.Message) int {
 	n := Overhead + EstimateTokens(m.Text) + EstimateTokens(m.CallID) + EstimateTokens(m.ToolName)
 	for _, c := range m.ToolCalls {
 		n += Overhead + EstimateTokens(c.ID) + EstimateTokens(c.Name) + EstimateTokens(c.Input)

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/checkpoint/conversation"
 )
 
 func TestEstimateTokens(t *testing.T) {
@@ -21,12 +21,12 @@ func TestEstimateTokens(t *testing.T) {
 			t.Errorf("EstimateTokens(%q) = %d, want %d", s, got, want)
 		}
 	}
-	m := checkpoint.Message{Role: checkpoint.RoleAssistant, Text: "abcd",
-		ToolCalls: []checkpoint.ToolCall{{ID: "call_1", Name: "read_file", Input: `{"path":"a"}`}}}
+	m := conversation.Message{Role: conversation.RoleAssistant, Text: "abcd",
+		ToolCalls: []conversation.ToolCall{{ID: "call_1", Name: "read_file", Input: `{"path":"a"}`}}}
 	if got, want := EstimateMessage(m), Overhead+1+Overhead+2+3+3; got != want {
 		t.Errorf("EstimateMessage = %d, want %d", got, want)
 	}
-	req := Request{System: "be brief", Messages: []checkpoint.Message{m}, Tools: []Tool{{Name: "read_file", Description: "reads"}}}
+	req := Request{System: "be brief", Messages: []conversation.Message{m}, Tools: []Tool{{Name: "read_file", Description: "reads"}}}
 	if got, want := EstimateRequest(req), Overhead+2+(Overhead+3+2)+EstimateMessage(m); got != want {
 		t.Errorf("EstimateRequest = %d, want %d", got, want)
 	}
@@ -39,7 +39,7 @@ func TestScriptPlaysPastACut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	msgs := []checkpoint.Message{{Role: checkpoint.RoleUser, Text: "go"}, {Role: checkpoint.RoleAssistant, Text: "two"}}
+	msgs := []conversation.Message{{Role: conversation.RoleUser, Text: "go"}, {Role: conversation.RoleAssistant, Text: "two"}}
 	resp, err := s.Complete(context.Background(), Request{Messages: msgs, Earlier: 1})
 	if err != nil || resp.Message.Text != "three" {
 		t.Fatalf("after a cut of one turn: %q, %v; want the third turn", resp.Message.Text, err)

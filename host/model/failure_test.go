@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/checkpoint/conversation"
 )
 
 // flavour is one network provider as the failure tests see it.
@@ -35,7 +35,7 @@ var flavours = []flavour{
 		}},
 }
 
-var hello = Request{Messages: []checkpoint.Message{{Role: checkpoint.RoleUser, Text: "hello"}}}
+var hello = Request{Messages: []conversation.Message{{Role: conversation.RoleUser, Text: "hello"}}}
 
 // wantTools checks the turn of the tools recordings, whole.
 func wantTools(t *testing.T, resp Response) {

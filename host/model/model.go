@@ -8,7 +8,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/checkpoint/conversation"
 )
 
 // Provider is a model.
@@ -24,7 +24,7 @@ type Request struct {
 	// that name instead, so that a model chosen on the command line wins.
 	Model     string
 	System    string
-	Messages  []checkpoint.Message
+	Messages  []conversation.Message
 	Tools     []Tool
 	MaxTokens int
 	// OnText receives deltas of the assistant's text. May be nil.
@@ -59,8 +59,8 @@ type Tool struct {
 type Response struct {
 	// Message has Role assistant, its Text and its ToolCalls, whose Input
 	// is the arguments exactly as the model wrote them.
-	Message    checkpoint.Message
-	Usage      checkpoint.Usage
+	Message    conversation.Message
+	Usage      conversation.Usage
 	StopReason string
 }
 

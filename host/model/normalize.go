@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/checkpoint/conversation"
 )
 
 // NotRunResult is the text of the result Normalize gives a call that has
@@ -18,25 +18,25 @@ const NotRunResult = "error: this call was not run and has no result; call it ag
 // a result is looked for up to the next assistant message. Results that
 // answer no call of the assistant message before them, and second results
 // of a call, are dropped. Other messages keep their order.
-func Normalize(msgs []checkpoint.Message) []checkpoint.Message {
-	out := make([]checkpoint.Message, 0, len(msgs))
+func Normalize(msgs []conversation.Message) []conversation.Message {
+	out := make([]conversation.Message, 0, len(msgs))
 	for i := 0; i < len(msgs); {
 		m := msgs[i]
 		i++
-		if m.Role == checkpoint.RoleTool {
+		if m.Role == conversation.RoleTool {
 			continue // a result before any call
 		}
 		out = append(out, m)
-		if m.Role != checkpoint.RoleAssistant {
+		if m.Role != conversation.RoleAssistant {
 			continue
 		}
 		end := i
-		for end < len(msgs) && msgs[end].Role != checkpoint.RoleAssistant {
+		for end < len(msgs) && msgs[end].Role != conversation.RoleAssistant {
 			end++
 		}
 		out = append(out, resultsFor(m.ToolCalls, msgs[i:end])...)
 		for _, r := range msgs[i:end] {
-			if r.Role != checkpoint.RoleTool {
+			if r.Role != conversation.RoleTool {
 				out = append(out, r)
 			}
 		}
@@ -47,14 +47,14 @@ func Normalize(msgs []checkpoint.Message) []checkpoint.Message {
 
 // resultsFor picks one result for each call from the messages that follow
 // the calls' assistant message.
-func resultsFor(calls []checkpoint.ToolCall, after []checkpoint.Message) []checkpoint.Message {
+func resultsFor(calls []conversation.ToolCall, after []conversation.Message) []conversation.Message {
 	used := make([]bool, len(after))
-	out := make([]checkpoint.Message, 0, len(calls))
+	out := make([]conversation.Message, 0, len(calls))
 	for _, c := range calls {
-		r := checkpoint.Message{Role: checkpoint.RoleTool, CallID: c.ID, ToolName: c.Name,
+		r := conversation.Message{Role: conversation.RoleTool, CallID: c.ID, ToolName: c.Name,
 			Text: NotRunResult, IsError: true}
 		for j, m := range after {
-			if !used[j] && m.Role == checkpoint.RoleTool && m.CallID == c.ID {
+			if !used[j] && m.Role == conversation.RoleTool && m.CallID == c.ID {
 				used[j], r = true, m
 				break
 			}

@@ -4,41 +4,41 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/checkpoint/conversation"
 )
 
 func TestNormalize(t *testing.T) {
-	user := func(s string) checkpoint.Message { return checkpoint.Message{Role: checkpoint.RoleUser, Text: s} }
-	asst := func(ids ...string) checkpoint.Message {
-		m := checkpoint.Message{Role: checkpoint.RoleAssistant}
+	user := func(s string) conversation.Message { return conversation.Message{Role: conversation.RoleUser, Text: s} }
+	asst := func(ids ...string) conversation.Message {
+		m := conversation.Message{Role: conversation.RoleAssistant}
 		for _, id := range ids {
-			m.ToolCalls = append(m.ToolCalls, checkpoint.ToolCall{ID: id, Name: "t" + id})
+			m.ToolCalls = append(m.ToolCalls, conversation.ToolCall{ID: id, Name: "t" + id})
 		}
 		return m
 	}
-	res := func(id, text string) checkpoint.Message {
-		return checkpoint.Message{Role: checkpoint.RoleTool, CallID: id, ToolName: "t" + id, Text: text}
+	res := func(id, text string) conversation.Message {
+		return conversation.Message{Role: conversation.RoleTool, CallID: id, ToolName: "t" + id, Text: text}
 	}
-	notRun := func(id string) checkpoint.Message {
-		return checkpoint.Message{Role: checkpoint.RoleTool, CallID: id, ToolName: "t" + id, Text: NotRunResult, IsError: true}
+	notRun := func(id string) conversation.Message {
+		return conversation.Message{Role: conversation.RoleTool, CallID: id, ToolName: "t" + id, Text: NotRunResult, IsError: true}
 	}
 	tests := []struct {
 		name    string
-		in, out []checkpoint.Message
+		in, out []conversation.Message
 	}{
-		{"whole", []checkpoint.Message{user("u"), asst("1"), res("1", "r")}, []checkpoint.Message{user("u"), asst("1"), res("1", "r")}},
-		{"missing result", []checkpoint.Message{user("u"), asst("1", "2"), res("1", "r")},
-			[]checkpoint.Message{user("u"), asst("1", "2"), res("1", "r"), notRun("2")}},
-		{"last turn with no results", []checkpoint.Message{user("u"), asst("1")}, []checkpoint.Message{user("u"), asst("1"), notRun("1")}},
-		{"duplicate result", []checkpoint.Message{asst("1"), res("1", "a"), res("1", "b")}, []checkpoint.Message{asst("1"), res("1", "a")}},
-		{"orphan result", []checkpoint.Message{asst("1"), res("1", "a"), res("9", "x")}, []checkpoint.Message{asst("1"), res("1", "a")}},
-		{"result before any call", []checkpoint.Message{res("1", "x"), user("u")}, []checkpoint.Message{user("u")}},
-		{"results in call order", []checkpoint.Message{asst("1", "2"), res("2", "b"), res("1", "a")},
-			[]checkpoint.Message{asst("1", "2"), res("1", "a"), res("2", "b")}},
-		{"a user message among the results", []checkpoint.Message{asst("1", "2"), res("1", "a"), user("files changed"), res("2", "b")},
-			[]checkpoint.Message{asst("1", "2"), res("1", "a"), res("2", "b"), user("files changed")}},
-		{"a result of an older round", []checkpoint.Message{asst("1"), asst("2"), res("1", "late"), res("2", "b")},
-			[]checkpoint.Message{asst("1"), notRun("1"), asst("2"), res("2", "b")}},
+		{"whole", []conversation.Message{user("u"), asst("1"), res("1", "r")}, []conversation.Message{user("u"), asst("1"), res("1", "r")}},
+		{"missing result", []conversation.Message{user("u"), asst("1", "2"), res("1", "r")},
+			[]conversation.Message{user("u"), asst("1", "2"), res("1", "r"), notRun("2")}},
+		{"last turn with no results", []conversation.Message{user("u"), asst("1")}, []conversation.Message{user("u"), asst("1"), notRun("1")}},
+		{"duplicate result", []conversation.Message{asst("1"), res("1", "a"), res("1", "b")}, []conversation.Message{asst("1"), res("1", "a")}},
+		{"orphan result", []conversation.Message{asst("1"), res("1", "a"), res("9", "x")}, []conversation.Message{asst("1"), res("1", "a")}},
+		{"result before any call", []conversation.Message{res("1", "x"), user("u")}, []conversation.Message{user("u")}},
+		{"results in call order", []conversation.Message{asst("1", "2"), res("2", "b"), res("1", "a")},
+			[]conversation.Message{asst("1", "2"), res("1", "a"), res("2", "b")}},
+		{"a user message among the results", []conversation.Message{asst("1", "2"), res("1", "a"), user("files changed"), res("2", "b")},
+			[]conversation.Message{asst("1", "2"), res("1", "a"), res("2", "b"), user("files changed")}},
+		{"a result of an older round", []conversation.Message{asst("1"), asst("2"), res("1", "late"), res("2", "b")},
+			[]conversation.Message{asst("1"), notRun("1"), asst("2"), res("2", "b")}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/checkpoint/conversation"
 )
 
 // defaultOpenAIURL is OpenAI's own service.
@@ -104,7 +104,7 @@ func (p *OpenAI) request(req Request) oaRequest {
 
 // openAIMessages converts a normalized history. A failed call's result is
 // marked in its text, which is all the format has for it.
-func openAIMessages(system string, msgs []checkpoint.Message) []oaMessage {
+func openAIMessages(system string, msgs []conversation.Message) []oaMessage {
 	var out []oaMessage
 	if system != "" {
 		out = append(out, oaMessage{Role: "system", Content: &system})
@@ -113,7 +113,7 @@ func openAIMessages(system string, msgs []checkpoint.Message) []oaMessage {
 		text := m.Text
 		w := oaMessage{Role: string(m.Role), Content: &text}
 		switch m.Role {
-		case checkpoint.RoleAssistant:
+		case conversation.RoleAssistant:
 			if text == "" && len(m.ToolCalls) > 0 {
 				w.Content = nil
 			}
@@ -123,7 +123,7 @@ func openAIMessages(system string, msgs []checkpoint.Message) []oaMessage {
 				wc.Function.Arguments = string(wireInput(c.Input))
 				w.ToolCalls = append(w.ToolCalls, wc)
 			}
-		case checkpoint.RoleTool:
+		case conversation.RoleTool:
 			w.ToolCallID = m.CallID
 			if m.IsError && !strings.HasPrefix(strings.ToLower(text), "error") {
 				text = "error: " + text

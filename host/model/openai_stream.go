@@ -10,7 +10,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/checkpoint/conversation"
 )
 
 // oaChunk is one chunk of a streamed chat completion. Only the first
@@ -50,10 +50,10 @@ type oaCallDelta struct {
 // oaTurn gathers a turn from its chunks.
 type oaTurn struct {
 	text    strings.Builder
-	calls   []checkpoint.ToolCall
+	calls   []conversation.ToolCall
 	byIndex map[int]int
 	finish  string
-	usage   checkpoint.Usage
+	usage   conversation.Usage
 }
 
 // decodeOpenAIStream reads a streamed chat completion and returns the turn
@@ -101,7 +101,7 @@ func (t *oaTurn) add(data []byte, onText func(string)) error {
 		return err
 	}
 	if u := c.Usage; u != nil {
-		t.usage = checkpoint.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens,
+		t.usage = conversation.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens,
 			CacheReadTokens: u.PromptTokensDetails.CachedTokens}
 	}
 	if len(c.Choices) == 0 {
@@ -151,12 +151,12 @@ func (t *oaTurn) slot(d oaCallDelta) int {
 			return n - 1
 		}
 	}
-	t.calls = append(t.calls, checkpoint.ToolCall{})
+	t.calls = append(t.calls, conversation.ToolCall{})
 	return n
 }
 
 func (t *oaTurn) response() Response {
-	msg := checkpoint.Message{Role: checkpoint.RoleAssistant, Text: t.text.String(), ToolCalls: t.calls}
+	msg := conversation.Message{Role: conversation.RoleAssistant, Text: t.text.String(), ToolCalls: t.calls}
 	var salt string
 	for i := range msg.ToolCalls {
 		if msg.ToolCalls[i].ID == "" {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/checkpoint/conversation"
 )
 
 func TestOpenAIRecordedToolCalls(t *testing.T) {
@@ -30,7 +30,7 @@ func TestOpenAIRecordedToolCalls(t *testing.T) {
 		t.Errorf("ids %v", ids)
 	}
 	// 412 in at 0.15 and 47 out at 0.60 per million: 61.8 + 28.2 µ$.
-	if want := (checkpoint.Usage{InputTokens: 412, OutputTokens: 47, CostMicroUSD: 90}); resp.Usage != want {
+	if want := (conversation.Usage{InputTokens: 412, OutputTokens: 47, CostMicroUSD: 90}); resp.Usage != want {
 		t.Errorf("usage %+v, want %+v", resp.Usage, want)
 	}
 	if got := srv.headers[0].Get("Authorization"); got != "Bearer sk-test" {
@@ -72,7 +72,7 @@ func TestOpenAIRecordedText(t *testing.T) {
 	if resp.Message.Text != "I wrote the report to REPORT.md." || streamed.String() != resp.Message.Text {
 		t.Errorf("text %q, streamed %q", resp.Message.Text, streamed.String())
 	}
-	if want := (checkpoint.Usage{InputTokens: 2048, OutputTokens: 9, CacheReadTokens: 1024}); resp.Usage != want || resp.StopReason != "end_turn" {
+	if want := (conversation.Usage{InputTokens: 2048, OutputTokens: 9, CacheReadTokens: 1024}); resp.Usage != want || resp.StopReason != "end_turn" {
 		t.Errorf("usage %+v stop %q", resp.Usage, resp.StopReason)
 	}
 	if h := srv.headers[0].Get("Authorization"); h != "" {
@@ -171,17 +171,17 @@ func TestOpenAIHistory(t *testing.T) {
 
 // history has a call with bad JSON, a call that never ran, and an orphan
 // result, as a sealed or switched run may. Each call makes a new one.
-func history() []checkpoint.Message {
-	return []checkpoint.Message{
-		{Role: checkpoint.RoleUser, Text: "tidy up"},
-		{Role: checkpoint.RoleAssistant, ToolCalls: []checkpoint.ToolCall{
+func history() []conversation.Message {
+	return []conversation.Message{
+		{Role: conversation.RoleUser, Text: "tidy up"},
+		{Role: conversation.RoleAssistant, ToolCalls: []conversation.ToolCall{
 			{ID: "call_1", Name: "read_file", Input: `{"path":"a"}`},
 			{ID: "call_2", Name: "write_file", Input: `{"path": `},
 			{ID: "toolu_3", Name: "list_dir", Input: ``},
 		}},
-		{Role: checkpoint.RoleTool, CallID: "call_2", ToolName: "write_file", Text: "arguments are not valid JSON", IsError: true},
-		{Role: checkpoint.RoleTool, CallID: "call_1", ToolName: "read_file", Text: "contents of a"},
-		{Role: checkpoint.RoleTool, CallID: "call_9", ToolName: "gone", Text: "orphan"},
-		{Role: checkpoint.RoleAssistant, Text: "done"},
+		{Role: conversation.RoleTool, CallID: "call_2", ToolName: "write_file", Text: "arguments are not valid JSON", IsError: true},
+		{Role: conversation.RoleTool, CallID: "call_1", ToolName: "read_file", Text: "contents of a"},
+		{Role: conversation.RoleTool, CallID: "call_9", ToolName: "gone", Text: "orphan"},
+		{Role: conversation.RoleAssistant, Text: "done"},
 	}
 }

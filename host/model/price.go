@@ -3,7 +3,7 @@ package model
 import (
 	"math"
 
-	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/checkpoint/conversation"
 )
 
 // Price is what a model costs, in US dollars per million tokens: the
@@ -21,7 +21,7 @@ type Price struct {
 
 // Cost is what u costs, in millionths of a US dollar: a price per million
 // tokens is a price in micro-dollars per token. A nil price costs nothing.
-func (p *Price) Cost(u checkpoint.Usage) int64 {
+func (p *Price) Cost(u conversation.Usage) int64 {
 	if p == nil {
 		return 0
 	}

@@ -9,9 +9,9 @@ import (
 	"io"
 	"strings"
 
-	"go.yaml.in/yaml/v3"
+	"github.com/cairnrun/cairn/checkpoint/conversation"
 
-	"github.com/cairnrun/cairn/checkpoint"
+	"go.yaml.in/yaml/v3"
 )
 
 // Script is the script provider: it plays turns from a YAML file.
@@ -153,7 +153,7 @@ func (s *Script) Complete(ctx context.Context, req Request) (Response, error) {
 	}
 	in, n := s.sent.count(req.System, req.Messages)
 	n += req.Earlier
-	msg := checkpoint.Message{Role: checkpoint.RoleAssistant}
+	msg := conversation.Message{Role: conversation.RoleAssistant}
 	if n >= len(s.turns) {
 		msg.Text = "(the script has no more turns)"
 	} else {
@@ -161,7 +161,7 @@ func (s *Script) Complete(ctx context.Context, req Request) (Response, error) {
 		msg.Text = turn.Text
 		for i, c := range turn.ToolCalls {
 			args, _ := c.arguments()
-			msg.ToolCalls = append(msg.ToolCalls, checkpoint.ToolCall{
+			msg.ToolCalls = append(msg.ToolCalls, conversation.ToolCall{
 				ID: fmt.Sprintf("call_%d_%d", n+1, i), Name: c.Name, Input: args})
 		}
 	}
@@ -170,7 +170,7 @@ func (s *Script) Complete(ctx context.Context, req Request) (Response, error) {
 }
 
 // pick returns the turn to play: itself, or its first matching alternative.
-func (t scriptTurn) pick(results []checkpoint.Message) scriptTurn {
+func (t scriptTurn) pick(results []conversation.Message) scriptTurn {
 	for _, a := range t.Alternatives {
 		if a.When == nil || a.When.matches(results) {
 			return a
@@ -179,7 +179,7 @@ func (t scriptTurn) pick(results []checkpoint.Message) scriptTurn {
 	return t
 }
 
-func (w *when) matches(results []checkpoint.Message) bool {
+func (w *when) matches(results []conversation.Message) bool {
 	for _, r := range results {
 		if (w.Tool == "" || r.ToolName == w.Tool) && strings.Contains(r.Text, w.Contains) &&
 			(w.Error == nil || *w.Error == r.IsError) {
@@ -190,9 +190,9 @@ func (w *when) matches(results []checkpoint.Message) bool {
 }
 
 // lastResults are the tool messages at the end of the conversation.
-func lastResults(msgs []checkpoint.Message) []checkpoint.Message {
+func lastResults(msgs []conversation.Message) []conversation.Message {
 	i := len(msgs)
-	for i > 0 && msgs[i-1].Role == checkpoint.RoleTool {
+	for i > 0 && msgs[i-1].Role == conversation.RoleTool {
 		i--
 	}
 	return msgs[i:]
@@ -209,12 +209,12 @@ func stream(text string, onText func(string)) {
 }
 
 // usageOf is the usage of a turn that was sent in words and answered msg.
-func usageOf(in int, msg checkpoint.Message) checkpoint.Usage {
+func usageOf(in int, msg conversation.Message) conversation.Usage {
 	out := countWords(msg.Text)
 	for _, c := range msg.ToolCalls {
 		out += countWords(c.Input) + 1
 	}
-	return checkpoint.Usage{InputTokens: int64(in), OutputTokens: int64(out)}
+	return conversation.Usage{InputTokens: int64(in), OutputTokens: int64(out)}
 }
 
 // summarize answers a summary request. Its usage is counted apart from
@@ -229,11 +229,11 @@ func (s *Script) summarize(req Request) Response {
 		text = fmt.Sprintf("Summary: the earlier conversation ran to %d words.", in)
 	}
 	stream(text, req.OnText)
-	return Response{Message: checkpoint.Message{Role: checkpoint.RoleAssistant, Text: text},
-		Usage: checkpoint.Usage{InputTokens: int64(in), OutputTokens: int64(countWords(text))}, StopReason: "end_turn"}
+	return Response{Message: conversation.Message{Role: conversation.RoleAssistant, Text: text},
+		Usage: conversation.Usage{InputTokens: int64(in), OutputTokens: int64(countWords(text))}, StopReason: "end_turn"}
 }
 
-func stopReason(msg checkpoint.Message) string {
+func stopReason(msg conversation.Message) string {
 	if len(msg.ToolCalls) > 0 {
 		return "tool_use"
 	}

@@ -6,7 +6,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
-	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/checkpoint/conversation"
 )
 
 // tally counts the words of the conversations a script is sent, and their
@@ -39,7 +39,7 @@ type tally struct {
 	// base is the address of the last request's first message, msgs how
 	// many messages it had, assistants how many of them were the model's,
 	// and lastKeys where the last message's strings start in keys.
-	base       *checkpoint.Message
+	base       *conversation.Message
 	msgs       int
 	assistants int
 	lastKeys   int
@@ -54,13 +54,13 @@ func keyOf(s string) strKey { return strKey{unsafe.StringData(s), len(s)} }
 
 // words returns the words of the system prompt and of every message's text
 // and call inputs, as len(strings.Fields) of each would add up to.
-func (t *tally) words(system string, msgs []checkpoint.Message) int {
+func (t *tally) words(system string, msgs []conversation.Message) int {
 	n, _ := t.count(system, msgs)
 	return n
 }
 
 // count returns what words does, and how many of msgs are the model's.
-func (t *tally) count(system string, msgs []checkpoint.Message) (words, assistants int) {
+func (t *tally) count(system string, msgs []conversation.Message) (words, assistants int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	w := walk{t: t}
@@ -86,7 +86,7 @@ func (t *tally) count(system string, msgs []checkpoint.Message) (words, assistan
 
 // grown says whether msgs are the last request's messages, in the same
 // array, and maybe more after them (see tally).
-func (t *tally) grown(system string, msgs []checkpoint.Message) bool {
+func (t *tally) grown(system string, msgs []conversation.Message) bool {
 	if t.msgs == 0 || len(msgs) < t.msgs || &msgs[0] != t.base || t.keys[0] != keyOf(system) {
 		return false
 	}
@@ -110,8 +110,8 @@ type walk struct {
 	diverged           bool
 }
 
-func (w *walk) message(m *checkpoint.Message) {
-	if m.Role == checkpoint.RoleAssistant {
+func (w *walk) message(m *conversation.Message) {
+	if m.Role == conversation.RoleAssistant {
 		w.assistants++
 	}
 	w.add(m.Text)

@@ -6,12 +6,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/checkpoint/conversation"
 )
 
 // fieldsWords is what the script model's input count means: the words of
 // every string sent, as strings.Fields splits them.
-func fieldsWords(system string, msgs []checkpoint.Message) int {
+func fieldsWords(system string, msgs []conversation.Message) int {
 	n := len(strings.Fields(system))
 	for _, m := range msgs {
 		n += len(strings.Fields(m.Text))
@@ -22,23 +22,23 @@ func fieldsWords(system string, msgs []checkpoint.Message) int {
 	return n
 }
 
-func assistantsIn(msgs []checkpoint.Message) int {
+func assistantsIn(msgs []conversation.Message) int {
 	n := 0
 	for _, m := range msgs {
-		if m.Role == checkpoint.RoleAssistant {
+		if m.Role == conversation.RoleAssistant {
 			n++
 		}
 	}
 	return n
 }
 
-func conversation(n int) []checkpoint.Message {
-	msgs := []checkpoint.Message{{Role: checkpoint.RoleUser, Text: "read the notes and count the words"}}
+func conversationOf(n int) []conversation.Message {
+	msgs := []conversation.Message{{Role: conversation.RoleUser, Text: "read the notes and count the words"}}
 	for i := 1; len(msgs) < n; i++ {
 		msgs = append(msgs,
-			checkpoint.Message{Role: checkpoint.RoleAssistant, Text: fmt.Sprintf("round %d: reading", i),
-				ToolCalls: []checkpoint.ToolCall{{ID: fmt.Sprint(i), Name: "read_file", Input: `{"path": "notes.md"}`}}},
-			checkpoint.Message{Role: checkpoint.RoleTool, Text: "1\tline one\n2\tline\u00a0two\u2003three", CallID: fmt.Sprint(i)})
+			conversation.Message{Role: conversation.RoleAssistant, Text: fmt.Sprintf("round %d: reading", i),
+				ToolCalls: []conversation.ToolCall{{ID: fmt.Sprint(i), Name: "read_file", Input: `{"path": "notes.md"}`}}},
+			conversation.Message{Role: conversation.RoleTool, Text: "1\tline one\n2\tline\u00a0two\u2003three", CallID: fmt.Sprint(i)})
 	}
 	return msgs[:n]
 }
@@ -50,8 +50,8 @@ func conversation(n int) []checkpoint.Message {
 // in the same array with other messages.
 func TestTallyCountsWhatIsSent(t *testing.T) {
 	var tl tally
-	msgs := conversation(40)
-	check := func(what string, system string, msgs []checkpoint.Message) {
+	msgs := conversationOf(40)
+	check := func(what string, system string, msgs []conversation.Message) {
 		t.Helper()
 		got, assistants := tl.count(system, msgs)
 		if want := fieldsWords(system, msgs); got != want {
@@ -65,7 +65,7 @@ func TestTallyCountsWhatIsSent(t *testing.T) {
 		check(fmt.Sprintf("first %d messages", n), "be brief", msgs[:n])
 	}
 	check("another system prompt", "be very brief", msgs)
-	copied := make([]checkpoint.Message, len(msgs))
+	copied := make([]conversation.Message, len(msgs))
 	for i, m := range msgs {
 		m.Text = strings.Clone(m.Text)
 		copied[i] = m
@@ -75,7 +75,7 @@ func TestTallyCountsWhatIsSent(t *testing.T) {
 	replaced := slices.Clone(copied)
 	replaced[10].Text = "now five words are here"
 	check("a text replaced", "be brief", replaced)
-	grow := make([]checkpoint.Message, 0, len(msgs))
+	grow := make([]conversation.Message, 0, len(msgs))
 	for _, m := range msgs {
 		grow = append(grow, m)
 		check(fmt.Sprintf("grown in place to %d", len(grow)), "be brief", grow)
@@ -83,7 +83,7 @@ func TestTallyCountsWhatIsSent(t *testing.T) {
 	grow = grow[:20]
 	check("cut back in place", "be brief", grow)
 	grow = grow[:10]
-	grow = append(grow, conversation(25)[10:]...)
+	grow = append(grow, conversationOf(25)[10:]...)
 	grow[12].Text, grow[19].Text = "other words", "and more other words here"
 	check("cut and grown again in place", "be brief", grow)
 	check("empty", "", nil)
@@ -114,7 +114,7 @@ func FuzzCountWords(f *testing.F) {
 // each time, which it walks comparing strings.
 func BenchmarkScriptUsage(b *testing.B) {
 	for _, n := range []int{10, 1000, 10000} {
-		msgs := conversation(n)
+		msgs := conversationOf(n)
 		b.Run(fmt.Sprintf("fields/%d", n), func(b *testing.B) {
 			for b.Loop() {
 				fieldsWords("be brief", msgs)
@@ -129,7 +129,7 @@ func BenchmarkScriptUsage(b *testing.B) {
 		})
 		b.Run(fmt.Sprintf("tally-moved/%d", n), func(b *testing.B) {
 			var tl tally
-			arrays := [2][]checkpoint.Message{slices.Clone(msgs), slices.Clone(msgs)}
+			arrays := [2][]conversation.Message{slices.Clone(msgs), slices.Clone(msgs)}
 			i := 0
 			for b.Loop() {
 				tl.words("be brief", arrays[i%2])

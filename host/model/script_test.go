@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/checkpoint/conversation"
 )
 
 const testScript = `
@@ -22,7 +22,7 @@ turns:
       - text: all clear
 `
 
-func complete(t *testing.T, s *Script, msgs ...checkpoint.Message) Response {
+func complete(t *testing.T, s *Script, msgs ...conversation.Message) Response {
 	t.Helper()
 	r, err := s.Complete(context.Background(), Request{Messages: msgs})
 	if err != nil {
@@ -36,7 +36,7 @@ func TestScriptTurns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	user := checkpoint.Message{Role: checkpoint.RoleUser, Text: "go"}
+	user := conversation.Message{Role: conversation.RoleUser, Text: "go"}
 	first := complete(t, s, user)
 	calls := first.Message.ToolCalls
 	if len(calls) != 2 || calls[0].ID != "call_1_0" || calls[0].Input != `{"path":"a.txt"}` || calls[1].Input != `{"x": ` {
@@ -46,19 +46,19 @@ func TestScriptTurns(t *testing.T) {
 		t.Errorf("usage %+v", first.Usage)
 	}
 	asst := first.Message
-	tool := func(name, text string, isErr bool) checkpoint.Message {
-		return checkpoint.Message{Role: checkpoint.RoleTool, ToolName: name, Text: text, IsError: isErr}
+	tool := func(name, text string, isErr bool) conversation.Message {
+		return conversation.Message{Role: conversation.RoleTool, ToolName: name, Text: text, IsError: isErr}
 	}
 	tests := []struct {
-		results []checkpoint.Message
+		results []conversation.Message
 		want    string
 	}{
-		{[]checkpoint.Message{tool("read_file", "TODO: x", false), tool("bad", "bad JSON", true)}, "open items"},
-		{[]checkpoint.Message{tool("read_file", "done", false), tool("bad", "bad JSON", true)}, "something failed"},
-		{[]checkpoint.Message{tool("read_file", "done", false), tool("bad", "fine", false)}, "all clear"},
+		{[]conversation.Message{tool("read_file", "TODO: x", false), tool("bad", "bad JSON", true)}, "open items"},
+		{[]conversation.Message{tool("read_file", "done", false), tool("bad", "bad JSON", true)}, "something failed"},
+		{[]conversation.Message{tool("read_file", "done", false), tool("bad", "fine", false)}, "all clear"},
 	}
 	for _, tt := range tests {
-		msgs := append([]checkpoint.Message{user, asst}, tt.results...)
+		msgs := append([]conversation.Message{user, asst}, tt.results...)
 		if got := complete(t, s, msgs...).Message.Text; got != tt.want {
 			t.Errorf("after %v: %q, want %q", tt.results, got, tt.want)
 		}
@@ -74,7 +74,7 @@ func TestScriptTurns(t *testing.T) {
 // gets the same turn, however many times it is asked (resume and replay).
 func TestScriptIsStateless(t *testing.T) {
 	s, _ := ParseScript([]byte(testScript))
-	user := checkpoint.Message{Role: checkpoint.RoleUser, Text: "go"}
+	user := conversation.Message{Role: conversation.RoleUser, Text: "go"}
 	a := complete(t, s, user)
 	b := complete(t, s, user)
 	if a.Message.ToolCalls[0].ID != b.Message.ToolCalls[0].ID || a.Message.Text != b.Message.Text {

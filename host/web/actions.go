@@ -36,7 +36,7 @@ func (s *Server) handleDecide(approved bool) http.HandlerFunc {
 			return
 		}
 		id, call := r.PathValue("id"), r.PathValue("call")
-		if err := s.eng.Decide(id, call, host.Decision{Approved: approved, Reason: body.Reason}); err != nil {
+		if err := s.eng.Decide(r.Context(), id, call, host.Decision{Approved: approved, Reason: body.Reason}); err != nil {
 			fail(w, err)
 			return
 		}
@@ -165,7 +165,7 @@ func (s *Server) handleSnapshot(w http.ResponseWriter, r *http.Request) {
 	if !names(w, body.Label) {
 		return
 	}
-	b, err := s.eng.Snapshot(r.PathValue("id"), body.Label)
+	b, err := s.eng.Snapshot(r.Context(), r.PathValue("id"), body.Label)
 	if err != nil {
 		fail(w, err)
 		return
@@ -187,13 +187,13 @@ func (s *Server) handleFork(w http.ResponseWriter, r *http.Request) {
 	if !names(w, body.From, body.As) {
 		return
 	}
-	st, err := s.eng.Fork(host.ForkOptions{ID: r.PathValue("id"), From: body.From, As: body.As})
+	st, err := s.eng.Fork(r.Context(), host.ForkOptions{ID: r.PathValue("id"), From: body.From, As: body.As})
 	if err != nil {
 		fail(w, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, map[string]any{"agent": st.Agent, "from": st.Lineage.Agent,
-		"round": st.Lineage.Round, "workspace": st.Definition.Workspace})
+	writeJSON(w, http.StatusCreated, map[string]any{"agent": st.Agent, "from": st.From,
+		"round": st.Round, "workspace": st.Workspace})
 }
 
 // names checks the labels and agent ids a request gives, so that a bad

@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"os"
@@ -44,7 +45,7 @@ func TestApproveThenResumeFinishes(t *testing.T) {
 	}
 	// The same record as Engine.Decide, what `cairn approve` calls, writes.
 	f.awaiting("cli")
-	if err := f.eng.Decide("cli", "call_1_0", host.Decision{Approved: true}); err != nil {
+	if err := f.eng.Decide(t.Context(), "cli", "call_1_0", host.Decision{Approved: true}); err != nil {
 		t.Fatal(err)
 	}
 	api, cli := lastRecord(t, f, "ap"), lastRecord(t, f, "cli")
@@ -81,7 +82,7 @@ func TestApproveThenResumeFinishes(t *testing.T) {
 // lastRecord is the newest record of an agent's open round.
 func lastRecord(t *testing.T, f *fixture, id string) checkpoint.Record {
 	t.Helper()
-	in, err := host.Inspect(f.store, id)
+	in, err := host.Inspect(t.Context(), f.store, id)
 	if err != nil || len(in.Tail) == 0 {
 		t.Fatalf("agent %s: %v, tail %d records", id, err, len(in.Tail))
 	}
@@ -185,6 +186,11 @@ func TestSnapshotAndFork(t *testing.T) {
 	f.getJSON("/api/agents", &list)
 	if len(list) != 2 || list[1].Agent != "w2" || list[1].Lineage == nil || list[1].Lineage.Agent != "w" {
 		t.Fatalf("agents after the fork: %+v", list)
+	}
+	var raw []map[string]json.RawMessage
+	f.getJSON("/api/agents", &raw)
+	if !strings.HasPrefix(string(raw[1]["lineage"]), `{"agent":"w","round":3`) {
+		t.Fatalf("the lineage as the web view reads it: %s", raw[1]["lineage"])
 	}
 	var v agentView
 	f.getJSON("/api/agents/w", &v)

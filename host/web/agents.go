@@ -1,22 +1,29 @@
 package web
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"time"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/host"
+	"github.com/cairnrun/cairn/internal/view"
 )
 
 // agentLine is one agent in the list: `cairn ls --json`'s fields and its
 // labels and lineage.
 type agentLine struct {
-	host.AgentLine
+	view.AgentLine
 	Labels  checkpoint.Labels   `json:"labels"`
 	Lineage *checkpoint.Lineage `json:"lineage,omitempty"`
 	// Held says this server runs the agent (so it can pause it).
 	Held bool `json:"held,omitempty"`
+	// Depth is how far below the top of its tree the list shows it: the
+	// list is ordered as trees, each agent followed by its sub-agents.
+	Depth int `json:"depth,omitempty"`
 }
 
 // agentView is one agent: what `cairn show --json` prints, without the
@@ -29,6 +36,10 @@ type agentView struct {
 	Interrupted []string               `json:"interrupted_calls,omitempty"`
 	Bookmarks   []bookmark             `json:"bookmarks,omitempty"`
 	Awaiting    []host.ApprovalRequest `json:"awaiting,omitempty"`
+	// Delegated says, of a sub-agent, which agent's call made it; Children
+	// are the sub-agents its own delegations made.
+	Delegated *checkpoint.Parent `json:"delegated_by,omitempty"`
+	Children  []agentLine        `json:"children,omitempty"`
 }
 
 type bookmark struct {
@@ -43,9 +54,11 @@ func (s *Server) handleAgents(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
+	list, depths := view.TreeOrder(list)
 	out := make([]agentLine, 0, len(list))
-	for _, sum := range list {
+	for i, sum := range list {
 		l := s.line(sum)
+		l.Depth = depths[i]
 		if sum.Err == nil {
 			if rec, err := s.store.Read(sum.ID); err == nil {
 				l.Labels, l.Lineage = rec.State.Labels, rec.State.Lineage
@@ -57,11 +70,11 @@ func (s *Server) handleAgents(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) line(sum checkpoint.Summary) agentLine {
-	return agentLine{AgentLine: host.LineOf(sum), Held: s.holds(sum.ID)}
+	return agentLine{AgentLine: view.LineOf(sum), Held: s.holds(sum.ID)}
 }
 
 func (s *Server) handleAgent(w http.ResponseWriter, r *http.Request) {
-	in, err := host.Inspect(s.store, r.PathValue("id"))
+	in, err := host.Inspect(r.Context(), s.store, r.PathValue("id"))
 	if err != nil {
 		fail(w, err)
 		return
@@ -69,11 +82,15 @@ func (s *Server) handleAgent(w http.ResponseWriter, r *http.Request) {
 	st := in.State
 	v := agentView{agentLine: s.line(in.Summary), Reason: st.Reason, Messages: len(st.Messages),
 		Workspace: st.Definition.Workspace, Interrupted: in.InterruptedCalls()}
-	v.Labels, v.Lineage = st.Labels, st.Lineage
+	v.Labels, v.Lineage, v.Delegated = st.Labels, st.Lineage, st.Parent
+	if v.Children, err = s.children(r.Context(), st.Agent); err != nil {
+		fail(w, err)
+		return
+	}
 	for _, b := range in.Bookmarks {
 		v.Bookmarks = append(v.Bookmarks, bookmark{Label: b.Label, Round: b.Round, Time: b.Time})
 	}
-	if v.Awaiting, err = host.Pending(s.store, st.Agent); err != nil {
+	if v.Awaiting, err = host.Pending(r.Context(), s.store, st.Agent); err != nil {
 		fail(w, err)
 		return
 	}
@@ -83,23 +100,23 @@ func (s *Server) handleAgent(w http.ResponseWriter, r *http.Request) {
 // round is one round of the conversation: the user's messages that led
 // to it, the model's turn and the results of its calls.
 type round struct {
-	Round    int                  `json:"round"`
-	Messages []checkpoint.Message `json:"messages"`
+	Round    int                    `json:"round"`
+	Messages []conversation.Message `json:"messages"`
 }
 
 // rounds groups a conversation by round: each assistant message opens
 // one, the user messages before it belong to it, and the tool results
 // after it. User messages after the last turn make a round of their own,
 // numbered past the boundary, that the model has not answered yet.
-func rounds(msgs []checkpoint.Message) []round {
+func rounds(msgs []conversation.Message) []round {
 	var out []round
-	var lead []checkpoint.Message
+	var lead []conversation.Message
 	for _, m := range msgs {
 		switch {
-		case m.Role == checkpoint.RoleAssistant:
+		case m.Role == conversation.RoleAssistant:
 			out = append(out, round{Round: len(out) + 1, Messages: append(lead, m)})
 			lead = nil
-		case m.Role == checkpoint.RoleTool && len(out) > 0:
+		case m.Role == conversation.RoleTool && len(out) > 0:
 			out[len(out)-1].Messages = append(out[len(out)-1].Messages, m)
 		default:
 			lead = append(lead, m)
@@ -112,7 +129,7 @@ func rounds(msgs []checkpoint.Message) []round {
 }
 
 func (s *Server) handleConversation(w http.ResponseWriter, r *http.Request) {
-	in, err := host.Inspect(s.store, r.PathValue("id"))
+	in, err := host.Inspect(r.Context(), s.store, r.PathValue("id"))
 	if err != nil {
 		fail(w, err)
 		return
@@ -132,7 +149,7 @@ func (s *Server) handleConversation(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleRuns(w http.ResponseWriter, r *http.Request) {
-	in, err := host.Inspect(s.store, r.PathValue("id"))
+	in, err := host.Inspect(r.Context(), s.store, r.PathValue("id"))
 	if err != nil {
 		fail(w, err)
 		return
@@ -146,7 +163,7 @@ func (s *Server) handleApprovals(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	pending, err := host.Pending(s.store, id)
+	pending, err := host.Pending(r.Context(), s.store, id)
 	if err != nil {
 		fail(w, err)
 		return
@@ -174,7 +191,7 @@ func (s *Server) handleDiff(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	got, changes, err := s.eng.Changes(r.PathValue("id"), n)
+	got, changes, err := s.eng.Changes(r.Context(), r.PathValue("id"), n)
 	if err != nil {
 		fail(w, err)
 		return
@@ -182,11 +199,24 @@ func (s *Server) handleDiff(w http.ResponseWriter, r *http.Request) {
 	out := make([]change, len(changes))
 	for i, fc := range changes {
 		out[i] = change{FileChange: fc}
-		if host.IsText(fc.Before) && host.IsText(fc.After) {
-			out[i].Lines = host.DiffLines(fc.Before, fc.After)
+		if view.IsText(fc.Before) && view.IsText(fc.After) {
+			out[i].Lines = view.DiffLines(fc.Before, fc.After)
 		} else {
 			out[i].Binary = true
 		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"round": got, "changes": out})
+}
+
+// children lists the sub-agents an agent's delegations made.
+func (s *Server) children(ctx context.Context, id string) ([]agentLine, error) {
+	kids, err := host.Children(ctx, s.store, id)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]agentLine, 0, len(kids))
+	for _, k := range kids {
+		out = append(out, s.line(k))
+	}
+	return out, nil
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+
 	"go.yaml.in/yaml/v3"
 
 	"github.com/cairnrun/cairn/checkpoint"
@@ -182,7 +184,7 @@ func (r *runner) output(j job) (string, error) {
 	msgs := rec.State.Messages
 	if j.step.Kind() == "tool" {
 		for _, m := range msgs {
-			if m.Role == checkpoint.RoleTool {
+			if m.Role == conversation.RoleTool {
 				if m.IsError {
 					return "", fmt.Errorf("tool %s failed: %s", j.step.Tool, m.Text)
 				}
@@ -192,7 +194,7 @@ func (r *runner) output(j job) (string, error) {
 		return "", fmt.Errorf("tool %s was not called: is it a tool of module %s?", j.step.Tool, j.step.Module)
 	}
 	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role == checkpoint.RoleAssistant && len(msgs[i].ToolCalls) == 0 {
+		if msgs[i].Role == conversation.RoleAssistant && len(msgs[i].ToolCalls) == 0 {
 			return msgs[i].Text, nil
 		}
 	}

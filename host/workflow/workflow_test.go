@@ -281,7 +281,7 @@ func TestApprovalPausesTheWorkflow(t *testing.T) {
 	if res.Status != checkpoint.StatusApproval || len(res.Ran) != 0 {
 		t.Fatalf("run: %s (%s), ran %v", res.Status, res.Reason, res.Ran)
 	}
-	must(t, eng.Decide(workflow.StepAgent("wf-ask", "a"), "call_1_0", host.Decision{Approved: true}))
+	must(t, eng.Decide(t.Context(), workflow.StepAgent("wf-ask", "a"), "call_1_0", host.Decision{Approved: true}))
 	res, err = workflow.Resume(context.Background(), eng, "wf-ask", workflow.Options{})
 	must(t, err)
 	if res.Status != checkpoint.StatusDone || !reflect.DeepEqual(res.Ran, []string{"a", "b"}) {

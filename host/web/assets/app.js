@@ -44,6 +44,12 @@ const tokens = (u) => (u ? (u.input_tokens || 0) + (u.output_tokens || 0) : 0);
 const cost = (u) => (u && u.cost_micro_usd ? "$" + (u.cost_micro_usd / 1e6).toFixed(4) : "");
 const when = (t) => (t ? new Date(t).toLocaleString() : "");
 const badge = (s) => el("span", { class: "status " + s }, s.replace("_", " "));
+// indent moves a sub-agent's node right by its depth in the tree (through
+// the CSSOM: the page's policy refuses style attributes).
+const indent = (node, depth) => { if (depth) node.style.paddingLeft = 0.4 + 1.2 * depth + "em"; return node; };
+const agentLink = (id) => el("a", { href: "#/agent/" + enc(id) }, id);
+// net words a call's HTTP use, as `cairn show` does.
+const net = (n) => (n ? " · " + n.requests + " HTTP requests, " + (n.sent_bytes || 0) + " bytes sent, " + (n.received_bytes || 0) + " received" + (n.refused ? ", " + n.refused + " refused" : "") : "");
 
 function every(ms, fn) {
   fn();
@@ -62,8 +68,8 @@ function listPage(main) {
     try {
       const agents = await api("/api/agents");
       body.replaceChildren(...agents.map((a) => el("tr", { "data-agent": a.agent },
-        el("td", {}, el("a", { href: "#/agent/" + enc(a.agent) }, a.agent),
-          a.lineage ? el("div", { class: "muted" }, "forked from " + a.lineage.agent + " at round " + a.lineage.round) : null),
+        indent(el("td", {}, a.depth ? "└ " : null, el("a", { href: "#/agent/" + enc(a.agent) }, a.agent),
+          a.lineage ? el("div", { class: "muted" }, "forked from " + a.lineage.agent + " at round " + a.lineage.round) : null), a.depth),
         el("td", {}, badge(a.status)),
         el("td", {}, a.rounds),
         el("td", { class: "wide" }, tokens(a.usage), " ", cost(a.usage)),
@@ -90,8 +96,15 @@ class Timeline {
     this.src.onerror = () => this.close();
   }
   close() { if (this.src) { this.src.close(); this.src = null; } }
-  row(cls, ...kids) { const d = el("div", { class: cls }, ...kids); this.box.append(d); return d; }
+  row(cls, ...kids) {
+    const d = el("div", { class: cls }, this.sub ? el("span", { class: "muted" }, "└ " + this.sub + ": ") : null, ...kids);
+    if (this.sub) d.style.marginLeft = 1.2 * (this.depth || 1) + "em";
+    this.box.append(d); return d;
+  }
   add(e) {
+    // A run's events include its sub-agents', each named by its agent.
+    this.sub = e.agent && e.agent !== this.agent ? e.agent : null;
+    this.depth = e.depth;
     if (e.type !== "model_text") this.text = null;
     switch (e.type) {
       case "run_start": this.row("mark", "run " + e.run + " started " + when(e.time) + (e.resumed_from ? ", resuming " + e.resumed_from : "")); break;
@@ -107,7 +120,7 @@ class Timeline {
       case "tool_end": {
         const out = this.calls[e.call.id] || this.row("call");
         out.parentNode.classList.toggle("error", e.call.outcome === "error");
-        out.append(el("div", { class: "mark" }, (e.call.outcome === "error" ? "✗ error" : "✓ ok") + " · " + (e.call.duration_ms || 0).toFixed(1) + " ms"),
+        out.append(el("div", { class: "mark" }, (e.call.outcome === "error" ? "✗ error" : "✓ ok") + " · " + (e.call.duration_ms || 0).toFixed(1) + " ms" + net(e.call.net)),
           el("pre", {}, e.call.output || ""));
         break;
       }
@@ -149,7 +162,11 @@ function agentPage(main, id) {
     head.replaceChildren(el("div", {}, el("h2", {}, a.agent, " ", badge(a.status)),
       el("div", { class: "muted" }, a.rounds + " rounds · " + a.tool_calls + " tool calls · " + tokens(a.usage) + " tokens " + cost(a.usage)),
       a.reason ? el("div", { class: "muted" }, a.reason) : null,
-      a.lineage ? el("div", { class: "muted" }, "forked from ", el("a", { href: "#/agent/" + enc(a.lineage.agent) }, a.lineage.agent), " at round " + a.lineage.round) : null));
+      a.lineage ? el("div", { class: "muted" }, "forked from ", agentLink(a.lineage.agent), " at round " + a.lineage.round) : null,
+      a.delegated_by ? el("div", { class: "muted" }, "sub-agent " + (a.delegated_by.name || "") + " of ", agentLink(a.delegated_by.agent),
+        ", made by its call " + a.delegated_by.call + " · depth " + a.delegated_by.depth) : null,
+      a.children && a.children.length ? el("div", { class: "children" }, "sub-agents: ",
+        a.children.map((k) => el("span", { "data-child": k.agent }, agentLink(k.agent), " ", badge(k.status), " ")) ) : null));
     actions.replaceChildren();
     if (!readOnly) {
       if (["paused", "awaiting_approval", "interrupted", "failed"].includes(a.status)) actions.append(el("button", { onclick: () => act("/resume", {}) }, "Resume"));

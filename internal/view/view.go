@@ -1,0 +1,180 @@
+// Package view is how cairn shows what a store holds, on a terminal and
+// over HTTP alike: an agent's line in a listing, a tree of agents, a
+// line diff of a file, one network exchange, a task list. The CLI and
+// the web view share it so that the two say the same; it is not part of
+// cairn's API.
+package view
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+)
+
+// AgentStatus is what an agent is called in a listing: running while a
+// process holds it, interrupted when it stopped mid-run and needs resume,
+// else how its last run ended.
+func AgentStatus(s checkpoint.Summary) string {
+	switch {
+	case s.Err != nil:
+		return "unreadable"
+	case s.Locked:
+		return "running"
+	case s.Status == checkpoint.StatusApproval:
+		return string(s.Status)
+	case s.Interrupted:
+		return "interrupted"
+	}
+	return string(s.Status)
+}
+
+// AgentLine is one agent as a listing shows it: `cairn ls --json`, and
+// the fields of the HTTP API's agent list that both share.
+type AgentLine struct {
+	Agent     string             `json:"agent"`
+	Status    string             `json:"status"`
+	Rounds    int                `json:"rounds"`
+	ToolCalls int                `json:"tool_calls"`
+	Usage     conversation.Usage `json:"usage"`
+	Updated   time.Time          `json:"updated"`
+	// Error says why the agent could not be read (Status "unreadable").
+	Error string `json:"error,omitempty"`
+	// Parent is, for a sub-agent, the agent whose delegation made it.
+	Parent string `json:"parent,omitempty"`
+}
+
+// LineOf is the listing of the agent s summarises.
+func LineOf(s checkpoint.Summary) AgentLine {
+	l := AgentLine{Agent: s.ID, Status: AgentStatus(s), Rounds: s.Round, ToolCalls: s.ToolCalls,
+		Usage: s.Usage, Updated: s.Updated, Parent: s.Parent}
+	if s.Err != nil {
+		l.Error = s.Err.Error()
+	}
+	return l
+}
+
+// IsText reports whether b reads as text: valid UTF-8 with no NUL byte.
+func IsText(b []byte) bool { return utf8.Valid(b) && !bytes.Contains(b, []byte{0}) }
+
+// DiffLines is a line diff of two texts: the lines of before that after
+// drops are marked "-", those it adds "+", those they share " ", by their
+// longest common subsequence. Texts of more than 2,000 lines are
+// summarised in one line instead.
+func DiffLines(before, after []byte) []string {
+	a, b := splitLines(before), splitLines(after)
+	if len(a) > 2000 || len(b) > 2000 {
+		return []string{fmt.Sprintf("%d lines → %d lines", len(a), len(b))}
+	}
+	lcs := make([][]int, len(a)+1)
+	for i := range lcs {
+		lcs[i] = make([]int, len(b)+1)
+	}
+	for i := len(a) - 1; i >= 0; i-- {
+		for j := len(b) - 1; j >= 0; j-- {
+			if a[i] == b[j] {
+				lcs[i][j] = lcs[i+1][j+1] + 1
+			} else {
+				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+			}
+		}
+	}
+	var out []string
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case i < len(a) && j < len(b) && a[i] == b[j]:
+			out, i, j = append(out, " "+a[i]), i+1, j+1
+		case j < len(b) && (i == len(a) || lcs[i][j+1] >= lcs[i+1][j]):
+			out, j = append(out, "+"+b[j]), j+1
+		default:
+			out, i = append(out, "-"+a[i]), i+1
+		}
+	}
+	return out
+}
+
+func splitLines(b []byte) []string {
+	if len(b) == 0 {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+}
+
+// ExchangeLine is one exchange of a call on one line, as `cairn log`
+// prints it: "GET https://api.example.com/x → 200, 1234 bytes".
+func ExchangeLine(e conversation.Exchange) string {
+	switch e.Step {
+	case conversation.ExchangeReceived:
+		return fmt.Sprintf("%s %s → %d, %d bytes", e.Method, e.URL, e.Status, e.ResponseSize)
+	case conversation.ExchangeRefused:
+		return fmt.Sprintf("%s %s → refused: %s", e.Method, e.URL, e.Error)
+	case conversation.ExchangeFailed:
+		return fmt.Sprintf("%s %s → sent, no response: %s", e.Method, e.URL, e.Error)
+	}
+	return fmt.Sprintf("%s %s → sent, response not received", e.Method, e.URL)
+}
+
+// TreeOrder orders a store's list as trees: each agent followed by its
+// sub-agents, depth first, each with its depth below the top of the list.
+// A sub-agent whose parent is not in the list is listed at the top.
+func TreeOrder(list []checkpoint.Summary) ([]checkpoint.Summary, []int) {
+	ids := map[string]bool{}
+	kids := map[string][]checkpoint.Summary{}
+	for _, s := range list {
+		ids[s.ID] = true
+	}
+	var tops []checkpoint.Summary
+	for _, s := range list {
+		if s.Parent != "" && ids[s.Parent] {
+			kids[s.Parent] = append(kids[s.Parent], s)
+		} else {
+			tops = append(tops, s)
+		}
+	}
+	var out []checkpoint.Summary
+	var depth []int
+	var walk func(s checkpoint.Summary, d int)
+	walk = func(s checkpoint.Summary, d int) {
+		out, depth = append(out, s), append(depth, d)
+		ks := kids[s.ID]
+		sort.Slice(ks, func(i, j int) bool { return ks[i].ID < ks[j].ID })
+		for _, k := range ks {
+			walk(k, d+1)
+		}
+	}
+	for _, s := range tops {
+		walk(s, 0)
+	}
+	return out, depth
+}
+
+// FormatTodos writes a task list one item a line, its status first.
+func FormatTodos(items []checkpoint.Todo) string {
+	if len(items) == 0 {
+		return "(empty)"
+	}
+	var b strings.Builder
+	for i, t := range items {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		fmt.Fprintf(&b, "[%s] %s", todoMark(t.Status), t.Text)
+	}
+	return b.String()
+}
+
+func todoMark(s checkpoint.TodoStatus) string {
+	switch s {
+	case checkpoint.TodoDone:
+		return "x"
+	case checkpoint.TodoInProgress:
+		return "~"
+	}
+	return " "
+}

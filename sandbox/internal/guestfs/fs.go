@@ -1,0 +1,286 @@
+package guestfs
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+
+	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
+	"github.com/tetratelabs/wazero/sys"
+)
+
+// Dir is the filesystem a guest sees at a mount. Every path
+// resolves through an os.Root opened on the mount's host directory, so no
+// path — `..`, absolute, or through a symlink — leads outside it.
+//
+// The rules, each enforced here rather than left to the guest:
+//   - symlinks and hard links cannot be made (EPERM);
+//   - symlinks already in the directory are followed only while they stay
+//     inside it (os.Root's rule); one that points outside fails;
+//   - only regular files and directories open: a FIFO, device or socket is
+//     refused (EACCES) without blocking, since opening is non-blocking;
+//   - a regular file with more than one hard link is refused (EACCES) for
+//     reading and writing alike: its other name may be outside the
+//     directory, and it is not truncated before it is refused;
+//   - a read-only mount refuses every call that would change anything (EROFS);
+//   - a call holds at most Policy.MaxOpenFiles open files (EAGAIN past it).
+type Dir struct {
+	experimentalsys.UnimplementedFS
+	Root     *os.Root
+	ReadOnly bool
+	Files    *Budget
+}
+
+// NewDir opens dir as a guest filesystem. The caller closes the
+// returned closer when no instance uses the filesystem any more.
+func NewDir(dir string, readOnly bool, files *Budget) (*Dir, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open mount %s: %w", dir, err)
+	}
+	return &Dir{Root: root, ReadOnly: readOnly, Files: files}, nil
+}
+
+func (w *Dir) Close() error { return w.Root.Close() }
+
+// name is the os.Root name of a guest path relative to the mount. wazero
+// names a directory opened at a mount's root "", and joins a path under it
+// as "/" + path: such a path is still relative to the mount (a guest's own
+// absolute path never reaches a filesystem, wazero refuses it), so leading
+// slashes are dropped rather than refused. os.Root then confines the rest,
+// ".." and symlinks included.
+func name(path string) string {
+	path = strings.TrimLeft(path, "/")
+	if path == "" {
+		return "."
+	}
+	return path
+}
+
+func Errno(err error) experimentalsys.Errno {
+	if err == nil {
+		return 0
+	}
+	if e := experimentalsys.UnwrapOSError(err); e != experimentalsys.EIO {
+		return e
+	}
+	// os.Root reports an escape as its own error, not an errno.
+	return experimentalsys.EPERM
+}
+
+// newFileMode and newDirMode are the permissions of the files and
+// directories a guest makes. WASI preview 1 carries no mode (wazero asks
+// 0600 and 0700 for all of them), so a guest gets what a program asking
+// the usual 0666 and 0777 gets under a umask of 022 — the process's own
+// umask still applies — as changes applied from an overlay do.
+const newFileMode, newDirMode fs.FileMode = 0o644, 0o755
+
+const WriteFlags = experimentalsys.O_WRONLY | experimentalsys.O_RDWR | experimentalsys.O_APPEND |
+	experimentalsys.O_CREAT | experimentalsys.O_TRUNC | experimentalsys.O_EXCL
+
+// OpenFile opens a regular file or directory, within the call's budget of
+// open files.
+func (w *Dir) OpenFile(path string, flag experimentalsys.Oflag, perm fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
+	if w.ReadOnly && flag&WriteFlags != 0 {
+		return nil, experimentalsys.EROFS
+	}
+	if name(path) == "." && flag == experimentalsys.O_RDONLY {
+		// wazero opens a mount's root so, once per instance, to ask
+		// whether it is a directory; most calls use it for nothing else.
+		return &File{FS: w, Path: ".", isDir: true}, 0
+	}
+	if e := w.Files.Take(); e != 0 {
+		return nil, e
+	}
+	f, e := w.Open(path, flag, perm)
+	if e != 0 {
+		w.Files.Give()
+		return nil, e
+	}
+	return f, 0
+}
+
+// open opens without truncating, checks what it opened, and only then
+// truncates: O_TRUNC in the open itself would empty a file this refuses,
+// such as one whose other name is outside the mount. A file it creates
+// gets newFileMode, whatever perm says (see newFileMode).
+func (w *Dir) Open(path string, flag experimentalsys.Oflag, _ fs.FileMode) (*File, experimentalsys.Errno) {
+	f, err := w.Root.OpenFile(name(path), OSFlags(flag&^experimentalsys.O_TRUNC)|syscall.O_NONBLOCK, newFileMode)
+	if err != nil {
+		return nil, Errno(err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, Errno(err)
+	}
+	if e := Allowed(fi); e != 0 {
+		f.Close()
+		return nil, e
+	}
+	if flag&experimentalsys.O_DIRECTORY != 0 && !fi.IsDir() {
+		f.Close()
+		return nil, experimentalsys.ENOTDIR
+	}
+	if err := setBlocking(f); err != nil {
+		f.Close()
+		return nil, Errno(err)
+	}
+	if flag&experimentalsys.O_TRUNC != 0 && !fi.IsDir() {
+		if err := f.Truncate(0); err != nil {
+			f.Close()
+			return nil, Errno(err)
+		}
+	}
+	return &File{F: f, FS: w, Path: name(path), isDir: fi.IsDir(), Append: flag&experimentalsys.O_APPEND != 0}, 0
+}
+
+// allowed refuses what is not a regular file or a directory, and regular
+// files that have another name.
+func Allowed(fi fs.FileInfo) experimentalsys.Errno {
+	switch {
+	case fi.IsDir():
+		return 0
+	case !fi.Mode().IsRegular():
+		return experimentalsys.EACCES
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
+		return experimentalsys.EACCES
+	}
+	return 0
+}
+
+func OSFlags(flag experimentalsys.Oflag) int {
+	var f int
+	switch {
+	case flag&experimentalsys.O_RDWR != 0:
+		f = os.O_RDWR
+	case flag&experimentalsys.O_WRONLY != 0:
+		f = os.O_WRONLY
+	default:
+		f = os.O_RDONLY
+	}
+	for _, m := range []struct {
+		from experimentalsys.Oflag
+		to   int
+	}{
+		{experimentalsys.O_APPEND, os.O_APPEND}, {experimentalsys.O_CREAT, os.O_CREATE},
+		{experimentalsys.O_EXCL, os.O_EXCL}, {experimentalsys.O_TRUNC, os.O_TRUNC},
+		{experimentalsys.O_SYNC, os.O_SYNC}, {experimentalsys.O_DSYNC, syscall.O_DSYNC},
+		{experimentalsys.O_NOFOLLOW, syscall.O_NOFOLLOW}, {experimentalsys.O_DIRECTORY, syscall.O_DIRECTORY},
+	} {
+		if flag&m.from != 0 {
+			f |= m.to
+		}
+	}
+	return f
+}
+
+// Lstat describes a path without following a final symlink.
+func (w *Dir) Lstat(path string) (sys.Stat_t, experimentalsys.Errno) {
+	fi, err := w.Root.Lstat(name(path))
+	if err != nil {
+		return sys.Stat_t{}, Errno(err)
+	}
+	return sys.NewStat_t(fi), 0
+}
+
+// Stat describes a path, following symlinks that stay inside the mount.
+func (w *Dir) Stat(path string) (sys.Stat_t, experimentalsys.Errno) {
+	fi, err := w.Root.Stat(name(path))
+	if err != nil {
+		return sys.Stat_t{}, Errno(err)
+	}
+	return sys.NewStat_t(fi), 0
+}
+
+// Readlink reads a symlink already in the mount; it does not follow it.
+func (w *Dir) Readlink(path string) (string, experimentalsys.Errno) {
+	s, err := w.Root.Readlink(name(path))
+	return s, Errno(err)
+}
+
+// Mkdir makes a directory, with newDirMode whatever perm says (see
+// newFileMode).
+func (w *Dir) Mkdir(path string, _ fs.FileMode) experimentalsys.Errno {
+	if w.ReadOnly {
+		return experimentalsys.EROFS
+	}
+	return Errno(w.Root.Mkdir(name(path), newDirMode))
+}
+
+// Chmod changes permission bits.
+func (w *Dir) Chmod(path string, perm fs.FileMode) experimentalsys.Errno {
+	if w.ReadOnly {
+		return experimentalsys.EROFS
+	}
+	return Errno(w.Root.Chmod(name(path), perm&fs.ModePerm))
+}
+
+// Rename renames within the mount. A directory replaces an empty
+// directory, as rename(2) does (os.Root refuses that with EEXIST).
+func (w *Dir) Rename(from, to string) experimentalsys.Errno {
+	if w.ReadOnly {
+		return experimentalsys.EROFS
+	}
+	if fi, err := w.Root.Lstat(name(to)); err == nil && fi.IsDir() {
+		return w.renameOverDir(name(from), name(to))
+	}
+	return Errno(w.Root.Rename(name(from), name(to)))
+}
+
+// Rmdir removes an empty directory.
+func (w *Dir) Rmdir(path string) experimentalsys.Errno {
+	if w.ReadOnly {
+		return experimentalsys.EROFS
+	}
+	fi, err := w.Root.Lstat(name(path))
+	if err != nil {
+		return Errno(err)
+	}
+	if !fi.IsDir() {
+		return experimentalsys.ENOTDIR
+	}
+	return Errno(w.Root.Remove(name(path)))
+}
+
+// Unlink removes a file (or a symlink, not what it points to).
+func (w *Dir) Unlink(path string) experimentalsys.Errno {
+	if w.ReadOnly {
+		return experimentalsys.EROFS
+	}
+	fi, err := w.Root.Lstat(name(path))
+	if err != nil {
+		return Errno(err)
+	}
+	if fi.IsDir() {
+		return experimentalsys.EISDIR
+	}
+	return Errno(w.Root.Remove(name(path)))
+}
+
+// Link is refused: a hard link can give a file a second name that outlives
+// the mount's rules.
+func (w *Dir) Link(string, string) experimentalsys.Errno { return experimentalsys.EPERM }
+
+// Symlink is refused: a symlink made by a guest is how wazero's own
+// directory mounts are escaped.
+func (w *Dir) Symlink(string, string) experimentalsys.Errno { return experimentalsys.EPERM }
+
+// Utimens sets access and modification times.
+func (w *Dir) Utimens(path string, atim, mtim int64) experimentalsys.Errno {
+	if w.ReadOnly {
+		return experimentalsys.EROFS
+	}
+	return Errno(w.Root.Chtimes(name(path), Utime(atim), Utime(mtim)))
+}
+
+func Utime(ns int64) time.Time {
+	if ns == experimentalsys.UTIME_OMIT {
+		return time.Time{}
+	}
+	return time.Unix(0, ns)
+}

@@ -1,0 +1,30 @@
+// Package overlay stages what one tool call changes in a workspace and
+// applies it afterwards. An Overlay, mounted in a call (sandbox.Mount),
+// lets the guest read the workspace and write only into a staging
+// directory of its own; after the call its Effects list each changed
+// path with its base (what the workspace held when the call first changed
+// it) and its new version. Check says whether the workspace still matches
+// those bases, Apply makes the changes in the workspace crash-safely and
+// idempotently, and Discard removes the staging directory. Effects are
+// journaled by the host: Marshal and DecodeEffects are their CBOR form,
+// and DecodeEffects refuses a manifest that could reach outside the
+// workspace.
+//
+// The life of a call's changes:
+//
+//	ov, err := overlay.New(workspace, staging)
+//	// run the call with sandbox.Mount{GuestPath: "/work", Overlay: ov}
+//	effects, err := ov.Effects()
+//	ov.Close()
+//	err = overlay.SyncStaged(staging, effects) // before journaling them
+//	conflicts, err := overlay.Check(workspace, effects)
+//	err = overlay.Apply(workspace, staging, effects)
+//	err = overlay.Discard(staging)
+package overlay
+
+import "errors"
+
+// ErrStagingLimit is a call that tried to stage more in an overlay than
+// its limits allow (sandbox.Policy's StagingLimit and MaxStagedPaths);
+// sandbox's Module.Call fails with it.
+var ErrStagingLimit = errors.New("staging limit reached")

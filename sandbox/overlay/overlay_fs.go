@@ -1,0 +1,364 @@
+package overlay
+
+import (
+	"io/fs"
+	"strings"
+
+	"github.com/cairnrun/cairn/sandbox/internal/guestfs"
+	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
+	"github.com/tetratelabs/wazero/sys"
+)
+
+// overlayFS is an Overlay mounted in one call: the filesystem the guest
+// sees. What the call has not changed is served by lower, the workspace
+// read-only; what it has, by staged files.
+type overlayFS struct {
+	experimentalsys.UnimplementedFS
+	o        *Overlay
+	lower    *guestfs.Dir // the workspace, read-only
+	staging  *guestfs.Dir // the staging directory
+	readOnly bool
+	files    *guestfs.Budget
+}
+
+// OpenFile opens a file or directory of the call's view, within the call's
+// budget of open files. Opening an unchanged workspace file for writing
+// stages a copy of it first.
+func (v *overlayFS) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
+	if v.readOnly && flag&guestfs.WriteFlags != 0 {
+		return nil, experimentalsys.EROFS
+	}
+	p, dirOnly, e := clean(p)
+	if e != 0 {
+		return nil, e
+	}
+	if e := v.files.Take(); e != 0 {
+		return nil, e
+	}
+	v.o.mu.Lock()
+	defer v.o.mu.Unlock()
+	var f experimentalsys.File
+	if flag&guestfs.WriteFlags == 0 {
+		f, e = v.openRead(p, dirOnly, flag)
+	} else {
+		f, e = v.openWrite(p, dirOnly, flag)
+	}
+	if e != 0 {
+		v.files.Give()
+		return nil, e
+	}
+	return f, 0
+}
+
+func (v *overlayFS) openRead(p string, dirOnly bool, flag experimentalsys.Oflag) (experimentalsys.File, experimentalsys.Errno) {
+	en, e := v.o.lookup(p, false)
+	if e != 0 {
+		return nil, e
+	}
+	wantDir := dirOnly || flag&experimentalsys.O_DIRECTORY != 0
+	if en.n == nil {
+		f, e := v.lower.Open(p, flag, 0)
+		switch {
+		case e != 0:
+			return nil, e
+		case isDir(f):
+			return &overlayDir{v: v, path: p, lower: f}, 0
+		case wantDir:
+			f.F.Close()
+			return nil, experimentalsys.ENOTDIR
+		}
+		v.o.reads[p] = true
+		return f, 0
+	}
+	switch en.n.kind {
+	case nodeGone:
+		return nil, experimentalsys.ENOENT
+	case nodeDir:
+		return &overlayDir{v: v, path: p}, 0
+	}
+	if wantDir {
+		return nil, experimentalsys.ENOTDIR
+	}
+	return v.openStaged(p, en.n, flag)
+}
+
+func (v *overlayFS) openWrite(p string, dirOnly bool, flag experimentalsys.Oflag) (experimentalsys.File, experimentalsys.Errno) {
+	en, e := v.o.lookup(p, true)
+	if e != 0 {
+		return nil, e
+	}
+	excl := flag&experimentalsys.O_CREAT != 0 && flag&experimentalsys.O_EXCL != 0
+	n := en.n
+	switch {
+	case en.isDir() || (dirOnly && !en.exists()):
+		return nil, experimentalsys.EISDIR
+	case dirOnly:
+		return nil, experimentalsys.ENOTDIR
+	case en.exists() && excl:
+		return nil, experimentalsys.EEXIST
+	case n == nil && en.lower == lowerLink:
+		return nil, experimentalsys.EPERM
+	case n == nil && en.lower == lowerOther:
+		return nil, experimentalsys.EACCES
+	case n == nil && en.lower == lowerFile:
+		n, e = v.o.copyUp(p, flag&experimentalsys.O_TRUNC != 0)
+	case !en.exists() && flag&experimentalsys.O_CREAT == 0:
+		return nil, experimentalsys.ENOENT
+	case !en.exists():
+		n, e = v.o.create(p, en)
+	}
+	if e != 0 {
+		return nil, e
+	}
+	return v.openStaged(p, n, flag&^(experimentalsys.O_CREAT|experimentalsys.O_EXCL))
+}
+
+// openStaged opens the staged file of p, truncating it if asked.
+func (v *overlayFS) openStaged(p string, n *node, flag experimentalsys.Oflag) (experimentalsys.File, experimentalsys.Errno) {
+	trunc := flag&experimentalsys.O_TRUNC != 0
+	flag &^= experimentalsys.O_DIRECTORY | experimentalsys.O_NOFOLLOW | experimentalsys.O_TRUNC
+	f, err := v.o.st.OpenFile(blobName(p), guestfs.OSFlags(flag), 0)
+	if err != nil {
+		return nil, guestfs.Errno(err)
+	}
+	if trunc && n.blob.size > 0 {
+		if err := f.Truncate(0); err != nil {
+			f.Close()
+			return nil, guestfs.Errno(err)
+		}
+		v.o.resized(n.blob, 0)
+	}
+	sf := &stagedFile{File: &guestfs.File{F: f, FS: v.staging, Path: blobName(p), Append: flag&experimentalsys.O_APPEND != 0}, o: v.o, b: n.blob,
+		ino: syntheticIno(p)}
+	return sf, 0
+}
+
+// Lstat describes a path of the call's view without following a final
+// symlink.
+func (v *overlayFS) Lstat(p string) (sys.Stat_t, experimentalsys.Errno) {
+	return v.stat(p, v.lower.Lstat)
+}
+
+// Stat describes a path of the call's view, following symlinks that stay
+// inside the workspace.
+func (v *overlayFS) Stat(p string) (sys.Stat_t, experimentalsys.Errno) {
+	return v.stat(p, v.lower.Stat)
+}
+
+func (v *overlayFS) stat(p string, lower func(string) (sys.Stat_t, experimentalsys.Errno)) (sys.Stat_t, experimentalsys.Errno) {
+	p, dirOnly, e := clean(p)
+	if e != 0 {
+		return sys.Stat_t{}, e
+	}
+	v.o.mu.Lock()
+	defer v.o.mu.Unlock()
+	en, e := v.o.lookup(p, false)
+	if e != 0 {
+		return sys.Stat_t{}, e
+	}
+	var st sys.Stat_t
+	switch {
+	case en.n == nil:
+		st, e = lower(p)
+		v.o.saw(p)
+	case en.n.kind == nodeGone:
+		return sys.Stat_t{}, experimentalsys.ENOENT
+	case en.n.kind == nodeDir:
+		st = dirStat(p)
+	default:
+		fi, err := v.o.st.Stat(blobName(p))
+		if err != nil {
+			return sys.Stat_t{}, guestfs.Errno(err)
+		}
+		st = sys.NewStat_t(fi)
+		st.Ino = syntheticIno(p) // as its directory lists it
+	}
+	if e == 0 && dirOnly && !st.Mode.IsDir() {
+		return sys.Stat_t{}, experimentalsys.ENOTDIR
+	}
+	return st, e
+}
+
+// dirStat describes a directory the call made.
+func dirStat(p string) sys.Stat_t {
+	return sys.Stat_t{Ino: syntheticIno(p), Mode: fs.ModeDir | 0o755, Nlink: 1}
+}
+
+// Readlink reads a symlink of the workspace; the call can make none.
+func (v *overlayFS) Readlink(p string) (string, experimentalsys.Errno) {
+	p, _, e := clean(p)
+	if e != 0 {
+		return "", e
+	}
+	v.o.mu.Lock()
+	defer v.o.mu.Unlock()
+	en, e := v.o.lookup(p, false)
+	switch {
+	case e != 0:
+		return "", e
+	case en.n == nil:
+		return v.lower.Readlink(p)
+	case en.n.kind == nodeGone:
+		return "", experimentalsys.ENOENT
+	}
+	return "", experimentalsys.EINVAL
+}
+
+// Mkdir makes a directory in the call's view.
+func (v *overlayFS) Mkdir(p string, _ fs.FileMode) experimentalsys.Errno {
+	p, e := v.changing(p)
+	if e != 0 {
+		return e
+	}
+	defer v.o.mu.Unlock()
+	en, e := v.o.lookup(p, true)
+	switch {
+	case e != 0:
+		return e
+	case en.exists():
+		return experimentalsys.EEXIST
+	case isReserved(p):
+		return experimentalsys.EACCES
+	}
+	base, _ := baseOf(en)
+	return v.o.setNode(p, &node{kind: nodeDir, base: base, mode: 0o755})
+}
+
+// Rmdir removes an empty directory of the call's view.
+func (v *overlayFS) Rmdir(p string) experimentalsys.Errno {
+	p, e := v.changing(p)
+	if e != 0 {
+		return e
+	}
+	defer v.o.mu.Unlock()
+	return v.o.rmdir(p)
+}
+
+func (o *Overlay) rmdir(p string) experimentalsys.Errno {
+	en, e := o.lookup(p, true)
+	switch {
+	case e != 0:
+		return e
+	case !en.exists():
+		return experimentalsys.ENOENT
+	case !en.isDir():
+		return experimentalsys.ENOTDIR
+	}
+	names, e := o.list(p)
+	switch {
+	case e != 0:
+		return e
+	case len(names) > 0:
+		return experimentalsys.ENOTEMPTY
+	case en.n != nil:
+		en.n.kind = nodeGone
+		return 0
+	}
+	return o.setNode(p, &node{kind: nodeGone, base: dirVersion, mode: 0o755})
+}
+
+// Unlink removes a file of the call's view. A symlink of the workspace is
+// not removed (EPERM).
+func (v *overlayFS) Unlink(p string) experimentalsys.Errno {
+	dirOnly := strings.HasSuffix(p, "/")
+	p, e := v.changing(p)
+	if e != 0 {
+		return e
+	}
+	defer v.o.mu.Unlock()
+	if dirOnly {
+		// "file/" names a directory: unlink(2) says ENOTDIR of a file,
+		// EISDIR of a directory.
+		if en, e := v.o.lookup(p, false); e == 0 && en.exists() && !en.isDir() {
+			return experimentalsys.ENOTDIR
+		}
+	}
+	return v.o.unlink(p)
+}
+
+func (o *Overlay) unlink(p string) experimentalsys.Errno {
+	en, e := o.lookup(p, true)
+	n := en.n
+	switch {
+	case e != 0:
+		return e
+	case !en.exists():
+		return experimentalsys.ENOENT
+	case en.isDir():
+		return experimentalsys.EISDIR
+	case n == nil && en.lower == lowerLink:
+		return experimentalsys.EPERM
+	case n == nil && en.lower == lowerOther:
+		return experimentalsys.EACCES
+	case n != nil:
+		if err := o.st.Remove(blobName(p)); err != nil {
+			return guestfs.Errno(err)
+		}
+		o.drop(n.blob)
+		n.kind, n.blob = nodeGone, nil
+		return 0
+	}
+	base, mode, e := o.hashLower(p)
+	if e != 0 {
+		return e
+	}
+	return o.setNode(p, &node{kind: nodeGone, base: base, mode: mode})
+}
+
+// Chmod is not a WASI preview 1 call; permissions are not effects.
+func (v *overlayFS) Chmod(string, fs.FileMode) experimentalsys.Errno { return experimentalsys.ENOSYS }
+
+// Link is refused, as on every mount.
+func (v *overlayFS) Link(string, string) experimentalsys.Errno { return experimentalsys.EPERM }
+
+// Symlink is refused, as on every mount.
+func (v *overlayFS) Symlink(string, string) experimentalsys.Errno { return experimentalsys.EPERM }
+
+// Utimens accepts new times for a path of the call's view and keeps them
+// only on staged files: times are not effects.
+func (v *overlayFS) Utimens(p string, atim, mtim int64) experimentalsys.Errno {
+	if v.readOnly {
+		return experimentalsys.EROFS
+	}
+	p, _, e := clean(p)
+	if e != 0 {
+		return e
+	}
+	v.o.mu.Lock()
+	defer v.o.mu.Unlock()
+	en, e := v.o.lookup(p, false)
+	switch {
+	case e != 0:
+		return e
+	case en.n == nil:
+		_, e = v.lower.Stat(p)
+		return e
+	case en.n.kind == nodeGone:
+		return experimentalsys.ENOENT
+	case en.n.kind == nodeFile:
+		return guestfs.Errno(v.o.st.Chtimes(blobName(p), guestfs.Utime(atim), guestfs.Utime(mtim)))
+	}
+	return 0
+}
+
+// changing cleans the path of a change and locks the overlay; the caller
+// unlocks it when the returned errno is zero.
+func (v *overlayFS) changing(p string) (string, experimentalsys.Errno) {
+	if v.readOnly {
+		return "", experimentalsys.EROFS
+	}
+	p, _, e := clean(p)
+	if e != 0 {
+		return "", e
+	}
+	if p == "." {
+		return "", experimentalsys.EINVAL
+	}
+	v.o.mu.Lock()
+	return p, 0
+}
+
+func isDir(f *guestfs.File) bool {
+	d, _ := f.IsDir()
+	return d
+}

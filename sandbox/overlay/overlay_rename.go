@@ -1,0 +1,198 @@
+package overlay
+
+import (
+	"strings"
+
+	"github.com/cairnrun/cairn/sandbox/internal/guestfs"
+	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
+)
+
+// Rename renames within the call's view: the old path is removed and the
+// new one written. A file the call has staged moves; a file of the
+// workspace is copied. A directory is renamed by renaming everything in
+// it, after checking that all of it can be (no symlinks, nothing but
+// regular files and directories, within the staging limit).
+func (v *overlayFS) Rename(from, to string) experimentalsys.Errno {
+	if v.readOnly {
+		return experimentalsys.EROFS
+	}
+	to, _, e := clean(to)
+	if e != 0 {
+		return e
+	}
+	if to == "." {
+		return experimentalsys.EINVAL
+	}
+	from, e = v.changing(from)
+	if e != 0 {
+		return e
+	}
+	defer v.o.mu.Unlock()
+	return v.o.rename(from, to)
+}
+
+func (o *Overlay) rename(from, to string) experimentalsys.Errno {
+	src, e := o.lookup(from, true)
+	if e != 0 {
+		return e
+	}
+	if !src.exists() {
+		return experimentalsys.ENOENT
+	}
+	dst, e := o.lookup(to, true)
+	switch {
+	case e != 0:
+		return e
+	case from == to:
+		return 0
+	case isReserved(to):
+		return experimentalsys.EACCES
+	case dst.n == nil && dst.lower == lowerLink, src.n == nil && src.lower == lowerLink:
+		return experimentalsys.EPERM
+	case dst.n == nil && dst.lower == lowerOther, src.n == nil && src.lower == lowerOther:
+		return experimentalsys.EACCES
+	case src.isDir():
+		return o.renameDir(from, to, dst)
+	case dst.isDir():
+		return experimentalsys.EISDIR
+	}
+	if e := o.fits(src.n == nil, from, to); e != 0 {
+		return e
+	}
+	return o.renameFile(from, to, src, dst)
+}
+
+// fits checks that the nodes of paths and (copy) the workspace's file at
+// paths[0] fit in the staging limit, so that a rename that starts ends.
+func (o *Overlay) fits(copy bool, paths ...string) experimentalsys.Errno {
+	var need int64
+	for _, p := range paths {
+		if _, ok := o.nodes[p]; !ok {
+			need += nodeCost
+		}
+	}
+	if e := o.admits(int(need / nodeCost)); e != 0 {
+		return e
+	}
+	if copy {
+		fi, err := o.ws.Lstat(paths[0])
+		if err != nil {
+			return guestfs.Errno(err)
+		}
+		need += fi.Size()
+	}
+	if need > o.limit-o.used {
+		o.full = true
+		return errFull
+	}
+	return 0
+}
+
+// renameFile moves a file to a path that holds no directory. The
+// destination keeps the base of what the workspace held there.
+func (o *Overlay) renameFile(from, to string, src, dst entry) experimentalsys.Errno {
+	dn := dst.n
+	if dn == nil {
+		dn = &node{kind: nodeGone}
+		if dst.lower == lowerFile {
+			base, mode, e := o.hashLower(to)
+			if e != 0 {
+				return e
+			}
+			dn.base, dn.mode = base, mode
+		}
+	}
+	old := dn.blob
+	if src.n != nil {
+		if err := o.st.Rename(blobName(from), blobName(to)); err != nil {
+			return guestfs.Errno(err)
+		}
+		dn.kind, dn.blob, dn.mode = nodeFile, src.n.blob, src.n.mode
+		src.n.kind, src.n.blob = nodeGone, nil
+	} else {
+		v, mode, e := o.copyLower(from, to, true)
+		if e != 0 {
+			return e
+		}
+		o.used += v.Size
+		dn.kind, dn.blob, dn.mode = nodeFile, &blob{size: v.Size}, mode
+		o.setNode(from, &node{kind: nodeGone, base: v, mode: mode})
+	}
+	o.drop(old)
+	return o.setNode(to, dn)
+}
+
+// renameDir renames a directory to a path that holds nothing or an empty
+// directory, not inside itself.
+func (o *Overlay) renameDir(from, to string, dst entry) experimentalsys.Errno {
+	if strings.HasPrefix(to, from+"/") {
+		return experimentalsys.EINVAL
+	}
+	if dst.exists() {
+		if !dst.isDir() {
+			return experimentalsys.ENOTDIR
+		}
+		names, e := o.list(to)
+		if e != 0 {
+			return e
+		}
+		if len(names) > 0 {
+			return experimentalsys.ENOTEMPTY
+		}
+	}
+	need, paths, e := o.treeCost(from)
+	if e != 0 {
+		return e
+	}
+	if need > o.limit-o.used {
+		o.full = true
+		return errFull
+	}
+	if e := o.admits(paths); e != 0 {
+		return e
+	}
+	if !dst.exists() {
+		base, _ := baseOf(dst)
+		o.setNode(to, &node{kind: nodeDir, base: base, mode: 0o755})
+	}
+	ents, e := o.list(from)
+	if e != 0 {
+		return e
+	}
+	for _, en := range ents {
+		if e := o.rename(join(from, en.name), join(to, en.name)); e != 0 {
+			return e
+		}
+	}
+	return o.rmdir(from)
+}
+
+// treeCost is what renaming the directory p costs against the staging
+// limits, in bytes and at most in new paths, or why it cannot be renamed.
+func (o *Overlay) treeCost(p string) (int64, int, experimentalsys.Errno) {
+	ents, e := o.list(p)
+	if e != 0 {
+		return 0, 0, e
+	}
+	need, paths := int64(2*nodeCost), 2
+	for _, en := range ents {
+		switch en.kind {
+		case lowerLink:
+			return 0, 0, experimentalsys.EPERM
+		case lowerOther:
+			return 0, 0, experimentalsys.EACCES
+		case lowerDir:
+			n, k, e := o.treeCost(join(p, en.name))
+			if e != 0 {
+				return 0, 0, e
+			}
+			need, paths = need+n, paths+k
+		default:
+			need, paths = need+2*nodeCost, paths+2
+			if !en.changed {
+				need += en.size
+			}
+		}
+	}
+	return need, paths, 0
+}
