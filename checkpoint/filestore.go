@@ -94,6 +94,7 @@ func (s *FileStore) Lock(id string, h Holder) (Lock, error) {
 		if s.held[id] == l {
 			delete(s.held, id)
 		}
+		s.closePast(l)
 		s.mu.Unlock()
 	}
 	return l, nil
@@ -151,6 +152,10 @@ func (s *FileStore) Remove(id string) error {
 	if err != nil {
 		return fmt.Errorf("remove agent %q: %w", id, err)
 	}
+	s.pastsChecked.Delete(id)
+	s.mu.Lock()
+	s.closePast(s.held[id])
+	s.mu.Unlock()
 	// The mark first: a mark with no state is what a crash may leave of
 	// an agent being removed, and it is replaced by the next Create.
 	if err := os.Remove(filepath.Join(dir, markName)); err != nil && !errors.Is(err, fs.ErrNotExist) {

@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -36,6 +37,7 @@ type journalLog struct {
 	lock *fileLock
 	// markFile is the agent's commit mark, rewritten at each durable point.
 	markFile *os.File
+	wbuf     bytes.Buffer // the frames of an append, reused (journal_buf.go)
 }
 
 // segmentSlack is how far past the bytes a journal segment is expected to
@@ -143,14 +145,14 @@ func (l *journalLog) Append(recs ...Record) error { return l.write(recs) }
 
 // write appends records to the journal and replays them.
 func (l *journalLog) write(recs []Record) error {
-	var buf []byte
+	defer l.keepBuffer()
+	l.wbuf.Reset()
 	for _, rec := range recs {
-		payload, err := encodeRecord(rec)
-		if err != nil {
+		if err := appendRecordFrame(&l.wbuf, rec); err != nil {
 			return fmt.Errorf("encode %s record: %w", rec.Type, err)
 		}
-		buf = appendFrame(buf, rec.Type, payload)
 	}
+	buf := l.wbuf.Bytes()
 	if l.group != nil {
 		if err := l.group.usable(); err != nil {
 			return fmt.Errorf("append to journal: %w", err)

@@ -100,6 +100,9 @@ type fileLock struct {
 	// it again if no state was stored in it (a start that failed).
 	made    bool
 	release func() // with a FileStore: forget the lock
+
+	// past is, with a FileStore, the agent's past file open for appending.
+	past *os.File
 }
 
 // Unlock clears the holder from the file, then releases the lock, so the

@@ -54,21 +54,13 @@ type Past struct {
 var ErrNoPast = errors.New("no past boundary kept for that round")
 
 // NewPast is the past of the boundary st, with the changes its round made.
+// Its State is a shallow copy of st without the messages: it shares st's
+// slices and maps, so keep it (PutPast, which encodes it) before st
+// changes. The error is always nil.
 func NewPast(st *State, changes []WorkspaceEntry) (Past, error) {
-	lean, err := leanState(st)
-	if err != nil {
-		return Past{}, err
-	}
-	return Past{Round: st.Round, Messages: len(st.Messages), State: lean, Changes: changes}, nil
-}
-
-// leanState is a copy of st without its messages.
-func leanState(st *State) (*State, error) {
-	msgs := st.Messages
-	st.Messages = nil
-	c, err := st.Clone()
-	st.Messages = msgs
-	return c, err
+	lean := *st
+	lean.Messages = nil
+	return Past{Round: st.Round, Messages: len(st.Messages), State: &lean, Changes: changes}, nil
 }
 
 // StateAt is the state at a past boundary: the past's state with the

@@ -20,30 +20,15 @@ const pastFrame RecordType = 50
 // PutPast appends the past to agents/<id>/past, after cutting away a torn
 // tail the first time since the lock was taken.
 func (s *FileStore) PutPast(id string, p Past) error {
-	dir, err := s.agentDir(id)
+	f, done, err := s.pastFileOf(id)
 	if err != nil {
 		return err
 	}
-	if !s.Exists(id) {
-		return fmt.Errorf("keep past of agent %q: %w", id, ErrNotFound)
-	}
-	name := filepath.Join(dir, pastFile)
-	if _, ok := s.pastsChecked.Load(id); !ok {
-		if err := cutTornPast(name); err != nil {
-			return fmt.Errorf("keep past of agent %q: %w", id, err)
-		}
-		s.pastsChecked.Store(id, true)
-	}
 	data, err := encodePast(p)
-	if err != nil {
-		return fmt.Errorf("keep past of agent %q: %w", id, err)
+	if err == nil {
+		_, err = f.Write(appendFrame(nil, pastFrame, data))
 	}
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
-	if err != nil {
-		return fmt.Errorf("keep past of agent %q: %w", id, err)
-	}
-	_, err = f.Write(appendFrame(nil, pastFrame, data))
-	if err = errors.Join(err, f.Close()); err != nil {
+	if err = errors.Join(err, done()); err != nil {
 		return fmt.Errorf("keep past of agent %q: %w", id, err)
 	}
 	return nil

@@ -85,7 +85,10 @@ func TestPastFileTornTail(t *testing.T) {
 	if pasts, err := s.Pasts("a"); err != nil || len(pasts) != 1 {
 		t.Fatalf("pasts with a torn tail: %d, %v", len(pasts), err)
 	}
-	s.pastsChecked.Delete("a") // as after the lock is taken again
+	s.pastsChecked.Delete("a") // as after the lock is taken again, its past file not open
+	s.mu.Lock()
+	s.closePast(s.held["a"])
+	s.mu.Unlock()
 	put(1)
 	if pasts, err := s.Pasts("a"); err != nil || len(pasts) != 2 || pasts[1].Round != 1 {
 		t.Fatalf("pasts after the cut: %d, %v", len(pasts), err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -100,10 +101,12 @@ func (r *run) startCalls(round int, calls []conversation.ToolCall) error {
 // write, and syncs the directories that name them, so that the staged
 // files a result refers to are reachable after a power cut.
 func (r *run) makeStaging(round int, calls []conversation.ToolCall) error {
+	if !slices.ContainsFunc(calls, func(c conversation.ToolCall) bool { return r.tools.stages(c.Name, r.workspace) }) {
+		return nil
+	}
 	view := r.view(round)
 	_, err := os.Stat(r.staging)
 	fresh := errors.Is(err, os.ErrNotExist)
-	made := false
 	for _, c := range calls {
 		if !r.tools.stages(c.Name, r.workspace) {
 			continue
@@ -111,10 +114,6 @@ func (r *run) makeStaging(round int, calls []conversation.ToolCall) error {
 		if err := os.MkdirAll(view.staging(c.ID), 0o700); err != nil {
 			return err
 		}
-		made = true
-	}
-	if !made {
-		return nil
 	}
 	dirs := []string{r.roundStaging(round), r.staging}
 	if fresh {

@@ -168,6 +168,7 @@ func (r *run) applyOne(round int, c conversation.ToolCall, staging string, effec
 	if err := r.beforeApply(staging, effects); err != nil {
 		return fmt.Errorf("call %s: %w", c.ID, err)
 	}
+	r.trimmed = false
 	if err := keepChanges(r.changes, round, c.ID, r.workspace, staging, effects); err != nil {
 		return fmt.Errorf("keep the changes of call %s: %w", c.ID, err)
 	}
@@ -187,10 +188,14 @@ func (r *run) applyOne(round int, c conversation.ToolCall, staging string, effec
 }
 
 // discardStaging removes a round's staging once it is committed or
-// dropped, and the changes of rounds past keepRounds.
+// dropped, and the changes of rounds past keepRounds: at the run's first
+// and once changes were kept since, not in every round.
 func (r *run) discardStaging(round int) {
 	overlay.Discard(r.roundStaging(round))
-	trimChanges(r.changes)
+	if !r.trimmed {
+		trimChanges(r.changes)
+		r.trimmed = true
+	}
 }
 
 // encodeEffects is a result's effect manifest as the journal keeps it.

@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -29,6 +28,9 @@ type run struct {
 	workspace   string
 	staging     string // where the agent's calls stage their changes
 	changes     string // where each round's changes are kept
+	// trimmed: the kept changes are within keepRounds since changes were
+	// last kept (the zero value: not known, at the run's start).
+	trimmed bool
 	// pool tracks the files the agent wrote; watcher watches them while
 	// the run lasts; roundFiles are the pool entries the round changed.
 	pool       *filepool.Pool
@@ -70,6 +72,7 @@ type run struct {
 	onEvent EventFunc
 	// history keeps every event in the store, for `cairn events`.
 	history io.WriteCloser
+	line    eventLine // an event's JSON line, its buffer reused (emit.go)
 	// blobs keeps content in the store by digest.
 	blobs func([]byte) (string, error)
 	// window is what a context budget lets the model see; nil without one.
@@ -86,9 +89,7 @@ func (r *run) emit(e Event) {
 	e.Time, e.Agent, e.Run, e.Parent, e.Depth = time.Now().UTC(), r.agentID, r.id, r.parentID, r.depth
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if b, err := json.Marshal(e); err == nil {
-		r.history.Write(append(b, '\n'))
-	}
+	r.line.write(&e, r.history)
 	if r.onEvent != nil {
 		r.onEvent(e)
 	}
@@ -373,6 +374,8 @@ func (r *run) commit(round int, results []callResult) error {
 	if err := r.keepPast(); err != nil {
 		return err
 	}
+	r.holdEvents()
+	defer r.releaseEvents()
 	r.emitHeld(round, results)
 	r.committed(round, results)
 	r.pending = nil

@@ -1,0 +1,49 @@
+package checkpoint
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+
+	"github.com/fxamacker/cbor/v2"
+)
+
+// bufEncMode is encMode, encoding into a buffer of the caller's.
+var bufEncMode = encMode.(cbor.UserBufferEncMode)
+
+// appendRecordFrame appends rec's frame to b, its payload encoded in place
+// after the header: the bytes of appendFrame(b, rec.Type, payload) with
+// encodeRecord's payload, without making the payload apart and copying it.
+// On an error b is as it was.
+func appendRecordFrame(b *bytes.Buffer, rec Record) error {
+	if rec.Type == RecState {
+		return errors.New("a state is written with encodeState")
+	}
+	start := b.Len()
+	var h [frameHeader]byte
+	b.Write(h[:])
+	if err := bufEncMode.MarshalToBuffer(rec, b); err != nil {
+		b.Truncate(start)
+		return err
+	}
+	frame := b.Bytes()[start:]
+	payload := frame[frameHeader:]
+	binary.LittleEndian.PutUint32(frame[0:4], uint32(len(payload)))
+	frame[4] = byte(rec.Type)
+	crc := crc32.Update(crc32.Checksum(frame[:5], castagnoli), castagnoli, payload)
+	binary.LittleEndian.PutUint32(frame[5:9], crc)
+	return nil
+}
+
+// maxKeptBuffer bounds the buffer a journal keeps between appends: one
+// larger (an append of a large result) is let go.
+const maxKeptBuffer = 1 << 20
+
+// keepBuffer keeps the append buffer for the next append, unless it grew
+// past maxKeptBuffer.
+func (l *journalLog) keepBuffer() {
+	if l.wbuf.Cap() > maxKeptBuffer {
+		l.wbuf = bytes.Buffer{}
+	}
+}

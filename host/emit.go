@@ -1,0 +1,58 @@
+package host
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+)
+
+// eventLine encodes events as lines of JSON into one buffer, which each
+// event reuses: a run writes several events a round. Its bytes are
+// json.Marshal's and a newline. While held, lines gather in the buffer
+// and go to the history in one write when released. Not safe for
+// concurrent use (the run's mutex guards it).
+type eventLine struct {
+	buf  bytes.Buffer
+	enc  *json.Encoder
+	held bool
+}
+
+// write adds e's line to the history w, or to the lines held for it.
+func (l *eventLine) write(e *Event, w io.Writer) {
+	if l.enc == nil {
+		l.enc = json.NewEncoder(&l.buf)
+	}
+	// Encode writes nothing when e cannot be encoded: the history is
+	// best effort, and such an event is left out of it.
+	if l.enc.Encode(e) == nil && !l.held {
+		w.Write(l.buf.Bytes())
+	}
+	if !l.held {
+		l.buf.Reset()
+	}
+}
+
+// release writes the held lines to w in one write and stops holding.
+func (l *eventLine) release(w io.Writer) {
+	if l.held && l.buf.Len() > 0 {
+		w.Write(l.buf.Bytes())
+	}
+	l.buf.Reset()
+	l.held = false
+}
+
+// holdEvents gathers the history's lines of the events that follow until
+// releaseEvents, which writes them at once: for the events a round's
+// commit emits back to back. The caller hands each event over as usual.
+func (r *run) holdEvents() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.line.held = true
+}
+
+// releaseEvents writes what holdEvents gathered.
+func (r *run) releaseEvents() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.line.release(r.history)
+}
