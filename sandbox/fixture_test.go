@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/cairnrun/cairn/internal/dirtree"
 	"github.com/cairnrun/cairn/sandbox/overlay"
 )
 
@@ -167,35 +168,11 @@ func newOverlay(t testing.TB, ws string) (*overlay.Overlay, string) {
 	return ov, staging
 }
 
-// tree is everything under dir by slash path: a file's content, "" for a
-// directory (whose path ends in a slash), "-> target" for a symlink, and
-// the type of anything else.
+// tree is everything under dir by slash path, as dirtree.Read gives it.
 func tree(t testing.TB, dir string) map[string]string {
 	t.Helper()
-	m := map[string]string{}
-	must(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || p == dir {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		rel = filepath.ToSlash(rel)
-		switch {
-		case d.Type()&fs.ModeSymlink != 0:
-			target, _ := os.Readlink(p)
-			m[rel] = "-> " + target
-		case d.IsDir():
-			m[rel+"/"] = ""
-		case !d.Type().IsRegular():
-			m[rel] = "special " + d.Type().String()
-		default:
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			m[rel] = string(b)
-		}
-		return nil
-	}))
+	m, err := dirtree.Read(dir)
+	must(t, err)
 	return m
 }
 
