@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "utf8.h"
+
 /* buf is a growable byte string. A failed allocation sets oom and keeps
  * what was there; the caller answers with an error. */
 struct buf {
@@ -27,9 +29,6 @@ struct str {
 	size_t n;
 };
 
-/* utf8_decode decodes the rune at s (n > 0 bytes) as Go's
- * utf8.DecodeRune does: an invalid sequence is U+FFFD of width 1. */
-int32_t utf8_decode(const char *s, size_t n, size_t *width);
 int utf8_valid(const char *s, size_t n);
 void utf8_encode(struct buf *b, int32_t r);
 /* valid_text appends s with each run of invalid bytes made one U+FFFD, as

@@ -5,38 +5,17 @@
  * backtrack point, and a recursive call per '{...}' alternative on the pattern
  * with that alternative spliced in. */
 #include "glob.h"
+#include "utf8.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#define RUNE_ERROR 0xFFFD
 
-/* decode reads one rune at s (n bytes left) as Go's utf8.DecodeRuneInString:
- * an invalid or truncated sequence is U+FFFD of width 1, an empty input
- * U+FFFD of width 0. */
+/* decode is utf8_decode for this file's unsigned bytes and int widths. */
 static int decode(const unsigned char *s, size_t n, int *width) {
-    unsigned lo = 0x80, hi = 0xBF;
-    size_t need, i;
-    int r;
-    if (n == 0) { *width = 0; return RUNE_ERROR; }
-    if (s[0] < 0x80) { *width = 1; return s[0]; }
-    if (s[0] >= 0xC2 && s[0] <= 0xDF) { need = 2; r = s[0] & 0x1F; }
-    else if (s[0] >= 0xE0 && s[0] <= 0xEF) {
-        need = 3; r = s[0] & 0x0F;
-        if (s[0] == 0xE0) lo = 0xA0;
-        if (s[0] == 0xED) hi = 0x9F;
-    } else if (s[0] >= 0xF0 && s[0] <= 0xF4) {
-        need = 4; r = s[0] & 0x07;
-        if (s[0] == 0xF0) lo = 0x90;
-        if (s[0] == 0xF4) hi = 0x8F;
-    } else { *width = 1; return RUNE_ERROR; }
-    if (n < 2 || s[1] < lo || s[1] > hi) { *width = 1; return RUNE_ERROR; }
-    r = (r << 6) | (s[1] & 0x3F);
-    for (i = 2; i < need; i++) {
-        if (i >= n || s[i] < 0x80 || s[i] > 0xBF) { *width = 1; return RUNE_ERROR; }
-        r = (r << 6) | (s[i] & 0x3F);
-    }
-    *width = (int)need;
+    size_t w;
+    int r = utf8_decode((const char *)s, n, &w);
+    *width = (int)w;
     return r;
 }
 

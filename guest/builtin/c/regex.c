@@ -9,6 +9,7 @@
  * is linear in the input for a given program. Since the only question is
  * whether a match exists, no captures or thread priorities are tracked. */
 #include "regex.h"
+#include "utf8.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -17,7 +18,6 @@
 #include "regex_tables.h"
 
 #define MAX_RUNE 0x10FFFF
-#define RUNE_ERROR 0xFFFD
 #define MIN_FOLD 0x0041
 #define MAX_FOLD 0x1E943
 
@@ -63,34 +63,11 @@ static const char E_MEMORY[] = "out of memory";
 
 /* ---- UTF-8 and case folding ---- */
 
-/* decode reads one rune at s (n > 0 bytes left) as Go's
- * utf8.DecodeRuneInString: an invalid or truncated sequence is U+FFFD of
- * width 1. */
+/* decode is utf8_decode for this file's unsigned bytes and int widths. */
 static int decode(const unsigned char *s, size_t n, int *width) {
-    unsigned lo = 0x80, hi = 0xBF;
-    size_t need, i;
-    int r;
-    *width = 1;
-    if (s[0] < 0x80) return s[0];
-    if (s[0] >= 0xC2 && s[0] <= 0xDF) { need = 2; r = s[0] & 0x1F; }
-    else if (s[0] >= 0xE0 && s[0] <= 0xEF) {
-        need = 3; r = s[0] & 0x0F;
-        if (s[0] == 0xE0) lo = 0xA0;
-        if (s[0] == 0xED) hi = 0x9F;
-    } else if (s[0] >= 0xF0 && s[0] <= 0xF4) {
-        need = 4; r = s[0] & 0x07;
-        if (s[0] == 0xF0) lo = 0x90;
-        if (s[0] == 0xF4) hi = 0x8F;
-    } else {
-        return RUNE_ERROR;
-    }
-    if (n < 2 || s[1] < lo || s[1] > hi) return RUNE_ERROR;
-    r = (r << 6) | (s[1] & 0x3F);
-    for (i = 2; i < need; i++) {
-        if (i >= n || s[i] < 0x80 || s[i] > 0xBF) return RUNE_ERROR;
-        r = (r << 6) | (s[i] & 0x3F);
-    }
-    *width = (int)need;
+    size_t w;
+    int r = utf8_decode((const char *)s, n, &w);
+    *width = (int)w;
     return r;
 }
 

@@ -63,48 +63,6 @@ void buf_free(struct buf *b)
 	b->n = b->cap = 0;
 }
 
-int32_t utf8_decode(const char *str, size_t n, size_t *width)
-{
-	const unsigned char *s = (const unsigned char *)str;
-	unsigned c = s[0];
-	*width = 1;
-	if (c < 0x80)
-		return c;
-	int need;
-	uint32_t r, min;
-	unsigned lo = 0x80, hi = 0xBF;
-	if (c >= 0xC2 && c <= 0xDF) {
-		need = 1, r = c & 0x1F, min = 0x80;
-	} else if (c >= 0xE0 && c <= 0xEF) {
-		need = 2, r = c & 0x0F, min = 0x800;
-		if (c == 0xE0)
-			lo = 0xA0;
-		if (c == 0xED)
-			hi = 0x9F;
-	} else if (c >= 0xF0 && c <= 0xF4) {
-		need = 3, r = c & 0x07, min = 0x10000;
-		if (c == 0xF0)
-			lo = 0x90;
-		if (c == 0xF4)
-			hi = 0x8F;
-	} else {
-		return 0xFFFD;
-	}
-	(void)min;
-	if (n < (size_t)need + 1)
-		return 0xFFFD;
-	if (s[1] < lo || s[1] > hi)
-		return 0xFFFD;
-	r = r << 6 | (s[1] & 0x3F);
-	for (int i = 2; i <= need; i++) {
-		if (s[i] < 0x80 || s[i] > 0xBF)
-			return 0xFFFD;
-		r = r << 6 | (s[i] & 0x3F);
-	}
-	*width = need + 1;
-	return (int32_t)r;
-}
-
 int utf8_valid(const char *s, size_t n)
 {
 	size_t i = 0, w;

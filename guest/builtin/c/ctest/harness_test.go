@@ -17,7 +17,7 @@ import (
 )
 
 // cSources are the C files under test, relative to this package.
-var cSources = []string{"../regex.c", "../glob.c", "testdata/harness.c"}
+var cSources = []string{"../regex.c", "../glob.c", "../utf8.c", "testdata/harness.c"}
 
 // clangFlags build the harness the way a small WASI module is built: plain
 // C11, every warning an error, the default stack size.
