@@ -66,7 +66,7 @@ func TestImportOfATreeRefusesAnyExistingAgent(t *testing.T) {
 func TestCorruptTreeRefused(t *testing.T) {
 	for name, damage := range map[string]func(a *Archive){
 		"orphan": func(a *Archive) { a.Children[0].State.Parent.Agent = "someone-else" },
-		"twice":  func(a *Archive) { a.Children[0].Children = append(a.Children[0].Children, a.Children[0]) },
+		"twice":  func(a *Archive) { a.Children = append(a.Children, a.Children[0]) },
 		"nil":    func(a *Archive) { a.Children = append(a.Children, nil) },
 	} {
 		a, err := Export(tree(t), "a1")
