@@ -48,6 +48,9 @@
 //	agents/<id>/bookmarks/<label>.cbor   a bookmark: a boundary's state and its workspace's blob
 //	agents/<id>/past                     the agent's pasts (see Timeline): one frame of type 50 per
 //	                                     committed round, its payload a CBOR Past; appended, not synced
+//	agents/<id>/past-index               where the past of every 32nd round starts in past: entries of 24
+//	                                     bytes (offset, round, the frame's checksum, CRC-32C), so that the
+//	                                     newest past is read from the file's end; appended, not synced
 //	agents/<id>/staging/round-<N>/<call> what a call staged (the host's; see package host)
 //	agents/<id>/changes/round-<N>/<call>.cbor  the changes of the last rounds, for diff and undo (the host's)
 //	blobs/sha256/<hex>                   content-addressed agent files, scripts, modules, workspace archives,

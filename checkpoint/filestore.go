@@ -162,7 +162,7 @@ func (s *FileStore) Remove(id string) error {
 		return fmt.Errorf("remove agent %q: %w", id, err)
 	}
 	for _, e := range entries {
-		if n := e.Name(); strings.HasPrefix(n, "snap-") || strings.HasPrefix(n, "journal-") || n == pastFile {
+		if n := e.Name(); strings.HasPrefix(n, "snap-") || strings.HasPrefix(n, "journal-") || n == pastFile || n == pastIndexFile {
 			if err := os.Remove(filepath.Join(dir, n)); err != nil {
 				return fmt.Errorf("remove agent %q: %w", id, err)
 			}

@@ -28,6 +28,10 @@ type Timeline interface {
 	// Pasts lists the agent's past boundaries by round, one per round; an
 	// agent that has none (or no state) has an empty list.
 	Pasts(agent string) ([]Past, error)
+	// NewestPast is the agent's past of the highest round, as the last
+	// of Pasts, read without the others; false when it has none. A resume
+	// needs only this one.
+	NewestPast(agent string) (Past, bool, error)
 }
 
 var (

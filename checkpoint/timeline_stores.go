@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -26,7 +27,7 @@ func (s *FileStore) PutPast(id string, p Past) error {
 	}
 	data, err := encodePast(p)
 	if err == nil {
-		_, err = f.Write(appendFrame(nil, pastFrame, data))
+		err = appendPast(f, p.Round, data)
 	}
 	if err = errors.Join(err, done()); err != nil {
 		return fmt.Errorf("keep past of agent %q: %w", id, err)
@@ -34,20 +35,32 @@ func (s *FileStore) PutPast(id string, p Past) error {
 	return nil
 }
 
-// cutTornPast truncates the past file to its last whole frame.
-func cutTornPast(name string) error {
-	data, err := os.ReadFile(name)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+// appendPast appends the frame of a past of that round to the past file
+// f, and indexes it when the round is one the index keeps.
+func appendPast(f *os.File, round int, data []byte) error {
+	frame := appendFrame(nil, pastFrame, data)
+	if round%pastIndexEvery != 0 {
+		_, err := f.Write(frame)
+		return err
 	}
+	off, err := f.Seek(0, io.SeekEnd)
 	if err != nil {
 		return err
 	}
-	_, end, err := frames(name, data)
-	if err != nil || end == int64(len(data)) {
+	if _, err := f.Write(frame); err != nil {
 		return err
 	}
-	return os.Truncate(name, end)
+	return indexPast(f.Name(), off, round, frame)
+}
+
+// cutTornPast truncates the past file to its last whole frame. It reads
+// the file from the frame its index names last, not from the start.
+func cutTornPast(name string) error {
+	t, err := readPastTail(name)
+	if err != nil || t.end == t.size {
+		return err
+	}
+	return os.Truncate(name, t.end)
 }
 
 // Pasts reads agents/<id>/past. A torn tail is left out.
@@ -115,4 +128,20 @@ func (s *MemStore) Pasts(id string) ([]Past, error) {
 		out = append(out, p)
 	}
 	return sortPasts(out), nil
+}
+
+// NewestPast decodes the last past kept: the host keeps an agent's pasts
+// in the order of their rounds.
+func (s *MemStore) NewestPast(id string) (Past, bool, error) {
+	s.mu.Lock()
+	var data []byte
+	if a, ok := s.agents[id]; ok && len(a.pasts) > 0 {
+		data = a.pasts[len(a.pasts)-1]
+	}
+	s.mu.Unlock()
+	if data == nil {
+		return Past{}, false, nil
+	}
+	p, err := decodePast(id, data)
+	return p, err == nil, err
 }

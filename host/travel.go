@@ -104,11 +104,11 @@ func (r *run) keepBase() error {
 		return nil
 	}
 	st := r.state()
-	pasts, err := r.timeline.Pasts(r.agentID)
+	newest, ok, err := r.timeline.NewestPast(r.agentID)
 	if err != nil {
 		return fmt.Errorf("keep the workspace of agent %q: %w", r.agentID, err)
 	}
-	if len(pasts) > 0 && pasts[len(pasts)-1].Round >= st.Round {
+	if ok && newest.Round >= st.Round {
 		return nil
 	}
 	digest := st.WorkspaceBase
@@ -372,8 +372,8 @@ func (e *Engine) repairPast(st *checkpoint.State) error {
 	if tl == nil || st.Round == 0 {
 		return nil
 	}
-	pasts, err := tl.Pasts(st.Agent)
-	if err != nil || len(pasts) == 0 || pasts[len(pasts)-1].Round != st.Round-1 {
+	newest, ok, err := tl.NewestPast(st.Agent)
+	if err != nil || !ok || newest.Round != st.Round-1 {
 		return err
 	}
 	var changes []checkpoint.WorkspaceEntry

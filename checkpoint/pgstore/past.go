@@ -1,6 +1,7 @@
 package pgstore
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -60,4 +61,20 @@ func (s *Store) Pasts(agent string) ([]checkpoint.Past, error) {
 		out = append(out, p)
 	}
 	return out, nil
+}
+
+// NewestPast reads the agent's past of the highest round, and no other.
+func (s *Store) NewestPast(agent string) (checkpoint.Past, bool, error) {
+	ctx, cancel := s.opContext()
+	defer cancel()
+	var data []byte
+	err := s.pool.QueryRow(ctx, `SELECT data FROM cairn_past WHERE agent = $1 ORDER BY round DESC LIMIT 1`, agent).Scan(&data)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return checkpoint.Past{}, false, nil
+	}
+	if err != nil {
+		return checkpoint.Past{}, false, fmt.Errorf("newest past of agent %q: %w", agent, wrapConn(err))
+	}
+	p, err := checkpoint.DecodePast(agent, data)
+	return p, err == nil, err
 }

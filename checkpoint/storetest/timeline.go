@@ -31,6 +31,14 @@ func testTimeline(t *testing.T, s checkpoint.Store) {
 	if len(pasts) != 5 || pasts[0].Round != 0 || pasts[4].Round != 4 {
 		t.Fatalf("pasts: %d, want rounds 0 to 4", len(pasts))
 	}
+	newest, ok, err := tl.NewestPast("a1")
+	must(t, err)
+	if !ok || newest.Round != 4 || newest.Messages != pasts[4].Messages || len(newest.Changes) != len(pasts[4].Changes) {
+		t.Fatalf("newest past: round %d (%v), want round 4 as Pasts has it", newest.Round, ok)
+	}
+	if _, ok, err := tl.NewestPast("nobody"); ok || err != nil {
+		t.Fatalf("newest past of an unknown agent: %v, %v", ok, err)
+	}
 	p2, err := checkpoint.PastAt(pasts, "a1", 2)
 	must(t, err)
 	st, err := checkpoint.StateAt(a.log.State(), p2)
@@ -54,6 +62,9 @@ func testTimeline(t *testing.T, s checkpoint.Store) {
 	must(t, lock.Unlock())
 	if pasts, err := tl.Pasts("a1"); err != nil || len(pasts) != 0 {
 		t.Fatalf("pasts after Remove: %d, %v", len(pasts), err)
+	}
+	if _, ok, err := tl.NewestPast("a1"); ok || err != nil {
+		t.Fatalf("newest past after Remove: %v, %v", ok, err)
 	}
 }
 

@@ -1,0 +1,217 @@
+package checkpoint
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// pastIndexFile is beside pastFile: an entry for every pastIndexEvery-th
+// round's past, naming where its frame starts. The newest past is then
+// read from the last entry's frame to the end of pastFile, not from its
+// start, so that resuming an agent of many rounds reads a few of its pasts,
+// not all of them.
+//
+// Each entry is pastIndexEntry bytes, little-endian: the frame's offset in
+// pastFile (8), the past's round (8), the frame's checksum as its header
+// holds it (4), and the CRC-32C of the 20 bytes before it (4). Like
+// pastFile it is not synced. An entry is trusted only when pastFile holds,
+// at its offset, a whole frame with the checksum the entry recorded: an
+// index that lags (a crash between the two writes, or a cairn that kept
+// none), a torn entry, or one that names a frame since cut away costs a
+// longer read, never a wrong past. With no entry to trust, the whole file
+// is read.
+const (
+	pastIndexFile  = "past-index"
+	pastIndexEvery = 32
+	pastIndexEntry = 24
+	// pastIndexLook is how many entries, from the last, are tried.
+	pastIndexLook = 64
+)
+
+// pastIndex is one entry of pastIndexFile.
+type pastIndex struct {
+	off   int64
+	round int64
+	crc   uint32 // the frame's checksum
+}
+
+func (e pastIndex) encode() []byte {
+	b := make([]byte, pastIndexEntry)
+	binary.LittleEndian.PutUint64(b[0:8], uint64(e.off))
+	binary.LittleEndian.PutUint64(b[8:16], uint64(e.round))
+	binary.LittleEndian.PutUint32(b[16:20], e.crc)
+	binary.LittleEndian.PutUint32(b[20:24], crc32.Checksum(b[:20], castagnoli))
+	return b
+}
+
+// decodePastIndex decodes one entry; false when its checksum is wrong.
+func decodePastIndex(b []byte) (pastIndex, bool) {
+	if crc32.Checksum(b[:20], castagnoli) != binary.LittleEndian.Uint32(b[20:24]) {
+		return pastIndex{}, false
+	}
+	return pastIndex{off: int64(binary.LittleEndian.Uint64(b[0:8])), round: int64(binary.LittleEndian.Uint64(b[8:16])),
+		crc: binary.LittleEndian.Uint32(b[16:20])}, true
+}
+
+// indexPast adds an entry for the frame at off to the index beside the
+// past file name. An entry torn by a crash is written over.
+func indexPast(name string, off int64, round int, frame []byte) error {
+	f, err := os.OpenFile(indexOf(name), os.O_WRONLY|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	fi, err := f.Stat()
+	if err == nil {
+		at := fi.Size() - fi.Size()%pastIndexEntry
+		e := pastIndex{off: off, round: int64(round), crc: binary.LittleEndian.Uint32(frame[5:9])}
+		_, err = f.WriteAt(e.encode(), at)
+	}
+	return errors.Join(err, f.Close())
+}
+
+// indexOf is the index file beside the past file name.
+func indexOf(name string) string { return filepath.Join(filepath.Dir(name), pastIndexFile) }
+
+// pastTail is the end of a past file: its frames from the newest one the
+// index names that is still there (or from the start), where they start
+// and where they end, and the file's size.
+type pastTail struct {
+	frames     []frame // offsets from the start of the file
+	start, end int64
+	size       int64
+}
+
+// readPastTail reads the past file name from the frame of its index's
+// last trustworthy entry, or whole. A file that does not exist has an
+// empty tail.
+//
+// # Errors
+//
+// A *CorruptError for damage with a whole frame after it, as frames
+// says, within what was read.
+func readPastTail(name string) (pastTail, error) {
+	f, err := os.Open(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return pastTail{}, nil
+	}
+	if err != nil {
+		return pastTail{}, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return pastTail{}, err
+	}
+	t := pastTail{size: fi.Size()}
+	for _, e := range pastIndexes(indexOf(name)) {
+		if ok, err := t.readFrom(f, name, e); ok || err != nil {
+			return t, err
+		}
+	}
+	_, err = t.readFrom(f, name, pastIndex{off: 0})
+	return t, err
+}
+
+// readFrom reads the file from e's frame to its end, if the frame is
+// there as e recorded it (any frame at all when e.off is 0).
+func (t *pastTail) readFrom(f *os.File, name string, e pastIndex) (bool, error) {
+	if e.off < 0 || e.off > t.size || (e.off > 0 && e.off+frameHeader > t.size) {
+		return false, nil
+	}
+	data := make([]byte, t.size-e.off)
+	if _, err := f.ReadAt(data, e.off); err != nil && !errors.Is(err, io.EOF) {
+		return false, err
+	}
+	if e.off > 0 {
+		if fr, _, why := readFrame(data, 0); why != "" || binary.LittleEndian.Uint32(data[5:9]) != e.crc || fr.typ != pastFrame {
+			return false, nil
+		}
+	}
+	fs, end, err := frames(name, data)
+	var ce *CorruptError
+	if errors.As(err, &ce) {
+		ce.Offset += e.off
+	}
+	if err != nil {
+		return false, err
+	}
+	for i := range fs {
+		fs[i].off += e.off
+	}
+	t.frames, t.start, t.end = fs, e.off, e.off+end
+	return true, nil
+}
+
+// pastIndexes are the last entries of the index file name whose checksums
+// hold, the newest first; none when it cannot be read.
+func pastIndexes(name string) []pastIndex {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil
+	}
+	n := fi.Size() / pastIndexEntry
+	first := max(0, n-pastIndexLook)
+	data := make([]byte, (n-first)*pastIndexEntry)
+	if _, err := f.ReadAt(data, first*pastIndexEntry); err != nil && !errors.Is(err, io.EOF) {
+		return nil
+	}
+	var out []pastIndex
+	for i := len(data) - pastIndexEntry; i >= 0; i -= pastIndexEntry {
+		if e, ok := decodePastIndex(data[i : i+pastIndexEntry]); ok {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// NewestPast reads the past of the agent's highest round from the end of
+// agents/<id>/past: from the frame of the last entry of its index that is
+// still there, or, with none, from the start. A torn tail is left out.
+func (s *FileStore) NewestPast(id string) (Past, bool, error) {
+	dir, err := s.agentDir(id)
+	if err != nil {
+		return Past{}, false, err
+	}
+	name := filepath.Join(dir, pastFile)
+	t, err := readPastTail(name)
+	if err != nil {
+		return Past{}, false, fmt.Errorf("newest past of agent %q: %w", id, err)
+	}
+	return newestOf(id, name, t.frames)
+}
+
+// newestOf decodes the frame of the highest round among fs, the last of
+// a round winning. Only the rounds of the others are decoded.
+func newestOf(id, name string, fs []frame) (Past, bool, error) {
+	best, bestRound := -1, 0
+	for i, f := range fs {
+		if f.typ != pastFrame {
+			return Past{}, false, &CorruptError{File: name, Offset: f.off, Reason: fmt.Sprintf("frame of type %d", f.typ)}
+		}
+		var r struct {
+			Round int `cbor:"1,keyasint"`
+		}
+		if err := decMode.Unmarshal(f.payload, &r); err != nil {
+			return Past{}, false, &CorruptError{File: name, Offset: f.off, Reason: err.Error()}
+		}
+		if best < 0 || r.Round >= bestRound {
+			best, bestRound = i, r.Round
+		}
+	}
+	if best < 0 {
+		return Past{}, false, nil
+	}
+	p, err := decodePast(id, fs[best].payload)
+	return p, err == nil, err
+}

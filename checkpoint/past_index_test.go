@@ -1,0 +1,217 @@
+package checkpoint
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// pastAgent is an agent "a" of a new FileStore, locked, whose pasts the
+// test puts: put(round, messages) keeps a past of that round whose
+// conversation held that many messages.
+type pastAgent struct {
+	s    *FileStore
+	name string // its past file
+	put  func(round, messages int)
+}
+
+func newPastAgent(t *testing.T) *pastAgent {
+	t.Helper()
+	s, err := OpenFileStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock, err := s.Lock("a", ThisProcess("r"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lock.Unlock() })
+	log, err := s.Create("a", NewState("a", Definition{}, Labels{}, time.Unix(1, 0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { log.Close() })
+	a := &pastAgent{s: s, name: filepath.Join(s.Dir(), "agents", "a", pastFile)}
+	a.put = func(round, messages int) {
+		t.Helper()
+		p, err := NewPast(log.State(), nil)
+		if err == nil {
+			p.Round, p.Messages = round, messages
+			err = s.PutPast("a", p)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return a
+}
+
+// reopen forgets the past file this store holds open and has checked, as
+// a new process that takes the agent's lock has.
+func (a *pastAgent) reopen() {
+	a.s.pastsChecked.Delete("a")
+	a.s.mu.Lock()
+	a.s.closePast(a.s.held["a"])
+	a.s.mu.Unlock()
+}
+
+func (a *pastAgent) wantNewest(t *testing.T, what string, round, messages int) {
+	t.Helper()
+	p, ok, err := a.s.NewestPast("a")
+	if err != nil || !ok || p.Round != round || p.Messages != messages {
+		t.Fatalf("%s: newest past round %d, %d messages (%v, %v), want round %d, %d messages",
+			what, p.Round, p.Messages, ok, err, round, messages)
+	}
+}
+
+// NewestPast reads the past file from the frame its index names last: the
+// first frames, damaged so that Pasts refuses the file, are not read, and
+// neither are they by the cut of a torn tail that the next PutPast makes.
+func TestNewestPastReadsOnlyTheTail(t *testing.T) {
+	a := newPastAgent(t)
+	for r := range 100 {
+		a.put(r, 2*r)
+	}
+	a.wantNewest(t, "whole file", 99, 198)
+	data, err := os.ReadFile(a.name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[frameHeader+2] ^= 0xff // the first past's payload
+	if err := os.WriteFile(a.name, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var ce *CorruptError
+	if _, err := a.s.Pasts("a"); !errors.As(err, &ce) {
+		t.Fatalf("Pasts of a file damaged at its start: %v, want a *CorruptError", err)
+	}
+	a.wantNewest(t, "damaged at its start", 99, 198)
+	f, _ := os.OpenFile(a.name, os.O_WRONLY|os.O_APPEND, 0)
+	f.Write([]byte{40, 0, 0, 0, byte(pastFrame), 1, 2}) // torn
+	f.Close()
+	a.wantNewest(t, "with a torn tail", 99, 198)
+	a.reopen()
+	a.put(100, 200)
+	a.wantNewest(t, "after the cut", 100, 200)
+}
+
+// A store written without the index (an older cairn) has its newest past
+// read from the start of the file; so has one whose index is junk.
+func TestNewestPastWithoutIndex(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		index func(name string) error
+	}{
+		{"none", os.Remove},
+		{"junk", func(name string) error { return os.WriteFile(name, make([]byte, 5*pastIndexEntry+3), 0o600) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := newPastAgent(t)
+			for r := range 70 {
+				a.put(r, r)
+			}
+			if err := tc.index(indexOf(a.name)); err != nil {
+				t.Fatal(err)
+			}
+			a.wantNewest(t, "no index", 69, 69)
+			a.reopen()
+			a.put(70, 70)
+			a.wantNewest(t, "one more", 70, 70)
+			pasts, err := a.s.Pasts("a")
+			if err != nil || len(pasts) != 71 {
+				t.Fatalf("pasts: %d, %v", len(pasts), err)
+			}
+		})
+	}
+}
+
+// An index entry whose frame was lost (the past file's tail cut, as a
+// power cut may leave it, and other pasts written where it was) is not
+// trusted: the newest past is the one written last, not what the entry
+// named.
+func TestNewestPastStaleIndex(t *testing.T) {
+	a := newPastAgent(t)
+	for r := range 65 {
+		a.put(r, r)
+	}
+	entries := pastIndexes(indexOf(a.name))
+	if len(entries) != 3 || entries[0].round != 64 {
+		t.Fatalf("index entries: %+v, want rounds 64, 32 and 0", entries)
+	}
+	if err := os.Truncate(a.name, entries[0].off); err != nil { // round 64 lost
+		t.Fatal(err)
+	}
+	a.reopen()
+	a.put(64, 1000) // where the lost one was, with other bytes
+	a.wantNewest(t, "after the loss", 64, 1000)
+	if err := os.Truncate(a.name, entries[0].off+frameHeader+3); err != nil { // round 64 torn
+		t.Fatal(err)
+	}
+	a.wantNewest(t, "torn where the entry points", 63, 63)
+}
+
+// An index entry torn by a crash is written over by the next one, so the
+// entries after it stay whole.
+func TestPastIndexTornEntry(t *testing.T) {
+	a := newPastAgent(t)
+	for r := range 33 {
+		a.put(r, r)
+	}
+	f, _ := os.OpenFile(indexOf(a.name), os.O_WRONLY|os.O_APPEND, 0)
+	f.Write([]byte{1, 2, 3, 4, 5})
+	f.Close()
+	for r := 33; r <= 64; r++ {
+		a.put(r, r)
+	}
+	entries := pastIndexes(indexOf(a.name))
+	if len(entries) != 3 || entries[0].round != 64 || entries[1].round != 32 {
+		t.Fatalf("index entries: %+v, want rounds 64, 32 and 0", entries)
+	}
+	fi, err := os.Stat(indexOf(a.name))
+	if err != nil || fi.Size() != 3*pastIndexEntry {
+		t.Fatalf("index file: %v, %v", fi.Size(), err)
+	}
+}
+
+// FuzzReadPastTail reads a past file and its index from arbitrary bytes:
+// it must not panic, and with no index it finds what Pasts does.
+func FuzzReadPastTail(f *testing.F) {
+	past := appendFrame(nil, pastFrame, []byte{0xa1, 0x01, 0x05})
+	past = appendFrame(past, pastFrame, []byte{0xa1, 0x01, 0x06})
+	f.Add(past, pastIndex{off: int64(len(past)) / 2, round: 6, crc: 1}.encode())
+	f.Add(past, []byte{})
+	f.Fuzz(func(t *testing.T, past, index []byte) {
+		dir := t.TempDir()
+		name := filepath.Join(dir, pastFile)
+		if err := os.WriteFile(name, past, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if len(index) > 0 {
+			if err := os.WriteFile(indexOf(name), index, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		tail, err := readPastTail(name)
+		if err != nil {
+			return
+		}
+		if tail.end > tail.size || tail.start > tail.end {
+			t.Fatalf("tail from %d to %d of %d bytes", tail.start, tail.end, tail.size)
+		}
+		got, gotOK, gerr := newestOf("a", name, tail.frames)
+		if len(index) > 0 {
+			return
+		}
+		fs, _, err := frames(name, past)
+		if err != nil {
+			t.Fatalf("readPastTail read what frames refuses: %v", err)
+		}
+		want, wantOK, werr := newestOf("a", name, fs)
+		if (werr == nil) != (gerr == nil) || wantOK != gotOK || want.Round != got.Round {
+			t.Fatalf("newest past from the tail: round %d (%v, %v); from the whole file: round %d (%v, %v)",
+				got.Round, gotOK, gerr, want.Round, wantOK, werr)
+		}
+	})
+}
