@@ -30,6 +30,10 @@ import (
 //	        input_json: '{"path": '  # raw arguments, e.g. to play a model that writes bad JSON
 //	summary: The files were read.   # the answer to every summary request (optional)
 //
+// A script of more than 100 turns is parsed a turn at a time, as each is
+// first played, when its layout is the usual one (see splitTurns): an
+// error in a later turn is then reported when the run reaches it.
+//
 // Which turn comes next is derived from the conversation it is sent — the
 // number of assistant messages in it, and the turns it says were left out
 // before them (Request.Earlier) — never from state of its own, so a run
@@ -47,6 +51,7 @@ import (
 // next.
 type Script struct {
 	turns   []scriptTurn
+	lazy    *lazyScript // a long script's turns, parsed as they are played
 	summary string
 	sent    tally
 }
@@ -91,6 +96,14 @@ func (c *scriptCall) UnmarshalYAML(n *yaml.Node) error {
 // YAML errors and calls without a name or with input that is not a
 // mapping, each with its line.
 func ParseScript(data []byte) (*Script, error) {
+	if layout, ok := splitTurns(data); ok && len(layout.turns) > lazyTurns {
+		return parseLazy(data, layout)
+	}
+	return parseWhole(data)
+}
+
+// parseWhole parses the script and checks every turn.
+func parseWhole(data []byte) (*Script, error) {
 	var doc struct {
 		Turns   []scriptTurn `yaml:"turns"`
 		Summary string       `yaml:"summary"`
@@ -154,10 +167,14 @@ func (s *Script) Complete(ctx context.Context, req Request) (Response, error) {
 	in, n := s.sent.count(req.System, req.Messages)
 	n += req.Earlier
 	msg := conversation.Message{Role: conversation.RoleAssistant}
-	if n >= len(s.turns) {
+	if n >= s.count() {
 		msg.Text = "(the script has no more turns)"
 	} else {
-		turn := s.turns[n].pick(lastResults(req.Messages))
+		t, err := s.turn(n)
+		if err != nil {
+			return Response{}, err
+		}
+		turn := t.pick(lastResults(req.Messages))
 		msg.Text = turn.Text
 		for i, c := range turn.ToolCalls {
 			args, _ := c.arguments()

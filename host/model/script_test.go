@@ -114,7 +114,8 @@ func FuzzParseScript(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if _, err := s.Complete(context.Background(), Request{}); err != nil {
+		// A long script's first turn is parsed when played.
+		if _, err := s.Complete(context.Background(), Request{}); err != nil && s.lazy == nil {
 			t.Fatal(err)
 		}
 	})

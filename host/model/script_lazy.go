@@ -1,0 +1,88 @@
+package model
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// lazyScript is a long script's turns, each parsed when first asked for.
+// It is safe for concurrent use.
+type lazyScript struct {
+	data  []byte
+	spans []span
+	mu    sync.Mutex
+	turns []*scriptTurn // parsed so far, by index
+}
+
+// parseLazy parses what of the script is not its turns, and keeps the
+// turns to parse when played.
+func parseLazy(data []byte, layout scriptLayout) (*Script, error) {
+	var doc struct {
+		Turns   []scriptTurn `yaml:"turns"`
+		Summary string       `yaml:"summary"`
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(layout.rest))
+	dec.KnownFields(true)
+	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("script: %w", err)
+	}
+	l := &lazyScript{data: data, spans: layout.turns, turns: make([]*scriptTurn, len(layout.turns))}
+	return &Script{lazy: l, summary: doc.Summary}, nil
+}
+
+// count is how many turns the script has.
+func (s *Script) count() int {
+	if s.lazy != nil {
+		return len(s.lazy.spans)
+	}
+	return len(s.turns)
+}
+
+// turn is turn n (from 0) of the script.
+func (s *Script) turn(n int) (scriptTurn, error) {
+	if s.lazy == nil {
+		return s.turns[n], nil
+	}
+	return s.lazy.turn(n)
+}
+
+func (l *lazyScript) turn(n int) (scriptTurn, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if t := l.turns[n]; t != nil {
+		return *t, nil
+	}
+	sp := l.spans[n]
+	var items []scriptTurn
+	dec := yaml.NewDecoder(bytes.NewReader(l.data[sp.start:sp.end]))
+	dec.KnownFields(true)
+	if err := dec.Decode(&items); err != nil || len(items) != 1 {
+		if err == nil {
+			err = errors.New("not one turn")
+		}
+		return scriptTurn{}, fmt.Errorf("script: turn %d, from line %d: %w", n+1, sp.line, err)
+	}
+	t := &items[0]
+	t.moveLines(sp.line - 1)
+	if err := t.check(); err != nil {
+		return scriptTurn{}, fmt.Errorf("script: %w", err)
+	}
+	l.turns[n] = t
+	return *t, nil
+}
+
+// moveLines adds by to the lines of the turn's calls, parsed apart from
+// the lines before it.
+func (t *scriptTurn) moveLines(by int) {
+	for i := range t.ToolCalls {
+		t.ToolCalls[i].line += by
+	}
+	for i := range t.Alternatives {
+		t.Alternatives[i].moveLines(by)
+	}
+}
