@@ -51,7 +51,7 @@ func splitTurns(data []byte) (scriptLayout, bool) {
 			key = i
 		}
 	}
-	if key < 0 {
+	if key < 0 || !cleanBefore(data, lines[:key]) {
 		return scriptLayout{}, false
 	}
 	turns, end, ok := splitItems(data, lines, key+1)
@@ -60,6 +60,18 @@ func splitTurns(data []byte) (scriptLayout, bool) {
 	}
 	rest := append([]byte(nil), data[:lines[key].next]...)
 	return scriptLayout{turns: turns, rest: append(rest, data[lines[end-1].next:]...)}, true
+}
+
+// cleanBefore reports whether the lines before "turns:" leave no quoted
+// scalar or flow collection open, which would hold the key's line.
+func cleanBefore(data []byte, lines []line) bool {
+	var sc scanner
+	for _, l := range lines {
+		if !sc.line(data[l.start:l.end]) {
+			return false
+		}
+	}
+	return sc.clean()
 }
 
 // splitItems splits the block sequence whose items start at lines[from],

@@ -45,6 +45,7 @@ func TestLazyScriptSameTurns(t *testing.T) {
 		{"multi-line quote", long("", "  - text: \"one\n  - two\"\n", "", 120), false},
 		{"multi-line flow", long("", "  - tool_calls: [\n  {name: x}]\n", "", 120), false},
 		{"anchor", long("", "  - &a {text: x}\n", "", 120), false},
+		{"key in a quote", long("summary: \"s\n", "- text: a\n", "\"\n", 120), false},
 		{"document marker", "---\n" + long("", "  - text: a\n", "", 120), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -103,6 +104,7 @@ func FuzzSplitTurns(f *testing.F) {
 	f.Add([]byte(long("", "  - text: 'a\n  - b'\n", "", 3)))
 	f.Add([]byte(long("", "- text: \"a\\\"\n- b\"\n", "", 3)))
 	f.Add([]byte(long("", "  - {text: a,\n  - b}\n", "", 3)))
+	f.Add([]byte(long("summary: \"s\n", "- text: a\n", "\"\n", 3)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		layout, ok := splitTurns(data)
 		if !ok {
