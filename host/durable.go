@@ -20,7 +20,8 @@ import (
 // How a round's calls become durable (RATIONALE.md, "Durability"):
 //
 //	make the staging directories of the calls that may write; sync them
-//	journal each call's "executing" phase; fdatasync — before any tool runs
+//	journal each call's "executing" phase; fdatasync — before any tool runs,
+//	    unless every call of the turn is effect-free (effectfree.go)
 //	as each call finishes: fdatasync its staged files and staging directory,
 //	    journal its result (unsettled); fdatasync — calls finishing while
 //	    another's sync runs share the next one; only then its tool_end
@@ -82,7 +83,13 @@ func (g *roundSync) write(recs ...checkpoint.Record) error {
 }
 
 // startCalls makes the staging directories of the calls that may write
-// and journals every call as executing, durably, before any of them runs.
+// and journals every call as executing before any of them runs: durably,
+// unless every call of the turn is effect-free. Then the records reach
+// the page cache before the calls run, so a killed process leaves them
+// for resume, and the next sync (a result's, or the commit's) makes them
+// durable; a power cut before it loses the round from its turn on, and
+// resume runs it again, which for calls that changed nothing is exactly
+// right.
 func (r *run) startCalls(round int, calls []conversation.ToolCall) error {
 	if err := r.makeStaging(round, calls); err != nil {
 		return fmt.Errorf("round %d: make its staging: %w", round, err)
@@ -91,7 +98,11 @@ func (r *run) startCalls(round int, calls []conversation.ToolCall) error {
 	for i, c := range calls {
 		recs[i] = phaseRecord(round, c, checkpoint.PhaseExecuting, "")
 	}
-	if err := errors.Join(r.log.Append(recs...), r.log.Sync()); err != nil {
+	err := r.log.Append(recs...)
+	if err == nil && !r.tools.effectFreeTurn(calls) {
+		err = r.log.Sync()
+	}
+	if err != nil {
 		return fmt.Errorf("round %d: journal its calls as executing: %w", round, err)
 	}
 	return nil
