@@ -133,6 +133,21 @@ func (r *run) makeStaging(round int, calls []conversation.ToolCall) error {
 	return syncDirs(dirs...)
 }
 
+// discardCommitted discards a committed round's staging, unless none of
+// its calls could have made any: no call stages, and the round was not
+// begun by an earlier run (which may have offered tools that did). A
+// round of reads then costs no system call here.
+func (r *run) discardCommitted(round int, calls []conversation.ToolCall, resumed bool) {
+	if resumed || slices.ContainsFunc(calls, func(c conversation.ToolCall) bool { return r.tools.stages(c.Name, r.workspace) }) {
+		r.discardStaging(round)
+		return
+	}
+	if !r.trimmed {
+		trimChanges(r.changes)
+		r.trimmed = true
+	}
+}
+
 // syncDirs syncs each directory, naming the one that fails.
 func syncDirs(dirs ...string) error {
 	for _, d := range dirs {

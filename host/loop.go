@@ -271,7 +271,7 @@ func (r *run) finishRound(ctx context.Context, round int, calls []conversation.T
 	if err := r.commit(round, results); err != nil {
 		return err
 	}
-	r.discardStaging(round)
+	r.discardCommitted(round, calls, last != nil)
 	return nil
 }
 
