@@ -112,14 +112,14 @@ func (r *run) startCalls(round int, calls []conversation.ToolCall) error {
 // write, and syncs the directories that name them, so that the staged
 // files a result refers to are reachable after a power cut.
 func (r *run) makeStaging(round int, calls []conversation.ToolCall) error {
-	if !slices.ContainsFunc(calls, func(c conversation.ToolCall) bool { return r.tools.stages(c.Name, r.workspace) }) {
+	if !slices.ContainsFunc(calls, func(c conversation.ToolCall) bool { return r.tools.stages(c.Name) }) {
 		return nil
 	}
 	view := r.view(round)
 	_, err := os.Stat(r.staging)
 	fresh := errors.Is(err, os.ErrNotExist)
 	for _, c := range calls {
-		if !r.tools.stages(c.Name, r.workspace) {
+		if !r.tools.stages(c.Name) {
 			continue
 		}
 		if err := os.MkdirAll(view.staging(c.ID), 0o700); err != nil {
@@ -138,7 +138,7 @@ func (r *run) makeStaging(round int, calls []conversation.ToolCall) error {
 // begun by an earlier run (which may have offered tools that did). A
 // round of reads then costs no system call here.
 func (r *run) discardCommitted(round int, calls []conversation.ToolCall, resumed bool) {
-	if resumed || slices.ContainsFunc(calls, func(c conversation.ToolCall) bool { return r.tools.stages(c.Name, r.workspace) }) {
+	if resumed || slices.ContainsFunc(calls, func(c conversation.ToolCall) bool { return r.tools.stages(c.Name) }) {
 		r.discardStaging(round)
 		return
 	}

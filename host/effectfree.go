@@ -17,10 +17,7 @@ func (ts *toolset) effectFree(name string) bool {
 	if !ok {
 		return true
 	}
-	if t.remote != nil || t.native != nil || t.guard != nil {
-		return false
-	}
-	return t.spec.Needs.Workspace != abi.AccessReadWrite
+	return t.remote == nil && t.native == nil && t.guard == nil && t.spec.Needs.Workspace != abi.AccessReadWrite
 }
 
 // effectFreeTurn reports whether every call of a turn is effect-free: then
