@@ -84,13 +84,14 @@ func (g *roundSync) write(recs ...checkpoint.Record) error {
 
 // startCalls makes the staging directories of the calls that may write
 // and journals every call as executing before any of them runs: durably,
-// unless every call of the turn is effect-free. Then the records reach
-// the page cache before the calls run, so a killed process leaves them
-// for resume, and the next sync (a result's, or the commit's) makes them
-// durable; a power cut before it loses the round from its turn on, and
-// resume runs it again, which for calls that changed nothing is exactly
-// right.
-func (r *run) startCalls(round int, calls []conversation.ToolCall) error {
+// unless every call of the turn is effect-free and none was approved by a
+// person in this run (whose decision is durable before the call it allows
+// runs). Then the records reach the page cache before the calls run, so
+// a killed process leaves them for resume, and the next sync (a result's,
+// or the commit's) makes them durable; a power cut before it loses the
+// round from its turn on, and resume runs it again, which for calls that
+// changed nothing is exactly right.
+func (r *run) startCalls(round int, calls []conversation.ToolCall, decided bool) error {
 	if err := r.makeStaging(round, calls); err != nil {
 		return fmt.Errorf("round %d: make its staging: %w", round, err)
 	}
@@ -99,7 +100,7 @@ func (r *run) startCalls(round int, calls []conversation.ToolCall) error {
 		recs[i] = phaseRecord(round, c, checkpoint.PhaseExecuting, "")
 	}
 	err := r.log.Append(recs...)
-	if err == nil && !r.tools.effectFreeTurn(calls) {
+	if err == nil && (decided || !r.tools.effectFreeTurn(calls)) {
 		err = r.log.Sync()
 	}
 	if err != nil {

@@ -102,3 +102,40 @@ turns:
 		t.Fatalf("the model reads %+v for the kept call", m)
 	}
 }
+
+// An effect-free call a person approved in this run starts only once the
+// decision and its executing record are durable: a power cut must not
+// make resume ask again about a call that ran.
+func TestApprovedEffectFreeCallStartsSynced(t *testing.T) {
+	af := agentIn(t, `
+name: reader
+model: {provider: script, script: script.yaml}
+workspace: workspace
+tools: [{module: builtin, only: [read_file]}]
+approvals:
+  - {tool: read_file, action: ask}
+`, `
+turns:
+  - tool_calls: [{name: read_file, input: {path: a.txt}}]
+  - text: done
+`)
+	eng, store := watchedEngine(t, t.TempDir(), nil)
+	approve := func(context.Context, ApprovalRequest) (Decision, error) { return Decision{Approved: true}, nil }
+	var failures []string
+	res, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "a", Prompt: "go", Approver: approve, OnEvent: func(e Event) {
+		if e.Type != EventToolStart {
+			return
+		}
+		for _, phase := range []checkpoint.Phase{checkpoint.PhaseApproved, checkpoint.PhaseExecuting} {
+			if !store.isDurable(isRecord(checkpoint.RecPhase, e.Call.ID, phase)) {
+				failures = append(failures, e.Call.ID+" started before its "+string(phase)+" record was durable")
+			}
+		}
+	}})
+	if err != nil || res.Status != StatusDone || res.Rounds != 2 {
+		t.Fatalf("run: %+v, %v", res, err)
+	}
+	if len(failures) > 0 {
+		t.Fatal(strings.Join(failures, "\n"))
+	}
+}
