@@ -21,7 +21,8 @@ import (
 //
 //	make the staging directories of the calls that may write; sync them
 //	journal each call's "executing" phase; fdatasync — before any tool runs,
-//	    unless every call of the turn is effect-free (effectfree.go)
+//	    unless every call of the turn is effect-free (effectfree.go) and
+//	    none was approved by a person in this run
 //	as each call finishes: fdatasync its staged files and staging directory,
 //	    journal its result (unsettled); fdatasync — calls finishing while
 //	    another's sync runs share the next one; only then its tool_end
