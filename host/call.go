@@ -126,14 +126,12 @@ func (ts *toolset) invoke(ctx context.Context, ws workspaceView, c conversation.
 }
 
 // stages reports whether a call of the named tool stages changes to the
-// workspace, and so needs a staging directory.
-func (ts *toolset) stages(name, workspace string) bool {
+// workspace, and so needs a staging directory: its policy (tool.policy)
+// mounts the workspace writable, which it does for a tool that asks to
+// write it, and for no other. Its policy is not built for the question.
+func (ts *toolset) stages(name string) bool {
 	t, ok := ts.tools[name]
-	if !ok {
-		return false
-	}
-	p := t.policy(workspace)
-	return len(p.Mounts) > 0 && p.Mounts[0].GuestPath == abi.WorkspaceDir && !p.Mounts[0].ReadOnly
+	return ok && t.spec.Needs.Workspace == abi.AccessReadWrite
 }
 
 // overlay mounts the workspace on an overlay of the call's own: a tool

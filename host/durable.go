@@ -20,7 +20,9 @@ import (
 // How a round's calls become durable (RATIONALE.md, "Durability"):
 //
 //	make the staging directories of the calls that may write; sync them
-//	journal each call's "executing" phase; fdatasync — before any tool runs
+//	journal each call's "executing" phase; fdatasync — before any tool runs,
+//	    unless every call of the turn is effect-free (effectfree.go) and
+//	    none was approved by a person in this run
 //	as each call finishes: fdatasync its staged files and staging directory,
 //	    journal its result (unsettled); fdatasync — calls finishing while
 //	    another's sync runs share the next one; only then its tool_end
@@ -82,8 +84,15 @@ func (g *roundSync) write(recs ...checkpoint.Record) error {
 }
 
 // startCalls makes the staging directories of the calls that may write
-// and journals every call as executing, durably, before any of them runs.
-func (r *run) startCalls(round int, calls []conversation.ToolCall) error {
+// and journals every call as executing before any of them runs: durably,
+// unless every call of the turn is effect-free and none was approved by a
+// person in this run (whose decision is durable before the call it allows
+// runs). Then the records reach the page cache before the calls run, so
+// a killed process leaves them for resume, and the next sync (a result's,
+// or the commit's) makes them durable; a power cut before it loses the
+// round from its turn on, and resume runs it again, which for calls that
+// changed nothing is exactly right.
+func (r *run) startCalls(round int, calls []conversation.ToolCall, decided bool) error {
 	if err := r.makeStaging(round, calls); err != nil {
 		return fmt.Errorf("round %d: make its staging: %w", round, err)
 	}
@@ -91,7 +100,11 @@ func (r *run) startCalls(round int, calls []conversation.ToolCall) error {
 	for i, c := range calls {
 		recs[i] = phaseRecord(round, c, checkpoint.PhaseExecuting, "")
 	}
-	if err := errors.Join(r.log.Append(recs...), r.log.Sync()); err != nil {
+	err := r.log.Append(recs...)
+	if err == nil && (decided || !r.tools.effectFreeTurn(calls)) {
+		err = r.log.Sync()
+	}
+	if err != nil {
 		return fmt.Errorf("round %d: journal its calls as executing: %w", round, err)
 	}
 	return nil
@@ -101,14 +114,14 @@ func (r *run) startCalls(round int, calls []conversation.ToolCall) error {
 // write, and syncs the directories that name them, so that the staged
 // files a result refers to are reachable after a power cut.
 func (r *run) makeStaging(round int, calls []conversation.ToolCall) error {
-	if !slices.ContainsFunc(calls, func(c conversation.ToolCall) bool { return r.tools.stages(c.Name, r.workspace) }) {
+	if !slices.ContainsFunc(calls, func(c conversation.ToolCall) bool { return r.tools.stages(c.Name) }) {
 		return nil
 	}
 	view := r.view(round)
 	_, err := os.Stat(r.staging)
 	fresh := errors.Is(err, os.ErrNotExist)
 	for _, c := range calls {
-		if !r.tools.stages(c.Name, r.workspace) {
+		if !r.tools.stages(c.Name) {
 			continue
 		}
 		if err := os.MkdirAll(view.staging(c.ID), 0o700); err != nil {
@@ -120,6 +133,21 @@ func (r *run) makeStaging(round int, calls []conversation.ToolCall) error {
 		dirs = append(dirs, filepath.Dir(r.staging))
 	}
 	return syncDirs(dirs...)
+}
+
+// discardCommitted discards a committed round's staging, unless none of
+// its calls could have made any: no call stages, and the round was not
+// begun by an earlier run (which may have offered tools that did). A
+// round of reads then costs no system call here.
+func (r *run) discardCommitted(round int, calls []conversation.ToolCall, resumed bool) {
+	if resumed || slices.ContainsFunc(calls, func(c conversation.ToolCall) bool { return r.tools.stages(c.Name) }) {
+		r.discardStaging(round)
+		return
+	}
+	if !r.trimmed {
+		trimChanges(r.changes)
+		r.trimmed = true
+	}
 }
 
 // syncDirs syncs each directory, naming the one that fails.

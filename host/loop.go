@@ -271,7 +271,7 @@ func (r *run) finishRound(ctx context.Context, round int, calls []conversation.T
 	if err := r.commit(round, results); err != nil {
 		return err
 	}
-	r.discardStaging(round)
+	r.discardCommitted(round, calls, last != nil)
 	return nil
 }
 
@@ -308,13 +308,14 @@ func inCallOrder(results []callResult, calls []conversation.ToolCall) {
 	sort.SliceStable(results, func(i, j int) bool { return index[results[i].call.ID] < index[results[j].call.ID] })
 }
 
-// runCalls runs a turn's calls: each is journaled as executing, durably,
-// before any runs, and each one's result is durable as it finishes.
-func (r *run) runCalls(ctx context.Context, round int, calls []conversation.ToolCall) ([]callResult, error) {
+// runCalls runs a turn's calls: each is journaled as executing, durably
+// (see startCalls), before any runs, and each one's result is durable as
+// it finishes. decided says a person approved some of them in this run.
+func (r *run) runCalls(ctx context.Context, round int, calls []conversation.ToolCall, decided bool) ([]callResult, error) {
 	if len(calls) == 0 {
 		return nil, nil
 	}
-	if err := r.startCalls(round, calls); err != nil {
+	if err := r.startCalls(round, calls, decided); err != nil {
 		return nil, err
 	}
 	g := newRoundSync(r.log)

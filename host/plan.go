@@ -61,7 +61,7 @@ func (r *run) playCalls(ctx context.Context, round int, calls []conversation.Too
 		return nil, nil, err
 	}
 	results = append(results, denied...)
-	ran, err := r.runCalls(ctx, round, append(toRun, approved...))
+	ran, err := r.runCalls(ctx, round, append(toRun, approved...), len(approved) > 0)
 	return append(results, ran...), waiting, err
 }
 

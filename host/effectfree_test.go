@@ -1,0 +1,141 @@
+package host
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/cairnrun/cairn/checkpoint"
+)
+
+// isAppended reports whether a record that match matches reached the
+// journal, synced or not.
+func (s *watchedStore) isAppended(match func(checkpoint.Record) bool) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.ContainsFunc(s.durable, match) || slices.ContainsFunc(s.unsaved, match)
+}
+
+// A turn of effect-free calls (read_file: the workspace read-only, no
+// network) journals them as executing before they run, without a sync of
+// its own: the commit's sync makes them durable. A turn with a call that
+// may change the workspace still syncs them before any runs. Each call's
+// result is durable before its tool_end either way.
+func TestEffectFreeTurnStartsWithoutItsOwnSync(t *testing.T) {
+	af := writerFile(t, `
+turns:
+  - tool_calls: [{name: read_file, input: {path: a.txt}}]
+  - tool_calls: [{name: append, input: {path: log.txt, line: one}}, {name: read_file, input: {path: log.txt}}]
+  - tool_calls: [{name: read_file, input: {path: log.txt}}, {name: read_file, input: {path: a.txt}}]
+  - text: done
+`)
+	eng, store := watchedEngine(t, t.TempDir(), nil)
+	var failures []string
+	fail := func(s string) { failures = append(failures, s) }
+	res, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "a", Prompt: "go", OnEvent: func(e Event) {
+		switch e.Type {
+		case EventToolStart:
+			executing := isRecord(checkpoint.RecPhase, e.Call.ID, checkpoint.PhaseExecuting)
+			switch {
+			case !store.isAppended(executing):
+				fail(e.Call.ID + " started before its executing record was written")
+			case e.Round == 1 && store.isDurable(executing):
+				fail(e.Call.ID + " (effect-free, alone in its turn) was synced as executing before it ran")
+			case e.Round == 2 && !store.isDurable(executing):
+				fail(e.Call.ID + " (its turn has an append) started before its executing record was durable")
+			}
+		case EventToolEnd:
+			if !store.isDurable(isRecord(checkpoint.RecResult, e.Call.ID, "")) {
+				fail(e.Call.ID + " ended before its result was durable")
+			}
+		}
+	}})
+	if err != nil || res.Status != StatusDone || res.Rounds != 4 {
+		t.Fatalf("run: %+v, %v", res, err)
+	}
+	if len(failures) > 0 {
+		t.Fatal(strings.Join(failures, "\n"))
+	}
+}
+
+// A process killed after an effect-free call finished and before its
+// round's commit (the executing record never synced) leaves the records in
+// the journal, as the page cache keeps them: resume keeps the finished
+// call, neither sealing it nor running it again.
+func TestEffectFreeCallKilledBeforeCommitIsKept(t *testing.T) {
+	af := writerFile(t, `
+turns:
+  - tool_calls: [{name: read_file, input: {path: a.txt}}]
+  - text: done
+`)
+	if err := os.WriteFile(filepath.Join(af.Dir, "workspace", "a.txt"), []byte("alpha\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var once atomic.Bool
+	eng, store := watchedEngine(t, t.TempDir(), func(r checkpoint.Record) bool {
+		return r.Type == checkpoint.RecCommit && r.Round == 1 && once.CompareAndSwap(false, true)
+	})
+	if _, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "a", Prompt: "go"}); err == nil {
+		t.Fatal("the run went on past its cut")
+	}
+	if store.isDurable(isRecord(checkpoint.RecPhase, "call_1_0", checkpoint.PhaseExecuting)) {
+		t.Fatal("the effect-free call's executing record was synced before the commit")
+	}
+	res, events := resume(t, eng, "a", StrategySeal)
+	if res.Status != StatusDone || res.Rounds != 2 {
+		t.Fatalf("resume: %+v", res)
+	}
+	ar := eventOf(events, EventAgentResumed)
+	if ar == nil || !slices.Equal(ar.Finished, []string{"call_1_0"}) || len(ar.Sealed) != 0 {
+		t.Fatalf("agent_resumed %+v", ar)
+	}
+	for _, e := range events {
+		if e.Type == EventToolStart {
+			t.Errorf("resume started %s again", e.Call.ID)
+		}
+	}
+	if m := toolMessages(t, eng.Store(), "a")["call_1_0"]; m.IsError || !strings.Contains(m.Text, "alpha") {
+		t.Fatalf("the model reads %+v for the kept call", m)
+	}
+}
+
+// An effect-free call a person approved in this run starts only once the
+// decision and its executing record are durable: a power cut must not
+// make resume ask again about a call that ran.
+func TestApprovedEffectFreeCallStartsSynced(t *testing.T) {
+	af := agentIn(t, `
+name: reader
+model: {provider: script, script: script.yaml}
+workspace: workspace
+tools: [{module: builtin, only: [read_file]}]
+approvals:
+  - {tool: read_file, action: ask}
+`, `
+turns:
+  - tool_calls: [{name: read_file, input: {path: a.txt}}]
+  - text: done
+`)
+	eng, store := watchedEngine(t, t.TempDir(), nil)
+	approve := func(context.Context, ApprovalRequest) (Decision, error) { return Decision{Approved: true}, nil }
+	var failures []string
+	res, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "a", Prompt: "go", Approver: approve, OnEvent: func(e Event) {
+		if e.Type != EventToolStart {
+			return
+		}
+		for _, phase := range []checkpoint.Phase{checkpoint.PhaseApproved, checkpoint.PhaseExecuting} {
+			if !store.isDurable(isRecord(checkpoint.RecPhase, e.Call.ID, phase)) {
+				failures = append(failures, e.Call.ID+" started before its "+string(phase)+" record was durable")
+			}
+		}
+	}})
+	if err != nil || res.Status != StatusDone || res.Rounds != 2 {
+		t.Fatalf("run: %+v, %v", res, err)
+	}
+	if len(failures) > 0 {
+		t.Fatal(strings.Join(failures, "\n"))
+	}
+}
