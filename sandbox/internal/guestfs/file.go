@@ -133,6 +133,11 @@ func (f *File) SetNonblock(bool) experimentalsys.Errno { return 0 }
 
 // Stat describes the open file.
 func (f *File) Stat() (sys.Stat_t, experimentalsys.Errno) {
+	if f.F == nil && !f.closed {
+		// A root not opened yet is described by its path, which costs
+		// one call of the kernel; opening it for that costs seven.
+		return f.FS.Stat(f.Path)
+	}
 	osf, e := f.osFile()
 	if e != 0 {
 		return sys.Stat_t{}, e
