@@ -68,7 +68,7 @@ func (m *Module) prepare(ctx context.Context, p Policy) error {
 	if err != nil {
 		return err
 	}
-	if err := checkGranted(cm, p); err != nil {
+	if err := m.checkGranted(cm, p); err != nil {
 		return err
 	}
 	rt, err := m.runtime(ctx, p.memoryPages())
