@@ -4,7 +4,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"syscall"
 
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 	"github.com/tetratelabs/wazero/sys"
@@ -43,18 +42,6 @@ func (f *File) osFile() (*os.File, experimentalsys.Errno) {
 	}
 	f.F, f.rewound = nf, false
 	return nf, 0
-}
-
-func setBlocking(f *os.File) error {
-	raw, err := f.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var serr error
-	if err := raw.Control(func(fd uintptr) { serr = syscall.SetNonblock(int(fd), false) }); err != nil {
-		return err
-	}
-	return serr
 }
 
 func setAppend(f *os.File, enable bool) experimentalsys.Errno {
