@@ -71,15 +71,16 @@ func checkImports(cm wazero.CompiledModule, wasi map[string]bool) error {
 	return nil
 }
 
-// checkGranted refuses a module that imports a WASI function the policy
-// does not allow, naming every one and how to allow it.
-func checkGranted(cm wazero.CompiledModule, p Policy) error {
-	if p.Net == nil && importsNet(cm) {
+// checkImportsGranted refuses a module whose imports are l when it
+// imports a WASI function the policy does not allow, naming every one and
+// how to allow it, or the network the policy does not grant.
+func checkImportsGranted(l *importList, p Policy) error {
+	if p.Net == nil && l.net {
 		return fmt.Errorf("%w; grant the module the network (net: in its grant in the agent file, --net for cairn exec)", errNetDenied)
 	}
 	var denied []string
-	for _, f := range cm.ImportedFunctions() {
-		if _, name, _ := f.Import(); !p.importsAllowed(name) {
+	for _, name := range l.names {
+		if !p.importsAllowed(name) {
 			denied = append(denied, name)
 		}
 	}

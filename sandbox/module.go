@@ -31,6 +31,7 @@ type Module struct {
 	stops     bool                             // wasm has stop checks (see wasmcode.WithStopChecks)
 	hasStart  bool                             // and its start function is exported as wasmcode.StartExport
 	interpret bool                             // run by wazero's interpreter (see Engine)
+	imports   importsCache                     // of the compiled module last checked
 }
 
 // Digest is "sha256:" and the hex of the module's bytes.
@@ -147,7 +148,7 @@ func (m *Module) run(ctx context.Context, p Policy, stdin io.Reader, stdout, std
 	if err != nil {
 		return Exit{}, err
 	}
-	if err := checkGranted(cm, p); err != nil {
+	if err := m.checkGranted(cm, p); err != nil {
 		return Exit{}, err
 	}
 	fsys, closeFS, err := mounts(p.Mounts, guestfs.NewBudget(p.MaxOpenFiles), p.staging())

@@ -67,16 +67,6 @@ func copyResponse(ctx context.Context, mod api.Module, stack []uint64) {
 	nc.pending = nil
 }
 
-// importsNet reports whether a compiled module imports the network.
-func importsNet(cm wazero.CompiledModule) bool {
-	for _, f := range cm.ImportedFunctions() {
-		if mod, _, _ := f.Import(); mod == abi.NetModule {
-			return true
-		}
-	}
-	return false
-}
-
 // ImportsNet reports whether the module wasm imports the network
 // (abi.NetModule), reading its import section without compiling or
 // running it: so that a module without a network grant is refused when

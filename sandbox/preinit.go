@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"strings"
+	"strconv"
 	"sync"
 	"time"
 
@@ -40,11 +40,11 @@ type snapshotKey struct {
 }
 
 func keyOf(p Policy) snapshotKey {
-	var b strings.Builder
+	b := make([]byte, 0, 64)
 	for _, mt := range p.Mounts {
-		fmt.Fprintf(&b, "%q;", mt.GuestPath)
+		b = append(strconv.AppendQuote(b, mt.GuestPath), ';')
 	}
-	return snapshotKey{pages: p.memoryPages(), mounts: b.String()}
+	return snapshotKey{pages: p.memoryPages(), mounts: string(b)}
 }
 
 // usePreinit makes m a fast-mode module when its bytes are one, so that

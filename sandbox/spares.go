@@ -2,9 +2,9 @@ package sandbox
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -49,13 +49,27 @@ func (s *spare) bind(cio callIO) {
 // spareKeyOf is what, besides its snapshot, a spare must match in a call's
 // policy. The snapshot's key has the memory limit and the mounts' guest
 // paths; a call granted real randomness never uses a snapshot.
+//
+// It is made at every call, so by appending, not with fmt: "args", the
+// arguments quoted, "env", the sorted quoted pairs, "real-clock" and
+// whether it is granted.
 func spareKeyOf(p Policy) string {
+	b := append(make([]byte, 0, 64), "args ["...)
+	for i, a := range p.Args {
+		if i > 0 {
+			b = append(b, ' ')
+		}
+		b = strconv.AppendQuote(b, a)
+	}
+	b = append(b, "] env "...)
 	env := make([]string, 0, len(p.Env))
 	for k, v := range p.Env {
-		env = append(env, fmt.Sprintf("%q=%q", k, v))
+		env = append(env, strconv.Quote(k)+"="+strconv.Quote(v))
 	}
 	slices.Sort(env)
-	return fmt.Sprintf("args %q env %s real-clock %v", p.Args, strings.Join(env, ","), p.RealClock)
+	b = append(b, strings.Join(env, ",")...)
+	b = strconv.AppendBool(append(b, " real-clock "...), p.RealClock)
+	return string(b)
 }
 
 // prepare takes the snapshot for p, if the module is in the fast mode and
@@ -68,7 +82,7 @@ func (m *Module) prepare(ctx context.Context, p Policy) error {
 	if err != nil {
 		return err
 	}
-	if err := checkGranted(cm, p); err != nil {
+	if err := m.checkGranted(cm, p); err != nil {
 		return err
 	}
 	rt, err := m.runtime(ctx, p.memoryPages())

@@ -107,6 +107,12 @@ func (w *Dir) OpenFile(path string, flag experimentalsys.Oflag, perm fs.FileMode
 // truncates: O_TRUNC in the open itself would empty a file this refuses,
 // such as one whose other name is outside the mount. A file it creates
 // gets newFileMode, whatever perm says (see newFileMode).
+//
+// It opens with O_NONBLOCK, so that opening a FIFO (refused once opened)
+// does not wait for a writer, and leaves the flag set: what it keeps open
+// is a regular file or a directory, whose reads and writes the kernel
+// does not make non-blocking, so clearing it would cost two calls of the
+// kernel a file for nothing.
 func (w *Dir) Open(path string, flag experimentalsys.Oflag, _ fs.FileMode) (*File, experimentalsys.Errno) {
 	f, err := w.Root.OpenFile(name(path), OSFlags(flag&^experimentalsys.O_TRUNC)|syscall.O_NONBLOCK, newFileMode)
 	if err != nil {
@@ -124,10 +130,6 @@ func (w *Dir) Open(path string, flag experimentalsys.Oflag, _ fs.FileMode) (*Fil
 	if flag&experimentalsys.O_DIRECTORY != 0 && !fi.IsDir() {
 		f.Close()
 		return nil, experimentalsys.ENOTDIR
-	}
-	if err := setBlocking(f); err != nil {
-		f.Close()
-		return nil, Errno(err)
 	}
 	if flag&experimentalsys.O_TRUNC != 0 && !fi.IsDir() {
 		if err := f.Truncate(0); err != nil {
