@@ -143,6 +143,7 @@ func (m *Module) Run(ctx context.Context, p Policy, stdin io.Reader, stdout, std
 // run instantiates the module once and runs it to its end.
 func (m *Module) run(ctx context.Context, p Policy, stdin io.Reader, stdout, stderr *capped) (Exit, error) {
 	start := time.Now()
+	defer m.r.using()()
 	cm, err := m.compiledFor(ctx, p.memoryPages())
 	if err != nil {
 		return Exit{}, err

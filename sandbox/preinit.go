@@ -107,7 +107,10 @@ func (m *Module) instantiate(ctx context.Context, rt wazero.Runtime, cm wazero.C
 		// not compete with the calls.
 		defer func() {
 			if snap.spares.done(key) {
-				m.r.background(func() { m.refillSpare(context.Background(), rt, cm, snap, p) })
+				m.r.background(func() {
+					defer m.r.using()()
+					m.refillSpare(context.Background(), rt, cm, snap, p)
+				})
 			}
 		}()
 	}

@@ -60,6 +60,10 @@ type Runtime struct {
 	runtimes  map[runtimeKey]wazero.Runtime
 	modules   map[string]*Module // by digest
 
+	// trimming is held for reading by calls and the work done for later
+	// calls, and for writing by Trim while it lets go of what they use.
+	trimming sync.RWMutex
+
 	closed bool
 	bg     sync.WaitGroup // work done for later calls, see background
 	// held, when set, collects the work background would start, for a

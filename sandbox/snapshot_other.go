@@ -26,3 +26,6 @@ func (img *memoryImage) allocator(timed bool) *imageAllocator { return &imageAll
 func (a *imageAllocator) alloc() experimental.MemoryAllocator { return nil }
 
 func (a *imageAllocator) mapped() bool { return false }
+
+// release does nothing: the copy goes with the image.
+func (img *memoryImage) release() {}
