@@ -18,6 +18,9 @@ func (img *memoryImage) prefault(read, written []pageRange) {}
 // residentPages is nil: only Linux tells.
 func residentPages([]byte) []bool { return nil }
 
+// writtenPages is nil: only Linux tells.
+func writtenPages([]byte) []bool { return nil }
+
 // imageAllocator is wazero's own allocator: restore copies the image.
 type imageAllocator struct{}
 
