@@ -27,6 +27,7 @@ type Module struct {
 	digest    string
 	wasm      []byte
 	compiled  map[uint32]wazero.CompiledModule // by memory limit; guarded by r.mu
+	probe     uint32                           // limit of the unused probe (probe.go); guarded by r.mu
 	pre       *preinit                         // the fast mode; nil for a command module
 	stops     bool                             // wasm has stop checks (see wasmcode.WithStopChecks)
 	hasStart  bool                             // and its start function is exported as wasmcode.StartExport
@@ -56,6 +57,7 @@ func (m *Module) compiledFor(ctx context.Context, pages uint32) (wazero.Compiled
 	}
 	m.r.mu.Lock()
 	cm, ok := m.compiled[pages]
+	m.usedLocked(pages)
 	m.r.mu.Unlock()
 	if ok {
 		return cm, nil
@@ -115,6 +117,7 @@ func (m *Module) compileFor(ctx context.Context, rt wazero.Runtime, pages uint32
 		return prev, nil
 	}
 	m.compiled[pages] = cm
+	defer m.dropProbeLocked(pages)()
 	return cm, nil
 }
 

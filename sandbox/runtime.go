@@ -303,6 +303,7 @@ func (r *Runtime) compile(ctx context.Context, digest string, wasm []byte) (*Mod
 	if _, err := m.compiledFor(ctx, Policy{}.memoryPages()); err != nil {
 		return nil, err
 	}
+	m.probeMade(Policy{}.memoryPages())
 	if !m.interpret {
 		r.markCached(digest)
 	}
