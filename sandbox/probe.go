@@ -2,12 +2,14 @@ package sandbox
 
 import "context"
 
-// Compile compiles a module at the default memory limit to check it (see
-// Runtime.compile): the probe. Calls under a policy with another limit
-// compile it again for theirs, and wazero keeps a decoded form of the
-// module for each (its code bodies: megabytes for a Go module). A probe
-// no call or preparation has used is closed as soon as the module is
-// compiled for another limit; one that was used stays, like any other.
+// Compile compiles a module to check it (see Runtime.compile): the probe,
+// at the default memory limit, or for a module Load compiles, at the limit
+// of the first policy prepared for it if one was by then. Calls under a
+// policy with another limit compile it again for theirs (decoding and
+// validating it again), and wazero keeps a decoded form of the module for
+// each (its code bodies: megabytes for a Go module). A probe no call or
+// preparation has used is closed as soon as the module is compiled for
+// another limit; one that was used stays, like any other.
 
 // probeMade records that m's compiled module at pages is the probe.
 func (m *Module) probeMade(pages uint32) {

@@ -58,3 +58,31 @@ func TestUsedProbeKept(t *testing.T) {
 		t.Fatalf("compiled at %v, want the default limit and 32 MiB", got)
 	}
 }
+
+// A module Load compiles is checked at the memory limit of the policy
+// prepared for it, so that its calls do not compile it again.
+func TestLoadChecksAtThePreparedLimit(t *testing.T) {
+	ctx := context.Background()
+	rt, err := NewRuntime(ctx, Config{})
+	must(t, err)
+	t.Cleanup(func() { rt.Close(ctx) })
+	preinitModules(t)
+	rt.held = []func(){} // the load starts when the test says
+	l := rt.Load(ctx, preinitGuest.reactor)
+	p := Policy{Mounts: workspace(t), MemoryLimit: 32 << 20}
+	l.Prepare(p)
+	held := rt.held
+	rt.held = nil
+	held[0]() // the load, before the preparation
+	m, err := l.Wait(ctx)
+	must(t, err)
+	if got := compiledLimits(m); len(got) != 1 || !got[p.memoryPages()] {
+		t.Fatalf("loaded, compiled at %v, want the prepared limit (%d pages) only", got, p.memoryPages())
+	}
+	for _, fn := range held[1:] {
+		fn()
+	}
+	if got := compiledLimits(m); len(got) != 1 {
+		t.Fatalf("prepared, compiled at %v, want the prepared limit only", got)
+	}
+}
