@@ -28,6 +28,7 @@ type Module struct {
 	wasm      []byte
 	compiled  map[uint32]wazero.CompiledModule // by memory limit; guarded by r.mu
 	probe     uint32                           // limit of the unused probe (probe.go); guarded by r.mu
+	src       source                           // where wasm is while put away (source.go)
 	pre       *preinit                         // the fast mode; nil for a command module
 	stops     bool                             // wasm has stop checks (see wasmcode.WithStopChecks)
 	hasStart  bool                             // and its start function is exported as wasmcode.StartExport
@@ -97,9 +98,13 @@ func (m *Module) compileFor(ctx context.Context, rt wazero.Runtime, pages uint32
 	if ok {
 		return cm, nil
 	}
+	code, err := m.code()
+	if err != nil {
+		return nil, err
+	}
 	cctx, cancel := m.r.limits.compileContext(ctx)
 	defer cancel()
-	cm, err := rt.CompileModule(cctx, m.wasm)
+	cm, err = rt.CompileModule(cctx, code)
 	if err != nil {
 		if cctx.Err() != nil {
 			return nil, fmt.Errorf("%w: compiling it did not end within %s or before its caller gave up (Config.CompileTimeout)", ErrCompileLimit, m.r.limits.timeout)

@@ -155,8 +155,12 @@ func (m *Module) initialise(ctx context.Context, rt wazero.Runtime, cm wazero.Co
 	if err != nil {
 		return mod, err
 	}
+	data, err := m.dataRuns()
+	if err != nil {
+		return mod, err
+	}
 	// As at instantiation, data must fit in the memory's initial size.
-	for _, d := range m.pre.rx.Data {
+	for _, d := range data {
 		if !mod.Memory().Write(uint32(d.Off), d.B) {
 			return mod, fmt.Errorf("%w: a data segment is outside its memory", errInvalidModule)
 		}

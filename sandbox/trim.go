@@ -36,7 +36,9 @@ func (r *Runtime) Trim() {
 	r.trimming.Lock()
 	for _, m := range mods {
 		m.dropSnapshots()
-		m.dropCompiled()
+		if m.dropCompiled() {
+			m.putAwaySource(r.cacheDir)
+		}
 	}
 	r.trimming.Unlock()
 	debug.FreeOSMemory()
@@ -122,10 +124,11 @@ func (m *Module) dropSnapshots() {
 }
 
 // dropCompiled closes m's compiled modules when the compile cache on disk
-// holds the module, so that compiledFor loads them from it again.
-func (m *Module) dropCompiled() {
+// holds the module, so that compiledFor loads them from it again, and
+// tells whether it did.
+func (m *Module) dropCompiled() bool {
 	if m.interpret || !m.r.cached(m.digest) {
-		return
+		return false
 	}
 	m.r.mu.Lock()
 	compiled := m.compiled
@@ -134,6 +137,7 @@ func (m *Module) dropCompiled() {
 	for _, cm := range compiled {
 		cm.Close(context.Background())
 	}
+	return true
 }
 
 // drop closes every ready spare. Spares being made are kept when done.
