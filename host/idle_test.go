@@ -98,3 +98,33 @@ func resultOfAgent(t *testing.T, store checkpoint.Store, id, call string) conver
 	t.Fatalf("no result for %s", call)
 	return conversation.Message{}
 }
+
+// Idle lets go of what the engine keeps between runs, and the next run's
+// calls load it again and answer as the first run's did.
+func TestIdleBetweenRuns(t *testing.T) {
+	eng, store := fileEngine(t)
+	af := agentIn(t, "name: idle\nmodel: {provider: script, script: script.yaml}\nworkspace: workspace\ntools: [{module: builtin}, {module: stats.wasm, grant: {workspace: ro}}]\n",
+		"turns:\n  - tool_calls: [{name: text_stats, input: {path: notes.md, top: 2}}]\n  - text: finished\n")
+	stats, err := os.ReadFile(filepath.Join("..", "examples", "tools", "textstats", "textstats.wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range map[string][]byte{"stats.wasm": stats, "workspace/notes.md": []byte("one two two\n")} {
+		if err := os.WriteFile(af.resolve(name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range []string{"first", "second"} {
+		if _, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: id, Prompt: "go"}); err != nil {
+			t.Fatal(err)
+		}
+		eng.Idle()
+		if k := keptOnceTrimmed(context.Background(), eng.rt); k != (sandbox.Kept{}) {
+			t.Fatalf("after Idle the runtime kept %+v, want nothing", k)
+		}
+	}
+	first, second := resultOfAgent(t, store, "first", "call_1_0"), resultOfAgent(t, store, "second", "call_1_0")
+	if first.IsError || second.IsError || first.Text != second.Text {
+		t.Fatalf("text_stats after Idle answered %q (error %v), before it %q (error %v)", second.Text, second.IsError, first.Text, first.IsError)
+	}
+}

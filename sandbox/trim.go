@@ -27,8 +27,15 @@ import (
 // interpreter) keeps its code, which would cost compiling again. Trim
 // waits for the calls running and the work begun for later calls to end
 // before it lets go of what they use, and calls that come meanwhile wait
-// for it; the spares are let go of at once. It is safe for concurrent use.
+// for it; the spares are let go of at once. It is safe for concurrent use,
+// and does nothing once the Runtime is closing.
 func (r *Runtime) Trim() {
+	r.mu.Lock()
+	closed := r.closed
+	r.mu.Unlock()
+	if closed {
+		return
+	}
 	mods := r.moduleList()
 	for _, m := range mods {
 		m.dropSpares()
