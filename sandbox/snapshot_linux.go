@@ -58,7 +58,7 @@ func newMemoryImage(b []byte) (*memoryImage, error) {
 	}
 	img := &memoryImage{fd: fd, idle: &idleMemories{size: uint64(len(b))}}
 	runtime.AddCleanup(img, func(fd int) { unix.Close(fd) }, fd)
-	runtime.AddCleanup(img, (*idleMemories).drain, img.idle)
+	runtime.AddCleanup(img, (*idleMemories).close, img.idle)
 	for off := 0; off < len(b); {
 		n, err := unix.Pwrite(fd, b[off:], int64(off))
 		if err != nil {
@@ -120,7 +120,7 @@ type idleMemories struct {
 	mu    sync.Mutex
 	mems  []*reservedMemory
 	taken int  // memories reused, for tests
-	gone  bool // drained: no memory is kept any more
+	gone  bool // closed: no memory is kept any more
 }
 
 // put keeps m, or unmaps it if enough are kept. A memory kept for the
@@ -169,17 +169,25 @@ func (im *idleMemories) take(max uint64) *reservedMemory {
 // release unmaps the image's idle memories, for an image no call will
 // be restored from again (see Runtime.Trim). Its memfd and view go with
 // the last reference to it: a call that began before may still map them.
-func (img *memoryImage) release() { img.idle.drain() }
+func (img *memoryImage) release() { img.idle.close() }
 
-// drain unmaps every idle memory, and any closed later: the image is
-// gone, or no call will be restored from it again.
+// drain unmaps every idle memory.
 func (im *idleMemories) drain() {
 	im.mu.Lock()
 	defer im.mu.Unlock()
 	for _, m := range im.mems {
 		unmapReserved(m)
 	}
-	im.mems, im.gone = nil, true
+	im.mems = nil
+}
+
+// close drains the idle memories, and unmaps any put later instead of
+// keeping it: the image is gone, or no call will be restored from it again.
+func (im *idleMemories) close() {
+	im.mu.Lock()
+	im.gone = true
+	im.mu.Unlock()
+	im.drain()
 }
 
 // unmapReserved unmaps m's reservation. It was mapped by the syscall
