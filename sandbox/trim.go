@@ -15,13 +15,15 @@ import (
 //     and the memories of closed instances kept to be reset;
 //   - the compiled code of every module the compile cache on disk holds,
 //     with wazero's decoded form of it;
+//   - and that module's source, put away on disk (see source);
 //
 // and then the Go heap's free pages, returned to the system. Nothing a
-// call needs is lost: a module's next call loads its code from the
-// compile cache again (decoding the module, reading the machine code,
-// no compiling), takes its snapshot again, and makes its instance; its
-// spares are made again after it. That first call costs what a module's
-// first call in a warm process costs.
+// call needs is lost: a module's next call reads its source back, loads
+// its code from the compile cache again (decoding the module, reading the
+// machine code, no compiling), takes its snapshot again, and makes its
+// instance; its spares are made again after it. That first call costs
+// what a module's first call in a warm process costs, and fails with the
+// error of reading the source back if the disk fails it.
 //
 // A module the compile cache does not hold (no cache directory, or the
 // interpreter) keeps its code, which would cost compiling again. Trim
