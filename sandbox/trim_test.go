@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"reflect"
+	"sync"
 	"testing"
 )
 
@@ -92,4 +93,33 @@ func TestSparesOfADroppedSnapshotAreClosed(t *testing.T) {
 	if n := snap.spares.readyCount(); n != 0 {
 		t.Fatalf("%d spares kept for a dropped snapshot, want 0", n)
 	}
+}
+
+// Calls that run while Trim lets go of what they use answer as the others:
+// Trim waits for them, and they for it.
+func TestTrimWhileCalling(t *testing.T) {
+	m, _ := preinitModules(t)
+	p := Policy{Mounts: workspace(t)}
+	want := probe(t, m, p, `{}`)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < 5; i++ {
+			m.r.Trim()
+		}
+	}()
+	var wg sync.WaitGroup
+	for g := 0; g < 2; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 5; i++ {
+				if got := probe(t, m, p, `{}`); !reflect.DeepEqual(got, want) {
+					t.Errorf("a call beside Trim answered %+v, want %+v", got, want)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	<-done
 }
