@@ -49,7 +49,13 @@ func (m *Module) engine() Engine {
 
 // manifest reads the module's manifest from its custom section. It never
 // runs the module.
-func (m *Module) manifest() (abi.Manifest, error) { return abi.ReadManifest(m.wasm) }
+func (m *Module) manifest() (abi.Manifest, error) {
+	code, err := m.code()
+	if err != nil {
+		return abi.Manifest{}, err
+	}
+	return abi.ReadManifest(code)
+}
 
 func (m *Module) compiledFor(ctx context.Context, pages uint32) (wazero.CompiledModule, error) {
 	rt, err := m.runtime(ctx, pages)
