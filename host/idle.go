@@ -10,3 +10,9 @@ func (r *run) idle() {
 		go r.trim()
 	}
 }
+
+// Idle lets go, in the background, of what the engine keeps only to make
+// later calls quicker (see sandbox.Runtime.Trim), for a caller about to
+// wait for a person between runs: a chat waiting for its next prompt.
+// The next run's first call of each tool loads it again.
+func (e *Engine) Idle() { go e.rt.Trim() }

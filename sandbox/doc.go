@@ -82,7 +82,9 @@
 // state (see preinit), in memory that holds exactly the snapshot's bytes,
 // kept mapped and reset between instances (see memoryImage); the instances
 // for the next calls of a like policy, as many as its calls ran at once,
-// are made in the background (see spare), and Runtime.Trim lets them go.
+// are made in the background (see spare). Runtime.Trim lets them go, and
+// the snapshots, the compiled code the compile cache holds and the
+// modules' source, for a process about to wait for a person.
 // A plain command module initialises in every call. On Linux, guest memory
 // is reserved up front and committed as it grows, so a guest's memory
 // costs the host at most its limit and is never copied. The public WASI

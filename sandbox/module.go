@@ -27,6 +27,8 @@ type Module struct {
 	digest    string
 	wasm      []byte
 	compiled  map[uint32]wazero.CompiledModule // by memory limit; guarded by r.mu
+	probe     uint32                           // limit of the unused probe (probe.go); guarded by r.mu
+	src       source                           // where wasm is while put away (source.go)
 	pre       *preinit                         // the fast mode; nil for a command module
 	stops     bool                             // wasm has stop checks (see wasmcode.WithStopChecks)
 	hasStart  bool                             // and its start function is exported as wasmcode.StartExport
@@ -48,7 +50,13 @@ func (m *Module) engine() Engine {
 
 // manifest reads the module's manifest from its custom section. It never
 // runs the module.
-func (m *Module) manifest() (abi.Manifest, error) { return abi.ReadManifest(m.wasm) }
+func (m *Module) manifest() (abi.Manifest, error) {
+	code, err := m.code()
+	if err != nil {
+		return abi.Manifest{}, err
+	}
+	return abi.ReadManifest(code)
+}
 
 func (m *Module) compiledFor(ctx context.Context, pages uint32) (wazero.CompiledModule, error) {
 	rt, err := m.runtime(ctx, pages)
@@ -57,6 +65,7 @@ func (m *Module) compiledFor(ctx context.Context, pages uint32) (wazero.Compiled
 	}
 	m.r.mu.Lock()
 	cm, ok := m.compiled[pages]
+	m.usedLocked(pages)
 	m.r.mu.Unlock()
 	if ok {
 		return cm, nil
@@ -96,9 +105,13 @@ func (m *Module) compileFor(ctx context.Context, rt wazero.Runtime, pages uint32
 	if ok {
 		return cm, nil
 	}
+	code, err := m.code()
+	if err != nil {
+		return nil, err
+	}
 	cctx, cancel := m.r.limits.compileContext(ctx)
 	defer cancel()
-	cm, err := rt.CompileModule(cctx, m.wasm)
+	cm, err = rt.CompileModule(cctx, code)
 	if err != nil {
 		if cctx.Err() != nil {
 			return nil, fmt.Errorf("%w: compiling it did not end within %s or before its caller gave up (Config.CompileTimeout)", ErrCompileLimit, m.r.limits.timeout)
@@ -116,6 +129,7 @@ func (m *Module) compileFor(ctx context.Context, rt wazero.Runtime, pages uint32
 		return prev, nil
 	}
 	m.compiled[pages] = cm
+	defer m.dropProbeLocked(pages)()
 	return cm, nil
 }
 
@@ -144,6 +158,7 @@ func (m *Module) Run(ctx context.Context, p Policy, stdin io.Reader, stdout, std
 // run instantiates the module once and runs it to its end.
 func (m *Module) run(ctx context.Context, p Policy, stdin io.Reader, stdout, stderr *capped) (Exit, error) {
 	start := time.Now()
+	defer m.r.using()()
 	cm, err := m.compiledFor(ctx, p.memoryPages())
 	if err != nil {
 		return Exit{}, err

@@ -107,7 +107,10 @@ func (m *Module) instantiate(ctx context.Context, rt wazero.Runtime, cm wazero.C
 		// not compete with the calls.
 		defer func() {
 			if snap.spares.done(key) {
-				m.r.background(func() { m.refillSpare(context.Background(), rt, cm, snap, p) })
+				m.r.background(func() {
+					defer m.r.using()()
+					m.refillSpare(context.Background(), rt, cm, snap, p)
+				})
 			}
 		}()
 	}
@@ -152,8 +155,12 @@ func (m *Module) initialise(ctx context.Context, rt wazero.Runtime, cm wazero.Co
 	if err != nil {
 		return mod, err
 	}
+	data, err := m.dataRuns()
+	if err != nil {
+		return mod, err
+	}
 	// As at instantiation, data must fit in the memory's initial size.
-	for _, d := range m.pre.rx.Data {
+	for _, d := range data {
 		if !mod.Memory().Write(uint32(d.Off), d.B) {
 			return mod, fmt.Errorf("%w: a data segment is outside its memory", errInvalidModule)
 		}

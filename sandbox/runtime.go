@@ -60,6 +60,10 @@ type Runtime struct {
 	runtimes  map[runtimeKey]wazero.Runtime
 	modules   map[string]*Module // by digest
 
+	// trimming is held for reading by calls and the work done for later
+	// calls, and for writing by Trim while it lets go of what they use.
+	trimming sync.RWMutex
+
 	closed bool
 	bg     sync.WaitGroup // work done for later calls, see background
 	// held, when set, collects the work background would start, for a
@@ -157,6 +161,9 @@ type Loading struct {
 	done chan struct{}
 	mod  *Module
 	err  error
+	// limit is the memory limit of the first policy prepared, in pages:
+	// the module is checked at it (see probe.go) if it comes in time.
+	limit atomic.Uint32
 }
 
 // Load starts compiling wasm, as Compile does, and returns at once, so
@@ -167,7 +174,7 @@ func (r *Runtime) Load(ctx context.Context, wasm []byte) *Loading {
 	ctx = context.WithoutCancel(ctx)
 	if !r.background(func() {
 		defer close(l.done)
-		l.mod, l.err = r.Compile(ctx, wasm)
+		l.mod, l.err = r.compileAt(ctx, wasm, l.limit.Load)
 	}) {
 		l.err = errors.New("the runtime is closed")
 		close(l.done)
@@ -191,6 +198,7 @@ func (l *Loading) Wait(ctx context.Context) (*Module, error) {
 // makes a spare instance, so that the first such call finds both. What
 // fails here is left for the call to meet and report.
 func (l *Loading) Prepare(p Policy) {
+	l.limit.CompareAndSwap(0, p.memoryPages())
 	l.r.background(func() {
 		<-l.done
 		if l.err == nil {
@@ -256,6 +264,12 @@ func (r *Runtime) runtime(ctx context.Context, k runtimeKey) (wazero.Runtime, er
 // functions of WASI preview 1. Which of those a call may use is the
 // policy's (see Policy.Imports) and is checked by Run and Call.
 func (r *Runtime) Compile(ctx context.Context, wasm []byte) (*Module, error) {
+	return r.compileAt(ctx, wasm, nil)
+}
+
+// compileAt is Compile checking the module at the memory limit probeAt
+// returns when it comes to it, in pages (nil or 0: the default).
+func (r *Runtime) compileAt(ctx context.Context, wasm []byte, probeAt func() uint32) (*Module, error) {
 	digest := digestOf(wasm)
 	r.mu.Lock()
 	m, ok := r.modules[digest]
@@ -265,14 +279,14 @@ func (r *Runtime) Compile(ctx context.Context, wasm []byte) (*Module, error) {
 	}
 	// Agents that start at once with the same tools compile them once:
 	// the others wait for it instead of compiling too.
-	v, err, _ := r.compiling.Do(digest, func() (any, error) { return r.compile(ctx, digest, wasm) })
+	v, err, _ := r.compiling.Do(digest, func() (any, error) { return r.compile(ctx, digest, wasm, probeAt) })
 	if err != nil {
 		return nil, err
 	}
 	return v.(*Module), nil
 }
 
-func (r *Runtime) compile(ctx context.Context, digest string, wasm []byte) (*Module, error) {
+func (r *Runtime) compile(ctx context.Context, digest string, wasm []byte, probeAt func() uint32) (*Module, error) {
 	r.inFlight.Add(1)
 	defer r.inFlight.Add(-1)
 	r.mu.Lock()
@@ -296,9 +310,14 @@ func (r *Runtime) compile(ctx context.Context, digest string, wasm []byte) (*Mod
 			return nil, err
 		}
 	}
-	if _, err := m.compiledFor(ctx, Policy{}.memoryPages()); err != nil {
+	pages := Policy{}.memoryPages()
+	if probeAt != nil && probeAt() != 0 {
+		pages = probeAt()
+	}
+	if _, err := m.compiledFor(ctx, pages); err != nil {
 		return nil, err
 	}
+	m.probeMade(pages)
 	if !m.interpret {
 		r.markCached(digest)
 	}

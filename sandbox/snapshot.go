@@ -97,13 +97,17 @@ const osPage = 4096
 // has run, with the snapshot, and returns the runs of pages within the
 // snapshot's size that it changed (written) and those it only read, as far
 // as the page table tells (see residentPages; nil where it cannot).
+//
+// Only a page the page table does not know to be still the image's is
+// compared (see writtenPages), so that the image's own mapping is read
+// for the few pages the call wrote and not made resident whole.
 func (s *snapshot) usedPages(mem []byte) (read, written []pageRange) {
 	img := s.image.bytes()
 	n := uint64(min(len(img), len(mem))) / osPage * osPage
-	resident := residentPages(mem[:n])
+	resident, own := residentPages(mem[:n]), writtenPages(mem[:n])
 	for off := uint64(0); off < n; off += osPage {
 		switch {
-		case !bytes.Equal(img[off:off+osPage], mem[off:off+osPage]):
+		case (own == nil || own[off/osPage]) && !bytes.Equal(img[off:off+osPage], mem[off:off+osPage]):
 			written = appendPage(written, off)
 		case resident != nil && resident[off/osPage]:
 			read = appendPage(read, off)

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -57,7 +58,7 @@ func newMemoryImage(b []byte) (*memoryImage, error) {
 	}
 	img := &memoryImage{fd: fd, idle: &idleMemories{size: uint64(len(b))}}
 	runtime.AddCleanup(img, func(fd int) { unix.Close(fd) }, fd)
-	runtime.AddCleanup(img, (*idleMemories).drain, img.idle)
+	runtime.AddCleanup(img, (*idleMemories).close, img.idle)
 	for off := 0; off < len(b); {
 		n, err := unix.Pwrite(fd, b[off:], int64(off))
 		if err != nil {
@@ -118,7 +119,8 @@ type idleMemories struct {
 	size  uint64
 	mu    sync.Mutex
 	mems  []*reservedMemory
-	taken int // memories reused, for tests
+	taken int  // memories reused, for tests
+	gone  bool // closed: no memory is kept any more
 }
 
 // put keeps m, or unmaps it if enough are kept. A memory kept for the
@@ -141,13 +143,13 @@ func (im *idleMemories) put(m *reservedMemory) {
 // unmapping a resident memory takes a while.
 func (im *idleMemories) keep(m *reservedMemory) {
 	im.mu.Lock()
-	if len(im.mems) < maxIdle {
+	if !im.gone && len(im.mems) < maxIdle {
 		im.mems = append(im.mems, m)
 		im.mu.Unlock()
 		return
 	}
 	im.mu.Unlock()
-	go unix.Munmap(m.mem)
+	go unmapReserved(m)
 }
 
 // take returns an idle memory reserving max bytes, or nil.
@@ -164,15 +166,34 @@ func (im *idleMemories) take(max uint64) *reservedMemory {
 	return nil
 }
 
-// drain unmaps every idle memory: the image is gone.
+// release unmaps the image's idle memories, for an image no call will
+// be restored from again (see Runtime.Trim). Its memfd and view go with
+// the last reference to it: a call that began before may still map them.
+func (img *memoryImage) release() { img.idle.close() }
+
+// drain unmaps every idle memory.
 func (im *idleMemories) drain() {
 	im.mu.Lock()
 	defer im.mu.Unlock()
 	for _, m := range im.mems {
-		unix.Munmap(m.mem)
+		unmapReserved(m)
 	}
 	im.mems = nil
 }
+
+// close drains the idle memories, and unmaps any put later instead of
+// keeping it: the image is gone, or no call will be restored from it again.
+func (im *idleMemories) close() {
+	im.mu.Lock()
+	im.gone = true
+	im.mu.Unlock()
+	im.drain()
+}
+
+// unmapReserved unmaps m's reservation. It was mapped by the syscall
+// package, whose Munmap is the one that knows the mapping (x/sys/unix's
+// refuses a mapping it did not make).
+func unmapReserved(m *reservedMemory) { syscall.Munmap(m.mem) }
 
 // imageAllocator makes the one memory of one instance restored from img.
 type imageAllocator struct {

@@ -18,6 +18,9 @@ func (img *memoryImage) prefault(read, written []pageRange) {}
 // residentPages is nil: only Linux tells.
 func residentPages([]byte) []bool { return nil }
 
+// writtenPages is nil: only Linux tells.
+func writtenPages([]byte) []bool { return nil }
+
 // imageAllocator is wazero's own allocator: restore copies the image.
 type imageAllocator struct{}
 
@@ -26,3 +29,6 @@ func (img *memoryImage) allocator(timed bool) *imageAllocator { return &imageAll
 func (a *imageAllocator) alloc() experimental.MemoryAllocator { return nil }
 
 func (a *imageAllocator) mapped() bool { return false }
+
+// release does nothing: the copy goes with the image.
+func (img *memoryImage) release() {}

@@ -78,6 +78,7 @@ func (m *Module) prepare(ctx context.Context, p Policy) error {
 	if m.pre == nil || p.RealRandom {
 		return nil
 	}
+	defer m.r.using()()
 	cm, err := m.compiledFor(ctx, p.memoryPages())
 	if err != nil {
 		return err
@@ -150,6 +151,7 @@ type spares struct {
 	making map[string]int      // spares being made
 	active map[string]int      // calls running (between take and done)
 	depth  map[string]int      // spares wanted: the most calls that ran at once
+	closed bool                // the snapshot is dropped: no more spares (see Runtime.Trim)
 }
 
 func (ss *spares) init() {
@@ -202,7 +204,7 @@ func (ss *spares) refill(key string, make func() (*spare, error)) {
 	for {
 		ss.mu.Lock()
 		ss.init()
-		if len(ss.ready[key])+ss.making[key] >= max(1, ss.depth[key]) {
+		if ss.closed || len(ss.ready[key])+ss.making[key] >= max(1, ss.depth[key]) {
 			ss.mu.Unlock()
 			return
 		}
@@ -214,8 +216,11 @@ func (ss *spares) refill(key string, make func() (*spare, error)) {
 		if ss.making[key]--; ss.making[key] == 0 {
 			delete(ss.making, key)
 		}
-		if err != nil {
+		if err != nil || ss.closed {
 			ss.mu.Unlock()
+			if err == nil {
+				s.mod.Close(context.Background())
+			}
 			return
 		}
 		ss.ready[key] = append(ss.ready[key], s)

@@ -102,6 +102,7 @@ func (ch *chat) loop() error {
 		if ch.onTerm {
 			fmt.Fprint(w, "› ")
 		}
+		ch.eng.Idle() // a person writes the next line
 		line, err := ch.lines.ReadString('\n')
 		if line = strings.TrimSpace(line); line != "" {
 			ch.handle(line)

@@ -122,7 +122,7 @@ func Sections(wasm []byte) (map[byte][]byte, error) {
 
 // rebuild copies wasm with the bodies of the sections in replace swapped.
 func Rebuild(wasm []byte, replace map[byte][]byte) []byte {
-	out := append([]byte(nil), wasm[:8]...)
+	out := append(make([]byte, 0, rebuiltSize(wasm, replace)), wasm[:8]...)
 	for p := wasm[8:]; len(p) > 0; {
 		id := p[0]
 		size, n := binary.Uvarint(p[1:])
@@ -136,6 +136,17 @@ func Rebuild(wasm []byte, replace map[byte][]byte) []byte {
 		p = p[1+n+int(size):]
 	}
 	return out
+}
+
+// rebuiltSize bounds the size of wasm with its sections replaced, so that
+// a rebuild allocates its output once: a module's megabytes copied into a
+// buffer grown by doubling would allocate about twice as much again.
+func rebuiltSize(wasm []byte, replace map[byte][]byte) int {
+	n := len(wasm)
+	for _, body := range replace {
+		n += len(body) + binary.MaxVarintLen64 + 1
+	}
+	return n
 }
 
 // Reader reads the encodings of the binary format, remembering the first
@@ -369,7 +380,11 @@ func EmptyDataSegments(sec []byte) ([]byte, []DataRun, error) {
 	r := &Reader{P: sec}
 	n := r.Count()
 	out := binary.AppendUvarint(nil, n)
+	// Each run's segments' bytes in sec, and where it ends, copied into
+	// one slice of the run at the end.
 	var runs []DataRun
+	var parts [][][]byte
+	var ends []uint64
 	for i := uint64(0); i < n && r.Err == nil; i++ {
 		start := r.P
 		flags := r.Uvarint()
@@ -392,15 +407,29 @@ func EmptyDataSegments(sec []byte) ([]byte, []DataRun, error) {
 			return nil, nil, fmt.Errorf("data segment %d: %w", i, err)
 		}
 		b := r.Bytes(r.Uvarint())
-		if k := len(runs) - 1; k >= 0 && runs[k].Off+uint64(len(runs[k].B)) == uint64(uint32(off)) {
-			runs[k].B = append(runs[k].B, b...)
+		if k := len(runs) - 1; k >= 0 && ends[k] == uint64(uint32(off)) {
+			parts[k] = append(parts[k], b)
+			ends[k] += uint64(len(b))
 		} else if len(b) > 0 {
-			runs = append(runs, DataRun{uint64(uint32(off)), append([]byte(nil), b...)})
+			runs = append(runs, DataRun{Off: uint64(uint32(off))})
+			parts, ends = append(parts, [][]byte{b}), append(ends, uint64(uint32(off))+uint64(len(b)))
 		}
 		out = append(out, 0x01, 0x00)
 	}
 	if r.Err != nil {
 		return nil, nil, r.Err
 	}
+	for k := range runs {
+		runs[k].B = joinParts(parts[k], int(ends[k]-runs[k].Off))
+	}
 	return out, runs, nil
+}
+
+// joinParts copies parts, of n bytes in all, into one new slice.
+func joinParts(parts [][]byte, n int) []byte {
+	b := make([]byte, 0, n)
+	for _, p := range parts {
+		b = append(b, p...)
+	}
+	return b
 }

@@ -156,7 +156,7 @@ var sectionOrder = map[byte]int{1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6, 7: 7, 8: 8, 
 // Custom sections of DWARF are dropped: they locate code by offsets the
 // rewrite moves.
 func rebuildSections(wasm []byte, replace map[byte][]byte) []byte {
-	out := append([]byte(nil), wasm[:8]...)
+	out := append(make([]byte, 0, rebuiltSize(wasm, replace)), wasm[:8]...)
 	done := map[byte]bool{}
 	appendSec := func(id byte, body []byte) {
 		out = append(out, id)

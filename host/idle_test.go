@@ -1,0 +1,130 @@
+package host
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+	"github.com/cairnrun/cairn/sandbox"
+)
+
+const idleAgent = `
+name: idle
+model: {provider: script, script: script.yaml}
+workspace: workspace
+tools: [{module: builtin}, {module: stats.wasm, grant: {workspace: ro}}]
+approvals:
+  - {tool: write_file, action: ask}
+`
+
+const idleScript = `
+turns:
+  - tool_calls: [{name: text_stats, input: {path: notes.md, top: 2}}]
+  - tool_calls: [{name: write_file, input: {path: out.txt, content: hello}}]
+  - tool_calls: [{name: text_stats, input: {path: notes.md, top: 2}}]
+  - text: finished
+`
+
+// An agent waiting at an approval prompt has let go of its tools' spares,
+// snapshots and compiled code (the compile cache holds the code), and the
+// call after the decision loads them again and answers as the one before.
+func TestWaitForApprovalReleasesModules(t *testing.T) {
+	eng, store := fileEngine(t)
+	af := agentIn(t, idleAgent, idleScript)
+	stats, err := os.ReadFile(filepath.Join("..", "examples", "tools", "textstats", "textstats.wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range map[string][]byte{"stats.wasm": stats, "workspace/notes.md": []byte("one two two three three three\n")} {
+		if err := os.WriteFile(af.resolve(name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var atPrompt sandbox.Kept
+	approve := func(ctx context.Context, req ApprovalRequest) (Decision, error) {
+		atPrompt = keptOnceTrimmed(ctx, eng.rt)
+		return Decision{Approved: true}, nil
+	}
+	res, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "idle", Prompt: "go", Approver: approve})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != StatusDone {
+		t.Fatalf("run: %s (%s), want done", res.Status, res.Reason)
+	}
+	if atPrompt != (sandbox.Kept{}) {
+		t.Fatalf("at the approval prompt the runtime kept %+v, want nothing", atPrompt)
+	}
+	before, after := resultOfAgent(t, store, "idle", "call_1_0"), resultOfAgent(t, store, "idle", "call_3_0")
+	if before.IsError || after.IsError || after.Text != before.Text {
+		t.Fatalf("text_stats after the prompt answered %q (error %v), before it %q (error %v)", after.Text, after.IsError, before.Text, before.IsError)
+	}
+	if k := eng.rt.Kept(); k.Compiled == 0 || k.Snapshots == 0 {
+		t.Fatalf("after the call that followed the prompt the runtime kept %+v, want the module loaded again", k)
+	}
+}
+
+// keptOnceTrimmed waits for the trim a run starts as it asks a person
+// (see run.idle), which runs beside the prompt, and returns what the
+// runtime keeps then; what it keeps after a minute otherwise.
+func keptOnceTrimmed(ctx context.Context, rt *sandbox.Runtime) sandbox.Kept {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	for {
+		k := rt.Kept()
+		if k == (sandbox.Kept{}) || ctx.Err() != nil {
+			return k
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// resultOfAgent is the result message of a call of agent id.
+func resultOfAgent(t *testing.T, store checkpoint.Store, id, call string) conversation.Message {
+	t.Helper()
+	rec, err := store.Read(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range rec.State.Messages {
+		if m.CallID == call {
+			return m
+		}
+	}
+	t.Fatalf("no result for %s", call)
+	return conversation.Message{}
+}
+
+// Idle lets go of what the engine keeps between runs, and the next run's
+// calls load it again and answer as the first run's did.
+func TestIdleBetweenRuns(t *testing.T) {
+	eng, store := fileEngine(t)
+	af := agentIn(t, "name: idle\nmodel: {provider: script, script: script.yaml}\nworkspace: workspace\ntools: [{module: builtin}, {module: stats.wasm, grant: {workspace: ro}}]\n",
+		"turns:\n  - tool_calls: [{name: text_stats, input: {path: notes.md, top: 2}}]\n  - text: finished\n")
+	stats, err := os.ReadFile(filepath.Join("..", "examples", "tools", "textstats", "textstats.wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range map[string][]byte{"stats.wasm": stats, "workspace/notes.md": []byte("one two two\n")} {
+		if err := os.WriteFile(af.resolve(name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range []string{"first", "second"} {
+		if _, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: id, Prompt: "go"}); err != nil {
+			t.Fatal(err)
+		}
+		eng.Idle()
+		if k := keptOnceTrimmed(context.Background(), eng.rt); k != (sandbox.Kept{}) {
+			t.Fatalf("after Idle the runtime kept %+v, want nothing", k)
+		}
+	}
+	first, second := resultOfAgent(t, store, "first", "call_1_0"), resultOfAgent(t, store, "second", "call_1_0")
+	if first.IsError || second.IsError || first.Text != second.Text {
+		t.Fatalf("text_stats after Idle answered %q (error %v), before it %q (error %v)", second.Text, second.IsError, first.Text, first.IsError)
+	}
+}
