@@ -22,7 +22,7 @@ import (
 //	make the staging directories of the calls that may write; sync them
 //	journal each call's "executing" phase; fdatasync — before any tool runs,
 //	    unless every call of the turn is effect-free (effectfree.go) and
-//	    none was approved by a person in this run
+//	    no person decided on a call of the turn in this run
 //	as each call finishes: fdatasync its staged files and staging directory,
 //	    journal its result (unsettled); fdatasync — calls finishing while
 //	    another's sync runs share the next one; only then its tool_end
@@ -85,9 +85,9 @@ func (g *roundSync) write(recs ...checkpoint.Record) error {
 
 // startCalls makes the staging directories of the calls that may write
 // and journals every call as executing before any of them runs: durably,
-// unless every call of the turn is effect-free and none was approved by a
-// person in this run (whose decision is durable before the call it allows
-// runs). Then the records reach the page cache before the calls run, so
+// unless every call of the turn is effect-free and no person decided on
+// a call of the turn in this run (a decision is durable before any call
+// of its turn runs). Then the records reach the page cache before the calls run, so
 // a killed process leaves them for resume, and the next sync (a result's,
 // or the commit's) makes them durable; a power cut before it loses the
 // round from its turn on, and resume runs it again, which for calls that

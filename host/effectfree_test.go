@@ -139,3 +139,40 @@ turns:
 		t.Fatal(strings.Join(failures, "\n"))
 	}
 }
+
+// A person's denial of one call of a turn is durable before the turn's
+// other calls run, even when they are all effect-free: otherwise a power
+// cut after they ran, before the commit, would leave the round's turn
+// (synced with the approval_required record) without the decision, and
+// resume would ask the person again about a call they had refused.
+func TestDenialIsLostWhenTheTurnsOtherCallsAreEffectFree(t *testing.T) {
+	af := agentIn(t, `
+name: reader
+model: {provider: script, script: script.yaml}
+workspace: workspace
+tools: [{module: builtin, only: [read_file, list_dir]}]
+approvals:
+  - {tool: list_dir, action: ask}
+`, `
+turns:
+  - tool_calls: [{name: read_file, input: {path: a.txt}}, {name: list_dir, input: {path: .}}]
+  - text: done
+`)
+	eng, store := watchedEngine(t, t.TempDir(), nil)
+	deny := func(context.Context, ApprovalRequest) (Decision, error) { return Decision{Reason: "no"}, nil }
+	var failures []string
+	res, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "a", Prompt: "go", Approver: deny, OnEvent: func(e Event) {
+		if e.Type != EventToolStart {
+			return
+		}
+		if !store.isDurable(isRecord(checkpoint.RecPhase, "call_1_1", checkpoint.PhaseDenied)) {
+			failures = append(failures, e.Call.ID+" started before the denial of call_1_1 was durable")
+		}
+	}})
+	if err != nil || res.Status != StatusDone || res.Rounds != 2 {
+		t.Fatalf("run: %+v, %v", res, err)
+	}
+	if len(failures) > 0 {
+		t.Fatal(strings.Join(failures, "\n"))
+	}
+}

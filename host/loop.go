@@ -310,7 +310,8 @@ func inCallOrder(results []callResult, calls []conversation.ToolCall) {
 
 // runCalls runs a turn's calls: each is journaled as executing, durably
 // (see startCalls), before any runs, and each one's result is durable as
-// it finishes. decided says a person approved some of them in this run.
+// it finishes. decided says a person decided on calls of the turn in this
+// run (approved some, or denied others).
 func (r *run) runCalls(ctx context.Context, round int, calls []conversation.ToolCall, decided bool) ([]callResult, error) {
 	if len(calls) == 0 {
 		return nil, nil
