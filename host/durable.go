@@ -22,7 +22,7 @@ import (
 //	make the staging directories of the calls that may write; sync them
 //	journal each call's "executing" phase; fdatasync — before any tool runs,
 //	    unless every call of the turn is effect-free (effectfree.go) and
-//	    no person decided on a call of the turn in this run
+//	    none needs a person
 //	as each call finishes: fdatasync its staged files and staging directory,
 //	    journal its result (unsettled); fdatasync — calls finishing while
 //	    another's sync runs share the next one; only then its tool_end
@@ -85,14 +85,15 @@ func (g *roundSync) write(recs ...checkpoint.Record) error {
 
 // startCalls makes the staging directories of the calls that may write
 // and journals every call as executing before any of them runs: durably,
-// unless every call of the turn is effect-free and no person decided on
-// a call of the turn in this run (a decision is durable before any call
-// of its turn runs). Then the records reach the page cache before the calls run, so
+// unless every call of the turn is effect-free and none needs a person
+// (then the turn is durable already, with its approval_required record,
+// and so are its executing records and every decision before any call
+// runs). Then the records reach the page cache before the calls run, so
 // a killed process leaves them for resume, and the next sync (a result's,
 // or the commit's) makes them durable; a power cut before it loses the
 // round from its turn on, and resume runs it again, which for calls that
 // changed nothing is exactly right.
-func (r *run) startCalls(round int, calls []conversation.ToolCall, decided bool) error {
+func (r *run) startCalls(round int, calls []conversation.ToolCall, asked bool) error {
 	if err := r.makeStaging(round, calls); err != nil {
 		return fmt.Errorf("round %d: make its staging: %w", round, err)
 	}
@@ -101,7 +102,7 @@ func (r *run) startCalls(round int, calls []conversation.ToolCall, decided bool)
 		recs[i] = phaseRecord(round, c, checkpoint.PhaseExecuting, "")
 	}
 	err := r.log.Append(recs...)
-	if err == nil && (decided || !r.tools.effectFreeTurn(calls)) {
+	if err == nil && (asked || !r.tools.effectFreeTurn(calls)) {
 		err = r.log.Sync()
 	}
 	if err != nil {

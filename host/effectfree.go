@@ -22,8 +22,8 @@ func (ts *toolset) effectFree(name string) bool {
 
 // effectFreeTurn reports whether every call of a turn is effect-free: then
 // the calls' executing records need no fdatasync of their own before they
-// run, unless a person decided on a call of the turn (see startCalls; RATIONALE.md,
-// "Durability: what is synced, and when").
+// run, unless a call of the turn needs a person (see startCalls;
+// RATIONALE.md, "Durability: what is synced, and when").
 func (ts *toolset) effectFreeTurn(calls []conversation.ToolCall) bool {
 	for _, c := range calls {
 		if !ts.effectFree(c.Name) {

@@ -176,3 +176,39 @@ turns:
 		t.Fatal(strings.Join(failures, "\n"))
 	}
 }
+
+// When a call of a turn waits for a person, the turn is durable already
+// (synced with its approval_required record), so the effect-free calls
+// that run meanwhile are durable as executing before they run: otherwise a
+// power cut would leave the turn without them, and resume would tell the
+// model that a call that ran was interrupted while pending.
+func TestEffectFreeCallBesideAWaitingOneIsSealedAsPending(t *testing.T) {
+	af := agentIn(t, `
+name: reader
+model: {provider: script, script: script.yaml}
+workspace: workspace
+tools: [{module: builtin, only: [read_file, list_dir]}]
+approvals:
+  - {tool: list_dir, action: ask}
+`, `
+turns:
+  - tool_calls: [{name: read_file, input: {path: a.txt}}, {name: list_dir, input: {path: .}}]
+  - text: done
+`)
+	eng, store := watchedEngine(t, t.TempDir(), nil)
+	var failures []string
+	res, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "a", Prompt: "go", OnEvent: func(e Event) {
+		if e.Type != EventToolStart {
+			return
+		}
+		if !store.isDurable(isRecord(checkpoint.RecPhase, e.Call.ID, checkpoint.PhaseExecuting)) {
+			failures = append(failures, e.Call.ID+" started before its executing record was durable, its turn being durable")
+		}
+	}})
+	if err != nil || res.Status != StatusAwaitingApproval {
+		t.Fatalf("run: %+v, %v", res, err)
+	}
+	if len(failures) > 0 {
+		t.Fatal(strings.Join(failures, "\n"))
+	}
+}

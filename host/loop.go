@@ -310,13 +310,12 @@ func inCallOrder(results []callResult, calls []conversation.ToolCall) {
 
 // runCalls runs a turn's calls: each is journaled as executing, durably
 // (see startCalls), before any runs, and each one's result is durable as
-// it finishes. decided says a person decided on calls of the turn in this
-// run (approved some, or denied others).
-func (r *run) runCalls(ctx context.Context, round int, calls []conversation.ToolCall, decided bool) ([]callResult, error) {
+// it finishes. asked says a call of the turn needs a person.
+func (r *run) runCalls(ctx context.Context, round int, calls []conversation.ToolCall, asked bool) ([]callResult, error) {
 	if len(calls) == 0 {
 		return nil, nil
 	}
-	if err := r.startCalls(round, calls, decided); err != nil {
+	if err := r.startCalls(round, calls, asked); err != nil {
 		return nil, err
 	}
 	g := newRoundSync(r.log)

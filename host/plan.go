@@ -61,10 +61,10 @@ func (r *run) playCalls(ctx context.Context, round int, calls []conversation.Too
 		return nil, nil, err
 	}
 	results = append(results, denied...)
-	// Every decision made here, a denial as much as an approval, is
-	// durable before any call of the turn runs: the turn itself is, since
-	// the approval_required sync, and resume must not ask again.
-	ran, err := r.runCalls(ctx, round, append(toRun, approved...), len(approved)+len(denied) > 0)
+	// A turn with a call that needs a person is durable already (synced
+	// with its approval_required record): its calls' executing records
+	// and every decision made here are durable too before any call runs.
+	ran, err := r.runCalls(ctx, round, append(toRun, approved...), len(toAsk) > 0)
 	return append(results, ran...), waiting, err
 }
 
