@@ -22,10 +22,10 @@ import (
 // holds it (4), and the CRC-32C of the 20 bytes before it (4). Like
 // pastFile it is not synced. An entry is trusted only when pastFile holds,
 // at its offset, a whole frame with the checksum the entry recorded: an
-// index that lags (a crash between the two writes, or a cairn that kept
-// none), a torn entry, or one that names a frame since cut away costs a
-// longer read, never a wrong past. With no entry to trust, the whole file
-// is read.
+// index that lags (a crash between the two writes, an entry that could
+// not be written, or a cairn that kept none), a torn entry, or one that
+// names a frame since cut away costs a longer read, never a wrong past.
+// With no entry to trust, the whole file is read.
 const (
 	pastIndexFile  = "past-index"
 	pastIndexEvery = 32

@@ -215,3 +215,20 @@ func FuzzReadPastTail(f *testing.F) {
 		}
 	})
 }
+
+// A past whose frame was written is kept even when its index entry cannot
+// be: the index only shortens reads, so a failure to write it (here the
+// index's name taken by a directory) fails no PutPast, and so no round.
+func TestPastIndexWriteFailureFailsThePut(t *testing.T) {
+	a := newPastAgent(t)
+	if err := os.Mkdir(indexOf(a.name), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for r := range 34 {
+		a.put(r, r) // rounds 0 and 32 are indexed
+	}
+	a.wantNewest(t, "without an index", 33, 33)
+	a.reopen()
+	a.put(34, 34)
+	a.wantNewest(t, "after a new writer", 34, 34)
+}

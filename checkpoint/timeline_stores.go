@@ -36,7 +36,10 @@ func (s *FileStore) PutPast(id string, p Past) error {
 }
 
 // appendPast appends the frame of a past of that round to the past file
-// f, and indexes it when the round is one the index keeps.
+// f, and indexes it when the round is one the index keeps. The past is
+// kept once its frame is written: an entry that cannot be written costs
+// later reads a longer way from an older entry (readPastTail), so it
+// fails no PutPast, and no round.
 func appendPast(f *os.File, round int, data []byte) error {
 	frame := appendFrame(nil, pastFrame, data)
 	if round%pastIndexEvery != 0 {
@@ -50,7 +53,8 @@ func appendPast(f *os.File, round int, data []byte) error {
 	if _, err := f.Write(frame); err != nil {
 		return err
 	}
-	return indexPast(f.Name(), off, round, frame)
+	indexPast(f.Name(), off, round, frame)
+	return nil
 }
 
 // cutTornPast truncates the past file to its last whole frame. It reads
