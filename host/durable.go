@@ -86,13 +86,13 @@ func (g *roundSync) write(recs ...checkpoint.Record) error {
 // startCalls makes the staging directories of the calls that may write
 // and journals every call as executing before any of them runs: durably,
 // unless every call of the turn is effect-free and none needs a person
-// (then the turn is durable already, with its approval_required record,
-// and so are its executing records and every decision before any call
-// runs). Then the records reach the page cache before the calls run, so
-// a killed process leaves them for resume, and the next sync (a result's,
-// or the commit's) makes them durable; a power cut before it loses the
-// round from its turn on, and resume runs it again, which for calls that
-// changed nothing is exactly right.
+// (a turn with such a call is durable already, with its approval_required
+// record, and so are its executing records and every decision before any
+// call runs). Unsynced, the records reach the page cache before the calls
+// run, so a killed process leaves them for resume, and the next sync (a
+// result's, or the commit's) makes them durable; a power cut before it
+// loses the round from its turn on, and resume runs it again, which for
+// calls that changed nothing is exactly right.
 func (r *run) startCalls(round int, calls []conversation.ToolCall, asked bool) error {
 	if err := r.makeStaging(round, calls); err != nil {
 		return fmt.Errorf("round %d: make its staging: %w", round, err)
