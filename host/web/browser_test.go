@@ -22,13 +22,19 @@ var (
 	screenshot = flag.String("screenshot", "", "with -browser: write a screenshot of an agent page here")
 )
 
-// chromium runs headless Chromium on url, lets the page's scripts run,
-// and returns the DOM they left.
-func chromium(t *testing.T, url string, extra ...string) string {
+// needsBrowser skips the test unless -browser was given.
+func needsBrowser(t *testing.T) {
 	t.Helper()
 	if !*browser {
 		t.Skip("needs -browser and a chromium binary")
 	}
+}
+
+// chromium runs headless Chromium on url, lets the page's scripts run,
+// and returns the DOM they left.
+func chromium(t *testing.T, url string, extra ...string) string {
+	t.Helper()
+	needsBrowser(t)
 	bin, err := exec.LookPath("chromium")
 	if err != nil {
 		t.Fatalf("-browser: %v", err)
@@ -116,6 +122,7 @@ func TestBrowserReadOnlyHasNoButtons(t *testing.T) {
 // approval, a click on Approve is journaled, a click on Resume runs the
 // call, and the page shows the run done.
 func TestBrowserFollowsAndApproves(t *testing.T) {
+	needsBrowser(t) // before the run starts, so a skip leaves none behind
 	f := newFixture(t, Config{Loopback: true})
 	dir := filepath.Join(f.agents, "live")
 	must(t, os.MkdirAll(filepath.Join(dir, "workspace"), 0o755))

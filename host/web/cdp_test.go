@@ -37,9 +37,7 @@ type cdpAnswer struct {
 // openPage starts Chromium and opens url in a new tab.
 func openPage(t *testing.T, url string) *page {
 	t.Helper()
-	if !*browser {
-		t.Skip("needs -browser and a chromium binary")
-	}
+	needsBrowser(t)
 	bin, err := exec.LookPath("chromium")
 	if err != nil {
 		t.Fatalf("-browser: %v", err)
