@@ -150,3 +150,29 @@ func TestCallAfterTrimFailsWithTheCacheRemoved(t *testing.T) {
 		t.Fatalf("a call after Trim answered %+v, before it %+v", got, want)
 	}
 }
+
+// Trim lets go of every compiled module, so nothing of the module may
+// still hold one it closed: the list of imports a module keeps (of the
+// compiled module its last call checked) would keep that compiled
+// module's decoded form, megabytes for a Go module, reachable.
+func TestTrimKeepsAClosedCompiledModuleInTheImportsCache(t *testing.T) {
+	ctx := context.Background()
+	preinitModules(t) // builds the guest
+	rt, err := NewRuntime(ctx, Config{CacheDir: t.TempDir()})
+	must(t, err)
+	t.Cleanup(func() { rt.Close(ctx) })
+	m, err := rt.Compile(ctx, preinitGuest.reactor)
+	must(t, err)
+	probe(t, m, Policy{Mounts: workspace(t)}, `{}`)
+	rt.bg.Wait()
+	if m.imports.last.Load() == nil {
+		t.Fatal("a call kept no list of imports")
+	}
+	rt.Trim()
+	if k := rt.Kept(); k.Compiled != 0 {
+		t.Fatalf("kept %+v after Trim with a compile cache, want no compiled module", k)
+	}
+	if l := m.imports.last.Load(); l != nil {
+		t.Fatal("after Trim the module's list of imports still holds the compiled module Trim closed")
+	}
+}
