@@ -322,7 +322,11 @@ func (r *Runtime) compile(ctx context.Context, digest string, wasm []byte, probe
 	if at := limitOf(probeAt); at != 0 && at != pages {
 		// A module the prepared policy's limit cannot hold is checked at
 		// the default, as Compile does: that policy's calls report it.
-		if _, err := m.compiledFor(ctx, at); err == nil {
+		_, err := m.compiledFor(ctx, at)
+		if errors.Is(err, ErrCompileLimit) {
+			return nil, err // compiling again would take as long
+		}
+		if err == nil {
 			pages = at
 		}
 	}
