@@ -109,6 +109,9 @@ func (m *Module) compileFor(ctx context.Context, rt wazero.Runtime, pages uint32
 	if err != nil {
 		return nil, err
 	}
+	if !m.interpret {
+		m.r.restoreCacheDir()
+	}
 	cctx, cancel := m.r.limits.compileContext(ctx)
 	defer cancel()
 	cm, err = rt.CompileModule(cctx, code)

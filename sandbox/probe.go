@@ -4,7 +4,9 @@ import "context"
 
 // Compile compiles a module to check it (see Runtime.compile): the probe,
 // at the default memory limit, or for a module Load compiles, at the limit
-// of the first policy prepared for it if one was by then. Calls under a
+// of the first policy prepared for it if one was by then and that limit
+// holds the module (otherwise at the default, so that Load answers as
+// Compile does and that policy's calls report the limit). Calls under a
 // policy with another limit compile it again for theirs (decoding and
 // validating it again), and wazero keeps a decoded form of the module for
 // each (its code bodies: megabytes for a Go module). A probe no call or

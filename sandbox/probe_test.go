@@ -3,6 +3,8 @@ package sandbox
 import (
 	"context"
 	"testing"
+
+	"github.com/cairnrun/cairn/abi"
 )
 
 // compiledLimits lists the memory limits m is compiled at.
@@ -85,4 +87,34 @@ func TestLoadChecksAtThePreparedLimit(t *testing.T) {
 	if got := compiledLimits(m); len(got) != 1 {
 		t.Fatalf("prepared, compiled at %v, want the prepared limit only", got)
 	}
+}
+
+// Load answers as Compile does, whatever the policy prepared for the
+// module: a first policy whose memory limit is below what the module
+// needs to start makes that policy's calls fail, not the load (which
+// other policies, and a Compile of the same bytes joining it, share).
+func TestLoadFailsForAPreparedLimitTooSmall(t *testing.T) {
+	ctx := context.Background()
+	rt, err := NewRuntime(ctx, Config{})
+	must(t, err)
+	t.Cleanup(func() { rt.Close(ctx) })
+	preinitModules(t)
+	rt.held = []func(){}
+	l := rt.Load(ctx, preinitGuest.reactor)
+	small := Policy{Mounts: workspace(t), MemoryLimit: 64 << 10}
+	l.Prepare(small)
+	held := rt.held
+	rt.held = nil
+	held[0]()
+	m, err := l.Wait(ctx)
+	if err != nil {
+		t.Fatalf("load with a policy of 64 KiB prepared: %v; Compile of the same bytes succeeds", err)
+	}
+	for _, fn := range held[1:] {
+		fn()
+	}
+	if _, err := m.Call(ctx, small, abi.Request{ABI: abi.Version, Tool: "probe", CallID: "c", Input: `{}`, Workspace: abi.WorkspaceDir}); err == nil {
+		t.Fatal("a call under 64 KiB ran a module that needs more")
+	}
+	probe(t, m, Policy{Mounts: workspace(t)}, `{}`)
 }

@@ -286,6 +286,14 @@ func (r *Runtime) compileAt(ctx context.Context, wasm []byte, probeAt func() uin
 	return v.(*Module), nil
 }
 
+// limitOf is the memory limit probeAt returns, 0 for none.
+func limitOf(probeAt func() uint32) uint32 {
+	if probeAt == nil {
+		return 0
+	}
+	return probeAt()
+}
+
 func (r *Runtime) compile(ctx context.Context, digest string, wasm []byte, probeAt func() uint32) (*Module, error) {
 	r.inFlight.Add(1)
 	defer r.inFlight.Add(-1)
@@ -311,8 +319,16 @@ func (r *Runtime) compile(ctx context.Context, digest string, wasm []byte, probe
 		}
 	}
 	pages := Policy{}.memoryPages()
-	if probeAt != nil && probeAt() != 0 {
-		pages = probeAt()
+	if at := limitOf(probeAt); at != 0 && at != pages {
+		// A module the prepared policy's limit cannot hold is checked at
+		// the default, as Compile does: that policy's calls report it.
+		_, err := m.compiledFor(ctx, at)
+		if errors.Is(err, ErrCompileLimit) {
+			return nil, err // compiling again would take as long
+		}
+		if err == nil {
+			pages = at
+		}
 	}
 	if _, err := m.compiledFor(ctx, pages); err != nil {
 		return nil, err

@@ -146,6 +146,9 @@ func (m *Module) dropCompiled() bool {
 	for _, cm := range compiled {
 		cm.Close(context.Background())
 	}
+	// The list of imports names the last compiled module checked, which
+	// would keep its decoded form reachable.
+	m.imports.last.Store(nil)
 	return true
 }
 

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"os"
 	"reflect"
 	"sync"
 	"testing"
@@ -122,4 +123,56 @@ func TestTrimWhileCalling(t *testing.T) {
 	}
 	wg.Wait()
 	<-done
+}
+
+// A module whose compiled code Trim let go of still runs when the compile
+// cache's directory is removed while the process waits (a cache cleaned
+// by hand or by a cleaner of old files): before Trim its calls ran from
+// the code in memory, and they must not start failing because of it.
+func TestCallAfterTrimFailsWithTheCacheRemoved(t *testing.T) {
+	ctx := context.Background()
+	preinitModules(t) // builds the guest
+	dir := t.TempDir()
+	rt, err := NewRuntime(ctx, Config{CacheDir: dir})
+	must(t, err)
+	t.Cleanup(func() { rt.Close(ctx) })
+	m, err := rt.Compile(ctx, preinitGuest.reactor)
+	must(t, err)
+	p := Policy{Mounts: workspace(t)}
+	want := probe(t, m, p, `{}`)
+	rt.bg.Wait()
+	rt.Trim()
+	if k := rt.Kept(); k.Compiled != 0 {
+		t.Fatalf("kept %+v after Trim with a compile cache, want no compiled module", k)
+	}
+	must(t, os.RemoveAll(dir))
+	if got := probe(t, m, p, `{}`); !reflect.DeepEqual(got, want) {
+		t.Fatalf("a call after Trim answered %+v, before it %+v", got, want)
+	}
+}
+
+// Trim lets go of every compiled module, so nothing of the module may
+// still hold one it closed: the list of imports a module keeps (of the
+// compiled module its last call checked) would keep that compiled
+// module's decoded form, megabytes for a Go module, reachable.
+func TestTrimKeepsAClosedCompiledModuleInTheImportsCache(t *testing.T) {
+	ctx := context.Background()
+	preinitModules(t) // builds the guest
+	rt, err := NewRuntime(ctx, Config{CacheDir: t.TempDir()})
+	must(t, err)
+	t.Cleanup(func() { rt.Close(ctx) })
+	m, err := rt.Compile(ctx, preinitGuest.reactor)
+	must(t, err)
+	probe(t, m, Policy{Mounts: workspace(t)}, `{}`)
+	rt.bg.Wait()
+	if m.imports.last.Load() == nil {
+		t.Fatal("a call kept no list of imports")
+	}
+	rt.Trim()
+	if k := rt.Kept(); k.Compiled != 0 {
+		t.Fatalf("kept %+v after Trim with a compile cache, want no compiled module", k)
+	}
+	if l := m.imports.last.Load(); l != nil {
+		t.Fatal("after Trim the module's list of imports still holds the compiled module Trim closed")
+	}
 }

@@ -111,7 +111,7 @@ func New(workspace, staging string) (*Overlay, error) {
 			return nil, err
 		}
 	}
-	ws, err := os.OpenRoot(workspace)
+	ws, err := guestfs.OpenRoot(workspace) // a FIFO in its place is refused, not waited on
 	if err != nil {
 		return nil, fmt.Errorf("overlay: open workspace: %w", err)
 	}
