@@ -406,7 +406,7 @@ func (e *Engine) newRun(ctx context.Context, af *AgentFile, mods []toolModule, o
 	r := &run{pauser: pauser, agentID: agentID, id: runID, af: af, tools: tools, provider: provider, modelName: modelName,
 		workspace: ws, staging: e.stagingRoot(agentID), changes: e.changesRoot(agentID), pool: pool, log: log, history: nopWriter{}, startedAt: time.Now(),
 		engine: e, store: e.store, blobs: e.store.PutBlob, seenBlobs: newBlobCache(e.store, af.Record),
-		trim: e.rt.Trim, travel: e.newTravel()}
+		trimIdle: e.rt.TrimIdle, travel: e.newTravel()}
 	tools.run = r
 	return r, nil
 }

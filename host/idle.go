@@ -1,14 +1,25 @@
 package host
 
-// idle lets go, in the background, of what the process keeps only to make
-// later calls quicker (spare instances, free heap pages; see
-// sandbox.Runtime.Trim), as the run starts to wait for a person, who may
-// take minutes: an agent at an approval prompt holds little more than its
-// state. The first call after costs the making of its instance.
-func (r *run) idle() {
-	if r.trim != nil {
-		go r.trim()
+import "time"
+
+// idleAfter is how long a run waits for a person before the process lets
+// go of what it keeps only for speed: long enough that a decision made at
+// once (a policy, a person at the screen) costs nothing, short enough that
+// an agent left at a prompt soon holds little more than its state.
+var idleAfter = time.Second
+
+// idle is called as the run starts to wait for a person, and returns the
+// function to call when the wait is over. Once the wait has lasted
+// idleAfter, the process lets go of its spare instances, snapshots and
+// compiled code (sandbox.Runtime.TrimIdle), unless a call of this or
+// another agent ran in that time or runs now: other agents of the process
+// go on at full speed. The first call after a trim loads its module again.
+func (r *run) idle() (done func()) {
+	if r.trimIdle == nil {
+		return func() {}
 	}
+	t := time.AfterFunc(idleAfter, func() { r.trimIdle(idleAfter) })
+	return func() { t.Stop() }
 }
 
 // Idle lets go, in the background, of what the engine keeps only to make

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -65,6 +66,35 @@ func TestWaitForApprovalReleasesModules(t *testing.T) {
 	}
 	if k := eng.rt.Kept(); k.Compiled == 0 || k.Snapshots == 0 {
 		t.Fatalf("after the call that followed the prompt the runtime kept %+v, want the module loaded again", k)
+	}
+}
+
+// A decision made at once (a policy, a person at the screen) lets go of
+// nothing: the process trims only once a wait has lasted idleAfter.
+func TestQuickDecisionKeepsModules(t *testing.T) {
+	eng, _ := fileEngine(t)
+	// No call of text_stats after the decision loads it again.
+	af := agentIn(t, idleAgent, strings.Replace(idleScript, "  - tool_calls: [{name: text_stats, input: {path: notes.md, top: 2}}]\n  - text", "  - text", 1))
+	stats, err := os.ReadFile(filepath.Join("..", "examples", "tools", "textstats", "textstats.wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range map[string][]byte{"stats.wasm": stats, "workspace/notes.md": []byte("one two two three three three\n")} {
+		if err := os.WriteFile(af.resolve(name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var atPrompt sandbox.Kept
+	approve := func(ctx context.Context, req ApprovalRequest) (Decision, error) {
+		atPrompt = eng.rt.Kept()
+		return Decision{Approved: true}, nil
+	}
+	if _, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "quick", Prompt: "go", Approver: approve}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * idleAfter) // a trim the wait started would have run by now
+	if k := eng.rt.Kept(); k.Compiled < atPrompt.Compiled || k.Snapshots < atPrompt.Snapshots || atPrompt.Compiled < 2 {
+		t.Fatalf("after a decision made at once the runtime kept %+v (at the prompt %+v), want the modules loaded", k, atPrompt)
 	}
 }
 

@@ -64,9 +64,9 @@ type run struct {
 	depth          int
 	// seenBlobs keeps the content of what calls read, for `cairn verify`.
 	seenBlobs *blobCache
-	// trim lets go of what the process keeps only for speed, before a
-	// wait for a person (see idle).
-	trim func()
+	// trimIdle lets go of what the process keeps only for speed, when
+	// nothing has used it for a while (see idle).
+	trimIdle func(quiet time.Duration) bool
 
 	mu      sync.Mutex // serialises events across call goroutines
 	onEvent EventFunc

@@ -107,7 +107,7 @@ func (r *run) decision(ctx context.Context, round int, c conversation.ToolCall) 
 	if r.approver == nil {
 		return Decision{}, ErrNoDecision
 	}
-	r.idle()
+	defer r.idle()()
 	return r.approver(ctx, ApprovalRequest{Agent: r.agentID, Round: round, Call: Call{ID: c.ID, Tool: c.Name, Input: c.Input}})
 }
 

@@ -63,6 +63,9 @@ type Runtime struct {
 	// trimming is held for reading by calls and the work done for later
 	// calls, and for writing by Trim while it lets go of what they use.
 	trimming sync.RWMutex
+	// lastUse is when a call, or work for later calls, last let go of
+	// what it used (UnixNano); TrimIdle trims only after a quiet spell.
+	lastUse atomic.Int64
 
 	closed bool
 	bg     sync.WaitGroup // work done for later calls, see background

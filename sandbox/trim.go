@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"runtime/debug"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 )
@@ -32,10 +33,7 @@ import (
 // for it; the spares are let go of at once. It is safe for concurrent use,
 // and does nothing once the Runtime is closing.
 func (r *Runtime) Trim() {
-	r.mu.Lock()
-	closed := r.closed
-	r.mu.Unlock()
-	if closed {
+	if r.isClosed() {
 		return
 	}
 	mods := r.moduleList()
@@ -43,14 +41,50 @@ func (r *Runtime) Trim() {
 		m.dropSpares()
 	}
 	r.trimming.Lock()
+	r.letGo(mods)
+	r.trimming.Unlock()
+	debug.FreeOSMemory()
+}
+
+// TrimIdle is Trim for a process that runs other work beside the one
+// about to wait, as a server of many agents does: it lets go of the same,
+// but only if no call, and no work for later calls, has run for quiet and
+// none is running now, and it never waits. It reports whether it trimmed.
+// An agent that starts to wait for a person among others that are busy
+// leaves their spares, snapshots and compiled code as they are.
+func (r *Runtime) TrimIdle(quiet time.Duration) bool {
+	if r.isClosed() || time.Since(time.Unix(0, r.lastUse.Load())) < quiet {
+		return false
+	}
+	if !r.trimming.TryLock() {
+		return false
+	}
+	mods := r.moduleList()
+	for _, m := range mods {
+		m.dropSpares()
+	}
+	r.letGo(mods)
+	r.trimming.Unlock()
+	debug.FreeOSMemory()
+	return true
+}
+
+// letGo lets go of the snapshots and compiled code of mods, and puts
+// their source away, with r.trimming held.
+func (r *Runtime) letGo(mods []*Module) {
 	for _, m := range mods {
 		m.dropSnapshots()
 		if m.dropCompiled() {
 			m.putAwaySource(r.cacheDir)
 		}
 	}
-	r.trimming.Unlock()
-	debug.FreeOSMemory()
+}
+
+// isClosed says whether the Runtime is closing.
+func (r *Runtime) isClosed() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.closed
 }
 
 // Kept is what a Runtime keeps for later calls, as Trim counts it.
@@ -80,7 +114,13 @@ func (r *Runtime) Kept() Kept {
 // when done.
 func (r *Runtime) using() func() {
 	r.trimming.RLock()
-	return r.trimming.RUnlock
+	return r.doneUsing
+}
+
+// doneUsing ends what using began, and notes when.
+func (r *Runtime) doneUsing() {
+	r.lastUse.Store(time.Now().UnixNano())
+	r.trimming.RUnlock()
 }
 
 // moduleList is every module compiled.
