@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cairnrun/cairn/checkpoint/conversation"
 
@@ -82,6 +83,11 @@ func TestOutsideChangeWhileRunning(t *testing.T) {
 	res, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "p", Prompt: "go", OnEvent: func(e Event) {
 		if e.Type == EventRoundEnd && e.Round == 1 {
 			os.WriteFile(filepath.Join(af.WorkspaceDir(), "notes.txt"), []byte("edited"), 0o644)
+			// The watch hears of it asynchronously (watching is best
+			// effort): give its goroutine time before the next turn,
+			// which a busy machine may otherwise not, as rounds take a
+			// fraction of a millisecond.
+			time.Sleep(100 * time.Millisecond)
 		}
 		if e.Type == EventFilesChanged {
 			told = e.Text
