@@ -36,15 +36,7 @@ turns:
 func TestWaitForApprovalReleasesModules(t *testing.T) {
 	eng, store := fileEngine(t)
 	af := agentIn(t, idleAgent, idleScript)
-	stats, err := os.ReadFile(filepath.Join("..", "examples", "tools", "textstats", "textstats.wasm"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, b := range map[string][]byte{"stats.wasm": stats, "workspace/notes.md": []byte("one two two three three three\n")} {
-		if err := os.WriteFile(af.resolve(name), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	withTextStats(t, af, "one two two three three three\n")
 	var atPrompt sandbox.Kept
 	approve := func(ctx context.Context, req ApprovalRequest) (Decision, error) {
 		atPrompt = keptOnceTrimmed(ctx, eng.rt)
@@ -75,15 +67,7 @@ func TestQuickDecisionKeepsModules(t *testing.T) {
 	eng, _ := fileEngine(t)
 	// No call of text_stats after the decision loads it again.
 	af := agentIn(t, idleAgent, strings.Replace(idleScript, "  - tool_calls: [{name: text_stats, input: {path: notes.md, top: 2}}]\n  - text", "  - text", 1))
-	stats, err := os.ReadFile(filepath.Join("..", "examples", "tools", "textstats", "textstats.wasm"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, b := range map[string][]byte{"stats.wasm": stats, "workspace/notes.md": []byte("one two two three three three\n")} {
-		if err := os.WriteFile(af.resolve(name), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	withTextStats(t, af, "one two two three three three\n")
 	var atPrompt sandbox.Kept
 	approve := func(ctx context.Context, req ApprovalRequest) (Decision, error) {
 		atPrompt = eng.rt.Kept()
@@ -95,6 +79,21 @@ func TestQuickDecisionKeepsModules(t *testing.T) {
 	time.Sleep(2 * idleAfter) // a trim the wait started would have run by now
 	if k := eng.rt.Kept(); k.Compiled < atPrompt.Compiled || k.Snapshots < atPrompt.Snapshots || atPrompt.Compiled < 2 {
 		t.Fatalf("after a decision made at once the runtime kept %+v (at the prompt %+v), want the modules loaded", k, atPrompt)
+	}
+}
+
+// withTextStats puts the example's textstats module beside af, as
+// stats.wasm, and notes (a file for it to count) in af's workspace.
+func withTextStats(t *testing.T, af *AgentFile, notes string) {
+	t.Helper()
+	stats, err := os.ReadFile(filepath.Join("..", "examples", "tools", "textstats", "textstats.wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range map[string][]byte{"stats.wasm": stats, "workspace/notes.md": []byte(notes)} {
+		if err := os.WriteFile(af.resolve(name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
@@ -135,15 +134,7 @@ func TestIdleBetweenRuns(t *testing.T) {
 	eng, store := fileEngine(t)
 	af := agentIn(t, "name: idle\nmodel: {provider: script, script: script.yaml}\nworkspace: workspace\ntools: [{module: builtin}, {module: stats.wasm, grant: {workspace: ro}}]\n",
 		"turns:\n  - tool_calls: [{name: text_stats, input: {path: notes.md, top: 2}}]\n  - text: finished\n")
-	stats, err := os.ReadFile(filepath.Join("..", "examples", "tools", "textstats", "textstats.wasm"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, b := range map[string][]byte{"stats.wasm": stats, "workspace/notes.md": []byte("one two two\n")} {
-		if err := os.WriteFile(af.resolve(name), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	withTextStats(t, af, "one two two\n")
 	for _, id := range []string{"first", "second"} {
 		if _, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: id, Prompt: "go"}); err != nil {
 			t.Fatal(err)
