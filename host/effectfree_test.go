@@ -119,34 +119,23 @@ turns:
   - tool_calls: [{name: read_file, input: {path: a.txt}}]
   - text: done
 `)
-	eng, store := watchedEngine(t, t.TempDir(), nil)
 	approve := func(context.Context, ApprovalRequest) (Decision, error) { return Decision{Approved: true}, nil }
-	var failures []string
-	res, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "a", Prompt: "go", Approver: approve, OnEvent: func(e Event) {
-		if e.Type != EventToolStart {
-			return
-		}
+	res := checkEachStart(t, af, approve, func(call string, durable func(call string, p checkpoint.Phase) bool) string {
 		for _, phase := range []checkpoint.Phase{checkpoint.PhaseApproved, checkpoint.PhaseExecuting} {
-			if !store.isDurable(isRecord(checkpoint.RecPhase, e.Call.ID, phase)) {
-				failures = append(failures, e.Call.ID+" started before its "+string(phase)+" record was durable")
+			if !durable(call, phase) {
+				return call + " started before its " + string(phase) + " record was durable"
 			}
 		}
-	}})
-	if err != nil || res.Status != StatusDone || res.Rounds != 2 {
-		t.Fatalf("run: %+v, %v", res, err)
-	}
-	if len(failures) > 0 {
-		t.Fatal(strings.Join(failures, "\n"))
+		return ""
+	})
+	if res.Status != StatusDone || res.Rounds != 2 {
+		t.Fatalf("run: %+v", res)
 	}
 }
 
-// A person's denial of one call of a turn is durable before the turn's
-// other calls run, even when they are all effect-free: otherwise a power
-// cut after they ran, before the commit, would leave the round's turn
-// (synced with the approval_required record) without the decision, and
-// resume would ask the person again about a call they had refused.
-func TestDenialIsLostWhenTheTurnsOtherCallsAreEffectFree(t *testing.T) {
-	af := agentIn(t, `
+// askListDir is an agent whose list_dir calls need a person, and whose
+// one turn reads a file and lists a directory at once.
+const askListDir, readAndList = `
 name: reader
 model: {provider: script, script: script.yaml}
 workspace: workspace
@@ -157,23 +146,23 @@ approvals:
 turns:
   - tool_calls: [{name: read_file, input: {path: a.txt}}, {name: list_dir, input: {path: .}}]
   - text: done
-`)
-	eng, store := watchedEngine(t, t.TempDir(), nil)
+`
+
+// A person's denial of one call of a turn is durable before the turn's
+// other calls run, even when they are all effect-free: otherwise a power
+// cut after they ran, before the commit, would leave the round's turn
+// (synced with the approval_required record) without the decision, and
+// resume would ask the person again about a call they had refused.
+func TestDenialIsLostWhenTheTurnsOtherCallsAreEffectFree(t *testing.T) {
 	deny := func(context.Context, ApprovalRequest) (Decision, error) { return Decision{Reason: "no"}, nil }
-	var failures []string
-	res, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "a", Prompt: "go", Approver: deny, OnEvent: func(e Event) {
-		if e.Type != EventToolStart {
-			return
+	res := checkEachStart(t, agentIn(t, askListDir, readAndList), deny, func(call string, durable func(call string, p checkpoint.Phase) bool) string {
+		if !durable("call_1_1", checkpoint.PhaseDenied) {
+			return call + " started before the denial of call_1_1 was durable"
 		}
-		if !store.isDurable(isRecord(checkpoint.RecPhase, "call_1_1", checkpoint.PhaseDenied)) {
-			failures = append(failures, e.Call.ID+" started before the denial of call_1_1 was durable")
-		}
-	}})
-	if err != nil || res.Status != StatusDone || res.Rounds != 2 {
-		t.Fatalf("run: %+v, %v", res, err)
-	}
-	if len(failures) > 0 {
-		t.Fatal(strings.Join(failures, "\n"))
+		return ""
+	})
+	if res.Status != StatusDone || res.Rounds != 2 {
+		t.Fatalf("run: %+v", res)
 	}
 }
 
@@ -183,32 +172,41 @@ turns:
 // power cut would leave the turn without them, and resume would tell the
 // model that a call that ran was interrupted while pending.
 func TestEffectFreeCallBesideAWaitingOneIsSealedAsPending(t *testing.T) {
-	af := agentIn(t, `
-name: reader
-model: {provider: script, script: script.yaml}
-workspace: workspace
-tools: [{module: builtin, only: [read_file, list_dir]}]
-approvals:
-  - {tool: list_dir, action: ask}
-`, `
-turns:
-  - tool_calls: [{name: read_file, input: {path: a.txt}}, {name: list_dir, input: {path: .}}]
-  - text: done
-`)
+	res := checkEachStart(t, agentIn(t, askListDir, readAndList), nil, func(call string, durable func(call string, p checkpoint.Phase) bool) string {
+		if !durable(call, checkpoint.PhaseExecuting) {
+			return call + " started before its executing record was durable, its turn being durable"
+		}
+		return ""
+	})
+	if res.Status != StatusAwaitingApproval {
+		t.Fatalf("run: %+v", res)
+	}
+}
+
+// checkEachStart runs af on a watched store with approve, asks check at
+// each call's tool_start event (durable says whether a call's record of a
+// phase is durable then), fails the test with what check said, and
+// returns the run's result.
+func checkEachStart(t *testing.T, af *AgentFile, approve Approver, check func(call string, durable func(call string, p checkpoint.Phase) bool) string) *Result {
+	t.Helper()
 	eng, store := watchedEngine(t, t.TempDir(), nil)
+	durable := func(call string, p checkpoint.Phase) bool {
+		return store.isDurable(isRecord(checkpoint.RecPhase, call, p))
+	}
 	var failures []string
-	res, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "a", Prompt: "go", OnEvent: func(e Event) {
+	res, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "a", Prompt: "go", Approver: approve, OnEvent: func(e Event) {
 		if e.Type != EventToolStart {
 			return
 		}
-		if !store.isDurable(isRecord(checkpoint.RecPhase, e.Call.ID, checkpoint.PhaseExecuting)) {
-			failures = append(failures, e.Call.ID+" started before its executing record was durable, its turn being durable")
+		if f := check(e.Call.ID, durable); f != "" {
+			failures = append(failures, f)
 		}
 	}})
-	if err != nil || res.Status != StatusAwaitingApproval {
+	if err != nil {
 		t.Fatalf("run: %+v, %v", res, err)
 	}
 	if len(failures) > 0 {
 		t.Fatal(strings.Join(failures, "\n"))
 	}
+	return res
 }
