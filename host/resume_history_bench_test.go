@@ -5,9 +5,6 @@ package host
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -22,28 +19,12 @@ import (
 func BenchmarkResumeHistory(b *testing.B) {
 	for _, history := range []int{10, 1000, 10000} {
 		b.Run(fmt.Sprint(history), func(b *testing.B) {
-			warm := history / 2 // each round adds a turn and its result
-			script := "turns:\n" + strings.Repeat("  - tool_calls: [{name: read_file, input: {path: f.txt}}]\n", warm+b.N)
-			af := agentIn(b, fmt.Sprintf(`
-name: bench
-model: {provider: script, script: script.yaml}
-workspace: workspace
-tools: [{module: builtin, only: [read_file]}]
-limits: {max_rounds: %d}
-`, warm), script)
-			if err := os.WriteFile(filepath.Join(af.Dir, "workspace", "f.txt"), []byte("a line\n"), 0o644); err != nil {
-				b.Fatal(err)
-			}
-			eng, _ := fileEngine(b)
+			eng, warm := pausedWithHistory(b, history, b.N, "")
 			ctx := context.Background()
-			res, err := eng.Run(ctx, RunOptions{Agent: af, ID: "bench", Prompt: "go"})
-			if err != nil || res.Status != StatusPaused || res.Rounds != warm {
-				b.Fatalf("warm-up run: %+v, %v", res, err)
-			}
 			b.ResetTimer()
 			cpu := processCPU()
 			for i := range b.N {
-				res, err = eng.Resume(ctx, ResumeOptions{ID: "bench", Limits: RunLimits{MaxRounds: warm + i + 1}})
+				res, err := eng.Resume(ctx, ResumeOptions{ID: "bench", Limits: RunLimits{MaxRounds: warm + i + 1}})
 				if err != nil || res.Status != StatusPaused || res.Rounds != warm+i+1 {
 					b.Fatalf("resume %d: %+v, %v", i, res, err)
 				}

@@ -25,29 +25,10 @@ import (
 func BenchmarkRoundHistory(b *testing.B) {
 	for _, history := range []int{10, 1000, 10000} {
 		b.Run(fmt.Sprint(history), func(b *testing.B) {
-			warm := history / 2 // each round adds a turn and its result
-			var script strings.Builder
-			script.WriteString("turns:\n")
-			for range warm + b.N {
-				script.WriteString("  - tool_calls: [{name: read_file, input: {path: f.txt}}]\n")
-			}
-			script.WriteString("  - text: done\n")
-			af := agentIn(b, fmt.Sprintf(`
-name: bench
-model: {provider: script, script: script.yaml}
-workspace: workspace
-tools: [{module: builtin, only: [read_file]}]
-limits: {max_rounds: %d}
-`, warm), script.String())
-			if err := os.WriteFile(filepath.Join(af.Dir, "workspace", "f.txt"), []byte("a line\n"), 0o644); err != nil {
-				b.Fatal(err)
-			}
-			eng, _ := fileEngine(b)
+			eng, warm := pausedWithHistory(b, history, b.N, "  - text: done\n")
 			ctx := context.Background()
-			res, err := eng.Run(ctx, RunOptions{Agent: af, ID: "bench", Prompt: "go"})
-			if err != nil || res.Status != StatusPaused || res.Rounds != warm {
-				b.Fatalf("warm-up run: %+v, %v", res, err)
-			}
+			var res *Result
+			var err error
 			b.ResetTimer()
 			cpu := processCPU()
 			// The label lets a CPU profile show the timed rounds alone:
@@ -63,6 +44,31 @@ limits: {max_rounds: %d}
 			b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/round")
 		})
 	}
+}
+
+// pausedWithHistory is an engine with agent "bench" paused after the
+// rounds (warm, each one read_file call) that make a history of that many
+// messages, and a script of more such turns, then end.
+func pausedWithHistory(b *testing.B, history, more int, end string) (eng *Engine, warm int) {
+	b.Helper()
+	warm = history / 2 // each round adds a turn and its result
+	script := "turns:\n" + strings.Repeat("  - tool_calls: [{name: read_file, input: {path: f.txt}}]\n", warm+more) + end
+	af := agentIn(b, fmt.Sprintf(`
+name: bench
+model: {provider: script, script: script.yaml}
+workspace: workspace
+tools: [{module: builtin, only: [read_file]}]
+limits: {max_rounds: %d}
+`, warm), script)
+	if err := os.WriteFile(filepath.Join(af.Dir, "workspace", "f.txt"), []byte("a line\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	eng, _ = fileEngine(b)
+	res, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "bench", Prompt: "go"})
+	if err != nil || res.Status != StatusPaused || res.Rounds != warm {
+		b.Fatalf("warm-up run: %+v, %v", res, err)
+	}
+	return eng, warm
 }
 
 // processCPU is the CPU time the process has used, user and system.
