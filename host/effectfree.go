@@ -1,7 +1,6 @@
 package host
 
 import (
-	"github.com/cairnrun/cairn/abi"
 	"github.com/cairnrun/cairn/checkpoint/conversation"
 )
 
@@ -17,7 +16,7 @@ func (ts *toolset) effectFree(name string) bool {
 	if !ok {
 		return true
 	}
-	return t.remote == nil && t.native == nil && t.guard == nil && t.spec.Needs.Workspace != abi.AccessReadWrite
+	return t.remote == nil && t.native == nil && t.guard == nil && !ts.stages(name)
 }
 
 // effectFreeTurn reports whether every call of a turn is effect-free: then
