@@ -36,14 +36,11 @@ func (r *Runtime) Trim() {
 	if r.isClosed() {
 		return
 	}
-	mods := r.moduleList()
-	for _, m := range mods {
-		m.dropSpares()
+	for _, m := range r.moduleList() {
+		m.dropSpares() // at once: a spare is no call's
 	}
 	r.trimming.Lock()
-	r.letGo(mods)
-	r.trimming.Unlock()
-	debug.FreeOSMemory()
+	r.letGo()
 }
 
 // TrimIdle is Trim for a process that runs other work beside the one
@@ -59,25 +56,23 @@ func (r *Runtime) TrimIdle(quiet time.Duration) bool {
 	if !r.trimming.TryLock() {
 		return false
 	}
-	mods := r.moduleList()
-	for _, m := range mods {
-		m.dropSpares()
-	}
-	r.letGo(mods)
-	r.trimming.Unlock()
-	debug.FreeOSMemory()
+	r.letGo()
 	return true
 }
 
-// letGo lets go of the snapshots and compiled code of mods, and puts
-// their source away, with r.trimming held.
-func (r *Runtime) letGo(mods []*Module) {
-	for _, m := range mods {
+// letGo, with r.trimming held, lets go of every module's spares,
+// snapshots and compiled code, puts their source away, releases
+// r.trimming, and returns the Go heap's free pages to the system.
+func (r *Runtime) letGo() {
+	for _, m := range r.moduleList() {
+		m.dropSpares()
 		m.dropSnapshots()
 		if m.dropCompiled() {
 			m.putAwaySource(r.cacheDir)
 		}
 	}
+	r.trimming.Unlock()
+	debug.FreeOSMemory()
 }
 
 // isClosed says whether the Runtime is closing.
