@@ -50,13 +50,20 @@ func (c ctxReader) Read(p []byte) (int, error) {
 	return c.r.Read(p)
 }
 
+// OpenRead opens name under root for reading as the pool does: without
+// blocking, so that a FIFO planted where a file was cannot stall the
+// caller.
+func OpenRead(root *os.Root, name string) (*os.File, error) {
+	return root.OpenFile(name, openFlags, 0)
+}
+
 // look reads what the workspace holds at name, through root, so no symlink
 // leads it outside. A missing file is the zero Version. Something a tool
 // could not read as a regular file (a directory, a FIFO, a symlink leading
 // outside, a file without read permission) is described by unreadable. err
 // is only ctx's error.
 func look(ctx context.Context, root *os.Root, name string) (v Version, unreadable string, err error) {
-	f, err := root.OpenFile(name, openFlags, 0)
+	f, err := OpenRead(root, name)
 	if err != nil {
 		if absent(err) {
 			return Version{}, "", nil

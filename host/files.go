@@ -121,11 +121,20 @@ func (r *run) drainOutsideChanges(ctx context.Context) error {
 // recordReads tells the pool what the round's calls read, as the
 // workspace holds it now: the round's changes are not applied yet, so
 // that is what the calls saw, unless something outside the agent changed
-// it in the meantime.
+// it in the meantime. A file the call's recording hashed as it finished
+// (verify_record.go) is not read again.
 func (r *run) recordReads(ctx context.Context, round int, results []callResult) {
 	for _, res := range results {
 		for _, p := range res.reads {
-			if e, err := r.pool.Saw(ctx, p, round, res.call.ID, filepool.OpRead); err == nil {
+			var e filepool.Entry
+			var err error
+			if v, ok := res.sight.version(p); ok {
+				e, err = r.pool.Record(filepool.Entry{Path: p, Exists: true, Hash: v.Hash, Size: v.Size,
+					Round: round, Call: res.call.ID, Op: filepool.OpRead})
+			} else {
+				e, err = r.pool.Saw(ctx, p, round, res.call.ID, filepool.OpRead)
+			}
+			if err == nil {
 				r.roundFiles = append(r.roundFiles, fileEntry(e))
 			}
 		}

@@ -169,3 +169,62 @@ turns:
 		t.Fatal("the model was not told that its write was refused")
 	}
 }
+
+// A file edited outside after a call read it, but before the call's
+// round ended, is the call's version in the pool, not the edit: the edit
+// is an outside change, reported when the agent comes back. (The first of
+// two calls to finish sends its tool_end before the round ends; the edit
+// is made then.)
+func TestOutsideEditBeforeTheRoundEndsIsNotTakenForTheRead(t *testing.T) {
+	eng, store := fileEngine(t)
+	af := agentIn(t, poolAgent, `
+turns:
+  - tool_calls: [{name: read_file, input: {path: a.md}}, {name: read_file, input: {path: b.md}}]
+  - text: done
+  - text: again
+`)
+	for _, name := range []string{"a.md", "b.md"} {
+		if err := os.WriteFile(filepath.Join(af.WorkspaceDir(), name), []byte("as read"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	edited := ""
+	res, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "p", Prompt: "go", OnEvent: func(e Event) {
+		if e.Type != EventToolEnd || edited != "" {
+			return
+		}
+		edited = map[string]string{"call_1_0": "a.md", "call_1_1": "b.md"}[e.Call.ID]
+		if err := os.WriteFile(filepath.Join(af.WorkspaceDir(), edited), []byte("edited outside"), 0o644); err != nil {
+			t.Error(err)
+		}
+	}})
+	if err != nil || res.Status != StatusDone || edited == "" {
+		t.Fatalf("run: %+v, %v (edited %q)", res, err, edited)
+	}
+	rec, _ := store.Read("p")
+	asRead := filepool.HashBytes([]byte("as read"))
+	found := false
+	for _, f := range rec.State.Files {
+		if f.Path == edited {
+			found = true
+			if f.Hash != asRead.Hash || f.Size != asRead.Size || f.Outside {
+				t.Fatalf("the pool has %+v for %s, not what the call read", f, edited)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("no pool entry for %s: %+v", edited, rec.State.Files)
+	}
+	var told string
+	res, err = eng.Run(context.Background(), RunOptions{Agent: af, ID: "p", Prompt: "again", OnEvent: func(e Event) {
+		if e.Type == EventFilesChanged {
+			told = e.Text
+		}
+	}})
+	if err != nil || res.Status != StatusDone {
+		t.Fatalf("second run: %+v, %v", res, err)
+	}
+	if !strings.Contains(told, edited) {
+		t.Fatalf("the outside edit of %s was not reported: files_changed said %q", edited, told)
+	}
+}

@@ -3,6 +3,7 @@ package host
 import (
 	"crypto/sha256"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"sort"
@@ -14,6 +15,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/filepool"
 	"github.com/cairnrun/cairn/sandbox"
 	"github.com/cairnrun/cairn/sandbox/overlay"
 )
@@ -39,6 +41,9 @@ type sight struct {
 	outside             []string
 	// reads, described and listed are those of its workspace overlay.
 	reads, described, listed []string
+	// versions is the content of each file whose digest the recording
+	// took, for the file pool (recordReads), which need not read it again.
+	versions map[string]filepool.Version
 }
 
 // sightOf is what a call of t with module mod under policy p saw through
@@ -125,26 +130,25 @@ func newBlobCache(store checkpoint.Store, mode RecordMode) *blobCache {
 	return &blobCache{store: store, keep: mode == RecordReads, have: map[string]bool{}}
 }
 
-// put stores data, when the cache keeps content, and returns its digest
-// and whether it is kept.
-func (c *blobCache) put(data []byte) (string, bool, error) {
-	d := checkpoint.BlobDigest(data)
+// put stores data, whose digest is d, unless this run stored it already,
+// and returns whether it is kept: false when the cache keeps no content.
+func (c *blobCache) put(data []byte, d string) (bool, error) {
 	if !c.keep {
-		return d, false, nil
+		return false, nil
 	}
 	c.mu.Lock()
 	have := c.have[d]
 	c.mu.Unlock()
 	if have {
-		return d, true, nil
+		return true, nil
 	}
 	if _, err := c.store.PutBlob(data); err != nil {
-		return "", false, err
+		return false, err
 	}
 	c.mu.Lock()
 	c.have[d] = true
 	c.mu.Unlock()
-	return d, true, nil
+	return true, nil
 }
 
 // recordCall makes the recording of a finished call: it stores the
@@ -197,15 +201,16 @@ func (s *sight) files(workspace string, blobs *blobCache, effects overlay.Effect
 	}
 	defer root.Close()
 	seen := map[string]conversation.SeenFile{}
+	s.versions = map[string]filepool.Version{}
 	for _, p := range s.reads {
-		if err := keepContent(root, p, blobs, seen); err != nil {
+		if err := s.keepContent(root, p, blobs, seen); err != nil {
 			return nil, err
 		}
 	}
 	for _, e := range effects {
 		switch {
 		case e.Base.IsFile():
-			if err := keepContent(root, e.Path, blobs, seen); err != nil {
+			if err := s.keepContent(root, e.Path, blobs, seen); err != nil {
 				return nil, err
 			}
 		case e.Base.Dir:
@@ -228,23 +233,50 @@ func (s *sight) files(workspace string, blobs *blobCache, effects overlay.Effect
 
 // keepContent records the digest of the workspace file p, and keeps its
 // content as blobs says. A file gone since the call read it is left out:
-// the call's replay will say so.
-func keepContent(root *os.Root, p string, blobs *blobCache, seen map[string]conversation.SeenFile) error {
-	fi, err := root.Stat(p)
+// the call's replay will say so. The file is opened once, without
+// blocking (a FIFO planted there is not waited on), and only hashed, not
+// held, unless its content is kept.
+func (s *sight) keepContent(root *os.Root, p string, blobs *blobCache, seen map[string]conversation.SeenFile) error {
+	f, err := filepool.OpenRead(root, p)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	fi, err := f.Stat()
 	if err != nil || !fi.Mode().IsRegular() {
 		return nil
 	}
-	data, err := root.ReadFile(p)
-	if err != nil {
+	var v filepool.Version
+	kept := false
+	if blobs.keep {
+		data, err := io.ReadAll(f)
+		if err != nil {
+			return nil
+		}
+		v = filepool.HashBytes(data)
+		if kept, err = blobs.put(data, contentDigest(v)); err != nil {
+			return fmt.Errorf("keep the content of %s: %w", p, err)
+		}
+	} else if v, err = filepool.HashReader(f); err != nil {
 		return nil
 	}
-	d, kept, err := blobs.put(data)
-	if err != nil {
-		return fmt.Errorf("keep the content of %s: %w", p, err)
-	}
-	seen[p] = conversation.SeenFile{Path: p, Size: int64(len(data)), Mode: fi.Mode().Perm(), Digest: d, Kept: kept}
+	s.versions[p] = v
+	seen[p] = conversation.SeenFile{Path: p, Size: v.Size, Mode: fi.Mode().Perm(), Digest: contentDigest(v), Kept: kept}
 	return nil
 }
+
+// version is the content of the file p as the recording hashed it, if it
+// did; s may be nil.
+func (s *sight) version(p string) (filepool.Version, bool) {
+	if s == nil {
+		return filepool.Version{}, false
+	}
+	v, ok := s.versions[p]
+	return v, ok
+}
+
+// contentDigest is the store's digest of the content v: "sha256:" and its hex.
+func contentDigest(v filepool.Version) string { return "sha256:" + v.Hash.String() }
 
 // describe notes the size and kind of p, unless its content is kept.
 func describe(root *os.Root, p string, seen map[string]conversation.SeenFile) {
