@@ -124,6 +124,9 @@ type overlayDir struct {
 	lower *guestfs.File // the workspace's directory; nil for one the call made
 	ents  []experimentalsys.Dirent
 	read  bool
+	// root is the mount's root, unchanged: it is not held open but
+	// described through the workspace's root (see openRead).
+	root bool
 	// closed guards against giving the open-file budget back twice.
 	closed bool
 }
@@ -157,8 +160,11 @@ func (d *overlayDir) SetNonblock(bool) experimentalsys.Errno { return 0 }
 
 // Stat describes the directory.
 func (d *overlayDir) Stat() (sys.Stat_t, experimentalsys.Errno) {
-	if d.lower != nil {
+	switch {
+	case d.lower != nil:
 		return d.lower.Stat()
+	case d.root:
+		return d.v.lower.Stat(".")
 	}
 	return dirStat(d.path), 0
 }
