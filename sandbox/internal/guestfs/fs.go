@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -47,38 +46,18 @@ func NewDir(dir string, readOnly bool, files *Budget) (*Dir, error) {
 
 // OpenRoot opens dir as an os.Root without ever waiting: os.OpenRoot
 // opens its path to read, which for a FIFO put in the directory's place
-// waits for a writer. The directory is opened first as a directory, which
-// fails at once for anything else, and the root is opened on that
-// descriptor through /proc. Where /proc is not mounted it is opened on
-// the path again and refused unless it is still the same directory; there
-// a FIFO swapped in between the two opens can still hold it up.
+// waits for a writer. It opens dir's "." instead, which resolves only
+// through a directory: anything else fails at once (ENOTDIR), and in one
+// open, so nothing can be swapped in between a check and the open.
 func OpenRoot(dir string) (*os.Root, error) {
-	fd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: dir, Err: err}
+	if dir == "" {
+		return nil, &os.PathError{Op: "open", Path: dir, Err: syscall.ENOENT}
 	}
-	defer syscall.Close(fd)
-	if root, err := os.OpenRoot("/proc/self/fd/" + strconv.Itoa(fd)); err == nil {
-		return root, nil
+	root, err := os.OpenRoot(dir + "/.")
+	if pe, ok := err.(*os.PathError); ok {
+		pe.Path = dir
 	}
-	var want syscall.Stat_t
-	if err := syscall.Fstat(fd, &want); err != nil {
-		return nil, &os.PathError{Op: "stat", Path: dir, Err: err}
-	}
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		return nil, err
-	}
-	if fi, err := root.Stat("."); err != nil || !sameFile(fi, &want) {
-		root.Close()
-		return nil, fmt.Errorf("%s was replaced while it was opened", dir)
-	}
-	return root, nil
-}
-
-func sameFile(fi fs.FileInfo, st *syscall.Stat_t) bool {
-	got, ok := fi.Sys().(*syscall.Stat_t)
-	return ok && got.Dev == st.Dev && got.Ino == st.Ino
+	return root, err
 }
 
 func (w *Dir) Close() error { return w.Root.Close() }
