@@ -231,7 +231,7 @@ func (s *FileStore) recoverAgent(id, dir string, repair bool) (*Recovered, error
 		return nil, fmt.Errorf("read group logs for agent %q: %w", id, err)
 	}
 	if len(entries) == 0 {
-		rec, base, err := recoverDir(id, dir)
+		rec, base, err := recoverDir(id, dir, mark, marked)
 		if err != nil {
 			return nil, err
 		}
@@ -259,7 +259,7 @@ func (s *FileStore) recoverAgent(id, dir string, repair bool) (*Recovered, error
 		return nil, fmt.Errorf("read journal of agent %q: %w", id, err)
 	}
 	data, from, to := redo(data, base, crc32.Checksum(snap, castagnoli), entries)
-	rec, err := replayData(name, data, st)
+	rec, err := replayData(name, data, st, mark.durable(base, marked))
 	if err != nil {
 		return nil, fmt.Errorf("read journal of agent %q: %w", id, err)
 	}
@@ -275,9 +275,10 @@ func (s *FileStore) recoverAgent(id, dir string, repair bool) (*Recovered, error
 	return rec, nil
 }
 
-// replayData applies a journal's bytes, as replayJournal applies its file.
-func replayData(name string, data []byte, st *State) (*Recovered, error) {
-	fr, end, err := frames(name, data)
+// replayData applies a journal's bytes, as replayJournal applies its file;
+// its first durable bytes are known to be durable (see journalFrames).
+func replayData(name string, data []byte, st *State, durable int64) (*Recovered, error) {
+	fr, end, dropped, err := journalFrames(name, data, durable)
 	if err != nil {
 		return nil, err
 	}
@@ -301,7 +302,7 @@ func replayData(name string, data []byte, st *State) (*Recovered, error) {
 			return nil, &CorruptError{File: name, Offset: f.off, Reason: err.Error()}
 		}
 	}
-	return &Recovered{State: st, Tail: r.pending, JournalBytes: end}, nil
+	return &Recovered{State: st, Tail: r.pending, JournalBytes: end, dropped: dropped}, nil
 }
 
 // writeBack writes data at off in a journal and syncs it.
