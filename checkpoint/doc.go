@@ -167,9 +167,14 @@
 // checksums match, so an entry whose predecessor was lost, or that belongs
 // to an agent since removed and created again, is not redone. Open writes
 // what it redid into the journal and syncs it before anything else. A
-// group log's torn tail is dropped; damage before a valid group log frame
-// is a *CorruptError naming the log, and a log of a newer version is a
-// *FutureSchemaError, for every agent of the store, with nothing changed.
+// group log's torn tail is dropped, even with valid entries after the
+// damage: a power cut during a batch's fdatasync may keep a later page of
+// the batch and lose an earlier one, and none of its commits had
+// returned. Damage in the header, or before an entry that its agent's
+// commit mark covers (the mark is written only once the entry is synced,
+// and every byte of the log before it), is a *CorruptError naming the
+// log, and a log of a newer version is a *FutureSchemaError, for every
+// agent of the store, with nothing changed.
 //
 // Each group log belongs to one open store, which holds a flock on it
 // from before its name appears. A store opened with WithGroupCommit adopts

@@ -314,6 +314,51 @@ func newTornGroup(t *testing.T) *tornGroup {
 	return a
 }
 
+// Regression: a group log's batch is written and synced with one
+// fdatasync; a power cut during it could put a later page of the batch on
+// disk and not an earlier one, and every reader of the store took the
+// damage followed by valid entries for corruption: no agent of the store
+// could be read or resumed. The batch's commits were never acknowledged,
+// and no agent's commit mark covers an entry after the damage, so it is
+// a torn tail: dropped, whatever the journal kept of the round (nothing
+// past its header, or all of it), and the log is adopted.
+func TestTornUnsyncedGroupBatchIsDropped(t *testing.T) {
+	for _, journal := range []string{"lost", "kept"} {
+		t.Run("journal "+journal, func(t *testing.T) {
+			first := newTornGroup(t)
+			for _, p := range pagesBefore(first.synced, first.end) {
+				a := newTornGroup(t)
+				a.marks.at(t, 2)
+				must(t, os.WriteFile(a.log, revertPage(a.logData, a.synced, p), 0o600))
+				must(t, os.WriteFile(a.journal, a.journalData, 0o600))
+				if journal == "lost" {
+					loseJournals(t, a.dir)
+				}
+				s, err := OpenFileStore(a.dir)
+				must(t, err)
+				rec, err := s.Read("a1")
+				if err != nil {
+					t.Fatalf("page %d of the log lost: %v", p, err)
+				}
+				if journal == "kept" {
+					// The journal holds round 3 whole, Commit and all: it counts.
+					if rec.State.Round != 3 {
+						t.Fatalf("page %d of the log lost: round %d, want the journal's round 3", p, rec.State.Round)
+					}
+					continue
+				}
+				checkRounds(t, "a1", rec.State, 2)
+				g := openGroupStore(t, a.dir)
+				if logs := groupLogs(t, a.dir); len(logs) != 1 || logs[0] == a.log {
+					t.Fatalf("the torn log was not adopted: %v", logs)
+				}
+				a.resumeGroup(t, g)
+				must(t, g.Close())
+			}
+		})
+	}
+}
+
 // resumeGroup opens a1 of the group store s for writing, drops what it
 // finds interrupted, commits round 3 again and checks the result.
 func (a *tornGroup) resumeGroup(t *testing.T, s *FileStore) {
@@ -359,4 +404,48 @@ func TestTornJournalUnderGroupCommitIsDropped(t *testing.T) {
 		a.resumeGroup(t, g)
 		must(t, g.Close())
 	}
+}
+
+// Damage inside what a group log made durable is corruption: a later
+// entry that an agent's commit mark covers was synced, and the damage
+// with it. Readers, Open and adoption refuse it, naming the log, and
+// leave every file as it was.
+func TestGroupLogDamageBeforeLastCommitRefused(t *testing.T) {
+	a := newTornGroup(t)
+	a.marks.at(t, 3)
+	loseJournals(t, a.dir)
+	// Round 2's entries, which round 3's follow.
+	data := append([]byte(nil), a.logData...)
+	fr, _, err := frames(a.log, data[:a.synced])
+	must(t, err)
+	from := fr[len(fr)-2].off
+	clear(data[from : from+16])
+	must(t, os.WriteFile(a.log, data, 0o600))
+	groupDir := filepath.Join(a.dir, "group")
+	before := agentFiles(t, a.marks.dir)
+	logsBefore := agentFiles(t, groupDir)
+
+	s, err := OpenFileStore(a.dir)
+	must(t, err)
+	_, err = s.Read("a1")
+	checkRefused(t, err, a.log, from, from+16)
+	g, err := OpenFileStore(a.dir, WithGroupCommit())
+	must(t, err)
+	for _, st := range []*FileStore{s, g} {
+		lock, err := st.Lock("a1", ThisProcess("resume"))
+		must(t, err)
+		_, log, err := st.Open("a1")
+		if err == nil {
+			log.Close()
+		}
+		lock.Unlock()
+		checkRefused(t, err, a.log, from, from+16)
+	}
+	own := g.group.name
+	must(t, g.Close())
+	sameFiles(t, "refusing a damaged group log", before, agentFiles(t, a.marks.dir))
+	if _, err := os.Stat(own); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the store's own log is left: %v", err)
+	}
+	sameFiles(t, "refusing a damaged group log", logsBefore, agentFiles(t, groupDir))
 }
