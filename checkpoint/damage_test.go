@@ -287,6 +287,50 @@ func FuzzJournal(f *testing.F) {
 	})
 }
 
+// A journal's frames are read up to its first damage, which is a torn tail
+// or a *CorruptError; a torn tail, once cut off, stays cut off, and what
+// is left holds no damage even when all of it is durable.
+func FuzzJournalFrames(f *testing.F) {
+	dir := f.TempDir()
+	s, _ := OpenFileStore(dir)
+	log := newAgent(f, s, "seed", 3)
+	log.Close()
+	seed, _ := os.ReadFile(filepath.Join(dir, "agents", "seed", journalName(0)))
+	seed = seed[:len(seed)-len(allZeroTail(seed))]
+	torn := append([]byte(nil), seed...)
+	clear(torn[len(torn)/3 : len(torn)/2])
+	for _, data := range [][]byte{seed, torn, seed[:len(seed)/2], {}} {
+		f.Add(data, int64(0))
+		f.Add(data, int64(len(data)/2))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, durable int64) {
+		fr, end, dropped, err := journalFrames("journal", data, durable)
+		if err != nil {
+			var ce *CorruptError
+			if !errors.As(err, &ce) || ce.Offset < 0 || ce.Offset > int64(len(data)) {
+				t.Fatalf("got %v, want a CorruptError inside the journal", err)
+			}
+			return
+		}
+		if end > int64(len(data)) || (dropped && end < durable) {
+			t.Fatalf("frames end at %d of %d (dropped %v, durable %d)", end, len(data), dropped, durable)
+		}
+		again, end2, dropped2, err := journalFrames("journal", data[:end], end)
+		if err != nil || len(again) != len(fr) || end2 != end || dropped2 {
+			t.Fatalf("the journal cut at %d reads %d frames to %d, %v, %v; want %d", end, len(again), end2, dropped2, err, len(fr))
+		}
+	})
+}
+
+// allZeroTail is the zeros that end b.
+func allZeroTail(b []byte) []byte {
+	i := len(b)
+	for i > 0 && b[i-1] == 0 {
+		i--
+	}
+	return b[i:]
+}
+
 func FuzzDecodeState(f *testing.F) {
 	st := NewState("a", Definition{Workspace: "/w", Modules: map[string]string{"m": "sha256:00"}}, Labels{Tenant: "t"}, t0)
 	st.Messages = []conversation.Message{{Role: conversation.RoleUser, Text: "hi"}}

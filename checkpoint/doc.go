@@ -91,7 +91,7 @@
 // its mark's, or whose newest snapshot is missing (the mark names a newer
 // one, or a journal follows a snapshot that is gone). A torn tail past the
 // mark is what an append that never finished leaves, and is dropped as
-// before.
+// before; damage before the mark is corruption (see Damage).
 // Snapshots are written to a temp file beside the target, fsynced, renamed
 // and the directory fsynced; readers ignore "*.tmp". When a journal grows
 // larger than its snapshot, the next Commit writes a new snapshot and starts
@@ -114,10 +114,25 @@
 // A frame that is cut short, fails its CRC or is all zeros is a torn tail
 // when no valid frame follows it: it is what a crash leaves mid-append (or
 // preallocation leaves unwritten), and it is dropped; opening for write
-// truncates it away. A damaged frame with a valid frame after it is
-// corruption: reading fails with a *CorruptError naming the file and the
-// offset, and nothing is dropped or repaired. A header or state from a newer
-// schema fails with a *FutureSchemaError before anything is written.
+// truncates it away.
+//
+// In a journal, a damaged frame with valid frames after it is a torn tail
+// too when it lies past everything known to be durable. Appends that no
+// sync has reached yet (a round whose calls change nothing is journaled
+// unsynced until its commit) are written back by the kernel a page at a
+// time, in any order, so a power cut may keep a later page of them and
+// lose an earlier one. Known to be durable are the header, the first bytes
+// the commit mark names, and everything before a Commit or Abort with a
+// valid frame after it, since a round's commit is synced before anything
+// of the next round is written. Such a tail is dropped from the damage on,
+// valid frames and all, and opening for write truncates it and syncs the
+// cut before it appends.
+//
+// Damage in what is known to be durable, and in snapshots and other files
+// damage with a valid frame after it, is corruption: reading fails with a
+// *CorruptError naming the file and the offset, and nothing is dropped or
+// repaired. A header or state from a newer schema fails with a
+// *FutureSchemaError before anything is written.
 //
 // # Group commit
 //
@@ -152,9 +167,14 @@
 // checksums match, so an entry whose predecessor was lost, or that belongs
 // to an agent since removed and created again, is not redone. Open writes
 // what it redid into the journal and syncs it before anything else. A
-// group log's torn tail is dropped; damage before a valid group log frame
-// is a *CorruptError naming the log, and a log of a newer version is a
-// *FutureSchemaError, for every agent of the store, with nothing changed.
+// group log's torn tail is dropped, even with valid entries after the
+// damage: a power cut during a batch's fdatasync may keep a later page of
+// the batch and lose an earlier one, and none of its commits had
+// returned. Damage in the header, or before an entry that its agent's
+// commit mark covers (the mark is written only once the entry is synced,
+// and every byte of the log before it), is a *CorruptError naming the
+// log, and a log of a newer version is a *FutureSchemaError, for every
+// agent of the store, with nothing changed.
 //
 // Each group log belongs to one open store, which holds a flock on it
 // from before its name appears. A store opened with WithGroupCommit adopts

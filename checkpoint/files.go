@@ -136,9 +136,10 @@ func readSnapshot(dir string, round int) (*State, int64, error) {
 	return st, int64(len(data)), nil
 }
 
-// recoverDir reads an agent's newest snapshot and replays its journal. It
-// returns the round of the snapshot too.
-func recoverDir(agent, dir string) (*Recovered, int, error) {
+// recoverDir reads an agent's newest snapshot and replays its journal, of
+// which mark (if marked) says how much was durable. It returns the round
+// of the snapshot too.
+func recoverDir(agent, dir string, mark commitMark, marked bool) (*Recovered, int, error) {
 	snaps, err := listRounds(dir, "snap-", ".cbor")
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, 0, fmt.Errorf("read agent %q: %w", agent, err)
@@ -151,7 +152,7 @@ func recoverDir(agent, dir string) (*Recovered, int, error) {
 	if err != nil {
 		return nil, 0, fmt.Errorf("read snapshot of agent %q: %w", agent, err)
 	}
-	rec, err := replayJournal(dir, base, st)
+	rec, err := replayJournal(dir, base, st, mark.durable(base, marked))
 	if err != nil {
 		return nil, 0, fmt.Errorf("read journal of agent %q: %w", agent, err)
 	}
@@ -159,9 +160,10 @@ func recoverDir(agent, dir string) (*Recovered, int, error) {
 	return rec, base, nil
 }
 
-// replayJournal applies the journal that follows the snapshot of round base.
-// A journal that does not exist yet is empty.
-func replayJournal(dir string, base int, st *State) (*Recovered, error) {
+// replayJournal applies the journal that follows the snapshot of round base,
+// whose first durable bytes are known to be durable. A journal that does
+// not exist yet is empty.
+func replayJournal(dir string, base int, st *State, durable int64) (*Recovered, error) {
 	name := filepath.Join(dir, journalName(base))
 	data, err := os.ReadFile(name)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -170,5 +172,5 @@ func replayJournal(dir string, base int, st *State) (*Recovered, error) {
 	if err != nil {
 		return nil, err
 	}
-	return replayData(name, data, st)
+	return replayData(name, data, st, durable)
 }

@@ -54,26 +54,81 @@ func readFrame(data []byte, off int64) (frame, int64, string) {
 // the frames before it are returned and end marks where it starts. Damage
 // with a valid frame after it is a *CorruptError.
 func frames(name string, data []byte) ([]frame, int64, error) {
-	return framesOf(name, data, func(RecordType) bool { return true })
+	return framesOf(name, data, anyFrame)
 }
+
+// anyFrame counts a frame of any type.
+func anyFrame(RecordType) bool { return true }
 
 // framesOf is frames for a file whose frames are of the types counts
 // accepts: only such a frame after damage makes the damage corruption.
 func framesOf(name string, data []byte, counts func(RecordType) bool) ([]frame, int64, error) {
+	out, end, why := split(data)
+	if why != "" && !allZero(data[end:]) && validFrameAfter(data, end+1, counts) {
+		return nil, 0, &CorruptError{File: name, Offset: end, Reason: why}
+	}
+	return out, end, nil
+}
+
+// split reads the frames at the start of data up to the first damage. It
+// returns them, the offset where they end, and why the bytes there are no
+// frame ("" when data ends there).
+func split(data []byte) ([]frame, int64, string) {
 	var out []frame
 	off := int64(0)
 	for off < int64(len(data)) {
 		f, next, why := readFrame(data, off)
 		if why != "" {
-			if !allZero(data[off:]) && validFrameAfter(data, off+1, counts) {
-				return nil, 0, &CorruptError{File: name, Offset: off, Reason: why}
-			}
-			return out, off, nil
+			return out, off, why
 		}
 		out = append(out, f)
 		off = next
 	}
-	return out, off, nil
+	return out, off, ""
+}
+
+// journalFrames splits a journal into frames as frames does, except that
+// damage with valid frames after it is a torn tail too when it lies past
+// what is known to be durable. Appends that were not synced yet (a round
+// of reads, or any append the next sync has not reached) are written
+// back by the kernel a page at a time in any order, so a power cut may
+// keep a later page of them and lose an earlier one. What is known to be
+// durable is the header, the first durable bytes (the commit mark's
+// length), and everything before a Commit or Abort that has a valid frame
+// after it: a round's commit is synced before anything of the next is
+// written. Damage there is a *CorruptError. dropped reports that valid
+// frames past end are dropped with the tail.
+func journalFrames(name string, data []byte, durable int64) (fr []frame, end int64, dropped bool, err error) {
+	fr, end, why := split(data)
+	if why == "" || allZero(data[end:]) || !validFrameAfter(data, end+1, anyFrame) {
+		return fr, end, false, nil
+	}
+	switch c, committed := committedAfter(data, end+1); {
+	case end == 0:
+		why += ", in the header, which is synced when the journal is made"
+	case end < durable:
+		why = fmt.Sprintf("%s, within the first %d bytes, which the commit mark says were durable", why, durable)
+	case committed:
+		why = fmt.Sprintf("%s, before the commit at offset %d, which was durable since a record follows it", why, c)
+	default:
+		return fr, end, true, nil
+	}
+	return nil, 0, false, &CorruptError{File: name, Offset: end, Reason: why}
+}
+
+// committedAfter finds, from start on, a Commit or Abort frame with a
+// valid frame right after it, and returns its offset.
+func committedAfter(data []byte, start int64) (int64, bool) {
+	for off := start; off+frameHeader < int64(len(data)); off++ {
+		f, next, why := readFrame(data, off)
+		if why != "" || (f.typ != RecCommit && f.typ != RecAbort) {
+			continue
+		}
+		if _, _, why := readFrame(data, next); why == "" {
+			return off, true
+		}
+	}
+	return 0, false
 }
 
 // validFrameAfter reports whether any offset from start holds a frame of a

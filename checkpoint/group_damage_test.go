@@ -179,14 +179,31 @@ func FuzzGroupLog(f *testing.F) {
 	seed = seed[:s.group.size]
 	log.Close()
 	s.Close()
-	f.Add(seed)
-	f.Add(seed[:len(seed)/2])
-	f.Add([]byte{})
-	f.Fuzz(func(t *testing.T, data []byte) {
+	torn := append([]byte(nil), seed...)
+	clear(torn[len(torn)/2 : len(torn)/2+16])
+	for _, data := range [][]byte{seed, seed[:len(seed)/2], torn, {}} {
+		f.Add(data, false)
+		f.Add(data, true)
+	}
+	f.Fuzz(func(t *testing.T, data []byte, durable bool) {
 		var got []groupEntry
-		_, err := scanGroupLog("log", data, func(e groupEntry) { got = append(got, e) })
+		_, err := scanGroupLog("log", data, func(groupEntry) bool { return durable }, func(e groupEntry) { got = append(got, e) })
 		if err != nil {
 			return
+		}
+		// A torn tail, once cut off, stays cut off: the log up to where
+		// its frames end reads as the same frames, whatever is durable.
+		fr, err := groupFrames("log", data, func(groupEntry) bool { return durable })
+		if err != nil {
+			t.Fatalf("frames: %v, after scanning without error", err)
+		}
+		if len(fr) > 0 {
+			last := fr[len(fr)-1]
+			end := last.off + frameHeader + int64(len(last.payload))
+			again, err := groupFrames("log", data[:end], func(groupEntry) bool { return true })
+			if err != nil || len(again) != len(fr) {
+				t.Fatalf("the log cut at %d reads %d frames, %v; want %d", end, len(again), err, len(fr))
+			}
 		}
 		for _, e := range got {
 			again, err := decodeGroupEntry(e.encode())

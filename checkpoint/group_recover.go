@@ -66,14 +66,15 @@ func decodeGroupEntry(b []byte) (groupEntry, error) {
 }
 
 // scanGroupLog calls fn with each entry of the group log in data, and
-// returns when the log was made.
+// returns when the log was made. durable says whether an entry is known
+// to be durable (see groupFrames).
 //
 // # Errors
 //
 // A *CorruptError for damage that is not a torn tail or an entry that
 // does not decode; a *FutureSchemaError for a log of a newer format.
-func scanGroupLog(name string, data []byte, fn func(groupEntry)) (uint64, error) {
-	fr, err := groupFrames(name, data)
+func scanGroupLog(name string, data []byte, durable func(groupEntry) bool, fn func(groupEntry)) (uint64, error) {
+	fr, err := groupFrames(name, data, durable)
 	if err != nil || len(fr) == 0 {
 		return 0, err // a log cut short before its header holds nothing
 	}
@@ -92,13 +93,75 @@ func scanGroupLog(name string, data []byte, fn func(groupEntry)) (uint64, error)
 	return created, scanGroupEntries(name, fr[1:], fn)
 }
 
-// groupFrames splits a group log into frames as frames splits a journal,
-// except that only a frame of a group log's own types after damage makes
-// the damage corruption: entries hold journal frames, which are no sign
-// that anything follows a torn tail.
-func groupFrames(name string, data []byte) ([]frame, error) {
-	fr, _, err := framesOf(name, data, func(t RecordType) bool { return t == recGroupEntry || t == recGroupHeader })
-	return fr, err
+// isGroupFrame counts the frames of a group log's own types: entries hold
+// journal frames, which are no sign that anything follows damage.
+func isGroupFrame(t RecordType) bool { return t == recGroupEntry || t == recGroupHeader }
+
+// groupFrames splits a group log into frames up to its first damage,
+// which is a torn tail unless it is known to lie in what was durable: in
+// the header (synced when the log is made), or before an entry that
+// durable says was (its agent's commit mark covers it). One batch at a
+// time is written and synced with one fdatasync, so a power cut during
+// that fdatasync may keep a later page of the batch and lose an earlier
+// one; none of the batch's commits had returned, and no mark covers its
+// entries. Damage known to be in what was durable is a *CorruptError.
+func groupFrames(name string, data []byte, durable func(groupEntry) bool) ([]frame, error) {
+	fr, end, why := split(data)
+	if why == "" || allZero(data[end:]) || !validFrameAfter(data, end+1, isGroupFrame) {
+		return fr, nil
+	}
+	if end == 0 {
+		return nil, &CorruptError{File: name, Reason: why + ", in the header, which is synced when the log is made"}
+	}
+	for off := end + 1; off+frameHeader < int64(len(data)); off++ {
+		f, next, bad := readFrame(data, off)
+		if bad != "" || f.typ != recGroupEntry {
+			continue
+		}
+		if e, err := decodeGroupEntry(f.payload); err == nil && durable(e) {
+			return nil, &CorruptError{File: name, Offset: end, Reason: fmt.Sprintf(
+				"%s, before an entry of agent %q at offset %d that its commit mark says was durable", why, e.agent, off)}
+		}
+		off = next - 1
+	}
+	return fr, nil
+}
+
+// markedDurable says whether a group log's entry is known to be durable:
+// its agent's commit mark covers its bytes, or names a later snapshot, in
+// the history the entry belongs to (the snapshot it follows is there with
+// the checksum it names). A Commit returns, and its mark is written, only
+// once its entries are synced, and with them every byte of the log before
+// them.
+func (s *FileStore) markedDurable() func(groupEntry) bool {
+	type known struct {
+		mark   commitMark
+		marked bool
+		snaps  map[int]uint32
+	}
+	agents := map[string]*known{}
+	return func(e groupEntry) bool {
+		dir := filepath.Join(s.dir, "agents", e.agent)
+		k := agents[e.agent]
+		if k == nil {
+			k = &known{snaps: map[int]uint32{}}
+			k.mark, k.marked = readMark(dir)
+			agents[e.agent] = k
+		}
+		if !k.marked || k.mark.base < e.base || (k.mark.base == e.base && k.mark.journal < e.off+int64(len(e.data))) {
+			return false
+		}
+		crc, ok := k.snaps[e.base]
+		if !ok {
+			snap, err := os.ReadFile(filepath.Join(dir, snapName(e.base)))
+			if err != nil {
+				return false
+			}
+			crc = crc32.Checksum(snap, castagnoli)
+			k.snaps[e.base] = crc
+		}
+		return crc == e.snap
+	}
 }
 
 func scanGroupEntries(name string, fr []frame, fn func(groupEntry)) error {
@@ -131,10 +194,10 @@ func groupLogNames(dir string) ([]string, error) {
 }
 
 // groupEntries reads every group log in dir for the entries of agent, the
-// logs in the order they were made and each in its own order. A log that
-// is gone by the time it is read was removed after the journals it redid
-// were synced.
-func groupEntries(dir, agent string) ([]groupEntry, error) {
+// logs in the order they were made and each in its own order; durable is
+// as for scanGroupLog. A log that is gone by the time it is read was
+// removed after the journals it redid were synced.
+func groupEntries(dir, agent string, durable func(groupEntry) bool) ([]groupEntry, error) {
 	names, err := groupLogNames(dir)
 	if err != nil {
 		return nil, err
@@ -153,7 +216,7 @@ func groupEntries(dir, agent string) ([]groupEntry, error) {
 			return nil, err
 		}
 		var l log
-		l.created, err = scanGroupLog(name, data, func(e groupEntry) {
+		l.created, err = scanGroupLog(name, data, durable, func(e groupEntry) {
 			if e.agent == agent {
 				l.entries = append(l.entries, e)
 			}
@@ -226,12 +289,12 @@ func redo(data []byte, base int, snap uint32, entries []groupEntry) (out []byte,
 // *lostError, before anything is written back.
 func (s *FileStore) recoverAgent(id, dir string, repair bool) (*Recovered, error) {
 	mark, marked := readMark(dir)
-	entries, err := groupEntries(filepath.Join(s.dir, "group"), id)
+	entries, err := groupEntries(filepath.Join(s.dir, "group"), id, s.markedDurable())
 	if err != nil {
 		return nil, fmt.Errorf("read group logs for agent %q: %w", id, err)
 	}
 	if len(entries) == 0 {
-		rec, base, err := recoverDir(id, dir)
+		rec, base, err := recoverDir(id, dir, mark, marked)
 		if err != nil {
 			return nil, err
 		}
@@ -259,7 +322,7 @@ func (s *FileStore) recoverAgent(id, dir string, repair bool) (*Recovered, error
 		return nil, fmt.Errorf("read journal of agent %q: %w", id, err)
 	}
 	data, from, to := redo(data, base, crc32.Checksum(snap, castagnoli), entries)
-	rec, err := replayData(name, data, st)
+	rec, err := replayData(name, data, st, mark.durable(base, marked))
 	if err != nil {
 		return nil, fmt.Errorf("read journal of agent %q: %w", id, err)
 	}
@@ -275,9 +338,10 @@ func (s *FileStore) recoverAgent(id, dir string, repair bool) (*Recovered, error
 	return rec, nil
 }
 
-// replayData applies a journal's bytes, as replayJournal applies its file.
-func replayData(name string, data []byte, st *State) (*Recovered, error) {
-	fr, end, err := frames(name, data)
+// replayData applies a journal's bytes, as replayJournal applies its file;
+// its first durable bytes are known to be durable (see journalFrames).
+func replayData(name string, data []byte, st *State, durable int64) (*Recovered, error) {
+	fr, end, dropped, err := journalFrames(name, data, durable)
 	if err != nil {
 		return nil, err
 	}
@@ -301,7 +365,7 @@ func replayData(name string, data []byte, st *State) (*Recovered, error) {
 			return nil, &CorruptError{File: name, Offset: f.off, Reason: err.Error()}
 		}
 	}
-	return &Recovered{State: st, Tail: r.pending, JournalBytes: end}, nil
+	return &Recovered{State: st, Tail: r.pending, JournalBytes: end, dropped: dropped}, nil
 }
 
 // writeBack writes data at off in a journal and syncs it.
@@ -354,7 +418,7 @@ func (s *FileStore) adopt(dir, name string) error {
 		return err
 	}
 	agents := map[string]bool{}
-	if _, err := scanGroupLog(name, data, func(e groupEntry) { agents[e.agent] = true }); err != nil {
+	if _, err := scanGroupLog(name, data, s.markedDurable(), func(e groupEntry) { agents[e.agent] = true }); err != nil {
 		return err
 	}
 	for agent := range agents {

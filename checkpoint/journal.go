@@ -69,7 +69,7 @@ func openJournalLog(dir string, rec *Recovered, fresh bool, lock *fileLock) (*jo
 		}
 		return l, nil
 	}
-	if err := l.reopen(filepath.Join(dir, journalName(base)), rec.JournalBytes); err != nil {
+	if err := l.reopen(filepath.Join(dir, journalName(base)), rec.JournalBytes, rec.dropped); err != nil {
 		l.markFile.Close()
 		return nil, err
 	}
@@ -78,12 +78,19 @@ func openJournalLog(dir string, rec *Recovered, fresh bool, lock *fileLock) (*jo
 
 // reopen opens the journal name for appending after its first size bytes,
 // dropping a torn tail: what recovery did not read is not part of the agent.
-func (l *journalLog) reopen(name string, size int64) error {
+// When the tail held valid frames (dropped), the cut is synced before
+// anything is appended: were it lost, appends that end where one of those
+// frames starts would make it part of the journal again.
+func (l *journalLog) reopen(name string, size int64, dropped bool) error {
 	f, err := os.OpenFile(name, os.O_WRONLY, 0o600)
 	if err != nil {
 		return fmt.Errorf("open journal: %w", err)
 	}
-	if err := f.Truncate(size); err != nil {
+	err = f.Truncate(size)
+	if err == nil && dropped {
+		err = syncData(f)
+	}
+	if err != nil {
 		f.Close()
 		return fmt.Errorf("cut the torn tail of the journal: %w", err)
 	}

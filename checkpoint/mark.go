@@ -81,6 +81,15 @@ func openMark(dir string) (*os.File, error) {
 	return os.OpenFile(filepath.Join(dir, markName), os.O_RDWR|os.O_CREATE, 0o600)
 }
 
+// durable is how many bytes of the journal that follows the snapshot of
+// round base the mark, if marked, says were durable.
+func (m commitMark) durable(base int, marked bool) int64 {
+	if !marked || m.base != base {
+		return 0
+	}
+	return m.journal
+}
+
 // ErrLost: an agent whose files hold less than was committed (a journal
 // cut short, a snapshot gone); nothing is loaded and no file is changed.
 var ErrLost = errors.New("committed data is missing")

@@ -69,6 +69,9 @@ type Recovered struct {
 	// JournalBytes and SnapshotBytes are the sizes of the current journal
 	// and snapshot.
 	JournalBytes, SnapshotBytes int64
+	// dropped says that the journal's torn tail past JournalBytes held
+	// valid frames, which opening for write must not let come back.
+	dropped bool
 }
 
 // Interrupted reports whether the agent stopped mid-run: a round left
