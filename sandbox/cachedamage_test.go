@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // The compile cache is only a cache: whatever became of a module's entry
@@ -218,6 +220,63 @@ func TestCompileApartWithADamagedCacheEntry(t *testing.T) {
 			if !rt.cached(digest) {
 				t.Error("the module compiled apart is not marked in the cache")
 			}
+		})
+	}
+}
+
+// notWritingTo runs fn, and fails the test if meanwhile something opens
+// the FIFO at path to write (which waits for a reader): a reader is kept
+// open meanwhile, so that such an open goes on, and a writer that has
+// come and gone leaves the reader a hang-up.
+func notWritingTo(t *testing.T, path string, fn func()) {
+	t.Helper()
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	must(t, err)
+	defer syscall.Close(fd)
+	fn()
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	if _, err := unix.Poll(fds, 0); err == nil && fds[0].Revents&unix.POLLHUP != 0 {
+		t.Error("a compile opened a FIFO in the compile cache to write to it")
+	}
+}
+
+// The directories and marks of the compile cache, replaced by something
+// else, cost compiling again, never a start or a call: NewRuntime failed
+// on a wazero directory that is not one, and a compile waited forever to
+// mark a module whose mark (see markFile) is a FIFO.
+func TestStartWithTheCacheDirectoriesAndMarksDamaged(t *testing.T) {
+	fifo := func(t *testing.T, p string) {
+		must(t, os.RemoveAll(p))
+		must(t, syscall.Mkfifo(p, 0o600))
+	}
+	file := func(t *testing.T, p string) {
+		must(t, os.RemoveAll(p))
+		must(t, os.WriteFile(p, []byte("junk"), 0o600))
+	}
+	wazeroDir := func(t *testing.T, dir string) string {
+		entry, _ := cacheEntry(t, dir)
+		return filepath.Dir(entry)
+	}
+	mark := func(t *testing.T, dir string) string {
+		return (&Runtime{cacheDir: dir}).markFile(digestOf(watBytes["start"]))
+	}
+	for _, c := range []struct {
+		name   string
+		path   func(*testing.T, string) string
+		damage func(*testing.T, string)
+		watch  func(*testing.T, string, func())
+	}{
+		{"wazero's directory a file", wazeroDir, file, notWaitingOn},
+		{"wazero's directory a FIFO", wazeroDir, fifo, notWaitingOn},
+		{"the module's mark a FIFO", mark, fifo, notWritingTo},
+		{"the marks' directory a file", func(t *testing.T, dir string) string { return filepath.Join(dir, markDir) }, file, notWaitingOn},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			runStart(t, cacheRuntime(t, dir))
+			p := c.path(t, dir)
+			c.damage(t, p)
+			c.watch(t, p, func() { runStart(t, cacheRuntime(t, dir)) })
 		})
 	}
 }
