@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -12,6 +13,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cairnrun/cairn/abi"
 )
 
 // The compile cache is only a cache: whatever became of a module's entry
@@ -278,5 +281,23 @@ func TestStartWithTheCacheDirectoriesAndMarksDamaged(t *testing.T) {
 			c.damage(t, p)
 			c.watch(t, p, func() { runStart(t, cacheRuntime(t, dir)) })
 		})
+	}
+}
+
+// A module that needs more memory than a policy's limit is refused for
+// that, with its cause, under a compile cache too: the cache's repair is
+// tried under the same limit, so it is not blamed on the cache.
+func TestMemoryLimitTooSmallIsNotBlamedOnTheCache(t *testing.T) {
+	ctx := context.Background()
+	rt, err := NewRuntime(ctx, Config{CacheDir: t.TempDir()})
+	must(t, err)
+	t.Cleanup(func() { rt.Close(ctx) })
+	preinitModules(t)
+	m, err := rt.Compile(ctx, preinitGuest.reactor)
+	must(t, err)
+	small := Policy{Mounts: workspace(t), MemoryLimit: 64 << 10}
+	_, err = m.Call(ctx, small, abi.Request{ABI: abi.Version, Tool: "probe", CallID: "c", Input: `{}`, Workspace: abi.WorkspaceDir})
+	if err == nil || !errors.Is(err, errInvalidModule) || !strings.Contains(err.Error(), "over limit") || strings.Contains(err.Error(), "cache") {
+		t.Fatalf("a call under 64 KiB: %v; want the module refused for its memory, not the cache blamed", err)
 	}
 }

@@ -66,21 +66,21 @@ func clearCacheDir(dir string) {
 // (wazero fails a compile whose entry it cannot write, but keeps what it
 // compiled). Compiling the module on its own tells which failed. It
 // returns ctx's end as the compile's error, for the caller to report.
-func (r *Runtime) compileModule(ctx context.Context, rt wazero.Runtime, code []byte, closeOnDone, interpret bool) (wazero.CompiledModule, error) {
+func (r *Runtime) compileModule(ctx context.Context, rt wazero.Runtime, code []byte, k runtimeKey) (wazero.CompiledModule, error) {
 	cm, err := rt.CompileModule(ctx, code)
 	if err == nil || ctx.Err() != nil {
 		return cm, err
 	}
-	if interpret || r.cacheDir == "" {
+	if k.interpret || r.cacheDir == "" {
 		return nil, fmt.Errorf("%w: %v", errInvalidModule, err)
 	}
-	if err := renewEntry(ctx, r.cacheDir, code, closeOnDone); err != nil {
+	if err := renewEntry(ctx, r.cacheDir, code, k); err != nil {
 		return nil, fmt.Errorf("%w: %v", errInvalidModule, err)
 	}
 	if cm, err = rt.CompileModule(ctx, code); err == nil || ctx.Err() != nil {
 		return cm, err
 	}
-	if err := compileToCache(ctx, "", code, closeOnDone); err != nil {
+	if err := compileToCache(ctx, "", code, k); err != nil {
 		return nil, fmt.Errorf("%w: %v", errInvalidModule, err)
 	}
 	return nil, fmt.Errorf("load the module from the compile cache in %s: %v; its entry there cannot be written again: make the directory writable, or remove it", r.cacheDir, err)
@@ -93,13 +93,13 @@ func (r *Runtime) compileModule(ctx context.Context, rt wazero.Runtime, code []b
 // to learn its name). It returns the compile's error when the module does
 // not compile on its own. A cache that cannot be written is left to the
 // compile that follows, which meets it.
-func renewEntry(ctx context.Context, dir string, wasm []byte, closeOnDone bool) error {
+func renewEntry(ctx context.Context, dir string, wasm []byte, k runtimeKey) error {
 	tmp, err := os.MkdirTemp(dir, "cairn-renew-*")
 	if err != nil {
 		return nil
 	}
 	defer os.RemoveAll(tmp)
-	if err := compileToCache(ctx, tmp, wasm, closeOnDone); err != nil {
+	if err := compileToCache(ctx, tmp, wasm, k); err != nil {
 		return err
 	}
 	fresh, _ := filepath.Glob(filepath.Join(tmp, "wazero-*", "*"))
@@ -116,10 +116,15 @@ func renewEntry(ctx context.Context, dir string, wasm []byte, closeOnDone bool) 
 }
 
 // compileToCache compiles wasm with the compiler into the compile cache in
-// dir ("": in memory only), as a runtime that closes an instance when its
-// context ends does if closeOnDone (wazero's entry differs).
-func compileToCache(ctx context.Context, dir string, wasm []byte, closeOnDone bool) error {
-	cfg := wazero.NewRuntimeConfigCompiler().WithCloseOnContextDone(closeOnDone)
+// dir ("": in memory only) as a runtime of k does: closing an instance
+// when its context ends or not (wazero's entry differs), and under k's
+// memory limit (0: wazero's own), so that a module refused for its memory
+// is refused here too, with the same cause, before anything is compiled.
+func compileToCache(ctx context.Context, dir string, wasm []byte, k runtimeKey) error {
+	cfg := wazero.NewRuntimeConfigCompiler().WithCloseOnContextDone(k.closeOnDone)
+	if k.pages > 0 {
+		cfg = cfg.WithMemoryLimitPages(k.pages)
+	}
 	if dir != "" {
 		cache, err := wazero.NewCompilationCacheWithDir(dir)
 		if err != nil {

@@ -62,10 +62,10 @@ func compileInto(dir string, in io.Reader) error {
 		return fmt.Errorf("read the module: %w", err)
 	}
 	ctx := experimental.WithCompilationWorkers(context.Background(), 1)
-	if err := compileToCache(ctx, dir, wasm, false); err == nil {
+	if err := compileToCache(ctx, dir, wasm, runtimeKey{}); err == nil {
 		return nil
 	}
-	if err := renewEntry(ctx, dir, wasm, false); err != nil {
+	if err := renewEntry(ctx, dir, wasm, runtimeKey{}); err != nil {
 		return fmt.Errorf("%w: %v", errRefused, err)
 	}
 	return nil
