@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -299,5 +300,27 @@ func TestMemoryLimitTooSmallIsNotBlamedOnTheCache(t *testing.T) {
 	_, err = m.Call(ctx, small, abi.Request{ABI: abi.Version, Tool: "probe", CallID: "c", Input: `{}`, Workspace: abi.WorkspaceDir})
 	if err == nil || !errors.Is(err, errInvalidModule) || !strings.Contains(err.Error(), "over limit") || strings.Contains(err.Error(), "cache") {
 		t.Fatalf("a call under 64 KiB: %v; want the module refused for its memory, not the cache blamed", err)
+	}
+}
+
+// What a repair left behind when its process died is removed once it is
+// an hour old; a repair of another process, in progress, is left alone.
+func TestStaleRepairDirectoryIsRemoved(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	stale, fresh := filepath.Join(dir, renewPrefix+"1"), filepath.Join(dir, renewPrefix+"2")
+	for _, d := range []string{stale, fresh} {
+		must(t, os.MkdirAll(filepath.Join(d, "wazero-x"), 0o700))
+	}
+	old := time.Now().Add(-staleRenew - time.Minute)
+	must(t, os.Chtimes(stale, old, old))
+	rt, err := NewRuntime(ctx, Config{CacheDir: dir})
+	must(t, err)
+	rt.Close(ctx)
+	if _, err := os.Lstat(stale); !os.IsNotExist(err) {
+		t.Errorf("a repair directory an hour old is still there: %v", err)
+	}
+	if _, err := os.Lstat(fresh); err != nil {
+		t.Errorf("a repair directory in use was removed: %v", err)
 	}
 }

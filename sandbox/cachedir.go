@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 )
@@ -43,7 +44,15 @@ func (r *Runtime) restoreCacheDir() {
 // write there: a wazero directory that is not a directory, and in one an
 // entry that is not a regular file (a directory, a link, a FIFO, which
 // wazero would wait on). What cannot be removed is left to the compile.
+// It also removes what a repair (renewEntry) left an hour ago or more: a
+// process that died during one leaves its directory behind.
 func clearCacheDir(dir string) {
+	renews, _ := filepath.Glob(filepath.Join(dir, renewPrefix+"*"))
+	for _, d := range renews {
+		if fi, err := os.Lstat(d); err == nil && time.Since(fi.ModTime()) >= staleRenew {
+			os.RemoveAll(d)
+		}
+	}
 	wazeroDirs, _ := filepath.Glob(filepath.Join(dir, "wazero-*"))
 	for _, d := range wazeroDirs {
 		if fi, err := os.Lstat(d); err != nil || !fi.IsDir() {
@@ -58,6 +67,13 @@ func clearCacheDir(dir string) {
 		}
 	}
 }
+
+// renewPrefix names the directories renewEntry compiles in; one older
+// than staleRenew is no repair in progress.
+const (
+	renewPrefix = "cairn-renew-"
+	staleRenew  = time.Hour
+)
 
 // compileModule compiles code in rt, a runtime of r. With a compile cache
 // on disk, a compile that fails may have failed on the cache rather than
@@ -94,7 +110,7 @@ func (r *Runtime) compileModule(ctx context.Context, rt wazero.Runtime, code []b
 // not compile on its own. A cache that cannot be written is left to the
 // compile that follows, which meets it.
 func renewEntry(ctx context.Context, dir string, wasm []byte, k runtimeKey) error {
-	tmp, err := os.MkdirTemp(dir, "cairn-renew-*")
+	tmp, err := os.MkdirTemp(dir, renewPrefix+"*")
 	if err != nil {
 		return nil
 	}
