@@ -6,10 +6,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"hash/crc32"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/cairnrun/cairn/checkpoint"
 )
@@ -28,7 +31,9 @@ import (
 // a file rewritten with the same size and times in the same inode, which
 // the change time (set by the kernel on every write) rules out, or from
 // someone who can write the user's cache, who could change the compiled
-// code there as well.
+// code there as well. Each line carries its checksum, so that a line
+// damaged on disk is skipped (costing a hash) rather than read as another
+// digest, or as the digest of another identity.
 
 // digestsFile is the name of the file in the compile cache directory.
 const digestsFile = "cairn-module-digests"
@@ -90,21 +95,22 @@ func (d *moduleDigests) remember(identity, digest string) {
 	d.save()
 }
 
-// load reads the file once. Lines that do not parse are skipped: the file
-// is a cache.
+// load reads the file once. Lines that do not parse, or whose checksum
+// does not match, are skipped: the file is a cache, and a line damaged on
+// disk must not give a module another's digest.
 func (d *moduleDigests) load() {
 	if d.loaded || d.path == "" {
 		return
 	}
 	d.loaded = true
-	b, err := os.ReadFile(d.path)
+	b, err := readDigestsFile(d.path)
 	if err != nil {
 		return
 	}
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	for sc.Scan() {
-		identity, digest, ok := strings.Cut(sc.Text(), "\t")
-		if !ok || !validDigest(digest) {
+		identity, digest, ok := parseDigestLine(sc.Text())
+		if !ok {
 			continue
 		}
 		if _, dup := d.known[identity]; !dup {
@@ -122,7 +128,7 @@ func (d *moduleDigests) save() {
 	}
 	var b bytes.Buffer
 	for _, identity := range d.order {
-		fmt.Fprintf(&b, "%s\t%s\n", identity, d.known[identity])
+		b.WriteString(digestLine(identity, d.known[identity]))
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(d.path), digestsFile+".*.tmp")
 	if err != nil {
@@ -135,6 +141,51 @@ func (d *moduleDigests) save() {
 	if err != nil {
 		os.Remove(tmp.Name())
 	}
+}
+
+// A line of the file is a module's identity, its digest, and the CRC-32C
+// of the two (the line up to its last tab) in hex, separated by tabs.
+func digestLine(identity, digest string) string {
+	body := identity + "\t" + digest
+	return fmt.Sprintf("%s\t%08x\n", body, crc32.Checksum([]byte(body), castagnoli))
+}
+
+// parseDigestLine reads a line digestLine wrote, without its newline.
+func parseDigestLine(line string) (identity, digest string, ok bool) {
+	i := strings.LastIndexByte(line, '\t')
+	if i < 0 {
+		return "", "", false
+	}
+	body, sum := line[:i], line[i+1:]
+	identity, digest, ok = strings.Cut(body, "\t")
+	if !ok || !validDigest(digest) || sum != fmt.Sprintf("%08x", crc32.Checksum([]byte(body), castagnoli)) {
+		return "", "", false
+	}
+	return identity, digest, true
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// maxDigestsFile bounds what is read of the file: maxDigests lines of a
+// long path each, many times over.
+const maxDigestsFile = 4 << 20
+
+// readDigestsFile reads the file at path if it is a regular file, up to
+// maxDigestsFile. Anything else is not opened, and what is opened is
+// opened without waiting, so that a FIFO in its place is not waited on.
+func readDigestsFile(path string) ([]byte, error) {
+	if fi, err := os.Lstat(path); err != nil || !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a file", path)
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a file", path)
+	}
+	return io.ReadAll(io.LimitReader(f, maxDigestsFile))
 }
 
 // validDigest says whether s is a sha256 digest as the store writes them.

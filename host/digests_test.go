@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/internal/fifotest"
 )
 
 // digestEngine is an engine on store whose module digests are kept in
@@ -98,7 +99,7 @@ func TestModuleDigestRememberedByFile(t *testing.T) {
 func TestModuleDigestsFileDamaged(t *testing.T) {
 	cache := t.TempDir()
 	good := digestOf([]byte("x"))
-	junk := "no tab here\nid\tsha256:short\nid2\t" + good + "\n\x00\x01\n"
+	junk := "no tab here\nid\tsha256:short\n" + digestLine("id2", good) + "\x00\x01\n"
 	if err := os.WriteFile(filepath.Join(cache, digestsFile), []byte(junk), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -113,6 +114,58 @@ func TestModuleDigestsFileDamaged(t *testing.T) {
 	gone.remember("id", good)
 	if got, ok := gone.lookup("id"); !ok || got != good {
 		t.Fatalf("without its file the process still remembers: %q, %v", got, ok)
+	}
+}
+
+// Regression for a line damaged on disk read as a digest: a digest or an
+// identity changed in the file gave a module the digest of another (which
+// the store may have), since both still parsed. A line whose checksum does
+// not match is skipped, whatever became of it, and the others are read.
+func TestModuleDigestsDamagedLineIsSkipped(t *testing.T) {
+	digest, other := digestOf([]byte("x")), digestOf([]byte("y"))
+	for _, c := range []struct {
+		name   string
+		damage func(line string) string
+		lookup string // the identity that must not be found
+	}{
+		{"a digest's character changed", func(l string) string { return strings.Replace(l, digest[10:11], "0", 1) }, "id"},
+		{"another digest in its place", func(l string) string { return strings.Replace(l, digest, other, 1) }, "id"},
+		{"an identity's character changed", func(l string) string { return strings.Replace(l, "id", "ie", 1) }, "ie"},
+		{"its checksum changed", func(l string) string { return l[:len(l)-3] + "00\n" }, "id"},
+		{"zero-filled", func(l string) string { return strings.Repeat("\x00", len(l)-1) + "\n" }, "id"},
+		{"cut short", func(l string) string { return l[:len(l)-4] + "\n" }, "id"},
+		{"without its checksum, as written before", func(l string) string { return "id\t" + digest + "\n" }, "id"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cache := t.TempDir()
+			file := digestLine("before", other) + c.damage(digestLine("id", digest)) + digestLine("after", other)
+			must(t, os.WriteFile(filepath.Join(cache, digestsFile), []byte(file), 0o600))
+			d := newModuleDigests(cache)
+			if got, ok := d.lookup(c.lookup); ok {
+				t.Fatalf("the damaged line gave %q the digest %s", c.lookup, got)
+			}
+			for _, id := range []string{"before", "after"} {
+				if got, ok := d.lookup(id); !ok || got != other {
+					t.Errorf("the line of %s beside it: %q, %v", id, got, ok)
+				}
+			}
+		})
+	}
+}
+
+// The digests file replaced by a FIFO is not waited on, and one replaced
+// by a directory is not read: a start hashes its modules, and goes on.
+func TestModuleDigestsFileNotAFile(t *testing.T) {
+	fifotest.RefusedAtOnce(t, func(path string) (func(), error) {
+		_, err := readDigestsFile(path)
+		return func() {}, err
+	})
+	cache := t.TempDir()
+	must(t, os.Mkdir(filepath.Join(cache, digestsFile), 0o700))
+	d := newModuleDigests(cache)
+	d.remember("id", digestOf([]byte("x")))
+	if got, ok := d.lookup("id"); !ok || got != digestOf([]byte("x")) {
+		t.Fatalf("with a directory for its file the process still remembers: %q, %v", got, ok)
 	}
 }
 

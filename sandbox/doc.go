@@ -12,6 +12,9 @@
 // it is decoded, and compiling stops at Config.CompileTimeout:
 // ErrCompileLimit). Compile compiles a module once, and Load does it in
 // the background for a caller with other work to do meanwhile (Loading).
+// The cache is only a cache: a module whose entry in it is damaged, or
+// that it cannot write, is compiled again (see cachedir.go), and a call
+// fails on it only when the entry is damaged and cannot be rewritten.
 // A program that makes a Runtime calls ServeCompile first thing in main:
 // where memory is short, EngineAuto compiles a module in a child process,
 // the program's own executable.

@@ -200,11 +200,13 @@ func (r *Runtime) cached(digest string) bool {
 	return err == nil
 }
 
-// markCached records that the compile cache holds the module compiled.
-// Failing to is only a cost: a later run interprets it again.
+// markCached records that the compile cache holds the module compiled,
+// unless a mark is there already: one that is not a file (a FIFO would
+// hold up the write) is left as it is. Failing to is only a cost: a later
+// run compiles it apart again.
 func (r *Runtime) markCached(digest string) {
 	f := r.markFile(digest)
-	if f == "" {
+	if f == "" || r.cached(digest) {
 		return
 	}
 	if err := os.MkdirAll(filepath.Dir(f), 0o700); err == nil {

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/experimental"
 )
 
@@ -52,21 +51,21 @@ var errRefused = errors.New("the compiler refuses the module")
 const exitRefused = 3
 
 // compileInto compiles the module read from in with the compiler, one
-// function at a time, into the compile cache in dir.
+// function at a time, into the compile cache in dir. A compile that fails
+// is done again once the module's entry in the cache is written afresh
+// (see renewEntry): only a module that does not compile on its own is
+// refused. A cache that cannot be written is the Runtime's to meet when
+// it compiles the module itself.
 func compileInto(dir string, in io.Reader) error {
 	wasm, err := io.ReadAll(in)
 	if err != nil {
 		return fmt.Errorf("read the module: %w", err)
 	}
-	ctx := context.Background()
-	cache, err := wazero.NewCompilationCacheWithDir(dir)
-	if err != nil {
-		return fmt.Errorf("compile cache %s: %w", dir, err)
+	ctx := experimental.WithCompilationWorkers(context.Background(), 1)
+	if err := compileToCache(ctx, dir, wasm, runtimeKey{}); err == nil {
+		return nil
 	}
-	defer cache.Close(ctx)
-	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler().WithCompilationCache(cache))
-	defer rt.Close(ctx)
-	if _, err := rt.CompileModule(experimental.WithCompilationWorkers(ctx, 1), wasm); err != nil {
+	if err := renewEntry(ctx, dir, wasm, runtimeKey{}); err != nil {
 		return fmt.Errorf("%w: %v", errRefused, err)
 	}
 	return nil
@@ -81,6 +80,7 @@ func (r *Runtime) compileApart(ctx context.Context, digest string, wasm []byte) 
 	if r.cached(digest) {
 		return nil
 	}
+	r.restoreCacheDir() // before the process reads from it
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("compile %s apart: find this program: %w", digest, err)

@@ -114,12 +114,12 @@ func (m *Module) compileFor(ctx context.Context, rt wazero.Runtime, pages uint32
 	}
 	cctx, cancel := m.r.limits.compileContext(ctx)
 	defer cancel()
-	cm, err = rt.CompileModule(cctx, code)
+	cm, err = m.r.compileModule(cctx, rt, code, runtimeKey{pages: pages, closeOnDone: !m.stops, interpret: m.interpret})
 	if err != nil {
 		if cctx.Err() != nil {
 			return nil, fmt.Errorf("%w: compiling it did not end within %s or before its caller gave up (Config.CompileTimeout)", ErrCompileLimit, m.r.limits.timeout)
 		}
-		return nil, fmt.Errorf("%w: %v", errInvalidModule, err)
+		return nil, err
 	}
 	if err := checkImports(cm, wasiFunctions(rt)); err != nil {
 		cm.Close(ctx)

@@ -95,6 +95,7 @@ func NewRuntime(ctx context.Context, cfg Config) (*Runtime, error) {
 	if err := privateDir(cfg.CacheDir); err != nil {
 		return nil, fmt.Errorf("compile cache: %w", err)
 	}
+	clearCacheDir(cfg.CacheDir)
 	cache, err := wazero.NewCompilationCacheWithDir(cfg.CacheDir)
 	if err != nil {
 		return nil, fmt.Errorf("compile cache %s: %w", cfg.CacheDir, err)
