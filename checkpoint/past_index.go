@@ -129,6 +129,40 @@ func indexed(data []byte, fs []frame, e pastIndex) (int, bool) {
 	return i, true
 }
 
+// readCutTail is readPastTail for a past file whose torn tail this store
+// has cut away since it took the agent's lock, and which only it has
+// written since: every byte of it is a whole frame, so it is read from the
+// frame of its index's last entry that is still there, not whole.
+func readCutTail(name string) (pastTail, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return readPastTail(name)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return pastTail{}, err
+	}
+	for _, e := range pastIndexes(indexOf(name)) {
+		if e.off <= 0 || e.off+frameHeader > fi.Size() {
+			continue
+		}
+		data := make([]byte, fi.Size()-e.off)
+		if _, err := f.ReadAt(data, e.off); err != nil && !errors.Is(err, io.EOF) {
+			return pastTail{}, err
+		}
+		fs, end := unsyncedFrames(data)
+		if _, ok := indexed(data, fs, pastIndex{off: 0, crc: e.crc}); !ok {
+			continue
+		}
+		for i := range fs {
+			fs[i].off += e.off
+		}
+		return pastTail{frames: fs, start: e.off, end: e.off + end, size: fi.Size()}, nil
+	}
+	return readPastTail(name)
+}
+
 // pastIndexes are the last entries of the index file name whose checksums
 // hold, the newest first; none when it cannot be read.
 func pastIndexes(name string) []pastIndex {
@@ -160,14 +194,23 @@ func pastIndexes(name string) []pastIndex {
 // agents/<id>/past: from the frame of the last entry of its index that is
 // still there, or, with none, from the start. The torn tail a power cut
 // leaves, from the file's first damage on, is left out (readPastTail), so
-// that the newest past is the last of Pasts.
+// that the newest past is the last of Pasts. When this store holds the
+// agent's lock, the tail is cut away first, as the next PutPast would,
+// so that the file is read whole once while the lock is held.
 func (s *FileStore) NewestPast(id string) (Past, bool, error) {
 	dir, err := s.agentDir(id)
 	if err != nil {
 		return Past{}, false, err
 	}
 	name := filepath.Join(dir, pastFile)
-	t, err := readPastTail(name)
+	read := readPastTail
+	if s.holds(id) {
+		if err := s.cutPast(id, name); err != nil {
+			return Past{}, false, fmt.Errorf("newest past of agent %q: %w", id, err)
+		}
+		read = readCutTail
+	}
+	t, err := read(name)
 	if err != nil {
 		return Past{}, false, fmt.Errorf("newest past of agent %q: %w", id, err)
 	}

@@ -244,6 +244,11 @@ func FuzzReadPastTail(f *testing.F) {
 		if err != nil || !bytes.Equal(cut, past[:end]) {
 			t.Fatalf("after the cut: %d bytes (%v), want the %d before the damage", len(cut), err, end)
 		}
+		after, err := readCutTail(name)
+		if err != nil || after.end != end || len(after.frames) != len(tail.frames) || after.start != tail.start {
+			t.Fatalf("after the cut, the tail from %d to %d (%d frames, %v); before it, from %d to %d (%d frames)",
+				after.start, after.end, len(after.frames), err, tail.start, tail.end, len(tail.frames))
+		}
 	})
 }
 

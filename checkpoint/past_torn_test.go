@@ -214,6 +214,9 @@ func TestTornPastFileDoesNotFailTheRound(t *testing.T) {
 	for _, d := range a.damages() {
 		t.Run(d.name, func(t *testing.T) {
 			s := a.restore(t, d)
+			reader, err := OpenFileStore(a.dir) // holds no lock, and cuts nothing
+			must(t, err)
+			wantPasts(t, reader, d.kept)
 			wantPasts(t, s, d.kept)
 			if d.kept == len(a.ends) {
 				t.Fatalf("%s: no past was lost", d.name)
