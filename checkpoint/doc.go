@@ -47,10 +47,10 @@
 //	agents/<id>/pause                    a pause request (empty; see Pauser), cleared by the run that obeys it
 //	agents/<id>/bookmarks/<label>.cbor   a bookmark: a boundary's state and its workspace's blob
 //	agents/<id>/past                     the agent's pasts (see Timeline): one frame of type 50 per
-//	                                     committed round, its payload a CBOR Past; appended, not synced
+//	                                     committed round, its payload a CBOR Past; appended, never synced
 //	agents/<id>/past-index               where the past of every 32nd round starts in past: entries of 24
-//	                                     bytes (offset, round, the frame's checksum, CRC-32C), so that the
-//	                                     newest past is read from the file's end; appended, not synced
+//	                                     bytes (offset, round, the frame's checksum, CRC-32C), so that only
+//	                                     the newest pasts are decoded; appended, never synced
 //	agents/<id>/staging/round-<N>/<call> what a call staged (the host's; see package host)
 //	agents/<id>/changes/round-<N>/<call>.cbor  the changes of the last rounds, for diff and undo (the host's)
 //	blobs/sha256/<hex>                   content-addressed agent files, scripts, modules, workspace archives,
@@ -128,10 +128,18 @@
 // valid frames and all, and opening for write truncates it and syncs the
 // cut before it appends.
 //
-// Damage in what is known to be durable, and in snapshots and other files
-// damage with a valid frame after it, is corruption: reading fails with a
-// *CorruptError naming the file and the offset, and nothing is dropped or
-// repaired. A header or state from a newer schema fails with a
+// The past file is never synced, so nothing in it is known to be durable:
+// any damage in it is a torn tail, dropped with every frame after it, and
+// the next PutPast truncates it before it appends. A past lost so costs
+// the travel and time travel to its round, never the agent: its newest
+// past is then older than its state, and the next run keeps the whole
+// workspace at its boundary. An index entry is believed only when it
+// names one of the frames before the damage, as it recorded it.
+//
+// Damage in what is known to be durable, and in snapshots and the other
+// files damage with a valid frame after it, is corruption: reading fails
+// with a *CorruptError naming the file and the offset, and nothing is
+// dropped or repaired. A header or state from a newer schema fails with a
 // *FutureSchemaError before anything is written.
 //
 // # Group commit

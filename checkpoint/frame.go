@@ -116,6 +116,16 @@ func journalFrames(name string, data []byte, durable int64) (fr []frame, end int
 	return nil, 0, false, &CorruptError{File: name, Offset: end, Reason: why}
 }
 
+// unsyncedFrames splits a file that is never synced (the past file) into
+// frames. Nothing in it is known to be durable: any page of it may be
+// written back, or not, in any order, so any damage is a torn tail,
+// valid frames after it and all. It returns the frames before the first
+// damage and the offset where they end.
+func unsyncedFrames(data []byte) ([]frame, int64) {
+	fr, end, _ := split(data)
+	return fr, end
+}
+
 // committedAfter finds, from start on, a Commit or Abort frame with a
 // valid frame right after it, and returns its offset.
 func committedAfter(data []byte, start int64) (int64, bool) {

@@ -29,16 +29,33 @@ func (s *FileStore) pastFileOf(id string) (f *os.File, done func() error, err er
 		return nil, nil, fmt.Errorf("keep past of agent %q: %w", id, ErrNotFound)
 	}
 	name := filepath.Join(dir, pastFile)
-	if _, ok := s.pastsChecked.Load(id); !ok {
-		if err := cutTornPast(name); err != nil {
-			return nil, nil, fmt.Errorf("keep past of agent %q: %w", id, err)
-		}
-		s.pastsChecked.Store(id, true)
+	if err := s.cutPast(id, name); err != nil {
+		return nil, nil, fmt.Errorf("keep past of agent %q: %w", id, err)
 	}
 	if f, done, err = s.openPast(id, name); err != nil {
 		return nil, nil, fmt.Errorf("keep past of agent %q: %w", id, err)
 	}
 	return f, done, nil
+}
+
+// cutPast cuts the torn tail off the agent's past file name
+// (cutTornPast), the first time since this store took the agent's lock.
+func (s *FileStore) cutPast(id, name string) error {
+	if _, ok := s.pastsChecked.Load(id); ok {
+		return nil
+	}
+	if err := cutTornPast(name); err != nil {
+		return err
+	}
+	s.pastsChecked.Store(id, true)
+	return nil
+}
+
+// holds reports whether this store holds the agent's lock.
+func (s *FileStore) holds(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.held[id] != nil
 }
 
 // openPast opens the past file name of the agent, keeping it open in the

@@ -9,23 +9,25 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 )
 
 // pastIndexFile is beside pastFile: an entry for every pastIndexEvery-th
 // round's past, naming where its frame starts. The newest past is then
-// read from the last entry's frame to the end of pastFile, not from its
-// start, so that resuming an agent of many rounds reads a few of its pasts,
-// not all of them.
+// found among the frames from the last entry's to the end of pastFile,
+// not from its start, so that resuming an agent of many rounds decodes a
+// few of its pasts, not all of them.
 //
 // Each entry is pastIndexEntry bytes, little-endian: the frame's offset in
 // pastFile (8), the past's round (8), the frame's checksum as its header
 // holds it (4), and the CRC-32C of the 20 bytes before it (4). Like
-// pastFile it is not synced. An entry is trusted only when pastFile holds,
-// at its offset, a whole frame with the checksum the entry recorded: an
-// index that lags (a crash between the two writes, an entry that could
-// not be written, or a cairn that kept none), a torn entry, or one that
-// names a frame since cut away costs a longer read, never a wrong past.
-// With no entry to trust, the whole file is read.
+// pastFile it is never synced. An entry is trusted only when it names one
+// of the frames of pastFile before its first damage, with the checksum
+// the entry recorded: an index that lags (a crash between the two writes,
+// an entry that could not be written, or a cairn that kept none), a torn
+// entry, or one that names a frame since cut away or past the damage a
+// power cut left costs decoding more pasts, never a wrong past. With no
+// entry to trust, every past is decoded.
 const (
 	pastIndexFile  = "past-index"
 	pastIndexEvery = 32
@@ -87,65 +89,78 @@ type pastTail struct {
 	size       int64
 }
 
-// readPastTail reads the past file name from the frame of its index's
-// last trustworthy entry, or whole. A file that does not exist has an
-// empty tail.
+// readPastTail reads the past file name up to its first damage, which
+// starts its torn tail (unsyncedFrames), and keeps its frames from the one
+// its index's last trustworthy entry names: one of those frames, with the
+// checksum the entry recorded. With no such entry it keeps them all. A
+// file that does not exist has an empty tail.
 //
-// # Errors
-//
-// A *CorruptError for damage with a whole frame after it, as frames
-// says, within what was read.
+// The whole file is read, and each frame's checksum checked, but only the
+// kept frames are decoded: the file is never synced, so a power cut may
+// have lost a page of it long before the frame an entry names and kept
+// that frame, and the pasts after such damage are not the agent's.
 func readPastTail(name string) (pastTail, error) {
-	f, err := os.Open(name)
+	data, err := os.ReadFile(name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return pastTail{}, nil
 	}
 	if err != nil {
 		return pastTail{}, err
 	}
+	fs, end := unsyncedFrames(data)
+	t := pastTail{frames: fs, end: end, size: int64(len(data))}
+	for _, e := range pastIndexes(indexOf(name)) {
+		if i, ok := indexed(data, fs, e); ok {
+			t.frames, t.start = fs[i:], e.off
+			break
+		}
+	}
+	return t, nil
+}
+
+// indexed finds the frame e names among fs, the frames of data: a past
+// at e.off whose checksum is the one e recorded.
+func indexed(data []byte, fs []frame, e pastIndex) (int, bool) {
+	i := sort.Search(len(fs), func(i int) bool { return fs[i].off >= e.off })
+	if i == len(fs) || fs[i].off != e.off || fs[i].typ != pastFrame ||
+		binary.LittleEndian.Uint32(data[e.off+5:e.off+9]) != e.crc {
+		return 0, false
+	}
+	return i, true
+}
+
+// readCutTail is readPastTail for a past file whose torn tail this store
+// has cut away since it took the agent's lock, and which only it has
+// written since: every byte of it is a whole frame, so it is read from the
+// frame of its index's last entry that is still there, not whole.
+func readCutTail(name string) (pastTail, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return readPastTail(name)
+	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
 		return pastTail{}, err
 	}
-	t := pastTail{size: fi.Size()}
 	for _, e := range pastIndexes(indexOf(name)) {
-		if ok, err := t.readFrom(f, name, e); ok || err != nil {
-			return t, err
+		if e.off <= 0 || e.off+frameHeader > fi.Size() {
+			continue
 		}
-	}
-	_, err = t.readFrom(f, name, pastIndex{off: 0})
-	return t, err
-}
-
-// readFrom reads the file from e's frame to its end, if the frame is
-// there as e recorded it (any frame at all when e.off is 0).
-func (t *pastTail) readFrom(f *os.File, name string, e pastIndex) (bool, error) {
-	if e.off < 0 || e.off > t.size || (e.off > 0 && e.off+frameHeader > t.size) {
-		return false, nil
-	}
-	data := make([]byte, t.size-e.off)
-	if _, err := f.ReadAt(data, e.off); err != nil && !errors.Is(err, io.EOF) {
-		return false, err
-	}
-	if e.off > 0 {
-		if fr, _, why := readFrame(data, 0); why != "" || binary.LittleEndian.Uint32(data[5:9]) != e.crc || fr.typ != pastFrame {
-			return false, nil
+		data := make([]byte, fi.Size()-e.off)
+		if _, err := f.ReadAt(data, e.off); err != nil && !errors.Is(err, io.EOF) {
+			return pastTail{}, err
 		}
+		fs, end := unsyncedFrames(data)
+		if _, ok := indexed(data, fs, pastIndex{off: 0, crc: e.crc}); !ok {
+			continue
+		}
+		for i := range fs {
+			fs[i].off += e.off
+		}
+		return pastTail{frames: fs, start: e.off, end: e.off + end, size: fi.Size()}, nil
 	}
-	fs, end, err := frames(name, data)
-	var ce *CorruptError
-	if errors.As(err, &ce) {
-		ce.Offset += e.off
-	}
-	if err != nil {
-		return false, err
-	}
-	for i := range fs {
-		fs[i].off += e.off
-	}
-	t.frames, t.start, t.end = fs, e.off, e.off+end
-	return true, nil
+	return readPastTail(name)
 }
 
 // pastIndexes are the last entries of the index file name whose checksums
@@ -177,14 +192,25 @@ func pastIndexes(name string) []pastIndex {
 
 // NewestPast reads the past of the agent's highest round from the end of
 // agents/<id>/past: from the frame of the last entry of its index that is
-// still there, or, with none, from the start. A torn tail is left out.
+// still there, or, with none, from the start. The torn tail a power cut
+// leaves, from the file's first damage on, is left out (readPastTail), so
+// that the newest past is the last of Pasts. When this store holds the
+// agent's lock, the tail is cut away first, as the next PutPast would,
+// so that the file is read whole once while the lock is held.
 func (s *FileStore) NewestPast(id string) (Past, bool, error) {
 	dir, err := s.agentDir(id)
 	if err != nil {
 		return Past{}, false, err
 	}
 	name := filepath.Join(dir, pastFile)
-	t, err := readPastTail(name)
+	read := readPastTail
+	if s.holds(id) {
+		if err := s.cutPast(id, name); err != nil {
+			return Past{}, false, fmt.Errorf("newest past of agent %q: %w", id, err)
+		}
+		read = readCutTail
+	}
+	t, err := read(name)
 	if err != nil {
 		return Past{}, false, fmt.Errorf("newest past of agent %q: %w", id, err)
 	}

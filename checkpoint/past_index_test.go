@@ -1,6 +1,8 @@
 package checkpoint
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"os"
 	"path/filepath"
@@ -66,9 +68,10 @@ func (a *pastAgent) wantNewest(t *testing.T, what string, round, messages int) {
 	}
 }
 
-// NewestPast reads the past file from the frame its index names last: the
-// first frames, damaged so that Pasts refuses the file, are not read, and
-// neither are they by the cut of a torn tail that the next PutPast makes.
+// NewestPast decodes the past file from the frame its index names last:
+// the first past, whose frame is whole but whose payload does not decode,
+// so that Pasts refuses the file, is not decoded, and neither is it by the
+// cut of a torn tail that the next PutPast makes.
 func TestNewestPastReadsOnlyTheTail(t *testing.T) {
 	a := newPastAgent(t)
 	for r := range 100 {
@@ -79,15 +82,16 @@ func TestNewestPastReadsOnlyTheTail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data[frameHeader+2] ^= 0xff // the first past's payload
+	n := binary.LittleEndian.Uint32(data[0:4])
+	copy(data, appendFrame(nil, pastFrame, bytes.Repeat([]byte{0xff}, int(n)))) // the first past
 	if err := os.WriteFile(a.name, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	var ce *CorruptError
 	if _, err := a.s.Pasts("a"); !errors.As(err, &ce) {
-		t.Fatalf("Pasts of a file damaged at its start: %v, want a *CorruptError", err)
+		t.Fatalf("Pasts of a file whose first past does not decode: %v, want a *CorruptError", err)
 	}
-	a.wantNewest(t, "damaged at its start", 99, 198)
+	a.wantNewest(t, "undecodable at its start", 99, 198)
 	f, _ := os.OpenFile(a.name, os.O_WRONLY|os.O_APPEND, 0)
 	f.Write([]byte{40, 0, 0, 0, byte(pastFrame), 1, 2}) // torn
 	f.Close()
@@ -175,14 +179,30 @@ func TestPastIndexTornEntry(t *testing.T) {
 	}
 }
 
-// FuzzReadPastTail reads a past file and its index from arbitrary bytes:
-// it must not panic, and with no index it finds what Pasts does.
+// FuzzReadPastTail reads a past file and its index from arbitrary bytes,
+// after zeroing tornLen of its bytes from tornAt, as a power cut may leave
+// a page of it with later ones kept. It must not panic or fail: whatever
+// the index says, the tail ends at the file's first damage and its frames
+// are the last of those before it; the frames that ended before the
+// zeroed bytes are kept; with no index, the newest past is the one the
+// whole file's frames hold; and the next writer's cut leaves exactly the
+// frames before the damage.
 func FuzzReadPastTail(f *testing.F) {
 	past := appendFrame(nil, pastFrame, []byte{0xa1, 0x01, 0x05})
 	past = appendFrame(past, pastFrame, []byte{0xa1, 0x01, 0x06})
-	f.Add(past, pastIndex{off: int64(len(past)) / 2, round: 6, crc: 1}.encode())
-	f.Add(past, []byte{})
-	f.Fuzz(func(t *testing.T, past, index []byte) {
+	second := int64(len(past)) / 2
+	past = appendFrame(past, pastFrame, []byte{0xa1, 0x01, 0x07})
+	f.Add(past, pastIndex{off: second, round: 6, crc: 1}.encode(), uint32(0), uint16(0))
+	f.Add(past, []byte{}, uint32(0), uint16(0))
+	f.Add(past, pastIndex{off: second * 2, round: 7, crc: binary.LittleEndian.Uint32(past[second*2+5:])}.encode(), uint32(second+2), uint16(3))
+	f.Add(past, []byte{}, uint32(2), uint16(1))
+	f.Fuzz(func(t *testing.T, past, index []byte, tornAt uint32, tornLen uint16) {
+		whole, _ := unsyncedFrames(past)
+		past = append([]byte(nil), past...)
+		if n := len(past); n > 0 && tornLen > 0 {
+			at := int(tornAt % uint32(n))
+			clear(past[at:min(n, at+int(tornLen))])
+		}
 		dir := t.TempDir()
 		name := filepath.Join(dir, pastFile)
 		if err := os.WriteFile(name, past, 0o600); err != nil {
@@ -195,23 +215,39 @@ func FuzzReadPastTail(f *testing.F) {
 		}
 		tail, err := readPastTail(name)
 		if err != nil {
-			return
+			t.Fatalf("readPastTail: %v", err)
 		}
-		if tail.end > tail.size || tail.start > tail.end {
-			t.Fatalf("tail from %d to %d of %d bytes", tail.start, tail.end, tail.size)
+		fs, end := unsyncedFrames(past)
+		if tail.end != end || tail.size != int64(len(past)) || tail.start > tail.end {
+			t.Fatalf("tail from %d to %d of %d bytes, want it to end at %d", tail.start, tail.end, tail.size, end)
+		}
+		if k := len(tail.frames); k > len(fs) || (k > 0 && (tail.frames[0].off != tail.start || tail.frames[k-1].off != fs[len(fs)-1].off)) {
+			t.Fatalf("the tail's %d frames from %d are not the last of the file's %d", k, tail.start, len(fs))
+		}
+		for i, f := range whole {
+			if f.off+frameHeader+int64(len(f.payload)) <= int64(tornAt%uint32(max(1, len(past)))) && (i >= len(fs) || fs[i].off != f.off) {
+				t.Fatalf("frame %d at %d, before the damage, was dropped", i, f.off)
+			}
 		}
 		got, gotOK, gerr := newestOf("a", name, tail.frames)
-		if len(index) > 0 {
-			return
+		if len(index) == 0 {
+			want, wantOK, werr := newestOf("a", name, fs)
+			if (werr == nil) != (gerr == nil) || wantOK != gotOK || want.Round != got.Round {
+				t.Fatalf("newest past from the tail: round %d (%v, %v); from the whole file: round %d (%v, %v)",
+					got.Round, gotOK, gerr, want.Round, wantOK, werr)
+			}
 		}
-		fs, _, err := frames(name, past)
-		if err != nil {
-			t.Fatalf("readPastTail read what frames refuses: %v", err)
+		if err := cutTornPast(name); err != nil {
+			t.Fatalf("cut: %v", err)
 		}
-		want, wantOK, werr := newestOf("a", name, fs)
-		if (werr == nil) != (gerr == nil) || wantOK != gotOK || want.Round != got.Round {
-			t.Fatalf("newest past from the tail: round %d (%v, %v); from the whole file: round %d (%v, %v)",
-				got.Round, gotOK, gerr, want.Round, wantOK, werr)
+		cut, err := os.ReadFile(name)
+		if err != nil || !bytes.Equal(cut, past[:end]) {
+			t.Fatalf("after the cut: %d bytes (%v), want the %d before the damage", len(cut), err, end)
+		}
+		after, err := readCutTail(name)
+		if err != nil || after.end != end || len(after.frames) != len(tail.frames) || after.start != tail.start {
+			t.Fatalf("after the cut, the tail from %d to %d (%d frames, %v); before it, from %d to %d (%d frames)",
+				after.start, after.end, len(after.frames), err, tail.start, tail.end, len(tail.frames))
 		}
 	})
 }

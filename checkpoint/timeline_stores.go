@@ -10,9 +10,10 @@ import (
 )
 
 // pastFile is the file in an agent's directory that keeps its pasts: one
-// frame (pastFrame) per Past, appended as each round commits. It is not
-// synced: a power cut may take the last pasts with it, and the run that
-// resumes keeps a whole workspace at its boundary, after the gap.
+// frame (pastFrame) per Past, appended as each round commits. It is never
+// synced: a power cut may take the pasts from any page it had not written
+// back on (unsyncedFrames), and the run that resumes keeps a whole
+// workspace at its boundary, after the gap.
 const pastFile = "past"
 
 // pastFrame is the frame type of a Past in pastFile.
@@ -57,8 +58,9 @@ func appendPast(f *os.File, round int, data []byte) error {
 	return nil
 }
 
-// cutTornPast truncates the past file to its last whole frame. It reads
-// the file from the frame its index names last, not from the start.
+// cutTornPast truncates the past file at its first damage, dropping every
+// frame after it (unsyncedFrames), so that the pasts appended next follow
+// the ones that are read.
 func cutTornPast(name string) error {
 	t, err := readPastTail(name)
 	if err != nil || t.end == t.size {
@@ -67,7 +69,9 @@ func cutTornPast(name string) error {
 	return os.Truncate(name, t.end)
 }
 
-// Pasts reads agents/<id>/past. A torn tail is left out.
+// Pasts reads agents/<id>/past up to its first damage: the file is never
+// synced, so what a power cut leaves of it is a torn tail however many
+// whole frames follow the damage, and they are left out (unsyncedFrames).
 func (s *FileStore) Pasts(id string) ([]Past, error) {
 	dir, err := s.agentDir(id)
 	if err != nil {
@@ -81,10 +85,7 @@ func (s *FileStore) Pasts(id string) ([]Past, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pasts of agent %q: %w", id, err)
 	}
-	fs, _, err := frames(name, data)
-	if err != nil {
-		return nil, err
-	}
+	fs, _ := unsyncedFrames(data)
 	out := make([]Past, 0, len(fs))
 	for _, f := range fs {
 		if f.typ != pastFrame {
