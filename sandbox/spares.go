@@ -197,14 +197,18 @@ func (ss *spares) done(key string) (last bool) {
 }
 
 // refill makes spares for key with make, one at a time, until there are
-// as many, ready or being made, as the key wants. A spare that fails to
-// be made is not retried until the next call, which makes its own
-// instance and so reports the error.
+// as many, ready or being made, as the key wants. It stops while a call
+// of key runs: the call refills once it has run (see Module.instantiate),
+// and may then reuse the memory it ran in, where a spare made meanwhile
+// (by Loading.Prepare, racing a first call) would map the snapshot's
+// image a second time. A spare that fails to be made is not retried
+// until the next call, which makes its own instance and so reports the
+// error.
 func (ss *spares) refill(key string, make func() (*spare, error)) {
 	for {
 		ss.mu.Lock()
 		ss.init()
-		if ss.closed || len(ss.ready[key])+ss.making[key] >= max(1, ss.depth[key]) {
+		if ss.closed || ss.active[key] > 0 || len(ss.ready[key])+ss.making[key] >= max(1, ss.depth[key]) {
 			ss.mu.Unlock()
 			return
 		}

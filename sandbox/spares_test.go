@@ -43,6 +43,30 @@ func TestSparesFollowCallsRunAtOnce(t *testing.T) {
 	}
 }
 
+// No spare of a key is made while a call of it runs: the call refills once
+// it has run, and may reuse the memory it ran in.
+func TestSparesAreNotMadeWhileACallRuns(t *testing.T) {
+	var ss spares
+	made := 0
+	newSpare := func() (*spare, error) { made++; return &spare{}, nil }
+	if ss.take("k") != nil {
+		t.Fatal("a spare before any was made")
+	}
+	ss.refill("k", newSpare)
+	if made != 0 {
+		t.Fatal("a spare was made while a call of its key ran")
+	}
+	ss.refill("other", newSpare)
+	if made != 1 {
+		t.Fatalf("%d spares made for another key, want 1", made)
+	}
+	ss.done("k")
+	ss.refill("k", newSpare)
+	if made != 2 || ss.count("k") != 1 {
+		t.Fatalf("after the call, %d spares made and %d kept; want 2 and 1", made, ss.count("k"))
+	}
+}
+
 // Calls one after another keep one spare, and none counts as running once
 // it has ended.
 func TestPreinitCallsOneAfterAnotherKeepOneSpare(t *testing.T) {
