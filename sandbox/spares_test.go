@@ -1,6 +1,9 @@
 package sandbox
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 // A key keeps as many spares as its calls ran at once, up to
 // maxSparesPerKey, so that each call of a turn that asks for several at
@@ -90,4 +93,30 @@ func (ss *spares) count(key string) int {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	return len(ss.ready[key])
+}
+
+// A call that finds no spare ready while one of its key is being made
+// waits for it and takes it, rather than making a second instance; one
+// that finds none ready and none being made does not wait.
+func TestSpareBeingMadeIsWaitedFor(t *testing.T) {
+	var ss spares
+	making, release := make(chan struct{}), make(chan struct{})
+	want := &spare{}
+	go ss.refill("k", func() (*spare, error) {
+		close(making)
+		<-release
+		return want, nil
+	})
+	<-making
+	got := make(chan *spare)
+	go func() { got <- ss.take("k") }()
+	time.Sleep(20 * time.Millisecond) // the call waits, if it does, before the spare is made
+	close(release)
+	if s := <-got; s != want {
+		t.Fatalf("the call took %v, not the spare being made for it", s)
+	}
+	ss.done("k")
+	if s := ss.take("other"); s != nil {
+		t.Fatal("a spare of another key")
+	}
 }
