@@ -97,6 +97,16 @@ func (m *Module) useStopChecks() {
 	m.wasm, m.stops, m.hasStart = sc.Code, true, sc.Start
 }
 
+// bigModule is the size of code past which compiling a module returns the
+// Go heap's free pages to the system (Runtime.freeHeap) before wazero
+// compiles it and again after. Rewriting a Go module of megabytes leaves
+// about as many of garbage, and wazero's decoding and validating it as
+// many again; the heap would otherwise hold them, resident, while wazero
+// reads the module's machine code into memory beside them (20 MiB for
+// the example's textstats) and for the rest of a short run. A smaller
+// module leaves too little to be worth a collection.
+const bigModule = 1 << 20
+
 // compileFor compiles the module for one memory limit and keeps it.
 func (m *Module) compileFor(ctx context.Context, rt wazero.Runtime, pages uint32) (wazero.CompiledModule, error) {
 	m.r.mu.Lock()
@@ -114,7 +124,14 @@ func (m *Module) compileFor(ctx context.Context, rt wazero.Runtime, pages uint32
 	}
 	cctx, cancel := m.r.limits.compileContext(ctx)
 	defer cancel()
+	big := len(code) >= bigModule
+	if big {
+		m.r.freeHeap()
+	}
 	cm, err = m.r.compileModule(cctx, rt, code, runtimeKey{pages: pages, closeOnDone: !m.stops, interpret: m.interpret})
+	if big {
+		m.r.freeHeap()
+	}
 	if err != nil {
 		if cctx.Err() != nil {
 			return nil, fmt.Errorf("%w: compiling it did not end within %s or before its caller gave up (Config.CompileTimeout)", ErrCompileLimit, m.r.limits.timeout)

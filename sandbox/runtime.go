@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -46,6 +47,10 @@ type Runtime struct {
 	apartMu     sync.Mutex                   // one compilation apart at a time
 	inFlight    atomic.Int32                 // compilations under way, see Compiling
 	alloc       experimental.MemoryAllocator // nil: wazero's own
+	// freeHeap collects garbage and returns the heap's free pages to the
+	// system (debug.FreeOSMemory; tests count it), around compiling a big
+	// module (see bigModule).
+	freeHeap func()
 	// noStopChecks leaves modules as they are, stopped by wazero's
 	// close-on-done: for measuring what the stop checks save.
 	noStopChecks bool
@@ -82,7 +87,7 @@ type Runtime struct {
 // A cache directory that cannot be made private to the user.
 func NewRuntime(ctx context.Context, cfg Config) (*Runtime, error) {
 	r := &Runtime{runtimes: map[runtimeKey]wazero.Runtime{}, modules: map[string]*Module{}, alloc: newMemoryAllocator(),
-		limits: cfg.limits(), cacheDir: cfg.CacheDir, memoryLimit: processMemoryLimit}
+		freeHeap: debug.FreeOSMemory, limits: cfg.limits(), cacheDir: cfg.CacheDir, memoryLimit: processMemoryLimit}
 	engine, err := ParseEngine(string(cfg.Engine))
 	if err != nil {
 		return nil, err

@@ -56,7 +56,7 @@ func newMemoryImage(b []byte) (*memoryImage, error) {
 	if err != nil {
 		return nil, fmt.Errorf("memfd: %w", err)
 	}
-	img := &memoryImage{fd: fd, idle: &idleMemories{size: uint64(len(b))}}
+	img := &memoryImage{fd: fd, idle: newIdleMemories(uint64(len(b)))}
 	runtime.AddCleanup(img, func(fd int) { unix.Close(fd) }, fd)
 	runtime.AddCleanup(img, (*idleMemories).close, img.idle)
 	for off := 0; off < len(b); {
@@ -121,6 +121,16 @@ type idleMemories struct {
 	mems  []*reservedMemory
 	taken int  // memories reused, for tests
 	gone  bool // closed: no memory is kept any more
+	// coming counts the memories put but not kept yet (their pages being
+	// mapped), and back is signalled as each is kept or unmapped.
+	coming int
+	back   *sync.Cond
+}
+
+func newIdleMemories(size uint64) *idleMemories {
+	im := &idleMemories{size: size}
+	im.back = sync.NewCond(&im.mu)
+	return im
 }
 
 // put keeps m, or unmaps it if enough are kept. A memory kept for the
@@ -129,41 +139,57 @@ type idleMemories struct {
 // kernel cannot, and the pages fault in as touched).
 func (im *idleMemories) put(m *reservedMemory) {
 	if m.populated {
-		im.keep(m)
+		im.keep(m, false)
 		return
 	}
+	im.mu.Lock()
+	im.coming++
+	im.mu.Unlock()
 	go func() {
 		m.populated = unix.Madvise(m.mem[:im.size], unix.MADV_POPULATE_READ) == nil
-		im.keep(m)
+		im.keep(m, true)
 	}()
 }
 
 // keep adds m to the idle memories, or unmaps it if enough are kept; in a
 // goroutine of its own, since keep runs as a call closes its instance and
-// unmapping a resident memory takes a while.
-func (im *idleMemories) keep(m *reservedMemory) {
+// unmapping a resident memory takes a while. coming is a memory put counts
+// as on its way back.
+func (im *idleMemories) keep(m *reservedMemory, coming bool) {
 	im.mu.Lock()
+	defer im.mu.Unlock()
+	if coming {
+		im.coming--
+		im.back.Broadcast()
+	}
 	if !im.gone && len(im.mems) < maxIdle {
 		im.mems = append(im.mems, m)
-		im.mu.Unlock()
 		return
 	}
-	im.mu.Unlock()
 	go unmapReserved(m)
 }
 
-// take returns an idle memory reserving max bytes, or nil.
+// take returns an idle memory reserving max bytes, or nil. A memory on
+// its way back (see put) is waited for, a fraction of a millisecond,
+// rather than a new one mapped beside it: the instance made just after
+// a call, or just after the snapshot's pages were learnt, would otherwise
+// map the whole image a second time.
 func (im *idleMemories) take(max uint64) *reservedMemory {
 	im.mu.Lock()
 	defer im.mu.Unlock()
-	for i, m := range im.mems {
-		if uint64(len(m.mem)) == max {
-			im.mems = slices.Delete(im.mems, i, i+1)
-			im.taken++
-			return m
+	for {
+		for i, m := range im.mems {
+			if uint64(len(m.mem)) == max {
+				im.mems = slices.Delete(im.mems, i, i+1)
+				im.taken++
+				return m
+			}
 		}
+		if im.coming == 0 || im.gone {
+			return nil
+		}
+		im.back.Wait()
 	}
-	return nil
 }
 
 // release unmaps the image's idle memories, for an image no call will

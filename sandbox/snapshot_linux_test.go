@@ -95,6 +95,24 @@ func TestImageMemoryIsResetForReuse(t *testing.T) {
 	}
 }
 
+// An instance made just after another from the same image was closed
+// gets the closed one's memory, though its pages are still being mapped
+// in the background, rather than a second mapping of the image beside it.
+func TestImageMemoryOnItsWayBackIsWaitedFor(t *testing.T) {
+	image := bytes.Repeat([]byte{1, 2, 3, 4}, 256*osPage)
+	const max = 1 << 24
+	for try := range 20 {
+		img, mem := mappedMemory(t, image, max)
+		mem.Free()
+		again := img.allocator(false)
+		if got := again.Allocate(0, max).(*reservedMemory); got != mem {
+			t.Fatalf("try %d: a new memory was mapped while the closed one was on its way back", try)
+		}
+		mem.Free()
+		img.release()
+	}
+}
+
 // Over many reuses of one memory, each writing other pages (some written
 // before, some never, some past the image), every reset leaves exactly
 // the image: pages written in an earlier use and not since are compared

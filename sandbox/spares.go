@@ -152,28 +152,35 @@ type spares struct {
 	active map[string]int      // calls running (between take and done)
 	depth  map[string]int      // spares wanted: the most calls that ran at once
 	closed bool                // the snapshot is dropped: no more spares (see Runtime.Trim)
+	made   *sync.Cond          // signalled as each spare being made is made, or fails
 }
 
 func (ss *spares) init() {
 	if ss.ready == nil {
 		ss.ready, ss.making = map[string][]*spare{}, map[string]int{}
 		ss.active, ss.depth = map[string]int{}, map[string]int{}
+		ss.made = sync.NewCond(&ss.mu)
 	}
 }
 
-// take returns a spare for key, or nil when there is none. The call that
-// takes it counts as running until it calls done, whether or not there
-// was a spare.
+// take returns a spare for key, or nil when there is none. A spare being
+// made for key is waited for (a millisecond or so) rather than a second
+// instance made beside it, which would map the snapshot's image again.
+// The call that takes it counts as running until it calls done, whether
+// or not there was a spare.
 func (ss *spares) take(key string) *spare {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	ss.init()
 	ss.active[key]++
 	ss.depth[key] = min(maxSparesPerKey, max(ss.depth[key], ss.active[key]))
-	list := ss.ready[key]
-	if len(list) == 0 {
-		return nil
+	for len(ss.ready[key]) == 0 {
+		if ss.making[key] == 0 || ss.closed {
+			return nil
+		}
+		ss.made.Wait()
 	}
+	list := ss.ready[key]
 	ss.ready[key] = list[1:]
 	if len(list) == 1 {
 		delete(ss.ready, key)
@@ -197,14 +204,18 @@ func (ss *spares) done(key string) (last bool) {
 }
 
 // refill makes spares for key with make, one at a time, until there are
-// as many, ready or being made, as the key wants. A spare that fails to
-// be made is not retried until the next call, which makes its own
-// instance and so reports the error.
+// as many, ready or being made, as the key wants. It stops while a call
+// of key runs: the call refills once it has run (see Module.instantiate),
+// and may then reuse the memory it ran in, where a spare made meanwhile
+// (by Loading.Prepare, racing a first call) would map the snapshot's
+// image a second time. A spare that fails to be made is not retried
+// until the next call, which makes its own instance and so reports the
+// error.
 func (ss *spares) refill(key string, make func() (*spare, error)) {
 	for {
 		ss.mu.Lock()
 		ss.init()
-		if ss.closed || len(ss.ready[key])+ss.making[key] >= max(1, ss.depth[key]) {
+		if ss.closed || ss.active[key] > 0 || len(ss.ready[key])+ss.making[key] >= max(1, ss.depth[key]) {
 			ss.mu.Unlock()
 			return
 		}
@@ -216,6 +227,7 @@ func (ss *spares) refill(key string, make func() (*spare, error)) {
 		if ss.making[key]--; ss.making[key] == 0 {
 			delete(ss.making, key)
 		}
+		ss.made.Broadcast() // the calls waiting look again once this unlocks
 		if err != nil || ss.closed {
 			ss.mu.Unlock()
 			if err == nil {

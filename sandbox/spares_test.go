@@ -1,6 +1,9 @@
 package sandbox
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 // A key keeps as many spares as its calls ran at once, up to
 // maxSparesPerKey, so that each call of a turn that asks for several at
@@ -43,6 +46,30 @@ func TestSparesFollowCallsRunAtOnce(t *testing.T) {
 	}
 }
 
+// No spare of a key is made while a call of it runs: the call refills once
+// it has run, and may reuse the memory it ran in.
+func TestSparesAreNotMadeWhileACallRuns(t *testing.T) {
+	var ss spares
+	made := 0
+	newSpare := func() (*spare, error) { made++; return &spare{}, nil }
+	if ss.take("k") != nil {
+		t.Fatal("a spare before any was made")
+	}
+	ss.refill("k", newSpare)
+	if made != 0 {
+		t.Fatal("a spare was made while a call of its key ran")
+	}
+	ss.refill("other", newSpare)
+	if made != 1 {
+		t.Fatalf("%d spares made for another key, want 1", made)
+	}
+	ss.done("k")
+	ss.refill("k", newSpare)
+	if made != 2 || ss.count("k") != 1 {
+		t.Fatalf("after the call, %d spares made and %d kept; want 2 and 1", made, ss.count("k"))
+	}
+}
+
 // Calls one after another keep one spare, and none counts as running once
 // it has ended.
 func TestPreinitCallsOneAfterAnotherKeepOneSpare(t *testing.T) {
@@ -66,4 +93,30 @@ func (ss *spares) count(key string) int {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	return len(ss.ready[key])
+}
+
+// A call that finds no spare ready while one of its key is being made
+// waits for it and takes it, rather than making a second instance; one
+// that finds none ready and none being made does not wait.
+func TestSpareBeingMadeIsWaitedFor(t *testing.T) {
+	var ss spares
+	making, release := make(chan struct{}), make(chan struct{})
+	want := &spare{}
+	go ss.refill("k", func() (*spare, error) {
+		close(making)
+		<-release
+		return want, nil
+	})
+	<-making
+	got := make(chan *spare)
+	go func() { got <- ss.take("k") }()
+	time.Sleep(20 * time.Millisecond) // the call waits, if it does, before the spare is made
+	close(release)
+	if s := <-got; s != want {
+		t.Fatalf("the call took %v, not the spare being made for it", s)
+	}
+	ss.done("k")
+	if s := ss.take("other"); s != nil {
+		t.Fatal("a spare of another key")
+	}
 }

@@ -140,9 +140,18 @@ func Rebuild(wasm []byte, replace map[byte][]byte) []byte {
 
 // rebuiltSize bounds the size of wasm with its sections replaced, so that
 // a rebuild allocates its output once: a module's megabytes copied into a
-// buffer grown by doubling would allocate about twice as much again.
+// buffer grown by doubling would allocate about twice as much again. The
+// sections replaced are not counted, so that the bound is not the size of
+// the module's code twice over.
 func rebuiltSize(wasm []byte, replace map[byte][]byte) int {
 	n := len(wasm)
+	for p := wasm[8:]; len(p) > 0; {
+		size, k := binary.Uvarint(p[1:])
+		if _, ok := replace[p[0]]; ok && p[0] != 0 {
+			n -= 1 + k + int(size)
+		}
+		p = p[1+k+int(size):]
+	}
 	for _, body := range replace {
 		n += len(body) + binary.MaxVarintLen64 + 1
 	}
@@ -372,64 +381,86 @@ func (r *Reader) constExpr() (int64, error) {
 
 // EmptyDataSegments replaces every active data segment by an empty
 // passive one (which, like an active segment after instantiation, holds
-// nothing) and returns what the active segments put in memory.
+// nothing) and returns what the active segments put in memory. A Go
+// module has tens of thousands of segments: their bytes are counted
+// first and copied into one new slice, which the runs share.
 func EmptyDataSegments(sec []byte) ([]byte, []DataRun, error) {
 	if sec == nil {
 		return nil, nil, nil
 	}
+	var segs, nbytes, nout int
+	err := eachSegment(sec, func(raw []byte, active bool, _ uint64, b []byte) {
+		if !active {
+			nout += len(raw)
+			return
+		}
+		nout += 2
+		if len(b) > 0 {
+			segs, nbytes = segs+1, nbytes+len(b)
+		}
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	out := binary.AppendUvarint(make([]byte, 0, binary.MaxVarintLen64+nout), segmentCount(sec))
+	runs := make([]DataRun, 0, segs)
+	all := make([]byte, 0, nbytes)
+	eachSegment(sec, func(raw []byte, active bool, off uint64, b []byte) {
+		if !active {
+			out = append(out, raw...)
+			return
+		}
+		out = append(out, 0x01, 0x00)
+		if k := len(runs) - 1; k >= 0 && runs[k].Off+uint64(len(runs[k].B)) == off {
+			start := len(all) - len(runs[k].B)
+			all = append(all, b...)
+			runs[k].B = all[start:len(all):len(all)]
+		} else if len(b) > 0 {
+			all = append(all, b...)
+			runs = append(runs, DataRun{Off: off, B: all[len(all)-len(b) : len(all) : len(all)]})
+		}
+	})
+	return out, runs, nil
+}
+
+// segmentCount is the number of segments of a data section.
+func segmentCount(sec []byte) uint64 {
+	r := &Reader{P: sec}
+	return r.Count()
+}
+
+// eachSegment reads a data section, calling fn with each segment's
+// encoding (raw) and, for an active one, the memory offset its bytes go
+// to. It refuses an active segment of another memory or whose offset is
+// not an i32 constant.
+func eachSegment(sec []byte, fn func(raw []byte, active bool, off uint64, b []byte)) error {
 	r := &Reader{P: sec}
 	n := r.Count()
-	out := binary.AppendUvarint(nil, n)
-	// Each run's segments' bytes in sec, and where it ends, copied into
-	// one slice of the run at the end.
-	var runs []DataRun
-	var parts [][][]byte
-	var ends []uint64
 	for i := uint64(0); i < n && r.Err == nil; i++ {
 		start := r.P
 		flags := r.Uvarint()
 		if flags == 1 { // passive: kept
 			r.Bytes(r.Uvarint())
-			out = append(out, start[:len(start)-len(r.P)]...)
+			fn(start[:len(start)-len(r.P)], false, 0, nil)
 			continue
 		}
 		if flags == 2 && r.Uvarint() != 0 {
-			return nil, nil, fmt.Errorf("data segment %d: not in memory 0", i)
+			return fmt.Errorf("data segment %d: not in memory 0", i)
 		}
 		if flags > 2 {
-			return nil, nil, fmt.Errorf("data segment %d: unknown kind %d", i, flags)
+			return fmt.Errorf("data segment %d: unknown kind %d", i, flags)
 		}
 		if len(r.P) == 0 || r.P[0] != 0x41 {
-			return nil, nil, fmt.Errorf("data segment %d: offset is not an i32 constant", i)
+			return fmt.Errorf("data segment %d: offset is not an i32 constant", i)
 		}
 		off, err := r.constExpr()
 		if err != nil {
-			return nil, nil, fmt.Errorf("data segment %d: %w", i, err)
+			return fmt.Errorf("data segment %d: %w", i, err)
 		}
 		b := r.Bytes(r.Uvarint())
-		if k := len(runs) - 1; k >= 0 && ends[k] == uint64(uint32(off)) {
-			parts[k] = append(parts[k], b)
-			ends[k] += uint64(len(b))
-		} else if len(b) > 0 {
-			runs = append(runs, DataRun{Off: uint64(uint32(off))})
-			parts, ends = append(parts, [][]byte{b}), append(ends, uint64(uint32(off))+uint64(len(b)))
+		if r.Err == nil {
+			fn(start[:len(start)-len(r.P)], true, uint64(uint32(off)), b)
 		}
-		out = append(out, 0x01, 0x00)
 	}
-	if r.Err != nil {
-		return nil, nil, r.Err
-	}
-	for k := range runs {
-		runs[k].B = joinParts(parts[k], int(ends[k]-runs[k].Off))
-	}
-	return out, runs, nil
-}
-
-// joinParts copies parts, of n bytes in all, into one new slice.
-func joinParts(parts [][]byte, n int) []byte {
-	b := make([]byte, 0, n)
-	for _, p := range parts {
-		b = append(b, p...)
-	}
-	return b
+	return r.Err
 }

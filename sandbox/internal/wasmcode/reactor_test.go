@@ -1,6 +1,8 @@
 package wasmcode
 
 import (
+	"bytes"
+	"os"
 	"reflect"
 	"testing"
 )
@@ -36,5 +38,86 @@ func TestEmptyDataSegmentsJoinsRuns(t *testing.T) {
 	sec[6] = '!' // the runs are copies, not views of the section
 	if string(runs[0].B) != "abcd" {
 		t.Fatalf("run changed with the section: %q", runs[0].B)
+	}
+}
+
+// writeSegments is what instantiating puts in memory for the active
+// segments of a data section, applied one by one: the reference the runs
+// are checked against.
+func writeSegments(t *testing.T, sec []byte, size int) []byte {
+	mem := make([]byte, size)
+	err := eachSegment(sec, func(_ []byte, active bool, off uint64, b []byte) {
+		if active {
+			copy(mem[off:], b)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mem
+}
+
+// The runs of a Go module's tens of thousands of segments put in memory
+// what the segments do, each run's bytes apart from the next (appending
+// to one leaves the next as it was), and are made in a few allocations,
+// not several for each segment.
+func TestEmptyDataSegmentsOfAGoModule(t *testing.T) {
+	wasm, err := os.ReadFile("../../../examples/tools/textstats/textstats.wasm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	secs, err := Sections(wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec := secs[SecData]
+	_, runs, err := EmptyDataSegments(sec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) < 1000 {
+		t.Fatalf("%d runs: not the module of many segments the test is for", len(runs))
+	}
+	var size uint64
+	for _, r := range runs {
+		size = max(size, r.Off+uint64(len(r.B)))
+	}
+	got := make([]byte, size)
+	for _, r := range runs {
+		copy(got[r.Off:], r.B)
+	}
+	if want := writeSegments(t, sec, len(got)); !bytes.Equal(got, want) {
+		t.Fatal("the runs put in memory other bytes than the segments")
+	}
+	next := runs[1].B[0]
+	runs[0].B = append(runs[0].B, next+1)
+	if runs[1].B[0] != next {
+		t.Fatal("appending to a run changed the next")
+	}
+	if n := testing.AllocsPerRun(3, func() { EmptyDataSegments(sec) }); n > 4 {
+		t.Fatalf("%v allocations", n)
+	}
+}
+
+// A rebuild's output is allocated at about its size, not the size of the
+// module and of the sections replaced added together (megabytes of a Go
+// module's code or data counted twice).
+func TestRebuildAllocatesAboutItsSize(t *testing.T) {
+	wasm, err := os.ReadFile("../../../examples/tools/textstats/textstats.wasm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := WithStopChecks(wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rx, err := NewReactor(sc.Code)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, code := range map[string][]byte{"stop checks": sc.Code, "fast mode": rx.Code} {
+		if slack := cap(code) - len(code); slack > 64 {
+			t.Errorf("%s: %d bytes allocated past the %d of the module", name, slack, len(code))
+		}
 	}
 }
