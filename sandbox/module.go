@@ -97,14 +97,17 @@ func (m *Module) useStopChecks() {
 	m.wasm, m.stops, m.hasStart = sc.Code, true, sc.Start
 }
 
-// bigModule is the size of code past which compiling a module returns the
-// Go heap's free pages to the system (Runtime.freeHeap) before wazero
-// compiles it and again after. Rewriting a Go module of megabytes leaves
-// about as many of garbage, and wazero's decoding and validating it as
-// many again; the heap would otherwise hold them, resident, while wazero
-// reads the module's machine code into memory beside them (20 MiB for
-// the example's textstats) and for the rest of a short run. A smaller
-// module leaves too little to be worth a collection.
+// bigModule is the size of code past which loading a module from the
+// compile cache returns the Go heap's free pages to the system
+// (Runtime.freeHeap) before wazero loads it and again after. Rewriting a
+// Go module of megabytes leaves about as many of garbage, and wazero's
+// decoding and validating it as many again; the heap would otherwise hold
+// them, resident, while wazero reads the module's machine code into
+// memory beside them (20 MiB for the example's textstats) and for the
+// rest of a short run. A smaller module leaves too little to be worth a
+// collection. A module the cache lacks is compiled without them: the
+// compile's own garbage dwarfs the rest, and returning pages the compile
+// is about to take again would only slow a first run down.
 const bigModule = 1 << 20
 
 // compileFor compiles the module for one memory limit and keeps it.
@@ -124,7 +127,7 @@ func (m *Module) compileFor(ctx context.Context, rt wazero.Runtime, pages uint32
 	}
 	cctx, cancel := m.r.limits.compileContext(ctx)
 	defer cancel()
-	big := len(code) >= bigModule
+	big := len(code) >= bigModule && !m.interpret && m.r.cached(m.digest)
 	if big {
 		m.r.freeHeap()
 	}
