@@ -118,11 +118,24 @@ func newTornAgent(t *testing.T, commit bool) *tornAgent {
 	return a
 }
 
-// resumeAfter opens a1 for writing as resume does, drops the round it
-// finds interrupted, commits round 3 again, and checks that the agent
-// then reads as rounds 1 to 3 and that nothing of the torn tail is left
-// past the records.
+// resumeAfter opens a1 for writing as resume does (resumeTorn) and checks
+// that nothing of the torn tail is left past the records.
 func (a *tornAgent) resumeAfter(t *testing.T, s *FileStore) {
+	t.Helper()
+	resumeTorn(t, s, a.dir, func(rec *Recovered) {
+		data, err := os.ReadFile(a.journal)
+		must(t, err)
+		if validFrameAfter(data, rec.JournalBytes, anyFrame) {
+			t.Fatalf("opening for write left frames of the torn tail past byte %d", rec.JournalBytes)
+		}
+	})
+}
+
+// resumeTorn opens a1 of the store s in dir for writing as resume does,
+// checks it at round 2 (and with opened, what opening left), drops the
+// round it finds interrupted, commits round 3 again, and checks that the
+// agent then reads as rounds 1 to 3 from a store opened afresh.
+func resumeTorn(t *testing.T, s *FileStore, dir string, opened func(*Recovered)) {
 	t.Helper()
 	lock, err := s.Lock("a1", ThisProcess("resume"))
 	must(t, err)
@@ -130,10 +143,8 @@ func (a *tornAgent) resumeAfter(t *testing.T, s *FileStore) {
 	rec, log, err := s.Open("a1")
 	must(t, err)
 	checkRounds(t, "a1", rec.State, 2)
-	data, err := os.ReadFile(a.journal)
-	must(t, err)
-	if validFrameAfter(data, rec.JournalBytes, func(RecordType) bool { return true }) {
-		t.Fatalf("opening for write left frames of the torn tail past byte %d", rec.JournalBytes)
+	if opened != nil {
+		opened(rec)
 	}
 	if len(rec.Tail) > 0 {
 		_, err := log.Commit(Record{Type: RecAbort, Time: t0, Round: 3})
@@ -141,7 +152,7 @@ func (a *tornAgent) resumeAfter(t *testing.T, s *FileStore) {
 	}
 	commitRound(t, log, 3)
 	must(t, log.Close())
-	back, err := OpenFileStore(a.dir)
+	back, err := OpenFileStore(dir)
 	must(t, err)
 	rec, err = back.Read("a1")
 	must(t, err)
@@ -363,23 +374,7 @@ func TestTornUnsyncedGroupBatchIsDropped(t *testing.T) {
 // finds interrupted, commits round 3 again and checks the result.
 func (a *tornGroup) resumeGroup(t *testing.T, s *FileStore) {
 	t.Helper()
-	lock, err := s.Lock("a1", ThisProcess("resume"))
-	must(t, err)
-	defer lock.Unlock()
-	rec, log, err := s.Open("a1")
-	must(t, err)
-	checkRounds(t, "a1", rec.State, 2)
-	if len(rec.Tail) > 0 {
-		_, err := log.Commit(Record{Type: RecAbort, Time: t0, Round: 3})
-		must(t, err)
-	}
-	commitRound(t, log, 3)
-	must(t, log.Close())
-	plain, err := OpenFileStore(a.dir)
-	must(t, err)
-	rec, err = plain.Read("a1")
-	must(t, err)
-	checkRounds(t, "a1", rec.State, 3)
+	resumeTorn(t, s, a.dir, nil)
 }
 
 // Regression: with group commit an agent's journal is not synced at each
