@@ -180,7 +180,7 @@ func TestCallAtStartWithADamagedCacheEntry(t *testing.T) {
 	}
 }
 
-// Regression for the review's finding: after Trim, a module's next call
+// Regression for a damaged entry failing a call after Trim: a module's next call
 // loads it from the compile cache, and a damaged entry failed that call.
 func TestCallAfterTrimWithADamagedCacheEntry(t *testing.T) {
 	for _, d := range entryDamages {
