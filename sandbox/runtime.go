@@ -48,8 +48,8 @@ type Runtime struct {
 	inFlight    atomic.Int32                 // compilations under way, see Compiling
 	alloc       experimental.MemoryAllocator // nil: wazero's own
 	// freeHeap collects garbage and returns the heap's free pages to the
-	// system (debug.FreeOSMemory; tests count it), around compiling a big
-	// module (see bigModule).
+	// system (debug.FreeOSMemory; tests count it), around loading a big
+	// module from the compile cache (see bigModule).
 	freeHeap func()
 	// noStopChecks leaves modules as they are, stopped by wazero's
 	// close-on-done: for measuring what the stop checks save.
