@@ -3,7 +3,6 @@ package abi
 import (
 	"errors"
 	"fmt"
-	"regexp"
 )
 
 // Version is the ABI version this package describes.
@@ -89,8 +88,6 @@ func (a Access) Covers(b Access) bool {
 // version newer than Version.
 var ErrNewerABI = errors.New("built for a newer cairn ABI")
 
-var toolName = regexp.MustCompile(`^[a-z0-9_]{1,64}$`)
-
 // Validate checks a manifest for what the host relies on: a known ABI
 // version, at least one tool, well-formed unique names, known access kinds.
 func (m *Manifest) Validate() error {
@@ -102,7 +99,7 @@ func (m *Manifest) Validate() error {
 	}
 	seen := make(map[string]bool, len(m.Tools))
 	for _, t := range m.Tools {
-		if !toolName.MatchString(t.Name) {
+		if !validToolName(t.Name) {
 			return fmt.Errorf("tool name %q: want 1 to 64 of [a-z0-9_]", t.Name)
 		}
 		if seen[t.Name] {
@@ -126,6 +123,19 @@ func (m *Manifest) Lookup(name string) (Tool, bool) {
 		}
 	}
 	return Tool{}, false
+}
+
+// validToolName reports whether name is 1 to 64 of [a-z0-9_].
+func validToolName(name string) bool {
+	if len(name) == 0 || len(name) > 64 {
+		return false
+	}
+	for _, c := range []byte(name) {
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '_' {
+			return false
+		}
+	}
+	return true
 }
 
 func checkVersion(v int) error {

@@ -99,7 +99,10 @@
 // Messages are CBOR maps with text-string keys, the keys being the names given
 // in the struct tags below. Decoders ignore keys they do not know, so a
 // newer minor field never breaks an older tool. Integers are unsigned or
-// negative CBOR integers; strings are UTF-8 text strings.
+// negative CBOR integers; strings are UTF-8 text strings. Write definite
+// lengths and no tags: the host refuses indefinite lengths, tags, a key
+// written twice or in another case than the one given here, nesting deeper
+// than 16, and an array or map of more than 65,536 items.
 //
 // Request (host to module):
 //

@@ -43,7 +43,9 @@ type HTTPResponse struct {
 // a newer ABI version, or a request without a method or URL.
 func DecodeHTTPRequest(b []byte) (HTTPRequest, error) {
 	var r HTTPRequest
-	if err := unmarshal(b, &r); err != nil {
+	d := reading(b, MaxNetMessage, false)
+	r.read(&d)
+	if err := d.end(); err != nil {
 		return r, fmt.Errorf("decode HTTP request: %w", err)
 	}
 	if r.ABI > Version {
@@ -58,7 +60,9 @@ func DecodeHTTPRequest(b []byte) (HTTPRequest, error) {
 // DecodeHTTPResponse decodes one HTTPResponse.
 func DecodeHTTPResponse(b []byte) (HTTPResponse, error) {
 	var r HTTPResponse
-	if err := unmarshal(b, &r); err != nil {
+	d := reading(b, MaxNetMessage, false)
+	r.read(&d)
+	if err := d.end(); err != nil {
 		return r, fmt.Errorf("decode HTTP response: %w", err)
 	}
 	return r, nil

@@ -55,18 +55,13 @@ func reactor() bool {
 }
 
 // warmUp does, once, at initialisation, the work that the first call of
-// a process does and no later one: encoding and decoding the ABI's
-// messages and tools' inputs builds caches of their types (reflection,
-// in the CBOR and JSON codecs). In the fast mode every call starts from
-// the snapshot taken after initialisation, so without this every call
-// would build them again. It then collects the garbage, so that the
-// snapshot holds a compact heap and a call starts far from the next
-// collection. The caches hold types, never a call's data.
+// a process does and no later one: decoding a tool's input builds caches
+// of its types (reflection, in the JSON decoder). In the fast mode every
+// call starts from the snapshot taken after initialisation, so without
+// this every call would build them again. It then collects the garbage,
+// so that the snapshot holds a compact heap and a call starts far from the
+// next collection. The caches hold types, never a call's data.
 func warmUp(tools []Tool) {
-	if b, err := abi.Marshal(abi.Request{ABI: abi.Version, Tool: "-", Input: "{}"}); err == nil {
-		abi.DecodeRequest(b)
-	}
-	abi.Marshal(abi.Response{ABI: abi.Version, Output: "-", Error: "-"})
 	for _, t := range tools {
 		if t.warm != nil {
 			t.warm()

@@ -504,9 +504,9 @@ func overlayCall(b *testing.B, ws, staging string, apply bool, call func(*overla
 
 // BenchmarkEnvelopeInWasm runs abi's BenchmarkEnvelope compiled to wasm,
 // in the sandbox with the real clock: a call's envelopes through abi's
-// fast path and through the CBOR library alone (the baseline), where the
+// codec and through the CBOR library (the baseline), where the
 // guest decodes and encodes them. Reported: each ns/op of the guest's run,
-// and the fast path's over the library's.
+// and the codec's over the library's.
 //
 //	go test ./sandbox -run '^$' -bench EnvelopeInWasm -benchtime 1x
 func BenchmarkEnvelopeInWasm(b *testing.B) {
@@ -539,13 +539,13 @@ func BenchmarkEnvelopeInWasm(b *testing.B) {
 			}
 		}
 		for _, op := range []string{"decode-request", "encode-response", "decode-response"} {
-			fast, lib := ns[op+"/fast"], ns[op+"/library"]
+			fast, lib := ns[op+"/codec"], ns[op+"/library"]
 			if fast == 0 || lib == 0 {
 				b.Fatalf("no figures for %s in\n%s", op, out.Bytes())
 			}
-			b.ReportMetric(fast, op+"-fast-ns")
+			b.ReportMetric(fast, op+"-codec-ns")
 			b.ReportMetric(lib, op+"-library-ns")
-			b.ReportMetric(fast/lib, op+"-fast/library")
+			b.ReportMetric(fast/lib, op+"-codec/library")
 		}
 	}
 }
