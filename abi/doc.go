@@ -1,8 +1,9 @@
 // Package abi is the contract between the cairn host and a tool module: the
 // version, the messages exchanged on every call, and the manifest a module
-// carries. It imports nothing of cairn's, so the host and guests share it
-// as a leaf. This comment is the specification; a tool written in C, Rust or
-// anything else that targets WASI preview 1 implements it without reading Go.
+// carries. It imports only the standard library, so the host and guests
+// share it as a leaf, and a guest that links it stays small. This comment
+// is the specification; a tool written in C, Rust or anything else that
+// targets WASI preview 1 implements it without reading Go.
 //
 // # Version
 //
