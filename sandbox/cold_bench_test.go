@@ -1,9 +1,17 @@
 package sandbox
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -28,7 +36,12 @@ import (
 //     after this long idle is as slow as one after fresh: what makes a call
 //     cold there is how long its core was away from the call's memory (or
 //     busy in the kernel faulting pages in), more than the garbage
-//     collector; BENCHMARKS.md.
+//     collector; BENCHMARKS.md;
+//   - model-request: a model's turn as a run takes it: a request to an
+//     OpenAI-compatible server on loopback, its streamed answer of 40
+//     chunks read and each decoded, then 2 ms idle;
+//   - other-process: another process that writes 32 MiB of its own and
+//     exits, then 2 ms idle.
 //
 // Reported: each one's median and 90th percentile, and cold over warm.
 //
@@ -38,13 +51,19 @@ func BenchmarkColdCall(b *testing.B) {
 	_, p, req := readFileCall(b)
 	held := make([]byte, 32<<20)
 	work := map[string]func(){
-		"idle":        func() {},
-		"touch":       func() { touch(held) },
-		"other-cores": func() { onTwo(func(i int) { touch(held[i<<24 : (i+1)<<24]) }) },
-		"fresh":       func() { onTwo(func(int) { touch(make([]byte, 16<<20)) }) },
-		"idle-20ms":   func() { time.Sleep(18 * time.Millisecond) },
+		"idle":          func() {},
+		"touch":         func() { touch(held) },
+		"other-cores":   func() { onTwo(func(i int) { touch(held[i<<24 : (i+1)<<24]) }) },
+		"fresh":         func() { onTwo(func(int) { touch(make([]byte, 16<<20)) }) },
+		"idle-20ms":     func() { time.Sleep(18 * time.Millisecond) },
+		"model-request": modelTurn(b),
+		"other-process": func() {
+			cmd := exec.Command(os.Args[0])
+			cmd.Env = append(os.Environ(), touchEnv+"=1")
+			must(b, cmd.Run())
+		},
 	}
-	for _, kind := range []string{"idle", "touch", "other-cores", "fresh", "idle-20ms"} {
+	for _, kind := range []string{"idle", "touch", "other-cores", "fresh", "idle-20ms", "model-request", "other-process"} {
 		b.Run(kind, func(b *testing.B) {
 			r, err := NewRuntime(ctx, Config{CacheDir: filepath.Join(guestsDir, "cache")})
 			must(b, err)
@@ -73,6 +92,46 @@ func BenchmarkColdCall(b *testing.B) {
 			w, c := percentiles(b, "warm", warm), percentiles(b, "cold", cold)
 			b.ReportMetric(c/w, "cold/warm")
 		})
+	}
+}
+
+// touchEnv set in a test binary's environment makes it a process that
+// writes 32 MiB and exits (see TestMain): the other process of ColdCall.
+const touchEnv = "CAIRN_BENCH_TOUCH"
+
+// modelTurn returns a model's turn as the openai provider takes it: a
+// request to a server on loopback, whose answer streams in 40 chunks, each
+// decoded.
+func modelTurn(b *testing.B) func() {
+	chunk := `data: {"choices":[{"index":0,"delta":{"content":"` + strings.Repeat("word ", 10) + `"},"finish_reason":null}]}` + "\n\n"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		for range 40 {
+			io.WriteString(w, chunk)
+		}
+		io.WriteString(w, "data: [DONE]\n\n")
+	}))
+	b.Cleanup(srv.Close)
+	body := `{"model":"m","stream":true,"messages":[{"role":"user","content":"` + strings.Repeat("say more ", 200) + `"}]}`
+	return func() {
+		resp, err := http.Post(srv.URL, "application/json", strings.NewReader(body))
+		must(b, err)
+		defer resp.Body.Close()
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			data, ok := strings.CutPrefix(sc.Text(), "data: ")
+			if !ok || data == "[DONE]" {
+				continue
+			}
+			var v struct {
+				Choices []struct {
+					Delta struct{ Content string } `json:"delta"`
+				} `json:"choices"`
+			}
+			must(b, json.Unmarshal([]byte(data), &v))
+		}
+		must(b, sc.Err())
 	}
 }
 

@@ -20,6 +20,10 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(touchEnv) != "" {
+		touch(make([]byte, 32<<20))
+		os.Exit(0)
+	}
 	ServeCompile()
 	os.Exit(runTests(m))
 }
