@@ -81,17 +81,18 @@ func headerFrame(b []byte, agent string, round int) []byte {
 	return appendFrame(b, RecHeader, payload)
 }
 
-// writeSnapshot writes st as the snapshot of its round.
-func writeSnapshot(dir string, st *State) error {
+// writeSnapshot writes st as the snapshot of its round, and returns the
+// file's bytes.
+func writeSnapshot(dir string, st *State) ([]byte, error) {
 	payload, err := encodeState(st)
 	if err != nil {
-		return fmt.Errorf("encode state: %w", err)
+		return nil, fmt.Errorf("encode state: %w", err)
 	}
 	data := appendFrame(headerFrame(nil, st.Agent, st.Round), RecState, payload)
 	if err := writeAtomic(filepath.Join(dir, snapName(st.Round)), data); err != nil {
-		return fmt.Errorf("write snapshot %s: %w", snapName(st.Round), err)
+		return nil, fmt.Errorf("write snapshot %s: %w", snapName(st.Round), err)
 	}
-	return nil
+	return data, nil
 }
 
 // checkHeader reads a file's header frame and refuses a newer schema.

@@ -138,7 +138,7 @@ func (s *FileStore) Create(id string, st *State) (Log, error) {
 	if err := errors.Join(syncDir(filepath.Join(s.dir, "agents")), syncDir(filepath.Join(s.dir, "blobs")), syncDir(s.dir)); err != nil {
 		return nil, fmt.Errorf("create agent %q: %w", id, err)
 	}
-	if err := writeSnapshot(dir, st); err != nil {
+	if _, err := writeSnapshot(dir, st); err != nil {
 		return nil, fmt.Errorf("create agent %q: %w", id, err)
 	}
 	return s.attach(openJournalLog(dir, &Recovered{State: st}, true, s.lockOf(id)))

@@ -260,16 +260,18 @@ func (l *journalLog) compact() error {
 		return nil
 	}
 	prev := l.base
-	if err := writeSnapshot(l.dir, st); err != nil {
-		return err
-	}
-	fi, err := os.Stat(filepath.Join(l.dir, snapName(st.Round)))
+	snap, err := writeSnapshot(l.dir, st)
 	if err != nil {
 		return err
 	}
-	l.snapLen = fi.Size()
+	l.snapLen = int64(len(snap))
 	if err := l.startSegment(st.Round); err != nil {
 		return err
+	}
+	if l.group != nil {
+		// The checksum every group entry of the new segment names, from
+		// the bytes just written rather than read back (see groupLog.add).
+		l.snap, l.snapOf = crc32.Checksum(snap, castagnoli), st.Round+1
 	}
 	return removeBefore(l.dir, prev)
 }
