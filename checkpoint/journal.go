@@ -38,6 +38,7 @@ type journalLog struct {
 	// markFile is the agent's commit mark, rewritten at each durable point.
 	markFile *os.File
 	wbuf     bytes.Buffer // the frames of an append, reused (journal_buf.go)
+	entry    []byte       // an append's group log entry, reused
 }
 
 // segmentSlack is how far past the bytes a journal segment is expected to

@@ -2,9 +2,7 @@ package checkpoint
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
-	"hash/crc32"
 
 	"github.com/fxamacker/cbor/v2"
 )
@@ -27,13 +25,18 @@ func appendRecordFrame(b *bytes.Buffer, rec Record) error {
 		b.Truncate(start)
 		return err
 	}
-	frame := b.Bytes()[start:]
-	payload := frame[frameHeader:]
-	binary.LittleEndian.PutUint32(frame[0:4], uint32(len(payload)))
-	frame[4] = byte(rec.Type)
-	crc := crc32.Update(crc32.Checksum(frame[:5], castagnoli), castagnoli, payload)
-	binary.LittleEndian.PutUint32(frame[5:9], crc)
+	sealFrame(b.Bytes()[start:], rec.Type)
 	return nil
+}
+
+// appendEntryFrame appends e's frame in a group log to b: the bytes of
+// appendFrame(b, recGroupEntry, e.encode()), the payload encoded in place.
+func appendEntryFrame(b []byte, e groupEntry) []byte {
+	start := len(b)
+	b = append(b, make([]byte, frameHeader)...)
+	b = e.appendTo(b)
+	sealFrame(b[start:], recGroupEntry)
+	return b
 }
 
 // maxKeptBuffer bounds the buffer a journal keeps between appends: one
@@ -45,5 +48,8 @@ const maxKeptBuffer = 1 << 20
 func (l *journalLog) keepBuffer() {
 	if l.wbuf.Cap() > maxKeptBuffer {
 		l.wbuf = bytes.Buffer{}
+	}
+	if cap(l.entry) > maxKeptBuffer {
+		l.entry = nil
 	}
 }
