@@ -18,14 +18,21 @@ func appendRecordFrame(b *bytes.Buffer, rec Record) error {
 	if rec.Type == RecState {
 		return errors.New("a state is written with encodeState")
 	}
+	return appendEncodedFrame(b, rec.Type, rec)
+}
+
+// appendEncodedFrame appends to b a frame of type t whose payload is v
+// encoded with encMode, in place after the header. On an error b is as it
+// was.
+func appendEncodedFrame(b *bytes.Buffer, t RecordType, v any) error {
 	start := b.Len()
 	var h [frameHeader]byte
 	b.Write(h[:])
-	if err := bufEncMode.MarshalToBuffer(rec, b); err != nil {
+	if err := bufEncMode.MarshalToBuffer(v, b); err != nil {
 		b.Truncate(start)
 		return err
 	}
-	sealFrame(b.Bytes()[start:], rec.Type)
+	sealFrame(b.Bytes()[start:], t)
 	return nil
 }
 

@@ -71,3 +71,26 @@ func TestAppendEntryFrame(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendPastFrame: a past's frame encoded in place is the bytes of
+// appendFrame with encodePast's payload, after what the buffer held.
+func TestAppendPastFrame(t *testing.T) {
+	st := NewState("a", Definition{}, Labels{Tenant: "t"}, time.Unix(1, 0))
+	st.Round, st.Todos = 7, []Todo{{Text: "x", Status: "pending"}}
+	p, err := NewPast(st, []WorkspaceEntry{{Path: "x", Gone: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload, err := encodePast(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got bytes.Buffer
+	got.WriteString("before")
+	if err := appendEncodedFrame(&got, pastFrame, p); err != nil {
+		t.Fatal(err)
+	}
+	if want := appendFrame([]byte("before"), pastFrame, payload); !bytes.Equal(got.Bytes(), want) {
+		t.Fatalf("a past's frame encoded in place differs from appendFrame's (%d bytes, want %d)", got.Len(), len(want))
+	}
+}
