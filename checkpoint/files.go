@@ -25,17 +25,23 @@ func listRounds(dir, prefix, suffix string) ([]int, error) {
 	}
 	var rounds []int
 	for _, e := range entries {
-		hexRound, ok := strings.CutPrefix(e.Name(), prefix)
-		if !ok || !strings.HasSuffix(hexRound, suffix) {
-			continue
-		}
-		r, err := strconv.ParseInt(strings.TrimSuffix(hexRound, suffix), 16, 64)
-		if err == nil && r >= 0 {
-			rounds = append(rounds, int(r))
+		if r, ok := roundOf(e.Name(), prefix, suffix); ok {
+			rounds = append(rounds, r)
 		}
 	}
 	sort.Ints(rounds)
 	return rounds, nil
+}
+
+// roundOf is the round a file name of prefix, a hex round and suffix
+// names.
+func roundOf(name, prefix, suffix string) (int, bool) {
+	hexRound, ok := strings.CutPrefix(name, prefix)
+	if !ok || !strings.HasSuffix(hexRound, suffix) {
+		return 0, false
+	}
+	r, err := strconv.ParseInt(strings.TrimSuffix(hexRound, suffix), 16, 64)
+	return int(r), err == nil && r >= 0
 }
 
 // writeAtomic replaces path with data: a temp file beside it, fsync,

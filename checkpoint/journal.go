@@ -277,15 +277,16 @@ func (l *journalLog) compact() error {
 	return removeBefore(l.dir, prev)
 }
 
-// removeBefore removes snapshots and journals older than round keep.
+// removeBefore removes snapshots and journals older than round keep,
+// listing dir once for both.
 func removeBefore(dir string, keep int) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
 	for _, kind := range []struct{ prefix, suffix string }{{"snap-", ".cbor"}, {"journal-", ".log"}} {
-		rounds, err := listRounds(dir, kind.prefix, kind.suffix)
-		if err != nil {
-			return err
-		}
-		for _, r := range rounds {
-			if r < keep {
+		for _, e := range entries {
+			if r, ok := roundOf(e.Name(), kind.prefix, kind.suffix); ok && r < keep {
 				os.Remove(filepath.Join(dir, fmt.Sprintf("%s%016x%s", kind.prefix, r, kind.suffix)))
 			}
 		}
