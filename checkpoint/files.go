@@ -25,17 +25,23 @@ func listRounds(dir, prefix, suffix string) ([]int, error) {
 	}
 	var rounds []int
 	for _, e := range entries {
-		hexRound, ok := strings.CutPrefix(e.Name(), prefix)
-		if !ok || !strings.HasSuffix(hexRound, suffix) {
-			continue
-		}
-		r, err := strconv.ParseInt(strings.TrimSuffix(hexRound, suffix), 16, 64)
-		if err == nil && r >= 0 {
-			rounds = append(rounds, int(r))
+		if r, ok := roundOf(e.Name(), prefix, suffix); ok {
+			rounds = append(rounds, r)
 		}
 	}
 	sort.Ints(rounds)
 	return rounds, nil
+}
+
+// roundOf is the round a file name of prefix, a hex round and suffix
+// names.
+func roundOf(name, prefix, suffix string) (int, bool) {
+	hexRound, ok := strings.CutPrefix(name, prefix)
+	if !ok || !strings.HasSuffix(hexRound, suffix) {
+		return 0, false
+	}
+	r, err := strconv.ParseInt(strings.TrimSuffix(hexRound, suffix), 16, 64)
+	return int(r), err == nil && r >= 0
 }
 
 // writeAtomic replaces path with data: a temp file beside it, fsync,
@@ -81,17 +87,18 @@ func headerFrame(b []byte, agent string, round int) []byte {
 	return appendFrame(b, RecHeader, payload)
 }
 
-// writeSnapshot writes st as the snapshot of its round.
-func writeSnapshot(dir string, st *State) error {
+// writeSnapshot writes st as the snapshot of its round, and returns the
+// file's bytes.
+func writeSnapshot(dir string, st *State) ([]byte, error) {
 	payload, err := encodeState(st)
 	if err != nil {
-		return fmt.Errorf("encode state: %w", err)
+		return nil, fmt.Errorf("encode state: %w", err)
 	}
 	data := appendFrame(headerFrame(nil, st.Agent, st.Round), RecState, payload)
 	if err := writeAtomic(filepath.Join(dir, snapName(st.Round)), data); err != nil {
-		return fmt.Errorf("write snapshot %s: %w", snapName(st.Round), err)
+		return nil, fmt.Errorf("write snapshot %s: %w", snapName(st.Round), err)
 	}
-	return nil
+	return data, nil
 }
 
 // checkHeader reads a file's header frame and refuses a newer schema.

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -21,12 +20,16 @@ var (
 	ErrExists   = errors.New("already exists")
 )
 
-var agentID = regexp.MustCompile(`^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$`)
-
 // CheckID refuses an agent id that could name anything but one directory
-// of the store.
+// of the store: it must match ^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$ (checked
+// byte by byte; the store asks on every call that names an agent).
 func CheckID(id string) error {
-	if !agentID.MatchString(id) {
+	ok := len(id) > 0 && len(id) <= 128 && id[0] != '.'
+	for i := 0; ok && i < len(id); i++ {
+		c := id[i]
+		ok = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-'
+	}
+	if !ok {
 		return fmt.Errorf("agent id %q: want 1 to 128 of letters, digits, '.', '_' and '-', not starting with '.'", id)
 	}
 	return nil
@@ -135,7 +138,7 @@ func (s *FileStore) Create(id string, st *State) (Log, error) {
 	if err := errors.Join(syncDir(filepath.Join(s.dir, "agents")), syncDir(filepath.Join(s.dir, "blobs")), syncDir(s.dir)); err != nil {
 		return nil, fmt.Errorf("create agent %q: %w", id, err)
 	}
-	if err := writeSnapshot(dir, st); err != nil {
+	if _, err := writeSnapshot(dir, st); err != nil {
 		return nil, fmt.Errorf("create agent %q: %w", id, err)
 	}
 	return s.attach(openJournalLog(dir, &Recovered{State: st}, true, s.lockOf(id)))

@@ -21,6 +21,16 @@ func appendFrame(b []byte, t RecordType, payload []byte) []byte {
 	return append(b, payload...)
 }
 
+// sealFrame fills in the header of frame, a frame of type t whose payload
+// was appended after room for its header: the bytes appendFrame makes.
+func sealFrame(frame []byte, t RecordType) {
+	payload := frame[frameHeader:]
+	binary.LittleEndian.PutUint32(frame[0:4], uint32(len(payload)))
+	frame[4] = byte(t)
+	crc := crc32.Update(crc32.Checksum(frame[:5], castagnoli), castagnoli, payload)
+	binary.LittleEndian.PutUint32(frame[5:9], crc)
+}
+
 // frame is one frame found in a file.
 type frame struct {
 	off     int64

@@ -78,6 +78,7 @@ type groupLog struct {
 	mu       sync.Mutex
 	cond     sync.Cond
 	buf      []byte // frames queued for the next batch
+	spare    []byte // the buffer of the batch written last, for reuse
 	queued   uint64 // entries queued so far
 	durable  uint64 // entries durable so far
 	flushing bool   // a leader is writing; f, name, size and alloc are its
@@ -190,7 +191,7 @@ func (g *groupLog) add(l *journalLog, data []byte) error {
 		l.snap, l.snapOf = crc32.Checksum(snap, castagnoli), l.base+1
 	}
 	entry := groupEntry{agent: l.replay.st.Agent, base: l.base, snap: l.snap, off: l.size, prefix: prefix, data: data}
-	payload := entry.encode()
+	l.entry = appendEntryFrame(l.entry[:0], entry)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.err != nil {
@@ -203,7 +204,7 @@ func (g *groupLog) add(l *journalLog, data []byte) error {
 		}
 		g.dirty[l.f] = fd
 	}
-	g.buf = appendFrame(g.buf, recGroupEntry, payload)
+	g.buf = append(g.buf, l.entry...)
 	g.queued++
 	l.seq = g.queued
 	return nil
@@ -232,7 +233,9 @@ func (g *groupLog) wait(seq uint64) error {
 func (g *groupLog) lead() {
 	g.flushing = true
 	buf, upto := g.buf, g.queued
-	g.buf = nil
+	// The next batch queues in the buffer of the last one, this one's
+	// is kept for the batch after: two buffers, not one per batch.
+	g.buf, g.spare = g.spare[:0], nil
 	var dirty map[*os.File]int
 	full := g.size+int64(len(buf)) >= g.limit || len(g.dirty) >= groupDirtyMax
 	if full {
@@ -253,6 +256,9 @@ func (g *groupLog) lead() {
 		g.err = fmt.Errorf("group log: %w", err)
 	} else {
 		g.durable = upto
+	}
+	if cap(buf) <= maxKeptBuffer {
+		g.spare = buf[:0]
 	}
 	g.cond.Broadcast()
 }

@@ -29,7 +29,11 @@ type groupEntry struct {
 }
 
 func (e groupEntry) encode() []byte {
-	b := make([]byte, 0, len(e.agent)+len(e.data)+24)
+	return e.appendTo(make([]byte, 0, len(e.agent)+len(e.data)+24))
+}
+
+// appendTo appends the entry's payload to b.
+func (e groupEntry) appendTo(b []byte) []byte {
 	b = binary.AppendUvarint(b, uint64(len(e.agent)))
 	b = append(b, e.agent...)
 	b = binary.AppendUvarint(b, uint64(e.base))

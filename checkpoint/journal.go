@@ -38,6 +38,7 @@ type journalLog struct {
 	// markFile is the agent's commit mark, rewritten at each durable point.
 	markFile *os.File
 	wbuf     bytes.Buffer // the frames of an append, reused (journal_buf.go)
+	entry    []byte       // an append's group log entry, reused
 }
 
 // segmentSlack is how far past the bytes a journal segment is expected to
@@ -260,29 +261,32 @@ func (l *journalLog) compact() error {
 		return nil
 	}
 	prev := l.base
-	if err := writeSnapshot(l.dir, st); err != nil {
-		return err
-	}
-	fi, err := os.Stat(filepath.Join(l.dir, snapName(st.Round)))
+	snap, err := writeSnapshot(l.dir, st)
 	if err != nil {
 		return err
 	}
-	l.snapLen = fi.Size()
+	l.snapLen = int64(len(snap))
 	if err := l.startSegment(st.Round); err != nil {
 		return err
+	}
+	if l.group != nil {
+		// The checksum every group entry of the new segment names, from
+		// the bytes just written rather than read back (see groupLog.add).
+		l.snap, l.snapOf = crc32.Checksum(snap, castagnoli), st.Round+1
 	}
 	return removeBefore(l.dir, prev)
 }
 
-// removeBefore removes snapshots and journals older than round keep.
+// removeBefore removes snapshots and journals older than round keep,
+// listing dir once for both.
 func removeBefore(dir string, keep int) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
 	for _, kind := range []struct{ prefix, suffix string }{{"snap-", ".cbor"}, {"journal-", ".log"}} {
-		rounds, err := listRounds(dir, kind.prefix, kind.suffix)
-		if err != nil {
-			return err
-		}
-		for _, r := range rounds {
-			if r < keep {
+		for _, e := range entries {
+			if r, ok := roundOf(e.Name(), kind.prefix, kind.suffix); ok && r < keep {
 				os.Remove(filepath.Join(dir, fmt.Sprintf("%s%016x%s", kind.prefix, r, kind.suffix)))
 			}
 		}

@@ -2,9 +2,7 @@ package checkpoint
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
-	"hash/crc32"
 
 	"github.com/fxamacker/cbor/v2"
 )
@@ -20,20 +18,32 @@ func appendRecordFrame(b *bytes.Buffer, rec Record) error {
 	if rec.Type == RecState {
 		return errors.New("a state is written with encodeState")
 	}
+	return appendEncodedFrame(b, rec.Type, rec)
+}
+
+// appendEncodedFrame appends to b a frame of type t whose payload is v
+// encoded with encMode, in place after the header. On an error b is as it
+// was.
+func appendEncodedFrame(b *bytes.Buffer, t RecordType, v any) error {
 	start := b.Len()
 	var h [frameHeader]byte
 	b.Write(h[:])
-	if err := bufEncMode.MarshalToBuffer(rec, b); err != nil {
+	if err := bufEncMode.MarshalToBuffer(v, b); err != nil {
 		b.Truncate(start)
 		return err
 	}
-	frame := b.Bytes()[start:]
-	payload := frame[frameHeader:]
-	binary.LittleEndian.PutUint32(frame[0:4], uint32(len(payload)))
-	frame[4] = byte(rec.Type)
-	crc := crc32.Update(crc32.Checksum(frame[:5], castagnoli), castagnoli, payload)
-	binary.LittleEndian.PutUint32(frame[5:9], crc)
+	sealFrame(b.Bytes()[start:], t)
 	return nil
+}
+
+// appendEntryFrame appends e's frame in a group log to b: the bytes of
+// appendFrame(b, recGroupEntry, e.encode()), the payload encoded in place.
+func appendEntryFrame(b []byte, e groupEntry) []byte {
+	start := len(b)
+	b = append(b, make([]byte, frameHeader)...)
+	b = e.appendTo(b)
+	sealFrame(b[start:], recGroupEntry)
+	return b
 }
 
 // maxKeptBuffer bounds the buffer a journal keeps between appends: one
@@ -45,5 +55,8 @@ const maxKeptBuffer = 1 << 20
 func (l *journalLog) keepBuffer() {
 	if l.wbuf.Cap() > maxKeptBuffer {
 		l.wbuf = bytes.Buffer{}
+	}
+	if cap(l.entry) > maxKeptBuffer {
+		l.entry = nil
 	}
 }

@@ -51,3 +51,46 @@ func TestAppendRecordFrame(t *testing.T) {
 		t.Error("a state record was framed")
 	}
 }
+
+// TestAppendEntryFrame: a group log entry's frame encoded in place is the
+// bytes of appendFrame with the entry's payload, after what the buffer
+// held, whatever the buffer's capacity.
+func TestAppendEntryFrame(t *testing.T) {
+	entries := []groupEntry{
+		{agent: "a1", base: 0, snap: 7, off: 40, prefix: 9, data: []byte("x")},
+		{agent: strings.Repeat("b", 128), base: 1 << 40, snap: math.MaxUint32, off: 1 << 50, prefix: 1, data: bytes.Repeat([]byte("data"), 70000)},
+	}
+	want := []byte("before")
+	got := []byte("before")
+	for _, e := range entries {
+		want = appendFrame(want, recGroupEntry, e.encode())
+		got = appendEntryFrame(got, e)
+		alone := appendEntryFrame(make([]byte, 0, 4), e)
+		if !bytes.Equal(got, want) || !bytes.Equal(alone, appendFrame(nil, recGroupEntry, e.encode())) {
+			t.Fatalf("entry of agent %.8s: the frame encoded in place differs from appendFrame's", e.agent)
+		}
+	}
+}
+
+// TestAppendPastFrame: a past's frame encoded in place is the bytes of
+// appendFrame with encodePast's payload, after what the buffer held.
+func TestAppendPastFrame(t *testing.T) {
+	st := NewState("a", Definition{}, Labels{Tenant: "t"}, time.Unix(1, 0))
+	st.Round, st.Todos = 7, []Todo{{Text: "x", Status: "pending"}}
+	p, err := NewPast(st, []WorkspaceEntry{{Path: "x", Gone: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload, err := encodePast(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got bytes.Buffer
+	got.WriteString("before")
+	if err := appendEncodedFrame(&got, pastFrame, p); err != nil {
+		t.Fatal(err)
+	}
+	if want := appendFrame([]byte("before"), pastFrame, payload); !bytes.Equal(got.Bytes(), want) {
+		t.Fatalf("a past's frame encoded in place differs from appendFrame's (%d bytes, want %d)", got.Len(), len(want))
+	}
+}

@@ -146,6 +146,9 @@ func TestCompactionKeepsState(t *testing.T) {
 	if len(snaps) < 2 || len(snaps) > 2 {
 		t.Fatalf("snapshots %v: want the newest and the previous", snaps)
 	}
+	if journals, _ := listRounds(filepath.Join(dir, "agents", "a1"), "journal-", ".log"); !reflect.DeepEqual(journals, snaps) {
+		t.Fatalf("journals %v: want those of the snapshots %v", journals, snaps)
+	}
 	rec, err := s.Read("a1")
 	must(t, err)
 	if !reflect.DeepEqual(rec.State, want) {

@@ -1,12 +1,14 @@
 package checkpoint
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 )
 
 // pastFile is the file in an agent's directory that keeps its pasts: one
@@ -26,9 +28,14 @@ func (s *FileStore) PutPast(id string, p Past) error {
 	if err != nil {
 		return err
 	}
-	data, err := encodePast(p)
+	buf := pastFrames.Get().(*bytes.Buffer)
+	err = appendEncodedFrame(buf, pastFrame, p)
 	if err == nil {
-		err = appendPast(f, p.Round, data)
+		err = appendPast(f, p.Round, buf.Bytes())
+	}
+	if buf.Cap() <= maxKeptBuffer {
+		buf.Reset()
+		pastFrames.Put(buf)
 	}
 	if err = errors.Join(err, done()); err != nil {
 		return fmt.Errorf("keep past of agent %q: %w", id, err)
@@ -36,13 +43,15 @@ func (s *FileStore) PutPast(id string, p Past) error {
 	return nil
 }
 
-// appendPast appends the frame of a past of that round to the past file
-// f, and indexes it when the round is one the index keeps. The past is
-// kept once its frame is written: an entry that cannot be written costs
-// later reads a longer way from an older entry (readPastTail), so it
-// fails no PutPast, and no round.
-func appendPast(f *os.File, round int, data []byte) error {
-	frame := appendFrame(nil, pastFrame, data)
+// pastFrames are the buffers PutPast encodes a past's frame in, reused.
+var pastFrames = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// appendPast appends frame, the frame of a past of that round, to the
+// past file f, and indexes it when the round is one the index keeps. The
+// past is kept once its frame is written: an entry that cannot be written
+// costs later reads a longer way from an older entry (readPastTail), so
+// it fails no PutPast, and no round.
+func appendPast(f *os.File, round int, frame []byte) error {
 	if round%pastIndexEvery != 0 {
 		_, err := f.Write(frame)
 		return err

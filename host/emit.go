@@ -19,17 +19,28 @@ type eventLine struct {
 
 // write adds e's line to the history w, or to the lines held for it.
 func (l *eventLine) write(e *Event, w io.Writer) {
-	if l.enc == nil {
-		l.enc = json.NewEncoder(&l.buf)
-	}
-	// Encode writes nothing when e cannot be encoded: the history is
-	// best effort, and such an event is left out of it.
-	if l.enc.Encode(e) == nil && !l.held {
+	if l.encode(e) && !l.held {
 		w.Write(l.buf.Bytes())
 	}
 	if !l.held {
 		l.buf.Reset()
 	}
+}
+
+// encode appends e's line to the buffer: appendEvent's bytes, or
+// encoding/json's for an event appendEvent leaves to it. It reports false,
+// and appends nothing, when e cannot be encoded: the history is best
+// effort, and such an event is left out of it.
+func (l *eventLine) encode(e *Event) bool {
+	if b, ok := appendEvent(l.buf.AvailableBuffer(), e); ok {
+		l.buf.Write(append(b, '\n'))
+		return true
+	}
+	if l.enc == nil {
+		l.enc = json.NewEncoder(&l.buf)
+	}
+	c := *e // only an event encoding/json writes is copied to the heap
+	return l.enc.Encode(&c) == nil
 }
 
 // release writes the held lines to w in one write and stops holding.
