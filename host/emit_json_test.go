@@ -3,6 +3,7 @@ package host
 import (
 	"encoding/json"
 	"math"
+	"reflect"
 	"testing"
 	"time"
 
@@ -86,4 +87,72 @@ func FuzzAppendEvent(f *testing.F) {
 			t.Fatalf("appendEvent left to encoding/json an event it writes: %s", want)
 		}
 	})
+}
+
+// TestAppendEventWritesEveryField sets each field of an event (and of its
+// call and usage) in turn: appendEvent writes json.Marshal's bytes or
+// leaves the event to encoding/json. A field added to Event that
+// appendEvent does not know fails here, rather than going missing from
+// every history.
+func TestAppendEventWritesEveryField(t *testing.T) {
+	at := time.Date(2026, 11, 27, 9, 54, 41, 0, time.UTC)
+	for _, path := range fieldPaths(reflect.TypeFor[Event](), nil) {
+		e := Event{Type: EventToolEnd, Time: at}
+		setPath(reflect.ValueOf(&e).Elem(), path)
+		want, err := json.Marshal(&e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, ok := appendEvent(nil, &e); ok && string(got) != string(want) {
+			t.Errorf("with %v set, appendEvent writes\n%s\njson.Marshal\n%s", path, got, want)
+		}
+	}
+}
+
+// fieldPaths lists the paths of t's exported fields, and of the fields of
+// the structs they point to.
+func fieldPaths(t reflect.Type, prefix []int) [][]int {
+	var paths [][]int
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		path := append(append([]int{}, prefix...), i)
+		paths = append(paths, path)
+		if f.Type.Kind() == reflect.Pointer && f.Type.Elem().Kind() == reflect.Struct {
+			paths = append(paths, fieldPaths(f.Type.Elem(), path)...)
+		}
+	}
+	return paths
+}
+
+// setPath makes the field at path of v non-zero, making the structs on
+// the way to it.
+func setPath(v reflect.Value, path []int) {
+	for _, i := range path {
+		if v.Kind() == reflect.Pointer {
+			if v.IsNil() {
+				v.Set(reflect.New(v.Type().Elem()))
+			}
+			v = v.Elem()
+		}
+		v = v.Field(i)
+	}
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString("x")
+	case reflect.Int, reflect.Int64, reflect.Int32:
+		v.SetInt(7)
+	case reflect.Float64:
+		v.SetFloat(1.5)
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Slice:
+		v.Set(reflect.MakeSlice(v.Type(), 1, 1))
+	case reflect.Map:
+		v.Set(reflect.MakeMap(v.Type()))
+	case reflect.Pointer:
+		v.Set(reflect.New(v.Type().Elem()))
+	}
 }
