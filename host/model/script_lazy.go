@@ -17,7 +17,14 @@ type lazyScript struct {
 	spans []span
 	mu    sync.Mutex
 	turns []*scriptTurn // parsed so far, by index
+	// seen are turns parsed so far by their text, with the lines of a
+	// turn on the script's first line: a script of repeated turns (a long
+	// loop of the same calls) parses each distinct text once. At most
+	// maxSeen are kept.
+	seen map[string]*scriptTurn
 }
+
+const maxSeen = 64
 
 // parseLazy parses what of the script is not its turns, and keeps the
 // turns to parse when played.
@@ -58,22 +65,54 @@ func (l *lazyScript) turn(n int) (scriptTurn, error) {
 		return *t, nil
 	}
 	sp := l.spans[n]
+	text := l.data[sp.start:sp.end]
+	t, ok := l.seen[string(text)]
+	if !ok {
+		var err error
+		if t, err = parseTurn(text); err != nil {
+			return scriptTurn{}, fmt.Errorf("script: turn %d, from line %d: %w", n+1, sp.line, err)
+		}
+		if l.seen == nil || len(l.seen) == maxSeen {
+			l.seen = map[string]*scriptTurn{}
+		}
+		l.seen[string(text)] = t
+	}
+	moved := t.clone()
+	moved.moveLines(sp.line - 1)
+	if err := moved.check(); err != nil {
+		return scriptTurn{}, fmt.Errorf("script: %w", err)
+	}
+	l.turns[n] = &moved
+	return moved, nil
+}
+
+// parseTurn parses one turn's text, with its lines counted from 1.
+func parseTurn(text []byte) (*scriptTurn, error) {
 	var items []scriptTurn
-	dec := yaml.NewDecoder(bytes.NewReader(l.data[sp.start:sp.end]))
+	dec := yaml.NewDecoder(bytes.NewReader(text))
 	dec.KnownFields(true)
 	if err := dec.Decode(&items); err != nil || len(items) != 1 {
 		if err == nil {
 			err = errors.New("not one turn")
 		}
-		return scriptTurn{}, fmt.Errorf("script: turn %d, from line %d: %w", n+1, sp.line, err)
+		return nil, err
 	}
-	t := &items[0]
-	t.moveLines(sp.line - 1)
-	if err := t.check(); err != nil {
-		return scriptTurn{}, fmt.Errorf("script: %w", err)
+	return &items[0], nil
+}
+
+// clone is a copy of the turn whose lines can be moved apart from it.
+func (t *scriptTurn) clone() scriptTurn {
+	c := *t
+	if t.ToolCalls != nil {
+		c.ToolCalls = append(make([]scriptCall, 0, len(t.ToolCalls)), t.ToolCalls...)
 	}
-	l.turns[n] = t
-	return *t, nil
+	if t.Alternatives != nil {
+		c.Alternatives = make([]scriptTurn, len(t.Alternatives))
+		for i := range t.Alternatives {
+			c.Alternatives[i] = t.Alternatives[i].clone()
+		}
+	}
+	return c
 }
 
 // moveLines adds by to the lines of the turn's calls, parsed apart from

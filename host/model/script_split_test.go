@@ -2,6 +2,7 @@ package model
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -47,11 +48,23 @@ func TestLazyScriptSameTurns(t *testing.T) {
 		{"anchor", long("", "  - &a {text: x}\n", "", 120), false},
 		{"key in a quote", long("summary: \"s\n", "- text: a\n", "\"\n", 120), false},
 		{"document marker", "---\n" + long("", "  - text: a\n", "", 120), false},
+		{"no calls", long("", "  - {text: a, tool_calls: []}\n  - text: b\n    tool_calls: [{name: x}]\n", "", 60), true},
+		{"more distinct turns than are kept", distinctTurns(3 * maxSeen), true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sameTurns(t, []byte(tc.script), tc.lazy)
 		})
 	}
+}
+
+// distinctTurns is a script of n turns of two calls, no two alike.
+func distinctTurns(n int) string {
+	var b strings.Builder
+	b.WriteString("turns:\n")
+	for i := range n {
+		fmt.Fprintf(&b, "  - text: turn %d\n    tool_calls:\n      - {name: read_file, input: {path: f%d.txt}}\n      - {name: t%d}\n", i, i%7, i)
+	}
+	return b.String()
 }
 
 // sameTurns checks that ParseScript, lazily when lazy, has the turns of
