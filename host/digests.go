@@ -238,6 +238,14 @@ func moduleIdentity(af *AgentFile, ref ToolRef) string {
 // lacks are written in the background (see blobWrites), when the store
 // can say what it has.
 func (e *Engine) keepModule(m toolModule, later *blobWrites) (string, error) {
+	digest, err := e.keepModuleBytes(m, later)
+	if err == nil && m.file != nil {
+		m.file.recorded(digest)
+	}
+	return digest, err
+}
+
+func (e *Engine) keepModuleBytes(m toolModule, later *blobWrites) (string, error) {
 	digest, known := e.digests.lookup(m.identity)
 	has, canTell := false, false
 	if known {
@@ -249,7 +257,11 @@ func (e *Engine) keepModule(m toolModule, later *blobWrites) (string, error) {
 		return e.putModule(m)
 	}
 	if !known {
-		sum := sha256.Sum256(m.Wasm)
+		wasm, err := m.bytes()
+		if err != nil {
+			return "", err
+		}
+		sum := sha256.Sum256(wasm)
 		digest = "sha256:" + hex.EncodeToString(sum[:])
 		if has, canTell = hasBlob(e.store, digest); !canTell {
 			return e.putModule(m)
@@ -259,13 +271,17 @@ func (e *Engine) keepModule(m toolModule, later *blobWrites) (string, error) {
 			return digest, nil
 		}
 	}
-	later.put(m.Wasm)
+	later.put(m.bytes)
 	return digest, nil
 }
 
 // putModule stores a module's bytes now.
 func (e *Engine) putModule(m toolModule) (string, error) {
-	digest, err := e.store.PutBlob(m.Wasm)
+	wasm, err := m.bytes()
+	if err != nil {
+		return "", err
+	}
+	digest, err := e.store.PutBlob(wasm)
 	if err != nil {
 		return "", err
 	}

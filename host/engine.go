@@ -450,11 +450,7 @@ func loadModules(af *AgentFile) ([]toolModule, error) {
 	mods := make([]toolModule, 0, len(af.Tools))
 	for _, ref := range af.Tools {
 		identity := moduleIdentity(af, ref)
-		wasm, err := readModule(af, ref)
-		if err != nil {
-			return nil, fmt.Errorf("tool module %s: %w", ref.Module, err)
-		}
-		m, err := moduleOf(ref, wasm)
+		m, err := openModule(af, ref)
 		if err != nil {
 			return nil, err
 		}
@@ -462,6 +458,25 @@ func loadModules(af *AgentFile) ([]toolModule, error) {
 		mods = append(mods, m)
 	}
 	return mods, nil
+}
+
+// openModule reads the module a ToolRef names: built in, its bytes; from
+// a file, its head, or its bytes when its head cannot be read apart.
+func openModule(af *AgentFile, ref ToolRef) (toolModule, error) {
+	if _, ok := embeddedWasm(ref.Module); !ok {
+		if f, ok := openModuleFile(af.resolve(ref.Module)); ok {
+			m, err := readManifest(f.head)
+			if err != nil {
+				return toolModule{}, fmt.Errorf("tool module %s: %w", ref.Module, err)
+			}
+			return toolModule{Ref: ref, file: f, Manifest: m}, nil
+		}
+	}
+	wasm, err := readModule(af, ref)
+	if err != nil {
+		return toolModule{}, fmt.Errorf("tool module %s: %w", ref.Module, err)
+	}
+	return moduleOf(ref, wasm)
 }
 
 func moduleOf(ref ToolRef, wasm []byte) (toolModule, error) {

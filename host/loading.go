@@ -23,14 +23,14 @@ import (
 type deferredLoad struct {
 	ctx  context.Context
 	rt   *sandbox.Runtime
-	wasm []byte
+	wasm func() ([]byte, error) // the module's bytes, read once loading starts
 
 	mu       sync.Mutex
 	loading  *sandbox.Loading // nil until started
 	policies []sandbox.Policy // to prepare once started
 }
 
-func newDeferredLoad(ctx context.Context, rt *sandbox.Runtime, wasm []byte) *deferredLoad {
+func newDeferredLoad(ctx context.Context, rt *sandbox.Runtime, wasm func() ([]byte, error)) *deferredLoad {
 	return &deferredLoad{ctx: context.WithoutCancel(ctx), rt: rt, wasm: wasm}
 }
 
@@ -39,7 +39,7 @@ func (d *deferredLoad) start() *sandbox.Loading {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.loading == nil {
-		d.loading = d.rt.Load(d.ctx, d.wasm)
+		d.loading = d.rt.LoadFrom(d.ctx, d.wasm)
 		d.wasm = nil // the Loading has it now
 		for _, p := range d.policies {
 			d.loading.Prepare(p)

@@ -23,7 +23,7 @@ func deferredToolset(t *testing.T) (*toolset, *deferredLoad) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rt.Close(context.Background()) })
-	d := newDeferredLoad(context.Background(), rt, emptyModule)
+	d := newDeferredLoad(context.Background(), rt, inMemory(emptyModule))
 	return &toolset{loads: []*moduleLoad{{loading: d}}}, d
 }
 

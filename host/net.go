@@ -83,7 +83,7 @@ func (g NetGrant) rules() (netguard.Rules, error) {
 // It refuses a module that imports the network without a grant, and a
 // grant that does not read.
 func netGuard(m toolModule, g Grant) (*netguard.Guard, error) {
-	imports, err := sandbox.ImportsNet(m.Wasm)
+	imports, err := sandbox.ImportsNet(m.sections())
 	if err != nil {
 		return nil, nil // compiling reports it
 	}

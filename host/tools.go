@@ -19,12 +19,32 @@ import (
 // toolModule is one tool module as an agent uses it: its bytes (kept in the
 // store by digest), its manifest and what the agent file grants it.
 type toolModule struct {
-	Ref      ToolRef
+	Ref ToolRef
+	// Wasm is the module's bytes when they are in memory; nil for a
+	// module whose file is read when its bytes are first needed.
 	Wasm     []byte
+	file     *moduleFile
 	Manifest abi.Manifest
 	// identity is who the module's file was before it was read, for
 	// moduleDigests; "" when not known.
 	identity string
+}
+
+// bytes returns the module's bytes, reading its file the first time.
+func (m toolModule) bytes() ([]byte, error) {
+	if m.file != nil {
+		return m.file.read()
+	}
+	return m.Wasm, nil
+}
+
+// sections is what of the module a start reads (its manifest and
+// imports): its bytes, or its head.
+func (m toolModule) sections() []byte {
+	if m.file != nil {
+		return m.file.head
+	}
+	return m.Wasm
 }
 
 // tool is one tool bound to its module, which may still be compiling,
@@ -91,7 +111,7 @@ func readModule(af *AgentFile, ref ToolRef) ([]byte, error) {
 func newToolset(ctx context.Context, rt *sandbox.Runtime, af *AgentFile, mods []toolModule) (*toolset, error) {
 	ts := &toolset{tools: map[string]*tool{}}
 	for _, m := range mods {
-		loading := newDeferredLoad(ctx, rt, m.Wasm)
+		loading := newDeferredLoad(ctx, rt, m.bytes)
 		ts.loads = append(ts.loads, &moduleLoad{ref: m.Ref, loading: loading})
 		if err := ts.add(af, m, loading); err != nil {
 			return nil, fmt.Errorf("tool module %s: %w", m.Ref.Module, err)
@@ -224,7 +244,7 @@ func checkGrant(t abi.Tool, g Grant) error {
 // grant's imports do not allow, saying what to add to the agent file. A
 // module whose imports do not read is left for compiling to report.
 func checkImportGrant(m toolModule, g Grant) error {
-	denied, err := sandbox.Policy{Imports: g.Imports}.DeniedImports(m.Wasm)
+	denied, err := sandbox.Policy{Imports: g.Imports}.DeniedImports(m.sections())
 	if err != nil || len(denied) == 0 {
 		return nil
 	}

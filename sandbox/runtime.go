@@ -179,10 +179,22 @@ type Loading struct {
 // that the caller can do other work meanwhile (an agent asks its model
 // while its tools compile). Close waits for it.
 func (r *Runtime) Load(ctx context.Context, wasm []byte) *Loading {
+	return r.LoadFrom(ctx, func() ([]byte, error) { return wasm, nil })
+}
+
+// LoadFrom is Load of the bytes that read returns, called in the
+// background: a module read from a file is read there too, while the
+// caller goes on. Wait returns read's error, when it fails.
+func (r *Runtime) LoadFrom(ctx context.Context, read func() ([]byte, error)) *Loading {
 	l := &Loading{r: r, done: make(chan struct{})}
 	ctx = context.WithoutCancel(ctx)
 	if !r.background(func() {
 		defer close(l.done)
+		wasm, err := read()
+		if err != nil {
+			l.err = err
+			return
+		}
 		l.mod, l.err = r.compileAt(ctx, wasm, l.limit.Load)
 	}) {
 		l.err = errors.New("the runtime is closed")
