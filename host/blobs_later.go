@@ -27,7 +27,7 @@ import (
 // their fsyncs would queue the start's own small ones behind them.
 type blobWrites struct {
 	store checkpoint.Store
-	queue []func() ([]byte, error)
+	queue [][]byte
 	once  sync.Once
 	done  chan struct{}
 	err   error
@@ -37,9 +37,8 @@ func newBlobWrites(store checkpoint.Store) *blobWrites {
 	return &blobWrites{store: store, done: make(chan struct{})}
 }
 
-// put queues the bytes data returns (a module's, read from its file when
-// first needed) to be written into the store.
-func (w *blobWrites) put(data func() ([]byte, error)) { w.queue = append(w.queue, data) }
+// put queues data to be written into the store.
+func (w *blobWrites) put(data []byte) { w.queue = append(w.queue, data) }
 
 // start begins the writes, once; nothing is queued after it.
 func (w *blobWrites) start() {
@@ -48,11 +47,7 @@ func (w *blobWrites) start() {
 			defer close(w.done)
 			var errs []error
 			for _, data := range w.queue {
-				b, err := data()
-				if err == nil {
-					_, err = w.store.PutBlob(b)
-				}
-				if err != nil {
+				if _, err := w.store.PutBlob(data); err != nil {
 					errs = append(errs, err)
 				}
 			}

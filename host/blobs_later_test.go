@@ -49,8 +49,8 @@ func TestModuleBlobsWrittenBeforeFirstCommit(t *testing.T) {
 		var mu sync.Mutex
 		var seen []string
 		w := newBlobWrites(orderStore{Store: checkpoint.NewMemStore(), mu: &mu, seen: &seen})
-		w.put(inMemory([]byte("a")))
-		w.put(inMemory([]byte("b")))
+		w.put([]byte("a"))
+		w.put([]byte("b"))
 		if started {
 			w.start()
 		}
@@ -75,7 +75,7 @@ func TestModuleBlobWriteFailsCommit(t *testing.T) {
 	var mu sync.Mutex
 	var seen []string
 	w := newBlobWrites(failStore{checkpoint.NewMemStore()})
-	w.put(inMemory([]byte("a")))
+	w.put([]byte("a"))
 	log := &afterBlobs{Log: orderLog{mu: &mu, seen: &seen}, writes: w}
 	if _, err := log.Commit(checkpoint.Record{}); err == nil || !strings.Contains(err.Error(), "disk full") {
 		t.Fatalf("commit: %v", err)
@@ -134,6 +134,3 @@ func TestModuleBlobMissingRebuiltFromItsFile(t *testing.T) {
 		t.Fatalf("rebuild from a module file that changed: %v", err)
 	}
 }
-
-// inMemory is the bytes b, as a module's bytes are given when read later.
-func inMemory(b []byte) func() ([]byte, error) { return func() ([]byte, error) { return b, nil } }

@@ -249,6 +249,9 @@ func (e *Engine) keepModuleBytes(m toolModule, later *blobWrites) (string, error
 	digest, known := e.digests.lookup(m.identity)
 	has, canTell := false, false
 	if known {
+		if m.file != nil {
+			m.file.recorded(digest) // the bytes, when read, must have it
+		}
 		if has, canTell = hasBlob(e.store, digest); has {
 			return digest, nil
 		}
@@ -271,7 +274,13 @@ func (e *Engine) keepModuleBytes(m toolModule, later *blobWrites) (string, error
 			return digest, nil
 		}
 	}
-	later.put(m.bytes)
+	// The store lacks them: they are read now, so that what it is given
+	// later is what the start recorded, whatever becomes of the file.
+	wasm, err := m.bytes()
+	if err != nil {
+		return "", err
+	}
+	later.put(wasm)
 	return digest, nil
 }
 

@@ -123,3 +123,6 @@ func TestToolModulesNotLoadedForAFailedRequest(t *testing.T) {
 		t.Fatal("a request that failed unwritten started the modules loading")
 	}
 }
+
+// inMemory is the bytes b, as a module's bytes are given when read later.
+func inMemory(b []byte) func() ([]byte, error) { return func() ([]byte, error) { return b, nil } }

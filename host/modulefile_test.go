@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"testing"
 
 	"github.com/cairnrun/cairn/abi"
@@ -149,4 +150,45 @@ func FuzzReadHead(f *testing.F) {
 			checkHead(t, b, head)
 		}
 	})
+}
+
+// A module file rewritten between a start's look at it and the reading of
+// its bytes for a store that lacks them fails the start, rather than
+// storing bytes under a digest they do not have.
+func TestModuleFileRewrittenDuringTheStartFailsIt(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("module digests are remembered on Linux only")
+	}
+	dir, cache := t.TempDir(), t.TempDir()
+	path := filepath.Join(dir, "m.wasm")
+	copyFile(t, hostileWasm, path)
+	af, ref := &AgentFile{Dir: dir}, ToolRef{Module: "m.wasm"}
+	open := func() toolModule {
+		m, err := openModule(af, ref)
+		if err != nil || m.file == nil {
+			t.Fatalf("open: %v (read apart: %v)", err, m.file != nil)
+		}
+		m.identity = moduleIdentity(af, ref)
+		return m
+	}
+	first, err := OpenStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := digestEngine(t, cache, first).keepModule(open(), newBlobWrites(first)); err != nil {
+		t.Fatal(err)
+	}
+	m := open() // its identity is remembered with its digest
+	wasm, _ := os.ReadFile(path)
+	wasm[len(wasm)/2] ^= 1
+	if err := os.WriteFile(path, wasm, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	second, err := OpenStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := digestEngine(t, cache, second).keepModule(m, newBlobWrites(second)); !errors.Is(err, errModuleChanged) {
+		t.Fatalf("keep: %v, want errModuleChanged", err)
+	}
 }
