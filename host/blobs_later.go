@@ -27,7 +27,7 @@ import (
 // their fsyncs would queue the start's own small ones behind them.
 type blobWrites struct {
 	store checkpoint.Store
-	queue [][]byte
+	queue []blobWrite
 	once  sync.Once
 	done  chan struct{}
 	err   error
@@ -37,8 +37,17 @@ func newBlobWrites(store checkpoint.Store) *blobWrites {
 	return &blobWrites{store: store, done: make(chan struct{})}
 }
 
-// put queues data to be written into the store.
-func (w *blobWrites) put(data []byte) { w.queue = append(w.queue, data) }
+// blobWrite is bytes to write and the digest they must have.
+type blobWrite struct {
+	data   []byte
+	digest string
+}
+
+// put queues data, whose digest must be digest, to be written into the
+// store.
+func (w *blobWrites) put(data []byte, digest string) {
+	w.queue = append(w.queue, blobWrite{data, digest})
+}
 
 // start begins the writes, once; nothing is queued after it.
 func (w *blobWrites) start() {
@@ -46,8 +55,12 @@ func (w *blobWrites) start() {
 		go func() {
 			defer close(w.done)
 			var errs []error
-			for _, data := range w.queue {
-				if _, err := w.store.PutBlob(data); err != nil {
+			for _, b := range w.queue {
+				digest, err := w.store.PutBlob(b.data)
+				if err == nil && digest != b.digest {
+					err = fmt.Errorf("a module kept as %s: %w", b.digest, errModuleChanged)
+				}
+				if err != nil {
 					errs = append(errs, err)
 				}
 			}

@@ -249,9 +249,6 @@ func (e *Engine) keepModuleBytes(m toolModule, later *blobWrites) (string, error
 	digest, known := e.digests.lookup(m.identity)
 	has, canTell := false, false
 	if known {
-		if m.file != nil {
-			m.file.recorded(digest) // the bytes, when read, must have it
-		}
 		if has, canTell = hasBlob(e.store, digest); has {
 			return digest, nil
 		}
@@ -275,12 +272,13 @@ func (e *Engine) keepModuleBytes(m toolModule, later *blobWrites) (string, error
 		}
 	}
 	// The store lacks them: they are read now, so that what it is given
-	// later is what the start recorded, whatever becomes of the file.
+	// later is what the start recorded, whatever becomes of the file; the
+	// write checks that they have the digest remembered.
 	wasm, err := m.bytes()
 	if err != nil {
 		return "", err
 	}
-	later.put(wasm)
+	later.put(wasm, digest)
 	return digest, nil
 }
 

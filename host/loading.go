@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"fmt"
 	"net/http/httptrace"
 	"sync"
 	"sync/atomic"
@@ -24,6 +25,9 @@ type deferredLoad struct {
 	ctx  context.Context
 	rt   *sandbox.Runtime
 	wasm func() ([]byte, error) // the module's bytes, read once loading starts
+	// recorded, when set, is the digest the module loaded must have ("":
+	// any); see moduleFile.
+	recorded func() string
 
 	mu       sync.Mutex
 	loading  *sandbox.Loading // nil until started
@@ -52,7 +56,13 @@ func (d *deferredLoad) start() *sandbox.Loading {
 // Wait starts the module loading if it has not and waits for it (see
 // sandbox.Loading.Wait).
 func (d *deferredLoad) Wait(ctx context.Context) (*sandbox.Module, error) {
-	return d.start().Wait(ctx)
+	mod, err := d.start().Wait(ctx)
+	if err == nil && d.recorded != nil {
+		if want := d.recorded(); want != "" && mod.Digest() != want {
+			return nil, fmt.Errorf("tool module: %w", errModuleChanged)
+		}
+	}
+	return mod, err
 }
 
 // Prepare readies the module for calls under p once it has loaded (see

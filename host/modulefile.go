@@ -16,14 +16,15 @@ import (
 // before its first model request is the module's manifest and its
 // imports: a few kilobytes of its import section and its manifest section
 // (the module's head, readHead). Its bytes, megabytes for a tool written
-// in Go, are read when they are first needed: to be hashed, when the
-// engine does not remember the file's digest; to be stored, when the
-// store lacks them; to be compiled or loaded, once the first request is
-// out. Reading megabytes into a new process's memory costs it a fault a
+// in Go, are read when they are first needed: at the start when the
+// engine does not remember the file's digest (to hash them) or the store
+// lacks them (to store them), else once the first request is out, to be
+// loaded. Reading megabytes into a new process's memory costs it a fault a
 // page, 15 to 25 ms of a start whose first request left at 65 ms (on a
 // virtual machine that backs its memory lazily). The bytes read later must
-// be the module the start checked and recorded: the digest it recorded, or
-// when it recorded none, the same head.
+// be the module the start checked and recorded: the same head when read,
+// and, once loaded, the digest recorded (which the sandbox computes as it
+// loads them, so they are hashed once).
 
 // moduleFile is a tool module's file, read whole when first needed.
 type moduleFile struct {
@@ -62,12 +63,19 @@ func openModuleFile(path string) (*moduleFile, bool) {
 	return &moduleFile{path: path, head: head}, true
 }
 
-// recorded says the digest the start recorded for the module: the bytes
-// read later must have it.
+// recorded says the digest the start recorded for the module: the module
+// loaded later must have it.
 func (f *moduleFile) recorded(digest string) {
 	f.mu.Lock()
 	f.digest = digest
 	f.mu.Unlock()
+}
+
+// recordedDigest is the digest recorded, "" before one is.
+func (f *moduleFile) recordedDigest() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.digest
 }
 
 // read returns the module's bytes, reading them once.
@@ -87,18 +95,9 @@ func (f *moduleFile) read() ([]byte, error) {
 	return f.wasm, f.err
 }
 
-// check returns errModuleChanged unless wasm is the module the start
-// checked: the digest recorded, or with none, the same head.
+// check returns errModuleChanged unless wasm has the head the start
+// checked.
 func (f *moduleFile) check(wasm []byte) error {
-	f.mu.Lock()
-	want := f.digest
-	f.mu.Unlock()
-	if want != "" {
-		if digestOf(wasm) != want {
-			return errModuleChanged
-		}
-		return nil
-	}
 	if head, ok := readHead(bytes.NewReader(wasm), int64(len(wasm))); !ok || !bytes.Equal(head, f.head) {
 		return errModuleChanged
 	}

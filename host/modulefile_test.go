@@ -2,6 +2,7 @@ package host
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -58,8 +59,9 @@ func checkHead(t *testing.T, wasm, head []byte) {
 }
 
 // A module whose file changes after the start read its head is not run:
-// reading its bytes fails, whether the start recorded its digest or only
-// checked its head; one whose file is unchanged reads.
+// reading its bytes fails when its imports or manifest changed, and
+// loading it fails when it has not the digest the start recorded; one
+// whose file is unchanged loads.
 func TestModuleFileChangedAfterTheStartIsRefused(t *testing.T) {
 	wasm, err := os.ReadFile(hostileWasm)
 	if err != nil {
@@ -69,6 +71,8 @@ func TestModuleFileChangedAfterTheStartIsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	flipped := bytes.Clone(wasm)
+	flipped[len(flipped)/2] ^= 1
 	for _, tc := range []struct {
 		name     string
 		recorded bool
@@ -79,11 +83,7 @@ func TestModuleFileChangedAfterTheStartIsRefused(t *testing.T) {
 		{"unchanged, checked", false, func(string) {}, true},
 		{"another module, recorded", true, func(p string) { os.WriteFile(p, other, 0o644) }, false},
 		{"another module, checked", false, func(p string) { os.WriteFile(p, other, 0o644) }, false},
-		{"a byte of its code, recorded", true, func(p string) {
-			b := bytes.Clone(wasm)
-			b[len(b)/2] ^= 1
-			os.WriteFile(p, b, 0o644)
-		}, false},
+		{"a byte of its code, recorded", true, func(p string) { os.WriteFile(p, flipped, 0o644) }, false},
 		{"removed", true, func(p string) { os.Remove(p) }, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -98,9 +98,11 @@ func TestModuleFileChangedAfterTheStartIsRefused(t *testing.T) {
 				m.file.recorded(digestOf(wasm))
 			}
 			tc.change(filepath.Join(dir, "m.wasm"))
-			got, err := m.bytes()
-			if tc.ok != (err == nil) || (tc.ok && !bytes.Equal(got, wasm)) {
-				t.Fatalf("read %d bytes, %v; want ok %v", len(got), err, tc.ok)
+			d := newDeferredLoad(context.Background(), testRuntime(t), m.bytes)
+			d.recorded = m.recorded
+			mod, err := d.Wait(context.Background())
+			if tc.ok != (err == nil) || (tc.ok && mod.Digest() != digestOf(wasm)) {
+				t.Fatalf("loaded %v, %v; want ok %v", mod != nil, err, tc.ok)
 			}
 			if !tc.ok && tc.name != "removed" && !errors.Is(err, errModuleChanged) {
 				t.Fatalf("error %v, want errModuleChanged", err)
@@ -153,8 +155,9 @@ func FuzzReadHead(f *testing.F) {
 }
 
 // A module file rewritten between a start's look at it and the reading of
-// its bytes for a store that lacks them fails the start, rather than
-// storing bytes under a digest they do not have.
+// its bytes for a store that lacks them fails the writing of the module,
+// which the agent's first commit waits for, rather than storing bytes the
+// digest recorded does not name.
 func TestModuleFileRewrittenDuringTheStartFailsIt(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("module digests are remembered on Linux only")
@@ -188,7 +191,26 @@ func TestModuleFileRewrittenDuringTheStartFailsIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := digestEngine(t, cache, second).keepModule(m, newBlobWrites(second)); !errors.Is(err, errModuleChanged) {
-		t.Fatalf("keep: %v, want errModuleChanged", err)
+	later := newBlobWrites(second)
+	digest, err := digestEngine(t, cache, second).keepModule(m, later)
+	if err != nil {
+		t.Fatal(err)
 	}
+	if err := later.wait(); !errors.Is(err, errModuleChanged) {
+		t.Fatalf("writing the module: %v, want errModuleChanged", err)
+	}
+	if _, err := second.Blob(digest); err == nil {
+		t.Fatal("the store has the digest recorded")
+	}
+}
+
+// testRuntime is a sandbox runtime on the tests' compile cache.
+func testRuntime(t *testing.T) *sandbox.Runtime {
+	t.Helper()
+	rt, err := sandbox.NewRuntime(context.Background(), sandbox.Config{CacheDir: testCache})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close(context.Background()) })
+	return rt
 }

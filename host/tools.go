@@ -38,6 +38,15 @@ func (m toolModule) bytes() ([]byte, error) {
 	return m.Wasm, nil
 }
 
+// recorded is the digest the module must have once loaded: the one the
+// start recorded for a module read from its file, "" for any.
+func (m toolModule) recorded() string {
+	if m.file != nil {
+		return m.file.recordedDigest()
+	}
+	return ""
+}
+
 // sections is what of the module a start reads (its manifest and
 // imports): its bytes, or its head.
 func (m toolModule) sections() []byte {
@@ -112,6 +121,7 @@ func newToolset(ctx context.Context, rt *sandbox.Runtime, af *AgentFile, mods []
 	ts := &toolset{tools: map[string]*tool{}}
 	for _, m := range mods {
 		loading := newDeferredLoad(ctx, rt, m.bytes)
+		loading.recorded = m.recorded
 		ts.loads = append(ts.loads, &moduleLoad{ref: m.Ref, loading: loading})
 		if err := ts.add(af, m, loading); err != nil {
 			return nil, fmt.Errorf("tool module %s: %w", m.Ref.Module, err)
