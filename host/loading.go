@@ -25,9 +25,9 @@ type deferredLoad struct {
 	ctx  context.Context
 	rt   *sandbox.Runtime
 	wasm func() ([]byte, error) // the module's bytes, read once loading starts
-	// recorded, when set, is the digest the module loaded must have ("":
-	// any); see moduleFile.
-	recorded func() string
+	// recorded is the digest the module loaded must have ("": any); see
+	// moduleFile.
+	recorded string
 
 	mu       sync.Mutex
 	loading  *sandbox.Loading // nil until started
@@ -57,10 +57,8 @@ func (d *deferredLoad) start() *sandbox.Loading {
 // sandbox.Loading.Wait).
 func (d *deferredLoad) Wait(ctx context.Context) (*sandbox.Module, error) {
 	mod, err := d.start().Wait(ctx)
-	if err == nil && d.recorded != nil {
-		if want := d.recorded(); want != "" && mod.Digest() != want {
-			return nil, fmt.Errorf("tool module: %w", errModuleChanged)
-		}
+	if err == nil && d.recorded != "" && mod.Digest() != d.recorded {
+		return nil, fmt.Errorf("tool module: %w", errModuleChanged)
 	}
 	return mod, err
 }

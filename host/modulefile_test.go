@@ -99,7 +99,7 @@ func TestModuleFileChangedAfterTheStartIsRefused(t *testing.T) {
 			}
 			tc.change(filepath.Join(dir, "m.wasm"))
 			d := newDeferredLoad(context.Background(), testRuntime(t), m.bytes)
-			d.recorded = m.recorded
+			d.recorded = m.recorded()
 			mod, err := d.Wait(context.Background())
 			if tc.ok != (err == nil) || (tc.ok && mod.Digest() != digestOf(wasm)) {
 				t.Fatalf("loaded %v, %v; want ok %v", mod != nil, err, tc.ok)

@@ -121,7 +121,7 @@ func newToolset(ctx context.Context, rt *sandbox.Runtime, af *AgentFile, mods []
 	ts := &toolset{tools: map[string]*tool{}}
 	for _, m := range mods {
 		loading := newDeferredLoad(ctx, rt, m.bytes)
-		loading.recorded = m.recorded
+		loading.recorded = m.recorded() // its file's bytes are not kept for it
 		ts.loads = append(ts.loads, &moduleLoad{ref: m.Ref, loading: loading})
 		if err := ts.add(af, m, loading); err != nil {
 			return nil, fmt.Errorf("tool module %s: %w", m.Ref.Module, err)
