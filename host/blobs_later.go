@@ -37,15 +37,16 @@ func newBlobWrites(store checkpoint.Store) *blobWrites {
 	return &blobWrites{store: store, done: make(chan struct{})}
 }
 
-// blobWrite is bytes to write and the digest they must have.
+// blobWrite is the bytes to write, read when written (a module's, from
+// its file), and the digest they must have.
 type blobWrite struct {
-	data   []byte
+	data   func() ([]byte, error)
 	digest string
 }
 
-// put queues data, whose digest must be digest, to be written into the
-// store.
-func (w *blobWrites) put(data []byte, digest string) {
+// put queues the bytes data returns, whose digest must be digest, to be
+// written into the store.
+func (w *blobWrites) put(data func() ([]byte, error), digest string) {
 	w.queue = append(w.queue, blobWrite{data, digest})
 }
 
@@ -56,7 +57,11 @@ func (w *blobWrites) start() {
 			defer close(w.done)
 			var errs []error
 			for _, b := range w.queue {
-				digest, err := w.store.PutBlob(b.data)
+				data, err := b.data()
+				digest := ""
+				if err == nil {
+					digest, err = w.store.PutBlob(data)
+				}
 				if err == nil && digest != b.digest {
 					err = fmt.Errorf("a module kept as %s: %w", b.digest, errModuleChanged)
 				}

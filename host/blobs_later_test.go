@@ -49,8 +49,8 @@ func TestModuleBlobsWrittenBeforeFirstCommit(t *testing.T) {
 		var mu sync.Mutex
 		var seen []string
 		w := newBlobWrites(orderStore{Store: checkpoint.NewMemStore(), mu: &mu, seen: &seen})
-		w.put([]byte("a"), digestOf([]byte("a")))
-		w.put([]byte("b"), digestOf([]byte("b")))
+		w.put(inMemory([]byte("a")), digestOf([]byte("a")))
+		w.put(inMemory([]byte("b")), digestOf([]byte("b")))
 		if started {
 			w.start()
 		}
@@ -75,7 +75,7 @@ func TestModuleBlobWriteFailsCommit(t *testing.T) {
 	var mu sync.Mutex
 	var seen []string
 	w := newBlobWrites(failStore{checkpoint.NewMemStore()})
-	w.put([]byte("a"), digestOf([]byte("a")))
+	w.put(inMemory([]byte("a")), digestOf([]byte("a")))
 	log := &afterBlobs{Log: orderLog{mu: &mu, seen: &seen}, writes: w}
 	if _, err := log.Commit(checkpoint.Record{}); err == nil || !strings.Contains(err.Error(), "disk full") {
 		t.Fatalf("commit: %v", err)

@@ -271,14 +271,12 @@ func (e *Engine) keepModuleBytes(m toolModule, later *blobWrites) (string, error
 			return digest, nil
 		}
 	}
-	// The store lacks them: they are read now, so that what it is given
-	// later is what the start recorded, whatever becomes of the file; the
-	// write checks that they have the digest remembered.
-	wasm, err := m.bytes()
-	if err != nil {
-		return "", err
-	}
-	later.put(wasm, digest)
+	// The store lacks them: they are read as they are written, once the
+	// first request is out, and must have the digest recorded. A module
+	// file rewritten in between fails that write, and with it the agent's
+	// first commit, saying so: the agent has no round to lose, and a new
+	// one starts with the new module.
+	later.put(m.bytes, digest)
 	return digest, nil
 }
 

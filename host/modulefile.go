@@ -17,14 +17,14 @@ import (
 // imports: a few kilobytes of its import section and its manifest section
 // (the module's head, readHead). Its bytes, megabytes for a tool written
 // in Go, are read when they are first needed: at the start when the
-// engine does not remember the file's digest (to hash them) or the store
-// lacks them (to store them), else once the first request is out, to be
+// engine does not remember the file's digest (to hash them), else once the
+// first request is out, to be stored (when the store lacks them) and
 // loaded. Reading megabytes into a new process's memory costs it a fault a
 // page, 15 to 25 ms of a start whose first request left at 65 ms (on a
 // virtual machine that backs its memory lazily). The bytes read later must
 // be the module the start checked and recorded: the same head when read,
-// and, once loaded, the digest recorded (which the sandbox computes as it
-// loads them, so they are hashed once).
+// and the digest recorded once stored (which the store computes) and once
+// loaded (which the sandbox computes).
 
 // moduleFile is a tool module's file, read whole when first needed.
 type moduleFile struct {
