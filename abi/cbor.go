@@ -13,8 +13,9 @@ import (
 // (RFC 8949) they use: maps of text keys to text and byte strings,
 // integers, booleans, arrays and maps. A guest links this package, and a
 // general CBOR library, which works by reflection, made a Go tool's module
-// 1.4 MB larger (a third more to compile on its first call) and its
-// messages several times slower to read and write in the sandbox.
+// 1.4 MB larger (its first call's compile 1.4 to 1.6 times as long) and
+// its messages 1.4 to 1.8 times slower to read and write in the sandbox
+// (BENCHMARKS.md, "A Go tool without a CBOR library").
 //
 // The writer writes what RFC 8949's core deterministic encoding writes:
 // the shortest heads, definite lengths, map keys in bytewise order of their
