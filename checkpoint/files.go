@@ -152,7 +152,7 @@ func recoverDir(agent, dir string, mark commitMark, marked bool) (*Recovered, in
 		return nil, 0, fmt.Errorf("read agent %q: %w", agent, err)
 	}
 	if len(snaps) == 0 {
-		return nil, 0, fmt.Errorf("agent %q: %w", agent, ErrNotFound)
+		return nil, 0, noSnapshot(agent, mark, marked)
 	}
 	base := snaps[len(snaps)-1]
 	st, snapBytes, err := readSnapshot(dir, base)
@@ -165,6 +165,17 @@ func recoverDir(agent, dir string, mark commitMark, marked bool) (*Recovered, in
 	}
 	rec.SnapshotBytes = snapBytes
 	return rec, base, nil
+}
+
+// noSnapshot is the error for an agent directory with no snapshot:
+// ErrNotFound, unless the agent's commit mark says a snapshot was durable,
+// which is then missing committed data. (Remove takes the mark away first,
+// so what an interrupted Remove leaves is not found.)
+func noSnapshot(agent string, mark commitMark, marked bool) error {
+	if !marked {
+		return fmt.Errorf("agent %q: %w", agent, ErrNotFound)
+	}
+	return &lostError{Agent: agent, Missing: fmt.Sprintf("snapshot %s is missing", snapName(mark.base)), Committed: mark.round}
 }
 
 // replayJournal applies the journal that follows the snapshot of round base,

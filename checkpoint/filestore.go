@@ -40,6 +40,9 @@ func CheckID(id string) error {
 type FileStore struct {
 	dir   string
 	group *groupLog // with WithGroupCommit
+	// compactAfter is the journal size below which no commit compacts
+	// (WithCompactAfter).
+	compactAfter int64
 
 	mu   sync.Mutex
 	held map[string]*fileLock // the agents this store has locked, by id
@@ -57,8 +60,12 @@ func OpenFileStore(dir string, opts ...FileStoreOption) (*FileStore, error) {
 			return nil, fmt.Errorf("open store %s: %w", dir, err)
 		}
 	}
-	s := &FileStore{dir: dir, held: map[string]*fileLock{}}
-	if err := s.startGroup(opts); err != nil {
+	c := fileStoreConfig{groupLimit: defaultGroupLimit, compactAfter: DefaultCompactAfter}
+	for _, o := range opts {
+		o(&c)
+	}
+	s := &FileStore{dir: dir, held: map[string]*fileLock{}, compactAfter: c.compactAfter}
+	if err := s.startGroup(c); err != nil {
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
 	}
 	return s, nil
@@ -141,7 +148,7 @@ func (s *FileStore) Create(id string, st *State) (Log, error) {
 	if _, err := writeSnapshot(dir, st); err != nil {
 		return nil, fmt.Errorf("create agent %q: %w", id, err)
 	}
-	return s.attach(openJournalLog(dir, &Recovered{State: st}, true, s.lockOf(id)))
+	return s.attach(openJournalLog(dir, &Recovered{State: st}, true, s.lockOf(id), s.compactAfter))
 }
 
 // Remove deletes an agent's snapshots and journals, keeping its lock file,
@@ -191,7 +198,7 @@ func (s *FileStore) Open(id string) (*Recovered, Log, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	log, err := s.attach(openJournalLog(dir, rec, false, s.lockOf(id)))
+	log, err := s.attach(openJournalLog(dir, rec, false, s.lockOf(id), s.compactAfter))
 	if err != nil {
 		return nil, nil, fmt.Errorf("open journal of agent %q: %w", id, err)
 	}

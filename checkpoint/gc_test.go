@@ -30,7 +30,7 @@ func age(t *testing.T, s *FileStore, digest string) {
 }
 
 func TestCollect(t *testing.T) {
-	s, err := OpenFileStore(t.TempDir())
+	s, err := OpenFileStore(t.TempDir(), WithCompactAfter(0))
 	must(t, err)
 	used, _ := s.PutBlob([]byte("agent file"))
 	orphan, _ := s.PutBlob([]byte("an agent file nobody uses"))
@@ -126,7 +126,7 @@ func mustDigest(content string) string {
 // the file was left unchanged. Now it touches nothing of that agent, nor
 // any blob, says so, and still collects the other agents.
 func TestCollectLeavesFutureSchemaAgentUntouched(t *testing.T) {
-	s, err := OpenFileStore(t.TempDir())
+	s, err := OpenFileStore(t.TempDir(), WithCompactAfter(0))
 	must(t, err)
 	used, _ := s.PutBlob([]byte("agent file of the newer agent"))
 	orphan, _ := s.PutBlob([]byte("a blob nobody names"))

@@ -21,8 +21,27 @@ import (
 type FileStoreOption func(*fileStoreConfig)
 
 type fileStoreConfig struct {
-	group      bool
-	groupLimit int64
+	group        bool
+	groupLimit   int64
+	compactAfter int64
+}
+
+// DefaultCompactAfter is the journal size below which a FileStore does
+// not compact an agent (see WithCompactAfter): about 80 rounds of one
+// small call, so that a young agent, whose snapshot is small, does not
+// pay a snapshot and a new segment, four syncs, every round or two.
+const DefaultCompactAfter = 64 << 10
+
+// WithCompactAfter sets how large an agent's journal grows before a
+// commit compacts it: once it holds at least n bytes and more than the
+// snapshot it follows, the commit writes a new snapshot and starts a new
+// journal. The second condition keeps compaction's cost per round flat
+// however long the agent runs; n bounds how often it falls due while the
+// snapshot is small, and so how much journal an open replays (n, or the
+// snapshot's size if larger). 0 compacts whenever the journal outgrows
+// its snapshot. The default is DefaultCompactAfter.
+func WithCompactAfter(n int64) FileStoreOption {
+	return func(c *fileStoreConfig) { c.compactAfter = max(n, 0) }
 }
 
 // WithGroupCommit makes the agents of one FileStore share their
@@ -378,11 +397,7 @@ func closeAll(fds map[*os.File]int) {
 
 // startGroup starts the group log of a store opened with WithGroupCommit,
 // after adopting the logs that stores no longer open left behind.
-func (s *FileStore) startGroup(opts []FileStoreOption) error {
-	c := fileStoreConfig{groupLimit: defaultGroupLimit}
-	for _, o := range opts {
-		o(&c)
-	}
+func (s *FileStore) startGroup(c fileStoreConfig) error {
 	if !c.group {
 		return nil
 	}

@@ -309,7 +309,7 @@ func (s *FileStore) recoverAgent(id, dir string, repair bool) (*Recovered, error
 		return nil, fmt.Errorf("read agent %q: %w", id, err)
 	}
 	if len(snaps) == 0 {
-		return nil, fmt.Errorf("agent %q: %w", id, ErrNotFound)
+		return nil, noSnapshot(id, mark, marked)
 	}
 	base := snaps[len(snaps)-1]
 	st, snapBytes, err := readSnapshot(dir, base)

@@ -21,8 +21,10 @@ type journalLog struct {
 	round   int64 // bytes appended since the last commit
 	base    int   // the round of the snapshot the journal follows
 	snapLen int64
-	alloc   int64 // bytes of the journal reserved on disk
-	replay  replay
+	// compactAfter is the size below which the journal is not compacted.
+	compactAfter int64
+	alloc        int64 // bytes of the journal reserved on disk
+	replay       replay
 	// With group commit: the group log appends also go to, the CRC-32C
 	// of the journal's bytes and of its snapshot (of round snapOf-1), and
 	// the entry the last append queued.
@@ -51,14 +53,16 @@ const maxReserve = 16 << 20
 
 // openJournalLog opens the journal that follows rec's boundary for
 // appending, truncating a torn tail. fresh says the journal is new. lock,
-// if not nil, is the agent's lock the journal writes under.
-func openJournalLog(dir string, rec *Recovered, fresh bool, lock *fileLock) (*journalLog, error) {
+// if not nil, is the agent's lock the journal writes under. A commit
+// compacts the journal once it holds at least compactAfter bytes and
+// more than its snapshot.
+func openJournalLog(dir string, rec *Recovered, fresh bool, lock *fileLock, compactAfter int64) (*journalLog, error) {
 	snaps, err := listRounds(dir, "snap-", ".cbor")
 	if err != nil || len(snaps) == 0 {
 		return nil, fmt.Errorf("no snapshot in %s", dir)
 	}
 	base := snaps[len(snaps)-1]
-	l := &journalLog{dir: dir, base: base, snapLen: rec.SnapshotBytes, lock: lock,
+	l := &journalLog{dir: dir, base: base, snapLen: rec.SnapshotBytes, compactAfter: compactAfter, lock: lock,
 		replay: replay{st: rec.State, pending: rec.Tail}}
 	if l.markFile, err = openMark(dir); err != nil {
 		return nil, fmt.Errorf("open commit mark: %w", err)
@@ -204,7 +208,7 @@ func (l *journalLog) Commit(rec Record) (int64, error) {
 	}
 	written := l.round
 	l.round = 0
-	if rec.Type == RecCommit && l.size > l.snapLen {
+	if rec.Type == RecCommit && l.size > l.snapLen && l.size >= l.compactAfter {
 		if err := l.compact(); err != nil {
 			return written, fmt.Errorf("compact journal: %w", err)
 		}

@@ -94,7 +94,7 @@ func TestCutAfterTheMarkIsATornTail(t *testing.T) {
 func compacted(t *testing.T) (string, int) {
 	t.Helper()
 	dir := t.TempDir()
-	s, err := OpenFileStore(dir)
+	s, err := OpenFileStore(dir, WithCompactAfter(0))
 	must(t, err)
 	must(t, newAgent(t, s, "a1", 8).Close())
 	snaps, err := listRounds(filepath.Join(dir, "agents", "a1"), "snap-", ".cbor")
@@ -115,6 +115,29 @@ func TestNewestSnapshotDeletedRefused(t *testing.T) {
 	openRefused(t, dir, snapName(newest)+" is missing")
 	must(t, os.Remove(filepath.Join(agentDir, journalName(newest))))
 	openRefused(t, dir, snapName(newest)+" is missing")
+}
+
+// An agent's only snapshot deleted (a young agent, not compacted yet) is
+// committed data missing, not an agent that is not there: the commit
+// mark says the snapshot was durable.
+func TestOnlySnapshotDeletedRefused(t *testing.T) {
+	dir := t.TempDir()
+	s, err := OpenFileStore(dir)
+	must(t, err)
+	must(t, newAgent(t, s, "a1", 3).Close())
+	agentDir := filepath.Join(dir, "agents", "a1")
+	if snaps, _ := listRounds(agentDir, "snap-", ".cbor"); len(snaps) != 1 || snaps[0] != 0 {
+		t.Fatalf("snapshots %v: the test needs an agent not compacted yet", snaps)
+	}
+	must(t, os.Remove(filepath.Join(agentDir, snapName(0))))
+	openRefused(t, dir, snapName(0)+" is missing")
+	must(t, os.Remove(filepath.Join(agentDir, journalName(0))))
+	openRefused(t, dir, snapName(0)+" is missing")
+	// Without its mark too, nothing says the agent was there.
+	must(t, os.Remove(filepath.Join(agentDir, markName)))
+	if _, err := s.Read("a1"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("read with no snapshot and no mark: %v, want ErrNotFound", err)
+	}
 }
 
 // Rounds committed past the files' boundary are missing even when the
@@ -179,7 +202,7 @@ func FuzzDecodeMark(f *testing.F) {
 // listed the snapshots is no orphan.
 func TestReadWhileCommittingIsNeverLost(t *testing.T) {
 	dir := t.TempDir()
-	s, err := OpenFileStore(dir)
+	s, err := OpenFileStore(dir, WithCompactAfter(0))
 	must(t, err)
 	log := newAgent(t, s, "a1", 0)
 	done := make(chan struct{})

@@ -138,7 +138,7 @@ func TestAbortDropsTheRound(t *testing.T) {
 // Compaction changes the files, never the state.
 func TestCompactionKeepsState(t *testing.T) {
 	dir := t.TempDir()
-	s, _ := OpenFileStore(dir)
+	s, _ := OpenFileStore(dir, WithCompactAfter(0))
 	log := newAgent(t, s, "a1", 40)
 	want := log.State()
 	log.Close()
@@ -243,5 +243,44 @@ func TestConcurrentPutBlob(t *testing.T) {
 	}
 	for i := 0; i < 16; i++ {
 		must(t, <-errs)
+	}
+}
+
+// A young agent's journal is not compacted before it holds
+// DefaultCompactAfter bytes, however small its snapshot; then the commit
+// that reaches it compacts. With WithCompactAfter(0) the first commits do.
+func TestCompactionWaitsForItsFloor(t *testing.T) {
+	for _, tc := range []struct {
+		opts  []FileStoreOption
+		floor int64
+	}{{nil, DefaultCompactAfter}, {[]FileStoreOption{WithCompactAfter(0)}, 0}} {
+		dir := t.TempDir()
+		s, err := OpenFileStore(dir, tc.opts...)
+		must(t, err)
+		log := newAgent(t, s, "a1", 0)
+		agentDir := filepath.Join(dir, "agents", "a1")
+		for round := 1; ; round++ {
+			before, ok := readMark(agentDir)
+			if !ok {
+				t.Fatal("no commit mark")
+			}
+			must(t, log.Append(roundRecords(round)...))
+			n, err := log.Commit(Record{Type: RecCommit, Time: t0, Round: round})
+			must(t, err)
+			size := before.journal + n // the journal the commit left, before any compaction
+			snaps, _ := listRounds(agentDir, "snap-", ".cbor")
+			if len(snaps) == 1 {
+				if tc.floor > 0 && size >= tc.floor {
+					t.Fatalf("floor %d: round %d left a journal of %d bytes uncompacted", tc.floor, round, size)
+				}
+				continue
+			}
+			if size < tc.floor {
+				t.Fatalf("floor %d: round %d compacted a journal of %d bytes", tc.floor, round, size)
+			}
+			t.Logf("floor %d: first compaction at round %d, a journal of %d bytes", tc.floor, round, size)
+			break
+		}
+		must(t, log.Close())
 	}
 }

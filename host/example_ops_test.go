@@ -22,12 +22,12 @@ type example struct {
 	eng   *host.Engine
 }
 
-func newExample() *example {
+func newExample(opts ...checkpoint.FileStoreOption) *example {
 	dir, err := os.MkdirTemp("", "cairn-example-")
 	if err != nil {
 		log.Fatal(err)
 	}
-	store, err := host.OpenStore(filepath.Join(dir, "store"))
+	store, err := host.OpenStore(filepath.Join(dir, "store"), opts...)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -253,7 +253,9 @@ func ExampleReadHistory() {
 
 // Collect reclaims space; with DryRun it only says what it would remove.
 func ExampleCollect() {
-	x := newExample()
+	// A store that compacts at every commit, so that even this short run
+	// leaves a snapshot older than the newest.
+	x := newExample(checkpoint.WithCompactAfter(0))
 	defer x.close()
 	x.runHello("hello-1")
 

@@ -218,7 +218,7 @@ func TestPowerCutAtEverySync(t *testing.T) {
 	ws := filepath.Join(af.Dir, "workspace")
 	disk := newPowerDisk(t, storeDir, ws)
 
-	store, err := OpenStore(storeDir)
+	store, err := OpenStore(storeDir, checkpoint.WithCompactAfter(0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +271,7 @@ func resumeAfterCut(t *testing.T, storeDir, ws string, told []toldEvent, k, roun
 			ended[e.Call.ID] = true
 		}
 	}
-	store, err := OpenStore(storeDir)
+	store, err := OpenStore(storeDir, checkpoint.WithCompactAfter(0))
 	if err != nil {
 		t.Fatal(err)
 	}

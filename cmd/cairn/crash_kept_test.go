@@ -25,10 +25,16 @@ const keptRounds = 6
 
 var spinRounds = []int{2, 5}
 
+// keptNotes is the size of the text of each of the kept-calls agent's turns.
+const keptNotes = 20 << 10
+
 // keptAgent is an agent whose every round appends a line, writes a file
 // and reads one; in spinRounds a fourth call spins for 300 ms. Only spin
 // has so short a time limit: on a busy machine another call could run
-// past it and fail, and its change would rightly be missing.
+// past it and fail, and its change would rightly be missing. Each turn
+// also says keptNotes bytes of text, so that the journal outgrows
+// checkpoint.DefaultCompactAfter in round 4 and its commit compacts: a
+// kill meets compaction, and a resume a journal that follows one.
 func keptAgent(t *testing.T, bin string) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -36,7 +42,8 @@ func keptAgent(t *testing.T, bin string) string {
 	var script strings.Builder
 	script.WriteString("turns:\n")
 	for i := 1; i <= keptRounds; i++ {
-		fmt.Fprintf(&script, "  - tool_calls: [{name: append, input: {path: log.txt, line: line %d}}, {name: write_file, input: {path: copy-%d.txt, content: \"%d\"}}, {name: read_file, input: {path: log.txt}}", i, i, i)
+		fmt.Fprintf(&script, "  - text: %q\n", strings.Repeat("a note ", keptNotes/len("a note ")))
+		fmt.Fprintf(&script, "    tool_calls: [{name: append, input: {path: log.txt, line: line %d}}, {name: write_file, input: {path: copy-%d.txt, content: \"%d\"}}, {name: read_file, input: {path: log.txt}}", i, i, i)
 		if slices.Contains(spinRounds, i) {
 			script.WriteString(", {name: spin, input: {}}")
 		}
@@ -103,11 +110,16 @@ func TestKilledRoundKeepsFinishedCalls(t *testing.T) {
 		start := time.Now()
 		ws := filepath.Join(t.TempDir(), "ws")
 		must(t, os.Mkdir(ws, 0o755))
-		out, err := exec.Command(bin, "run", "--store", t.TempDir(), "--cache", cache, "--json", "--workspace", ws, "-f", agent).CombinedOutput()
+		store := t.TempDir()
+		out, err := exec.Command(bin, "run", "--store", store, "--cache", cache, "--json", "--workspace", ws, "-f", agent).CombinedOutput()
 		if err != nil {
 			t.Fatalf("uninterrupted run: %v\n%s", err, out)
 		}
 		full = time.Since(start)
+		snaps, _ := filepath.Glob(filepath.Join(store, "agents", "*", "snap-*.cbor"))
+		if len(snaps) < 2 {
+			t.Fatalf("the uninterrupted run left snapshots %v: the trials need a compaction to meet", snaps)
+		}
 	}
 	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
 	stats := map[string]int{}
