@@ -4,16 +4,22 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // schema checks a call's arguments against its tool's input schema before
 // any module runs, so a model's malformed call costs no sandbox time and
 // comes back with an error it can act on.
+//
+// The validator is google/jsonschema-go (draft 2020-12 and draft-07; a
+// schema that names another draft is read as 2020-12), which the MCP SDK
+// links anyway and which costs nothing when the program starts. A tool's
+// schema is untrusted input: a panic of the validator is an error here.
 type schema struct {
-	compiled *jsonschema.Schema
+	resolved *jsonschema.Resolved
 }
 
 // schemaText is the schema a tool declared, or the schema of "any object"
@@ -25,21 +31,36 @@ func schemaText(s string) string {
 	return s
 }
 
-func compileSchema(tool, text string) (*schema, error) {
-	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(schemaText(text)))
-	if err != nil {
-		return nil, fmt.Errorf("input schema is not JSON: %w", err)
-	}
-	c := jsonschema.NewCompiler()
-	url := "urn:cairn:tool:" + tool
-	if err := c.AddResource(url, doc); err != nil {
+// supportedDrafts are the $schema values the validator takes as they are.
+var supportedDrafts = map[string]bool{
+	"": true, "http://json-schema.org/draft-07/schema#": true, "http://json-schema.org/draft-07/schema": true,
+	"https://json-schema.org/draft/2020-12/schema": true,
+}
+
+func compileSchema(tool, text string) (s *schema, err error) {
+	defer recoverAs(&err, "input schema does not compile")
+	var doc jsonschema.Schema
+	if err := json.Unmarshal([]byte(schemaText(text)), &doc); err != nil {
 		return nil, fmt.Errorf("input schema: %w", err)
 	}
-	compiled, err := c.Compile(url)
+	if !supportedDrafts[doc.Schema] {
+		doc.Schema = ""
+	}
+	if err := checkLoops(&doc); err != nil {
+		return nil, err
+	}
+	rs, err := doc.Resolve(&jsonschema.ResolveOptions{BaseURI: "urn:cairn:tool:" + tool})
 	if err != nil {
 		return nil, fmt.Errorf("input schema does not compile: %w", err)
 	}
-	return &schema{compiled: compiled}, nil
+	return &schema{resolved: rs}, nil
+}
+
+// recoverAs turns a panic into *err, prefixed with what.
+func recoverAs(err *error, what string) {
+	if p := recover(); p != nil {
+		*err = fmt.Errorf("%s: the validator failed: %v", what, p)
+	}
 }
 
 // errArguments marks an error in the model's arguments.
@@ -47,43 +68,68 @@ var errArguments = errors.New("invalid arguments")
 
 // check returns the arguments in normal form (an empty input is "{}"), or
 // an error that tells the model what is wrong with them.
-func (s *schema) check(input string) (string, error) {
+func (s *schema) check(input string) (_ string, err error) {
 	if strings.TrimSpace(input) == "" {
 		input = "{}"
 	}
-	if !json.Valid([]byte(input)) {
+	var inst any
+	if err := json.Unmarshal([]byte(input), &inst); err != nil {
 		return "", fmt.Errorf("%w: not valid JSON; send one JSON object that matches the tool's input schema", errArguments)
 	}
-	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(input))
-	if err != nil {
-		return "", fmt.Errorf("%w: %v", errArguments, err)
-	}
-	if err := s.compiled.Validate(inst); err != nil {
+	defer recoverAs(&err, "check the arguments against the input schema")
+	if err := s.resolved.Validate(inst); err != nil {
 		return "", fmt.Errorf("%w: they do not match the input schema: %s", errArguments, validationText(err))
 	}
 	return input, nil
 }
 
-// validationText flattens a validation error to lines the model can read,
-// without the schema's internal URL.
+// validationText is the validator's error as the model reads it: where in
+// the arguments, as a JSON pointer ("/items/*/name": "*" for any item),
+// and what is wrong there. The validator names the schema it checked
+// ("validating /properties/items/items/properties/name: ..."); its path
+// is turned into the arguments' where it can be, and kept otherwise.
 func validationText(err error) string {
-	var ve *jsonschema.ValidationError
-	if !errors.As(err, &ve) {
-		return err.Error()
-	}
-	var parts []string
-	for _, u := range ve.BasicOutput().Errors {
-		if u.Error == nil {
-			continue
+	msg, where := err.Error(), "root"
+	for strings.HasPrefix(msg, "validating ") {
+		head, rest, ok := strings.Cut(strings.TrimPrefix(msg, "validating "), ": ")
+		if !ok {
+			break
 		}
-		loc := u.InstanceLocation
-		if loc == "" {
-			loc = "(root)"
+		where, msg = head, rest
+	}
+	return "at " + argumentPath(where) + ": " + wholeNumbers.ReplaceAllString(msg, "$1")
+}
+
+// wholeNumbers are numbers as the validator prints them, as fractions or
+// with six zero decimals ("0/1", "1.000000").
+var wholeNumbers = regexp.MustCompile(`\b(-?\d+)(?:/1|\.0{6})\b`)
+
+// argumentPath is where in the arguments the schema at pointer applies:
+// "/properties/a/items" is "/a/*". A pointer through any other keyword
+// ($defs, anyOf, ...) is returned as the schema's: "schema /$defs/x".
+func argumentPath(pointer string) string {
+	if pointer == "root" || pointer == "" {
+		return "(root)"
+	}
+	segs := strings.Split(strings.TrimPrefix(pointer, "/"), "/")
+	var out []string
+	for i := 0; i < len(segs); i++ {
+		switch segs[i] {
+		case "properties", "patternProperties", "prefixItems":
+			if i+1 == len(segs) {
+				return "schema " + pointer
+			}
+			if segs[i] == "properties" || segs[i] == "prefixItems" {
+				out = append(out, segs[i+1])
+			} else {
+				out = append(out, "*")
+			}
+			i++
+		case "items", "additionalProperties", "additionalItems":
+			out = append(out, "*")
+		default:
+			return "schema " + pointer
 		}
-		parts = append(parts, fmt.Sprintf("at %s: %s", loc, u.Error.String()))
 	}
-	if len(parts) == 0 {
-		return err.Error()
-	}
-	return strings.Join(parts, "; ")
+	return "/" + strings.Join(out, "/")
 }
