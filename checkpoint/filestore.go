@@ -117,14 +117,20 @@ func (s *FileStore) lockOf(id string) *fileLock {
 	return s.held[id]
 }
 
-// Exists reports whether the agent has any state.
+// Exists reports whether the agent has any state: a snapshot, or a commit
+// mark that says one was durable. An agent whose only snapshot is gone
+// exists, and is lost (Open says so); it is not free to be made again over
+// the journal it left, unless it is removed first.
 func (s *FileStore) Exists(id string) bool {
 	dir, err := s.agentDir(id)
 	if err != nil {
 		return false
 	}
-	snaps, _ := listRounds(dir, "snap-", ".cbor")
-	return len(snaps) > 0
+	if snaps, _ := listRounds(dir, "snap-", ".cbor"); len(snaps) > 0 {
+		return true
+	}
+	_, marked := readMark(dir)
+	return marked
 }
 
 // Create writes a new agent's first snapshot and journal. The caller holds

@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -131,6 +132,21 @@ func TestOnlySnapshotDeletedRefused(t *testing.T) {
 	}
 	must(t, os.Remove(filepath.Join(agentDir, snapName(0))))
 	openRefused(t, dir, snapName(0)+" is missing")
+	// Nor is the agent made again over what it left.
+	journal, err := os.ReadFile(filepath.Join(agentDir, journalName(0)))
+	must(t, err)
+	lock, err := s.Lock("a1", ThisProcess("run-2"))
+	must(t, err)
+	if !s.Exists("a1") {
+		t.Error("an agent whose only snapshot is gone does not exist")
+	}
+	if _, err := s.Create("a1", NewState("a1", Definition{}, Labels{}, t0)); !errors.Is(err, ErrExists) {
+		t.Errorf("create over it: %v, want ErrExists", err)
+	}
+	lock.Unlock()
+	if after, _ := os.ReadFile(filepath.Join(agentDir, journalName(0))); !bytes.Equal(after, journal) {
+		t.Error("the agent's journal changed")
+	}
 	must(t, os.Remove(filepath.Join(agentDir, journalName(0))))
 	openRefused(t, dir, snapName(0)+" is missing")
 	// Without its mark too, nothing says the agent was there.

@@ -89,6 +89,14 @@ func TestResumeRefusesLostCommittedData(t *testing.T) {
 	if dirBytes(t, agentDir) != storeBefore || dirBytes(t, ws) != wsBefore {
 		t.Fatal("a refused resume changed the store or the workspace")
 	}
+	// Nor does a new run of the same id start over on what is left.
+	code, _, errOut = cairn(t, "run", "--store", store, "--cache", cacheForTests(t), "--id", "cut", "-f", agent, "go")
+	if code != exitFailed || !strings.Contains(errOut, filepath.Base(snap)+" is missing") {
+		t.Fatalf("run of the id whose snapshot is gone: exit %d, want %d and an error naming it\n%s", code, exitFailed, errOut)
+	}
+	if dirBytes(t, agentDir) != storeBefore || dirBytes(t, ws) != wsBefore {
+		t.Fatal("a refused run changed the store or the workspace")
+	}
 	must(t, os.WriteFile(snap, snapData, 0o600))
 	if code, _, errOut := cairn(t, "resume", "--store", store, "--cache", cacheForTests(t), "--max-rounds", "10", "cut"); code != exitDone {
 		t.Fatalf("resume of the whole journal: exit %d\n%s", code, errOut)
