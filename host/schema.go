@@ -1,6 +1,7 @@
 package host
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,7 +16,8 @@ import (
 // comes back with an error it can act on.
 //
 // The validator is google/jsonschema-go (draft 2020-12 and draft-07; a
-// schema that names another draft is read as 2020-12), which the MCP SDK
+// schema that names another draft is read as 2020-12, with draft 4's
+// boolean bounds rewritten: see draft4Bounds), which the MCP SDK
 // links anyway and which costs nothing when the program starts. A tool's
 // schema is untrusted input: a panic of the validator is an error here.
 type schema struct {
@@ -40,7 +42,7 @@ var supportedDrafts = map[string]bool{
 func compileSchema(tool, text string) (s *schema, err error) {
 	defer recoverAs(&err, "input schema does not compile")
 	var doc jsonschema.Schema
-	if err := json.Unmarshal([]byte(schemaText(text)), &doc); err != nil {
+	if err := json.Unmarshal(draft4Bounds([]byte(schemaText(text))), &doc); err != nil {
 		return nil, fmt.Errorf("input schema: %w", err)
 	}
 	if !supportedDrafts[doc.Schema] {
@@ -54,6 +56,49 @@ func compileSchema(tool, text string) (s *schema, err error) {
 		return nil, fmt.Errorf("input schema does not compile: %w", err)
 	}
 	return &schema{resolved: rs}, nil
+}
+
+// draft4Bounds rewrites draft 4's boolean exclusiveMinimum and
+// exclusiveMaximum ({"minimum": 1, "exclusiveMinimum": true}) into the
+// numbers later drafts use ({"exclusiveMinimum": 1}), which is all that
+// keeps most draft-4 schemas from reading as 2020-12. Any other text is
+// returned as it is.
+func draft4Bounds(text []byte) []byte {
+	if !bytes.Contains(text, []byte(`"exclusiveM`)) {
+		return text
+	}
+	var doc any
+	if json.Unmarshal(text, &doc) != nil {
+		return text
+	}
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for _, b := range [][2]string{{"exclusiveMinimum", "minimum"}, {"exclusiveMaximum", "maximum"}} {
+				if excl, ok := v[b[0]].(bool); ok {
+					delete(v, b[0])
+					if bound, has := v[b[1]]; excl && has {
+						v[b[0]] = bound
+						delete(v, b[1])
+					}
+				}
+			}
+			for _, c := range v {
+				walk(c)
+			}
+		case []any:
+			for _, c := range v {
+				walk(c)
+			}
+		}
+	}
+	walk(doc)
+	out, err := json.Marshal(doc)
+	if err != nil {
+		return text
+	}
+	return out
 }
 
 // recoverAs turns a panic into *err, prefixed with what.

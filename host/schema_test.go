@@ -65,6 +65,8 @@ func TestSchemaDrafts(t *testing.T) {
 			`{"a": 1}`, `{"a": "x"}`, ""},
 		{`{"$schema": "http://json-schema.org/draft-06/schema#", "type": "object", "properties": {"a": {"type": "number"}}}`,
 			`{"a": 1}`, `{"a": "x"}`, ""},
+		{`{"$schema": "http://json-schema.org/draft-04/schema#", "type": "object", "properties": {"a": {"type": "number", "minimum": 1, "exclusiveMinimum": true, "maximum": 9, "exclusiveMaximum": false}}}`,
+			`{"a": 9}`, `{"a": 1}`, ""},
 		{``, `{"anything": [1]}`, `"a string"`, ""},
 		{`{"type": "object", "properties": {"a": {"$ref": "https://example.com/s.json"}}}`, "", "", "is not local"},
 		{`{"$ref": "#"}`, "", "", "loop"},
