@@ -121,7 +121,7 @@ func (s *schema) check(input string) (_ string, err error) {
 	if err := json.Unmarshal([]byte(input), &inst); err != nil {
 		return "", fmt.Errorf("%w: not valid JSON; send one JSON object that matches the tool's input schema", errArguments)
 	}
-	defer recoverAs(&err, "check the arguments against the input schema")
+	defer recoverAs(&err, errArguments.Error()+": they could not be checked against the input schema")
 	if err := s.resolved.Validate(inst); err != nil {
 		return "", fmt.Errorf("%w: they do not match the input schema: %s", errArguments, validationText(err))
 	}
