@@ -79,7 +79,9 @@
 //
 // # Commit marks
 //
-// After each durable point (a Commit or a Sync, and a new journal) the
+// After each durable point (a Commit or a Sync, and a new journal; a new
+// agent's first journal has its first mark at its first Sync or Commit,
+// once the background syncs of first_syncs.go have ended) the
 // journal rewrites the agent's commit mark in place, unsynced: one frame
 // in the layout below, of type 0x50, whose payload is uvarints: version
 // (1), the round of the snapshot the journal follows, the boundary round,
@@ -89,7 +91,8 @@
 // the mark before the files, and refuses with an error matching ErrLost an agent whose
 // newest journal is shorter than its mark, whose boundary is older than
 // its mark's, or whose newest snapshot is missing (the mark names a newer
-// one, or a journal follows a snapshot that is gone). A torn tail past the
+// one, or a journal follows a snapshot that is gone, or the agent has a
+// mark and no snapshot at all). A torn tail past the
 // mark is what an append that never finished leaves, and is dropped as
 // before; damage before the mark is corruption (see Damage).
 // Snapshots are written to a temp file beside the target, fsynced, renamed

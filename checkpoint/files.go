@@ -47,6 +47,15 @@ func roundOf(name, prefix, suffix string) (int, bool) {
 // writeAtomic replaces path with data: a temp file beside it, fsync,
 // rename, fsync of the directory.
 func writeAtomic(path string, data []byte) error {
+	if err := replaceSynced(path, data); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+// replaceSynced is writeAtomic but for the sync of the directory: the
+// content is durable before the name is, and the name is not durable yet.
+func replaceSynced(path string, data []byte) error {
 	// A temp name of its own, so that two writers of one path (two agents
 	// storing the same module at once) never rename each other's file.
 	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
@@ -64,7 +73,7 @@ func writeAtomic(path string, data []byte) error {
 		os.Remove(tmp)
 		return err
 	}
-	return syncDir(filepath.Dir(path))
+	return nil
 }
 
 // syncDir makes the names in dir durable. Its error names the directory
@@ -90,12 +99,25 @@ func headerFrame(b []byte, agent string, round int) []byte {
 // writeSnapshot writes st as the snapshot of its round, and returns the
 // file's bytes.
 func writeSnapshot(dir string, st *State) ([]byte, error) {
+	data, err := writeSnapshotUnnamed(dir, st)
+	if err != nil {
+		return nil, err
+	}
+	if err := syncDir(dir); err != nil {
+		return nil, fmt.Errorf("write snapshot %s: %w", snapName(st.Round), err)
+	}
+	return data, nil
+}
+
+// writeSnapshotUnnamed is writeSnapshot but for the sync of dir: the
+// snapshot is whole on the disk, its name not durable yet.
+func writeSnapshotUnnamed(dir string, st *State) ([]byte, error) {
 	payload, err := encodeState(st)
 	if err != nil {
 		return nil, fmt.Errorf("encode state: %w", err)
 	}
 	data := appendFrame(headerFrame(nil, st.Agent, st.Round), RecState, payload)
-	if err := writeAtomic(filepath.Join(dir, snapName(st.Round)), data); err != nil {
+	if err := replaceSynced(filepath.Join(dir, snapName(st.Round)), data); err != nil {
 		return nil, fmt.Errorf("write snapshot %s: %w", snapName(st.Round), err)
 	}
 	return data, nil

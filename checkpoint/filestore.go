@@ -147,14 +147,27 @@ func (s *FileStore) Create(id string, st *State) (Log, error) {
 		return nil, fmt.Errorf("create agent %q: %w", id, err)
 	}
 	// The directories that lead to the agent's (and to the blobs stored
-	// for it) are durable before anything in them is relied on.
-	if err := errors.Join(syncDir(filepath.Join(s.dir, "agents")), syncDir(filepath.Join(s.dir, "blobs")), syncDir(s.dir)); err != nil {
+	// for it) are durable before anything in them is relied on: at once
+	// with group commit, else by the agent's first durable point
+	// (first_syncs.go).
+	leading := []string{filepath.Join(s.dir, "agents"), filepath.Join(s.dir, "blobs"), s.dir}
+	if s.group != nil {
+		if err := errors.Join(syncDir(leading[0]), syncDir(leading[1]), syncDir(leading[2])); err != nil {
+			return nil, fmt.Errorf("create agent %q: %w", id, err)
+		}
+		if _, err := writeSnapshot(dir, st); err != nil {
+			return nil, fmt.Errorf("create agent %q: %w", id, err)
+		}
+		return s.attach(openJournalLog(dir, &Recovered{State: st}, true, s.lockOf(id), s.compactAfter, nil))
+	}
+	if _, err := writeSnapshotUnnamed(dir, st); err != nil {
 		return nil, fmt.Errorf("create agent %q: %w", id, err)
 	}
-	if _, err := writeSnapshot(dir, st); err != nil {
+	log, err := openJournalLog(dir, &Recovered{State: st}, true, s.lockOf(id), s.compactAfter, append([]string{dir}, leading...))
+	if err != nil {
 		return nil, fmt.Errorf("create agent %q: %w", id, err)
 	}
-	return s.attach(openJournalLog(dir, &Recovered{State: st}, true, s.lockOf(id), s.compactAfter))
+	return log, nil
 }
 
 // Remove deletes an agent's snapshots and journals, keeping its lock file,
@@ -204,7 +217,7 @@ func (s *FileStore) Open(id string) (*Recovered, Log, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	log, err := s.attach(openJournalLog(dir, rec, false, s.lockOf(id), s.compactAfter))
+	log, err := s.attach(openJournalLog(dir, rec, false, s.lockOf(id), s.compactAfter, nil))
 	if err != nil {
 		return nil, nil, fmt.Errorf("open journal of agent %q: %w", id, err)
 	}

@@ -39,8 +39,12 @@ type journalLog struct {
 	lock *fileLock
 	// markFile is the agent's commit mark, rewritten at each durable point.
 	markFile *os.File
-	wbuf     bytes.Buffer // the frames of an append, reused (journal_buf.go)
-	entry    []byte       // an append's group log entry, reused
+	// first, for a new agent, are the syncs that make its files durable,
+	// running in the background; its first durable point waits for them
+	// (first_syncs.go).
+	first *firstSyncs
+	wbuf  bytes.Buffer // the frames of an append, reused (journal_buf.go)
+	entry []byte       // an append's group log entry, reused
 }
 
 // segmentSlack is how far past the bytes a journal segment is expected to
@@ -55,8 +59,10 @@ const maxReserve = 16 << 20
 // appending, truncating a torn tail. fresh says the journal is new. lock,
 // if not nil, is the agent's lock the journal writes under. A commit
 // compacts the journal once it holds at least compactAfter bytes and
-// more than its snapshot.
-func openJournalLog(dir string, rec *Recovered, fresh bool, lock *fileLock, compactAfter int64) (*journalLog, error) {
+// more than its snapshot. later, for a new journal, are directories to
+// sync in the background instead of the journal's own syncs (see
+// firstSyncs); nil syncs the new journal before it returns.
+func openJournalLog(dir string, rec *Recovered, fresh bool, lock *fileLock, compactAfter int64, later []string) (*journalLog, error) {
 	snaps, err := listRounds(dir, "snap-", ".cbor")
 	if err != nil || len(snaps) == 0 {
 		return nil, fmt.Errorf("no snapshot in %s", dir)
@@ -68,7 +74,7 @@ func openJournalLog(dir string, rec *Recovered, fresh bool, lock *fileLock, comp
 		return nil, fmt.Errorf("open commit mark: %w", err)
 	}
 	if fresh || rec.JournalBytes == 0 {
-		if err := l.startSegment(base); err != nil {
+		if err := l.startSegment(base, later); err != nil {
 			l.markFile.Close()
 			return nil, err
 		}
@@ -108,8 +114,10 @@ func (l *journalLog) reopen(name string, size int64, dropped bool) error {
 	return nil
 }
 
-// startSegment starts the journal that follows the snapshot of round base.
-func (l *journalLog) startSegment(base int) error {
+// startSegment starts the journal that follows the snapshot of round base,
+// durably; or, with later, leaving its syncs and those of the directories
+// later names to the background and to the first durable point.
+func (l *journalLog) startSegment(base int, later []string) error {
 	name := filepath.Join(l.dir, journalName(base))
 	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
@@ -123,6 +131,12 @@ func (l *journalLog) startSegment(base int) error {
 	alloc := l.segmentSize(int64(len(hdr)))
 	if !allocate(f, alloc) {
 		alloc = 0
+	}
+	if later != nil {
+		l.f, l.size, l.base, l.alloc = f, int64(len(hdr)), base, alloc
+		l.crc = crc32.Checksum(hdr, castagnoli)
+		l.first = startFirstSyncs(later)
+		return nil
 	}
 	if err := syncData(f); err != nil {
 		f.Close()
@@ -246,6 +260,12 @@ func (l *journalLog) Sync() error {
 }
 
 func (l *journalLog) sync() error {
+	if l.first != nil {
+		if err := l.first.wait(); err != nil {
+			return err
+		}
+		l.first = nil
+	}
 	if l.group != nil {
 		if err := l.group.wait(l.seq); err != nil {
 			return err
@@ -270,7 +290,7 @@ func (l *journalLog) compact() error {
 		return err
 	}
 	l.snapLen = int64(len(snap))
-	if err := l.startSegment(st.Round); err != nil {
+	if err := l.startSegment(st.Round, nil); err != nil {
 		return err
 	}
 	if l.group != nil {
@@ -307,7 +327,7 @@ func (l *journalLog) Close() error {
 	if l.group != nil {
 		err = l.group.wait(l.seq)
 	}
-	return errors.Join(err, l.f.Close(), l.markFile.Close())
+	return errors.Join(err, l.first.wait(), l.f.Close(), l.markFile.Close())
 }
 
 // syncData makes a file's data durable (see fdatasync). Its error names

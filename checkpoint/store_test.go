@@ -258,6 +258,7 @@ func TestCompactionWaitsForItsFloor(t *testing.T) {
 		s, err := OpenFileStore(dir, tc.opts...)
 		must(t, err)
 		log := newAgent(t, s, "a1", 0)
+		must(t, log.Sync()) // a new agent's first mark is its first durable point's
 		agentDir := filepath.Join(dir, "agents", "a1")
 		for round := 1; ; round++ {
 			before, ok := readMark(agentDir)

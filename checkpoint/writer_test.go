@@ -5,7 +5,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/cairnrun/cairn/internal/syncpoint"
 )
 
 // agentFiles reads every file of an agent's directory, by name.
@@ -195,7 +198,8 @@ func TestLockOfAgentWithoutStateLeavesNothing(t *testing.T) {
 
 // Regression: an I/O error on the first fdatasync said only "input/output
 // error". The error names the file and the step. (/dev/null cannot be
-// synced: fdatasync fails on it as it would on a failing disk.)
+// synced: fdatasync fails on it as it would on a failing disk.) A new
+// agent's first fdatasync is its first durable point's.
 func TestSyncErrorNamesFileAndStep(t *testing.T) {
 	dir := t.TempDir()
 	s, err := OpenFileStore(dir)
@@ -205,9 +209,62 @@ func TestSyncErrorNamesFileAndStep(t *testing.T) {
 	defer lock.Unlock()
 	journal := filepath.Join(dir, "agents", "a1", journalName(0))
 	must(t, os.Symlink(os.DevNull, journal))
-	_, err = s.Create("a1", NewState("a1", Definition{}, Labels{}, t0))
+	log, err := s.Create("a1", NewState("a1", Definition{}, Labels{}, t0))
+	must(t, err)
+	defer log.Close()
+	err = log.Sync()
 	var pe *os.PathError
 	if err == nil || !errors.As(err, &pe) || pe.Op != "fdatasync" || pe.Path != journal || !strings.Contains(err.Error(), "a1") {
 		t.Fatalf("got %v, want an error naming the agent, fdatasync and %s", err, journal)
+	}
+}
+
+// A new agent's directory syncs run in the background (first_syncs.go):
+// Create leaves no commit mark, and its first durable point returns only
+// once the agent's directory, agents/, blobs/ and the store's directory
+// were synced, before the journal's own fdatasync; then it marks.
+func TestNewAgentDurableByItsFirstSync(t *testing.T) {
+	dir := t.TempDir()
+	s, err := OpenFileStore(dir)
+	must(t, err)
+	var mu sync.Mutex
+	var synced []string
+	stop := syncpoint.Observe(func(p string) {
+		mu.Lock()
+		synced = append(synced, p)
+		mu.Unlock()
+	})
+	defer stop()
+	lock, err := s.Lock("a1", ThisProcess("run-1"))
+	must(t, err)
+	defer lock.Unlock()
+	log, err := s.Create("a1", NewState("a1", Definition{}, Labels{}, t0))
+	must(t, err)
+	defer log.Close()
+	agentDir := filepath.Join(dir, "agents", "a1")
+	if _, marked := readMark(agentDir); marked {
+		t.Error("a new agent is marked durable before its first durable point")
+	}
+	must(t, log.Sync())
+	if _, marked := readMark(agentDir); !marked {
+		t.Error("no commit mark after the first durable point")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	journal := filepath.Join(agentDir, journalName(0))
+	at := map[string]int{}
+	for i, p := range synced {
+		if _, seen := at[p]; !seen {
+			at[p] = i
+		}
+	}
+	j, ok := at[journal]
+	if !ok {
+		t.Fatalf("syncs %v: the journal was not synced", synced)
+	}
+	for _, d := range []string{agentDir, filepath.Join(dir, "agents"), filepath.Join(dir, "blobs"), dir} {
+		if i, ok := at[d]; !ok || i > j {
+			t.Errorf("syncs %v: %s not synced before the journal", synced, d)
+		}
 	}
 }
