@@ -22,6 +22,9 @@ import (
 // schema is untrusted input: a panic of the validator is an error here.
 type schema struct {
 	resolved *jsonschema.Resolved
+	// refs is the graph of a schema with references, whose checks of a
+	// call's arguments are counted first (checkWork); nil for one without.
+	refs *schemaGraph
 }
 
 // schemaText is the schema a tool declared, or the schema of "any object"
@@ -48,14 +51,19 @@ func compileSchema(tool, text string) (s *schema, err error) {
 	if !supportedDrafts[doc.Schema] {
 		doc.Schema = ""
 	}
-	if err := checkLoops(&doc); err != nil {
+	g, err := checkLoops(&doc)
+	if err != nil {
 		return nil, err
 	}
 	rs, err := doc.Resolve(&jsonschema.ResolveOptions{BaseURI: "urn:cairn:tool:" + tool})
 	if err != nil {
 		return nil, fmt.Errorf("input schema does not compile: %w", err)
 	}
-	return &schema{resolved: rs}, nil
+	s = &schema{resolved: rs}
+	if g.hasReferences() {
+		s.refs = g
+	}
+	return s, nil
 }
 
 // draft4Bounds rewrites draft 4's boolean exclusiveMinimum and
@@ -120,6 +128,9 @@ func (s *schema) check(input string) (_ string, err error) {
 	var inst any
 	if err := json.Unmarshal([]byte(input), &inst); err != nil {
 		return "", fmt.Errorf("%w: not valid JSON; send one JSON object that matches the tool's input schema", errArguments)
+	}
+	if err := checkWork(s.refs, inst); err != nil {
+		return "", err
 	}
 	defer recoverAs(&err, errArguments.Error()+": they could not be checked against the input schema")
 	if err := s.resolved.Validate(inst); err != nil {

@@ -25,12 +25,13 @@ import (
 // errSchemaLoop marks a schema whose references loop in place.
 var errSchemaLoop = errors.New("its references loop without reaching into the arguments")
 
-// checkLoops refuses a schema the validator could recurse in forever.
-func checkLoops(root *jsonschema.Schema) error {
+// checkLoops refuses a schema the validator could recurse in forever. It
+// returns the schema's graph, which checkWork counts with.
+func checkLoops(root *jsonschema.Schema) (*schemaGraph, error) {
 	g := &schemaGraph{root: root, at: map[string]*jsonschema.Schema{}, path: map[*jsonschema.Schema]string{},
 		anchors: map[string][]*jsonschema.Schema{}}
 	if err := g.index(root, ""); err != nil {
-		return err
+		return nil, err
 	}
 	state := map[*jsonschema.Schema]int{} // 1 on the path being walked, 2 done
 	var visit func(s *jsonschema.Schema) error
@@ -56,10 +57,10 @@ func checkLoops(root *jsonschema.Schema) error {
 	}
 	for s := range g.path {
 		if err := visit(s); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return g, nil
 }
 
 // schemaGraph indexes a schema's subschemas by JSON pointer and anchor.

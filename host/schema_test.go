@@ -2,6 +2,7 @@ package host
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -117,4 +118,38 @@ func FuzzSchemaCheck(f *testing.F) {
 			t.Fatalf("accepted %q as %q", input, got)
 		}
 	})
+}
+
+// A schema whose references fan out would have the validator check a
+// value once per path to it, doubling with each level: such arguments
+// are refused at once, not checked for hours. Checks that fit, with the
+// same kinds of references, go through.
+func TestSchemaWorkIsBounded(t *testing.T) {
+	var defs strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&defs, `"a%d": {"allOf": [{"$ref": "#/$defs/a%d"}, {"$ref": "#/$defs/a%d"}]}, `, i, i+1, i+1)
+	}
+	fanOut := `{"$defs": {` + defs.String() + `"a40": {"type": "object"}}, "$ref": "#/$defs/a0"}`
+	deep := `{"$defs": {"n": {"allOf": [{"$ref": "#/$defs/m"}, {"$ref": "#/$defs/m"}]}, "m": {"properties": {"x": {"$ref": "#/$defs/n"}}}}, "$ref": "#/$defs/n"}`
+	nested := func(key string, depth int) string {
+		return strings.Repeat(`{"`+key+`": `, depth) + "{}" + strings.Repeat("}", depth)
+	}
+	for _, tc := range []struct {
+		schema, input string
+		refused       bool
+	}{
+		{fanOut, `{}`, true},
+		{deep, nested("x", 40), true},
+		{deep, nested("x", 5), false},
+		{`{"properties": {"child": {"$ref": "#"}}}`, nested("child", 200), false},
+	} {
+		s, err := compileSchema("t", tc.schema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = s.check(tc.input) // without the bound, the first two would not end
+		if refused := errors.Is(err, errArguments) && strings.Contains(err.Error(), "steps"); refused != tc.refused {
+			t.Errorf("%.60s… with %.40s…: %v; want refused for its cost %v", tc.schema, tc.input, err, tc.refused)
+		}
+	}
 }
