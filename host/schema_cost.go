@@ -83,8 +83,7 @@ func (c *workCounter) count(s *jsonschema.Schema, v *value) int {
 	c.memo[k] = maxCheckWork + 1 // a pair reached again while counting it (checkLoops forbids it) counts as too many
 	n := 1
 	add := func(m int) { n = min(n+m, maxCheckWork+1) }
-	next, _ := c.g.inPlace(s)
-	for _, t := range next {
+	for _, t := range c.g.next[s] {
 		add(c.count(t, v))
 	}
 	if v.object != nil {

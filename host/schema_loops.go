@@ -33,6 +33,7 @@ func checkLoops(root *jsonschema.Schema) (*schemaGraph, error) {
 	if err := g.index(root, ""); err != nil {
 		return nil, err
 	}
+	g.next = map[*jsonschema.Schema][]*jsonschema.Schema{}
 	state := map[*jsonschema.Schema]int{} // 1 on the path being walked, 2 done
 	var visit func(s *jsonschema.Schema) error
 	visit = func(s *jsonschema.Schema) error {
@@ -47,6 +48,7 @@ func checkLoops(root *jsonschema.Schema) (*schemaGraph, error) {
 		if err != nil {
 			return err
 		}
+		g.next[s] = next
 		for _, n := range next {
 			if err := visit(n); err != nil {
 				return err
@@ -69,6 +71,9 @@ type schemaGraph struct {
 	at      map[string]*jsonschema.Schema
 	path    map[*jsonschema.Schema]string
 	anchors map[string][]*jsonschema.Schema
+	// next holds, once checkLoops has walked the schema, what inPlace
+	// returns for each subschema: checkWork counts along it per call.
+	next map[*jsonschema.Schema][]*jsonschema.Schema
 }
 
 func (g *schemaGraph) pointer(s *jsonschema.Schema) string {
