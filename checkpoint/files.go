@@ -162,8 +162,16 @@ func readSnapshot(dir string, round int) (*State, int64, error) {
 	if st.Schema > schemaVersion {
 		return nil, 0, &FutureSchemaError{File: name, Version: st.Schema, Supported: schemaVersion}
 	}
+	if testHookSnapshotRead != nil {
+		testHookSnapshotRead()
+	}
 	return st, int64(len(data)), nil
 }
+
+// testHookSnapshotRead, when a test sets it, runs after a snapshot is read
+// and before its journal is: where a writer's compaction can overtake a
+// reader.
+var testHookSnapshotRead func()
 
 // recoverDir reads an agent's newest snapshot and replays its journal, of
 // which mark (if marked) says how much was durable. It returns the round

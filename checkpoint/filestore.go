@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -225,13 +226,30 @@ func (s *FileStore) Open(id string) (*Recovered, Log, error) {
 }
 
 // Read recovers an agent without its lock and without changing any file.
+//
+// A writer may commit while Read reads, and its compactions remove the
+// files Read has begun on. It writes the agent's commit mark before it
+// removes any file a reader of the earlier mark relies on, so a read that
+// fails while the mark changes under it is read again: only a failure
+// over an unchanged mark is the agent's own.
 func (s *FileStore) Read(id string) (*Recovered, error) {
 	dir, err := s.agentDir(id)
 	if err != nil {
 		return nil, err
 	}
-	return s.recoverAgent(id, dir, false)
+	for attempt := 1; ; attempt++ {
+		before := readMarkBytes(dir)
+		rec, err := s.recoverAgent(id, dir, false)
+		if err == nil || attempt == maxReadAttempts || bytes.Equal(before, readMarkBytes(dir)) {
+			return rec, err
+		}
+	}
 }
+
+// maxReadAttempts bounds how often Read starts again because a writer
+// moved the agent on while it read; each attempt that meets that race
+// spans a compaction, which comes once every DefaultCompactAfter bytes.
+const maxReadAttempts = 16
 
 // List summarises every agent of the store, by id.
 func (s *FileStore) List() ([]Summary, error) {

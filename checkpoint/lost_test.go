@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"bytes"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -249,6 +250,44 @@ func TestReadWhileCommittingIsNeverLost(t *testing.T) {
 		t.Fatalf("a read during commits: %v", err)
 	}
 	must(t, log.Close())
+}
+
+// A writer that compacts twice between a reader's snapshot and its
+// journal removes the journal the reader was about to replay. The reader
+// reads again, over the writer's newer files, and does not report the
+// removed journal as lost data.
+func TestReadOvertakenByCompactionReadsAgain(t *testing.T) {
+	for name, group := range map[string][]FileStoreOption{"alone": nil, "group": {WithGroupCommit()}} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			s, err := OpenFileStore(dir, append(group, WithCompactAfter(0))...)
+			must(t, err)
+			log := newAgent(t, s, "a1", 2)
+			writer := log.(unlockOnClose).Log.(*journalLog)
+			round := 2
+			testHookSnapshotRead = func() {
+				testHookSnapshotRead = nil
+				first := writer.base
+				for compactions, base := 0, first; compactions < 2; {
+					round++
+					commitRound(t, log, round)
+					if writer.base != base {
+						compactions, base = compactions+1, writer.base
+					}
+				}
+				if _, err := os.Stat(filepath.Join(dir, "agents", "a1", journalName(first))); !errors.Is(err, fs.ErrNotExist) {
+					t.Fatalf("two compactions left the journal after snapshot %d: %v", first, err)
+				}
+			}
+			defer func() { testHookSnapshotRead = nil }()
+			rec, err := s.Read("a1")
+			if err != nil {
+				t.Fatalf("a read overtaken by two compactions: %v", err)
+			}
+			checkRounds(t, "a1", rec.State, round)
+			must(t, log.Close())
+		})
+	}
 }
 
 // The mark is not synced, so a power cut may leave any earlier version of

@@ -69,11 +69,14 @@ func decodeMark(data []byte) (m commitMark, ok bool) {
 
 // readMark reads an agent's commit mark; ok is false when there is none.
 func readMark(dir string) (commitMark, bool) {
-	data, err := os.ReadFile(filepath.Join(dir, markName))
-	if err != nil {
-		return commitMark{}, false
-	}
-	return decodeMark(data)
+	return decodeMark(readMarkBytes(dir))
+}
+
+// readMarkBytes reads an agent's commit mark as its file holds it: nil
+// when there is none.
+func readMarkBytes(dir string) []byte {
+	data, _ := os.ReadFile(filepath.Join(dir, markName))
+	return data
 }
 
 // openMark opens an agent's commit mark for writing, making it if need be.
