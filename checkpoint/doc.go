@@ -97,8 +97,13 @@
 // before; damage before the mark is corruption (see Damage).
 // Snapshots are written to a temp file beside the target, fsynced, renamed
 // and the directory fsynced; readers ignore "*.tmp". When a journal grows
-// larger than its snapshot, the next Commit writes a new snapshot and starts
-// a new journal; the previous pair is kept, older ones are removed.
+// larger than its snapshot and reaches DefaultCompactAfter (64 KiB; see
+// WithCompactAfter), the next Commit writes a new snapshot and starts a
+// new journal; the previous pair is kept, older ones are removed. A
+// reader without the lock that a compaction overtakes (its journal gone
+// between its snapshot and its replay) reads again: the writer updates the
+// commit mark before it removes anything a reader of the earlier mark
+// relies on.
 //
 // # Frames
 //
