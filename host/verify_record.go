@@ -41,6 +41,8 @@ type sight struct {
 	outside             []string
 	// reads, described and listed are those of its workspace overlay.
 	reads, described, listed []string
+	// whole is, of reads, what the overlay hashed as the call read it.
+	whole map[string]wholeFile
 	// versions is the content of each file whose digest the recording
 	// took, for the file pool (recordReads), which need not read it again.
 	versions map[string]filepool.Version
@@ -62,8 +64,22 @@ func (t *tool) sightOf(mod *sandbox.Module, p sandbox.Policy, ov *overlay.Overla
 	if ov != nil {
 		s.reads = ov.Reads()
 		s.described, s.listed = ov.Seen()
+		for _, p := range s.reads {
+			if v, mode, ok := ov.ReadWhole(p); ok {
+				if s.whole == nil {
+					s.whole = map[string]wholeFile{}
+				}
+				s.whole[p] = wholeFile{filepool.Version{Exists: true, Hash: v.Hash, Size: v.Size}, mode}
+			}
+		}
 	}
 	return s
+}
+
+// wholeFile is a file a call read whole, as it read it.
+type wholeFile struct {
+	v    filepool.Version
+	mode os.FileMode
 }
 
 func sortedKeys(m map[string]string) []string {
@@ -195,14 +211,21 @@ func (s *sight) files(workspace string, blobs *blobCache, effects overlay.Effect
 	if len(s.reads)+len(s.described)+len(s.listed)+len(effects) == 0 {
 		return nil, nil
 	}
+	seen := map[string]conversation.SeenFile{}
+	s.versions = map[string]filepool.Version{}
+	reads := s.reads
+	if !blobs.keep {
+		reads = s.takeWhole(seen)
+	}
+	if len(reads)+len(s.described)+len(s.listed)+len(effects) == 0 {
+		return sortedSeen(seen), nil
+	}
 	root, err := os.OpenRoot(workspace)
 	if err != nil {
 		return nil, err
 	}
 	defer root.Close()
-	seen := map[string]conversation.SeenFile{}
-	s.versions = map[string]filepool.Version{}
-	for _, p := range s.reads {
+	for _, p := range reads {
 		if err := s.keepContent(root, p, blobs, seen); err != nil {
 			return nil, err
 		}
@@ -223,12 +246,32 @@ func (s *sight) files(workspace string, blobs *blobCache, effects overlay.Effect
 	for _, dir := range s.listed {
 		listInto(root, dir, seen)
 	}
+	return sortedSeen(seen), nil
+}
+
+// takeWhole records the files the call read whole as it read them,
+// without reading them again, and returns the other reads.
+func (s *sight) takeWhole(seen map[string]conversation.SeenFile) []string {
+	var rest []string
+	for _, p := range s.reads {
+		w, ok := s.whole[p]
+		if !ok {
+			rest = append(rest, p)
+			continue
+		}
+		s.versions[p] = w.v
+		seen[p] = conversation.SeenFile{Path: p, Size: w.v.Size, Mode: w.mode, Digest: contentDigest(w.v)}
+	}
+	return rest
+}
+
+func sortedSeen(seen map[string]conversation.SeenFile) []conversation.SeenFile {
 	out := make([]conversation.SeenFile, 0, len(seen))
 	for _, f := range seen {
 		out = append(out, f)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
-	return out, nil
+	return out
 }
 
 // keepContent records the digest of the workspace file p, and keeps its

@@ -62,8 +62,9 @@ type Overlay struct {
 	full   bool // a change was refused for the limit
 	ofPath bool // and the limit reached was paths
 	closed bool
-	reads  map[string]bool // workspace files the call opened to read, unchanged
-	looked map[string]bool // workspace paths the call described or listed (see Seen)
+	reads  map[string]bool      // workspace files the call opened to read, unchanged
+	whole  map[string]wholeRead // of reads, those read in one pass (see ReadWhole)
+	looked map[string]bool      // workspace paths the call described or listed (see Seen)
 }
 
 type nodeKind uint8
@@ -122,7 +123,7 @@ func New(workspace, staging string) (*Overlay, error) {
 			return nil, fmt.Errorf("overlay: open staging: %w", err)
 		}
 	}
-	return &Overlay{ws: ws, st: st, staging: staging, nodes: map[string]*node{}, reads: map[string]bool{},
+	return &Overlay{ws: ws, st: st, staging: staging, nodes: map[string]*node{}, reads: map[string]bool{}, whole: map[string]wholeRead{},
 		kids: map[string]map[string]bool{}, limit: guestfs.DefaultStagingLimit, paths: guestfs.DefaultMaxStagedPaths}, nil
 }
 

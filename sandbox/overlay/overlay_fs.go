@@ -74,7 +74,7 @@ func (v *overlayFS) openRead(p string, dirOnly bool, flag experimentalsys.Oflag)
 			return nil, experimentalsys.ENOTDIR
 		}
 		v.o.reads[p] = true
-		return f, 0
+		return v.newReadFile(f, p), 0
 	}
 	switch en.n.kind {
 	case nodeGone:

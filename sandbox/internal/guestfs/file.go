@@ -3,6 +3,7 @@ package guestfs
 import (
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
@@ -21,6 +22,8 @@ type File struct {
 	Path   string
 	isDir  bool
 	Append bool
+	// Mode is the file's permissions when it was opened.
+	Mode fs.FileMode
 	// rewound asks the next Readdir to start again from the beginning.
 	rewound bool
 	closed  bool

@@ -153,7 +153,7 @@ func (w *Dir) Open(path string, flag experimentalsys.Oflag, _ fs.FileMode) (*Fil
 			return nil, Errno(err)
 		}
 	}
-	return &File{F: f, FS: w, Path: name(path), isDir: fi.IsDir(), Append: flag&experimentalsys.O_APPEND != 0}, 0
+	return &File{F: f, FS: w, Path: name(path), isDir: fi.IsDir(), Append: flag&experimentalsys.O_APPEND != 0, Mode: fi.Mode().Perm()}, 0
 }
 
 // allowed refuses what is not a regular file or a directory, and regular

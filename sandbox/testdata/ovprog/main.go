@@ -6,6 +6,8 @@
 //	mv:FROM:TO     ls:DIR          stat:P  trunc:P:SIZE
 //	fill:P:BYTES   writes BYTES bytes in 64 KiB pieces, printing how many it wrote
 //	many:DIR:N     writes N files DIR/f000... of one line each
+//	head:P:N       reads the first N bytes of P, and not on to its end
+//	pread:P:OFF    reads P from offset OFF, with pread
 //
 // The sandbox's tests run it on overlays and on plain mounts and compare.
 package main
@@ -48,6 +50,8 @@ func do(op, p, arg string) (string, error) {
 	case "cat":
 		b, err := os.ReadFile(p)
 		return strconv.Quote(string(b)), err
+	case "head", "pread":
+		return readPart(op, p, arg)
 	case "rm":
 		return "ok", os.Remove(p)
 	case "mkdir":
@@ -111,4 +115,20 @@ func fill(p, arg string) (string, error) {
 		}
 	}
 	return fmt.Sprintf("wrote %d", written), nil
+}
+
+func readPart(op, p, arg string) (string, error) {
+	n, _ := strconv.Atoi(arg)
+	f, err := os.Open(p)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	buf := make([]byte, 64)
+	if op == "head" {
+		k, err := f.Read(buf[:n])
+		return strconv.Quote(string(buf[:k])), err
+	}
+	k, _ := f.ReadAt(buf, int64(n))
+	return strconv.Quote(string(buf[:k])), nil
 }
