@@ -1,6 +1,9 @@
 package host
 
-import "time"
+import (
+	"sync"
+	"time"
+)
 
 // idleAfter is how long a run waits for a person before the process lets
 // go of what it keeps only for speed: long enough that a decision made at
@@ -13,13 +16,36 @@ var idleAfter = time.Second
 // idleAfter, the process lets go of its spare instances, snapshots and
 // compiled code (sandbox.Runtime.TrimIdle), unless a call of this or
 // another agent ran in that time or runs now: other agents of the process
-// go on at full speed. The first call after a trim loads its module again.
+// go on at full speed. Declined, it tries again every idleAfter while the
+// wait lasts, so that work that ended just after the wait began (the last
+// call's next instance, made in the background) or agents that have since
+// gone quiet do not keep it from ever letting go. The first call after a
+// trim loads its module again.
 func (r *run) idle() (done func()) {
 	if r.trimIdle == nil {
 		return func() {}
 	}
-	t := time.AfterFunc(idleAfter, func() { r.trimIdle(idleAfter) })
-	return func() { t.Stop() }
+	var mu sync.Mutex // guards t and over
+	over := false
+	var t *time.Timer
+	mu.Lock()
+	defer mu.Unlock()
+	t = time.AfterFunc(idleAfter, func() {
+		if r.trimIdle(idleAfter) {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if !over {
+			t.Reset(idleAfter)
+		}
+	})
+	return func() {
+		mu.Lock()
+		defer mu.Unlock()
+		over = true
+		t.Stop()
+	}
 }
 
 // Idle lets go, in the background, of what the engine keeps only to make

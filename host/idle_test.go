@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -147,5 +148,44 @@ func TestIdleBetweenRuns(t *testing.T) {
 	first, second := resultOfAgent(t, store, "first", "call_1_0"), resultOfAgent(t, store, "second", "call_1_0")
 	if first.IsError || second.IsError || first.Text != second.Text {
 		t.Fatalf("text_stats after Idle answered %q (error %v), before it %q (error %v)", second.Text, second.IsError, first.Text, first.IsError)
+	}
+}
+
+// A trim declined because a call or the work after one ended less than
+// idleAfter ago (as the last call's next instance, made in the background,
+// may end just after the wait began) is tried again while the wait lasts,
+// and not once it is over.
+func TestIdleTriesAgainAfterLateWork(t *testing.T) {
+	tries := make(chan bool, 8)
+	var n atomic.Int32
+	r := &run{trimIdle: func(time.Duration) bool {
+		trimmed := n.Add(1) == 2
+		tries <- trimmed
+		return trimmed
+	}}
+	done := r.idle()
+	for want := range 2 {
+		select {
+		case trimmed := <-tries:
+			if trimmed != (want == 1) {
+				t.Fatalf("try %d trimmed: %v", want+1, trimmed)
+			}
+		case <-time.After(10 * idleAfter):
+			t.Fatalf("no try %d of the trim within %s", want+1, 10*idleAfter)
+		}
+	}
+	time.Sleep(idleAfter * 3 / 2)
+	done()
+	if len(tries) != 0 {
+		t.Fatalf("tried to trim again after it trimmed")
+	}
+
+	n.Store(0)
+	done = r.idle()
+	<-tries // declined
+	done()
+	time.Sleep(idleAfter * 3 / 2)
+	if len(tries) != 0 {
+		t.Fatalf("tried to trim again after the wait was over")
 	}
 }
