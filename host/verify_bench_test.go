@@ -7,18 +7,20 @@ import (
 	"testing"
 
 	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/filepool"
 )
 
 // BenchmarkRecordCall is what recording a finished call for verify adds
 // to it, on a file store: a call that read nothing ("none"); one that
-// read one small file, recorded by digest ("digest", the default); and
-// with `record: reads`, the content kept too: already stored by this run,
-// as a file read every round is ("same"), or new to the store, stored
-// crash-atomically ("new").
+// read one small file, recorded by digest ("digest", the default), which
+// the recording reads again, or as the sandbox hashed it while the call
+// read it in one pass ("digest-as-read"); and with `record: reads`, the
+// content kept too: already stored by this run, as a file read every
+// round is ("same"), or new to the store, stored crash-atomically ("new").
 //
 //	go test ./host -run '^$' -bench RecordCall -benchtime 2000x
 func BenchmarkRecordCall(b *testing.B) {
-	for _, kind := range []string{"none", "digest", "same", "new"} {
+	for _, kind := range []string{"none", "digest", "digest-as-read", "same", "new"} {
 		b.Run(kind, func(b *testing.B) {
 			ws := b.TempDir()
 			store, err := checkpoint.OpenFileStore(b.TempDir())
@@ -26,13 +28,16 @@ func BenchmarkRecordCall(b *testing.B) {
 				b.Fatal(err)
 			}
 			mode := RecordReads
-			if kind == "digest" {
+			if kind == "digest" || kind == "digest-as-read" {
 				mode = RecordDigests
 			}
 			cache := newBlobCache(store, mode)
 			s := &sight{module: "sha256:00", policy: "sha256:00"}
 			if kind != "none" {
 				s.reads = []string{"f.txt"}
+			}
+			if kind == "digest-as-read" {
+				s.whole = map[string]wholeFile{"f.txt": {filepool.HashBytes([]byte("a line\n")), 0o644}}
 			}
 			os.WriteFile(filepath.Join(ws, "f.txt"), []byte("a line\n"), 0o644)
 			res := &callResult{output: "1\ta line\n"}
