@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -157,7 +158,8 @@ func waitUnlocked(t *testing.T, s *pgstore.Store, id string) bool {
 }
 
 // stopAfterRound starts cmd and stops it with SIGSTOP once it reports
-// round n committed; its output is drained meanwhile.
+// round n committed, and returns once it is stopped (or has ended); its
+// output is drained meanwhile.
 func stopAfterRound(t *testing.T, cmd *exec.Cmd, n int) {
 	t.Helper()
 	out, err := cmd.StdoutPipe()
@@ -176,6 +178,26 @@ func stopAfterRound(t *testing.T, cmd *exec.Cmd, n int) {
 	}
 	cmd.Process.Signal(syscall.SIGSTOP)
 	go io.Copy(io.Discard, out)
+	waitStopped(t, cmd.Process.Pid)
+}
+
+// waitStopped waits until process pid is stopped or has ended, by its
+// state in /proc: a signal sent is not yet a signal taken.
+func waitStopped(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return // reaped
+		}
+		// The state follows the command's name, in parentheses.
+		if i := bytes.LastIndexByte(b, ')'); i > 0 && i+2 < len(b) && strings.ContainsRune("TtZX", rune(b[i+2])) {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatalf("process %d did not stop", pid)
 }
 
 // PostgreSQL restarted while a real cairn run goes on: the run either
