@@ -66,7 +66,8 @@ func TestLimitsPauseAndCarryOver(t *testing.T) {
 }
 
 // Time counts from the start of each run: a run paused by max_time gets
-// its full time again on resume, and so takes one more round each time.
+// its full time again on resume, and so takes one more round each time,
+// even when starting took longer than max_time (a 1 ns max_time here).
 func TestMaxTimeRestartsOnResume(t *testing.T) {
 	eng, _ := fileEngine(t)
 	agent := `
@@ -75,7 +76,7 @@ model: {provider: script, script: script.yaml}
 workspace: workspace
 tools: [{module: hostile.wasm, only: [spin], grant: {workspace: ro}}]
 sandbox: {timeout: 300ms}
-limits: {max_time: 100ms}
+limits: {max_time: 1ns}
 `
 	script := "turns:\n" + strings.Repeat("  - tool_calls: [{name: spin, input: {}}]\n", 3) + "  - text: done\n"
 	af := agentIn(t, agent, script)

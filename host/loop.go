@@ -176,7 +176,9 @@ func stopped(ctx context.Context, err error) (Status, string, bool) {
 // limitReached says which of the run's limits stops it before another
 // round, and how to go on. Rounds count since the last prompt, across
 // resumes; tokens and cost over the agent's life; time from the start of
-// this run.
+// this run, which commits one round whatever its max_time, so that a
+// max_time shorter than starting takes (on a slow or busy machine) does
+// not leave the agent unable to go on.
 func (r *run) limitReached() string {
 	l, st := r.af.Limits, r.state()
 	var reason, flag string
@@ -187,7 +189,7 @@ func (r *run) limitReached() string {
 		reason, flag = fmt.Sprintf("reached max_tokens (%d used of %d)", st.Usage.Total(), l.MaxTokens), "--max-tokens"
 	case l.MaxCost > 0 && float64(st.Usage.CostMicroUSD) >= l.MaxCost*1e6:
 		reason, flag = fmt.Sprintf("reached max_cost ($%.4f spent of $%.4f)", float64(st.Usage.CostMicroUSD)/1e6, l.MaxCost), "--max-cost"
-	case l.MaxTime > 0 && time.Since(r.startedAt) >= time.Duration(l.MaxTime):
+	case l.MaxTime > 0 && r.started > 0 && time.Since(r.startedAt) >= time.Duration(l.MaxTime):
 		reason, flag = fmt.Sprintf("reached max_time (%s in this run)", time.Duration(l.MaxTime)), "--max-time"
 	default:
 		return r.treeLimitReached()
