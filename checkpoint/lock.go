@@ -155,6 +155,11 @@ func sameFile(path string, f *os.File) (same bool, dev, ino uint64) {
 	return dev == uint64(now.Dev) && ino == uint64(now.Ino), dev, ino
 }
 
+// lockSettle is how long lockDir tries again while the lock looks free
+// or held by a holder not written in yet: a holder writes itself in just
+// after it takes the lock, but a loaded machine may hold it up between.
+const lockSettle = 2 * time.Second
+
 // lockDir takes the lock in dir, making dir if need be, without waiting on
 // a live holder, and writes this process in as the holder, with a new
 // epoch. A dir it made and did not lock is removed again.
@@ -165,7 +170,7 @@ func lockDir(agent, dir string, h Holder) (l *fileLock, err error) {
 			os.Remove(dir) // only if it is still empty
 		}
 	}()
-	for i := 0; i < 40; i++ {
+	for deadline := time.Now().Add(lockSettle); time.Now().Before(deadline); {
 		switch err := os.Mkdir(dir, 0o700); {
 		case err == nil:
 			made = true
