@@ -166,23 +166,22 @@ func (w *Watcher) event(ev fsnotify.Event) {
 // ErrClosed, or ctx's error; the paths not re-hashed stay marked for the
 // next Drain.
 func (w *Watcher) Drain(ctx context.Context) ([]Change, error) {
+	// The marks and the need for new watches are taken together, and the
+	// watches added before the marked paths are re-hashed: a change
+	// before a new directory's watch is seen by the re-hash, and one
+	// after it by an event that marks its path for the next Drain.
 	w.mu.Lock()
 	resync := w.resync && !w.stopped
-	w.resync = false
-	w.mu.Unlock()
-	if resync {
-		// Before taking the marks: an event after the new watches mark
-		// its path for this Drain or the next.
-		w.sync()
-	}
-	w.mu.Lock()
 	dirty, all := w.dirty, w.all || w.stopped
 	if len(dirty) == 0 && !all {
 		w.mu.Unlock()
 		return nil, nil
 	}
-	w.dirty, w.all = map[string]struct{}{}, false
+	w.dirty, w.all, w.resync = map[string]struct{}{}, false, false
 	w.mu.Unlock()
+	if resync {
+		w.sync()
+	}
 	p := w.pool
 	p.mu.Lock()
 	es := p.sorted()
