@@ -16,11 +16,12 @@ var idleAfter = time.Second
 // idleAfter, the process lets go of its spare instances, snapshots and
 // compiled code (sandbox.Runtime.TrimIdle), unless a call of this or
 // another agent ran in that time or runs now: other agents of the process
-// go on at full speed. Declined, it tries again every idleAfter while the
-// wait lasts, so that work that ended just after the wait began (the last
-// call's next instance, made in the background) or agents that have since
-// gone quiet do not keep it from ever letting go. The first call after a
-// trim loads its module again.
+// go on at full speed. It tries again every idleAfter while the wait
+// lasts, so that work that ended just after the wait began (the last
+// call's next instance, made in the background), agents that have since
+// gone quiet, or a module that finished loading after a trim do not keep
+// the process from letting go (a try with nothing to let go of costs
+// nothing). The first call after a trim loads its module again.
 func (r *run) idle() (done func()) {
 	if r.trimIdle == nil {
 		return func() {}
@@ -31,9 +32,7 @@ func (r *run) idle() (done func()) {
 	mu.Lock()
 	defer mu.Unlock()
 	t = time.AfterFunc(idleAfter, func() {
-		if r.trimIdle(idleAfter) {
-			return
-		}
+		r.trimIdle(idleAfter)
 		mu.Lock()
 		defer mu.Unlock()
 		if !over {

@@ -46,7 +46,8 @@ func (r *Runtime) Trim() {
 // TrimIdle is Trim for a process that runs other work beside the one
 // about to wait, as a server of many agents does: it lets go of the same,
 // but only if no call, and no work for later calls, has run for quiet and
-// none is running now, and it never waits. It reports whether it trimmed.
+// none is running now, and it never waits. It reports whether it trimmed:
+// false too when there was nothing to let go of, which costs nothing.
 // An agent that starts to wait for a person among others that are busy
 // leaves their spares, snapshots and compiled code as they are.
 func (r *Runtime) TrimIdle(quiet time.Duration) bool {
@@ -56,8 +57,29 @@ func (r *Runtime) TrimIdle(quiet time.Duration) bool {
 	if !r.trimming.TryLock() {
 		return false
 	}
+	if !r.trimmable() {
+		r.trimming.Unlock() // nothing to let go of, nor to return to the system
+		return false
+	}
 	r.letGo()
 	return true
+}
+
+// trimmable reports whether letGo would let go of anything: a snapshot
+// (with its spares), or compiled code the compile cache holds.
+func (r *Runtime) trimmable() bool {
+	for _, m := range r.moduleList() {
+		if len(m.snapshots()) > 0 {
+			return true
+		}
+		r.mu.Lock()
+		compiled := len(m.compiled)
+		r.mu.Unlock()
+		if compiled > 0 && !m.interpret && r.cached(m.digest) {
+			return true
+		}
+	}
+	return false
 }
 
 // letGo, with r.trimming held, lets go of every module's spares,

@@ -35,5 +35,8 @@ func TestTrimIdleOnlyWhenQuiet(t *testing.T) {
 	if k := m.r.Kept(); k != (Kept{}) {
 		t.Fatalf("kept %+v after TrimIdle, want nothing", k)
 	}
+	if m.r.TrimIdle(0) {
+		t.Fatal("TrimIdle trimmed again with nothing kept")
+	}
 	probe(t, m, p, `{}`) // and calls go on
 }
