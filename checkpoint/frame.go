@@ -38,8 +38,30 @@ type frame struct {
 	payload []byte
 }
 
+// frameAt reads the frame at off, if there is a valid one: readFrame
+// without the reason, for the scans that try every offset of damaged
+// bytes, which would otherwise format a reason at each of them.
+func frameAt(data []byte, off int64) (frame, int64, bool) {
+	rest := data[off:]
+	if len(rest) < frameHeader {
+		return frame{}, 0, false
+	}
+	n := binary.LittleEndian.Uint32(rest[0:4])
+	if n == 0 || n > maxRecordSize || uint64(len(rest)) < frameHeader+uint64(n) {
+		return frame{}, 0, false
+	}
+	payload := rest[frameHeader : frameHeader+n]
+	if crc32.Update(crc32.Checksum(rest[:5], castagnoli), castagnoli, payload) != binary.LittleEndian.Uint32(rest[5:9]) {
+		return frame{}, 0, false
+	}
+	return frame{off: off, typ: RecordType(rest[4]), payload: payload}, off + frameHeader + int64(n), true
+}
+
 // readFrame reads the frame at off, or says why there is none.
 func readFrame(data []byte, off int64) (frame, int64, string) {
+	if f, next, ok := frameAt(data, off); ok {
+		return f, next, ""
+	}
 	rest := data[off:]
 	if len(rest) < frameHeader {
 		return frame{}, 0, "frame header cut short"
@@ -51,12 +73,7 @@ func readFrame(data []byte, off int64) (frame, int64, string) {
 	if uint64(len(rest)) < frameHeader+uint64(n) {
 		return frame{}, 0, "frame payload cut short"
 	}
-	payload := rest[frameHeader : frameHeader+n]
-	crc := crc32.Update(crc32.Checksum(rest[:5], castagnoli), castagnoli, payload)
-	if crc != binary.LittleEndian.Uint32(rest[5:9]) {
-		return frame{}, 0, "frame checksum mismatch"
-	}
-	return frame{off: off, typ: RecordType(rest[4]), payload: payload}, off + frameHeader + int64(n), ""
+	return frame{}, 0, "frame checksum mismatch"
 }
 
 // frames splits a file into frames. It returns the valid frames and the
@@ -136,30 +153,59 @@ func unsyncedFrames(data []byte) ([]frame, int64) {
 	return fr, end
 }
 
-// committedAfter finds, from start on, a Commit or Abort frame with a
-// valid frame right after it, and returns its offset.
-func committedAfter(data []byte, start int64) (int64, bool) {
+// framesFrom calls fn with each valid frame that starts at any offset
+// from start on, in order of offset, until fn returns false. Damaged
+// bytes may hide a frame at any offset, so every one is tried, but a run
+// of zeros, as a journal's reserved space is, is passed over a word at a
+// time: an offset whose length field is zero holds no frame.
+func framesFrom(data []byte, start int64, fn func(f frame, next int64) bool) {
 	for off := start; off+frameHeader < int64(len(data)); off++ {
-		f, next, why := readFrame(data, off)
-		if why != "" || (f.typ != RecCommit && f.typ != RecAbort) {
+		if binary.LittleEndian.Uint32(data[off:]) == 0 {
+			off = lastZeroLength(data, off)
 			continue
 		}
-		if _, _, why := readFrame(data, next); why == "" {
-			return off, true
+		if f, next, ok := frameAt(data, off); ok && !fn(f, next) {
+			return
 		}
 	}
-	return 0, false
+}
+
+// lastZeroLength is, of the offsets from off on whose four bytes are all
+// zero (off is one), the last before a byte that is not.
+func lastZeroLength(data []byte, off int64) int64 {
+	i := off + 4
+	for i+8 <= int64(len(data)) && binary.LittleEndian.Uint64(data[i:]) == 0 {
+		i += 8
+	}
+	for i < int64(len(data)) && data[i] == 0 {
+		i++
+	}
+	return i - 4
+}
+
+// committedAfter finds, from start on, a Commit or Abort frame with a
+// valid frame right after it, and returns its offset.
+func committedAfter(data []byte, start int64) (at int64, found bool) {
+	framesFrom(data, start, func(f frame, next int64) bool {
+		if f.typ != RecCommit && f.typ != RecAbort {
+			return true
+		}
+		if _, _, ok := frameAt(data, next); ok {
+			at, found = f.off, true
+		}
+		return !found
+	})
+	return at, found
 }
 
 // validFrameAfter reports whether any offset from start holds a frame of a
 // type counts accepts, with a valid checksum.
-func validFrameAfter(data []byte, start int64, counts func(RecordType) bool) bool {
-	for off := start; off+frameHeader < int64(len(data)); off++ {
-		if f, _, why := readFrame(data, off); why == "" && counts(f.typ) {
-			return true
-		}
-	}
-	return false
+func validFrameAfter(data []byte, start int64, counts func(RecordType) bool) (found bool) {
+	framesFrom(data, start, func(f frame, _ int64) bool {
+		found = counts(f.typ)
+		return !found
+	})
+	return found
 }
 
 // allZero reports whether b holds only zeros, as the reserved tail of a

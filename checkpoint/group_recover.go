@@ -117,16 +117,21 @@ func groupFrames(name string, data []byte, durable func(groupEntry) bool) ([]fra
 	if end == 0 {
 		return nil, &CorruptError{File: name, Reason: why + ", in the header, which is synced when the log is made"}
 	}
-	for off := end + 1; off+frameHeader < int64(len(data)); off++ {
-		f, next, bad := readFrame(data, off)
-		if bad != "" || f.typ != recGroupEntry {
-			continue
+	var err error
+	skip := int64(0) // the end of the last entry found: entries do not overlap
+	framesFrom(data, end+1, func(f frame, next int64) bool {
+		if f.off < skip || f.typ != recGroupEntry {
+			return true
 		}
-		if e, err := decodeGroupEntry(f.payload); err == nil && durable(e) {
-			return nil, &CorruptError{File: name, Offset: end, Reason: fmt.Sprintf(
-				"%s, before an entry of agent %q at offset %d that its commit mark says was durable", why, e.agent, off)}
+		skip = next
+		if e, derr := decodeGroupEntry(f.payload); derr == nil && durable(e) {
+			err = &CorruptError{File: name, Offset: end, Reason: fmt.Sprintf(
+				"%s, before an entry of agent %q at offset %d that its commit mark says was durable", why, e.agent, f.off)}
 		}
-		off = next - 1
+		return err == nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return fr, nil
 }
