@@ -247,9 +247,12 @@ func (s *FileStore) Read(id string) (*Recovered, error) {
 }
 
 // maxReadAttempts bounds how often Read starts again because a writer
-// moved the agent on while it read; each attempt that meets that race
-// spans a compaction, which comes once every DefaultCompactAfter bytes.
-const maxReadAttempts = 16
+// moved the agent on while it read. Each attempt that meets that race
+// spans two of the writer's compactions, which come once every
+// DefaultCompactAfter bytes (with WithCompactAfter(0), as tests ask, as
+// often as every few commits, so the bound is generous for a reader that
+// a loaded machine holds up).
+const maxReadAttempts = 64
 
 // List summarises every agent of the store, by id.
 func (s *FileStore) List() ([]Summary, error) {
