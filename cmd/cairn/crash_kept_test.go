@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math/rand"
 	"os"
 	"os/exec"
@@ -13,7 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -125,20 +123,18 @@ func TestKilledRoundKeepsFinishedCalls(t *testing.T) {
 	stats := map[string]int{}
 	for trial := range soakTrials(t) {
 		var name string
-		var kill func(*exec.Cmd, io.Reader, *bytes.Buffer)
+		var kill func(*exec.Cmd, *bufio.Reader, *bytes.Buffer)
 		if trial%2 == 0 {
 			delay := time.Duration(rng.Int63n(int64(full)))
 			name = fmt.Sprintf("random-%s", delay.Round(time.Millisecond))
-			kill = func(cmd *exec.Cmd, stdout io.Reader, out *bytes.Buffer) {
-				go io.Copy(out, stdout)
-				time.Sleep(delay)
-				cmd.Process.Signal(syscall.SIGKILL)
+			kill = func(cmd *exec.Cmd, stdout *bufio.Reader, out *bytes.Buffer) {
+				killAfter(cmd, stdout, out, delay)
 			}
 		} else {
 			round := spinRounds[rng.Intn(len(spinRounds))]
 			delay := time.Duration(rng.Int63n(int64(250 * time.Millisecond)))
 			name = fmt.Sprintf("spin-round-%d+%s", round, delay.Round(time.Millisecond))
-			kill = func(cmd *exec.Cmd, stdout io.Reader, out *bytes.Buffer) {
+			kill = func(cmd *exec.Cmd, stdout *bufio.Reader, out *bytes.Buffer) {
 				killDuringSpin(cmd, stdout, out, round, delay)
 			}
 		}
@@ -151,23 +147,18 @@ func TestKilledRoundKeepsFinishedCalls(t *testing.T) {
 
 // killDuringSpin kills the run once the spinning call of round has
 // started and delay has passed.
-func killDuringSpin(cmd *exec.Cmd, stdout io.Reader, out *bytes.Buffer, round int, delay time.Duration) {
+func killDuringSpin(cmd *exec.Cmd, stdout *bufio.Reader, out *bytes.Buffer, round int, delay time.Duration) {
 	spin := fmt.Sprintf("call_%d_3", round)
-	sc := bufio.NewScanner(stdout)
-	for sc.Scan() {
-		out.Write(sc.Bytes())
-		out.WriteByte('\n')
+	readLinesUntil(stdout, out, func(line []byte) bool {
 		var e keptEvent
-		if json.Unmarshal(sc.Bytes(), &e) == nil && e.Type == "tool_start" && e.Call.ID == spin {
-			break
-		}
-	}
-	go io.Copy(out, stdout)
-	time.Sleep(delay)
-	cmd.Process.Signal(syscall.SIGKILL)
+		return json.Unmarshal(line, &e) == nil && e.Type == "tool_start" && e.Call.ID == spin
+	})
+	killAfter(cmd, stdout, out, delay)
 }
 
-func killKeepResume(t *testing.T, bin, agent, cache string, kill func(*exec.Cmd, io.Reader, *bytes.Buffer), stats map[string]int) {
+// killKeepResume runs the agent, kills it (kill returns once the killed
+// run's output is all in out), resumes it, and checks the resume.
+func killKeepResume(t *testing.T, bin, agent, cache string, kill func(*exec.Cmd, *bufio.Reader, *bytes.Buffer), stats map[string]int) {
 	store := t.TempDir()
 	ws := filepath.Join(t.TempDir(), "ws")
 	must(t, os.Mkdir(ws, 0o755))
@@ -176,7 +167,7 @@ func killKeepResume(t *testing.T, bin, agent, cache string, kill func(*exec.Cmd,
 	must(t, err)
 	must(t, cmd.Start())
 	var out bytes.Buffer
-	kill(cmd, stdout, &out)
+	kill(cmd, bufio.NewReader(stdout), &out)
 	cmd.Wait()
 	killed := jsonLines[keptEvent](out.Bytes())
 	started, ended, committed := map[string]bool{}, map[string]bool{}, 0

@@ -224,16 +224,16 @@ func TestKillAfterTheAnswerAndResume(t *testing.T) {
 			t.Fatal(err)
 		}
 		var out bytes.Buffer
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			out.Write(append(sc.Bytes(), '\n'))
+		rest := bufio.NewReader(stdout)
+		readLinesUntil(rest, &out, func(line []byte) bool {
 			var e jsonEvent
-			if json.Unmarshal(sc.Bytes(), &e) == nil && e.Type == "checkpoint_saved" && e.Round == 9 {
+			if json.Unmarshal(line, &e) == nil && e.Type == "checkpoint_saved" && e.Round == 9 {
 				cmd.Process.Signal(syscall.SIGKILL)
-				break
+				return true
 			}
-		}
-		io.Copy(&out, stdout)
+			return false
+		})
+		io.Copy(&out, rest)
 		cmd.Wait()
 		for _, e := range resumeKilled(t, bin, store, cache, out.Bytes()) {
 			if e.Type == "agent_resumed" {

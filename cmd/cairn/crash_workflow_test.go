@@ -134,14 +134,13 @@ func killWorkflowAfter(t *testing.T, bin, cache, store, ws string, k int) map[st
 	must(t, err)
 	must(t, cmd.Start())
 	var out bytes.Buffer
-	sc := bufio.NewScanner(stdout)
-	sc.Buffer(nil, 1<<20)
-	for n := 0; n < k && sc.Scan(); n++ {
-		out.Write(sc.Bytes())
-		out.WriteByte('\n')
+	rest := bufio.NewReader(stdout)
+	n := 0
+	if k > 0 {
+		readLinesUntil(rest, &out, func([]byte) bool { n++; return n == k })
 	}
 	cmd.Process.Signal(syscall.SIGKILL)
-	io.Copy(&out, stdout) // what it printed before the kill landed
+	io.Copy(&out, rest) // what it printed before the kill landed
 	cmd.Wait()
 	done := map[string]bool{}
 	for _, l := range jsonLines[flowLine](out.Bytes()) {

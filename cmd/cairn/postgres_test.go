@@ -221,17 +221,10 @@ func TestPostgresRestartDuringRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	var seen bytes.Buffer
-	sc := bufio.NewScanner(out)
-	for sc.Scan() {
-		seen.Write(sc.Bytes())
-		seen.WriteByte('\n')
-		if strings.Contains(sc.Text(), `"checkpoint_saved"`) {
-			break
-		}
-	}
+	rest := bufio.NewReader(out)
+	readLinesUntil(rest, &seen, func(line []byte) bool { return bytes.Contains(line, []byte(`"checkpoint_saved"`)) })
 	srv.Restart(t)
-	rest, _ := io.ReadAll(out)
-	seen.Write(rest)
+	io.Copy(&seen, rest)
 	cmd.Wait()
 	switch code := cmd.ProcessState.ExitCode(); {
 	case code == exitDone:
