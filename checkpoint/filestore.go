@@ -214,7 +214,7 @@ func (s *FileStore) Open(id string) (*Recovered, Log, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	rec, err := s.recoverAgent(id, dir, true)
+	rec, err := s.recoverAgent(id, dir, readMarkBytes(dir), true)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -239,7 +239,7 @@ func (s *FileStore) Read(id string) (*Recovered, error) {
 	}
 	for attempt := 1; ; attempt++ {
 		before := readMarkBytes(dir)
-		rec, err := s.recoverAgent(id, dir, false)
+		rec, err := s.recoverAgent(id, dir, before, false)
 		if err == nil || attempt == maxReadAttempts || bytes.Equal(before, readMarkBytes(dir)) {
 			return rec, err
 		}

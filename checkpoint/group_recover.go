@@ -292,12 +292,12 @@ func redo(data []byte, base int, snap uint32, entries []groupEntry) (out []byte,
 // bytes redoing changed are written to the journal and synced, but only
 // once everything has been read without error.
 //
-// The agent's commit mark is read before anything else, so that what it
-// says was durable is in the files read after it, even while another
-// process appends; an agent whose files hold less is refused with a
-// *lostError, before anything is written back.
-func (s *FileStore) recoverAgent(id, dir string, repair bool) (*Recovered, error) {
-	mark, marked := readMark(dir)
+// markData is the agent's commit mark (readMarkBytes), read before
+// anything else, so that what it says was durable is in the files read
+// after it, even while another process appends; an agent whose files hold
+// less is refused with a *lostError, before anything is written back.
+func (s *FileStore) recoverAgent(id, dir string, markData []byte, repair bool) (*Recovered, error) {
+	mark, marked := decodeMark(markData)
 	entries, err := groupEntries(filepath.Join(s.dir, "group"), id, s.markedDurable())
 	if err != nil {
 		return nil, fmt.Errorf("read group logs for agent %q: %w", id, err)
@@ -440,7 +440,7 @@ func (s *FileStore) adopt(dir, name string) error {
 			return err
 		}
 		defer lock.Unlock()
-		if _, err := s.recoverAgent(agent, agentDir, true); err != nil && !errors.Is(err, ErrNotFound) {
+		if _, err := s.recoverAgent(agent, agentDir, readMarkBytes(agentDir), true); err != nil && !errors.Is(err, ErrNotFound) {
 			return err
 		}
 	}
