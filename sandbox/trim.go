@@ -75,7 +75,7 @@ func (r *Runtime) trimmable() bool {
 		r.mu.Lock()
 		compiled := len(m.compiled)
 		r.mu.Unlock()
-		if compiled > 0 && !m.interpret && r.cached(m.digest) {
+		if compiled > 0 && m.codeCached() {
 			return true
 		}
 	}
@@ -189,11 +189,15 @@ func (m *Module) dropSnapshots() {
 	}
 }
 
+// codeCached reports whether the compile cache on disk holds m's compiled
+// code, so that it can be let go of and loaded again.
+func (m *Module) codeCached() bool { return !m.interpret && m.r.cached(m.digest) }
+
 // dropCompiled closes m's compiled modules when the compile cache on disk
 // holds the module, so that compiledFor loads them from it again, and
 // tells whether it did.
 func (m *Module) dropCompiled() bool {
-	if m.interpret || !m.r.cached(m.digest) {
+	if !m.codeCached() {
 		return false
 	}
 	m.r.mu.Lock()
