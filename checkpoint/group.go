@@ -172,19 +172,35 @@ func groupHeaderFrame(version uint64, created time.Time) []byte {
 // the entries that follow it, and takes the checksum of its bytes, which
 // every entry names as the prefix it goes after.
 func (g *groupLog) attach(l *journalLog) error {
-	data, err := os.ReadFile(l.f.Name())
+	crc, err := checksumPrefix(l.f.Name(), l.size)
 	if err != nil {
 		return err
-	}
-	if int64(len(data)) < l.size {
-		return fmt.Errorf("journal %s is shorter than its records", l.f.Name())
 	}
 	if err := syncData(l.f); err != nil {
 		return err
 	}
-	l.crc = crc32.Checksum(data[:l.size], castagnoli)
+	l.crc = crc
 	l.group = g
 	return nil
+}
+
+// checksumPrefix is the checksum of the first n bytes of the file name,
+// read without what lies after them: a journal's reserved space can be
+// many times its records.
+func checksumPrefix(name string, n int64) (uint32, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	h := crc32.New(castagnoli)
+	switch copied, err := io.Copy(h, io.LimitReader(f, n)); {
+	case err != nil:
+		return 0, err
+	case copied < n:
+		return 0, fmt.Errorf("journal %s is shorter than its records", name)
+	}
+	return h.Sum32(), nil
 }
 
 // usable fails once the log has failed or its store is closed.

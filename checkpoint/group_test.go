@@ -6,6 +6,7 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -320,5 +321,23 @@ func TestRedo(t *testing.T) {
 				t.Fatalf("got %q, changed %d..%d; want %q", out, from, to, tt.want)
 			}
 		})
+	}
+}
+
+func TestChecksumPrefixReadsOnlyThePrefix(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "journal")
+	data := append([]byte("records"), make([]byte, 1<<20)...)
+	if err := os.WriteFile(name, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := checksumPrefix(name, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := crc32.Checksum([]byte("records"), castagnoli); got != want {
+		t.Errorf("checksumPrefix = %08x, want %08x, the checksum of the first 7 bytes", got, want)
+	}
+	if _, err := checksumPrefix(name, int64(len(data))+1); err == nil || !strings.Contains(err.Error(), "shorter than its records") {
+		t.Errorf("checksumPrefix past the end: %v, want an error saying the journal is shorter than its records", err)
 	}
 }
