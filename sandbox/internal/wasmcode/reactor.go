@@ -103,6 +103,7 @@ func Sections(wasm []byte) (map[byte][]byte, error) {
 		return nil, fmt.Errorf("%w: not a wasm binary", ErrInvalid)
 	}
 	out := map[byte][]byte{}
+	last := 0 // where the last known section goes
 	for p := wasm[8:]; len(p) > 0; {
 		id := p[0]
 		size, n := binary.Uvarint(p[1:])
@@ -113,6 +114,17 @@ func Sections(wasm []byte) (map[byte][]byte, error) {
 			return nil, fmt.Errorf("%w: section %d appears twice", ErrInvalid, id)
 		}
 		if id != 0 {
+			// The rewrites put each section they add or replace where
+			// the format says it goes: a module out of that order would
+			// come out with a section twice.
+			at, known := sectionOrder[id]
+			switch {
+			case !known:
+				return nil, fmt.Errorf("%w: unknown section %d", ErrInvalid, id)
+			case at < last:
+				return nil, fmt.Errorf("%w: section %d is out of order", ErrInvalid, id)
+			}
+			last = at
 			out[id] = p[1+n : 1+n+int(size)]
 		}
 		p = p[1+n+int(size):]

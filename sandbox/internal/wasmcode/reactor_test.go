@@ -2,6 +2,7 @@ package wasmcode
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"reflect"
 	"testing"
@@ -119,5 +120,30 @@ func TestRebuildAllocatesAboutItsSize(t *testing.T) {
 		if slack := cap(code) - len(code); slack > 64 {
 			t.Errorf("%s: %d bytes allocated past the %d of the module", name, slack, len(code))
 		}
+	}
+}
+
+// A module's sections must come in the order the binary format gives
+// them: the rewrites put each section they add or replace in that order,
+// so a module out of it came out of WithStopChecks with its export
+// section twice (FuzzStopChecks found it).
+func TestSectionsOutOfOrderRefused(t *testing.T) {
+	header := []byte("\x00asm\x01\x00\x00\x00")
+	for name, secs := range map[string][]byte{
+		"export before global": {0x07, 0x01, 0x00, 0x06, 0x01, 0x00},
+		"code before function": {0x0a, 0x01, 0x00, 0x03, 0x01, 0x00},
+		"unknown id":           {0x0d, 0x01, 0x00},
+	} {
+		if _, err := Sections(append(header[:8:8], secs...)); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: %v, want ErrInvalid", name, err)
+		}
+		if _, err := WithStopChecks(append(header[:8:8], secs...)); err == nil {
+			t.Errorf("%s: WithStopChecks took it", name)
+		}
+	}
+	// Data count (12) goes before code (10), and custom sections anywhere.
+	in := append(header[:8:8], 0x0c, 0x01, 0x00, 0x00, 0x02, 0x01, 'x', 0x0a, 0x01, 0x00)
+	if _, err := Sections(in); err != nil {
+		t.Errorf("data count, custom, code: %v", err)
 	}
 }
