@@ -38,6 +38,12 @@ func TestRawLimits(t *testing.T) {
 					t.Fatalf("got %v, want ErrDeadline", err)
 				}
 			}},
+		{"recursion whose calls each run into a loop stops at its deadline", "fanloop", Policy{Timeout: 100 * time.Millisecond},
+			func(t *testing.T, ex Exit, out string, err error) {
+				if !errors.Is(err, ErrDeadline) {
+					t.Fatalf("got %v, want ErrDeadline", err)
+				}
+			}},
 		{"a start function that loops stops at its deadline", "start", Policy{Args: []string{"loop"}, Timeout: 100 * time.Millisecond},
 			func(t *testing.T, ex Exit, out string, err error) {
 				if !errors.Is(err, ErrDeadline) {

@@ -9,9 +9,11 @@ import (
 // Section ids the stop-check rewrite touches, besides those in
 // snapshot_module.go.
 const (
-	SecMemory = 5
-	SecStart  = 8
-	SecCode   = 10
+	SecType     = 1
+	SecFunction = 3
+	SecMemory   = 5
+	SecStart    = 8
+	SecCode     = 10
 )
 
 // The rewrite's exports: StopExport is a global that is 0 while the
@@ -29,6 +31,13 @@ const (
 // of a function, so this is some hundreds of microseconds of work.
 const FuelPerYield = 8192
 
+// LoopTurnsPerCheck is how many times a loop goes round between two of its
+// checks: the turns between are counted in a local of the function, which
+// the compiler keeps in a register, where the check reads and writes the
+// fuel global in memory. A tight loop then pays a decrement and a branch a
+// turn, not a load and a store that the next turn waits on.
+const LoopTurnsPerCheck = 64
+
 // StopChecked is a module rewritten so that the host can stop it from
 // another goroutine (see WithStopChecks).
 type StopChecked struct {
@@ -39,7 +48,7 @@ type StopChecked struct {
 // WithStopChecks rewrites a module so that the host can stop it by
 // setting a global. It adds two mutable i32 globals, stop and fuel, and at
 // the entry of every function (but one that runs straight into a loop)
-// and the head of every loop the check
+// the check
 //
 //	fuel = fuel - 1
 //	if fuel == 0 {
@@ -48,9 +57,22 @@ type StopChecked struct {
 //		memory.grow(0)
 //	}
 //
+// It adds an i32 local, turns, to every function, and at the head of every
+// loop
+//
+//	if turns != 0 {
+//		turns = turns - 1
+//	} else {
+//		check
+//		turns = LoopTurnsPerCheck - 1
+//	}
+//
+// so a loop passes the check the first time round in each call of its
+// function (turns starts at 0) and every LoopTurnsPerCheck times after.
 // Nothing runs long without passing a check, since code that neither loops
 // nor calls ends within its own length. The host stops a guest by setting
-// stop and fuel to 1, and the guest traps at its next check. memory.grow,
+// stop and fuel to 1, and the guest traps at its next check, at most
+// LoopTurnsPerCheck turns of a loop later. memory.grow,
 // which changes nothing here, is there because wazero runs it in Go: the
 // Go runtime can stop a goroutine for its garbage collector, or to run
 // another one, only in Go code, never in a guest's, so a guest that never
@@ -66,9 +88,9 @@ type StopChecked struct {
 // arm the stop; the rewrite exports it as StartExport instead, for the
 // host to call once armed.
 //
-// The guest cannot reach the globals: the rewrite refuses a module whose
-// code names a global it does not define, and the new globals come after
-// the last.
+// The guest cannot reach the globals or the local: the rewrite refuses a
+// module whose code names a global it does not define, or a local its
+// function does not declare, and the new ones come after the last.
 //
 // # Errors
 //
@@ -98,7 +120,11 @@ func WithStopChecks(wasm []byte) (*StopChecked, error) {
 		return nil, err
 	}
 	stop := uint64(m.importedGlobals) + own
-	code, err := checkCode(secs[SecCode], stop)
+	params, err := paramCounts(secs[SecType], secs[SecFunction])
+	if err != nil {
+		return nil, err
+	}
+	code, err := checkCode(secs[SecCode], stop, params)
 	if err != nil {
 		return nil, err
 	}
@@ -219,14 +245,22 @@ func isDWARF(custom []byte) bool {
 	return r.Err == nil && strings.HasPrefix(name, ".debug_")
 }
 
+// maxLocals bounds the locals of a function the rewrite adds one to; the
+// binary format allows 2^32, and no compiler comes near this.
+const maxLocals = 1 << 20
+
 // checkCode rewrites a code section, putting the check of the globals
 // stop and stop+1 (fuel) at the entry of every function, unless it runs
-// into a loop (see runsIntoLoop), and the head of every loop (see
-// WithStopChecks).
-func checkCode(sec []byte, stop uint64) ([]byte, error) {
+// into a loop (see runsIntoLoop), and the counted check at the head of
+// every loop (see WithStopChecks). params holds the number of parameters
+// of each function of the section, in order.
+func checkCode(sec []byte, stop uint64, params []uint64) ([]byte, error) {
 	check := checkSequence(stop)
 	r := &Reader{P: sec}
 	n := r.Count()
+	if r.Err == nil && n != uint64(len(params)) {
+		return nil, fmt.Errorf("%w: %d functions have code, %d have a type", ErrInvalid, n, len(params))
+	}
 	out := make([]byte, 0, len(sec)+len(sec)/4)
 	out = binary.AppendUvarint(out, n)
 	var body []byte
@@ -236,19 +270,31 @@ func checkCode(sec []byte, stop uint64) ([]byte, error) {
 			break
 		}
 		fn := &Reader{P: whole}
-		for locals := fn.Uvarint(); locals > 0 && fn.Err == nil; locals-- {
-			fn.Uvarint()
+		groups := fn.Uvarint()
+		declared := fn.P
+		turns := params[i] // the added local's index: after every other
+		for g := groups; g > 0 && fn.Err == nil; g-- {
+			turns += fn.Uvarint()
 			fn.Byte()
+			if turns >= maxLocals {
+				return nil, fmt.Errorf("function %d: more than %d locals", i, maxLocals)
+			}
 		}
-		body = append(body[:0], whole[:len(whole)-len(fn.P)]...)
+		body = binary.AppendUvarint(body[:0], groups+1)
+		body = append(body, declared[:len(declared)-len(fn.P)]...)
+		body = append(body, 0x01, 0x7f) // the turns local: one i32
+		loopCheck := loopCheckSequence(check, turns)
 		if !runsIntoLoop(fn.P, stop) {
 			body = append(body, check...)
 		}
 		run := fn.P // code read but not yet copied
 		for len(fn.P) > 0 && fn.Err == nil {
+			if l, ok := localIndex(fn.P); ok && l >= turns {
+				return nil, fmt.Errorf("function %d: local %d does not exist", i, l)
+			}
 			if fn.instr(stop) == 0x03 { // loop: the check goes after it
 				body = append(body, run[:len(run)-len(fn.P)]...)
-				body = append(body, check...)
+				body = append(body, loopCheck...)
 				run = fn.P
 			}
 		}
@@ -305,6 +351,66 @@ func checkSequence(stop uint64) []byte {
 	c = append(c, 0x04, 0x40, 0x00, 0x0b)           // if; unreachable; end
 	c = append(c, 0x41, 0x00, 0x40, 0x00, 0x1a)     // i32.const 0; memory.grow; drop
 	return append(c, 0x0b)                          // end
+}
+
+// loopCheckSequence is the check at a loop's head: check itself once in
+// LoopTurnsPerCheck turns, counted down in local turns.
+func loopCheckSequence(check []byte, turns uint64) []byte {
+	local := binary.AppendUvarint(nil, turns)
+	var c []byte
+	c = append(append(c, 0x20), local...) // local.get turns
+	c = append(c, 0x04, 0x40)             // if
+	c = append(append(c, 0x20), local...) // local.get turns
+	c = append(c, 0x41, 0x01, 0x6b)       // i32.const 1; i32.sub
+	c = append(append(c, 0x21), local...) // local.set turns
+	c = append(c, 0x05)                   // else
+	c = append(c, check...)
+	c = appendSLEB(append(c, 0x41), LoopTurnsPerCheck-1) // i32.const LoopTurnsPerCheck-1
+	c = append(append(c, 0x21), local...)                // local.set turns
+	return append(c, 0x0b)                               // end
+}
+
+// localIndex is the local that code's first instruction names, if it is
+// local.get, local.set or local.tee.
+func localIndex(code []byte) (uint64, bool) {
+	if len(code) < 2 || code[0] < 0x20 || code[0] > 0x22 {
+		return 0, false
+	}
+	l, n := binary.Uvarint(code[1:])
+	return l, n > 0
+}
+
+// paramCounts reads the number of parameters of each function a module
+// defines, from its type and function sections.
+func paramCounts(typeSec, funcSec []byte) ([]uint64, error) {
+	var types []uint64
+	r := &Reader{P: typeSec}
+	for n := r.Count(); n > 0 && r.Err == nil; n-- {
+		if r.Byte() != 0x60 {
+			r.fail("function type")
+			break
+		}
+		params := r.Uvarint()
+		r.Bytes(params)
+		r.Bytes(r.Uvarint())
+		types = append(types, params)
+	}
+	if err := r.end("type section"); err != nil {
+		return nil, err
+	}
+	var params []uint64
+	r = &Reader{P: funcSec}
+	for n := r.Count(); n > 0 && r.Err == nil; n-- {
+		t := r.Uvarint()
+		if r.Err != nil {
+			break
+		}
+		if t >= uint64(len(types)) {
+			return nil, fmt.Errorf("%w: function type %d does not exist", ErrInvalid, t)
+		}
+		params = append(params, types[t])
+	}
+	return params, r.end("function section")
 }
 
 // appendSLEB appends v in signed LEB128, the encoding of i32.const.

@@ -2,13 +2,16 @@ package wasmcode
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/cairnrun/cairn/guest/builtin"
+	"github.com/tetratelabs/wazero"
 )
 
 // codeSection is a code section of one function without locals.
@@ -42,15 +45,15 @@ func TestCheckCodePlacesChecks(t *testing.T) {
 		{"if before loop", []byte{0x41, 0x00, 0x04, 0x40, 0x0b, 0x02, 0x40}, true},
 	} {
 		code := append(append(append([]byte(nil), c.before...), loop...), 0x0b, 0x0b) // end (block) end (function)
-		got, err := checkCode(codeSection(code...), 2)
+		got, err := checkCode(codeSection(code...), 2, []uint64{0})
 		must(t, err)
-		body := []byte{0x00}
+		body := []byte{0x01, 0x01, 0x7f} // the turns local, local 0
 		if c.entry {
 			body = append(body, check...)
 		}
 		body = append(body, c.before...)
 		body = append(body, 0x03, 0x40)
-		body = append(body, check...)
+		body = append(body, loopCheckSequence(check, 0)...)
 		body = append(body, loop[2:]...)
 		body = append(body, 0x0b, 0x0b)
 		want := binary.AppendUvarint([]byte{0x01}, uint64(len(body)))
@@ -60,9 +63,9 @@ func TestCheckCodePlacesChecks(t *testing.T) {
 		}
 	}
 	// A function without a loop is checked at its entry.
-	got, err := checkCode(codeSection(0x41, 0x01, 0x1a, 0x0b), 2)
+	got, err := checkCode(codeSection(0x41, 0x01, 0x1a, 0x0b), 2, []uint64{0})
 	must(t, err)
-	body := append(append([]byte{0x00}, check...), 0x41, 0x01, 0x1a, 0x0b)
+	body := append(append([]byte{0x01, 0x01, 0x7f}, check...), 0x41, 0x01, 0x1a, 0x0b)
 	if want := append(binary.AppendUvarint([]byte{0x01}, uint64(len(body))), body...); !bytes.Equal(got, want) {
 		t.Errorf("no loop:\ngot  % x\nwant % x", got, want)
 	}
@@ -86,17 +89,68 @@ func TestCheckCodeRefusesForeignGlobals(t *testing.T) {
 		"global.set": codeSection(0x41, 0x00, 0x24, 0x02, 0x0b),
 		"global.get": codeSection(0x23, 0x07, 0x1a, 0x0b),
 	} {
-		if _, err := checkCode(code, 2); err == nil {
+		if _, err := checkCode(code, 2, []uint64{0}); err == nil {
 			t.Errorf("%s of a global past the module's own: no error", name)
 		}
 	}
 	for _, g := range []byte{0x02, 0x03} {
-		if _, err := checkCode(codeSection(0x41, 0x00, 0x24, g, 0x0b), 2); err == nil {
+		if _, err := checkCode(codeSection(0x41, 0x00, 0x24, g, 0x0b), 2, []uint64{0}); err == nil {
 			t.Errorf("global.set %d, the stop or the fuel global: no error", g)
 		}
 	}
-	if _, err := checkCode(codeSection(0x41, 0x00, 0x24, 0x01, 0x0b), 2); err != nil {
+	if _, err := checkCode(codeSection(0x41, 0x00, 0x24, 0x01, 0x0b), 2, []uint64{0}); err != nil {
 		t.Errorf("global.set of the module's own global: %v", err)
+	}
+}
+
+// Code that names a local its function does not declare is refused: it
+// would name the local that counts a loop's turns, and a guest that set
+// it could keep its loops from ever reaching their check.
+func TestCheckCodeRefusesForeignLocals(t *testing.T) {
+	// One parameter and two declared i64 locals: locals 0 to 2 are the
+	// function's own, 3 is the turns local.
+	fn := func(instrs ...byte) []byte {
+		body := append([]byte{0x01, 0x02, 0x7e}, instrs...)
+		return append(binary.AppendUvarint([]byte{0x01}, uint64(len(body))), body...)
+	}
+	for name, code := range map[string][]byte{
+		"local.set": fn(0x41, 0x05, 0x21, 0x03, 0x0b),
+		"local.get": fn(0x20, 0x03, 0x1a, 0x0b),
+		"local.tee": fn(0x41, 0x05, 0x22, 0x03, 0x1a, 0x0b),
+		"far past":  fn(0x20, 0x80, 0x80, 0x04, 0x1a, 0x0b),
+	} {
+		if _, err := checkCode(code, 0, []uint64{1}); err == nil {
+			t.Errorf("%s of the turns local: no error", name)
+		}
+	}
+	got, err := checkCode(fn(0x20, 0x02, 0x1a, 0x03, 0x40, 0x0b, 0x0b), 0, []uint64{1})
+	must(t, err)
+	check := checkSequence(0)
+	body := []byte{0x02, 0x02, 0x7e, 0x01, 0x7f} // it runs into its loop: no entry check
+	body = append(body, 0x20, 0x02, 0x1a, 0x03, 0x40)
+	body = append(body, loopCheckSequence(check, 3)...)
+	body = append(body, 0x0b, 0x0b)
+	if want := append(binary.AppendUvarint([]byte{0x01}, uint64(len(body))), body...); !bytes.Equal(got, want) {
+		t.Errorf("the function's own local 2 and a loop:\ngot  % x\nwant % x", got, want)
+	}
+}
+
+// A function's parameters come before its locals: paramCounts reads how
+// many each function has from its type.
+func TestParamCounts(t *testing.T) {
+	types := []byte{0x02,
+		0x60, 0x00, 0x00, // () -> ()
+		0x60, 0x03, 0x7f, 0x7e, 0x7d, 0x01, 0x7f} // (i32 i64 f32) -> i32
+	got, err := paramCounts(types, []byte{0x03, 0x01, 0x00, 0x01})
+	must(t, err)
+	if want := []uint64{3, 0, 3}; !slices.Equal(got, want) {
+		t.Errorf("paramCounts = %v, want %v", got, want)
+	}
+	if _, err := paramCounts(types, []byte{0x01, 0x02}); err == nil {
+		t.Error("a function of type 2 of 2: no error")
+	}
+	if _, err := checkCode(codeSection(0x0b), 0, nil); err == nil {
+		t.Error("code for a function without a type: no error")
 	}
 }
 
@@ -109,18 +163,22 @@ func TestCheckCodeRefusesUnknownInstructions(t *testing.T) {
 		"truncated":        codeSection(0x41),
 		"multi-memory arg": codeSection(0x41, 0x00, 0x28, 0x42, 0x01, 0x00, 0x1a, 0x0b),
 	} {
-		if _, err := checkCode(code, 0); err == nil {
+		if _, err := checkCode(code, 0, []uint64{0}); err == nil {
 			t.Errorf("%s: no error", name)
 		}
 	}
 }
 
 // FuzzStopChecks feeds the rewrite arbitrary modules: it must never panic,
-// and what it returns must be a module whose sections read back.
+// what it returns must be a module whose sections read back, and a module
+// wazero takes must still be one it takes once rewritten.
 func FuzzStopChecks(f *testing.F) {
 	for _, wasm := range watModules(f) {
 		f.Add(wasm)
 	}
+	ctx := context.Background()
+	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter())
+	defer rt.Close(ctx)
 	f.Fuzz(func(t *testing.T, wasm []byte) {
 		sc, err := WithStopChecks(wasm)
 		if err != nil {
@@ -132,6 +190,14 @@ func FuzzStopChecks(f *testing.F) {
 		}
 		if exports, err := ExportNames(secs[SecExport]); err != nil || !exports[StopExport] {
 			t.Fatalf("rewritten module lacks %s: %v", StopExport, err)
+		}
+		if m, err := rt.CompileModule(ctx, wasm); err == nil {
+			m.Close(ctx)
+			m, err := rt.CompileModule(ctx, sc.Code)
+			if err != nil {
+				t.Fatalf("wazero takes the module but not its rewrite: %v", err)
+			}
+			m.Close(ctx)
 		}
 	})
 }
