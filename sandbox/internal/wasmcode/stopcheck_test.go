@@ -238,3 +238,20 @@ func must(t testing.TB, err error) {
 		t.Fatal(err)
 	}
 }
+
+// A function declaring more locals than the rewrite takes is refused,
+// however the count is written: one that wrapped round 2^64 would have
+// put the turns local on a local of the guest's own.
+func TestCheckCodeRefusesTooManyLocals(t *testing.T) {
+	for name, decl := range map[string][]byte{
+		"one group":           binary.AppendUvarint([]byte{0x01}, maxLocals),
+		"two groups":          append(binary.AppendUvarint([]byte{0x02}, maxLocals/2), append([]byte{0x7f}, binary.AppendUvarint(nil, maxLocals/2)...)...),
+		"wrapping round 2^64": append(binary.AppendUvarint([]byte{0x02}, 1), append([]byte{0x7f}, binary.AppendUvarint(nil, 1<<64-1)...)...),
+	} {
+		body := append(append(decl, 0x7f), 0x0b)
+		code := append(binary.AppendUvarint([]byte{0x01}, uint64(len(body))), body...)
+		if _, err := checkCode(code, 0, []uint64{0}); err == nil || !strings.Contains(err.Error(), "locals") {
+			t.Errorf("%s: %v, want an error about too many locals", name, err)
+		}
+	}
+}
