@@ -274,11 +274,11 @@ func checkCode(sec []byte, stop uint64, params []uint64) ([]byte, error) {
 		declared := fn.P
 		turns := params[i] // the added local's index: after every other
 		for g := groups; g > 0 && fn.Err == nil; g-- {
-			if c := fn.Uvarint(); c >= maxLocals || turns+c >= maxLocals {
+			c := fn.Uvarint()
+			if c >= maxLocals || turns+c >= maxLocals {
 				return nil, fmt.Errorf("function %d: more than %d locals", i, maxLocals)
-			} else {
-				turns += c
 			}
+			turns += c
 			fn.Byte()
 		}
 		body = binary.AppendUvarint(body[:0], groups+1)
