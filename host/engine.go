@@ -54,7 +54,7 @@ type Config struct {
 // that runs many agents at once passes checkpoint.WithGroupCommit(), so
 // that their rounds share fdatasyncs, and closes the store after its runs.
 // Such a process does well to run with one more GOMAXPROCS than cores: a
-// goroutine waiting in an fdatasync holds its P for most of the sync, and
+// goroutine waiting in an fdatasync holds its P for a good part of the sync, and
 // the extra P runs another agent meanwhile.
 func OpenStore(dir string, opts ...checkpoint.FileStoreOption) (*checkpoint.FileStore, error) {
 	return checkpoint.OpenFileStore(dir, opts...)

@@ -19,7 +19,7 @@ func main() {
 // oneMoreProc lets the Go runtime run Go code on one more thread than the
 // cores it would use by default, unless GOMAXPROCS is set. A goroutine
 // waiting in fdatasync holds its P until the runtime's monitor has seen it
-// there twice, a good part of a sync's 0.3 ms on the machines measured; the
+// there twice, a good part of each sync on the machines measured; the
 // agents a workflow or a delegation runs at once sync every round, so
 // with one P per core a core sits idle through much of each sync. One more
 // P runs Go code meanwhile (RATIONALE.md, "One more P than cores").
