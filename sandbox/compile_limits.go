@@ -14,12 +14,14 @@ import (
 // compiling it takes about a second. Each limit is far above that and far
 // below what makes compiling take many seconds or hundreds of MiB: it is
 // about linear in functions and in code, and a function's code is compiled
-// whole, at about 60 bytes of host memory for each byte of it.
+// whole, at about 60 bytes of host memory for each byte of it. A build
+// with the race detector compiles about ten times slower, and its
+// DefaultCompileTimeout is ten times as long.
 const (
 	DefaultMaxModuleSize   = 64 << 20
 	DefaultMaxFunctions    = 100_000
 	DefaultMaxFunctionSize = 1 << 20
-	DefaultCompileTimeout  = time.Minute
+	DefaultCompileTimeout  = time.Minute * raceSlowdown
 )
 
 // compileLimits are what a Runtime compiles, from Config.
