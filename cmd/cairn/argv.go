@@ -39,7 +39,14 @@ func reorderIn(cmds []*cli.Command, args []string, path string) ([]string, error
 	for i < len(args) && isFlag(args[i]) {
 		i++
 	}
-	if i == len(args) || args[i] == "--" || args[i] == "help" || args[i] == "h" {
+	if i == len(args) || args[i] == "--" {
+		return args, nil
+	}
+	if isHelp(args[i]) {
+		// help TOPIC names a command too: an unknown one is a usage error.
+		if t := i + 1; t < len(args) && !isFlag(args[t]) && findCommand(cmds, args[t]) == nil && !isHelp(args[t]) {
+			return nil, withCode(exitUsage, fmt.Errorf("%sno command %q; `%s help` lists them", commandPrefix(path), args[t], path))
+		}
 		return args, nil
 	}
 	cmd := findCommand(cmds, args[i])
@@ -178,3 +185,6 @@ func needsSubcommand(name string, subs []*cli.Command) cli.ActionFunc {
 		return withCode(exitUsage, fmt.Errorf("%sneeds a command: %s; `%s help` says what each does", commandPrefix(name), strings.Join(names, ", "), name))
 	}
 }
+
+// isHelp says whether word names the help command.
+func isHelp(word string) bool { return word == "help" || word == "h" }

@@ -56,6 +56,8 @@ func TestUsageErrorsExitTwoOnStderr(t *testing.T) {
 		{"nosuch", `no command "nosuch"`},
 		{"tools", "needs a command: ls, pack"},
 		{"tools nosuch", `no command "nosuch"`},
+		{"help nosuch", `no command "nosuch"`},
+		{"tools help nosuch", `no command "nosuch"`},
 		{"--nosuch", "flag provided but not defined"},
 		{"ls --nosuch", "ls: flag provided but not defined: -nosuch"},
 		{"show A --nosuch", "show: flag provided but not defined"},

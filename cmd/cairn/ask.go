@@ -14,7 +14,7 @@ func askCommand() *cli.Command {
 		Name:      "ask",
 		Usage:     "ask an agent's model a side question about its conversation; nothing is added to the agent",
 		ArgsUsage: "AGENT QUESTION",
-		Flags: []cli.Flag{storeFlag, cacheFlag, engineFlag, jsonFlag,
+		Flags: []cli.Flag{storeFlag, cacheFlag, engineFlag, listJSONFlag,
 			&cli.StringFlag{Name: "model", Usage: "ask this model instead: PROVIDER:NAME"}},
 		Action: askAction,
 	}

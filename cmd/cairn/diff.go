@@ -16,7 +16,7 @@ func diffCommand() *cli.Command {
 		Name:      "diff",
 		Usage:     "what a round changed in the workspace (default: the last round that changed anything)",
 		ArgsUsage: "AGENT",
-		Flags: []cli.Flag{storeFlag, cacheFlag, jsonFlag,
+		Flags: []cli.Flag{storeFlag, cacheFlag, listJSONFlag,
 			&cli.IntFlag{Name: "round", Usage: "the round to show: any round the store keeps the past of"}},
 		Action: diffAction,
 	}
@@ -69,7 +69,7 @@ func undoCommand() *cli.Command {
 		Name:      "undo",
 		Usage:     "take back the workspace changes of the agent's last round that made any",
 		ArgsUsage: "AGENT",
-		Flags:     []cli.Flag{storeFlag, cacheFlag, jsonFlag},
+		Flags:     []cli.Flag{storeFlag, cacheFlag, listJSONFlag},
 		Action:    undoAction,
 	}
 }

@@ -13,7 +13,7 @@ func gcCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "gc",
 		Usage: "remove old snapshots and journals, leftover temp files, old bookmarks and unused blobs; never an agent's last boundary",
-		Flags: []cli.Flag{storeFlag, jsonFlag,
+		Flags: []cli.Flag{storeFlag, listJSONFlag,
 			&cli.IntFlag{Name: "keep-snapshots", Value: 1, Usage: "snapshots (each with its journal) to keep per agent"},
 			&cli.IntFlag{Name: "keep-bookmarks", Usage: "bookmarks to keep per agent, newest first; 0 keeps all", DefaultText: "all"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "say what would be removed, remove nothing"}},

@@ -19,7 +19,7 @@ func logCommand() *cli.Command {
 		Name:      "log",
 		Usage:     "an agent's conversation as a readable transcript",
 		ArgsUsage: "AGENT",
-		Flags: []cli.Flag{storeFlag, jsonFlag,
+		Flags: []cli.Flag{storeFlag, listJSONFlag,
 			&cli.IntFlag{Name: "round", Usage: "only the messages round N added, from the store's pasts"}},
 		Action: logAction,
 	}

@@ -18,7 +18,7 @@ func lsCommand() *cli.Command {
 	return &cli.Command{
 		Name:   "ls",
 		Usage:  "list the agents in the store with their status",
-		Flags:  []cli.Flag{storeFlag, jsonFlag},
+		Flags:  []cli.Flag{storeFlag, listJSONFlag},
 		Action: lsAction,
 	}
 }

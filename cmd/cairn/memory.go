@@ -16,7 +16,7 @@ func memoryCommand() *cli.Command {
 		Name:  "memory",
 		Usage: "list and remove the facts agents keep in memory namespaces",
 		Subcommands: []*cli.Command{
-			{Name: "ls", Usage: "list the namespaces, or the facts of one", ArgsUsage: "[NAMESPACE]", Flags: []cli.Flag{storeFlag, jsonFlag}, Action: memoryLsAction},
+			{Name: "ls", Usage: "list the namespaces, or the facts of one", ArgsUsage: "[NAMESPACE]", Flags: []cli.Flag{storeFlag, listJSONFlag}, Action: memoryLsAction},
 			{Name: "rm", Usage: "remove a fact", ArgsUsage: "NAMESPACE KEY", Flags: []cli.Flag{storeFlag}, Action: memoryRmAction},
 		},
 	}

@@ -24,7 +24,7 @@ func runCommand() *cli.Command {
 			&cli.StringFlag{Name: "principal", Usage: "identity label: who started the agent"},
 			&cli.StringFlag{Name: "template", Usage: "identity label: the template the agent was made from"},
 			&cli.StringFlag{Name: "correlation", Usage: "identity label: an id that ties the agent to outside work"},
-			&cli.StringFlag{Name: "model", Usage: "use this model instead of the agent file's: PROVIDER:NAME, e.g. openai:gpt-4o-mini, ollama:llama3.2, script:turns.yaml"},
+			&cli.StringFlag{Name: "model", Usage: "use this model instead of the agent file's: PROVIDER:NAME, e.g. openai:gpt-4o-mini, anthropic:claude-sonnet-4-5, script:turns.yaml"},
 			storeFlag, cacheFlag, engineFlag, jsonFlag, autoDenyFlag, newWorkspaceLimitFlag(),
 		},
 		Action: runAction,

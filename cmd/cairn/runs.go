@@ -13,7 +13,7 @@ func runsCommand() *cli.Command {
 		Name:      "runs",
 		Usage:     "each run of an agent: id, what it resumed, start and end, rounds, outcome",
 		ArgsUsage: "AGENT",
-		Flags:     []cli.Flag{storeFlag, jsonFlag},
+		Flags:     []cli.Flag{storeFlag, listJSONFlag},
 		Action:    runsAction,
 	}
 }

@@ -26,8 +26,11 @@ var (
 	cacheFlag = &cli.StringFlag{Name: "cache", EnvVars: []string{"CAIRN_CACHE"},
 		Usage: "directory of compiled tool modules (default: the user's cache directory)"}
 	engineFlag = &cli.StringFlag{Name: "engine", EnvVars: []string{"CAIRN_ENGINE"},
-		Usage: "how tool modules run: compiler, interpreter, or auto (interpret a module not yet in the compile cache when memory is limited below 512 MiB)"}
+		Usage: "how tool modules run: compiler, interpreter, or auto (compile; with memory limited below 512 MiB, compile a module the compile cache lacks in a process of its own)"}
 	jsonFlag = &cli.BoolFlag{Name: "json", Usage: "print events as JSON Lines, one object per line with a \"type\" field"}
+	// listJSONFlag is --json of the commands that print listings and
+	// reports rather than events.
+	listJSONFlag = &cli.BoolFlag{Name: "json", Usage: "print JSON Lines instead, one object per line"}
 )
 
 // storeDir is --store, or cairn's directory in the user's data directory.

@@ -20,7 +20,7 @@ func showCommand() *cli.Command {
 		Name:      "show",
 		Usage:     "an agent's status, boundary, labels, lineage, usage and agent file",
 		ArgsUsage: "AGENT",
-		Flags:     []cli.Flag{storeFlag, jsonFlag},
+		Flags:     []cli.Flag{storeFlag, listJSONFlag},
 		Action:    showAction,
 	}
 }

@@ -25,7 +25,7 @@ func toolsCommand() *cli.Command {
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "tools", Usage: "a directory of .wasm modules (default: the built-in tools)"},
 				&cli.StringFlag{Name: "file", Aliases: []string{"f"}, Usage: "list the tools of this agent file instead"},
-				jsonFlag,
+				listJSONFlag,
 			},
 			Action: toolsLs,
 		}, {

@@ -36,8 +36,8 @@ func workflowCommand() *cli.Command {
 				Flags:  []cli.Flag{&cli.IntFlag{Name: "parallel", Usage: "steps that run at once"}, storeFlag, cacheFlag, jsonFlag, autoDenyFlag},
 				Action: workflowResumeAction,
 			},
-			{Name: "ls", Usage: "list the workflows in the store", Flags: []cli.Flag{storeFlag, jsonFlag}, Action: workflowLsAction},
-			{Name: "show", Usage: "show a workflow's steps and their outputs", ArgsUsage: "ID", Flags: []cli.Flag{storeFlag, jsonFlag}, Action: workflowShowAction},
+			{Name: "ls", Usage: "list the workflows in the store", Flags: []cli.Flag{storeFlag, listJSONFlag}, Action: workflowLsAction},
+			{Name: "show", Usage: "show a workflow's steps and their outputs", ArgsUsage: "ID", Flags: []cli.Flag{storeFlag, listJSONFlag}, Action: workflowShowAction},
 		},
 	}
 }
