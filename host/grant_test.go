@@ -74,6 +74,12 @@ tools:
 	if !errors.Is(err, ErrGrant) || !strings.Contains(err.Error(), "fd_read") || !strings.Contains(err.Error(), "add them to its grant's imports") {
 		t.Fatalf("got %v; want ErrGrant naming fd_read", err)
 	}
+	// The message ends with the whole line to put in the grant: what it
+	// allows and what the module lacks.
+	line := err.Error()[strings.LastIndex(err.Error(), "imports: ["):]
+	if !strings.HasSuffix(line, "]") || !strings.Contains(line, "fd_read") || !strings.Contains(line, "fd_write") {
+		t.Errorf("got %q; want the grant's imports line with fd_read and fd_write", line)
+	}
 	if ends := toolEnds(events); len(ends) != 0 {
 		t.Fatalf("%d calls ran", len(ends))
 	}

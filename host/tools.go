@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -259,11 +260,14 @@ func checkImportGrant(m toolModule, g Grant) error {
 		return nil
 	}
 	fix := "add them to its grant's imports in the agent file"
+	want := append(slices.Clone(g.Imports), denied...)
 	if g.Imports == nil {
-		fix = "a grant without imports allows every WASI function but the socket ones; list every function the module imports in its grant's imports"
+		fix = "a grant without imports allows every WASI function but the socket ones; list every function the module imports in its grant"
+		want, _ = sandbox.Policy{Imports: []string{}}.DeniedImports(m.sections())
 	}
-	return fmt.Errorf("%w: the module imports %s, which its grant does not allow: %s",
-		ErrGrant, strings.Join(denied, ", "), fix)
+	slices.Sort(want)
+	return fmt.Errorf("%w: the module imports %s, which its grant does not allow: %s: imports: [%s]",
+		ErrGrant, strings.Join(denied, ", "), fix, strings.Join(slices.Compact(want), ", "))
 }
 
 // policy is the sandbox policy of one call of t: the workspace mounted with

@@ -149,6 +149,15 @@ func TestDeniedImports(t *testing.T) {
 			t.Errorf("imports %v: %v, %v; want %q", tt.p.Imports, got, err, tt.want)
 		}
 	}
+	// A Go-built module imports some functions twice; each is named once.
+	twice := []byte("\x00asm\x01\x00\x00\x00\x01\x04\x01\x60\x00\x00\x02")
+	imp := append([]byte{22}, "wasi_snapshot_preview1"...)
+	imp = append(append(append(imp, 8), "fd_write"...), 0x00, 0x00)
+	body := append(append([]byte{2}, imp...), imp...)
+	twice = append(append(twice, byte(len(body))), body...)
+	if got, err := (Policy{Imports: []string{}}).DeniedImports(twice); err != nil || strings.Join(got, ",") != "fd_write" {
+		t.Errorf("a function imported twice: %v, %v; want it named once", got, err)
+	}
 	if _, err := (Policy{}).DeniedImports([]byte("\x00asm\x01\x00\x00\x00\x02\x05\x01\x03abc")); !errors.Is(err, errInvalidModule) {
 		t.Errorf("a truncated import section: %v", err)
 	}

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -89,7 +90,7 @@ func checkImportsGranted(l *importList, p Policy) error {
 	}
 	sort.Strings(denied)
 	return fmt.Errorf("%w: %s.%s (not in the policy's imports; add it to Policy.Imports to allow it)",
-		errImportDenied, wasi_snapshot_preview1.ModuleName, strings.Join(denied, ", "))
+		errImportDenied, wasi_snapshot_preview1.ModuleName, strings.Join(slices.Compact(denied), ", "))
 }
 
 // DeniedImports lists, sorted, the WASI preview 1 functions the module
@@ -120,5 +121,5 @@ func (p Policy) DeniedImports(wasm []byte) ([]string, error) {
 		return nil, r.Err
 	}
 	sort.Strings(denied)
-	return denied, nil
+	return slices.Compact(denied), nil // a module may import a function twice
 }
