@@ -97,7 +97,7 @@ func PastAt(pasts []Past, agent string, n int) (Past, error) {
 
 func keptRange(pasts []Past) string {
 	if len(pasts) == 0 {
-		return " (it has none: the agent was last run by a cairn that kept no past)"
+		return " (it has none: the agent ran with its workspace copy off, --workspace-limit off, or under a cairn that kept no past)"
 	}
 	return fmt.Sprintf(" (kept: rounds %d to %d)", pasts[0].Round, pasts[len(pasts)-1].Round)
 }

@@ -225,9 +225,9 @@ func scanWorkspace(dir string, limit WorkspaceLimit, digest func(path string) (s
 }
 
 func tooLarge(dir string, limit WorkspaceLimit) error {
-	return fmt.Errorf("%w: %s holds more than %d files or %d MiB, the limit of what the store keeps of a workspace; "+
+	return fmt.Errorf("%w: %s holds more than %d files or %s, the limit of what the store keeps of a workspace; "+
 		"raise it (--workspace-limit FILES,SIZE) or turn the copy off (--workspace-limit off: the agent then cannot "+
-		"be resumed elsewhere with --workspace, nor forked at a past round)", ErrWorkspaceTooLarge, dir, limit.Files, limit.Bytes>>20)
+		"be resumed elsewhere with --workspace, nor forked at a past round)", ErrWorkspaceTooLarge, dir, limit.Files, Size(limit.Bytes))
 }
 
 // keepStagedFiles stores the content of every file a call's changes

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/cairnrun/cairn/checkpoint/conversation"
@@ -256,5 +257,49 @@ turns:
 	}
 	if got, want := dirTree(t, elsewhere), dirTree(t, ws); !maps.Equal(got, want) || len(got) != 1 {
 		t.Fatalf("the store's copy differs from the undone workspace:\n got %v\nwant %v", got, want)
+	}
+}
+
+// limitedEngine is an engine on a new file store whose runs copy the
+// workspace into the store within limit.
+func limitedEngine(t *testing.T, limit WorkspaceLimit) *Engine {
+	t.Helper()
+	store, err := OpenStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := NewEngine(context.Background(), Config{CacheDir: testCache, Store: store, WorkspaceLimit: limit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eng.Close(context.Background()) })
+	return eng
+}
+
+// A workspace past the limit of what the store keeps is refused before a
+// round runs, saying the limit as it was given (a limit under a MiB once
+// read "0 MiB"); with the copy off, a fork at a past round says the copy
+// was off (it once blamed an older cairn).
+func TestWorkspaceLimitMessages(t *testing.T) {
+	const agent = "name: wl\nmodel: {provider: script, script: script.yaml}\nworkspace: workspace\ntools: [{module: builtin}]\n"
+	af := agentIn(t, agent, forkScript)
+	if err := os.WriteFile(filepath.Join(af.WorkspaceDir(), "big.txt"), make([]byte, 2048), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	eng := limitedEngine(t, WorkspaceLimit{Files: 100, Bytes: 1 << 10})
+	_, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "a", Prompt: "go"})
+	if !errors.Is(err, ErrWorkspaceTooLarge) || !strings.Contains(err.Error(), "more than 100 files or 1KiB") {
+		t.Fatalf("over the limit: %v", err)
+	}
+
+	eng = limitedEngine(t, WorkspaceLimit{Off: true})
+	for range 2 {
+		if res, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "a", Prompt: "go"}); err != nil || res.Status != StatusDone {
+			t.Fatalf("run with the copy off: %+v, %v", res, err)
+		}
+	}
+	_, err = eng.Fork(t.Context(), ForkOptions{ID: "a", Past: true, AtRound: 1, As: "f1", Workspace: filepath.Join(t.TempDir(), "ws")})
+	if !errors.Is(err, checkpoint.ErrNoPast) || !strings.Contains(err.Error(), "--workspace-limit off") {
+		t.Fatalf("fork at a past round with the copy off: %v", err)
 	}
 }
