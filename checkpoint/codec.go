@@ -37,7 +37,7 @@ type FutureSchemaError struct {
 }
 
 func (e *FutureSchemaError) Error() string {
-	return fmt.Sprintf("%s has schema version %d, this cairn reads up to %d: upgrade cairn to open it (the file is left unchanged)",
+	return fmt.Sprintf("%s has schema version %d, this cairn reads up to %d: upgrade cairn to open it (it is left unchanged)",
 		e.File, e.Version, e.Supported)
 }
 
