@@ -119,11 +119,11 @@ func (w *window) roundStart(i int) bool {
 // abs is the index in State.Messages of msgs[i].
 func (w *window) abs(i int) int { return w.from + i - w.heads }
 
-// plan finds where to cut: the earliest round start whose tail, with the
-// head the cut will need and the pending messages (extra tokens), fits in
-// target and holds at most keep_turns turns. It returns the index in msgs,
-// or -1 if no cut fits.
-func (w *window) plan(st *checkpoint.State, target, extra int) int {
+// plan finds where to cut: the earliest round start (the latest, when
+// latest is set) whose tail, with the head the cut will need and the
+// pending messages (extra tokens), fits in target and holds at most
+// keep_turns turns. It returns the index in msgs, or -1 if no cut fits.
+func (w *window) plan(st *checkpoint.State, target, extra int, latest bool) int {
 	tail, turns, best := extra, 0, -1
 	for i := len(w.msgs) - 1; i > w.heads; i-- {
 		tail += w.costs[i]
@@ -139,6 +139,9 @@ func (w *window) plan(st *checkpoint.State, target, extra int) int {
 		}
 		if w.fixed+w.headReserve(st, w.abs(i))+tail <= target {
 			best = i
+			if latest {
+				break
+			}
 		}
 	}
 	return best
@@ -190,12 +193,14 @@ func (r *run) fit(ctx context.Context, w *window, round int) ([]conversation.Mes
 	return msgs, w.earlier, nil
 }
 
-// cutPoint is where a cut should end, as an index of State.Messages: within
-// half the budget if it can be, else within the budget; -1 if neither.
+// cutPoint is where a cut should end, as an index of State.Messages: the
+// longest tail within half the budget if one fits there, else the
+// shortest within the budget, so that the next cut is as far away as it
+// can be; -1 if none fits.
 func (w *window) cutPoint(st *checkpoint.State, extra int) int {
-	i := w.plan(st, w.spec.Budget/2, extra)
+	i := w.plan(st, w.spec.Budget/2, extra, false)
 	if i < 0 {
-		i = w.plan(st, w.spec.Budget, extra)
+		i = w.plan(st, w.spec.Budget, extra, true)
 	}
 	if i < 0 {
 		return -1

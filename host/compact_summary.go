@@ -71,7 +71,9 @@ func (w *window) transcript(task, old string, goal, room int) (string, int) {
 		write("The agent's task:\n" + cutText(task, room/4) + "\n\n")
 	}
 	if old != "" {
-		write("The summary so far:\n" + old + "\n\nThe conversation that follows it:\n")
+		// Cut to the summary's cap, which a budget lowered since it was
+		// made (resume --upgrade) lowers with it.
+		write("The summary so far:\n" + cutText(old, w.spec.summaryCap()) + "\n\nThe conversation that follows it:\n")
 	} else {
 		write("The conversation to summarise:\n")
 	}
@@ -119,16 +121,32 @@ func renderRound(msgs []conversation.Message) string {
 	return b.String()
 }
 
-// cutResult cuts a tool result to about limit estimated tokens, with a
-// note that says how much is shown and how to read more.
+// cutResult cuts a tool result to at most limit estimated tokens, with a
+// note that says how much is shown and how to read more: the full note
+// when it takes at most half the limit, else a short one.
 func cutResult(s string, limit int) string {
 	note := func(shown int) string {
-		return fmt.Sprintf("\n[cairn: this result was cut to fit the context: %d of its %d bytes are shown, and the agent's journal keeps it whole. To read more, ask for a smaller part (read_file takes offset and limit, in lines) or search for what you need (grep).]",
-			shown, len(s))
+		return fmt.Sprintf(resultNote, shown, len(s))
 	}
-	head := cutText(s, max(limit-model.EstimateTokens(note(len(s))), 1))
+	if model.EstimateTokens(note(len(s)))*2 > limit {
+		note = func(shown int) string {
+			return fmt.Sprintf(shortResultNote, shown, len(s))
+		}
+	}
+	head := cutText(s, limit-model.EstimateTokens(note(len(s))))
 	return head + note(len(head))
 }
+
+// The notes that end a cut tool result: %d of its %d bytes are shown.
+const (
+	resultNote = "\n[cairn: this result was cut to fit the context: %d of its %d bytes are shown, and the agent's journal keeps it whole. " +
+		"To read more, ask for a smaller part (read_file takes offset and limit, in lines) or search for what you need (grep).]"
+	shortResultNote = "\n[cairn: cut to fit the context: %d of %d bytes shown]"
+)
+
+// minToolResult is the least max_tool_result: the short note, with the
+// largest numbers, and room for some of the result.
+var minToolResult = model.EstimateTokens(fmt.Sprintf(shortResultNote, 1<<40, 1<<40)) + 16
 
 // cutText returns the longest prefix of s, ending at a line's end where
 // one is near, whose estimated tokens are at most limit.
@@ -136,7 +154,10 @@ func cutText(s string, limit int) string {
 	if model.EstimateTokens(s) <= limit {
 		return s
 	}
-	n := min(len(s), max(limit, 0)*4)
+	if limit <= 0 {
+		return ""
+	}
+	n := min(len(s), limit*4)
 	for {
 		for n > 0 && n < len(s) && !utf8.RuneStart(s[n]) {
 			n--

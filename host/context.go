@@ -73,8 +73,9 @@ func (c ContextSpec) validate() error {
 		return fmt.Errorf("context: policy %q: want summarize or drop", c.Policy)
 	case c.KeepTurns < 0:
 		return errors.New("context: keep_turns cannot be negative")
-	case c.MaxToolResult < 0 || c.MaxToolResult > c.Budget/2:
-		return fmt.Errorf("context: max_tool_result %d: want between 1 and half the budget (%d)", c.MaxToolResult, c.Budget/2)
+	case c.MaxToolResult < 0 || c.MaxToolResult > c.Budget/2 || c.MaxToolResult > 0 && c.MaxToolResult < minToolResult:
+		return fmt.Errorf("context: max_tool_result %d: want between %d (a cut result's note and some of the result) and half the budget (%d)",
+			c.MaxToolResult, minToolResult, c.Budget/2)
 	}
 	return nil
 }

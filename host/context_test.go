@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/cairnrun/cairn/checkpoint/conversation"
 
@@ -362,6 +363,8 @@ func TestContextSpecValidate(t *testing.T) {
 		"{budget: 8000, policy: forget}":        `policy "forget"`,
 		"{budget: 8000, keep_turns: -1}":        "keep_turns cannot be negative",
 		"{budget: 8000, max_tool_result: 5000}": "max_tool_result 5000",
+		// Regression: a bound below its note's size sent more than the bound.
+		"{budget: 8000, max_tool_result: 10}": "max_tool_result 10: want between",
 	} {
 		_, err := ParseAgentFile([]byte("name: a\nmodel: {provider: script}\ntools: [{module: builtin}]\ncontext: "+yaml+"\n"), t.TempDir())
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -385,6 +388,76 @@ func TestCutText(t *testing.T) {
 	}
 	if n := model.EstimateTokens(cutText(strings.Repeat("a ", 1000), 100)); n > 100 || n < 80 {
 		t.Errorf("short words cut to %d tokens, want 80 to 100", n)
+	}
+	// Regression: a limit of zero or less looped forever.
+	for _, limit := range []int{0, -136} {
+		if got := cutText(long, limit); got != "" {
+			t.Errorf("cutText to %d: %d bytes, want none", limit, len(got))
+		}
+	}
+	// Regression: a bound below the full note's size sent more than the
+	// bound; every bound an agent file may set is kept, note included.
+	for _, limit := range []int{minToolResult, 40, 64, 100, 150} {
+		if cut := cutResult(long, limit); model.EstimateTokens(cut) > limit || !strings.Contains(cut, fmt.Sprintf("%d bytes", len(long))) {
+			t.Errorf("cutResult to %d: %d tokens: %q", limit, model.EstimateTokens(cut), cut)
+		}
+	}
+}
+
+// threeRounds is a conversation of a prompt and three rounds, each a call
+// of read_file and a result of about resultTokens estimated tokens.
+func threeRounds(resultTokens int) *checkpoint.State {
+	st := &checkpoint.State{Messages: []conversation.Message{{Role: conversation.RoleUser, Text: contextPrompt}}}
+	for i := range 3 {
+		id := fmt.Sprintf("c%d", i)
+		st.Messages = append(st.Messages,
+			conversation.Message{Role: conversation.RoleAssistant, ToolCalls: []conversation.ToolCall{{ID: id, Name: "read_file", Input: `{"path":"a"}`}}},
+			conversation.Message{Role: conversation.RoleTool, CallID: id, ToolName: "read_file", Text: strings.Repeat("abcd", resultTokens)})
+	}
+	return st
+}
+
+// Regression: when no tail fitted in half the budget, a cut kept the
+// longest tail that fitted the whole budget, so the next round went over
+// again and every round was cut (and, under summarize, summarised). It
+// now keeps the shortest: the last round.
+func TestCutKeepsTheShortestTailWhenHalfIsTooSmall(t *testing.T) {
+	st := threeRounds(380) // a round of about 400 tokens: two fit in 1,000, none in half with a head
+	w, err := newWindow(ContextSpec{Budget: 1000, Policy: PolicyDrop}, "", nil, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, last := w.cutPoint(st, 0), len(st.Messages)-2; got != last {
+		t.Fatalf("cut at message %d, want %d: the start of the last round", got, last)
+	}
+}
+
+// Regression: a summary made under a larger budget, folded into the next
+// under a budget lowered since (resume --upgrade), made transcript cut
+// text to a negative length, which never ended; the summary so far is now
+// cut to the summary's cap, and the transcript keeps within its room.
+func TestTranscriptUnderALoweredBudget(t *testing.T) {
+	st := threeRounds(100)
+	w, err := newWindow(ContextSpec{Budget: 4000}, "", nil, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := strings.Repeat("a summary made under a budget of 40,000 ", 400) // about 4,000 tokens
+	const room = 3500
+	done := make(chan struct{})
+	var text string
+	var end int
+	go func() {
+		defer close(done)
+		text, end = w.transcript(contextPrompt, old, len(st.Messages), room)
+	}()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("transcript did not return within a minute")
+	}
+	if n := model.EstimateTokens(text); n > room || end <= w.from || !strings.Contains(text, "The summary so far") {
+		t.Fatalf("transcript: %d tokens in a room of %d, rounds to %d", n, room, end)
 	}
 }
 

@@ -1,6 +1,9 @@
 package model
 
 import (
+	"encoding/json"
+	"strings"
+
 	"github.com/cairnrun/cairn/checkpoint/conversation"
 )
 
@@ -26,10 +29,27 @@ func EstimateTokens(s string) int {
 // the call it answers, and each call it asks for.
 func EstimateMessage(m conversation.Message) int {
 	n := Overhead + EstimateTokens(m.Text) + EstimateTokens(m.CallID) + EstimateTokens(m.ToolName)
+	if m.IsError {
+		n += errorPrefixTokens
+	}
 	for _, c := range m.ToolCalls {
-		n += Overhead + EstimateTokens(c.ID) + EstimateTokens(c.Name) + EstimateTokens(c.Input)
+		n += Overhead + EstimateTokens(c.ID) + EstimateTokens(c.Name) + inputTokens(c.Input)
 	}
 	return n
+}
+
+// errorPrefixTokens is what the prefix a wire format may put before an
+// error result's text ("error: ", see openAIMessages) adds.
+var errorPrefixTokens = EstimateTokens(errorPrefix)
+
+// inputTokens is the estimate of a call's arguments as the wire sends
+// them (see wireInput): arguments that are no JSON object go wrapped and
+// escaped, which can make them several times as long as written.
+func inputTokens(s string) int {
+	if t := strings.TrimSpace(s); strings.HasPrefix(t, "{") && json.Valid([]byte(t)) {
+		return EstimateTokens(t)
+	}
+	return EstimateTokens(string(wireInput(s)))
 }
 
 // EstimateTool is the estimated token count of a tool's description.

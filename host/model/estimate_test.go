@@ -32,6 +32,24 @@ func TestEstimateTokens(t *testing.T) {
 	}
 }
 
+// The estimate counts what the wire sends, not what was written: a call's
+// arguments that are no JSON object go wrapped and escaped (12 KB of
+// quotes once went out as 24 KB, counted as 12), and OpenAI's messages put
+// "error: " before an error result.
+func TestEstimateCountsWhatTheWireSends(t *testing.T) {
+	raw := strings.Repeat(`"<&>`, 3000)
+	m := conversation.Message{Role: conversation.RoleAssistant, ToolCalls: []conversation.ToolCall{{ID: "c", Name: "n", Input: raw}}}
+	sent := openAIMessages("", []conversation.Message{m})[0].ToolCalls[0].Function.Arguments
+	if got, least := EstimateMessage(m), EstimateTokens(sent); got < least || len(sent) < 2*len(raw) {
+		t.Errorf("arguments of %d bytes sent as %d: estimated %d tokens, want at least %d", len(raw), len(sent), got, least)
+	}
+	e := conversation.Message{Role: conversation.RoleTool, CallID: "c", ToolName: "n", Text: "no such file", IsError: true}
+	text := openAIMessages("", []conversation.Message{e})[0].Content
+	if got, least := EstimateMessage(e), Overhead+EstimateTokens(*text)+EstimateTokens("c")+EstimateTokens("n"); got < least {
+		t.Errorf("an error result sent as %q: estimated %d tokens, want at least %d", *text, got, least)
+	}
+}
+
 // The script plays the turn a request has reached counting the turns it
 // leaves out, and answers a summary request without playing one.
 func TestScriptPlaysPastACut(t *testing.T) {

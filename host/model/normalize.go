@@ -67,6 +67,10 @@ func resultsFor(calls []conversation.ToolCall, after []conversation.Message) []c
 	return out
 }
 
+// errorPrefix is what the OpenAI wire format puts before an error
+// result's text, which it has no flag for.
+const errorPrefix = "error: "
+
 // wireInput is a call's arguments as a JSON object, which both wire formats
 // want: the arguments themselves when they are one, {} when there are none,
 // and otherwise {"_raw_arguments": "<the text as written>"}.

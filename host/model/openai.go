@@ -126,7 +126,7 @@ func openAIMessages(system string, msgs []conversation.Message) []oaMessage {
 		case conversation.RoleTool:
 			w.ToolCallID = m.CallID
 			if m.IsError && !strings.HasPrefix(strings.ToLower(text), "error") {
-				text = "error: " + text
+				text = errorPrefix + text
 			}
 		}
 		out = append(out, w)
