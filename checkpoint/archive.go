@@ -242,7 +242,7 @@ func (a *Archive) checkOne() error {
 		return corrupt(err.Error())
 	}
 	for _, b := range a.Bookmarks {
-		if err := checkLabel(b.Label); err != nil {
+		if err := CheckLabel(b.Label); err != nil {
 			return corrupt(err.Error())
 		}
 		if err := b.check(a.Agent); err != nil {

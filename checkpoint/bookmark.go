@@ -22,8 +22,8 @@ type Bookmark struct {
 	Workspace string    `cbor:"5,keyasint,omitempty"`
 }
 
-// checkLabel refuses a label that could not name one file.
-func checkLabel(label string) error {
+// CheckLabel refuses a bookmark label that could not name one file.
+func CheckLabel(label string) error {
 	if err := CheckID(label); err != nil {
 		return fmt.Errorf("bookmark label %q: want 1 to 128 of letters, digits, '.', '_' and '-', not starting with '.'", label)
 	}
@@ -43,7 +43,7 @@ func (b *Bookmark) check(agent string) error {
 // PutBookmark keeps a bookmark of the agent, crash-atomically, replacing
 // one of the same label. ErrNotFound for an unknown agent.
 func (s *FileStore) PutBookmark(agent string, b Bookmark) error {
-	if err := checkLabel(b.Label); err != nil {
+	if err := CheckLabel(b.Label); err != nil {
 		return err
 	}
 	if !s.Exists(agent) {
@@ -105,7 +105,7 @@ func sortBookmarks(bs []Bookmark) {
 
 // PutBookmark keeps a bookmark of the agent in memory.
 func (s *MemStore) PutBookmark(agent string, b Bookmark) error {
-	if err := checkLabel(b.Label); err != nil {
+	if err := CheckLabel(b.Label); err != nil {
 		return err
 	}
 	if !s.Exists(agent) {

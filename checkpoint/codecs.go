@@ -36,7 +36,7 @@ func DecodeState(where string, payload []byte) (*State, error) {
 // EncodeBookmark and DecodeBookmark encode a bookmark with its state;
 // DecodeBookmark refuses one of a newer schema.
 func EncodeBookmark(b Bookmark) ([]byte, error) {
-	if err := checkLabel(b.Label); err != nil {
+	if err := CheckLabel(b.Label); err != nil {
 		return nil, err
 	}
 	return encMode.Marshal(b)

@@ -17,7 +17,11 @@ const maxBody = 64 << 10
 // readBody decodes a request's JSON body into v; an empty body leaves v
 // as it is.
 func readBody(w http.ResponseWriter, r *http.Request, v any) bool {
-	err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody)).Decode(v)
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
+	err := dec.Decode(v)
+	if err == nil && dec.More() {
+		err = errors.New("data after the JSON object")
+	}
 	if err != nil && !errors.Is(err, io.EOF) {
 		writeError(w, http.StatusBadRequest, "request body: "+err.Error()+" (want a JSON object)")
 		return false
@@ -196,17 +200,21 @@ func (s *Server) handleFork(w http.ResponseWriter, r *http.Request) {
 		"round": st.Round, "workspace": st.Workspace})
 }
 
-// names checks the labels and agent ids a request gives, so that a bad
-// one is the request's fault (400) and names what is wrong.
-func names(w http.ResponseWriter, given ...string) bool {
-	for _, n := range given {
-		if n == "" {
-			continue
+// names checks the bookmark label and the agent ids a request gives, so
+// that a bad one is the request's fault (400) and names what is wrong.
+func names(w http.ResponseWriter, label string, ids ...string) bool {
+	var err error
+	if label != "" {
+		err = checkpoint.CheckLabel(label)
+	}
+	for _, id := range ids {
+		if err == nil && id != "" {
+			err = checkpoint.CheckID(id)
 		}
-		if err := checkpoint.CheckID(n); err != nil {
-			writeError(w, http.StatusBadRequest, err.Error())
-			return false
-		}
+	}
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return false
 	}
 	return true
 }

@@ -197,7 +197,18 @@ func TestSnapshotAndFork(t *testing.T) {
 	if len(v.Bookmarks) != 1 || v.Bookmarks[0].Label != "first" {
 		t.Fatalf("bookmarks: %+v", v.Bookmarks)
 	}
-	f.decode(f.post("/api/agents/w/snapshot", map[string]string{"label": "../x"}), http.StatusBadRequest, nil)
+	var e apiError
+	f.decode(f.post("/api/agents/w/snapshot", map[string]string{"label": "../x"}), http.StatusBadRequest, &e)
+	if !strings.Contains(e.Error, "bookmark label") {
+		t.Errorf("a bad label: %q, want it named a bookmark label", e.Error) // it once said "agent id"
+	}
+	req, _ := http.NewRequest(http.MethodPost, f.http.URL+"/api/agents/w/snapshot", strings.NewReader(`{"label":"two"}{"x":1}`))
+	req.Header.Set("Authorization", "Bearer "+f.srv.Token())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.decode(resp, http.StatusBadRequest, nil) // data after the object was once ignored
 	f.decode(f.post("/api/agents/w/resume", map[string]string{"strategy": "guess"}), http.StatusBadRequest, nil)
 	f.decode(f.post("/api/agents/w/fork", map[string]string{"as": "a/b"}), http.StatusBadRequest, nil)
 	f.decode(f.post("/api/agents/w/snapshot", "not an object"), http.StatusBadRequest, nil)

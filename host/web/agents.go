@@ -141,7 +141,11 @@ func (s *Server) handleConversation(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	n, err := strconv.Atoi(q)
-	if err != nil || n < 1 || n > len(all) {
+	if err != nil || n < 1 {
+		writeError(w, http.StatusBadRequest, "round "+q+": want a round number from 1")
+		return
+	}
+	if n > len(all) {
 		writeError(w, http.StatusNotFound, "round "+q+": the agent's conversation has rounds 1 to "+strconv.Itoa(len(all)))
 		return
 	}

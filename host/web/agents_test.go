@@ -89,16 +89,23 @@ func TestReadErrors(t *testing.T) {
 		"/api/agents/nobody/events":          http.StatusNotFound,
 		"/api/agents/nobody/approvals":       http.StatusNotFound,
 		"/api/agents/w/conversation?round=9": http.StatusNotFound,
-		"/api/agents/w/diff?round=3":         http.StatusNotFound,
-		"/api/agents/w/diff?round=x":         http.StatusBadRequest,
-		"/api/agents/w/events?after=-1":      http.StatusBadRequest,
-		"/api/nothing":                       http.StatusNotFound,
-		"/assets/secret.txt":                 http.StatusNotFound,
+		// Regression: a round that is no number was 404, not 400.
+		"/api/agents/w/conversation?round=abc": http.StatusBadRequest,
+		"/api/agents/w/diff?round=3":           http.StatusNotFound,
+		"/api/agents/w/diff?round=x":           http.StatusBadRequest,
+		"/api/agents/w/events?after=-1":        http.StatusBadRequest,
+		// Regression: an unknown run gave 200 and nothing, where `cairn
+		// events --run` says there is no such run.
+		"/api/agents/w/events?run=nope": http.StatusNotFound,
+		// Regression: the mux's own 404 and 405 were plain text.
+		"/api/nothing":         http.StatusNotFound,
+		"/api/agents/w/resume": http.StatusMethodNotAllowed,
+		"/assets/secret.txt":   http.StatusNotFound,
 	} {
 		var e apiError
 		resp := f.do(path, nil, "")
-		if resp.StatusCode == http.StatusNotFound && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain") {
-			continue // the mux's own 404 for a route that does not exist
+		if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
+			t.Errorf("%s: Content-Type %q, want application/json", path, ct)
 		}
 		f.decode(resp, status, &e)
 		if e.Error == "" {

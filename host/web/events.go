@@ -29,6 +29,9 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
+	if only != "" && !s.hasRun(w, r, id, only) {
+		return
+	}
 	out := newLineWriter(w, follow)
 	n := 0
 	err = host.ReadHistory(r.Context(), s.store, id, follow, func(e host.Event, line []byte) error {
@@ -43,6 +46,23 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out.end(err)
+}
+
+// hasRun answers 404, as `cairn events --run` exits 2, when agent id has
+// no run named run.
+func (s *Server) hasRun(w http.ResponseWriter, r *http.Request, id, run string) bool {
+	in, err := host.Inspect(r.Context(), s.store, id)
+	if err != nil {
+		fail(w, err)
+		return false
+	}
+	for _, have := range in.State.Runs {
+		if have.ID == run {
+			return true
+		}
+	}
+	writeError(w, http.StatusNotFound, fmt.Sprintf("agent %s has no run %q; GET /api/agents/%s/runs lists them", id, run, id))
+	return false
 }
 
 // afterOf reads ?after=N, or the Last-Event-ID a reconnecting EventSource

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 	"sync"
 
 	"github.com/cairnrun/cairn/checkpoint"
@@ -71,8 +72,40 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err.status, err.msg)
 		return
 	}
-	s.mux.ServeHTTP(w, r)
+	s.mux.ServeHTTP(&jsonErrors{ResponseWriter: w}, r)
 }
+
+// jsonErrors turns the plain-text errors of the mux itself (no route 404,
+// wrong method 405) into the API's JSON errors; every answer of a handler
+// passes through unchanged.
+type jsonErrors struct {
+	http.ResponseWriter
+	plain bool // the answer is a plain-text error, to be written as JSON
+}
+
+func (j *jsonErrors) WriteHeader(status int) {
+	h := j.Header()
+	if status >= 400 && strings.HasPrefix(h.Get("Content-Type"), "text/plain") {
+		j.plain = true
+		h.Set("Content-Type", "application/json")
+		h.Del("Content-Length")
+	}
+	j.ResponseWriter.WriteHeader(status)
+}
+
+func (j *jsonErrors) Write(p []byte) (int, error) {
+	if !j.plain {
+		return j.ResponseWriter.Write(p)
+	}
+	if err := json.NewEncoder(j.ResponseWriter).Encode(apiError{Error: strings.TrimSpace(string(p))}); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// Unwrap lets http.ResponseController reach the writer beneath (to flush
+// an event stream).
+func (j *jsonErrors) Unwrap() http.ResponseWriter { return j.ResponseWriter }
 
 // Close pauses the runs the server holds and waits for them to end.
 func (s *Server) Close() {
