@@ -182,7 +182,7 @@ func recoverDir(agent, dir string, mark commitMark, marked bool) (*Recovered, in
 		return nil, 0, fmt.Errorf("read agent %q: %w", agent, err)
 	}
 	if len(snaps) == 0 {
-		return nil, 0, noSnapshot(agent, mark, marked)
+		return nil, 0, noSnapshot(agent, dir, mark, marked)
 	}
 	base := snaps[len(snaps)-1]
 	st, snapBytes, err := readSnapshot(dir, base)
@@ -199,13 +199,20 @@ func recoverDir(agent, dir string, mark commitMark, marked bool) (*Recovered, in
 
 // noSnapshot is the error for an agent directory with no snapshot:
 // ErrNotFound, unless the agent's commit mark says a snapshot was durable,
-// which is then missing committed data. (Remove takes the mark away first,
-// so what an interrupted Remove leaves is not found.)
-func noSnapshot(agent string, mark commitMark, marked bool) error {
-	if !marked {
-		return fmt.Errorf("agent %q: %w", agent, ErrNotFound)
+// or a journal is there, which follows a snapshot that was: then the agent
+// is missing committed data. (Remove takes the mark away first and the
+// journals before the snapshots, so what an interrupted Remove leaves is
+// not found.)
+func noSnapshot(agent, dir string, mark commitMark, marked bool) error {
+	if marked {
+		return &lostError{Agent: agent, Missing: fmt.Sprintf("snapshot %s is missing", snapName(mark.base)), Round: -1, Committed: mark.round}
 	}
-	return &lostError{Agent: agent, Missing: fmt.Sprintf("snapshot %s is missing", snapName(mark.base)), Committed: mark.round}
+	if journals, _ := listRounds(dir, "journal-", ".log"); len(journals) > 0 {
+		r := journals[len(journals)-1]
+		return &lostError{Agent: agent, Round: -1, Committed: r,
+			Missing: fmt.Sprintf("snapshot %s is missing (its journal %s is there)", snapName(r), journalName(r))}
+	}
+	return fmt.Errorf("agent %q: %w", agent, ErrNotFound)
 }
 
 // replayJournal applies the journal that follows the snapshot of round base,

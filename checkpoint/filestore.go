@@ -127,8 +127,13 @@ func (s *FileStore) Exists(id string) bool {
 	if err != nil {
 		return false
 	}
-	if snaps, _ := listRounds(dir, "snap-", ".cbor"); len(snaps) > 0 {
-		return true
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		_, snap := roundOf(e.Name(), "snap-", ".cbor")
+		_, journal := roundOf(e.Name(), "journal-", ".log")
+		if snap || journal { // a journal without its snapshot is an agent that lost it
+			return true
+		}
 	}
 	_, marked := readMark(dir)
 	return marked

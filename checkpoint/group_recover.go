@@ -314,7 +314,7 @@ func (s *FileStore) recoverAgent(id, dir string, markData []byte, repair bool) (
 		return nil, fmt.Errorf("read agent %q: %w", id, err)
 	}
 	if len(snaps) == 0 {
-		return nil, noSnapshot(id, mark, marked)
+		return nil, noSnapshot(id, dir, mark, marked)
 	}
 	base := snaps[len(snaps)-1]
 	st, snapBytes, err := readSnapshot(dir, base)

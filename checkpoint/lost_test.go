@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -154,6 +155,39 @@ func TestOnlySnapshotDeletedRefused(t *testing.T) {
 	must(t, os.Remove(filepath.Join(agentDir, markName)))
 	if _, err := s.Read("a1"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("read with no snapshot and no mark: %v, want ErrNotFound", err)
+	}
+}
+
+// Regression: a young agent whose only snapshot and commit mark were both
+// deleted was "not found", and a run of the same id made it again over its
+// journal, applying every change a second time. The journal left says a
+// snapshot was there: it is refused as lost, and not made again.
+func TestOnlySnapshotAndMarkDeletedRefused(t *testing.T) {
+	dir := t.TempDir()
+	s, err := OpenFileStore(dir)
+	must(t, err)
+	must(t, newAgent(t, s, "a1", 3).Close())
+	agentDir := filepath.Join(dir, "agents", "a1")
+	must(t, os.Remove(filepath.Join(agentDir, snapName(0))))
+	must(t, os.Remove(filepath.Join(agentDir, markName)))
+	openRefused(t, dir, snapName(0)+" is missing (its journal "+journalName(0)+" is there)")
+	_, err = s.Read("a1")
+	if !strings.Contains(fmt.Sprint(err), "its files hold no snapshot") {
+		t.Errorf("Read: %v, want it to say the files hold no snapshot", err)
+	}
+	journal, err := os.ReadFile(filepath.Join(agentDir, journalName(0)))
+	must(t, err)
+	lock, err := s.Lock("a1", ThisProcess("run-2"))
+	must(t, err)
+	if !s.Exists("a1") {
+		t.Error("an agent with a journal but no snapshot does not exist")
+	}
+	if _, err := s.Create("a1", NewState("a1", Definition{}, Labels{}, t0)); !errors.Is(err, ErrExists) {
+		t.Errorf("create over it: %v, want ErrExists", err)
+	}
+	lock.Unlock()
+	if after, _ := os.ReadFile(filepath.Join(agentDir, journalName(0))); !bytes.Equal(after, journal) {
+		t.Error("the agent's journal changed")
 	}
 }
 

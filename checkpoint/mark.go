@@ -106,16 +106,25 @@ type lostError struct {
 	Agent string
 	// Missing names what is gone.
 	Missing string
-	// Round is the boundary the files still hold; Committed the least
-	// round that was committed.
+	// Round is the boundary the files still hold, -1 for none; Committed
+	// the least round that was committed.
 	Round, Committed int
 }
 
 func (e *lostError) Error() string {
-	return fmt.Sprintf("agent %q has lost committed data: %s (its files hold round %d; at least round %d was committed); "+
+	held := fmt.Sprintf("its files hold round %d; at least round %d was committed", e.Round, e.Committed)
+	switch {
+	case e.Round < 0:
+		held = fmt.Sprintf("its files hold no snapshot; at least round %d was committed", e.Committed)
+	case e.Round >= e.Committed:
+		// The rounds are there, but not all that was durable after them
+		// (records of the round that was interrupted).
+		held = fmt.Sprintf("its files hold round %d, but less of its journal than was durable", e.Round)
+	}
+	return fmt.Sprintf("agent %q has lost committed data: %s (%s); "+
 		"nothing was loaded or changed, and resuming cannot repair it: restore the agent's directory from a backup, "+
 		"fork a bookmark of it (`cairn fork`), or start it over with `cairn run --fresh`",
-		e.Agent, e.Missing, e.Round, e.Committed)
+		e.Agent, e.Missing, held)
 }
 
 // Is makes errors.Is(err, ErrLost) hold.
