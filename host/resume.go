@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -97,6 +98,39 @@ type resumeReport struct {
 	tailCalls []string
 }
 
+// openToResume recovers the agent for Resume, under its lock, clearing a
+// pause asked of it. Under StrategyManual it only reads: the store's files
+// are left exactly as they are (not even a torn tail is cut), and the log
+// refuses every write.
+func (e *Engine) openToResume(opts ResumeOptions) (*checkpoint.Recovered, checkpoint.Log, error) {
+	if opts.Strategy == StrategyManual {
+		rec, err := e.store.Read(opts.ID)
+		if err != nil {
+			return nil, nil, fmt.Errorf("resume: %w", err)
+		}
+		return rec, readOnlyLog{rec.State}, nil
+	}
+	if err := e.clearPause(opts.ID); err != nil {
+		return nil, nil, err
+	}
+	rec, log, err := e.store.Open(opts.ID)
+	if err != nil {
+		return nil, nil, fmt.Errorf("resume: %w", err) // the store's error names the agent
+	}
+	return rec, log, nil
+}
+
+// readOnlyLog is the log of a manual resume, which changes nothing.
+type readOnlyLog struct{ st *checkpoint.State }
+
+var errManual = errors.New("resume --strategy manual changes nothing")
+
+func (readOnlyLog) Append(...checkpoint.Record) error       { return errManual }
+func (readOnlyLog) Commit(checkpoint.Record) (int64, error) { return 0, errManual }
+func (readOnlyLog) Sync() error                             { return nil }
+func (l readOnlyLog) State() *checkpoint.State              { return l.st }
+func (readOnlyLog) Close() error                            { return nil }
+
 // Resume brings an agent back at its last boundary and continues it. A run
 // that ended cleanly is not run again: its Result says so. A paused run
 // continues where it paused.
@@ -119,12 +153,9 @@ func (e *Engine) Resume(ctx context.Context, opts ResumeOptions) (*Result, error
 		return nil, err
 	}
 	defer lock.Unlock()
-	if err := e.clearPause(opts.ID); err != nil {
-		return nil, err
-	}
-	rec, log, err := e.store.Open(opts.ID)
+	rec, log, err := e.openToResume(opts)
 	if err != nil {
-		return nil, fmt.Errorf("resume: %w", err) // the store's error names the agent
+		return nil, err
 	}
 	defer log.Close()
 	if err := e.placeWorkspace(rec, opts, log); err != nil {

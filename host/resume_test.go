@@ -174,6 +174,33 @@ func TestResumeManualChangesNothing(t *testing.T) {
 	}
 }
 
+// Regression: a manual resume of an agent whose journal ends in a torn
+// record, with no commit mark, cut the tail off, reserved the journal's
+// space again and wrote a mark, while it said nothing changed. It now only
+// reads.
+func TestResumeManualLeavesATornTail(t *testing.T) {
+	eng, store, id := interrupted(t)
+	dir := filepath.Join(store.(*checkpoint.FileStore).Dir(), "agents", id)
+	rec, err := store.Read(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	journals, _ := filepath.Glob(filepath.Join(dir, "journal-*.log"))
+	if len(journals) == 0 {
+		t.Fatal("no journal")
+	}
+	if err := errors.Join(os.Remove(filepath.Join(dir, "committed")), os.Truncate(journals[len(journals)-1], rec.JournalBytes-3)); err != nil {
+		t.Fatal(err)
+	}
+	before := dirBytes(t, dir)
+	if res, _ := resume(t, eng, id, StrategyManual); res.Status != StatusPaused {
+		t.Fatalf("result %+v", res)
+	}
+	if after := dirBytes(t, dir); after != before {
+		t.Fatal("a manual resume changed the agent's files")
+	}
+}
+
 func TestResumeOfFinishedAgentDoesNothing(t *testing.T) {
 	eng, _, id := interrupted(t)
 	resume(t, eng, id, StrategySeal)
