@@ -220,11 +220,12 @@ func resultRecord(round int, res callResult, unsettled bool) (checkpoint.Record,
 }
 
 // emitHeld emits the tool_end of the calls whose results became durable
-// with the round's settlement, once they are, and of the calls whose
-// changes the settlement decided.
+// with the round's settlement, once they are, of the calls whose changes
+// the settlement decided, and, in a run that commits what its context
+// stopped (a session), of the calls it stopped.
 func (r *run) emitHeld(round int, results []callResult) {
 	for i := range results {
-		if results[i].held || results[i].endLater {
+		if results[i].held || results[i].endLater || results[i].interrupted && r.commitCancelled {
 			results[i].held, results[i].endLater = false, false
 			r.emit(Event{Type: EventToolEnd, Round: round, Call: results[i].event()})
 		}

@@ -33,6 +33,11 @@ type Session struct {
 	turn chan struct{}
 	// broken is the error that left a round open; no round follows it.
 	broken error
+	// paused is the error of a session whose agent Pause stopped: its run
+	// ended at the round it was taking and the agent's lock is released.
+	paused error
+	// pausedCh is closed when it is.
+	pausedCh chan struct{}
 }
 
 // SessionOptions says which agent a session drives.
@@ -69,6 +74,11 @@ type CallOutcome struct {
 // session takes no more calls.
 var ErrSessionBroken = errors.New("session cannot take more calls")
 
+// ErrSessionPaused: Pause stopped the session's agent at a round boundary;
+// the session takes no more calls, and a new session or `cairn resume`
+// goes on.
+var ErrSessionPaused = errors.New("the session's agent was paused")
+
 // clientTurns is the model of a session's run: the caller takes the
 // model's turns, so the provider is never asked.
 var clientTurns = model.Spec{Provider: "script", ScriptData: []byte("turns: []\n")}
@@ -98,7 +108,7 @@ func (e *Engine) OpenSession(ctx context.Context, opts SessionOptions) (*Session
 		lock.Unlock()
 		return nil, err
 	}
-	s := &Session{r: r, lock: lock, turn: make(chan struct{}, 1)}
+	s := &Session{r: r, lock: lock, turn: make(chan struct{}, 1), pausedCh: make(chan struct{})}
 	s.turn <- struct{}{}
 	return s, nil
 }
@@ -228,6 +238,12 @@ func (s *Session) Call(ctx context.Context, tool string, input json.RawMessage, 
 	if s.broken != nil {
 		return nil, s.broken
 	}
+	if s.paused == nil && s.r.pauseRequested() {
+		s.pause(s.r.state().Round) // asked between calls: at the boundary now
+	}
+	if s.paused != nil {
+		return nil, s.paused
+	}
 	r := s.r
 	r.approver = ask
 	round := r.state().Round + 1
@@ -243,8 +259,29 @@ func (s *Session) Call(ctx context.Context, tool string, input json.RawMessage, 
 		s.broken = fmt.Errorf("%w: round %d of agent %s: %w", ErrSessionBroken, round, r.agentID, err)
 		return nil, s.broken
 	}
-	return s.outcome(c, round), nil
+	out := s.outcome(c, round)
+	if r.pauseRequested() {
+		s.pause(round)
+	}
+	return out, nil
 }
+
+// pause ends the session's run as paused on request after round, and
+// releases the agent, as a run stops at the boundary Pause asked for.
+func (s *Session) pause(round int) {
+	_, err := s.r.end(StatusPaused, pausedOnRequest)
+	err = errors.Join(err, s.r.close())
+	s.lock.Unlock()
+	s.paused = fmt.Errorf("%w after round %d: agent %s takes no more calls here; a new session of it (cairn mcp --id %s) or cairn resume %s goes on",
+		ErrSessionPaused, round, s.r.agentID, s.r.agentID, s.r.agentID)
+	if err != nil {
+		s.paused = fmt.Errorf("%w (ending its run: %v)", s.paused, err)
+	}
+	close(s.pausedCh)
+}
+
+// Paused is closed once Pause has stopped the session's agent.
+func (s *Session) Paused() <-chan struct{} { return s.pausedCh }
 
 // outcome reads the call's result from the committed round.
 func (s *Session) outcome(c conversation.ToolCall, round int) *CallOutcome {
@@ -263,6 +300,9 @@ func (s *Session) outcome(c conversation.ToolCall, round int) *CallOutcome {
 // agent.
 func (s *Session) Close() error {
 	<-s.turn
+	if s.paused != nil {
+		return nil // its run ended when it was paused
+	}
 	status := StatusDone
 	reason := ""
 	if s.broken != nil {

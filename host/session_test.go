@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -71,7 +72,8 @@ func TestSessionCallIsARound(t *testing.T) {
 }
 
 // A call whose context ends while it runs is stopped, its changes are
-// discarded, and its round is committed with a result that says so.
+// discarded, and its round is committed with a result that says so, and
+// a tool_end (the web view once showed such a call running for ever).
 func TestSessionCancelledCallChangesNothing(t *testing.T) {
 	eng, store := fileEngine(t)
 	af, ws := sessionAgent(t, "")
@@ -82,9 +84,13 @@ func TestSessionCancelledCallChangesNothing(t *testing.T) {
 	defer s.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	started := make(chan struct{})
+	var ends []string
 	s.r.onEvent = func(e Event) {
 		if e.Type == EventToolStart && e.Call.Tool == "spin" {
 			close(started)
+		}
+		if e.Type == EventToolEnd {
+			ends = append(ends, e.Call.ID+" "+string(e.Call.Outcome))
 		}
 	}
 	go func() { <-started; cancel() }()
@@ -95,6 +101,9 @@ func TestSessionCancelledCallChangesNothing(t *testing.T) {
 	entries, _ := os.ReadDir(ws)
 	if len(entries) != 0 {
 		t.Errorf("workspace has %d entries after a cancelled call", len(entries))
+	}
+	if len(ends) != 1 || !strings.HasPrefix(ends[0], "mcp-1 ") {
+		t.Errorf("tool_end events %q, want one for the cancelled call mcp-1", ends)
 	}
 	out, err = s.Call(context.Background(), "append", json.RawMessage(`{"path":"b.txt","line":"x"}`), nil)
 	if err != nil || out.IsError || out.Round != 2 {
@@ -190,5 +199,46 @@ func TestSessionThatFailsToStartLeavesNoAgent(t *testing.T) {
 	}
 	if store.Exists("s9") {
 		t.Fatal("the agent stays in the store after its session failed to start")
+	}
+}
+
+// Pause stops a session's agent at its round boundary: the run ends
+// paused on request, the agent is released, the session refuses later
+// calls saying so, and a new session goes on from there. (A pause was once
+// accepted and never happened.)
+func TestSessionPause(t *testing.T) {
+	eng, store := fileEngine(t)
+	af, _ := sessionAgent(t, "")
+	s, err := eng.OpenSession(context.Background(), SessionOptions{Agent: af, ID: "sp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	write := json.RawMessage(`{"path":"a.txt","content":"hi"}`)
+	if out, err := s.Call(context.Background(), "write_file", write, nil); err != nil || out.IsError {
+		t.Fatalf("first call: %+v %v", out, err)
+	}
+	if err := eng.Pause(context.Background(), "sp"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Call(context.Background(), "write_file", write, nil); !errors.Is(err, ErrSessionPaused) {
+		t.Fatalf("a call after the pause: %v, want ErrSessionPaused", err)
+	}
+	select {
+	case <-s.Paused():
+	default:
+		t.Fatal("Paused is not closed")
+	}
+	sum, err := store.Summary("sp")
+	if err != nil || sum.Status != checkpoint.StatusPaused || sum.Round != 1 {
+		t.Fatalf("summary %+v %v, want paused at round 1", sum, err)
+	}
+	s2, err := eng.OpenSession(context.Background(), SessionOptions{Agent: af, ID: "sp"})
+	if err != nil {
+		t.Fatalf("a new session of the paused agent: %v", err)
+	}
+	defer s2.Close()
+	if out, err := s2.Call(context.Background(), "write_file", write, nil); err != nil || out.Round != 2 {
+		t.Fatalf("the new session's call: %+v %v, want round 2", out, err)
 	}
 }

@@ -65,6 +65,14 @@ func mcpAction(c *cli.Context) error {
 		return runError(err)
 	}
 	defer sess.Close()
+	go func() {
+		select {
+		case <-sess.Paused():
+			fmt.Fprintf(c.App.ErrWriter, "cairn mcp: agent %s paused on request; it takes no more calls here (`cairn mcp --id %s` or `cairn resume %s` goes on)\n",
+				sess.ID(), sess.ID(), sess.ID())
+		case <-ctx.Done():
+		}
+	}()
 	srv, err := mcp.NewServer(sess, mcp.Options{Version: version})
 	if err != nil {
 		return err
@@ -129,6 +137,10 @@ func mcpEvents(w io.Writer) host.EventFunc {
 		switch e.Type {
 		case host.EventToolEnd:
 			fmt.Fprintf(w, "cairn mcp: round %d %s %s %s (%.1f ms)\n", e.Round, e.Call.ID, e.Call.Tool, e.Call.Outcome, e.Call.DurationMS)
+		case host.EventApprovalDecided:
+			if e.Status == "denied" {
+				fmt.Fprintf(w, "cairn mcp: round %d %s %s denied: %s\n", e.Round, e.Call.ID, e.Call.Tool, e.Reason)
+			}
 		case host.EventAgentResumed:
 			for _, s := range e.Sealed {
 				fmt.Fprintf(w, "cairn mcp: sealed call %s (%s), interrupted while %s; effects: %s\n", s.Call, s.Tool, s.Phase, s.Effects)
