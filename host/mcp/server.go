@@ -98,9 +98,14 @@ func instructions(sess *host.Session) string {
 }
 
 // ServeIO serves one client speaking newline-delimited JSON-RPC on r and
-// w (MCP's stdio transport) until it closes r or ctx ends.
+// w (MCP's stdio transport) until it closes r or ctx ends. A message
+// longer than maxStdioMessage is answered with an error and the session
+// goes on.
 func (s *Server) ServeIO(ctx context.Context, r io.Reader, w io.Writer) error {
-	return s.Run(ctx, &sdk.IOTransport{Reader: io.NopCloser(r), Writer: nopCloser{w}})
+	lw := &lockedWriter{w: w}
+	in := newLineLimiter(r, lw, maxStdioMessage)
+	return s.Run(ctx, &sdk.IOTransport{Reader: io.NopCloser(in), Writer: nopCloser{lw},
+		MaxLineLength: maxStdioMessage + 1<<10})
 }
 
 type nopCloser struct{ io.Writer }
