@@ -4,6 +4,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"github.com/cairnrun/cairn/internal/httpauth"
 	"net"
 	"net/http"
 	"strings"
@@ -50,10 +51,10 @@ func (s *Server) Handler(token string) http.Handler {
 }
 
 func requireToken(token string, next http.Handler) http.Handler {
-	want := []byte("Bearer " + token)
+	want := []byte(token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got := []byte(r.Header.Get("Authorization"))
-		if subtle.ConstantTimeCompare(got, want) != 1 {
+		got, ok := httpauth.Bearer(r)
+		if !ok || subtle.ConstantTimeCompare([]byte(got), want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="cairn"`)
 			http.Error(w, "cairn mcp: missing or wrong bearer token", http.StatusUnauthorized)
 			return

@@ -92,8 +92,8 @@ func TestStdioMessageTooLargeIsAnswered(t *testing.T) {
 		t.Fatalf("initialize: %v", r)
 	}
 	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	go send(`{"jsonrpc":"2.0","method":"tools/call","params":{"name":"write_file","arguments":{"path":"big.txt","content":"` +
-		strings.Repeat("x", maxStdioMessage) + `"}},"id":2}`)
+	go io.WriteString(cw, `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"write_file","arguments":{"path":"big.txt","content":"`+
+		strings.Repeat("x", maxStdioMessage)+`"}},"id":2}`+"\n") // from a goroutine: the pipe buffers nothing
 	if r := reply(); string(r["id"]) != "2" || !strings.Contains(string(r["error"]), "more than") {
 		t.Fatalf("the message too large: %v", r)
 	}

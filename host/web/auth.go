@@ -2,6 +2,7 @@ package web
 
 import (
 	"crypto/subtle"
+	"github.com/cairnrun/cairn/internal/httpauth"
 	"net"
 	"net/http"
 	"net/url"
@@ -48,7 +49,7 @@ func (s *Server) admit(r *http.Request) *refusal {
 
 // bearer reports whether r carries the token in its Authorization header.
 func (s *Server) bearer(r *http.Request) bool {
-	t, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	t, ok := httpauth.Bearer(r)
 	return ok && s.tokenIs(t)
 }
 
