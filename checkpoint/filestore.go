@@ -131,7 +131,7 @@ func (s *FileStore) Exists(id string) bool {
 	for _, e := range entries {
 		_, snap := roundOf(e.Name(), "snap-", ".cbor")
 		_, journal := roundOf(e.Name(), "journal-", ".log")
-		if snap || journal { // a journal without its snapshot is an agent that lost it
+		if snap || journal && e.Type().IsRegular() { // a journal without its snapshot is an agent that lost it
 			return true
 		}
 	}
