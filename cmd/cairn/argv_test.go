@@ -57,6 +57,7 @@ func TestUsageErrorsExitTwoOnStderr(t *testing.T) {
 		{"tools", "needs a command: ls, pack"},
 		{"tools nosuch", `no command "nosuch"`},
 		{"help nosuch", `no command "nosuch"`},
+		{"resume A --max-rounds -3", "--max-rounds cannot be negative"},
 		{"tools help nosuch", `no command "nosuch"`},
 		{"--nosuch", "flag provided but not defined"},
 		{"ls --nosuch", "ls: flag provided but not defined: -nosuch"},

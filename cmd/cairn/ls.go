@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"github.com/cairnrun/cairn/checkpoint"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -24,13 +26,17 @@ func lsCommand() *cli.Command {
 }
 
 func lsAction(c *cli.Context) error {
+	var list []checkpoint.Summary
 	store, err := openStore(c)
-	if err != nil {
+	switch {
+	case errors.Is(err, errNoStore) && c.String(storeFlag.Name) == "":
+		// The default store, before the first run: no agents yet.
+	case err != nil:
 		return err
-	}
-	list, err := store.List()
-	if err != nil {
-		return err
+	default:
+		if list, err = store.List(); err != nil {
+			return err
+		}
 	}
 	list, depth := view.TreeOrder(list)
 	lines := make([]view.AgentLine, len(list))

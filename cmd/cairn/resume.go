@@ -40,6 +40,11 @@ func resumeAction(c *cli.Context) error {
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
+	for _, name := range []string{"max-rounds", "max-tokens", "max-cost", "max-time"} {
+		if c.Float64(name) < 0 || c.Int(name) < 0 || c.Int64(name) < 0 || c.Duration(name) < 0 {
+			return withCode(exitUsage, fmt.Errorf("resume: --%s cannot be negative", name))
+		}
+	}
 	opts := host.ResumeOptions{ID: c.Args().First(), Strategy: strategy, Upgrade: c.Bool("upgrade"),
 		Limits: host.RunLimits{MaxRounds: c.Int("max-rounds"), MaxTokens: c.Int64("max-tokens"),
 			MaxCost: c.Float64("max-cost"), MaxTime: host.Duration(c.Duration("max-time"))},

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -48,11 +49,17 @@ func storeDir(c *cli.Context) string {
 }
 
 // openStore opens the store --store names: a PostgreSQL database for a
-// postgres:// or postgresql:// URL, else a directory.
+// postgres:// or postgresql:// URL, else a directory, which only the
+// commands that make agents (makesAgents) make: for any other, a store
+// directory that is not there is a mistyped --store, refused with
+// errNoStore. (A namespace of a store that is there is made as needed.)
 func openStore(c *cli.Context) (checkpoint.Store, error) {
 	dir, ns := storeDir(c), c.String(namespaceFlag)
 	if strings.HasPrefix(dir, "postgres://") || strings.HasPrefix(dir, "postgresql://") {
 		return pgstore.Open(c.Context, dir, pgstore.WithNamespace(ns))
+	}
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) && !makesAgents[c.Command.FullName()] {
+		return nil, withCode(exitUsage, fmt.Errorf("%w at %s: --store (or CAIRN_STORE) names the directory where a run keeps its agents", errNoStore, dir))
 	}
 	dir, err := checkpoint.NamespaceDir(dir, ns)
 	if err != nil {
@@ -60,6 +67,14 @@ func openStore(c *cli.Context) (checkpoint.Store, error) {
 	}
 	return host.OpenStore(dir)
 }
+
+// errNoStore: the store a command reads is not there.
+var errNoStore = errors.New("no store")
+
+// makesAgents are the commands that make a directory store that is not
+// there yet.
+var makesAgents = map[string]bool{"run": true, "chat": true, "import": true, "mcp": true, "serve": true,
+	"workflow run": true, "tools warm": true}
 
 // cacheDir is --cache, or cairn's directory in the user's cache directory.
 func cacheDir(c *cli.Context) string {
@@ -107,6 +122,10 @@ func runError(err error) error {
 	switch {
 	case errors.Is(err, checkpoint.ErrLocked):
 		return withCode(exitLocked, err)
+	case errors.Is(err, host.ErrDefinition):
+		// Damage to the store, not a wrong command line, though a blob
+		// not found is what it is.
+		return withCode(exitFailed, fmt.Errorf("%w; restore the store's blobs/ from a backup, or fork a bookmark of the agent or start it over (cairn run --fresh)", err))
 	case errors.Is(err, checkpoint.ErrNotFound), errors.Is(err, host.ErrNoAgentFile):
 		return withCode(exitUsage, err)
 	}
