@@ -55,11 +55,11 @@ func lsAction(c *cli.Context) error {
 	w := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "AGENT\tSTATUS\tROUNDS\tTOKENS\tCOST\tUPDATED")
 	for i, l := range lines {
-		status := l.Status
-		if l.Error != "" {
-			status = "unreadable: " + l.Error
+		if l.Error != "" { // nothing of it was read: no figures, the reason
+			fmt.Fprintf(w, "%s\tunreadable: %s\t-\t-\t-\t-\n", treeName(l.Agent, depth[i]), l.Error)
+			continue
 		}
-		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%s\t%s\n", treeName(l.Agent, depth[i]), status, l.Rounds, l.Usage.Total(), cost(l.Usage),
+		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%s\t%s\n", treeName(l.Agent, depth[i]), l.Status, l.Rounds, l.Usage.Total(), cost(l.Usage),
 			l.Updated.Local().Format(time.DateTime))
 	}
 	return w.Flush()

@@ -53,3 +53,20 @@ func TestResumeWithBlobsGoneFails(t *testing.T) {
 		t.Fatalf("resume with the blobs gone: exit %d, %q; want exit 1 saying what to do", code, errOut)
 	}
 }
+
+// An agent that cannot be read is listed with the reason and no figures
+// (it once showed 0 rounds and an update in the year 1).
+func TestLsShowsAnUnreadableAgent(t *testing.T) {
+	store := t.TempDir()
+	dir := filepath.Join(store, "agents", "bad")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "snap-0000000000000000.cbor"), []byte("not a snapshot"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := cairn(t, "ls", "--store", store)
+	if code != exitDone || !strings.Contains(out, "unreadable: ") || strings.Contains(out, "0001-01-01") {
+		t.Fatalf("ls: exit %d, %q, %q", code, out, errOut)
+	}
+}
