@@ -185,8 +185,9 @@ func putContents(s checkpoint.Store, dir string, entries []checkpoint.WorkspaceE
 
 // scanWorkspace lists the regular files and directories of dir, each
 // file's content named by what digest returns for its path (or left
-// unnamed, with digest nil). Symlinks and special files are left out:
-// tools never see them.
+// unnamed, with digest nil). Symlinks and special files are left out
+// of the copy: a workspace rebuilt from it has none (docs/cli.md), though
+// a tool sees a link that stays inside the workspace.
 func scanWorkspace(dir string, limit WorkspaceLimit, digest func(path string) (string, error)) ([]checkpoint.WorkspaceEntry, error) {
 	var out []checkpoint.WorkspaceEntry
 	var total int64
