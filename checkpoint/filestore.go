@@ -31,10 +31,22 @@ func CheckID(id string) error {
 		ok = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-'
 	}
 	if !ok {
-		return fmt.Errorf("agent id %q: want 1 to 128 of letters, digits, '.', '_' and '-', not starting with '.'", id)
+		return idError(id)
 	}
 	return nil
 }
+
+// ErrInvalidID is matched by CheckID's error: a name that cannot be an
+// agent's id.
+var ErrInvalidID = errors.New("invalid agent id")
+
+type idError string
+
+func (e idError) Error() string {
+	return fmt.Sprintf("agent id %q: want 1 to 128 of letters, digits, '.', '_' and '-', not starting with '.'", string(e))
+}
+
+func (e idError) Is(target error) bool { return target == ErrInvalidID }
 
 // FileStore keeps agents in a directory; see the package doc for its
 // layout. It is safe for concurrent use; each agent is guarded by its lock.

@@ -58,6 +58,8 @@ func TestUsageErrorsExitTwoOnStderr(t *testing.T) {
 		{"tools nosuch", `no command "nosuch"`},
 		{"help nosuch", `no command "nosuch"`},
 		{"resume A --max-rounds -3", "--max-rounds cannot be negative"},
+		// Regression: an id that cannot be one exited 1.
+		{"run -f ../../examples/hello/agent.yaml --id ../evil --store " + t.TempDir(), `agent id "../evil"`},
 		{"tools help nosuch", `no command "nosuch"`},
 		{"--nosuch", "flag provided but not defined"},
 		{"ls --nosuch", "ls: flag provided but not defined: -nosuch"},
