@@ -2,10 +2,13 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cairnrun/cairn/host"
 )
 
 // The status line shows only work that has gone on for progressDelay, is
@@ -75,5 +78,26 @@ func TestProgressSaysCompiling(t *testing.T) {
 	p.tick(p.since.Add(progressDelay + 2*time.Second))
 	if got := buf.String(); got != "\r\033[K⋯ waiting for the model (3s)" {
 		t.Fatalf("status line after compiling: %q", got)
+	}
+}
+
+// Regression: on a first run, the status line said "finishing the round"
+// when one call of a round ended while another (its module compiling)
+// still ran. It says the tools run until the last call ends.
+func TestStatusWhileAnotherCallRuns(t *testing.T) {
+	r := newRenderer(io.Discard, io.Discard, false)
+	for _, step := range []struct {
+		e    host.EventType
+		want string
+	}{
+		{host.EventToolStart, "running tools"},
+		{host.EventToolStart, "running tools"},
+		{host.EventToolEnd, "running tools"},
+		{host.EventToolEnd, "finishing the round: applying changes, committing it"},
+		{host.EventRoundEnd, "waiting for the model"},
+	} {
+		if got := r.waiting(host.Event{Type: step.e}); got != step.want {
+			t.Errorf("after %s: %q, want %q", step.e, got, step.want)
+		}
 	}
 }

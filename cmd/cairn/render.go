@@ -17,6 +17,8 @@ type renderer struct {
 	busy   *progress // the status line between events; nil for none
 	json   bool
 	inText bool // the last thing printed was streamed model text
+	// running counts the round's calls that started and have not ended.
+	running int
 }
 
 // newRenderer prints events to w, and readable warnings to errW.
@@ -25,7 +27,25 @@ func newRenderer(w, errW io.Writer, asJSON bool) *renderer {
 }
 
 func (r *renderer) event(e host.Event) {
-	r.busy.around(func() { r.print(e) }, waitingAfter(e))
+	r.busy.around(func() { r.print(e) }, r.waiting(e))
+}
+
+// waiting is what the run waits for after e: waitingAfter, except that
+// while another call of the round still runs (a tool module compiling on
+// a first run, say), it is that call.
+func (r *renderer) waiting(e host.Event) string {
+	switch e.Type {
+	case host.EventToolStart:
+		r.running++
+	case host.EventToolEnd:
+		r.running = max(r.running-1, 0)
+		if r.running > 0 {
+			return waitingAfter(host.Event{Type: host.EventToolStart})
+		}
+	case host.EventRoundEnd, host.EventRunEnd:
+		r.running = 0
+	}
+	return waitingAfter(e)
 }
 
 func (r *renderer) print(e host.Event) {
