@@ -8,6 +8,8 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -218,6 +220,9 @@ func (af *AgentFile) Validate() error {
 	}
 	if af.Model.Provider == "" {
 		return errors.New("model.provider is missing (script, openai or anthropic)")
+	}
+	if !slices.Contains(model.Providers, af.Model.Provider) {
+		return fmt.Errorf("model.provider %q: want %s", af.Model.Provider, strings.Join(model.Providers, ", "))
 	}
 	for i, s := range af.MCP {
 		if err := s.validate(); err != nil {

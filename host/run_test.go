@@ -240,3 +240,20 @@ func TestGrantRefusedAtStart(t *testing.T) {
 		t.Fatalf("got %v, want ErrGrant saying workspace: ro", err)
 	}
 }
+
+// The agent file's mistakes are found when it is read, each naming what
+// is wrong: an unknown provider was once found only when the run opened
+// its model, after the agent file had been taken.
+func TestAgentFileMistakes(t *testing.T) {
+	for src, want := range map[string]string{
+		"model: {provider: script}\ntools: [{module: builtin}]\n":                                    "name is missing",
+		"name: a\ntools: [{module: builtin}]\n":                                                      "model.provider is missing",
+		"name: a\nmodel: {provider: ollama}\ntools: [{module: builtin}]\n":                           `model.provider "ollama": want script, openai, anthropic`,
+		"name: a\nmodel: {provider: script}\n":                                                       "tools is empty",
+		"name: a\nmodel: {provider: script}\ntools: [{module: builtin}]\nlimits: {max_rounds: -1}\n": "cannot be negative",
+	} {
+		if _, err := ParseAgentFile([]byte(src), t.TempDir()); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want an error with %q", src, err, want)
+		}
+	}
+}
