@@ -63,18 +63,21 @@ func (g NetGrant) rules() (netguard.Rules, error) {
 	r := netguard.Rules{Allow: g.Allow, Methods: g.Methods, MaxRequests: g.MaxRequests,
 		MaxRequestBytes: int64(g.MaxRequestBytes), MaxResponseBytes: int64(g.MaxResponseBytes), Timeout: time.Duration(g.Timeout)}
 	for _, s := range g.Secrets {
-		var unset []string
+		var unset, hide []string
 		v := os.Expand(s.Value, func(name string) string {
 			v, ok := os.LookupEnv(name)
 			if !ok {
 				unset = append(unset, name)
+			}
+			if v != "" {
+				hide = append(hide, v) // "Bearer ${TOKEN}": the token is the secret
 			}
 			return v
 		})
 		if len(unset) > 0 {
 			return r, fmt.Errorf("%w: %s (for the %s header to %s)", ErrSecretUnset, strings.Join(unset, ", "), s.Header, s.Host)
 		}
-		r.Secrets = append(r.Secrets, netguard.Secret{Host: s.Host, Header: s.Header, Value: v})
+		r.Secrets = append(r.Secrets, netguard.Secret{Host: s.Host, Header: s.Header, Value: v, Hide: hide})
 	}
 	return r, nil
 }

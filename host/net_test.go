@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -72,6 +73,12 @@ func newNetServer(t *testing.T) *netServer {
 		case "/big":
 			w.Write(bytes.Repeat([]byte("x"), 2000))
 		default:
+			// Echoed in response headers, as some servers do: the journal
+			// once kept such a copy of a secret in clear.
+			if a := r.Header.Get("Authorization"); a != "" {
+				w.Header().Set("X-Echo", a)
+				w.Header().Set("Link", "<http://elsewhere/?q="+url.QueryEscape(a)+">")
+			}
 			b, _ := io.ReadAll(r.Body)
 			fmt.Fprintf(w, "%s %s %s", r.Method, r.URL.Path, b)
 		}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/cairnrun/cairn/checkpoint/conversation"
@@ -49,6 +50,15 @@ type netJournal struct {
 
 var _ sandbox.Net = (*netJournal)(nil)
 
+// secretKeeper is a Net that knows values no record may hold. A call's
+// Net is a *netguard.Client (the assertion below keeps it one: the check
+// once asked the Guard's method of the Client, and nothing was redacted).
+type secretKeeper interface {
+	SecretValues() []string
+}
+
+var _ secretKeeper = (*netguard.Client)(nil)
+
 // admitter is a Net that can refuse a request before anything is sent.
 type admitter interface {
 	Admit(*sandbox.NetRequest) error
@@ -58,11 +68,23 @@ type admitter interface {
 func (r *run) netFor(round int, g *roundSync) func(conversation.ToolCall, sandbox.Net) *netJournal {
 	return func(c conversation.ToolCall, inner sandbox.Net) *netJournal {
 		j := &netJournal{inner: inner, write: g.write, blobs: r.blobs, round: round, call: c}
-		if s, ok := inner.(interface{ SecretValues() []string }); ok {
+		if s, ok := inner.(secretKeeper); ok {
 			j.secrets = s.SecretValues()
 		}
 		return j
 	}
+}
+
+// errorText is err as it may be recorded: the request's URL in it (net/http
+// quotes it) as recorded, and no secret value.
+func (j *netJournal) errorText(err error, raw, recorded string) string {
+	text := strings.ReplaceAll(err.Error(), raw, recorded)
+	for _, s := range j.secrets {
+		if s != "" {
+			text = strings.ReplaceAll(text, s, netguard.Redacted)
+		}
+	}
+	return text
 }
 
 // RoundTrip journals and sends one exchange.
@@ -75,7 +97,7 @@ func (j *netJournal) RoundTrip(ctx context.Context, req *sandbox.NetRequest) (*s
 			if j.refused++; j.refused > maxJournaledRefusals {
 				return nil, err // nothing was sent; a guest looping on refusals does not fill the journal
 			}
-			ex.Step, ex.Error = conversation.ExchangeRefused, err.Error()
+			ex.Step, ex.Error = conversation.ExchangeRefused, j.errorText(err, req.URL, ex.URL)
 			return nil, j.end(ex, ex, err)
 		}
 	}
@@ -87,14 +109,14 @@ func (j *netJournal) RoundTrip(ctx context.Context, req *sandbox.NetRequest) (*s
 	resp, err := j.inner.RoundTrip(ctx, req)
 	ex.DurationMS = float64(time.Since(start).Microseconds()) / 1000
 	if err != nil {
-		ex.Step, ex.Error = conversation.ExchangeFailed, err.Error()
+		ex.Step, ex.Error = conversation.ExchangeFailed, j.errorText(err, req.URL, ex.URL)
 		if errors.Is(err, netguard.ErrRefused) {
 			ex.Step = conversation.ExchangeRefused
 		}
 		return nil, j.end(ex, outcome(ex), err)
 	}
 	if err := j.received(&ex, resp); err != nil {
-		ex.Step, ex.Error = conversation.ExchangeFailed, err.Error()
+		ex.Step, ex.Error = conversation.ExchangeFailed, j.errorText(err, req.URL, ex.URL)
 		return nil, j.end(ex, outcome(ex), err)
 	}
 	return resp, j.end(ex, outcome(ex), nil)

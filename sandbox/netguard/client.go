@@ -32,6 +32,10 @@ var _ sandbox.Net = (*Client)(nil)
 // Call starts a call's use of the guard.
 func (g *Guard) Call() *Client { return &Client{g: g} }
 
+// SecretValues are the guard's secret values, which what the call
+// records must not hold (see Redact).
+func (c *Client) SecretValues() []string { return c.g.SecretValues() }
+
 // Requests is how many requests the call has been admitted.
 func (c *Client) Requests() int { return c.requests }
 
@@ -76,7 +80,13 @@ func (c *Client) check(req *sandbox.NetRequest) (*url.URL, error) {
 func (g *Guard) checkURL(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrRefused, err)
+		// Not url.Error's text, which quotes the URL whole: it is
+		// recorded, and the URL may hold a secret.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, fmt.Errorf("%w: the URL does not read: %v", ErrRefused, err)
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
 		return nil, fmt.Errorf("%w: scheme %q (http and https only)", ErrRefused, u.Scheme)

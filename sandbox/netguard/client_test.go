@@ -129,6 +129,17 @@ func TestClientRefuses(t *testing.T) {
 	}
 }
 
+// Regression: a URL that did not read was refused with url.Parse's text,
+// which quotes the URL whole, secrets in its query and all; the error is
+// recorded. It now says why without the URL.
+func TestRefusedURLIsNotQuoted(t *testing.T) {
+	c := guard(t, Rules{Allow: []string{"*"}})
+	_, err := c.RoundTrip(context.Background(), get("http://127.0.0.1:abc/?access_token=QPARAM2"))
+	if !errors.Is(err, ErrRefused) || strings.Contains(err.Error(), "QPARAM2") || !strings.Contains(err.Error(), "invalid port") {
+		t.Fatalf("got %v; want a refusal saying the port is invalid, without the URL", err)
+	}
+}
+
 // An allow entry that names an address, or localhost, reaches it.
 func TestClientReachesNamedSpecialAddresses(t *testing.T) {
 	s := newServer(t, hello)

@@ -25,6 +25,7 @@ type Guard struct {
 type secretRule struct {
 	entry
 	header, value string
+	hide          []string
 }
 
 // New reads rules.
@@ -49,7 +50,7 @@ func New(rules Rules) (*Guard, error) {
 		if s.Header == "" {
 			return nil, fmt.Errorf("%w: secret for %q names no header", ErrBadRule, s.Host)
 		}
-		g.secrets = append(g.secrets, secretRule{entry: e, header: http.CanonicalHeaderKey(s.Header), value: s.Value})
+		g.secrets = append(g.secrets, secretRule{entry: e, header: http.CanonicalHeaderKey(s.Header), value: s.Value, hide: s.Hide})
 	}
 	methods := rules.Methods
 	if methods == nil {

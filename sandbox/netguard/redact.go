@@ -85,11 +85,13 @@ func containsAny(v string, secrets []string) bool {
 	return false
 }
 
-// SecretValues are the values of the guard's secrets, for Redact.
+// SecretValues are the values of the guard's secrets, and the parts of
+// them that are the secret proper, for Redact.
 func (g *Guard) SecretValues() []string {
 	out := make([]string, 0, len(g.secrets))
 	for _, s := range g.secrets {
 		out = append(out, s.value)
+		out = append(out, s.hide...)
 	}
 	return out
 }

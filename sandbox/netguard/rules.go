@@ -68,6 +68,10 @@ type Resolver interface {
 // Host matches (an allow entry's form); the guest never holds its value.
 type Secret struct {
 	Host, Header, Value string
+	// Hide are the parts of Value that are the secret proper (what the
+	// agent file took from the environment): what is recorded holds
+	// neither Value nor any of them.
+	Hide []string
 }
 
 // entry is one parsed allow entry.
