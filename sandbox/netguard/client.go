@@ -114,10 +114,20 @@ func (g *Guard) checkURL(raw string) (*url.URL, error) {
 	return u, nil
 }
 
+// checkHeaders refuses headers past the bounds, and any net/http would
+// refuse to send (a name that is no token, a value with a control
+// character): refused here, such a request is journaled as never sent,
+// where net/http's refusal came after the request was journaled as sent.
 func checkHeaders(h map[string][]string) error {
 	n, size := 0, 0
 	for k, vs := range h {
+		if !validHeaderName(k) {
+			return fmt.Errorf("%w: header name %q is not a token", ErrRefused, k)
+		}
 		for _, v := range vs {
+			if strings.ContainsFunc(v, func(r rune) bool { return r < ' ' && r != '\t' || r == 0x7f }) {
+				return fmt.Errorf("%w: the value of header %s holds a control character", ErrRefused, k)
+			}
 			n++
 			size += len(k) + len(v) + 4
 		}
@@ -126,6 +136,20 @@ func checkHeaders(h map[string][]string) error {
 		return fmt.Errorf("%w: %d headers of %d bytes, more than %d or %d", ErrRefused, n, size, MaxHeaders, MaxHeaderBytes)
 	}
 	return nil
+}
+
+// validHeaderName reports whether name is an HTTP token (RFC 9110).
+func validHeaderName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte(`"(),/:;<=>?@[\]{}`, c) >= 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // RoundTrip sends req, admitting it first unless it was just admitted,

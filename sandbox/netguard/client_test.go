@@ -114,6 +114,10 @@ func TestClientRefuses(t *testing.T) {
 		{"scheme", []string{"*"}, get("file:///etc/passwd")},
 		{"request body too large", []string{s.hostPort()}, &sandbox.NetRequest{Method: "GET", URL: s.URL, Body: make([]byte, 11)}},
 		{"too many headers", []string{s.hostPort()}, &sandbox.NetRequest{Method: "GET", URL: s.URL, Header: manyHeaders()}},
+		// Regression: these reached net/http, which refused them after the
+		// request was journaled as sent.
+		{"header value with CRLF", []string{s.hostPort()}, &sandbox.NetRequest{Method: "GET", URL: s.URL, Header: map[string][]string{"X-A": {"a\r\nX-B: b"}}}},
+		{"header name not a token", []string{s.hostPort()}, &sandbox.NetRequest{Method: "GET", URL: s.URL, Header: map[string][]string{"Bad Name": {"a"}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := guard(t, Rules{Allow: tc.allow, Resolver: dns, MaxRequestBytes: 10})
@@ -248,5 +252,21 @@ func TestRedact(t *testing.T) {
 	u := RedactURL("https://u:p@api.test/a?api_key=1&q=tok123&page=2", "tok123")
 	if strings.Contains(u, "u:p") || strings.Contains(u, "tok123") || strings.Contains(u, "api_key=1") || !strings.Contains(u, "page=2") {
 		t.Fatalf("got %s", u)
+	}
+}
+
+// Regression: a grant's methods were case-sensitive: `methods: [post]`
+// then refused a POST, and `connect` slipped past the CONNECT ban. A
+// grant's methods are upper-cased, and CONNECT is refused in any case.
+func TestGrantMethodsInAnyCase(t *testing.T) {
+	s := newServer(t, hello)
+	c := guard(t, Rules{Allow: []string{s.hostPort()}, Methods: []string{"post"}})
+	if _, err := c.RoundTrip(context.Background(), &sandbox.NetRequest{Method: "POST", URL: s.URL}); err != nil {
+		t.Fatalf("POST under methods [post]: %v", err)
+	}
+	for _, m := range []string{"connect", "CONNECT", "Connect", "", "GET X"} {
+		if _, err := New(Rules{Allow: []string{"*"}, Methods: []string{m}}); !errors.Is(err, ErrBadRule) {
+			t.Errorf("methods [%q]: %v, want ErrBadRule", m, err)
+		}
 	}
 }

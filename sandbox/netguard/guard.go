@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -57,7 +58,10 @@ func New(rules Rules) (*Guard, error) {
 		methods = DefaultMethods
 	}
 	for _, m := range methods {
-		if m == "" || m == "CONNECT" {
+		// A grant names methods in any case (post is POST); CONNECT, a
+		// tunnel past every check here, in none.
+		m = strings.ToUpper(m)
+		if !validHeaderName(m) || m == "CONNECT" {
 			return nil, fmt.Errorf("%w: method %q", ErrBadRule, m)
 		}
 		g.methods[m] = true
