@@ -3,6 +3,7 @@ package netguard
 import (
 	"errors"
 	"net/netip"
+	"strings"
 	"testing"
 )
 
@@ -97,6 +98,11 @@ func TestEntries(t *testing.T) {
 		if _, err := parseEntry(bad); !errors.Is(err, ErrBadRule) {
 			t.Errorf("parseEntry(%q) = %v, want ErrBadRule", bad, err)
 		}
+	}
+	// A URL given for a host is told so (it once read "has ':' (write an
+	// international name in its xn-- form)").
+	if _, err := parseEntry("http://127.0.0.1:18080/"); !errors.Is(err, ErrBadRule) || !strings.Contains(err.Error(), "not a URL") {
+		t.Errorf("a URL as an entry: %v", err)
 	}
 }
 

@@ -88,6 +88,9 @@ type entry struct {
 //
 // ErrBadRule, saying what is wrong.
 func parseEntry(s string) (entry, error) {
+	if strings.Contains(s, "://") || strings.Contains(s, "/") {
+		return entry{}, fmt.Errorf("%w: allow entry %q: write a host, or a host and port (api.example.com:8443), not a URL", ErrBadRule, s)
+	}
 	host, port := s, ""
 	if h, p, err := net.SplitHostPort(s); err == nil {
 		host, port = h, p
