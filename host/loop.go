@@ -42,7 +42,11 @@ type run struct {
 	pending   []conversation.Message
 	started   int // rounds committed by this run
 	startedAt time.Time
-	final     string // the model's last text
+	// spent is what the interrupted round a resume found had cost (see
+	// tailSpend): not in the state's usage until that round commits, but
+	// part of what the tree of agents has used.
+	spent conversation.Usage
+	final string // the model's last text
 
 	// approver asks a person about calls the approval rules put to one;
 	// autoDeny denies them when no one can be asked.

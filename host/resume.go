@@ -167,6 +167,7 @@ func (e *Engine) Resume(ctx context.Context, opts ResumeOptions) (*Result, error
 	}
 	defer func() { r.release() }()
 	r.adopt(opts.sub)
+	r.spent = tailSpend(rec.Tail)
 	if opts.Strategy != StrategyManual {
 		if err := r.keepHistory(e.store); err != nil {
 			return nil, err
@@ -385,6 +386,22 @@ func tailUsage(tail []checkpoint.Record) *conversation.Usage {
 		}
 	}
 	return nil
+}
+
+// tailSpend is what an interrupted round has cost so far: its model turn
+// and the calls that finished (a delegation's result carries its
+// sub-agent's usage).
+func tailSpend(tail []checkpoint.Record) conversation.Usage {
+	var u conversation.Usage
+	if t := tailUsage(tail); t != nil {
+		u = *t
+	}
+	for _, k := range keptCalls(tail) {
+		if res := k.result.Result; res != nil && res.Usage != nil {
+			u = u.Add(*res.Usage)
+		}
+	}
+	return u
 }
 
 // changedWorkspace reports whether any call of an interrupted round has

@@ -36,9 +36,11 @@ type tree struct {
 	used map[string]conversation.Usage
 }
 
-// newTree starts the tree of the top-level run r.
+// newTree starts the tree of the top-level run r: what it has used is its
+// state's usage and what its interrupted round had spent, a resume's
+// kept delegations included.
 func newTree(r *run) *tree {
-	t := &tree{limits: r.af.Limits, used: map[string]conversation.Usage{r.agentID: r.state().Usage}}
+	t := &tree{limits: r.af.Limits, used: map[string]conversation.Usage{r.agentID: r.state().Usage.Add(r.spent)}}
 	if r.af.Limits.MaxTime > 0 {
 		t.deadline = r.startedAt.Add(time.Duration(r.af.Limits.MaxTime))
 	}
@@ -101,6 +103,13 @@ func (r *run) adopt(sub *subRun) {
 	}
 	if sub != nil {
 		r.tree, r.root = sub.tree, sub.root
+		// What the sub-agent used before this run (a resumed delegation)
+		// counts now: its next round must not pass the tree's budget.
+		// Its parent's state holds none of it until the delegating round
+		// commits.
+		if u := r.state().Usage; r.tree != nil && u != (conversation.Usage{}) {
+			r.tree.report(r.agentID, u, nil)
+		}
 	}
 }
 

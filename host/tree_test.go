@@ -92,6 +92,16 @@ func TestTreeSharesTheParentsTokenLimit(t *testing.T) {
 	if done == "" || paused == "" {
 		t.Fatalf("children: %+v; want one done, one paused", kids)
 	}
+	// Regression: a resume that allows no more let the paused child take
+	// a round (with its effects) before the tree's count caught up.
+	before, _ := store.Read(paused)
+	res, err = eng.Resume(context.Background(), ResumeOptions{ID: "lead"})
+	if err != nil || res.Status != StatusPaused || !strings.Contains(res.Reason, "reached max_tokens") {
+		t.Fatalf("resume allowing no more: %+v, %v; want the tree's limit to pause it again", res, err)
+	}
+	if after, _ := store.Read(paused); after.State.Round != before.State.Round {
+		t.Fatalf("the paused child took rounds %d to %d past the tree's budget", before.State.Round+1, after.State.Round)
+	}
 	res, err = eng.Resume(context.Background(), ResumeOptions{ID: "lead", Limits: RunLimits{MaxTokens: 1000}})
 	if err != nil || res.Status != StatusDone {
 		t.Fatalf("resume: %+v, %v", res, err)
