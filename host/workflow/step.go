@@ -23,6 +23,9 @@ type job struct {
 	input   any
 	resumed bool // its agent exists and is continued
 	fresh   bool // its agent exists but committed nothing: start it over
+	// foreign says why an agent of the step's id is not the step's: an
+	// agent another run, or another workflow, made under that id.
+	foreign string
 }
 
 func (r *runner) agentOf(s Step) string { return StepAgent(r.rec.ID, s.Name) }
@@ -36,6 +39,11 @@ func (r *runner) prepare(s Step) job {
 		j.prompt = expand(s.Task, r.outputs)
 	}
 	if rec, err := r.eng.Store().Read(j.agent); err == nil {
+		if c := rec.State.Labels.Correlation; c != r.rec.ID {
+			j.foreign = fmt.Sprintf("step %s: agent %s is there already and is not this workflow's (its correlation label is %q, this workflow's %q); remove it (or run the workflow under another --id)",
+				s.Name, j.agent, c, r.rec.ID)
+			return j
+		}
 		// An agent that committed nothing has nothing to resume from.
 		j.fresh = rec.State.Round == 0 && len(rec.Tail) == 0
 		j.resumed = !j.fresh
@@ -46,6 +54,9 @@ func (r *runner) prepare(s Step) job {
 // runStep runs, resumes or re-reads a step's agent and reads the step's
 // output from the agent's committed state.
 func (r *runner) runStep(ctx context.Context, j job) outcome {
+	if j.foreign != "" {
+		return outcome{step: j.step, status: checkpoint.StatusFailed, reason: j.foreign}
+	}
 	started := time.Now().UTC()
 	res, err := r.runAgent(ctx, j)
 	if err != nil {

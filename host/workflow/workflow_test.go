@@ -306,3 +306,37 @@ func TestLongIDRefused(t *testing.T) {
 		t.Fatalf("stored %v", ids)
 	}
 }
+
+// Regression: a workflow took over an unrelated agent that had its step's
+// id, reading that agent's answer as the step's output. A step whose
+// agent is not the workflow's fails, saying so, and the agent is left as
+// it was.
+func TestStepRefusesAnotherAgentOfItsID(t *testing.T) {
+	f, err := workflow.Load(exampleFlow)
+	must(t, err)
+	eng := engine(t, checkpoint.NewMemStore())
+	ws := workspace(t)
+	res, err := workflow.Run(context.Background(), eng, f, workflow.Options{ID: "wf-a", Workspace: ws})
+	must(t, err)
+	if res.Status != checkpoint.StatusDone {
+		t.Fatalf("the first workflow: %s (%s)", res.Status, res.Reason)
+	}
+	// Another agent made under the id wf-b's summary step will have.
+	src, err := eng.Store().Read(workflow.StepAgent("wf-a", "summary"))
+	must(t, err)
+	_, err = eng.Fork(context.Background(), host.ForkOptions{ID: workflow.StepAgent("wf-a", "summary"), Past: true,
+		AtRound: src.State.Round, As: workflow.StepAgent("wf-b", "summary"), Workspace: t.TempDir()})
+	must(t, err)
+	before, err := eng.Store().Read(workflow.StepAgent("wf-b", "summary"))
+	must(t, err)
+	res, err = workflow.Run(context.Background(), eng, f, workflow.Options{ID: "wf-b", Workspace: workspace(t)})
+	must(t, err)
+	if res.Status != checkpoint.StatusFailed || !strings.Contains(res.Reason, "is not this workflow's") {
+		t.Fatalf("the second workflow: %s (%s); want its summary step to fail naming the agent", res.Status, res.Reason)
+	}
+	after, err := eng.Store().Read(workflow.StepAgent("wf-b", "summary"))
+	must(t, err)
+	if after.State.Round != before.State.Round || len(after.State.Messages) != len(before.State.Messages) {
+		t.Fatal("the other agent was run")
+	}
+}
