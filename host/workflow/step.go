@@ -44,11 +44,27 @@ func (r *runner) prepare(s Step) job {
 				s.Name, j.agent, c, r.rec.ID)
 			return j
 		}
-		// An agent that committed nothing has nothing to resume from.
-		j.fresh = rec.State.Round == 0 && len(rec.Tail) == 0
+		// An agent that committed nothing has nothing to resume from, and
+		// a tool step whose call failed is made again: its error told the
+		// user to fix the cause and resume.
+		j.fresh = rec.State.Round == 0 && len(rec.Tail) == 0 || s.Kind() == "tool" && callFailed(rec)
 		j.resumed = !j.fresh
 	}
 	return j
+}
+
+// callFailed reports whether a tool step's agent ended with its call's
+// error.
+func callFailed(rec *checkpoint.Recovered) bool {
+	if rec.Interrupted() {
+		return false
+	}
+	for _, m := range rec.State.Messages {
+		if m.Role == conversation.RoleTool && m.IsError {
+			return true
+		}
+	}
+	return false
 }
 
 // runStep runs, resumes or re-reads a step's agent and reads the step's

@@ -340,3 +340,27 @@ func TestStepRefusesAnotherAgentOfItsID(t *testing.T) {
 		t.Fatal("the other agent was run")
 	}
 }
+
+// Regression: a tool step that failed ("fix it and `cairn workflow
+// resume`") failed again on resume with its stored error, though its cause
+// was fixed. Its call is made again.
+func TestFailedToolStepRunsAgainOnResume(t *testing.T) {
+	dir := t.TempDir()
+	flow := filepath.Join(dir, "flow.yaml")
+	must(t, os.WriteFile(flow, []byte("name: retry\nworkspace: ws\nsteps:\n  - name: read\n    tool: read_file\n    module: builtin\n    input: {path: missing.md}\n"), 0o644))
+	must(t, os.Mkdir(filepath.Join(dir, "ws"), 0o755))
+	f, err := workflow.Load(flow)
+	must(t, err)
+	eng := engine(t, checkpoint.NewMemStore())
+	res, err := workflow.Run(context.Background(), eng, f, workflow.Options{ID: "wf-r"})
+	must(t, err)
+	if res.Status != checkpoint.StatusFailed || !strings.Contains(res.Reason, "missing.md") {
+		t.Fatalf("run: %s (%s); want the step to fail on the missing file", res.Status, res.Reason)
+	}
+	must(t, os.WriteFile(filepath.Join(dir, "ws", "missing.md"), []byte("found now\n"), 0o644))
+	res, err = workflow.Resume(context.Background(), eng, "wf-r", workflow.Options{})
+	must(t, err)
+	if res.Status != checkpoint.StatusDone || !strings.Contains(outputs(res.Record)["read"], "found now") {
+		t.Fatalf("resume: %s (%s), outputs %q", res.Status, res.Reason, outputs(res.Record))
+	}
+}
