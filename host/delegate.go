@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -156,6 +157,12 @@ func (r *run) delegate(ctx context.Context, sub *subAgent, id, call, task string
 	res, err := r.runChild(ctx, sub, id, task, s)
 	if ctx.Err() != nil {
 		return nativeResult{}, ctx.Err()
+	}
+	if errors.Is(err, checkpoint.ErrLocked) {
+		// Another process runs the sub-agent: nothing failed; the tree
+		// waits for it at this boundary.
+		return nativeResult{}, &stopError{Status: StatusPaused,
+			Reason: fmt.Sprintf("sub-agent %s (agent %s) is run by another process: %v; resume once it ends", sub.Name, id, err)}
 	}
 	if err != nil {
 		return nativeResult{}, &stopError{Status: StatusFailed,

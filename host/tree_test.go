@@ -345,3 +345,43 @@ func TestParentPastHoldsItsChildrensChanges(t *testing.T) {
 		}
 	}
 }
+
+// Regression: resuming a parent while another process ran one of its
+// sub-agents failed the parent's run. It pauses there, saying so, and a
+// resume once that process has let go finishes the tree.
+func TestResumeWhileAChildIsLockedPauses(t *testing.T) {
+	eng, store := fileEngine(t)
+	af := teamIn(t, teamAgent, teamScript, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	res, err := eng.Run(ctx, RunOptions{Agent: af, ID: "lead", Prompt: "go", OnEvent: func(e Event) {
+		if e.Type == EventToolEnd && e.Parent == "lead" {
+			cancel()
+		}
+	}})
+	if err != nil || res.Status != StatusPaused {
+		t.Fatalf("run: %+v, %v", res, err)
+	}
+	var unfinished string
+	kids, _ := Children(t.Context(), store, "lead")
+	for _, k := range kids {
+		if k.Status != checkpoint.StatusDone {
+			unfinished = k.ID
+		}
+	}
+	if unfinished == "" {
+		t.Fatalf("children %+v: want one unfinished", kids)
+	}
+	lock, err := store.Lock(unfinished, checkpoint.ThisProcess("run-other"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err = eng.Resume(context.Background(), ResumeOptions{ID: "lead"})
+	lock.Unlock()
+	if err != nil || res.Status != StatusPaused || !strings.Contains(res.Reason, "is run by another process") {
+		t.Fatalf("resume with a child locked: %+v, %v; want it paused saying so", res, err)
+	}
+	if res, err = eng.Resume(context.Background(), ResumeOptions{ID: "lead"}); err != nil || res.Status != StatusDone {
+		t.Fatalf("resume once the child is free: %+v, %v", res, err)
+	}
+}
