@@ -137,7 +137,7 @@ func (r *renderer) other(e host.Event) {
 // resumed says what resume found in the interrupted round.
 func (r *renderer) resumed(e host.Event) {
 	fmt.Fprintf(r.w, "resume (%s) from the boundary after round %d\n", e.Strategy, e.Round)
-	if len(e.Finished) == 0 && len(e.Sealed) == 0 && len(e.Awaiting) == 0 && len(e.Dropped) == 0 {
+	if len(e.Finished) == 0 && len(e.Sealed) == 0 && len(e.Awaiting) == 0 && len(e.Dropped) == 0 && len(e.Resumed) == 0 {
 		fmt.Fprintln(r.w, "  no round was interrupted")
 	}
 	for _, id := range e.Applied {
@@ -145,6 +145,9 @@ func (r *renderer) resumed(e host.Event) {
 	}
 	for _, id := range e.Finished {
 		fmt.Fprintf(r.w, "  kept    %s: it had finished; it is not run again\n", id)
+	}
+	for _, id := range e.Resumed {
+		fmt.Fprintf(r.w, "  resumed %s: its tool keeps what it had done (a sub-agent goes on from its last round)\n", id)
 	}
 	for _, id := range e.Awaiting {
 		fmt.Fprintf(r.w, "  waiting %s: it needs approval (cairn approve or cairn deny), or has it and runs now\n", id)

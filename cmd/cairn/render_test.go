@@ -22,3 +22,14 @@ func TestRenderConflict(t *testing.T) {
 		t.Fatalf("rendered:\n%s", b.String())
 	}
 }
+
+// Regression: a resume that went on with a delegation in flight printed
+// "no round was interrupted"; the JSON event had it among Resumed.
+func TestRenderResumedDelegation(t *testing.T) {
+	var b strings.Builder
+	r := newRenderer(&b, io.Discard, false)
+	r.event(host.Event{Type: host.EventAgentResumed, Strategy: "seal", Round: 1, Resumed: []string{"call_1_0"}})
+	if out := b.String(); strings.Contains(out, "no round was interrupted") || !strings.Contains(out, "resumed call_1_0") {
+		t.Fatalf("rendered:\n%s", out)
+	}
+}
