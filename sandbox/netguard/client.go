@@ -64,7 +64,7 @@ func (c *Client) check(req *sandbox.NetRequest) (*url.URL, error) {
 		return nil, fmt.Errorf("%w: the call has made its %d requests (net: {max_requests})", ErrRefused, max)
 	}
 	if !c.g.methods[req.Method] {
-		return nil, fmt.Errorf("%w: method %s is not granted (net: {methods})", ErrRefused, req.Method)
+		return nil, fmt.Errorf("%w: method %s is not granted (net: {methods} in the agent file; --net-method for cairn exec)", ErrRefused, req.Method)
 	}
 	if max := orDefault(r.MaxRequestBytes, DefaultMaxRequestBytes); int64(len(req.Body)) > max {
 		return nil, fmt.Errorf("%w: a request body of %d bytes, more than %d (net: {max_request_bytes})", ErrRefused, len(req.Body), max)
@@ -108,7 +108,7 @@ func (g *Guard) checkURL(raw string) (*url.URL, error) {
 		}
 	}
 	if len(g.allowed(h, port)) == 0 {
-		return nil, fmt.Errorf("%w: %s is not in the allow list (net: {allow})", ErrRefused, net.JoinHostPort(h, strconv.Itoa(port)))
+		return nil, fmt.Errorf("%w: %s is not in the allow list (net: {allow} in the agent file; --net for cairn exec)", ErrRefused, net.JoinHostPort(h, strconv.Itoa(port)))
 	}
 	u.Host = net.JoinHostPort(h, strconv.Itoa(port))
 	return u, nil

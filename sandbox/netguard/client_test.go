@@ -270,3 +270,17 @@ func TestGrantMethodsInAnyCase(t *testing.T) {
 		}
 	}
 }
+
+// A refusal names how to grant what it refused both in an agent file and
+// on cairn exec's command line (it once named only the agent file's keys).
+func TestRefusalSaysHowToGrant(t *testing.T) {
+	c := guard(t, Rules{Allow: []string{"api.test"}})
+	_, err := c.RoundTrip(context.Background(), get("http://other.test/"))
+	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "net: {allow}") || !strings.Contains(err.Error(), "--net for cairn exec") {
+		t.Fatalf("got %v", err)
+	}
+	_, err = c.RoundTrip(context.Background(), &sandbox.NetRequest{Method: "DELETE", URL: "http://api.test/"})
+	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "--net-method for cairn exec") {
+		t.Fatalf("got %v", err)
+	}
+}
