@@ -284,3 +284,14 @@ func TestRefusalSaysHowToGrant(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// Regression: a secret for a host no allow entry reaches was taken, and
+// never sent. It is refused when the grant is read.
+func TestSecretForAHostNotAllowed(t *testing.T) {
+	if _, err := New(Rules{Allow: []string{"api.test"}, Secrets: []Secret{{Host: "other.test", Header: "X-Key", Value: "v"}}}); !errors.Is(err, ErrBadRule) || !strings.Contains(err.Error(), "never be sent") {
+		t.Fatalf("got %v, want ErrBadRule", err)
+	}
+	if _, err := New(Rules{Allow: []string{"api.test"}, Secrets: []Secret{{Host: "api.test", Header: "X-Key", Value: "v"}}}); err != nil {
+		t.Fatalf("a secret for an allowed host: %v", err)
+	}
+}

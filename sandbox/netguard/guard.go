@@ -51,6 +51,9 @@ func New(rules Rules) (*Guard, error) {
 		if s.Header == "" {
 			return nil, fmt.Errorf("%w: secret for %q names no header", ErrBadRule, s.Host)
 		}
+		if !g.allows(e) {
+			return nil, fmt.Errorf("%w: secret for %q: no allow entry reaches that host, so it would never be sent", ErrBadRule, s.Host)
+		}
 		g.secrets = append(g.secrets, secretRule{entry: e, header: http.CanonicalHeaderKey(s.Header), value: s.Value, hide: s.Hide})
 	}
 	methods := rules.Methods
@@ -68,6 +71,23 @@ func New(rules Rules) (*Guard, error) {
 	}
 	g.transport = g.newTransport()
 	return g, nil
+}
+
+// allows reports whether an allow entry reaches a secret's entry: for a
+// secret of one host, one of its ports; a secret of a wildcard or of any
+// name is taken as it is.
+func (g *Guard) allows(secret entry) bool {
+	if secret.host == "" || secret.wildcard {
+		return true
+	}
+	for _, a := range g.entries {
+		for _, p := range secret.ports {
+			if a.matches(secret.host, p) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // newTransport is the guard's transport: no proxy from the environment,
