@@ -235,8 +235,13 @@ func answerOf(st *checkpoint.State) string {
 // stoppedChild says why a sub-agent stopped its tree, and how to go on.
 func stoppedChild(name, id, root string, res *Result) string {
 	how := fmt.Sprintf("`cairn resume %s` resumes it", root)
-	if res.Status == StatusAwaitingApproval {
+	switch {
+	case res.Status == StatusAwaitingApproval:
 		how = fmt.Sprintf("decide with `cairn approve %s CALL` or `cairn deny %s CALL`, then `cairn resume %s`", id, id, root)
+	case res.Status == StatusPaused && strings.HasPrefix(res.Reason, limitPrefix):
+		// Its own limit (limitReached), which a resume of the parent
+		// does not raise: the tree's begin "the tree of".
+		how = fmt.Sprintf("the limit is the sub-agent's own: raise it resuming the sub-agent (`cairn resume %s` with that flag), then `cairn resume %s`", id, root)
 	}
 	return fmt.Sprintf("sub-agent %s (agent %s) stopped: %s; %s", name, id, res.Reason, how)
 }

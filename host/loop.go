@@ -201,6 +201,9 @@ func (r *run) limitReached() string {
 	return reason + "; resume with " + flag + " to allow more"
 }
 
+// limitPrefix begins the reason of a run that its own limit stopped.
+const limitPrefix = "reached "
+
 // takeRound asks the model for a turn, runs the calls it asks for,
 // journals each step and commits the round. It reports whether the model
 // asked for calls, and so whether another round follows.

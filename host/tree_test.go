@@ -385,3 +385,28 @@ func TestResumeWhileAChildIsLockedPauses(t *testing.T) {
 		t.Fatalf("resume once the child is free: %+v, %v", res, err)
 	}
 }
+
+// Regression: a child stopped by its own max_rounds said to resume the
+// parent with --max-rounds, which raises the parent's limit, not the
+// child's; that resume paused again. The reason says to raise it on the
+// child, which then finishes, and the parent with it.
+func TestChildsOwnLimitSaysWhereToRaiseIt(t *testing.T) {
+	eng, _ := fileEngine(t)
+	agent := strings.Replace(teamAgent, "    model: {provider: script, script: beta.yaml}",
+		"    model: {provider: script, script: beta.yaml}\n    limits: {max_rounds: 1}", 1)
+	af := teamIn(t, agent, teamScript, nil)
+	res, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "lead", Prompt: "go"})
+	if err != nil || res.Status != StatusPaused || !strings.Contains(res.Reason, "the limit is the sub-agent's own") {
+		t.Fatalf("run: %+v, %v; want the child's own limit named", res, err)
+	}
+	child := childID("lead", "beta", "call_1_1")
+	if !strings.Contains(res.Reason, "`cairn resume "+child) {
+		t.Fatalf("reason %q does not say to resume %s", res.Reason, child)
+	}
+	if res, err := eng.Resume(context.Background(), ResumeOptions{ID: child, Limits: RunLimits{MaxRounds: 10}}); err != nil || res.Status != StatusDone {
+		t.Fatalf("resume of the child with more rounds: %+v, %v", res, err)
+	}
+	if res, err := eng.Resume(context.Background(), ResumeOptions{ID: "lead"}); err != nil || res.Status != StatusDone {
+		t.Fatalf("resume of the parent: %+v, %v", res, err)
+	}
+}
