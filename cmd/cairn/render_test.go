@@ -33,3 +33,19 @@ func TestRenderResumedDelegation(t *testing.T) {
 		t.Fatalf("rendered:\n%s", out)
 	}
 }
+
+// Regression: a tree stopped by a sub-agent's call awaiting approval read
+// "agent lead is sub-agent beta ... stopped: ...; decide with `cairn
+// approve lead CALL`", which fails: the call is the sub-agent's. The
+// message now gives the sub-agent's reason alone.
+func TestAwaitingOnASubAgent(t *testing.T) {
+	reason := "sub-agent beta (agent lead.beta-1) stopped: awaiting approval of call_1_0 (write_file); decide with `cairn approve lead.beta-1 CALL` or `cairn deny lead.beta-1 CALL`, then `cairn resume lead`"
+	err := statusError(&host.Result{Agent: "lead", Status: host.StatusAwaitingApproval, Reason: reason})
+	if msg := err.Error(); strings.Contains(msg, "cairn approve lead CALL") || strings.Contains(msg, "is sub-agent") || !strings.Contains(msg, reason) {
+		t.Fatalf("message: %s", msg)
+	}
+	err = statusError(&host.Result{Agent: "a", Status: host.StatusAwaitingApproval, Reason: "awaiting approval of call_1_0 (write_file)"})
+	if !strings.Contains(err.Error(), "cairn approve a CALL") {
+		t.Fatalf("an agent's own call: %s", err)
+	}
+}
