@@ -21,6 +21,11 @@ func (s *subAgent) narrows(parent *AgentFile) error {
 				s.toolLine(i), s.Name, ref.Module, strings.Join(missing, ", "))
 		}
 	}
+	if m := s.af.Memory; m != "" && m != parent.Memory {
+		return fmt.Errorf("%s: sub-agent %s: memory %q is not its parent's memory namespace; "+
+			"a sub-agent's tools can only narrow its parent's: name the parent's namespace, or give the parent memory %q too",
+			s.where, s.Name, m, m)
+	}
 	for _, m := range s.af.MCP {
 		if !slices.ContainsFunc(parent.MCP, func(p MCPServer) bool { return sameServer(p, m) }) {
 			return fmt.Errorf("%s: sub-agent %s: MCP server %s is not one of its parent's; "+

@@ -187,6 +187,20 @@ agents:
     model: {provider: script, script: alpha.yaml}
     tools: [{module: builtin}, {module: other.wasm}]
 `, "line 10: sub-agent alpha: tool module other.wasm is not one of its parent's tools"},
+		// Regression: a sub-agent got the memory tools of a namespace its
+		// parent did not name.
+		{"memory", `
+name: lead
+model: {provider: script, script: script.yaml}
+workspace: workspace
+tools: [{module: builtin}]
+agents:
+  - name: alpha
+    description: remembers
+    memory: shared
+    model: {provider: script, script: alpha.yaml}
+    tools: [{module: builtin}]
+`, `sub-agent alpha: memory "shared" is not its parent's memory namespace`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
