@@ -39,6 +39,9 @@ var errNotReplayed = errors.New("cairn verify: this request is not the one recor
 func (n *netReplay) Admit(req *sandbox.NetRequest) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if ex := n.unjournaledRefusal(req); ex != nil {
+		return errors.New(ex.Error)
+	}
 	if n.next >= len(n.recorded) || n.recorded[n.next].Step != conversation.ExchangeRefused {
 		return nil
 	}
@@ -47,6 +50,27 @@ func (n *netReplay) Admit(req *sandbox.NetRequest) error {
 		return errNotReplayed
 	}
 	return errors.New(ex.Error)
+}
+
+// unjournaledRefusal is, once the recording holds as many refusals as a
+// call journals (maxJournaledRefusals), the last of them when req is the
+// same request and not the one recorded next: the call was refused it
+// again, past what its journal keeps, and nothing of it was recorded.
+func (n *netReplay) unjournaledRefusal(req *sandbox.NetRequest) *conversation.Exchange {
+	var last *conversation.Exchange
+	refused := 0
+	for i := range n.recorded[:n.next] {
+		if n.recorded[i].Step == conversation.ExchangeRefused {
+			refused, last = refused+1, &n.recorded[i]
+		}
+	}
+	switch {
+	case refused < maxJournaledRefusals || sameRequest(last, req) != "":
+		return nil
+	case n.next < len(n.recorded) && sameRequest(&n.recorded[n.next], req) == "":
+		return nil // it is the next one recorded
+	}
+	return last
 }
 
 // RoundTrip serves the recorded answer of the request.

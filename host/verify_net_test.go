@@ -112,3 +112,31 @@ func TestNetReplayDivergences(t *testing.T) {
 		})
 	}
 }
+
+// Regression: a call refused the same request past the refusals its
+// journal keeps (maxJournaledRefusals) verified as "the call sent request
+// 65; 64 were recorded". Past that many, the same request again is the
+// refusal the journal did not keep; a request after it that was recorded
+// is still served.
+func TestVerifyRefusalsPastTheJournaledOnes(t *testing.T) {
+	var recorded []conversation.Exchange
+	for i := range maxJournaledRefusals {
+		recorded = append(recorded, conversation.Exchange{Seq: i + 1, Step: conversation.ExchangeRefused,
+			Method: "GET", URL: "http://no.test/", Error: "refused: no.test is not in the allow list"})
+	}
+	recorded = append(recorded, conversation.Exchange{Seq: maxJournaledRefusals + 1, Step: conversation.ExchangeRefused,
+		Method: "GET", URL: "http://other.test/", Error: "refused: other.test is not in the allow list"})
+	n := &netReplay{recorded: recorded}
+	req := &sandbox.NetRequest{Method: "GET", URL: "http://no.test/"}
+	for i := range maxJournaledRefusals + 6 {
+		if err := n.Admit(req); err == nil || !strings.Contains(err.Error(), "no.test is not in the allow list") {
+			t.Fatalf("request %d: %v, want the recorded refusal", i+1, err)
+		}
+	}
+	if err := n.Admit(&sandbox.NetRequest{Method: "GET", URL: "http://other.test/"}); err == nil || !strings.Contains(err.Error(), "other.test") {
+		t.Fatalf("the request recorded after them: %v", err)
+	}
+	if divs := n.finish(); len(divs) != 0 {
+		t.Fatalf("divergences %v", divs)
+	}
+}
