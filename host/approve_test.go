@@ -211,6 +211,11 @@ func TestApproverAsked(t *testing.T) {
 	if !hasEvent(events, EventApprovalDecided, "call_1_0") {
 		t.Error("no approval_decided event")
 	}
+	// Regression: a call a rule denied (edit_file, call_1_3) left no event
+	// at all, so nothing showed it on a terminal or in the web view.
+	if !hasEvent(events, EventApprovalDecided, "call_1_3") {
+		t.Error("no approval_decided event for the call a rule denied")
+	}
 }
 
 func hasEvent(events []Event, typ EventType, call string) bool {

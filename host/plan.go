@@ -44,6 +44,10 @@ func (r *run) playCalls(ctx context.Context, round int, calls []conversation.Too
 		switch action, rule := r.actionOf(c); action {
 		case ActionDeny:
 			results = append(results, denial(c, ruleDenial(rule)))
+			// A call a rule denies never starts: this event is all that
+			// shows it, on a terminal, in the web view and to an MCP log.
+			r.emit(Event{Type: EventApprovalDecided, Round: round, Call: &Call{ID: c.ID, Tool: c.Name},
+				Status: "denied", Reason: ruleDenial(rule)})
 		case ActionAsk:
 			toAsk = append(toAsk, c)
 			asked = append(asked, phaseRecord(round, c, checkpoint.PhaseApprovalRequired, ""))
