@@ -17,11 +17,10 @@ import (
 	"github.com/cairnrun/cairn/checkpoint"
 )
 
-// A parent stopped while its children run is resumed child first: each
-// child from its own boundary, its finished calls kept and not run again
-// (a call the stop caught in flight is sealed, and the child's model
-// makes it again); then the parent gets each child's answer once.
-func TestResumeParentResumesItsChildren(t *testing.T) {
+// stoppedTree runs the team agent "lead" on a new file store and stops it
+// as soon as a child's write has finished and is durable, its round open.
+func stoppedTree(t *testing.T) (*Engine, checkpoint.Store, *AgentFile) {
+	t.Helper()
 	eng, store := fileEngine(t)
 	af := teamIn(t, teamAgent, teamScript, nil)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -34,6 +33,15 @@ func TestResumeParentResumesItsChildren(t *testing.T) {
 	if err != nil || res.Status != StatusPaused {
 		t.Fatalf("run: %+v, %v", res, err)
 	}
+	return eng, store, af
+}
+
+// A parent stopped while its children run is resumed child first: each
+// child from its own boundary, its finished calls kept and not run again
+// (a call the stop caught in flight is sealed, and the child's model
+// makes it again); then the parent gets each child's answer once.
+func TestResumeParentResumesItsChildren(t *testing.T) {
+	eng, store, af := stoppedTree(t)
 	if rec, _ := store.Read("lead"); !rec.Interrupted() {
 		t.Fatal("the parent's round is not open")
 	}
@@ -350,18 +358,7 @@ func TestParentPastHoldsItsChildrensChanges(t *testing.T) {
 // sub-agents failed the parent's run. It pauses there, saying so, and a
 // resume once that process has let go finishes the tree.
 func TestResumeWhileAChildIsLockedPauses(t *testing.T) {
-	eng, store := fileEngine(t)
-	af := teamIn(t, teamAgent, teamScript, nil)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	res, err := eng.Run(ctx, RunOptions{Agent: af, ID: "lead", Prompt: "go", OnEvent: func(e Event) {
-		if e.Type == EventToolEnd && e.Parent == "lead" {
-			cancel()
-		}
-	}})
-	if err != nil || res.Status != StatusPaused {
-		t.Fatalf("run: %+v, %v", res, err)
-	}
+	eng, store, _ := stoppedTree(t)
 	var unfinished string
 	kids, _ := Children(t.Context(), store, "lead")
 	for _, k := range kids {
@@ -376,7 +373,7 @@ func TestResumeWhileAChildIsLockedPauses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err = eng.Resume(context.Background(), ResumeOptions{ID: "lead"})
+	res, err := eng.Resume(context.Background(), ResumeOptions{ID: "lead"})
 	lock.Unlock()
 	if err != nil || res.Status != StatusPaused || !strings.Contains(res.Reason, "is run by another process") {
 		t.Fatalf("resume with a child locked: %+v, %v; want it paused saying so", res, err)
