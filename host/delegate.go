@@ -243,8 +243,16 @@ func stoppedChild(name, id, root string, res *Result) string {
 		// does not raise: the tree's begin "the tree of".
 		how = fmt.Sprintf("the limit is the sub-agent's own: raise it resuming the sub-agent (`cairn resume %s` with that flag), then `cairn resume %s`", id, root)
 	}
-	return fmt.Sprintf("sub-agent %s (agent %s) stopped: %s; %s", name, id, res.Reason, how)
+	return fmt.Sprintf(childStopPrefix+"%s (agent %s) stopped: %s; %s", name, id, res.Reason, how)
 }
+
+// childStopPrefix begins the reason of a run that a sub-agent of its tree
+// stopped (stoppedChild).
+const childStopPrefix = "sub-agent "
+
+// StoppedBySubAgent reports whether a sub-agent of the run's tree stopped
+// it: the Reason then names the sub-agent and says how to go on.
+func (r *Result) StoppedBySubAgent() bool { return strings.HasPrefix(r.Reason, childStopPrefix) }
 
 var _ nativeResumer = (*delegateTool)(nil)
 

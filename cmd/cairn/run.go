@@ -86,9 +86,8 @@ func statusError(res *host.Result) error {
 	case host.StatusPaused:
 		return withCode(exitPaused, fmt.Errorf("agent %s paused: %s; continue with `cairn resume %s`", res.Agent, res.Reason, res.Agent))
 	case host.StatusAwaitingApproval:
-		if strings.HasPrefix(res.Reason, "sub-agent ") {
-			// A call of a sub-agent waits: the reason names the sub-agent
-			// and says where to decide.
+		if res.StoppedBySubAgent() {
+			// A call of a sub-agent waits: the reason says where to decide.
 			return withCode(exitApproval, fmt.Errorf("agent %s waits: %s", res.Agent, res.Reason))
 		}
 		return withCode(exitApproval, fmt.Errorf("agent %s is %s; decide with `cairn approve %s CALL` or `cairn deny %s CALL --reason TEXT`, then `cairn resume %s`",
