@@ -42,7 +42,9 @@
 // names the holder), ErrInterrupted, ErrNotAwaiting, ErrNoChanges, and
 // ErrNoEngine, ErrNoStore and ErrNoAgentFile for an Engine not made by
 // NewEngine, a nil store (an OpenStore whose error was dropped) or
-// RunOptions without an agent. No entry point panics on zero values.
+// RunOptions without an agent; ErrMissing when a file the agent file names
+// (its workspace, a tool module, the model's script) is not there. No entry
+// point panics on zero values.
 //
 // Every method that locks an agent or does I/O takes a context first; the
 // stores' operations take none, so such a call stops at its start once ctx

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -217,7 +218,25 @@ var (
 	// ErrNoAgentFile: RunOptions has no Agent, and names no agent that
 	// exists to take it from.
 	ErrNoAgentFile = errors.New("no agent file: load one with host.LoadAgentFile or host.ParseAgentFile, or name an agent that exists")
+	// ErrMissing: a file or directory the agent file names (its
+	// workspace, a tool module, the model's script) is not there.
+	ErrMissing = errors.New("a file the agent file names is not there")
 )
+
+// missing wraps err, from reading what the agent file names as what, so
+// that it is ErrMissing when the file is not there.
+func missing(what string, err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return missingError{fmt.Errorf("%s: %w; fix the agent file, or make it", what, err)}
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+// missingError is an error that is ErrMissing.
+type missingError struct{ error }
+
+func (e missingError) Is(target error) bool { return target == ErrMissing }
+func (e missingError) Unwrap() error        { return e.error }
 
 // Run runs an agent until the model answers without tool calls, a limit
 // pauses it, or ctx ends (which pauses it too). Every round is committed to
@@ -371,7 +390,9 @@ func (e *Engine) create(ctx context.Context, opts RunOptions, runID string) (*ru
 // newRun binds an agent's tools and model into a run on log.
 func (e *Engine) newRun(ctx context.Context, af *AgentFile, mods []toolModule, override *model.Spec,
 	ws, agentID, runID string, log checkpoint.Log) (*run, error) {
-	if fi, err := os.Stat(ws); err != nil || !fi.IsDir() {
+	if fi, err := os.Stat(ws); err != nil {
+		return nil, missing("workspace", err)
+	} else if !fi.IsDir() {
 		return nil, fmt.Errorf("workspace %s is not a directory", ws)
 	}
 	if mods == nil {
@@ -503,7 +524,7 @@ func openModel(af *AgentFile, override *model.Spec) (model.Provider, string, err
 	}
 	p, err := model.Open(spec)
 	if err != nil {
-		return nil, "", fmt.Errorf("model: %w", err)
+		return nil, "", missing("model", err)
 	}
 	return p, spec.Name, nil
 }

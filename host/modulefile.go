@@ -83,7 +83,7 @@ func (f *moduleFile) read() ([]byte, error) {
 	f.once.Do(func() {
 		wasm, err := os.ReadFile(f.path)
 		if err != nil {
-			f.err = fmt.Errorf("read tool module %s: %w", f.path, err)
+			f.err = missing("tool module "+f.path, err)
 			return
 		}
 		if err := f.check(wasm); err != nil {

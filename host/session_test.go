@@ -194,8 +194,8 @@ func TestSessionThatFailsToStartLeavesNoAgent(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := eng.OpenSession(context.Background(), SessionOptions{Agent: af, ID: "s9"})
-	if err == nil || !strings.Contains(err.Error(), "not a directory") {
-		t.Fatalf("open a session on a missing workspace: %v, want an error saying it is not a directory", err)
+	if !errors.Is(err, ErrMissing) || !strings.Contains(err.Error(), ws) {
+		t.Fatalf("open a session on a missing workspace: %v, want ErrMissing naming it", err)
 	}
 	if store.Exists("s9") {
 		t.Fatal("the agent stays in the store after its session failed to start")

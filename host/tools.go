@@ -103,7 +103,7 @@ func readModule(af *AgentFile, ref ToolRef) ([]byte, error) {
 	}
 	b, err := os.ReadFile(af.resolve(ref.Module))
 	if err != nil {
-		return nil, fmt.Errorf("read tool module: %w", err)
+		return nil, missing("read", err)
 	}
 	return b, nil
 }

@@ -158,3 +158,36 @@ func TestLsAndResumeCommands(t *testing.T) {
 		t.Fatalf("bad strategy: exit %d %s", code, errOut)
 	}
 }
+
+// TestMissingFilesTheAgentFileNames: a workspace, tool module or script
+// the agent file names that is not there is a mistake in the command's
+// input, exit 2, with what to do, and no agent is made.
+func TestMissingFilesTheAgentFileNames(t *testing.T) {
+	dir := t.TempDir()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.Mkdir(filepath.Join(dir, "ws"), 0o755))
+	must(os.WriteFile(filepath.Join(dir, "s.yaml"), []byte("turns:\n  - text: hi\n"), 0o644))
+	for _, tt := range []struct{ name, agent, want string }{
+		{"script", "model: {provider: script, script: nosuch.yaml}\nworkspace: ws\ntools: [{module: builtin}]\n", "nosuch.yaml"},
+		{"module", "model: {provider: script, script: s.yaml}\nworkspace: ws\ntools: [{module: nosuch.wasm}]\n", "nosuch.wasm"},
+		{"workspace", "model: {provider: script, script: s.yaml}\nworkspace: nows\ntools: [{module: builtin}]\n", "nows"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			file := filepath.Join(dir, tt.name+".yaml")
+			must(os.WriteFile(file, []byte("name: t\n"+tt.agent), 0o644))
+			store := t.TempDir()
+			code, _, errOut := cairn(t, "run", "-f", file, "--store", store, "--id", "m", "--cache", cacheForTests(t))
+			if code != exitUsage || !strings.Contains(errOut, tt.want) || !strings.Contains(errOut, "fix the agent file, or make it") {
+				t.Fatalf("exit %d, stderr %q", code, errOut)
+			}
+			if code, out, _ := cairn(t, "ls", "--store", store); code != 0 || strings.Contains(out, "\nm ") {
+				t.Fatalf("ls after the refused run: exit %d\n%s", code, out)
+			}
+		})
+	}
+}
