@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/urfave/cli/v2"
 
@@ -13,21 +14,18 @@ func resumeCommand() *cli.Command {
 		Name:      "resume",
 		Usage:     "bring an agent back at its last committed round, say what was in flight, and continue",
 		ArgsUsage: "AGENT",
-		Flags: []cli.Flag{
+		Flags: slices.Concat([]cli.Flag{
 			&cli.StringFlag{Name: "strategy", Value: "seal",
 				Usage: "seal: keep finished calls, seal the ones in flight, continue; replay: drop the interrupted round and ask the model again; manual: report and stop"},
 			&cli.BoolFlag{Name: "upgrade", Usage: "use the agent file (and its modules) as they are on disk now, not as the agent started with"},
 			&cli.StringFlag{Name: "model", Usage: "continue with this model: PROVIDER:NAME"},
-			&cli.IntFlag{Name: "max-rounds", Usage: "raise the agent's max_rounds for this run"},
-			&cli.Int64Flag{Name: "max-tokens", Usage: "raise the agent's max_tokens for this run"},
-			&cli.Float64Flag{Name: "max-cost", Usage: "raise the agent's max_cost (US dollars) for this run"},
-			&cli.DurationFlag{Name: "max-time", Usage: "the agent's max_time for this run"},
+		}, limitFlags("the agent's"), []cli.Flag{
 			&cli.StringFlag{Name: "workspace", Aliases: []string{"w"},
 				Usage: "the agent's workspace on this node: an empty or missing directory receives the store's copy at the boundary; one that holds a workspace must match it"},
 			&cli.BoolFlag{Name: "take-store-workspace", Usage: "with --workspace: make the directory the store's copy where they differ (files replaced, extra files removed)"},
 			&cli.BoolFlag{Name: "steal", Usage: "take the agent at once from a holder whose lease has not expired (PostgreSQL only); the holder is fenced and commits nothing more"},
 			storeFlag, cacheFlag, engineFlag, jsonFlag, autoDenyFlag, newWorkspaceLimitFlag(),
-		},
+		}),
 		Action: resumeAction,
 	}
 }
@@ -40,14 +38,11 @@ func resumeAction(c *cli.Context) error {
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
-	for _, name := range []string{"max-rounds", "max-tokens", "max-cost", "max-time"} {
-		if c.Float64(name) < 0 || c.Int(name) < 0 || c.Int64(name) < 0 || c.Duration(name) < 0 {
-			return withCode(exitUsage, fmt.Errorf("resume: --%s cannot be negative", name))
-		}
+	limits, err := limitsOf(c)
+	if err != nil {
+		return err
 	}
-	opts := host.ResumeOptions{ID: c.Args().First(), Strategy: strategy, Upgrade: c.Bool("upgrade"),
-		Limits: host.RunLimits{MaxRounds: c.Int("max-rounds"), MaxTokens: c.Int64("max-tokens"),
-			MaxCost: c.Float64("max-cost"), MaxTime: host.Duration(c.Duration("max-time"))},
+	opts := host.ResumeOptions{ID: c.Args().First(), Strategy: strategy, Upgrade: c.Bool("upgrade"), Limits: limits,
 		Workspace: c.String("workspace"), TakeStoreWorkspace: c.Bool("take-store-workspace"), Steal: c.Bool("steal")}
 	s, err := openSession(c)
 	if err != nil {
@@ -66,4 +61,26 @@ func resumeAction(c *cli.Context) error {
 		return runError(err)
 	}
 	return statusError(res)
+}
+
+// limitFlags are --max-rounds, --max-tokens, --max-cost and --max-time,
+// which raise whose limits for a run.
+func limitFlags(whose string) []cli.Flag {
+	return []cli.Flag{
+		&cli.IntFlag{Name: "max-rounds", Usage: "raise " + whose + " max_rounds for this run"},
+		&cli.Int64Flag{Name: "max-tokens", Usage: "raise " + whose + " max_tokens for this run"},
+		&cli.Float64Flag{Name: "max-cost", Usage: "raise " + whose + " max_cost (US dollars) for this run"},
+		&cli.DurationFlag{Name: "max-time", Usage: whose + " max_time for this run"},
+	}
+}
+
+// limitsOf reads the limitFlags; a negative one is refused.
+func limitsOf(c *cli.Context) (host.RunLimits, error) {
+	for _, name := range []string{"max-rounds", "max-tokens", "max-cost", "max-time"} {
+		if c.Float64(name) < 0 || c.Int(name) < 0 || c.Int64(name) < 0 || c.Duration(name) < 0 {
+			return host.RunLimits{}, withCode(exitUsage, fmt.Errorf("%s: --%s cannot be negative", c.Command.Name, name))
+		}
+	}
+	return host.RunLimits{MaxRounds: c.Int("max-rounds"), MaxTokens: c.Int64("max-tokens"),
+		MaxCost: c.Float64("max-cost"), MaxTime: host.Duration(c.Duration("max-time"))}, nil
 }

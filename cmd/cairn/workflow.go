@@ -33,7 +33,8 @@ func workflowCommand() *cli.Command {
 			},
 			{
 				Name: "resume", Usage: "continue a workflow: skip its completed steps, resume the interrupted ones, run the rest", ArgsUsage: "ID",
-				Flags:  []cli.Flag{&cli.IntFlag{Name: "parallel", Usage: "steps that run at once"}, storeFlag, cacheFlag, jsonFlag, autoDenyFlag},
+				Flags: slices.Concat([]cli.Flag{&cli.IntFlag{Name: "parallel", Usage: "steps that run at once"}},
+					limitFlags("the resumed steps' agents'"), []cli.Flag{storeFlag, cacheFlag, jsonFlag, autoDenyFlag}),
 				Action: workflowResumeAction,
 			},
 			{Name: "ls", Usage: "list the workflows in the store", Flags: []cli.Flag{storeFlag, listJSONFlag}, Action: workflowLsAction},
@@ -68,12 +69,18 @@ func workflowResumeAction(c *cli.Context) error {
 	if c.NArg() != 1 {
 		return withCode(exitUsage, errors.New("usage: cairn workflow resume ID"))
 	}
+	limits, err := limitsOf(c)
+	if err != nil {
+		return err
+	}
 	s, err := openSession(c)
 	if err != nil {
 		return err
 	}
 	defer s.close()
-	res, err := workflow.Resume(s.ctx, s.eng, c.Args().First(), workflowOptions(c))
+	opts := workflowOptions(c)
+	opts.Limits = limits
+	res, err := workflow.Resume(s.ctx, s.eng, c.Args().First(), opts)
 	if err != nil {
 		return workflowError(err)
 	}

@@ -99,3 +99,36 @@ func writeFile(t *testing.T, name, text string) string {
 	must(t, os.WriteFile(p, []byte(text), 0o644))
 	return p
 }
+
+// A step paused by its agent's max_rounds is continued by `cairn workflow
+// resume --max-rounds N`, as the pause's message says; without the flag it
+// pauses again, and a negative limit is refused.
+func TestWorkflowResumeRaisesAStepsLimit(t *testing.T) {
+	dir := t.TempDir()
+	must(t, os.Mkdir(filepath.Join(dir, "ws"), 0o755))
+	writeIn := func(name, text string) {
+		must(t, os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644))
+	}
+	writeIn("ws/a.txt", "hi\n")
+	writeIn("step.yaml", "name: step\nmodel: {provider: script, script: script.yaml}\n"+
+		"tools: [{module: builtin, only: [read_file]}]\nlimits: {max_rounds: 1}\n")
+	writeIn("script.yaml", "turns:\n  - tool_calls: [{name: read_file, input: {path: a.txt}}]\n"+
+		"  - tool_calls: [{name: read_file, input: {path: a.txt}}]\n  - text: done reading\n")
+	writeIn("flow.yaml", "name: lim\nworkspace: ws\nsteps:\n  - name: one\n    agent: step.yaml\n    prompt: go\n")
+	flags := []string{"--store", t.TempDir(), "--cache", cacheForTests(t)}
+	code, _, errOut := cairn(t, append([]string{"workflow", "run", "--id", "w", filepath.Join(dir, "flow.yaml")}, flags...)...)
+	if code != exitPaused || !strings.Contains(errOut, "--max-rounds") || !strings.Contains(errOut, "cairn workflow resume w") {
+		t.Fatalf("run: exit %d, %s", code, errOut)
+	}
+	if code, _, errOut := cairn(t, append([]string{"workflow", "resume", "w"}, flags...)...); code != exitPaused {
+		t.Fatalf("resume without a higher limit: exit %d, %s", code, errOut)
+	}
+	if code, _, errOut := cairn(t, append([]string{"workflow", "resume", "--max-rounds", "-1", "w"}, flags...)...); code != exitUsage ||
+		!strings.Contains(errOut, "cannot be negative") {
+		t.Fatalf("resume --max-rounds -1: exit %d, %s", code, errOut)
+	}
+	code, out, errOut := cairn(t, append([]string{"workflow", "resume", "--max-rounds", "5", "w"}, flags...)...)
+	if code != exitDone || !strings.Contains(out, "step one done: done reading") {
+		t.Fatalf("resume --max-rounds 5: exit %d\n%s%s", code, out, errOut)
+	}
+}

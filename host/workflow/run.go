@@ -33,6 +33,10 @@ type Options struct {
 	// AutoDeny denies the calls an approval rule puts to a person; without
 	// it such a call pauses its step, and with it the workflow.
 	AutoDeny bool
+	// Limits raise, in Resume, the limits of the steps' agents it
+	// continues (a step paused by its max_rounds, say): each one set
+	// replaces the agent file's, as host.ResumeOptions.Limits does.
+	Limits host.RunLimits
 }
 
 // StepEvent is a step starting ("start"), being skipped because the

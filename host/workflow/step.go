@@ -106,7 +106,8 @@ func (r *runner) runAgent(ctx context.Context, j job) (*host.Result, error) {
 		if j.step.Kind() == "tool" {
 			strategy = host.StrategyReplay
 		}
-		return r.eng.Resume(ctx, host.ResumeOptions{ID: j.agent, Strategy: strategy, OnEvent: r.event, AutoDeny: r.opts.AutoDeny})
+		return r.eng.Resume(ctx, host.ResumeOptions{ID: j.agent, Strategy: strategy, OnEvent: r.event, AutoDeny: r.opts.AutoDeny,
+			Limits: r.opts.Limits})
 	}
 	af, err := r.agentFile(j)
 	if err != nil {
