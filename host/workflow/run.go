@@ -153,17 +153,44 @@ func Resume(ctx context.Context, eng *host.Engine, id string, opts Options) (*Re
 	return newRunner(eng, ws, f, rec, opts).run(ctx)
 }
 
-// Show reads a workflow's record.
+// StatusInterrupted is the status Show and List give a workflow whose
+// record says it is running while no process holds its lock: the process
+// that ran it was stopped (a kill, a crash, a lost machine) before it could
+// record how it ended. Resume continues it.
+const StatusInterrupted checkpoint.Status = "interrupted"
+
+// Show reads a workflow's record (its status StatusInterrupted when no
+// process runs the workflow its record says is running).
 func Show(store checkpoint.Store, id string) (*checkpoint.Workflow, error) {
 	ws, ok := store.(checkpoint.Workflows)
 	if !ok {
 		return nil, ErrNoWorkflows
 	}
-	return ws.Workflow(id)
+	rec, err := ws.Workflow(id)
+	if err != nil {
+		return nil, err
+	}
+	markInterrupted(store, rec)
+	return rec, nil
 }
 
-// List reads every workflow's record; one that cannot be read is in errs
-// by its id.
+// markInterrupted gives rec StatusInterrupted when it says it is running
+// and its lock can be taken: no process holds it. The lock is let go at
+// once.
+func markInterrupted(store checkpoint.Store, rec *checkpoint.Workflow) {
+	if rec.Status != checkpoint.StatusRunning {
+		return
+	}
+	lock, err := store.Lock(rec.ID, checkpoint.ThisProcess("workflow status"))
+	if err != nil {
+		return // held (running), or unknown: as the record says
+	}
+	lock.Unlock()
+	rec.Status = StatusInterrupted
+}
+
+// List reads every workflow's record, as Show does; one that cannot be
+// read is in errs by its id.
 func List(store checkpoint.Store) (recs []*checkpoint.Workflow, errs map[string]error, err error) {
 	ws, ok := store.(checkpoint.Workflows)
 	if !ok {
@@ -180,6 +207,7 @@ func List(store checkpoint.Store) (recs []*checkpoint.Workflow, errs map[string]
 			errs[id] = err
 			continue
 		}
+		markInterrupted(store, rec)
 		recs = append(recs, rec)
 	}
 	return recs, errs, nil

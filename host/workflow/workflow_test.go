@@ -364,3 +364,48 @@ func TestFailedToolStepRunsAgainOnResume(t *testing.T) {
 		t.Fatalf("resume: %s (%s), outputs %q", res.Status, res.Reason, outputs(res.Record))
 	}
 }
+
+// A workflow whose record says running is listed and shown interrupted
+// when no process holds its lock (its process was killed), and running
+// while one does.
+func TestKilledWorkflowListedInterrupted(t *testing.T) {
+	store, err := checkpoint.OpenFileStore(t.TempDir())
+	must(t, err)
+	f, err := workflow.Load(exampleFlow)
+	must(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, err = workflow.Run(ctx, engine(t, store), f, workflow.Options{ID: "wk", Workspace: workspace(t),
+		OnStep: func(ev workflow.StepEvent) {
+			if ev.Type == "done" {
+				cancel()
+			}
+		}})
+	must(t, err)
+	// What a kill leaves: the record says running.
+	rec, err := store.Workflow("wk")
+	must(t, err)
+	rec.Status = checkpoint.StatusRunning
+	must(t, store.PutWorkflow(rec))
+	status := func() (checkpoint.Status, checkpoint.Status) {
+		shown, err := workflow.Show(store, "wk")
+		must(t, err)
+		recs, _, err := workflow.List(store)
+		must(t, err)
+		if len(recs) != 1 {
+			t.Fatalf("listed %d workflows", len(recs))
+		}
+		return shown.Status, recs[0].Status
+	}
+	if shown, listed := status(); shown != workflow.StatusInterrupted || listed != workflow.StatusInterrupted {
+		t.Fatalf("no process holds it: shown %s, listed %s; want %s", shown, listed, workflow.StatusInterrupted)
+	}
+	other, err := checkpoint.OpenFileStore(store.Dir())
+	must(t, err)
+	lock, err := other.Lock("wk", checkpoint.ThisProcess("test"))
+	must(t, err)
+	defer lock.Unlock()
+	if shown, listed := status(); shown != checkpoint.StatusRunning || listed != checkpoint.StatusRunning {
+		t.Fatalf("a process holds it: shown %s, listed %s; want running", shown, listed)
+	}
+}
