@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -22,6 +23,14 @@ const (
 	DefaultMaxFunctions    = 100_000
 	DefaultMaxFunctionSize = 1 << 20
 	DefaultCompileTimeout  = time.Minute * raceSlowdown
+)
+
+// The bounds of a module's tables (see boundTables): a Go-built tool's one
+// table has some thousands of entries, a C tool's tens. An entry is 8 bytes
+// of host memory in every instance, outside the guest's memory limit.
+const (
+	MaxTables       = 100
+	MaxTableEntries = 1 << 20
 )
 
 // compileLimits are what a Runtime compiles, from Config.
@@ -91,6 +100,20 @@ func (l compileLimits) checkCounts(secs map[byte][]byte) error {
 		}
 	}
 	return nil
+}
+
+// boundTables refuses a module whose tables pass MaxTables or start with
+// more than MaxTableEntries entries, and lowers their maximums so that
+// table.grow cannot take them past MaxTableEntries either: wazero makes a
+// table's entries when it makes an instance, before any stop check runs,
+// and outside the memory limit (wasmcode.BoundTables).
+func boundTables(wasm []byte) ([]byte, error) {
+	out, err := wasmcode.BoundTables(wasm, MaxTables, MaxTableEntries)
+	var tl *wasmcode.TableLimitError
+	if errors.As(err, &tl) {
+		return nil, fmt.Errorf("%w: %s", ErrCompileLimit, tl.What)
+	}
+	return out, err
 }
 
 // compileContext bounds a compilation by the limit's timeout and ctx.

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"strings"
 	"testing"
@@ -104,6 +105,13 @@ func TestCompileRefusals(t *testing.T) {
 	importsEnv := append(append([]byte(nil), preamble...),
 		0x01, 0x04, 0x01, 0x60, 0x00, 0x00,
 		0x02, 0x09, 0x01, 0x03, 'e', 'n', 'v', 0x01, 'f', 0x00, 0x00)
+	// Tables: 101 of one entry each; one of 2^21 entries (0x80 0x80 0x80 0x01).
+	manyTables := []byte{0x65}
+	for range 101 {
+		manyTables = append(manyTables, 0x70, 0x00, 0x01)
+	}
+	manyTables = append(binary.AppendUvarint(append(append([]byte(nil), preamble...), 0x04), uint64(len(manyTables))), manyTables...)
+	bigTable := append(append([]byte(nil), preamble...), 0x04, 0x07, 0x01, 0x70, 0x00, 0x80, 0x80, 0x80, 0x01)
 	tests := []struct {
 		name string
 		wasm []byte
@@ -113,6 +121,8 @@ func TestCompileRefusals(t *testing.T) {
 		{"not wasm", []byte("#!/bin/sh\n"), errInvalidModule, ""},
 		{"truncated", guestBytes["misbehave"][:1000], errInvalidModule, ""},
 		{"imports env.f", importsEnv, errImportDenied, "env.f"},
+		{"101 tables", manyTables, ErrCompileLimit, "101 tables, past the limit of 100"},
+		{"a table of 2^21 entries", bigTable, ErrCompileLimit, "2097152 entries, past the limit of 1048576"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -136,5 +146,26 @@ func TestCancel(t *testing.T) {
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("got %v, want context.Canceled", err)
+	}
+}
+
+// TestSleepEndsAtTheDeadline: a guest granted the real clock that sleeps
+// for an hour is stopped at its call's deadline, as a spinning one is:
+// the host's sleep wakes when the call must stop. Before, wazero's sleep
+// held the call for the whole hour, and this test until go test's
+// timeout. Both a command (made at its call) and a reactor's call (a
+// spare, bound to the call) are tried.
+func TestSleepEndsAtTheDeadline(t *testing.T) {
+	p := Policy{Args: []string{"sleep"}, RealClock: true, Timeout: 300 * time.Millisecond}
+	if _, _, _, err := run(t, p); !errors.Is(err, ErrDeadline) {
+		t.Fatalf("command: got %v, want ErrDeadline", err)
+	}
+	reactor, _ := preinitModules(t)
+	p = Policy{Mounts: workspace(t), RealClock: true, Timeout: 300 * time.Millisecond}
+	req := abi.Request{ABI: abi.Version, Tool: "probe", CallID: "c", Input: `{"sleep":"1h"}`, Workspace: abi.WorkspaceDir}
+	for i := range 2 { // the first call's instance is made at it, the second's is a spare
+		if _, err := reactor.Call(context.Background(), p, req); !errors.Is(err, ErrDeadline) {
+			t.Fatalf("reactor call %d: got %v, want ErrDeadline", i, err)
+		}
 	}
 }

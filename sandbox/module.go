@@ -203,7 +203,7 @@ func (m *Module) run(ctx context.Context, p Policy, stdin io.Reader, stdout, std
 	}
 	cio := callIO{
 		stdin:  stdinFor(ctx, stdin, orDefault(p.StdinLimit, defaultStdinLimit)),
-		stdout: stdout, stderr: stderr, mounts: fsys,
+		stdout: stdout, stderr: stderr, mounts: fsys, sleep: &sleeper{stop: ctx.Done()},
 	}
 	mod, err := m.instantiate(ctx, rt, cm, cio, p)
 	if mod != nil {
@@ -225,7 +225,7 @@ func exitOf(ex Exit, err error, p Policy) (Exit, error) {
 	}
 	var exitErr *sys.ExitError
 	if !errors.As(err, &exitErr) {
-		return ex, fmt.Errorf("%w: %v", errTrap, err)
+		return ex, fmt.Errorf("%w: %s", errTrap, trapText(err))
 	}
 	switch exitErr.ExitCode() {
 	case sys.ExitCodeDeadlineExceeded:
@@ -237,12 +237,25 @@ func exitOf(ex Exit, err error, p Policy) (Exit, error) {
 	return ex, nil
 }
 
+// trapText is a trap's message and its wasm stack trace, without the Go
+// stack trace wazero adds when a host function panicked: that names the
+// host's own files and addresses, which are no business of the guest's
+// caller (the model, the journal) and differ from run to run.
+func trapText(err error) string {
+	msg := err.Error()
+	if i := strings.Index(msg, "\nGo runtime stack trace:"); i >= 0 {
+		msg = strings.TrimRight(msg[:i], "\n")
+	}
+	return msg
+}
+
 // callIO is what one call reads, writes and mounts, in the order of its
 // policy's mounts.
 type callIO struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	mounts         []experimentalsys.FS
+	sleep          *sleeper // a real clock's sleep
 }
 
 // moduleConfig configures an instance for p, reading and writing cio.
@@ -260,7 +273,7 @@ func moduleConfig(p Policy, cio callIO) wazero.ModuleConfig {
 		cfg = cfg.WithEnv(k, v)
 	}
 	if p.RealClock {
-		cfg = cfg.WithSysWalltime().WithSysNanotime().WithSysNanosleep()
+		cfg = cfg.WithSysWalltime().WithSysNanotime().WithNanosleep(cio.sleep.sleep)
 	}
 	if p.RealRandom {
 		cfg = cfg.WithRandSource(rand.Reader)

@@ -62,6 +62,19 @@ func TestRawLimits(t *testing.T) {
 					t.Fatalf("err %v, pages %q, want 128 (8 MiB)", err, out)
 				}
 			}},
+		{"a table without a maximum grows only within the table limit", "tablegrow", Policy{},
+			func(t *testing.T, ex Exit, out string, err error) {
+				if err != nil || out != "refused\ngrew\n65537\n" {
+					t.Fatalf("err %v, out %q: want the 2^31 grow refused, the 2^16 one done", err, out)
+				}
+			}},
+		{"a panic in a WASI function is a trap that names no host file", "hostpanic", Policy{},
+			func(t *testing.T, ex Exit, out string, err error) {
+				if !errors.Is(err, errTrap) || !strings.Contains(err.Error(), "poll_oneoff") ||
+					strings.Contains(err.Error(), ".go:") || strings.Contains(err.Error(), "goroutine") {
+					t.Fatalf("got %v, want errTrap naming poll_oneoff and no Go stack", err)
+				}
+			}},
 		{"deep recursion traps at wazero's stack ceiling", "recurse", Policy{},
 			func(t *testing.T, ex Exit, out string, err error) {
 				if !errors.Is(err, errTrap) || !strings.Contains(err.Error(), "stack overflow") {

@@ -327,6 +327,10 @@ func (r *Runtime) compile(ctx context.Context, digest string, wasm []byte, probe
 	if err := r.limits.check(wasm); err != nil {
 		return nil, err
 	}
+	wasm, err := boundTables(wasm)
+	if err != nil {
+		return nil, err
+	}
 	m = &Module{r: r, digest: digest, wasm: wasm, compiled: map[uint32]wazero.CompiledModule{}, interpret: r.engine == EngineInterpreter}
 	if !r.noStopChecks {
 		m.useStopChecks()

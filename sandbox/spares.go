@@ -29,6 +29,7 @@ type spare struct {
 	stdin          boundReader
 	stdout, stderr boundWriter
 	mounts         []*boundFS
+	sleep          sleeper
 }
 
 type (
@@ -41,6 +42,9 @@ type (
 // before this, so nothing reached the stand-ins unbound.
 func (s *spare) bind(cio callIO) {
 	s.stdin.Reader, s.stdout.Writer, s.stderr.Writer = cio.stdin, cio.stdout, cio.stderr
+	if cio.sleep != nil {
+		s.sleep.bind(cio.sleep.stop)
+	}
 	for i, fsys := range cio.mounts {
 		s.mounts[i].FS = fsys
 	}
@@ -109,7 +113,7 @@ func (m *Module) refillSpare(ctx context.Context, rt wazero.Runtime, cm wazero.C
 // makeSpare instantiates the module for p from snap, unbound.
 func (m *Module) makeSpare(ctx context.Context, rt wazero.Runtime, cm wazero.CompiledModule, snap *snapshot, p Policy) (*spare, error) {
 	s := &spare{mounts: make([]*boundFS, len(p.Mounts))}
-	cio := callIO{stdin: &s.stdin, stdout: &s.stdout, stderr: &s.stderr}
+	cio := callIO{stdin: &s.stdin, stdout: &s.stdout, stderr: &s.stderr, sleep: &s.sleep}
 	for i := range s.mounts {
 		s.mounts[i] = &boundFS{}
 		cio.mounts = append(cio.mounts, s.mounts[i])

@@ -27,6 +27,8 @@ func main() {
 	case "spin":
 		for {
 		}
+	case "sleep":
+		time.Sleep(time.Hour)
 	case "exit":
 		fmt.Fprintln(os.Stderr, "misbehave: giving up")
 		os.Exit(7)

@@ -33,6 +33,7 @@ type probeIn struct {
 	Write string `json:"write,omitempty"`
 	Fill  int    `json:"fill,omitempty"`  // MiB to allocate, fill and keep
 	Check int    `json:"check,omitempty"` // MiB to allocate and look at
+	Sleep string `json:"sleep,omitempty"` // a time.Duration to sleep first
 }
 
 type probeOut struct {
@@ -63,6 +64,13 @@ func probe(c *guest.Call, in probeIn) (string, error) {
 	}
 	for _, e := range entries {
 		out.Workspace = append(out.Workspace, e.Name())
+	}
+	if in.Sleep != "" {
+		d, err := time.ParseDuration(in.Sleep)
+		if err != nil {
+			return "", err
+		}
+		time.Sleep(d)
 	}
 	if in.Write != "" {
 		if leftOpen, err = os.Create(c.Path(in.Write)); err != nil {
