@@ -28,3 +28,10 @@ import "errors"
 // its limits allow (sandbox.Policy's StagingLimit and MaxStagedPaths);
 // sandbox's Module.Call fails with it.
 var ErrStagingLimit = errors.New("staging limit reached")
+
+// ErrSeenLimit is a call that described (stat) or listed more of the
+// workspace than an overlay records of what a call saw (see Overlay.Seen):
+// past that bound its record for `cairn verify` would be incomplete, so
+// the call fails with it (through Overlay.Exhausted, as for the staging
+// limits) rather than the host's memory growing without end.
+var ErrSeenLimit = errors.New("seen limit reached")

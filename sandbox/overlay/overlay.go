@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path"
 	"sort"
@@ -45,7 +46,9 @@ import (
 //     path costing a 4 KiB block of it besides its bytes, and the changed
 //     paths by Policy.MaxStagedPaths; past either a change fails before
 //     anything is staged for it (EIO: wazero has no ENOSPC or EDQUOT),
-//     Exhausted reports it and the call fails with ErrStagingLimit.
+//     Exhausted reports it and the call fails with ErrStagingLimit. A
+//     staged file removed or replaced while the call holds it open stays
+//     on disk, so its bytes stay charged until its last handle closes.
 //
 // An Overlay is for one call: mount it in one call at a time. Its methods
 // are safe for concurrent use.
@@ -56,7 +59,7 @@ type Overlay struct {
 	mu     sync.Mutex
 	nodes  map[string]*node           // paths the call changed, by clean slash path
 	kids   map[string]map[string]bool // names in nodes, by their directory
-	used   int64                      // bytes charged against limit
+	used   int64                      // bytes charged against limit: nodeCost a node, and every live blob's size
 	limit  int64
 	paths  int  // the bound on len(nodes)
 	full   bool // a change was refused for the limit
@@ -65,6 +68,11 @@ type Overlay struct {
 	reads  map[string]bool      // workspace files the call opened to read, unchanged
 	whole  map[string]wholeRead // of reads, those read in one pass (see ReadWhole)
 	looked map[string]bool      // workspace paths the call described or listed (see Seen)
+	sight  sightBound           // the bound of looked
+	// lookedBytes is the length of the paths in looked.
+	lookedBytes int
+	// overSeen: a description or listing was refused for sight.
+	overSeen bool
 }
 
 type nodeKind uint8
@@ -83,10 +91,15 @@ type node struct {
 	blob *blob // of a nodeFile
 }
 
-// blob is a staged file, shared by the handles open on it.
+// blob is a staged file, shared by the handles open on it. It is live,
+// its bytes on disk and its size charged against the staging limit, while
+// a path holds it or a handle has it open: unlinking a file does not free
+// its blocks while a descriptor holds it, so refunding it then would let a
+// call fill the disk past the limit by writing, unlinking and keeping open.
 type blob struct {
-	size   int64
-	orphan bool // removed or replaced while open: its bytes stay charged
+	size    int64
+	handles int  // stagedFiles open on it
+	orphan  bool // no path holds it: removed or replaced
 }
 
 // nodeCost is charged against the staging limit for every path the call
@@ -124,7 +137,8 @@ func New(workspace, staging string) (*Overlay, error) {
 		}
 	}
 	return &Overlay{ws: ws, st: st, staging: staging, nodes: map[string]*node{}, reads: map[string]bool{}, whole: map[string]wholeRead{},
-		kids: map[string]map[string]bool{}, limit: guestfs.DefaultStagingLimit, paths: guestfs.DefaultMaxStagedPaths}, nil
+		kids: map[string]map[string]bool{}, limit: guestfs.DefaultStagingLimit, paths: guestfs.DefaultMaxStagedPaths,
+		sight: sightBound{paths: maxSeenPaths, bytes: maxSeenBytes}}, nil
 }
 
 func makeStaging(dir string) error {
@@ -336,13 +350,16 @@ func (o *Overlay) Reads() []string {
 
 // Exhausted is ErrStagingLimit, saying which limit, when the call was
 // refused a change because it reached Policy.StagingLimit or
-// Policy.MaxStagedPaths; else nil.
+// Policy.MaxStagedPaths; else ErrSeenLimit when it was refused a
+// description or listing because the overlay could record no more of
+// what it saw (see Seen); else nil. Either way the call must fail: it did
+// not do what it meant to, or cannot be recorded as it ran.
 func (o *Overlay) Exhausted() error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	switch {
 	case !o.full:
-		return nil
+		return o.seenExhausted()
 	case o.ofPath:
 		return fmt.Errorf("%w: the call tried to change more than %d paths of the workspace (MaxStagedPaths)", ErrStagingLimit, o.paths)
 	}
@@ -387,34 +404,63 @@ func (o *Overlay) charge(n int64) experimentalsys.Errno {
 	return 0
 }
 
-// room is how many of n bytes written at off may be written to b.
+// room is how many of n bytes written at off may be written to b: all of
+// those within its size, and as many past it as the staging limit has
+// left. A write whose end would pass the largest file offset is EINVAL,
+// as write(2) says, before it could overflow the count of staged bytes.
+// A negative offset is left for the host to refuse.
 func (o *Overlay) room(b *blob, off int64, n int) (int, experimentalsys.Errno) {
+	switch {
+	case n == 0 || off < 0:
+		return n, 0
+	case off > math.MaxInt64-int64(n):
+		return 0, experimentalsys.EINVAL
+	}
 	growth := off + int64(n) - b.size
-	if growth <= 0 || n == 0 {
+	if growth <= 0 {
 		return n, 0
 	}
-	if left := o.limit - o.used; growth > left {
-		if n -= int(growth - left); n <= 0 {
+	if left := max(o.limit-o.used, 0); growth > left {
+		if growth-left >= int64(n) {
 			o.full = true
 			return 0, errFull
 		}
+		n -= int(growth - left)
 	}
 	return n, 0
 }
 
 // resized records that b is now size bytes long.
 func (o *Overlay) resized(b *blob, size int64) {
-	if size > b.size || !b.orphan {
-		o.used += size - b.size
-	}
+	o.used += size - b.size
 	b.size = size
 }
 
-// drop refunds a staged file that no path holds any more.
+// hold notes a handle opened on b.
+func (o *Overlay) hold(b *blob) { b.handles++ }
+
+// release notes a handle on b closed, which refunds b if it was the last
+// one and no path holds b.
+func (o *Overlay) release(b *blob) {
+	b.handles--
+	o.refund(b)
+}
+
+// drop notes that no path holds b any more: it is refunded now if no
+// handle holds it either, else when the last one closes.
 func (o *Overlay) drop(b *blob) {
 	if b != nil && !b.orphan {
-		o.used -= b.size
 		b.orphan = true
+		o.refund(b)
+	}
+}
+
+// refund gives b's bytes back to the staging limit once nothing holds it.
+// It happens once: drop marks b orphan once, and after that only the
+// close of its last handle finds no handle left.
+func (o *Overlay) refund(b *blob) {
+	if b.orphan && b.handles == 0 {
+		o.used -= b.size
 	}
 }
 
@@ -545,12 +591,15 @@ type dirEntry struct {
 // list is the directory p of the call's view: the workspace's entries the
 // call has not changed, and the ones it has, minus what it removed, by name.
 func (o *Overlay) list(p string) ([]dirEntry, experimentalsys.Errno) {
-	o.saw(p + "/")
 	var out []dirEntry
 	if n := o.nodes[p]; n == nil || n.base.Dir {
 		f, err := o.ws.Open(p)
 		switch {
 		case err == nil:
+			if e := o.saw(p + "/"); e != 0 {
+				f.Close()
+				return nil, e
+			}
 			fis, err := f.Readdir(-1)
 			f.Close()
 			if err != nil {

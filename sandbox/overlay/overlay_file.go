@@ -16,6 +16,8 @@ type stagedFile struct {
 	o   *Overlay
 	b   *blob
 	ino uint64 // the path's, as its directory lists it (see syntheticIno)
+	// closed guards against releasing b twice.
+	closed bool
 }
 
 // Stat describes the staged file, under the inode its directory lists.
@@ -48,7 +50,7 @@ func (s *stagedFile) Write(buf []byte) (int, experimentalsys.Errno) {
 		return 0, e
 	}
 	n, err := s.F.Write(buf[:n])
-	s.grew(off + int64(n))
+	s.grew(off, n)
 	return n, guestfs.Errno(err)
 }
 
@@ -70,16 +72,22 @@ func (s *stagedFile) Pwrite(buf []byte, off int64) (int, experimentalsys.Errno) 
 	}
 	if s.Append {
 		n, e = guestfs.PwriteAppend(s.F, buf[:n], off)
-		s.grew(at + int64(n))
+		s.grew(at, n)
 		return n, e
 	}
 	n, err := s.F.WriteAt(buf[:n], off)
-	s.grew(off + int64(n))
+	s.grew(off, n)
 	return n, guestfs.Errno(err)
 }
 
-func (s *stagedFile) grew(end int64) {
-	if end > s.b.size {
+// grew records that n bytes were written at off, which room let fit: the
+// file grows only by what was written, and a write that wrote nothing
+// grows it not at all, whatever its offset.
+func (s *stagedFile) grew(off int64, n int) {
+	if n <= 0 {
+		return
+	}
+	if end := off + int64(n); end > s.b.size {
 		s.o.resized(s.b, end)
 	}
 }
@@ -103,6 +111,20 @@ func (s *stagedFile) Truncate(size int64) experimentalsys.Errno {
 	}
 	s.o.resized(s.b, size)
 	return 0
+}
+
+// Close closes the staged file. Closing the last handle of a file that
+// no path holds any more gives its bytes back to the staging limit: only
+// now are they freed on disk.
+func (s *stagedFile) Close() experimentalsys.Errno {
+	s.o.mu.Lock()
+	defer s.o.mu.Unlock()
+	e := s.File.Close()
+	if !s.closed {
+		s.closed = true
+		s.o.release(s.b)
+	}
+	return e
 }
 
 // Utimens is accepted; times are not effects.

@@ -136,6 +136,7 @@ func (v *overlayFS) openStaged(p string, n *node, flag experimentalsys.Oflag) (e
 	}
 	sf := &stagedFile{File: &guestfs.File{F: f, FS: v.staging, Path: blobName(p), Append: flag&experimentalsys.O_APPEND != 0}, o: v.o, b: n.blob,
 		ino: syntheticIno(p)}
+	v.o.hold(n.blob)
 	return sf, 0
 }
 
@@ -165,8 +166,9 @@ func (v *overlayFS) stat(p string, lower func(string) (sys.Stat_t, experimentals
 	var st sys.Stat_t
 	switch {
 	case en.n == nil:
-		st, e = lower(p)
-		v.o.saw(p)
+		if st, e = lower(p); e == 0 {
+			e = v.o.saw(p) // only what exists: the call saw nothing else to make again
+		}
 	case en.n.kind == nodeGone:
 		return sys.Stat_t{}, experimentalsys.ENOENT
 	case en.n.kind == nodeDir:
@@ -212,7 +214,7 @@ func (v *overlayFS) Readlink(p string) (string, experimentalsys.Errno) {
 
 // Mkdir makes a directory in the call's view.
 func (v *overlayFS) Mkdir(p string, _ fs.FileMode) experimentalsys.Errno {
-	p, e := v.changing(p)
+	p, e := v.changing(p, experimentalsys.EINVAL)
 	if e != 0 {
 		return e
 	}
@@ -232,7 +234,7 @@ func (v *overlayFS) Mkdir(p string, _ fs.FileMode) experimentalsys.Errno {
 
 // Rmdir removes an empty directory of the call's view.
 func (v *overlayFS) Rmdir(p string) experimentalsys.Errno {
-	p, e := v.changing(p)
+	p, e := v.changing(p, experimentalsys.EINVAL)
 	if e != 0 {
 		return e
 	}
@@ -267,7 +269,7 @@ func (o *Overlay) rmdir(p string) experimentalsys.Errno {
 // not removed (EPERM).
 func (v *overlayFS) Unlink(p string) experimentalsys.Errno {
 	dirOnly := strings.HasSuffix(p, "/")
-	p, e := v.changing(p)
+	p, e := v.changing(p, experimentalsys.EISDIR)
 	if e != 0 {
 		return e
 	}
@@ -348,8 +350,10 @@ func (v *overlayFS) Utimens(p string, atim, mtim int64) experimentalsys.Errno {
 }
 
 // changing cleans the path of a change and locks the overlay; the caller
-// unlocks it when the returned errno is zero.
-func (v *overlayFS) changing(p string) (string, experimentalsys.Errno) {
+// unlocks it when the returned errno is zero. The mount's root is never
+// changed: a change of it gets root, the errno its call gives for a
+// directory it may not change (unlink(2) says EISDIR, rmdir(2) EINVAL).
+func (v *overlayFS) changing(p string, root experimentalsys.Errno) (string, experimentalsys.Errno) {
 	if v.readOnly {
 		return "", experimentalsys.EROFS
 	}
@@ -358,7 +362,7 @@ func (v *overlayFS) changing(p string) (string, experimentalsys.Errno) {
 		return "", e
 	}
 	if p == "." {
-		return "", experimentalsys.EINVAL
+		return "", root
 	}
 	v.o.mu.Lock()
 	return p, 0

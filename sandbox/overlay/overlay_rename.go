@@ -23,7 +23,7 @@ func (v *overlayFS) Rename(from, to string) experimentalsys.Errno {
 	if to == "." {
 		return experimentalsys.EINVAL
 	}
-	from, e = v.changing(from)
+	from, e = v.changing(from, experimentalsys.EINVAL)
 	if e != 0 {
 		return e
 	}
