@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"bytes"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -112,7 +113,33 @@ func exportOne(s Store, agent string) (*Archive, error) {
 			}
 		}
 	}
+	// What the last round wrote, for a past of it that a crash lost
+	// (BoundaryWrites): carried when the store has it, as no import needs
+	// it to be there.
+	for _, d := range BoundaryWrites(a.State) {
+		if _, ok := a.Blobs[d]; !ok {
+			if b, err := s.Blob(d); err == nil {
+				a.Blobs[d] = b
+			}
+		}
+	}
 	return a, nil
+}
+
+// BoundaryWrites lists the blobs of the files st's last round wrote into
+// the workspace, from its file pool. A process stopped between a round's
+// commit and its past leaves the agent's newest past a round behind; the
+// next resume makes that past from these entries (host's repairPast), and
+// a resume on another node then needs their blobs to rebuild the
+// workspace.
+func BoundaryWrites(st *State) []string {
+	var out []string
+	for _, f := range st.Files {
+		if f.Round == st.Round && f.Op == "write" && !f.Outside {
+			out = append(out, "sha256:"+hex.EncodeToString(f.Hash[:]))
+		}
+	}
+	return out
 }
 
 func readEvents(s Store, agent string) ([]byte, error) {

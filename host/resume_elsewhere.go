@@ -41,6 +41,11 @@ func (e *Engine) placeWorkspace(rec *checkpoint.Recovered, opts ResumeOptions, l
 	if opts.Strategy == StrategyManual {
 		return nil // it changes nothing
 	}
+	if opts.Workspace != "" {
+		if err := e.boundaryWritesKept(rec.State); err != nil {
+			return fmt.Errorf("resume agent %q in %s: %w", opts.ID, opts.Workspace, err)
+		}
+	}
 	if err := e.repairPast(rec.State); err != nil {
 		return err
 	}
@@ -66,6 +71,31 @@ func (e *Engine) placeWorkspace(rec *checkpoint.Recovered, opts ResumeOptions, l
 	def.Workspace = dir
 	rec.State.Definition.Workspace = dir
 	return log.Append(checkpoint.Record{Type: checkpoint.RecDefine, Time: now(), Definition: &def})
+}
+
+// boundaryWritesKept checks, before anything is written, that the store
+// keeps what the boundary's round wrote (checkpoint.BoundaryWrites): the
+// workspace at the boundary is rebuilt from them, and so is the past of
+// that round when a crash lost it. An export taken where the blobs were
+// missing, or a store that lost them, is refused here with nothing
+// changed, where it would otherwise fail halfway with the past repaired
+// to name a blob that is not there.
+func (e *Engine) boundaryWritesKept(st *checkpoint.State) error {
+	for _, d := range checkpoint.BoundaryWrites(st) {
+		has, ok := hasBlob(e.store, d)
+		if !ok {
+			_, err := e.store.Blob(d)
+			if err != nil && !errors.Is(err, checkpoint.ErrNotFound) {
+				return err
+			}
+			has = err == nil
+		}
+		if !has {
+			return fmt.Errorf("the store lacks what round %d wrote (blob %s), which the workspace here is rebuilt from; "+
+				"resume the agent on the node that ran it, or export it from there again", st.Round, d)
+		}
+	}
+	return nil
 }
 
 // fillWorkspace materializes m into an empty dir, or reconciles a full one.

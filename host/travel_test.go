@@ -1,6 +1,7 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -219,6 +220,86 @@ limits: {max_rounds: 1}
 	if got := readFile(t, elsewhere, "notes.txt"); got != "one" {
 		t.Fatalf("notes.txt on node B after the repair: %q", got)
 	}
+}
+
+// Regression: an agent whose newest past a kill lost was exported without
+// the blobs of what its last round wrote, so the import could not be
+// resumed on another node, and the failed resume left a repaired past that
+// named the missing blob. The export now carries them; an import that
+// still lacks one is refused before anything is written.
+func TestExportAfterALostPastResumesElsewhere(t *testing.T) {
+	eng, store := fileEngine(t)
+	af := agentIn(t, `
+name: one
+model: {provider: script, script: script.yaml}
+workspace: workspace
+tools: [{module: builtin}]
+limits: {max_rounds: 1}
+`, forkScript)
+	if _, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "a", Prompt: "go"}); err != nil {
+		t.Fatal(err)
+	}
+	name := filepath.Join(store.(*checkpoint.FileStore).Dir(), "agents", "a", "past")
+	data, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := 9 + (int(data[0]) | int(data[1])<<8 | int(data[2])<<16)
+	if err := os.WriteFile(name, data[:first], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	archive, err := checkpoint.Export(store, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	imported := func() (*Engine, *checkpoint.FileStore) {
+		dst, err := checkpoint.OpenFileStore(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := checkpoint.Import(dst, archive, checkpoint.ThisProcess("import")); err != nil {
+			t.Fatal(err)
+		}
+		e, err := NewEngine(context.Background(), Config{CacheDir: testCache, Store: dst})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { e.Close(context.Background()) })
+		return e, dst
+	}
+	nodeB, _ := imported()
+	elsewhere := filepath.Join(t.TempDir(), "node-b")
+	if _, err := nodeB.Resume(context.Background(), ResumeOptions{ID: "a", Workspace: elsewhere}); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, elsewhere, "notes.txt"); got != "one" {
+		t.Fatalf("notes.txt on node B: %q", got)
+	}
+
+	nodeC, dst := imported()
+	for _, d := range checkpoint.BoundaryWrites(mustRead(t, dst, "a")) {
+		if err := os.Remove(filepath.Join(dst.Dir(), "blobs", "sha256", strings.TrimPrefix(d, "sha256:"))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pastBefore, _ := os.ReadFile(filepath.Join(dst.Dir(), "agents", "a", "past"))
+	_, err = nodeC.Resume(context.Background(), ResumeOptions{ID: "a", Workspace: filepath.Join(t.TempDir(), "node-c")})
+	if err == nil || !strings.Contains(err.Error(), "the store lacks what round 1 wrote") || errors.Is(err, checkpoint.ErrNotFound) {
+		t.Fatalf("resume with a blob missing: %v", err)
+	}
+	if pastAfter, _ := os.ReadFile(filepath.Join(dst.Dir(), "agents", "a", "past")); !bytes.Equal(pastBefore, pastAfter) {
+		t.Fatal("the refused resume wrote a past")
+	}
+}
+
+// mustRead reads agent id's boundary state from store.
+func mustRead(t *testing.T, store checkpoint.Store, id string) *checkpoint.State {
+	t.Helper()
+	rec, err := store.Read(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec.State
 }
 
 // An undo, like any change made outside the agent, reaches the store's copy
