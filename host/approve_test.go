@@ -181,6 +181,29 @@ func TestDenialReachesTheModel(t *testing.T) {
 	}
 }
 
+// Regression: a decision made between runs (cairn approve, the web view)
+// left no trace in the agent's history, so its timeline showed the call as
+// still waiting. Decide adds an approval_decided event, before the resume
+// that acts on it.
+func TestDecisionBetweenRunsInTheHistory(t *testing.T) {
+	eng, store := fileEngine(t)
+	approvalRun(t, eng, RunOptions{})
+	if err := eng.Decide(t.Context(), "ap", "call_1_0", Decision{Reason: "not today"}); err != nil {
+		t.Fatal(err)
+	}
+	var decided []Event
+	err := ReadHistory(t.Context(), store, "ap", false, func(e Event, _ []byte) error {
+		if e.Type == EventApprovalDecided && e.Call != nil && e.Call.ID == "call_1_0" {
+			decided = append(decided, e)
+		}
+		return nil
+	})
+	if err != nil || len(decided) != 1 || decided[0].Status != "denied" || decided[0].Reason != "not today" ||
+		decided[0].Agent != "ap" || decided[0].Round != 1 {
+		t.Fatalf("approval_decided events of call_1_0: %+v, %v", decided, err)
+	}
+}
+
 // An unattended run denies what needs a person, and the model reads why.
 func TestAutoDeny(t *testing.T) {
 	eng, store := fileEngine(t)

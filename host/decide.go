@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/cairnrun/cairn/checkpoint/conversation"
 
@@ -44,7 +45,27 @@ func (e *Engine) Decide(ctx context.Context, id, call string, d Decision) error 
 	if !d.Approved && d.Reason == "" {
 		d.Reason = "a person denied it"
 	}
-	return errors.Join(log.Append(decisionRecord(rec.State.Round+1, waiting[i], d)), log.Sync())
+	if err := errors.Join(log.Append(decisionRecord(rec.State.Round+1, waiting[i], d)), log.Sync()); err != nil {
+		return err
+	}
+	e.noteDecision(id, rec.State.Round+1, waiting[i], d)
+	return nil
+}
+
+// noteDecision adds the decision's approval_decided event to the agent's
+// history, as a run adds the decisions it is told of, so that `cairn
+// events` and the web view show who decided what between two runs. The
+// history is best effort: a failure to write it loses the line, not the
+// decision, which the journal holds.
+func (e *Engine) noteDecision(id string, round int, c conversation.ToolCall, d Decision) {
+	h, err := e.store.Events(id)
+	if err != nil {
+		return
+	}
+	defer h.Close()
+	var line eventLine
+	line.write(&Event{Type: EventApprovalDecided, Time: time.Now().UTC(), Agent: id, Round: round,
+		Call: &Call{ID: c.ID, Tool: c.Name}, Status: decisionStatus(d), Reason: d.Reason}, h)
 }
 
 // Pending lists the calls of an agent that await a person's decision.
