@@ -66,6 +66,13 @@ tools: [{module: builtin}]
 	if got := readFile(t, wsB, "notes.txt"); got != "one" {
 		t.Fatalf("fork's notes.txt = %q, want the bookmark's %q", got, "one")
 	}
+	// A fork not run yet has no events, and reading them is not an error
+	// (regression: it was ErrNotFound, a 404 in the web view).
+	if err := ReadHistory(t.Context(), store, "b", false, func(Event, []byte) error {
+		return errors.New("an event of a fork never run")
+	}); err != nil {
+		t.Fatalf("history of the new fork: %v", err)
+	}
 
 	aDir := filepath.Join(store.(*checkpoint.FileStore).Dir(), "agents", "a")
 	before := treeHash(t, aDir)

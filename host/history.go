@@ -24,7 +24,8 @@ const followPoll = 100 * time.Millisecond
 //
 // # Errors
 //
-// checkpoint.ErrNotFound for an agent with no history; what fn returns.
+// checkpoint.ErrNotFound for an unknown agent (one that exists but has
+// never run, a fork, has no events and no error); what fn returns.
 func ReadHistory(ctx context.Context, store checkpoint.Store, id string, follow bool,
 	fn func(e Event, line []byte) error) error {
 	if err := usable(store); err != nil {
@@ -34,6 +35,9 @@ func ReadHistory(ctx context.Context, store checkpoint.Store, id string, follow 
 		return err
 	}
 	rc, err := store.ReadEvents(id)
+	if errors.Is(err, checkpoint.ErrNotFound) {
+		return nil // an agent made by fork or import, not run yet: no events
+	}
 	if err != nil {
 		return err
 	}
