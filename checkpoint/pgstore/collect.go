@@ -70,12 +70,10 @@ func (s *Store) trimBookmarks(id string, keep checkpoint.Retention, c *checkpoin
 	if err != nil || keep.Bookmarks <= 0 || len(marks) <= keep.Bookmarks {
 		return trimmed, err
 	}
-	ctx, cancel := s.opContext()
-	defer cancel()
 	for _, b := range marks[:len(marks)-keep.Bookmarks] {
 		if !keep.DryRun {
-			if _, err := s.pool.Exec(ctx, `DELETE FROM cairn_bookmarks WHERE agent = $1 AND label = $2`, id, b.Label); err != nil {
-				return nil, wrapConn(err)
+			if _, err := s.exec(idempotent, `DELETE FROM cairn_bookmarks WHERE agent = $1 AND label = $2`, id, b.Label); err != nil {
+				return nil, err
 			}
 		}
 		trimmed[b.Label] = true
@@ -109,7 +107,8 @@ func (s *Store) markAgent(id string, trimmed, inUse map[string]bool) error {
 
 // collectBlobs removes the blobs not in use and older than the grace. The
 // age is checked again by the DELETE itself, so a blob stored again
-// meanwhile stays.
+// meanwhile stays; since its count says whether the blob was removed, a
+// DELETE is sent again only if certainly not run.
 func (s *Store) collectBlobs(keep checkpoint.Retention, c *checkpoint.Collected, inUse map[string]bool) error {
 	grace := keep.BlobGrace
 	if grace <= 0 {
@@ -135,12 +134,12 @@ func (s *Store) collectBlobs(keep checkpoint.Retention, c *checkpoint.Collected,
 			continue
 		}
 		if !keep.DryRun {
-			tag, err := s.pool.Exec(ctx, `DELETE FROM cairn_blobs WHERE digest = $1
+			n, err := s.exec(notRun, `DELETE FROM cairn_blobs WHERE digest = $1
 				AND stored < now() - $2 * interval '1 millisecond'`, b.Digest, grace.Milliseconds())
 			if err != nil {
-				return wrapConn(err)
+				return err
 			}
-			if tag.RowsAffected() == 0 {
+			if n == 0 {
 				continue
 			}
 		}

@@ -58,6 +58,55 @@ func (e *FencedError) Is(target error) bool {
 	return target == ErrFenced || target == checkpoint.ErrLocked
 }
 
+// SchemaError is a schema version table that no cairn leaves: a negative
+// version, more than one row, none beside cairn's tables, or a version
+// behind the tables the database has. Open refuses it before anything is
+// written — migrating from a wrong version would fail or do harm — and
+// says how to mend it. It matches checkpoint.ErrCorrupt.
+type SchemaError struct {
+	Table     string // the version table: cairn_schema, qualified in a namespace
+	Found     string // what it holds: "version -1", "no version row"
+	Reason    string // why that cannot be
+	Supported int    // the version this build makes
+}
+
+func (e *SchemaError) Error() string {
+	return fmt.Sprintf("the database's cairn schema is damaged: %s holds %s, %s; nothing was changed — "+
+		"restore the database from a backup, or, if only that table is wrong, make it hold the one row of "+
+		"the version the last cairn to open the database made (this cairn's is %d)",
+		e.Table, e.Found, e.Reason, e.Supported)
+}
+
+// Is makes errors.Is(err, checkpoint.ErrCorrupt) hold.
+func (e *SchemaError) Is(target error) bool { return target == checkpoint.ErrCorrupt }
+
+// CorruptRowError is an agent's row that does not decode, or a journal
+// row that is missing. It speaks of a table and a row, where the
+// *checkpoint.CorruptError it wraps (errors.As finds it, and
+// errors.Is(err, checkpoint.ErrCorrupt) holds) speaks of a file and an
+// offset, and its advice fits a database: there is no file to restore or
+// agent directory to move aside.
+type CorruptRowError struct {
+	Agent string
+	Table string // cairn_journal or cairn_agents
+	Row   string // "row seq 58", "snapshot"
+	err   *checkpoint.CorruptError
+}
+
+// corruptRow is the *CorruptRowError of the agent's row in table.
+func corruptRow(agent, table, row, reason string) *CorruptRowError {
+	return &CorruptRowError{Agent: agent, Table: table, Row: row,
+		err: &checkpoint.CorruptError{File: row + " of agent " + agent + " in " + table, Reason: reason}}
+}
+
+func (e *CorruptRowError) Error() string {
+	return fmt.Sprintf("agent %q is corrupt in the database: %s in %s: %s; nothing was changed — "+
+		"restore a backup of the database, or give the agent up by deleting its rows from "+
+		"cairn_journal, cairn_past and cairn_agents", e.Agent, e.Row, e.Table, e.err.Reason)
+}
+
+func (e *CorruptRowError) Unwrap() error { return e.err }
+
 // fenceCode is the SQLSTATE cairn_fence raises.
 const fenceCode = "CF001"
 

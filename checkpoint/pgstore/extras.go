@@ -34,16 +34,16 @@ func (w *eventWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// Close writes what is still waiting.
+// Close writes what is still waiting. The lines are appended as a row of
+// their own, so they are sent again only if certainly not written: lines
+// lost to a failure are better than lines twice.
 func (w *eventWriter) Close() error {
 	data := w.s.takeEvents(w.agent)
 	if len(data) == 0 {
 		return nil
 	}
-	ctx, cancel := w.s.opContext()
-	defer cancel()
-	if _, err := w.s.pool.Exec(ctx, `INSERT INTO cairn_events (agent, data) VALUES ($1, $2)`, w.agent, data); err != nil {
-		return fmt.Errorf("write event history of agent %q: %w", w.agent, wrapConn(err))
+	if _, err := w.s.exec(notRun, `INSERT INTO cairn_events (agent, data) VALUES ($1, $2)`, w.agent, data); err != nil {
+		return fmt.Errorf("write event history of agent %q: %w", w.agent, err)
 	}
 	return nil
 }
@@ -77,22 +77,21 @@ func (s *Store) ReadEvents(agent string) (io.ReadCloser, error) {
 }
 
 // PutBookmark keeps a bookmark of the agent, replacing one of the same
-// label. ErrNotFound for an unknown agent.
+// label: an upsert, sent again after a failure of the connection.
+// ErrNotFound for an unknown agent.
 func (s *Store) PutBookmark(agent string, b checkpoint.Bookmark) error {
 	data, err := checkpoint.EncodeBookmark(b)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := s.opContext()
-	defer cancel()
-	tag, err := s.pool.Exec(ctx, `INSERT INTO cairn_bookmarks (agent, label, time, data)
+	n, err := s.exec(idempotent, `INSERT INTO cairn_bookmarks (agent, label, time, data)
 		SELECT $1, $2, $3, $4 WHERE EXISTS (SELECT 1 FROM cairn_agents WHERE id = $1)
 		ON CONFLICT (agent, label) DO UPDATE SET time = EXCLUDED.time, data = EXCLUDED.data`,
 		agent, b.Label, b.Time, data)
 	if err != nil {
-		return fmt.Errorf("bookmark agent %q: %w", agent, wrapConn(err))
+		return fmt.Errorf("bookmark agent %q: %w", agent, err)
 	}
-	if tag.RowsAffected() == 0 {
+	if n == 0 {
 		return fmt.Errorf("agent %q: %w", agent, checkpoint.ErrNotFound)
 	}
 	return nil
@@ -131,17 +130,16 @@ func (s *Store) bookmarks(agent string) ([]checkpoint.Bookmark, error) {
 
 // PutBlob stores content by its digest, once for every agent. Storing a
 // blob that is there makes it fresh again, so that Collect leaves it to
-// whoever stores it now.
+// whoever stores it now. Storing it twice is storing it once, so a
+// failure of the connection sends it again.
 func (s *Store) PutBlob(data []byte) (string, error) {
 	d := checkpoint.BlobDigest(data)
 	if data == nil {
 		data = []byte{} // an empty blob, not a missing one
 	}
-	ctx, cancel := s.opContext()
-	defer cancel()
-	if _, err := s.pool.Exec(ctx, `INSERT INTO cairn_blobs (digest, data) VALUES ($1, $2)
+	if _, err := s.exec(idempotent, `INSERT INTO cairn_blobs (digest, data) VALUES ($1, $2)
 		ON CONFLICT (digest) DO UPDATE SET stored = now()`, d, data); err != nil {
-		return "", fmt.Errorf("store blob: %w", wrapConn(err))
+		return "", fmt.Errorf("store blob: %w", err)
 	}
 	return d, nil
 }

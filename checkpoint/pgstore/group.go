@@ -87,7 +87,7 @@ func (s *Store) sendGroup(group []*groupWrite) {
 			nb.Queue(q.SQL, q.Arguments...)
 		}
 	}
-	tags, err := s.sendRetry(nb)
+	tags, err := s.sendRetry(nb, notRun)
 	switch {
 	case isFence(err):
 		for _, w := range group {

@@ -45,17 +45,22 @@ func (s *Store) Steal(agent string, h checkpoint.Holder) (checkpoint.Lock, error
 	return s.take(agent, h, true)
 }
 
+// take takes the lease in a transaction, sent again only if it was
+// certainly not committed: a take that was would make a second one find
+// the lease held, by this very process.
 func (s *Store) take(agent string, h checkpoint.Holder, steal bool) (checkpoint.Lock, error) {
 	if err := checkpoint.CheckID(agent); err != nil {
 		return nil, err
 	}
-	ctx, cancel := s.opContext()
-	defer cancel()
 	var epoch int64
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		var err error
-		epoch, err = s.takeTx(ctx, tx, agent, h, steal)
-		return err
+	err := s.retry(notRun, func() error {
+		ctx, cancel := s.opContext()
+		defer cancel()
+		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			var err error
+			epoch, err = s.takeTx(ctx, tx, agent, h, steal)
+			return err
+		})
 	})
 	if err != nil {
 		var le *checkpoint.LockedError
@@ -77,23 +82,45 @@ func (s *Store) takeTx(ctx context.Context, tx pgx.Tx, agent string, h checkpoin
 	if _, err := tx.Exec(ctx, `INSERT INTO cairn_leases (agent) VALUES ($1) ON CONFLICT DO NOTHING`, agent); err != nil {
 		return 0, err
 	}
-	var cur checkpoint.Holder
-	var released, live bool
-	err := tx.QueryRow(ctx, `SELECT released, expires > now(), holder_host, holder_pid, holder_run, since
-		FROM cairn_leases WHERE agent = $1 FOR UPDATE`, agent).
-		Scan(&released, &live, &cur.Host, &cur.PID, &cur.Run, &cur.Started)
-	if err != nil {
+	var cur leaseRow
+	if err := cur.scan(tx.QueryRow(ctx, `SELECT `+leaseCols+` FROM cairn_leases WHERE agent = $1 FOR UPDATE`, agent)); err != nil {
 		return 0, err
 	}
-	if !steal && !released && live && !gone(cur) {
-		return 0, &checkpoint.LockedError{Agent: agent, Holder: cur}
+	if !steal && cur.running() {
+		return 0, &checkpoint.LockedError{Agent: agent, Holder: cur.holder}
 	}
 	var epoch int64
-	err = tx.QueryRow(ctx, `UPDATE cairn_leases SET epoch = epoch + 1, released = false,
+	err := tx.QueryRow(ctx, `UPDATE cairn_leases SET epoch = epoch + 1, released = false,
 		holder_host = $2, holder_pid = $3, holder_run = $4, since = now(),
 		expires = now() + $5 * interval '1 millisecond'
 		WHERE agent = $1 RETURNING epoch`, agent, h.Host, h.PID, h.Run, s.ttl.Milliseconds()).Scan(&epoch)
 	return epoch, err
+}
+
+// leaseRow is what the store reads of a lease row to judge whether its
+// holder runs the agent.
+type leaseRow struct {
+	released  bool
+	unexpired bool // by the database's clock
+	holder    checkpoint.Holder
+}
+
+// leaseCols are the columns leaseRow.scan reads.
+const leaseCols = `released, expires > now(), holder_host, holder_pid, holder_run, since`
+
+func (r *leaseRow) scan(row pgx.Row) error {
+	h := &r.holder
+	return row.Scan(&r.released, &r.unexpired, &h.Host, &h.PID, &h.Run, &h.Started)
+}
+
+// running is the one rule by which the store judges whether a lease's
+// holder runs the agent — to refuse a take, and to say Locked in a
+// Summary, by which `cairn ls` and `show` say running and `cairn pause`
+// agrees to ask — so that an agent shown running is one a take is refused:
+// the lease is held and unexpired, and its holder is not a process of this
+// host that is gone (killed with -9), which holds nothing, as with flock.
+func (r leaseRow) running() bool {
+	return !r.released && r.unexpired && !gone(r.holder)
 }
 
 // gone reports whether the holder is a process of this host that no
@@ -135,7 +162,10 @@ func (l *lease) stopRenewing() {
 	<-l.done
 }
 
-// Unlock releases the lease if it is still held at its epoch.
+// Unlock releases the lease if it is still held at its epoch. Releasing
+// it twice is releasing it once, so a failure of the connection sends it
+// again: a release lost to a restart would keep the agent from another
+// node until the lease expired.
 func (l *lease) Unlock() error {
 	l.stopRenewing()
 	l.s.mu.Lock()
@@ -143,12 +173,10 @@ func (l *lease) Unlock() error {
 		delete(l.s.leases, l.agent)
 	}
 	l.s.mu.Unlock()
-	ctx, cancel := l.s.opContext()
-	defer cancel()
-	_, err := l.s.pool.Exec(ctx, `UPDATE cairn_leases SET released = true, expires = now()
+	_, err := l.s.exec(idempotent, `UPDATE cairn_leases SET released = true, expires = now()
 		WHERE agent = $1 AND epoch = $2`, l.agent, l.epoch)
 	if err != nil {
-		return fmt.Errorf("release lease of agent %q: %w", l.agent, wrapConn(err))
+		return fmt.Errorf("release lease of agent %q: %w", l.agent, err)
 	}
 	return nil
 }

@@ -10,7 +10,8 @@ import (
 
 var _ checkpoint.Memory = (*Store)(nil)
 
-// Remember upserts the fact's row.
+// Remember upserts the fact's row, again after a failure of the
+// connection.
 func (s *Store) Remember(ns string, f checkpoint.Fact) error {
 	if err := checkpoint.CheckMemoryNamespace(ns); err != nil {
 		return err
@@ -19,11 +20,9 @@ func (s *Store) Remember(ns string, f checkpoint.Fact) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := s.opContext()
-	defer cancel()
-	if _, err := s.pool.Exec(ctx, `INSERT INTO cairn_memory (namespace, key, data) VALUES ($1, $2, $3)
+	if _, err := s.exec(idempotent, `INSERT INTO cairn_memory (namespace, key, data) VALUES ($1, $2, $3)
 		ON CONFLICT (namespace, key) DO UPDATE SET data = excluded.data`, ns, f.Key, data); err != nil {
-		return fmt.Errorf("remember %s in %s: %w", f.Key, ns, wrapConn(err))
+		return fmt.Errorf("remember %s in %s: %w", f.Key, ns, err)
 	}
 	return nil
 }
@@ -54,14 +53,14 @@ func (s *Store) Recall(ns string) ([]checkpoint.Fact, error) {
 }
 
 // Forget deletes the fact's row: checkpoint.ErrNotFound if there is none.
+// It is sent again only if certainly not run: a second try after a
+// first that deleted the row would report it missing.
 func (s *Store) Forget(ns, key string) error {
-	ctx, cancel := s.opContext()
-	defer cancel()
-	tag, err := s.pool.Exec(ctx, `DELETE FROM cairn_memory WHERE namespace = $1 AND key = $2`, ns, key)
+	n, err := s.exec(notRun, `DELETE FROM cairn_memory WHERE namespace = $1 AND key = $2`, ns, key)
 	if err != nil {
-		return fmt.Errorf("forget %s in %s: %w", key, ns, wrapConn(err))
+		return fmt.Errorf("forget %s in %s: %w", key, ns, err)
 	}
-	if tag.RowsAffected() == 0 {
+	if n == 0 {
 		return fmt.Errorf("forget %s in %s: %w", key, ns, checkpoint.ErrNotFound)
 	}
 	return nil

@@ -12,16 +12,15 @@ import (
 var _ checkpoint.Pauser = (*Store)(nil)
 
 // RequestPause sets the agent's pause column; it needs no lease, so it
-// reaches whatever process on whatever machine runs the agent.
-// checkpoint.ErrNotFound when the agent has no state.
+// reaches whatever process on whatever machine runs the agent. Setting it
+// twice is setting it once, so a failure of the connection sends it
+// again. checkpoint.ErrNotFound when the agent has no state.
 func (s *Store) RequestPause(agent string) error {
-	ctx, cancel := s.opContext()
-	defer cancel()
-	tag, err := s.pool.Exec(ctx, `UPDATE cairn_agents SET pause = true WHERE id = $1`, agent)
+	n, err := s.exec(idempotent, `UPDATE cairn_agents SET pause = true WHERE id = $1`, agent)
 	if err != nil {
-		return fmt.Errorf("request pause of agent %s: %w", agent, wrapConn(err))
+		return fmt.Errorf("request pause of agent %s: %w", agent, err)
 	}
-	if tag.RowsAffected() == 0 {
+	if n == 0 {
 		return fmt.Errorf("request pause of agent %s: %w", agent, checkpoint.ErrNotFound)
 	}
 	return nil
@@ -42,12 +41,11 @@ func (s *Store) PauseRequested(agent string) (bool, error) {
 	return p, nil
 }
 
-// ClearPause resets the agent's pause column.
+// ClearPause resets the agent's pause column, again after a failure of
+// the connection.
 func (s *Store) ClearPause(agent string) error {
-	ctx, cancel := s.opContext()
-	defer cancel()
-	if _, err := s.pool.Exec(ctx, `UPDATE cairn_agents SET pause = false WHERE id = $1 AND pause`, agent); err != nil {
-		return fmt.Errorf("clear the pause request of agent %s: %w", agent, wrapConn(err))
+	if _, err := s.exec(idempotent, `UPDATE cairn_agents SET pause = false WHERE id = $1 AND pause`, agent); err != nil {
+		return fmt.Errorf("clear the pause request of agent %s: %w", agent, err)
 	}
 	return nil
 }

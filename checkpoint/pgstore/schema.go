@@ -66,18 +66,76 @@ func SchemaVersion() int {
 // migrating one database at once.
 const schemaLock = 0x636169726e // "cairn"
 
+// errNoVersion is a version table without a row: a database that cairn
+// never set up if it holds no other table of cairn's, damage if it does.
+var errNoVersion = errors.New("no version row")
+
 // readVersion reads the schema version of the database; 0 when cairn has
-// never set it up.
+// never set it up, errNoVersion when the table has no row, a *SchemaError
+// for more than one row or a negative version.
 func readVersion(ctx context.Context, q interface {
-	QueryRow(context.Context, string, ...any) pgx.Row
-}) (int, error) {
-	var v int
-	err := q.QueryRow(ctx, `SELECT version FROM cairn_schema`).Scan(&v)
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == "42P01" { // undefined_table
-		return 0, nil
+	Query(context.Context, string, ...any) (pgx.Rows, error)
+}, vt versionTable) (int, error) {
+	rows, err := q.Query(ctx, `SELECT version FROM cairn_schema`)
+	var vs []int
+	if err == nil {
+		vs, err = pgx.CollectRows(rows, pgx.RowTo[int])
 	}
-	return v, err
+	var pgErr *pgconn.PgError
+	switch {
+	case errors.As(err, &pgErr) && pgErr.Code == "42P01": // undefined_table
+		return 0, nil
+	case err != nil:
+		return 0, err
+	case len(vs) == 0:
+		return 0, errNoVersion
+	case len(vs) > 1:
+		return 0, vt.damaged(fmt.Sprintf("%d version rows", len(vs)), "where cairn keeps one")
+	case vs[0] < 0:
+		return 0, vt.damaged(fmt.Sprintf("version %d", vs[0]), "which no cairn writes")
+	}
+	return vs[0], nil
+}
+
+// versionTable names the schema version table, for its errors.
+type versionTable struct {
+	name      string
+	supported int
+}
+
+func newVersionTable(schema string, supported int) versionTable {
+	name := "cairn_schema"
+	if schema != "" {
+		name = pgx.Identifier{schema, name}.Sanitize()
+	}
+	return versionTable{name: name, supported: supported}
+}
+
+func (vt versionTable) damaged(found, reason string) *SchemaError {
+	return &SchemaError{Table: vt.name, Found: found, Reason: reason, Supported: vt.supported}
+}
+
+// found says what the table holds, version v or no row.
+func found(v int, missing bool) string {
+	if missing {
+		return "no version row"
+	}
+	return fmt.Sprintf("version %d", v)
+}
+
+// duplicate reports whether a migration failed for making what the
+// database already has — its version row is behind its tables — and what
+// the server said.
+func duplicate(err error) (string, bool) {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) {
+		return "", false
+	}
+	switch pgErr.Code {
+	case "42P07", "42701", "42723", "42710", "42P06": // duplicate table, column, function, object, schema
+		return pgErr.Message, true
+	}
+	return "", false
 }
 
 // migrate brings the database's schema to this build's version. A schema
@@ -91,14 +149,24 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, schema string) error {
 	return migrateTo(ctx, pool, ms, schema)
 }
 
-// migrateTo applies the migrations in ms the database lacks.
+// migrateTo applies the migrations in ms the database lacks. A damaged
+// version table is a *SchemaError, found before anything is written or
+// in the transaction that would have written, which is rolled back.
 func migrateTo(ctx context.Context, pool *pgxpool.Pool, ms []migration, schema string) error {
-	v, err := readVersion(ctx, pool)
-	if err != nil {
-		return fmt.Errorf("read schema version: %w", wrapConn(err))
-	}
-	if err := checkVersion(v, len(ms)); err != nil || v == len(ms) {
+	vt := newVersionTable(schema, len(ms))
+	v, err := readVersion(ctx, pool, vt)
+	var se *SchemaError
+	switch {
+	case errors.As(err, &se):
 		return err
+	case errors.Is(err, errNoVersion):
+		// Set up in the transaction, unless cairn's tables are there.
+	case err != nil:
+		return fmt.Errorf("read schema version: %w", wrapConn(err))
+	default:
+		if err := checkVersion(v, len(ms)); err != nil || v == len(ms) {
+			return err
+		}
 	}
 	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(schemaLock)); err != nil {
@@ -112,9 +180,9 @@ func migrateTo(ctx context.Context, pool *pgxpool.Pool, ms []migration, schema s
 		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS cairn_schema (version integer NOT NULL)`); err != nil {
 			return err
 		}
-		v, err := readVersion(ctx, tx)
-		if errors.Is(err, pgx.ErrNoRows) {
-			v, err = 0, nil
+		v, err := readVersion(ctx, tx, vt)
+		missing := errors.Is(err, errNoVersion)
+		if missing {
 			_, err = tx.Exec(ctx, `INSERT INTO cairn_schema VALUES (0)`)
 		}
 		if err != nil {
@@ -124,7 +192,11 @@ func migrateTo(ctx context.Context, pool *pgxpool.Pool, ms []migration, schema s
 			return err
 		}
 		for _, m := range ms[v:] {
-			if _, err := tx.Exec(ctx, m.sql); err != nil {
+			_, err := tx.Exec(ctx, m.sql)
+			if said, dup := duplicate(err); dup {
+				return vt.damaged(found(v, missing), fmt.Sprintf("but the database already has what migration %s makes (%s)", m.name, said))
+			}
+			if err != nil {
 				return fmt.Errorf("migration %s: %w", m.name, err)
 			}
 		}

@@ -3,7 +3,6 @@ package pgstore_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 
@@ -106,7 +105,7 @@ func dump(t testing.TB, url string) string {
 	query(t, url, `SELECT coalesce(string_agg(format('%s=%s', t, (xpath('/row/n/text()',
 		query_to_xml(format('SELECT count(*) AS n FROM %I', t), false, true, '')))[1]::text), ' ' ORDER BY t), '')
 		FROM unnest(ARRAY(SELECT tablename FROM pg_tables WHERE tablename LIKE 'cairn%')) AS t`, nil, &rows)
-	var v int
-	query(t, url, `SELECT version FROM cairn_schema`, nil, &v)
-	return out + " | " + fns + " | " + rows + fmt.Sprintf(" | version %d", v)
+	var v string
+	query(t, url, `SELECT coalesce(string_agg(version::text, ','), 'none') FROM cairn_schema`, nil, &v)
+	return out + " | " + fns + " | " + rows + " | version " + v
 }

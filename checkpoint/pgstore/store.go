@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/cairnrun/cairn/checkpoint"
@@ -210,9 +209,12 @@ func (s *Store) read(agent string) (rec *checkpoint.Recovered, next, base int64,
 			rec, next, base, err = readTx(ctx, tx, agent)
 			return err
 		})
+	var rowErr *CorruptRowError
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return nil, 0, 0, fmt.Errorf("agent %q: %w", agent, checkpoint.ErrNotFound)
+	case errors.As(err, &rowErr):
+		return nil, 0, 0, err // it names the agent
 	case err != nil:
 		return nil, 0, 0, fmt.Errorf("read agent %q: %w", agent, wrapConn(err))
 	}
@@ -226,6 +228,10 @@ func readTx(ctx context.Context, tx pgx.Tx, agent string) (*checkpoint.Recovered
 		return nil, 0, 0, err
 	}
 	st, err := checkpoint.DecodeState("snapshot of agent "+agent, snap)
+	var ce *checkpoint.CorruptError
+	if errors.As(err, &ce) {
+		return nil, 0, 0, corruptRow(agent, "cairn_agents", "snapshot", ce.Reason)
+	}
 	if err != nil {
 		return nil, 0, 0, err
 	}
@@ -244,8 +250,8 @@ func readTx(ctx context.Context, tx pgx.Tx, agent string) (*checkpoint.Recovered
 			return nil, 0, 0, err
 		}
 		if seq != next {
-			return nil, 0, 0, &checkpoint.CorruptError{File: "journal of agent " + agent, Offset: next,
-				Reason: fmt.Sprintf("record %d follows record %d", seq, next-1)}
+			return nil, 0, 0, corruptRow(agent, "cairn_journal", fmt.Sprintf("row seq %d", next),
+				fmt.Sprintf("missing, row seq %d follows row seq %d", seq, next-1))
 		}
 		if err := replayRow(r, agent, seq, checkpoint.RecordType(typ), payload); err != nil {
 			return nil, 0, 0, err
@@ -261,14 +267,14 @@ func readTx(ctx context.Context, tx pgx.Tx, agent string) (*checkpoint.Recovered
 }
 
 // replayRow decodes and applies one journal row; a row that does not
-// decode is corruption, reported by its sequence number.
+// decode is a *CorruptRowError, reported by its sequence number.
 func replayRow(r *checkpoint.Replay, agent string, seq int64, t checkpoint.RecordType, payload []byte) error {
 	rec, err := checkpoint.DecodeRecord(t, payload)
 	if err == nil {
 		err = r.Add(rec)
 	}
 	if err != nil {
-		return &checkpoint.CorruptError{File: "journal of agent " + agent, Offset: seq, Reason: err.Error()}
+		return corruptRow(agent, "cairn_journal", fmt.Sprintf("row seq %d", seq), err.Error())
 	}
 	return nil
 }
@@ -311,7 +317,8 @@ func (s *Store) List() ([]checkpoint.Summary, error) {
 	return out, nil
 }
 
-// Summary summarises one agent; Locked says its lease is held and live.
+// Summary summarises one agent; Locked says a process runs it, by the
+// rule that refuses a take (leaseRow.running).
 func (s *Store) Summary(agent string) (checkpoint.Summary, error) {
 	rec, err := s.Read(agent)
 	if errors.Is(err, checkpoint.ErrNotFound) {
@@ -320,12 +327,14 @@ func (s *Store) Summary(agent string) (checkpoint.Summary, error) {
 	return checkpoint.NewSummary(agent, s.leaseLive(agent), rec, err), nil
 }
 
+// leaseLive reports whether a process runs the agent; false when its
+// lease cannot be read.
 func (s *Store) leaseLive(agent string) bool {
 	ctx, cancel := s.opContext()
 	defer cancel()
-	var live bool
-	err := s.pool.QueryRow(ctx, `SELECT NOT released AND expires > now() FROM cairn_leases WHERE agent = $1`, agent).Scan(&live)
-	return err == nil && live
+	var r leaseRow
+	err := r.scan(s.pool.QueryRow(ctx, `SELECT `+leaseCols+` FROM cairn_leases WHERE agent = $1`, agent))
+	return err == nil && r.running()
 }
 
 // fence queues, before a batch's writes of the lease's agent, the
@@ -344,35 +353,11 @@ func (s *Store) fence(l *lease, b *pgx.Batch) *pgx.Batch {
 // pauses the writer rather than failing it. A fenced batch is a
 // *FencedError; one the database did not answer, ErrUnavailable.
 func (s *Store) send(l *lease, b *pgx.Batch) ([]int64, error) {
-	tags, err := s.sendRetry(b)
+	tags, err := s.sendRetry(b, notRun)
 	if isFence(err) {
 		return nil, s.fenced(l.agent, l.epoch)
 	}
 	return tags, wrapConn(err)
-}
-
-// sendRetry is send without the fencing error's holder.
-func (s *Store) sendRetry(b *pgx.Batch) ([]int64, error) {
-	deadline := time.Now().Add(s.timeout)
-	tags, err := s.sendOnce(b)
-	for pause := 50 * time.Millisecond; err != nil && notRun(err) && time.Now().Add(pause).Before(deadline); pause = min(2*pause, time.Second) {
-		s.pool.Reset() // its other connections went with the server
-		time.Sleep(pause)
-		tags, err = s.sendOnce(requeue(b))
-	}
-	return tags, err
-}
-
-// notRun reports whether a batch that failed so was certainly not
-// committed: it never reached the server (no connection could be made,
-// or the write failed), or the server answered it with the notice of a
-// fast shutdown (SQLSTATE 57P01), which a backend gives in place of a
-// transaction's results only if it ends before committing it — as a
-// connection that sat idle in the pool through a restart does.
-func notRun(err error) bool {
-	var pgErr *pgconn.PgError
-	var ce *pgconn.ConnectError
-	return pgconn.SafeToRetry(err) || errors.As(err, &ce) || errors.As(err, &pgErr) && pgErr.Code == "57P01"
 }
 
 func (s *Store) sendOnce(b *pgx.Batch) ([]int64, error) {

@@ -12,17 +12,15 @@ import (
 var _ checkpoint.Workflows = (*Store)(nil)
 
 // PutWorkflow upserts the workflow's row: one statement, durable at its
-// commit.
+// commit, sent again after a failure of the connection.
 func (s *Store) PutWorkflow(w *checkpoint.Workflow) error {
 	data, err := checkpoint.EncodeWorkflow(w)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := s.opContext()
-	defer cancel()
-	if _, err := s.pool.Exec(ctx, `INSERT INTO cairn_workflows (id, data) VALUES ($1, $2)
+	if _, err := s.exec(idempotent, `INSERT INTO cairn_workflows (id, data) VALUES ($1, $2)
 		ON CONFLICT (id) DO UPDATE SET data = excluded.data, updated = now()`, w.ID, data); err != nil {
-		return fmt.Errorf("put workflow %s: %w", w.ID, wrapConn(err))
+		return fmt.Errorf("put workflow %s: %w", w.ID, err)
 	}
 	return nil
 }
