@@ -80,3 +80,28 @@ func (s *MemStore) ReadEvents(id string) (io.ReadCloser, error) {
 	}
 	return io.NopCloser(bytes.NewReader(bytes.Clone(a.events))), nil
 }
+
+// EventsFrom is a store whose ReadEvents returns a copy of the history as
+// it was, which later appends do not reach (MemStore, pgstore), unlike a
+// file read on. A follower of such a store's history reads what was added
+// after the bytes it has with ReadEventsFrom.
+type EventsFrom interface {
+	// ReadEventsFrom reads the agent's event history from its offset-th
+	// byte: nothing when it holds no more, ErrNotFound when it has none.
+	ReadEventsFrom(agent string, offset int64) (io.ReadCloser, error)
+}
+
+var _ EventsFrom = (*MemStore)(nil)
+
+// ReadEventsFrom returns a copy of the agent's event history from its
+// offset-th byte.
+func (s *MemStore) ReadEventsFrom(id string, offset int64) (io.ReadCloser, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a, ok := s.agents[id]
+	if !ok || a.events == nil {
+		return nil, fmt.Errorf("event history of agent %q: %w", id, ErrNotFound)
+	}
+	offset = min(max(offset, 0), int64(len(a.events)))
+	return io.NopCloser(bytes.NewReader(bytes.Clone(a.events[offset:]))), nil
+}

@@ -31,6 +31,9 @@ func ReadHistory(ctx context.Context, store checkpoint.Store, id string, follow 
 	if err := usable(store); err != nil {
 		return err
 	}
+	if fn == nil {
+		return errors.New("read the event history: no function to give the events to")
+	}
 	if _, err := store.Summary(id); err != nil {
 		return err
 	}
@@ -41,12 +44,14 @@ func ReadHistory(ctx context.Context, store checkpoint.Store, id string, follow 
 	if err != nil {
 		return err
 	}
-	defer rc.Close()
+	defer func() { rc.Close() }()
 	r := bufio.NewReader(rc)
 	var partial []byte
+	var read int64  // bytes of the history read so far
 	last := !follow // the run has ended: read to the end once more, then stop
 	for {
 		line, err := r.ReadBytes('\n')
+		read += int64(len(line))
 		partial = append(partial, line...)
 		if err == nil {
 			if err := playLine(bytes.TrimSuffix(partial, []byte("\n")), fn); err != nil {
@@ -66,6 +71,15 @@ func ReadHistory(ctx context.Context, store checkpoint.Store, id string, follow 
 		case <-ctx.Done():
 			return nil
 		case <-time.After(followPoll):
+		}
+		if from, ok := store.(checkpoint.EventsFrom); ok {
+			// This store's reader was a copy: read what came since.
+			more, err := from.ReadEventsFrom(id, read)
+			if err != nil {
+				return fmt.Errorf("follow event history of agent %q: %w", id, err)
+			}
+			rc.Close()
+			rc, r = more, bufio.NewReader(more)
 		}
 	}
 }

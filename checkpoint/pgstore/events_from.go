@@ -1,0 +1,47 @@
+package pgstore
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+
+	"github.com/cairnrun/cairn/checkpoint"
+)
+
+var _ checkpoint.EventsFrom = (*Store)(nil)
+
+// ReadEventsFrom reads the agent's event history from its offset-th byte:
+// the rows that end past it, the first cut where offset falls in it. A
+// follower asks this every poll, so it sends only what is new, not the
+// whole history again.
+func (s *Store) ReadEventsFrom(agent string, offset int64) (io.ReadCloser, error) {
+	ctx, cancel := s.opContext()
+	defer cancel()
+	rows, err := s.pool.Query(ctx, `SELECT data, upto FROM (
+		SELECT seq, data, sum(octet_length(data)) OVER (ORDER BY seq) AS upto
+		FROM cairn_events WHERE agent = $1) t
+		WHERE upto > $2 ORDER BY seq`, agent, offset)
+	if err != nil {
+		return nil, fmt.Errorf("read event history of agent %q: %w", agent, wrapConn(err))
+	}
+	defer rows.Close()
+	var out []byte
+	for rows.Next() {
+		var data []byte
+		var upto int64
+		if err := rows.Scan(&data, &upto); err != nil {
+			return nil, fmt.Errorf("read event history of agent %q: %w", agent, wrapConn(err))
+		}
+		if start := upto - int64(len(data)); start < offset {
+			data = data[offset-start:]
+		}
+		out = append(out, data...)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read event history of agent %q: %w", agent, wrapConn(err))
+	}
+	if len(out) == 0 && offset == 0 {
+		return nil, fmt.Errorf("event history of agent %q: %w", agent, checkpoint.ErrNotFound)
+	}
+	return io.NopCloser(bytes.NewReader(out)), nil
+}
