@@ -79,6 +79,10 @@ var ErrSessionBroken = errors.New("session cannot take more calls")
 // goes on.
 var ErrSessionPaused = errors.New("the session's agent was paused")
 
+// errNoSession is the error of a method called on a Session not made by
+// Engine.OpenSession.
+var errNoSession = errors.New("no session: open one with Engine.OpenSession")
+
 // clientTurns is the model of a session's run: the caller takes the
 // model's turns, so the provider is never asked.
 var clientTurns = model.Spec{Provider: "script", ScriptData: []byte("turns: []\n")}
@@ -92,6 +96,12 @@ var clientTurns = model.Spec{Provider: "script", ScriptData: []byte("turns: []\n
 // As Run: checkpoint.ErrLocked, modules that do not load or ask for more
 // than granted, a missing workspace.
 func (e *Engine) OpenSession(ctx context.Context, opts SessionOptions) (*Session, error) {
+	if err := e.begin(ctx); err != nil {
+		return nil, err
+	}
+	if opts.Agent == nil {
+		return nil, ErrNoAgentFile // a session always binds the agent file given now
+	}
 	if opts.ID == "" {
 		opts.ID = opts.Agent.Name + "-" + newID()
 	}
@@ -229,6 +239,9 @@ func (s *Session) Asks(tool string, input json.RawMessage) bool {
 // a new session of it, which seals what was in flight.
 // A failing tool is not an error: its outcome says it failed.
 func (s *Session) Call(ctx context.Context, tool string, input json.RawMessage, ask Approver) (*CallOutcome, error) {
+	if s == nil || s.r == nil {
+		return nil, errNoSession
+	}
 	select {
 	case <-s.turn:
 	case <-ctx.Done():
@@ -299,6 +312,9 @@ func (s *Session) outcome(c conversation.ToolCall, round int) *CallOutcome {
 // Close ends the session's run, journaling that it ended, and releases the
 // agent.
 func (s *Session) Close() error {
+	if s == nil || s.r == nil {
+		return errNoSession
+	}
 	<-s.turn
 	if s.paused != nil {
 		return nil // its run ended when it was paused
