@@ -159,7 +159,8 @@ func TestRunFlagsAfterThePrompt(t *testing.T) {
 		t.Fatalf("continue without -f: exit %d\n%s%s", code, out, errOut)
 	}
 	code, _, errOut = cairn(t, "run", "--id", "nobody", "hi", "--store", store)
-	if code != exitUsage || !strings.Contains(errOut, `agent "nobody" does not exist`) {
+	if code != exitUsage || !strings.Contains(errOut, `agent "nobody" does not exist`) ||
+		!strings.Contains(errOut, "cairn run -f AGENT_FILE") || strings.Contains(errOut, "host.") {
 		t.Fatalf("continue an agent that does not exist: exit %d %s", code, errOut)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -59,6 +60,10 @@ func runAction(c *cli.Context) error {
 	opts.OnEvent = r.event
 	opts.Approver, opts.AutoDeny = terminalApprover(c.App.Reader, c.App.ErrWriter), c.Bool(autoDenyFlag.Name)
 	res, err := s.eng.Run(s.ctx, opts)
+	if af == nil && errors.Is(err, host.ErrNoAgentFile) {
+		// The library's message names its functions; say what the command takes.
+		return withCode(exitUsage, fmt.Errorf("agent %q does not exist: give its agent file to make it: cairn run -f AGENT_FILE --id %s [PROMPT]", opts.ID, opts.ID))
+	}
 	if err != nil {
 		return runError(err)
 	}
