@@ -47,6 +47,12 @@ func reorderIn(cmds []*cli.Command, args []string, path string) ([]string, error
 		if t := i + 1; t < len(args) && !isFlag(args[t]) && findCommand(cmds, args[t]) == nil && !isHelp(args[t]) {
 			return nil, withCode(exitUsage, fmt.Errorf("%sno command %q; `%s help` lists them", commandPrefix(path), args[t], path))
 		}
+		if t := i + 1; t < len(args) && findCommand(cmds, args[t]) != nil {
+			// help TOPIC is TOPIC --help, which alone lists a command's
+			// subcommands.
+			topic := append(append(args[:i:i], args[t:]...), "--help")
+			return reorderIn(cmds, topic, path)
+		}
 		return args, nil
 	}
 	cmd := findCommand(cmds, args[i])

@@ -164,3 +164,20 @@ func TestRunFlagsAfterThePrompt(t *testing.T) {
 		t.Fatalf("continue an agent that does not exist: exit %d %s", code, errOut)
 	}
 }
+
+// Regression: `cairn help tools` printed the command's name and usage but
+// not its subcommands, which `cairn tools --help` lists; help TOPIC is now
+// TOPIC --help, down to a subcommand.
+func TestHelpOfACommandListsItsSubcommands(t *testing.T) {
+	for _, args := range [][]string{{"help", "tools"}, {"help", "workflow"}, {"help", "memory"}} {
+		code, out, errOut := cairn(t, args...)
+		_, want, _ := cairn(t, args[1], "--help")
+		if code != exitDone || out != want || !strings.Contains(out, "COMMANDS:") {
+			t.Errorf("%q: exit %d, %q (%s); want what --help prints", args, code, out, errOut)
+		}
+	}
+	code, out, _ := cairn(t, "help", "workflow", "resume")
+	if code != exitDone || !strings.Contains(out, "cairn workflow resume - ") {
+		t.Errorf("help workflow resume: exit %d, %q", code, out)
+	}
+}

@@ -18,7 +18,7 @@ import (
 func toolsCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "tools",
-		Usage: "list and pack tool modules",
+		Usage: "list, pack and warm tool modules",
 		Subcommands: []*cli.Command{{
 			Name:  "ls",
 			Usage: "list tools and their input schemas, reading manifests without running any module",
