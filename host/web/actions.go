@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"sync"
 
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/host"
@@ -15,18 +17,31 @@ import (
 const maxBody = 64 << 10
 
 // readBody decodes a request's JSON body into v; an empty body leaves v
-// as it is.
+// as it is. It is strict, so that a mistake is not taken for something
+// else: a field v does not have (a misspelt "from" would fork from the
+// last round) or anything after the object is a bad request (400), and a
+// body over maxBody is 413.
 func readBody(w http.ResponseWriter, r *http.Request, v any) bool {
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
+	dec.DisallowUnknownFields()
 	err := dec.Decode(v)
-	if err == nil && dec.More() {
-		err = errors.New("data after the JSON object")
+	var tooLarge *http.MaxBytesError
+	if err == nil {
+		if _, end := dec.Token(); errors.As(end, &tooLarge) {
+			err = end
+		} else if end != io.EOF {
+			err = errors.New("data after the JSON object")
+		}
 	}
-	if err != nil && !errors.Is(err, io.EOF) {
-		writeError(w, http.StatusBadRequest, "request body: "+err.Error()+" (want a JSON object)")
-		return false
+	switch {
+	case err == nil, errors.Is(err, io.EOF):
+		return true
+	case errors.As(err, &tooLarge):
+		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body: over %d bytes", tooLarge.Limit))
+	default:
+		writeError(w, http.StatusBadRequest, "request body: "+err.Error()+" (want a JSON object of the route's fields)")
 	}
-	return true
+	return false
 }
 
 // handleDecide approves or denies a call with Engine.Decide, as `cairn
@@ -49,9 +64,11 @@ func (s *Server) handleDecide(approved bool) http.HandlerFunc {
 }
 
 // handleResume resumes an agent with Engine.Resume on a run the server
-// holds, as `cairn resume` does, and answers once the run holds the
-// agent's lock (202 with its first event) or failed to start (409 with
-// the holder for a locked agent). The body may give {"strategy": "seal"}.
+// holds, as `cairn resume` does, and answers once the run has started
+// (202 with its id), or with why none did: 409 with the holder for a
+// locked agent, 409 when the agent's last run ended cleanly and there is
+// nothing to resume (as `cairn resume` says), 200 when a manual resume
+// has reported. The body may give {"strategy": "seal"}.
 func (s *Server) handleResume(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		Strategy string `json:"strategy"`
@@ -67,39 +84,66 @@ func (s *Server) handleResume(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	started, done := s.resume(id, strategy)
 	select {
-	case e := <-started:
-		writeJSON(w, http.StatusAccepted, map[string]any{"agent": id, "run": e.Run, "status": "running"})
-	case err := <-done:
-		if err != nil {
-			fail(w, err)
-			return
-		}
+	case run := <-started:
+		writeJSON(w, http.StatusAccepted, map[string]any{"agent": id, "run": run, "status": "running"})
+	case end := <-done:
+		s.resumeEnded(w, id, started, end)
+	}
+}
+
+// resumeEnded answers a resume whose Engine.Resume returned before the
+// answer was sent. The run-start signal is sent before Resume returns, so
+// it is looked at first: a run that started and ended already is named,
+// and one that never started says why.
+func (s *Server) resumeEnded(w http.ResponseWriter, id string, started <-chan string, end resumeEnd) {
+	select {
+	case run := <-started:
+		writeJSON(w, http.StatusOK, map[string]any{"agent": id, "run": run, "status": "ended"})
+		return
+	default:
+	}
+	switch {
+	case end.err != nil:
+		fail(w, end.err)
+	case end.res != nil && end.res.Status == host.StatusDone:
+		writeError(w, http.StatusConflict, end.res.Reason)
+	case end.res != nil:
+		writeJSON(w, http.StatusOK, map[string]any{"agent": id, "status": "ended", "reason": end.res.Reason})
+	default:
 		writeJSON(w, http.StatusOK, map[string]any{"agent": id, "status": "ended"})
 	}
 }
 
+// resumeEnd is what Engine.Resume returned.
+type resumeEnd struct {
+	res *host.Result
+	err error
+}
+
 // resume starts Engine.Resume of an agent on its own goroutine. started
-// gets the run's first event, sent once it holds the lock; done gets the
-// error that kept it from starting, or nil when it ends.
-func (s *Server) resume(id string, strategy host.Strategy) (<-chan host.Event, <-chan error) {
-	started, done := make(chan host.Event, 1), make(chan error, 1)
+// gets the run's id once the run has begun (its run_start event): events
+// before it, such as checkpoint_loaded, come also from a resume that
+// finds nothing to do and starts no run. done gets what Resume returned.
+// The server holds the run from its first event, so that pause reaches
+// it.
+func (s *Server) resume(id string, strategy host.Strategy) (<-chan string, <-chan resumeEnd) {
+	started, done := make(chan string, 1), make(chan resumeEnd, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	held := &heldRun{cancel: cancel}
-	first := true
+	var holding, begun sync.Once
 	opts := host.ResumeOptions{ID: id, Strategy: strategy, OnEvent: func(e host.Event) {
-		if first {
-			first = false
-			s.hold(id, held, e.Run)
-			started <- e
+		holding.Do(func() { s.hold(id, held, e.Run) })
+		if e.Type == host.EventRunStart && e.Agent == id {
+			begun.Do(func() { started <- e.Run })
 		}
 	}}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		defer cancel()
-		_, err := s.eng.Resume(ctx, opts)
+		res, err := s.eng.Resume(ctx, opts)
 		s.release(id, held)
-		done <- err
+		done <- resumeEnd{res, err}
 	}()
 	return started, done
 }

@@ -10,7 +10,7 @@ import (
 // The web view: one page, a script and a style sheet, embedded so the
 // binary serves them with nothing else installed and no network.
 //
-//go:embed assets/index.html assets/app.js assets/style.css
+//go:embed assets/index.html assets/app.js assets/login.js assets/style.css
 var assets embed.FS
 
 // serveAsset answers with one embedded file.

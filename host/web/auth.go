@@ -2,16 +2,27 @@ package web
 
 import (
 	"crypto/subtle"
-	"github.com/cairnrun/cairn/internal/httpauth"
+	"html/template"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
+
+	"github.com/cairnrun/cairn/internal/httpauth"
 )
 
-// cookieName is the cookie the login link sets; it authorizes reads only.
-const cookieName = "cairn_token"
+// cookieName is the name of the cookie the login link sets, which
+// authorizes reads only. A browser sends a host's cookies to every port
+// of it, so the name holds the port the browser reached the server on:
+// two servers on one host then keep a cookie each, not one that each
+// overwrites.
+func cookieName(r *http.Request) string {
+	if _, port, err := net.SplitHostPort(r.Host); err == nil && port != "" {
+		return "cairn_read_" + port
+	}
+	return "cairn_read"
+}
 
 // refusal is why a request was not admitted.
 type refusal struct {
@@ -27,7 +38,7 @@ func (s *Server) admit(r *http.Request) *refusal {
 		return &refusal{http.StatusMisdirectedRequest, "host " + r.Host + " is not this server's: a loopback server answers only to localhost, 127.0.0.1 or [::1]"}
 	}
 	if r.Method == http.MethodGet || r.Method == http.MethodHead {
-		if s.cfg.Loopback || r.URL.Path == "/login" || s.bearer(r) || s.cookie(r) {
+		if s.cfg.Loopback || loginPaths[r.URL.Path] || s.bearer(r) || s.cookie(r) {
 			return nil
 		}
 		return &refusal{http.StatusUnauthorized, "token required: send Authorization: Bearer TOKEN, or open the login link cairn serve printed"}
@@ -53,9 +64,20 @@ func (s *Server) bearer(r *http.Request) bool {
 	return ok && s.tokenIs(t)
 }
 
+// loginPaths are what a browser that has only the login link may read:
+// the login page and its script, which hold nothing secret. The script
+// is among them so that the login works even where the browser has not
+// sent the cookie yet.
+var loginPaths = map[string]bool{"/login": true, "/assets/login.js": true}
+
+// cookie reports whether r carries the login cookie. Its value is the
+// server's read secret, never the token: a service on another port of
+// the host, to which the browser sends the cookie too, learns nothing it
+// could change anything with.
 func (s *Server) cookie(r *http.Request) bool {
-	c, err := r.Cookie(cookieName)
-	return err == nil && s.tokenIs(c.Value)
+	c, err := r.Cookie(cookieName(r))
+	return err == nil && s.readSecret != "" &&
+		subtle.ConstantTimeCompare([]byte(c.Value), []byte(s.readSecret)) == 1
 }
 
 func (s *Server) tokenIs(t string) bool {
@@ -115,18 +137,44 @@ func (n *onceNonce) use(v string) bool {
 	return true
 }
 
-// handleLogin trades the one-time login value for the token's cookie and
-// sends the browser on to the web view, the token in the URL's fragment
-// (which no request carries) for the page to send on state changes.
+// handleLogin trades the one-time login value for the read cookie and
+// answers with loginPage, which hands the token to the tab and goes on to
+// the web view. It does not redirect: a link clicked on another site
+// starts a cross-site redirect chain, on which the browser keeps the
+// SameSite=Strict cookie back, and the token would sit in the URL of an
+// error. The page's own navigation is same-site, so the cookie goes with
+// it, and the token never is in a URL. Only a GET uses the link up: a
+// HEAD (curl -I, a link previewer) gets 405.
 func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		w.Header().Set("Allow", http.MethodGet)
+		writeError(w, http.StatusMethodNotAllowed, "the login link is opened with GET; a "+r.Method+" does not use it up")
+		return
+	}
 	if !s.login.use(r.URL.Query().Get("once")) {
 		writeError(w, http.StatusForbidden, "this login link was used already or is wrong; restart cairn serve for a new one, or send the token as Authorization: Bearer")
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: s.cfg.Token, Path: "/", HttpOnly: true,
+	http.SetCookie(w, &http.Cookie{Name: cookieName(r), Value: s.readSecret, Path: "/", HttpOnly: true,
 		SameSite: http.SameSiteStrictMode})
-	http.Redirect(w, r, "/#token="+s.cfg.Token, http.StatusSeeOther)
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	loginPage.Execute(w, s.cfg.Token)
 }
+
+// loginPage carries the token in its markup, for assets/login.js to keep
+// in the tab's session storage before it replaces the page with the web
+// view. The script is an asset: the page's policy allows no inline one.
+var loginPage = template.Must(template.New("login").Parse(`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="cairn-token" content="{{.}}">
+<title>cairn</title>
+<script src="/assets/login.js" defer></script>
+</head>
+<body><p>Opening the web view…</p></body>
+</html>
+`))
 
 // securityHeaders keep the page's scripts its own and out of frames.
 func securityHeaders(w http.ResponseWriter) {

@@ -3,6 +3,9 @@ package web
 import (
 	"context"
 	"flag"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -163,5 +166,60 @@ func TestBrowserFollowsAndApproves(t *testing.T) {
 	f.srv.wg.Wait()
 	if b, _ := os.ReadFile(filepath.Join(ap.WorkspaceDir(), "out.txt")); string(b) != "hello" {
 		t.Fatalf("out.txt = %q after Approve and Resume in the page", b)
+	}
+}
+
+// In a real browser: a login link clicked on another site (here a page
+// of localhost, the server being 127.0.0.1, which is another site) logs
+// the tab in: the page shows the agents, the tab has the token, and no
+// URL holds it.
+func TestBrowserLoginFromAnotherSite(t *testing.T) {
+	needsBrowser(t)
+	f := newFixture(t, Config{}) // beyond loopback: the page itself needs the cookie
+	f.run("w", doneAgent, doneScript)
+	link := f.http.URL + f.srv.LoginPath()
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(w, `<!doctype html><a id="go" href="%s">cairn</a>`, link)
+	}))
+	defer other.Close()
+	p := openPage(t, strings.Replace(other.URL, "127.0.0.1", "localhost", 1))
+	p.waitFor("the other site's link", `document.getElementById("go") !== null`)
+	p.click("#go")
+	p.waitFor("the agents, read with the cookie", `document.querySelector('[data-agent="w"]') !== null`)
+	if href := p.eval("location.href"); href != f.http.URL+"/#/" && href != f.http.URL+"/" {
+		t.Errorf("the tab ended on %v", href)
+	}
+	if got := p.eval(`sessionStorage.getItem("cairn-token")`); got != f.srv.Token() {
+		t.Errorf("the tab's token is %v", got)
+	}
+	if mode := p.eval(`document.getElementById("mode").textContent`); mode != "" {
+		t.Errorf("the tab says %q", mode)
+	}
+	if back := p.eval(`history.length`); back != float64(2) { // the other site's page and the web view
+		t.Errorf("the tab's history has %v entries", back)
+	}
+}
+
+// In a real browser: /#token=TOKEN&/agent/ID opened in a tab that already
+// shows the page (only the fragment changes, so nothing reloads) gives the
+// tab the token, takes it out of the URL and opens the agent.
+func TestBrowserTokenInHashOfAnOpenTab(t *testing.T) {
+	needsBrowser(t)
+	f := newFixture(t, Config{Loopback: true})
+	f.run("w", doneAgent, doneScript)
+	p := openPage(t, f.http.URL+"/")
+	p.waitFor("watching only", `document.getElementById("mode").textContent.startsWith("watching only")`)
+	p.waitFor("the agent list", `document.querySelector('[data-agent="w"]') !== null`)
+	p.eval(`location.hash = "#token=` + f.srv.Token() + `&/agent/w"`)
+	p.waitFor("the agent's page with its buttons", `[...document.querySelectorAll("button")].some(b => b.textContent === "Snapshot")`)
+	if href := p.eval("location.href"); href != f.http.URL+"/#/agent/w" {
+		t.Errorf("the tab is on %v", href)
+	}
+	if got := p.eval(`sessionStorage.getItem("cairn-token")`); got != f.srv.Token() {
+		t.Errorf("the tab's token is %v", got)
+	}
+	if mode := p.eval(`document.getElementById("mode").textContent`); mode != "" {
+		t.Errorf("the tab says %q", mode)
 	}
 }

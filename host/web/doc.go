@@ -14,8 +14,10 @@
 // in an "Authorization: Bearer" header (a cookie never authorizes one, so
 // another site cannot forge them) and whose Origin, when sent, is the
 // server itself; no CORS headers are ever set. A server bound beyond
-// loopback wants the token on every request, in the header or in the
-// cookie its one-time login link sets. A loopback server refuses a Host
+// loopback wants the token on every request, in the header, or, for a
+// read, the cookie its one-time login link sets: that cookie holds a
+// random secret of the server's, never the token, because a browser
+// sends it to every port of the host. A loopback server refuses a Host
 // header that is not a loopback name, so a DNS-rebound page cannot read
 // it. A read-only server refuses every state-changing request. Nothing
 // the API renders holds an environment value: the store keeps none.

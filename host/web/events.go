@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/cairnrun/cairn/host"
 )
@@ -82,12 +83,20 @@ func afterOf(r *http.Request) (int, error) {
 	return n, nil
 }
 
+// writeTimeout is how long a write to a client may make no progress. A
+// client that stops reading but keeps its connection open would
+// otherwise hold the stream's goroutine, its file descriptor and its
+// buffers for as long as it stays connected; the server has no
+// WriteTimeout, which would end every follower's stream, however live.
+var writeTimeout = 30 * time.Second
+
 // lineWriter writes history lines as JSON Lines or as Server-Sent Events.
 type lineWriter struct {
-	w       http.ResponseWriter
-	rc      *http.ResponseController
-	sse     bool
-	started bool
+	w        http.ResponseWriter
+	rc       *http.ResponseController
+	sse      bool
+	started  bool
+	extended time.Time // when the write deadline was last set
 }
 
 func newLineWriter(w http.ResponseWriter, sse bool) *lineWriter {
@@ -107,8 +116,23 @@ func (lw *lineWriter) start() {
 	lw.w.WriteHeader(http.StatusOK)
 }
 
+// extend moves the write deadline to writeTimeout from now before a
+// write, so that only a client that makes no progress for that long is
+// dropped. It moves it only once a thirtieth of writeTimeout has passed
+// since it last did, which spares a long playback a deadline per line.
+// A writer that cannot have one (http.ErrNotSupported) writes without.
+func (lw *lineWriter) extend() {
+	now := time.Now()
+	if now.Sub(lw.extended) < writeTimeout/30 {
+		return
+	}
+	lw.extended = now
+	lw.rc.SetWriteDeadline(now.Add(writeTimeout))
+}
+
 func (lw *lineWriter) line(n int, line []byte) error {
 	lw.start()
+	lw.extend()
 	var err error
 	if lw.sse {
 		_, err = fmt.Fprintf(lw.w, "id: %d\ndata: %s\n\n", n, line)
@@ -132,6 +156,7 @@ func (lw *lineWriter) end(err error) {
 	if err != nil {
 		msg = err.Error()
 	}
+	lw.extend()
 	fmt.Fprintf(lw.w, "event: end\ndata: %s\n\n", msg)
 	lw.rc.Flush()
 }

@@ -35,6 +35,9 @@ type Server struct {
 	store checkpoint.Store
 	mux   *http.ServeMux
 	login *onceNonce
+	// readSecret is the value of the login cookie: random, so that it
+	// cannot be made into the token, and good for reads only.
+	readSecret string
 
 	mu   sync.Mutex
 	runs map[string]*heldRun // agent id → a run this server holds
@@ -53,7 +56,7 @@ func New(cfg Config) *Server {
 		cfg.Token = randomHex(32)
 	}
 	s := &Server{cfg: cfg, eng: cfg.Engine, store: cfg.Engine.Store(), mux: http.NewServeMux(),
-		login: newOnceNonce(), runs: map[string]*heldRun{}}
+		login: newOnceNonce(), readSecret: randomHex(32), runs: map[string]*heldRun{}}
 	s.routes()
 	return s
 }
@@ -61,8 +64,8 @@ func New(cfg Config) *Server {
 // Token is what a request carries as "Authorization: Bearer TOKEN".
 func (s *Server) Token() string { return s.cfg.Token }
 
-// LoginPath is a one-time path that sets the token's cookie in the
-// browser that opens it and sends it on to the web view.
+// LoginPath is a one-time path that sets the read cookie in the browser
+// that opens it, gives its tab the token and sends it on to the web view.
 func (s *Server) LoginPath() string { return "/login?once=" + s.login.value }
 
 // ServeHTTP checks a request (see the package doc) and answers it.
@@ -162,14 +165,17 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 }
 
 // fail answers with a library error, its status chosen by what the error
-// is: unknown agent or round 404, locked 409 with the holder, a request
-// the agent's state does not allow 409, else 500.
+// is: an id that cannot be an agent's 400, unknown agent or round 404,
+// locked 409 with the holder, a request the agent's state does not allow
+// 409, else 500.
 func fail(w http.ResponseWriter, err error) {
 	var locked *checkpoint.LockedError
 	switch {
 	case errors.As(err, &locked):
 		h := locked.Holder
 		writeJSON(w, http.StatusConflict, apiError{Error: err.Error(), Holder: &h})
+	case errors.Is(err, checkpoint.ErrInvalidID):
+		writeError(w, http.StatusBadRequest, err.Error())
 	case errors.Is(err, checkpoint.ErrNotFound), errors.Is(err, host.ErrNoChanges), errors.Is(err, host.ErrNoBookmark):
 		writeError(w, http.StatusNotFound, err.Error())
 	case errors.Is(err, host.ErrNotAwaiting), errors.Is(err, checkpoint.ErrExists):

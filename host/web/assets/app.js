@@ -6,14 +6,21 @@ let token = sessionStorage.getItem("cairn-token") || "";
 let readOnly = true;
 let stop = () => {}; // ends the current page's polling and streams
 
-// The login link ends in #token=TOKEN; a page may follow after "&":
-// #token=TOKEN&/agent/ID.
-if (location.hash.startsWith("#token=")) {
+// takeToken keeps the token of a URL ending in #token=TOKEN for this tab
+// and takes it out of the URL (and so out of the tab's history); a page
+// may follow after "&": #token=TOKEN&/agent/ID. It runs when the page
+// loads and on every change of the fragment: opened in a tab that already
+// shows the page, such a URL changes only the fragment, and nothing
+// reloads.
+function takeToken() {
+  if (!location.hash.startsWith("#token=")) return false;
   const [t, page] = location.hash.slice(7).split("&");
   token = decodeURIComponent(t);
   sessionStorage.setItem("cairn-token", token);
   history.replaceState(null, "", "/#" + (page || "/"));
+  return true;
 }
+takeToken();
 
 function el(tag, attrs, ...kids) {
   const e = document.createElement(tag);
@@ -143,7 +150,7 @@ class Timeline {
     const d = this.row("mark", "resume (" + e.strategy + ") from the boundary after round " + (e.round || 0));
     for (const id of e.finished || []) d.append(el("div", {}, "kept " + id + ": it had finished"));
     for (const id of e.applied || []) d.append(el("div", {}, "applied " + id + ": its changes reached the workspace now"));
-    for (const id of e.awaiting || []) d.append(el("div", {}, "waiting " + id + ": needs approval"));
+    for (const id of e.awaiting || []) d.append(el("div", {}, "waiting " + id + ": it needs approval, or has it and runs now"));
     for (const s of e.sealed || []) d.append(el("div", {}, "sealed " + s.call + " " + s.tool + ": was " + s.phase + ", effects " + s.effects + "; " + s.recommendation));
   }
 }
@@ -215,7 +222,16 @@ async function route() {
   stop = m ? agentPage(main, decodeURIComponent(m[1])) : listPage(main);
 }
 
-api("/api/info").then((i) => {
-  readOnly = i.read_only || !token;
-  document.getElementById("mode").textContent = i.read_only ? "read-only" : !token ? "watching only: this tab has no token (open /#token=TOKEN with the token cairn serve printed)" : "";
-}).catch(() => {}).finally(() => { window.addEventListener("hashchange", route); route(); });
+// showMode says what the tab may do: steer with its token, or only
+// watch. Until the server has said whether it is read-only, nothing.
+let info = null;
+function showMode() {
+  if (!info) return;
+  readOnly = info.read_only || !token;
+  document.getElementById("mode").textContent = info.read_only ? "read-only" : !token ? "watching only: this tab has no token (open /#token=TOKEN with the token cairn serve printed)" : "";
+}
+
+api("/api/info").then((i) => { info = i; showMode(); }).catch(() => {}).finally(() => {
+  window.addEventListener("hashchange", () => { if (takeToken()) showMode(); route(); });
+  route();
+});
