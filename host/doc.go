@@ -40,7 +40,8 @@
 // Sentinels a caller branches on: checkpoint.ErrNotFound (no such agent),
 // checkpoint.ErrLocked (another process runs it; a *checkpoint.LockedError
 // names the holder), ErrInterrupted, ErrNotAwaiting, ErrNoChanges, and
-// ErrNoEngine, ErrNoStore and ErrNoAgentFile for an Engine not made by
+// ErrEngineClosed for an Engine used after Close, and ErrNoEngine,
+// ErrNoStore and ErrNoAgentFile for an Engine not made by
 // NewEngine, a nil store (an OpenStore whose error was dropped) or
 // RunOptions without an agent; ErrMissing when a file the agent file names
 // (its workspace, a tool module, the model's script) is not there. No entry

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"sync/atomic"
 	"time"
 
 	"github.com/cairnrun/cairn/checkpoint/conversation"
@@ -31,6 +32,7 @@ type Engine struct {
 	digests *moduleDigests
 	// wrapModel, set by tests, wraps every provider a run opens.
 	wrapModel func(model.Provider) model.Provider
+	closed    atomic.Bool // Close was called: nothing starts any more
 }
 
 // Config configures an Engine. The zero value compiles modules in memory
@@ -101,6 +103,7 @@ func (e *Engine) Close(ctx context.Context) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	e.closed.Store(true)
 	return e.rt.Close(ctx)
 }
 
@@ -112,10 +115,14 @@ func (e *Engine) Store() checkpoint.Store {
 	return e.store
 }
 
-// ready says whether e was made by NewEngine: ErrNoEngine if not.
+// ready says whether e was made by NewEngine and not closed: ErrNoEngine
+// if not, ErrEngineClosed after Close.
 func (e *Engine) ready() error {
 	if e == nil || e.rt == nil || e.store == nil {
 		return ErrNoEngine
+	}
+	if e.closed.Load() {
+		return ErrEngineClosed
 	}
 	return nil
 }
@@ -213,6 +220,8 @@ var (
 	// ErrNoEngine: a method was called on a nil Engine, or on one not made
 	// by NewEngine.
 	ErrNoEngine = errors.New("no engine: make one with host.NewEngine")
+	// ErrEngineClosed: a method that starts work was called after Close.
+	ErrEngineClosed = errors.New("the engine is closed: make a new one with host.NewEngine")
 	// ErrNoStore: a function was given a nil store, or a nil pointer to one.
 	ErrNoStore = errors.New("no store: open one with host.OpenStore and check its error")
 	// ErrNoAgentFile: RunOptions has no Agent, and names no agent that

@@ -55,6 +55,15 @@ func TestZeroValuesErrNotPanic(t *testing.T) {
 		{"Collect of a nil *FileStore", func() error { _, err := host.Collect(ctx, nilStore, checkpoint.Retention{}); return err }, host.ErrNoStore},
 		{"ReadHistory of a nil *FileStore", func() error { return host.ReadHistory(ctx, nilStore, "a", false, nil) }, host.ErrNoStore},
 		{"ReadHistory without a function", func() error { return host.ReadHistory(ctx, eng.Store(), "a", false, nil) }, nil},
+		{"Run after Close", func() error {
+			closed, err := host.NewEngine(ctx, host.Config{})
+			if err != nil {
+				return err
+			}
+			closed.Close(ctx)
+			_, err = closed.Run(ctx, host.RunOptions{})
+			return err
+		}, host.ErrEngineClosed},
 		{"OpenSession, zero options", func() error { _, err := eng.OpenSession(ctx, host.SessionOptions{}); return err }, host.ErrNoAgentFile},
 		{"OpenSession of a zero Engine", func() error { _, err := zero.OpenSession(ctx, host.SessionOptions{}); return err }, host.ErrNoEngine},
 		{"Call of a zero Session", func() error { _, err := (&host.Session{}).Call(ctx, "t", nil, nil); return err }, nil},
