@@ -87,7 +87,9 @@ func Idempotent() Option { return func(t *abi.Tool) { t.Idempotent = true } }
 // Needs says what the tool asks of the sandbox.
 func Needs(n abi.Needs) Option { return func(t *abi.Tool) { t.Needs = n } }
 
-// Define makes a tool whose input is decoded into In, a struct type.
+// Define makes a tool whose input is decoded into In, a struct type:
+// models take a tool's input as a JSON object only, and `cairn tools pack`
+// refuses a tool whose input schema is of another type.
 func Define[In any](name, description string, fn func(c *Call, in In) (string, error), opts ...Option) Tool {
 	var zero In
 	spec := abi.Tool{Name: name, Description: description, InputSchema: SchemaOf(zero)}

@@ -28,7 +28,33 @@ func (e *Engine) Pack(ctx context.Context, wasm, manifestJSON []byte) ([]byte, e
 	if err != nil {
 		return nil, err
 	}
+	if err := objectInputs(m); err != nil {
+		return nil, err
+	}
 	return abi.WithManifest(wasm, m)
+}
+
+// objectInputs refuses a manifest whose tool's input schema is of a type
+// other than object: OpenAI and Anthropic accept only object schemas for a tool's
+// input, so such a tool would load, and run with the script model, and
+// fail only when a real model is asked. (A Go tool's input is a struct:
+// guest.Define of a string or a number gives such a schema.)
+func objectInputs(m abi.Manifest) error {
+	for _, t := range m.Tools {
+		var schema struct {
+			Type any `json:"type"`
+		}
+		if t.InputSchema == "" {
+			continue
+		}
+		if err := json.Unmarshal([]byte(t.InputSchema), &schema); err != nil {
+			return fmt.Errorf("tool %q: its input schema is not a JSON object: %w", t.Name, err)
+		}
+		if schema.Type != nil && schema.Type != "object" {
+			return fmt.Errorf("tool %q: its input schema is of type %v, where models take only an object: make its input a struct with a field", t.Name, schema.Type)
+		}
+	}
+	return nil
 }
 
 func (e *Engine) describe(ctx context.Context, wasm, manifestJSON []byte) (abi.Manifest, error) {
