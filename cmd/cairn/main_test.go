@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cairnrun/cairn/abi"
+	"github.com/cairnrun/cairn/host"
 )
 
 // cairn runs the command line in-process and returns its exit code and
@@ -189,5 +192,17 @@ func TestMissingFilesTheAgentFileNames(t *testing.T) {
 				t.Fatalf("ls after the refused run: exit %d\n%s", code, out)
 			}
 		})
+	}
+}
+
+// Regression: tools ls showed of a tool's needs only its workspace access,
+// so a tool that needs the clock or the network was listed as needing
+// nothing; each need the agent file must grant is shown.
+func TestToolsLsShowsEveryNeed(t *testing.T) {
+	var b strings.Builder
+	printTool(&b, host.ToolInfo{Module: "m.wasm", Tool: abi.Tool{Name: "fetch", Needs: abi.Needs{
+		Workspace: abi.AccessReadOnly, Env: []string{"TOKEN"}, Clock: true, Random: true, Net: []string{"api.example.com"}}}})
+	if want := "fetch  (m.wasm) [workspace:ro env:TOKEN clock random net:api.example.com]"; !strings.HasPrefix(b.String(), want) {
+		t.Fatalf("got %q, want it to start %q", b.String(), want)
 	}
 }

@@ -107,6 +107,19 @@ func printTool(w io.Writer, ti host.ToolInfo) {
 	if t.Needs.Workspace != "" {
 		flags = append(flags, "workspace:"+string(t.Needs.Workspace))
 	}
+	// What else it needs granted: the agent file's grant must cover each.
+	for _, e := range t.Needs.Env {
+		flags = append(flags, "env:"+e)
+	}
+	if t.Needs.Clock {
+		flags = append(flags, "clock")
+	}
+	if t.Needs.Random {
+		flags = append(flags, "random")
+	}
+	for _, n := range t.Needs.Net {
+		flags = append(flags, "net:"+n)
+	}
 	fmt.Fprintf(w, "%s  (%s) [%s]\n    %s\n    input: %s\n", t.Name, ti.Module, strings.Join(flags, " "),
 		t.Description, t.InputSchema)
 }
