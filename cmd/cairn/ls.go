@@ -54,12 +54,13 @@ func lsAction(c *cli.Context) error {
 	}
 	w := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "AGENT\tSTATUS\tROUNDS\tTOKENS\tCOST\tUPDATED")
+	prefix := treePrefixes(depth)
 	for i, l := range lines {
 		if l.Error != "" { // nothing of it was read: no figures, the reason
-			fmt.Fprintf(w, "%s\tunreadable: %s\t-\t-\t-\t-\n", treeName(l.Agent, depth[i]), l.Error)
+			fmt.Fprintf(w, "%s\tunreadable: %s\t-\t-\t-\t-\n", prefix[i]+l.Agent, l.Error)
 			continue
 		}
-		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%s\t%s\n", treeName(l.Agent, depth[i]), l.Status, l.Rounds, l.Usage.Total(), cost(l.Usage),
+		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%s\t%s\n", prefix[i]+l.Agent, l.Status, l.Rounds, l.Usage.Total(), cost(l.Usage),
 			l.Updated.Local().Format(time.DateTime))
 	}
 	return w.Flush()
@@ -73,11 +74,39 @@ func cost(u conversation.Usage) string {
 	return fmt.Sprintf("$%.4f", float64(u.CostMicroUSD)/1e6)
 }
 
-// treeName is an agent's name in the list: a sub-agent's is indented
-// below its parent's.
-func treeName(id string, depth int) string {
-	if depth == 0 {
-		return id
+// treePrefixes draws the tree of agents listed in tree order at depths:
+// a sub-agent below its parent, "├ " when a sibling follows it and "└ "
+// for the last, and "│ " in the columns of ancestors whose own siblings
+// are still to come.
+func treePrefixes(depth []int) []string {
+	out := make([]string, len(depth))
+	for i, d := range depth {
+		var b strings.Builder
+		for level := 1; level <= d; level++ {
+			more := siblingFollows(depth, i, level)
+			switch {
+			case level < d && more:
+				b.WriteString("│ ")
+			case level < d:
+				b.WriteString("  ")
+			case more:
+				b.WriteString("├ ")
+			default:
+				b.WriteString("└ ")
+			}
+		}
+		out[i] = b.String()
 	}
-	return strings.Repeat("  ", depth-1) + "└ " + id
+	return out
+}
+
+// siblingFollows says whether, after row i, another row at level comes
+// before the tree climbs above it: the level's branch goes on past i.
+func siblingFollows(depth []int, i, level int) bool {
+	for j := i + 1; j < len(depth) && depth[j] >= level; j++ {
+		if depth[j] == level {
+			return true
+		}
+	}
+	return false
 }

@@ -24,7 +24,7 @@ func TestTeamTreeOnTheCommandLine(t *testing.T) {
 	}
 	_, out, _ := cairn(t, "ls", "--store", store)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 4 || !strings.HasPrefix(lines[1], "team ") || !strings.HasPrefix(lines[2], "└ team.counter-") || !strings.HasPrefix(lines[3], "└ team.summariser-") {
+	if len(lines) != 4 || !strings.HasPrefix(lines[1], "team ") || !strings.HasPrefix(lines[2], "├ team.counter-") || !strings.HasPrefix(lines[3], "└ team.summariser-") {
 		t.Fatalf("ls:\n%s", out)
 	}
 	counter := strings.Fields(lines[2])[1]
@@ -76,5 +76,17 @@ func TestTeamTreeOnTheCommandLine(t *testing.T) {
 	_, there, _ := cairn(t, "ls", "--store", other)
 	if here != there {
 		t.Fatalf("ls after import:\n%s\nwant:\n%s", there, here)
+	}
+}
+
+// treePrefixes draws siblings with ├ but the last, and carries the
+// ancestors' branches down with │.
+func TestTreePrefixes(t *testing.T) {
+	got := treePrefixes([]int{0, 1, 2, 2, 1, 2, 0})
+	want := []string{"", "├ ", "│ ├ ", "│ └ ", "└ ", "  └ ", ""}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("row %d: %q, want %q", i, got[i], want[i])
+		}
 	}
 }
