@@ -67,6 +67,7 @@ func TestUsageErrorsExitTwoOnStderr(t *testing.T) {
 		{"tools pack M.wasm --nosuch", "tools pack: flag provided but not defined"},
 		{"show A --store", "show: flag needs a value: --store"},
 		{"gc --keep-snapshots many", "invalid value"},
+		{"gc --keep-bookmarks -3", "--keep-bookmarks cannot be negative"},
 		{"completion fish", "usage: cairn completion"},
 		// Regression: --model after the question became part of it.
 		{"ask A q --model bogus:x", `unknown provider "bogus"`},

@@ -67,8 +67,8 @@ func forkAction(c *cli.Context) error {
 	defer eng.Close(context.Background())
 	st, err := eng.Fork(c.Context, host.ForkOptions{ID: c.Args().First(), From: c.String("from"), As: c.String("as"),
 		Workspace: c.String("workspace"), Past: c.IsSet("at-round"), AtRound: c.Int("at-round")})
-	if errors.Is(err, checkpoint.ErrNoPast) {
-		return withCode(exitUsage, err)
+	if errors.Is(err, checkpoint.ErrNoPast) || errors.Is(err, host.ErrNoBookmark) {
+		return withCode(exitUsage, err) // it names a round or bookmark the agent lacks
 	}
 	if err != nil {
 		return runError(err)

@@ -22,6 +22,11 @@ func gcCommand() *cli.Command {
 }
 
 func gcAction(c *cli.Context) error {
+	for _, name := range []string{"keep-snapshots", "keep-bookmarks"} {
+		if c.Int(name) < 0 {
+			return withCode(exitUsage, fmt.Errorf("gc: --%s cannot be negative", name))
+		}
+	}
 	store, err := openStore(c)
 	if err != nil {
 		return err

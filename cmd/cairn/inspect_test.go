@@ -128,6 +128,14 @@ func TestDiffAndUndo(t *testing.T) {
 		!strings.Contains(out, "  +# Report") {
 		t.Fatalf("diff: exit %d %s\n%s", code, errOut, out)
 	}
+	// A round whose changes are not kept is named wrong, as log --round's is.
+	if code, _, errOut := cairn(t, "diff", "--round", "99", "--store", store, "d"); code != exitUsage || !strings.Contains(errOut, "round 99") {
+		t.Fatalf("diff --round 99: exit %d %s", code, errOut)
+	}
+	if code, _, errOut := cairn(t, "fork", "--from", "nolabel", "--as", "d2", "--store", store, "d"); code != exitUsage ||
+		!strings.Contains(errOut, `no such bookmark "nolabel"`) {
+		t.Fatalf("fork --from nolabel: exit %d %s", code, errOut)
+	}
 	code, out, _ = cairn(t, "undo", "--store", store, "d")
 	if code != exitDone || !strings.Contains(out, "undid round 4: 1 paths restored") {
 		t.Fatalf("undo: exit %d\n%s", code, out)
