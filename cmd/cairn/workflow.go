@@ -81,6 +81,11 @@ func workflowResumeAction(c *cli.Context) error {
 	opts := workflowOptions(c)
 	opts.Limits = limits
 	res, err := workflow.Resume(s.ctx, s.eng, c.Args().First(), opts)
+	if errors.Is(err, workflow.ErrFinished) {
+		// As `cairn resume` of an agent that is done: nothing to do is no error.
+		fmt.Fprintf(c.App.Writer, "%v; nothing to resume\n", err)
+		return nil
+	}
 	if err != nil {
 		return workflowError(err)
 	}
@@ -169,12 +174,7 @@ func workflowStatus(c *cli.Context, res *workflow.Result) error {
 	return withCode(exitFailed, fmt.Errorf("workflow %s failed: %s; fix it and `cairn workflow resume %s`", res.ID, res.Reason, res.ID))
 }
 
-func workflowError(err error) error {
-	if errors.Is(err, workflow.ErrFinished) {
-		return withCode(exitUsage, err)
-	}
-	return runError(err)
-}
+func workflowError(err error) error { return runError(err) }
 
 func workflowLsAction(c *cli.Context) error {
 	store, err := openStore(c)

@@ -14,7 +14,8 @@ import (
 )
 
 // cairn workflow: the example runs to the end and is listed and shown; a
-// resume of a finished or unknown workflow, and a bad workflow file, are
+// resume of it then has nothing to do (exit 0, as resume of an agent that
+// is done); a resume of an unknown workflow, and a bad workflow file, are
 // usage errors (exit 2) that say what happened.
 func TestWorkflowCommands(t *testing.T) {
 	store := t.TempDir()
@@ -32,6 +33,10 @@ func TestWorkflowCommands(t *testing.T) {
 	if code, out, _ = cairn(t, "workflow", "ls", "--store", store); code != exitDone || !strings.Contains(out, "wf  ") || !strings.Contains(out, "5/5") {
 		t.Fatalf("ls: exit %d\n%s", code, out)
 	}
+	if code, out, errOut := cairn(t, append([]string{"workflow", "resume", "wf"}, flags...)...); code != exitDone ||
+		!strings.Contains(out, "every step completed; nothing to resume") {
+		t.Errorf("resume of a finished workflow: exit %d, %s%s; want exit 0, as resume of an agent that is done", code, out, errOut)
+	}
 	if code, _, errOut := cairn(t, "workflow", "show", "--store", store, "nobody"); code != exitUsage || !strings.Contains(errOut, "not found") {
 		t.Errorf("show of an unknown workflow: exit %d, %s", code, errOut)
 	}
@@ -39,7 +44,6 @@ func TestWorkflowCommands(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"workflow", "resume", "wf"}, "every step completed"},
 		{[]string{"workflow", "resume", "nobody"}, "not found"},
 		{[]string{"workflow", "run", writeFile(t, "flow.yaml", "name: f\nsteps: []\n")}, "steps is empty"},
 	} {
