@@ -152,3 +152,28 @@ func isNetErr(err error) bool {
 	return errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
 		errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET)
 }
+
+// lostRowsError refuses an agent whose journal rows end before where they
+// were durable (cairn_agents.durable): rows deleted from its end, by hand
+// or by a restore of an older backup of cairn_journal alone. Loading what
+// is left would run committed rounds again over a workspace that already
+// has their changes, so nothing is loaded and nothing is changed.
+type lostRowsError struct {
+	Agent string
+	// End is the sequence number after the last row found; Durable the
+	// one the agent's row says was reached; Round the boundary the rows
+	// found reach.
+	End, Durable int64
+	Round        int
+}
+
+func (e *lostRowsError) Error() string {
+	return fmt.Sprintf("agent %q has lost committed data: its rows in cairn_journal end before row seq %d, "+
+		"but rows to seq %d were durable (cairn_agents.durable), and what is left reaches round %d; "+
+		"nothing was loaded or changed, and resuming cannot repair it: restore the database from a backup, "+
+		"fork a bookmark of the agent (`cairn fork`), or start it over with `cairn run --fresh`",
+		e.Agent, e.End, e.Durable-1, e.Round)
+}
+
+// Is makes errors.Is(err, checkpoint.ErrLost) hold.
+func (e *lostRowsError) Is(target error) bool { return target == checkpoint.ErrLost }

@@ -120,6 +120,11 @@ func (g *pgLog) write(durable, mayCompact bool) error {
 		b.Queue(`UPDATE cairn_agents SET snapshot = $2, base = $3 WHERE id = $1`, agent, snap, g.next+n)
 		b.Queue(`DELETE FROM cairn_journal WHERE agent = $1 AND seq < $2`, agent, g.next+n)
 	}
+	if durable {
+		// What a Read must find (see lostRowsError): in the transaction
+		// that makes the rows durable, so it never claims more than they.
+		b.Queue(`UPDATE cairn_agents SET durable = $2 WHERE id = $1`, agent, g.next+n)
+	}
 	events := g.s.takeEvents(agent)
 	if len(events) > 0 {
 		b.Queue(`INSERT INTO cairn_events (agent, data) VALUES ($1, $2)`, agent, events)

@@ -223,8 +223,8 @@ func (s *Store) read(agent string) (rec *checkpoint.Recovered, next, base int64,
 
 func readTx(ctx context.Context, tx pgx.Tx, agent string) (*checkpoint.Recovered, int64, int64, error) {
 	var snap []byte
-	var base int64
-	if err := tx.QueryRow(ctx, `SELECT snapshot, base FROM cairn_agents WHERE id = $1`, agent).Scan(&snap, &base); err != nil {
+	var base, durable int64
+	if err := tx.QueryRow(ctx, `SELECT snapshot, base, durable FROM cairn_agents WHERE id = $1`, agent).Scan(&snap, &base, &durable); err != nil {
 		return nil, 0, 0, err
 	}
 	st, err := checkpoint.DecodeState("snapshot of agent "+agent, snap)
@@ -260,6 +260,9 @@ func readTx(ctx context.Context, tx pgx.Tx, agent string) (*checkpoint.Recovered
 	}
 	if err := rows.Err(); err != nil {
 		return nil, 0, 0, err
+	}
+	if next < durable {
+		return nil, 0, 0, &lostRowsError{Agent: agent, End: next, Durable: durable, Round: r.State().Round}
 	}
 	rec := r.Recovered()
 	rec.JournalBytes, rec.SnapshotBytes = size, int64(len(snap))
