@@ -40,6 +40,10 @@ var ErrLocked = errors.New("agent is locked by another process")
 type LockedError struct {
 	Agent  string
 	Holder Holder // zero when the holder could not be read
+	// Lease is true when the lock is a lease that expires unless its
+	// holder renews it (pgstore): a holder on another machine whose
+	// process is gone lets go when it expires, or can be stolen.
+	Lease bool
 }
 
 func (e *LockedError) Error() string {
@@ -47,8 +51,13 @@ func (e *LockedError) Error() string {
 	if h.PID == 0 {
 		return fmt.Sprintf("agent %q is locked by another process", e.Agent)
 	}
-	return fmt.Sprintf("agent %q is locked by process %d on %s (run %s, started %s); wait for it to end or stop it",
-		e.Agent, h.PID, h.Host, h.Run, h.Started.Local().Format(time.RFC3339))
+	advice := "wait for it to end or stop it"
+	if e.Lease {
+		advice += "; if that process is gone, its lease expires unless renewed, " +
+			"or `cairn resume --steal` takes the agent at once (only when it surely no longer runs)"
+	}
+	return fmt.Sprintf("agent %q is locked by process %d on %s (run %s, started %s); %s",
+		e.Agent, h.PID, h.Host, h.Run, h.Started.Local().Format(time.RFC3339), advice)
 }
 
 // Is makes errors.Is(err, ErrLocked) hold.

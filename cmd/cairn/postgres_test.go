@@ -62,7 +62,8 @@ func TestPostgresLeaseHeldIsExit5(t *testing.T) {
 	}
 	defer lock.Unlock()
 	code, _, errOut := cairn(t, "resume", "--store", url, "--cache", cacheForTests(t), "pg1")
-	if code != exitLocked || !strings.Contains(errOut, "node-b") || !strings.Contains(errOut, "run-on-b") {
+	if code != exitLocked || !strings.Contains(errOut, "node-b") || !strings.Contains(errOut, "run-on-b") ||
+		!strings.Contains(errOut, "lease expires") || !strings.Contains(errOut, "--steal") {
 		t.Fatalf("resume of a leased agent: exit %d: %s", code, errOut)
 	}
 }
