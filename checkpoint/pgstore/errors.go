@@ -25,6 +25,10 @@ var (
 	// ErrNoLease is a write of an agent whose lease this Store does not
 	// hold: take it with Lock first.
 	ErrNoLease = errors.New("no lease held on the agent")
+	// ErrBadURL: the store's URL or connection string cannot be read
+	// (its syntax, sslmode, lease_ttl, a namespace); nothing was
+	// connected to.
+	ErrBadURL = errors.New("bad PostgreSQL URL")
 )
 
 // FencedError is a write refused because the writer's lease is no longer
@@ -120,7 +124,7 @@ func isFence(err error) bool {
 type unavailableError struct{ err error }
 
 func (e *unavailableError) Error() string {
-	return "database unavailable (" + e.err.Error() + "); check that PostgreSQL is running and reachable, then resume the agent"
+	return "database unavailable (" + e.err.Error() + "); check that PostgreSQL is running and reachable, then try again (a run stopped by it: cairn resume)"
 }
 func (e *unavailableError) Unwrap() error        { return e.err }
 func (e *unavailableError) Is(target error) bool { return target == ErrUnavailable }

@@ -75,25 +75,25 @@ func WithTimeout(d time.Duration) Option { return func(c *cfg) { c.timeout = d }
 //
 // A *checkpoint.FutureSchemaError, with nothing changed, when the
 // database was set up by a newer cairn; ErrUnavailable when it cannot be
-// reached.
+// reached; ErrBadURL when url cannot be read.
 func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	c := cfg{ttl: DefaultLeaseTTL, timeout: 30 * time.Second}
 	url, err := leaseFromURL(url, &c)
 	if err != nil {
-		return nil, fmt.Errorf("open store: %w", err)
+		return nil, fmt.Errorf("open store: %w: %w", ErrBadURL, err)
 	}
 	for _, o := range opts {
 		o(&c)
 	}
 	if err := checkpoint.CheckNamespace(strings.TrimPrefix(c.schema, "cairn_ns_")); err != nil {
-		return nil, fmt.Errorf("open store: %w", err)
+		return nil, fmt.Errorf("open store: %w: %w", ErrBadURL, err)
 	}
 	if c.ttl <= 0 || c.timeout <= 0 {
 		return nil, fmt.Errorf("open store: the lease's time to live and the timeout must be positive")
 	}
 	pc, err := pgxpool.ParseConfig(url)
 	if err != nil {
-		return nil, fmt.Errorf("open store: %w", err)
+		return nil, fmt.Errorf("open store: %w: %w", ErrBadURL, err)
 	}
 	if c.schema != "" {
 		pc.ConnConfig.RuntimeParams["search_path"] = pgx.Identifier{c.schema}.Sanitize()

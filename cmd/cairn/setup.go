@@ -56,7 +56,11 @@ func storeDir(c *cli.Context) string {
 func openStore(c *cli.Context) (checkpoint.Store, error) {
 	dir, ns := storeDir(c), c.String(namespaceFlag)
 	if strings.HasPrefix(dir, "postgres://") || strings.HasPrefix(dir, "postgresql://") {
-		return pgstore.Open(c.Context, dir, pgstore.WithNamespace(ns))
+		s, err := pgstore.Open(c.Context, dir, pgstore.WithNamespace(ns))
+		if errors.Is(err, pgstore.ErrBadURL) {
+			return nil, withCode(exitUsage, fmt.Errorf("--store: %w", err))
+		}
+		return s, err
 	}
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) && !makesAgents[c.Command.FullName()] {
 		return nil, withCode(exitUsage, fmt.Errorf("%w at %s: --store (or CAIRN_STORE) names the directory where a run keeps its agents", errNoStore, dir))
