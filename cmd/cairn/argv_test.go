@@ -68,6 +68,8 @@ func TestUsageErrorsExitTwoOnStderr(t *testing.T) {
 		{"show A --store", "show: flag needs a value: --store"},
 		{"gc --keep-snapshots many", "invalid value"},
 		{"gc --keep-bookmarks -3", "--keep-bookmarks cannot be negative"},
+		// Regression: a store URL that cannot be read exited 1.
+		{"ls --store postgres://x@127.0.0.1:1/db?lease_ttl=abc", "bad PostgreSQL URL"},
 		{"completion fish", "usage: cairn completion"},
 		// Regression: --model after the question became part of it.
 		{"ask A q --model bogus:x", `unknown provider "bogus"`},
