@@ -277,12 +277,26 @@ func (f *File) Sync() experimentalsys.Errno {
 // Datasync flushes the file's data.
 func (f *File) Datasync() experimentalsys.Errno { return f.Sync() }
 
-// Utimens sets the file's times.
+// Utimens sets the open file's times (fd_filestat_set_times) through its
+// descriptor: by its path, it would set those of whatever is named there
+// now, after renames another file, or one whose other name is outside the
+// mount.
+//
+// EPERM (times not the owner's to set) is reported as EACCES: on EPERM
+// wazero tries again by the name the file was opened under, which is
+// exactly what this must not do.
 func (f *File) Utimens(atim, mtim int64) experimentalsys.Errno {
 	if f.FS.ReadOnly {
 		return experimentalsys.EROFS
 	}
-	return Errno(f.FS.Root.Chtimes(f.Path, Utime(atim), Utime(mtim)))
+	osf, e := f.osFile()
+	if e != 0 {
+		return e
+	}
+	if e := Errno(futimens(osf, atim, mtim)); e != experimentalsys.EPERM {
+		return e
+	}
+	return experimentalsys.EACCES
 }
 
 // Close closes the file and returns it to the call's budget.

@@ -23,8 +23,10 @@ import (
 //   - only regular files and directories open: a FIFO, device or socket is
 //     refused (EACCES) without blocking, since opening is non-blocking;
 //   - a regular file with more than one hard link is refused (EACCES) for
-//     reading and writing alike: its other name may be outside the
-//     directory, and it is not truncated before it is refused;
+//     reading, writing and setting times alike: its other name may be
+//     outside the directory, and it is not truncated before it is refused;
+//   - times are set through a descriptor, never by name, so they change the
+//     file that was checked or opened, whatever is renamed meanwhile;
 //   - a read-only mount refuses every call that would change anything (EROFS);
 //   - a call holds at most Policy.MaxOpenFiles open files (EAGAIN past it).
 type Dir struct {
@@ -288,12 +290,25 @@ func (w *Dir) Link(string, string) experimentalsys.Errno { return experimentalsy
 // directory mounts are escaped.
 func (w *Dir) Symlink(string, string) experimentalsys.Errno { return experimentalsys.EPERM }
 
-// Utimens sets access and modification times.
+// Utimens sets access and modification times of a path, following a
+// symlink only while it stays inside the mount (path_filestat_set_times
+// with LOOKUP_SYMLINK_FOLLOW; without it, wazero opens the path and calls
+// File.Utimens). It opens the path as a read does and sets the times
+// through that descriptor, so the path passes the same checks as an open:
+// a regular file with another name is refused (EACCES), since setting
+// times by name would reach its other name outside the mount too, and
+// what is checked is what is changed, whatever is renamed meanwhile.
+// A file the guest may not read cannot have its times set either.
 func (w *Dir) Utimens(path string, atim, mtim int64) experimentalsys.Errno {
 	if w.ReadOnly {
 		return experimentalsys.EROFS
 	}
-	return Errno(w.Root.Chtimes(name(path), Utime(atim), Utime(mtim)))
+	f, e := w.Open(path, experimentalsys.O_RDONLY, 0)
+	if e != 0 {
+		return e
+	}
+	defer f.F.Close()
+	return Errno(futimens(f.F, atim, mtim))
 }
 
 func Utime(ns int64) time.Time {
