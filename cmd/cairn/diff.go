@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -32,11 +33,14 @@ func diffAction(c *cli.Context) error {
 	}
 	defer eng.Close(context.Background())
 	round, changes, err := eng.Changes(c.Context, c.Args().First(), c.Int("round"))
+	if c.IsSet("round") && errors.Is(err, host.ErrNoChanges) {
+		return withCode(exitUsage, err) // as log --round N of a round not kept
+	}
 	if err != nil {
 		return runError(err)
 	}
 	if c.Bool(jsonFlag.Name) {
-		return writeJSON(c, struct {
+		return writeTerminalJSON(c.App.Writer, struct {
 			Round   int               `json:"round"`
 			Changes []host.FileChange `json:"changes"`
 		}{round, changes})
@@ -49,18 +53,22 @@ func diffAction(c *cli.Context) error {
 }
 
 // printChange shows one path's change: a line diff for text, sizes else.
+// The path and the lines are a tool's: their controls are escaped, and
+// a newline in a path too, which would otherwise forge lines of the diff.
+// A line keeps its tabs; its carriage return, if any, shows as \x0d.
 func printChange(w io.Writer, fc host.FileChange) {
+	path := terminalLine(fc.Path)
 	if fc.Call == "" {
-		fmt.Fprintf(w, "%s %s\n", fc.Op, fc.Path) // from the store's pasts, which keep no calls
+		fmt.Fprintf(w, "%s %s\n", fc.Op, path) // from the store's pasts, which keep no calls
 	} else {
-		fmt.Fprintf(w, "%s %s (%s)\n", fc.Op, fc.Path, fc.Call)
+		fmt.Fprintf(w, "%s %s (%s)\n", fc.Op, path, terminalLine(fc.Call))
 	}
 	if !view.IsText(fc.Before) || !view.IsText(fc.After) {
 		fmt.Fprintf(w, "  binary: %d → %d bytes\n", fc.BeforeSize, fc.AfterSize)
 		return
 	}
 	for _, l := range view.DiffLines(fc.Before, fc.After) {
-		fmt.Fprintf(w, "  %s\n", l)
+		fmt.Fprintf(w, "  %s\n", escapeControls(l, "\t"))
 	}
 }
 
@@ -88,11 +96,11 @@ func undoAction(c *cli.Context) error {
 		return runError(err)
 	}
 	if c.Bool(jsonFlag.Name) {
-		return writeJSON(c, u)
+		return writeTerminalJSON(c.App.Writer, u)
 	}
 	fmt.Fprintf(c.App.Writer, "undid round %d: %d paths restored\n", u.Round, len(u.Restored))
 	for _, p := range u.Conflicts {
-		fmt.Fprintf(c.App.Writer, "  left %s: it changed after the round\n", p)
+		fmt.Fprintf(c.App.Writer, "  left %s: it changed after the round\n", terminalLine(p))
 	}
 	return nil
 }

@@ -21,9 +21,15 @@ type renderer struct {
 	running int
 }
 
-// newRenderer prints events to w, and readable warnings to errW.
+// newRenderer prints events to w, and readable warnings to errW. Readable
+// lines go through a terminalWriter: they carry tools' and models' text.
+// Each field that must stay on one line is escaped by terminalLine too
+// (or oneLine), so that a newline in it cannot forge a line of its own.
 func newRenderer(w, errW io.Writer, asJSON bool) *renderer {
-	return &renderer{w: w, errW: errW, json: asJSON}
+	if asJSON {
+		return &renderer{w: w, errW: errW, json: true}
+	}
+	return &renderer{w: terminalWriter{w}, errW: terminalWriter{errW}}
 }
 
 func (r *renderer) event(e host.Event) {
@@ -52,7 +58,7 @@ func (r *renderer) print(e host.Event) {
 	if r.json {
 		b, err := json.Marshal(e)
 		if err == nil {
-			fmt.Fprintf(r.w, "%s\n", b)
+			fmt.Fprintf(r.w, "%s\n", jsonControls(b))
 		}
 		return
 	}
@@ -70,15 +76,15 @@ func (r *renderer) human(e host.Event) {
 	}
 	switch e.Type {
 	case host.EventRunStart:
-		fmt.Fprintf(r.w, "agent %s · run %s\n", e.Agent, e.Run)
+		fmt.Fprintf(r.w, "agent %s · run %s\n", terminalLine(e.Agent), e.Run)
 	case host.EventModelText:
 		if !r.inText {
 			fmt.Fprint(r.w, "model: ")
 			r.inText = true
 		}
-		fmt.Fprint(r.w, e.Text)
+		fmt.Fprint(r.w, terminalText(e.Text))
 	case host.EventToolStart:
-		fmt.Fprintf(r.w, "  → %s %s\n", e.Call.Tool, oneLine(e.Call.Input, 100))
+		fmt.Fprintf(r.w, "  → %s %s\n", terminalLine(e.Call.Tool), oneLine(e.Call.Input, 100))
 	case host.EventToolEnd:
 		mark, out := "✓", e.Call.Output
 		switch e.Call.Outcome {
@@ -87,11 +93,11 @@ func (r *renderer) human(e host.Event) {
 		case host.OutcomeConflict:
 			mark, out = "✗", refusedChanges(out)
 		}
-		fmt.Fprintf(r.w, "  %s %s (%.1f ms) %s\n", mark, e.Call.Tool, e.Call.DurationMS, oneLine(out, 100))
+		fmt.Fprintf(r.w, "  %s %s (%.1f ms) %s\n", mark, terminalLine(e.Call.Tool), e.Call.DurationMS, oneLine(out, 100))
 	case host.EventRoundEnd:
 		fmt.Fprintf(r.w, "· round %d done · %d tokens so far\n", e.Round, e.Usage.Total())
 	case host.EventWarning:
-		fmt.Fprintf(r.errW, "cairn: warning: %s\n", e.Text)
+		fmt.Fprintf(r.errW, "cairn: warning: %s\n", terminalLine(e.Text))
 	case host.EventRunEnd:
 		r.runEnd(e)
 	default:
@@ -105,7 +111,7 @@ func (r *renderer) runEnd(e host.Event) {
 		line += fmt.Sprintf(" · %d tokens", e.Usage.Total())
 	}
 	if e.Reason != "" {
-		line += " · " + e.Reason
+		line += " · " + terminalLine(e.Reason)
 	}
 	fmt.Fprintln(r.w, line)
 }
@@ -114,21 +120,21 @@ func (r *renderer) runEnd(e host.Event) {
 func (r *renderer) other(e host.Event) {
 	switch e.Type {
 	case host.EventCheckpointLoaded:
-		fmt.Fprintf(r.w, "loaded agent %s: %d rounds committed, %d messages\n", e.Agent, e.Round, e.Messages)
+		fmt.Fprintf(r.w, "loaded agent %s: %d rounds committed, %d messages\n", terminalLine(e.Agent), e.Round, e.Messages)
 	case host.EventAgentResumed:
 		r.resumed(e)
 	case host.EventCheckpointSaved:
 		// One per round; the round_end line says enough.
 	case host.EventEffectsApplied:
-		fmt.Fprintf(r.w, "  ↳ %s changed %s\n", e.Call.ID, strings.Join(e.Paths, ", "))
+		fmt.Fprintf(r.w, "  ↳ %s changed %s\n", e.Call.ID, terminalLine(strings.Join(e.Paths, ", ")))
 	case host.EventContextCompacted:
 		fmt.Fprintln(r.w, compactionEvent(e.Compaction))
 	case host.EventApprovalRequired:
-		fmt.Fprintf(r.w, "  ? %s %s %s needs approval\n", e.Call.ID, e.Call.Tool, oneLine(e.Call.Input, 100))
+		fmt.Fprintf(r.w, "  ? %s %s %s needs approval\n", e.Call.ID, terminalLine(e.Call.Tool), oneLine(e.Call.Input, 100))
 	case host.EventApprovalDecided:
 		line := fmt.Sprintf("  %s %s", e.Status, e.Call.ID)
 		if e.Reason != "" {
-			line += ": " + e.Reason
+			line += ": " + terminalLine(e.Reason)
 		}
 		fmt.Fprintln(r.w, line)
 	}
@@ -153,9 +159,9 @@ func (r *renderer) resumed(e host.Event) {
 		fmt.Fprintf(r.w, "  waiting %s: it needs approval (cairn approve or cairn deny), or has it and runs now\n", id)
 	}
 	for _, s := range e.Sealed {
-		fmt.Fprintf(r.w, "  sealed  %s %s: was %s, effects %s; %s\n", s.Call, s.Tool, s.Phase, s.Effects, s.Recommendation)
+		fmt.Fprintf(r.w, "  sealed  %s %s: was %s, effects %s; %s\n", s.Call, terminalLine(s.Tool), s.Phase, s.Effects, s.Recommendation)
 		for _, e := range s.Net {
-			fmt.Fprintf(r.w, "          request %d %s %s: %s\n", e.Seq, e.Method, e.URL, e.State())
+			fmt.Fprintf(r.w, "          request %d %s %s: %s\n", e.Seq, terminalLine(e.Method), terminalLine(e.URL), terminalLine(e.State()))
 		}
 	}
 	for _, id := range e.Dropped {
@@ -163,7 +169,6 @@ func (r *renderer) resumed(e host.Event) {
 	}
 }
 
-// oneLine shortens s to one line of at most n runes.
 // refusedChanges is what the note at the end of a conflict's output says
 // was refused: one "- path: why" line per change.
 func refusedChanges(output string) string {
@@ -177,8 +182,11 @@ func refusedChanges(output string) string {
 	return "refused: " + strings.Join(refused, "; ")
 }
 
+// oneLine shortens s to one line of at most n runes, its controls
+// escaped (terminalLine): it shows a tool's input or output, or a
+// model's text, on a line of cairn's own.
 func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = terminalLine(strings.Join(strings.Fields(s), " "))
 	if r := []rune(s); len(r) > n {
 		return string(r[:n-1]) + "…"
 	}
