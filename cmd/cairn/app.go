@@ -44,17 +44,24 @@ func doMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err == nil {
 		err = app.Run(args)
 	}
+	return exitWith(err, stderr)
+}
+
+// exitWith prints err on stderr, what a tool or a model put in it escaped
+// (terminalText), and returns the exit code it carries: exitFailed for an
+// error that carries none, exitDone for none.
+func exitWith(err error, stderr io.Writer) int {
 	if err == nil {
 		return exitDone
 	}
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil && ee.err.Error() != "" {
-			fmt.Fprintln(stderr, "cairn:", ee.err)
+			fmt.Fprintln(stderr, "cairn:", terminalText(ee.err.Error()))
 		}
 		return ee.code
 	}
-	fmt.Fprintln(stderr, "cairn:", err)
+	fmt.Fprintln(stderr, "cairn:", terminalText(err.Error()))
 	return exitFailed
 }
 

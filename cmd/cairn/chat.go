@@ -126,7 +126,7 @@ func (ch *chat) handle(line string) {
 		return
 	}
 	if err := ch.prompt(line); err != nil {
-		fmt.Fprintln(ch.c.App.ErrWriter, "cairn:", err)
+		fmt.Fprintln(ch.c.App.ErrWriter, "cairn:", terminalText(err.Error()))
 	}
 }
 
@@ -151,7 +151,7 @@ func (ch *chat) prompt(text string) error {
 	}
 	ch.started = true
 	if err := statusError(res); err != nil {
-		fmt.Fprintln(ch.c.App.ErrWriter, "cairn:", err)
+		fmt.Fprintln(ch.c.App.ErrWriter, "cairn:", terminalText(err.Error()))
 	}
 	return nil
 }

@@ -57,10 +57,10 @@ func logAction(c *cli.Context) error {
 func printMessage(w io.Writer, m conversation.Message) {
 	switch m.Role {
 	case conversation.RoleUser:
-		fmt.Fprintf(w, "user: %s\n", m.Text)
+		fmt.Fprintf(w, "user: %s\n", terminalText(m.Text))
 	case conversation.RoleAssistant:
 		if m.Text != "" {
-			fmt.Fprintf(w, "model: %s\n", m.Text)
+			fmt.Fprintf(w, "model: %s\n", terminalText(m.Text))
 		}
 		for _, tc := range m.ToolCalls {
 			fmt.Fprintf(w, "  → %s %s %s\n", tc.ID, tc.Name, oneLine(tc.Input, 200))

@@ -57,7 +57,7 @@ func lsAction(c *cli.Context) error {
 	prefix := treePrefixes(depth)
 	for i, l := range lines {
 		if l.Error != "" { // nothing of it was read: no figures, the reason
-			fmt.Fprintf(w, "%s\tunreadable: %s\t-\t-\t-\t-\n", prefix[i]+l.Agent, l.Error)
+			fmt.Fprintf(w, "%s\tunreadable: %s\t-\t-\t-\t-\n", prefix[i]+l.Agent, terminalLine(l.Error))
 			continue
 		}
 		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%s\t%s\n", prefix[i]+l.Agent, l.Status, l.Rounds, l.Usage.Total(), cost(l.Usage),

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"strings"
 	"testing"
@@ -74,6 +75,8 @@ func TestToolOutputEscapedOnTheTerminal(t *testing.T) {
 	var log strings.Builder
 	printMessage(&log, conversation.Message{Role: conversation.RoleTool, CallID: "call_1_0", ToolName: "evil", Text: hostile})
 	printMessage(&log, conversation.Message{Role: conversation.RoleAssistant, ToolCalls: []conversation.ToolCall{{ID: "call_1_0", Name: "evil", Input: hostile}}})
+	printMessage(&log, conversation.Message{Role: conversation.RoleAssistant, Text: hostile})
+	printMessage(&log, conversation.Message{Role: conversation.RoleUser, Text: hostile})
 	noControls(t, "cairn log's lines", log.String())
 	noControls(t, "an approve prompt's input", oneLine(hostile, 200))
 }
@@ -138,5 +141,18 @@ func TestEscapeControls(t *testing.T) {
 	}
 	if got := terminalText("a\tb\nc\r"); got != "a\tb\nc\\x0d" {
 		t.Errorf("terminalText kept or escaped the wrong characters: %q", got)
+	}
+}
+
+// An error that carries what a tool said (a run's reason, a verify
+// divergence) reaches stderr escaped, its newlines kept.
+func TestErrorsEscapedOnTheTerminal(t *testing.T) {
+	var stderr strings.Builder
+	if code := exitWith(errors.New("agent a failed: "+hostile+"\n\tsecond line"), &stderr); code != exitFailed {
+		t.Fatalf("exit %d", code)
+	}
+	noControls(t, "the error", strings.ReplaceAll(stderr.String(), "\n\tsecond line", ""))
+	if !strings.Contains(stderr.String(), "\n\tsecond line") {
+		t.Errorf("the error's own newline and tab are gone: %q", stderr.String())
 	}
 }

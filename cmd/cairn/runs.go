@@ -46,7 +46,7 @@ func runsAction(c *cli.Context) error {
 		if l.Reason != "" {
 			outcome += ": " + l.Reason
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%s\n", l.Run, from, l.Started.Local().Format(time.DateTime), ended, l.Rounds, outcome)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%s\n", l.Run, from, l.Started.Local().Format(time.DateTime), ended, l.Rounds, terminalLine(outcome))
 	}
 	return w.Flush()
 }

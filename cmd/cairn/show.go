@@ -86,7 +86,7 @@ func printView(c *cli.Context, v agentView) {
 	if v.Reason != "" {
 		status += " · " + v.Reason
 	}
-	fmt.Fprintf(w, "status     %s\n", status)
+	fmt.Fprintf(w, "status     %s\n", terminalLine(status))
 	fmt.Fprintf(w, "boundary   round %d · %d messages · %d tool calls\n", v.Rounds, v.Messages, v.ToolCalls)
 	fmt.Fprintf(w, "usage      %s\n", usageLine(v.Usage))
 	if n := v.Net; n != nil {
@@ -108,7 +108,7 @@ func printView(c *cli.Context, v agentView) {
 	}
 	printTree(w, v)
 	for _, l := range v.NetInFlight {
-		fmt.Fprintf(w, "request    %s\n", l)
+		fmt.Fprintf(w, "request    %s\n", terminalLine(l))
 	}
 	fmt.Fprintf(w, "agent file\n%s", indent(v.AgentFile, "  "))
 }

@@ -58,11 +58,11 @@ func printVerify(w io.Writer, rep *host.VerifyReport) {
 		counts[vc.Status]++
 		fmt.Fprintf(w, "round %d  %s  %s  %s\n", vc.Round, vc.Call, vc.Tool, vc.Status)
 		for _, d := range vc.Divergences {
-			fmt.Fprintf(w, "  %s\n", d)
+			fmt.Fprintf(w, "  %s\n", terminalText(fmt.Sprint(d)))
 		}
 		if vc.Status != host.VerifyMatch {
 			for _, n := range vc.Notes {
-				fmt.Fprintf(w, "  not deterministic: %s\n", n)
+				fmt.Fprintf(w, "  not deterministic: %s\n", terminalText(n))
 			}
 		}
 	}
