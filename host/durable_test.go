@@ -199,9 +199,19 @@ turns:
 		}
 		cancel() // as SIGTERM does, while spin runs
 	}()
-	res, err := eng.Run(ctx, RunOptions{Agent: af, ID: "a", Prompt: "go"})
+	var ended []string
+	res, err := eng.Run(ctx, RunOptions{Agent: af, ID: "a", Prompt: "go", OnEvent: func(e Event) {
+		if e.Type == EventToolEnd {
+			ended = append(ended, e.Call.ID)
+		}
+	}})
 	if err != nil || res.Status != StatusPaused || res.Rounds != 0 {
 		t.Fatalf("run: %+v, %v", res, err)
+	}
+	// Regression: the append, journaled as it finished and waiting for the
+	// round's settlement, had no tool_end when the stop came.
+	if !slices.Equal(ended, []string{"call_1_0"}) {
+		t.Fatalf("tool_end of the stopped run: %v, want the finished call's", ended)
 	}
 	res, events := resume(t, eng, "a", StrategySeal)
 	if res.Status != StatusDone || res.Rounds != 2 {

@@ -298,12 +298,14 @@ func (r *run) keepHeld(round int, results []callResult) error {
 			recs = append(recs, rec)
 		}
 	}
-	if len(recs) == 0 {
-		return nil
+	if len(recs) > 0 {
+		if err := errors.Join(r.log.Append(recs...), r.log.Sync()); err != nil {
+			return fmt.Errorf("journal the results of finished calls: %w", err)
+		}
 	}
-	if err := errors.Join(r.log.Append(recs...), r.log.Sync()); err != nil {
-		return fmt.Errorf("journal the results of finished calls: %w", err)
-	}
+	// Every call that finished ends in the history, the ones journaled
+	// as they finished, whose changes wait for settlement, too: resume
+	// keeps them all.
 	r.emitHeld(round, results)
 	return nil
 }
