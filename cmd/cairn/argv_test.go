@@ -29,7 +29,7 @@ func TestReorderArgs(t *testing.T) {
 		{"exec prog.wasm --timeout 1s", "exec -- prog.wasm --timeout 1s"},
 		{"show A --help", "show --help"},
 		{"show A --json --generate-bash-completion", "show A --json --generate-bash-completion"},
-		{"help show", "help show"},
+		{"help show", "show --help"}, // help TOPIC is TOPIC --help
 		{"--help", "--help"},
 		{"run - --json", "run --json -- -"},
 	}

@@ -91,7 +91,7 @@ func TestSnapshotAndForkCommands(t *testing.T) {
 	if _, out, _ := cairn(t, "show", "--store", store, "copy"); !strings.Contains(out, "forked     from orig at round 5") {
 		t.Fatalf("show of the fork:\n%s", out)
 	}
-	if code, _, _ := cairn(t, "fork", "--store", store, "--from", "nope", "orig"); code != exitFailed {
+	if code, _, _ := cairn(t, "fork", "--store", store, "--from", "nope", "orig"); code != exitUsage {
 		t.Fatalf("fork from an unknown bookmark: exit %d", code)
 	}
 }
