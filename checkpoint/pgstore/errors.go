@@ -48,10 +48,10 @@ func (e *FencedError) Error() string {
 	h := e.Now
 	switch {
 	case e.NowEpoch > e.Epoch && h.PID != 0:
-		return fmt.Sprintf("agent %q was taken over by process %d on %s (run %s, epoch %d) after this process's lease (epoch %d) expired; nothing more was committed here",
+		return fmt.Sprintf("agent %q was taken over by process %d on %s (run %s, epoch %d) after this process's lease (epoch %d) expired or was taken with --steal; nothing more was committed here",
 			e.Agent, h.PID, h.Host, h.Run, e.NowEpoch, e.Epoch)
 	case e.NowEpoch > e.Epoch:
-		return fmt.Sprintf("agent %q was taken over by another process (epoch %d, since released) after this process's lease (epoch %d) expired; nothing more was committed here",
+		return fmt.Sprintf("agent %q was taken over by another process (epoch %d, since released) after this process's lease (epoch %d) expired or was taken with --steal; nothing more was committed here",
 			e.Agent, e.NowEpoch, e.Epoch)
 	}
 	return fmt.Sprintf("agent %q: this process's lease (epoch %d) was released; nothing more was committed", e.Agent, e.Epoch)
