@@ -39,6 +39,12 @@ func exportAction(c *cli.Context) error {
 		return fmt.Errorf("write export %s: %w", out, err)
 	}
 	fmt.Fprintf(c.App.Writer, "exported agent %s (round %d, %d blobs%s) to %s\n", a.Agent, a.State.Round, len(a.Blobs), subAgents(a.Agents()-1), out)
+	if s, err := store.Summary(a.Agent); err == nil && s.Locked {
+		// Exporting takes no lock: the copy is of the last committed round
+		// while a run goes on, and one resumed elsewhere would run apart.
+		fmt.Fprintf(c.App.ErrWriter, "cairn: agent %s is running in another process: the export holds its round %d, and its run goes on; "+
+			"import and resume the copy only once that run has stopped, or it runs apart from it\n", a.Agent, a.State.Round)
+	}
 	return nil
 }
 

@@ -128,3 +128,26 @@ func itoa(n int) string {
 	b, _ := json.Marshal(n)
 	return string(b)
 }
+
+// Export takes no lock; of an agent another process runs it says so, as
+// the copy would run apart from that run if resumed before it stops.
+func TestExportOfARunningAgentWarns(t *testing.T) {
+	args := exampleAgent(t)
+	store := args[len(args)-3]
+	if code, _, errOut := cairn(t, append([]string{"run", "--id", "live"}, args...)...); code != exitDone {
+		t.Fatalf("run: exit %d %s", code, errOut)
+	}
+	file := filepath.Join(t.TempDir(), "live.cairn")
+	if code, _, errOut := cairn(t, "export", "--store", store, "-o", file, "live"); code != exitDone || errOut != "" {
+		t.Fatalf("export of an agent no one runs: exit %d, %q", code, errOut)
+	}
+	s, err := checkpoint.OpenFileStore(store)
+	must(t, err)
+	lock, err := s.Lock("live", checkpoint.ThisProcess("run-elsewhere"))
+	must(t, err)
+	defer lock.Unlock()
+	code, _, errOut := cairn(t, "export", "--store", store, "-o", file, "live")
+	if code != exitDone || !strings.Contains(errOut, "agent live is running in another process") {
+		t.Fatalf("export of a running agent: exit %d, %q", code, errOut)
+	}
+}
