@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/cairnrun/cairn/abi"
 	"github.com/cairnrun/cairn/host/model"
+	"github.com/cairnrun/cairn/internal/yamlkeys"
 )
 
 // AgentFile is what an agent is made of: its model, system prompt, tools,
@@ -187,7 +189,7 @@ func ParseAgentFile(data []byte, dir string) (*AgentFile, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, errors.New("agent file is empty")
 		}
-		return nil, err
+		return nil, yamlkeys.Friendly(err, reflect.TypeOf(af))
 	}
 	if err := af.Validate(); err != nil {
 		return nil, err

@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 
 	"github.com/cairnrun/cairn/checkpoint/conversation"
+	"github.com/cairnrun/cairn/internal/yamlkeys"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -111,7 +113,7 @@ func parseWhole(data []byte) (*Script, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("script: %w", err)
+		return nil, fmt.Errorf("script: %w", yamlkeys.Friendly(err, reflect.TypeOf(doc)))
 	}
 	for _, t := range doc.Turns {
 		if err := t.check(); err != nil {

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"sync"
+
+	"github.com/cairnrun/cairn/internal/yamlkeys"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -36,7 +39,7 @@ func parseLazy(data []byte, layout scriptLayout) (*Script, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(layout.rest))
 	dec.KnownFields(true)
 	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("script: %w", err)
+		return nil, fmt.Errorf("script: %w", yamlkeys.Friendly(err, reflect.TypeOf(doc)))
 	}
 	l := &lazyScript{data: data, spans: layout.turns, turns: make([]*scriptTurn, len(layout.turns))}
 	return &Script{lazy: l, summary: doc.Summary}, nil
@@ -95,7 +98,7 @@ func parseTurn(text []byte) (*scriptTurn, error) {
 		if err == nil {
 			err = errors.New("not one turn")
 		}
-		return nil, err
+		return nil, yamlkeys.Friendly(err, reflect.TypeOf(items))
 	}
 	return &items[0], nil
 }

@@ -1,0 +1,118 @@
+// Package yamlkeys words yaml.v3's error for a key no Go field takes
+// ("field tool not found in type host.AgentFile") as a person editing the
+// file reads it: `unknown key "tool" (did you mean "tools"?)`. The agent
+// file and the script model's file share it.
+package yamlkeys
+
+import (
+	"errors"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// unknownKeyRE is how yaml.v3 words a key that no field takes.
+var unknownKeyRE = regexp.MustCompile(`field (\S+) not found in type (\S+)`)
+
+// Friendly rewords err's unknown keys, known from the Go types reachable
+// from root, which the file was decoded into; its other errors, and an
+// error that is no *yaml.TypeError, are returned as they are.
+func Friendly(err error, root reflect.Type) error {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		return err
+	}
+	keys := yamlKeys(root)
+	lines := make([]string, len(te.Errors))
+	for i, e := range te.Errors {
+		lines[i] = unknownKeyRE.ReplaceAllStringFunc(e, func(m string) string {
+			sub := unknownKeyRE.FindStringSubmatch(m)
+			return unknownKey(sub[1], keys[sub[2]])
+		})
+	}
+	return errors.New(strings.Join(lines, "; "))
+}
+
+// unknownKey says key is unknown, with the nearest of known if one is near.
+func unknownKey(key string, known []string) string {
+	msg := `unknown key "` + key + `"`
+	best, dist := "", 3
+	for _, k := range known {
+		if d := editDistance(key, k); d < dist {
+			best, dist = k, d
+		}
+	}
+	if best != "" {
+		return msg + ` (did you mean "` + best + `"?)`
+	}
+	if len(known) > 0 {
+		return msg + " (known here: " + strings.Join(known, ", ") + ")"
+	}
+	return msg
+}
+
+// yamlKeys maps each struct type reachable from t, by the name yaml gives
+// it in errors, to the keys it takes.
+func yamlKeys(t reflect.Type) map[string][]string {
+	out := map[string][]string{}
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Map || t.Kind() == reflect.Array {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct {
+			return
+		}
+		if _, seen := out[t.String()]; seen {
+			return
+		}
+		out[t.String()] = nil
+		var keys []string
+		for i := range t.NumField() {
+			f := t.Field(i)
+			tag := f.Tag.Get("yaml")
+			name, opts, _ := strings.Cut(tag, ",")
+			if !f.IsExported() || name == "-" {
+				continue
+			}
+			if strings.Contains(opts, "inline") {
+				walk(f.Type)
+				keys = append(keys, out[f.Type.String()]...)
+				continue
+			}
+			if name == "" {
+				name = strings.ToLower(f.Name)
+			}
+			keys = append(keys, name)
+			walk(f.Type)
+		}
+		slices.Sort(keys)
+		out[t.String()] = keys
+	}
+	walk(t)
+	return out
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
