@@ -7,11 +7,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/cairnrun/cairn/host"
+	"github.com/cairnrun/cairn/internal/yamlkeys"
 )
 
 // Flow is a workflow file.
@@ -109,7 +111,7 @@ func Parse(data []byte, dir string) (*Flow, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("%w: the file is empty", ErrFlow)
 		}
-		return nil, err
+		return nil, yamlkeys.Friendly(err, reflect.TypeOf(f))
 	}
 	if err := f.validate(); err != nil {
 		return nil, err

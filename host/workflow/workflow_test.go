@@ -199,7 +199,7 @@ func TestParseRefusesBadFlows(t *testing.T) {
 		{"template not needed", "name: f\nsteps: [{name: a, agent: x.yaml, prompt: p}, {name: b, agent: x.yaml, prompt: '{{steps.a.output}}'}]\n", "add a to its needs"},
 		{"same name", "name: f\nsteps: [{name: a, agent: x.yaml, prompt: p}, {name: a, agent: x.yaml, prompt: p}]\n", "a second step"},
 		{"agent without prompt", "name: f\nsteps: [{name: a, agent: x.yaml}]\n", "needs a prompt"},
-		{"unknown key", "name: f\nstep: []\n", "not found"},
+		{"unknown key", "name: f\nstep: []\n", `unknown key "step" (did you mean "steps"?)`},
 	} {
 		_, err := workflow.Parse([]byte(tc.yaml), "/flows")
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -407,5 +407,13 @@ func TestKilledWorkflowListedInterrupted(t *testing.T) {
 	defer lock.Unlock()
 	if shown, listed := status(); shown != checkpoint.StatusRunning || listed != checkpoint.StatusRunning {
 		t.Fatalf("a process holds it: shown %s, listed %s; want running", shown, listed)
+	}
+}
+
+// A mistyped key in a workflow file is named as a key, with the one meant.
+func TestFlowUnknownKeyNamed(t *testing.T) {
+	_, err := workflow.Parse([]byte("name: w\nsteps:\n  - name: a\n    agnt: x.yaml\n"), t.TempDir())
+	if err == nil || !strings.Contains(err.Error(), `line 4: unknown key "agnt" (did you mean "agent"?)`) {
+		t.Fatalf("got %v", err)
 	}
 }
