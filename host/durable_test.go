@@ -217,6 +217,17 @@ turns:
 	if res.Status != StatusDone || res.Rounds != 2 {
 		t.Fatalf("resume: %+v", res)
 	}
+	// What resume applied is told after agent_resumed, which says what it
+	// is (regression: it came first).
+	resumedAt := slices.IndexFunc(events, func(e Event) bool { return e.Type == EventAgentResumed })
+	appliedAt := slices.IndexFunc(events, func(e Event) bool { return e.Type == EventEffectsApplied })
+	if resumedAt < 0 || appliedAt < resumedAt {
+		var types []EventType
+		for _, e := range events {
+			types = append(types, e.Type)
+		}
+		t.Fatalf("agent_resumed at %d, effects_applied at %d: %v", resumedAt, appliedAt, types)
+	}
 	ar := eventOf(events, EventAgentResumed)
 	if ar == nil || !slices.Equal(ar.Finished, []string{"call_1_0"}) || !slices.Equal(ar.Applied, []string{"call_1_0"}) ||
 		len(ar.Sealed) != 1 || ar.Sealed[0].Call != "call_1_1" || ar.Sealed[0].Phase != checkpoint.PhaseExecuting {

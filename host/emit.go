@@ -67,3 +67,30 @@ func (r *run) releaseEvents() {
 	defer r.mu.Unlock()
 	r.line.release(r.history)
 }
+
+// holdLater keeps the events emitted from now on until laterEvents: what
+// resume applies for the interrupted round is told after agent_resumed,
+// which says what it is, though it happens before.
+func (r *run) holdLater() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.later = &[]Event{}
+}
+
+// laterEvents stops holding, emits first (when it has a type) and then,
+// in order, the events held since holdLater.
+func (r *run) laterEvents(first Event) {
+	r.mu.Lock()
+	held := r.later
+	r.later = nil
+	r.mu.Unlock()
+	if first.Type != "" {
+		r.emit(first)
+	}
+	if held == nil {
+		return
+	}
+	for _, e := range *held {
+		r.emitStamped(e)
+	}
+}

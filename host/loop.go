@@ -77,6 +77,10 @@ type run struct {
 	// history keeps every event in the store, for `cairn events`.
 	history io.WriteCloser
 	line    eventLine // an event's JSON line, its buffer reused (emit.go)
+	// later, while set, takes the events emitted instead of the history
+	// and onEvent, for laterEvents to emit after the one that explains
+	// them (emit.go).
+	later *[]Event
 	// blobs keeps content in the store by digest.
 	blobs func([]byte) (string, error)
 	// window is what a context budget lets the model see; nil without one.
@@ -91,8 +95,17 @@ func (r *run) state() *checkpoint.State { return r.log.State() }
 // there is still delivered.
 func (r *run) emit(e Event) {
 	e.Time, e.Agent, e.Run, e.Parent, e.Depth = time.Now().UTC(), r.agentID, r.id, r.parentID, r.depth
+	r.emitStamped(e)
+}
+
+// emitStamped is emit of an event already stamped.
+func (r *run) emitStamped(e Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.later != nil {
+		*r.later = append(*r.later, e)
+		return
+	}
 	r.line.write(&e, r.history)
 	if r.onEvent != nil {
 		r.onEvent(e)

@@ -192,7 +192,9 @@ func (e *Engine) Resume(ctx context.Context, opts ResumeOptions) (*Result, error
 	if err := r.begin(info, ""); err != nil {
 		return nil, err
 	}
+	r.holdLater() // what finishKept applies is told after agent_resumed
 	if report.Applied, err = r.finishKept(rec); err != nil {
+		r.laterEvents(Event{})
 		return r.end(StatusFailed, err.Error())
 	}
 	strategy := opts.Strategy
@@ -209,7 +211,7 @@ func (e *Engine) Resume(ctx context.Context, opts ResumeOptions) (*Result, error
 	if strategy == StrategyReplay {
 		report = report.drop()
 	}
-	r.emit(report.event(opts.Strategy))
+	r.laterEvents(report.event(opts.Strategy))
 	// What the stop left staged is applied now or never will be.
 	r.discardStaging(rec.State.Round + 1)
 	if err := r.settle(ctx, rec, report, strategy); err != nil {
