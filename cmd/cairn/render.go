@@ -158,8 +158,13 @@ func (r *renderer) resumed(e host.Event) {
 	for _, id := range e.Awaiting {
 		fmt.Fprintf(r.w, "  waiting %s: it needs approval (cairn approve or cairn deny), or has it and runs now\n", id)
 	}
+	// Manual changes nothing: a call it reports would be sealed, not is.
+	sealed := "sealed "
+	if e.Strategy == string(host.StrategyManual) {
+		sealed = "in flight, would be sealed:"
+	}
 	for _, s := range e.Sealed {
-		fmt.Fprintf(r.w, "  sealed  %s %s: was %s, effects %s; %s\n", s.Call, terminalLine(s.Tool), s.Phase, s.Effects, s.Recommendation)
+		fmt.Fprintf(r.w, "  %s %s %s: was %s, effects %s; %s\n", sealed, s.Call, terminalLine(s.Tool), s.Phase, s.Effects, s.Recommendation)
 		for _, e := range s.Net {
 			fmt.Fprintf(r.w, "          request %d %s %s: %s\n", e.Seq, terminalLine(e.Method), terminalLine(e.URL), terminalLine(e.State()))
 		}

@@ -49,3 +49,20 @@ func TestAwaitingOnASubAgent(t *testing.T) {
 		t.Fatalf("an agent's own call: %s", err)
 	}
 }
+
+// Regression: resume --strategy manual, which changes nothing, reported
+// the calls in flight as "sealed"; it says they would be, and seal says
+// they are.
+func TestManualResumeSealsNothing(t *testing.T) {
+	for strategy, want := range map[host.Strategy]string{
+		host.StrategyManual: "  in flight, would be sealed: call_2_0 spin: was executing",
+		host.StrategySeal:   "  sealed  call_2_0 spin: was executing",
+	} {
+		var out strings.Builder
+		newRenderer(&out, io.Discard, false).event(host.Event{Type: host.EventAgentResumed, Strategy: string(strategy), Round: 1,
+			Sealed: []host.Seal{{Call: "call_2_0", Tool: "spin", Phase: "executing", Effects: "none"}}})
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("%s: %q, want a line %q", strategy, out.String(), want)
+		}
+	}
+}
