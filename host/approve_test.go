@@ -249,3 +249,17 @@ func hasEvent(events []Event, typ EventType, call string) bool {
 	}
 	return false
 }
+
+// Regression: a run that stopped awaiting approval reported 0 tokens,
+// though its model had answered the round it stopped in; that turn's
+// usage is spent, and its run_end and Result say so.
+func TestAwaitingRunReportsItsTurn(t *testing.T) {
+	eng, _ := fileEngine(t)
+	_, res, events := approvalRun(t, eng, RunOptions{})
+	if res.Status != StatusAwaitingApproval || res.Usage.Total() == 0 {
+		t.Fatalf("run: %s with usage %+v, want awaiting approval with the turn's tokens", res.Status, res.Usage)
+	}
+	if end := eventOf(events, EventRunEnd); end == nil || end.Usage == nil || end.Usage.Total() != res.Usage.Total() {
+		t.Fatalf("run_end %+v, want the Result's usage %+v", end, res.Usage)
+	}
+}

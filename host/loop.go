@@ -40,6 +40,9 @@ type run struct {
 	// pending are the messages of the round being built that precede the
 	// model's turn: the user's prompt, until its round commits.
 	pending   []conversation.Message
+	// open is what the model's turn of the round not yet committed cost:
+	// spent, though the boundary's usage does not have it yet.
+	open conversation.Usage
 	started   int // rounds committed by this run
 	startedAt time.Time
 	// spent is what the interrupted round a resume found had cost (see
@@ -240,6 +243,7 @@ func (r *run) takeRound(ctx context.Context) (bool, error) {
 	turn := resp.Message
 	turn.Role = conversation.RoleAssistant
 	usage := resp.Usage
+	r.open = usage
 	if err := r.log.Append(checkpoint.Record{Type: checkpoint.RecTurn, Time: now(), Round: round, Message: &turn, Usage: &usage}); err != nil {
 		return false, err
 	}
@@ -404,6 +408,7 @@ func (r *run) commit(round int, results []callResult) error {
 	r.emitHeld(round, results)
 	r.committed(round, results)
 	r.pending = nil
+	r.open = conversation.Usage{}
 	r.started++
 	u := r.state().Usage
 	r.emit(Event{Type: EventCheckpointSaved, Round: round, Bytes: n})
@@ -426,8 +431,9 @@ func (r *run) end(status Status, reason string) (*Result, error) {
 	err := errors.Join(r.log.Append(rec), r.log.Sync())
 	st := r.state()
 	r.warnOfModules()
+	// A round left open (awaiting a person, stopped) spent its turn too.
 	res := &Result{Agent: r.agentID, Run: r.id, Status: status, Reason: reason, Rounds: st.Round,
-		Usage: st.Usage, ToolCalls: st.ToolCalls, Text: r.final}
+		Usage: st.Usage.Add(r.open), ToolCalls: st.ToolCalls, Text: r.final}
 	r.emit(Event{Type: EventRunEnd, Status: status, Reason: reason, Round: st.Round, Usage: &res.Usage})
 	if err != nil {
 		return res, fmt.Errorf("record the end of run %s: %w", r.id, err)
