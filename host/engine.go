@@ -326,7 +326,7 @@ func (e *Engine) startRun(ctx context.Context, opts RunOptions, runID string) (*
 	}
 	if rec.Interrupted() {
 		log.Close()
-		return nil, fmt.Errorf("agent %q stopped during round %d: %w; continue it with `cairn resume %s`",
+		return nil, fmt.Errorf("agent %q stopped during round %d: %w; continue it with Engine.Resume (`cairn resume %s`)",
 			opts.ID, rec.State.Round+1, ErrInterrupted, opts.ID)
 	}
 	ws := rec.State.Definition.Workspace
