@@ -168,16 +168,20 @@ func (e *Engine) Resume(ctx context.Context, opts ResumeOptions) (*Result, error
 	defer func() { r.release() }()
 	r.adopt(opts.sub)
 	r.spent = tailSpend(rec.Tail)
+	loaded := Event{Type: EventCheckpointLoaded, Round: rec.State.Round, Messages: len(rec.State.Messages),
+		Bytes: rec.JournalBytes + rec.SnapshotBytes}
+	if !rec.Interrupted() && rec.State.Status == checkpoint.StatusDone {
+		// Told to the caller only: no run happens, so the agent's history
+		// gets no lines of one.
+		r.emit(loaded)
+		return r.nothingToDo(rec), nil
+	}
 	if opts.Strategy != StrategyManual {
 		if err := r.keepHistory(e.store); err != nil {
 			return nil, err
 		}
 	}
-	r.emit(Event{Type: EventCheckpointLoaded, Round: rec.State.Round, Messages: len(rec.State.Messages),
-		Bytes: rec.JournalBytes + rec.SnapshotBytes})
-	if !rec.Interrupted() && rec.State.Status == checkpoint.StatusDone {
-		return r.nothingToDo(rec), nil
-	}
+	r.emit(loaded)
 	report := r.inspect(rec)
 	if opts.Strategy == StrategyManual {
 		r.emit(report.event(opts.Strategy))

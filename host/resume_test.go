@@ -201,12 +201,26 @@ func TestResumeManualLeavesATornTail(t *testing.T) {
 	}
 }
 
+// A resume of an agent whose run ended does nothing, and (regression) adds
+// no lines to its history, where it added a run_end without a run.
 func TestResumeOfFinishedAgentDoesNothing(t *testing.T) {
-	eng, _, id := interrupted(t)
+	eng, store, id := interrupted(t)
 	resume(t, eng, id, StrategySeal)
+	lines := func() int {
+		n := 0
+		must(t, ReadHistory(t.Context(), store, id, false, func(Event, []byte) error { n++; return nil }))
+		return n
+	}
+	before := lines()
 	res, events := resume(t, eng, id, StrategySeal)
 	if res.Status != StatusDone || !strings.Contains(res.Reason, "nothing to resume") || eventOf(events, EventModelTurn) != nil {
 		t.Fatalf("result %+v", res)
+	}
+	if eventOf(events, EventCheckpointLoaded) == nil || eventOf(events, EventRunEnd) == nil {
+		t.Fatalf("the caller was not told: %+v", events)
+	}
+	if after := lines(); after != before {
+		t.Fatalf("the history grew from %d to %d lines for a resume that did nothing", before, after)
 	}
 }
 
