@@ -39,10 +39,10 @@ type run struct {
 	log        checkpoint.Log
 	// pending are the messages of the round being built that precede the
 	// model's turn: the user's prompt, until its round commits.
-	pending   []conversation.Message
+	pending []conversation.Message
 	// open is what the model's turn of the round not yet committed cost:
 	// spent, though the boundary's usage does not have it yet.
-	open conversation.Usage
+	open      conversation.Usage
 	started   int // rounds committed by this run
 	startedAt time.Time
 	// spent is what the interrupted round a resume found had cost (see

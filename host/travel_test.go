@@ -179,6 +179,11 @@ func TestChangesOfAnyRoundFromTheStore(t *testing.T) {
 	if err != nil || len(msgs) != 3 || st.Round != 3 || msgs[0].Role != conversation.RoleUser {
 		t.Fatalf("round 3's messages: %+v, %v", msgs, err)
 	}
+	// Undo needs what the node that ran round 5 kept; this one says so
+	// (regression: it said no round had changed a file).
+	if _, err := eng.Undo(t.Context(), "a"); !errors.Is(err, ErrNoChanges) || !strings.Contains(err.Error(), "round 5 changed files") {
+		t.Fatalf("undo without the node's kept changes: %v", err)
+	}
 }
 
 // Regression: a process killed between a round's commit and the keeping of
