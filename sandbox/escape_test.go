@@ -112,8 +112,8 @@ func TestEscapeRawGuest(t *testing.T) {
 	for _, kind := range mountKinds {
 		t.Run(kind, func(t *testing.T) {
 			f, got := escapeRun(t, watBytes["hostile"], kind)
-			if len(got) != 59 {
-				t.Fatalf("the guest made %d attempts, want 59: %v", len(got), got)
+			if len(got) != 60 {
+				t.Fatalf("the guest made %d attempts, want 60: %v", len(got), got)
 			}
 			for name, line := range got {
 				if want, ok := hostileAllowed[name]; ok {
@@ -148,17 +148,20 @@ func TestEscapeRawGuestErrnos(t *testing.T) {
 func checkErrnos(t *testing.T, kind string) {
 	_, got := escapeRun(t, watBytes["hostile"], kind)
 	for name, want := range map[string]string{
-		"open-dotdot":          "63", // EPERM: os.Root refuses a path leading out
-		"open-planted-link":    "63",
-		"write-planted-hard":   "2",  // EACCES, and the file outside is not truncated
-		"open-planted-hard":    "2",  // EACCES: a file with two names
-		"open-fifo":            "2",  // EACCES: not a regular file or directory
-		"symlink-inside":       "63", // EPERM: no symlinks at all
-		"link-inside":          "63", // EPERM: no hard links at all
-		"write-ro":             "69", // EROFS
-		"rename-within-ro":     "69",
-		"settimes-ro":          "69",
-		"open-planted-devnull": "63",
+		"open-dotdot":        "63", // EPERM: os.Root refuses a path leading out
+		"open-planted-link":  "63",
+		"write-planted-hard": "2", // EACCES, and the file outside is not truncated
+		"open-planted-hard":  "2", // EACCES: a file with two names
+		// EACCES: its times are set through an open descriptor, and the
+		// file outside keeps them (regression: set by path, they changed).
+		"settimes-planted-hard": "2",
+		"open-fifo":             "2",  // EACCES: not a regular file or directory
+		"symlink-inside":        "63", // EPERM: no symlinks at all
+		"link-inside":           "63", // EPERM: no hard links at all
+		"write-ro":              "69", // EROFS
+		"rename-within-ro":      "69",
+		"settimes-ro":           "69",
+		"open-planted-devnull":  "63",
 	} {
 		if got := strings.Fields(got[name]); len(got) == 0 || got[0] != want {
 			t.Errorf("%s: errno %v, want %s", name, got, want)
