@@ -13,8 +13,14 @@ import (
 	"github.com/cairnrun/cairn/checkpoint"
 )
 
-// followPoll is how often a followed history is read again for new lines.
-const followPoll = 100 * time.Millisecond
+// A followed history is read again for new lines followPoll after its
+// last line, then less often while nothing comes, down to once every
+// followIdle: many followers of quiet agents (a web view left open) then
+// cost little, and a busy agent's lines still come within followPoll.
+const (
+	followPoll = 100 * time.Millisecond
+	followIdle = time.Second
+)
 
 // ReadHistory plays back an agent's event history: every event its runs
 // emitted, in order, as the JSON line `--json` printed and decoded. With
@@ -49,10 +55,14 @@ func ReadHistory(ctx context.Context, store checkpoint.Store, id string, follow 
 	var partial []byte
 	var read int64  // bytes of the history read so far
 	last := !follow // the run has ended: read to the end once more, then stop
+	wait := followPoll
 	for {
 		line, err := r.ReadBytes('\n')
 		read += int64(len(line))
 		partial = append(partial, line...)
+		if len(line) > 0 {
+			wait = followPoll
+		}
 		if err == nil {
 			if err := playLine(bytes.TrimSuffix(partial, []byte("\n")), fn); err != nil {
 				return err
@@ -70,8 +80,9 @@ func ReadHistory(ctx context.Context, store checkpoint.Store, id string, follow 
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-time.After(followPoll):
+		case <-time.After(wait):
 		}
+		wait = min(2*wait, followIdle)
 		if from, ok := store.(checkpoint.EventsFrom); ok {
 			// This store's reader was a copy: read what came since.
 			more, err := from.ReadEventsFrom(id, read)
