@@ -186,11 +186,11 @@ func TestChangesOfAnyRoundFromTheStore(t *testing.T) {
 	}
 }
 
-// Regression: a process killed between a round's commit and the keeping of
-// its past left the boundary with none, and a resume on another node was
-// refused. The round's changes are taken from the file pool, and the
-// workspace comes out whole.
-func TestResumeRepairsAPastLostWithItsProcess(t *testing.T) {
+// pastLostWithItsProcess runs agent "a" one round (its max_rounds), which
+// writes notes.txt, then cuts round 1's frame from its past file, as a
+// kill between the round's commit and the keeping of its past leaves it.
+func pastLostWithItsProcess(t *testing.T) (*Engine, checkpoint.Store) {
+	t.Helper()
 	eng, store := fileEngine(t)
 	af := agentIn(t, `
 name: one
@@ -203,8 +203,6 @@ limits: {max_rounds: 1}
 	if err != nil || res.Status != StatusPaused || res.Rounds != 1 {
 		t.Fatalf("run: %+v, %v", res, err)
 	}
-	// The past file without round 1's frame, as a kill after the commit
-	// leaves it.
 	name := filepath.Join(store.(*checkpoint.FileStore).Dir(), "agents", "a", "past")
 	data, err := os.ReadFile(name)
 	if err != nil {
@@ -214,8 +212,17 @@ limits: {max_rounds: 1}
 	if err := os.WriteFile(name, data[:first], 0o600); err != nil {
 		t.Fatal(err)
 	}
+	return eng, store
+}
+
+// Regression: a process killed between a round's commit and the keeping of
+// its past left the boundary with none, and a resume on another node was
+// refused. The round's changes are taken from the file pool, and the
+// workspace comes out whole.
+func TestResumeRepairsAPastLostWithItsProcess(t *testing.T) {
+	eng, _ := pastLostWithItsProcess(t)
 	elsewhere := filepath.Join(t.TempDir(), "node-b")
-	_, err = eng.Resume(context.Background(), ResumeOptions{ID: "a", Workspace: elsewhere, Strategy: StrategyManual})
+	_, err := eng.Resume(context.Background(), ResumeOptions{ID: "a", Workspace: elsewhere, Strategy: StrategyManual})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,26 +240,7 @@ limits: {max_rounds: 1}
 // named the missing blob. The export now carries them; an import that
 // still lacks one is refused before anything is written.
 func TestExportAfterALostPastResumesElsewhere(t *testing.T) {
-	eng, store := fileEngine(t)
-	af := agentIn(t, `
-name: one
-model: {provider: script, script: script.yaml}
-workspace: workspace
-tools: [{module: builtin}]
-limits: {max_rounds: 1}
-`, forkScript)
-	if _, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "a", Prompt: "go"}); err != nil {
-		t.Fatal(err)
-	}
-	name := filepath.Join(store.(*checkpoint.FileStore).Dir(), "agents", "a", "past")
-	data, err := os.ReadFile(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	first := 9 + (int(data[0]) | int(data[1])<<8 | int(data[2])<<16)
-	if err := os.WriteFile(name, data[:first], 0o600); err != nil {
-		t.Fatal(err)
-	}
+	_, store := pastLostWithItsProcess(t)
 	archive, err := checkpoint.Export(store, "a")
 	if err != nil {
 		t.Fatal(err)
