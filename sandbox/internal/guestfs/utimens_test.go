@@ -40,21 +40,29 @@ func newDir(t *testing.T, dir string) *Dir {
 	return d
 }
 
+// plantedHardLink makes a mount directory ws holding "hard", a hard link
+// to the file outside it, outside.txt.
+func plantedHardLink(t *testing.T) (ws, outside string) {
+	t.Helper()
+	dir := t.TempDir()
+	ws = filepath.Join(dir, "ws")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	outside = filepath.Join(dir, "outside.txt")
+	write(t, outside, "secret")
+	if err := os.Link(outside, filepath.Join(ws, "hard")); err != nil {
+		t.Fatal(err)
+	}
+	return ws, outside
+}
+
 // TestUtimensThroughHardLinkRefused: path_filestat_set_times on a hard
 // link planted in the mount is refused as its open is (EACCES), and on a
 // symlink leading out fails, so neither changes the times of the file
 // outside; a symlink inside is followed, and a file of the mount changes.
 func TestUtimensThroughHardLinkRefused(t *testing.T) {
-	dir := t.TempDir()
-	ws := filepath.Join(dir, "ws")
-	if err := os.Mkdir(ws, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	outside := filepath.Join(dir, "outside.txt")
-	write(t, outside, "secret")
-	if err := os.Link(outside, filepath.Join(ws, "hard")); err != nil {
-		t.Fatal(err)
-	}
+	ws, outside := plantedHardLink(t)
 	if err := os.Symlink("../outside.txt", filepath.Join(ws, "out")); err != nil {
 		t.Fatal(err)
 	}
@@ -93,16 +101,7 @@ func TestUtimensThroughHardLinkRefused(t *testing.T) {
 // neither another file of the mount nor, once a hard link is renamed onto
 // that name, the file outside. An omitted time is left as it is.
 func TestFileUtimensUsesTheOpenFile(t *testing.T) {
-	dir := t.TempDir()
-	ws := filepath.Join(dir, "ws")
-	if err := os.Mkdir(ws, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	outside := filepath.Join(dir, "outside.txt")
-	write(t, outside, "secret")
-	if err := os.Link(outside, filepath.Join(ws, "hard")); err != nil {
-		t.Fatal(err)
-	}
+	ws, outside := plantedHardLink(t)
 	write(t, filepath.Join(ws, "f"), "f")
 	write(t, filepath.Join(ws, "other"), "other")
 	d := newDir(t, ws)
