@@ -18,15 +18,7 @@ import (
 func TestDeletedCommittedRowsAreLost(t *testing.T) {
 	url := sharedURL(t)
 	s := open(t, url)
-	lock, err := s.Lock("a1", checkpoint.ThisProcess("run-a"))
-	must(t, err)
-	log, err := s.Create("a1", newState("a1"))
-	must(t, err)
-	for round := 1; round <= 3; round++ {
-		commitRound(t, log, round)
-	}
-	must(t, log.Close())
-	must(t, lock.Unlock())
+	committedAgent(t, s, "a1", 3)
 	if rec, err := s.Read("a1"); err != nil || rec.State.Round != 3 {
 		t.Fatalf("read before the damage: %v", err)
 	}
@@ -36,7 +28,7 @@ func TestDeletedCommittedRowsAreLost(t *testing.T) {
 	execSQL(t, url, fmt.Sprintf(`DELETE FROM cairn_journal WHERE agent = 'a1' AND seq > %d`, last-4))
 	before := dump(t, url)
 
-	_, err = s.Read("a1")
+	_, err := s.Read("a1")
 	if !errors.Is(err, checkpoint.ErrLost) {
 		t.Fatalf("read after round 3's rows were deleted: %v, want ErrLost", err)
 	}
@@ -45,7 +37,7 @@ func TestDeletedCommittedRowsAreLost(t *testing.T) {
 			t.Errorf("the error does not say %q: %v", want, err)
 		}
 	}
-	lock, err = s.Lock("a1", checkpoint.ThisProcess("run-b"))
+	lock, err := s.Lock("a1", checkpoint.ThisProcess("run-b"))
 	must(t, err)
 	defer lock.Unlock()
 	if _, _, err := s.Open("a1"); !errors.Is(err, checkpoint.ErrLost) {

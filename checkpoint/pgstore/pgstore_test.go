@@ -61,6 +61,21 @@ func commitRound(t testing.TB, log checkpoint.Log, round int) {
 	}
 }
 
+// committedAgent makes agent id in s and commits its rounds 1 to rounds,
+// then lets it go, as a run that ended leaves it.
+func committedAgent(t testing.TB, s *pgstore.Store, id string, rounds int) {
+	t.Helper()
+	lock, err := s.Lock(id, checkpoint.ThisProcess("run-a"))
+	must(t, err)
+	log, err := s.Create(id, newState(id))
+	must(t, err)
+	for round := 1; round <= rounds; round++ {
+		commitRound(t, log, round)
+	}
+	must(t, log.Close())
+	must(t, lock.Unlock())
+}
+
 func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {

@@ -30,17 +30,12 @@ func TestDamagedSchemaVersionRefused(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			url := sharedURL(t)
 			s := open(t, url)
-			lock, err := s.Lock("a1", checkpoint.ThisProcess("run-a"))
-			must(t, err)
-			log, err := s.Create("a1", newState("a1"))
-			must(t, err)
-			commitRound(t, log, 1)
-			must(t, lock.Unlock())
+			committedAgent(t, s, "a1", 1)
 			s.Close()
 
 			execSQL(t, url, c.damage)
 			before := dump(t, url)
-			err = openNoPanic(url)
+			err := openNoPanic(url)
 			if !errors.Is(err, checkpoint.ErrCorrupt) {
 				t.Fatalf("open: %v, want checkpoint.ErrCorrupt", err)
 			}

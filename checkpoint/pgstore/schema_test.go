@@ -17,17 +17,12 @@ import (
 func TestFutureSchemaRefusedUnchanged(t *testing.T) {
 	url := pgtest.Shared(t).NewDatabase(t)
 	s := open(t, url)
-	lock, err := s.Lock("a1", checkpoint.ThisProcess("run-a"))
-	must(t, err)
-	log, err := s.Create("a1", newState("a1"))
-	must(t, err)
-	commitRound(t, log, 1)
-	must(t, lock.Unlock())
+	committedAgent(t, s, "a1", 1)
 	s.Close()
 
 	execSQL(t, url, `UPDATE cairn_schema SET version = 99`)
 	before := dump(t, url)
-	_, err = pgstore.Open(context.Background(), url)
+	_, err := pgstore.Open(context.Background(), url)
 	var fe *checkpoint.FutureSchemaError
 	if !errors.As(err, &fe) || !errors.Is(err, checkpoint.ErrFutureSchema) || fe.Version != 99 || fe.Supported != pgstore.SchemaVersion() {
 		t.Fatalf("open of a newer schema: %v", err)
