@@ -60,7 +60,7 @@ func workflowRunAction(c *cli.Context) error {
 	opts.ID, opts.Workspace = c.String("id"), c.String("workspace")
 	res, err := workflow.Run(s.ctx, s.eng, f, opts)
 	if err != nil {
-		return workflowError(err)
+		return runError(err)
 	}
 	return workflowStatus(c, res)
 }
@@ -87,7 +87,7 @@ func workflowResumeAction(c *cli.Context) error {
 		return nil
 	}
 	if err != nil {
-		return workflowError(err)
+		return runError(err)
 	}
 	return workflowStatus(c, res)
 }
@@ -173,8 +173,6 @@ func workflowStatus(c *cli.Context, res *workflow.Result) error {
 	}
 	return withCode(exitFailed, fmt.Errorf("workflow %s failed: %s; fix it and `cairn workflow resume %s`", res.ID, res.Reason, res.ID))
 }
-
-func workflowError(err error) error { return runError(err) }
 
 func workflowLsAction(c *cli.Context) error {
 	store, err := openStore(c)
