@@ -203,18 +203,23 @@ func (l *journalLog) write(recs []Record) error {
 	return nil
 }
 
-// Commit appends the round's Commit (or Abort) and makes it durable.
-func (l *journalLog) Commit(rec Record) (int64, error) {
-	if rec.Type != RecCommit && rec.Type != RecAbort {
-		return 0, fmt.Errorf("commit with a %s record", rec.Type)
+// Commit appends recs, which end with the round's Commit (or Abort), in
+// one write and makes them durable.
+func (l *journalLog) Commit(recs ...Record) (int64, error) {
+	rec, err := commitRecord(recs)
+	if err != nil {
+		return 0, err
 	}
 	if err := l.fence(); err != nil {
 		return 0, err
 	}
 	if l.lock != nil {
-		rec.Writer = l.lock.epoch
+		stamped := *rec
+		stamped.Writer = l.lock.epoch
+		recs = append(recs[:len(recs)-1:len(recs)-1], stamped)
+		rec = &recs[len(recs)-1]
 	}
-	if err := l.write([]Record{rec}); err != nil {
+	if err := l.write(recs); err != nil {
 		return 0, err
 	}
 	if err := l.sync(); err != nil {
@@ -228,6 +233,19 @@ func (l *journalLog) Commit(rec Record) (int64, error) {
 		}
 	}
 	return written, nil
+}
+
+// commitRecord is the last of a Commit's records, which must be a Commit
+// or an Abort.
+func commitRecord(recs []Record) (*Record, error) {
+	if len(recs) == 0 {
+		return nil, errors.New("commit with no record")
+	}
+	rec := &recs[len(recs)-1]
+	if rec.Type != RecCommit && rec.Type != RecAbort {
+		return nil, fmt.Errorf("commit with a %s record", rec.Type)
+	}
+	return rec, nil
 }
 
 // reserve makes sure the journal's space on disk reaches past the next n

@@ -228,7 +228,13 @@ func (l *memLog) Append(recs ...Record) error {
 	return nil
 }
 
-func (l *memLog) Commit(rec Record) (int64, error) { return 0, l.Append(rec) }
-func (l *memLog) Sync() error                      { return nil }
-func (l *memLog) State() *State                    { return l.replay.st }
-func (l *memLog) Close() error                     { return nil }
+func (l *memLog) Commit(recs ...Record) (int64, error) {
+	if _, err := commitRecord(recs); err != nil {
+		return 0, err
+	}
+	return 0, l.Append(recs...)
+}
+
+func (l *memLog) Sync() error   { return nil }
+func (l *memLog) State() *State { return l.replay.st }
+func (l *memLog) Close() error  { return nil }

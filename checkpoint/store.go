@@ -48,10 +48,11 @@ type Log interface {
 	// Append writes records; they reach the operating system at once but
 	// are not made durable.
 	Append(recs ...Record) error
-	// Commit appends a Commit or Abort record and makes everything
-	// appended so far durable (one fdatasync). It may compact the journal
-	// into a snapshot. It returns the bytes the round added to the journal.
-	Commit(rec Record) (int64, error)
+	// Commit appends recs, the last of them a Commit or Abort record, in
+	// one write, and makes everything appended so far durable (one
+	// fdatasync). It may compact the journal into a snapshot. It returns
+	// the bytes the round added to the journal.
+	Commit(recs ...Record) (int64, error)
 	// Sync makes everything appended so far durable.
 	Sync() error
 	// State is the state at the last boundary, as this log has applied it.

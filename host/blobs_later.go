@@ -99,11 +99,11 @@ func (l *afterBlobs) written() error {
 	return l.err
 }
 
-func (l *afterBlobs) Commit(rec checkpoint.Record) (int64, error) {
+func (l *afterBlobs) Commit(recs ...checkpoint.Record) (int64, error) {
 	if err := l.written(); err != nil {
 		return 0, err
 	}
-	return l.Log.Commit(rec)
+	return l.Log.Commit(recs...)
 }
 
 func (l *afterBlobs) Close() error { return errors.Join(l.written(), l.Log.Close()) }

@@ -33,7 +33,7 @@ type orderLog struct {
 	seen *[]string
 }
 
-func (l orderLog) Commit(checkpoint.Record) (int64, error) {
+func (l orderLog) Commit(...checkpoint.Record) (int64, error) {
 	l.mu.Lock()
 	*l.seen = append(*l.seen, "commit")
 	l.mu.Unlock()

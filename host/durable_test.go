@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -45,8 +46,32 @@ type watchedStore struct {
 	cut func(checkpoint.Record) bool
 
 	mu      sync.Mutex
-	durable []checkpoint.Record // records synced, in order
-	unsaved []checkpoint.Record // records appended since the last sync
+	durable []checkpoint.Record   // records synced, in order
+	unsaved []checkpoint.Record   // records appended since the last sync
+	writes  [][]checkpoint.Record // the records of each Append and Commit
+	history [][]byte              // each write to the agents' histories
+}
+
+// Events is the agent's history, each write to which is kept in
+// s.history.
+func (s *watchedStore) Events(id string) (io.WriteCloser, error) {
+	w, err := s.FileStore.Events(id)
+	if err != nil {
+		return nil, err
+	}
+	return &watchedHistory{WriteCloser: w, s: s}, nil
+}
+
+type watchedHistory struct {
+	io.WriteCloser
+	s *watchedStore
+}
+
+func (h *watchedHistory) Write(p []byte) (int, error) {
+	h.s.mu.Lock()
+	h.s.history = append(h.s.history, slices.Clone(p))
+	h.s.mu.Unlock()
+	return h.WriteCloser.Write(p)
 }
 
 var errCut = errors.New("the process stopped here")
@@ -86,6 +111,7 @@ func (l *watchedLog) Append(recs ...checkpoint.Record) error {
 	}
 	l.s.mu.Lock()
 	l.s.unsaved = append(l.s.unsaved, recs...)
+	l.s.writes = append(l.s.writes, recs)
 	l.s.mu.Unlock()
 	return l.Log.Append(recs...)
 }
@@ -103,16 +129,17 @@ func (l *watchedLog) Sync() error {
 	return err
 }
 
-func (l *watchedLog) Commit(rec checkpoint.Record) (int64, error) {
-	if l.dead || l.s.cut != nil && l.s.cut(rec) {
+func (l *watchedLog) Commit(recs ...checkpoint.Record) (int64, error) {
+	if l.dead || l.s.cut != nil && len(recs) > 0 && l.s.cut(recs[len(recs)-1]) {
 		l.dead = true
 		return 0, errCut
 	}
 	l.s.mu.Lock()
 	defer l.s.mu.Unlock()
-	n, err := l.Log.Commit(rec)
+	l.s.writes = append(l.s.writes, recs)
+	n, err := l.Log.Commit(recs...)
 	if err == nil {
-		l.s.durable, l.s.unsaved = append(append(l.s.durable, l.s.unsaved...), rec), nil
+		l.s.durable, l.s.unsaved = append(append(l.s.durable, l.s.unsaved...), recs...), nil
 	}
 	return n, err
 }

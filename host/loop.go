@@ -36,7 +36,7 @@ type run struct {
 	pool       *filepool.Pool
 	watcher    *filepool.Watcher
 	roundFiles []checkpoint.FileEntry
-	log        checkpoint.Log
+	log        *heldLog
 	// pending are the messages of the round being built that precede the
 	// model's turn: the user's prompt, until its round commits.
 	pending []conversation.Message
@@ -244,14 +244,20 @@ func (r *run) takeRound(ctx context.Context) (bool, error) {
 	turn.Role = conversation.RoleAssistant
 	usage := resp.Usage
 	r.open = usage
-	if err := r.log.Append(checkpoint.Record{Type: checkpoint.RecTurn, Time: now(), Round: round, Message: &turn, Usage: &usage}); err != nil {
-		return false, err
+	// Written with its calls' executing records, or its commit.
+	r.log.hold(checkpoint.Record{Type: checkpoint.RecTurn, Time: now(), Round: round, Message: &turn, Usage: &usage})
+	if len(turn.ToolCalls) > 0 {
+		// model_turn reaches the history with the first tool_start, in
+		// one write (or with approval_required, or at the round's end).
+		r.holdEvents()
 	}
 	r.emit(Event{Type: EventModelTurn, Round: round, Calls: len(turn.ToolCalls), Usage: &usage})
 	if turn.Text != "" {
 		r.final = turn.Text
 	}
-	if err := r.finishRound(ctx, round, turn.ToolCalls, nil); err != nil {
+	err = r.finishRound(ctx, round, turn.ToolCalls, nil)
+	r.releaseEvents()
+	if err != nil {
 		return false, err
 	}
 	return len(turn.ToolCalls) > 0, nil
@@ -357,6 +363,7 @@ func (r *run) runCalls(ctx context.Context, round int, calls []conversation.Tool
 		func(c conversation.ToolCall) {
 			r.emit(Event{Type: EventToolStart, Round: round, Call: &Call{ID: c.ID, Tool: c.Name, Input: c.Input,
 				Unsandboxed: r.tools.unsandboxed(c.Name)}})
+			r.releaseEvents()
 		},
 		func(res *callResult) {
 			if err := r.callFinished(ctx, round, res, g, &left); err != nil {
@@ -370,8 +377,13 @@ func (r *run) runCalls(ctx context.Context, round int, calls []conversation.Tool
 
 // journalSettled records what settling the round decided for each call:
 // for one journaled as it finished and left as it was, that it stands
-// (a finished phase); for any other, its result. Nothing is synced here.
+// (a finished phase); for any other, its result. They are written at
+// once, not held for the commit: a call held for settlement has finished,
+// and a kill from now on must find its result. Nothing is synced here.
 func (r *run) journalSettled(round int, results []callResult) error {
+	if len(results) == 0 {
+		return nil
+	}
 	recs := make([]checkpoint.Record, 0, len(results))
 	for _, res := range results {
 		if res.journaled && !res.changed {
@@ -387,13 +399,11 @@ func (r *run) journalSettled(round int, results []callResult) error {
 	return r.log.Append(recs...)
 }
 
-// commit makes the round the new boundary: one fdatasync, which also
-// makes durable the results held for it.
+// commit makes the round the new boundary: one write and one fdatasync,
+// which also make durable the results held for it.
 func (r *run) commit(round int, results []callResult) error {
 	if len(r.roundFiles) > 0 {
-		if err := r.log.Append(checkpoint.Record{Type: checkpoint.RecFiles, Time: now(), Round: round, Files: r.roundFiles}); err != nil {
-			return err
-		}
+		r.log.hold(checkpoint.Record{Type: checkpoint.RecFiles, Time: now(), Round: round, Files: r.roundFiles})
 		r.roundFiles = nil
 	}
 	n, err := r.log.Commit(checkpoint.Record{Type: checkpoint.RecCommit, Time: now(), Round: round})

@@ -80,6 +80,7 @@ func (r *run) ask(ctx context.Context, round int, calls []conversation.ToolCall)
 	for _, c := range calls {
 		r.emit(Event{Type: EventApprovalRequired, Round: round, Call: &Call{ID: c.ID, Tool: c.Name, Input: c.Input,
 			Unsandboxed: r.tools.unsandboxed(c.Name)}})
+		r.releaseEvents() // seen before the decision, which may take a person
 		d, err := r.decision(ctx, round, c)
 		switch {
 		case errors.Is(err, ErrNoDecision) && r.autoDeny:

@@ -21,7 +21,7 @@ func TestRequestSharesTheStatesMessages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &run{log: log}
+	r := &run{log: &heldLog{Log: log}}
 	state := r.state().Messages
 
 	msgs := r.requestMessages()

@@ -125,11 +125,11 @@ type readOnlyLog struct{ st *checkpoint.State }
 
 var errManual = errors.New("resume --strategy manual changes nothing")
 
-func (readOnlyLog) Append(...checkpoint.Record) error       { return errManual }
-func (readOnlyLog) Commit(checkpoint.Record) (int64, error) { return 0, errManual }
-func (readOnlyLog) Sync() error                             { return nil }
-func (l readOnlyLog) State() *checkpoint.State              { return l.st }
-func (readOnlyLog) Close() error                            { return nil }
+func (readOnlyLog) Append(...checkpoint.Record) error          { return errManual }
+func (readOnlyLog) Commit(...checkpoint.Record) (int64, error) { return 0, errManual }
+func (readOnlyLog) Sync() error                                { return nil }
+func (l readOnlyLog) State() *checkpoint.State                 { return l.st }
+func (readOnlyLog) Close() error                               { return nil }
 
 // Resume brings an agent back at its last boundary and continues it. A run
 // that ended cleanly is not run again: its Result says so. A paused run

@@ -1,6 +1,7 @@
 package pgstore
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -61,11 +62,11 @@ func (g *pgLog) add(recs ...checkpoint.Record) error {
 	return nil
 }
 
-// Commit writes a Commit or Abort record in a transaction that waits for
-// the server's disk, making every record appended before it durable too.
-// When the journal has grown past the snapshot, the same transaction
-// replaces the snapshot with the new boundary and deletes the journal
-// before it.
+// Commit writes recs, which end with a Commit or Abort record, in a
+// transaction that waits for the server's disk, making every record
+// appended before them durable too. When the journal has grown past the
+// snapshot, the same transaction replaces the snapshot with the new
+// boundary and deletes the journal before it.
 //
 // # Errors
 //
@@ -73,11 +74,15 @@ func (g *pgLog) add(recs ...checkpoint.Record) error {
 // log refuses every later write. ErrUnavailable when the database did not
 // answer: the round may or may not have been committed, and the log
 // refuses every later write; Open tells which.
-func (g *pgLog) Commit(rec checkpoint.Record) (int64, error) {
+func (g *pgLog) Commit(recs ...checkpoint.Record) (int64, error) {
+	if len(recs) == 0 {
+		return 0, errors.New("commit with no record")
+	}
+	rec := recs[len(recs)-1]
 	if rec.Type != checkpoint.RecCommit && rec.Type != checkpoint.RecAbort {
 		return 0, fmt.Errorf("commit with a %s record", rec.Type)
 	}
-	if err := g.add(rec); err != nil {
+	if err := g.add(recs...); err != nil {
 		return 0, err
 	}
 	written := g.round

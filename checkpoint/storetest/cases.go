@@ -82,13 +82,44 @@ func testAbort(t *testing.T, s checkpoint.Store) {
 	}
 }
 
+// A Commit ends with a Commit or Abort record: one that ends otherwise,
+// or has no record, is refused and writes nothing.
 func testCommitType(t *testing.T, s checkpoint.Store) {
-	a := create(t, s, "a1", 0)
+	a := create(t, s, "a1", 1)
 	if _, err := a.log.Commit(checkpoint.Record{Type: checkpoint.RecUser, Message: &conversation.Message{}}); err == nil {
-		// The memory store takes any record; a durable store must not.
-		if _, ok := s.(*checkpoint.MemStore); !ok {
-			t.Fatal("Commit took a user record")
-		}
+		t.Fatal("Commit took a user record")
+	}
+	commit := checkpoint.Record{Type: checkpoint.RecCommit, Time: t0, Round: 2}
+	if _, err := a.log.Commit(commit, roundRecords(2, 0)[0]); err == nil {
+		t.Fatal("Commit took records after its commit")
+	}
+	if _, err := a.log.Commit(); err == nil {
+		t.Fatal("Commit took no record")
+	}
+	a.release()
+	if rec, err := s.Read("a1"); err != nil || rec.State.Round != 1 || len(rec.Tail) != 0 {
+		t.Fatalf("after the refused commits: %+v, %v", rec, err)
+	}
+}
+
+// The records a Commit is given before its commit record are the round's,
+// written and made durable with it.
+func testCommitWithRecords(t *testing.T, s checkpoint.Store) {
+	a := create(t, s, "a1", 1)
+	recs := roundRecords(2, 0)
+	must(t, a.log.Append(recs[0]))
+	n, err := a.log.Commit(append(recs[1:], checkpoint.Record{Type: checkpoint.RecCommit, Time: t0, Round: 2})...)
+	must(t, err)
+	if _, mem := s.(*checkpoint.MemStore); n <= 0 && !mem {
+		t.Fatalf("the round's bytes: %d", n)
+	}
+	want := a.log.State()
+	a.release()
+	rec, err := s.Read("a1")
+	must(t, err)
+	sameState(t, "read after the commit", rec.State, want)
+	if rec.State.Round != 2 || rec.State.ToolCalls != 2 || len(rec.Tail) != 0 || rec.State.Messages[len(rec.State.Messages)-1].Text != "out 2" {
+		t.Fatalf("round %d, %d calls, tail %d", rec.State.Round, rec.State.ToolCalls, len(rec.Tail))
 	}
 }
 

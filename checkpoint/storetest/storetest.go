@@ -34,6 +34,7 @@ func Run(t *testing.T, open func(t *testing.T) checkpoint.Store) {
 		{"ReopenContinues", testReopenContinues},
 		{"AbortDropsTheRound", testAbort},
 		{"CommitNeedsCommitOrAbort", testCommitType},
+		{"CommitWithTheRoundsRecords", testCommitWithRecords},
 		{"CreateTwiceIsErrExists", testCreateTwice},
 		{"UnknownAgentIsErrNotFound", testNotFound},
 		{"LockIsExclusive", testLockExclusive},
