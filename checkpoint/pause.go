@@ -11,9 +11,9 @@ import (
 // Pauser keeps pause requests: a mark beside an agent, outside its lock,
 // that asks whatever process runs the agent to stop at its next boundary.
 // The requester does not take the lock (the runner holds it); the runner
-// looks for the mark once a round and clears it when it obeys. A Store
-// that keeps no requests does not implement Pauser; FileStore, MemStore
-// and pgstore do.
+// looks for the mark after a commit (at most every 10 ms) and clears it
+// when it obeys. A Store that keeps no requests does not implement
+// Pauser; FileStore, MemStore and pgstore do.
 type Pauser interface {
 	// RequestPause marks the agent; marking it twice is one request.
 	RequestPause(agent string) error

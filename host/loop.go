@@ -61,6 +61,8 @@ type run struct {
 	// pauser is where Pause leaves its requests; nil when the store
 	// keeps none.
 	pauser checkpoint.Pauser
+	// pauseLooked is when the loop last looked for a pause request.
+	pauseLooked time.Time
 	// engine and store are what the run's native tools work with; tree,
 	// what the agent's tree of sub-agents shares, root its top-level
 	// agent, parentID and depth where the agent is in it (see tree.go).
@@ -167,7 +169,7 @@ func (r *run) loop(ctx context.Context) (Status, string) {
 		if status, reason, ok := stopped(ctx, err); ok {
 			return status, reason
 		}
-		if r.pauseRequested() {
+		if r.pauseDue() && r.pauseRequested() {
 			return StatusPaused, pausedOnRequest
 		}
 	}
