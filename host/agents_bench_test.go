@@ -29,7 +29,7 @@ func BenchmarkAgents(b *testing.B) {
 	for _, agents := range []int{1, 8, 64} {
 		for _, commit := range []string{"journal", "group"} {
 			b.Run(fmt.Sprintf("%d/%s", agents, commit), func(b *testing.B) {
-				benchAgents(b, agents, commit == "group", false)
+				benchAgents(b, agents, fileStore(b, commit == "group"), false)
 			})
 		}
 	}
@@ -46,7 +46,7 @@ func BenchmarkAgentsHost(b *testing.B) {
 	for _, agents := range []int{1, 8, 64} {
 		for _, commit := range []string{"journal", "group"} {
 			b.Run(fmt.Sprintf("%d/%s", agents, commit), func(b *testing.B) {
-				benchAgents(b, agents, commit == "group", true)
+				benchAgents(b, agents, fileStore(b, commit == "group"), true)
 			})
 		}
 	}
@@ -74,7 +74,21 @@ func answerModule(b *testing.B, dir string) string {
 	return "answer.wasm"
 }
 
-func benchAgents(b *testing.B, agents int, group, answer bool) {
+// fileStore is a file store in a new directory, with group commit or a
+// journal per agent.
+func fileStore(b *testing.B, group bool) checkpoint.Store {
+	var opts []checkpoint.FileStoreOption
+	if group {
+		opts = append(opts, checkpoint.WithGroupCommit())
+	}
+	store, err := OpenStore(b.TempDir(), opts...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return store
+}
+
+func benchAgents(b *testing.B, agents int, store checkpoint.Store, answer bool) {
 	rounds := max(1, (b.N+agents-1)/agents)
 	var script strings.Builder
 	script.WriteString("turns:\n")
@@ -97,14 +111,6 @@ limits: {max_rounds: 1000000}
 		answerModule(b, af.Dir)
 	}
 	if err := os.WriteFile(filepath.Join(af.Dir, "workspace", "f.txt"), []byte("a line\n"), 0o644); err != nil {
-		b.Fatal(err)
-	}
-	var opts []checkpoint.FileStoreOption
-	if group {
-		opts = append(opts, checkpoint.WithGroupCommit())
-	}
-	store, err := OpenStore(b.TempDir(), opts...)
-	if err != nil {
 		b.Fatal(err)
 	}
 	eng, err := NewEngine(context.Background(), Config{CacheDir: testCache, Store: store})
