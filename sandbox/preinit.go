@@ -120,7 +120,7 @@ func (m *Module) instantiate(ctx context.Context, rt wazero.Runtime, cm wazero.C
 		}
 	}
 	s.bind(cio)
-	err = m.callExport(ctx, s.mod)
+	err = m.callFunction(ctx, s.mod, s.call)
 	// Closed before the refill runs, so that it may reuse the memory.
 	s.mod.Close(context.Background())
 	return nil, err
@@ -179,7 +179,12 @@ func (m *Module) initialise(ctx context.Context, rt wazero.Runtime, cm wazero.Co
 // callExport runs abi.CallExport; a non-zero result is an exit with that
 // status, as if the module had called proc_exit.
 func (m *Module) callExport(ctx context.Context, mod api.Module) error {
-	fn := mod.ExportedFunction(abi.CallExport)
+	return m.callFunction(ctx, mod, mod.ExportedFunction(abi.CallExport))
+}
+
+// callFunction is callExport with fn, mod's abi.CallExport looked up
+// already (nil if mod has none).
+func (m *Module) callFunction(ctx context.Context, mod api.Module, fn api.Function) error {
 	if fn == nil {
 		return fmt.Errorf("%w: no export %s", errInvalidModule, abi.CallExport)
 	}

@@ -11,6 +11,8 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
+
+	"github.com/cairnrun/cairn/abi"
 )
 
 // A spare is an instance of a fast-mode module restored from its snapshot
@@ -25,7 +27,10 @@ import (
 // paths of the mounts) is the spare's key, so a call only takes a spare
 // made for a policy like its own.
 type spare struct {
-	mod            api.Module
+	mod api.Module
+	// call is mod's abi.CallExport, looked up when the spare is made:
+	// wazero makes a function's stack (10 KiB) as it looks it up.
+	call           api.Function
 	stdin          boundReader
 	stdout, stderr boundWriter
 	mounts         []*boundFS
@@ -129,7 +134,7 @@ func (m *Module) makeSpare(ctx context.Context, rt wazero.Runtime, cm wazero.Com
 		}
 		return nil, err
 	}
-	s.mod = mod
+	s.mod, s.call = mod, mod.ExportedFunction(abi.CallExport)
 	return s, nil
 }
 

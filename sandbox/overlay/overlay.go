@@ -56,7 +56,9 @@ type Overlay struct {
 	ws, st  *os.Root
 	staging string
 
-	mu     sync.Mutex
+	mu sync.Mutex
+	// Each map is made when first written: a call that reads, changes or
+	// describes nothing makes none.
 	nodes  map[string]*node           // paths the call changed, by clean slash path
 	kids   map[string]map[string]bool // names in nodes, by their directory
 	used   int64                      // bytes charged against limit: nodeCost a node, and every live blob's size
@@ -136,8 +138,7 @@ func New(workspace, staging string) (*Overlay, error) {
 			return nil, fmt.Errorf("overlay: open staging: %w", err)
 		}
 	}
-	return &Overlay{ws: ws, st: st, staging: staging, nodes: map[string]*node{}, reads: map[string]bool{}, whole: map[string]wholeRead{},
-		kids: map[string]map[string]bool{}, limit: guestfs.DefaultStagingLimit, paths: guestfs.DefaultMaxStagedPaths,
+	return &Overlay{ws: ws, st: st, staging: staging, limit: guestfs.DefaultStagingLimit, paths: guestfs.DefaultMaxStagedPaths,
 		sight: sightBound{paths: maxSeenPaths, bytes: maxSeenBytes}}, nil
 }
 
@@ -197,8 +198,8 @@ func (o *Overlay) Mount(readOnly bool, files *guestfs.Budget, limit guestfs.Stag
 	o.limit, o.paths = limit.Bytes, limit.Paths
 	readOnly = readOnly || o.st == nil
 	v := &overlayFS{o: o, readOnly: readOnly, files: files,
-		lower:   &guestfs.Dir{Root: o.ws, ReadOnly: true, Files: files},
-		staging: &guestfs.Dir{Root: o.st, ReadOnly: readOnly, Files: files}}
+		lower:   guestfs.Dir{Root: o.ws, ReadOnly: true, Files: files},
+		staging: guestfs.Dir{Root: o.st, ReadOnly: readOnly, Files: files}}
 	return v, func() error { return nil }, nil
 }
 
@@ -310,6 +311,9 @@ func (o *Overlay) setNode(p string, n *node) experimentalsys.Errno {
 		}
 		if e := o.charge(nodeCost); e != 0 {
 			return e
+		}
+		if o.nodes == nil {
+			o.nodes, o.kids = map[string]*node{}, map[string]map[string]bool{}
 		}
 		dir := path.Dir(p)
 		if o.kids[dir] == nil {

@@ -15,8 +15,8 @@ import (
 type overlayFS struct {
 	experimentalsys.UnimplementedFS
 	o        *Overlay
-	lower    *guestfs.Dir // the workspace, read-only
-	staging  *guestfs.Dir // the staging directory
+	lower    guestfs.Dir // the workspace, read-only
+	staging  guestfs.Dir // the staging directory
 	readOnly bool
 	files    *guestfs.Budget
 }
@@ -73,7 +73,7 @@ func (v *overlayFS) openRead(p string, dirOnly bool, flag experimentalsys.Oflag)
 			f.F.Close()
 			return nil, experimentalsys.ENOTDIR
 		}
-		v.o.reads[p] = true
+		v.o.noteRead(p)
 		return v.newReadFile(f, p), 0
 	}
 	switch en.n.kind {
@@ -134,7 +134,7 @@ func (v *overlayFS) openStaged(p string, n *node, flag experimentalsys.Oflag) (e
 		}
 		v.o.resized(n.blob, 0)
 	}
-	sf := &stagedFile{File: &guestfs.File{F: f, FS: v.staging, Path: blobName(p), Append: flag&experimentalsys.O_APPEND != 0}, o: v.o, b: n.blob,
+	sf := &stagedFile{File: &guestfs.File{F: f, FS: &v.staging, Path: blobName(p), Append: flag&experimentalsys.O_APPEND != 0}, o: v.o, b: n.blob,
 		ino: syntheticIno(p)}
 	v.o.hold(n.blob)
 	return sf, 0

@@ -21,6 +21,7 @@ type readFile struct {
 	path string
 	h    hash.Hash // nil once the reads are not one pass from the start
 	size int64
+	sum  [sha256.Size]byte // where h's sum is made, which then allocates nothing
 }
 
 func (v *overlayFS) newReadFile(f *guestfs.File, p string) *readFile {
@@ -38,7 +39,7 @@ func (r *readFile) Read(buf []byte) (int, experimentalsys.Errno) {
 		r.h.Write(buf[:n])
 		r.size += int64(n)
 	case len(buf) > 0:
-		r.o.readWhole(r.path, fileVersion(r.h.Sum(nil), r.size), r.Mode)
+		r.o.readWhole(r.path, fileVersion(r.h.Sum(r.sum[:0]), r.size), r.Mode)
 		r.h = nil
 	}
 	return n, e
@@ -66,6 +67,15 @@ type wholeRead struct {
 	mixed bool
 }
 
+// noteRead notes that the call opened the workspace file p to read,
+// unchanged (see Reads). The caller holds o.mu.
+func (o *Overlay) noteRead(p string) {
+	if o.reads == nil {
+		o.reads = map[string]bool{}
+	}
+	o.reads[p] = true
+}
+
 // readWhole notes that the call read p, in one pass to its end, as v.
 func (o *Overlay) readWhole(p string, v Version, mode fs.FileMode) {
 	o.mu.Lock()
@@ -74,6 +84,9 @@ func (o *Overlay) readWhole(p string, v Version, mode fs.FileMode) {
 		w.mixed = w.mixed || w.v != v
 		o.whole[p] = w
 		return
+	}
+	if o.whole == nil {
+		o.whole = map[string]wholeRead{}
 	}
 	o.whole[p] = wholeRead{v: v, mode: mode}
 }

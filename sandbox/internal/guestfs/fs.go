@@ -130,7 +130,10 @@ func (w *Dir) OpenFile(path string, flag experimentalsys.Oflag, perm fs.FileMode
 // does not wait for a writer, and leaves the flag set: what it keeps open
 // is a regular file or a directory, whose reads and writes the kernel
 // does not make non-blocking, so clearing it would cost two calls of the
-// kernel a file for nothing.
+// kernel a file for nothing. (Every file os.Root opens is offered to the
+// runtime's poller, and epoll refuses a regular file: one failed
+// epoll_ctl an open. Only a blocking descriptor given to os.NewFile is
+// not offered, and os.Root gives out no descriptor.)
 func (w *Dir) Open(path string, flag experimentalsys.Oflag, _ fs.FileMode) (*File, experimentalsys.Errno) {
 	f, err := w.Root.OpenFile(name(path), OSFlags(flag&^experimentalsys.O_TRUNC)|syscall.O_NONBLOCK, newFileMode)
 	if err != nil {
