@@ -46,16 +46,36 @@ func (in *Inspection) Runs() []RunView {
 	return out
 }
 
-// InterruptedCalls lists the calls an interrupted round had asked for,
-// each as its id and tool name; none when no round was interrupted.
+// InterruptedCalls lists the calls of an interrupted round that had not
+// finished (no result journaled), each as its id and tool name; none when
+// no round was interrupted. Resume keeps a call that finished.
 func (in *Inspection) InterruptedCalls() []string {
+	finished := map[string]bool{}
+	for _, r := range in.Tail {
+		if r.Type == checkpoint.RecResult || r.Type == checkpoint.RecPhase && r.Phase == checkpoint.PhaseFinished {
+			finished[r.Call] = true
+		}
+	}
 	var ids []string
 	for _, r := range in.Tail {
 		if r.Type == checkpoint.RecTurn && r.Message != nil {
 			for _, tc := range r.Message.ToolCalls {
-				ids = append(ids, tc.ID+" "+tc.Name)
+				if !finished[tc.ID] {
+					ids = append(ids, tc.ID+" "+tc.Name)
+				}
 			}
 		}
 	}
 	return ids
+}
+
+// RoundOpen reports whether a round was left uncommitted: the model's
+// turn is journaled and its commit is not.
+func (in *Inspection) RoundOpen() bool {
+	for _, r := range in.Tail {
+		if r.Type == checkpoint.RecTurn {
+			return true
+		}
+	}
+	return false
 }

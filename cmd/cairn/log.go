@@ -44,7 +44,7 @@ func logAction(c *cli.Context) error {
 	walkConversation(in.State,
 		func(cut checkpoint.Compaction) error { printCompaction(c.App.Writer, cut); return nil },
 		func(m conversation.Message) error { printMessage(c.App.Writer, m); return nil })
-	if calls := in.InterruptedCalls(); len(calls) > 0 {
+	if in.RoundOpen() {
 		fmt.Fprintf(c.App.Writer, "(round %d was interrupted; cairn resume continues it)\n", in.State.Round+1)
 		for _, l := range in.InterruptedExchanges() {
 			fmt.Fprintf(c.App.Writer, "      net %s\n", oneLine(l, 200))
