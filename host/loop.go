@@ -63,6 +63,9 @@ type run struct {
 	pauser checkpoint.Pauser
 	// pauseLooked is when the loop last looked for a pause request.
 	pauseLooked time.Time
+	// callerDriven: the agent's turns come from a session's caller (see
+	// callerTurns), so a resume asks no model.
+	callerDriven bool
 	// engine and store are what the run's native tools work with; tree,
 	// what the agent's tree of sub-agents shares, root its top-level
 	// agent, parentID and depth where the agent is in it (see tree.go).

@@ -230,6 +230,9 @@ func (e *Engine) Resume(ctx context.Context, opts ResumeOptions) (*Result, error
 		r.final = text
 		return r.end(StatusDone, "")
 	}
+	if r.callerDriven {
+		return r.end(StatusPaused, fmt.Sprintf("its turns come from an MCP client: `cairn mcp --id %s` goes on", r.agentID))
+	}
 	if err := r.startWatching(ctx); err != nil {
 		return r.end(StatusFailed, err.Error())
 	}
@@ -254,11 +257,15 @@ func (e *Engine) rebuildRun(ctx context.Context, rec *checkpoint.Recovered, opts
 		return nil, fmt.Errorf("resume agent %q: %w", opts.ID, err)
 	}
 	af.Limits = af.Limits.raise(opts.Limits)
-	r, err := e.newRun(ctx, af, mods, opts.Model, def.Workspace, opts.ID, runID, log)
+	spec, caller := opts.Model, opts.Model == nil && callerTurns(af.Model)
+	if caller {
+		spec = &model.Spec{Provider: clientTurns.Provider, ScriptData: clientTurns.ScriptData}
+	}
+	r, err := e.newRun(ctx, af, mods, spec, def.Workspace, opts.ID, runID, log)
 	if err != nil {
 		return nil, fmt.Errorf("resume agent %q: %w", opts.ID, err)
 	}
-	r.onEvent, r.approver, r.autoDeny = opts.OnEvent, opts.Approver, opts.AutoDeny
+	r.onEvent, r.approver, r.autoDeny, r.callerDriven = opts.OnEvent, opts.Approver, opts.AutoDeny, caller
 	if why := e.changedSince(def); why != "" && !opts.Upgrade {
 		r.emit(Event{Type: EventWarning, Text: why + "; resuming with the one the agent started with (--upgrade uses the new one)"})
 	}

@@ -87,6 +87,14 @@ var errNoSession = errors.New("no session: open one with Engine.OpenSession")
 // model's turns, so the provider is never asked.
 var clientTurns = model.Spec{Provider: "script", ScriptData: []byte("turns: []\n")}
 
+// callerTurns says whether an agent file's model is a session's: the
+// script provider with no script, which `cairn mcp` serves without
+// -f, whose turns only a session's caller can take. Resume seals such an
+// agent's interrupted round and stops there.
+func callerTurns(spec model.Spec) bool {
+	return spec.Provider == "script" && spec.Script == "" && spec.ScriptData == nil
+}
+
 // OpenSession opens (or makes) the agent and takes its lock. An agent left
 // mid-round by a crash has its in-flight calls sealed and its round
 // committed first, as `cairn resume` would, without asking any model.
