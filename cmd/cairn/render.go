@@ -146,17 +146,23 @@ func (r *renderer) resumed(e host.Event) {
 	if len(e.Finished) == 0 && len(e.Sealed) == 0 && len(e.Awaiting) == 0 && len(e.Dropped) == 0 && len(e.Resumed) == 0 {
 		fmt.Fprintln(r.w, "  no round was interrupted")
 	}
+	resumeDetails(r.w, "  ", e)
+}
+
+// resumeDetails writes, each line after pre, what resume did with each
+// call of the interrupted round.
+func resumeDetails(w io.Writer, pre string, e host.Event) {
 	for _, id := range e.Applied {
-		fmt.Fprintf(r.w, "  applied %s: its result was journaled and its changes not yet applied; they are now\n", id)
+		fmt.Fprintf(w, "%sapplied %s: its result was journaled and its changes not yet applied; they are now\n", pre, id)
 	}
 	for _, id := range e.Finished {
-		fmt.Fprintf(r.w, "  kept    %s: it had finished; it is not run again\n", id)
+		fmt.Fprintf(w, "%skept    %s: it had finished; it is not run again\n", pre, id)
 	}
 	for _, id := range e.Resumed {
-		fmt.Fprintf(r.w, "  resumed %s: its tool keeps what it had done (a sub-agent goes on from its last round)\n", id)
+		fmt.Fprintf(w, "%sresumed %s: its tool keeps what it had done (a sub-agent goes on from its last round)\n", pre, id)
 	}
 	for _, id := range e.Awaiting {
-		fmt.Fprintf(r.w, "  waiting %s: it needs approval (cairn approve or cairn deny), or has it and runs now\n", id)
+		fmt.Fprintf(w, "%swaiting %s: it needs approval (cairn approve or cairn deny), or has it and runs now\n", pre, id)
 	}
 	// Manual changes nothing: a call it reports would be sealed, not is.
 	sealed := "sealed "
@@ -164,13 +170,13 @@ func (r *renderer) resumed(e host.Event) {
 		sealed = "in flight, would be sealed:"
 	}
 	for _, s := range e.Sealed {
-		fmt.Fprintf(r.w, "  %s %s %s: was %s, effects %s; %s\n", sealed, s.Call, terminalLine(s.Tool), s.Phase, s.Effects, s.Recommendation)
+		fmt.Fprintf(w, "%s%s %s %s: was %s, effects %s; %s\n", pre, sealed, s.Call, terminalLine(s.Tool), s.Phase, s.Effects, s.Recommendation)
 		for _, e := range s.Net {
-			fmt.Fprintf(r.w, "          request %d %s %s: %s\n", e.Seq, terminalLine(e.Method), terminalLine(e.URL), terminalLine(e.State()))
+			fmt.Fprintf(w, "%s        request %d %s %s: %s\n", pre, e.Seq, terminalLine(e.Method), terminalLine(e.URL), terminalLine(e.State()))
 		}
 	}
 	for _, id := range e.Dropped {
-		fmt.Fprintf(r.w, "  dropped %s: the round changed nothing; the model is asked again\n", id)
+		fmt.Fprintf(w, "%sdropped %s: the round changed nothing; the model is asked again\n", pre, id)
 	}
 }
 

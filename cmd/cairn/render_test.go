@@ -66,3 +66,17 @@ func TestManualResumeSealsNothing(t *testing.T) {
 		}
 	}
 }
+
+// A sub-agent's resume, in a tree's output, says what became of each of
+// its calls, as the top agent's does; it once said only where it resumed.
+func TestRenderSubAgentResumeDetails(t *testing.T) {
+	var b strings.Builder
+	r := newRenderer(&b, io.Discard, false)
+	r.treeEvent(host.Event{Type: host.EventAgentResumed, Agent: "lead.beta-1", Depth: 1, Strategy: "seal", Round: 2,
+		Finished: []string{"call_3_0"}, Sealed: []host.Seal{{Call: "call_3_1", Tool: "spin", Phase: "executing", Effects: "none", Recommendation: "retry"}}})
+	out := b.String()
+	if !strings.Contains(out, "lead.beta-1 resumes from the boundary after round 2") || !strings.Contains(out, "kept    call_3_0") ||
+		!strings.Contains(out, "sealed  call_3_1 spin: was executing, effects none; retry") {
+		t.Fatalf("rendered:\n%s", out)
+	}
+}

@@ -35,6 +35,7 @@ func (r *renderer) treeEvent(e host.Event) {
 		fmt.Fprintf(r.w, "%s? %s %s needs approval (cairn approve %s %s)\n", pre, e.Call.ID, e.Call.Tool, e.Agent, e.Call.ID)
 	case host.EventAgentResumed:
 		fmt.Fprintf(r.w, "%sresumes from the boundary after round %d\n", pre, e.Round)
+		resumeDetails(r.w, pre+"  ", e)
 	case host.EventTodos:
 		fmt.Fprintf(r.w, "%stasks:\n%s", pre, indent(view.FormatTodos(e.Todos), strings.Repeat("  ", e.Depth)+"  "))
 	case host.EventWarning:
