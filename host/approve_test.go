@@ -121,6 +121,9 @@ func TestApprovalPausesAndSurvivesInTheStore(t *testing.T) {
 	if res.Status != StatusAwaitingApproval || !strings.Contains(res.Reason, "call_1_0 (write_file)") {
 		t.Fatalf("run: %s (%s), want awaiting approval of call_1_0", res.Status, res.Reason)
 	}
+	if res.AwaitingCall() != "call_1_0" {
+		t.Fatalf("the call awaiting: %q", res.Awaiting)
+	}
 	ws := af.WorkspaceDir()
 	if _, err := os.Stat(filepath.Join(ws, "out.txt")); !os.IsNotExist(err) {
 		t.Fatalf("the call awaiting approval ran: %v", err)

@@ -237,7 +237,8 @@ func stoppedChild(name, id, root string, res *Result) string {
 	how := fmt.Sprintf("`cairn resume %s` resumes it", root)
 	switch {
 	case res.Status == StatusAwaitingApproval:
-		how = fmt.Sprintf("decide with `cairn approve %s CALL` or `cairn deny %s CALL`, then `cairn resume %s`", id, id, root)
+		call := res.AwaitingCall()
+		how = fmt.Sprintf("decide with `cairn approve %s %s` or `cairn deny %s %s`, then `cairn resume %s`", id, call, id, call, root)
 	case res.Status == StatusPaused && strings.HasPrefix(res.Reason, limitPrefix):
 		// Its own limit (limitReached), which a resume of the parent
 		// does not raise: the tree's begin "the tree of".

@@ -209,6 +209,19 @@ type Result struct {
 	ToolCalls int
 	// Text is the model's last text.
 	Text string
+	// Awaiting, when Status is StatusAwaitingApproval, are the ids of the
+	// agent's calls that wait for a decision (none when a sub-agent's
+	// call waits: Reason names it).
+	Awaiting []string
+}
+
+// AwaitingCall is the call to name to decide on: its id when one call
+// waits, else CALL, for the caller to fill in.
+func (r *Result) AwaitingCall() string {
+	if len(r.Awaiting) == 1 {
+		return r.Awaiting[0]
+	}
+	return "CALL"
 }
 
 // Errors a caller branches on.

@@ -66,6 +66,9 @@ type run struct {
 	// callerDriven: the agent's turns come from a session's caller (see
 	// callerTurns), so a resume asks no model.
 	callerDriven bool
+	// waiting are the ids of the calls the last round left waiting for a
+	// decision.
+	waiting []string
 	// engine and store are what the run's native tools work with; tree,
 	// what the agent's tree of sub-agents shares, root its top-level
 	// agent, parentID and depth where the agent is in it (see tree.go).
@@ -303,6 +306,10 @@ func (r *run) finishRound(ctx context.Context, round int, calls []conversation.T
 			return err
 		}
 		r.emitHeld(round, results)
+		r.waiting = nil
+		for _, c := range waiting {
+			r.waiting = append(r.waiting, c.ID)
+		}
 		return &awaitingError{calls: waiting}
 	}
 	if err := r.commit(round, results); err != nil {
@@ -449,6 +456,9 @@ func (r *run) end(status Status, reason string) (*Result, error) {
 	// A round left open (awaiting a person, stopped) spent its turn too.
 	res := &Result{Agent: r.agentID, Run: r.id, Status: status, Reason: reason, Rounds: st.Round,
 		Usage: st.Usage.Add(r.open), ToolCalls: st.ToolCalls, Text: r.final}
+	if status == StatusAwaitingApproval {
+		res.Awaiting = r.waiting
+	}
 	r.emit(Event{Type: EventRunEnd, Status: status, Reason: reason, Round: st.Round, Usage: &res.Usage})
 	if err != nil {
 		return res, fmt.Errorf("record the end of run %s: %w", r.id, err)

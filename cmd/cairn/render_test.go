@@ -44,8 +44,14 @@ func TestAwaitingOnASubAgent(t *testing.T) {
 	if msg := err.Error(); strings.Contains(msg, "cairn approve lead CALL") || strings.Contains(msg, "is sub-agent") || !strings.Contains(msg, reason) {
 		t.Fatalf("message: %s", msg)
 	}
-	err = statusError(&host.Result{Agent: "a", Status: host.StatusAwaitingApproval, Reason: "awaiting approval of call_1_0 (write_file)"})
+	err = statusError(&host.Result{Agent: "a", Status: host.StatusAwaitingApproval, Reason: "awaiting approval of call_1_0 (write_file), call_1_1 (write_file)",
+		Awaiting: []string{"call_1_0", "call_1_1"}})
 	if !strings.Contains(err.Error(), "cairn approve a CALL") {
+		t.Fatalf("an agent's own calls: %s", err)
+	}
+	err = statusError(&host.Result{Agent: "a", Status: host.StatusAwaitingApproval, Reason: "awaiting approval of call_1_0 (write_file)",
+		Awaiting: []string{"call_1_0"}})
+	if !strings.Contains(err.Error(), "cairn approve a call_1_0") {
 		t.Fatalf("an agent's own call: %s", err)
 	}
 }

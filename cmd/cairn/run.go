@@ -95,8 +95,9 @@ func statusError(res *host.Result) error {
 			// A call of a sub-agent waits: the reason says where to decide.
 			return withCode(exitApproval, fmt.Errorf("agent %s waits: %s", res.Agent, res.Reason))
 		}
-		return withCode(exitApproval, fmt.Errorf("agent %s is %s; decide with `cairn approve %s CALL` or `cairn deny %s CALL --reason TEXT`, then `cairn resume %s`",
-			res.Agent, res.Reason, res.Agent, res.Agent, res.Agent))
+		call := res.AwaitingCall()
+		return withCode(exitApproval, fmt.Errorf("agent %s is %s; decide with `cairn approve %s %s` or `cairn deny %s %s --reason TEXT`, then `cairn resume %s`",
+			res.Agent, res.Reason, res.Agent, call, res.Agent, call, res.Agent))
 	default:
 		return withCode(exitFailed, fmt.Errorf("agent %s failed: %s", res.Agent, res.Reason))
 	}
