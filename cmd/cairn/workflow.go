@@ -59,8 +59,11 @@ func workflowRunAction(c *cli.Context) error {
 	opts := workflowOptions(c)
 	opts.ID, opts.Workspace = c.String("id"), c.String("workspace")
 	res, err := workflow.Run(s.ctx, s.eng, f, opts)
+	if errors.Is(err, workflow.ErrFlow) {
+		err = fmt.Errorf("workflow file %s: %w", c.Args().First(), err)
+	}
 	if err != nil {
-		return runError(err)
+		return workflowError(err)
 	}
 	return workflowStatus(c, res)
 }
@@ -87,9 +90,20 @@ func workflowResumeAction(c *cli.Context) error {
 		return nil
 	}
 	if err != nil {
-		return runError(err)
+		return workflowError(err)
 	}
 	return workflowStatus(c, res)
+}
+
+// workflowError maps an error that kept a workflow from starting to its
+// exit code: a step the workflow file gets wrong and an id that is taken
+// are usage errors, as a missing file and an agent that exists are to
+// `cairn run` and `cairn import`.
+func workflowError(err error) error {
+	if errors.Is(err, workflow.ErrFlow) || errors.Is(err, checkpoint.ErrExists) {
+		return withCode(exitUsage, err)
+	}
+	return runError(err)
 }
 
 // workflowOptions prints step events, and with --json every agent's
@@ -163,15 +177,34 @@ func workflowStatus(c *cli.Context, res *workflow.Result) error {
 	} else {
 		fmt.Fprintf(c.App.Writer, "workflow %s %s: %d steps ran, %d skipped\n", res.ID, res.Status, len(res.Ran), len(res.Skipped))
 	}
-	switch res.Status {
-	case checkpoint.StatusDone:
-		return nil
-	case checkpoint.StatusPaused:
-		return withCode(exitPaused, fmt.Errorf("workflow %s paused: %s; continue with `cairn workflow resume %s`", res.ID, res.Reason, res.ID))
-	case checkpoint.StatusApproval:
-		return withCode(exitApproval, fmt.Errorf("workflow %s waits: %s; decide with `cairn approve`/`cairn deny`, then `cairn workflow resume %s`", res.ID, res.Reason, res.ID))
+	resume := "`cairn workflow resume " + res.ID + "`"
+	stop := res.Stop
+	if stop == nil {
+		stop = &workflow.Stop{}
 	}
-	return withCode(exitFailed, fmt.Errorf("workflow %s failed: %s; fix it and `cairn workflow resume %s`", res.ID, res.Reason, res.ID))
+	switch {
+	case res.Status == checkpoint.StatusDone:
+		return nil
+	case stop.Held != nil:
+		// As `cairn resume` of an agent another process runs.
+		return withCode(exitLocked, fmt.Errorf("workflow %s paused: %s (%s)", res.ID, res.Reason, resume))
+	case res.Status == checkpoint.StatusPaused:
+		return withCode(exitPaused, fmt.Errorf("workflow %s paused: %s; continue with %s", res.ID, res.Reason, resume))
+	case res.Status == checkpoint.StatusApproval && len(stop.Calls) > 0:
+		call := "CALL"
+		if len(stop.Calls) == 1 {
+			call = stop.Calls[0]
+		}
+		return withCode(exitApproval, fmt.Errorf("workflow %s waits: %s; decide with `cairn approve %s %s` or `cairn deny %s %s --reason TEXT`, then %s",
+			res.ID, res.Reason, stop.Agent, call, stop.Agent, call, resume))
+	case res.Status == checkpoint.StatusApproval:
+		// A call of a sub-agent waits: the reason says where to decide.
+		return withCode(exitApproval, fmt.Errorf("workflow %s waits: %s; then %s", res.ID, res.Reason, resume))
+	case stop.InFlow:
+		return withCode(exitFailed, fmt.Errorf("workflow %s failed: %s; the workflow keeps the workflow file it started with, so a resume fails the same way: "+
+			"fix the file and run it anew (`cairn workflow run`)", res.ID, res.Reason))
+	}
+	return withCode(exitFailed, fmt.Errorf("workflow %s failed: %s; fix it and %s", res.ID, res.Reason, resume))
 }
 
 func workflowLsAction(c *cli.Context) error {

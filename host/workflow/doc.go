@@ -4,6 +4,12 @@
 // up to a limit, and later prompts able to use earlier steps' outputs
 // through the template {{steps.NAME.output}}.
 //
+// Run checks each step before it stores anything, for what the step needs
+// that can be seen without running it (its agent file, modules, tools,
+// sub-agents, model script and workspace), since a stored workflow keeps
+// the workflow file it started with and a resume could not take a fix of
+// it; Resume checks the steps it starts anew the same way.
+//
 // A workflow is durable at two levels. Each completed step is journaled
 // with its output in the store (checkpoint.Workflows), the whole record
 // replaced atomically; and each step that runs an agent runs a durable
@@ -27,5 +33,7 @@
 //
 // Run and Resume take the store's lock of the workflow's id for as long
 // as they run, so one process drives a workflow at a time; each step's
-// agent has its own lock besides.
+// agent has its own lock besides. A step whose agent another process holds
+// pauses the workflow (Stop.Held), as a delegation to a held sub-agent
+// pauses its tree; a resume continues it once that process lets go.
 package workflow

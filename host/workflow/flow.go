@@ -90,8 +90,9 @@ var (
 	stepRef = regexp.MustCompile(`\{\{\s*steps\.([A-Za-z0-9_-]+)\.output\s*\}\}`)
 )
 
-// ErrFlow: a workflow file is not valid. The error says which step and
-// what to change.
+// ErrFlow: a workflow file is not valid, or names for a step a file that
+// is not there or not valid (Run and Resume check them before they change
+// anything). The error says which step and what to change.
 var ErrFlow = errors.New("invalid workflow file")
 
 // Parse reads a workflow file; dir is what its relative paths are

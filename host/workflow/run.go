@@ -58,10 +58,31 @@ type Result struct {
 	ID     string
 	Status checkpoint.Status
 	Reason string
+	// Stop is the step that stopped the workflow short of its end; nil
+	// when it completed or ctx ended first.
+	Stop *Stop
 	// Ran are the steps this run completed; Skipped those the journal
 	// already had.
 	Ran, Skipped []string
 	Record       *checkpoint.Workflow
+}
+
+// Stop is the step that stopped a workflow, and what the caller needs to
+// say how to go on.
+type Stop struct {
+	Step, Agent string
+	// Calls are the calls of the step's agent that await a decision, when
+	// it stopped awaiting approval; none when a call of a sub-agent of it
+	// waits (the reason names that agent).
+	Calls []string
+	// Held, matching checkpoint.ErrLocked, says another process holds
+	// the step's agent: the workflow is paused, not failed, and a resume
+	// continues it once that process lets go.
+	Held error
+	// InFlow says the cause of a failure is in the workflow file, which
+	// the workflow keeps as it started: a resume fails the same way, and
+	// the workflow must be run anew from a fixed file.
+	InFlow bool
 }
 
 // Errors a caller branches on.
@@ -75,10 +96,14 @@ var (
 
 // Run starts a new workflow and runs it until every step has completed, a
 // step pauses or fails, or ctx ends (which pauses the running steps at
-// their boundaries). The record is stored before the first step starts.
+// their boundaries). Each step is first checked for what it needs that
+// can be seen without running it (its agent file, modules, tools,
+// sub-agents, model script and workspace); the record is stored after
+// that, before the first step starts.
 //
 // # Errors
 //
+// ErrFlow for a step that fails its check (nothing is stored),
 // ErrNoWorkflows, checkpoint.ErrExists for an id that is taken,
 // checkpoint.ErrLocked, and the store's own. How the steps went is in the
 // Result.
@@ -93,17 +118,21 @@ func Run(ctx context.Context, eng *host.Engine, f *Flow, opts Options) (*Result,
 	if err := checkID(f, opts.ID); err != nil {
 		return nil, err
 	}
-	lock, err := eng.Store().Lock(opts.ID, checkpoint.ThisProcess("workflow"))
+	ws0, err := workspaceOf(f, opts.Workspace)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.checkSteps(ws0, f.Steps); err != nil {
+		return nil, err
+	}
+	lock, err := lockWorkflow(eng.Store(), opts.ID)
 	if err != nil {
 		return nil, err
 	}
 	defer lock.Unlock()
 	if _, err := ws.Workflow(opts.ID); !errors.Is(err, checkpoint.ErrNotFound) {
-		return nil, fmt.Errorf("workflow %s: %w", opts.ID, errors.Join(checkpoint.ErrExists, err))
-	}
-	ws0, err := workspaceOf(f, opts.Workspace)
-	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("workflow %s: %w: start this one under another id, or continue that one with workflow.Resume (`cairn workflow resume %s`)",
+			opts.ID, errors.Join(checkpoint.ErrExists, err), opts.ID)
 	}
 	now := time.Now().UTC()
 	rec := &checkpoint.Workflow{Schema: checkpoint.WorkflowSchemaVersion, ID: opts.ID, Name: f.Name,
@@ -116,14 +145,15 @@ func Run(ctx context.Context, eng *host.Engine, f *Flow, opts Options) (*Result,
 
 // Resume continues a workflow: the steps its journal has are skipped, an
 // interrupted agent step is resumed from its agent's boundary, and the
-// rest are dispatched.
+// rest are dispatched. The steps it will start anew are checked first, as
+// Run checks them, against the workflow file the workflow started with.
 //
 // # Errors
 //
 // ErrNoWorkflows, checkpoint.ErrNotFound for an unknown id,
-// checkpoint.ErrFutureSchema for a record of a newer cairn (nothing is
-// changed), ErrFinished, checkpoint.ErrLocked, and a stored flow that no
-// longer parses.
+// checkpoint.ErrFutureSchema for a record of a newer cairn, ErrFinished,
+// checkpoint.ErrLocked, ErrFlow for a step to start that fails its check,
+// and a stored flow that no longer parses; with each, nothing is changed.
 func Resume(ctx context.Context, eng *host.Engine, id string, opts Options) (*Result, error) {
 	ws, err := workflows(eng)
 	if err != nil {
@@ -132,7 +162,7 @@ func Resume(ctx context.Context, eng *host.Engine, id string, opts Options) (*Re
 	if _, err := ws.Workflow(id); err != nil {
 		return nil, err // refused before the lock is taken, so nothing is made
 	}
-	lock, err := eng.Store().Lock(id, checkpoint.ThisProcess("workflow"))
+	lock, err := lockWorkflow(eng.Store(), id)
 	if err != nil {
 		return nil, err
 	}
@@ -149,9 +179,37 @@ func Resume(ctx context.Context, eng *host.Engine, id string, opts Options) (*Re
 		return nil, fmt.Errorf("stored workflow file of %s: %w", id, err)
 	}
 	opts.ID = id
+	r := newRunner(eng, ws, f, rec, opts)
+	if err := r.checkUnstarted(); err != nil {
+		return nil, fmt.Errorf("resume workflow %s: %w; a workflow runs the workflow file it started with: "+
+			"fix or make what it names, where it names it, then resume it", id, err)
+	}
 	rec.Status, rec.Reason = checkpoint.StatusRunning, ""
-	return newRunner(eng, ws, f, rec, opts).run(ctx)
+	return r.run(ctx)
 }
+
+// lockWorkflow takes the store's lock of a workflow's id. A lock another
+// process holds is a *lockedError, which names the workflow.
+func lockWorkflow(store checkpoint.Store, id string) (checkpoint.Lock, error) {
+	lock, err := store.Lock(id, checkpoint.ThisProcess("workflow"))
+	if errors.Is(err, checkpoint.ErrLocked) {
+		return nil, &lockedError{id: id, err: err}
+	}
+	return lock, err
+}
+
+// lockedError: another process holds a workflow's lock. It matches
+// checkpoint.ErrLocked.
+type lockedError struct {
+	id  string
+	err error
+}
+
+func (e *lockedError) Error() string {
+	return fmt.Sprintf("workflow %q is run by %s; wait for it to end or stop it", e.id, heldBy(e.err))
+}
+
+func (e *lockedError) Unwrap() error { return e.err }
 
 // StatusInterrupted is the status Show and List give a workflow whose
 // record says it is running while no process holds its lock: the process

@@ -13,6 +13,13 @@ type outcome struct {
 	done   *checkpoint.WorkflowStep // nil unless it completed
 	status checkpoint.Status
 	reason string
+	stop   Stop // for a step that did not complete
+}
+
+// end is o with the step stopped with status for reason.
+func (o outcome) end(status checkpoint.Status, reason string) outcome {
+	o.status, o.reason = status, reason
+	return o
 }
 
 // run dispatches every step whose needs have completed, up to the limit
@@ -40,7 +47,7 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 		delete(running, o.step.Name)
 		if o.done != nil {
 			if err := r.complete(o); err != nil {
-				o = outcome{step: o.step, status: checkpoint.StatusFailed, reason: err.Error()}
+				o = o.end(checkpoint.StatusFailed, err.Error())
 			} else {
 				continue
 			}
@@ -109,11 +116,13 @@ func (r *runner) complete(o outcome) error {
 
 // finish stores how the workflow ended.
 func (r *runner) finish(ctx context.Context, stop *outcome) (*Result, error) {
+	var stopped *Stop
 	switch {
 	case len(r.outputs) == len(r.flow.Steps):
 		r.rec.Status, r.rec.Reason = checkpoint.StatusDone, ""
 	case stop != nil:
 		r.rec.Status, r.rec.Reason = stop.status, "step "+stop.step.Name+": "+stop.reason
+		stopped = &stop.stop
 	default: // ctx ended before a step stopped
 		r.rec.Status, r.rec.Reason = checkpoint.StatusPaused, "stopped: "+context.Cause(ctx).Error()
 	}
@@ -121,7 +130,7 @@ func (r *runner) finish(ctx context.Context, stop *outcome) (*Result, error) {
 	if err := r.ws.PutWorkflow(r.rec); err != nil {
 		return nil, err
 	}
-	return &Result{ID: r.rec.ID, Status: r.rec.Status, Reason: r.rec.Reason, Ran: r.ran, Skipped: r.skipped, Record: r.rec}, nil
+	return &Result{ID: r.rec.ID, Status: r.rec.Status, Reason: r.rec.Reason, Stop: stopped, Ran: r.ran, Skipped: r.skipped, Record: r.rec}, nil
 }
 
 // step tells the caller of a step event.

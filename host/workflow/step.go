@@ -40,8 +40,8 @@ func (r *runner) prepare(s Step) job {
 	}
 	if rec, err := r.eng.Store().Read(j.agent); err == nil {
 		if c := rec.State.Labels.Correlation; c != r.rec.ID {
-			j.foreign = fmt.Sprintf("step %s: agent %s is there already and is not this workflow's (its correlation label is %q, this workflow's %q); remove it (or run the workflow under another --id)",
-				s.Name, j.agent, c, r.rec.ID)
+			j.foreign = fmt.Sprintf("agent %s is there already and is not this workflow's (its correlation label is %q, this workflow's %q); remove it (or run the workflow under another --id)",
+				j.agent, c, r.rec.ID)
 			return j
 		}
 		// An agent that committed nothing has nothing to resume from, and
@@ -68,25 +68,70 @@ func callFailed(rec *checkpoint.Recovered) bool {
 }
 
 // runStep runs, resumes or re-reads a step's agent and reads the step's
-// output from the agent's committed state.
+// output from the agent's committed state. A step whose agent another
+// process holds pauses, as a delegation to a held sub-agent does: nothing
+// failed, and a resume continues it once that process lets go.
 func (r *runner) runStep(ctx context.Context, j job) outcome {
+	o := outcome{step: j.step, stop: Stop{Step: j.step.Name, Agent: j.agent}}
 	if j.foreign != "" {
-		return outcome{step: j.step, status: checkpoint.StatusFailed, reason: j.foreign}
+		return o.end(checkpoint.StatusFailed, j.foreign)
 	}
 	started := time.Now().UTC()
 	res, err := r.runAgent(ctx, j)
 	if err != nil {
-		return outcome{step: j.step, status: checkpoint.StatusFailed, reason: err.Error()}
+		return o.notStarted(err)
+	}
+	if res.Status == host.StatusAwaitingApproval && !res.StoppedBySubAgent() {
+		o.stop.Calls = r.pending(ctx, j.agent)
 	}
 	if res.Status != host.StatusDone {
-		return outcome{step: j.step, status: checkpoint.Status(res.Status), reason: res.Reason}
+		return o.end(checkpoint.Status(res.Status), res.Reason)
 	}
 	out, err := r.output(j)
 	if err != nil {
-		return outcome{step: j.step, status: checkpoint.StatusFailed, reason: err.Error()}
+		o.stop.InFlow = errors.Is(err, errNotCalled)
+		return o.end(checkpoint.StatusFailed, err.Error())
 	}
-	return outcome{step: j.step, status: checkpoint.StatusDone, done: &checkpoint.WorkflowStep{
-		Name: j.step.Name, Agent: j.agent, Output: out, Started: started, Finished: time.Now().UTC()}}
+	o.status, o.done = checkpoint.StatusDone, &checkpoint.WorkflowStep{
+		Name: j.step.Name, Agent: j.agent, Output: out, Started: started, Finished: time.Now().UTC()}
+	return o
+}
+
+// notStarted is the outcome of a step whose agent did not start for err:
+// paused when another process holds the agent, else failed.
+func (o outcome) notStarted(err error) outcome {
+	if errors.Is(err, checkpoint.ErrLocked) {
+		o.stop.Held = err
+		return o.end(checkpoint.StatusPaused, fmt.Sprintf("agent %s is held by %s: resume the workflow once it is released",
+			o.stop.Agent, heldBy(err)))
+	}
+	// A tool step's agent is made of the workflow file alone: a grant it
+	// refuses is the file's, which a resume cannot change.
+	o.stop.InFlow = o.step.Kind() == "tool" && errors.Is(err, host.ErrGrant) || errors.Is(err, errToolWorkspace)
+	return o.end(checkpoint.StatusFailed, err.Error())
+}
+
+// pending are the ids of the calls of agent that await a decision.
+func (r *runner) pending(ctx context.Context, agent string) []string {
+	reqs, err := host.Pending(context.WithoutCancel(ctx), r.eng.Store(), agent)
+	if err != nil {
+		return nil // the reason still names them
+	}
+	ids := make([]string, len(reqs))
+	for i, q := range reqs {
+		ids[i] = q.Call.ID
+	}
+	return ids
+}
+
+// heldBy says who holds a lock, from the checkpoint.ErrLocked err.
+func heldBy(err error) string {
+	var held *checkpoint.LockedError
+	if !errors.As(err, &held) || held.Holder.PID == 0 {
+		return "another process"
+	}
+	h := held.Holder
+	return fmt.Sprintf("process %d on %s (run %s, started %s)", h.PID, h.Host, h.Run, h.Started.Local().Format(time.RFC3339))
 }
 
 // runAgent starts the step's agent, or continues it from its boundary. An
@@ -109,12 +154,13 @@ func (r *runner) runAgent(ctx context.Context, j job) (*host.Result, error) {
 		return r.eng.Resume(ctx, host.ResumeOptions{ID: j.agent, Strategy: strategy, OnEvent: r.event, AutoDeny: r.opts.AutoDeny,
 			Limits: r.opts.Limits})
 	}
-	af, err := r.agentFile(j)
+	ws := r.flow.workspace(j.step, r.rec.Workspace)
+	af, err := r.flow.agentFile(j.step, j.input, ws)
 	if err != nil {
-		return nil, fmt.Errorf("step %s: %w", j.step.Name, err)
+		return nil, err
 	}
 	return r.eng.Run(ctx, host.RunOptions{Agent: af, ID: j.agent, Fresh: j.fresh, Prompt: j.prompt,
-		Workspace: r.workspace(j.step), OnEvent: r.event, AutoDeny: r.opts.AutoDeny,
+		Workspace: ws, OnEvent: r.event, AutoDeny: r.opts.AutoDeny,
 		Labels: checkpoint.Labels{Correlation: r.rec.ID}})
 }
 
@@ -128,38 +174,40 @@ func (r *runner) event(ev host.Event) {
 	r.opts.OnEvent(ev)
 }
 
-// workspace is the step's workspace, else the flow's; empty leaves the
-// agent file's.
-func (r *runner) workspace(s Step) string {
+// workspace is the step's workspace, else flowWS, the workflow's; empty
+// leaves the agent file's.
+func (f *Flow) workspace(s Step, flowWS string) string {
 	if s.Workspace != "" {
-		return r.flow.Path(s.Workspace)
+		return f.Path(s.Workspace)
 	}
-	return r.rec.Workspace
+	return flowWS
 }
 
-// agentFile is the agent a step runs.
-func (r *runner) agentFile(j job) (*host.AgentFile, error) {
-	switch j.step.Kind() {
+// errToolWorkspace: a tool step has no workspace.
+var errToolWorkspace = errors.New("a tool step needs a workspace: set workspace: in the workflow file or the step")
+
+// agentFile is the agent a step runs, in the workspace ws; a tool step's
+// is made with input.
+func (f *Flow) agentFile(s Step, input any, ws string) (*host.AgentFile, error) {
+	switch s.Kind() {
 	case "agent":
-		return host.LoadAgentFile(r.flow.Path(j.step.Agent))
+		return host.LoadAgentFile(f.Path(s.Agent))
 	case "delegate":
-		parent, err := host.LoadAgentFile(r.flow.Path(j.step.Parent))
+		parent, err := host.LoadAgentFile(f.Path(s.Parent))
 		if err != nil {
 			return nil, err
 		}
-		return parent.SubAgentFile(j.step.Delegate)
+		return parent.SubAgentFile(s.Delegate)
 	}
-	if r.workspace(j.step) == "" {
-		return nil, errors.New("a tool step needs a workspace: set workspace: in the flow or the step")
+	if ws == "" {
+		return nil, errToolWorkspace
 	}
-	return r.toolAgent(j)
+	return f.toolAgent(s, input)
 }
 
 // toolAgent is the agent of a tool step: the one module, offering the one
 // tool, and a script that calls it once with the input and then stops.
-func (r *runner) toolAgent(j job) (*host.AgentFile, error) {
-	s := j.step
-	in := j.input
+func (f *Flow) toolAgent(s Step, in any) (*host.AgentFile, error) {
 	if in == nil {
 		in = map[string]any{}
 	}
@@ -169,7 +217,7 @@ func (r *runner) toolAgent(j job) (*host.AgentFile, error) {
 	}
 	module := s.Module
 	if module != host.BuiltinModule {
-		module = r.flow.Path(module)
+		module = f.Path(module)
 	}
 	tool := map[string]any{"module": module, "only": []string{s.Tool}}
 	if s.Grant != nil {
@@ -190,7 +238,7 @@ func (r *runner) toolAgent(j job) (*host.AgentFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	af, err := host.ParseAgentFile(src, r.flow.Dir)
+	af, err := host.ParseAgentFile(src, f.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("tool step: %w", err)
 	}
@@ -200,6 +248,9 @@ func (r *runner) toolAgent(j job) (*host.AgentFile, error) {
 	}})
 	return af, err
 }
+
+// errNotCalled: a tool step's agent ended without calling its tool.
+var errNotCalled = errors.New("was not called")
 
 // output reads a completed step's output from its agent's committed
 // state: a tool step's is its call's result, any other the model's last
@@ -219,7 +270,7 @@ func (r *runner) output(j job) (string, error) {
 				return m.Text, nil
 			}
 		}
-		return "", fmt.Errorf("tool %s was not called: is it a tool of module %s?", j.step.Tool, j.step.Module)
+		return "", fmt.Errorf("tool %s %w: is it a tool of module %s?", j.step.Tool, errNotCalled, j.step.Module)
 	}
 	for i := len(msgs) - 1; i >= 0; i-- {
 		if msgs[i].Role == conversation.RoleAssistant && len(msgs[i].ToolCalls) == 0 {

@@ -209,21 +209,24 @@ func TestParseRefusesBadFlows(t *testing.T) {
 }
 
 // A delegation step to a sub-agent that asks for more than the agent file
-// declaring it fails the step with the line to change; one to a name it
-// does not declare lists those it does.
+// declaring it is refused with the line to change, before anything is
+// stored; one to a name it does not declare lists those it does.
 func TestDelegationStepIsNarrowed(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, text string) { must(t, os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644)) }
 	write("team.yaml", "name: team\nmodel: {provider: script}\ntools: [{module: builtin, only: [read_file]}]\n"+
 		"agents:\n  - name: writer\n    description: writes\n    model: {provider: script}\n    tools: [{module: builtin, only: [write_file]}]\n")
-	for _, tc := range []struct{ to, want string }{{"writer", "write_file"}, {"nobody", "declares: writer"}} {
+	for _, tc := range []struct{ to, want string }{{"writer", "team.yaml line 8"}, {"nobody", "declares: writer"}} {
 		write("flow.yaml", "name: f\nworkspace: .\nsteps:\n  - {name: d, delegate: "+tc.to+", parent: team.yaml, task: go}\n")
 		f, err := workflow.Load(filepath.Join(dir, "flow.yaml"))
 		must(t, err)
-		res, err := workflow.Run(context.Background(), engine(t, checkpoint.NewMemStore()), f, workflow.Options{})
-		must(t, err)
-		if res.Status != checkpoint.StatusFailed || !strings.Contains(res.Reason, tc.want) {
-			t.Errorf("delegate to %s: %s: %s, want a failure naming %q", tc.to, res.Status, res.Reason, tc.want)
+		store := checkpoint.NewMemStore()
+		_, err = workflow.Run(context.Background(), engine(t, store), f, workflow.Options{})
+		if !errors.Is(err, host.ErrSubAgent) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("delegate to %s: %v, want the sub-agent refused naming %q", tc.to, err, tc.want)
+		}
+		if ids, _ := store.WorkflowIDs(); len(ids) != 0 {
+			t.Errorf("delegate to %s: stored %v", tc.to, ids)
 		}
 	}
 }

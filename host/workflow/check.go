@@ -1,0 +1,126 @@
+package workflow
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/cairnrun/cairn/host"
+	"github.com/cairnrun/cairn/host/model"
+)
+
+// checkSteps checks each of steps as check does, before anything is
+// stored or run, so that a step whose files are wrong is refused at the
+// start rather than failing the workflow when its turn comes: a stored
+// workflow keeps its workflow file, so a resume could not take a fix of
+// it. flowWS is the workflow's workspace.
+//
+// # Errors
+//
+// ErrFlow, once for each step that fails its check, naming the step and
+// wrapping what is wrong (host.ErrMissing for a file that is not there,
+// host.ErrSubAgent for a sub-agent refused).
+func (f *Flow) checkSteps(flowWS string, steps []Step) error {
+	var errs []error
+	for _, s := range steps {
+		if err := f.check(s, flowWS); err != nil {
+			errs = append(errs, fmt.Errorf("%w: step %s: %w", ErrFlow, s.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// checkUnstarted checks, as Run does, the steps a resume starts anew:
+// those the journal lacks whose agent is not continued (an agent that is
+// continued runs the definition it was made with).
+func (r *runner) checkUnstarted() error {
+	var steps []Step
+	for _, s := range r.flow.Steps {
+		if _, done := r.outputs[s.Name]; done {
+			continue
+		}
+		if j := r.prepare(s); !j.resumed && j.foreign == "" {
+			steps = append(steps, s)
+		}
+	}
+	return r.flow.checkSteps(r.rec.Workspace, steps)
+}
+
+// check checks what a step needs that can be seen without running it, as
+// its agent's start would: its agent file reads and is valid (for a
+// delegation, the parent's, declaring the sub-agent, which narrows it),
+// every tool module it names is there with every tool its only: lists
+// (for a tool step, the step's tool), its sub-agents read and narrow it,
+// its model's script reads, and its workspace is a directory.
+func (f *Flow) check(s Step, flowWS string) error {
+	ws := f.workspace(s, flowWS)
+	af, err := f.agentFile(s, s.Input, ws)
+	if err != nil {
+		return err
+	}
+	// The modules' manifests, read as the run reads them, and the agent
+	// file's sub-agents, resolved and checked as the delegate tool does.
+	tools, err := host.ListTools(af)
+	if err != nil {
+		return err
+	}
+	if err := checkOnly(af, tools); err != nil {
+		return err
+	}
+	if err := checkModel(af); err != nil {
+		return err
+	}
+	if ws == "" {
+		ws = af.WorkspaceDir()
+	}
+	return checkWorkspace(ws)
+}
+
+// checkOnly refuses a tool that an only: lists but its module lacks.
+func checkOnly(af *host.AgentFile, tools []host.ToolInfo) error {
+	for _, ref := range af.Tools {
+		var names []string
+		for _, t := range tools {
+			if t.Module == ref.Module {
+				names = append(names, t.Tool.Name)
+			}
+		}
+		for _, n := range ref.Only {
+			if !slices.Contains(names, n) {
+				return fmt.Errorf("tool module %s has no tool %q (it has %s)", ref.Module, n, strings.Join(names, ", "))
+			}
+		}
+	}
+	return nil
+}
+
+// checkModel opens the agent's model as its run will, which for a script
+// reads the script; opening any other provider reaches no network.
+func checkModel(af *host.AgentFile) error {
+	spec := af.Model
+	if spec.Script != "" && spec.ScriptData == nil && !filepath.IsAbs(spec.Script) {
+		spec.Script = filepath.Join(af.Dir, spec.Script)
+	}
+	if _, err := model.Open(spec); err != nil {
+		return fmt.Errorf("model: %w", err)
+	}
+	return nil
+}
+
+// checkWorkspace refuses a workspace that is not named or not a directory.
+func checkWorkspace(ws string) error {
+	if ws == "" {
+		return errors.New("no workspace: set workspace: in the workflow file, in the step or in its agent file")
+	}
+	fi, err := os.Stat(ws)
+	if err != nil {
+		return fmt.Errorf("workspace: %w; make it, or set another", err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("workspace %s is not a directory", ws)
+	}
+	return nil
+}
