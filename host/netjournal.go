@@ -32,10 +32,14 @@ const maxJournaledRefusals = 64
 //	otherwise: a requesting record, durable, before the request is sent;
 //	    then the response body kept as a blob (up to maxKeptResponse),
 //	    durable, and a received (or failed) record, durable, before the
-//	    guest sees the response
+//	    guest sees the response; or, for a request the Net says reached
+//	    no peer (netguard.ErrRefused at connect time, netguard.ErrNotSent:
+//	    a refused connection, a name that does not resolve), a refused
+//	    record: nothing of it was sent
 //
 // So a seal knows of every request that may have left, and of every
-// response the guest may have read.
+// response the guest may have read; and it does not take for sent a
+// request that never left.
 type netJournal struct {
 	inner   sandbox.Net
 	write   func(...checkpoint.Record) error
@@ -110,8 +114,8 @@ func (j *netJournal) RoundTrip(ctx context.Context, req *sandbox.NetRequest) (*s
 	ex.DurationMS = float64(time.Since(start).Microseconds()) / 1000
 	if err != nil {
 		ex.Step, ex.Error = conversation.ExchangeFailed, j.errorText(err, req.URL, ex.URL)
-		if errors.Is(err, netguard.ErrRefused) {
-			ex.Step = conversation.ExchangeRefused
+		if errors.Is(err, netguard.ErrRefused) || errors.Is(err, netguard.ErrNotSent) {
+			ex.Step = conversation.ExchangeRefused // nothing of it reached the peer
 		}
 		return nil, j.end(ex, outcome(ex), err)
 	}

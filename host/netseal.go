@@ -98,11 +98,21 @@ func (e SealedExchange) State() string {
 
 // sentMutating reports whether a call of an interrupted round sent a
 // request that is not safe to repeat: replaying the round would send it
-// again.
+// again. Each exchange is judged by its last record, as the seal judges
+// it: a request journaled as requesting and then refused (never sent)
+// is not one.
 func sentMutating(tail []checkpoint.Record) bool {
+	byCall := map[string][]SealedExchange{}
 	for _, t := range tail {
-		if t.Type == checkpoint.RecExchange && t.Exchange.Sent() && t.Exchange.Method != "" && t.Exchange.Mutating() {
-			return true
+		if t.Type == checkpoint.RecExchange {
+			byCall[t.Call] = addExchange(byCall[t.Call], *t.Exchange)
+		}
+	}
+	for _, net := range byCall {
+		for _, e := range sentExchanges(net) {
+			if e.Method != "" && (conversation.Exchange{Method: e.Method}).Mutating() {
+				return true
+			}
 		}
 	}
 	return false

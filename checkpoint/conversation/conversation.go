@@ -64,8 +64,8 @@ type Usage struct {
 	CacheWriteTokens int64 `cbor:"4,keyasint,omitempty" json:"cache_write_tokens,omitempty"`
 	CostMicroUSD     int64 `cbor:"5,keyasint,omitempty" json:"cost_micro_usd,omitempty"`
 	// NetRequests counts the requests that were sent, or began to be (a
-	// refused one is not); NetSentBytes and NetReceivedBytes their
-	// bodies' bytes.
+	// refused one, or one that reached no peer, is not); NetSentBytes and
+	// NetReceivedBytes their bodies' bytes.
 	NetRequests      int64 `cbor:"6,keyasint,omitempty" json:"net_requests,omitempty"`
 	NetSentBytes     int64 `cbor:"7,keyasint,omitempty" json:"net_sent_bytes,omitempty"`
 	NetReceivedBytes int64 `cbor:"8,keyasint,omitempty" json:"net_received_bytes,omitempty"`
@@ -106,18 +106,26 @@ type ExchangeStep string
 // The steps of an exchange. A call's exchange is journaled as
 // ExchangeRequesting, durably, before its request is sent, then as one of
 // the others before the guest sees what came of it. So an exchange whose
-// last record is ExchangeRequesting may have reached the remote side.
+// last record is ExchangeRequesting may have reached the remote side; one
+// whose last record is ExchangeRefused did not, requesting record or not.
 const (
 	// ExchangeRequesting: the request is about to be sent.
 	ExchangeRequesting ExchangeStep = "requesting"
 	// ExchangeReceived: its response came back and is recorded.
 	ExchangeReceived ExchangeStep = "received"
-	// ExchangeFailed: the request was sent, or began to be, and no
-	// response came back whole (a refused connection, a timeout, a body
-	// past its limit): whether the remote side acted on it is unknown.
+	// ExchangeFailed: the request was sent, or began to be (a connection
+	// was obtained for it), and no response came back whole (a reset, a
+	// timeout, a body past its limit): whether the remote side acted on it
+	// is unknown.
 	ExchangeFailed ExchangeStep = "failed"
-	// ExchangeRefused: the grant refused the request before anything was
-	// sent (a host not allowed, a method, a limit).
+	// ExchangeRefused: the request was not sent. The grant refused it
+	// before anything was sent (a host not allowed, a method, a limit), or
+	// refused the address it resolved to at connect time; or it reached
+	// no peer: no connection was obtained for it (a refused connection, a
+	// name that does not resolve, a failed TLS handshake), which its Error
+	// says ("not sent: no connection: ..."). A journal written before
+	// such requests were told apart has ExchangeFailed for them, and they
+	// read as sent, as they did then.
 	ExchangeRefused ExchangeStep = "refused"
 )
 
@@ -151,7 +159,7 @@ type Exchange struct {
 }
 
 // Sent reports whether the step says the request may have left: every
-// step but a refusal.
+// step but a refusal (which includes a request that reached no peer).
 func (e Exchange) Sent() bool { return e.Step != ExchangeRefused }
 
 // Mutating reports whether the exchange's method is one that is not safe

@@ -23,7 +23,8 @@ type Client struct {
 	requests int
 	admitted *sandbox.NetRequest
 	url      *url.URL // of admitted
-	// Sent and Received count the call's request and response body bytes.
+	// Sent and Received count the call's request and response body
+	// bytes: a request's only once a connection was obtained for it.
 	Sent, Received int64
 }
 
@@ -155,13 +156,18 @@ func validHeaderName(name string) bool {
 // RoundTrip sends req, admitting it first unless it was just admitted,
 // with the secrets for its host added, and reads the whole response
 // within the grant's timeout and response size. It does not follow
-// redirects.
+// redirects. Sent counts the body's bytes once a connection was obtained
+// for it.
 //
 // # Errors
 //
 // ErrRefused for what the grant does not allow (nothing was sent, or for
-// an address refused at connect time, nothing reached the peer); any
-// other error is a request that may have reached the remote side.
+// an address refused at connect time, nothing reached the peer);
+// ErrNotSent for a request no connection was obtained for (a refused
+// connection, a name that does not resolve: nothing reached the peer);
+// any other error is a request that may have reached the remote side. A
+// time limit that ran out is named: the grant's timeout (net: {timeout})
+// or the call's own (its context's deadline).
 func (c *Client) RoundTrip(ctx context.Context, req *sandbox.NetRequest) (*sandbox.NetResponse, error) {
 	if c.admitted != req {
 		if err := c.Admit(req); err != nil {
@@ -171,41 +177,32 @@ func (c *Client) RoundTrip(ctx context.Context, req *sandbox.NetRequest) (*sandb
 	u := c.url
 	c.admitted, c.url = nil, nil
 	r := c.g.rules
-	ctx, cancel := context.WithTimeout(ctx, orDefault(r.Timeout, DefaultTimeout))
+	ctx, cancel := context.WithTimeoutCause(ctx, orDefault(r.Timeout, DefaultTimeout), errGrantTimeout)
 	defer cancel()
-	hr, err := http.NewRequestWithContext(ctx, req.Method, u.String(), bytes.NewReader(req.Body))
+	var conn connTrace
+	hr, err := http.NewRequestWithContext(conn.trace(ctx), req.Method, u.String(), bytes.NewReader(req.Body))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrRefused, err)
 	}
 	hr.Header = c.g.headersFor(req.Header, u)
-	c.Sent += int64(len(req.Body))
 	resp, err := c.g.transport.RoundTrip(hr)
+	if conn.sent() {
+		c.Sent += int64(len(req.Body))
+	}
 	if err != nil {
-		return nil, sendError(ctx, err, r)
+		return nil, sendError(ctx, err, r, conn.sent())
 	}
 	defer resp.Body.Close()
 	max := orDefault(r.MaxResponseBytes, DefaultMaxResponseBytes)
 	body, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
 	c.Received += int64(len(body))
 	if err != nil {
-		return nil, fmt.Errorf("read the response body: %w", sendError(ctx, err, r))
+		return nil, fmt.Errorf("read the response body: %w", sendError(ctx, err, r, true))
 	}
 	if int64(len(body)) > max {
 		return nil, fmt.Errorf("the response body is larger than %d bytes (net: {max_response_bytes}); it was not read", max)
 	}
 	return &sandbox.NetResponse{Status: resp.StatusCode, Header: resp.Header, Body: body}, nil
-}
-
-// sendError says why sending failed: a refusal, the grant's timeout, or
-// the transport's own error.
-func sendError(ctx context.Context, err error, r Rules) error {
-	if errors.Is(err, ErrRefused) {
-		return err
-	}
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return fmt.Errorf("no response within %s (net: {timeout}): %w", orDefault(r.Timeout, DefaultTimeout), err)
-	}
-	return err
 }
 
 // headersFor is the request's headers as sent: the guest's, less those

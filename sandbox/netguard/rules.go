@@ -15,6 +15,12 @@ import (
 var (
 	// ErrRefused is a request the grant does not allow; nothing was sent.
 	ErrRefused = errors.New("refused by the network grant")
+	// ErrNotSent is a request that reached no peer: no connection was
+	// obtained for it (a refused connection, a name that does not resolve,
+	// a TLS handshake that failed, a time limit that ran out before it
+	// connected), so no byte of it was written and sending it again is
+	// safe.
+	ErrNotSent = errors.New("not sent")
 	// ErrBadRule is an allow entry or secret that does not read.
 	ErrBadRule = errors.New("bad network grant")
 )
