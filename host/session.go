@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 
 	"github.com/cairnrun/cairn/checkpoint/conversation"
 
@@ -174,13 +175,38 @@ func (e *Engine) reopen(ctx context.Context, opts SessionOptions, runID string) 
 	if opts.Workspace != "" {
 		ws = opts.Workspace
 	}
+	mods, err := e.redefine(opts.Agent, rec.State.Definition, ws, log)
+	if err != nil {
+		log.Close()
+		return nil, nil, err
+	}
 	spec := clientTurns
-	r, err := e.newRun(ctx, opts.Agent, nil, &spec, ws, opts.ID, runID, log)
+	r, err := e.newRun(ctx, opts.Agent, mods, &spec, ws, opts.ID, runID, log)
 	if err != nil {
 		log.Close()
 		return nil, nil, err
 	}
 	return r, rec, nil
+}
+
+// redefine journals the definition af makes when it differs from the
+// agent's stored one, old: a session runs the agent file given now (a
+// later `cairn mcp --id` may serve other tools), and `cairn show` and
+// `cairn verify` must find what its calls ran.
+func (e *Engine) redefine(af *AgentFile, old checkpoint.Definition, ws string, log checkpoint.Log) ([]toolModule, error) {
+	mods, err := loadModules(af)
+	if err != nil {
+		return nil, err
+	}
+	def, err := e.define(af, mods, ws)
+	if err != nil {
+		return nil, err
+	}
+	if def.AgentFile == old.AgentFile && def.AgentPath == old.AgentPath && def.AgentDir == old.AgentDir &&
+		def.Script == old.Script && def.Workspace == old.Workspace && maps.Equal(def.Modules, old.Modules) {
+		return mods, nil
+	}
+	return mods, log.Append(checkpoint.Record{Type: checkpoint.RecDefine, Time: now(), Definition: &def})
 }
 
 // sealInterrupted starts the session's run; when rec is an agent a stop

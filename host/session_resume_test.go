@@ -47,3 +47,46 @@ func TestResumeOfASessionAgentSealsAndStops(t *testing.T) {
 		t.Fatalf("a second resume: %+v", res)
 	}
 }
+
+// A later session of an agent with another agent file (a `cairn mcp
+// --id` serving other tools) journals the new definition: the agent shows
+// the file its calls ran with, and verify finds the module of each call.
+// It once kept the first file, and verify reported the later calls as
+// diverged.
+func TestSessionWithOtherToolsRedefinesTheAgent(t *testing.T) {
+	eng, _ := fileEngine(t)
+	first, ws := sessionAgent(t, "")
+	src := `name: sess
+model: {provider: script}
+workspace: ` + ws + `
+tools: [{module: builtin, only: [write_file, read_file]}]
+`
+	narrow, err := ParseAgentFile([]byte(src), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(af *AgentFile, tool, input string) {
+		t.Helper()
+		s, err := eng.OpenSession(context.Background(), SessionOptions{Agent: af, ID: "r"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		if out, err := s.Call(context.Background(), tool, json.RawMessage(input), nil); err != nil || out.IsError {
+			t.Fatalf("%s: %+v %v", tool, out, err)
+		}
+	}
+	call(narrow, "write_file", `{"path":"a.txt","content":"one"}`)
+	call(first, "append", `{"path":"a.txt","line":"two"}`)
+	in, err := Inspect(context.Background(), eng.store, "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(in.AgentFile), "hostile") {
+		t.Fatalf("the agent file shown is the first:\n%s", in.AgentFile)
+	}
+	rep, err := eng.Verify(context.Background(), "r", VerifyOptions{})
+	if err != nil || rep.Diverged != 0 {
+		t.Fatalf("verify: %+v, %v", rep, err)
+	}
+}
