@@ -122,7 +122,8 @@ func (d *delegateTool) Call(ctx context.Context, c *nativeCall) (nativeResult, e
 	}
 	p := c.run
 	if p.depth+1 > maxDepth {
-		return nativeResult{}, fmt.Errorf("%s: sub-agents nest at most %d deep", delegateName, maxDepth)
+		return nativeResult{}, fmt.Errorf("%s: sub-agents nest at most %d deep, and this agent is at depth %d: do the task yourself",
+			delegateName, maxDepth, p.depth)
 	}
 	d.once.Do(func() {
 		if p.tree == nil {
