@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/cairnrun/cairn/checkpoint/conversation"
 
 	"github.com/cairnrun/cairn/abi"
 	"github.com/cairnrun/cairn/host/model"
+	"github.com/cairnrun/cairn/sandbox"
 )
 
 // MCPServer is one entry of an agent file's `mcp:` list: a Model Context
@@ -53,11 +55,14 @@ func (s MCPServer) validate() error {
 }
 
 // ExternalTools is a connection to an MCP server: the tools it offers and
-// a way to call them. host/mcp.Connect makes one.
+// a way to call them. host/mcp.Connect makes one. Call is safe for
+// concurrent use.
 type ExternalTools interface {
 	Tools() []ExternalTool
 	// Call calls a tool; isError says the server answered with an error
-	// result. An error says the server could not be reached or died.
+	// result. An error says the server could not be reached or died:
+	// one wrapping ErrNotSent, that the call never reached it; one
+	// wrapping ErrOutputLimit, that its answer was too large to read.
 	Call(ctx context.Context, name string, input json.RawMessage) (output string, isError bool, err error)
 	Close() error
 }
@@ -69,31 +74,64 @@ type ExternalTool struct {
 }
 
 // Connector connects to an agent file's MCP server; dir is the agent
-// file's directory, which a relative command is resolved against.
-type Connector func(ctx context.Context, s MCPServer, dir string) (ExternalTools, error)
+// file's directory, which a relative command is resolved against, and
+// limits bound one call of its tools (the agent file's sandbox timeout
+// and output, the defaults filled in): a connector reads no answer much
+// larger than limits.Output. The caller bounds ctx.
+type Connector func(ctx context.Context, s MCPServer, dir string, limits Limits) (ExternalTools, error)
 
 // ErrMCPServer: an MCP server of the agent file could not be started or
 // reached, or there is no Connector to reach it with.
 var ErrMCPServer = errors.New("MCP server unavailable")
 
+// ErrNotSent: a call of an MCP server's tool was not sent, since the
+// server could not be reached (the connection had ended and could not be
+// made again, or a url server's address refused it); it changed nothing.
+var ErrNotSent = errors.New("call not sent")
+
+// ErrOutputLimit: an MCP server answered a call with more than the
+// agent file's sandbox output limit; the answer was dropped.
+var ErrOutputLimit = errors.New("output limit exceeded")
+
+// errStartTime and errCallTime end a server's start and a call of its
+// tool that ran past the time limit of a call.
+var (
+	errStartTime = errors.New("MCP server start ran past its time limit")
+	errCallTime  = errors.New("MCP server call ran past its time limit")
+)
+
+// defaultOutputLimit is the sandbox's default cap on a tool's output
+// (sandbox.Policy.StdoutLimit), which a server's answers share.
+const defaultOutputLimit = 1 << 20
+
+// serverLimits bound a call of an MCP server's tool, and its start: the
+// agent file's sandbox timeout and output limit, as for a wasm tool, or
+// the sandbox's defaults.
+func serverLimits(af *AgentFile) Limits {
+	l := Limits{Timeout: Duration(sandbox.DefaultTimeout), Output: defaultOutputLimit}
+	return l.overriddenBy(Limits{Timeout: af.Sandbox.Timeout, Output: af.Sandbox.Output})
+}
+
 // unsandboxedLabel labels the tools of MCP servers, in their descriptions.
 const unsandboxedLabel = "[unsandboxed: MCP server %s] "
 
 // addServers connects to the agent file's MCP servers and offers their
-// tools. A server that cannot be reached fails the whole set: the run does
-// not start, and starts again (on resume) with the server.
+// tools. A server that cannot be reached, or is not started and listing
+// its tools within the time limit of a call, fails the whole set: the run
+// does not start, and starts again (on resume) with the server.
 func (ts *toolset) addServers(ctx context.Context, connect Connector, af *AgentFile) error {
+	limits := serverLimits(af)
 	for _, s := range af.MCP {
 		if connect == nil {
 			return fmt.Errorf("mcp server %s: %w: this engine has no MCP client", s.Name, ErrMCPServer)
 		}
-		conn, err := connect(ctx, s, af.Dir)
+		conn, err := connectServer(ctx, connect, s, af.Dir, limits)
 		if err != nil {
 			return fmt.Errorf("mcp server %s: %w: %w", s.Name, ErrMCPServer, err)
 		}
 		ts.servers = append(ts.servers, conn)
 		for _, et := range conn.Tools() {
-			if err := ts.addExternal(s.Name, conn, et); err != nil {
+			if err := ts.addExternal(s.Name, conn, et, limits); err != nil {
 				return fmt.Errorf("mcp server %s: %w", s.Name, err)
 			}
 		}
@@ -101,7 +139,24 @@ func (ts *toolset) addServers(ctx context.Context, connect Connector, af *AgentF
 	return nil
 }
 
-func (ts *toolset) addExternal(server string, conn ExternalTools, et ExternalTool) error {
+// connectServer connects to s within the time limit of a call, saying
+// what to check of a server that does not answer in time.
+func connectServer(ctx context.Context, connect Connector, s MCPServer, dir string, limits Limits) (ExternalTools, error) {
+	d := time.Duration(limits.Timeout)
+	cctx, cancel := context.WithTimeoutCause(ctx, d, errStartTime)
+	defer cancel()
+	conn, err := connect(cctx, s, dir, limits)
+	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil && errors.Is(context.Cause(cctx), errStartTime) {
+		check := fmt.Sprintf("that `%s` starts an MCP server that speaks on its stdin and stdout (its stderr is cairn's)", strings.Join(s.Command, " "))
+		if s.URL != "" {
+			check = fmt.Sprintf("that %s answers MCP over Streamable HTTP", s.URL)
+		}
+		return nil, fmt.Errorf("it did not start and list its tools within %s, the time limit of a call (the agent file's sandbox: {timeout}); check %s: %w", d, check, err)
+	}
+	return conn, err
+}
+
+func (ts *toolset) addExternal(server string, conn ExternalTools, et ExternalTool, limits Limits) error {
 	if _, dup := ts.tools[et.Name]; dup {
 		return fmt.Errorf("tool %q is offered by two modules or servers", et.Name)
 	}
@@ -115,27 +170,56 @@ func (ts *toolset) addExternal(server string, conn ExternalTools, et ExternalToo
 	}
 	desc := fmt.Sprintf(unsandboxedLabel, server) + et.Description
 	ts.tools[et.Name] = &tool{spec: abi.Tool{Name: et.Name, Description: desc, InputSchema: schema},
-		schema: sch, remote: conn, server: server}
+		schema: sch, remote: conn, server: server, limits: limits}
 	ts.specs = append(ts.specs, model.Tool{Name: et.Name, Description: desc, InputSchema: json.RawMessage(schemaText(schema))})
 	return nil
 }
 
-// callRemote calls a tool of an MCP server. A server that fails mid-call
-// is an error result the model reads, saying the call's effects are
-// unknown.
+// callRemote calls a tool of an MCP server within the time limit of a
+// call, its answer capped at the output limit, as a wasm tool's are (see
+// serverLimits). Whatever goes wrong is an error result the model reads,
+// saying whether the call reached the server (see remoteFailure).
 func (t *tool) callRemote(ctx context.Context, c conversation.ToolCall) (string, error) {
 	input, err := t.schema.check(c.Input)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", c.Name, err)
 	}
-	out, isError, err := t.remote.Call(ctx, c.Name, json.RawMessage(input))
+	cctx, cancel := context.WithTimeoutCause(ctx, time.Duration(t.limits.Timeout), errCallTime)
+	defer cancel()
+	out, isError, err := t.remote.Call(cctx, c.Name, json.RawMessage(input))
+	if err == nil && int64(len(out)) > int64(t.limits.Output) {
+		err = fmt.Errorf("%w: its answer has %d bytes", ErrOutputLimit, len(out))
+	}
 	switch {
 	case err != nil:
-		return "", fmt.Errorf("MCP server %s failed during the call, so what the call changed is unknown: %w", t.server, err)
+		return "", t.remoteFailure(ctx, cctx, c.Name, err)
 	case isError:
 		return "", errors.New(out)
 	}
 	return out, nil
+}
+
+// remoteFailure says what became of a call of an MCP server that did not
+// answer: never sent (it changed nothing), stopped by cairn (a cancel or
+// a signal) or by its time limit, its answer too large, or the server
+// failed during it; of a call that was sent, what it changed is unknown.
+func (t *tool) remoteFailure(ctx, cctx context.Context, name string, err error) error {
+	switch {
+	case errors.Is(err, ErrNotSent) && ctx.Err() != nil:
+		return fmt.Errorf("%s: cairn stopped the call (%v) before it was sent to MCP server %s; it changed nothing", name, context.Cause(ctx), t.server)
+	case errors.Is(err, ErrNotSent):
+		return fmt.Errorf("MCP server %s is unavailable, so the call was not sent and changed nothing: %w", t.server, err)
+	case ctx.Err() != nil:
+		return fmt.Errorf("%s: cairn stopped the call (%v) before MCP server %s answered, and told the server to cancel it; what the call changed is unknown",
+			name, context.Cause(ctx), t.server)
+	case errors.Is(context.Cause(cctx), errCallTime):
+		return fmt.Errorf("%s: it ran past its time limit of %s and was stopped (MCP server %s was told to cancel it); what the call changed is unknown (the agent file's sandbox: {timeout} sets the limit)",
+			name, time.Duration(t.limits.Timeout), t.server)
+	case errors.Is(err, ErrOutputLimit):
+		return fmt.Errorf("%s: MCP server %s answered with more than the output limit of %d bytes, and the answer was dropped (%w); the call ran, but what it returned is lost (the agent file's sandbox: {output} raises the limit)",
+			name, t.server, int64(t.limits.Output), err)
+	}
+	return fmt.Errorf("MCP server %s failed during the call, so what the call changed is unknown: %w", t.server, err)
 }
 
 // serverInfo is an MCP server as `cairn tools ls` lists it: its tools are
