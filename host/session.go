@@ -22,11 +22,13 @@ import (
 // result is journaled, the round committed. So `cairn show`, `log`,
 // `events`, `diff` and `undo` work on a session's agent, and a crash
 // mid-call leaves an interrupted round that the next session of the agent
-// seals. (`cairn resume` would seal it too, but then asks the agent file's
-// model to go on, which a session's agent has no use for.)
+// seals. (`cairn resume` seals it too; it then asks the agent file's model
+// to go on, unless that model is a session's, the script provider with no
+// script, when it stops: see callerTurns.)
 //
 // A Session holds its agent's lock until Close. Its calls are taken one
-// at a time, in the order they arrive; Call is safe for concurrent use.
+// at a time, concurrent ones in no promised order; Call is safe for
+// concurrent use.
 type Session struct {
 	r    *run
 	lock checkpoint.Lock

@@ -111,22 +111,29 @@ func mcpAgent(c *cli.Context) (*host.AgentFile, error) {
 	return af, nil
 }
 
+// serveHTTP serves srv on addr until ctx ends (a signal); then the calls
+// in flight stop, as on stdio, and the server shuts down.
 func serveHTTP(ctx context.Context, stderr io.Writer, srv *mcp.Server, sess *host.Session, addr, token string) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
-	hs := &http.Server{Handler: srv.Handler(token), ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: srv.Handler(token), ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return ctx }}
 	fmt.Fprintf(stderr, "cairn mcp: agent %s serves %d tools on http://%s/ (workspace %s)\n",
 		sess.ID(), len(sess.Tools()), ln.Addr(), sess.Workspace())
-	go func() {
-		<-ctx.Done()
-		shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		hs.Shutdown(shut)
-	}()
-	if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	select {
+	case err := <-served:
 		return err
+	case <-ctx.Done():
+	}
+	srv.Close()
+	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if hs.Shutdown(shut) != nil {
+		hs.Close()
 	}
 	return nil
 }

@@ -1,9 +1,13 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -13,40 +17,112 @@ import (
 // approvalKey names the one input request of a call that needs approval.
 const approvalKey = "cairn-approval"
 
-// askFirst is the input-required result that asks the client's user about
-// a call an `ask` rule matches (MCP elicitation, as a multi round-trip
-// request: the SDK asks a client of an older protocol itself and calls the
-// handler again with the answer). It is nil when the request already
-// carries the answer, or when the client cannot be asked; approver then
-// decides.
-func askFirst(req *sdk.CallToolRequest, name string, args json.RawMessage, agent string) *sdk.CallToolResult {
-	if _, answered := req.Params.InputResponses[approvalKey]; answered || !canElicit(req.Session) {
-		return nil
+// maxOpenQuestions bounds the questions a Server keeps awaiting their
+// answers; past it the oldest is forgotten, and an answer to it asks
+// again.
+const maxOpenQuestions = 256
+
+// questions are the approval questions a Server has asked and not yet had
+// answered. A question is asked as a multi round-trip request (MCP
+// elicitation: the SDK asks a client of an older protocol itself and
+// calls the handler again with the answer) whose request state, random,
+// names it. An answer counts only with that request state, for the same
+// tool and arguments the question was about, and once: a client cannot
+// approve a call no one was asked about, nor move an answer to another
+// call or use it twice. The zero value is ready to use.
+type questions struct {
+	mu   sync.Mutex
+	open map[string]question // by request state
+	seq  uint64
+}
+
+type question struct {
+	call [sha256.Size]byte // callDigest of what it asks about
+	seq  uint64            // the order it was asked in
+}
+
+// ask is the input-required result that asks the client's user about a
+// call an `ask` rule matches.
+func (q *questions) ask(name string, args json.RawMessage, agent string) *sdk.CallToolResult {
+	state := rand.Text()
+	q.mu.Lock()
+	if q.open == nil {
+		q.open = map[string]question{}
 	}
-	return &sdk.CallToolResult{InputRequests: sdk.InputRequestMap{approvalKey: &sdk.ElicitParams{Mode: "form",
+	if len(q.open) >= maxOpenQuestions {
+		q.forgetOldest()
+	}
+	q.seq++
+	q.open[state] = question{call: callDigest(name, args), seq: q.seq}
+	q.mu.Unlock()
+	return &sdk.CallToolResult{RequestState: state, InputRequests: sdk.InputRequestMap{approvalKey: &sdk.ElicitParams{Mode: "form",
 		Message:         fmt.Sprintf("cairn: allow %s with %s? An approval rule of agent %s says to ask.", name, args, agent),
 		RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}}}}}
 }
 
-// approver decides a call an `ask` rule matches from the client's answer
-// to askFirst. A client that cannot be asked has the call denied, and the
-// denial says why.
-func approver(req *sdk.CallToolRequest) host.Approver {
+func (q *questions) forgetOldest() {
+	var oldest string
+	for state, asked := range q.open {
+		if oldest == "" || asked.seq < q.open[oldest].seq {
+			oldest = state
+		}
+	}
+	delete(q.open, oldest)
+}
+
+// answer is the client's answer, in p, to the question this Server asked
+// about a call of name with args, which is then closed. It is false when
+// p carries no answer, or one not bound to such a question; the caller
+// then asks.
+func (q *questions) answer(p *sdk.CallToolParamsRaw, name string, args json.RawMessage) (*sdk.ElicitResult, bool) {
+	res, ok := p.InputResponses[approvalKey].(*sdk.ElicitResult)
+	if !ok || res == nil {
+		return nil, false
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	asked, ok := q.open[p.RequestState]
+	if !ok || asked.call != callDigest(name, args) {
+		return nil, false
+	}
+	delete(q.open, p.RequestState)
+	return res, true
+}
+
+// callDigest identifies a call of name with args, whatever the whitespace
+// in args.
+func callDigest(name string, args json.RawMessage) [sha256.Size]byte {
+	var compact bytes.Buffer
+	if json.Compact(&compact, args) != nil {
+		compact.Reset()
+		compact.Write(args)
+	}
+	h := sha256.New()
+	h.Write([]byte(name))
+	h.Write([]byte{0})
+	h.Write(compact.Bytes())
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
+	return sum
+}
+
+// approver decides a call an `ask` rule matches from answer, the client's
+// answer to the question asked about it (nil when none was). A client
+// that cannot be asked has the call denied, and the denial says why.
+func approver(ss *sdk.ServerSession, answer *sdk.ElicitResult) host.Approver {
 	return func(context.Context, host.ApprovalRequest) (host.Decision, error) {
-		if !canElicit(req.Session) {
+		switch {
+		case !canElicit(ss):
 			return host.Decision{Reason: "the agent file's approval rules say a person must decide on it, " +
 				"and this MCP client cannot ask one (it does not support elicitation)"}, nil
-		}
-		res, ok := req.Params.InputResponses[approvalKey].(*sdk.ElicitResult)
-		switch {
-		case !ok:
+		case answer == nil:
 			return host.Decision{Reason: "the MCP client did not answer the question whether to allow it"}, nil
-		case res.Action == "accept":
+		case answer.Action == "accept":
 			return host.Decision{Approved: true}, nil
-		case res.Action == "decline":
+		case answer.Action == "decline":
 			return host.Decision{Reason: "the MCP client's user declined it"}, nil
 		}
-		return host.Decision{Reason: "the MCP client's user dismissed the question (" + res.Action + ")"}, nil
+		return host.Decision{Reason: "the MCP client's user dismissed the question (" + answer.Action + ")"}, nil
 	}
 }
 

@@ -2,12 +2,15 @@ package mcp
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -18,15 +21,17 @@ import (
 const maxStdioMessage = sdk.DefaultMaxLineLength
 
 // tooLargeCode is JSON-RPC's "invalid request".
-const tooLargeCode = -32600
+const tooLargeCode = jsonrpc.CodeInvalidRequest
 
 // lineLimiter passes a client's messages, one line each, to the SDK, and
 // answers a line longer than max on w itself, naming the request's id
-// when it has one, instead of passing it on.
+// when it has one, instead of passing it on. With check set, it passes
+// on what check makes of each line, and answers the lines check refuses.
 type lineLimiter struct {
 	br      *bufio.Reader
 	max     int
 	w       io.Writer
+	check   func(line []byte) ([]byte, *refusal)
 	pending []byte // the rest of the line being read out
 	err     error  // what ended the input, once pending is read out
 }
@@ -41,6 +46,9 @@ func (l *lineLimiter) Read(p []byte) (int, error) {
 			return 0, l.err
 		}
 		l.pending, l.err = l.line()
+		if l.check != nil && len(l.pending) > 0 {
+			l.pending = l.checked(l.pending)
+		}
 	}
 	n := copy(p, l.pending)
 	l.pending = l.pending[n:]
@@ -73,17 +81,170 @@ func (l *lineLimiter) refuse(head []byte, err error) error {
 		chunk, err = l.br.ReadSlice('\n')
 		s.feed(chunk)
 	}
-	id := json.RawMessage("null")
-	if s.found && json.Valid(s.id) {
-		id = s.id
-	}
 	msg := fmt.Sprintf("message of more than %d bytes: a client sends at most that on stdio (a file that large is better written by a tool from the workspace)", l.max)
-	answer, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id,
-		"error": map[string]any{"code": tooLargeCode, "message": msg}})
-	if _, werr := l.w.Write(append(answer, '\n')); werr != nil && err == nil {
+	if werr := l.answer(&refusal{id: s.requestID(), code: tooLargeCode, message: msg}); werr != nil && err == nil {
 		err = werr
 	}
 	return err
+}
+
+// checked is what check passes on of line: nil for a line it refuses,
+// which is answered.
+func (l *lineLimiter) checked(line []byte) []byte {
+	msg, r := l.check(line)
+	if r != nil {
+		if err := l.answer(r); err != nil && l.err == nil {
+			l.err = err
+		}
+	}
+	return msg
+}
+
+// answer writes the JSON-RPC error response r, one line in one Write.
+func (l *lineLimiter) answer(r *refusal) error {
+	answer, _ := json.Marshal(errorResponse{Version: "2.0", ID: r.id, Error: jsonrpc.Error{Code: r.code, Message: r.message}})
+	_, err := l.w.Write(append(answer, '\n'))
+	return err
+}
+
+type errorResponse struct {
+	Version string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Error   jsonrpc.Error   `json:"error"`
+}
+
+// A refusal is the error a line is answered with instead of being passed
+// on, and the id of the request it answers (null when none can be read).
+type refusal struct {
+	id      json.RawMessage
+	code    int64
+	message string
+}
+
+// A messageCheck finds, before the SDK reads them, the lines the SDK's
+// stdio transport would end the session over: a line that is not JSON,
+// not a JSON-RPC message (no "jsonrpc": "2.0", an id that is neither a
+// string nor a number, no method and no id), or a batch the SDK does not
+// take. Such a line is refused, and answered with an error, as an HTTP
+// body is; the session goes on. Each message passes on as one line, without
+// the whitespace around it, which the SDK would take for trailing data.
+//
+// The SDK takes batches in a session of a protocol version before
+// 2025-06-18 (which has none); a batch passes on there only if each of its
+// messages is one, none is a notification, and no request id is used twice
+// in it or was used in an earlier batch (the SDK ends the session over any
+// of those, and never answers a batch with a notification in it).
+type messageCheck struct {
+	// batches reports whether the session takes batches.
+	batches  func() bool
+	batchIDs map[jsonrpc.ID]bool // the requests of earlier batches
+}
+
+// check returns the message line holds, to pass on, or why it is refused;
+// nil and nil for a blank line.
+func (c *messageCheck) check(line []byte) ([]byte, *refusal) {
+	msg := bytes.Trim(line, " \t\r\n")
+	if len(msg) == 0 {
+		return nil, nil
+	}
+	if !json.Valid(msg) {
+		err := json.Unmarshal(msg, new(json.RawMessage)) // for what is wrong
+		return nil, &refusal{id: idOf(msg), code: jsonrpc.CodeParseError,
+			message: fmt.Sprintf("parse error: %v (on stdio a client sends one JSON-RPC message a line)", err)}
+	}
+	if msg[0] == '[' {
+		return c.batch(msg)
+	}
+	if _, err := jsonrpc.DecodeMessage(msg); err != nil {
+		return nil, &refusal{id: idOf(msg), code: jsonrpc.CodeInvalidRequest, message: "invalid request: " + err.Error()}
+	}
+	return append(msg, '\n'), nil
+}
+
+// batch checks a batch, msg, which is valid JSON.
+func (c *messageCheck) batch(msg []byte) ([]byte, *refusal) {
+	invalid := func(why string) ([]byte, *refusal) {
+		return nil, &refusal{id: json.RawMessage("null"), code: jsonrpc.CodeInvalidRequest, message: "invalid request: " + why}
+	}
+	if c.batches == nil || !c.batches() {
+		return invalid("a JSON-RPC batch: this session's protocol version has none (they ended with 2025-06-18)")
+	}
+	var raws []json.RawMessage
+	if err := json.Unmarshal(msg, &raws); err != nil || len(raws) == 0 {
+		return invalid("an empty batch")
+	}
+	if nesting(msg) > maxNesting {
+		return invalid(fmt.Sprintf("a batch nested more than %d deep", maxNesting))
+	}
+	ids := map[jsonrpc.ID]bool{}
+	for _, raw := range raws {
+		m, err := jsonrpc.DecodeMessage(raw)
+		if err != nil {
+			return invalid("in a batch: " + err.Error())
+		}
+		req, ok := m.(*jsonrpc.Request)
+		switch {
+		case !ok:
+		case !req.ID.IsValid():
+			return invalid("a notification in a batch (send it on a line of its own)")
+		case ids[req.ID] || c.batchIDs[req.ID]:
+			return invalid(fmt.Sprintf("request id %v used twice in batches", req.ID.Raw()))
+		default:
+			ids[req.ID] = true
+		}
+	}
+	if c.batchIDs == nil {
+		c.batchIDs = map[jsonrpc.ID]bool{}
+	}
+	for id := range ids {
+		c.batchIDs[id] = true
+	}
+	return append(msg, '\n'), nil
+}
+
+// maxNesting is the deepest JSON the SDK decodes a message of.
+const maxNesting = 1000
+
+// nesting is how deep the objects and arrays of JSON b nest.
+func nesting(b []byte) int {
+	depth, deepest, inStr, esc := 0, 0, false, false
+	for _, c := range b {
+		switch {
+		case esc:
+			esc = false
+		case inStr && c == '\\':
+			esc = true
+		case c == '"':
+			inStr = !inStr
+		case inStr:
+		case c == '{' || c == '[':
+			depth++
+			deepest = max(deepest, depth)
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return deepest
+}
+
+// takesBatches reports whether the SDK takes JSON-RPC batches in ss: its
+// client asked, in initialize, for a protocol version the SDK has that
+// is older than 2025-06-18 (the SDK then agrees to it). A session not yet
+// initialized, or of the newer per-request protocol, takes none here.
+func takesBatches(ss *sdk.ServerSession) bool {
+	if ss == nil {
+		return false
+	}
+	p := ss.InitializeParams()
+	return p != nil && p.ProtocolVersion < "2025-06-18" && slices.Contains(sdk.SupportedProtocolVersions(), p.ProtocolVersion)
+}
+
+// idOf is the id of the request msg, when one can be read from it: a
+// string or a number; null otherwise.
+func idOf(msg []byte) json.RawMessage {
+	var s idScanner
+	s.feed(msg)
+	return s.requestID()
 }
 
 // idScanner finds, in JSON read a piece at a time, the raw value of the
@@ -170,6 +331,16 @@ func (s *idScanner) stringByte(c byte) {
 			s.keyIsID, s.keyStr = string(s.key) == `id"`, false
 		}
 	}
+}
+
+// requestID is the id found, if it is one a request may have (a string
+// or a number), or null.
+func (s *idScanner) requestID() json.RawMessage {
+	id := s.id
+	if !s.found || !json.Valid(id) || !(id[0] == '"' || id[0] == '-' || id[0] >= '0' && id[0] <= '9') {
+		return json.RawMessage("null")
+	}
+	return id
 }
 
 // keep adds c to the id, giving up on an id too long to be one.
