@@ -131,7 +131,7 @@ func TestApproveDenyAndAutoDenyCommands(t *testing.T) {
 	args[1] = agent
 
 	code, _, errOut := cairn(t, append([]string{"run", "--id", "d"}, args...)...)
-	if code != exitApproval || !strings.Contains(errOut, "cairn approve d CALL") {
+	if code != exitApproval || !strings.Contains(errOut, "cairn approve d call_4_0") {
 		t.Fatalf("run: exit %d %s; want %d and how to decide", code, errOut, exitApproval)
 	}
 	code, _, errOut = cairn(t, "approve", "--store", store, "d", "call_9_9")
