@@ -37,36 +37,18 @@ func (f *frames) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// line reads the next line, whole, or what replaces one over limit.
+// line reads the next line, whole, or, for one over limit, finds
+// whether it is a response and to which request, and returns the error
+// response that replaces it, or nothing.
 func (f *frames) line() ([]byte, error) {
-	var line []byte
-	for {
-		chunk, err := f.br.ReadSlice('\n')
-		line = append(line, chunk...)
-		if len(line) > f.limit {
-			return f.drop(line, err)
-		}
-		if !errors.Is(err, bufio.ErrBufferFull) {
-			return line, err
-		}
-	}
-}
-
-// drop reads the rest of a line that began with head, past limit,
-// finding whether it is a response and to which request, and returns
-// the error response that replaces it, or nothing.
-func (f *frames) drop(head []byte, err error) ([]byte, error) {
 	var id idScanner
 	var m methodScanner
-	id.feed(head)
-	m.feed(head)
-	size := len(head)
-	for errors.Is(err, bufio.ErrBufferFull) {
-		var chunk []byte
-		chunk, err = f.br.ReadSlice('\n')
+	line, size, err := readLine(f.br, f.limit, func(chunk []byte) {
 		id.feed(chunk)
 		m.feed(chunk)
-		size += len(chunk)
+	})
+	if size == 0 {
+		return line, err
 	}
 	if !id.found || !json.Valid(id.id) || string(id.id) == "null" || m.found {
 		return nil, err
@@ -75,6 +57,30 @@ func (f *frames) drop(head []byte, err error) ([]byte, error) {
 	answer, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(id.id),
 		"error": map[string]any{"code": dropCode, "message": msg}})
 	return append(answer, '\n'), err
+}
+
+// readLine reads the next line from br, whole, with its newline. A line
+// longer than max is read to its end a chunk at a time, each chunk given
+// to over and none kept: readLine then returns no line and the line's
+// size (zero for a line it returns).
+func readLine(br *bufio.Reader, max int, over func(chunk []byte)) (line []byte, size int, err error) {
+	for {
+		chunk, err := br.ReadSlice('\n')
+		line = append(line, chunk...)
+		if len(line) > max {
+			over(line)
+			size := len(line)
+			for errors.Is(err, bufio.ErrBufferFull) {
+				chunk, err = br.ReadSlice('\n')
+				over(chunk)
+				size += len(chunk)
+			}
+			return nil, size, err
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return line, 0, err
+		}
+	}
 }
 
 // methodScanner finds, in JSON read a piece at a time, whether the

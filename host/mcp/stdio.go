@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -55,37 +54,19 @@ func (l *lineLimiter) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// line reads the next line, whole; a line over max is answered and
-// skipped, and nil returned for it.
+// line reads the next line, whole; a line over max is answered, naming
+// its request's id, and skipped, and nil returned for it.
 func (l *lineLimiter) line() ([]byte, error) {
-	var line []byte
-	for {
-		chunk, err := l.br.ReadSlice('\n')
-		line = append(line, chunk...)
-		if len(line) > l.max {
-			return nil, l.refuse(line, err)
-		}
-		if !errors.Is(err, bufio.ErrBufferFull) {
-			return line, err
-		}
-	}
-}
-
-// refuse reads the rest of a line that began with head, past max, finding
-// its request's id, and answers it.
-func (l *lineLimiter) refuse(head []byte, err error) error {
 	var s idScanner
-	s.feed(head)
-	for errors.Is(err, bufio.ErrBufferFull) {
-		var chunk []byte
-		chunk, err = l.br.ReadSlice('\n')
-		s.feed(chunk)
+	line, size, err := readLine(l.br, l.max, s.feed)
+	if size == 0 {
+		return line, err
 	}
 	msg := fmt.Sprintf("message of more than %d bytes: a client sends at most that on stdio (a file that large is better written by a tool from the workspace)", l.max)
 	if werr := l.answer(&refusal{id: s.requestID(), code: tooLargeCode, message: msg}); werr != nil && err == nil {
 		err = werr
 	}
-	return err
+	return nil, err
 }
 
 // checked is what check passes on of line: nil for a line it refuses,
