@@ -55,8 +55,8 @@ var refusedOnOverlays = map[string]string{
 }
 
 // inWazeroWASI are the tests that fail in wazero's WASI preview 1 layer,
-// which cairn uses as it is, above its own filesystem: plain wazero fails
-// them too.
+// which cairn uses as it is (but fd_renumber, see renumbering), above its
+// own filesystem: plain wazero fails them too.
 var inWazeroWASI = map[string]string{
 	"rust/dir_fd_op_failures":   "fd_prestat_dir_name on a directory that is not a preopen",
 	"rust/fd_fdstat_set_rights": "wazero does not implement rights (fd_fdstat_set_rights is ENOSYS)",
@@ -64,7 +64,6 @@ var inWazeroWASI = map[string]string{
 	"rust/path_open_read_write": "wazero does not implement rights (fd_fdstat_get reports every right)",
 	"rust/overwrite_preopen":    "wazero refuses fd_renumber over a preopen (ENOTSUP)",
 	"rust/stdio":                "wazero refuses fd_renumber of stdio (ENOTSUP)",
-	"rust/renumber":             "wazero allows fd_renumber to an invalid descriptor",
 	"rust/poll_oneoff_stdio":    "wazero's poll_oneoff does not poll stdio for reading (ENOTSUP)",
 	"rust/path_filestat":        "wazero's fd_fdstat_get does not report the SYNC flags a file was opened with",
 }

@@ -12,7 +12,6 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/experimental"
-	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"golang.org/x/sync/singleflight"
 )
 
@@ -263,9 +262,9 @@ func (r *Runtime) runtime(ctx context.Context, k runtimeKey) (wazero.Runtime, er
 		WithCloseOnContextDone(k.closeOnDone).
 		WithMemoryLimitPages(k.pages)
 	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
-	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
+	if err := instantiateWASI(ctx, rt); err != nil {
 		rt.Close(ctx)
-		return nil, fmt.Errorf("instantiate WASI: %w", err)
+		return nil, err
 	}
 	if err := instantiateNet(ctx, rt); err != nil {
 		rt.Close(ctx)
