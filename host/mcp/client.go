@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"strings"
 	"sync"
 
@@ -22,10 +21,10 @@ import (
 // act on: it stops its calls, then the server) with only the environment
 // its entry lists (and PATH and HOME), its stderr passed to cairn's; a
 // relative program path is resolved against the agent file's directory
-// dir. No message of a command server of more than eight times
-// limits.Output is kept: a call's answer that large is dropped while it
-// is read, and the call fails with host.ErrOutputLimit (a url server's
-// answers are checked by the caller once read). A connection that ends
+// dir. No message of more than eight times limits.Output is kept, a
+// command's line or a url server's event or JSON body: a call's answer
+// that large is dropped while it is read, the call fails with
+// host.ErrOutputLimit, and the connection goes on. A connection that ends
 // is made again for the next call; a call that finds it ended and cannot
 // make it again, or cannot reach a url server, fails with
 // host.ErrNotSent.
@@ -76,16 +75,6 @@ func dialer(s host.MCPServer, dir string, limit int) func(context.Context) (*sdk
 		}
 		return cs, nil
 	}
-}
-
-type headers struct{ h map[string]string }
-
-func (h headers) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	for k, v := range h.h {
-		r.Header.Set(k, v)
-	}
-	return http.DefaultTransport.RoundTrip(r)
 }
 
 // conn is a connection to one MCP server, made again by dial when it

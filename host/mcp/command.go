@@ -18,12 +18,15 @@ import (
 	"github.com/cairnrun/cairn/host"
 )
 
-// transport reaches s: over Streamable HTTP (whose answers are checked
-// once read, by the caller), or as a command (see command).
+// transport reaches s: over Streamable HTTP, its answers read through
+// capped, or as a command (see command). Either reads no message of more
+// than limit bytes.
 func transport(s host.MCPServer, dir string, limit int) sdk.Transport {
 	if s.URL != "" {
-		hc := &http.Client{Transport: headers{s.Headers}}
-		return &sdk.StreamableClientTransport{Endpoint: s.URL, HTTPClient: hc}
+		hc := &http.Client{Transport: capped{next: headers{s.Headers}, limit: limit}}
+		// The SDK's own bound on an event only backs up capped's: past it,
+		// it ends the connection.
+		return &sdk.StreamableClientTransport{Endpoint: s.URL, HTTPClient: hc, MaxEventSize: 2 * limit}
 	}
 	prog := s.Command[0]
 	if strings.ContainsRune(prog, filepath.Separator) && !filepath.IsAbs(prog) {

@@ -19,21 +19,30 @@ const dropCode = -32090
 // that says how large it was; anything else (a request or notification
 // of the server's) is dropped.
 type frames struct {
-	br      *bufio.Reader
-	limit   int
-	pending []byte // the rest of the line being read out
+	br    *bufio.Reader
+	limit int
+	out   queue
+}
+
+func (f *frames) Read(p []byte) (int, error) { return f.out.read(p, f.line) }
+
+// queue is what a filter has read and not yet passed on.
+type queue struct {
+	pending []byte // the rest of the piece being read out
 	err     error  // what ended the input, once pending is read out
 }
 
-func (f *frames) Read(p []byte) (int, error) {
-	for len(f.pending) == 0 {
-		if f.err != nil {
-			return 0, f.err
+// read gives p what is pending, taking the next piece from next once it
+// is read out, until next's error.
+func (q *queue) read(p []byte, next func() ([]byte, error)) (int, error) {
+	for len(q.pending) == 0 {
+		if q.err != nil {
+			return 0, q.err
 		}
-		f.pending, f.err = f.line()
+		q.pending, q.err = next()
 	}
-	n := copy(p, f.pending)
-	f.pending = f.pending[n:]
+	n := copy(p, q.pending)
+	q.pending = q.pending[n:]
 	return n, nil
 }
 
@@ -41,22 +50,29 @@ func (f *frames) Read(p []byte) (int, error) {
 // whether it is a response and to which request, and returns the error
 // response that replaces it, or nothing.
 func (f *frames) line() ([]byte, error) {
-	var id idScanner
-	var m methodScanner
-	line, size, err := readLine(f.br, f.limit, func(chunk []byte) {
-		id.feed(chunk)
-		m.feed(chunk)
-	})
+	var s messageScan
+	line, size, err := readLine(f.br, f.limit, s.feed)
 	if size == 0 {
 		return line, err
 	}
-	if !id.found || !json.Valid(id.id) || string(id.id) == "null" || m.found {
+	answer := dropAnswer(&s, size, f.limit)
+	if answer == nil {
 		return nil, err
 	}
-	msg := fmt.Sprintf("its answer of %d bytes passed the %d bytes cairn reads of one", size, f.limit)
-	answer, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(id.id),
-		"error": map[string]any{"code": dropCode, "message": msg}})
 	return append(answer, '\n'), err
+}
+
+// dropAnswer is the error response (dropCode) that takes the place of a
+// message of size bytes, over limit, s having read it: nil for anything
+// but a response to a request.
+func dropAnswer(s *messageScan, size, limit int) []byte {
+	if !s.id.found || !json.Valid(s.id.id) || string(s.id.id) == "null" || s.method.found {
+		return nil
+	}
+	msg := fmt.Sprintf("its answer of %d bytes passed the %d bytes cairn reads of one", size, limit)
+	answer, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(s.id.id),
+		"error": map[string]any{"code": dropCode, "message": msg}})
+	return answer
 }
 
 // readLine reads the next line from br, whole, with its newline. A line
@@ -81,6 +97,23 @@ func readLine(br *bufio.Reader, max int, over func(chunk []byte)) (line []byte, 
 			return line, 0, err
 		}
 	}
+}
+
+// messageScan finds, in a JSON-RPC message read a piece at a time
+// without being kept, its id and whether it has a method.
+type messageScan struct {
+	id     idScanner
+	method methodScanner
+}
+
+func (s *messageScan) feed(b []byte) {
+	s.id.feed(b)
+	s.method.feed(b)
+}
+
+func (s *messageScan) Write(b []byte) (int, error) {
+	s.feed(b)
+	return len(b), nil
 }
 
 // methodScanner finds, in JSON read a piece at a time, whether the
