@@ -13,7 +13,8 @@ import (
 func main() {
 	sandbox.ServeCompile()
 	oneMoreProc()
-	os.Exit(doMain(os.Args, os.Stdin, os.Stdout, os.Stderr))
+	survivePipes()
+	os.Exit(doMain(os.Args, os.Stdin, dropWhenClosed(os.Stdout), os.Stderr))
 }
 
 // oneMoreProc lets the Go runtime run Go code on one more thread than the

@@ -25,7 +25,12 @@ type renderer struct {
 // lines go through a terminalWriter: they carry tools' and models' text.
 // Each field that must stay on one line is escaped by terminalLine too
 // (or oneLine), so that a newline in it cannot forge a line of its own.
+// When w is cairn's stdout and its reader goes away, the run goes on, and
+// errW is told so once (see dropClosed).
 func newRenderer(w, errW io.Writer, asJSON bool) *renderer {
+	if d, ok := w.(*dropClosed); ok {
+		d.noteOn(errW) // a run outlives a closed stdout: say why it goes on
+	}
 	if asJSON {
 		return &renderer{w: w, errW: errW, json: true}
 	}
