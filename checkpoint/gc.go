@@ -37,8 +37,8 @@ type Collected struct {
 	Bytes   int64    `json:"bytes"`
 	Skipped []string `json:"skipped,omitempty"` // agents left alone because a process runs them
 	// Unreadable are agents left alone, every file as it was, because
-	// their state could not be read: from a newer cairn, corrupt, or
-	// missing committed data.
+	// they could not be locked or read: from a newer cairn, corrupt,
+	// missing committed data, or files cairn may not open.
 	Unreadable []Unreadable `json:"unreadable,omitempty"`
 	// BlobsKept says why no blob was removed, when one agent's blobs
 	// could not be known.
@@ -55,10 +55,18 @@ type Unreadable struct {
 // journals, temp files crashes left, what calls staged for an agent that
 // has nothing left to apply, bookmarks past the limit, and blobs no agent
 // or bookmark refers to. Each agent is collected under its lock;
-// one that a process runs is skipped and named in Skipped. An agent whose
-// state or bookmarks cannot be read (a newer schema, corruption, lost
-// data) is not touched at all and is named in Unreadable; since the blobs
-// it refers to cannot be known, no blob is removed then either.
+// one that a process runs is skipped and named in Skipped.
+//
+// # Errors
+//
+// An agent that cannot be locked, or whose state, bookmarks or pasts (and
+// the workspace manifests they name) cannot be read — a newer schema,
+// corruption, lost data, a file it may not open — is not touched at all
+// and is named in Unreadable, with why; the other agents are collected.
+// Since the blobs such an agent refers to cannot be known, and blobs are
+// shared by content between agents, any blob may be one of them: no blob
+// is removed then, and BlobsKept says why. Collect fails only when the
+// store's own directories cannot be read.
 func (s *FileStore) Collect(keep Retention) (*Collected, error) {
 	c := &Collected{}
 	inUse := map[string]bool{}
@@ -70,8 +78,8 @@ func (s *FileStore) Collect(keep Retention) (*Collected, error) {
 		if !e.IsDir() || CheckID(e.Name()) != nil {
 			continue
 		}
-		if err := s.collectAgent(e.Name(), keep, c, inUse); err != nil {
-			return c, err
+		if why := s.collectAgent(e.Name(), keep, c, inUse); why != nil {
+			c.Unreadable = append(c.Unreadable, Unreadable{Agent: e.Name(), Reason: why.Error()})
 		}
 	}
 	if len(c.Unreadable) > 0 {
@@ -81,44 +89,49 @@ func (s *FileStore) Collect(keep Retention) (*Collected, error) {
 	return c, s.collectBlobs(keep, c, inUse)
 }
 
+// collectAgent trims an agent and marks in inUse the blobs it refers to.
+// It returns why the agent could not be locked or read, having removed
+// nothing of it: what it refers to is known before anything is removed.
 func (s *FileStore) collectAgent(id string, keep Retention, c *Collected, inUse map[string]bool) error {
 	lock, err := s.Lock(id, ThisProcess("gc"))
-	trimmed := map[string]bool{}
-	switch {
-	case errors.Is(err, ErrLocked):
+	if errors.Is(err, ErrLocked) {
+		// A process runs it: nothing of it is removed, and what it refers
+		// to is kept (BlobGrace keeps what it stores meanwhile).
 		c.Skipped = append(c.Skipped, id)
-	case err != nil:
-		return err
-	default:
-		defer lock.Unlock()
-		if why := s.unreadable(id); why != nil {
-			c.Unreadable = append(c.Unreadable, Unreadable{Agent: id, Reason: why.Error()})
-			return nil
-		}
-		if trimmed, err = s.trimAgent(id, keep, c); err != nil {
-			return err
-		}
+		return s.markAgent(id, nil, inUse)
 	}
-	return s.markAgent(id, trimmed, inUse)
-}
-
-// unreadable says why an agent's state or bookmarks cannot be read, or
-// nil. An agent with no state is readable: there is nothing to misread.
-func (s *FileStore) unreadable(id string) error {
-	if _, err := s.Read(id); err != nil && !errors.Is(err, ErrNotFound) {
+	if err != nil {
 		return err
 	}
-	if _, err := s.Bookmarks(id); err != nil && !errors.Is(err, ErrNotFound) {
+	defer lock.Unlock()
+	doomed, trimmed, err := s.trimmable(id, keep)
+	if err != nil {
 		return err
+	}
+	if err := s.markAgent(id, trimmed, inUse); err != nil {
+		return err
+	}
+	for _, name := range doomed {
+		s.remove(filepath.Join("agents", id, name), keep.DryRun, c)
 	}
 	return nil
 }
 
-// trimAgent removes an agent's old snapshots, temp files and, past the
-// limit, its oldest bookmarks, whose labels it returns.
-func (s *FileStore) trimAgent(id string, keep Retention, c *Collected) (map[string]bool, error) {
+// trimmable lists what of an agent Retention does not keep, relative to
+// its directory: old snapshots, temp files, staging it has no use for and,
+// past the limit, its oldest bookmarks, whose labels it returns. It fails
+// if the agent's state or bookmarks cannot be read. An agent with no state
+// is readable: there is nothing to misread.
+func (s *FileStore) trimmable(id string, keep Retention) (doomed []string, trimmed map[string]bool, err error) {
+	rec, err := s.Read(id)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return nil, nil, err
+	}
+	marks, err := s.Bookmarks(id)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return nil, nil, err
+	}
 	dir := filepath.Join(s.dir, "agents", id)
-	var doomed []string
 	snaps, _ := listRounds(dir, "snap-", ".cbor")
 	if n := max(keep.Snapshots, 1); len(snaps) > n {
 		for _, r := range snaps[:len(snaps)-n] {
@@ -126,39 +139,32 @@ func (s *FileStore) trimAgent(id string, keep Retention, c *Collected) (map[stri
 		}
 	}
 	doomed = append(doomed, tempFiles(dir, "")...)
-	if rec, err := s.Read(id); err == nil && !rec.Interrupted() {
+	if rec != nil && !rec.Interrupted() {
 		// Nothing is left to apply: what calls staged is of no use.
 		doomed = append(doomed, stagingDirs(dir)...)
 	}
 	doomed = append(doomed, tempFiles(filepath.Join(dir, "bookmarks"), "bookmarks")...)
-	trimmed := map[string]bool{}
-	marks, err := s.Bookmarks(id)
-	if err != nil && !errors.Is(err, ErrNotFound) {
-		return nil, err
-	}
+	trimmed = map[string]bool{}
 	if keep.Bookmarks > 0 && len(marks) > keep.Bookmarks {
 		for _, b := range marks[:len(marks)-keep.Bookmarks] {
 			doomed = append(doomed, filepath.Join("bookmarks", b.Label+".cbor"))
 			trimmed[b.Label] = true
 		}
 	}
-	for _, name := range doomed {
-		s.remove(filepath.Join("agents", id, name), keep.DryRun, c)
-	}
-	return trimmed, nil
+	return doomed, trimmed, nil
 }
 
-// markAgent marks the blobs an agent's definition and its bookmarks name,
-// but for the bookmarks being removed.
+// markAgent marks the blobs an agent's state, its bookmarks but the ones
+// trimmed, and its pasts name. It fails if any of them cannot be read.
 func (s *FileStore) markAgent(id string, trimmed, inUse map[string]bool) error {
 	if rec, err := s.Read(id); err == nil {
 		MarkState(rec.State, rec.Tail, inUse)
 	} else if !errors.Is(err, ErrNotFound) {
-		return fmt.Errorf("collect agent %q: %w", id, err)
+		return err
 	}
 	marks, err := s.Bookmarks(id)
 	if err != nil && !errors.Is(err, ErrNotFound) {
-		return fmt.Errorf("collect agent %q: %w", id, err)
+		return err
 	}
 	for _, b := range marks {
 		if !trimmed[b.Label] {
@@ -167,7 +173,7 @@ func (s *FileStore) markAgent(id string, trimmed, inUse map[string]bool) error {
 		}
 	}
 	if err := MarkPasts(s, id, inUse); err != nil {
-		return fmt.Errorf("collect agent %q: %w", id, err)
+		return fmt.Errorf("the workspaces of its past rounds: %w", err)
 	}
 	return nil
 }

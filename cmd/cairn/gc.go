@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -40,7 +41,10 @@ func gcAction(c *cli.Context) error {
 		return err
 	}
 	if c.Bool(jsonFlag.Name) {
-		return writeJSON(c, got)
+		if err := writeJSON(c, got); err != nil {
+			return err
+		}
+		return unreadableError(c, got)
 	}
 	verb := "removed"
 	if c.Bool("dry-run") {
@@ -52,12 +56,25 @@ func gcAction(c *cli.Context) error {
 	for _, a := range got.Skipped {
 		fmt.Fprintf(c.App.Writer, "skipped agent %s: a process runs it\n", a)
 	}
-	for _, a := range got.Unreadable {
-		fmt.Fprintf(c.App.Writer, "left agent %s untouched: %s\n", a.Agent, a.Reason)
-	}
-	if got.BlobsKept != "" {
-		fmt.Fprintf(c.App.Writer, "kept every blob: %s\n", got.BlobsKept)
-	}
 	fmt.Fprintf(c.App.Writer, "%s %d files, %d bytes\n", verb, len(got.Files), got.Bytes)
-	return nil
+	return unreadableError(c, got)
+}
+
+// unreadableError says on stderr which agents gc left untouched because it
+// could not lock or read them, and why, and fails the command: the other
+// agents were collected, but no blob was, and a damaged agent needs a
+// person, which a scheduled gc that exits 0 would never call for.
+func unreadableError(c *cli.Context, got *checkpoint.Collected) error {
+	if len(got.Unreadable) == 0 {
+		return nil
+	}
+	var ids []string
+	for _, a := range got.Unreadable {
+		fmt.Fprintf(c.App.ErrWriter, "cairn: warning: left agent %s untouched: %s\n", a.Agent, terminalLine(a.Reason))
+		ids = append(ids, a.Agent)
+	}
+	fmt.Fprintf(c.App.ErrWriter, "cairn: warning: kept every blob: %s\n", got.BlobsKept)
+	return withCode(exitFailed, fmt.Errorf("gc could not read agent %s, so it removed no blob (it collected the other agents): "+
+		"upgrade cairn if a newer one wrote it; else restore its directory from a backup, or move it out of the store; then run `cairn gc` again",
+		strings.Join(ids, ", ")))
 }
