@@ -165,6 +165,35 @@ func doesNotLoad(ref ToolRef, err error) error {
 	return fmt.Errorf("tool module %s does not load: %w", ref.Module, err)
 }
 
+// CheckTools checks an agent file's tools as the start of its run does,
+// with the same code, without compiling or running a module or connecting
+// to an MCP server: each module reads and has a manifest, every tool an
+// only: lists is its module's, no tool asks for more than its grant, no
+// module imports a WASI function or the network its grant does not allow,
+// each network grant reads (its allow entries, methods and secrets), no
+// two tools share a name, and the tools cairn carries out (sub-agents,
+// the task list, memory) can be offered. A caller that starts the agent
+// later, a workflow's step, say, finds with it before anything has run
+// what would keep that start from happening.
+//
+// # Errors
+//
+// What the run's start would return: ErrMissing for a module file that
+// is not there, ErrGrant for a tool or module that asks for more than
+// its grant, ErrSubAgent for a sub-agent refused, ErrSecretUnset, each
+// naming the module and what to change.
+func CheckTools(af *AgentFile) error {
+	mods, err := loadModules(af)
+	if err != nil {
+		return err
+	}
+	ts, err := newToolset(context.Background(), nil, af, mods) // nil: nothing is loaded
+	if err != nil {
+		return err
+	}
+	return ts.addNatives(af)
+}
+
 func (ts *toolset) add(af *AgentFile, m toolModule, loading *deferredLoad) error {
 	only := map[string]bool{}
 	for _, n := range m.Ref.Only {

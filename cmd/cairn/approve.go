@@ -12,7 +12,9 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
+	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/host"
+	"github.com/cairnrun/cairn/host/workflow"
 )
 
 var autoDenyFlag = &cli.BoolFlag{Name: "auto-deny",
@@ -21,7 +23,7 @@ var autoDenyFlag = &cli.BoolFlag{Name: "auto-deny",
 func approveCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "approve",
-		Usage:     "approve a call that awaits approval; `cairn resume` then runs it",
+		Usage:     "approve a call that awaits approval; `cairn resume` (for a workflow's step, `cairn workflow resume`) then runs it",
 		ArgsUsage: "AGENT CALL",
 		Flags:     []cli.Flag{storeFlag, cacheFlag},
 		Action:    func(c *cli.Context) error { return decide(c, true) },
@@ -31,7 +33,7 @@ func approveCommand() *cli.Command {
 func denyCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "deny",
-		Usage:     "deny a call that awaits approval; `cairn resume` gives the model the reason",
+		Usage:     "deny a call that awaits approval; `cairn resume` (for a workflow's step, `cairn workflow resume`) gives the model the reason",
 		ArgsUsage: "AGENT CALL",
 		Flags: []cli.Flag{storeFlag, cacheFlag,
 			&cli.StringFlag{Name: "reason", Usage: "why, for the model to read"}},
@@ -60,8 +62,18 @@ func decide(c *cli.Context, approved bool) error {
 	if !approved {
 		verb = "denied"
 	}
-	fmt.Fprintf(c.App.Writer, "%s %s of agent %s; `cairn resume %s` continues it\n", verb, call, agent, host.RootOf(c.Context, eng.Store(), agent))
+	fmt.Fprintf(c.App.Writer, "%s %s of agent %s; `%s` continues it\n", verb, call, agent, continuation(c.Context, eng.Store(), agent))
 	return nil
+}
+
+// continuation is the command that continues agent once its call is
+// decided: the resume of its workflow when a workflow's step runs it (the
+// step's agent or a sub-agent of it), else the resume of its tree's root.
+func continuation(ctx context.Context, store checkpoint.Store, agent string) string {
+	if id, ok := workflow.OfAgent(ctx, store, agent); ok {
+		return "cairn workflow resume " + id
+	}
+	return "cairn resume " + host.RootOf(ctx, store, agent)
 }
 
 // terminalApprover asks on a terminal about each call that needs a

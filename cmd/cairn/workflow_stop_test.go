@@ -159,21 +159,24 @@ func TestWorkflowApprovalNamesAgentAndCall(t *testing.T) {
 
 // Regression: every failed workflow advised "fix it and `cairn workflow
 // resume`", even when the cause was in the workflow file, which a resume
-// reads as it was stored. Such a failure says to run a fixed file anew;
-// one a resume can get past still advises the resume.
+// reads as it was stored. A grant the file gives a tool step that its tool
+// refuses is now refused before the workflow starts (exit 2, nothing
+// stored; see TestWorkflowStepGrantRefusedBeforeAnyStepRuns), so it
+// advises no resume; a failure a resume can get past still advises it.
 func TestWorkflowFailureAdvisesResumeOnlyWhenItHelps(t *testing.T) {
 	for _, tc := range []struct {
 		name, step string
+		code       int
 		resume     bool
 	}{
-		{"grant the file refuses", "{name: s, tool: write_file, module: builtin, grant: {workspace: ro}, input: {path: x, content: y}}", false},
-		{"file not in the workspace", "{name: s, tool: read_file, module: builtin, input: {path: missing.md}}", true},
+		{"grant the file refuses", "{name: s, tool: write_file, module: builtin, grant: {workspace: ro}, input: {path: x, content: y}}", exitUsage, false},
+		{"file not in the workspace", "{name: s, tool: read_file, module: builtin, input: {path: missing.md}}", exitFailed, true},
 	} {
 		dir := flowFiles(t, map[string]string{"flow.yaml": "name: f\nworkspace: ws\nsteps:\n  - " + tc.step + "\n"})
 		code, _, errOut := cairn(t, "workflow", "run", "--id", "wf", "--store", t.TempDir(), "--cache", cacheForTests(t), filepath.Join(dir, "flow.yaml"))
 		advised := strings.Contains(errOut, "`cairn workflow resume wf`")
-		if code != exitFailed || advised != tc.resume || !tc.resume && !strings.Contains(errOut, "cairn workflow run") {
-			t.Errorf("%s: exit %d, %s; want exit %d, advising a resume: %v", tc.name, code, errOut, exitFailed, tc.resume)
+		if code != tc.code || advised != tc.resume || !tc.resume && !strings.Contains(errOut, "workflow file") {
+			t.Errorf("%s: exit %d, %s; want exit %d, advising a resume: %v", tc.name, code, errOut, tc.code, tc.resume)
 		}
 	}
 }

@@ -5,24 +5,24 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 
 	"github.com/cairnrun/cairn/host"
 	"github.com/cairnrun/cairn/host/model"
 )
 
 // checkSteps checks each of steps as check does, before anything is
-// stored or run, so that a step whose files are wrong is refused at the
-// start rather than failing the workflow when its turn comes: a stored
-// workflow keeps its workflow file, so a resume could not take a fix of
-// it. flowWS is the workflow's workspace.
+// stored or run, so that a step whose files or grants are wrong is refused
+// at the start rather than failing the workflow when its turn comes, after
+// earlier steps did their work: a stored workflow keeps its workflow file,
+// so a resume could not take a fix of it. flowWS is the workflow's
+// workspace.
 //
 // # Errors
 //
 // ErrFlow, once for each step that fails its check, naming the step and
 // wrapping what is wrong (host.ErrMissing for a file that is not there,
-// host.ErrSubAgent for a sub-agent refused).
+// host.ErrGrant for a grant its tools ask more of, host.ErrSubAgent for a
+// sub-agent refused).
 func (f *Flow) checkSteps(flowWS string, steps []Step) error {
 	var errs []error
 	for _, s := range steps {
@@ -52,22 +52,21 @@ func (r *runner) checkUnstarted() error {
 // check checks what a step needs that can be seen without running it, as
 // its agent's start would: its agent file reads and is valid (for a
 // delegation, the parent's, declaring the sub-agent, which narrows it),
-// every tool module it names is there with every tool its only: lists
-// (for a tool step, the step's tool), its sub-agents read and narrow it,
-// its model's script reads, and its workspace is a directory.
+// its tools pass the start's own check (host.CheckTools: every module is
+// there with every tool its only: lists, every grant covers its tools and
+// reads, its sub-agents read and narrow it; for a tool step, the step's
+// module, tool and grant), its model's script reads, and its workspace is
+// a directory.
 func (f *Flow) check(s Step, flowWS string) error {
 	ws := f.workspace(s, flowWS)
 	af, err := f.agentFile(s, s.Input, ws)
 	if err != nil {
 		return err
 	}
-	// The modules' manifests, read as the run reads them, and the agent
-	// file's sub-agents, resolved and checked as the delegate tool does.
-	tools, err := host.ListTools(af)
-	if err != nil {
-		return err
-	}
-	if err := checkOnly(af, tools); err != nil {
+	if err := host.CheckTools(af); err != nil {
+		if s.Kind() == "tool" && errors.Is(err, host.ErrGrant) {
+			return fmt.Errorf("%w (a tool step's agent file is the step itself: change its grant: in the workflow file)", err)
+		}
 		return err
 	}
 	if err := checkModel(af); err != nil {
@@ -77,24 +76,6 @@ func (f *Flow) check(s Step, flowWS string) error {
 		ws = af.WorkspaceDir()
 	}
 	return checkWorkspace(ws)
-}
-
-// checkOnly refuses a tool that an only: lists but its module lacks.
-func checkOnly(af *host.AgentFile, tools []host.ToolInfo) error {
-	for _, ref := range af.Tools {
-		var names []string
-		for _, t := range tools {
-			if t.Module == ref.Module {
-				names = append(names, t.Tool.Name)
-			}
-		}
-		for _, n := range ref.Only {
-			if !slices.Contains(names, n) {
-				return fmt.Errorf("tool module %s has no tool %q (it has %s)", ref.Module, n, strings.Join(names, ", "))
-			}
-		}
-	}
-	return nil
 }
 
 // checkModel opens the agent's model as its run will, which for a script

@@ -5,10 +5,10 @@
 // through the template {{steps.NAME.output}}.
 //
 // Run checks each step before it stores anything, for what the step needs
-// that can be seen without running it (its agent file, modules, tools,
-// sub-agents, model script and workspace), since a stored workflow keeps
-// the workflow file it started with and a resume could not take a fix of
-// it; Resume checks the steps it starts anew the same way.
+// that can be seen without running it (its agent file, modules, tools and
+// their grants, sub-agents, model script and workspace), since a stored
+// workflow keeps the workflow file it started with and a resume could not
+// take a fix of it; Resume checks the steps it starts anew the same way.
 //
 // A workflow is durable at two levels. Each completed step is journaled
 // with its output in the store (checkpoint.Workflows), the whole record

@@ -97,9 +97,10 @@ var (
 // Run starts a new workflow and runs it until every step has completed, a
 // step pauses or fails, or ctx ends (which pauses the running steps at
 // their boundaries). Each step is first checked for what it needs that
-// can be seen without running it (its agent file, modules, tools,
-// sub-agents, model script and workspace); the record is stored after
-// that, before the first step starts.
+// can be seen without running it (its agent file, modules, tools and their
+// grants, as its agent's start checks them, sub-agents, model script and
+// workspace); the record is stored after that, before the first step
+// starts.
 //
 // # Errors
 //

@@ -1,0 +1,51 @@
+package workflow
+
+import (
+	"context"
+	"strings"
+
+	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/host"
+)
+
+// OfAgent is the workflow whose step runs agent: the step's own agent, or
+// a sub-agent in that agent's tree. Such an agent is continued by resuming
+// the workflow (Resume, `cairn workflow resume ID`), which also records
+// the step's output, and not by resuming the agent alone. ok is false for
+// an agent no workflow of store runs, for a store that keeps no workflows,
+// and when what links them cannot be read.
+//
+// A step's agent is linked to its workflow by its id, the workflow's id, a
+// dot and a step's name (StepAgent), and by its correlation label, the
+// workflow's id: an agent of that id that another run made is not the
+// workflow's.
+func OfAgent(ctx context.Context, store checkpoint.Store, agent string) (id string, ok bool) {
+	ws, isWS := store.(checkpoint.Workflows)
+	if !isWS {
+		return "", false
+	}
+	root := host.RootOf(ctx, store, agent)
+	rec, err := store.Read(root)
+	if err != nil {
+		return "", false
+	}
+	id = rec.State.Labels.Correlation
+	step, found := strings.CutPrefix(root, id+".")
+	if id == "" || !found {
+		return "", false
+	}
+	w, err := ws.Workflow(id)
+	if err != nil {
+		return "", false
+	}
+	f, err := Parse(w.Flow, w.Dir)
+	if err != nil {
+		return "", false
+	}
+	for _, s := range f.Steps {
+		if s.Name == step {
+			return id, true
+		}
+	}
+	return "", false
+}
