@@ -83,9 +83,16 @@ func (r *Recovered) Interrupted() bool {
 
 // Summary is one agent as `cairn ls` shows it.
 type Summary struct {
-	ID          string
-	Status      Status
-	Locked      bool // a process runs it now
+	ID     string
+	Status Status
+	Locked bool // a process runs it now
+	// Interrupted says that the agent's last run stopped without
+	// recording its end, its process killed or its machine lost: Status
+	// still says running, and resume settles what it left. A run that
+	// ended with its round still open (a call awaiting approval, a
+	// delegation whose sub-agent paused, a model unavailable, a stop by
+	// a signal) ended with its own Status, which stands; resume continues
+	// that round all the same (Recovered.Interrupted reports it).
 	Interrupted bool
 	Round       int
 	Usage       conversation.Usage
@@ -99,7 +106,9 @@ type Summary struct {
 func (s *Summary) fill(r *Recovered) {
 	s.Status, s.Round, s.Usage, s.ToolCalls, s.Updated =
 		r.State.Status, r.State.Round, r.State.Usage, r.State.ToolCalls, r.State.UpdatedAt
-	s.Interrupted = r.Interrupted()
+	// An open round whose end no run recorded: a run that never ended,
+	// or records no run accounts for.
+	s.Interrupted = r.State.Status == StatusRunning || len(r.Tail) > 0 && r.State.Status == StatusIdle
 	if p := r.State.Parent; p != nil {
 		s.Parent = p.Agent
 	}

@@ -192,6 +192,9 @@ func ParseAgentFile(data []byte, dir string) (*AgentFile, error) {
 		return nil, yamlkeys.Friendly(err, reflect.TypeOf(af))
 	}
 	if err := af.Validate(); err != nil {
+		if line := keyLine(data, "context", "budget"); line > 0 && errors.Is(err, ErrContextBudget) {
+			err = fmt.Errorf("line %d: %w", line, err)
+		}
 		return nil, err
 	}
 	return af, nil
@@ -215,7 +218,14 @@ func LoadAgentFile(path string) (*AgentFile, error) {
 	return af, nil
 }
 
-// Validate checks what can be checked without loading any module.
+// Validate checks what can be checked without loading any module,
+// including that a context budget holds the system prompt and the tools
+// the file alone makes known (see context_room.go).
+//
+// # Errors
+//
+// A description of the first problem found; ErrContextBudget, wrapped,
+// for a budget too small.
 func (af *AgentFile) Validate() error {
 	if af.Name == "" {
 		return errors.New("name is missing")
@@ -260,10 +270,38 @@ func (af *AgentFile) Validate() error {
 	if err := af.Context.validate(); err != nil {
 		return err
 	}
+	if af.Context.Budget > 0 {
+		if err := af.Context.roomFor(af.System, af.fileTools()); err != nil {
+			return err
+		}
+	}
 	if l := af.Limits; l.MaxRounds < 0 || l.MaxTokens < 0 || l.MaxCost < 0 {
 		return errors.New("limits: max_rounds, max_tokens and max_cost cannot be negative")
 	}
 	return nil
+}
+
+// keyLine is the line of the key at path in an agent file's source, or of
+// as much of the path as is there; 0 if the source does not read.
+func keyLine(src []byte, path ...string) int {
+	var doc yaml.Node
+	if yaml.Unmarshal(src, &doc) != nil || len(doc.Content) == 0 {
+		return 0
+	}
+	n, line := doc.Content[0], 0
+	for _, key := range path {
+		var next *yaml.Node
+		for i := 0; n.Kind == yaml.MappingNode && i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == key {
+				line, next = n.Content[i].Line, n.Content[i+1]
+			}
+		}
+		if next == nil {
+			break
+		}
+		n = next
+	}
+	return line
 }
 
 // resolve resolves p against the agent file's directory.

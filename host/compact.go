@@ -42,11 +42,10 @@ type window struct {
 // ErrContextBudget when the system prompt and the tools leave no room for
 // a conversation in half the budget.
 func newWindow(spec ContextSpec, system string, tools []model.Tool, st *checkpoint.State) (*window, error) {
-	fixed := model.EstimateRequest(model.Request{System: system, Tools: tools})
-	if least := fixed + spec.summaryCap() + noteReserve; least > spec.Budget/2 {
-		return nil, fmt.Errorf("%w: the system prompt and the %d tools' descriptions take about %d tokens; a context budget of %d or more leaves room for the conversation (context.budget is %d)",
-			ErrContextBudget, len(tools), fixed, 2*least+512, spec.Budget)
+	if err := spec.roomFor(system, tools); err != nil {
+		return nil, err
 	}
+	fixed := model.EstimateRequest(model.Request{System: system, Tools: tools})
 	if c := st.LastCompaction(); c != nil && (c.From > len(st.Messages) || c.Pinned >= c.From || c.Pinned < -1) {
 		return nil, fmt.Errorf("the agent's state cuts its context at message %d (task at %d) of %d: %w",
 			c.From, c.Pinned, len(st.Messages), checkpoint.ErrCorrupt)

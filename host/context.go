@@ -58,7 +58,10 @@ const minContextBudget = 256
 // ErrContextBudget is returned, wrapped, when a request cannot be brought
 // within the agent's context budget: what every request must send (the
 // system prompt, the tools, the task and the last round) is larger than
-// the budget. Nothing is sent and nothing is cut.
+// the budget. Nothing is sent and nothing is cut. A budget whose system
+// prompt and tools leave no room for a conversation is refused sooner,
+// with this error too: by ParseAgentFile, or by a run before it stores
+// anything of a new agent (see context_room.go).
 var ErrContextBudget = errors.New("context budget too small")
 
 func (c ContextSpec) validate() error {

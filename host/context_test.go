@@ -343,17 +343,20 @@ func TestContextSummaryFailureLosesNothing(t *testing.T) {
 	}
 }
 
-// A budget the system prompt and tools leave no room in fails the run
-// before the model is asked, saying what to raise it to.
+// A budget the system prompt and tools leave no room in keeps the run
+// from starting, before the model is asked or the agent stored, saying
+// what to raise it to; here the agent file was changed in code after it
+// was read, past ParseAgentFile's check.
 func TestContextBudgetTooSmall(t *testing.T) {
-	rec := &recorder{t: t, budget: 300}
-	eng, _ := recordingEngine(t, rec, nil)
-	af := contextAgent(t, "{budget: 300}", 3)
+	rec := &recorder{t: t, budget: 600}
+	eng, store := recordingEngine(t, rec, nil)
+	af := contextAgent(t, "{budget: 600}", 3)
 	af.System = strings.Repeat("Be careful. ", 60)
 	res, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "small", Prompt: "go"})
-	if err != nil || res.Status != StatusFailed || !strings.Contains(res.Reason, "context budget too small") || rec.turns != 0 {
-		t.Fatalf("run: %+v, %v, %d requests; want failed before any request", res, err, rec.turns)
+	if !errors.Is(err, ErrContextBudget) || !strings.Contains(err.Error(), "set context.budget to") || rec.turns != 0 {
+		t.Fatalf("run: %+v, %v, %d requests; want ErrContextBudget before any request", res, err, rec.turns)
 	}
+	noAgentDir(t, store, "small")
 }
 
 func TestContextSpecValidate(t *testing.T) {

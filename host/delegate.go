@@ -233,10 +233,14 @@ func answerOf(st *checkpoint.State) string {
 	return ""
 }
 
-// stoppedChild says why a sub-agent stopped its tree, and how to go on.
+// stoppedChild says why a sub-agent stopped its tree, and how to go on,
+// unless its reason says so already: a sub-agent of its own stopped it,
+// and said how to go on from the same root.
 func stoppedChild(name, id, root string, res *Result) string {
 	how := fmt.Sprintf("`cairn resume %s` resumes it", root)
 	switch {
+	case strings.Contains(res.Reason, "`cairn resume "+root+"`"):
+		return fmt.Sprintf(childStopPrefix+"%s (agent %s) stopped: %s", name, id, res.Reason)
 	case res.Status == StatusAwaitingApproval:
 		call := res.AwaitingCall()
 		how = fmt.Sprintf("decide with `cairn approve %s %s` or `cairn deny %s %s`, then `cairn resume %s`", id, call, id, call, root)

@@ -374,6 +374,9 @@ func (e *Engine) create(ctx context.Context, opts RunOptions, runID string) (*ru
 	if err != nil {
 		return nil, err
 	}
+	if err := checkRoom(opts.Agent, mods); err != nil {
+		return nil, err
+	}
 	later := newBlobWrites(e.store)
 	def, err := e.defineWith(opts.Agent, mods, ws, later)
 	if err != nil {
@@ -432,6 +435,10 @@ func (e *Engine) newRun(ctx context.Context, af *AgentFile, mods []toolModule, o
 		return nil, err
 	}
 	if err := tools.addNatives(af); err != nil {
+		tools.closeServers()
+		return nil, err
+	}
+	if err := af.roomFor(tools.specs); err != nil {
 		tools.closeServers()
 		return nil, err
 	}

@@ -89,6 +89,11 @@ func statusError(res *host.Result) error {
 	case host.StatusDone:
 		return nil
 	case host.StatusPaused:
+		if strings.Contains(res.Reason, "`cairn resume "+res.Agent+"`") {
+			// A sub-agent stopped the tree: the reason says how to go on
+			// (a limit of the sub-agent's own is raised on it first).
+			return withCode(exitPaused, fmt.Errorf("agent %s paused: %s", res.Agent, res.Reason))
+		}
 		return withCode(exitPaused, fmt.Errorf("agent %s paused: %s; continue with `cairn resume %s`", res.Agent, res.Reason, res.Agent))
 	case host.StatusAwaitingApproval:
 		if res.StoppedBySubAgent() {

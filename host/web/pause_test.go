@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/cairnrun/cairn/checkpoint"
@@ -65,11 +66,12 @@ approvals: [{tool: spin, action: ask}]
 	}
 	f.decode(f.post("/api/agents/spin/pause", struct{}{}), http.StatusAccepted, nil)
 	f.srv.wg.Wait()
-	// A call was in flight, so the agent is interrupted, as `cairn ls`
-	// calls an agent stopped mid-round; its run ended paused.
+	// Its run ended paused, with the call that was in flight among its
+	// interrupted calls, for resume to seal; the agent is listed paused, as
+	// `cairn ls` lists it: interrupted is an agent whose run never ended.
 	var after agentView
 	f.getJSON("/api/agents/spin", &after)
-	if after.Status != "interrupted" || after.Held || len(after.Interrupted) != 1 {
+	if after.Status != "paused" || after.Held || len(after.Interrupted) != 1 || !strings.HasPrefix(after.Reason, "interrupted: ") {
 		t.Fatalf("after pause: %+v", after)
 	}
 	var runs []host.RunView
