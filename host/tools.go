@@ -172,7 +172,8 @@ func doesNotLoad(ref ToolRef, err error) error {
 // module imports a WASI function or the network its grant does not allow,
 // each network grant reads (its allow entries, methods and secrets), no
 // two tools share a name, and the tools cairn carries out (sub-agents,
-// the task list, memory) can be offered. A caller that starts the agent
+// the task list, memory) can be offered, and a context: budget has room
+// for them (ErrContextBudget). A caller that starts the agent
 // later, a workflow's step, say, finds with it before anything has run
 // what would keep that start from happening.
 //
@@ -191,7 +192,10 @@ func CheckTools(af *AgentFile) error {
 	if err != nil {
 		return err
 	}
-	return ts.addNatives(af)
+	if err := ts.addNatives(af); err != nil {
+		return err
+	}
+	return checkRoom(af, mods)
 }
 
 func (ts *toolset) add(af *AgentFile, m toolModule, loading *deferredLoad) error {
