@@ -339,7 +339,7 @@ func (e *Engine) startRun(ctx context.Context, opts RunOptions, runID string) (*
 	}
 	if rec.Interrupted() {
 		log.Close()
-		return nil, fmt.Errorf("agent %q stopped during round %d: %w; continue it with Engine.Resume (`cairn resume %s`)",
+		return nil, fmt.Errorf("agent %q stopped during round %d: %w; resume it first (`cairn resume %s`), then give it the prompt",
 			opts.ID, rec.State.Round+1, ErrInterrupted, opts.ID)
 	}
 	ws := rec.State.Definition.Workspace
@@ -470,16 +470,19 @@ func (r *run) begin(info checkpoint.RunInfo, prompt string) error {
 	if err := r.keepBase(); err != nil {
 		return err
 	}
-	if err := r.log.Append(checkpoint.Record{Type: checkpoint.RecRunStarted, Time: info.Started, Run: &info}); err != nil {
+	// The run's start and its prompt go in one write: a kill finds both
+	// or neither, never a run that lost the prompt it was given.
+	recs := []checkpoint.Record{{Type: checkpoint.RecRunStarted, Time: info.Started, Run: &info}}
+	if prompt != "" {
+		recs = append(recs, r.promptRecord(prompt))
+	}
+	if err := r.log.Append(recs...); err != nil {
 		return err
 	}
 	labels := r.state().Labels
 	r.emit(Event{Type: EventRunStart, ResumedFrom: info.ResumedFrom, Labels: &labels})
 	r.warnOfModules()
-	if prompt == "" {
-		return nil
-	}
-	return r.prompt(prompt)
+	return nil
 }
 
 func workspaceOf(af *AgentFile, override string) (string, error) {

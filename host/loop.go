@@ -153,9 +153,15 @@ func (r *run) release() error {
 
 // prompt adds the user's message to the round about to be taken.
 func (r *run) prompt(text string) error {
+	return r.log.Append(r.promptRecord(text))
+}
+
+// promptRecord makes text the user's message for the next request and
+// returns its record, for the caller to journal.
+func (r *run) promptRecord(text string) checkpoint.Record {
 	msg := conversation.Message{Role: conversation.RoleUser, Text: text}
 	r.pending = append(r.pending, msg)
-	return r.log.Append(checkpoint.Record{Type: checkpoint.RecUser, Time: now(), Message: &msg})
+	return checkpoint.Record{Type: checkpoint.RecUser, Time: now(), Message: &msg}
 }
 
 // loop takes rounds until the model answers without tool calls, a limit is
