@@ -290,8 +290,13 @@ func (s *FileStore) List() ([]Summary, error) {
 }
 
 // Summary summarises one agent. An agent that cannot be read has its
-// error in Summary.Err; ErrNotFound when there is no such agent.
+// error in Summary.Err; ErrNotFound when there is no such agent, and
+// ErrInvalidID (before the store is looked at) for an id that cannot be
+// one.
 func (s *FileStore) Summary(id string) (Summary, error) {
+	if err := CheckID(id); err != nil {
+		return Summary{}, err
+	}
 	if !s.Exists(id) {
 		return Summary{}, fmt.Errorf("agent %q: %w", id, ErrNotFound)
 	}

@@ -28,8 +28,15 @@ const (
 // when that run has ended (or ctx ends). A last line cut short, as a
 // crash leaves it, is skipped.
 //
+// It does not read the agent's state: whether the agent exists is asked
+// of the store with Exists, and whether its run goes on, at each poll,
+// with checkpoint.LockQuery (only a store without it pays a Summary), so
+// that a playback or a follower costs the history it reads, whatever the
+// size of the agent's state.
+//
 // # Errors
 //
+// checkpoint.ErrInvalidID for an id that cannot be an agent's;
 // checkpoint.ErrNotFound for an unknown agent (one that exists but has
 // never run, a fork, has no events and no error); what fn returns.
 func ReadHistory(ctx context.Context, store checkpoint.Store, id string, follow bool,
@@ -40,8 +47,11 @@ func ReadHistory(ctx context.Context, store checkpoint.Store, id string, follow 
 	if fn == nil {
 		return errors.New("read the event history: no function to give the events to")
 	}
-	if _, err := store.Summary(id); err != nil {
+	if err := checkpoint.CheckID(id); err != nil {
 		return err
+	}
+	if !store.Exists(id) {
+		return fmt.Errorf("agent %q: %w", id, checkpoint.ErrNotFound)
 	}
 	rc, err := store.ReadEvents(id)
 	if errors.Is(err, checkpoint.ErrNotFound) {
@@ -103,7 +113,14 @@ func playLine(line []byte, fn func(Event, []byte) error) error {
 	return fn(e, line)
 }
 
+// running says whether a process runs the agent, for a follower to know
+// when to stop. It asks the store's lock (checkpoint.LockQuery) and
+// reads no state; only a store that cannot be asked so pays a Summary.
 func running(store checkpoint.Store, id string) bool {
+	if q, ok := store.(checkpoint.LockQuery); ok {
+		locked, err := q.Locked(id)
+		return err == nil && locked
+	}
 	s, err := store.Summary(id)
 	return err == nil && s.Locked
 }

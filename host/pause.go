@@ -35,7 +35,8 @@ const pausedOnRequest = "paused on request"
 //
 // checkpoint.ErrNotFound for an unknown agent; ErrNotRunning when no
 // process runs it (the message says whether it is done, paused or awaiting
-// approval); ErrNoPause for a store that keeps no requests.
+// approval, and then which calls wait and how to decide them); ErrNoPause
+// for a store that keeps no requests.
 func (e *Engine) Pause(ctx context.Context, id string) error {
 	if err := e.ready(); err != nil {
 		return err
@@ -48,7 +49,7 @@ func (e *Engine) Pause(ctx context.Context, id string) error {
 		return err // the store's error names the agent
 	}
 	if !sum.Locked {
-		return notRunning(sum)
+		return notRunning(e.store, sum)
 	}
 	p, ok := e.store.(checkpoint.Pauser)
 	if !ok {
@@ -57,8 +58,14 @@ func (e *Engine) Pause(ctx context.Context, id string) error {
 	return p.RequestPause(id)
 }
 
-// notRunning says why an agent no process runs has nothing to pause.
-func notRunning(sum checkpoint.Summary) error {
+// notRunning says why an agent no process runs has nothing to pause, and
+// how to go on. An agent awaiting a decision is named first, with the
+// calls that wait and the commands that decide them: its round is open,
+// but resume alone would only ask again.
+func notRunning(store checkpoint.Store, sum checkpoint.Summary) error {
+	if what, how := awaitingAdvice(store, sum.ID); what != "" {
+		return fmt.Errorf("agent %s is %s: %w, nothing to pause; %s", sum.ID, what, ErrNotRunning, how)
+	}
 	switch {
 	case sum.Status == checkpoint.StatusDone && !sum.Interrupted:
 		return fmt.Errorf("agent %s is done: %w, nothing to pause", sum.ID, ErrNotRunning)
@@ -67,6 +74,33 @@ func notRunning(sum checkpoint.Summary) error {
 			sum.ID, ErrNotRunning, sum.ID)
 	}
 	return fmt.Errorf("agent %s is %s: %w, nothing to pause", sum.ID, sum.Status, ErrNotRunning)
+}
+
+// awaitingAdvice says, of an agent whose calls await a decision, which
+// (what) and how to decide them, as `cairn run` says it; of one awaiting
+// its sub-agent's decision, the reason its run ended with, which names
+// the sub-agent and the commands. what is "" when nothing awaits a
+// decision.
+func awaitingAdvice(store checkpoint.Store, id string) (what, how string) {
+	rec, err := store.Read(id)
+	if err != nil {
+		return "", ""
+	}
+	calls := awaitingDecision(rec.Tail)
+	switch {
+	case len(calls) == 1:
+		c := calls[0].ID
+		return awaitingCalls(calls), fmt.Sprintf("decide with `cairn approve %s %s` or `cairn deny %s %s --reason TEXT`, then `cairn resume %s`",
+			id, c, id, c, id)
+	case len(calls) > 1:
+		return awaitingCalls(calls), fmt.Sprintf("decide each with `cairn approve %s CALL` or `cairn deny %s CALL --reason TEXT`, then `cairn resume %s`",
+			id, id, id)
+	case rec.State.Status == checkpoint.StatusApproval && rec.State.Reason != "":
+		return "awaiting approval", rec.State.Reason
+	case rec.State.Status == checkpoint.StatusApproval:
+		return "awaiting approval", fmt.Sprintf("`cairn show %s` says what waits", id)
+	}
+	return "", ""
 }
 
 // clearPause drops a request no run obeyed (one made as the last run

@@ -66,11 +66,17 @@ func addToArchive(tw *tar.Writer, dir, p string, fi fs.FileInfo) error {
 	return err
 }
 
+// ErrWorkspaceNotEmpty: a fork would unpack its workspace into a
+// directory that exists and holds files. Nothing is written over them;
+// the error names the directory.
+var ErrWorkspaceNotEmpty = errors.New("exists and is not empty")
+
 // extractWorkspace unpacks an archive of archiveWorkspace into dir, which
-// must not exist yet (or be empty). Every name is resolved inside dir.
+// must not exist yet (or be empty): else ErrWorkspaceNotEmpty. Every name
+// is resolved inside dir.
 func extractWorkspace(archive []byte, dir string) error {
 	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
-		return fmt.Errorf("workspace %s exists and is not empty", dir)
+		return fmt.Errorf("workspace %s %w; fork as another agent, or move the directory away", dir, ErrWorkspaceNotEmpty)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err

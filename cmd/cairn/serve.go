@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -46,25 +48,71 @@ func serveAction(c *cli.Context) error {
 	printServing(c, srv, addr)
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second,
 		BaseContext: func(net.Listener) context.Context { return ctx }}
+	stopped := make(chan struct{})
 	go func() {
+		defer close(stopped)
 		<-ctx.Done()
-		shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		hs.Shutdown(shut)
+		stopServing(hs, srv)
 	}()
 	err = hs.Serve(ln)
-	srv.Close()
+	stop() // Serve failed on its own: stop the rest as a signal does
+	<-stopped
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
 	}
 	return err
 }
 
+// stopServing ends a server at a stop: at once the web server begins no
+// run and pauses those it holds at their boundary (web.Server.Close),
+// while the listener closes and the requests in flight are answered
+// (http.Server.Shutdown); it returns when both are done. A resume that a
+// request asks for meanwhile is refused, not started behind Close's back.
+func stopServing(hs *http.Server, srv *web.Server) {
+	closed := make(chan struct{})
+	go func() {
+		defer close(closed)
+		srv.Close()
+	}()
+	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if hs.Shutdown(shut) != nil {
+		hs.Close() // requests still unanswered after 5 s: drop them
+	}
+	<-closed
+}
+
+// browserAddr is the address a browser on this machine opens for a server
+// that asked to listen on asked and listens on addr: addr itself, but for
+// an unspecified host (0.0.0.0, ::, none), on which a browser cannot open
+// a page, the loopback address of its family, with every true.
+func browserAddr(asked, addr string) (open string, every bool) {
+	host, port, err := net.SplitHostPort(addr)
+	if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsUnspecified() {
+		return addr, false
+	}
+	loopback := "127.0.0.1"
+	if h, _, err := net.SplitHostPort(asked); err == nil && strings.Contains(h, ":") {
+		loopback = "::1" // asked for IPv6's every address
+	}
+	return net.JoinHostPort(loopback, port), true
+}
+
 func printServing(c *cli.Context, srv *web.Server, addr string) {
 	w := c.App.Writer
-	fmt.Fprintf(w, "cairn serve: %s on http://%s\n", storeDir(c), addr)
+	open, every := browserAddr(c.String("addr"), addr)
+	fmt.Fprintf(w, "cairn serve: %s on http://%s\n", storeDir(c), open)
 	fmt.Fprintf(w, "token: %s\n", srv.Token())
-	fmt.Fprintf(w, "open (once): http://%s%s\n", addr, srv.LoginPath())
+	fmt.Fprintf(w, "open (once): http://%s%s\n", open, srv.LoginPath())
+	if every {
+		_, port, _ := net.SplitHostPort(addr)
+		name, err := os.Hostname()
+		if err != nil || name == "" {
+			name = "HOST"
+		}
+		fmt.Fprintf(w, "listening on every address (%s): the links above use the loopback address, for a browser on this machine; from another, use this machine's name or address, such as http://%s\n",
+			addr, net.JoinHostPort(name, port))
+	}
 	if !web.IsLoopback(addr) {
 		fmt.Fprintln(w, "beyond loopback: every request needs the token, and it crosses the network in clear text unless a TLS proxy or an SSH tunnel carries it")
 	}

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,16 +17,20 @@ import (
 // maxBody bounds the JSON body of a state change.
 const maxBody = 64 << 10
 
-// readBody decodes a request's JSON body into v; an empty body leaves v
-// as it is. It is strict, so that a mistake is not taken for something
-// else: a field v does not have (a misspelt "from" would fork from the
-// last round) or anything after the object is a bad request (400), and a
-// body over maxBody is 413.
+// readBody decodes a request's JSON body, one object, into v; an empty
+// body leaves v as it is. It is strict, so that a mistake is not taken for
+// something else: anything but an object (null too), a field v does not
+// have (a misspelt "from" would fork from the last round) or anything
+// after the object is a bad request (400), and a body over maxBody is
+// 413.
 func readBody(w http.ResponseWriter, r *http.Request, v any) bool {
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
+	var raw json.RawMessage
+	err := dec.Decode(&raw)
 	var tooLarge *http.MaxBytesError
+	if err == nil {
+		err = decodeObject(raw, v)
+	}
 	if err == nil {
 		if _, end := dec.Token(); errors.As(end, &tooLarge) {
 			err = end
@@ -42,6 +47,17 @@ func readBody(w http.ResponseWriter, r *http.Request, v any) bool {
 		writeError(w, http.StatusBadRequest, "request body: "+err.Error()+" (want a JSON object of the route's fields)")
 	}
 	return false
+}
+
+// decodeObject decodes one JSON object into v, refusing a field v does not
+// have. JSON's null, which Decode would take for nothing, is no object.
+func decodeObject(raw json.RawMessage, v any) error {
+	if !bytes.HasPrefix(raw, []byte("{")) {
+		return fmt.Errorf("%.20s is not a JSON object", raw)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
 }
 
 // handleDecide approves or denies a call with Engine.Decide, as `cairn
@@ -82,7 +98,11 @@ func (s *Server) handleResume(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := r.PathValue("id")
-	started, done := s.resume(id, strategy)
+	started, done, err := s.resume(id, strategy)
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, err.Error())
+		return
+	}
 	select {
 	case run := <-started:
 		writeJSON(w, http.StatusAccepted, map[string]any{"agent": id, "run": run, "status": "running"})
@@ -103,6 +123,8 @@ func (s *Server) resumeEnded(w http.ResponseWriter, id string, started <-chan st
 	default:
 	}
 	switch {
+	case end.err != nil && errors.Is(end.err, context.Canceled) && s.stopping():
+		writeError(w, http.StatusServiceUnavailable, errClosing.Error()+"; the resume stopped before its run began")
 	case end.err != nil:
 		fail(w, end.err)
 	case end.res != nil && end.res.Status == host.StatusDone:
@@ -120,16 +142,24 @@ type resumeEnd struct {
 	err error
 }
 
+// errClosing refuses a resume asked for once Close has begun.
+var errClosing = errors.New("cairn serve is stopping: it starts no run now; resume the agent once it is served again, or with `cairn resume`")
+
 // resume starts Engine.Resume of an agent on its own goroutine. started
 // gets the run's id once the run has begun (its run_start event): events
 // before it, such as checkpoint_loaded, come also from a resume that
 // finds nothing to do and starts no run. done gets what Resume returned.
-// The server holds the run from its first event, so that pause reaches
-// it.
-func (s *Server) resume(id string, strategy host.Strategy) (<-chan string, <-chan resumeEnd) {
+// The resume is registered before it starts, so that Close stops it
+// even while it loads the agent; pause reaches it from its first event.
+// Once Close has begun, errClosing and nothing started.
+func (s *Server) resume(id string, strategy host.Strategy) (<-chan string, <-chan resumeEnd, error) {
 	started, done := make(chan string, 1), make(chan resumeEnd, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	held := &heldRun{cancel: cancel}
+	if err := s.begin(held); err != nil {
+		cancel()
+		return nil, nil, err
+	}
 	var holding, begun sync.Once
 	opts := host.ResumeOptions{ID: id, Strategy: strategy, OnEvent: func(e host.Event) {
 		holding.Do(func() { s.hold(id, held, e.Run) })
@@ -137,7 +167,6 @@ func (s *Server) resume(id string, strategy host.Strategy) (<-chan string, <-cha
 			begun.Do(func() { started <- e.Run })
 		}
 	}}
-	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		defer cancel()
@@ -145,7 +174,28 @@ func (s *Server) resume(id string, strategy host.Strategy) (<-chan string, <-cha
 		s.release(id, held)
 		done <- resumeEnd{res, err}
 	}()
-	return started, done
+	return started, done, nil
+}
+
+// begin registers a resume about to start, unless Close has begun: the
+// check and the WaitGroup's Add are under the lock Close takes to set
+// closing, so Close never waits before a run it did not stop.
+func (s *Server) begin(h *heldRun) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return errClosing
+	}
+	s.live[h] = true
+	s.wg.Add(1)
+	return nil
+}
+
+// stopping reports whether Close has begun.
+func (s *Server) stopping() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closing
 }
 
 func (s *Server) hold(id string, h *heldRun, run string) {
@@ -158,6 +208,7 @@ func (s *Server) hold(id string, h *heldRun, run string) {
 func (s *Server) release(id string, h *heldRun) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	delete(s.live, h)
 	if s.runs[id] == h {
 		delete(s.runs, id)
 	}
@@ -172,8 +223,13 @@ func (s *Server) holds(id string) bool {
 // handlePause stops a run this server holds at its boundary, as the
 // first signal stops `cairn run`: the agent is paused and resume
 // continues it. A run another process holds is asked to stop at its next
-// boundary with Engine.Pause, as `cairn pause` asks it.
+// boundary with Engine.Pause, as `cairn pause` asks it. The body, if
+// any, is an empty object: the route reads no field.
 func (s *Server) handlePause(w http.ResponseWriter, r *http.Request) {
+	var body struct{}
+	if !readBody(w, r, &body) {
+		return
+	}
 	id := r.PathValue("id")
 	s.mu.Lock()
 	h := s.runs[id]

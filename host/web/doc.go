@@ -23,5 +23,8 @@
 // the API renders holds an environment value: the store keeps none.
 //
 // A Server is safe for concurrent use. Runs it resumes hold the agent's
-// lock like any process; Close pauses them and waits for them to end.
+// lock like any process; Close pauses them, those still loading their
+// agent too, and waits for them to end, and refuses (503) a resume asked
+// for once it has begun, so it may be called while requests are in
+// flight.
 package web

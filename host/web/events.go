@@ -26,10 +26,8 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	follow := q.Get("follow") == "1" || r.Header.Get("Accept") == "text/event-stream"
 	id, only := r.PathValue("id"), q.Get("run")
-	if _, err := s.store.Summary(id); err != nil {
-		fail(w, err)
-		return
-	}
+	// ReadHistory says whether the agent exists before it writes, without
+	// reading its state; only ?run= reads it, once, to know its runs.
 	if only != "" && !s.hasRun(w, r, id, only) {
 		return
 	}
@@ -50,14 +48,14 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 }
 
 // hasRun answers 404, as `cairn events --run` exits 2, when agent id has
-// no run named run.
+// no run named run. It reads the agent once.
 func (s *Server) hasRun(w http.ResponseWriter, r *http.Request, id, run string) bool {
-	in, err := host.Inspect(r.Context(), s.store, id)
+	rec, err := s.store.Read(id)
 	if err != nil {
 		fail(w, err)
 		return false
 	}
-	for _, have := range in.State.Runs {
+	for _, have := range rec.State.Runs {
 		if have.ID == run {
 			return true
 		}
@@ -66,12 +64,14 @@ func (s *Server) hasRun(w http.ResponseWriter, r *http.Request, id, run string) 
 	return false
 }
 
-// afterOf reads ?after=N, or the Last-Event-ID a reconnecting EventSource
-// sends.
+// afterOf reads the Last-Event-ID a reconnecting EventSource sends, or
+// else ?after=N. The header wins: an EventSource reconnects to the URL it
+// was opened with, whose after= says where the stream began, and
+// Last-Event-ID where the client has read to.
 func afterOf(r *http.Request) (int, error) {
-	v := r.URL.Query().Get("after")
+	v := r.Header.Get("Last-Event-ID")
 	if v == "" {
-		v = r.Header.Get("Last-Event-ID")
+		v = r.URL.Query().Get("after")
 	}
 	if v == "" {
 		return 0, nil

@@ -69,6 +69,12 @@ func newFixture(t testing.TB, cfg Config) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return newFixtureOn(t, cfg, store)
+}
+
+// newFixtureOn is newFixture on a store the test made.
+func newFixtureOn(t testing.TB, cfg Config, store checkpoint.Store) *fixture {
+	t.Helper()
 	eng, err := host.NewEngine(context.Background(), host.Config{CacheDir: testCache, Store: store})
 	if err != nil {
 		t.Fatal(err)

@@ -40,8 +40,17 @@ type Server struct {
 	readSecret string
 
 	mu   sync.Mutex
-	runs map[string]*heldRun // agent id → a run this server holds
-	wg   sync.WaitGroup
+	runs map[string]*heldRun // agent id → a run this server holds, from its first event
+	// live are the resumes the server has begun and whose Engine.Resume
+	// has not returned, from before each starts: Close stops them all,
+	// those still loading the agent too.
+	live map[*heldRun]bool
+	// closing says Close has begun: no resume starts any more.
+	closing bool
+	// origins are the labels and lineage of the agents the last list
+	// showed (handleAgents).
+	origins map[string]origin
+	wg      sync.WaitGroup
 }
 
 // heldRun is a resume this server runs.
@@ -56,7 +65,7 @@ func New(cfg Config) *Server {
 		cfg.Token = randomHex(32)
 	}
 	s := &Server{cfg: cfg, eng: cfg.Engine, store: cfg.Engine.Store(), mux: http.NewServeMux(),
-		login: newOnceNonce(), readSecret: randomHex(32), runs: map[string]*heldRun{}}
+		login: newOnceNonce(), readSecret: randomHex(32), runs: map[string]*heldRun{}, live: map[*heldRun]bool{}}
 	s.routes()
 	return s
 }
@@ -110,10 +119,14 @@ func (j *jsonErrors) Write(p []byte) (int, error) {
 // an event stream).
 func (j *jsonErrors) Unwrap() http.ResponseWriter { return j.ResponseWriter }
 
-// Close pauses the runs the server holds and waits for them to end.
+// Close pauses the runs the server holds at their boundary, those still
+// loading their agent too, and waits for them to end. From its start the
+// server begins no run: a resume asked for after it is refused (503), so
+// Close may be called while requests are still being answered.
 func (s *Server) Close() {
 	s.mu.Lock()
-	for _, h := range s.runs {
+	s.closing = true
+	for h := range s.live {
 		h.cancel()
 	}
 	s.mu.Unlock()
@@ -128,18 +141,34 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /login", s.handleLogin)
 	s.mux.HandleFunc("GET /api/info", s.handleInfo)
 	s.mux.HandleFunc("GET /api/agents", s.handleAgents)
-	s.mux.HandleFunc("GET /api/agents/{id}", s.handleAgent)
-	s.mux.HandleFunc("GET /api/agents/{id}/conversation", s.handleConversation)
-	s.mux.HandleFunc("GET /api/agents/{id}/runs", s.handleRuns)
-	s.mux.HandleFunc("GET /api/agents/{id}/events", s.handleEvents)
-	s.mux.HandleFunc("GET /api/agents/{id}/diff", s.handleDiff)
-	s.mux.HandleFunc("GET /api/agents/{id}/approvals", s.handleApprovals)
-	s.mux.HandleFunc("POST /api/agents/{id}/approvals/{call}/approve", s.handleDecide(true))
-	s.mux.HandleFunc("POST /api/agents/{id}/approvals/{call}/deny", s.handleDecide(false))
-	s.mux.HandleFunc("POST /api/agents/{id}/resume", s.handleResume)
-	s.mux.HandleFunc("POST /api/agents/{id}/pause", s.handlePause)
-	s.mux.HandleFunc("POST /api/agents/{id}/snapshot", s.handleSnapshot)
-	s.mux.HandleFunc("POST /api/agents/{id}/fork", s.handleFork)
+	agent := func(pattern string, h http.HandlerFunc) { s.mux.HandleFunc(pattern, agentID(h)) }
+	agent("GET /api/agents/{id}", s.handleAgent)
+	agent("GET /api/agents/{id}/conversation", s.handleConversation)
+	agent("GET /api/agents/{id}/runs", s.handleRuns)
+	agent("GET /api/agents/{id}/events", s.handleEvents)
+	agent("GET /api/agents/{id}/diff", s.handleDiff)
+	agent("GET /api/agents/{id}/approvals", s.handleApprovals)
+	agent("POST /api/agents/{id}/approvals/{call}/approve", s.handleDecide(true))
+	agent("POST /api/agents/{id}/approvals/{call}/deny", s.handleDecide(false))
+	agent("POST /api/agents/{id}/resume", s.handleResume)
+	agent("POST /api/agents/{id}/pause", s.handlePause)
+	agent("POST /api/agents/{id}/snapshot", s.handleSnapshot)
+	agent("POST /api/agents/{id}/fork", s.handleFork)
+}
+
+// agentID answers 400 for a route whose {id} cannot be an agent's id
+// (checkpoint.CheckID: "..%2Fx", "a%00b", ".hidden" and one over 128
+// bytes among them; "-x" is a valid one),
+// before the handler or the store sees it: such an id is the request's
+// mistake, not an agent that is missing.
+func agentID(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := checkpoint.CheckID(r.PathValue("id")); err != nil {
+			writeError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		h(w, r)
+	}
 }
 
 func (s *Server) handleInfo(w http.ResponseWriter, r *http.Request) {
@@ -167,7 +196,7 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 // fail answers with a library error, its status chosen by what the error
 // is: an id that cannot be an agent's 400, unknown agent or round 404,
 // locked 409 with the holder, a request the agent's state does not allow
-// 409, else 500.
+// (a fork into a workspace that holds files among them) 409, else 500.
 func fail(w http.ResponseWriter, err error) {
 	var locked *checkpoint.LockedError
 	switch {
@@ -178,7 +207,7 @@ func fail(w http.ResponseWriter, err error) {
 		writeError(w, http.StatusBadRequest, err.Error())
 	case errors.Is(err, checkpoint.ErrNotFound), errors.Is(err, host.ErrNoChanges), errors.Is(err, host.ErrNoBookmark):
 		writeError(w, http.StatusNotFound, err.Error())
-	case errors.Is(err, host.ErrNotAwaiting), errors.Is(err, checkpoint.ErrExists):
+	case errors.Is(err, host.ErrNotAwaiting), errors.Is(err, checkpoint.ErrExists), errors.Is(err, host.ErrWorkspaceNotEmpty):
 		writeError(w, http.StatusConflict, err.Error())
 	default:
 		writeError(w, http.StatusInternalServerError, err.Error())

@@ -1,0 +1,40 @@
+package web
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"testing"
+)
+
+// GET /api/agents reads each agent once, in the store's List: it once
+// read every agent's whole state again for its labels and lineage, which
+// the server now keeps from one list to the next while the agent has not
+// changed. Here the list of an agent of an 8 MiB state costs less than one
+// and a half of that agent's Summary (a full read), not two.
+func TestAgentsListReadsEachAgentOnce(t *testing.T) {
+	f := newFixture(t, Config{Loopback: true})
+	storeAgent(t, f.store, "big", 2048)
+	list := func() {
+		rec := httptest.NewRecorder()
+		f.srv.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://localhost/api/agents", nil))
+		if rec.Code != http.StatusOK {
+			t.Fatalf("GET /api/agents: %d %s", rec.Code, rec.Body)
+		}
+	}
+	list() // the first list reads the labels and lineage
+	var m0, m1, m2 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m0)
+	if _, err := f.store.Summary("big"); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&m1)
+	list()
+	runtime.ReadMemStats(&m2)
+	read, listed := m1.TotalAlloc-m0.TotalAlloc, m2.TotalAlloc-m1.TotalAlloc
+	t.Logf("bytes allocated: one Summary %d, one GET /api/agents %d", read, listed)
+	if listed > read*3/2 {
+		t.Fatalf("GET /api/agents allocated %d bytes, a Summary of its one agent %d: it reads the agent twice", listed, read)
+	}
+}
