@@ -1,8 +1,6 @@
 package host
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"sync"
@@ -18,8 +16,10 @@ import (
 // modules its agent runs with are. What a crash before that leaves is an
 // agent whose definition names a module blob the store lacks; rebuilding
 // it then takes the module from where the agent file found it (built into
-// cairn, or its file) when its bytes still have that digest, and stores
-// them (see moduleBlob).
+// cairn, or its file) when its bytes still have that digest (see
+// moduleBlob). Rebuilding only reads, since a manual resume, Ask and the
+// checks before a lock rebuild agents too and must change nothing; a run
+// that goes on to write the agent stores such modules (storeRebuilt).
 
 // blobWrites are the module blobs a new agent writes in the background,
 // one after another, from when its first request is on its way (the same
@@ -119,10 +119,21 @@ func hasBlob(store checkpoint.Store, digest string) (has, ok bool) {
 	return s.HasBlob(digest), true
 }
 
+// ErrModuleFileChanged: a stored agent's module is missing from the store
+// (a crash before its background write ended, or the blob removed) and the
+// file its agent file names holds other bytes now, so the agent cannot be
+// rebuilt as it started. Resuming it with ResumeOptions.Upgrade (`cairn
+// resume --upgrade`) goes on with the module as the file has it now.
+var ErrModuleFileChanged = errors.New("its file holds other bytes now")
+
 // moduleBlob is the module ref of a stored agent, by digest: from the
-// store, or when the store lacks it (a crash before its background write
-// ended), from where af finds the module, if its bytes have that digest;
-// those are then stored.
+// store, or when the store lacks it, from where af finds the module, if
+// its bytes have that digest. It writes nothing.
+//
+// # Errors
+//
+// The store's; its checkpoint.ErrNotFound, with ErrModuleFileChanged when
+// the module's file holds other bytes.
 func (e *Engine) moduleBlob(af *AgentFile, ref ToolRef, digest string) ([]byte, error) {
 	wasm, err := e.store.Blob(digest)
 	if !errors.Is(err, checkpoint.ErrNotFound) {
@@ -132,12 +143,36 @@ func (e *Engine) moduleBlob(af *AgentFile, ref ToolRef, digest string) ([]byte, 
 	if rerr != nil {
 		return nil, err
 	}
-	sum := sha256.Sum256(again)
-	if "sha256:"+hex.EncodeToString(sum[:]) != digest {
-		return nil, fmt.Errorf("%w (and %s holds other bytes now)", err, ref.Module)
-	}
-	if _, perr := e.store.PutBlob(again); perr != nil {
-		return nil, perr
+	if digestOf(again) != digest {
+		return nil, fmt.Errorf("%w, and %w", err, ErrModuleFileChanged)
 	}
 	return again, nil
+}
+
+// storeRebuilt stores the modules of an agent rebuilt from def (mods, as
+// rebuild returns them) that its store lacks, which moduleBlob found in
+// their files: a run that writes the agent calls it before its first
+// write, so that no round is committed without the modules it ran with.
+func (e *Engine) storeRebuilt(def checkpoint.Definition, mods []toolModule) error {
+	for _, m := range mods {
+		digest := def.Modules[m.Ref.Module]
+		if has, ok := hasBlob(e.store, digest); has || (!ok && e.keeps(digest)) {
+			continue
+		}
+		wasm, err := m.bytes()
+		if err == nil {
+			_, err = e.store.PutBlob(wasm)
+		}
+		if err != nil {
+			return fmt.Errorf("store module %s of the agent: %w", m.Ref.Module, err)
+		}
+	}
+	return nil
+}
+
+// keeps says whether the store has the blob digest, for a store that
+// cannot tell without reading it.
+func (e *Engine) keeps(digest string) bool {
+	_, err := e.store.Blob(digest)
+	return !errors.Is(err, checkpoint.ErrNotFound)
 }

@@ -121,6 +121,15 @@ func TestModuleBlobMissingRebuiltFromItsFile(t *testing.T) {
 		t.Fatalf("rebuild without the module blobs: %v", err)
 	}
 	for name, digest := range def.Modules {
+		if _, err := store.Blob(digest); !errors.Is(err, checkpoint.ErrNotFound) {
+			t.Fatalf("rebuilding, which only reads, stored module %s: %v", name, err)
+		}
+	}
+	// A run that writes the agent stores them again, from their files.
+	if _, err := eng.Run(context.Background(), RunOptions{ID: "m", Prompt: "again"}); err != nil {
+		t.Fatal(err)
+	}
+	for name, digest := range def.Modules {
 		if _, err := store.Blob(digest); err != nil {
 			t.Fatalf("module %s was not stored again: %v", name, err)
 		}

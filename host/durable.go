@@ -48,7 +48,10 @@ type roundSync struct {
 	queue      []checkpoint.Record
 	next, done uint64
 	busy       bool
-	err        error
+	// err is the first batch's failure, after which nothing is written;
+	// told says a call has returned it (see callFailed).
+	err  error
+	told bool
 }
 
 func newRoundSync(log checkpoint.Log) *roundSync {
@@ -58,7 +61,8 @@ func newRoundSync(log checkpoint.Log) *roundSync {
 }
 
 // write appends recs and returns once they are durable. It is safe for
-// concurrent use; nothing else may use the log meanwhile.
+// concurrent use; nothing else may use the log meanwhile. Once a batch
+// has failed, nothing more is written: every write returns its error.
 func (g *roundSync) write(recs ...checkpoint.Record) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -67,13 +71,18 @@ func (g *roundSync) write(recs ...checkpoint.Record) error {
 	for g.busy && g.done < batch {
 		g.cond.Wait()
 	}
-	if g.done >= batch {
+	if g.done >= batch || g.err != nil {
 		return g.err
 	}
 	todo := g.queue
 	g.queue, g.next, g.busy = nil, g.next+1, true
 	g.mu.Unlock()
-	err := errors.Join(g.log.Append(todo...), g.log.Sync())
+	err := g.log.Append(todo...)
+	if err == nil {
+		// A batch whose append failed is not synced: it failed, and the
+		// sync would fail again, of the same cause.
+		err = g.log.Sync()
+	}
 	g.mu.Lock()
 	g.busy, g.done = false, batch
 	if g.err == nil && err != nil {
@@ -81,6 +90,24 @@ func (g *roundSync) write(recs ...checkpoint.Record) error {
 	}
 	g.cond.Broadcast()
 	return g.err
+}
+
+// callFailed is err, the error of writing a finished call's result, for
+// the call that returns it first; nil for every later call that meets the
+// same failure of the round's journal, since runCalls fails the round
+// with its calls' errors joined, and the one cause (a lost lock, say)
+// would be told once per call, on lines of its own.
+func (g *roundSync) callFailed(err error) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if err != g.err {
+		return err
+	}
+	if g.told {
+		return nil
+	}
+	g.told = true
+	return err
 }
 
 // startCalls makes the staging directories of the calls that may write
@@ -164,7 +191,8 @@ func syncDirs(dirs ...string) error {
 // callFinished makes a finished call's result durable: its staged files,
 // then its result, unsettled. The last call of the round to finish is
 // only held: the round's settlement journals it at once. An interrupted
-// call is neither: resume seals it.
+// call is neither: resume seals it. A failure of the round's journal is
+// returned by one call only (see callFailed).
 func (r *run) callFinished(ctx context.Context, round int, res *callResult, g *roundSync, left *atomic.Int32) error {
 	last := left.Add(-1) == 0
 	if (ctx.Err() != nil && res.isError) || res.stop != nil {
@@ -191,7 +219,7 @@ func (r *run) callFinished(ctx context.Context, round int, res *callResult, g *r
 		return err
 	}
 	if err := g.write(rec); err != nil {
-		return err
+		return g.callFailed(err) // its result is not journaled, nor its end told
 	}
 	res.journaled = true
 	if len(res.effects) > 0 {

@@ -356,6 +356,10 @@ func (e *Engine) startRun(ctx context.Context, opts RunOptions, runID string) (*
 			log.Close()
 			return nil, err
 		}
+		if err := e.storeRebuilt(rec.State.Definition, mods); err != nil {
+			log.Close()
+			return nil, err
+		}
 	}
 	r, err := e.newRun(ctx, af, mods, opts.Model, ws, opts.ID, runID, log)
 	if err != nil {

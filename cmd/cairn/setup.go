@@ -76,9 +76,9 @@ func openStore(c *cli.Context) (checkpoint.Store, error) {
 var errNoStore = errors.New("no store")
 
 // makesAgents are the commands that make a directory store that is not
-// there yet.
+// there yet. The tools commands are not among them: they open no store.
 var makesAgents = map[string]bool{"run": true, "chat": true, "import": true, "mcp": true, "serve": true,
-	"workflow run": true, "tools warm": true}
+	"workflow run": true}
 
 // cacheDir is --cache, or cairn's directory in the user's cache directory.
 func cacheDir(c *cli.Context) string {
@@ -126,6 +126,18 @@ func runError(err error) error {
 	switch {
 	case errors.Is(err, checkpoint.ErrLocked):
 		return withCode(exitLocked, err)
+	case errors.Is(err, host.ErrModuleFileChanged):
+		// A module blob a crash kept from the store (or one removed),
+		// whose file changed since: no backup is likely to have it, and
+		// upgrading goes on with the module as the file has it now. The
+		// agent is the one the error names (an id holds no quote).
+		id := "AGENT"
+		if _, rest, ok := strings.Cut(err.Error(), `agent "`); ok {
+			id, _, _ = strings.Cut(rest, `"`)
+		}
+		return withCode(exitFailed, fmt.Errorf("%w; go on with the agent file and its modules as they are now (cairn resume --upgrade %s), "+
+			"or restore the store's blobs/ from a backup to go on with the module it started with, or fork a bookmark of the agent or start it over (cairn run --fresh)",
+			err, id))
 	case errors.Is(err, host.ErrDefinition):
 		// Damage to the store, not a wrong command line, though a blob
 		// not found is what it is.

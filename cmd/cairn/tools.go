@@ -139,7 +139,7 @@ func toolsPack(c *cli.Context) error {
 			return err
 		}
 	}
-	eng, err := newEngine(c)
+	eng, err := packEngine(c)
 	if err != nil {
 		return err
 	}
@@ -160,4 +160,16 @@ func toolsPack(c *cli.Context) error {
 	}
 	fmt.Fprintf(c.App.Writer, "packed %s (%d bytes)\n", out, len(packed))
 	return nil
+}
+
+// packEngine is the engine pack asks a module for its manifest with: on
+// the compile cache, without a store, since packing reads and writes only
+// the module (a missing store is no reason to refuse it, nor is packing
+// one to make it).
+func packEngine(c *cli.Context) (*host.Engine, error) {
+	engine, err := engineChoice(c)
+	if err != nil {
+		return nil, err
+	}
+	return host.NewEngine(c.Context, host.Config{CacheDir: cacheDir(c), Engine: engine})
 }
