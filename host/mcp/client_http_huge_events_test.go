@@ -46,8 +46,9 @@ func TestEventsDropAnswersTooLarge(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		middle, ok := strings.CutPrefix(out, before)
-		if middle, ok = strings.CutSuffix(middle, after); !ok {
+		middle, okBefore := strings.CutPrefix(out, before)
+		middle, okAfter := strings.CutSuffix(middle, after)
+		if !okBefore || !okAfter {
 			t.Errorf("%s: the events around it: %q", tc.name, out)
 			continue
 		}
