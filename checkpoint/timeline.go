@@ -95,9 +95,13 @@ func PastAt(pasts []Past, agent string, n int) (Past, error) {
 	return pasts[i], nil
 }
 
+// keptRange says which rounds' pasts the store keeps, for an error that
+// found none of the round asked for. It names no cause when there are
+// none, since the pasts cannot tell which applies (a copy turned off, an
+// older cairn, a fork made by one, rows lost): it says how one is kept.
 func keptRange(pasts []Past) string {
 	if len(pasts) == 0 {
-		return " (it has none: the agent ran with its workspace copy off, --workspace-limit off, or under a cairn that kept no past)"
+		return " (the store keeps no past of it; a run where its workspace is keeps one, unless its workspace copy is off: --workspace-limit off)"
 	}
 	return fmt.Sprintf(" (kept: rounds %d to %d)", pasts[0].Round, pasts[len(pasts)-1].Round)
 }

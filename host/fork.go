@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/cairnrun/cairn/checkpoint"
@@ -93,7 +94,11 @@ var ErrNoBookmark = errors.New("no such bookmark")
 // Fork makes a new agent from another's boundary: its conversation,
 // accounting, labels and definition, with a copy of its workspace, and its
 // lineage recorded. The two share nothing afterwards: each has its own
-// journal and workspace. The original is not changed.
+// journal and workspace. The original is not changed. In a store that
+// keeps pasts, the new agent's whole workspace is kept as its first past,
+// at the round it was forked at, as a new run keeps its first: it can be
+// resumed on another node with ResumeOptions.Workspace before it ever ran.
+// What can refuse the fork is checked before the new agent is locked.
 //
 // # Errors
 //
@@ -110,15 +115,13 @@ func (e *Engine) Fork(ctx context.Context, opts ForkOptions) (*Forked, error) {
 	if err := checkpoint.CheckID(opts.As); err != nil {
 		return nil, err
 	}
-	lock, err := e.store.Lock(opts.As, checkpoint.ThisProcess("fork"))
-	if err != nil {
-		return nil, err
-	}
-	defer lock.Unlock()
+	// What can refuse the fork is read before the new agent's lock is
+	// taken, so that a refused fork leaves no lock (a lease row, with
+	// PostgreSQL) for an agent it never made.
 	if e.store.Exists(opts.As) {
 		return nil, fmt.Errorf("fork as %q: %w", opts.As, checkpoint.ErrExists)
 	}
-	src, fill, err := e.forkFrom(opts)
+	src, ws, err := e.forkFrom(opts)
 	if err != nil {
 		return nil, fmt.Errorf("fork: %w", err) // forkSource's error names the agent
 	}
@@ -128,12 +131,28 @@ func (e *Engine) Fork(ctx context.Context, opts ForkOptions) (*Forked, error) {
 	if opts.Workspace, err = filepath.Abs(opts.Workspace); err != nil {
 		return nil, err
 	}
+	if entries, err := os.ReadDir(opts.Workspace); err == nil && len(entries) > 0 {
+		return nil, fmt.Errorf("fork agent %q: workspace %s %w; fork as another agent, or move the directory away",
+			opts.ID, opts.Workspace, ErrWorkspaceNotEmpty)
+	}
 	st, err := forkedState(src, opts)
 	if err != nil {
 		return nil, err
 	}
-	if err := fill(opts.Workspace); err != nil {
+	lock, err := e.store.Lock(opts.As, checkpoint.ThisProcess("fork"))
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Unlock()
+	if e.store.Exists(opts.As) {
+		return nil, fmt.Errorf("fork as %q: %w", opts.As, checkpoint.ErrExists)
+	}
+	if err := ws.fill(opts.Workspace); err != nil {
 		return nil, fmt.Errorf("fork agent %q: %w", opts.ID, err)
+	}
+	base, err := e.forkBase(ws, opts.Workspace)
+	if err != nil {
+		return nil, fmt.Errorf("fork agent %q: keep the new agent's workspace in the store: %w", opts.ID, err)
 	}
 	log, err := e.store.Create(opts.As, st)
 	if err != nil {
@@ -142,53 +161,106 @@ func (e *Engine) Fork(ctx context.Context, opts ForkOptions) (*Forked, error) {
 	if err := log.Close(); err != nil {
 		return nil, err
 	}
+	if err := e.keepForkBase(st, base); err != nil {
+		// Made without it, the agent could not travel: it is not made.
+		return nil, errors.Join(err, e.store.Remove(opts.As))
+	}
 	return &Forked{Agent: st.Agent, Workspace: st.Definition.Workspace, From: st.Lineage.Agent,
 		Round: st.Lineage.Round, Label: st.Lineage.Label}, nil
 }
 
+// forkWorkspace is what fills a new agent's workspace directory, and the
+// manifest of what it fills when the store keeps it already (a past
+// round's workspace); nil when it must be read from the directory.
+type forkWorkspace struct {
+	fill     func(dir string) error
+	manifest []checkpoint.WorkspaceEntry
+}
+
+// forkBase stores the new agent's whole workspace as it was filled, as a
+// new run stores its first (storeBase), and returns its manifest's
+// digest; "" when the store keeps no pasts or the copy is off.
+func (e *Engine) forkBase(ws forkWorkspace, dir string) (string, error) {
+	if e.timeline() == nil {
+		return "", nil
+	}
+	if ws.manifest == nil {
+		return e.storeBase(dir)
+	}
+	m, err := checkpoint.EncodeManifest(ws.manifest)
+	if err != nil {
+		return "", err
+	}
+	return e.store.PutBlob(m)
+}
+
+// keepForkBase keeps the new agent's first past, the whole workspace at
+// the round it was forked at, under its lock: a node that never saw the
+// agent resumes it with --workspace from there, as it would a new agent.
+// (A fork that dies before it is kept is an agent without one, which its
+// first run keeps, where its workspace is.)
+func (e *Engine) keepForkBase(st *checkpoint.State, base string) error {
+	tl := e.timeline()
+	if tl == nil || base == "" {
+		return nil
+	}
+	p, err := checkpoint.NewPast(st, nil)
+	if err != nil {
+		return err
+	}
+	p.Base = base
+	if err := tl.PutPast(st.Agent, p); err != nil {
+		return fmt.Errorf("keep the workspace of agent %q: %w", st.Agent, err)
+	}
+	return nil
+}
+
 // forkFrom is the boundary to fork from and what fills the new agent's
 // workspace directory.
-func (e *Engine) forkFrom(opts ForkOptions) (*checkpoint.Bookmark, func(dir string) error, error) {
+func (e *Engine) forkFrom(opts ForkOptions) (*checkpoint.Bookmark, forkWorkspace, error) {
 	if opts.Past {
 		return e.forkPast(opts)
 	}
 	src, archive, err := e.forkSource(opts)
 	if err != nil {
-		return nil, nil, err
+		return nil, forkWorkspace{}, err
 	}
-	return src, func(dir string) error { return extractWorkspace(archive, dir) }, nil
+	return src, forkWorkspace{fill: func(dir string) error { return extractWorkspace(archive, dir) }}, nil
 }
 
 // forkPast is the boundary of a past round and its workspace, from the
 // store's pasts. It reads the agent without its lock: pasts are only
 // added to.
-func (e *Engine) forkPast(opts ForkOptions) (*checkpoint.Bookmark, func(dir string) error, error) {
+func (e *Engine) forkPast(opts ForkOptions) (*checkpoint.Bookmark, forkWorkspace, error) {
 	rec, err := e.store.Read(opts.ID)
 	if err != nil {
-		return nil, nil, err
+		return nil, forkWorkspace{}, err
 	}
 	tl, ok := e.store.(checkpoint.Timeline)
 	if !ok {
-		return nil, nil, fmt.Errorf("agent %q: %w: %T keeps no past", opts.ID, ErrNoCopy, e.store)
+		return nil, forkWorkspace{}, fmt.Errorf("agent %q: %w: %T keeps no past", opts.ID, ErrNoCopy, e.store)
 	}
 	pasts, err := tl.Pasts(opts.ID)
 	if err != nil {
-		return nil, nil, err
+		return nil, forkWorkspace{}, err
 	}
 	p, err := checkpoint.PastAt(pasts, opts.ID, opts.AtRound)
 	if err != nil {
-		return nil, nil, err
+		return nil, forkWorkspace{}, err
 	}
 	st, err := checkpoint.StateAt(rec.State, p)
 	if err != nil {
-		return nil, nil, err
+		return nil, forkWorkspace{}, err
 	}
 	m, err := checkpoint.WorkspaceAt(e.store, pasts, opts.ID, opts.AtRound)
 	if err != nil {
-		return nil, nil, err
+		return nil, forkWorkspace{}, err
+	}
+	if m == nil {
+		m = []checkpoint.WorkspaceEntry{} // an empty workspace, known
 	}
 	b := &checkpoint.Bookmark{Label: fmt.Sprintf("round-%d", p.Round), Round: p.Round, Time: now(), State: st}
-	return b, func(dir string) error { return materializeAt(e.store, m, dir) }, nil
+	return b, forkWorkspace{fill: func(dir string) error { return materializeAt(e.store, m, dir) }, manifest: m}, nil
 }
 
 // forkSource is the bookmark to fork from, or the agent's boundary and

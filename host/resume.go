@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 
@@ -147,6 +149,9 @@ func (e *Engine) Resume(ctx context.Context, opts ResumeOptions) (*Result, error
 	if opts.Strategy == "" {
 		opts.Strategy = StrategySeal
 	}
+	if err := e.checkBeforeLock(opts); err != nil {
+		return nil, err
+	}
 	runID := "run-" + newID()
 	lock, err := e.lockToResume(opts, runID)
 	if err != nil {
@@ -237,6 +242,80 @@ func (e *Engine) Resume(ctx context.Context, opts ResumeOptions) (*Result, error
 		return r.end(StatusFailed, err.Error())
 	}
 	return r.end(r.loop(ctx))
+}
+
+// checkBeforeLock makes, before the agent's lock is taken, the checks
+// that can refuse the resume, so that a refusal changes nothing: not the
+// lease (taking one raises its epoch), and above all, with Steal, not the
+// run of a live holder, which the steal would fence. It reads without the
+// lock: the agent, and with Steal its definition and the workspace that
+// ResumeOptions.Workspace would get. Under the lock placeWorkspace checks
+// the workspace again, since the holder may have gone on meanwhile.
+func (e *Engine) checkBeforeLock(opts ResumeOptions) error {
+	if _, ok := e.store.(Stealer); opts.Steal && !ok {
+		return nil // lockToResume refuses it
+	}
+	rec, err := e.store.Read(opts.ID)
+	if err != nil {
+		return fmt.Errorf("resume: %w", err) // the store's error names the agent
+	}
+	if !opts.Steal {
+		return nil
+	}
+	if !opts.Upgrade {
+		if _, _, err := e.rebuild(rec.State.Definition); err != nil {
+			return fmt.Errorf("resume agent %q: %w", opts.ID, err)
+		}
+	}
+	if opts.Workspace == "" || opts.Strategy == StrategyManual {
+		return nil
+	}
+	return e.checkWorkspace(rec, opts)
+}
+
+// checkWorkspace refuses, changing nothing, a resume whose workspace
+// placeWorkspace would refuse: a store that lacks what the boundary is
+// rebuilt from, or a directory that holds a workspace other than the
+// store's (unless TakeStoreWorkspace). A boundary whose past a crash lost
+// is left to placeWorkspace, which repairs it first.
+func (e *Engine) checkWorkspace(rec *checkpoint.Recovered, opts ResumeOptions) error {
+	if err := e.boundaryWritesKept(rec.State); err != nil {
+		return fmt.Errorf("resume agent %q in %s: %w", opts.ID, opts.Workspace, err)
+	}
+	dir, err := filepath.Abs(opts.Workspace)
+	if err != nil {
+		return err
+	}
+	m, err := e.workspaceAt(rec.State, rec.State.Round)
+	if errors.Is(err, checkpoint.ErrNoPast) && e.pastToRepair(rec.State) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("resume agent %q in %s: %w", opts.ID, dir, err)
+	}
+	if entries, err := os.ReadDir(dir); err != nil || len(entries) == 0 || opts.TakeStoreWorkspace {
+		return nil
+	}
+	m = checkpoint.ApplyChanges(m, appliedInTail(rec.Tail))
+	diffs, err := reconcile(m, dir)
+	if err != nil {
+		return fmt.Errorf("resume agent %q: compare %s with the store: %w", opts.ID, dir, err)
+	}
+	if len(diffs) > 0 {
+		return &WorkspaceDiffError{Agent: opts.ID, Dir: dir, Round: rec.State.Round, Diffs: diffs}
+	}
+	return nil
+}
+
+// pastToRepair says whether repairPast would keep the boundary's past: a
+// crash lost it, and the past of the round before is there.
+func (e *Engine) pastToRepair(st *checkpoint.State) bool {
+	tl := e.timeline()
+	if tl == nil || st.Round == 0 {
+		return false
+	}
+	newest, ok, err := tl.NewestPast(st.Agent)
+	return err == nil && ok && newest.Round == st.Round-1
 }
 
 // rebuildRun makes the run from the agent's stored definition.

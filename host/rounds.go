@@ -298,6 +298,13 @@ var ErrNoChanges = errors.New("no changes kept for that round")
 // changes this node kept, or else from the store's pasts (a round run
 // on another node, or too long ago to be kept here), whose changes name
 // no call.
+//
+// # Errors
+//
+// ErrNoChanges when neither keeps the round's changes (and, when the
+// store's pasts lack the round, what they lack); the store's error when
+// its pasts cannot be read (a damaged row, the database out of reach),
+// which is not the same as their having none.
 func (e *Engine) Changes(ctx context.Context, agent string, round int) (int, []FileChange, error) {
 	if err := e.begin(ctx); err != nil {
 		return 0, nil, err
@@ -307,14 +314,36 @@ func (e *Engine) Changes(ctx context.Context, agent string, round int) (int, []F
 		return n, out, err
 	}
 	if round == 0 {
-		round = e.lastPastChange(agent)
-	}
-	if round > 0 {
-		if past, perr := e.pastChanges(agent, round); perr == nil && len(past) > 0 {
-			return round, past, nil
+		if round = e.lastPastChange(agent); round == 0 {
+			if perr := e.pastsReadable(agent); perr != nil {
+				return n, nil, perr
+			}
 		}
 	}
+	if round == 0 {
+		return n, out, err
+	}
+	past, perr := e.pastChanges(agent, round)
+	switch {
+	case perr == nil && len(past) > 0:
+		return round, past, nil
+	case errors.Is(perr, checkpoint.ErrNoPast):
+		return n, out, fmt.Errorf("%w; nor in the store's pasts: %w", err, perr)
+	case perr != nil && !errors.Is(perr, ErrNoCopy):
+		return round, nil, perr
+	}
 	return n, out, err
+}
+
+// pastsReadable is the error of reading the agent's pasts, if the store
+// keeps them and they cannot be read.
+func (e *Engine) pastsReadable(agent string) error {
+	tl, ok := e.store.(checkpoint.Timeline)
+	if !ok {
+		return nil
+	}
+	_, err := tl.Pasts(agent)
+	return err
 }
 
 // keptChanges is Changes from the changes this node kept.

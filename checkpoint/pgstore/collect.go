@@ -13,8 +13,9 @@ import (
 // keep.Bookmarks, and blobs that no agent or kept bookmark names and that
 // were last stored longer ago than keep.BlobGrace. Compaction already
 // deletes old journal records as it goes, so keep.Snapshots has nothing to
-// do here. Each agent is trimmed under its lease; one that a process runs
-// is skipped and named in Skipped, its blobs kept. Collected.Files names
+// do here. An agent's bookmarks are trimmed under its lease, taken only
+// when there is one to remove; one that a process runs is skipped and
+// named in Skipped, its blobs kept. Collected.Files names
 // what was removed as "bookmark AGENT/LABEL" and "blob DIGEST".
 func (s *Store) Collect(keep checkpoint.Retention) (*checkpoint.Collected, error) {
 	ids, err := s.collectIDs()
@@ -45,30 +46,43 @@ func (s *Store) collectIDs() ([]string, error) {
 	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
 
+// collectAgent trims the agent's bookmarks and marks what it names. One
+// that a process runs is skipped, its blobs marked all the same.
 func (s *Store) collectAgent(id string, keep checkpoint.Retention, c *checkpoint.Collected, inUse map[string]bool) error {
-	lock, err := s.Lock(id, checkpoint.ThisProcess("gc"))
-	trimmed := map[string]bool{}
-	switch {
-	case errors.Is(err, checkpoint.ErrLocked):
+	if s.leaseLive(id) {
 		c.Skipped = append(c.Skipped, id)
-	case err != nil:
+		return s.markAgent(id, nil, inUse)
+	}
+	trimmed, err := s.trimBookmarks(id, keep, c)
+	if err != nil {
 		return err
-	default:
-		defer lock.Unlock()
-		if trimmed, err = s.trimBookmarks(id, keep, c); err != nil {
-			return err
-		}
 	}
 	return s.markAgent(id, trimmed, inUse)
 }
 
 // trimBookmarks removes the agent's oldest bookmarks past the limit and
-// returns their labels.
+// returns their labels. It takes the agent's lease only to remove one: a
+// dry run, or an agent with nothing to remove, leaves the lease (and its
+// epoch) as it was, as any command that only reads does.
 func (s *Store) trimBookmarks(id string, keep checkpoint.Retention, c *checkpoint.Collected) (map[string]bool, error) {
 	trimmed := map[string]bool{}
 	marks, err := s.bookmarks(id)
 	if err != nil || keep.Bookmarks <= 0 || len(marks) <= keep.Bookmarks {
 		return trimmed, err
+	}
+	if !keep.DryRun {
+		lock, err := s.Lock(id, checkpoint.ThisProcess("gc"))
+		if errors.Is(err, checkpoint.ErrLocked) {
+			c.Skipped = append(c.Skipped, id)
+			return trimmed, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		defer lock.Unlock()
+		if marks, err = s.bookmarks(id); err != nil || len(marks) <= keep.Bookmarks {
+			return trimmed, err
+		}
 	}
 	for _, b := range marks[:len(marks)-keep.Bookmarks] {
 		if !keep.DryRun {

@@ -39,5 +39,12 @@
 // database whose schema is newer than the binary is refused with a
 // *checkpoint.FutureSchemaError before anything is written.
 //
+// # Checksums
+//
+// Every journal row, snapshot, past and event row is written with a
+// CRC-32C of its bytes and checked against it when read (crc.go): a byte
+// flipped where the CBOR still decodes is a *CorruptRowError naming the
+// row. Rows from before schema version 7 have none and are not checked.
+//
 // A Store is safe for concurrent use.
 package pgstore

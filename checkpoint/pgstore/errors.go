@@ -26,9 +26,11 @@ var (
 	// hold: take it with Lock first.
 	ErrNoLease = errors.New("no lease held on the agent")
 	// ErrBadURL: the store's URL or connection string cannot be read
-	// (its syntax, sslmode, lease_ttl, a namespace); nothing was
-	// connected to.
+	// (its syntax, sslmode, lease_ttl); nothing was connected to.
 	ErrBadURL = errors.New("bad PostgreSQL URL")
+	// ErrBadNamespace: WithNamespace named no namespace that can be one
+	// (see checkpoint.CheckNamespace); nothing was connected to.
+	ErrBadNamespace = errors.New("bad namespace")
 )
 
 // FencedError is a write refused because the writer's lease is no longer
@@ -92,8 +94,8 @@ func (e *SchemaError) Is(target error) bool { return target == checkpoint.ErrCor
 // agent directory to move aside.
 type CorruptRowError struct {
 	Agent string
-	Table string // cairn_journal or cairn_agents
-	Row   string // "row seq 58", "snapshot"
+	Table string // cairn_journal, cairn_agents, cairn_past or cairn_events
+	Row   string // "row seq 58", "snapshot", "row round 3"
 	err   *checkpoint.CorruptError
 }
 
@@ -104,12 +106,29 @@ func corruptRow(agent, table, row, reason string) *CorruptRowError {
 }
 
 func (e *CorruptRowError) Error() string {
+	advice := "give the agent up by deleting its rows from cairn_journal, cairn_past and cairn_agents"
+	if e.Table == "cairn_events" {
+		advice = "delete that row of cairn_events: the agent's event history loses its lines, the agent nothing"
+	}
 	return fmt.Sprintf("agent %q is corrupt in the database: %s in %s: %s; nothing was changed — "+
-		"restore a backup of the database, or give the agent up by deleting its rows from "+
-		"cairn_journal, cairn_past and cairn_agents", e.Agent, e.Row, e.Table, e.err.Reason)
+		"restore a backup of the database, or %s", e.Agent, e.Row, e.Table, e.err.Reason, advice)
 }
 
 func (e *CorruptRowError) Unwrap() error { return e.err }
+
+// missingTableError is a statement that found one of cairn's tables
+// missing, in a database that Open found set up (cairn_schema names the
+// version that made them all): a table dropped by hand, or a restore
+// that left it out. It matches checkpoint.ErrCorrupt.
+type missingTableError struct{ err *pgconn.PgError }
+
+func (e *missingTableError) Error() string {
+	return fmt.Sprintf("the database's cairn schema is damaged: %s, though cairn_schema says it was made; "+
+		"nothing was changed — restore the database (or that table) from a backup", e.err.Message)
+}
+
+func (e *missingTableError) Unwrap() error        { return e.err }
+func (e *missingTableError) Is(target error) bool { return target == checkpoint.ErrCorrupt }
 
 // fenceCode is the SQLSTATE cairn_fence raises.
 const fenceCode = "CF001"
@@ -141,6 +160,9 @@ func wrapConn(err error) error {
 		// crash, cannot connect now).
 		if strings.HasPrefix(pgErr.Code, "08") || strings.HasPrefix(pgErr.Code, "57P") {
 			return &unavailableError{err}
+		}
+		if pgErr.Code == "42P01" { // undefined_table
+			return &missingTableError{pgErr}
 		}
 		return err
 	}

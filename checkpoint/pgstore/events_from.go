@@ -17,8 +17,8 @@ var _ checkpoint.EventsFrom = (*Store)(nil)
 func (s *Store) ReadEventsFrom(agent string, offset int64) (io.ReadCloser, error) {
 	ctx, cancel := s.opContext()
 	defer cancel()
-	rows, err := s.pool.Query(ctx, `SELECT data, upto FROM (
-		SELECT seq, data, sum(octet_length(data)) OVER (ORDER BY seq) AS upto
+	rows, err := s.pool.Query(ctx, `SELECT seq, data, crc, upto FROM (
+		SELECT seq, data, crc, sum(octet_length(data)) OVER (ORDER BY seq) AS upto
 		FROM cairn_events WHERE agent = $1) t
 		WHERE upto > $2 ORDER BY seq`, agent, offset)
 	if err != nil {
@@ -27,11 +27,15 @@ func (s *Store) ReadEventsFrom(agent string, offset int64) (io.ReadCloser, error
 	defer rows.Close()
 	var out []byte
 	for rows.Next() {
-		var data []byte
+		var r eventRow
 		var upto int64
-		if err := rows.Scan(&data, &upto); err != nil {
+		if err := rows.Scan(&r.Seq, &r.Data, &r.Sum, &upto); err != nil {
 			return nil, fmt.Errorf("read event history of agent %q: %w", agent, wrapConn(err))
 		}
+		if err := r.check(agent); err != nil {
+			return nil, err
+		}
+		data := r.Data
 		if start := upto - int64(len(data)); start < offset {
 			data = data[offset-start:]
 		}

@@ -15,16 +15,24 @@ import (
 // memory and goes to the database with the agent's next Sync or Commit,
 // in the same transaction, or when the writer is closed: like the file
 // store's history, it is not made durable line by line.
+//
+// The history is written by the agent's holder, behind its fence like
+// every other write of the agent: a holder whose lease was taken over
+// writes no more of it.
 func (s *Store) Events(agent string) (io.WriteCloser, error) {
 	if err := checkpoint.CheckID(agent); err != nil {
 		return nil, err
 	}
-	return &eventWriter{s: s, agent: agent}, nil
+	s.mu.Lock()
+	l := s.leases[agent]
+	s.mu.Unlock()
+	return &eventWriter{s: s, agent: agent, l: l}, nil
 }
 
 type eventWriter struct {
 	s     *Store
 	agent string
+	l     *lease // the lease held when the writer was opened, if any
 }
 
 func (w *eventWriter) Write(p []byte) (int, error) {
@@ -34,15 +42,28 @@ func (w *eventWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// Close writes what is still waiting. The lines are appended as a row of
-// their own, so they are sent again only if certainly not written: lines
-// lost to a failure are better than lines twice.
+// Close writes what is still waiting, fenced on the agent's lease: the
+// lease this Store holds now, or else the one it held when the writer was
+// opened, released since, which refuses it. A *FencedError when the lease
+// was taken over or released, ErrNoLease when none was ever held: nothing
+// is written then. The lines are appended as a row of their own, so they
+// are sent again only if certainly not written: lines lost to a failure
+// are better than lines twice.
 func (w *eventWriter) Close() error {
 	data := w.s.takeEvents(w.agent)
 	if len(data) == 0 {
 		return nil
 	}
-	if _, err := w.s.exec(notRun, `INSERT INTO cairn_events (agent, data) VALUES ($1, $2)`, w.agent, data); err != nil {
+	l, err := w.s.held(w.agent)
+	if err != nil && w.l != nil {
+		l, err = w.l, nil
+	}
+	if err != nil {
+		return fmt.Errorf("write event history: %w", err)
+	}
+	b := w.s.fence(l, &pgx.Batch{})
+	b.Queue(`INSERT INTO cairn_events (agent, data, crc) VALUES ($1, $2, $3)`, w.agent, data, sum(data))
+	if _, err := w.s.send(l, b); err != nil {
 		return fmt.Errorf("write event history of agent %q: %w", w.agent, err)
 	}
 	return nil
@@ -62,18 +83,40 @@ func (s *Store) takeEvents(agent string) []byte {
 func (s *Store) ReadEvents(agent string) (io.ReadCloser, error) {
 	ctx, cancel := s.opContext()
 	defer cancel()
-	rows, err := s.pool.Query(ctx, `SELECT data FROM cairn_events WHERE agent = $1 ORDER BY seq`, agent)
+	rows, err := s.pool.Query(ctx, `SELECT seq, data, crc FROM cairn_events WHERE agent = $1 ORDER BY seq`, agent)
 	if err != nil {
 		return nil, fmt.Errorf("read event history of agent %q: %w", agent, wrapConn(err))
 	}
-	parts, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+	got, err := pgx.CollectRows(rows, pgx.RowToStructByPos[eventRow])
 	if err != nil {
 		return nil, fmt.Errorf("read event history of agent %q: %w", agent, wrapConn(err))
 	}
-	if len(parts) == 0 {
+	if len(got) == 0 {
 		return nil, fmt.Errorf("event history of agent %q: %w", agent, checkpoint.ErrNotFound)
 	}
-	return io.NopCloser(bytes.NewReader(bytes.Join(parts, nil))), nil
+	var out []byte
+	for _, r := range got {
+		if err := r.check(agent); err != nil {
+			return nil, err
+		}
+		out = append(out, r.Data...)
+	}
+	return io.NopCloser(bytes.NewReader(out)), nil
+}
+
+// eventRow is a row of cairn_events as read.
+type eventRow struct {
+	Seq  int64
+	Data []byte
+	Sum  *int64
+}
+
+// check refuses a row whose bytes do not match its checksum.
+func (r eventRow) check(agent string) error {
+	if sumMismatch(r.Sum, sum(r.Data)) {
+		return corruptRow(agent, "cairn_events", fmt.Sprintf("row seq %d", r.Seq), badSum)
+	}
+	return nil
 }
 
 // PutBookmark keeps a bookmark of the agent, replacing one of the same

@@ -103,14 +103,43 @@ type leaseRow struct {
 	released  bool
 	unexpired bool // by the database's clock
 	holder    checkpoint.Holder
+	expires   time.Time
+	epoch     int64
 }
 
 // leaseCols are the columns leaseRow.scan reads.
-const leaseCols = `released, expires > now(), holder_host, holder_pid, holder_run, since`
+const leaseCols = `released, expires > now(), holder_host, holder_pid, holder_run, since, expires, epoch`
 
 func (r *leaseRow) scan(row pgx.Row) error {
 	h := &r.holder
-	return row.Scan(&r.released, &r.unexpired, &h.Host, &h.PID, &h.Run, &h.Started)
+	return row.Scan(&r.released, &r.unexpired, &h.Host, &h.PID, &h.Run, &h.Started, &r.expires, &r.epoch)
+}
+
+// Lease is an agent's lease as Running reads it.
+type Lease struct {
+	Holder  checkpoint.Holder
+	Expires time.Time // unless its holder renews it
+	Epoch   int64
+}
+
+// Running reads the agent's lease and reports whether a process runs the
+// agent, by the rule Summary's Locked uses (leaseRow.running): false for
+// an agent that has no lease, or whose lease no live holder holds.
+func (s *Store) Running(agent string) (Lease, bool, error) {
+	if err := checkpoint.CheckID(agent); err != nil {
+		return Lease{}, false, err
+	}
+	ctx, cancel := s.opContext()
+	defer cancel()
+	var r leaseRow
+	err := r.scan(s.pool.QueryRow(ctx, `SELECT `+leaseCols+` FROM cairn_leases WHERE agent = $1`, agent))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Lease{}, false, nil
+	}
+	if err != nil {
+		return Lease{}, false, fmt.Errorf("read the lease of agent %s: %w", agent, wrapConn(err))
+	}
+	return Lease{Holder: r.holder, Expires: r.expires, Epoch: r.epoch}, r.running(), nil
 }
 
 // running is the one rule by which the store judges whether a lease's

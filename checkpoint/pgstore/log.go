@@ -22,6 +22,7 @@ type pgLog struct {
 	replay *checkpoint.Replay
 	types  []int16  // records to write in the next transaction
 	recs   [][]byte // their payloads
+	sums   []int64  // and their checksums (recordSum)
 	next   int64    // the sequence number of the next record
 	base   int64    // the first sequence number after the snapshot
 	// journal is the bytes after the snapshot, snap the snapshot's size,
@@ -57,6 +58,7 @@ func (g *pgLog) add(recs ...checkpoint.Record) error {
 			return err
 		}
 		g.types, g.recs = append(g.types, int16(rec.Type)), append(g.recs, b)
+		g.sums = append(g.sums, recordSum(int16(rec.Type), b))
 		g.round += int64(len(b))
 	}
 	return nil
@@ -112,9 +114,10 @@ func (g *pgLog) write(durable, mayCompact bool) error {
 	agent := g.l.agent
 	b := g.s.fence(g.l, &pgx.Batch{})
 	if n > 0 {
-		b.Queue(`INSERT INTO cairn_journal (agent, seq, type, payload)
-			SELECT $1, $2 + x.o - 1, x.t, x.p FROM unnest($3::smallint[], $4::bytea[]) WITH ORDINALITY AS x(t, p, o)`,
-			agent, g.next, g.types, g.recs)
+		b.Queue(`INSERT INTO cairn_journal (agent, seq, type, payload, crc)
+			SELECT $1, $2 + x.o - 1, x.t, x.p, x.c
+			FROM unnest($3::smallint[], $4::bytea[], $5::bigint[]) WITH ORDINALITY AS x(t, p, c, o)`,
+			agent, g.next, g.types, g.recs, g.sums)
 	}
 	var snap []byte
 	if st := g.replay.State(); mayCompact && g.journal+size > g.snap && len(g.replay.Tail()) == 0 {
@@ -122,7 +125,8 @@ func (g *pgLog) write(durable, mayCompact bool) error {
 		if snap, err = checkpoint.EncodeState(st); err != nil {
 			return fmt.Errorf("encode snapshot of agent %q: %w", agent, err)
 		}
-		b.Queue(`UPDATE cairn_agents SET snapshot = $2, base = $3 WHERE id = $1`, agent, snap, g.next+n)
+		b.Queue(`UPDATE cairn_agents SET snapshot = $2, base = $3, snapshot_crc = $4 WHERE id = $1`,
+			agent, snap, g.next+n, sum(snap))
 		b.Queue(`DELETE FROM cairn_journal WHERE agent = $1 AND seq < $2`, agent, g.next+n)
 	}
 	if durable {
@@ -132,7 +136,7 @@ func (g *pgLog) write(durable, mayCompact bool) error {
 	}
 	events := g.s.takeEvents(agent)
 	if len(events) > 0 {
-		b.Queue(`INSERT INTO cairn_events (agent, data) VALUES ($1, $2)`, agent, events)
+		b.Queue(`INSERT INTO cairn_events (agent, data, crc) VALUES ($1, $2, $3)`, agent, events, sum(events))
 	}
 	if _, err := g.s.sendGrouped(g.l, b, durable); err != nil {
 		g.broken = fmt.Errorf("write journal of agent %q: %w", agent, err)
@@ -143,7 +147,7 @@ func (g *pgLog) write(durable, mayCompact bool) error {
 	if snap != nil {
 		g.journal, g.snap, g.base = 0, int64(len(snap)), g.next
 	}
-	g.types, g.recs = g.types[:0], g.recs[:0]
+	g.types, g.recs, g.sums = g.types[:0], g.recs[:0], g.sums[:0]
 	return nil
 }
 

@@ -42,9 +42,20 @@ func (s *Store) PauseRequested(agent string) (bool, error) {
 }
 
 // ClearPause resets the agent's pause column, again after a failure of
-// the connection.
+// the connection. A holder of the agent's lease clears it behind its
+// fence, so that one taken over cannot drop a request meant for the
+// process that runs the agent now: a *FencedError, with nothing changed.
 func (s *Store) ClearPause(agent string) error {
-	if _, err := s.exec(idempotent, `UPDATE cairn_agents SET pause = false WHERE id = $1 AND pause`, agent); err != nil {
+	const clear = `UPDATE cairn_agents SET pause = false WHERE id = $1 AND pause`
+	l, err := s.held(agent)
+	if err == nil {
+		b := s.fence(l, &pgx.Batch{})
+		b.Queue(clear, agent)
+		_, err = s.sendRule(l, b, idempotent)
+	} else {
+		_, err = s.exec(idempotent, clear, agent)
+	}
+	if err != nil {
 		return fmt.Errorf("clear the pause request of agent %s: %w", agent, err)
 	}
 	return nil

@@ -3,6 +3,7 @@ package pgstore_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -39,7 +40,7 @@ func TestFutureSchemaRefusedUnchanged(t *testing.T) {
 // that has only cairn's version table.
 func TestFutureSchemaOfAnEmptyDatabase(t *testing.T) {
 	url := pgtest.Shared(t).NewDatabase(t)
-	execSQL(t, url, `CREATE TABLE cairn_schema (version integer NOT NULL); INSERT INTO cairn_schema VALUES (7)`)
+	execSQL(t, url, `CREATE TABLE cairn_schema (version integer NOT NULL); INSERT INTO cairn_schema VALUES (`+fmt.Sprint(pgstore.SchemaVersion()+1)+`)`)
 	before := dump(t, url)
 	if _, err := pgstore.Open(context.Background(), url); !errors.Is(err, checkpoint.ErrFutureSchema) {
 		t.Fatalf("open: %v", err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	neturl "net/url"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -66,16 +67,19 @@ func WithNamespace(ns string) Option {
 // that a database out of reach fails a run instead of hanging it.
 func WithTimeout(d time.Duration) Option { return func(c *cfg) { c.timeout = d } }
 
-// Open connects to the database at url (postgres://… or a key=value
-// connection string) and brings its schema to this build's version. A
-// URL's parameter lease_ttl (a Go duration, "10s") sets the lease's time
-// to live, as WithLeaseTTL does; it is not passed to the server.
+// Open connects to the database at url (postgres://… or postgresql://…,
+// the scheme in any case, or a key=value connection string: see
+// IsConnString) and brings its schema to this build's version. The
+// parameter lease_ttl (a Go duration, "10s"), of a URL or a key=value
+// string, sets the lease's time to live, as WithLeaseTTL does; it is not
+// passed to the server.
 //
 // # Errors
 //
 // A *checkpoint.FutureSchemaError, with nothing changed, when the
 // database was set up by a newer cairn; ErrUnavailable when it cannot be
-// reached; ErrBadURL when url cannot be read.
+// reached; ErrBadURL when url cannot be read; ErrBadNamespace for a
+// namespace that cannot be one. No error repeats a password url holds.
 func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	c := cfg{ttl: DefaultLeaseTTL, timeout: 30 * time.Second}
 	url, err := leaseFromURL(url, &c)
@@ -86,7 +90,7 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 		o(&c)
 	}
 	if err := checkpoint.CheckNamespace(strings.TrimPrefix(c.schema, "cairn_ns_")); err != nil {
-		return nil, fmt.Errorf("open store: %w: %w", ErrBadURL, err)
+		return nil, fmt.Errorf("open store: %w: %w", ErrBadNamespace, err)
 	}
 	if c.ttl <= 0 || c.timeout <= 0 {
 		return nil, fmt.Errorf("open store: the lease's time to live and the timeout must be positive")
@@ -109,25 +113,52 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	return &Store{pool: pool, cfg: c, leases: map[string]*lease{}, events: map[string][]byte{}}, nil
 }
 
-// leaseFromURL takes the lease_ttl parameter out of a postgres:// URL.
+// leaseFromURL takes the lease_ttl parameter out of a URL or a key=value
+// connection string, and gives a URL's scheme in lower case, as pgx
+// reads it.
 func leaseFromURL(raw string, c *cfg) (string, error) {
+	raw = lowerScheme(raw)
+	if !isURL(raw) {
+		return leaseFromKeywords(raw, c)
+	}
 	u, err := neturl.Parse(raw)
-	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
-		return raw, nil // a key=value string: pgx reads it
+	if err != nil {
+		return raw, nil // pgx says what is wrong with it
 	}
 	q := u.Query()
 	v := q.Get("lease_ttl")
 	if v == "" {
 		return raw, nil
 	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d <= 0 {
-		return "", fmt.Errorf("lease_ttl=%q: want a duration such as 10s", v)
+	if err := setTTL(v, c); err != nil {
+		return "", err
 	}
-	c.ttl = d
 	q.Del("lease_ttl")
 	u.RawQuery = q.Encode()
 	return u.String(), nil
+}
+
+var kvLeaseTTL = regexp.MustCompile(`(^|\s)lease_ttl\s*=\s*(\S*)`)
+
+// leaseFromKeywords takes lease_ttl=… out of a key=value string; the
+// last one given counts, as for libpq's keywords.
+func leaseFromKeywords(raw string, c *cfg) (string, error) {
+	for m := kvLeaseTTL.FindStringSubmatchIndex(raw); m != nil; m = kvLeaseTTL.FindStringSubmatchIndex(raw) {
+		if err := setTTL(raw[m[4]:m[5]], c); err != nil {
+			return "", err
+		}
+		raw = raw[:m[0]] + raw[m[1]:]
+	}
+	return raw, nil
+}
+
+func setTTL(v string, c *cfg) error {
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return fmt.Errorf("lease_ttl=%q: want a duration such as 10s", v)
+	}
+	c.ttl = d
+	return nil
 }
 
 // Close releases the leases this Store still holds and its connections.
@@ -168,7 +199,8 @@ func (s *Store) Create(agent string, st *checkpoint.State) (checkpoint.Log, erro
 		return nil, fmt.Errorf("create agent %q: %w", agent, err)
 	}
 	b := s.fence(l, &pgx.Batch{})
-	b.Queue(`INSERT INTO cairn_agents (id, snapshot, base) VALUES ($1, $2, 0) ON CONFLICT DO NOTHING`, agent, snap)
+	b.Queue(`INSERT INTO cairn_agents (id, snapshot, base, snapshot_crc) VALUES ($1, $2, 0, $3) ON CONFLICT DO NOTHING`,
+		agent, snap, sum(snap))
 	tags, err := s.send(l, b)
 	if err != nil {
 		return nil, fmt.Errorf("create agent %q: %w", agent, err)
@@ -224,8 +256,13 @@ func (s *Store) read(agent string) (rec *checkpoint.Recovered, next, base int64,
 func readTx(ctx context.Context, tx pgx.Tx, agent string) (*checkpoint.Recovered, int64, int64, error) {
 	var snap []byte
 	var base, durable int64
-	if err := tx.QueryRow(ctx, `SELECT snapshot, base, durable FROM cairn_agents WHERE id = $1`, agent).Scan(&snap, &base, &durable); err != nil {
+	var snapSum *int64
+	if err := tx.QueryRow(ctx, `SELECT snapshot, base, durable, snapshot_crc FROM cairn_agents WHERE id = $1`, agent).
+		Scan(&snap, &base, &durable, &snapSum); err != nil {
 		return nil, 0, 0, err
+	}
+	if sumMismatch(snapSum, sum(snap)) {
+		return nil, 0, 0, corruptRow(agent, "cairn_agents", "snapshot", badSum)
 	}
 	st, err := checkpoint.DecodeState("snapshot of agent "+agent, snap)
 	var ce *checkpoint.CorruptError
@@ -235,7 +272,7 @@ func readTx(ctx context.Context, tx pgx.Tx, agent string) (*checkpoint.Recovered
 	if err != nil {
 		return nil, 0, 0, err
 	}
-	rows, err := tx.Query(ctx, `SELECT seq, type, payload FROM cairn_journal WHERE agent = $1 AND seq >= $2 ORDER BY seq`, agent, base)
+	rows, err := tx.Query(ctx, `SELECT seq, type, payload, crc FROM cairn_journal WHERE agent = $1 AND seq >= $2 ORDER BY seq`, agent, base)
 	if err != nil {
 		return nil, 0, 0, err
 	}
@@ -246,12 +283,16 @@ func readTx(ctx context.Context, tx pgx.Tx, agent string) (*checkpoint.Recovered
 		var seq int64
 		var typ int16
 		var payload []byte
-		if err := rows.Scan(&seq, &typ, &payload); err != nil {
+		var crc *int64
+		if err := rows.Scan(&seq, &typ, &payload, &crc); err != nil {
 			return nil, 0, 0, err
 		}
 		if seq != next {
 			return nil, 0, 0, corruptRow(agent, "cairn_journal", fmt.Sprintf("row seq %d", next),
 				fmt.Sprintf("missing, row seq %d follows row seq %d", seq, next-1))
+		}
+		if sumMismatch(crc, recordSum(typ, payload)) {
+			return nil, 0, 0, corruptRow(agent, "cairn_journal", fmt.Sprintf("row seq %d", seq), badSum)
 		}
 		if err := replayRow(r, agent, seq, checkpoint.RecordType(typ), payload); err != nil {
 			return nil, 0, 0, err
@@ -356,7 +397,12 @@ func (s *Store) fence(l *lease, b *pgx.Batch) *pgx.Batch {
 // pauses the writer rather than failing it. A fenced batch is a
 // *FencedError; one the database did not answer, ErrUnavailable.
 func (s *Store) send(l *lease, b *pgx.Batch) ([]int64, error) {
-	tags, err := s.sendRetry(b, notRun)
+	return s.sendRule(l, b, notRun)
+}
+
+// sendRule is send of a batch that the rule again allows to be sent again.
+func (s *Store) sendRule(l *lease, b *pgx.Batch, again retryRule) ([]int64, error) {
+	tags, err := s.sendRetry(b, again)
 	if isFence(err) {
 		return nil, s.fenced(l.agent, l.epoch)
 	}

@@ -4,12 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/cairnrun/cairn/checkpoint/conversation"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/checkpoint/pgstore"
 	"github.com/cairnrun/cairn/host"
 	"github.com/cairnrun/cairn/internal/view"
 )
@@ -29,9 +31,16 @@ func logAction(c *cli.Context) error {
 	if c.IsSet("round") {
 		return logRound(c)
 	}
-	in, err := inspect(c, "cairn log [--round N] AGENT")
+	if c.NArg() != 1 {
+		return withCode(exitUsage, errors.New("usage: cairn log [--round N] AGENT"))
+	}
+	store, err := openStore(c)
 	if err != nil {
 		return err
+	}
+	in, err := host.Inspect(c.Context, store, c.Args().First())
+	if err != nil {
+		return runError(err)
 	}
 	if p := in.State.Parent; p != nil && !c.Bool(jsonFlag.Name) {
 		fmt.Fprintf(c.App.Writer, "(sub-agent %s of %s, made by its call %s)\n", p.Name, p.Agent, p.Call)
@@ -45,12 +54,40 @@ func logAction(c *cli.Context) error {
 		func(cut checkpoint.Compaction) error { printCompaction(c.App.Writer, cut); return nil },
 		func(m conversation.Message) error { printMessage(c.App.Writer, m); return nil })
 	if in.RoundOpen() {
-		fmt.Fprintf(c.App.Writer, "(round %d was interrupted; cairn resume continues it)\n", in.State.Round+1)
+		fmt.Fprintln(c.App.Writer, openRound(store, in))
 		for _, l := range in.InterruptedExchanges() {
 			fmt.Fprintf(c.App.Writer, "      net %s\n", oneLine(l, 200))
 		}
 	}
 	return nil
+}
+
+// leaseReader is a store that says who holds an agent's lease and until
+// when (pgstore).
+type leaseReader interface {
+	Running(agent string) (pgstore.Lease, bool, error)
+}
+
+// openRound says what became of the round the agent left open: a process
+// runs it now, if one holds the agent (a resume would be refused), else it
+// was interrupted and resume continues it.
+func openRound(store checkpoint.Store, in *host.Inspection) string {
+	round := in.State.Round + 1
+	if !in.Summary.Locked {
+		return fmt.Sprintf("(round %d was interrupted; cairn resume continues it)", round)
+	}
+	run := "another process"
+	if last := in.State.LastRun(); last != nil && last.Ended.IsZero() {
+		run += " (run " + last.ID + ")"
+	}
+	if lr, ok := store.(leaseReader); ok {
+		if l, running, err := lr.Running(in.Summary.ID); err == nil && running {
+			h := l.Holder
+			return fmt.Sprintf("(round %d is in progress in process %d on %s (run %s); its lease expires at %s unless renewed)",
+				round, h.PID, h.Host, h.Run, l.Expires.Local().Format(time.RFC3339))
+		}
+	}
+	return fmt.Sprintf("(round %d is in progress: %s runs the agent now)", round, run)
 }
 
 // printMessage writes one message of the conversation.

@@ -23,7 +23,7 @@ import (
 // Flags shared by the commands that open the store or run modules.
 var (
 	storeFlag = &cli.StringFlag{Name: "store", EnvVars: []string{"CAIRN_STORE"},
-		Usage: "directory of the agents' journals and snapshots, or a PostgreSQL URL (postgres://…) (default: the user's data directory)"}
+		Usage: "directory of the agents' journals and snapshots, or a PostgreSQL database: a URL (postgres://…) or a key=value connection string (host=… dbname=…) (default: the user's data directory)"}
 	cacheFlag = &cli.StringFlag{Name: "cache", EnvVars: []string{"CAIRN_CACHE"},
 		Usage: "directory of compiled tool modules (default: the user's cache directory)"}
 	engineFlag = &cli.StringFlag{Name: "engine", EnvVars: []string{"CAIRN_ENGINE"},
@@ -49,21 +49,31 @@ func storeDir(c *cli.Context) string {
 }
 
 // openStore opens the store --store names: a PostgreSQL database for a
-// postgres:// or postgresql:// URL, else a directory, which only the
-// commands that make agents (makesAgents) make: for any other, a store
-// directory that is not there is a mistyped --store, refused with
+// URL (postgres:// or postgresql://, in any case) or a key=value
+// connection string (pgstore.IsConnString), else a directory, which only
+// the commands that make agents (makesAgents) make: for any other, a
+// store directory that is not there is a mistyped --store, refused with
 // errNoStore. (A namespace of a store that is there is made as needed.)
+// No error repeats a password --store holds (pgstore.Redact).
 func openStore(c *cli.Context) (checkpoint.Store, error) {
 	dir, ns := storeDir(c), c.String(namespaceFlag)
-	if strings.HasPrefix(dir, "postgres://") || strings.HasPrefix(dir, "postgresql://") {
+	if err := checkpoint.CheckNamespace(ns); err != nil {
+		return nil, withCode(exitUsage, fmt.Errorf("--namespace: %w", err))
+	}
+	if pgstore.IsConnString(dir) {
 		s, err := pgstore.Open(c.Context, dir, pgstore.WithNamespace(ns))
 		if errors.Is(err, pgstore.ErrBadURL) {
 			return nil, withCode(exitUsage, fmt.Errorf("--store: %w", err))
 		}
 		return s, err
 	}
+	if misspeltConnString(dir) {
+		return nil, withCode(exitUsage, fmt.Errorf("--store %s reads as a key=value connection string, but it does not start with "+
+			"one of PostgreSQL's keywords (host=, port=, dbname=, user=, password=, sslmode=, …); "+
+			"to name a directory, give its path (./…)", storeShown(c)))
+	}
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) && !makesAgents[c.Command.FullName()] {
-		return nil, withCode(exitUsage, fmt.Errorf("%w at %s: --store (or CAIRN_STORE) names the directory where a run keeps its agents", errNoStore, dir))
+		return nil, withCode(exitUsage, fmt.Errorf("%w at %s: --store (or CAIRN_STORE) names the directory where a run keeps its agents", errNoStore, storeShown(c)))
 	}
 	dir, err := checkpoint.NamespaceDir(dir, ns)
 	if err != nil {
@@ -71,6 +81,26 @@ func openStore(c *cli.Context) (checkpoint.Store, error) {
 	}
 	return host.OpenStore(dir)
 }
+
+// misspeltConnString reports whether a --store that is no connection
+// string was meant as one: it holds a password=, or it is two or more
+// words each of the form key=value. Made a directory, it would put the
+// password in a directory's name.
+func misspeltConnString(s string) bool {
+	if strings.Contains(s, "password=") {
+		return true
+	}
+	words := strings.Fields(s)
+	for _, w := range words {
+		if !strings.Contains(w, "=") {
+			return false
+		}
+	}
+	return len(words) > 1
+}
+
+// storeShown is --store as a message may show it: its passwords masked.
+func storeShown(c *cli.Context) string { return pgstore.Redact(storeDir(c)) }
 
 // errNoStore: the store a command reads is not there.
 var errNoStore = errors.New("no store")
