@@ -143,3 +143,46 @@ func TestModuleBlobMissingRebuiltFromItsFile(t *testing.T) {
 		t.Fatalf("rebuild from a module file that changed: %v", err)
 	}
 }
+
+// Regression: once rebuilding only read, a resume after a crash that kept
+// the module blobs from the store no longer stored them, so the agent's
+// export and verify would lack them. A resume that writes the agent stores
+// them again; a manual one reports and changes nothing.
+func TestResumeStoresTheModulesACrashKeptFromTheStore(t *testing.T) {
+	eng, store := fileEngine(t)
+	af := agentIn(t, "name: m\nmodel: {provider: script, script: script.yaml}\nworkspace: workspace\ntools: [{module: builtin}]\n",
+		"turns: [{text: done}]\n")
+	if _, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "m", Prompt: "go"}); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := store.Read("m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blobs := filepath.Join(store.(*checkpoint.FileStore).Dir(), "blobs")
+	for _, digest := range rec.State.Definition.Modules {
+		if err := os.Remove(filepath.Join(blobs, strings.Replace(digest, ":", string(filepath.Separator), 1))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	missing := func() (n int) {
+		for _, digest := range rec.State.Definition.Modules {
+			if _, err := store.Blob(digest); errors.Is(err, checkpoint.ErrNotFound) {
+				n++
+			}
+		}
+		return n
+	}
+	if _, err := eng.Resume(context.Background(), ResumeOptions{ID: "m", Strategy: StrategyManual}); err != nil {
+		t.Fatal(err)
+	}
+	if n := missing(); n != len(rec.State.Definition.Modules) {
+		t.Fatalf("a manual resume stored %d modules", len(rec.State.Definition.Modules)-n)
+	}
+	if _, err := eng.Resume(context.Background(), ResumeOptions{ID: "m"}); err != nil {
+		t.Fatal(err)
+	}
+	if n := missing(); n != 0 {
+		t.Fatalf("after a resume, %d modules are still missing from the store", n)
+	}
+}

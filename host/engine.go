@@ -312,6 +312,11 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) (*Result, error) {
 		return nil, err
 	}
 	if err := r.startWatching(ctx); err != nil {
+		// A stop (Ctrl-C, a pause, serve's close) while the run starts
+		// ends it as a stop does, not as a failure.
+		if status, reason, ok := stopped(ctx, err); ok {
+			return r.end(status, reason)
+		}
 		return r.end(StatusFailed, err.Error())
 	}
 	return r.end(r.loop(ctx))

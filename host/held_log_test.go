@@ -46,7 +46,7 @@ turns:
 		got = append(got, types)
 	}
 	want := [][]checkpoint.RecordType{
-		{checkpoint.RecRunStarted}, {checkpoint.RecUser},
+		{checkpoint.RecRunStarted, checkpoint.RecUser}, // a run never without its prompt
 		{checkpoint.RecTurn, checkpoint.RecPhase},
 		{checkpoint.RecResult},
 		{checkpoint.RecFiles, checkpoint.RecCommit},

@@ -239,6 +239,11 @@ func (e *Engine) Resume(ctx context.Context, opts ResumeOptions) (*Result, error
 		return r.end(StatusPaused, fmt.Sprintf("its turns come from an MCP client: `cairn mcp --id %s` goes on", r.agentID))
 	}
 	if err := r.startWatching(ctx); err != nil {
+		// A stop (Ctrl-C, a pause, serve's close) while the run starts
+		// ends it as a stop does, not as a failure.
+		if status, reason, ok := stopped(ctx, err); ok {
+			return r.end(status, reason)
+		}
 		return r.end(StatusFailed, err.Error())
 	}
 	return r.end(r.loop(ctx))
@@ -329,8 +334,10 @@ func (e *Engine) rebuildRun(ctx context.Context, rec *checkpoint.Recovered, opts
 		if af, err = LoadAgentFile(def.AgentPath); err == nil {
 			mods, err = e.upgrade(af, def, log)
 		}
-	} else {
-		af, mods, err = e.rebuild(def)
+	} else if af, mods, err = e.rebuild(def); err == nil && opts.Strategy != StrategyManual {
+		// A run that writes the agent stores the modules a crash kept
+		// from the store; manual reports and changes nothing.
+		err = e.storeRebuilt(def, mods)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("resume agent %q: %w", opts.ID, err)

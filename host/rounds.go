@@ -354,6 +354,11 @@ func (e *Engine) keptChanges(agent string, round int) (int, []FileChange, error)
 	if !e.store.Exists(agent) {
 		return 0, nil, fmt.Errorf("agent %q: %w", agent, checkpoint.ErrNotFound)
 	}
+	// An agent every other command refuses (damaged, lost data, a newer
+	// schema) is refused here too, before its kept changes are shown.
+	if _, err := e.store.Read(agent); err != nil {
+		return 0, nil, err
+	}
 	root := e.changesRoot(agent)
 	if round == 0 {
 		rounds := changedRounds(root)

@@ -15,7 +15,8 @@ import (
 // Regression: `cairn events` read the agent's event history on its own and
 // printed it, exit 0, for an agent every other command refuses: a journal
 // damaged inside what was committed, one cut short of its commit mark, one
-// of a newer schema. It now refuses such an agent as `cairn show` does,
+// of a newer schema; so did `cairn diff`. Both now refuse such an agent
+// as `cairn show` does,
 // with the same message and exit code, prints nothing and changes nothing.
 func TestEventsRefusesAnUnreadableAgent(t *testing.T) {
 	for _, tt := range []struct {
@@ -58,8 +59,13 @@ func TestEventsRefusesAnUnreadableAgent(t *testing.T) {
 						strings.Join(args, " "), code, errOut, len(out), showCode, showErr)
 				}
 			}
+			// cairn diff read the kept changes alone and printed them, exit 0.
+			if code, out, errOut := cairn(t, "diff", "--store", store, "ev"); code != showCode || !strings.Contains(errOut, tt.want) || out != "" {
+				t.Errorf("cairn diff of the damaged agent: exit %d, stderr %q, %d bytes of stdout; want show's exit %d saying %q, nothing printed",
+					code, errOut, len(out), showCode, tt.want)
+			}
 			if dirBytes(t, dir) != before {
-				t.Fatal("events changed the agent it refused")
+				t.Fatal("events or diff changed the agent it refused")
 			}
 		})
 	}

@@ -101,7 +101,7 @@ func browserAddr(asked, addr string) (open string, every bool) {
 func printServing(c *cli.Context, srv *web.Server, addr string) {
 	w := c.App.Writer
 	open, every := browserAddr(c.String("addr"), addr)
-	fmt.Fprintf(w, "cairn serve: %s on http://%s\n", storeDir(c), open)
+	fmt.Fprintf(w, "cairn serve: %s on http://%s\n", storeShown(c), open)
 	fmt.Fprintf(w, "token: %s\n", srv.Token())
 	fmt.Fprintf(w, "open (once): http://%s%s\n", open, srv.LoginPath())
 	if every {
