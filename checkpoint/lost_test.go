@@ -58,6 +58,12 @@ func TestJournalCutAtEveryFrameBoundaryRefused(t *testing.T) {
 		must(t, os.WriteFile(d.journal, d.data[:f.off], 0o600))
 		openRefused(t, filepath.Dir(filepath.Dir(filepath.Dir(d.journal))), journalName(0))
 	}
+	// A journal cut to nothing, or into its header, is there but empty;
+	// it was said to be missing.
+	for _, n := range []int{0, 1} {
+		must(t, os.WriteFile(d.journal, d.data[:n], 0o600))
+		openRefused(t, filepath.Dir(filepath.Dir(filepath.Dir(d.journal))), journalName(0)+" is empty or shorter than its header")
+	}
 	// A journal that is gone altogether.
 	must(t, os.Remove(d.journal))
 	openRefused(t, filepath.Dir(filepath.Dir(filepath.Dir(d.journal))), journalName(0)+" is missing")

@@ -146,6 +146,10 @@ func checkLost(agent, dir string, base int, rec *Recovered, mark commitMark, mar
 	case mark.base > base:
 		return lost(fmt.Sprintf("snapshot %s is missing", snapName(mark.base)))
 	case mark.base == base && rec.JournalBytes < mark.journal && rec.JournalBytes == 0:
+		if _, err := os.Stat(filepath.Join(dir, journalName(base))); err == nil {
+			// There, but cut short of its header: nothing of it reads.
+			return lost(fmt.Sprintf("journal %s is empty or shorter than its header, but its first %d bytes were durable", journalName(base), mark.journal))
+		}
 		return lost(fmt.Sprintf("journal %s is missing", journalName(base)))
 	case mark.base == base && rec.JournalBytes < mark.journal:
 		return lost(fmt.Sprintf("journal %s ends at byte %d, but its first %d bytes were durable", journalName(base), rec.JournalBytes, mark.journal))
