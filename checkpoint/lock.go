@@ -44,6 +44,9 @@ type LockedError struct {
 	// holder renews it (pgstore): a holder on another machine whose
 	// process is gone lets go when it expires, or can be stolen.
 	Lease bool
+	// Expires is when the lease runs out unless renewed; zero when not
+	// known or not a lease.
+	Expires time.Time
 }
 
 func (e *LockedError) Error() string {
@@ -53,8 +56,12 @@ func (e *LockedError) Error() string {
 	}
 	advice := "wait for it to end or stop it"
 	if e.Lease {
-		advice += "; if that process is gone, its lease expires unless renewed, " +
-			"or `cairn resume --steal` takes the agent at once (only when it surely no longer runs)"
+		expires := "expires unless renewed"
+		if !e.Expires.IsZero() {
+			expires = "expires at " + e.Expires.Local().Format(time.RFC3339) + " unless renewed"
+		}
+		advice += "; if that process is gone, its lease " + expires +
+			", or `cairn resume --steal` takes the agent at once (only when it surely no longer runs)"
 	}
 	return fmt.Sprintf("agent %q is locked by process %d on %s (run %s, started %s); %s",
 		e.Agent, h.PID, h.Host, h.Run, h.Started.Local().Format(time.RFC3339), advice)

@@ -87,7 +87,7 @@ func (s *Store) takeTx(ctx context.Context, tx pgx.Tx, agent string, h checkpoin
 		return 0, err
 	}
 	if !steal && cur.running() {
-		return 0, &checkpoint.LockedError{Agent: agent, Holder: cur.holder, Lease: true}
+		return 0, &checkpoint.LockedError{Agent: agent, Holder: cur.holder, Lease: true, Expires: cur.expires}
 	}
 	var epoch int64
 	err := tx.QueryRow(ctx, `UPDATE cairn_leases SET epoch = epoch + 1, released = false,
