@@ -149,6 +149,10 @@ func (e *Engine) Resume(ctx context.Context, opts ResumeOptions) (*Result, error
 	if opts.Strategy == "" {
 		opts.Strategy = StrategySeal
 	}
+	if opts.Strategy == StrategyManual && opts.Upgrade {
+		// Upgrading journals the agent file as it is now.
+		return nil, fmt.Errorf("resume agent %q: the manual strategy changes nothing, and Upgrade would: give one of them", opts.ID)
+	}
 	if err := e.checkBeforeLock(opts); err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -61,6 +62,15 @@ func TestManualResumeWritesNothing(t *testing.T) {
 	}
 	if dirBytes(t, store) != before {
 		t.Fatal("resume --strategy manual changed the store")
+	}
+	// With --upgrade, manual would have stored the agent file anew: the
+	// two are refused together.
+	if code, _, errOut := cairn(t, "resume", "--store", store, "--cache", cache, "--strategy", "manual", "--upgrade", "m"); code != exitUsage ||
+		!strings.Contains(errOut, "give one of them") {
+		t.Fatalf("resume --strategy manual --upgrade: exit %d, %q; want %d refusing the pair", code, errOut, exitUsage)
+	}
+	if dirBytes(t, store) != before {
+		t.Fatal("resume --strategy manual --upgrade changed the store")
 	}
 	if code, out, errOut := cairn(t, "ask", "--store", store, "--cache", cache, "m", "What did you find?"); code != exitDone {
 		t.Fatalf("ask: exit %d\n%s%s", code, out, errOut)

@@ -38,6 +38,9 @@ func resumeAction(c *cli.Context) error {
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
+	if strategy == host.StrategyManual && c.Bool("upgrade") {
+		return withCode(exitUsage, fmt.Errorf("--strategy manual reports and changes nothing, and --upgrade would store the agent file as it is now: give one of them"))
+	}
 	limits, err := limitsOf(c)
 	if err != nil {
 		return err
