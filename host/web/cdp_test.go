@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -96,6 +97,13 @@ func (p *page) read(out *os.File) {
 // call sends one command and decodes its result into v.
 func (p *page) call(session, method string, params, v any) {
 	p.t.Helper()
+	if err := p.tryCall(session, method, params, v); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+// tryCall is call, returning the browser's error instead of failing.
+func (p *page) tryCall(session, method string, params, v any) error {
 	p.mu.Lock()
 	p.next++
 	id, ch := p.next, make(chan cdpAnswer, 1)
@@ -107,39 +115,61 @@ func (p *page) call(session, method string, params, v any) {
 	}
 	b, _ := json.Marshal(msg)
 	if _, err := p.in.Write(append(b, 0)); err != nil {
-		p.t.Fatalf("%s: %v", method, err)
+		return fmt.Errorf("%s: %w", method, err)
 	}
 	select {
 	case a := <-ch:
 		if a.Error != nil {
-			p.t.Fatalf("%s: %s", method, a.Error.Message)
+			return fmt.Errorf("%s: %s", method, a.Error.Message)
 		}
 		if v != nil {
-			must(p.t, json.Unmarshal(a.Result, v))
+			return json.Unmarshal(a.Result, v)
 		}
+		return nil
 	case <-time.After(time.Minute):
-		p.t.Fatalf("%s: no answer from the browser in a minute", method)
+		return fmt.Errorf("%s: no answer from the browser in a minute", method)
 	}
 }
 
 // eval runs a JavaScript expression in the page and returns its value.
 func (p *page) eval(expr string) any {
 	p.t.Helper()
+	v, err := p.tryEval(expr)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	return v
+}
+
+// tryEval is eval, returning the browser's error instead of failing.
+func (p *page) tryEval(expr string) (any, error) {
 	var r struct {
 		Result struct {
 			Value any `json:"value"`
 		} `json:"result"`
 		ExceptionDetails any `json:"exceptionDetails"`
 	}
-	p.call(p.session, "Runtime.evaluate", map[string]any{"expression": expr, "returnByValue": true}, &r)
-	if r.ExceptionDetails != nil {
-		p.t.Fatalf("%s: %v", expr, r.ExceptionDetails)
+	if err := p.tryCall(p.session, "Runtime.evaluate", map[string]any{"expression": expr, "returnByValue": true}, &r); err != nil {
+		return nil, err
 	}
-	return r.Result.Value
+	if r.ExceptionDetails != nil {
+		return nil, fmt.Errorf("%s: %v", expr, r.ExceptionDetails)
+	}
+	return r.Result.Value, nil
+}
+
+// navigating says whether err is the browser's answer to an evaluation
+// that a navigation of the page cut off: the page is on its way to the
+// next one, which is not an answer yet.
+func navigating(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "navigated or closed") || strings.Contains(msg, "Execution context was destroyed") ||
+		strings.Contains(msg, "Cannot find context")
 }
 
 // waitFor evaluates expr until it is true; an expression that throws,
-// as one does on a page still loading, is not true yet. The page updates
+// as one does on a page still loading, or one a navigation cuts off, is
+// not true yet. The page updates
 // itself (every two seconds, or as events arrive), so this waits for the
 // page, not for a time; the context bounds it only so a broken page fails
 // the test.
@@ -147,7 +177,14 @@ func (p *page) waitFor(what, expr string) {
 	p.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	for p.eval("(() => { try { return "+expr+" } catch { return false } })()") != true {
+	for {
+		v, err := p.tryEval("(() => { try { return " + expr + " } catch { return false } })()")
+		if err != nil && !navigating(err) {
+			p.t.Fatal(err)
+		}
+		if v == true {
+			return
+		}
 		select {
 		case <-ctx.Done():
 			p.t.Fatalf("the page never showed %s (%s):\n%v", what, expr, p.eval("document.body && document.body.innerText"))
