@@ -93,30 +93,8 @@ func TestModuleBlobWriteFailsCommit(t *testing.T) {
 // the modules where its agent file finds them, which are stored again,
 // while they still have those digests; not once one changed.
 func TestModuleBlobMissingRebuiltFromItsFile(t *testing.T) {
-	eng, store := fileEngine(t)
-	af := agentIn(t, "name: m\nmodel: {provider: script, script: script.yaml}\nworkspace: workspace\ntools: [{module: builtin}, {module: stats.wasm, grant: {workspace: ro}}]\n",
-		"turns: [{text: done}]\n")
-	stats, err := os.ReadFile(filepath.Join("..", "examples", "tools", "textstats", "textstats.wasm"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(af.resolve("stats.wasm"), stats, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "m", Prompt: "go"}); err != nil {
-		t.Fatal(err)
-	}
-	rec, err := store.Read("m")
-	if err != nil {
-		t.Fatal(err)
-	}
-	def := rec.State.Definition
-	blobs := filepath.Join(store.(*checkpoint.FileStore).Dir(), "blobs")
-	for _, digest := range def.Modules {
-		if err := os.Remove(filepath.Join(blobs, strings.Replace(digest, ":", string(filepath.Separator), 1))); err != nil {
-			t.Fatalf("the run did not store module %s: %v", digest, err)
-		}
-	}
+	b := newBlobless(t)
+	eng, store, def := b.eng, b.store, b.def
 	if _, _, err := eng.rebuild(def); err != nil {
 		t.Fatalf("rebuild without the module blobs: %v", err)
 	}
@@ -135,8 +113,8 @@ func TestModuleBlobMissingRebuiltFromItsFile(t *testing.T) {
 		}
 	}
 
-	os.Remove(filepath.Join(blobs, strings.Replace(def.Modules["stats.wasm"], ":", string(filepath.Separator), 1)))
-	if err := os.WriteFile(af.resolve("stats.wasm"), append(stats, 0), 0o644); err != nil {
+	os.Remove(b.blobFile(def.Modules["stats.wasm"]))
+	if err := os.WriteFile(b.af.resolve("stats.wasm"), append(b.stats, 0), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := eng.rebuild(def); !errors.Is(err, ErrDefinition) || !errors.Is(err, checkpoint.ErrNotFound) {
@@ -144,14 +122,30 @@ func TestModuleBlobMissingRebuiltFromItsFile(t *testing.T) {
 	}
 }
 
-// Regression: once rebuilding only read, a resume after a crash that kept
-// the module blobs from the store no longer stored them, so the agent's
-// export and verify would lack them. A resume that writes the agent stores
-// them again; a manual one reports and changes nothing.
-func TestResumeStoresTheModulesACrashKeptFromTheStore(t *testing.T) {
+// blobless is an agent of the built-in tools and the example's textstats
+// (stats.wasm beside its agent file), run to its end, whose module blobs
+// were then removed from the store, as a crash before their background
+// write ended leaves them (blobs_later.go).
+type blobless struct {
+	eng   *Engine
+	store checkpoint.Store
+	af    *AgentFile
+	def   checkpoint.Definition
+	stats []byte // stats.wasm as the agent ran it
+}
+
+func newBlobless(t *testing.T) blobless {
+	t.Helper()
 	eng, store := fileEngine(t)
-	af := agentIn(t, "name: m\nmodel: {provider: script, script: script.yaml}\nworkspace: workspace\ntools: [{module: builtin}]\n",
+	af := agentIn(t, "name: m\nmodel: {provider: script, script: script.yaml}\nworkspace: workspace\ntools: [{module: builtin}, {module: stats.wasm, grant: {workspace: ro}}]\n",
 		"turns: [{text: done}]\n")
+	stats, err := os.ReadFile(filepath.Join("..", "examples", "tools", "textstats", "textstats.wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(af.resolve("stats.wasm"), stats, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "m", Prompt: "go"}); err != nil {
 		t.Fatal(err)
 	}
@@ -159,14 +153,30 @@ func TestResumeStoresTheModulesACrashKeptFromTheStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	blobs := filepath.Join(store.(*checkpoint.FileStore).Dir(), "blobs")
-	for _, digest := range rec.State.Definition.Modules {
-		if err := os.Remove(filepath.Join(blobs, strings.Replace(digest, ":", string(filepath.Separator), 1))); err != nil {
-			t.Fatal(err)
+	b := blobless{eng: eng, store: store, af: af, def: rec.State.Definition, stats: stats}
+	for _, digest := range b.def.Modules {
+		if err := os.Remove(b.blobFile(digest)); err != nil {
+			t.Fatalf("the run did not store module %s: %v", digest, err)
 		}
 	}
+	return b
+}
+
+// blobFile is where the store keeps the blob digest.
+func (b blobless) blobFile(digest string) string {
+	blobs := filepath.Join(b.store.(*checkpoint.FileStore).Dir(), "blobs")
+	return filepath.Join(blobs, strings.Replace(digest, ":", string(filepath.Separator), 1))
+}
+
+// Regression: once rebuilding only read, a resume after a crash that kept
+// the module blobs from the store no longer stored them, so the agent's
+// export and verify would lack them. A resume that writes the agent stores
+// them again; a manual one reports and changes nothing.
+func TestResumeStoresTheModulesACrashKeptFromTheStore(t *testing.T) {
+	b := newBlobless(t)
+	eng, store, def := b.eng, b.store, b.def
 	missing := func() (n int) {
-		for _, digest := range rec.State.Definition.Modules {
+		for _, digest := range def.Modules {
 			if _, err := store.Blob(digest); errors.Is(err, checkpoint.ErrNotFound) {
 				n++
 			}
@@ -176,8 +186,8 @@ func TestResumeStoresTheModulesACrashKeptFromTheStore(t *testing.T) {
 	if _, err := eng.Resume(context.Background(), ResumeOptions{ID: "m", Strategy: StrategyManual}); err != nil {
 		t.Fatal(err)
 	}
-	if n := missing(); n != len(rec.State.Definition.Modules) {
-		t.Fatalf("a manual resume stored %d modules", len(rec.State.Definition.Modules)-n)
+	if n := missing(); n != len(def.Modules) {
+		t.Fatalf("a manual resume stored %d modules", len(def.Modules)-n)
 	}
 	if _, err := eng.Resume(context.Background(), ResumeOptions{ID: "m"}); err != nil {
 		t.Fatal(err)

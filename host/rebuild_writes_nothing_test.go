@@ -1,11 +1,8 @@
 package host
 
 import (
-	"context"
 	"errors"
 	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/cairnrun/cairn/checkpoint"
@@ -19,33 +16,8 @@ import (
 // for a run that writes the agent. A file that changed since is
 // ErrModuleFileChanged, which says what to do (resume with Upgrade).
 func TestRebuildWritesNothing(t *testing.T) {
-	eng, store := fileEngine(t)
-	af := agentIn(t, "name: m\nmodel: {provider: script, script: script.yaml}\nworkspace: workspace\ntools: [{module: builtin}, {module: stats.wasm, grant: {workspace: ro}}]\n",
-		"turns: [{text: done}]\n")
-	stats, err := os.ReadFile(filepath.Join("..", "examples", "tools", "textstats", "textstats.wasm"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(af.resolve("stats.wasm"), stats, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "m", Prompt: "go"}); err != nil {
-		t.Fatal(err)
-	}
-	rec, err := store.Read("m")
-	if err != nil {
-		t.Fatal(err)
-	}
-	def := rec.State.Definition
-	blobs := filepath.Join(store.(*checkpoint.FileStore).Dir(), "blobs")
-	blobFile := func(digest string) string {
-		return filepath.Join(blobs, strings.Replace(digest, ":", string(filepath.Separator), 1))
-	}
-	for _, digest := range def.Modules {
-		if err := os.Remove(blobFile(digest)); err != nil {
-			t.Fatalf("the run did not store module %s: %v", digest, err)
-		}
-	}
+	b := newBlobless(t)
+	eng, store, def, blobFile := b.eng, b.store, b.def, b.blobFile
 
 	_, mods, err := eng.rebuild(def)
 	if err != nil {
@@ -68,7 +40,7 @@ func TestRebuildWritesNothing(t *testing.T) {
 	if err := os.Remove(blobFile(def.Modules["stats.wasm"])); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(af.resolve("stats.wasm"), append(stats, 0, 2, 1, 'x'), 0o644); err != nil {
+	if err := os.WriteFile(b.af.resolve("stats.wasm"), append(b.stats, 0, 2, 1, 'x'), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	_, _, err = eng.rebuild(def)
