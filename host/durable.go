@@ -48,10 +48,7 @@ type roundSync struct {
 	queue      []checkpoint.Record
 	next, done uint64
 	busy       bool
-	// err is the first batch's failure, after which nothing is written;
-	// told says a call has returned it (see callFailed).
-	err  error
-	told bool
+	err        error // the first batch's failure, after which nothing is written
 }
 
 func newRoundSync(log checkpoint.Log) *roundSync {
@@ -77,12 +74,7 @@ func (g *roundSync) write(recs ...checkpoint.Record) error {
 	todo := g.queue
 	g.queue, g.next, g.busy = nil, g.next+1, true
 	g.mu.Unlock()
-	err := g.log.Append(todo...)
-	if err == nil {
-		// A batch whose append failed is not synced: it failed, and the
-		// sync would fail again, of the same cause.
-		err = g.log.Sync()
-	}
+	err := appendDurably(g.log, todo...)
 	g.mu.Lock()
 	g.busy, g.done = false, batch
 	if g.err == nil && err != nil {
@@ -92,22 +84,14 @@ func (g *roundSync) write(recs ...checkpoint.Record) error {
 	return g.err
 }
 
-// callFailed is err, the error of writing a finished call's result, for
-// the call that returns it first; nil for every later call that meets the
-// same failure of the round's journal, since runCalls fails the round
-// with its calls' errors joined, and the one cause (a lost lock, say)
-// would be told once per call, on lines of its own.
-func (g *roundSync) callFailed(err error) error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if err != g.err {
+// appendDurably appends recs and makes them durable. An append that
+// failed is not synced: the sync would fail again, of the same cause, and
+// the one cause (a lost lock, say) would be told twice.
+func appendDurably(log checkpoint.Log, recs ...checkpoint.Record) error {
+	if err := log.Append(recs...); err != nil {
 		return err
 	}
-	if g.told {
-		return nil
-	}
-	g.told = true
-	return err
+	return log.Sync()
 }
 
 // startCalls makes the staging directories of the calls that may write
@@ -191,8 +175,7 @@ func syncDirs(dirs ...string) error {
 // callFinished makes a finished call's result durable: its staged files,
 // then its result, unsettled. The last call of the round to finish is
 // only held: the round's settlement journals it at once. An interrupted
-// call is neither: resume seals it. A failure of the round's journal is
-// returned by one call only (see callFailed).
+// call is neither: resume seals it.
 func (r *run) callFinished(ctx context.Context, round int, res *callResult, g *roundSync, left *atomic.Int32) error {
 	last := left.Add(-1) == 0
 	if (ctx.Err() != nil && res.isError) || res.stop != nil {
@@ -219,7 +202,7 @@ func (r *run) callFinished(ctx context.Context, round int, res *callResult, g *r
 		return err
 	}
 	if err := g.write(rec); err != nil {
-		return g.callFailed(err) // its result is not journaled, nor its end told
+		return err // its result is not journaled, nor its end told
 	}
 	res.journaled = true
 	if len(res.effects) > 0 {

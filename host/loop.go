@@ -340,7 +340,7 @@ func (r *run) keepHeld(round int, results []callResult) error {
 		}
 	}
 	if len(recs) > 0 {
-		if err := errors.Join(r.log.Append(recs...), r.log.Sync()); err != nil {
+		if err := appendDurably(r.log, recs...); err != nil {
 			return fmt.Errorf("journal the results of finished calls: %w", err)
 		}
 	}
@@ -385,8 +385,12 @@ func (r *run) runCalls(ctx context.Context, round int, calls []conversation.Tool
 		},
 		func(res *callResult) {
 			if err := r.callFinished(ctx, round, res, g, &left); err != nil {
+				// The first failure fails the round; the calls after it
+				// meet the same failure of the journal, told once.
 				mu.Lock()
-				journalErr = errors.Join(journalErr, err)
+				if journalErr == nil {
+					journalErr = err
+				}
 				mu.Unlock()
 			}
 		})
@@ -456,7 +460,7 @@ func (r *run) warnOfModules() {
 func (r *run) end(status Status, reason string) (*Result, error) {
 	rec := checkpoint.Record{Type: checkpoint.RecRunEnded, Time: now(),
 		Run: &checkpoint.RunInfo{ID: r.id, Status: checkpoint.Status(status), Reason: reason}}
-	err := errors.Join(r.log.Append(rec), r.log.Sync())
+	err := appendDurably(r.log, rec)
 	st := r.state()
 	r.warnOfModules()
 	// A round left open (awaiting a person, stopped) spent its turn too.
