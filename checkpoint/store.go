@@ -101,6 +101,9 @@ type Summary struct {
 	Err         error // the agent could not be read
 	// Parent is, for a sub-agent, the agent whose call made it.
 	Parent string
+	// Labels and Lineage are the agent's, as its state has them.
+	Labels  Labels
+	Lineage *Lineage
 }
 
 func (s *Summary) fill(r *Recovered) {
@@ -112,4 +115,5 @@ func (s *Summary) fill(r *Recovered) {
 	if p := r.State.Parent; p != nil {
 		s.Parent = p.Agent
 	}
+	s.Labels, s.Lineage = r.State.Labels, r.State.Lineage
 }

@@ -56,50 +56,13 @@ func (s *Server) handleAgents(w http.ResponseWriter, r *http.Request) {
 	}
 	list, depths := view.TreeOrder(list)
 	out := make([]agentLine, 0, len(list))
-	kept := make(map[string]origin, len(list))
 	for i, sum := range list {
 		l := s.line(sum)
 		l.Depth = depths[i]
-		if o, ok := s.originOf(sum); ok {
-			l.Labels, l.Lineage, kept[sum.ID] = o.labels, o.lineage, o
-		}
+		l.Labels, l.Lineage = sum.Labels, sum.Lineage
 		out = append(out, l)
 	}
-	s.mu.Lock()
-	s.origins = kept // agents no longer listed are forgotten
-	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, out)
-}
-
-// origin is what the list shows of an agent that its Summary does not
-// hold: its labels and lineage, set when it was made. Reading them reads
-// the whole state, which List has just done for the Summary; the server
-// keeps them, with the Summary's Updated, and reads them again only for
-// an agent that has committed since, so that a list costs one read of
-// each agent, not two.
-type origin struct {
-	updated time.Time
-	labels  checkpoint.Labels
-	lineage *checkpoint.Lineage
-}
-
-// originOf is an agent's origin, read again if the agent has changed
-// since the server kept it; false for an agent that cannot be read.
-func (s *Server) originOf(sum checkpoint.Summary) (origin, bool) {
-	if sum.Err != nil {
-		return origin{}, false
-	}
-	s.mu.Lock()
-	o, ok := s.origins[sum.ID]
-	s.mu.Unlock()
-	if ok && o.updated.Equal(sum.Updated) {
-		return o, true
-	}
-	rec, err := s.store.Read(sum.ID)
-	if err != nil {
-		return origin{}, false
-	}
-	return origin{updated: sum.Updated, labels: rec.State.Labels, lineage: rec.State.Lineage}, true
 }
 
 func (s *Server) line(sum checkpoint.Summary) agentLine {

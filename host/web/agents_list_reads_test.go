@@ -9,8 +9,7 @@ import (
 
 // GET /api/agents reads each agent once, in the store's List: it once
 // read every agent's whole state again for its labels and lineage, which
-// the server now keeps from one list to the next while the agent has not
-// changed. Here the list of an agent of an 8 MiB state costs less than one
+// the Summary now carries. Here the list of an agent of an 8 MiB state costs less than one
 // and a half of that agent's Summary (a full read), not two.
 func TestAgentsListReadsEachAgentOnce(t *testing.T) {
 	f := newFixture(t, Config{Loopback: true})
@@ -22,7 +21,7 @@ func TestAgentsListReadsEachAgentOnce(t *testing.T) {
 			t.Fatalf("GET /api/agents: %d %s", rec.Code, rec.Body)
 		}
 	}
-	list() // the first list reads the labels and lineage
+	list() // a first list, so that nothing measured is the server's first
 	var m0, m1, m2 runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&m0)

@@ -47,9 +47,6 @@ type Server struct {
 	live map[*heldRun]bool
 	// closing says Close has begun: no resume starts any more.
 	closing bool
-	// origins are the labels and lineage of the agents the last list
-	// showed (handleAgents).
-	origins map[string]origin
 	wg      sync.WaitGroup
 }
 
