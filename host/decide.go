@@ -77,12 +77,17 @@ func Pending(ctx context.Context, store checkpoint.Store, id string) ([]Approval
 	if err != nil {
 		return nil, err
 	}
+	return awaiting(id, rec.State, rec.Tail), nil
+}
+
+// awaiting is what Pending lists, of an agent read as st and tail.
+func awaiting(id string, st *checkpoint.State, tail []checkpoint.Record) []ApprovalRequest {
 	var out []ApprovalRequest
-	for _, c := range awaitingDecision(rec.Tail) {
-		out = append(out, ApprovalRequest{Agent: id, Round: rec.State.Round + 1,
+	for _, c := range awaitingDecision(tail) {
+		out = append(out, ApprovalRequest{Agent: id, Round: st.Round + 1,
 			Call: Call{ID: c.ID, Tool: c.Name, Input: c.Input}})
 	}
-	return out, nil
+	return out
 }
 
 // awaitingDecision finds the calls of an open round whose newest phase is

@@ -37,16 +37,15 @@ func Inspect(ctx context.Context, store checkpoint.Store, id string) (*Inspectio
 	return inspect(store, id)
 }
 
+// Awaiting lists the calls that await a person's decision, as Pending
+// does, from what the inspection read.
+func (in *Inspection) Awaiting() []ApprovalRequest {
+	return awaiting(in.Summary.ID, in.State, in.Tail)
+}
+
 // inspect is Inspect of a usable store.
 func inspect(store checkpoint.Store, id string) (*Inspection, error) {
-	sum, err := store.Summary(id)
-	if err != nil {
-		return nil, err
-	}
-	if sum.Err != nil {
-		return nil, sum.Err
-	}
-	rec, err := store.Read(id)
+	rec, sum, err := readSummarised(store, id)
 	if err != nil {
 		return nil, err
 	}
@@ -76,4 +75,31 @@ func Collect(ctx context.Context, store checkpoint.Store, keep checkpoint.Retent
 		return &checkpoint.Collected{}, nil
 	}
 	return c.Collect(keep)
+}
+
+// readSummarised reads an agent and its Summary. A store that says who
+// holds an agent's lock without a read (checkpoint.LockQuery) is read
+// once; any other pays its Summary's read too.
+func readSummarised(store checkpoint.Store, id string) (*checkpoint.Recovered, checkpoint.Summary, error) {
+	q, ok := store.(checkpoint.LockQuery)
+	if !ok {
+		sum, err := store.Summary(id)
+		if err == nil {
+			err = sum.Err
+		}
+		if err != nil {
+			return nil, sum, err
+		}
+		rec, err := store.Read(id)
+		return rec, sum, err
+	}
+	rec, err := store.Read(id)
+	if err != nil {
+		return nil, checkpoint.Summary{}, err
+	}
+	locked, err := q.Locked(id)
+	if err != nil {
+		return nil, checkpoint.Summary{}, err
+	}
+	return rec, checkpoint.NewSummary(id, locked, rec, nil), nil
 }

@@ -86,10 +86,7 @@ func (s *Server) handleAgent(w http.ResponseWriter, r *http.Request) {
 	for _, b := range in.Bookmarks {
 		v.Bookmarks = append(v.Bookmarks, bookmark{Label: b.Label, Round: b.Round, Time: b.Time})
 	}
-	if v.Awaiting, err = host.Pending(r.Context(), s.store, st.Agent); err != nil {
-		fail(w, err)
-		return
-	}
+	v.Awaiting = in.Awaiting()
 	writeJSON(w, http.StatusOK, v)
 }
 

@@ -37,3 +37,35 @@ func TestAgentsListReadsEachAgentOnce(t *testing.T) {
 		t.Fatalf("GET /api/agents allocated %d bytes, a Summary of its one agent %d: it reads the agent twice", listed, read)
 	}
 }
+
+// GET /api/agents/{id} reads the agent once for itself and once in the
+// list its sub-agents are found in: it once read it four times (a
+// Summary, a Read, the list, and again for the calls awaiting a
+// decision). An agent of an 8 MiB state costs less than two and a half
+// of its Summaries.
+func TestAgentViewReadsTheAgentOnceForItself(t *testing.T) {
+	f := newFixture(t, Config{Loopback: true})
+	storeAgent(t, f.store, "big", 2048)
+	get := func() {
+		rec := httptest.NewRecorder()
+		f.srv.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://localhost/api/agents/big", nil))
+		if rec.Code != http.StatusOK {
+			t.Fatalf("GET /api/agents/big: %d %s", rec.Code, rec.Body)
+		}
+	}
+	get()
+	var m0, m1, m2 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m0)
+	if _, err := f.store.Summary("big"); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&m1)
+	get()
+	runtime.ReadMemStats(&m2)
+	read, got := m1.TotalAlloc-m0.TotalAlloc, m2.TotalAlloc-m1.TotalAlloc
+	t.Logf("bytes allocated: one Summary %d, one GET /api/agents/big %d", read, got)
+	if got > read*5/2 {
+		t.Fatalf("GET /api/agents/big allocated %d bytes, a Summary of the agent %d: it reads the agent more than twice", got, read)
+	}
+}
