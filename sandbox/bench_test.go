@@ -322,35 +322,40 @@ func pacedTimed(b *testing.B, between func(), fn func()) {
 }
 
 // BenchmarkStopping is what making a guest stoppable at its deadline
-// costs, in the same run: a loop-heavy function (sum of 10 million
-// numbers, no calls) and one read_file call of the built-in Go tools,
-// each with no way to stop them (the baseline; not for the loop, which
-// this runs through the sandbox), with the sandbox's stop checks, and with
-// wazero's WithCloseOnContextDone instead.
+// costs, in the same run: two loop-heavy functions that call nothing (the
+// tightest loop there is, a sum of 10 million numbers at about a cycle a
+// turn, and a tool's kind of loop, the FNV-1a hash of 10 million bytes)
+// and one read_file call of the built-in tools, each with no way to stop
+// them (the baseline; not for the read_file call, which this runs through
+// the sandbox), with the sandbox's stop checks, and with wazero's
+// WithCloseOnContextDone instead.
 //
 //	go test ./sandbox -run '^$' -bench Stopping -benchtime 20x
 func BenchmarkStopping(b *testing.B) {
 	ctx := context.Background()
-	for _, mode := range []string{"unstoppable", "stop-checks", "close-on-done"} {
-		b.Run("loop/"+mode, func(b *testing.B) {
-			wasm := watBytes["loop"]
-			if mode == "stop-checks" {
-				sc, err := wasmcode.WithStopChecks(wasm)
-				must(b, err)
-				wasm = sc.Code
-			}
-			rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().WithCloseOnContextDone(mode == "close-on-done"))
-			defer rt.Close(ctx)
-			mod, err := rt.Instantiate(ctx, wasm)
-			must(b, err)
-			sum := mod.ExportedFunction("sum")
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				if _, err := sum.Call(ctx, 10_000_000); err != nil {
-					b.Fatal(err)
+	loops := []struct{ name, wat, export string }{{"loop", "loop", "sum"}, {"hash-loop", "hash", "fnv"}}
+	for _, l := range loops {
+		for _, mode := range []string{"unstoppable", "stop-checks", "close-on-done"} {
+			b.Run(l.name+"/"+mode, func(b *testing.B) {
+				wasm := watBytes[l.wat]
+				if mode == "stop-checks" {
+					sc, err := wasmcode.WithStopChecks(wasm)
+					must(b, err)
+					wasm = sc.Code
 				}
-			}
-		})
+				rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().WithCloseOnContextDone(mode == "close-on-done"))
+				defer rt.Close(ctx)
+				mod, err := rt.Instantiate(ctx, wasm)
+				must(b, err)
+				fn := mod.ExportedFunction(l.export)
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if _, err := fn.Call(ctx, 10_000_000); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 	_, p, req := readFileCall(b)
 	for _, mode := range []string{"stop-checks", "close-on-done"} {
