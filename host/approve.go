@@ -37,7 +37,11 @@ type Rule struct {
 	// Args match the call's arguments by name: each pattern (doublestar
 	// syntax, "**" spans directories) must match the argument's value as
 	// text. A call whose arguments are not a JSON object, or lack one of
-	// these arguments, does not match.
+	// these arguments, does not match. A string is also matched as the
+	// path it names, its "." and ".." steps and repeated slashes resolved
+	// (after a URL's scheme and host, its path): an allow rule matches
+	// only that resolved path, so "drafts/../notes.txt" is not allowed by
+	// "drafts/**"; a deny or ask rule matches either form.
 	Args   map[string]string `yaml:"args" json:"args,omitempty"`
 	Action Action            `yaml:"action" json:"action"`
 }
@@ -82,11 +86,62 @@ func (r Rule) matches(c conversation.ToolCall) bool {
 			b, _ := json.Marshal(v)
 			text = string(b)
 		}
-		if ok, _ := doublestar.Match(pattern, text); !ok {
+		resolved, _ := doublestar.Match(pattern, text)
+		if isString && resolvedPath(text) != text {
+			// The path the tool reaches decides an allow; a deny or ask
+			// also holds for the text as written.
+			written := resolved
+			resolved, _ = doublestar.Match(pattern, resolvedPath(text))
+			if r.Action != ActionAllow {
+				resolved = resolved || written
+			}
+		}
+		if !resolved {
 			return false
 		}
 	}
 	return true
+}
+
+// resolvedPath is text as the path it names: "." and ".." steps and
+// repeated slashes resolved, lexically, as the sandbox resolves a guest's
+// path in its workspace; a URL keeps its scheme, host, query and fragment
+// and has its path resolved. A trailing slash stays. A relative path that climbs above its
+// start keeps its leading "..": no rule's pattern for the workspace
+// matches it.
+func resolvedPath(text string) string {
+	prefix, p, suffix := "", text, ""
+	if i := strings.Index(text, "://"); i > 0 && isScheme(text[:i]) {
+		rest := text[i+3:]
+		j := strings.IndexByte(rest, '/')
+		if j < 0 {
+			return text
+		}
+		prefix, p = text[:i+3+j], rest[j:]
+		if k := strings.IndexAny(p, "?#"); k >= 0 {
+			p, suffix = p[:k], p[k:]
+		}
+	}
+	if p == "" {
+		return text
+	}
+	clean := path.Clean(p)
+	if strings.HasSuffix(p, "/") && clean != "/" {
+		clean += "/"
+	}
+	return prefix + clean + suffix
+}
+
+// isScheme reports whether s is a URL scheme: a letter, then letters,
+// digits, '+', '-' or '.'.
+func isScheme(s string) bool {
+	for i, c := range s {
+		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+		if !letter && (i == 0 || !(c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.')) {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // decide is the action the first matching rule names, and which rule.
