@@ -24,7 +24,9 @@ const (
 	// in flight an error result saying so, and continues.
 	StrategySeal Strategy = "seal"
 	// StrategyReplay drops the interrupted round and asks the model again
-	// from the boundary.
+	// from the boundary; a round that cannot be run twice (it changed the
+	// workspace, delegated, sent a request not safe to repeat or called
+	// a tool outside the sandbox) is kept as StrategySeal keeps it.
 	StrategyReplay Strategy = "replay"
 	// StrategyManual reports what it found and changes nothing.
 	StrategyManual Strategy = "manual"
@@ -216,6 +218,10 @@ func (e *Engine) Resume(ctx context.Context, opts ResumeOptions) (*Result, error
 		// workspace: keep the round instead, so each change is made once.
 		strategy = StrategySeal
 		r.emit(Event{Type: EventWarning, Text: fmt.Sprintf("round %d changed the workspace before the stop: its finished calls are kept, not replayed", report.Boundary+1)})
+	}
+	if strategy == StrategyReplay && r.tools.calledUnsandboxed(rec.Tail) {
+		strategy = StrategySeal
+		r.emit(Event{Type: EventWarning, Text: fmt.Sprintf("round %d called an MCP server's tool, which runs outside the sandbox, before the stop: it is kept and its calls in flight sealed, not replayed", report.Boundary+1)})
 	}
 	if strategy == StrategyReplay && sentMutating(rec.Tail) {
 		strategy = StrategySeal
@@ -505,6 +511,19 @@ func tailSpend(tail []checkpoint.Record) conversation.Usage {
 		}
 	}
 	return u
+}
+
+// calledUnsandboxed reports whether an interrupted round's tail holds a
+// call of a tool outside the sandbox that started (or finished): what it
+// did was not staged, so replaying the round would do it again.
+func (ts *toolset) calledUnsandboxed(tail []checkpoint.Record) bool {
+	for _, t := range tail {
+		started := t.Type == checkpoint.RecResult || t.Type == checkpoint.RecPhase && t.Phase == checkpoint.PhaseExecuting
+		if started && ts.unsandboxed(t.Tool) {
+			return true
+		}
+	}
+	return false
 }
 
 // changedWorkspace reports whether any call of an interrupted round has
