@@ -247,7 +247,12 @@ func (r *run) takeRound(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	resp, err := r.provider.Complete(ctx, r.request(round, msgs, earlier))
+	mctx, done := r.modelContext(ctx)
+	resp, err := r.provider.Complete(mctx, r.request(round, msgs, earlier))
+	done()
+	if stop := r.modelStopped(mctx); stop != nil && err != nil && ctx.Err() == nil {
+		return false, stop
+	}
 	if errors.Is(err, model.ErrUnavailable) {
 		return false, err // it names the model already
 	}

@@ -25,7 +25,9 @@ const pausedOnRequest = "paused on request"
 // Pause asks whatever process runs agent id — this one or another, on
 // this machine or, with a shared store, another — to stop at its next
 // round boundary: after the round it is taking commits, before the next
-// model call. That run ends paused ("paused on request"), as a first
+// model call; a model request in flight is ended within a fraction of a
+// second (its turn is not journaled yet, so the run stops at the boundary
+// before it). That run ends paused ("paused on request"), as a first
 // Ctrl-C ends it, and Resume continues it. Pause does not wait for the
 // stop. A request is addressed to the run that holds the agent now: an
 // agent nobody runs is refused with nothing recorded, and a run clears
