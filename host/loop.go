@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -261,6 +263,7 @@ func (r *run) takeRound(ctx context.Context) (bool, error) {
 	}
 	turn := resp.Message
 	turn.Role = conversation.RoleAssistant
+	turn.ToolCalls = distinctCallIDs(turn.ToolCalls)
 	usage := resp.Usage
 	r.open = usage
 	// Written with its calls' executing records, or its commit.
@@ -495,3 +498,35 @@ func (res callResult) event() *Call {
 }
 
 func now() time.Time { return time.Now().UTC() }
+
+// distinctCallIDs gives each call of a turn an id no other call of it
+// has: a call whose id an earlier call of the turn took gets it with
+// "_2", "_3", … added. The journal, the results and the next request know
+// a call by its id, so a model that sent one id twice would otherwise
+// have one call's result stand for both.
+func distinctCallIDs(calls []conversation.ToolCall) []conversation.ToolCall {
+	if len(calls) < 2 {
+		return calls
+	}
+	seen := make(map[string]bool, len(calls))
+	var out []conversation.ToolCall
+	for i, c := range calls {
+		if !seen[c.ID] {
+			seen[c.ID] = true
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(calls)
+		}
+		for n := 2; ; n++ {
+			if id := c.ID + "_" + strconv.Itoa(n); !seen[id] {
+				out[i].ID, seen[id] = id, true
+				break
+			}
+		}
+	}
+	if out == nil {
+		return calls
+	}
+	return out
+}
