@@ -106,6 +106,15 @@ func (d *delegateTool) Spec() model.Tool {
 // ResumesInFlight: a delegation in flight resumes its child.
 func (d *delegateTool) ResumesInFlight() bool { return true }
 
+// Begun: a delegation had begun once its child exists.
+func (d *delegateTool) Begun(r *run, c conversation.ToolCall) bool {
+	var in struct{ Agent string }
+	if json.Unmarshal([]byte(c.Input), &in) != nil {
+		return false
+	}
+	return r.store.Exists(childID(r.agentID, in.Agent, c.ID))
+}
+
 func (d *delegateTool) Call(ctx context.Context, c *nativeCall) (nativeResult, error) {
 	var in struct{ Agent, Task string }
 	if err := json.Unmarshal(c.Input, &in); err != nil {

@@ -190,6 +190,25 @@ func (ts *toolset) resumesInFlight(name string) bool {
 	return ok && nr.ResumesInFlight()
 }
 
+// A nativeBeginner tells, of a call journaled executing when a run
+// stopped, whether its work had begun: a call journaled executing may
+// have waited for its turn (a delegation for one of max_parallel slots)
+// and done nothing.
+type nativeBeginner interface {
+	Begun(r *run, c conversation.ToolCall) bool
+}
+
+// begun reports whether a call journaled executing had begun its work,
+// as far as its tool can tell; false for a tool that cannot.
+func (ts *toolset) begun(r *run, c conversation.ToolCall) bool {
+	t, ok := ts.tools[c.Name]
+	if !ok || t.native == nil {
+		return false
+	}
+	nb, ok := t.native.(nativeBeginner)
+	return ok && nb.Begun(r, c)
+}
+
 // settleNative applies the Effect of a native call's durable result, if it
 // has one, and journals that it did. Nothing is synced here.
 func (r *run) settleNative(ctx context.Context, round int, res callResult) error {

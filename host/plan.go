@@ -68,8 +68,39 @@ func (r *run) playCalls(ctx context.Context, round int, calls []conversation.Too
 	// A turn with a call that needs a person is durable already (synced
 	// with its approval_required record): its calls' executing records
 	// and every decision made here are durable too before any call runs.
-	ran, err := r.runCalls(ctx, round, append(toRun, approved...), len(toAsk) > 0)
+	toRun = append(toRun, approved...)
+	if inFlight, rest := r.inFlightFirst(toRun, last); len(inFlight) > 0 && len(rest) > 0 {
+		// A resumed call whose work had begun (a delegation, whose child
+		// may have a finished call still to apply) finishes before any
+		// other starts: a call that starts after the stop must not change
+		// what one before it had already done. The last of them is synced,
+		// since the round's commit does not follow it.
+		ran, err := r.runCalls(ctx, round, inFlight, len(toAsk) > 0)
+		results = append(results, ran...)
+		if err == nil && stopOf(ran) == nil && ctx.Err() == nil {
+			err = r.log.Sync()
+		}
+		if err != nil || stopOf(ran) != nil || ctx.Err() != nil {
+			return results, waiting, err
+		}
+		toRun = rest
+	}
+	ran, err := r.runCalls(ctx, round, toRun, len(toAsk) > 0)
 	return append(results, ran...), waiting, err
+}
+
+// inFlightFirst splits the calls to run into those a stop left in flight
+// with their work begun (journaled executing, and begun as their tool can
+// tell: a delegation whose child exists) and the rest.
+func (r *run) inFlightFirst(calls []conversation.ToolCall, last map[string]checkpoint.Record) (inFlight, rest []conversation.ToolCall) {
+	for _, c := range calls {
+		if last[c.ID].Phase == checkpoint.PhaseExecuting && r.tools.begun(r, c) {
+			inFlight = append(inFlight, c)
+		} else {
+			rest = append(rest, c)
+		}
+	}
+	return inFlight, rest
 }
 
 // ask puts each call to the run's approver, journaling every decision.
