@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/cairnrun/cairn/checkpoint/conversation"
 )
 
 // Bookmark is a named copy of an agent's boundary, kept so that the agent
@@ -20,6 +22,11 @@ type Bookmark struct {
 	Time      time.Time `cbor:"3,keyasint"`
 	State     *State    `cbor:"4,keyasint"`
 	Workspace string    `cbor:"5,keyasint,omitempty"`
+	// Pending are the user's messages given after the boundary that the
+	// model had not answered: the prompt of a round that was open when
+	// the bookmark was taken, or, of a past round's boundary, the prompt
+	// the next round began with. A fork asks the model with them.
+	Pending []conversation.Message `cbor:"6,keyasint,omitempty"`
 }
 
 // CheckLabel refuses a bookmark label that could not name one file.

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/checkpoint/conversation"
 )
 
 // Snapshot bookmarks an agent's last committed round together with a copy
@@ -55,7 +56,29 @@ func (e *Engine) capture(id, label string) (*checkpoint.Bookmark, []byte, error)
 	if err != nil {
 		return nil, nil, fmt.Errorf("archive the workspace of agent %q: %w", id, err)
 	}
-	return &checkpoint.Bookmark{Label: label, Round: rec.State.Round, Time: now(), State: rec.State}, archive, nil
+	return &checkpoint.Bookmark{Label: label, Round: rec.State.Round, Time: now(), State: rec.State,
+		Pending: prompts(rec.Tail)}, archive, nil
+}
+
+// prompts are the user's messages an open round began with.
+func prompts(tail []checkpoint.Record) []conversation.Message {
+	var out []conversation.Message
+	for _, t := range tail {
+		if t.Type == checkpoint.RecUser && t.Message != nil {
+			out = append(out, *t.Message)
+		}
+	}
+	return out
+}
+
+// promptsAfter are the user's messages the round after a boundary of n
+// messages began with, in the conversation msgs that goes on from it.
+func promptsAfter(msgs []conversation.Message, n int) []conversation.Message {
+	var out []conversation.Message
+	for i := n; i < len(msgs) && msgs[i].Role == conversation.RoleUser; i++ {
+		out = append(out, msgs[i])
+	}
+	return out
 }
 
 // ForkOptions says which agent to fork, from where, and into what.
@@ -158,8 +181,8 @@ func (e *Engine) Fork(ctx context.Context, opts ForkOptions) (*Forked, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := log.Close(); err != nil {
-		return nil, err
+	if err := errors.Join(appendPrompts(log, src.Pending), log.Close()); err != nil {
+		return nil, errors.Join(err, e.store.Remove(opts.As))
 	}
 	if err := e.keepForkBase(st, base); err != nil {
 		// Made without it, the agent could not travel: it is not made.
@@ -260,6 +283,11 @@ func (e *Engine) forkPast(opts ForkOptions) (*checkpoint.Bookmark, forkWorkspace
 		m = []checkpoint.WorkspaceEntry{} // an empty workspace, known
 	}
 	b := &checkpoint.Bookmark{Label: fmt.Sprintf("round-%d", p.Round), Round: p.Round, Time: now(), State: st}
+	if p.Round < rec.State.Round {
+		b.Pending = promptsAfter(rec.State.Messages, len(st.Messages))
+	} else {
+		b.Pending = prompts(rec.Tail)
+	}
 	return b, forkWorkspace{fill: func(dir string) error { return materializeAt(e.store, m, dir) }, manifest: m}, nil
 }
 
@@ -294,8 +322,28 @@ func forkedState(b *checkpoint.Bookmark, opts ForkOptions) (*checkpoint.State, e
 	st.Agent, st.Runs, st.UpdatedAt, st.WorkspaceBase = opts.As, nil, now(), ""
 	st.Lineage = &checkpoint.Lineage{Agent: opts.ID, Round: b.Round, Label: opts.From}
 	st.Definition.Workspace = opts.Workspace
-	if st.Status == checkpoint.StatusRunning {
+	switch {
+	case st.Status == checkpoint.StatusRunning:
 		st.Status, st.Reason = checkpoint.StatusPaused, "forked from a run that had not ended"
+	case st.Status == checkpoint.StatusApproval:
+		// The open round, its calls awaiting a decision among them, is
+		// not the fork's: resume asks the model again.
+		st.Status, st.Reason = checkpoint.StatusPaused, fmt.Sprintf("forked while round %d awaited a decision: resume asks the model again", b.Round+1)
+	case len(b.Pending) > 0:
+		st.Status, st.Reason = checkpoint.StatusPaused, "forked with a prompt the model had not answered: resume asks it"
 	}
 	return st, nil
+}
+
+// appendPrompts journals a new agent's pending prompts, durably, as an
+// open round's: its first run asks the model with them.
+func appendPrompts(log checkpoint.Log, msgs []conversation.Message) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	recs := make([]checkpoint.Record, len(msgs))
+	for i := range msgs {
+		recs[i] = checkpoint.Record{Type: checkpoint.RecUser, Time: now(), Message: &msgs[i]}
+	}
+	return errors.Join(log.Append(recs...), log.Sync())
 }

@@ -248,6 +248,10 @@ func (e *Engine) Resume(ctx context.Context, opts ResumeOptions) (*Result, error
 	if r.callerDriven {
 		return r.end(StatusPaused, fmt.Sprintf("its turns come from an MCP client: `cairn mcp --id %s` goes on", r.agentID))
 	}
+	if len(r.state().Messages) == 0 && len(r.pending) == 0 {
+		// A request of no messages is one no provider takes.
+		return r.end(StatusPaused, fmt.Sprintf("nothing to ask the model: the agent has no conversation yet; give it a prompt with `cairn run --id %s PROMPT`", r.agentID))
+	}
 	if err := r.startWatching(ctx); err != nil {
 		// A stop (Ctrl-C, a pause, serve's close) while the run starts
 		// ends it as a stop does, not as a failure.
