@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 
@@ -10,20 +11,56 @@ import (
 )
 
 // maxRecordSize bounds one frame's payload, so a damaged length cannot make
-// a reader allocate without limit.
+// a reader allocate without limit. The writers hold to it too: a record or
+// state that encodes larger is refused with ErrRecordTooLarge, never
+// written as a frame every later read would take for damage.
 const maxRecordSize = 64 << 20
 
 var (
-	encMode = strictcbor.Must(cbor.EncOptions{
+	encMode cbor.EncMode = payloadEncMode{strictcbor.Must(cbor.EncOptions{
 		Sort:          cbor.SortCoreDeterministic,
 		ShortestFloat: cbor.ShortestFloat16,
 		NaNConvert:    cbor.NaNConvert7e00,
 		InfConvert:    cbor.InfConvertFloat16,
 		IndefLength:   cbor.IndefLengthForbidden,
 		Time:          cbor.TimeRFC3339Nano,
-	}.EncMode())
+	}.UserBufferEncMode())}
 	decMode = strictcbor.DecMode(strictcbor.Limits{Depth: 24, Elements: 1 << 24, Pairs: 1 << 20})
 )
+
+// ErrRecordTooLarge is a record, or an agent's state, that encodes to more
+// than one frame may hold (maxRecordSize, 64 MiB). Nothing of it was
+// written: the journal and snapshots are as they were.
+var ErrRecordTooLarge = errors.New("too large for a journal frame")
+
+// checkPayload refuses a frame payload of n bytes past maxRecordSize.
+func checkPayload(what string, n int) error {
+	if n > maxRecordSize {
+		return fmt.Errorf("%w: %s encodes to %d bytes, more than the %d a frame holds; nothing of it was written",
+			ErrRecordTooLarge, what, n, maxRecordSize)
+	}
+	return nil
+}
+
+// payloadEncMode is the encoder of frame payloads: as its mode, except that
+// MarshalToBuffer, with which every journal and past frame's payload is
+// encoded in place (appendEncodedFrame), refuses a payload past
+// maxRecordSize and leaves buf as it was. Marshal is unbounded: it also
+// encodes what is not a frame (archives, manifests), and encodeRecord and
+// encodeState check what it makes of a frame's payload.
+type payloadEncMode struct{ cbor.UserBufferEncMode }
+
+func (m payloadEncMode) MarshalToBuffer(v any, buf *bytes.Buffer) error {
+	start := buf.Len()
+	if err := m.UserBufferEncMode.MarshalToBuffer(v, buf); err != nil {
+		return err
+	}
+	if err := checkPayload("the record", buf.Len()-start); err != nil {
+		buf.Truncate(start)
+		return err
+	}
+	return nil
+}
 
 // ErrFutureSchema is matched by a *FutureSchemaError.
 var ErrFutureSchema = errors.New("written by a newer version of cairn")
@@ -67,7 +104,14 @@ func encodeRecord(rec Record) ([]byte, error) {
 	if rec.Type == RecState {
 		return nil, errors.New("a state is written with encodeState")
 	}
-	return encMode.Marshal(rec)
+	b, err := encMode.Marshal(rec)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkPayload("the "+rec.Type.String()+" record", len(b)); err != nil {
+		return nil, err
+	}
+	return b, nil
 }
 
 func decodeRecord(t RecordType, payload []byte) (Record, error) {
@@ -122,7 +166,21 @@ func checkRecord(rec Record) error {
 	return nil
 }
 
-func encodeState(st *State) ([]byte, error) { return encMode.Marshal(st) }
+// encodeState is a snapshot's payload.
+//
+// # Errors
+//
+// ErrRecordTooLarge for a state past maxRecordSize.
+func encodeState(st *State) ([]byte, error) {
+	b, err := encMode.Marshal(st)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkPayload("the agent's state", len(b)); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
 
 func decodeState(payload []byte) (*State, error) {
 	var st State

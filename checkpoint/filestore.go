@@ -6,12 +6,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -327,16 +329,36 @@ func (s *FileStore) PutBlob(data []byte) (string, error) {
 }
 
 // Blob returns the bytes stored under digest, checking them against it.
+//
+// # Errors
+//
+// ErrNotFound for a digest the store does not keep; a *CorruptError for
+// content that does not match its digest, and for something other than a
+// regular file in its place (a FIFO, a device, a directory), which is not
+// opened for reading: it could block, or never end.
 func (s *FileStore) Blob(digest string) ([]byte, error) {
 	hexSum, ok := strings.CutPrefix(digest, "sha256:")
-	if !ok || len(hexSum) != 64 {
+	if !ok || len(hexSum) != 64 || strings.ContainsAny(hexSum, `/\.`) {
 		return nil, fmt.Errorf("blob %q: not a sha256 digest", digest)
 	}
-	data, err := os.ReadFile(filepath.Join(s.dir, "blobs", "sha256", hexSum))
+	// O_NONBLOCK: opening a FIFO for reading waits for a writer without it.
+	f, err := os.OpenFile(filepath.Join(s.dir, "blobs", "sha256", hexSum), os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("blob %s: %w", digest, ErrNotFound)
 	}
 	if err != nil {
+		return nil, fmt.Errorf("blob %s: %w", digest, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("blob %s: %w", digest, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, &CorruptError{File: "blob " + digest, Reason: fmt.Sprintf("not a regular file (mode %s), so it was not read; remove it", fi.Mode())}
+	}
+	data := make([]byte, fi.Size())
+	if _, err := io.ReadFull(f, data); err != nil {
 		return nil, fmt.Errorf("blob %s: %w", digest, err)
 	}
 	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != hexSum {

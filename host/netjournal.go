@@ -20,6 +20,10 @@ import (
 // its exchange record; a larger one is recorded by digest and size only.
 const maxKeptResponse = 1 << 20
 
+// maxErrorText bounds an exchange's error as journaled: an error quotes
+// at most the request's URL (netguard.MaxURLBytes) and a few words.
+const maxErrorText = 16 << 10
+
 // maxJournaledRefusals is how many of a call's requests refused by its
 // grant are journaled; later refusals, of requests that were not sent
 // either, are not, so that a tool looping on them cannot fill the journal.
@@ -39,7 +43,11 @@ const maxJournaledRefusals = 64
 //
 // So a seal knows of every request that may have left, and of every
 // response the guest may have read; and it does not take for sent a
-// request that never left.
+// request that never left. What a record holds of a request is bounded
+// whatever the guest sends (netguard.RecordedMethod, RecordedURL,
+// RecordedHeader; an error within maxErrorText), so that no call, however
+// many requests it has refused, makes a record past what the journal's
+// frames hold.
 type netJournal struct {
 	inner   sandbox.Net
 	write   func(...checkpoint.Record) error
@@ -80,22 +88,17 @@ func (r *run) netFor(round int, g *roundSync) func(conversation.ToolCall, sandbo
 }
 
 // errorText is err as it may be recorded: the request's URL in it (net/http
-// quotes it) as recorded, and no secret value.
+// quotes it) as recorded, no secret value, and within maxErrorText.
 func (j *netJournal) errorText(err error, raw, recorded string) string {
 	text := strings.ReplaceAll(err.Error(), raw, recorded)
-	for _, s := range j.secrets {
-		if s != "" {
-			text = strings.ReplaceAll(text, s, netguard.Redacted)
-		}
-	}
-	return text
+	return netguard.Clip(netguard.RedactText(text, j.secrets...), maxErrorText)
 }
 
 // RoundTrip journals and sends one exchange.
 func (j *netJournal) RoundTrip(ctx context.Context, req *sandbox.NetRequest) (*sandbox.NetResponse, error) {
 	j.seq++
-	ex := conversation.Exchange{Seq: j.seq, Method: req.Method, URL: netguard.RedactURL(req.URL, j.secrets...),
-		RequestHeader: netguard.Redact(req.Header, j.secrets...), RequestDigest: digestOf(req.Body), RequestSize: int64(len(req.Body))}
+	ex := conversation.Exchange{Seq: j.seq, Method: netguard.RecordedMethod(req.Method), URL: netguard.RecordedURL(req.URL, j.secrets...),
+		RequestHeader: netguard.RecordedHeader(req.Header, j.secrets...), RequestDigest: digestOf(req.Body), RequestSize: int64(len(req.Body))}
 	if a, ok := j.inner.(admitter); ok {
 		if err := a.Admit(req); err != nil {
 			if j.refused++; j.refused > maxJournaledRefusals {

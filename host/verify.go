@@ -397,12 +397,12 @@ func (e *Engine) contentOf(agentWS string, f conversation.SeenFile) ([]byte, *Di
 		return nil, nil
 	}
 	if !f.Kept {
-		if data, err := e.store.Blob(f.Digest); err == nil {
+		if data, err := sizedBlob(e.store, f.Digest, f.Size); err == nil {
 			return data, nil
 		}
 	}
 	if f.Kept {
-		data, err := e.store.Blob(f.Digest)
+		data, err := sizedBlob(e.store, f.Digest, f.Size)
 		if err != nil {
 			return nil, &Divergence{Kind: DivergeFile, Path: f.Path, Recorded: f.Digest,
 				Detail: "the content the call read is " + missingOrChanged(err) + "; the call ran again without the file"}
@@ -440,7 +440,7 @@ func missingOrChanged(err error) string {
 	}
 	var corrupt *checkpoint.CorruptError
 	if errors.As(err, &corrupt) {
-		return "changed in the store"
+		return "changed in the store (" + corrupt.Reason + ")"
 	}
 	return "unreadable: " + err.Error()
 }

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"sync"
 
 	"github.com/cairnrun/cairn/checkpoint/conversation"
@@ -20,11 +23,23 @@ import (
 // its body from the store, or the recorded refusal or failure — and notes
 // a divergence when the guest sends another request than the one
 // recorded at that place, or more requests than were recorded.
+//
+// The call's journal kept only its first maxJournaledRefusals refusals by
+// the grant. So the replay asks the call's grant (grant, the guard of the
+// tool's entry in the agent file) about every request, and counts its
+// refusals as the journal did: past that many, a request the grant refuses
+// is one the journal did not keep, and it is refused as the grant refuses
+// it, whichever request it is; before, it must be the refusal recorded
+// next.
 type netReplay struct {
 	store    checkpoint.Store
 	recorded []conversation.Exchange
 	mu       sync.Mutex
-	next     int
+	grant    admitter // nil: every request is served as recorded
+	next     int      // the recorded exchange the next request is compared with
+	refused  int      // requests the grant refused
+	beyond   int      // requests sent past the recorded ones
+	extra    string   // the first of them
 	divs     []Divergence
 }
 
@@ -35,42 +50,36 @@ var _ sandbox.Net = (*netReplay)(nil)
 var errNotReplayed = errors.New("cairn verify: this request is not the one recorded here, and verify sends nothing")
 
 // Admit refuses, as recorded, a request the grant refused before
-// anything was sent.
+// anything was sent, and, past the refusals the journal kept, as the
+// grant refuses it.
 func (n *netReplay) Admit(req *sandbox.NetRequest) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if ex := n.unjournaledRefusal(req); ex != nil {
-		return errors.New(ex.Error)
+	if n.grant == nil {
+		return nil // RoundTrip serves what was recorded
 	}
-	if n.next >= len(n.recorded) || n.recorded[n.next].Step != conversation.ExchangeRefused {
-		return nil
+	err := n.grant.Admit(req)
+	if err == nil {
+		return nil // sent, or refused when it was: RoundTrip serves what was recorded
 	}
+	if n.refused++; n.refused > maxJournaledRefusals {
+		return err // a refusal the journal did not keep
+	}
+	return n.recordedRefusal(req)
+}
+
+// recordedRefusal serves the refusal recorded next, which req must be.
+func (n *netReplay) recordedRefusal(req *sandbox.NetRequest) error {
 	ex := n.take(req)
-	if ex == nil {
+	switch {
+	case ex == nil:
+		return errNotReplayed
+	case ex.Step != conversation.ExchangeRefused:
+		n.divs = append(n.divs, Divergence{Kind: DivergeHTTP, Path: exchangeName(ex),
+			Detail: "the grant refuses the request now; it was not refused when recorded (" + string(ex.Step) + ")"})
 		return errNotReplayed
 	}
 	return errors.New(ex.Error)
-}
-
-// unjournaledRefusal is, once the recording holds as many refusals as a
-// call journals (maxJournaledRefusals), the last of them when req is the
-// same request and not the one recorded next: the call was refused it
-// again, past what its journal keeps, and nothing of it was recorded.
-func (n *netReplay) unjournaledRefusal(req *sandbox.NetRequest) *conversation.Exchange {
-	var last *conversation.Exchange
-	refused := 0
-	for i := range n.recorded[:n.next] {
-		if n.recorded[i].Step == conversation.ExchangeRefused {
-			refused, last = refused+1, &n.recorded[i]
-		}
-	}
-	switch {
-	case refused < maxJournaledRefusals || sameRequest(last, req) != "":
-		return nil
-	case n.next < len(n.recorded) && sameRequest(&n.recorded[n.next], req) == "":
-		return nil // it is the next one recorded
-	}
-	return last
 }
 
 // RoundTrip serves the recorded answer of the request.
@@ -87,61 +96,97 @@ func (n *netReplay) RoundTrip(_ context.Context, req *sandbox.NetRequest) (*sand
 		n.diverge(ex.Seq, "", "its response body was not kept (past the size kept), so it cannot be served")
 		return nil, errNotReplayed
 	}
-	var body []byte
-	if ex.Blob != "" {
-		var err error
-		if body, err = n.store.Blob(ex.Blob); err != nil {
-			n.divs = append(n.divs, Divergence{Kind: DivergeHTTP, Path: exchangeName(ex), Recorded: ex.Blob,
-				Detail: "the recorded response body is " + missingOrChanged(err)})
-			return nil, errNotReplayed
-		}
+	body, err := sizedBlob(n.store, ex.Blob, ex.ResponseSize)
+	if err != nil {
+		n.divs = append(n.divs, Divergence{Kind: DivergeHTTP, Path: exchangeName(ex), Recorded: ex.Blob,
+			Detail: "the recorded response body is " + missingOrChanged(err)})
+		return nil, errNotReplayed
 	}
 	return &sandbox.NetResponse{Status: ex.Status, Header: http.Header(ex.ResponseHeader), Body: body}, nil
 }
 
+// sizedBlob is the blob stored under digest, recorded as size bytes, for
+// verify: "" is no bytes. A file store's blob is checked against that size
+// before it is read: a file of another size is not the content recorded,
+// and reading it (a sparse file of gigabytes, say) would only cost memory.
+//
+// # Errors
+//
+// Those of Store.Blob; a *checkpoint.CorruptError for a blob of another
+// size.
+func sizedBlob(s checkpoint.Store, digest string, size int64) ([]byte, error) {
+	if digest == "" {
+		return nil, nil
+	}
+	hexSum, ok := strings.CutPrefix(digest, "sha256:")
+	fs, isFiles := s.(*checkpoint.FileStore)
+	if ok && isFiles && len(hexSum) == 64 && !strings.ContainsAny(hexSum, `/\.`) {
+		// The blob's file, as checkpoint's package doc lays the store out.
+		fi, err := os.Stat(filepath.Join(fs.Dir(), "blobs", "sha256", hexSum))
+		if err == nil && fi.Mode().IsRegular() && fi.Size() != size {
+			return nil, &checkpoint.CorruptError{File: "blob " + digest,
+				Reason: fmt.Sprintf("%d bytes, where %d were recorded; it was not read", fi.Size(), size)}
+		}
+	}
+	return s.Blob(digest)
+}
+
 // take is the recorded exchange at the request's place when the request
 // is the one recorded there; else it notes the divergence and returns nil.
+// A request past the recorded ones is counted, and finish notes it.
 func (n *netReplay) take(req *sandbox.NetRequest) *conversation.Exchange {
-	seq := n.next + 1
 	if n.next >= len(n.recorded) {
-		n.next++
-		n.diverge(seq, fmt.Sprintf("%s %s", req.Method, netguard.RedactURL(req.URL)),
-			fmt.Sprintf("the call sent request %d; %d were recorded", seq, len(n.recorded)))
+		if n.beyond++; n.beyond == 1 {
+			n.extra = fmt.Sprintf("%s %s", netguard.RecordedMethod(req.Method), netguard.RecordedURL(req.URL))
+		}
 		return nil
 	}
 	ex := &n.recorded[n.next]
 	n.next++
 	if why := sameRequest(ex, req); why != "" {
 		n.divs = append(n.divs, Divergence{Kind: DivergeHTTP, Path: exchangeName(ex), Detail: "request " + why,
-			Replayed: fmt.Sprintf("%s %s", req.Method, netguard.RedactURL(req.URL))})
+			Replayed: fmt.Sprintf("%s %s", netguard.RecordedMethod(req.Method), netguard.RecordedURL(req.URL))})
 		return nil
 	}
 	return ex
 }
 
 // sameRequest says how req differs from the recorded request, or "".
-// Headers and URL are compared as the journal keeps them: redacted.
+// Method, URL and headers are compared as the journal keeps them
+// (netguard's Recorded forms: redacted, bounded); no headers and empty
+// headers are the same, and any other difference is one.
 func sameRequest(ex *conversation.Exchange, req *sandbox.NetRequest) string {
 	switch {
-	case ex.Method != req.Method:
+	case ex.Method != netguard.RecordedMethod(req.Method):
 		return "method differs"
-	case ex.URL != netguard.RedactURL(req.URL):
+	case ex.URL != netguard.RecordedURL(req.URL):
 		return "URL differs"
 	case ex.RequestDigest != "" && ex.RequestDigest != digestOf(req.Body):
 		return "body differs"
-	case ex.RequestHeader != nil && !reflect.DeepEqual(ex.RequestHeader, netguard.Redact(req.Header)):
+	case !sameHeader(ex.RequestHeader, netguard.RecordedHeader(req.Header)):
 		return "headers differ"
 	}
 	return ""
 }
 
-// finish notes the recorded requests the call did not send again.
+// sameHeader reports whether two recorded headers are the same, nil and
+// empty alike.
+func sameHeader(a, b map[string][]string) bool {
+	return len(a) == 0 && len(b) == 0 || reflect.DeepEqual(a, b)
+}
+
+// finish notes the recorded requests the call did not send again, and
+// the requests it sent past those recorded.
 func (n *netReplay) finish() []Divergence {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.next < len(n.recorded) {
 		n.divs = append(n.divs, Divergence{Kind: DivergeHTTP, Path: exchangeName(&n.recorded[n.next]),
 			Detail: fmt.Sprintf("the call sent %d requests; %d were recorded", n.next, len(n.recorded))})
+	}
+	if n.beyond > 0 {
+		n.diverge(len(n.recorded)+1, n.extra, fmt.Sprintf("the call sent more requests than were recorded: %d past the %d recorded",
+			n.beyond, len(n.recorded)))
 	}
 	return n.divs
 }
@@ -157,8 +202,15 @@ func exchangeName(ex *conversation.Exchange) string {
 
 // replayNet gives each call verify runs the replaying Net, journaling
 // nothing, in place of the live one.
+// The live Net, the guard of the tool's grant, sends nothing: the replay
+// asks it only whether the grant admits a request.
 func replayNet(n *netReplay) func(conversation.ToolCall, sandbox.Net) *netJournal {
-	return func(c conversation.ToolCall, _ sandbox.Net) *netJournal {
+	return func(c conversation.ToolCall, grant sandbox.Net) *netJournal {
+		if a, ok := grant.(admitter); ok {
+			n.mu.Lock()
+			n.grant = a
+			n.mu.Unlock()
+		}
 		return &netJournal{inner: n, write: func(...checkpoint.Record) error { return nil }, call: c}
 	}
 }

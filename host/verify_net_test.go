@@ -88,7 +88,7 @@ func TestNetReplayDivergences(t *testing.T) {
 		{"same", []string{"GET http://a.test/x", "GET http://a.test/y"}, nil},
 		{"other URL", []string{"GET http://a.test/x", "GET http://a.test/z"}, []string{"request 2 (GET http://a.test/y): request URL differs"}},
 		{"other method", []string{"POST http://a.test/x"}, []string{"request 1 (GET http://a.test/x): request method differs", "the call sent 1 requests; 2 were recorded"}},
-		{"one more", []string{"GET http://a.test/x", "GET http://a.test/y", "GET http://a.test/x"}, []string{"request 3: the call sent request 3; 2 were recorded"}},
+		{"one more", []string{"GET http://a.test/x", "GET http://a.test/y", "GET http://a.test/x"}, []string{"request 3: the call sent more requests than were recorded: 1 past the 2 recorded"}},
 		{"one less", []string{"GET http://a.test/x"}, []string{"the call sent 1 requests; 2 were recorded"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -115,9 +115,9 @@ func TestNetReplayDivergences(t *testing.T) {
 
 // Regression: a call refused the same request past the refusals its
 // journal keeps (maxJournaledRefusals) verified as "the call sent request
-// 65; 64 were recorded". Past that many, the same request again is the
-// refusal the journal did not keep; a request after it that was recorded
-// is still served.
+// 65; 64 were recorded". Past that many, a request the grant refuses is
+// the refusal the journal did not keep; a request after it that was
+// recorded (here one that reached no peer) is still served.
 func TestVerifyRefusalsPastTheJournaledOnes(t *testing.T) {
 	var recorded []conversation.Exchange
 	for i := range maxJournaledRefusals {
@@ -125,15 +125,15 @@ func TestVerifyRefusalsPastTheJournaledOnes(t *testing.T) {
 			Method: "GET", URL: "http://no.test/", Error: "refused: no.test is not in the allow list"})
 	}
 	recorded = append(recorded, conversation.Exchange{Seq: maxJournaledRefusals + 1, Step: conversation.ExchangeRefused,
-		Method: "GET", URL: "http://other.test/", Error: "refused: other.test is not in the allow list"})
-	n := &netReplay{recorded: recorded}
-	req := &sandbox.NetRequest{Method: "GET", URL: "http://no.test/"}
+		Method: "GET", URL: "http://other.test/", Error: "not sent: no connection: other.test does not resolve"})
+	j, n := replayed(t, recorded, "other.test")
 	for i := range maxJournaledRefusals + 6 {
-		if err := n.Admit(req); err == nil || !strings.Contains(err.Error(), "no.test is not in the allow list") {
-			t.Fatalf("request %d: %v, want the recorded refusal", i+1, err)
+		if _, err := j.RoundTrip(context.Background(), getReq("http://no.test/")); err == nil || !strings.Contains(err.Error(), "no.test") ||
+			!strings.Contains(err.Error(), "is not in the allow list") {
+			t.Fatalf("request %d: %v, want the refusal", i+1, err)
 		}
 	}
-	if err := n.Admit(&sandbox.NetRequest{Method: "GET", URL: "http://other.test/"}); err == nil || !strings.Contains(err.Error(), "other.test") {
+	if _, err := j.RoundTrip(context.Background(), getReq("http://other.test/")); err == nil || !strings.Contains(err.Error(), "other.test does not resolve") {
 		t.Fatalf("the request recorded after them: %v", err)
 	}
 	if divs := n.finish(); len(divs) != 0 {

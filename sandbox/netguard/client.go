@@ -61,11 +61,15 @@ func (c *Client) Admit(req *sandbox.NetRequest) error {
 
 func (c *Client) check(req *sandbox.NetRequest) (*url.URL, error) {
 	r := c.g.rules
+	if len(req.URL) > MaxURLBytes {
+		return nil, fmt.Errorf("%w: a URL of %d bytes, more than the %d a request may have (as servers commonly refuse longer ones); send what does not fit in the request's body",
+			ErrRefused, len(req.URL), MaxURLBytes)
+	}
 	if max := orDefault(r.MaxRequests, DefaultMaxRequests); c.requests >= max {
 		return nil, fmt.Errorf("%w: the call has made its %d requests (net: {max_requests})", ErrRefused, max)
 	}
 	if !c.g.methods[req.Method] {
-		return nil, fmt.Errorf("%w: method %s is not granted (net: {methods} in the agent file; --net-method for cairn exec)", ErrRefused, req.Method)
+		return nil, fmt.Errorf("%w: method %s is not granted (net: {methods} in the agent file; --net-method for cairn exec)", ErrRefused, RecordedMethod(req.Method))
 	}
 	if max := orDefault(r.MaxRequestBytes, DefaultMaxRequestBytes); int64(len(req.Body)) > max {
 		return nil, fmt.Errorf("%w: a request body of %d bytes, more than %d (net: {max_request_bytes})", ErrRefused, len(req.Body), max)
@@ -120,21 +124,18 @@ func (g *Guard) checkURL(raw string) (*url.URL, error) {
 // character): refused here, such a request is journaled as never sent,
 // where net/http's refusal came after the request was journaled as sent.
 func checkHeaders(h map[string][]string) error {
-	n, size := 0, 0
+	if n, size := headerSize(h); n > MaxHeaders || size > MaxHeaderBytes {
+		return fmt.Errorf("%w: %d headers of %d bytes, more than %d or %d", ErrRefused, n, size, MaxHeaders, MaxHeaderBytes)
+	}
 	for k, vs := range h {
 		if !validHeaderName(k) {
-			return fmt.Errorf("%w: header name %q is not a token", ErrRefused, k)
+			return fmt.Errorf("%w: header name %s is not a token", ErrRefused, quoted(k))
 		}
 		for _, v := range vs {
 			if strings.ContainsFunc(v, func(r rune) bool { return r < ' ' && r != '\t' || r == 0x7f }) {
 				return fmt.Errorf("%w: the value of header %s holds a control character", ErrRefused, k)
 			}
-			n++
-			size += len(k) + len(v) + 4
 		}
-	}
-	if n > MaxHeaders || size > MaxHeaderBytes {
-		return fmt.Errorf("%w: %d headers of %d bytes, more than %d or %d", ErrRefused, n, size, MaxHeaders, MaxHeaderBytes)
 	}
 	return nil
 }

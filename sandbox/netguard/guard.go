@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/cairnrun/cairn/abi"
 )
 
 // Guard is a module's network grant made ready: its allow list read, and
@@ -33,8 +35,13 @@ type secretRule struct {
 //
 // # Errors
 //
-// ErrBadRule for an allow entry, secret host or method that does not read.
+// ErrBadRule for an allow entry, secret host or method that does not read,
+// and for a MaxResponseBytes past MaxResponseLimit.
 func New(rules Rules) (*Guard, error) {
+	if rules.MaxResponseBytes > MaxResponseLimit {
+		return nil, fmt.Errorf("%w: net: {max_response_bytes} of %d bytes is more than %d (15 MiB), the most one response can bring a tool (its messages hold %d bytes, headers included): lower it",
+			ErrBadRule, rules.MaxResponseBytes, MaxResponseLimit, abi.MaxNetMessage)
+	}
 	g := &Guard{rules: rules, methods: map[string]bool{}}
 	for _, s := range rules.Allow {
 		e, err := parseEntry(s)

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cairnrun/cairn/abi"
 )
 
 // Errors a caller branches on.
@@ -35,6 +37,11 @@ const (
 	// MaxHeaderBytes a response's.
 	MaxHeaders     = 64
 	MaxHeaderBytes = 64 << 10
+	// MaxResponseLimit is the most Rules.MaxResponseBytes may be: a
+	// response reaches the tool as one message of the ABI, at most
+	// abi.MaxNetMessage (16 MiB) with its headers, and this leaves 1 MiB
+	// of it for them.
+	MaxResponseLimit = abi.MaxNetMessage - 1<<20
 )
 
 // DefaultMethods are the methods of Rules without Methods: those that ask
@@ -53,8 +60,8 @@ type Rules struct {
 	// Methods allowed; nil means DefaultMethods.
 	Methods []string
 	// Bounds of one call: requests, bytes of one request body, bytes of
-	// one response body, and the time one exchange may take. Zero means
-	// the Default of each.
+	// one response body (at most MaxResponseLimit), and the time one
+	// exchange may take. Zero means the Default of each.
 	MaxRequests                       int
 	MaxRequestBytes, MaxResponseBytes int64
 	Timeout                           time.Duration
