@@ -3,12 +3,33 @@ package checkpoint
 import (
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"time"
 )
 
 // WorkflowSchemaVersion is the version of the Workflow record this package
-// writes. A reader refuses anything newer.
-const WorkflowSchemaVersion = 1
+// writes. A reader refuses anything newer, and reads version 1 too.
+//
+// A record of version 2 is a CBOR map of three keys:
+//
+//	1   2, the version
+//	12  the record: the Workflow, CBOR-encoded (its Schema 2), as a byte string
+//	13  the CRC-32C (Castagnoli) of the bytes of key 12
+//
+// so that a byte changed anywhere in the record, even one that leaves it a
+// valid record (a digit of a step's output), is found when it is read. A
+// record of version 1 is the Workflow itself, key 1 its Schema, with no
+// checksum: it is read as before, and what still decodes is taken as it
+// is; it is written back as version 2 the next time it is written.
+const WorkflowSchemaVersion = 2
+
+// workflowFile is a record of version 2 as it is kept: the encoded
+// Workflow and its checksum.
+type workflowFile struct {
+	Schema int    `cbor:"1,keyasint"`
+	Record []byte `cbor:"12,keyasint"`
+	Sum    uint32 `cbor:"13,keyasint"`
+}
 
 // Workflow is the journal of one workflow run: which steps have completed
 // and what each one answered. It is replaced as a whole, durably, each time
@@ -34,6 +55,13 @@ type Workflow struct {
 	// Workspace is the directory every step works in, unless a step names
 	// its own.
 	Workspace string `cbor:"11,keyasint,omitempty"`
+	// Run tells this run of the workflow from the others that have had its
+	// id: made when the run starts, kept by every resume. Each step's
+	// agent carries it (package host/workflow puts it in the agent's
+	// correlation label), so that an agent an earlier run under the same
+	// id left is known not to be this run's. Empty in a record that a
+	// cairn writing version 1 started.
+	Run string `cbor:"12,keyasint,omitempty"`
 }
 
 // WorkflowStep is one completed step.
@@ -64,8 +92,9 @@ type Workflows interface {
 	// caller holds the store's lock of the workflow's id).
 	PutWorkflow(w *Workflow) error
 	// Workflow reads a workflow's record: ErrNotFound for an unknown id, a
-	// *FutureSchemaError for a record of a newer schema, a *CorruptError
-	// for one that cannot be decoded.
+	// *FutureSchemaError for a record of a newer schema, a
+	// *WorkflowCorruptError (matching ErrCorrupt) for one that does not
+	// decode, does not match its checksum or holds another workflow.
 	Workflow(id string) (*Workflow, error)
 	// WorkflowIDs lists the workflows, sorted.
 	WorkflowIDs() ([]string, error)
@@ -76,8 +105,9 @@ var (
 	_ Workflows = (*MemStore)(nil)
 )
 
-// EncodeWorkflow encodes a workflow record, refusing one without a valid
-// id or of a schema this build does not write.
+// EncodeWorkflow encodes a workflow record as version 2, with its
+// checksum, refusing one without a valid id or of a schema this build
+// does not write.
 func EncodeWorkflow(w *Workflow) ([]byte, error) {
 	if w == nil {
 		return nil, errors.New("encode workflow: nil record")
@@ -88,22 +118,111 @@ func EncodeWorkflow(w *Workflow) ([]byte, error) {
 	if w.Schema != WorkflowSchemaVersion {
 		return nil, fmt.Errorf("encode workflow %s: schema %d, this cairn writes %d", w.ID, w.Schema, WorkflowSchemaVersion)
 	}
-	return encMode.Marshal(w)
+	rec, err := encMode.Marshal(w)
+	if err != nil {
+		return nil, fmt.Errorf("encode workflow %s: %w", w.ID, err)
+	}
+	return encMode.Marshal(workflowFile{Schema: WorkflowSchemaVersion, Record: rec, Sum: crc32.Checksum(rec, castagnoli)})
 }
 
-// DecodeWorkflow decodes a record kept by EncodeWorkflow; where names it
-// in errors. A record of a newer schema is a *FutureSchemaError; damage is
-// a *CorruptError.
-func DecodeWorkflow(where string, data []byte) (*Workflow, error) {
+// DecodeWorkflow decodes a record kept by EncodeWorkflow (or by a cairn
+// that wrote version 1) as the record of workflow id: where names it in
+// errors (its file, or its row). The record it returns has this build's
+// Schema, so that it is written back as this build writes.
+//
+// # Errors
+//
+// A record of a newer schema is a *FutureSchemaError. One that does not
+// decode, whose checksum does not match its bytes, or that holds another
+// workflow than id (a record copied or renamed) is a
+// *WorkflowCorruptError, which matches ErrCorrupt.
+func DecodeWorkflow(where, id string, data []byte) (*Workflow, error) {
+	var head struct {
+		Schema int `cbor:"1,keyasint"`
+	}
+	if err := decMode.Unmarshal(data, &head); err != nil {
+		return nil, workflowDamage(where, id, "does not decode: "+err.Error())
+	}
+	var w *Workflow
+	var err error
+	switch head.Schema {
+	case 1:
+		w, err = decodeWorkflowRecord(where, id, 1, data)
+	case 2:
+		w, err = decodeWorkflowFile(where, id, data)
+	default:
+		if head.Schema > WorkflowSchemaVersion {
+			return nil, &FutureSchemaError{File: where, Version: head.Schema, Supported: WorkflowSchemaVersion}
+		}
+		return nil, workflowDamage(where, id, fmt.Sprintf("has schema version %d, which no cairn writes", head.Schema))
+	}
+	if err != nil {
+		return nil, err
+	}
+	if w.ID != id {
+		return nil, &WorkflowCorruptError{ID: id, Where: where, Holds: w.ID,
+			Reason: fmt.Sprintf("holds workflow %q, not %q: a workflow's record is read only under its own id, and this one was copied or renamed", w.ID, id)}
+	}
+	w.Schema = WorkflowSchemaVersion
+	return w, nil
+}
+
+// decodeWorkflowFile decodes a record of version 2: its checksum, then the
+// record it holds.
+func decodeWorkflowFile(where, id string, data []byte) (*Workflow, error) {
+	var f workflowFile
+	if err := decMode.Unmarshal(data, &f); err != nil {
+		return nil, workflowDamage(where, id, "does not decode: "+err.Error())
+	}
+	if sum := crc32.Checksum(f.Record, castagnoli); sum != f.Sum {
+		return nil, workflowDamage(where, id, fmt.Sprintf("does not match its checksum (CRC-32C %08x recorded, %08x of its bytes): "+
+			"it changed after it was written", f.Sum, sum))
+	}
+	return decodeWorkflowRecord(where, id, 2, f.Record)
+}
+
+// decodeWorkflowRecord decodes an encoded Workflow of schema version v.
+func decodeWorkflowRecord(where, id string, v int, data []byte) (*Workflow, error) {
 	var w Workflow
 	if err := decMode.Unmarshal(data, &w); err != nil {
-		return nil, &CorruptError{File: where, Reason: "workflow: " + err.Error()}
+		return nil, workflowDamage(where, id, "does not decode: "+err.Error())
 	}
-	if w.Schema > WorkflowSchemaVersion {
-		return nil, &FutureSchemaError{File: where, Version: w.Schema, Supported: WorkflowSchemaVersion}
-	}
-	if w.Schema < 1 || CheckID(w.ID) != nil {
-		return nil, &CorruptError{File: where, Reason: fmt.Sprintf("workflow: schema %d, id %q", w.Schema, w.ID)}
+	if w.Schema != v || CheckID(w.ID) != nil {
+		return nil, workflowDamage(where, id, fmt.Sprintf("is not valid: schema %d in a record of version %d, id %q", w.Schema, v, w.ID))
 	}
 	return &w, nil
 }
+
+// WorkflowCorruptError is a workflow record that is refused: it does not
+// decode, its checksum does not match its bytes, or it holds another
+// workflow than the one it was read as. Nothing was changed.
+// errors.Is(err, ErrCorrupt) holds, and errors.As finds a *CorruptError
+// of the same file and reason.
+type WorkflowCorruptError struct {
+	// ID is the workflow the record was read as; Where is the record, its
+	// file or its row.
+	ID, Where string
+	// Holds is the workflow the record holds, when that is not ID.
+	Holds  string
+	Reason string
+	// Fix says what to do: the store that read the record says it in its
+	// own terms (a file to restore or move aside, a row to delete).
+	Fix string
+}
+
+// workflowDamage is the error of a record of workflow id whose bytes are
+// damaged.
+func workflowDamage(where, id, reason string) *WorkflowCorruptError {
+	return &WorkflowCorruptError{ID: id, Where: where, Reason: reason}
+}
+
+func (e *WorkflowCorruptError) Error() string {
+	fix := e.Fix
+	if fix == "" {
+		fix = "restore the record from a backup, or move the workflow's record aside to give workflow " + e.ID + " up"
+	}
+	return fmt.Sprintf("workflow record %s %s; nothing was changed — %s", e.Where, e.Reason, fix)
+}
+
+// Unwrap is the *CorruptError of the record.
+func (e *WorkflowCorruptError) Unwrap() error { return &CorruptError{File: e.Where, Reason: e.Reason} }

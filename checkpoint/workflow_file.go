@@ -52,7 +52,8 @@ func ensureDir(dir string) error {
 	return syncDir(filepath.Dir(dir))
 }
 
-// Workflow reads workflows/<id>.cbor.
+// Workflow reads workflows/<id>.cbor, refusing a record that is damaged
+// or that holds another workflow, with what to do about the file.
 func (s *FileStore) Workflow(id string) (*Workflow, error) {
 	path, err := s.workflowPath(id)
 	if err != nil {
@@ -65,7 +66,22 @@ func (s *FileStore) Workflow(id string) (*Workflow, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read workflow %s: %w", id, err)
 	}
-	return DecodeWorkflow(path, data)
+	w, err := DecodeWorkflow(path, id, data)
+	var ce *WorkflowCorruptError
+	if errors.As(err, &ce) {
+		ce.Fix = fileFix(ce, path)
+	}
+	return w, err
+}
+
+// fileFix says what to do about the damaged record in the file path.
+func fileFix(e *WorkflowCorruptError, path string) string {
+	aside := fmt.Sprintf("move %s out of %s", filepath.Base(path), filepath.Dir(path))
+	if e.Holds != "" {
+		return fmt.Sprintf("%s: it is not the record of workflow %s, and %s is read from %s.cbor, if it is there",
+			aside, e.ID, e.Holds, e.Holds)
+	}
+	return fmt.Sprintf("restore %s from a backup, or %s to give workflow %s up (its step agents stay in the store)", path, aside, e.ID)
 }
 
 // WorkflowIDs lists workflows/*.cbor, ignoring temp files.
@@ -110,7 +126,7 @@ func (s *MemStore) Workflow(id string) (*Workflow, error) {
 	if !ok {
 		return nil, fmt.Errorf("workflow %s: %w", id, ErrNotFound)
 	}
-	return DecodeWorkflow("workflow "+id, data)
+	return DecodeWorkflow(id+" (in memory)", id, data)
 }
 
 // WorkflowIDs lists the kept records.

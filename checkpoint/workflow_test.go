@@ -50,21 +50,23 @@ func TestDecodeWorkflowDamage(t *testing.T) {
 		"junk tail": append(append([]byte{}, good...), 0xff),
 		"not cbor":  []byte("name: flow"),
 	} {
-		if _, err := DecodeWorkflow("w", data); !errors.Is(err, ErrCorrupt) {
+		if _, err := DecodeWorkflow("w", "wf-1", data); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("%s: got %v, want ErrCorrupt", name, err)
 		}
 	}
-	if w, err := DecodeWorkflow("w", good); err != nil || w.Steps[0].Output != "x" {
+	if w, err := DecodeWorkflow("w", "wf-1", good); err != nil || w.Steps[0].Output != "x" {
 		t.Fatalf("good record: %+v, %v", w, err)
 	}
 }
 
 func FuzzDecodeWorkflow(f *testing.F) {
 	good, _ := EncodeWorkflow(&Workflow{Schema: WorkflowSchemaVersion, ID: "wf-1", Steps: []WorkflowStep{{Name: "a"}}})
+	v1, _ := encMode.Marshal(&Workflow{Schema: 1, ID: "wf-1", Steps: []WorkflowStep{{Name: "a"}}})
 	f.Add(good)
+	f.Add(v1)
 	f.Add([]byte{0xa0})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		w, err := DecodeWorkflow("fuzz", data)
+		w, err := DecodeWorkflow("fuzz", "wf-1", data)
 		if err == nil {
 			if _, err := EncodeWorkflow(w); err != nil && w.Schema == WorkflowSchemaVersion {
 				t.Fatalf("a decoded record does not encode: %v", err)

@@ -25,7 +25,8 @@ func (s *Store) PutWorkflow(w *checkpoint.Workflow) error {
 	return nil
 }
 
-// Workflow reads and decodes the workflow's row.
+// Workflow reads and decodes the workflow's row, refusing one that is
+// damaged or holds another workflow, with what to do about the row.
 func (s *Store) Workflow(id string) (*checkpoint.Workflow, error) {
 	ctx, cancel := s.opContext()
 	defer cancel()
@@ -37,7 +38,16 @@ func (s *Store) Workflow(id string) (*checkpoint.Workflow, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read workflow %s: %w", id, wrapConn(err))
 	}
-	return checkpoint.DecodeWorkflow("workflow "+id, data)
+	w, err := checkpoint.DecodeWorkflow(id+" in cairn_workflows", id, data)
+	var ce *checkpoint.WorkflowCorruptError
+	if errors.As(err, &ce) {
+		del := fmt.Sprintf("DELETE FROM cairn_workflows WHERE id = '%s'", id)
+		ce.Fix = fmt.Sprintf("restore the database from a backup, or delete the row to give workflow %s up (%s; its step agents stay in the database)", id, del)
+		if ce.Holds != "" {
+			ce.Fix = fmt.Sprintf("delete the row (%s): it is not the record of workflow %s, and %s is read from its own row, if it is there", del, id, ce.Holds)
+		}
+	}
+	return w, err
 }
 
 // WorkflowIDs lists the workflows' ids, sorted.

@@ -47,6 +47,9 @@ func workflowRunAction(c *cli.Context) error {
 	if c.NArg() != 1 {
 		return withCode(exitUsage, errors.New("usage: cairn workflow run [--id ID] FLOW.yaml"))
 	}
+	if err := checkParallelFlag(c); err != nil {
+		return err
+	}
 	f, err := workflow.Load(c.Args().First())
 	if err != nil {
 		return withCode(exitUsage, err)
@@ -72,6 +75,9 @@ func workflowResumeAction(c *cli.Context) error {
 	if c.NArg() != 1 {
 		return withCode(exitUsage, errors.New("usage: cairn workflow resume ID"))
 	}
+	if err := checkParallelFlag(c); err != nil {
+		return err
+	}
 	limits, err := limitsOf(c)
 	if err != nil {
 		return err
@@ -93,6 +99,16 @@ func workflowResumeAction(c *cli.Context) error {
 		return workflowError(err)
 	}
 	return workflowStatus(c, res)
+}
+
+// checkParallelFlag refuses a --parallel below 1: no step could run.
+// Without the flag the workflow file's max_parallel holds.
+func checkParallelFlag(c *cli.Context) error {
+	if n := c.Int("parallel"); c.IsSet("parallel") && n < 1 {
+		return withCode(exitUsage, fmt.Errorf("workflow %s: --parallel %d: give 1 or more steps to run at once, "+
+			"or leave the flag out for the workflow file's max_parallel", c.Command.Name, n))
+	}
+	return nil
 }
 
 // workflowError maps an error that kept a workflow from starting to its
@@ -188,6 +204,9 @@ func workflowStatus(c *cli.Context, res *workflow.Result) error {
 	case stop.Held != nil:
 		// As `cairn resume` of an agent another process runs.
 		return withCode(exitLocked, fmt.Errorf("workflow %s paused: %s (%s)", res.ID, res.Reason, resume))
+	case res.Status == checkpoint.StatusPaused && strings.Contains(res.Reason, resume):
+		// A sub-agent of a step stopped it: its reason says how to go on.
+		return withCode(exitPaused, fmt.Errorf("workflow %s paused: %s", res.ID, res.Reason))
 	case res.Status == checkpoint.StatusPaused:
 		return withCode(exitPaused, fmt.Errorf("workflow %s paused: %s; continue with %s", res.ID, res.Reason, resume))
 	case res.Status == checkpoint.StatusApproval && len(stop.Calls) > 0:
@@ -198,8 +217,12 @@ func workflowStatus(c *cli.Context, res *workflow.Result) error {
 		return withCode(exitApproval, fmt.Errorf("workflow %s waits: %s; decide with `cairn approve %s %s` or `cairn deny %s %s --reason TEXT`, then %s",
 			res.ID, res.Reason, stop.Agent, call, stop.Agent, call, resume))
 	case res.Status == checkpoint.StatusApproval:
-		// A call of a sub-agent waits: the reason says where to decide.
-		return withCode(exitApproval, fmt.Errorf("workflow %s waits: %s; then %s", res.ID, res.Reason, resume))
+		// A call of a sub-agent waits: the reason says where to decide,
+		// and then to resume the workflow.
+		if !strings.Contains(res.Reason, resume) {
+			return withCode(exitApproval, fmt.Errorf("workflow %s waits: %s; then %s", res.ID, res.Reason, resume))
+		}
+		return withCode(exitApproval, fmt.Errorf("workflow %s waits: %s", res.ID, res.Reason))
 	case stop.InFlow:
 		return withCode(exitFailed, fmt.Errorf("workflow %s failed: %s; the workflow keeps the workflow file it started with, so a resume fails the same way: "+
 			"fix the file and run it anew (`cairn workflow run`)", res.ID, res.Reason))
@@ -223,7 +246,7 @@ func workflowLsAction(c *cli.Context) error {
 			}
 		}
 		for _, id := range slices.Sorted(maps.Keys(errs)) {
-			if err := writeJSON(c, map[string]string{"workflow": id, "error": errs[id].Error()}); err != nil {
+			if err := writeJSON(c, map[string]string{"workflow": id, "status": statusUnreadable, "error": errs[id].Error()}); err != nil {
 				return err
 			}
 		}
@@ -235,11 +258,24 @@ func workflowLsAction(c *cli.Context) error {
 		l := workflowLine(r)
 		fmt.Fprintf(w, "%s\t%s\t%s\t%d/%d\t%s\n", l.ID, l.Name, l.Status, len(r.Steps), l.Total, r.Updated.Local().Format(time.DateTime))
 	}
-	for _, id := range slices.Sorted(maps.Keys(errs)) {
-		fmt.Fprintf(w, "%s\t\tunreadable: %v\t\t\n", id, errs[id])
+	unreadable := slices.Sorted(maps.Keys(errs))
+	for _, id := range unreadable {
+		fmt.Fprintf(w, "%s\t-\t%s\t-\t-\n", id, statusUnreadable)
 	}
-	return w.Flush()
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	// The table keeps its columns; why each one is unreadable is below it.
+	for _, id := range unreadable {
+		fmt.Fprintf(c.App.ErrWriter, "cairn: workflow %s is %s: %s\n", id, statusUnreadable, terminalLine(errs[id].Error()))
+	}
+	return nil
 }
+
+// statusUnreadable is the status ls gives a workflow whose record cannot
+// be read; the error follows the table, and `cairn workflow show ID` says
+// it too.
+const statusUnreadable = "unreadable"
 
 // workflowJSON is a workflow as ls --json and show --json print it.
 type workflowJSON struct {

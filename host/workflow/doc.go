@@ -20,6 +20,14 @@
 // the rest. A step's output is read from its agent's committed state, so
 // it is the same whether or not the workflow was interrupted.
 //
+// Each run of a workflow has a token of its own, kept in its record and
+// given to each step's agent in its correlation label (ID#RUN), so that a
+// step agent another run under the same id left is never taken for the
+// step's: Run refuses an id whose step agents are there already, and a
+// step of a resume whose agent lacks the label fails, naming it. The
+// record itself is checked on every read, by the store (its checksum, and
+// that it holds the workflow it is read as).
+//
 // A tool step is an agent too: one whose model is a two-turn script that
 // makes the one call and stops, so the call is journaled, sealed and
 // applied exactly as a model's call is. Its output is the tool's result.

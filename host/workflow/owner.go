@@ -17,8 +17,9 @@ import (
 //
 // A step's agent is linked to its workflow by its id, the workflow's id, a
 // dot and a step's name (StepAgent), and by its correlation label, the
-// workflow's id: an agent of that id that another run made is not the
-// workflow's.
+// workflow's id and its run's token (ID#RUN; the id alone for a workflow
+// started by a cairn that wrote record version 1): an agent of that id
+// that another run made is not the workflow's.
 func OfAgent(ctx context.Context, store checkpoint.Store, agent string) (id string, ok bool) {
 	ws, isWS := store.(checkpoint.Workflows)
 	if !isWS {
@@ -29,13 +30,14 @@ func OfAgent(ctx context.Context, store checkpoint.Store, agent string) (id stri
 	if err != nil {
 		return "", false
 	}
-	id = rec.State.Labels.Correlation
+	c := rec.State.Labels.Correlation
+	id, _, _ = strings.Cut(c, "#")
 	step, found := strings.CutPrefix(root, id+".")
 	if id == "" || !found {
 		return "", false
 	}
 	w, err := ws.Workflow(id)
-	if err != nil {
+	if err != nil || label(w) != c {
 		return "", false
 	}
 	f, err := Parse(w.Flow, w.Dir)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -23,7 +24,7 @@ type Options struct {
 	// the workspace the workflow started with).
 	Workspace string
 	// Parallel bounds the steps that run at once, overriding the flow's
-	// max_parallel; zero keeps the flow's.
+	// max_parallel; zero keeps the flow's. A negative one is refused.
 	Parallel int
 	// OnStep receives each step's start and end. OnEvent receives every
 	// event of every step's agent, the agent named in each. Both are
@@ -105,12 +106,17 @@ var (
 // # Errors
 //
 // ErrFlow for a step that fails its check (nothing is stored),
-// ErrNoWorkflows, checkpoint.ErrExists for an id that is taken,
-// checkpoint.ErrLocked, and the store's own. How the steps went is in the
-// Result.
+// ErrNoWorkflows, checkpoint.ErrExists for an id that is taken, either by
+// a workflow or by an agent that has a step's agent's id (an earlier run
+// under the id left it: a new run does not take it over),
+// checkpoint.ErrLocked, ErrParallel, and the store's own. How the steps
+// went is in the Result.
 func Run(ctx context.Context, eng *host.Engine, f *Flow, opts Options) (*Result, error) {
 	ws, err := workflows(eng)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkParallel(opts.Parallel); err != nil {
 		return nil, err
 	}
 	if opts.ID == "" {
@@ -135,8 +141,11 @@ func Run(ctx context.Context, eng *host.Engine, f *Flow, opts Options) (*Result,
 		return nil, fmt.Errorf("workflow %s: %w: start this one under another id, or continue that one with workflow.Resume (`cairn workflow resume %s`)",
 			opts.ID, errors.Join(checkpoint.ErrExists, err), opts.ID)
 	}
+	if err := checkNoAgents(eng.Store(), f, opts.ID); err != nil {
+		return nil, err
+	}
 	now := time.Now().UTC()
-	rec := &checkpoint.Workflow{Schema: checkpoint.WorkflowSchemaVersion, ID: opts.ID, Name: f.Name,
+	rec := &checkpoint.Workflow{Schema: checkpoint.WorkflowSchemaVersion, ID: opts.ID, Name: f.Name, Run: newID(),
 		Flow: f.Source, Dir: f.Dir, Workspace: ws0, Started: now, Updated: now, Status: checkpoint.StatusRunning}
 	if err := ws.PutWorkflow(rec); err != nil {
 		return nil, err
@@ -147,17 +156,24 @@ func Run(ctx context.Context, eng *host.Engine, f *Flow, opts Options) (*Result,
 // Resume continues a workflow: the steps its journal has are skipped, an
 // interrupted agent step is resumed from its agent's boundary, and the
 // rest are dispatched. The steps it will start anew are checked first, as
-// Run checks them, against the workflow file the workflow started with.
+// Run checks them, against the workflow file the workflow started with;
+// then the record is written saying the workflow runs, so that a resume
+// that is killed is shown interrupted, not as the run before it ended.
 //
 // # Errors
 //
 // ErrNoWorkflows, checkpoint.ErrNotFound for an unknown id,
-// checkpoint.ErrFutureSchema for a record of a newer cairn, ErrFinished,
-// checkpoint.ErrLocked, ErrFlow for a step to start that fails its check,
-// and a stored flow that no longer parses; with each, nothing is changed.
+// checkpoint.ErrFutureSchema for a record of a newer cairn,
+// checkpoint.ErrCorrupt for a record that is damaged or holds another
+// workflow, ErrFinished, checkpoint.ErrLocked, ErrFlow for a step to
+// start that fails its check, ErrParallel, and a stored flow that no
+// longer parses; with each, nothing is changed.
 func Resume(ctx context.Context, eng *host.Engine, id string, opts Options) (*Result, error) {
 	ws, err := workflows(eng)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkParallel(opts.Parallel); err != nil {
 		return nil, err
 	}
 	if _, err := ws.Workflow(id); err != nil {
@@ -185,8 +201,63 @@ func Resume(ctx context.Context, eng *host.Engine, id string, opts Options) (*Re
 		return nil, fmt.Errorf("resume workflow %s: %w; a workflow runs the workflow file it started with: "+
 			"fix or make what it names, where it names it, then resume it", id, err)
 	}
-	rec.Status, rec.Reason = checkpoint.StatusRunning, ""
+	// As Run does before its first step: a resume killed before a step
+	// completes leaves a record that says running, which Show and List
+	// give as interrupted.
+	rec.Status, rec.Reason, rec.Updated = checkpoint.StatusRunning, "", time.Now().UTC()
+	if err := ws.PutWorkflow(rec); err != nil {
+		return nil, fmt.Errorf("resume workflow %s: %w", id, err)
+	}
 	return r.run(ctx)
+}
+
+// ErrParallel: Options.Parallel is negative.
+var ErrParallel = errors.New("parallel must be 1 or more (0 keeps the workflow file's max_parallel)")
+
+func checkParallel(n int) error {
+	if n < 0 {
+		return fmt.Errorf("%w: it is %d", ErrParallel, n)
+	}
+	return nil
+}
+
+// checkNoAgents refuses a new run of workflow id when the id of a step's
+// agent names an agent that is there already: an earlier run under the
+// id left it (its record since moved aside), or it was made apart from any
+// workflow. The run would otherwise take it over as its step's agent and
+// report what it had answered.
+func checkNoAgents(store checkpoint.Store, f *Flow, id string) error {
+	for _, s := range f.Steps {
+		if a := StepAgent(id, s.Name); store.Exists(a) {
+			return fmt.Errorf("workflow %s: step %s: agent %s %w, made by an earlier run under the id %s or apart from any workflow; "+
+				"a new run does not take it over, and it is left as it was: %s, or run the workflow under another id (--id)",
+				id, s.Name, a, checkpoint.ErrExists, id, removeAdvice(store, a))
+		}
+	}
+	return nil
+}
+
+// removeAdvice says how to take agent, with the sub-agents under it, out
+// of store by hand.
+func removeAdvice(store checkpoint.Store, agent string) string {
+	fs, ok := store.(*checkpoint.FileStore)
+	if !ok {
+		return "remove it and its sub-agents from the store (in PostgreSQL, their rows of cairn_agents, cairn_journal, cairn_past and cairn_events)"
+	}
+	dirs := []string{filepath.Join(fs.Dir(), "agents", agent)}
+	subs, _ := filepath.Glob(filepath.Join(fs.Dir(), "agents", agent+".*"))
+	paths := strings.Join(append(dirs, subs...), " ")
+	return fmt.Sprintf("move it out of the store with its sub-agents, if it has any (`mv %s DIR`), or delete them (`rm -r %s`)", paths, paths)
+}
+
+// label is the correlation label of a workflow run's step agents: the
+// workflow's id and its run's token, ID#RUN; for a workflow that a cairn
+// writing record version 1 started, which has no token, its id alone.
+func label(rec *checkpoint.Workflow) string {
+	if rec.Run == "" {
+		return rec.ID
+	}
+	return rec.ID + "#" + rec.Run
 }
 
 // lockWorkflow takes the store's lock of a workflow's id. A lock another

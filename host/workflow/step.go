@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/cairnrun/cairn/checkpoint/conversation"
@@ -39,9 +40,11 @@ func (r *runner) prepare(s Step) job {
 		j.prompt = expand(s.Task, r.outputs)
 	}
 	if rec, err := r.eng.Store().Read(j.agent); err == nil {
-		if c := rec.State.Labels.Correlation; c != r.rec.ID {
-			j.foreign = fmt.Sprintf("agent %s is there already and is not this workflow's (its correlation label is %q, this workflow's %q); remove it (or run the workflow under another --id)",
-				j.agent, c, r.rec.ID)
+		if c := rec.State.Labels.Correlation; c != label(r.rec) {
+			j.foreign = fmt.Sprintf("agent %s is there already and is not this workflow's: its correlation label is %q, "+
+				"where this run of workflow %s gives its agents %q, so another run under the id %s, or no workflow, made it; "+
+				"it is left as it was: %s, then resume the workflow (`cairn workflow resume %s`)",
+				j.agent, c, r.rec.ID, label(r.rec), r.rec.ID, removeAdvice(r.eng.Store(), j.agent), r.rec.ID)
 			return j
 		}
 		// An agent that committed nothing has nothing to resume from, and
@@ -85,7 +88,7 @@ func (r *runner) runStep(ctx context.Context, j job) outcome {
 		o.stop.Calls = r.pending(ctx, j.agent)
 	}
 	if res.Status != host.StatusDone {
-		return o.end(checkpoint.Status(res.Status), res.Reason)
+		return o.end(checkpoint.Status(res.Status), r.stepReason(j, res))
 	}
 	out, err := r.output(j)
 	if err != nil {
@@ -95,6 +98,18 @@ func (r *runner) runStep(ctx context.Context, j job) outcome {
 	o.status, o.done = checkpoint.StatusDone, &checkpoint.WorkflowStep{
 		Name: j.step.Name, Agent: j.agent, Output: out, Started: started, Finished: time.Now().UTC()}
 	return o
+}
+
+// stepReason is why the step's agent stopped. When a sub-agent of its
+// tree stopped it, the reason ends with the resume of the tree's root, the
+// step's agent; a workflow's step is continued by the workflow's resume
+// instead (which resumes that agent and records the step's output), so
+// the reason names that one alone.
+func (r *runner) stepReason(j job, res *host.Result) string {
+	if !res.StoppedBySubAgent() {
+		return res.Reason
+	}
+	return strings.ReplaceAll(res.Reason, "`cairn resume "+j.agent+"`", "`cairn workflow resume "+r.rec.ID+"`")
 }
 
 // notStarted is the outcome of a step whose agent did not start for err:
@@ -161,7 +176,7 @@ func (r *runner) runAgent(ctx context.Context, j job) (*host.Result, error) {
 	}
 	return r.eng.Run(ctx, host.RunOptions{Agent: af, ID: j.agent, Fresh: j.fresh, Prompt: j.prompt,
 		Workspace: ws, OnEvent: r.event, AutoDeny: r.opts.AutoDeny,
-		Labels: checkpoint.Labels{Correlation: r.rec.ID}})
+		Labels: checkpoint.Labels{Correlation: label(r.rec)}})
 }
 
 // event passes an agent's event on, one at a time.

@@ -86,11 +86,16 @@ func TestStepReasonNamesTheStepOnce(t *testing.T) {
 	eng := engine(t, checkpoint.NewMemStore())
 	af, err := host.LoadAgentFile(filepath.Join(dir, "ok.yaml"))
 	must(t, err)
-	// Another agent under the id the step's agent will have.
+	// The workflow is stored (a run stopped before its first step), then
+	// another agent is made under the id its step's agent will have.
+	stopped, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = workflow.Run(stopped, eng, f, workflow.Options{ID: "wf"})
+	must(t, err)
 	_, err = eng.Run(context.Background(), host.RunOptions{Agent: af, ID: workflow.StepAgent("wf", "a"), Prompt: "x",
 		Workspace: filepath.Join(dir, "ws")})
 	must(t, err)
-	res, err := workflow.Run(context.Background(), eng, f, workflow.Options{ID: "wf"})
+	res, err := workflow.Resume(context.Background(), eng, "wf", workflow.Options{})
 	must(t, err)
 	if res.Status != checkpoint.StatusFailed || strings.Count(res.Reason, "step a") != 1 {
 		t.Fatalf("%s: %q; want step a named once", res.Status, res.Reason)

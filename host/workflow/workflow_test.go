@@ -311,9 +311,9 @@ func TestLongIDRefused(t *testing.T) {
 }
 
 // Regression: a workflow took over an unrelated agent that had its step's
-// id, reading that agent's answer as the step's output. A step whose
-// agent is not the workflow's fails, saying so, and the agent is left as
-// it was.
+// id, reading that agent's answer as the step's output. A new run whose
+// step's agent is there already is refused before anything is stored,
+// naming the agent, and the agent is left as it was.
 func TestStepRefusesAnotherAgentOfItsID(t *testing.T) {
 	f, err := workflow.Load(exampleFlow)
 	must(t, err)
@@ -332,10 +332,12 @@ func TestStepRefusesAnotherAgentOfItsID(t *testing.T) {
 	must(t, err)
 	before, err := eng.Store().Read(workflow.StepAgent("wf-b", "summary"))
 	must(t, err)
-	res, err = workflow.Run(context.Background(), eng, f, workflow.Options{ID: "wf-b", Workspace: workspace(t)})
-	must(t, err)
-	if res.Status != checkpoint.StatusFailed || !strings.Contains(res.Reason, "is not this workflow's") {
-		t.Fatalf("the second workflow: %s (%s); want its summary step to fail naming the agent", res.Status, res.Reason)
+	_, err = workflow.Run(context.Background(), eng, f, workflow.Options{ID: "wf-b", Workspace: workspace(t)})
+	if !errors.Is(err, checkpoint.ErrExists) || !strings.Contains(err.Error(), "agent wf-b.summary") {
+		t.Fatalf("the second workflow: %v; want it refused naming agent wf-b.summary", err)
+	}
+	if _, err := eng.Store().(checkpoint.Workflows).Workflow("wf-b"); !errors.Is(err, checkpoint.ErrNotFound) {
+		t.Fatalf("the refused workflow was stored: %v", err)
 	}
 	after, err := eng.Store().Read(workflow.StepAgent("wf-b", "summary"))
 	must(t, err)
