@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -38,6 +39,15 @@ type MCPServer struct {
 	Env     []string          `yaml:"env" json:"env,omitempty"`
 	URL     string            `yaml:"url" json:"url,omitempty"`
 	Headers map[string]string `yaml:"headers" json:"headers,omitempty"`
+	// Prefix is put before the name of each of the server's tools as the
+	// model and the approval rules see them (prefix: fs_ offers the
+	// server's read_file as fs_read_file); the server is called with its
+	// own name. It keeps a server's tool from taking the name of another
+	// tool.
+	Prefix string `yaml:"prefix" json:"prefix,omitempty"`
+	// Only, when set, picks these of the server's tools, by the server's
+	// names; the rest are not offered.
+	Only []string `yaml:"only" json:"only,omitempty"`
 }
 
 func (s MCPServer) validate() error {
@@ -46,12 +56,37 @@ func (s MCPServer) validate() error {
 		return fmt.Errorf("name %q: want a short name without spaces or slashes", s.Name)
 	case (len(s.Command) == 0) == (s.URL == ""):
 		return errors.New("want one of command: [PROGRAM, ARGS...] or url: URL")
+	case s.Prefix != "" && toolNameFault(s.Prefix+"x") != "":
+		return fmt.Errorf("prefix %q: want at most %d letters, digits, _ and -", s.Prefix, maxToolName-1)
+	case slices.Contains(s.Only, ""):
+		return errors.New("only: a name is empty; list the server's tools by name")
 	case s.URL != "":
 		if u, err := url.Parse(s.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") {
 			return fmt.Errorf("url %q: want an http or https URL", s.URL)
 		}
 	}
 	return nil
+}
+
+// maxToolName is the longest tool name model providers take (OpenAI's
+// and Anthropic's ^[a-zA-Z0-9_-]{1,64}$).
+const maxToolName = 64
+
+// toolNameFault says why model providers would refuse a tool's name, or
+// "" for a name they take.
+func toolNameFault(name string) string {
+	switch {
+	case name == "":
+		return "it has no name"
+	case len(name) > maxToolName:
+		return fmt.Sprintf("its name has %d bytes, more than %d", len(name), maxToolName)
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return fmt.Sprintf("its name has %q in it", r)
+		}
+	}
+	return ""
 }
 
 // ExternalTools is a connection to an MCP server: the tools it offers and
@@ -130,13 +165,86 @@ func (ts *toolset) addServers(ctx context.Context, connect Connector, af *AgentF
 			return fmt.Errorf("mcp server %s: %w: %w", s.Name, ErrMCPServer, err)
 		}
 		ts.servers = append(ts.servers, conn)
-		for _, et := range conn.Tools() {
-			if err := ts.addExternal(s.Name, conn, et, limits); err != nil {
+		offered, err := s.pick(conn.Tools())
+		if err != nil {
+			return fmt.Errorf("mcp server %s: %w", s.Name, err)
+		}
+		var remote ExternalTools = conn
+		if s.Prefix != "" {
+			remote = prefixed{ExternalTools: conn, prefix: s.Prefix}
+		}
+		for _, et := range offered {
+			if err := ts.addExternal(s, remote, et, limits); err != nil {
 				return fmt.Errorf("mcp server %s: %w", s.Name, err)
 			}
 		}
 	}
 	return nil
+}
+
+// pick is the tools of the server's to offer: those only: lists, or all
+// of them. A tool whose name, with the prefix, model providers would
+// refuse (they take 1 to 64 letters, digits, _ and -) keeps the run from
+// starting, with the error naming it and how to leave it out: sent to a
+// provider, it would fail every request of the run.
+func (s MCPServer) pick(tools []ExternalTool) ([]ExternalTool, error) {
+	names := make([]string, len(tools))
+	for i, t := range tools {
+		names[i] = t.Name
+	}
+	for _, n := range s.Only {
+		if !slices.Contains(names, n) {
+			return nil, fmt.Errorf("only: the server has no tool %q (it has %s)", n, nameList(names))
+		}
+	}
+	var picked []ExternalTool
+	var faults, usable []string
+	for _, t := range tools {
+		if len(s.Only) > 0 && !slices.Contains(s.Only, t.Name) {
+			continue
+		}
+		if why := toolNameFault(s.Prefix + t.Name); why != "" {
+			faults = append(faults, fmt.Sprintf("tool %q: %s", cut(s.Prefix+t.Name, 80), why))
+			continue
+		}
+		picked, usable = append(picked, t), append(usable, t.Name)
+	}
+	if len(faults) > 0 && len(usable) == 0 {
+		return nil, fmt.Errorf("%s: model providers take a tool name of 1 to %d letters, digits, _ and -, and the server has no other tool; remove the server from the agent file's mcp list",
+			strings.Join(faults, "; "), maxToolName)
+	}
+	if len(faults) > 0 {
+		return nil, fmt.Errorf("%s: model providers take a tool name of 1 to %d letters, digits, _ and -; leave these tools out with only: [%s] (the server's other tools)",
+			strings.Join(faults, "; "), maxToolName, nameList(usable))
+	}
+	return picked, nil
+}
+
+// nameList lists names for a message, the first 20 of them.
+func nameList(names []string) string {
+	if len(names) > 20 {
+		return strings.Join(names[:20], ", ") + fmt.Sprintf(", ... (%d in all)", len(names))
+	}
+	return strings.Join(names, ", ")
+}
+
+// cut shortens s to n bytes for a message.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
+
+// prefixed is a server's connection whose tools are offered with a
+// prefix: a call is sent with the server's own name.
+type prefixed struct {
+	ExternalTools
+	prefix string
+}
+
+func (p prefixed) Call(ctx context.Context, name string, input json.RawMessage) (string, bool, error) {
+	return p.ExternalTools.Call(ctx, strings.TrimPrefix(name, p.prefix), input)
 }
 
 // connectServer connects to s within the time limit of a call, saying
@@ -156,22 +264,26 @@ func connectServer(ctx context.Context, connect Connector, s MCPServer, dir stri
 	return conn, err
 }
 
-func (ts *toolset) addExternal(server string, conn ExternalTools, et ExternalTool, limits Limits) error {
-	if _, dup := ts.tools[et.Name]; dup {
-		return fmt.Errorf("tool %q is offered by two modules or servers", et.Name)
+// addExternal offers a tool of server s, named with its prefix. A tool
+// without an input schema takes an object, as MCP says.
+func (ts *toolset) addExternal(s MCPServer, conn ExternalTools, et ExternalTool, limits Limits) error {
+	name := s.Prefix + et.Name
+	if _, dup := ts.tools[name]; dup {
+		return fmt.Errorf("tool %q is offered by two modules or servers: give the server a prefix for its tools (prefix: %s_ offers this one as %s_%s) or leave the tool out (only: [the server's tools to offer])",
+			name, s.Name, s.Name, name)
 	}
-	schema := string(et.InputSchema)
-	if schema == "" {
+	schema := strings.TrimSpace(string(et.InputSchema))
+	if schema == "" || schema == "null" {
 		schema = `{"type":"object"}`
 	}
-	sch, err := compileSchema(et.Name, schema)
+	sch, err := compileSchema(name, schema)
 	if err != nil {
-		return fmt.Errorf("tool %q: %w", et.Name, err)
+		return fmt.Errorf("tool %q: %w", name, err)
 	}
-	desc := fmt.Sprintf(unsandboxedLabel, server) + et.Description
-	ts.tools[et.Name] = &tool{spec: abi.Tool{Name: et.Name, Description: desc, InputSchema: schema},
-		schema: sch, remote: conn, server: server, limits: limits}
-	ts.specs = append(ts.specs, model.Tool{Name: et.Name, Description: desc, InputSchema: json.RawMessage(schemaText(schema))})
+	desc := fmt.Sprintf(unsandboxedLabel, s.Name) + et.Description
+	ts.tools[name] = &tool{spec: abi.Tool{Name: name, Description: desc, InputSchema: schema},
+		schema: sch, remote: conn, server: s.Name, limits: limits}
+	ts.specs = append(ts.specs, model.Tool{Name: name, Description: desc, InputSchema: json.RawMessage(schemaText(schema))})
 	return nil
 }
 
@@ -230,9 +342,13 @@ func serverInfo(s MCPServer) ToolInfo {
 	if where == "" {
 		where = strings.Join(s.Command, " ")
 	}
+	named := ""
+	if s.Prefix != "" {
+		named = ", each named with the prefix " + s.Prefix
+	}
 	return ToolInfo{Module: "mcp:" + s.Name, Tool: abi.Tool{Name: s.Name + "/*",
 		Description: fmt.Sprintf(unsandboxedLabel, s.Name) + "the tools of the MCP server at " + where +
-			", listed when it starts; they run outside the sandbox and ask a person unless an approval rule allows them"}}
+			", listed when it starts" + named + "; they run outside the sandbox and ask a person unless an approval rule allows them"}}
 }
 
 // actionOf is what the approval rules do with a call: the first matching
@@ -250,6 +366,23 @@ func (r *run) actionOf(c conversation.ToolCall) (Action, int) {
 func (ts *toolset) unsandboxed(name string) bool {
 	t, ok := ts.tools[name]
 	return ok && t.remote != nil
+}
+
+// ServerOf is the MCP server a tool of the session runs on, outside the
+// sandbox; "" for a tool that runs in the sandbox (or none of that name).
+func (s *Session) ServerOf(tool string) string {
+	if t, ok := s.r.tools.tools[tool]; ok && t.remote != nil {
+		return t.server
+	}
+	return ""
+}
+
+// AskedByDefault reports whether a call of tool with input is put to a
+// person although no approval rule matches it: the tool runs outside the
+// sandbox, and such a call is asked about unless a rule allows it.
+func (s *Session) AskedByDefault(tool string, input json.RawMessage) bool {
+	action, rule := s.r.actionOf(conversation.ToolCall{Name: tool, Input: string(input)})
+	return action == ActionAsk && rule < 0
 }
 
 // closeServers ends the connections to the MCP servers.

@@ -29,7 +29,7 @@ func mcpCommand() *cli.Command {
 			&cli.StringFlag{Name: "id", Usage: "the session's agent id; an existing agent continues, a call a crash interrupted sealed (default: a new agent)"},
 			&cli.StringFlag{Name: "http", Usage: "serve Streamable HTTP on `ADDR` (e.g. 127.0.0.1:8080) instead of stdio"},
 			&cli.StringFlag{Name: "token", EnvVars: []string{"CAIRN_MCP_TOKEN"}, Usage: "with --http: the bearer token clients must send; required for an address other than loopback"},
-			storeFlag, cacheFlag,
+			storeFlag, cacheFlag, newWorkspaceLimitFlag(),
 		},
 		Action: mcpAction,
 	}

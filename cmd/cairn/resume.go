@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -62,6 +63,11 @@ func resumeAction(c *cli.Context) error {
 	res, err := s.eng.Resume(s.ctx, opts)
 	if err != nil {
 		return runError(err)
+	}
+	if res.Status == host.StatusPaused && strings.Contains(res.Reason, "`cairn mcp --id "+res.Agent+"`") {
+		// An agent an MCP client drives: its reason says what goes on, and
+		// another resume would only stop there again.
+		return withCode(exitPaused, fmt.Errorf("agent %s paused: %s", res.Agent, res.Reason))
 	}
 	return statusError(res)
 }

@@ -41,9 +41,36 @@ type question struct {
 	seq  uint64            // the order it was asked in
 }
 
+// askReason is why a call is put to a person: an approval rule of the
+// agent file says to ask, or its tool runs outside the sandbox, on an MCP
+// server, and no rule allows it.
+type askReason struct {
+	unsandboxed bool
+	server      string
+	agent, tool string
+}
+
+// question says it to the client's user.
+func (w askReason) question() string {
+	if w.unsandboxed {
+		return fmt.Sprintf("It runs outside cairn's sandbox, on MCP server %s: cairn cannot stage or undo what it changes, "+
+			"so each call of it is put to you unless an approval rule of agent %s allows it.", w.server, w.agent)
+	}
+	return fmt.Sprintf("An approval rule of agent %s says to ask.", w.agent)
+}
+
+// noOne says it, for a call denied since the client has no one to ask.
+func (w askReason) noOne() string {
+	if w.unsandboxed {
+		return fmt.Sprintf("it runs outside cairn's sandbox, on MCP server %s, so a person must decide on each call of it "+
+			"unless an approval rule of the agent file allows it ({tool: %s, action: allow})", w.server, w.tool)
+	}
+	return "the agent file's approval rules say a person must decide on it"
+}
+
 // ask is the input-required result that asks the client's user about a
-// call an `ask` rule matches.
-func (q *questions) ask(name string, args json.RawMessage, agent string) *sdk.CallToolResult {
+// call, saying why.
+func (q *questions) ask(name string, args json.RawMessage, why askReason) *sdk.CallToolResult {
 	state := rand.Text()
 	q.mu.Lock()
 	if q.open == nil {
@@ -56,7 +83,7 @@ func (q *questions) ask(name string, args json.RawMessage, agent string) *sdk.Ca
 	q.open[state] = question{call: callDigest(name, args), seq: q.seq}
 	q.mu.Unlock()
 	return &sdk.CallToolResult{RequestState: state, InputRequests: sdk.InputRequestMap{approvalKey: &sdk.ElicitParams{Mode: "form",
-		Message:         fmt.Sprintf("cairn: allow %s with %s? An approval rule of agent %s says to ask.", name, args, agent),
+		Message:         fmt.Sprintf("cairn: allow %s with %s? %s", name, args, why.question()),
 		RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}}}}}
 }
 
@@ -106,15 +133,15 @@ func callDigest(name string, args json.RawMessage) [sha256.Size]byte {
 	return sum
 }
 
-// approver decides a call an `ask` rule matches from answer, the client's
-// answer to the question asked about it (nil when none was). A client
-// that cannot be asked has the call denied, and the denial says why.
-func approver(ss *sdk.ServerSession, answer *sdk.ElicitResult) host.Approver {
+// approver decides a call put to a person, for why, from answer, the
+// client's answer to the question asked about it (nil when none was). A
+// client that cannot be asked has the call denied, and the denial says
+// why.
+func approver(ss *sdk.ServerSession, answer *sdk.ElicitResult, why askReason) host.Approver {
 	return func(context.Context, host.ApprovalRequest) (host.Decision, error) {
 		switch {
 		case !canElicit(ss):
-			return host.Decision{Reason: "the agent file's approval rules say a person must decide on it, " +
-				"and this MCP client cannot ask one (it does not support elicitation)"}, nil
+			return host.Decision{Reason: why.noOne() + ", and this MCP client cannot ask one (it does not support elicitation)"}, nil
 		case answer == nil:
 			return host.Decision{Reason: "the MCP client did not answer the question whether to allow it"}, nil
 		case answer.Action == "accept":

@@ -40,19 +40,68 @@ func Connect(ctx context.Context, s host.MCPServer, dir string, limits host.Limi
 		return nil, err
 	}
 	c.cs, c.ended = cs, ended(cs)
-	for tool, err := range cs.Tools(ctx, nil) {
-		if err != nil {
-			cs.Close()
-			return nil, fmt.Errorf("list tools: %w", err)
-		}
-		schema, err := json.Marshal(tool.InputSchema)
-		if err != nil {
-			cs.Close()
-			return nil, fmt.Errorf("tool %s: input schema: %w", tool.Name, err)
-		}
-		c.tools = append(c.tools, host.ExternalTool{Name: tool.Name, Description: tool.Description, InputSchema: schema})
+	if c.tools, err = listTools(ctx, cs); err != nil {
+		cs.Close()
+		return nil, err
 	}
 	return c, nil
+}
+
+// maxToolPages and maxTools bound what cairn reads of a server's
+// tools/list: a server whose list goes on past them (a cursor that never
+// ends) is refused, not read until the time limit of its start.
+const (
+	maxToolPages = 100
+	maxTools     = 10000
+)
+
+// listTools reads a server's tools/list, page by page. A tool without an
+// input schema has none here (the host takes it as an object).
+//
+// # Errors
+//
+// The server fails a page, gives a cursor it gave before, or lists more
+// than maxToolPages pages or maxTools tools.
+func listTools(ctx context.Context, cs *sdk.ClientSession) ([]host.ExternalTool, error) {
+	var tools []host.ExternalTool
+	seen := map[string]bool{"": true}
+	params := &sdk.ListToolsParams{}
+	for page := 1; ; page++ {
+		res, err := cs.ListTools(ctx, params)
+		if err != nil {
+			return nil, fmt.Errorf("list tools: %w", err)
+		}
+		for _, tool := range res.Tools {
+			var schema json.RawMessage
+			if tool.InputSchema != nil {
+				if schema, err = json.Marshal(tool.InputSchema); err != nil {
+					return nil, fmt.Errorf("tool %s: input schema: %w", tool.Name, err)
+				}
+			}
+			tools = append(tools, host.ExternalTool{Name: tool.Name, Description: tool.Description, InputSchema: schema})
+		}
+		next := res.NextCursor
+		switch {
+		case next == "":
+			return tools, nil
+		case seen[next]:
+			return nil, fmt.Errorf("list tools: the server's tools/list kept paginating: page %d gave the cursor %q, which an earlier page gave, so the list never ends (a fault of the server's pagination: check the server)",
+				page, cut(next, 80))
+		case page >= maxToolPages || len(tools) >= maxTools:
+			return nil, fmt.Errorf("list tools: the server's tools/list kept paginating: %d pages (%d tools) and still a next cursor; cairn reads at most %d pages or %d tools of a server (check the server's pagination)",
+				page, len(tools), maxToolPages, maxTools)
+		}
+		seen[next] = true
+		params = &sdk.ListToolsParams{Cursor: next}
+	}
+}
+
+// cut shortens s to n bytes for a message.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
 }
 
 // frameLimit is the most cairn reads of one answer of a server whose

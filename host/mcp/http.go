@@ -4,12 +4,14 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
-	"github.com/cairnrun/cairn/internal/httpauth"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cairnrun/cairn/internal/httpauth"
 )
 
 // ErrTokenRequired: an address other than loopback was given without a
@@ -39,15 +41,77 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// Handler serves the server over MCP's Streamable HTTP transport. With a
-// token, a request without "Authorization: Bearer TOKEN" is refused with
-// 401.
+// Handler serves the server over MCP's Streamable HTTP transport. A
+// request whose Origin is not the server's own (the host it was sent to)
+// or a loopback one is refused with 403, as MCP asks against DNS
+// rebinding (a browser sends the Origin of the page that makes the
+// request); so, by the SDK, is a request that reached a loopback address
+// with a Host that is not loopback. With a token, a request without
+// "Authorization: Bearer TOKEN" is refused with 401. A DELETE that ends a
+// client's session stops its calls at once, as the end of a client's
+// input does on stdio.
 func (s *Server) Handler(token string) http.Handler {
-	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.srv }, nil)
-	if token == "" {
-		return h
+	var h http.Handler = s.endOnDelete(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.srv }, nil))
+	if token != "" {
+		h = requireToken(token, h)
 	}
-	return requireToken(token, h)
+	return checkOrigin(h)
+}
+
+// checkOrigin refuses a request whose Origin header names a host other
+// than the one the request was sent to, or a loopback one.
+func checkOrigin(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		origin := r.Header.Get("Origin")
+		if origin != "" && !originAllowed(origin, r.Host) {
+			http.Error(w, fmt.Sprintf("cairn mcp: Origin %q is not this server's (%s) nor a loopback one: refused, against DNS rebinding; "+
+				"a client on another origin reaches cairn through a proxy of its own origin", origin, r.Host), http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// originAllowed reports whether origin, an Origin header's value, is the
+// server's own, host (a request's Host), or a loopback one.
+func originAllowed(origin, host string) bool {
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return false // "null", or not an origin
+	}
+	return strings.EqualFold(u.Host, host) || isLoopback(u.Hostname())
+}
+
+// endOnDelete stops the calls of a session its client ends with DELETE
+// before the SDK closes it, which waits for them.
+func (s *Server) endOnDelete(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if id := r.Header.Get("Mcp-Session-Id"); r.Method == http.MethodDelete && id != "" && !hostRefused(r) {
+			s.endSession(id)
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// hostRefused reports whether the SDK refuses r for its Host: it reached a
+// loopback address with a Host that is not loopback (DNS rebinding).
+func hostRefused(r *http.Request) bool {
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok || local == nil {
+		return false
+	}
+	return isLoopbackAddr(local.String()) && !isLoopbackAddr(r.Host)
+}
+
+// isLoopbackAddr reports whether addr, HOST or HOST:PORT, names a
+// loopback host, as the SDK reads it.
+func isLoopbackAddr(addr string) bool {
+	if host, _, err := net.SplitHostPort(addr); err == nil {
+		addr = host
+	}
+	addr = strings.Trim(addr, "[]")
+	ip := net.ParseIP(addr)
+	return addr == "localhost" || ip != nil && ip.IsLoopback()
 }
 
 func requireToken(token string, next http.Handler) http.Handler {

@@ -9,10 +9,11 @@ import (
 )
 
 // reportProgress tells a client that asked for progress (by sending a
-// progress token) that the call has started, and then, every
-// ProgressEvery, how long it has run, until the returned stop is called.
-// A call has no known total, so none is sent.
-func (s *Server) reportProgress(ctx context.Context, req *sdk.CallToolRequest, name string) (stop func()) {
+// progress token) that the call has started, in the sandbox or on the MCP
+// server server, and then, every ProgressEvery, how long it has run,
+// until the returned stop is called. A call has no known total, so none
+// is sent.
+func (s *Server) reportProgress(ctx context.Context, req *sdk.CallToolRequest, name, server string) (stop func()) {
 	token := req.Params.GetProgressToken()
 	if token == nil || req.Session == nil {
 		return func() {}
@@ -22,7 +23,11 @@ func (s *Server) reportProgress(ctx context.Context, req *sdk.CallToolRequest, n
 		_ = req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: token,
 			Message: msg, Progress: time.Since(start).Seconds()})
 	}
-	notify(name + " started in the sandbox")
+	if server == "" {
+		notify(name + " started in the sandbox")
+	} else {
+		notify(name + " started on MCP server " + server + ", outside the sandbox")
+	}
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	go func() {

@@ -30,6 +30,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -73,10 +76,19 @@ const (
 	CodeSessionBroken = -32011
 )
 
-// ErrServerClosed: a call came after Close, or was waiting for its turn
-// when Close stopped the calls. (A call Close stops while it runs has its
-// result, which says it was stopped.)
+// ErrServerClosed: a call came after Close, or Close stopped it, while it
+// waited for its turn or ran. (A call stopped while it ran has its round
+// committed with a result saying so; the error says the round.)
 var ErrServerClosed = errors.New("the MCP server was closed")
+
+// ErrServerStopped: the serving of a client ended (the end of Run's or
+// ServeIO's context: a signal to `cairn mcp`) while its call waited for
+// its turn or ran, and stopped it.
+var ErrServerStopped = errors.New("the MCP server stopped serving this client")
+
+// errSessionDeleted stops the calls of a client session that the client
+// ended (HTTP DELETE); nobody awaits their answers.
+var errSessionDeleted = errors.New("the client ended its MCP session")
 
 // Server serves a session's tools and its workspace over MCP.
 type Server struct {
@@ -90,6 +102,15 @@ type Server struct {
 	// closed ends with Close; every call stops then.
 	closed context.Context
 	close  context.CancelCauseFunc
+	// ends are the contexts of the client sessions that made calls, each
+	// ended when its client ends the session (see endSession).
+	mu   sync.Mutex
+	ends map[*sdk.ServerSession]sessionEnd
+}
+
+type sessionEnd struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
 }
 
 // NewServer makes the MCP server of a session: one MCP tool for each of
@@ -106,7 +127,7 @@ func NewServer(sess *host.Session, opts Options) (*Server, error) {
 	}
 	srv := sdk.NewServer(&sdk.Implementation{Name: "cairn", Title: "cairn sandboxed tools", Version: opts.Version},
 		&sdk.ServerOptions{Instructions: instructions(sess)})
-	s := &Server{sess: sess, srv: srv, opts: opts, turn: make(chan struct{}, 1)}
+	s := &Server{sess: sess, srv: srv, opts: opts, turn: make(chan struct{}, 1), ends: map[*sdk.ServerSession]sessionEnd{}}
 	s.turn <- struct{}{}
 	s.closed, s.close = context.WithCancelCause(context.Background())
 	srv.AddReceivingMiddleware(s.codeResourceErrors)
@@ -115,7 +136,7 @@ func NewServer(sess *host.Session, opts Options) (*Server, error) {
 		if err != nil {
 			return nil, err
 		}
-		srv.AddTool(tool, s.handler(t.Name, !tool.Annotations.ReadOnlyHint))
+		srv.AddTool(tool, s.handler(t.Name, s.sess.ServerOf(t.Name), !tool.Annotations.ReadOnlyHint))
 	}
 	res, err := newResources(srv, sess.Workspace(), opts.MaxResources)
 	if err != nil {
@@ -125,11 +146,35 @@ func NewServer(sess *host.Session, opts Options) (*Server, error) {
 	return s, nil
 }
 
+// instructions tell a client where the session's tools run: in the
+// sandbox on the workspace, or, for an MCP server's, outside it.
 func instructions(sess *host.Session) string {
-	return fmt.Sprintf("These tools run in cairn's WebAssembly sandbox on the workspace %s. "+
-		"Each call is journaled as a round of agent %s; a call's changes reach the workspace only after it finishes, "+
-		"and `cairn diff %s` / `cairn undo %s` show and take back the last round's changes.",
-		sess.Workspace(), sess.ID(), sess.ID(), sess.ID())
+	var servers []string
+	sandboxed := 0
+	for _, t := range sess.Tools() {
+		switch server := sess.ServerOf(t.Name); {
+		case server == "":
+			sandboxed++
+		case !slices.Contains(servers, server):
+			servers = append(servers, server)
+		}
+	}
+	id, ws := sess.ID(), sess.Workspace()
+	outside := fmt.Sprintf("the tools of MCP servers (%s), whose descriptions begin [unsandboxed: MCP server NAME], "+
+		"run outside cairn's sandbox, wherever their server runs: cairn cannot stage, show or undo what they change",
+		strings.Join(servers, ", "))
+	switch {
+	case len(servers) == 0:
+		return fmt.Sprintf("These tools run in cairn's WebAssembly sandbox on the workspace %s. "+
+			"Each call is journaled as a round of agent %s; a call's changes reach the workspace only after it finishes, "+
+			"and `cairn diff %s` / `cairn undo %s` show and take back the last round's changes.", ws, id, id, id)
+	case sandboxed == 0:
+		return fmt.Sprintf("None of these tools runs in cairn's sandbox: %s. Each call is journaled as a round of agent %s (`cairn log %s`).",
+			outside, id, id)
+	}
+	return fmt.Sprintf("The built-in tools and modules run in cairn's WebAssembly sandbox on the workspace %s; %s. "+
+		"Each call is journaled as a round of agent %s; a sandboxed call's changes reach the workspace only after it finishes, "+
+		"and `cairn diff %s` / `cairn undo %s` show and take back the last round's changes.", ws, outside, id, id, id)
 }
 
 // ServeIO serves one client speaking newline-delimited JSON-RPC on r and
@@ -137,19 +182,51 @@ func instructions(sess *host.Session) string {
 // the client's calls in flight stop first. A message longer than
 // maxStdioMessage, or a line that is not a JSON-RPC message the SDK takes,
 // is answered with an error and the session goes on (see messageCheck).
+//
+// A request read is answered before the session ends: at the end of r,
+// once every request read has been (each call bounded by its time limit);
+// when ctx ends, once the calls it stopped have been, within stopGrace.
+// The answer to a request the client cancelled is not written, and a
+// request before initialize, or with an id in use by one in flight, is
+// refused (see exchange).
 func (s *Server) ServeIO(ctx context.Context, r io.Reader, w io.Writer) error {
-	lw := &lockedWriter{w: w} // the SDK's messages and the answers to lines refused
+	x := newExchange()
+	lw := &lockedWriter{w: w, failed: x.fail} // the SDK's messages and the answers to lines refused
 	var session atomic.Pointer[sdk.ServerSession]
 	in := newLineLimiter(r, lw, maxStdioMessage)
-	in.check = (&messageCheck{batches: func() bool { return takesBatches(session.Load()) }}).check
-	ss, err := s.connect(ctx, &sdk.IOTransport{Reader: io.NopCloser(in), Writer: nopCloser{lw},
+	in.check = (&messageCheck{batches: func() bool { return takesBatches(session.Load()) }, x: x}).check
+	// stop ends a wait for the answers at the end of the input: the calls
+	// are being stopped (ctx, Close), or the session is over.
+	stop := make(chan struct{})
+	closeStop := sync.OnceFunc(func() { close(stop) })
+	defer closeStop()
+	defer context.AfterFunc(ctx, closeStop)()
+	defer context.AfterFunc(s.closed, closeStop)()
+	in.drain = func() []byte { return x.drain(stop) }
+	ss, err := s.connect(ctx, &sdk.IOTransport{Reader: io.NopCloser(in), Writer: nopCloser{exchangeWriter{w: lw, x: x}},
 		MaxLineLength: maxStdioMessage + 1<<10})
 	if err != nil {
 		return err
 	}
 	session.Store(ss)
-	return serveSession(ctx, ss)
+	done := make(chan error, 1)
+	go func() { done <- ss.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	// The calls stop (see callContext); their answers, which say so, are
+	// written before the session closes, which writes nothing more.
+	x.settle(stopGrace)
+	ss.Close()
+	<-done
+	return ctx.Err()
 }
+
+// stopGrace bounds how long, once ServeIO's context ends, the answers to
+// the calls it stopped are waited for.
+const stopGrace = 10 * time.Second
 
 type nopCloser struct{ io.Writer }
 
@@ -230,27 +307,32 @@ func mcpTool(t host.SessionTool) (*sdk.Tool, error) {
 	return &sdk.Tool{Name: t.Name, Description: t.Description, InputSchema: schema, Annotations: ann}, nil
 }
 
-// handler runs a tools/call as a round of the session. After a call of a
-// tool that may change the workspace, the resources are listed anew.
-func (s *Server) handler(name string, changes bool) sdk.ToolHandler {
+// handler runs a tools/call as a round of the session; server is the MCP
+// server the tool runs on, "" for a sandboxed one. After a call of a tool
+// that may change the workspace, the resources are listed anew.
+func (s *Server) handler(name, server string, changes bool) sdk.ToolHandler {
 	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		args := json.RawMessage(req.Params.Arguments)
 		if len(args) == 0 || string(args) == "null" {
 			args = json.RawMessage(`{}`)
 		}
-		ask := approver(req.Session, nil)
+		why := s.askWhy(name, server, args)
+		ask := approver(req.Session, nil, why)
 		if s.sess.Asks(name, args) && canElicit(req.Session) {
 			answer, ok := s.questions.answer(req.Params, name, args)
 			if !ok {
-				return s.questions.ask(name, args, s.sess.ID()), nil
+				return s.questions.ask(name, args, why), nil
 			}
-			ask = approver(req.Session, answer)
+			ask = approver(req.Session, answer, why)
 		}
-		ctx, stop := s.callContext(ctx)
+		ctx, stop := s.callContext(ctx, req.Session)
 		defer stop()
-		out, err := s.call(ctx, req, name, args, ask)
+		out, err := s.call(ctx, req, name, server, args, ask)
 		if err != nil {
 			return nil, callError(err)
+		}
+		if err := s.stoppedCall(ctx, out); err != nil {
+			return nil, err
 		}
 		if changes {
 			s.res.sync(ctx)
@@ -259,14 +341,30 @@ func (s *Server) handler(name string, changes bool) sdk.ToolHandler {
 	}
 }
 
+// askWhy says why a call of name with args would be put to a person: an
+// approval rule says so, or, for a tool of an MCP server no rule matches,
+// it runs outside the sandbox.
+func (s *Server) askWhy(name, server string, args json.RawMessage) askReason {
+	if server != "" && s.sess.AskedByDefault(name, args) {
+		return askReason{unsandboxed: true, server: server, agent: s.sess.ID(), tool: name}
+	}
+	return askReason{agent: s.sess.ID(), tool: name}
+}
+
 // callContext is the context of a call: the request's, ended also by
-// Close, or when the serving of the client (Run's or ServeIO's context)
-// ends.
-func (s *Server) callContext(ctx context.Context) (context.Context, func()) {
+// Close, when the serving of the client (Run's or ServeIO's context) ends,
+// or when the client ends its session ss (see endSession).
+func (s *Server) callContext(ctx context.Context, ss *sdk.ServerSession) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	stops := []func() bool{context.AfterFunc(s.closed, func() { cancel(context.Cause(s.closed)) })}
 	if serving, ok := ctx.Value(servingKey{}).(context.Context); ok {
-		stops = append(stops, context.AfterFunc(serving, func() { cancel(context.Cause(serving)) }))
+		stops = append(stops, context.AfterFunc(serving, func() {
+			cancel(fmt.Errorf("%w (%v)", ErrServerStopped, context.Cause(serving)))
+		}))
+	}
+	if ss != nil {
+		end := s.sessionEnd(ss)
+		stops = append(stops, context.AfterFunc(end, func() { cancel(context.Cause(end)) }))
 	}
 	return ctx, func() {
 		for _, stop := range stops {
@@ -276,22 +374,73 @@ func (s *Server) callContext(ctx context.Context) (context.Context, func()) {
 	}
 }
 
+// sessionEnd is the context that ends when the client ends ss, made once
+// for each client session that makes a call and forgotten when it ends.
+func (s *Server) sessionEnd(ss *sdk.ServerSession) context.Context {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if end, ok := s.ends[ss]; ok {
+		return end.ctx
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	s.ends[ss] = sessionEnd{ctx: ctx, cancel: cancel}
+	go func() {
+		ss.Wait()
+		s.mu.Lock()
+		delete(s.ends, ss)
+		s.mu.Unlock()
+		cancel(nil)
+	}()
+	return ctx
+}
+
+// endSession stops, at once, the calls of the client session whose id is
+// id, which its client is ending: the SDK closes a session only once its
+// calls have returned.
+func (s *Server) endSession(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for ss, end := range s.ends {
+		if ss.ID() == id {
+			end.cancel(errSessionDeleted)
+		}
+	}
+}
+
+// stoppedCall is the error that answers a call the server stopped while
+// it ran (Close, or the end of the serving of its client): the client is
+// told that the server stopped, and what became of the call.
+func (s *Server) stoppedCall(ctx context.Context, out *host.CallOutcome) error {
+	cause := context.Cause(ctx)
+	if ctx.Err() == nil || !out.IsError || !(errors.Is(cause, ErrServerStopped) || errors.Is(cause, ErrServerClosed)) {
+		return nil
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf(
+		"%v while the call ran: it was stopped, its changes discarded, and its round (%d, call %s) committed with the result %q; `cairn log %s` shows it, and `cairn mcp --id %s` serves the agent again",
+		cause, out.Round, out.Call, cut(out.Output, 1000), s.sess.ID(), s.sess.ID())}
+}
+
 // call makes the call once the calls before it are done, and tells a
 // client that asked for progress when it starts and then how long it has
 // run.
-func (s *Server) call(ctx context.Context, req *sdk.CallToolRequest, name string, args json.RawMessage, ask host.Approver) (*host.CallOutcome, error) {
+func (s *Server) call(ctx context.Context, req *sdk.CallToolRequest, name, server string, args json.RawMessage, ask host.Approver) (*host.CallOutcome, error) {
 	select {
 	case <-s.turn:
 	case <-ctx.Done():
-		return nil, context.Cause(ctx)
+		return nil, notStarted(ctx)
 	}
 	defer func() { s.turn <- struct{}{} }()
 	if ctx.Err() != nil {
-		return nil, context.Cause(ctx)
+		return nil, notStarted(ctx)
 	}
-	stop := s.reportProgress(ctx, req, name)
+	stop := s.reportProgress(ctx, req, name, server)
 	defer stop()
 	return s.sess.Call(ctx, name, args, ask)
+}
+
+// notStarted is the error of a call whose ctx ended before its turn.
+func notStarted(ctx context.Context) error {
+	return fmt.Errorf("%w; the call did not start, and changed nothing", context.Cause(ctx))
 }
 
 // callError is the JSON-RPC error a call's failure is answered with.

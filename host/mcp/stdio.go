@@ -26,11 +26,15 @@ const tooLargeCode = jsonrpc.CodeInvalidRequest
 // answers a line longer than max on w itself, naming the request's id
 // when it has one, instead of passing it on. With check set, it passes
 // on what check makes of each line, and answers the lines check refuses.
+//
+// With drain set, the end of the input is passed on only once drain
+// returns nothing: what it returns meanwhile is read as more lines.
 type lineLimiter struct {
 	br      *bufio.Reader
 	max     int
 	w       io.Writer
 	check   func(line []byte) ([]byte, *refusal)
+	drain   func() []byte
 	pending []byte // the rest of the line being read out
 	err     error  // what ended the input, once pending is read out
 }
@@ -42,6 +46,11 @@ func newLineLimiter(r io.Reader, w io.Writer, max int) *lineLimiter {
 func (l *lineLimiter) Read(p []byte) (int, error) {
 	for len(l.pending) == 0 {
 		if l.err != nil {
+			if l.drain != nil {
+				if l.pending = l.drain(); len(l.pending) > 0 {
+					continue
+				}
+			}
 			return 0, l.err
 		}
 		l.pending, l.err = l.line()
@@ -115,10 +124,16 @@ type refusal struct {
 // messages is one, none is a notification, and no request id is used twice
 // in it or was used in an earlier batch (the SDK ends the session over any
 // of those, and never answers a batch with a notification in it).
+//
+// A request whose id is a number that is not an integer, or one too large
+// to be read exactly, is refused too: the SDK would answer it with another
+// id (1 for 1.5). With an exchange, x, a line x refuses is refused (see
+// exchange).
 type messageCheck struct {
 	// batches reports whether the session takes batches.
 	batches  func() bool
 	batchIDs map[jsonrpc.ID]bool // the requests of earlier batches
+	x        *exchange
 }
 
 // check returns the message line holds, to pass on, or why it is refused;
@@ -136,10 +151,34 @@ func (c *messageCheck) check(line []byte) ([]byte, *refusal) {
 	if msg[0] == '[' {
 		return c.batch(msg)
 	}
-	if _, err := jsonrpc.DecodeMessage(msg); err != nil {
+	m, err := jsonrpc.DecodeMessage(msg)
+	if err != nil {
 		return nil, &refusal{id: idOf(msg), code: jsonrpc.CodeInvalidRequest, message: "invalid request: " + err.Error()}
 	}
+	if r := c.admit(idOf(msg), []json.RawMessage{msg}, []jsonrpc.Message{m}); r != nil {
+		return nil, r
+	}
 	return append(msg, '\n'), nil
+}
+
+// admit refuses msgs, a line's messages (raws as sent), with id, if a
+// request's id cannot be answered as it was sent, or the exchange refuses
+// them; else they are in the exchange.
+func (c *messageCheck) admit(id json.RawMessage, raws []json.RawMessage, msgs []jsonrpc.Message) *refusal {
+	for i, m := range msgs {
+		if req, ok := m.(*jsonrpc.Request); ok && req.ID.IsValid() {
+			if why := idFault(idOf(raws[i])); why != "" {
+				return &refusal{id: id, code: jsonrpc.CodeInvalidRequest, message: "invalid request: " + why}
+			}
+		}
+	}
+	if c.x == nil {
+		return nil
+	}
+	if why := c.x.admit(msgs); why != "" {
+		return &refusal{id: id, code: jsonrpc.CodeInvalidRequest, message: "invalid request: " + why}
+	}
+	return nil
 }
 
 // batch checks a batch, msg, which is valid JSON.
@@ -158,11 +197,13 @@ func (c *messageCheck) batch(msg []byte) ([]byte, *refusal) {
 		return invalid(fmt.Sprintf("a batch nested more than %d deep", maxNesting))
 	}
 	ids := map[jsonrpc.ID]bool{}
-	for _, raw := range raws {
+	msgs := make([]jsonrpc.Message, len(raws))
+	for i, raw := range raws {
 		m, err := jsonrpc.DecodeMessage(raw)
 		if err != nil {
 			return invalid("in a batch: " + err.Error())
 		}
+		msgs[i] = m
 		req, ok := m.(*jsonrpc.Request)
 		switch {
 		case !ok:
@@ -173,6 +214,9 @@ func (c *messageCheck) batch(msg []byte) ([]byte, *refusal) {
 		default:
 			ids[req.ID] = true
 		}
+	}
+	if r := c.admit(json.RawMessage("null"), raws, msgs); r != nil {
+		return nil, r
 	}
 	if c.batchIDs == nil {
 		c.batchIDs = map[jsonrpc.ID]bool{}
@@ -332,14 +376,20 @@ func (s *idScanner) keep(c byte) {
 }
 
 // lockedWriter serialises the SDK's messages and lineLimiter's answers,
-// each one Write of a whole line.
+// each one Write of a whole line. A failed write is told to failed, if
+// set.
 type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu     sync.Mutex
+	w      io.Writer
+	failed func()
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.w.Write(p)
+	n, err := l.w.Write(p)
+	if err != nil && l.failed != nil {
+		l.failed()
+	}
+	return n, err
 }

@@ -1,0 +1,87 @@
+// Command oddserver is an MCP server, spoken to over stdio, that lists
+// tools no SDK would let a server list, for the tests of what cairn
+// makes of a server's tools. It speaks JSON-RPC a line at a time itself.
+//
+// Its argument says what it lists besides the tool ok (which takes an
+// object with a string x): names, tools whose names model providers
+// refuse ("a b/c", 300 bytes, "ünï", ""); noschema, a tool bare without
+// an input schema; read_file, a tool of that name; cursor-repeat, a
+// tools/list whose every page gives the cursor "0"; cursor-endless, one
+// whose every page gives a new cursor. A call of any tool answers
+// "called NAME with ARGUMENTS".
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+)
+
+type message struct {
+	ID     json.RawMessage `json:"id,omitempty"`
+	Method string          `json:"method,omitempty"`
+	Params json.RawMessage `json:"params,omitempty"`
+}
+
+func main() {
+	mode := strings.Join(os.Args[1:], " ")
+	tools := []map[string]any{{"name": "ok", "description": "fine",
+		"inputSchema": map[string]any{"type": "object", "properties": map[string]any{"x": map[string]any{"type": "string"}}}}}
+	object := map[string]any{"type": "object"}
+	switch mode {
+	case "names":
+		for _, n := range []string{"a b/c", strings.Repeat("x", 300), "ünï", ""} {
+			tools = append(tools, map[string]any{"name": n, "description": "odd", "inputSchema": object})
+		}
+	case "noschema":
+		tools = append(tools, map[string]any{"name": "bare", "description": "no input schema"})
+	case "read_file":
+		tools = append(tools, map[string]any{"name": "read_file", "description": "reads elsewhere", "inputSchema": object})
+	}
+	out := json.NewEncoder(os.Stdout)
+	sc := bufio.NewScanner(os.Stdin)
+	sc.Buffer(nil, 1<<20)
+	page := 0
+	for sc.Scan() {
+		var m message
+		if json.Unmarshal(sc.Bytes(), &m) != nil || m.ID == nil {
+			continue
+		}
+		var result any
+		switch m.Method {
+		case "initialize":
+			var p struct {
+				ProtocolVersion string `json:"protocolVersion"`
+			}
+			json.Unmarshal(m.Params, &p)
+			result = map[string]any{"protocolVersion": p.ProtocolVersion, "capabilities": map[string]any{"tools": map[string]any{}},
+				"serverInfo": map[string]any{"name": "odd", "version": "1"}}
+		case "tools/list":
+			page++
+			res := map[string]any{"tools": tools}
+			switch mode {
+			case "cursor-repeat":
+				res["nextCursor"] = "0"
+			case "cursor-endless":
+				res["nextCursor"] = fmt.Sprintf("c%d", page)
+			}
+			result = res
+		case "tools/call":
+			var p struct {
+				Name      string          `json:"name"`
+				Arguments json.RawMessage `json:"arguments"`
+			}
+			json.Unmarshal(m.Params, &p)
+			text := fmt.Sprintf("called %s with %s", p.Name, p.Arguments)
+			result = map[string]any{"content": []any{map[string]any{"type": "text", "text": text}}}
+		case "ping":
+			result = map[string]any{}
+		default:
+			out.Encode(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{"code": -32601, "message": "no " + m.Method}})
+			continue
+		}
+		out.Encode(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": result})
+	}
+}
