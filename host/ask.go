@@ -55,7 +55,7 @@ func (e *Engine) Ask(ctx context.Context, opts AskOptions) (*Answer, error) {
 			return nil, fmt.Errorf("ask agent %q: %w", opts.ID, err)
 		}
 	}
-	provider, name, err := openModel(af, opts.Model)
+	provider, spec, err := openModel(af, opts.Model)
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +63,7 @@ func (e *Engine) Ask(ctx context.Context, opts AskOptions) (*Answer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ask agent %q: %w", opts.ID, err)
 	}
-	resp, err := provider.Complete(ctx, model.Request{Model: name, System: af.System, Messages: msgs,
+	resp, err := provider.Complete(ctx, model.Request{Model: spec.Name, System: af.System, Messages: msgs,
 		Tools: ts.specs, OnText: opts.OnText, Earlier: earlier})
 	if err != nil {
 		return nil, fmt.Errorf("ask agent %q: %w", opts.ID, err)

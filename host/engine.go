@@ -452,7 +452,7 @@ func (e *Engine) newRun(ctx context.Context, af *AgentFile, mods []toolModule, o
 		return nil, err
 	}
 	tools.prepare(ws)
-	provider, modelName, err := openModel(af, override)
+	provider, spec, err := openModel(af, override)
 	if err != nil {
 		return nil, err
 	}
@@ -465,7 +465,7 @@ func (e *Engine) newRun(ctx context.Context, af *AgentFile, mods []toolModule, o
 		return nil, err
 	}
 	pauser, _ := e.store.(checkpoint.Pauser)
-	r := &run{pauser: pauser, agentID: agentID, id: runID, af: af, tools: tools, provider: provider, modelName: modelName,
+	r := &run{pauser: pauser, agentID: agentID, id: runID, af: af, tools: tools, provider: provider, modelName: spec.Name, priced: spec.Price != nil,
 		workspace: ws, staging: e.stagingRoot(agentID), changes: e.changesRoot(agentID), pool: pool, log: &heldLog{Log: log}, history: nopWriter{}, startedAt: time.Now(),
 		engine: e, store: e.store, blobs: e.store.PutBlob, seenBlobs: newBlobCache(e.store, af.Record),
 		trimIdle: e.rt.TrimIdle, travel: e.newTravel()}
@@ -555,7 +555,7 @@ func moduleOf(ref ToolRef, wasm []byte) (toolModule, error) {
 // openModel opens the agent's model, or the one that overrides it.
 // An override of the same provider keeps the agent file's address, key
 // and price unless it names its own.
-func openModel(af *AgentFile, override *model.Spec) (model.Provider, string, error) {
+func openModel(af *AgentFile, override *model.Spec) (model.Provider, model.Spec, error) {
 	spec := af.Model
 	if override != nil {
 		spec = af.Model.Override(*override)
@@ -565,9 +565,9 @@ func openModel(af *AgentFile, override *model.Spec) (model.Provider, string, err
 	}
 	p, err := model.Open(spec)
 	if err != nil {
-		return nil, "", missing("model", err)
+		return nil, spec, missing("model", err)
 	}
-	return p, spec.Name, nil
+	return p, spec, nil
 }
 
 // newID returns 12 random hex digits.

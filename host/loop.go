@@ -27,12 +27,15 @@ type run struct {
 	tools       *toolset
 	provider    model.Provider
 	modelName   string // the model's name at its provider
+	priced      bool   // the model's spec has a price, so cost is counted
 	workspace   string
 	staging     string // where the agent's calls stage their changes
 	changes     string // where each round's changes are kept
 	// trimmed: the kept changes are within keepRounds since changes were
 	// last kept (the zero value: not known, at the run's start).
 	trimmed bool
+	// unmetered: a limit of tokens or cost was said to be blind, once.
+	unmetered bool
 	// pool tracks the files the agent wrote; watcher watches them while
 	// the run lasts; roundFiles are the pool entries the round changed.
 	pool       *filepool.Pool
@@ -266,6 +269,7 @@ func (r *run) takeRound(ctx context.Context) (bool, error) {
 	turn.ToolCalls = distinctCallIDs(turn.ToolCalls)
 	usage := resp.Usage
 	r.open = usage
+	r.warnIfUnmetered(usage)
 	// Written with its calls' executing records, or its commit.
 	r.log.hold(checkpoint.Record{Type: checkpoint.RecTurn, Time: now(), Round: round, Message: &turn, Usage: &usage})
 	if len(turn.ToolCalls) > 0 {
@@ -529,4 +533,24 @@ func distinctCallIDs(calls []conversation.ToolCall) []conversation.ToolCall {
 		return calls
 	}
 	return out
+}
+
+// warnIfUnmetered says, once a run, that a limit of tokens or cost cannot
+// stop it: max_cost without the model's price, which counts no cost, or
+// max_tokens or max_cost with a model server that reports no usage.
+func (r *run) warnIfUnmetered(u conversation.Usage) {
+	l := r.af.Limits
+	var why string
+	switch {
+	case r.unmetered:
+		return
+	case l.MaxCost > 0 && !r.priced:
+		why = "max_cost is set but the model has no price (model: {price: {input: …, output: …}}, dollars per million tokens), so no cost is counted and max_cost will not stop the run"
+	case (l.MaxTokens > 0 || l.MaxCost > 0) && u.Total() == 0:
+		why = "the model server reported no token usage, so max_tokens and max_cost cannot count this run's turns and will not stop it"
+	default:
+		return
+	}
+	r.unmetered = true
+	r.emit(Event{Type: EventWarning, Text: why})
 }
