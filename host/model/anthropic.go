@@ -20,7 +20,8 @@ const (
 )
 
 // Anthropic is the provider for the Anthropic messages API
-// (POST {base_url}/v1/messages, streamed). The base URL is Spec.BaseURL,
+// (POST {base_url}/v1/messages, streamed; an answer a server sends whole,
+// as application/json, is read too). The base URL is Spec.BaseURL,
 // else $ANTHROPIC_BASE_URL, else Anthropic's; the key is in the variable
 // Spec.APIKeyEnv names (ANTHROPIC_API_KEY by default).
 type Anthropic struct{ endpoint }
@@ -45,7 +46,7 @@ func (p *Anthropic) Complete(ctx context.Context, req Request) (Response, error)
 	if p.key != "" {
 		hdr.Set("X-Api-Key", p.key)
 	}
-	return p.complete(ctx, "anthropic", hdr, body, decodeAnthropicStream, req.OnText)
+	return p.complete(ctx, "anthropic", hdr, body, decoder{decodeAnthropicStream, decodeAnthropicJSON}, req)
 }
 
 type anRequest struct {

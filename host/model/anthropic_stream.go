@@ -31,10 +31,13 @@ type anEvent struct {
 		StopReason  string `json:"stop_reason"`
 	} `json:"delta"`
 	Usage *anUsage `json:"usage"`
-	Error *struct {
-		Type    string `json:"type"`
-		Message string `json:"message"`
-	} `json:"error"`
+	Error *anError `json:"error"`
+}
+
+// anError is the error of an error event or an error answer.
+type anError struct {
+	Type    string `json:"type"`
+	Message string `json:"message"`
 }
 
 // anUsage counts tokens; input_tokens leaves out the cache's.
@@ -46,14 +49,17 @@ type anUsage struct {
 }
 
 // anTurn gathers a turn from its events. Blocks maps a content block's
-// index to its tool call in calls, or to -1 for a text block.
+// index to its tool call in calls, or to -1 for a text block; args holds
+// the input of each call as it grows.
 type anTurn struct {
 	text   strings.Builder
 	calls  []conversation.ToolCall
+	args   []*strings.Builder
 	blocks map[int]int
 	stop   string
 	usage  anUsage
 	done   bool
+	size   turnSize
 }
 
 // decodeAnthropicStream reads a streamed message and returns the turn it
@@ -65,7 +71,8 @@ type anTurn struct {
 //
 // errStreamCut when the stream ends before message_stop; an error for an
 // event that is not JSON; the server's error event (wrapping ErrRequest
-// when it is about the request); the reader's errors.
+// when it is about the request); ErrTooLarge for a turn or a line past
+// cairn's bounds; the reader's errors.
 func decodeAnthropicStream(r io.Reader, onText func(string)) (Response, error) {
 	sse, t := newSSEReader(r), &anTurn{blocks: map[int]int{}}
 	for !t.done {
@@ -94,12 +101,12 @@ func (t *anTurn) add(ev sseEvent, onText func(string)) error {
 			t.addUsage(e.Message.Usage)
 		}
 	case "content_block_start":
-		t.start(e, onText)
+		return t.start(e, onText)
 	case "content_block_delta":
-		t.delta(e, onText)
+		return t.delta(e, onText)
 	case "content_block_stop":
-		if i, ok := t.blocks[e.Index]; ok && i >= 0 && t.calls[i].Input == "" {
-			t.calls[i].Input = "{}" // a tool without input
+		if i, ok := t.blocks[e.Index]; ok && i >= 0 && t.args[i].Len() == 0 {
+			t.args[i].WriteString("{}") // a tool without input
 		}
 	case "message_delta":
 		if e.Delta != nil && e.Delta.StopReason != "" {
@@ -111,45 +118,68 @@ func (t *anTurn) add(ev sseEvent, onText func(string)) error {
 	case "message_stop":
 		t.done = true
 	case "error":
-		return anthropicStreamError(e)
+		return anthropicError(e.Error)
 	}
 	return nil
 }
 
-func (t *anTurn) start(e anEvent, onText func(string)) {
+func (t *anTurn) start(e anEvent, onText func(string)) error {
 	b := e.ContentBlock
 	switch {
 	case b == nil:
 	case b.Type == "text":
 		t.blocks[e.Index] = -1
-		if t.text.Len() > 0 {
-			t.writeText("\n\n", onText)
-		}
-		t.writeText(b.Text, onText)
+		return t.startText(b.Text, onText)
 	case b.Type == "tool_use":
 		t.blocks[e.Index] = len(t.calls)
-		t.calls = append(t.calls, conversation.ToolCall{ID: b.ID, Name: b.Name})
+		t.addCall(b.ID, b.Name)
 	}
+	return nil
 }
 
-func (t *anTurn) delta(e anEvent, onText func(string)) {
+// addCall begins a tool call and returns where its input goes.
+func (t *anTurn) addCall(id, name string) *strings.Builder {
+	t.calls = append(t.calls, conversation.ToolCall{ID: id, Name: name})
+	t.args = append(t.args, new(strings.Builder))
+	return t.args[len(t.args)-1]
+}
+
+// startText begins a text block, apart from the one before it.
+func (t *anTurn) startText(s string, onText func(string)) error {
+	if t.text.Len() > 0 {
+		if err := t.writeText("\n\n", onText); err != nil {
+			return err
+		}
+	}
+	return t.writeText(s, onText)
+}
+
+func (t *anTurn) delta(e anEvent, onText func(string)) error {
 	i, ok := t.blocks[e.Index]
 	if !ok || e.Delta == nil {
-		return
+		return nil
 	}
 	switch {
 	case i < 0 && e.Delta.Type == "text_delta":
-		t.writeText(e.Delta.Text, onText)
+		return t.writeText(e.Delta.Text, onText)
 	case i >= 0 && e.Delta.Type == "input_json_delta":
-		t.calls[i].Input += e.Delta.PartialJSON
+		if err := t.size.add(len(e.Delta.PartialJSON)); err != nil {
+			return err
+		}
+		t.args[i].WriteString(e.Delta.PartialJSON)
 	}
+	return nil
 }
 
-func (t *anTurn) writeText(s string, onText func(string)) {
+func (t *anTurn) writeText(s string, onText func(string)) error {
+	if err := t.size.add(len(s)); err != nil {
+		return err
+	}
 	t.text.WriteString(s)
 	if onText != nil && s != "" {
 		onText(s)
 	}
+	return nil
 }
 
 // addUsage keeps the largest count of each kind: message_start carries the
@@ -162,6 +192,9 @@ func (t *anTurn) addUsage(u anUsage) {
 }
 
 func (t *anTurn) response() Response {
+	for i, a := range t.args {
+		t.calls[i].Input = a.String()
+	}
 	u := t.usage
 	return Response{
 		Message: conversation.Message{Role: conversation.RoleAssistant, Text: t.text.String(), ToolCalls: t.calls},
@@ -171,18 +204,19 @@ func (t *anTurn) response() Response {
 			CacheReadTokens:  u.CacheReadInputTokens,
 			CacheWriteTokens: u.CacheCreationInputTokens,
 		},
-		StopReason: t.stop,
+		StopReason: anthropicStop(t.stop, len(t.calls)),
 	}
 }
 
-// anthropicStreamError is the error an error event reports. Overload, rate
-// limits and server errors are retried; the rest is about the request.
-func anthropicStreamError(e anEvent) error {
-	if e.Error == nil {
+// anthropicError is the error an error event, or an error answer,
+// reports. Overload, rate limits and server errors are retried; the rest is
+// about the request.
+func anthropicError(e *anError) error {
+	if e == nil {
 		return errors.New("error event without an error")
 	}
-	err := fmt.Errorf("error in stream: %s: %s", e.Error.Type, e.Error.Message)
-	switch e.Error.Type {
+	err := fmt.Errorf("error in stream: %s: %s", e.Type, e.Message)
+	switch e.Type {
 	case "overloaded_error", "api_error", "rate_limit_error", "timeout_error":
 		return retryable(err)
 	}

@@ -34,14 +34,27 @@
 // # Failures
 //
 // A request is retried, with exponential backoff and jitter, on 408, 409,
-// 429, 5xx (529 included), a connection that fails, and a stream that ends
-// before the model finished its turn; the whole request is sent again and
+// 429, 5xx (529 included), a connection that fails, a stream that ends
+// before the model finished its turn, and a server that keeps silent longer
+// than Spec.Timeout (2 minutes by default) before its headers or between
+// two reads of its answer (timeout.go); the whole request is sent again and
 // nothing of the broken attempt is kept. A Retry-After (seconds or HTTP
-// date) or retry-after-ms header sets the wait. When the retries run out, or
-// the server asks for a wait longer than the longest the provider will make,
-// Complete returns an error wrapping ErrUnavailable, and the host pauses the
-// run at its boundary. Any other 4xx wraps ErrRequest. A cancelled context
-// stops a request or a wait at once and returns the context's error.
+// date) or retry-after-ms header sets the wait. Request.OnRetry hears of
+// each retry before its wait. When the retries run out, or the server asks
+// for a wait longer than the longest the provider will make, Complete
+// returns an error wrapping ErrUnavailable, and the host pauses the run at
+// its boundary. Any other 4xx wraps ErrRequest. An answer past one of the
+// bounds of bounds.go and sse.go (8 MiB in a line of a stream, 16 MiB of
+// text and arguments in a turn) wraps ErrTooLarge and is not retried. A
+// cancelled context stops a request, a hung one included, or a wait at once
+// and returns the context's error. The key is masked in every error
+// (secret.go), for servers echo it.
+//
+// A server that ignores "stream": true and answers with one JSON document
+// (Content-Type application/json) is read as well as a stream.
+//
+// Every provider names the end of a turn alike (Response.StopReason,
+// stop.go): end_turn, tool_use, length (cut off by max_tokens) or refusal.
 //
 // # Usage
 //

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"os"
 	"strings"
@@ -19,13 +20,17 @@ import (
 const maxErrorBody = 64 << 10
 
 // endpoint is what a provider over HTTP holds: its spec, the URL it
-// posts to, the key, the client and how it retries.
+// posts to, the key, the client, how it retries, and how long the server
+// may keep silent before the headers of its answer (wait) and in the
+// middle of it (idle).
 type endpoint struct {
 	spec   Spec
 	url    string
 	key    string
 	client *http.Client
 	retry  retryPolicy
+	wait   time.Duration
+	idle   time.Duration
 }
 
 // newEndpoint reads the base URL (Spec.BaseURL, else the variable
@@ -33,34 +38,85 @@ type endpoint struct {
 // names, else keyEnv) from spec and the environment, now.
 func newEndpoint(spec Spec, baseEnv, defaultBase, path, keyEnv string) endpoint {
 	base := cmp.Or(spec.BaseURL, os.Getenv(baseEnv), defaultBase)
+	timeout := defaultTimeout
+	if spec.Timeout > 0 {
+		timeout = spec.Timeout
+	}
 	return endpoint{
 		spec:   spec,
 		url:    strings.TrimRight(base, "/") + path,
 		key:    os.Getenv(cmp.Or(spec.APIKeyEnv, keyEnv)),
 		client: &http.Client{},
 		retry:  newRetryPolicy(spec.MaxRetries),
+		wait:   timeout,
+		idle:   timeout,
 	}
 }
 
-// complete posts body with hdr and decodes the streamed answer with
-// decode, passing text to onText as it comes, retrying as the package
-// doc says; name prefixes its errors. The turn's cost is the spec's price
-// of its usage.
-func (e endpoint) complete(ctx context.Context, name string, hdr http.Header, body []byte,
-	decode func(io.Reader, func(string)) (Response, error), onText func(string)) (Response, error) {
-	return e.retry.do(ctx, name, func(ctx context.Context) (Response, error) {
-		resp, err := post(ctx, e.client, e.url, hdr, body)
+// decoder reads a provider's answer: stream an event stream, whole a
+// complete JSON answer, which a server that ignores "stream": true sends.
+// Both pass the text to their func as it comes.
+type decoder struct {
+	stream func(io.Reader, func(string)) (Response, error)
+	whole  func(io.Reader, func(string)) (Response, error)
+}
+
+// complete posts body with hdr and decodes the answer with dec, passing
+// text to req.OnText as it comes, retrying as the package doc says and
+// telling req.OnRetry of each retry; name prefixes its errors, and the key
+// is masked in them. The turn's cost is the spec's price of its usage.
+func (e endpoint) complete(ctx context.Context, name string, hdr http.Header, body []byte, dec decoder, req Request) (Response, error) {
+	return e.retry.do(ctx, name, req.OnRetry, func(ctx context.Context) (Response, error) {
+		turn, err := e.attempt(ctx, hdr, body, dec, req.OnText)
 		if err != nil {
-			return Response{}, err
-		}
-		defer resp.Body.Close()
-		turn, err := decode(resp.Body, onText)
-		if err != nil {
-			return Response{}, streamFailure(ctx, err)
+			return Response{}, maskKey(err, e.key)
 		}
 		turn.Usage.CostMicroUSD = e.spec.Price.Cost(turn.Usage)
 		return turn, nil
 	})
+}
+
+// attempt sends the request once and decodes its answer, within the
+// endpoint's bounds on the server's silence.
+func (e endpoint) attempt(ctx context.Context, hdr http.Header, body []byte, dec decoder, onText func(string)) (Response, error) {
+	ctx, w := watch(ctx, e.wait, e.idle)
+	defer w.stop()
+	resp, err := post(ctx, e.client, e.url, hdr, body)
+	if err != nil {
+		return Response{}, err
+	}
+	defer resp.Body.Close()
+	decode := dec.stream
+	if isJSON(resp.Header) {
+		decode = dec.whole
+	}
+	turn, err := decode(w.body(resp.Body), onText)
+	if err != nil {
+		return Response{}, streamFailure(ctx, err)
+	}
+	return turn, nil
+}
+
+// isJSON says whether an answer is one JSON document, not an event stream.
+func isJSON(h http.Header) bool {
+	t, _, err := mime.ParseMediaType(h.Get("Content-Type"))
+	return err == nil && (t == "application/json" || strings.HasSuffix(t, "+json"))
+}
+
+// readWhole reads a non-streamed answer, up to maxWholeAnswer.
+//
+// # Errors
+//
+// ErrTooLarge for a longer answer; the reader's errors.
+func readWhole(r io.Reader) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, maxWholeAnswer+1))
+	if err != nil {
+		return nil, fmt.Errorf("read answer: %w", err)
+	}
+	if len(b) > maxWholeAnswer {
+		return nil, fmt.Errorf("%w: the answer, not streamed, is longer than %d MiB, the most cairn reads", ErrTooLarge, maxWholeAnswer>>20)
+	}
+	return b, nil
 }
 
 // post sends a streaming request and returns the response when the server
@@ -68,7 +124,8 @@ func (e endpoint) complete(ctx context.Context, name string, hdr http.Header, bo
 //
 // # Errors
 //
-// The context's error; a retryableError for a connection that fails and for
+// The context's cause (a retryable timeoutError when the watchdog of the
+// attempt ended it); a retryableError for a connection that fails and for
 // 408, 409, 429 and 5xx responses (with the wait the server asks for); an
 // error wrapping ErrRequest, with the server's message, for other statuses.
 func post(ctx context.Context, client *http.Client, url string, hdr http.Header, body []byte) (*http.Response, error) {
@@ -140,13 +197,15 @@ func excerpt(b []byte) string {
 }
 
 // streamFailure turns an error met while reading a stream into what the
-// retry loop needs: the context's error when it ended, a refusal as it is,
-// and anything else (a cut, a reset, a garbled chunk) as retryable.
+// retry loop needs: the context's error when it ended (a retryable
+// timeoutError when the watchdog ended it), a refusal or an answer too
+// large as it is, and anything else (a cut, a reset, a garbled chunk) as
+// retryable.
 func streamFailure(ctx context.Context, err error) error {
 	switch {
 	case ctx.Err() != nil:
 		return context.Cause(ctx)
-	case errors.Is(err, ErrRequest):
+	case errors.Is(err, ErrRequest), errors.Is(err, ErrTooLarge):
 		return err
 	}
 	var re *retryableError

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/cairnrun/cairn/checkpoint/conversation"
 )
@@ -29,6 +30,14 @@ type Request struct {
 	MaxTokens int
 	// OnText receives deltas of the assistant's text. May be nil.
 	OnText func(delta string)
+	// OnRetry, when set, is called before each wait between attempts, on
+	// the goroutine of Complete: attempt is the number of the attempt that
+	// failed (from 1), err why (it wraps ErrUnavailable's causes, not
+	// ErrUnavailable, and names the provider; keys are masked), wait how
+	// long until the next attempt. Text an attempt streamed to OnText
+	// before it failed is streamed again by the next one. It should return
+	// quickly: the wait starts when it returns.
+	OnRetry func(attempt int, err error, wait time.Duration)
 	// Earlier is how many of the model's turns came before Messages and
 	// are left out of it, to keep the request within a context budget; 0
 	// when Messages is the whole conversation.
@@ -59,10 +68,28 @@ type Tool struct {
 type Response struct {
 	// Message has Role assistant, its Text and its ToolCalls, whose Input
 	// is the arguments exactly as the model wrote them.
-	Message    conversation.Message
-	Usage      conversation.Usage
+	Message conversation.Message
+	Usage   conversation.Usage
+	// StopReason is why the turn ended, named the same by every provider:
+	// StopEndTurn, StopToolUse, StopLength or StopRefusal. A reason the
+	// provider gives that is none of these is passed on as it is.
 	StopReason string
 }
+
+// The stop reasons of a Response.
+const (
+	// StopEndTurn: the model finished its turn.
+	StopEndTurn = "end_turn"
+	// StopToolUse: the model asks for the tool calls of its turn.
+	StopToolUse = "tool_use"
+	// StopLength: the turn reached its bound of tokens (max_tokens) and
+	// was cut off there. Its text may end mid-sentence and the arguments
+	// of its last tool call may be incomplete.
+	StopLength = "length"
+	// StopRefusal: the model, or the provider's filter, declined to
+	// answer. Message.Text holds the model's explanation when it gave one.
+	StopRefusal = "refusal"
+)
 
 // Errors a caller branches on.
 var (
@@ -73,6 +100,12 @@ var (
 	// ErrRequest: the model refused the request (bad key, bad request).
 	// Retrying the same request will not help.
 	ErrRequest = errors.New("model refused the request")
+	// ErrTooLarge: the model's answer went past one of cairn's bounds: a
+	// line of an event stream longer than 8 MiB, a turn of more than
+	// 16 MiB of text and tool-call arguments, or a non-streamed answer of
+	// more than 32 MiB. The same request would give the same answer, so it
+	// is not retried.
+	ErrTooLarge = errors.New("model answer too large")
 )
 
 // Spec says which model to use. It is the `model:` section of an agent file.
@@ -95,6 +128,12 @@ type Spec struct {
 	// MaxTokens bounds the length of each turn when the request does not;
 	// 0 means the provider's default (Anthropic needs one: 8192).
 	MaxTokens int `yaml:"max_tokens" json:"max_tokens,omitempty"`
+	// Timeout bounds how long the server may keep silent: before the
+	// headers of its answer, and between any two reads of the answer
+	// once it has started (a stream that stalls). 0 means the default,
+	// 2 minutes. A silence that long fails the attempt, which is retried
+	// like a dropped connection.
+	Timeout time.Duration `yaml:"timeout" json:"timeout,omitempty"`
 	// Price, when set, fills Usage.CostMicroUSD.
 	Price *Price `yaml:"price" json:"price,omitempty"`
 }
@@ -158,8 +197,9 @@ func ParseModelFlag(s string) (Spec, error) {
 
 // Override returns the spec to use when o, from the command line, overrides
 // s, from the agent file. With the same provider, the agent file's address,
-// key variable, retries and token bound are kept, and its price too if the
-// model's name is unchanged; with another provider, o stands alone.
+// key variable, retries, token bound and timeout are kept, and its price
+// too if the model's name is unchanged; with another provider, o stands
+// alone.
 func (s Spec) Override(o Spec) Spec {
 	if o.Provider != s.Provider {
 		return o
@@ -175,6 +215,9 @@ func (s Spec) Override(o Spec) Spec {
 	}
 	if o.MaxTokens == 0 {
 		o.MaxTokens = s.MaxTokens
+	}
+	if o.Timeout == 0 {
+		o.Timeout = s.Timeout
 	}
 	if o.Price == nil && o.Name == s.Name {
 		o.Price = s.Price

@@ -3,6 +3,7 @@ package model
 import (
 	"reflect"
 	"testing"
+	"time"
 )
 
 func TestParseModelFlag(t *testing.T) {
@@ -48,7 +49,8 @@ func TestOpen(t *testing.T) {
 
 func TestOverride(t *testing.T) {
 	price := &Price{Input: 1}
-	file := Spec{Provider: "openai", Name: "a", BaseURL: "http://localhost:11434/v1", APIKeyEnv: "K", MaxRetries: 2, Price: price}
+	file := Spec{Provider: "openai", Name: "a", BaseURL: "http://localhost:11434/v1", APIKeyEnv: "K", MaxRetries: 2, MaxTokens: 100,
+		Timeout: time.Hour, Price: price}
 	tests := []struct {
 		name string
 		o    Spec
@@ -56,7 +58,7 @@ func TestOverride(t *testing.T) {
 	}{
 		{"same provider, same model", Spec{Provider: "openai", Name: "a"}, file},
 		{"same provider, other model", Spec{Provider: "openai", Name: "b"},
-			Spec{Provider: "openai", Name: "b", BaseURL: file.BaseURL, APIKeyEnv: "K", MaxRetries: 2}},
+			Spec{Provider: "openai", Name: "b", BaseURL: file.BaseURL, APIKeyEnv: "K", MaxRetries: 2, MaxTokens: 100, Timeout: time.Hour}},
 		{"other provider", Spec{Provider: "anthropic", Name: "c"}, Spec{Provider: "anthropic", Name: "c"}},
 	}
 	for _, tt := range tests {

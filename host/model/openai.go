@@ -15,7 +15,8 @@ import (
 const defaultOpenAIURL = "https://api.openai.com/v1"
 
 // OpenAI is the provider for OpenAI-compatible chat completions
-// (POST {base_url}/chat/completions, streamed). The base URL is
+// (POST {base_url}/chat/completions, streamed; an answer a server sends
+// whole, as application/json, is read too). The base URL is
 // Spec.BaseURL, else $OPENAI_BASE_URL, else OpenAI's; the key, sent as a
 // bearer token, is in the variable Spec.APIKeyEnv names (OPENAI_API_KEY by
 // default), and no key is sent when it is empty, as local servers want.
@@ -40,7 +41,7 @@ func (p *OpenAI) Complete(ctx context.Context, req Request) (Response, error) {
 	if p.key != "" {
 		hdr.Set("Authorization", "Bearer "+p.key)
 	}
-	return p.complete(ctx, "openai", hdr, body, decodeOpenAIStream, req.OnText)
+	return p.complete(ctx, "openai", hdr, body, decoder{decodeOpenAIStream, decodeOpenAIJSON}, req)
 }
 
 type oaRequest struct {

@@ -13,15 +13,14 @@ import (
 	"github.com/cairnrun/cairn/checkpoint/conversation"
 )
 
-// oaChunk is one chunk of a streamed chat completion. Only the first
-// choice is read: cairn asks for one.
+// oaChunk is one chunk of a streamed chat completion, whose choice has a
+// delta, or a whole completion, whose choice has a message of the same
+// shape. Only the first choice is read: cairn asks for one.
 type oaChunk struct {
 	Choices []struct {
-		Delta struct {
-			Content   string        `json:"content"`
-			ToolCalls []oaCallDelta `json:"tool_calls"`
-		} `json:"delta"`
-		FinishReason string `json:"finish_reason"`
+		Delta        oaDelta `json:"delta"`
+		Message      oaDelta `json:"message"`
+		FinishReason string  `json:"finish_reason"`
 	} `json:"choices"`
 	Usage *struct {
 		PromptTokens        int64 `json:"prompt_tokens"`
@@ -36,6 +35,14 @@ type oaChunk struct {
 	} `json:"error"`
 }
 
+// oaDelta is a part of the assistant's message, or all of it. Refusal is
+// the text of a model that declines, in place of Content.
+type oaDelta struct {
+	Content   string        `json:"content"`
+	Refusal   string        `json:"refusal"`
+	ToolCalls []oaCallDelta `json:"tool_calls"`
+}
+
 // oaCallDelta is a fragment of a tool call. Index says which call it
 // continues; some servers (older Ollama) leave it out.
 type oaCallDelta struct {
@@ -47,14 +54,22 @@ type oaCallDelta struct {
 	} `json:"function"`
 }
 
-// oaTurn gathers a turn from its chunks.
+// oaTurn gathers a turn from its chunks. Args holds the arguments of each
+// call as they grow; refused says the model declined; choices that a
+// choice was seen at all.
 type oaTurn struct {
 	text    strings.Builder
 	calls   []conversation.ToolCall
+	args    []*strings.Builder
 	byIndex map[int]int
 	finish  string
 	usage   conversation.Usage
+	size    turnSize
+	refused bool
+	choices bool
 }
+
+func newOATurn() *oaTurn { return &oaTurn{byIndex: map[int]int{}} }
 
 // decodeOpenAIStream reads a streamed chat completion and returns the turn
 // it holds, sending text deltas to onText (which may be nil). Tool-call
@@ -64,10 +79,11 @@ type oaTurn struct {
 //
 // errStreamCut when the stream ends before `data: [DONE]` and before the
 // model gave a finish reason; an error for a chunk that is not JSON; a
-// server's error chunk (wrapping ErrRequest for invalid_request_error); the
-// reader's errors.
+// server's error chunk (wrapping ErrRequest for invalid_request_error);
+// ErrTooLarge for a turn or a line past cairn's bounds; the reader's
+// errors.
 func decodeOpenAIStream(r io.Reader, onText func(string)) (Response, error) {
-	sse, t := newSSEReader(r), &oaTurn{byIndex: map[int]int{}}
+	sse, t := newSSEReader(r), newOATurn()
 	for {
 		ev, err := sse.Next()
 		if errors.Is(err, io.EOF) && t.finish != "" {
@@ -88,6 +104,31 @@ func decodeOpenAIStream(r io.Reader, onText func(string)) (Response, error) {
 	}
 }
 
+// decodeOpenAIJSON reads a chat completion that was not streamed, from a
+// server that ignored "stream": true, and returns the turn it holds,
+// sending its text to onText (which may be nil) in one piece.
+//
+// # Errors
+//
+// An error for an answer that is not JSON or has no choice; the server's
+// error, as in a stream; ErrTooLarge for an answer past cairn's bounds;
+// the reader's errors.
+func decodeOpenAIJSON(r io.Reader, onText func(string)) (Response, error) {
+	b, err := readWhole(r)
+	if err != nil {
+		return Response{}, err
+	}
+	t := newOATurn()
+	if err := t.add(b, onText); err != nil {
+		return Response{}, err
+	}
+	if !t.choices {
+		return Response{}, fmt.Errorf("an answer without a choice: %s", excerpt(b))
+	}
+	return t.response(), nil
+}
+
+// add reads a chunk, or a whole completion.
 func (t *oaTurn) add(data []byte, onText func(string)) error {
 	var c oaChunk
 	if err := json.Unmarshal(data, &c); err != nil {
@@ -108,14 +149,11 @@ func (t *oaTurn) add(data []byte, onText func(string)) error {
 		return nil
 	}
 	ch := c.Choices[0]
-	if d := ch.Delta.Content; d != "" {
-		t.text.WriteString(d)
-		if onText != nil {
-			onText(d)
+	t.choices = true
+	for _, d := range []oaDelta{ch.Delta, ch.Message} {
+		if err := t.addDelta(d, onText); err != nil {
+			return err
 		}
-	}
-	for _, d := range ch.Delta.ToolCalls {
-		t.addCall(d)
 	}
 	if ch.FinishReason != "" {
 		t.finish = ch.FinishReason
@@ -123,15 +161,53 @@ func (t *oaTurn) add(data []byte, onText func(string)) error {
 	return nil
 }
 
-func (t *oaTurn) addCall(d oaCallDelta) {
-	c := &t.calls[t.slot(d)]
+// addDelta adds a part of the message. A refusal is kept as the model's
+// text: it is all the model said.
+func (t *oaTurn) addDelta(d oaDelta, onText func(string)) error {
+	if d.Refusal != "" {
+		t.refused = true
+	}
+	for _, s := range []string{d.Content, d.Refusal} {
+		if err := t.writeText(s, onText); err != nil {
+			return err
+		}
+	}
+	for _, c := range d.ToolCalls {
+		if err := t.addCall(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (t *oaTurn) writeText(s string, onText func(string)) error {
+	if s == "" {
+		return nil
+	}
+	if err := t.size.add(len(s)); err != nil {
+		return err
+	}
+	t.text.WriteString(s)
+	if onText != nil {
+		onText(s)
+	}
+	return nil
+}
+
+func (t *oaTurn) addCall(d oaCallDelta) error {
+	if err := t.size.add(len(d.Function.Arguments)); err != nil {
+		return err
+	}
+	i := t.slot(d)
+	c := &t.calls[i]
 	if c.ID == "" {
 		c.ID = d.ID
 	}
 	if c.Name == "" {
 		c.Name = d.Function.Name
 	}
-	c.Input += d.Function.Arguments
+	t.args[i].WriteString(d.Function.Arguments)
+	return nil
 }
 
 // slot is the index in t.calls of the call a fragment continues, appending
@@ -152,6 +228,7 @@ func (t *oaTurn) slot(d oaCallDelta) int {
 		}
 	}
 	t.calls = append(t.calls, conversation.ToolCall{})
+	t.args = append(t.args, new(strings.Builder))
 	return n
 }
 
@@ -159,6 +236,7 @@ func (t *oaTurn) response() Response {
 	msg := conversation.Message{Role: conversation.RoleAssistant, Text: t.text.String(), ToolCalls: t.calls}
 	var salt string
 	for i := range msg.ToolCalls {
+		msg.ToolCalls[i].Input = t.args[i].String()
 		if msg.ToolCalls[i].ID == "" {
 			if salt == "" {
 				salt = randomHex()
@@ -166,20 +244,11 @@ func (t *oaTurn) response() Response {
 			msg.ToolCalls[i].ID = fmt.Sprintf("call_%s_%d", salt, i)
 		}
 	}
-	return Response{Message: msg, Usage: t.usage, StopReason: openAIStop(t.finish, len(t.calls))}
-}
-
-// openAIStop names a finish reason as the script and Anthropic do.
-func openAIStop(reason string, calls int) string {
-	switch {
-	case reason == "tool_calls" || (calls > 0 && reason == "stop"):
-		return "tool_use"
-	case reason == "stop" || reason == "":
-		return "end_turn"
-	case reason == "length":
-		return "max_tokens"
+	stop := openAIStop(t.finish, len(t.calls))
+	if t.refused && stop == StopEndTurn {
+		stop = StopRefusal
 	}
-	return reason
+	return Response{Message: msg, Usage: t.usage, StopReason: stop}
 }
 
 func randomHex() string {

@@ -53,7 +53,9 @@ func (e *retryableError) Unwrap() error { return e.err }
 func retryable(err error) error { return &retryableError{err: err} }
 
 // do runs attempt until it succeeds, fails for good, or the retries run
-// out. Which provider it is goes into the errors.
+// out. Which provider it is goes into the errors. Before each wait it calls
+// onRetry, when not nil, with the number of the attempt that failed, its
+// error and the wait.
 //
 // # Errors
 //
@@ -61,7 +63,8 @@ func retryable(err error) error { return &retryableError{err: err} }
 // and the number of attempts, when the retries run out or the server asks
 // for a wait longer than maxWait; any error of attempt that is not a
 // retryableError, as it is.
-func (p retryPolicy) do(ctx context.Context, name string, attempt func(context.Context) (Response, error)) (Response, error) {
+func (p retryPolicy) do(ctx context.Context, name string, onRetry func(int, error, time.Duration),
+	attempt func(context.Context) (Response, error)) (Response, error) {
 	for n := 1; ; n++ {
 		resp, err := attempt(ctx)
 		if err == nil {
@@ -81,7 +84,11 @@ func (p retryPolicy) do(ctx context.Context, name string, attempt func(context.C
 			return Response{}, fmt.Errorf("%w: %s: %v (the server asks to wait %s, longer than %s)",
 				ErrUnavailable, name, err, re.after, p.maxWait)
 		}
-		if err := p.wait(ctx, p.delay(n, re.after)); err != nil {
+		d := p.delay(n, re.after)
+		if onRetry != nil {
+			onRetry(n, fmt.Errorf("%s: %w", name, err), d)
+		}
+		if err := p.wait(ctx, d); err != nil {
 			return Response{}, fmt.Errorf("%s: %w", name, err)
 		}
 	}

@@ -249,12 +249,12 @@ func (s *Script) summarize(req Request) Response {
 	}
 	stream(text, req.OnText)
 	return Response{Message: conversation.Message{Role: conversation.RoleAssistant, Text: text},
-		Usage: conversation.Usage{InputTokens: int64(in), OutputTokens: int64(countWords(text))}, StopReason: "end_turn"}
+		Usage: conversation.Usage{InputTokens: int64(in), OutputTokens: int64(countWords(text))}, StopReason: StopEndTurn}
 }
 
 func stopReason(msg conversation.Message) string {
 	if len(msg.ToolCalls) > 0 {
-		return "tool_use"
+		return StopToolUse
 	}
-	return "end_turn"
+	return StopEndTurn
 }

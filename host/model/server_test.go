@@ -144,3 +144,27 @@ func fastRetries(p *retryPolicy, n int) *[]time.Duration {
 	}
 	return &waits
 }
+
+// hangs sends nothing, not even headers, until the client goes away.
+func hangs(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }
+
+// stallAfter streams the first n events of a recording and then sends
+// nothing more until the client goes away.
+func stallAfter(stream string, n int) step {
+	return func(w http.ResponseWriter, r *http.Request) {
+		sse(events(stream)[:n]...)(w, r)
+		<-r.Context().Done()
+	}
+}
+
+// endpointOf is the endpoint of a network provider, for tests to set its
+// bounds.
+func endpointOf(p Provider) *endpoint {
+	switch p := p.(type) {
+	case *OpenAI:
+		return &p.endpoint
+	case *Anthropic:
+		return &p.endpoint
+	}
+	panic(fmt.Sprintf("%T has no endpoint", p))
+}

@@ -45,8 +45,8 @@ func newSSEReader(r io.Reader) *sseReader {
 // # Errors
 //
 // io.EOF when the stream ends; an event cut off by the end of the stream is
-// dropped, as the standard says. A line longer than maxSSELine, or the
-// error of the underlying reader.
+// dropped, as the standard says. An error wrapping ErrTooLarge for a line
+// longer than maxSSELine; the error of the underlying reader.
 func (r *sseReader) Next() (sseEvent, error) {
 	for r.sc.Scan() {
 		line := bytes.TrimSuffix(r.sc.Bytes(), []byte("\r"))
@@ -58,7 +58,10 @@ func (r *sseReader) Next() (sseEvent, error) {
 		}
 		r.field(line)
 	}
-	if err := r.sc.Err(); err != nil {
+	switch err := r.sc.Err(); {
+	case errors.Is(err, bufio.ErrTooLong):
+		return sseEvent{}, fmt.Errorf("%w: a line of the event stream is longer than %d MiB, the most cairn reads", ErrTooLarge, maxSSELine>>20)
+	case err != nil:
 		return sseEvent{}, fmt.Errorf("read event stream: %w", err)
 	}
 	return sseEvent{}, io.EOF
