@@ -270,6 +270,7 @@ func (r *run) takeRound(ctx context.Context) (bool, error) {
 	usage := resp.Usage
 	r.open = usage
 	r.warnIfUnmetered(usage)
+	r.warnOfStop(resp.StopReason, len(turn.ToolCalls))
 	// Written with its calls' executing records, or its commit.
 	r.log.hold(checkpoint.Record{Type: checkpoint.RecTurn, Time: now(), Round: round, Message: &turn, Usage: &usage})
 	if len(turn.ToolCalls) > 0 {
@@ -553,4 +554,17 @@ func (r *run) warnIfUnmetered(u conversation.Usage) {
 	}
 	r.unmetered = true
 	r.emit(Event{Type: EventWarning, Text: why})
+}
+
+// warnOfStop says when the model's turn ended otherwise than by its own
+// choice: cut off at its output limit, or refused.
+func (r *run) warnOfStop(reason string, calls int) {
+	switch {
+	case reason == model.StopLength && calls > 0:
+		r.emit(Event{Type: EventWarning, Text: "the model's turn was cut off at its output limit (max_tokens): a call whose arguments were cut short fails as not valid JSON; raise the model's max_tokens if this repeats"})
+	case reason == model.StopLength:
+		r.emit(Event{Type: EventWarning, Text: "the model's answer was cut off at its output limit (max_tokens): it may end mid-sentence; raise the model's max_tokens, or ask it to go on"})
+	case reason == model.StopRefusal:
+		r.emit(Event{Type: EventWarning, Text: "the model refused: its answer is its refusal"})
+	}
 }

@@ -1,7 +1,9 @@
 package host
 
 import (
+	"fmt"
 	"slices"
+	"time"
 
 	"github.com/cairnrun/cairn/checkpoint/conversation"
 
@@ -19,6 +21,10 @@ func (r *run) request(round int, msgs []conversation.Message, earlier int) model
 		Earlier:  earlier,
 		Tools:    r.tools.specs,
 		OnText:   func(s string) { r.emit(Event{Type: EventModelText, Round: round, Text: s}) },
+		OnRetry: func(attempt int, err error, wait time.Duration) {
+			r.emit(Event{Type: EventWarning, Round: round, Text: fmt.Sprintf(
+				"model: attempt %d failed (%v); trying again in %s, and any text it had sent comes again", attempt, err, wait.Round(time.Millisecond))})
+		},
 	}
 }
 
