@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -91,27 +92,35 @@ func TestForkAtRoundZeroKeepsThePrompt(t *testing.T) {
 }
 
 // A resume of an agent with no conversation and no prompt (a bookmark of
-// a new agent's boundary, say) asks the model nothing: a request of no
+// a new agent's boundary, say) asks a provider nothing: a request of no
 // messages is one no provider takes. It pauses, saying how to go on.
 func TestResumeWithNothingToAskPauses(t *testing.T) {
+	srv := openAIServer(t)
 	eng, store := fileEngine(t)
-	af := agentIn(t, askingAgent, askingScript)
-	st := &checkpoint.State{Agent: "empty", Status: checkpoint.StatusPaused}
-	if _, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "seed", Prompt: "write a.txt", AutoDeny: true}); err != nil {
+	af := agentIn(t, fmt.Sprintf(`
+name: remote
+model: {provider: openai, name: test-model, base_url: %s/v1, max_retries: -1}
+workspace: workspace
+tools: [{module: builtin, only: [list_dir]}]
+`, srv.URL), "")
+	if _, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "seed", Prompt: "look"}); err != nil {
 		t.Fatal(err)
 	}
 	seed, err := store.Read("seed")
 	if err != nil {
 		t.Fatal(err)
 	}
-	st.Definition = seed.State.Definition
-	log, err := store.Create("empty", st)
+	log, err := store.Create("empty", &checkpoint.State{Agent: "empty", Status: checkpoint.StatusPaused, Definition: seed.State.Definition})
 	if err != nil {
 		t.Fatal(err)
 	}
 	log.Close()
+	before := srv.requests.Load()
 	res, err := eng.Resume(context.Background(), ResumeOptions{ID: "empty"})
 	if err != nil || res.Status != StatusPaused || !strings.Contains(res.Reason, "cairn run --id empty PROMPT") {
 		t.Fatalf("resume: %+v, %v; want paused, naming how to give a prompt", res, err)
+	}
+	if n := srv.requests.Load() - before; n != 0 {
+		t.Fatalf("the resume sent %d requests of no messages", n)
 	}
 }

@@ -28,6 +28,7 @@ type run struct {
 	provider    model.Provider
 	modelName   string // the model's name at its provider
 	priced      bool   // the model's spec has a price, so cost is counted
+	scripted    bool   // the model is a script, which needs no conversation
 	workspace   string
 	staging     string // where the agent's calls stage their changes
 	changes     string // where each round's changes are kept

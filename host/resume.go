@@ -248,8 +248,9 @@ func (e *Engine) Resume(ctx context.Context, opts ResumeOptions) (*Result, error
 	if r.callerDriven {
 		return r.end(StatusPaused, fmt.Sprintf("its turns come from an MCP client: `cairn mcp --id %s` goes on", r.agentID))
 	}
-	if len(r.state().Messages) == 0 && len(r.pending) == 0 {
-		// A request of no messages is one no provider takes.
+	if len(r.state().Messages) == 0 && len(r.pending) == 0 && !r.scripted {
+		// A request of no messages is one no provider takes (a script,
+		// as a tool step's, plays its turns without one).
 		return r.end(StatusPaused, fmt.Sprintf("nothing to ask the model: the agent has no conversation yet; give it a prompt with `cairn run --id %s PROMPT`", r.agentID))
 	}
 	if err := r.startWatching(ctx); err != nil {
