@@ -94,6 +94,10 @@ func statusError(res *host.Result) error {
 			// (a limit of the sub-agent's own is raised on it first).
 			return withCode(exitPaused, fmt.Errorf("agent %s paused: %s", res.Agent, res.Reason))
 		}
+		if flag, ok := limitFlag(res.Reason); ok {
+			// A plain resume would stop at the same limit at once.
+			return withCode(exitPaused, fmt.Errorf("agent %s paused: %s: `cairn resume %s %s N`", res.Agent, res.Reason, res.Agent, flag))
+		}
 		return withCode(exitPaused, fmt.Errorf("agent %s paused: %s; continue with `cairn resume %s`", res.Agent, res.Reason, res.Agent))
 	case host.StatusAwaitingApproval:
 		if res.StoppedBySubAgent() {
@@ -106,4 +110,15 @@ func statusError(res *host.Result) error {
 	default:
 		return withCode(exitFailed, fmt.Errorf("agent %s failed: %s", res.Agent, res.Reason))
 	}
+}
+
+// limitFlag is the flag that raises the limit a run's reason says it
+// reached ("…; resume with --max-rounds to allow more").
+func limitFlag(reason string) (string, bool) {
+	_, rest, ok := strings.Cut(reason, "; resume with --max-")
+	if !ok {
+		return "", false
+	}
+	name, _, ok := strings.Cut(rest, " ")
+	return "--max-" + name, ok
 }
