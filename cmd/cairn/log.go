@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/cairnrun/cairn/checkpoint/conversation"
@@ -70,9 +71,18 @@ type leaseReader interface {
 
 // openRound says what became of the round the agent left open: a process
 // runs it now, if one holds the agent (a resume would be refused), else it
-// was interrupted and resume continues it.
+// awaits a person's decision on its calls, or was interrupted and resume
+// continues it.
 func openRound(store checkpoint.Store, in *host.Inspection) string {
 	round := in.State.Round + 1
+	if waiting := in.Awaiting(); !in.Summary.Locked && len(waiting) > 0 {
+		var calls []string
+		for _, w := range waiting {
+			calls = append(calls, w.Call.ID+" "+w.Call.Tool+" "+oneLine(w.Call.Input, 200))
+		}
+		return fmt.Sprintf("(round %d awaits a decision on %s; decide with cairn approve or cairn deny, then cairn resume)",
+			round, strings.Join(calls, ", "))
+	}
 	if !in.Summary.Locked {
 		return fmt.Sprintf("(round %d was interrupted; cairn resume continues it)", round)
 	}
