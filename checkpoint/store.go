@@ -94,16 +94,42 @@ type Summary struct {
 	// a signal) ended with its own Status, which stands; resume continues
 	// that round all the same (Recovered.Interrupted reports it).
 	Interrupted bool
-	Round       int
-	Usage       conversation.Usage
-	ToolCalls   int
-	Updated     time.Time
-	Err         error // the agent could not be read
+	// Decided says, of an agent awaiting approval, that every call that
+	// awaited a decision has one now (cairn approve or deny ran): nothing
+	// waits for a person, and a resume carries the decisions out.
+	Decided   bool
+	Round     int
+	Usage     conversation.Usage
+	ToolCalls int
+	Updated   time.Time
+	Err       error // the agent could not be read
 	// Parent is, for a sub-agent, the agent whose call made it.
 	Parent string
 	// Labels and Lineage are the agent's, as its state has them.
 	Labels  Labels
 	Lineage *Lineage
+}
+
+// allDecided reports whether an open round had calls awaiting a
+// decision and none is still waiting: each call's newest phase is past
+// approval_required.
+func allDecided(tail []Record) bool {
+	last := map[string]Phase{}
+	for _, t := range tail {
+		if t.Type == RecPhase {
+			last[t.Call] = t.Phase
+		}
+	}
+	asked := false
+	for _, p := range last {
+		switch p {
+		case PhaseApprovalRequired:
+			return false
+		case PhaseApproved, PhaseDenied:
+			asked = true
+		}
+	}
+	return asked
 }
 
 func (s *Summary) fill(r *Recovered) {
@@ -112,6 +138,7 @@ func (s *Summary) fill(r *Recovered) {
 	// An open round whose end no run recorded: a run that never ended,
 	// or records no run accounts for.
 	s.Interrupted = r.State.Status == StatusRunning || len(r.Tail) > 0 && r.State.Status == StatusIdle
+	s.Decided = r.State.Status == StatusApproval && allDecided(r.Tail)
 	if p := r.State.Parent; p != nil {
 		s.Parent = p.Agent
 	}

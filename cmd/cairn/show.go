@@ -62,7 +62,7 @@ func showAction(c *cli.Context) error {
 	v := agentView{
 		AgentLine: view.AgentLine{Agent: st.Agent, Status: view.AgentStatus(in.Summary), Rounds: st.Round,
 			ToolCalls: st.ToolCalls, Usage: st.Usage, Updated: st.UpdatedAt},
-		Reason: st.Reason, Messages: len(st.Messages), Labels: st.Labels, Lineage: st.Lineage,
+		Reason: view.ReasonOf(in.Summary, st.Reason), Messages: len(st.Messages), Labels: st.Labels, Lineage: st.Lineage,
 		Workspace: st.Definition.Workspace, AgentFile: string(in.AgentFile), Interrupted: in.InterruptedCalls(),
 		Net: in.NetUsage(), NetInFlight: in.InterruptedExchanges(),
 	}

@@ -76,7 +76,7 @@ func (s *Server) handleAgent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	st := in.State
-	v := agentView{agentLine: s.line(in.Summary), Reason: st.Reason, Messages: len(st.Messages),
+	v := agentView{agentLine: s.line(in.Summary), Reason: view.ReasonOf(in.Summary, st.Reason), Messages: len(st.Messages),
 		Workspace: st.Definition.Workspace, Interrupted: in.InterruptedCalls()}
 	v.Labels, v.Lineage, v.Delegated = st.Labels, st.Lineage, st.Parent
 	if v.Children, err = s.children(r.Context(), st.Agent); err != nil {

@@ -26,12 +26,24 @@ func AgentStatus(s checkpoint.Summary) string {
 		return "unreadable"
 	case s.Locked:
 		return "running"
+	case s.Status == checkpoint.StatusApproval && s.Decided:
+		return string(checkpoint.StatusPaused) // nothing waits for a person
 	case s.Status == checkpoint.StatusApproval:
 		return string(s.Status)
 	case s.Interrupted:
 		return "interrupted"
 	}
 	return string(s.Status)
+}
+
+// ReasonOf is the reason to show beside an agent's status: its state's
+// reason, but of an agent whose calls awaiting approval are all decided,
+// that a resume carries the decisions out.
+func ReasonOf(s checkpoint.Summary, reason string) string {
+	if s.Status == checkpoint.StatusApproval && s.Decided {
+		return fmt.Sprintf("its calls that awaited approval are decided; `cairn resume %s` carries the decisions out", s.ID)
+	}
+	return reason
 }
 
 // AgentLine is one agent as a listing shows it: `cairn ls --json`, and
