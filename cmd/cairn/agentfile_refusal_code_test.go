@@ -1,8 +1,6 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -11,10 +9,7 @@ import (
 // is not granted made `cairn run` exit 1 (failed), though the file is
 // wrong, which is 2, as `cairn workflow run` of the same file says.
 func TestAgentFileRefusedForItsSubAgentExitsTwo(t *testing.T) {
-	dir := t.TempDir()
-	must(t, os.Mkdir(filepath.Join(dir, "workspace"), 0o755))
-	must(t, os.WriteFile(filepath.Join(dir, "script.yaml"), []byte("turns:\n  - text: hi\n"), 0o644))
-	must(t, os.WriteFile(filepath.Join(dir, "agent.yaml"), []byte(`name: lead
+	agentFile, store := scriptAgent(t, `name: lead
 model: {provider: script, script: script.yaml}
 workspace: workspace
 tools: [{module: builtin, only: [read_file]}]
@@ -23,9 +18,8 @@ agents:
     description: writes
     model: {provider: script, script: script.yaml}
     tools: [{module: builtin, only: [write_file]}]
-`), 0o644))
-	store := filepath.Join(dir, "store")
-	code, _, errOut := cairn(t, "run", "--store", store, "--cache", cacheForTests(t), "--id", "lead", "-f", filepath.Join(dir, "agent.yaml"), "go")
+`, "turns:\n  - text: hi\n")
+	code, _, errOut := cairn(t, "run", "--store", store, "--cache", cacheForTests(t), "--id", "lead", "-f", agentFile, "go")
 	if code != exitUsage || !strings.Contains(errOut, "sub-agent") {
 		t.Fatalf("run: exit %d: %s; want 2 naming the sub-agent", code, errOut)
 	}

@@ -14,21 +14,7 @@ import (
 // server runs outside the sandbox and nothing it did was staged.
 func TestMCPServerToolSealedEffectsUnknown(t *testing.T) {
 	bin := cairnBinary(t)
-	dir := t.TempDir()
-	server := filepath.Join(dir, "toyserver")
-	if out, err := exec.Command("go", "build", "-o", server,
-		"../../host/mcp/testdata/toyserver").CombinedOutput(); err != nil {
-		t.Fatalf("build the test MCP server: %v\n%s", err, out)
-	}
-	must(t, os.Mkdir(filepath.Join(dir, "ws"), 0o755))
-	must(t, os.WriteFile(filepath.Join(dir, "script.yaml"), []byte("turns:\n  - tool_calls: [{name: hang, input: {}}]\n  - text: finished\n"), 0o644))
-	must(t, os.WriteFile(filepath.Join(dir, "agent.yaml"), []byte(`name: uses-mcp
-model: {provider: script, script: script.yaml}
-workspace: ws
-tools: [{module: builtin, only: [read_file]}]
-mcp: [{name: toy, command: [./toyserver]}]
-approvals: [{tool: hang, action: allow}]
-`), 0o644))
+	dir := hangingToyAgent(t, "")
 	store := filepath.Join(dir, "store")
 	run := exec.Command(bin, "run", "--store", store, "--cache", cacheForTests(t), "--id", "u", "--json", "-f", filepath.Join(dir, "agent.yaml"))
 	must(t, run.Start())
@@ -57,4 +43,26 @@ approvals: [{tool: hang, action: allow}]
 	if !strings.Contains(string(log), "effects on the workspace: unknown") || !strings.Contains(string(log), "model: finished") {
 		t.Errorf("cairn log:\n%s", log)
 	}
+}
+
+// hangingToyAgent writes, in a new directory it returns, the test MCP
+// server (toyserver), built, and an agent whose first turn calls its
+// hang and whose second answers; more is added to the agent file.
+func hangingToyAgent(t *testing.T, more string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "toyserver"),
+		"../../host/mcp/testdata/toyserver").CombinedOutput(); err != nil {
+		t.Fatalf("build the test MCP server: %v\n%s", err, out)
+	}
+	must(t, os.Mkdir(filepath.Join(dir, "ws"), 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "script.yaml"), []byte("turns:\n  - tool_calls: [{name: hang, input: {}}]\n  - text: finished\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(dir, "agent.yaml"), []byte(`name: uses-mcp
+model: {provider: script, script: script.yaml}
+workspace: ws
+tools: [{module: builtin, only: [read_file]}]
+mcp: [{name: toy, command: [./toyserver]}]
+approvals: [{tool: hang, action: allow}]
+`+more), 0o644))
+	return dir
 }

@@ -16,22 +16,7 @@ import (
 // a round and seals the call, as it does a round that sent a POST.
 func TestReplayKeepsARoundThatCalledAnMCPServer(t *testing.T) {
 	bin := cairnBinary(t)
-	dir := t.TempDir()
-	server := filepath.Join(dir, "toyserver")
-	if out, err := exec.Command("go", "build", "-o", server,
-		"../../host/mcp/testdata/toyserver").CombinedOutput(); err != nil {
-		t.Fatalf("build the test MCP server: %v\n%s", err, out)
-	}
-	must(t, os.Mkdir(filepath.Join(dir, "ws"), 0o755))
-	must(t, os.WriteFile(filepath.Join(dir, "script.yaml"), []byte("turns:\n  - tool_calls: [{name: hang, input: {}}]\n  - text: finished\n"), 0o644))
-	must(t, os.WriteFile(filepath.Join(dir, "agent.yaml"), []byte(`name: uses-mcp
-model: {provider: script, script: script.yaml}
-workspace: ws
-tools: [{module: builtin, only: [read_file]}]
-sandbox: {timeout: 2s}
-mcp: [{name: toy, command: [./toyserver]}]
-approvals: [{tool: hang, action: allow}]
-`), 0o644))
+	dir := hangingToyAgent(t, "sandbox: {timeout: 2s}\n")
 	store := filepath.Join(dir, "store")
 	started := filepath.Join(dir, "hang.started")
 	run := exec.Command(bin, "run", "--store", store, "--cache", cacheForTests(t), "--id", "u", "-f", filepath.Join(dir, "agent.yaml"))

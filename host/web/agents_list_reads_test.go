@@ -22,16 +22,11 @@ func TestAgentsListReadsEachAgentOnce(t *testing.T) {
 		}
 	}
 	list() // a first list, so that nothing measured is the server's first
-	var m0, m1, m2 runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&m0)
-	if _, err := f.store.Summary("big"); err != nil {
-		t.Fatal(err)
-	}
-	runtime.ReadMemStats(&m1)
-	list()
-	runtime.ReadMemStats(&m2)
-	read, listed := m1.TotalAlloc-m0.TotalAlloc, m2.TotalAlloc-m1.TotalAlloc
+	read, listed := allocated(func() {
+		if _, err := f.store.Summary("big"); err != nil {
+			t.Fatal(err)
+		}
+	}), allocated(list)
 	t.Logf("bytes allocated: one Summary %d, one GET /api/agents %d", read, listed)
 	if listed > read*3/2 {
 		t.Fatalf("GET /api/agents allocated %d bytes, a Summary of its one agent %d: it reads the agent twice", listed, read)
@@ -54,18 +49,23 @@ func TestAgentViewReadsTheAgentOnceForItself(t *testing.T) {
 		}
 	}
 	get()
-	var m0, m1, m2 runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&m0)
-	if _, err := f.store.Summary("big"); err != nil {
-		t.Fatal(err)
-	}
-	runtime.ReadMemStats(&m1)
-	get()
-	runtime.ReadMemStats(&m2)
-	read, got := m1.TotalAlloc-m0.TotalAlloc, m2.TotalAlloc-m1.TotalAlloc
+	read, got := allocated(func() {
+		if _, err := f.store.Summary("big"); err != nil {
+			t.Fatal(err)
+		}
+	}), allocated(get)
 	t.Logf("bytes allocated: one Summary %d, one GET /api/agents/big %d", read, got)
 	if got > read*5/2 {
 		t.Fatalf("GET /api/agents/big allocated %d bytes, a Summary of the agent %d: it reads the agent more than twice", got, read)
 	}
+}
+
+// allocated is how many bytes fn allocates.
+func allocated(fn func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	fn()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -53,18 +52,15 @@ func storeAgent(t testing.TB, store checkpoint.Store, id string, messages int) {
 func allocatedBy(t *testing.T, srv *Server, path string) uint64 {
 	t.Helper()
 	const n = 5
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	for i := 0; i < n; i++ {
-		rec := httptest.NewRecorder()
-		srv.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://localhost"+path, nil))
-		if rec.Code != http.StatusOK || strings.Count(rec.Body.String(), "\n") != 10 {
-			t.Fatalf("GET %s: %d %s", path, rec.Code, rec.Body)
+	return allocated(func() {
+		for i := 0; i < n; i++ {
+			rec := httptest.NewRecorder()
+			srv.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://localhost"+path, nil))
+			if rec.Code != http.StatusOK || strings.Count(rec.Body.String(), "\n") != 10 {
+				t.Fatalf("GET %s: %d %s", path, rec.Code, rec.Body)
+			}
 		}
-	}
-	runtime.ReadMemStats(&after)
-	return (after.TotalAlloc - before.TotalAlloc) / n
+	}) / n
 }
 
 // An events request costs the history it plays back, not the agent's
