@@ -1,6 +1,7 @@
 package host
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -322,6 +323,24 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) (*Result, error) {
 	return r.end(r.loop(ctx))
 }
 
+// openRoundError refuses a new prompt to an agent whose last round is
+// still open, saying why it is: calls awaiting a decision (named, with
+// the commands that decide them), a process that stopped without ending
+// its run, or a run that ended mid-round (a model that failed, a pause),
+// with the reason it recorded.
+func openRoundError(id string, rec *checkpoint.Recovered) error {
+	if what, how := awaitingAdviceOf(rec, id); what != "" {
+		return fmt.Errorf("agent %q is %s: %w; %s, then give it the prompt", id, what, ErrInterrupted, how)
+	}
+	st := rec.State
+	if st.Status == checkpoint.StatusRunning {
+		return fmt.Errorf("agent %q stopped during round %d: %w; resume it first (`cairn resume %s`), then give it the prompt",
+			id, st.Round+1, ErrInterrupted, id)
+	}
+	return fmt.Errorf("agent %q ended its last run during round %d (%s: %s): %w; resume it first (`cairn resume %s`) to finish that round, then give it the prompt",
+		id, st.Round+1, st.Status, cmp.Or(st.Reason, "no reason recorded"), ErrInterrupted, id)
+}
+
 // startRun opens or creates the agent and builds its run.
 func (e *Engine) startRun(ctx context.Context, opts RunOptions, runID string) (*run, error) {
 	if opts.Fresh && e.store.Exists(opts.ID) {
@@ -344,8 +363,7 @@ func (e *Engine) startRun(ctx context.Context, opts RunOptions, runID string) (*
 	}
 	if rec.Interrupted() {
 		log.Close()
-		return nil, fmt.Errorf("agent %q stopped during round %d: %w; resume it first (`cairn resume %s`), then give it the prompt",
-			opts.ID, rec.State.Round+1, ErrInterrupted, opts.ID)
+		return nil, openRoundError(opts.ID, rec)
 	}
 	ws := rec.State.Definition.Workspace
 	if opts.Workspace != "" {

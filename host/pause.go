@@ -88,6 +88,11 @@ func awaitingAdvice(store checkpoint.Store, id string) (what, how string) {
 	if err != nil {
 		return "", ""
 	}
+	return awaitingAdviceOf(rec, id)
+}
+
+// awaitingAdviceOf is awaitingAdvice of rec, the agent id as read.
+func awaitingAdviceOf(rec *checkpoint.Recovered, id string) (what, how string) {
 	calls := awaitingDecision(rec.Tail)
 	switch {
 	case len(calls) == 1:

@@ -39,3 +39,30 @@ approvals: [{tool: write_file, action: ask}]
 		t.Errorf("pause says %q: the agent did not stop mid-run, it waits for a decision", err)
 	}
 }
+
+// A new prompt to an agent whose call awaits a decision names the call
+// and the commands that decide it: resume alone would only ask again.
+func TestRunOfAgentAwaitingApprovalSaysHowToDecide(t *testing.T) {
+	eng, _ := fileEngine(t)
+	af := agentIn(t, `
+name: ap
+model: {provider: script, script: script.yaml}
+workspace: workspace
+tools: [{module: builtin}]
+approvals: [{tool: write_file, action: ask}]
+`, "turns:\n  - tool_calls: [{name: write_file, input: {path: out.txt, content: hi}}]\n  - text: done\n")
+	res, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "ap", Prompt: "go"})
+	must(t, err)
+	if res.Status != StatusAwaitingApproval {
+		t.Fatalf("run: %+v", res)
+	}
+	_, err = eng.Run(context.Background(), RunOptions{ID: "ap", Prompt: "more"})
+	if !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("a new prompt: %v, want ErrInterrupted", err)
+	}
+	for _, want := range []string{"awaiting approval of call_1_0 (write_file)", "cairn approve ap call_1_0", "then give it the prompt"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("refusal says %q, want it to say %q", err, want)
+		}
+	}
+}

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairnrun/cairn/checkpoint/conversation"
-
 	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/checkpoint/conversation"
+	"github.com/cairnrun/cairn/host/model"
 )
 
 const resumeScript = `
@@ -343,5 +343,36 @@ func TestAnswerCommittedAsTheContextEnds(t *testing.T) {
 	}
 	if rec, err := store.Read("agent-1"); err != nil || rec.Interrupted() || rec.State.Status != checkpoint.StatusDone {
 		t.Fatalf("stored: %+v, %v", rec, err)
+	}
+}
+
+// Regression: a new prompt to an agent whose model had failed mid-round
+// was refused with "stopped during round 1", the words for a process that
+// died; the user could not tell that the run had ended with the model's
+// error. The refusal names how the last run ended and its reason.
+func TestRunRefusalSaysHowTheOpenRoundEnded(t *testing.T) {
+	eng, _ := fileEngine(t)
+	eng.wrapModel = func(model.Provider) model.Provider {
+		return providerFunc(func(context.Context, model.Request) (model.Response, error) {
+			return model.Response{}, fmt.Errorf("%w: HTTP 401: bad key", model.ErrRequest)
+		})
+	}
+	af := agentIn(t, hostileAgent, "turns:\n  - text: never\n")
+	copyFile(t, hostileWasm, filepath.Join(af.Dir, "hostile.wasm"))
+	res, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "failing", Prompt: "first"})
+	if err != nil || res.Status != StatusFailed {
+		t.Fatalf("first run: %+v, %v", res, err)
+	}
+	_, err = eng.Run(context.Background(), RunOptions{ID: "failing", Prompt: "second"})
+	if !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("second prompt: %v, want ErrInterrupted", err)
+	}
+	for _, s := range []string{"ended its last run during round 1", "failed", "HTTP 401: bad key", "cairn resume failing"} {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("refusal %q does not say %q", err, s)
+		}
+	}
+	if strings.Contains(err.Error(), "stopped during") {
+		t.Errorf("refusal %q speaks of a process that stopped", err)
 	}
 }

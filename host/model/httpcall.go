@@ -27,6 +27,7 @@ type endpoint struct {
 	spec   Spec
 	url    string
 	key    string
+	keyEnv string // the variable the key was read from
 	client *http.Client
 	retry  retryPolicy
 	wait   time.Duration
@@ -42,10 +43,12 @@ func newEndpoint(spec Spec, baseEnv, defaultBase, path, keyEnv string) endpoint 
 	if spec.Timeout > 0 {
 		timeout = spec.Timeout
 	}
+	keyEnv = cmp.Or(spec.APIKeyEnv, keyEnv)
 	return endpoint{
 		spec:   spec,
 		url:    strings.TrimRight(base, "/") + path,
-		key:    os.Getenv(cmp.Or(spec.APIKeyEnv, keyEnv)),
+		key:    os.Getenv(keyEnv),
+		keyEnv: keyEnv,
 		client: &http.Client{},
 		retry:  newRetryPolicy(spec.MaxRetries),
 		wait:   timeout,
@@ -83,7 +86,7 @@ func (e endpoint) attempt(ctx context.Context, hdr http.Header, body []byte, dec
 	defer w.stop()
 	resp, err := post(ctx, e.client, e.url, hdr, body)
 	if err != nil {
-		return Response{}, err
+		return Response{}, e.advise(err)
 	}
 	defer resp.Body.Close()
 	decode := dec.stream
@@ -146,11 +149,39 @@ func post(ctx context.Context, client *http.Client, url string, hdr http.Header,
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-	err = fmt.Errorf("HTTP %d: %s", resp.StatusCode, serverMessage(b))
+	err = &statusError{code: resp.StatusCode, msg: serverMessage(b)}
 	if retryableStatus(resp.StatusCode) {
 		return nil, &retryableError{err: err, after: retryAfter(resp.Header, time.Now())}
 	}
 	return nil, fmt.Errorf("%w: %w", ErrRequest, err)
+}
+
+// A statusError is a response's status that refused the request, with
+// the server's message.
+type statusError struct {
+	code int
+	msg  string
+}
+
+func (e *statusError) Error() string { return fmt.Sprintf("HTTP %d: %s", e.code, e.msg) }
+
+// advise adds to a refusal what a user can do about it: the key for 401
+// and 403 (the variable it is read from, and whether that is set), the
+// address and model name for 404.
+func (e endpoint) advise(err error) error {
+	var s *statusError
+	if !errors.As(err, &s) {
+		return err
+	}
+	switch {
+	case (s.code == http.StatusUnauthorized || s.code == http.StatusForbidden) && e.key == "":
+		return fmt.Errorf("%w; no key was sent: %s is not set (set it to the API key, or name another variable in the agent file's model.api_key_env)", err, e.keyEnv)
+	case s.code == http.StatusUnauthorized || s.code == http.StatusForbidden:
+		return fmt.Errorf("%w; the key sent is the value of %s: check that it is a valid key for %s", err, e.keyEnv, e.url)
+	case s.code == http.StatusNotFound:
+		return fmt.Errorf("%w; check the agent file's model.base_url (requests go to %s) and model.name (%q)", err, e.url, e.spec.Name)
+	}
+	return err
 }
 
 // retryableStatus says whether a status may clear up by itself: timeouts,
