@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -189,18 +190,46 @@ func (c *conn) Call(ctx context.Context, name string, input json.RawMessage) (st
 		return "", false, err
 	}
 	var b strings.Builder
-	for _, content := range res.Content {
-		if t, ok := content.(*sdk.TextContent); ok {
-			b.WriteString(t.Text)
-		} else if raw, err := json.Marshal(content); err == nil {
-			b.Write(raw)
+	for i, content := range res.Content {
+		if i > 0 {
+			b.WriteByte('\n')
 		}
+		b.WriteString(contentText(content))
 	}
 	if b.Len() == 0 && res.StructuredContent != nil {
 		raw, _ := json.Marshal(res.StructuredContent)
 		b.Write(raw)
 	}
 	return b.String(), res.IsError, nil
+}
+
+// contentText is how one content of a tool's result reads to the model,
+// which cairn gives text: text as it is, a text resource as its URI and
+// text; an image, audio or binary resource as a line that names it, its
+// type and size (its bytes, as base64, would fill the model's context
+// with what it cannot read as text); anything else as its JSON.
+func contentText(c sdk.Content) string {
+	switch c := c.(type) {
+	case *sdk.TextContent:
+		return c.Text
+	case *sdk.ImageContent:
+		return omitted("an image", c.MIMEType, len(c.Data))
+	case *sdk.AudioContent:
+		return omitted("audio", c.MIMEType, len(c.Data))
+	case *sdk.EmbeddedResource:
+		if r := c.Resource; r != nil && r.Blob != nil {
+			return omitted("resource "+r.URI, r.MIMEType, len(r.Blob))
+		} else if r != nil {
+			return "[resource " + r.URI + "]\n" + r.Text
+		}
+	}
+	raw, _ := json.Marshal(c)
+	return string(raw)
+}
+
+// omitted is the line that stands for content the model is not given.
+func omitted(what, mimeType string, size int) string {
+	return fmt.Sprintf("[%s (%s, %d bytes) the tool answered; cairn gives a tool's text to the model, not this]", what, cmp.Or(mimeType, "no type"), size)
 }
 
 // send calls a tool on the session, made again if it has ended. A call

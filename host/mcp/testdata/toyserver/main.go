@@ -2,7 +2,8 @@
 // tools of a cairn agent, spoken to over stdio. Its tools: shout answers
 // its text in capitals; huge answers that many bytes of text; hang writes
 // hang.started (its pid) in its directory and waits until the call is
-// cancelled; die exits mid-call.
+// cancelled; die exits mid-call; picture answers a line of text, an image
+// of 4,096 bytes and a resource of 100 bytes.
 //
 // Its argument, if any, is how it misbehaves: hang-at-start never answers
 // (not even initialize); start-once serves only if it has not been
@@ -53,6 +54,15 @@ func main() {
 			os.WriteFile("hang.started", []byte(strconv.Itoa(os.Getpid())), 0o644)
 			<-ctx.Done()
 			return nil, nil, ctx.Err()
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "picture", Description: "Answers a line of text, an image and a resource."},
+		func(context.Context, *mcp.CallToolRequest, empty) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{
+				&mcp.TextContent{Text: "a red dot:"},
+				&mcp.ImageContent{MIMEType: "image/png", Data: []byte(strings.Repeat("\x89PNG", 1024))},
+				&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file:///dot.bin", MIMEType: "application/octet-stream", Blob: make([]byte, 100)}},
+				&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file:///dot.txt", MIMEType: "text/plain", Text: "one red dot"}},
+			}}, nil, nil
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "die", Description: "Exits during the call."},
 		func(context.Context, *mcp.CallToolRequest, empty) (*mcp.CallToolResult, any, error) {
