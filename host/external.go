@@ -353,13 +353,30 @@ func serverInfo(s MCPServer) ToolInfo {
 
 // actionOf is what the approval rules do with a call: the first matching
 // rule's action, else allow, except for a tool outside the sandbox, which
-// runs only when a rule or a person allows it.
+// runs only when a rule or a person allows it. A call its tool refuses
+// before anything runs (refusesInput) is not put to a person: whatever
+// they decided, it would fail with the same error, which the model then
+// reads at once.
 func (r *run) actionOf(c conversation.ToolCall) (Action, int) {
 	action, rule := decide(r.af.Approvals, c)
 	if rule < 0 && r.tools.unsandboxed(c.Name) {
 		action = ActionAsk
 	}
+	if action == ActionAsk && r.tools.refusesInput(c) {
+		action = ActionAllow
+	}
 	return action, rule
+}
+
+// refusesInput reports whether a call fails before its tool runs: a tool
+// of that name there is not, or arguments its input schema refuses.
+func (ts *toolset) refusesInput(c conversation.ToolCall) bool {
+	t, ok := ts.tools[c.Name]
+	if !ok {
+		return true
+	}
+	_, err := t.schema.check(c.Input)
+	return err != nil
 }
 
 // unsandboxed reports whether a call's tool runs outside the sandbox.
