@@ -45,19 +45,10 @@ limits: {max_rounds: 20}
 	return agent
 }
 
-// cairnBinary builds the command once per test binary.
+// cairnBinary is the command, built once per test binary.
 func cairnBinary(t testing.TB) string {
 	t.Helper()
-	bin := filepath.Join(os.TempDir(), fmt.Sprintf("cairn-crash-test-%d", os.Getpid()))
-	if _, err := os.Stat(bin); err == nil {
-		return bin
-	}
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("build cairn: %v\n%s", err, out)
-	}
-	t.Cleanup(func() { os.Remove(bin) })
-	return bin
+	return goBuild(t, ".")
 }
 
 type jsonEvent struct {

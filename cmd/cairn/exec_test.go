@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,11 +20,7 @@ func wasiGuest(t *testing.T, name string) string {
 // buildWasi builds the Go program pkg for wasip1 into out.
 func buildWasi(t *testing.T, pkg, out string) {
 	t.Helper()
-	cmd := exec.Command("go", "build", "-o", out, pkg)
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build %s: %v\n%s", pkg, err, b)
-	}
+	placeBuilt(t, pkg, out, "GOOS=wasip1", "GOARCH=wasm")
 }
 
 // cairn exec runs an ordinary WASI program on a mounted directory: it

@@ -4,14 +4,97 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/cairnrun/cairn/abi"
 	"github.com/cairnrun/cairn/host"
 )
+
+// TestMain runs the tests, then removes what goBuild built.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if builds.dir != "" {
+		os.RemoveAll(builds.dir)
+	}
+	os.Exit(code)
+}
+
+// builds are the programs goBuild built, each once per test binary, in
+// one directory TestMain removes: the tests that run the command, a
+// guest or the test MCP server share one build of each.
+var builds struct {
+	mu   sync.Mutex
+	dir  string
+	made map[string]*build
+}
+
+// A build is one program goBuild built, or why it did not build.
+type build struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// goBuild builds the Go package pkg, with env added to the environment,
+// once per test binary, and returns the program's path. Do not change
+// the file: the tests share it.
+func goBuild(t testing.TB, pkg string, env ...string) string {
+	t.Helper()
+	key := strings.Join(append([]string{pkg}, env...), " ")
+	builds.mu.Lock()
+	if builds.made == nil {
+		builds.made = map[string]*build{}
+	}
+	b := builds.made[key]
+	if b == nil {
+		b = &build{path: fmt.Sprintf("prog-%d", len(builds.made))}
+		builds.made[key] = b
+	}
+	var err error
+	if builds.dir == "" {
+		builds.dir, err = os.MkdirTemp("", "cairn-cmd-test-")
+	}
+	dir := builds.dir
+	builds.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.once.Do(func() {
+		b.path = filepath.Join(dir, b.path)
+		cmd := exec.Command("go", "build", "-o", b.path, pkg)
+		cmd.Env = append(os.Environ(), env...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.err = fmt.Errorf("%v\n%s", err, out)
+		}
+	})
+	if b.err != nil {
+		t.Fatalf("build %s: %v", pkg, b.err)
+	}
+	return b.path
+}
+
+// placeBuilt puts the program goBuild built of pkg at dst: a hard link,
+// or a copy where one cannot be made.
+func placeBuilt(t testing.TB, pkg, dst string, env ...string) {
+	t.Helper()
+	src := goBuild(t, pkg, env...)
+	if os.Link(src, dst) == nil {
+		return
+	}
+	b, err := os.ReadFile(src)
+	if err == nil {
+		err = os.WriteFile(dst, b, 0o755)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
 
 // cairn runs the command line in-process and returns its exit code and
 // what it printed.

@@ -51,10 +51,7 @@ func TestMCPServerToolSealedEffectsUnknown(t *testing.T) {
 func hangingToyAgent(t *testing.T, more string) string {
 	t.Helper()
 	dir := t.TempDir()
-	if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "toyserver"),
-		"../../host/mcp/testdata/toyserver").CombinedOutput(); err != nil {
-		t.Fatalf("build the test MCP server: %v\n%s", err, out)
-	}
+	placeBuilt(t, "../../host/mcp/testdata/toyserver", filepath.Join(dir, "toyserver"))
 	must(t, os.Mkdir(filepath.Join(dir, "ws"), 0o755))
 	must(t, os.WriteFile(filepath.Join(dir, "script.yaml"), []byte("turns:\n  - tool_calls: [{name: hang, input: {}}]\n  - text: finished\n"), 0o644))
 	must(t, os.WriteFile(filepath.Join(dir, "agent.yaml"), []byte(`name: uses-mcp
