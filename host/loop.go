@@ -540,12 +540,21 @@ func distinctCallIDs(calls []conversation.ToolCall) []conversation.ToolCall {
 // warnIfUnmetered says, once a run, that a limit of tokens or cost cannot
 // stop it: max_cost without the model's price, which counts no cost, or
 // max_tokens or max_cost with a model server that reports no usage.
+//
+// A sub-agent's run is bound by its tree's limits too: its model's turns
+// count toward the tree's max_cost only when priced.
 func (r *run) warnIfUnmetered(u conversation.Usage) {
 	l := r.af.Limits
+	if r.tree != nil {
+		l.MaxTokens = max(l.MaxTokens, r.tree.limits.MaxTokens)
+		l.MaxCost = max(l.MaxCost, r.tree.limits.MaxCost)
+	}
 	var why string
 	switch {
 	case r.unmetered:
 		return
+	case l.MaxCost > 0 && !r.priced && r.af.Limits.MaxCost == 0:
+		why = "its tree's max_cost is set but this sub-agent's model has no price (model: {price: {input: …, output: …}}, dollars per million tokens), so its turns cost nothing toward max_cost"
 	case l.MaxCost > 0 && !r.priced:
 		why = "max_cost is set but the model has no price (model: {price: {input: …, output: …}}, dollars per million tokens), so no cost is counted and max_cost will not stop the run"
 	case (l.MaxTokens > 0 || l.MaxCost > 0) && u.Total() == 0:

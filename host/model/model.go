@@ -171,7 +171,12 @@ func openScript(spec Spec) (Provider, error) {
 		}
 		data = b
 	}
-	return ParseScript(data)
+	s, err := ParseScript(data)
+	if err != nil {
+		return nil, err
+	}
+	s.price = spec.Price
+	return s, nil
 }
 
 // ParseModelFlag reads a --model flag: PROVIDER:NAME, where for the script

@@ -56,6 +56,7 @@ type Script struct {
 	lazy    *lazyScript // a long script's turns, parsed as they are played
 	summary string
 	sent    tally
+	price   *Price // the spec's price, which costs the turns' counted tokens
 }
 
 type scriptTurn struct {
@@ -164,7 +165,7 @@ func (s *Script) Complete(ctx context.Context, req Request) (Response, error) {
 		return Response{}, err
 	}
 	if req.Purpose == PurposeSummary {
-		return s.summarize(req), nil
+		return s.costed(s.summarize(req)), nil
 	}
 	in, n := s.sent.count(req.System, req.Messages)
 	n += req.Earlier
@@ -185,7 +186,14 @@ func (s *Script) Complete(ctx context.Context, req Request) (Response, error) {
 		}
 	}
 	stream(msg.Text, req.OnText)
-	return Response{Message: msg, Usage: usageOf(in, msg), StopReason: stopReason(msg)}, nil
+	return s.costed(Response{Message: msg, Usage: usageOf(in, msg), StopReason: stopReason(msg)}), nil
+}
+
+// costed fills a turn's cost from the script's price, as a network
+// provider's is filled, so that max_cost stops a scripted run too.
+func (s *Script) costed(r Response) Response {
+	r.Usage.CostMicroUSD = s.price.Cost(r.Usage)
+	return r
 }
 
 // pick returns the turn to play: itself, or its first matching alternative.
