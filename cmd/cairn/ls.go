@@ -55,15 +55,23 @@ func lsAction(c *cli.Context) error {
 	w := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "AGENT\tSTATUS\tROUNDS\tTOKENS\tCOST\tUPDATED")
 	prefix := treePrefixes(depth)
+	var unreadable []view.AgentLine
 	for i, l := range lines {
-		if l.Error != "" { // nothing of it was read: no figures, the reason
-			fmt.Fprintf(w, "%s\tunreadable: %s\t-\t-\t-\t-\n", prefix[i]+l.Agent, terminalLine(l.Error))
+		if l.Error != "" { // nothing of it was read: no figures; the reason below
+			fmt.Fprintf(w, "%s\tunreadable\t-\t-\t-\t-\n", prefix[i]+l.Agent)
+			unreadable = append(unreadable, l)
 			continue
 		}
 		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%s\t%s\n", prefix[i]+l.Agent, l.Status, l.Rounds, l.Usage.Total(), cost(l.Usage),
 			l.Updated.Local().Format(time.DateTime))
 	}
-	return w.Flush()
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	for _, l := range unreadable {
+		fmt.Fprintf(c.App.ErrWriter, "cairn: agent %s is unreadable: %s\n", l.Agent, terminalLine(l.Error))
+	}
+	return nil
 }
 
 // cost is what the agent's tokens cost, where the agent file gave prices.

@@ -54,8 +54,10 @@ func TestResumeWithBlobsGoneFails(t *testing.T) {
 	}
 }
 
-// An agent that cannot be read is listed with the reason and no figures
-// (it once showed 0 rounds and an update in the year 1).
+// An agent that cannot be read is listed as unreadable, with no figures
+// (it once showed 0 rounds and an update in the year 1), and the reason
+// follows the table on stderr (it once filled the STATUS column, some
+// 330 characters wide).
 func TestLsShowsAnUnreadableAgent(t *testing.T) {
 	store := t.TempDir()
 	dir := filepath.Join(store, "agents", "bad")
@@ -66,7 +68,14 @@ func TestLsShowsAnUnreadableAgent(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out, errOut := cairn(t, "ls", "--store", store)
-	if code != exitDone || !strings.Contains(out, "unreadable: ") || strings.Contains(out, "0001-01-01") {
+	if code != exitDone || !strings.Contains(out, "bad  ") || strings.Contains(out, "0001-01-01") {
 		t.Fatalf("ls: exit %d, %q, %q", code, out, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if f := strings.Fields(lines[len(lines)-1]); len(f) < 2 || f[0] != "bad" || f[1] != "unreadable" || len(lines[len(lines)-1]) > 80 {
+		t.Errorf("bad's line: %q; want its status unreadable, the line short", lines[len(lines)-1])
+	}
+	if !strings.Contains(errOut, "agent bad is unreadable: ") || !strings.Contains(errOut, "snap-0000000000000000.cbor") {
+		t.Errorf("stderr does not say why: %q", errOut)
 	}
 }

@@ -143,6 +143,9 @@ func TreeOrder(list []checkpoint.Summary) ([]checkpoint.Summary, []int) {
 	}
 	var tops []checkpoint.Summary
 	for _, s := range list {
+		if s.Parent == "" && s.Err != nil {
+			s.Parent = parentByID(s.ID, ids)
+		}
 		if s.Parent != "" && ids[s.Parent] {
 			kids[s.Parent] = append(kids[s.Parent], s)
 		} else {
@@ -164,6 +167,18 @@ func TreeOrder(list []checkpoint.Summary) ([]checkpoint.Summary, []int) {
 		walk(s, 0)
 	}
 	return out, depth
+}
+
+// parentByID is the parent an unreadable agent's id names, its lineage
+// unread: a sub-agent's or a step agent's id is its parent's, a dot, and
+// its own name. It is the longest such prefix among ids, or "".
+func parentByID(id string, ids map[string]bool) string {
+	for i := strings.LastIndexByte(id, '.'); i > 0; i = strings.LastIndexByte(id[:i], '.') {
+		if ids[id[:i]] {
+			return id[:i]
+		}
+	}
+	return ""
 }
 
 // FormatTodos writes a task list one item a line, its status first.

@@ -36,6 +36,22 @@ func TestTreeOrderPutsChildrenUnderTheirParent(t *testing.T) {
 	}
 }
 
+// Regression: a sub-agent whose state could not be read was listed at
+// the top, apart from its tree, its lineage being in what was unread. It
+// is placed under the agent its id names.
+func TestTreeOrderPutsAnUnreadableChildUnderItsParent(t *testing.T) {
+	bad := errors.New("bad journal")
+	list := []checkpoint.Summary{{ID: "apt.k1-2aa40150", Err: bad}, {ID: "apt"}, {ID: "apt.k1-2aa40150.k2-0f", Err: bad}, {ID: "lone.x", Err: bad}}
+	out, depth := TreeOrder(list)
+	var ids []string
+	for _, s := range out {
+		ids = append(ids, s.ID)
+	}
+	if want := []string{"apt", "apt.k1-2aa40150", "apt.k1-2aa40150.k2-0f", "lone.x"}; !reflect.DeepEqual(ids, want) || !reflect.DeepEqual(depth, []int{0, 1, 2, 0}) {
+		t.Fatalf("TreeOrder = %v %v", ids, depth)
+	}
+}
+
 func TestLineOfSaysWhyAnAgentIsUnreadable(t *testing.T) {
 	l := LineOf(checkpoint.Summary{ID: "x", Err: errors.New("bad journal")})
 	if l.Status != "unreadable" || l.Error != "bad journal" {
