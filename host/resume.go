@@ -420,6 +420,9 @@ func (r *run) settle(ctx context.Context, rec *checkpoint.Recovered, report resu
 	round := rec.State.Round + 1
 	var recs []checkpoint.Record
 	for _, s := range report.Sealed {
+		if s.Earlier {
+			continue // its result is journaled already
+		}
 		recs = append(recs, checkpoint.Record{Type: checkpoint.RecResult, Time: now(), Round: round,
 			Call: s.Call, Tool: s.Tool, Result: &checkpoint.Result{Output: s.message(), IsError: true, Sealed: true}})
 	}

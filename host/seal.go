@@ -1,6 +1,7 @@
 package host
 
 import (
+	"cmp"
 	"fmt"
 
 	"github.com/cairnrun/cairn/checkpoint/conversation"
@@ -24,6 +25,10 @@ type Seal struct {
 	// Net is the call's HTTP exchanges as the journal left them: each
 	// request sent (or refused) and whether its response was received.
 	Net []SealedExchange `json:"net,omitempty"`
+	// Earlier says that an earlier resume sealed the call, and journaled
+	// the result that says so, in a round still open (it stopped again,
+	// awaiting approval of another call, or paused).
+	Earlier bool `json:"earlier,omitempty"`
 }
 
 // Effects of a call.
@@ -42,7 +47,7 @@ func (r *run) inspect(rec *checkpoint.Recovered) resumeReport {
 	if turn == nil {
 		return report
 	}
-	finished := map[string]bool{}
+	finished, sealed := map[string]bool{}, map[string]bool{}
 	exchanges := map[string][]SealedExchange{}
 	for _, t := range rec.Tail {
 		switch t.Type {
@@ -51,13 +56,18 @@ func (r *run) inspect(rec *checkpoint.Recovered) resumeReport {
 		case checkpoint.RecPhase:
 			report.last[t.Call] = t
 		case checkpoint.RecResult:
-			finished[t.Call] = true
+			s := t.Result != nil && t.Result.Sealed
+			finished[t.Call], sealed[t.Call] = !s, s
 		}
 	}
 	for _, c := range turn.ToolCalls {
 		report.tailCalls = append(report.tailCalls, c.ID)
 		p := report.last[c.ID].Phase
 		switch {
+		case sealed[c.ID]:
+			s := r.seal(c, cmp.Or(p, checkpoint.PhasePending), exchanges[c.ID])
+			s.Earlier = true
+			report.Sealed = append(report.Sealed, s)
 		case finished[c.ID]:
 			report.Finished = append(report.Finished, c.ID)
 		case p == checkpoint.PhaseApprovalRequired || p == checkpoint.PhaseApproved || p == checkpoint.PhaseDenied:

@@ -175,7 +175,11 @@ func resumeDetails(w io.Writer, pre string, e host.Event) {
 		sealed = "in flight, would be sealed:"
 	}
 	for _, s := range e.Sealed {
-		fmt.Fprintf(w, "%s%s %s %s: was %s, effects %s; %s\n", pre, sealed, s.Call, terminalLine(s.Tool), s.Phase, s.Effects, s.Recommendation)
+		by := sealed
+		if s.Earlier {
+			by = "sealed by an earlier resume:"
+		}
+		fmt.Fprintf(w, "%s%s %s %s: was %s, effects %s; %s\n", pre, by, s.Call, terminalLine(s.Tool), s.Phase, s.Effects, s.Recommendation)
 		for _, e := range s.Net {
 			fmt.Fprintf(w, "%s        request %d %s %s: %s\n", pre, e.Seq, terminalLine(e.Method), terminalLine(e.URL), terminalLine(e.State()))
 		}
