@@ -19,6 +19,7 @@ import (
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/host/model"
 	"github.com/cairnrun/cairn/sandbox"
+	"github.com/cairnrun/cairn/sandbox/overlay"
 )
 
 // Engine runs agents. It holds what the agents of one process share: the
@@ -349,6 +350,11 @@ func (e *Engine) startRun(ctx context.Context, opts RunOptions, runID string) (*
 		}
 		if err := e.store.Remove(opts.ID); err != nil {
 			return nil, err
+		}
+		// What its last round staged and its rounds' changes go too: the
+		// new agent's calls reuse their ids and paths.
+		if err := errors.Join(overlay.Discard(e.stagingRoot(opts.ID)), os.RemoveAll(e.changesRoot(opts.ID))); err != nil {
+			return nil, fmt.Errorf("start agent %q afresh: %w", opts.ID, err)
 		}
 	}
 	if !e.store.Exists(opts.ID) {
