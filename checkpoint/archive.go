@@ -314,6 +314,10 @@ func (a *Archive) checkPasts() error {
 	return nil
 }
 
+// Records are the interrupted round's records, decoded; an error for a
+// record that does not decode or replay on the state.
+func (a *Archive) Records() ([]Record, error) { return a.tail() }
+
 // tail decodes the interrupted round's records and replays them on a copy
 // of the state, as recovery would.
 func (a *Archive) tail() ([]Record, error) {

@@ -33,8 +33,11 @@ import (
 // stagingRoot is where an agent's calls stage their changes: in its
 // directory of a file store, else in a directory of the agent's own in the
 // temp directory. Its parent is the agent's (see changesRoot).
-func (e *Engine) stagingRoot(agent string) string {
-	if fs, ok := e.store.(interface{ Dir() string }); ok {
+func (e *Engine) stagingRoot(agent string) string { return stagingRootOf(e.store, agent) }
+
+// stagingRootOf is stagingRoot of an agent of store.
+func stagingRootOf(store checkpoint.Store, agent string) string {
+	if fs, ok := store.(interface{ Dir() string }); ok {
 		return filepath.Join(fs.Dir(), "agents", agent, "staging")
 	}
 	return filepath.Join(os.TempDir(), "cairn-staging", agent, "staging")
@@ -43,15 +46,21 @@ func (e *Engine) stagingRoot(agent string) string {
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_-]`)
 
 // roundStaging is the staging directory of a round; a call's is inside it.
-func (r *run) roundStaging(round int) string {
-	return filepath.Join(r.staging, fmt.Sprintf("round-%d", round))
+func (r *run) roundStaging(round int) string { return roundStagingIn(r.staging, round) }
+
+func roundStagingIn(root string, round int) string {
+	return filepath.Join(root, fmt.Sprintf("round-%d", round))
+}
+
+// callStaging is the staging directory of a call of a round, in the
+// staging of the round's run.
+func callStaging(roundStaging, call string) string {
+	return filepath.Join(roundStaging, unsafeName.ReplaceAllString(call, "_"))
 }
 
 func (r *run) view(round int) workspaceView {
 	dir := r.roundStaging(round)
-	return workspaceView{dir: r.workspace, staging: func(call string) string {
-		return filepath.Join(dir, unsafeName.ReplaceAllString(call, "_"))
-	}}
+	return workspaceView{dir: r.workspace, staging: func(call string) string { return callStaging(dir, call) }}
 }
 
 // settleEffects decides which changes of each call reach the workspace,

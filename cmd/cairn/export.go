@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/host"
 )
 
 func exportCommand() *cli.Command {
@@ -31,7 +32,7 @@ func exportAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	a, err := checkpoint.Export(store, c.Args().First())
+	a, err := host.Export(store, c.Args().First())
 	if err != nil {
 		return runError(err)
 	}
