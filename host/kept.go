@@ -56,7 +56,8 @@ func keptCalls(tail []checkpoint.Record) map[string]*keptCall {
 }
 
 // finishKept settles and applies what the interrupted round's finished
-// calls left unapplied, and returns those calls.
+// calls left unapplied, and returns those calls. A settled call whose
+// changes the workspace changed under is settled again (changedUnder).
 func (r *run) finishKept(rec *checkpoint.Recovered) ([]string, error) {
 	round := rec.State.Round + 1
 	kept := keptCalls(rec.Tail)
@@ -76,7 +77,7 @@ func (r *run) finishKept(rec *checkpoint.Recovered) ([]string, error) {
 			return nil, err
 		}
 		switch {
-		case !k.settled:
+		case !k.settled || r.changedUnder(res):
 			unsettled = append(unsettled, res)
 		case len(res.effects) > 0 || res.native != nil && len(res.native.Effect) > 0:
 			settled = append(settled, res)
@@ -92,6 +93,20 @@ func (r *run) finishKept(rec *checkpoint.Recovered) ([]string, error) {
 	}
 	more, err := r.applyKept(round, unsettled)
 	return append(done, more...), err
+}
+
+// changedUnder reports whether something outside the agent changed the
+// workspace under a settled call's changes after they were settled and
+// before they were all applied (between a stop and this resume): they
+// are settled again, the changed paths refused and the model told, as
+// before a settlement. Applied as they stand, they would fail, and every
+// resume with them.
+func (r *run) changedUnder(res callResult) bool {
+	if len(res.effects) == 0 {
+		return false
+	}
+	conflicts, err := overlay.Check(r.workspace, res.effects)
+	return err == nil && len(conflicts) > 0
 }
 
 // applyKept applies the changes of settled results and makes the records
