@@ -41,11 +41,26 @@ type Session struct {
 	paused error
 	// pausedCh is closed when it is.
 	pausedCh chan struct{}
+	// started, while a call whose arguments are valid is taken, is told
+	// when its tool starts (see CallOptions); call is its id. Both are
+	// guarded by r.mu, which the run's events are emitted under.
+	started func()
+	call    string
 }
 
 // SessionOptions says which agent a session drives.
 type SessionOptions struct {
+	// Agent is the agent file served: a new agent is made with it, and an
+	// existing one is served with it from now on (the definition it makes
+	// journaled), unless Existing decides otherwise. Nil serves an
+	// existing agent with the agent file and modules it was made with (as
+	// `cairn run --id` does without -f).
 	Agent *AgentFile
+	// Existing, when set, decides which agent file an existing agent is
+	// served with: it is given the one the agent was made with (as last
+	// served) and returns it, to keep it, or another, or an error that
+	// refuses the session. It is not called for a new agent.
+	Existing func(made *AgentFile) (*AgentFile, error)
 	// ID is the agent's id: a new agent is made when it is empty or names
 	// no agent; an existing one continues, its interrupted round sealed.
 	ID        string
@@ -105,13 +120,14 @@ func callerTurns(spec model.Spec) bool {
 // # Errors
 //
 // As Run: checkpoint.ErrLocked, modules that do not load or ask for more
-// than granted, a missing workspace.
+// than granted, a missing workspace; ErrNoAgentFile without opts.Agent
+// for an agent that does not exist; what opts.Existing refuses with.
 func (e *Engine) OpenSession(ctx context.Context, opts SessionOptions) (*Session, error) {
 	if err := e.begin(ctx); err != nil {
 		return nil, err
 	}
-	if opts.Agent == nil {
-		return nil, ErrNoAgentFile // a session always binds the agent file given now
+	if opts.Agent == nil && opts.ID == "" {
+		return nil, ErrNoAgentFile
 	}
 	if opts.ID == "" {
 		opts.ID = opts.Agent.Name + "-" + newID()
@@ -131,6 +147,15 @@ func (e *Engine) OpenSession(ctx context.Context, opts SessionOptions) (*Session
 	}
 	s := &Session{r: r, lock: lock, turn: make(chan struct{}, 1), pausedCh: make(chan struct{})}
 	s.turn <- struct{}{}
+	onEvent := r.onEvent
+	r.mu.Lock()
+	r.onEvent = func(e Event) {
+		if onEvent != nil {
+			onEvent(e)
+		}
+		s.toolStarted(e)
+	}
+	r.mu.Unlock()
 	return s, nil
 }
 
@@ -139,9 +164,12 @@ func (e *Engine) sessionRun(ctx context.Context, opts SessionOptions, runID stri
 	var rec *checkpoint.Recovered
 	var r *run
 	var err error
-	if e.store.Exists(opts.ID) {
+	switch {
+	case e.store.Exists(opts.ID):
 		r, rec, err = e.reopen(ctx, opts, runID)
-	} else {
+	case opts.Agent == nil:
+		return nil, fmt.Errorf("agent %q does not exist: %w", opts.ID, ErrNoAgentFile)
+	default:
 		r, err = e.createSession(ctx, opts, runID)
 	}
 	if err != nil {
@@ -167,7 +195,8 @@ func (e *Engine) createSession(ctx context.Context, opts SessionOptions, runID s
 		Model: &spec}, runID)
 }
 
-// reopen opens an existing agent with the agent file given now.
+// reopen opens an existing agent with the agent file the options name
+// (see SessionOptions.Agent and Existing).
 func (e *Engine) reopen(ctx context.Context, opts SessionOptions, runID string) (*run, *checkpoint.Recovered, error) {
 	rec, log, err := e.store.Open(opts.ID)
 	if err != nil {
@@ -177,18 +206,53 @@ func (e *Engine) reopen(ctx context.Context, opts SessionOptions, runID string) 
 	if opts.Workspace != "" {
 		ws = opts.Workspace
 	}
-	mods, err := e.redefine(opts.Agent, rec.State.Definition, ws, log)
+	af, mods, err := e.sessionAgent(opts, rec.State.Definition, ws, log)
 	if err != nil {
 		log.Close()
 		return nil, nil, err
 	}
 	spec := clientTurns
-	r, err := e.newRun(ctx, opts.Agent, mods, &spec, ws, opts.ID, runID, log)
+	r, err := e.newRun(ctx, af, mods, &spec, ws, opts.ID, runID, log)
 	if err != nil {
 		log.Close()
 		return nil, nil, err
 	}
 	return r, rec, nil
+}
+
+// sessionAgent is the agent file, and its modules, that an existing agent
+// whose definition is old is served with on ws: opts.Agent, or, without
+// it or as opts.Existing decides, the one it was made with, read back
+// from the store (its model, prompt and approval rules kept, whatever
+// the files on disk say now).
+func (e *Engine) sessionAgent(opts SessionOptions, old checkpoint.Definition, ws string, log checkpoint.Log) (*AgentFile, []toolModule, error) {
+	if opts.Agent != nil && opts.Existing == nil {
+		mods, err := e.redefine(opts.Agent, old, ws, log)
+		return opts.Agent, mods, err
+	}
+	made, mods, err := e.rebuild(old)
+	if err != nil {
+		return nil, nil, fmt.Errorf("agent %q: %w", opts.ID, err)
+	}
+	af := made
+	if opts.Existing != nil {
+		if af, err = opts.Existing(made); err != nil {
+			return nil, nil, err
+		}
+	}
+	if af != made {
+		mods, err := e.redefine(af, old, ws, log)
+		return af, mods, err
+	}
+	if err := e.storeRebuilt(old, mods); err != nil {
+		return nil, nil, err
+	}
+	if ws == old.Workspace {
+		return af, mods, nil
+	}
+	def := old // served on another workspace: the definition says which
+	def.Modules, def.Workspace = maps.Clone(old.Modules), ws
+	return af, mods, log.Append(checkpoint.Record{Type: checkpoint.RecDefine, Time: now(), Definition: &def})
 }
 
 // redefine journals the definition af makes when it differs from the
@@ -261,6 +325,20 @@ func (s *Session) Asks(tool string, input json.RawMessage) bool {
 	return action == ActionAsk
 }
 
+// CallOptions are what a caller adds to a call of a session.
+type CallOptions struct {
+	// Ask decides a call the approval rules put to a person; without it
+	// such a call is denied, saying why.
+	Ask Approver
+	// Started, when set, is called once the call's tool starts: after its
+	// approval, if it needed one, and only if its arguments match the
+	// tool's input schema. It is not called for a call that never runs
+	// (denied, refused for its arguments). It is called as the call's
+	// tool_start event is emitted, with the run's events held back, and
+	// must not block.
+	Started func()
+}
+
 // Call runs one call of tool with input (a JSON object) as a round of the
 // agent, and returns its result once the round is committed and its
 // effects applied. Approval rules apply: a call a rule says to ask about
@@ -275,6 +353,11 @@ func (s *Session) Asks(tool string, input json.RawMessage) bool {
 // a new session of it, which seals what was in flight.
 // A failing tool is not an error: its outcome says it failed.
 func (s *Session) Call(ctx context.Context, tool string, input json.RawMessage, ask Approver) (*CallOutcome, error) {
+	return s.CallWith(ctx, tool, input, CallOptions{Ask: ask})
+}
+
+// CallWith is Call with options: see CallOptions.
+func (s *Session) CallWith(ctx context.Context, tool string, input json.RawMessage, opts CallOptions) (*CallOutcome, error) {
 	if s == nil || s.r == nil {
 		return nil, errNoSession
 	}
@@ -294,9 +377,13 @@ func (s *Session) Call(ctx context.Context, tool string, input json.RawMessage, 
 		return nil, s.paused
 	}
 	r := s.r
-	r.approver = ask
+	r.approver = opts.Ask
 	round := r.state().Round + 1
 	c := conversation.ToolCall{ID: fmt.Sprintf("mcp-%d", round), Name: tool, Input: string(input)}
+	if opts.Started != nil && !r.tools.refusesInput(c) {
+		s.watchStart(c.ID, opts.Started)
+		defer s.watchStart("", nil)
+	}
 	turn := conversation.Message{Role: conversation.RoleAssistant, ToolCalls: []conversation.ToolCall{c}}
 	err := r.log.Append(checkpoint.Record{Type: checkpoint.RecTurn, Time: now(), Round: round, Message: &turn,
 		Usage: &conversation.Usage{}})
@@ -313,6 +400,21 @@ func (s *Session) Call(ctx context.Context, tool string, input json.RawMessage, 
 		s.pause(round)
 	}
 	return out, nil
+}
+
+// watchStart has started told when the tool of call starts; "" stops it.
+func (s *Session) watchStart(call string, started func()) {
+	s.r.mu.Lock()
+	defer s.r.mu.Unlock()
+	s.call, s.started = call, started
+}
+
+// toolStarted tells the call being watched that its tool started; it is
+// called with each of the run's events, under r.mu.
+func (s *Session) toolStarted(e Event) {
+	if e.Type == EventToolStart && e.Call != nil && s.started != nil && e.Call.ID == s.call {
+		s.started()
+	}
 }
 
 // pause ends the session's run as paused on request after round, and

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -36,7 +37,7 @@ func mcpCommand() *cli.Command {
 }
 
 func mcpAction(c *cli.Context) error {
-	af, err := mcpAgent(c)
+	af, existing, err := mcpAgent(c)
 	if err != nil {
 		return err
 	}
@@ -53,13 +54,16 @@ func mcpAction(c *cli.Context) error {
 		return err
 	}
 	defer eng.Close(context.Background())
-	ws := c.String("workspace")
+	ws, id := c.String("workspace"), c.String("id")
+	if existing != nil && ws == "" && (id == "" || !eng.Store().Exists(id)) {
+		return withCode(exitUsage, errors.New("mcp: without an agent file, name the workspace: cairn mcp --workspace DIR [--tools DIR]"))
+	}
 	if ws != "" {
 		if ws, err = filepath.Abs(ws); err != nil {
 			return err
 		}
 	}
-	sess, err := eng.OpenSession(ctx, host.SessionOptions{Agent: af, ID: c.String("id"),
+	sess, err := eng.OpenSession(ctx, host.SessionOptions{Agent: af, Existing: existing, ID: id,
 		Workspace: ws, OnEvent: mcpEvents(c.App.ErrWriter)})
 	if err != nil {
 		return runError(err)
@@ -88,27 +92,43 @@ func mcpAction(c *cli.Context) error {
 	return nil
 }
 
-// mcpAgent is the agent file -f names, or the one --tools makes.
-func mcpAgent(c *cli.Context) (*host.AgentFile, error) {
+// mcpAgent is the agent file -f names, or the one --tools makes; for the
+// latter, existing decides what an existing agent is served with (see
+// mcpExisting).
+func mcpAgent(c *cli.Context) (af *host.AgentFile, existing func(*host.AgentFile) (*host.AgentFile, error), err error) {
 	file, dirs := c.String("file"), c.StringSlice("tools")
 	switch {
 	case file != "" && len(dirs) > 0:
-		return nil, withCode(exitUsage, errors.New("mcp: give -f AGENT_FILE or --tools DIR, not both"))
+		return nil, nil, withCode(exitUsage, errors.New("mcp: give -f AGENT_FILE or --tools DIR, not both"))
 	case file != "":
-		af, err := host.LoadAgentFile(file)
-		if err != nil {
-			return nil, withCode(exitUsage, err)
+		if af, err = host.LoadAgentFile(file); err != nil {
+			return nil, nil, withCode(exitUsage, err)
 		}
-		return af, nil
+		return af, nil, nil
 	}
-	af, err := mcp.ToolsAgent(dirs)
-	if err != nil {
-		return nil, withCode(exitUsage, err)
+	if af, err = mcp.ToolsAgent(dirs); err != nil {
+		return nil, nil, withCode(exitUsage, err)
 	}
-	if c.String("workspace") == "" {
-		return nil, withCode(exitUsage, errors.New("mcp: without an agent file, name the workspace: cairn mcp --workspace DIR [--tools DIR]"))
+	return af, mcpExisting(af, len(dirs) > 0, c.String("id")), nil
+}
+
+// mcpExisting is what an existing agent is served with without -f: the
+// agent file it was made with, its approval rules, model and limits kept,
+// as `cairn run --id` runs it. --tools (withTools, which made tools)
+// replaces only an agent that `cairn mcp` made without -f, which has
+// nothing else to lose; for any other it is refused.
+func mcpExisting(tools *host.AgentFile, withTools bool, id string) func(*host.AgentFile) (*host.AgentFile, error) {
+	return func(made *host.AgentFile) (*host.AgentFile, error) {
+		switch {
+		case !withTools:
+			return made, nil
+		case mcp.MadeByTools(made):
+			return tools, nil
+		}
+		return nil, withCode(exitUsage, fmt.Errorf("mcp: agent %s was made with an agent file of its own (%s), whose tools, grants and approval rules --tools would replace: "+
+			"serve it as it is with `cairn mcp --id %s` (no --tools), give -f AGENT_FILE to serve another agent file, or give another --id for a new agent",
+			id, cmp.Or(made.File, "name: "+made.Name), id))
 	}
-	return af, nil
 }
 
 // serveHTTP serves srv on addr until ctx ends (a signal); then the calls

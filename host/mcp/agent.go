@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -50,6 +51,38 @@ func ToolsAgent(dirs []string) (*host.AgentFile, error) {
 		return nil, err
 	}
 	return host.ParseAgentFile(src, cwd)
+}
+
+// MadeByTools reports whether af is an agent file ToolsAgent made: the
+// name mcp, the model of a session, and tools (modules and their grants),
+// nothing else: no approval rules, prompt, limits or MCP servers. `cairn
+// mcp --tools` may serve such an agent with other tools, since nothing of
+// it is lost; an agent made with an agent file of its own keeps it.
+func MadeByTools(af *host.AgentFile) bool {
+	var doc map[string]any
+	if af == nil || yaml.Unmarshal(af.Source, &doc) != nil || doc["name"] != "mcp" || !onlyKeys(doc, "name", "model", "tools") {
+		return false
+	}
+	if m, ok := doc["model"].(map[string]any); !ok || m["provider"] != "script" || !onlyKeys(m, "provider") {
+		return false
+	}
+	tools, ok := doc["tools"].([]any)
+	for _, t := range tools {
+		if ref, isMap := t.(map[string]any); !isMap || !onlyKeys(ref, "module", "grant") {
+			return false
+		}
+	}
+	return ok
+}
+
+// onlyKeys reports whether m has no key but those named.
+func onlyKeys(m map[string]any, keys ...string) bool {
+	for k := range m {
+		if !slices.Contains(keys, k) {
+			return false
+		}
+	}
+	return true
 }
 
 // moduleRef is the agent file's entry of one module: its absolute path

@@ -6,9 +6,11 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cairnrun/cairn/host"
@@ -82,9 +84,72 @@ func (q *questions) ask(name string, args json.RawMessage, why askReason) *sdk.C
 	q.seq++
 	q.open[state] = question{call: callDigest(name, args), seq: q.seq}
 	q.mu.Unlock()
-	return &sdk.CallToolResult{RequestState: state, InputRequests: sdk.InputRequestMap{approvalKey: &sdk.ElicitParams{Mode: "form",
-		Message:         fmt.Sprintf("cairn: allow %s with %s? %s", name, args, why.question()),
-		RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}}}}}
+	return &sdk.CallToolResult{RequestState: state, InputRequests: sdk.InputRequestMap{approvalKey: elicitation(name, args, why)}}
+}
+
+// elicitation is the question about a call of name with args.
+func elicitation(name string, args json.RawMessage, why askReason) *sdk.ElicitParams {
+	return &sdk.ElicitParams{Mode: "form", Message: fmt.Sprintf("cairn: allow %s with %s? %s", name, args, why.question()),
+		RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}}}
+}
+
+// takesRoundTrips reports whether the client of ss answers an approval
+// question as a multi round-trip request (MCP 2026-07-28, as the SDK
+// decides it): it retries the call with the answer. A client of an older
+// version is asked directly, with elicitation/create, while the call
+// waits (see askNow).
+func takesRoundTrips(ss *sdk.ServerSession) bool {
+	p := ss.InitializeParams()
+	return p == nil || p.ProtocolVersion >= "2026-07-28"
+}
+
+// askNow puts a call to the user of a client that does not take round
+// trips, waiting for the answer with the call's context, and then makes
+// the call as the answer decides. The question is not left to the SDK,
+// which would ask it with a context that no stop of the server ends and
+// answer its failure itself, with no round journaled: here a call whose
+// context ends while it waits (a stop, Close, the client's cancellation
+// or end of its session) is denied, saying so, and a question the client
+// answers with an error is taken as dismissed; either way the call's
+// round is committed, its result saying why, as for any denial. changes:
+// the call may change the workspace (see handler).
+func (s *Server) askNow(ctx context.Context, req *sdk.CallToolRequest, name, server string, args json.RawMessage, why askReason, changes bool) (*sdk.CallToolResult, error) {
+	answer, err := req.Session.Elicit(ctx, elicitation(name, args, why))
+	switch {
+	case err == nil:
+		out, err := s.call(ctx, req, name, server, args, approver(req.Session, answer, why))
+		return s.answer(ctx, out, err, false, changes)
+	case ctx.Err() != nil:
+		// The round is taken all the same: a context that is not ended,
+		// bounded as the answers to stopped calls are.
+		commit, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopGrace)
+		defer cancel()
+		out, err := s.call(commit, req, name, server, args, decided(host.Decision{Reason: stopReason(ctx)}))
+		return s.answer(ctx, out, err, true, false)
+	}
+	var wire *jsonrpc.Error
+	msg := err.Error()
+	if errors.As(err, &wire) {
+		msg = fmt.Sprintf("%s (code %d)", wire.Message, wire.Code)
+	}
+	reason := "the question whether to allow it was answered with an error, not a decision, which dismissed it: " + cut(msg, 500)
+	out, err := s.call(ctx, req, name, server, args, decided(host.Decision{Reason: reason}))
+	return s.answer(ctx, out, err, false, false)
+}
+
+// stopReason is why a call whose context ended while it waited for its
+// approval question's answer is denied: the client cancelled it, or the
+// server stopped it, for the cause it gave.
+func stopReason(ctx context.Context) string {
+	if cause := context.Cause(ctx); cause != context.Canceled {
+		return fmt.Sprintf("cairn stopped it (%v) while its approval question awaited the MCP client's answer, so it did not run", cause)
+	}
+	return "the MCP client cancelled it while its approval question awaited the answer, so it did not run"
+}
+
+// decided is the approver of a call whose decision is d already.
+func decided(d host.Decision) host.Approver {
+	return func(context.Context, host.ApprovalRequest) (host.Decision, error) { return d, nil }
 }
 
 func (q *questions) forgetOldest() {

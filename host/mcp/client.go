@@ -35,7 +35,7 @@ import (
 // The server does not start, does not speak MCP, or fails to list its
 // tools before ctx ends.
 func Connect(ctx context.Context, s host.MCPServer, dir string, limits host.Limits) (host.ExternalTools, error) {
-	c := &conn{dial: dialer(s, dir, frameLimit(limits.Output))}
+	c := &conn{name: s.Name, dial: dialer(s, dir, frameLimit(limits.Output))}
 	cs, err := c.dial(ctx)
 	if err != nil {
 		return nil, err
@@ -130,6 +130,7 @@ func dialer(s host.MCPServer, dir string, limit int) func(context.Context) (*sdk
 // conn is a connection to one MCP server, made again by dial when it
 // has ended (the server exited, or broke the protocol).
 type conn struct {
+	name  string // the server's, in the agent file
 	dial  func(context.Context) (*sdk.ClientSession, error)
 	tools []host.ExternalTool
 
@@ -186,6 +187,11 @@ func (c *conn) Call(ctx context.Context, name string, input json.RawMessage) (st
 		return "", false, fmt.Errorf("%w: %w", host.ErrNotSent, err)
 	case errors.As(err, &wire) && wire.Code == dropCode:
 		return "", false, fmt.Errorf("%w: %s", host.ErrOutputLimit, wire.Message)
+	case errors.As(err, &wire) && !localCodes[wire.Code]:
+		// The server answered, with an error instead of a result: an
+		// error result, not a failure of the server.
+		return fmt.Sprintf("MCP server %s answered the call with an error (JSON-RPC code %d): %s; the answer does not say whether the call changed anything before it failed",
+			c.name, wire.Code, wire.Message), true, nil
 	case err != nil:
 		return "", false, err
 	}
@@ -202,6 +208,11 @@ func (c *conn) Call(ctx context.Context, name string, input json.RawMessage) (st
 	}
 	return b.String(), res.IsError, nil
 }
+
+// localCodes are the codes of the errors the SDK's client makes itself
+// for a call no answer came to (its connection closing, a message its
+// transport refused), which are not the server's answer.
+var localCodes = map[int64]bool{-32003: true, -32004: true, -32005: true}
 
 // contentText is how one content of a tool's result reads to the model,
 // which cairn gives text: text as it is, a text resource as its URI and

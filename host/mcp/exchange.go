@@ -87,16 +87,22 @@ func (x *exchange) admit(msgs []jsonrpc.Message) string {
 // cancel marks the request a notifications/cancelled names, if it is in
 // flight, as the SDK finds it (jsonrpc.MakeID); x.mu is held.
 func (x *exchange) cancel(params json.RawMessage) {
+	id, ok := cancelledID(params)
+	if _, in := x.calls[id]; ok && in {
+		x.calls[id] = true
+	}
+}
+
+// cancelledID is the request a notifications/cancelled with params names.
+func cancelledID(params json.RawMessage) (jsonrpc.ID, bool) {
 	var p struct {
 		RequestID any `json:"requestId"`
 	}
 	if json.Unmarshal(params, &p) != nil {
-		return
+		return jsonrpc.ID{}, false
 	}
 	id, err := jsonrpc.MakeID(p.RequestID)
-	if _, ok := x.calls[id]; ok && err == nil {
-		x.calls[id] = true
-	}
+	return id, err == nil
 }
 
 // perRequestProtocol reports whether req follows MCP's protocol of
@@ -134,8 +140,14 @@ func (x *exchange) outgoing(p []byte) (drop bool) {
 				x.initID, x.ready = jsonrpc.ID{}, x.ready || m.Error == nil
 			}
 		case *jsonrpc.Request:
-			if m.ID.IsValid() {
+			switch {
+			case m.ID.IsValid():
 				x.asked[m.ID] = true
+			case m.Method == "notifications/cancelled":
+				// A question the server gave up on awaits no answer.
+				if id, ok := cancelledID(m.Params); ok {
+					delete(x.asked, id)
+				}
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -10,28 +11,39 @@ import (
 
 // reportProgress tells a client that asked for progress (by sending a
 // progress token) that the call has started, in the sandbox or on the MCP
-// server server, and then, every ProgressEvery, how long it has run,
-// until the returned stop is called. A call has no known total, so none
-// is sent.
-func (s *Server) reportProgress(ctx context.Context, req *sdk.CallToolRequest, name, server string) (stop func()) {
+// server server, once started is called (host.CallOptions.Started: the
+// tool started, so a call denied or refused for its arguments is told
+// nothing), and then, every ProgressEvery, how long it has run, until
+// the returned stop is called. A call has no known total, so none is
+// sent.
+func (s *Server) reportProgress(ctx context.Context, req *sdk.CallToolRequest, name, server string) (started, stop func()) {
 	token := req.Params.GetProgressToken()
 	if token == nil || req.Session == nil {
-		return func() {}
+		return nil, func() {}
 	}
-	start := time.Now()
-	notify := func(msg string) {
-		_ = req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: token,
-			Message: msg, Progress: time.Since(start).Seconds()})
-	}
-	if server == "" {
-		notify(name + " started in the sandbox")
-	} else {
-		notify(name + " started on MCP server " + server + ", outside the sandbox")
-	}
+	begun := make(chan struct{})
+	started = sync.OnceFunc(func() { close(begun) })
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
+		select {
+		case <-begun:
+		case <-done:
+			return
+		case <-ctx.Done():
+			return
+		}
+		start := time.Now()
+		notify := func(msg string) {
+			_ = req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: token,
+				Message: msg, Progress: time.Since(start).Seconds()})
+		}
+		if server == "" {
+			notify(name + " started in the sandbox")
+		} else {
+			notify(name + " started on MCP server " + server + ", outside the sandbox")
+		}
 		tick := time.NewTicker(s.opts.ProgressEvery)
 		defer tick.Stop()
 		for {
@@ -45,7 +57,7 @@ func (s *Server) reportProgress(ctx context.Context, req *sdk.CallToolRequest, n
 			}
 		}
 	}()
-	return func() {
+	return started, func() {
 		close(done)
 		<-finished
 	}

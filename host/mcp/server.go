@@ -83,7 +83,7 @@ var ErrServerClosed = errors.New("the MCP server was closed")
 
 // ErrServerStopped: the serving of a client ended (the end of Run's or
 // ServeIO's context: a signal to `cairn mcp`) while its call waited for
-// its turn or ran, and stopped it.
+// its turn or its approval question's answer, or ran, and stopped it.
 var ErrServerStopped = errors.New("the MCP server stopped serving this client")
 
 // errSessionDeleted stops the calls of a client session that the client
@@ -316,29 +316,39 @@ func (s *Server) handler(name, server string, changes bool) sdk.ToolHandler {
 		if len(args) == 0 || string(args) == "null" {
 			args = json.RawMessage(`{}`)
 		}
+		ctx, stop := s.callContext(ctx, req.Session)
+		defer stop()
 		why := s.askWhy(name, server, args)
 		ask := approver(req.Session, nil, why)
 		if s.sess.Asks(name, args) && canElicit(req.Session) {
+			if !takesRoundTrips(req.Session) {
+				return s.askNow(ctx, req, name, server, args, why, changes)
+			}
 			answer, ok := s.questions.answer(req.Params, name, args)
 			if !ok {
 				return s.questions.ask(name, args, why), nil
 			}
 			ask = approver(req.Session, answer, why)
 		}
-		ctx, stop := s.callContext(ctx, req.Session)
-		defer stop()
 		out, err := s.call(ctx, req, name, server, args, ask)
-		if err != nil {
-			return nil, callError(err)
-		}
-		if err := s.stoppedCall(ctx, out); err != nil {
-			return nil, err
-		}
-		if changes {
-			s.res.sync(ctx)
-		}
-		return result(out), nil
+		return s.answer(ctx, out, err, false, changes)
 	}
+}
+
+// answer is the MCP answer to a call that came to out, or failed with
+// err; asked: a stop came while it waited for its approval question's
+// answer (see stoppedCall); changes: the resources are listed anew.
+func (s *Server) answer(ctx context.Context, out *host.CallOutcome, err error, asked, changes bool) (*sdk.CallToolResult, error) {
+	if err != nil {
+		return nil, callError(err)
+	}
+	if err := s.stoppedCall(ctx, out, asked); err != nil {
+		return nil, err
+	}
+	if changes {
+		s.res.sync(ctx)
+	}
+	return result(out), nil
 }
 
 // askWhy says why a call of name with args would be put to a person: an
@@ -408,21 +418,26 @@ func (s *Server) endSession(id string) {
 }
 
 // stoppedCall is the error that answers a call the server stopped while
-// it ran (Close, or the end of the serving of its client): the client is
-// told that the server stopped, and what became of the call.
-func (s *Server) stoppedCall(ctx context.Context, out *host.CallOutcome) error {
+// it ran, or, asked, while it waited for its approval question's answer
+// (Close, or the end of the serving of its client): the client is told
+// that the server stopped, and what became of the call.
+func (s *Server) stoppedCall(ctx context.Context, out *host.CallOutcome, asked bool) error {
 	cause := context.Cause(ctx)
 	if ctx.Err() == nil || !out.IsError || !(errors.Is(cause, ErrServerStopped) || errors.Is(cause, ErrServerClosed)) {
 		return nil
 	}
+	what := "ran: it was stopped, its changes discarded,"
+	if asked {
+		what = "waited for the answer to its approval question: it was denied and did not run,"
+	}
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf(
-		"%v while the call ran: it was stopped, its changes discarded, and its round (%d, call %s) committed with the result %q; `cairn log %s` shows it, and `cairn mcp --id %s` serves the agent again",
-		cause, out.Round, out.Call, cut(out.Output, 1000), s.sess.ID(), s.sess.ID())}
+		"%v while the call %s and its round (%d, call %s) committed with the result %q; `cairn log %s` shows it, and `cairn mcp --id %s` serves the agent again",
+		cause, what, out.Round, out.Call, cut(out.Output, 1000), s.sess.ID(), s.sess.ID())}
 }
 
 // call makes the call once the calls before it are done, and tells a
-// client that asked for progress when it starts and then how long it has
-// run.
+// client that asked for progress when its tool starts and then how long
+// it has run.
 func (s *Server) call(ctx context.Context, req *sdk.CallToolRequest, name, server string, args json.RawMessage, ask host.Approver) (*host.CallOutcome, error) {
 	select {
 	case <-s.turn:
@@ -433,9 +448,9 @@ func (s *Server) call(ctx context.Context, req *sdk.CallToolRequest, name, serve
 	if ctx.Err() != nil {
 		return nil, notStarted(ctx)
 	}
-	stop := s.reportProgress(ctx, req, name, server)
+	started, stop := s.reportProgress(ctx, req, name, server)
 	defer stop()
-	return s.sess.Call(ctx, name, args, ask)
+	return s.sess.CallWith(ctx, name, args, host.CallOptions{Ask: ask, Started: started})
 }
 
 // notStarted is the error of a call whose ctx ended before its turn.

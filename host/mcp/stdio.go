@@ -115,9 +115,11 @@ type refusal struct {
 // stdio transport would end the session over: a line that is not JSON,
 // not a JSON-RPC message (no "jsonrpc": "2.0", an id that is neither a
 // string nor a number, no method and no id), or a batch the SDK does not
-// take. Such a line is refused, and answered with an error, as an HTTP
-// body is; the session goes on. Each message passes on as one line, without
-// the whitespace around it, which the SDK would take for trailing data.
+// take; and a request whose id is null, which the SDK would take for a
+// notification and never answer. Such a line is refused, and answered
+// with an error, as an HTTP body is; the session goes on. Each message
+// passes on as one line, without the whitespace around it, which the SDK
+// would take for trailing data.
 //
 // The SDK takes batches in a session of a protocol version before
 // 2025-06-18 (which has none); a batch passes on there only if each of its
@@ -154,6 +156,11 @@ func (c *messageCheck) check(line []byte) ([]byte, *refusal) {
 	m, err := jsonrpc.DecodeMessage(msg)
 	if err != nil {
 		return nil, &refusal{id: idOf(msg), code: jsonrpc.CodeInvalidRequest, message: "invalid request: " + err.Error()}
+	}
+	if req, ok := m.(*jsonrpc.Request); ok && !req.ID.IsValid() && nullID(msg) {
+		// The SDK takes it for a notification, and answers nothing.
+		return nil, &refusal{id: json.RawMessage("null"), code: jsonrpc.CodeInvalidRequest,
+			message: "invalid request: id null: a request's id is a string or a number (a notification has no id member)"}
 	}
 	if r := c.admit(idOf(msg), []json.RawMessage{msg}, []jsonrpc.Message{m}); r != nil {
 		return nil, r
@@ -270,6 +277,14 @@ func idOf(msg []byte) json.RawMessage {
 	var s idScanner
 	s.feed(msg)
 	return s.requestID()
+}
+
+// nullID reports whether msg, a JSON object, has an "id" member whose
+// value is null.
+func nullID(msg []byte) bool {
+	var s idScanner
+	s.feed(msg)
+	return s.found && string(s.id) == "null"
 }
 
 // idScanner finds, in JSON read a piece at a time, the raw value of the
