@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -106,13 +108,15 @@ func (d *delegateTool) Spec() model.Tool {
 // ResumesInFlight: a delegation in flight resumes its child.
 func (d *delegateTool) ResumesInFlight() bool { return true }
 
-// Begun: a delegation had begun once its child exists.
+// Begun: a delegation had begun once it was marked begun (see
+// markDelegation), or once its child exists (a child an older cairn made,
+// which marked nothing).
 func (d *delegateTool) Begun(r *run, c conversation.ToolCall) bool {
 	var in struct{ Agent string }
 	if json.Unmarshal([]byte(c.Input), &in) != nil {
 		return false
 	}
-	return r.store.Exists(childID(r.agentID, in.Agent, c.ID))
+	return r.delegationMarked(r.state().Round+1, c.ID) || r.store.Exists(childID(r.agentID, in.Agent, c.ID))
 }
 
 func (d *delegateTool) Call(ctx context.Context, c *nativeCall) (nativeResult, error) {
@@ -145,7 +149,7 @@ func (d *delegateTool) Call(ctx context.Context, c *nativeCall) (nativeResult, e
 		return nativeResult{}, ctx.Err()
 	}
 	defer func() { <-d.slots }()
-	return p.delegate(ctx, sub, childID(p.agentID, sub.Name, c.Call.ID), c.Call.ID, in.Task)
+	return p.delegate(ctx, sub, childID(p.agentID, sub.Name, c.Call.ID), c.Round, c.Call.ID, in.Task)
 }
 
 // childID is the id of the sub-agent a call makes: the parent's id, the
@@ -160,13 +164,39 @@ func childID(parent, name, call string) string {
 }
 
 // delegate runs (or resumes, or reads the answer of) the sub-agent id for
-// the call, and returns what the call came to.
-func (r *run) delegate(ctx context.Context, sub *subAgent, id, call, task string) (nativeResult, error) {
+// the call of round, and returns what the call came to. A delegation is
+// marked begun, durably, before its child is made; one marked begun whose
+// child is no longer in the store is not started anew: its child's
+// changes may be in the workspace, and its result says so (gone).
+func (r *run) delegate(ctx context.Context, sub *subAgent, id string, round int, call, task string) (nativeResult, error) {
 	s := &subRun{tree: r.tree, root: r.rootID(), forward: r.forward,
 		lineage: checkpoint.Parent{Agent: r.agentID, Call: call, Name: sub.Name, Depth: r.depth + 1}}
+	if r.delegationMarked(round, call) {
+		if !r.store.Exists(id) {
+			return r.gone(sub.Name, id), nil
+		}
+	} else if err := r.markDelegation(round, call, id); err != nil {
+		return nativeResult{}, &stopError{Status: StatusFailed,
+			Reason: fmt.Sprintf("sub-agent %s (agent %s) could not start: %v", sub.Name, id, err)}
+	}
+	existed := r.store.Exists(id)
 	res, err := r.runChild(ctx, sub, id, task, s)
+	switch {
+	case r.store.Exists(id):
+	case existed || err == nil || errors.Is(err, checkpoint.ErrLocked) || errors.Is(err, checkpoint.ErrNotFound):
+		// Its store went from under it (removed, or moved aside): no
+		// other process runs it, whatever the lock's loss said.
+		return nativeResult{}, &stopError{Status: StatusPaused, Reason: vanished(sub.Name, id, r.rootID())}
+	default:
+		// It could not be made: it never began, and a resume starts it.
+		r.unmarkDelegation(round, call)
+	}
 	if ctx.Err() != nil {
 		return nativeResult{}, ctx.Err()
+	}
+	var foreign *foreignChildError
+	if errors.As(err, &foreign) {
+		return nativeResult{}, &stopError{Status: StatusFailed, Reason: fmt.Sprintf("sub-agent %s: %v", sub.Name, err)}
 	}
 	if errors.Is(err, checkpoint.ErrLocked) {
 		// Another process runs the sub-agent: nothing failed; the tree
@@ -204,6 +234,9 @@ func (r *run) runChild(ctx context.Context, sub *subAgent, id, task string, s *s
 		rec, err := r.store.Read(id)
 		if err != nil {
 			return nil, err
+		}
+		if p := rec.State.Parent; p == nil || *p != s.lineage {
+			return nil, &foreignChildError{id: id, root: r.rootID(), want: s.lineage, got: p}
 		}
 		if !rec.Interrupted() && rec.State.Status == checkpoint.StatusDone {
 			return &Result{Agent: id, Status: StatusDone}, nil // its answer is in its state
@@ -280,4 +313,109 @@ func delegated(tail []checkpoint.Record) bool {
 		}
 	}
 	return false
+}
+
+// A delegation's mark says it had begun: it is written, durably, once the
+// delegation has its slot and before its child is made, at
+// delegations/round-N/CALL beside the parent's staging (in its directory
+// of a file store), holding the child's id, and removed when the round
+// commits. The child's existence alone cannot say so: a child's directory
+// removed or moved aside (as the store's corruption error advises) would
+// make a delegation that had begun, and changed the workspace, look like
+// one that waited for its slot, and resume would run it again from its
+// task. Such a delegation's result says its child is gone instead.
+
+// delegationDir holds the marks of round's delegations.
+func (r *run) delegationDir(round int) string {
+	return filepath.Join(filepath.Dir(r.staging), "delegations", fmt.Sprintf("round-%d", round))
+}
+
+func (r *run) delegationMark(round int, call string) string {
+	return filepath.Join(r.delegationDir(round), unsafeName.ReplaceAllString(call, "_"))
+}
+
+// delegationMarked reports whether the call of round had begun its
+// delegation.
+func (r *run) delegationMarked(round int, call string) bool {
+	_, err := os.Stat(r.delegationMark(round, call))
+	return err == nil
+}
+
+// markDelegation marks the call of round begun, for the child id, and
+// makes the mark durable.
+func (r *run) markDelegation(round int, call, id string) error {
+	dir := r.delegationDir(round)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("mark delegation %s begun: %w", call, err)
+	}
+	f, err := os.OpenFile(r.delegationMark(round, call), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return fmt.Errorf("mark delegation %s begun: %w", call, err)
+	}
+	_, err = f.WriteString(id + "\n")
+	if err == nil {
+		err = f.Sync()
+	}
+	if err = errors.Join(err, f.Close()); err != nil {
+		return fmt.Errorf("mark delegation %s begun: %w", call, err)
+	}
+	return syncDirs(dir, filepath.Dir(dir), filepath.Dir(filepath.Dir(dir)))
+}
+
+// unmarkDelegation takes back the mark of a delegation whose child could
+// not be made.
+func (r *run) unmarkDelegation(round int, call string) {
+	if os.Remove(r.delegationMark(round, call)) == nil {
+		_ = syncDirs(r.delegationDir(round))
+	}
+}
+
+// forgetDelegations removes the marks of a committed round: its
+// delegations have their results in the state.
+func (r *run) forgetDelegations(round int, results []callResult) {
+	for _, res := range results {
+		if res.call.Name == delegateName {
+			os.RemoveAll(r.delegationDir(round))
+			return
+		}
+	}
+}
+
+// gone is the result of a delegation that had begun and whose child is no
+// longer in the store: what it did is unknown, and the model decides.
+func (r *run) gone(name, id string) nativeResult {
+	text := fmt.Sprintf("The sub-agent %s (agent %s) had begun this task, but its stored state is gone "+
+		"(removed or moved out of the store), so it is not run again: what it did, and what it changed in the "+
+		"workspace, is unknown. Look at the workspace before handing the task out again.", name, id)
+	r.emit(Event{Type: EventWarning, Text: fmt.Sprintf("delegation to sub-agent %s: agent %s had begun and is no longer in the store; "+
+		"its call gets a result saying so, and it is not run again (its changes may be in the workspace)", name, id)})
+	return nativeResult{Output: text, IsError: true}
+}
+
+// vanished says why a tree stopped when its child's stored state went
+// from under it while it ran.
+func vanished(name, id, root string) string {
+	return fmt.Sprintf(childStopPrefix+"%s (agent %s) stopped: its stored state vanished while it ran (its directory was removed "+
+		"or moved aside), so it could not go on; put it back and `cairn resume %s` continues it, or resume without it: "+
+		"the delegation then gets a result saying its sub-agent is gone, and what it changed is unknown", name, id, root)
+}
+
+// foreignChildError: the agent at a delegation's child id is not the one
+// the delegation made (its lineage names another parent, call or name, or
+// none: an agent made apart from the tree under that id). Its answer is
+// not taken for the delegation's.
+type foreignChildError struct {
+	id, root string
+	want     checkpoint.Parent
+	got      *checkpoint.Parent
+}
+
+func (e *foreignChildError) Error() string {
+	got := "it has no parent"
+	if e.got != nil {
+		got = fmt.Sprintf("its lineage is parent %s, call %s, name %s", e.got.Agent, e.got.Call, e.got.Name)
+	}
+	return fmt.Sprintf("agent %s is not the sub-agent this delegation made (parent %s, call %s, name %s): %s, "+
+		"so another run made it; it is left as it was and its answer is not taken: take it out of the store, "+
+		"then `cairn resume %s` (the delegation then says its sub-agent is gone)", e.id, e.want.Agent, e.want.Call, e.want.Name, got, e.root)
 }

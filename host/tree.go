@@ -146,6 +146,7 @@ func (r *run) forward(e Event) {
 // list's event, and the tree's account of the agent's usage.
 func (r *run) committed(round int, results []callResult) {
 	r.emitTodos(round, results)
+	r.forgetDelegations(round, results)
 	if r.tree == nil {
 		return
 	}
