@@ -31,7 +31,10 @@ import (
 type tree struct {
 	limits   RunLimits
 	deadline time.Time
-	mu       sync.Mutex
+	// top names the top-level agent when it is not the run's root: a
+	// sub-agent resumed by itself (see treeAbove).
+	top string
+	mu  sync.Mutex
 	// used is, by agent, the usage not yet part of its parent's state.
 	used map[string]conversation.Usage
 }
@@ -71,6 +74,9 @@ func (t *tree) total() conversation.Usage {
 // limitReached says which of the tree's limits stops a sub-agent before
 // another round, and how to go on.
 func (t *tree) limitReached(root string) string {
+	if t.top != "" {
+		root = t.top
+	}
 	l, u := t.limits, t.total()
 	var reason, flag string
 	switch {
@@ -100,6 +106,9 @@ type subRun struct {
 func (r *run) adopt(sub *subRun) {
 	if p := r.state().Parent; p != nil {
 		r.parentID, r.depth = p.Agent, p.Depth
+		if sub == nil {
+			r.tree = r.treeAbove()
+		}
 	}
 	if sub != nil {
 		r.tree, r.root = sub.tree, sub.root
@@ -123,10 +132,118 @@ func (r *run) rootID() string {
 
 // treeLimitReached is limitReached for the tree r is a sub-agent of.
 func (r *run) treeLimitReached() string {
-	if r.tree == nil || r.root == "" {
+	if r.tree == nil || r.root == "" && r.tree.top == "" {
 		return ""
 	}
-	return r.tree.limitReached(r.root)
+	return r.tree.limitReached(r.rootID())
+}
+
+// treeAbove is the tree of a sub-agent run by itself (`cairn resume
+// CHILD`), not by its parent's delegation: its top-level agent's
+// max_tokens, max_cost and max_time bind it as they would under the
+// parent, counting what the tree has used: the top's usage and its
+// interrupted round's spend, and each agent's own not yet part of its
+// parent's (the round that delegated to it has not committed). nil when
+// the top sets none of them, or its tree cannot be read.
+func (r *run) treeAbove() *tree {
+	top, err := topOf(r.store, r.state().Parent.Agent)
+	var af *AgentFile
+	if err == nil {
+		af, err = r.storedAgentFile(top.State.Definition)
+	}
+	if err == nil && af.Limits.MaxTokens <= 0 && af.Limits.MaxCost <= 0 && af.Limits.MaxTime <= 0 {
+		return nil
+	}
+	var used map[string]conversation.Usage
+	if err == nil {
+		used, err = treeUsage(r.store, top.State.Agent)
+	}
+	if err != nil {
+		return nil // the top's resume, which cannot read it either, says why
+	}
+	t := &tree{top: top.State.Agent, limits: af.Limits, used: used}
+	if af.Limits.MaxTime > 0 {
+		t.deadline = r.startedAt.Add(time.Duration(af.Limits.MaxTime))
+	}
+	return t
+}
+
+// storedAgentFile is the agent file a definition stored.
+func (r *run) storedAgentFile(def checkpoint.Definition) (*AgentFile, error) {
+	src, err := r.store.Blob(def.AgentFile)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAgentFile(src, def.AgentDir)
+}
+
+// topOf is the top-level agent of the tree agent id is in.
+func topOf(store checkpoint.Store, id string) (*checkpoint.Recovered, error) {
+	for range maxDepth + 1 {
+		rec, err := store.Read(id)
+		if err != nil || rec.State.Parent == nil {
+			return rec, err
+		}
+		id = rec.State.Parent.Agent
+	}
+	return nil, fmt.Errorf("agent %s: its tree is deeper than %d", id, maxDepth)
+}
+
+// treeUsage is, by agent, what the tree of top has used and no parent's
+// state or interrupted round holds: top's own, and each sub-agent's whose
+// delegating call has no result in its parent's journal yet.
+func treeUsage(store checkpoint.Store, top string) (map[string]conversation.Usage, error) {
+	list, err := store.List()
+	if err != nil {
+		return nil, err
+	}
+	kids := map[string][]string{}
+	for _, s := range list {
+		if s.Parent != "" {
+			kids[s.Parent] = append(kids[s.Parent], s.ID)
+		}
+	}
+	used := map[string]conversation.Usage{}
+	var walk func(id string, parent *checkpoint.Recovered, depth int) error
+	walk = func(id string, parent *checkpoint.Recovered, depth int) error {
+		rec, err := store.Read(id)
+		if err != nil {
+			return err
+		}
+		if parent == nil || !answered(parent, rec.State.Parent) {
+			used[id] = rec.State.Usage.Add(tailSpend(rec.Tail))
+		}
+		if depth > maxDepth {
+			return nil
+		}
+		for _, k := range kids[id] {
+			if err := walk(k, rec, depth+1); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return used, walk(top, nil, 0)
+}
+
+// answered reports whether parent has the result of the call that made a
+// sub-agent of lineage p, committed or in its interrupted round: the
+// sub-agent's usage is then part of the parent's.
+func answered(parent *checkpoint.Recovered, p *checkpoint.Parent) bool {
+	if p == nil {
+		return false
+	}
+	for _, m := range parent.State.Messages {
+		if m.Role == conversation.RoleTool && m.CallID == p.Call {
+			return true
+		}
+	}
+	for _, t := range parent.Tail {
+		if t.Type == checkpoint.RecResult && t.Call == p.Call {
+			return true
+		}
+	}
+	return false
 }
 
 // forward hands an event of a sub-agent to r's caller and history, in turn
