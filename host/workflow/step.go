@@ -166,8 +166,12 @@ func (r *runner) runAgent(ctx context.Context, j job) (*host.Result, error) {
 		if j.step.Kind() == "tool" {
 			strategy = host.StrategyReplay
 		}
+		// An agent step whose agent failed told the user to fix the cause
+		// and resume: its agent file and script are read again, as
+		// `cairn resume --upgrade` reads them, so the fix is taken up.
+		upgrade := j.step.Kind() == "agent" && !rec.Interrupted() && rec.State.Status == checkpoint.StatusFailed
 		return r.eng.Resume(ctx, host.ResumeOptions{ID: j.agent, Strategy: strategy, OnEvent: r.event, AutoDeny: r.opts.AutoDeny,
-			Limits: r.opts.Limits})
+			Limits: r.opts.Limits, Upgrade: upgrade})
 	}
 	ws := r.flow.workspace(j.step, r.rec.Workspace)
 	af, err := r.flow.agentFile(j.step, j.input, ws)
