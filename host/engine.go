@@ -351,9 +351,12 @@ func (e *Engine) startRun(ctx context.Context, opts RunOptions, runID string) (*
 		if err := e.store.Remove(opts.ID); err != nil {
 			return nil, err
 		}
-		// What its last round staged and its rounds' changes go too: the
-		// new agent's calls reuse their ids and paths.
-		if err := errors.Join(overlay.Discard(e.stagingRoot(opts.ID)), os.RemoveAll(e.changesRoot(opts.ID))); err != nil {
+		// What its last round staged, its rounds' changes and its marks of
+		// delegations begun go too: the new agent's calls reuse their ids
+		// and paths.
+		staging := e.stagingRoot(opts.ID)
+		if err := errors.Join(overlay.Discard(staging), os.RemoveAll(e.changesRoot(opts.ID)),
+			os.RemoveAll(filepath.Join(filepath.Dir(staging), "delegations"))); err != nil {
 			return nil, fmt.Errorf("start agent %q afresh: %w", opts.ID, err)
 		}
 	}
