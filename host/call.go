@@ -42,8 +42,9 @@ type callResult struct {
 	// (resume seals the call). changed says settling changed it;
 	// conflict, that some of its changes were refused. endLater: the
 	// call staged changes, so its tool_end waits for the round's
-	// settlement to say whether they stood.
-	journaled, held, interrupted, changed, conflict, endLater bool
+	// settlement to say whether they stood; unsettled, that the run
+	// stopped before that settlement, and its tool_end says so.
+	journaled, held, interrupted, changed, conflict, endLater, unsettled bool
 	// native is what a native tool's call came to besides its text; stop,
 	// that it stopped the run instead (see stopError).
 	native *nativeResult

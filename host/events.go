@@ -102,6 +102,11 @@ const (
 	// refused (the file changed since the agent read it, or an earlier
 	// call of the round changed it); the model got which and why.
 	OutcomeConflict Outcome = "conflict"
+	// OutcomeUnsettled: the tool answered with changes, and the run
+	// stopped (a pause, a signal, a limit) before the round settled them:
+	// resume settles them, applying or refusing each, and the model reads
+	// which. Its output is the tool's.
+	OutcomeUnsettled Outcome = "unsettled"
 )
 
 // Status is how a run ended.

@@ -360,7 +360,11 @@ func (r *run) keepHeld(round int, results []callResult) error {
 	}
 	// Every call that finished ends in the history, the ones journaled
 	// as they finished, whose changes wait for settlement, too: resume
-	// keeps them all.
+	// keeps them all. A call with changes ends unsettled: resume may yet
+	// refuse them.
+	for i := range results {
+		results[i].unsettled = (results[i].held || results[i].endLater) && len(results[i].effects) > 0
+	}
 	r.emitHeld(round, results)
 	return nil
 }
@@ -494,6 +498,8 @@ func (r *run) end(status Status, reason string) (*Result, error) {
 func (res callResult) event() *Call {
 	outcome := OutcomeOK
 	switch {
+	case res.unsettled:
+		outcome = OutcomeUnsettled
 	case res.conflict:
 		outcome = OutcomeConflict
 	case res.isError:

@@ -97,6 +97,8 @@ func (r *renderer) human(e host.Event) {
 			mark = "✗"
 		case host.OutcomeConflict:
 			mark, out = "✗", refusedChanges(out)
+		case host.OutcomeUnsettled:
+			mark, out = "…", "its changes wait for resume to settle them: "+out
 		}
 		fmt.Fprintf(r.w, "  %s %s (%.1f ms) %s\n", mark, terminalLine(e.Call.Tool), e.Call.DurationMS, oneLine(out, 100))
 	case host.EventRoundEnd:
