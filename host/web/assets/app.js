@@ -126,8 +126,9 @@ class Timeline {
       }
       case "tool_end": {
         const out = this.calls[e.call.id] || this.row("call");
-        out.parentNode.classList.toggle("error", e.call.outcome === "error");
-        out.append(el("div", { class: "mark" }, (e.call.outcome === "error" ? "✗ error" : "✓ ok") + " · " + (e.call.duration_ms || 0).toFixed(1) + " ms" + net(e.call.net)),
+        const marks = { error: "✗ error", conflict: "✗ conflict: changes refused", unsettled: "… unsettled: resume settles its changes" };
+        out.parentNode.classList.toggle("error", e.call.outcome === "error" || e.call.outcome === "conflict");
+        out.append(el("div", { class: "mark" }, (marks[e.call.outcome] || "✓ ok") + " · " + (e.call.duration_ms || 0).toFixed(1) + " ms" + net(e.call.net)),
           el("pre", {}, e.call.output || ""));
         break;
       }
