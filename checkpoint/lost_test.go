@@ -69,6 +69,21 @@ func TestJournalCutAtEveryFrameBoundaryRefused(t *testing.T) {
 	openRefused(t, filepath.Dir(filepath.Dir(filepath.Dir(d.journal))), journalName(0)+" is missing")
 }
 
+// Regression: a byte flipped in the journal's last durable record was
+// reported as the journal cut short ("ends at byte N, but its first M
+// bytes were durable"), though the file was whole. It is refused as
+// damaged at that byte.
+func TestFlipInTheLastDurableRecordIsDamageNotACut(t *testing.T) {
+	d := newDamaged(t)
+	fr, _, err := frames(d.journal, d.data)
+	must(t, err)
+	last := fr[len(fr)-1]
+	flipped := bytes.Clone(d.data)
+	flipped[len(flipped)-2] ^= 0xff
+	must(t, os.WriteFile(d.journal, flipped, 0o600))
+	openRefused(t, filepath.Dir(filepath.Dir(filepath.Dir(d.journal))), fmt.Sprintf("%s is damaged at byte %d", journalName(0), last.off))
+}
+
 // What was appended after the last durable point is a torn tail wherever
 // it is cut: the records an append that never finished left are dropped,
 // as before, and the agent opens at its boundary.

@@ -152,6 +152,11 @@ func checkLost(agent, dir string, base int, rec *Recovered, mark commitMark, mar
 		}
 		return lost(fmt.Sprintf("journal %s is missing", journalName(base)))
 	case mark.base == base && rec.JournalBytes < mark.journal:
+		if st, err := os.Stat(filepath.Join(dir, journalName(base))); err == nil && st.Size() >= mark.journal {
+			// Long enough, but a record below the mark does not read:
+			// damaged where it was durable, not cut short.
+			return lost(fmt.Sprintf("journal %s is damaged at byte %d: the record there does not read, though its first %d bytes were durable", journalName(base), rec.JournalBytes, mark.journal))
+		}
 		return lost(fmt.Sprintf("journal %s ends at byte %d, but its first %d bytes were durable", journalName(base), rec.JournalBytes, mark.journal))
 	case rec.State.Round < mark.round:
 		return lost(fmt.Sprintf("rounds %d to %d are missing", rec.State.Round+1, mark.round))
