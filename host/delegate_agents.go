@@ -24,12 +24,14 @@ import (
 //	    tools: [{module: builtin, only: [read_file, write_file]}]
 //	    limits: {max_rounds: 8}
 //
-// A sub-agent's tools and grants can only narrow its parent's: each of its
-// tool modules must be one of the parent's, with no tool the parent's
-// `only:` leaves out and no grant the parent's lacks, and each of its MCP
-// servers one of the parent's. A run whose sub-agents ask for more does not
-// start; the error names the line to change. Relative paths of an inline
-// definition are relative to the parent's agent file.
+// A sub-agent's tools, grants and limits can only narrow its parent's:
+// each of its tool modules must be one of the parent's, with no tool the
+// parent's `only:` leaves out, no grant (network included) the parent's
+// lacks and no sandbox limit above the parent's, and each of its MCP
+// servers one of the parent's, its entry narrowing the parent's entry. A
+// run whose sub-agents ask for more does not start; the error names the
+// line to change. Relative paths of an inline definition are relative to
+// the parent's agent file.
 type SubAgent struct {
 	Name        string `yaml:"name" json:"name"`
 	Description string `yaml:"description" json:"description,omitempty"`
@@ -38,11 +40,11 @@ type SubAgent struct {
 	File string `yaml:"file" json:"file,omitempty"`
 
 	// inline is the inline definition as an agent file of its own; line is
-	// the entry's line and toolLines those of its tools, in the parent's
-	// agent file.
-	inline    []byte
-	line      int
-	toolLines []int
+	// the entry's line, toolLines and mcpLines those of its tools and MCP
+	// servers, in the parent's agent file.
+	inline              []byte
+	line                int
+	toolLines, mcpLines []int
 }
 
 var subAgentName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,40}$`)
@@ -67,8 +69,11 @@ func (s *SubAgent) UnmarshalYAML(n *yaml.Node) error {
 			def.Content = append(def.Content, k, v)
 		default:
 			def.Content = append(def.Content, k, v)
-			if k.Value == "tools" {
+			switch k.Value {
+			case "tools":
 				s.toolLines = itemLines(v)
+			case "mcp":
+				s.mcpLines = itemLines(v)
 			}
 		}
 	}
@@ -140,7 +145,7 @@ func (s SubAgent) resolve(parent *AgentFile) (*subAgent, error) {
 		if sub.af, err = LoadAgentFile(path); err != nil {
 			return nil, fmt.Errorf("%w: %s: sub-agent %s: %w", ErrSubAgent, sub.where, s.Name, err)
 		}
-		sub.toolLines, sub.file = toolLinesOf(sub.af.Source), path
+		sub.toolLines, sub.mcpLines, sub.file = linesOf(sub.af.Source, "tools"), linesOf(sub.af.Source, "mcp"), path
 	} else if sub.af, err = ParseAgentFile(s.inline, parent.Dir); err != nil {
 		return nil, fmt.Errorf("%w: %s: sub-agent %s: %w", ErrSubAgent, sub.where, s.Name, err)
 	}
@@ -158,15 +163,16 @@ func (af *AgentFile) describe() string {
 	return "the agent file"
 }
 
-// toolLinesOf finds the lines of the tools of an agent file's source.
-func toolLinesOf(src []byte) []int {
+// linesOf finds the lines of the items of a list of an agent file's
+// source: its tools or its MCP servers.
+func linesOf(src []byte, key string) []int {
 	var doc yaml.Node
 	if yaml.Unmarshal(src, &doc) != nil || len(doc.Content) == 0 {
 		return nil
 	}
 	m := doc.Content[0]
 	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == "tools" {
+		if m.Content[i].Value == key {
 			return itemLines(m.Content[i+1])
 		}
 	}
@@ -174,9 +180,14 @@ func toolLinesOf(src []byte) []int {
 }
 
 // toolLine says where the sub-agent's i-th tool is written.
-func (s *subAgent) toolLine(i int) string {
-	if i < len(s.toolLines) {
-		return fmt.Sprintf("%s line %d", s.file, s.toolLines[i])
+func (s *subAgent) toolLine(i int) string { return s.itemLine(s.toolLines, i) }
+
+// mcpLine says where the sub-agent's i-th MCP server is written.
+func (s *subAgent) mcpLine(i int) string { return s.itemLine(s.mcpLines, i) }
+
+func (s *subAgent) itemLine(lines []int, i int) string {
+	if i < len(lines) {
+		return fmt.Sprintf("%s line %d", s.file, lines[i])
 	}
 	return s.where
 }
