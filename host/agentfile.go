@@ -79,6 +79,13 @@ type AgentFile struct {
 	Dir    string `yaml:"-" json:"-"`
 	File   string `yaml:"-" json:"-"`
 	Source []byte `yaml:"-" json:"-"`
+
+	// parent is, for a sub-agent's agent file, its parent's: the approval
+	// rules of every agent file up the chain bind the sub-agent's calls
+	// (see run.judge). A delegation sets it (SubAgent.resolve), a resume
+	// of a sub-agent reads it back from its lineage (run.restoreAncestry);
+	// no YAML sets it.
+	parent *AgentFile
 }
 
 // BuiltinModule is the ToolRef.Module name of the built-in tools.

@@ -189,9 +189,18 @@ func denial(c conversation.ToolCall, why string) callResult {
 		output: fmt.Sprintf("The call %s of %s was denied: %s. Do not retry it as it is; choose another way or ask the user.", c.ID, c.Name, why)}
 }
 
-// ruleDenial says which rule denied a call.
-func ruleDenial(i int) string {
-	return fmt.Sprintf("the agent file's approval rules forbid it (approvals[%d])", i)
+// denial says which rule denied a call, and whose: the agent file's own,
+// or that of an agent above it.
+func (v verdict) denial() string {
+	if v.up == 0 {
+		return fmt.Sprintf("the agent file's approval rules forbid it (approvals[%d])", v.rule)
+	}
+	whose := "its parent"
+	if v.up > 1 {
+		whose = fmt.Sprintf("an agent %d levels above it", v.up)
+	}
+	return fmt.Sprintf("the approval rules of %s, %s, forbid it (approvals[%d] of %s); a sub-agent's calls meet its parent's rules too",
+		whose, v.by.Name, v.rule, v.by.describe())
 }
 
 // awaitingCalls lists calls that wait for approval, for a reason line.

@@ -6,6 +6,8 @@ import (
 	"regexp"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/cairnrun/cairn/checkpoint"
 )
 
 // SubAgent is one entry of an agent file's `agents:` list: a sub-agent the
@@ -30,8 +32,9 @@ import (
 // lacks and no sandbox limit above the parent's, and each of its MCP
 // servers one of the parent's, its entry narrowing the parent's entry. A
 // run whose sub-agents ask for more does not start; the error names the
-// line to change. Relative paths of an inline definition are relative to
-// the parent's agent file.
+// line to change. The parent's approval rules bind the sub-agent's calls
+// too (see run.judge). Relative paths of an inline definition are relative
+// to the parent's agent file.
 type SubAgent struct {
 	Name        string `yaml:"name" json:"name"`
 	Description string `yaml:"description" json:"description,omitempty"`
@@ -152,7 +155,56 @@ func (s SubAgent) resolve(parent *AgentFile) (*subAgent, error) {
 	if err := sub.narrows(parent); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrSubAgent, err)
 	}
+	sub.af.parent = parent
 	return sub, nil
+}
+
+// restoreAncestry gives the agent file of a sub-agent rebuilt from its
+// definition (a resume, of the sub-agent alone or through its parent) the
+// agent files above it, read from their own definitions along its lineage,
+// so that their approval rules bind it as they did when it was made. A
+// delegation gives a new sub-agent its parent's agent file itself
+// (resolve); an agent with no parent has none to restore.
+//
+// # Errors
+//
+// Those of reading an agent above it from the store: its approval rules
+// are unknown, so no call may be judged.
+func (r *run) restoreAncestry() error {
+	if r.parentID == "" || r.af.parent != nil {
+		return nil
+	}
+	p, err := storedAncestry(r.store, r.parentID, maxDepth)
+	if err != nil {
+		return fmt.Errorf("read the approval rules of agent %s, which %s is a sub-agent of: %w", r.parentID, r.agentID, err)
+	}
+	r.af.parent = p
+	return nil
+}
+
+// storedAncestry is the agent file agent id was made with, and those of
+// the agents above it, at most depth of them.
+func storedAncestry(store checkpoint.Store, id string, depth int) (*AgentFile, error) {
+	rec, err := store.Read(id)
+	if err != nil {
+		return nil, err
+	}
+	def := rec.State.Definition
+	src, err := store.Blob(def.AgentFile)
+	if err != nil {
+		return nil, fmt.Errorf("%w: agent file of %s: %w", ErrDefinition, id, err)
+	}
+	af, err := ParseAgentFile(src, def.AgentDir)
+	if err != nil {
+		return nil, fmt.Errorf("stored agent file of %s: %w", id, err)
+	}
+	af.File = def.AgentPath
+	if p := rec.State.Parent; p != nil && depth > 1 {
+		if af.parent, err = storedAncestry(store, p.Agent, depth-1); err != nil {
+			return nil, err
+		}
+	}
+	return af, nil
 }
 
 // describe names an agent file for an error: its path, or "the agent file".

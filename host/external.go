@@ -351,21 +351,67 @@ func serverInfo(s MCPServer) ToolInfo {
 			", listed when it starts" + named + "; they run outside the sandbox and ask a person unless an approval rule allows them"}}
 }
 
-// actionOf is what the approval rules do with a call: the first matching
-// rule's action, else allow, except for a tool outside the sandbox, which
-// runs only when a rule or a person allows it. A call its tool refuses
-// before anything runs (refusesInput) is not put to a person: whatever
-// they decided, it would fail with the same error, which the model then
-// reads at once.
+// actionOf is what the approval rules do with a call (see judge), and
+// which rule decided it (-1 for none), an index of the approvals of the
+// agent file whose rules decided.
 func (r *run) actionOf(c conversation.ToolCall) (Action, int) {
-	action, rule := decide(r.af.Approvals, c)
-	if rule < 0 && r.tools.unsandboxed(c.Name) {
-		action = ActionAsk
+	v := r.judge(c)
+	return v.action, v.rule
+}
+
+// verdict is what the approval rules of an agent and of the agents above
+// it do with a call.
+type verdict struct {
+	action Action
+	// rule is the rule that decided, an index of by's approvals; -1 for
+	// none (no rule matched: a call is allowed, or asked about if its tool
+	// runs outside the sandbox).
+	rule int
+	// by is the agent file whose rules decided, up the number of agents
+	// above the agent it is: 0 for its own.
+	by *AgentFile
+	up int
+}
+
+// judge is what the approval rules do with a call. The rules of the
+// agent's own file and of each agent above it (its parent, its parent's
+// parent: a sub-agent's agent file carries them, see AgentFile.parent)
+// each give an action: the first matching rule's, else allow, except for a
+// tool outside the sandbox, which runs only when a rule or a person allows
+// it. The strictest holds, deny over ask over allow, and of two equally
+// strict the nearer agent's: so a sub-agent's calls pass its own rules and
+// every ancestor's, and delegating escapes no rule. A call its tool
+// refuses before anything runs (refusesInput) is not put to a person:
+// whatever they decided, it would fail with the same error, which the
+// model then reads at once.
+func (r *run) judge(c conversation.ToolCall) verdict {
+	outside := r.tools.unsandboxed(c.Name)
+	var v verdict
+	up := 0
+	for af := r.af; af != nil && up <= maxDepth; af, up = af.parent, up+1 {
+		action, rule := decide(af.Approvals, c)
+		if rule < 0 && outside {
+			action = ActionAsk
+		}
+		if up == 0 || strictness(action) > strictness(v.action) {
+			v = verdict{action: action, rule: rule, by: af, up: up}
+		}
 	}
-	if action == ActionAsk && r.tools.refusesInput(c) {
-		action = ActionAllow
+	if v.action == ActionAsk && r.tools.refusesInput(c) {
+		v.action = ActionAllow
 	}
-	return action, rule
+	return v
+}
+
+// strictness orders the actions: allow, ask, deny.
+func strictness(a Action) int {
+	switch a {
+	case ActionDeny:
+		return 2
+	case ActionAsk:
+		return 1
+	}
+	return 0
 }
 
 // refusesInput reports whether a call fails before its tool runs: a tool
@@ -398,8 +444,8 @@ func (s *Session) ServerOf(tool string) string {
 // person although no approval rule matches it: the tool runs outside the
 // sandbox, and such a call is asked about unless a rule allows it.
 func (s *Session) AskedByDefault(tool string, input json.RawMessage) bool {
-	action, rule := s.r.actionOf(conversation.ToolCall{Name: tool, Input: string(input)})
-	return action == ActionAsk && rule < 0
+	v := s.r.judge(conversation.ToolCall{Name: tool, Input: string(input)})
+	return v.action == ActionAsk && v.rule < 0
 }
 
 // closeServers ends the connections to the MCP servers.

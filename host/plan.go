@@ -16,8 +16,8 @@ func (e *awaitingError) Error() string { return awaitingCalls(e.calls) }
 
 // playCalls takes a round's calls through approval and runs the ones that
 // may run. last holds the newest phase record the journal has of each call
-// (on resume); a call it does not name is new and meets the agent file's
-// approval rules. It returns the results to journal and the calls still
+// (on resume); a call it does not name is new and meets the approval rules
+// of the agent file and of the agents above it (judge). It returns the results to journal and the calls still
 // waiting for a decision.
 //
 // A call that needs a person is journaled as approval_required and synced
@@ -25,6 +25,9 @@ func (e *awaitingError) Error() string { return awaitingCalls(e.calls) }
 // is journaled as it is made.
 func (r *run) playCalls(ctx context.Context, round int, calls []conversation.ToolCall,
 	last map[string]checkpoint.Record) ([]callResult, []conversation.ToolCall, error) {
+	if err := r.restoreAncestry(); err != nil {
+		return nil, nil, err
+	}
 	var toRun, toAsk []conversation.ToolCall
 	var results []callResult
 	var asked []checkpoint.Record
@@ -41,13 +44,13 @@ func (r *run) playCalls(ctx context.Context, round int, calls []conversation.Too
 			results = append(results, denial(c, rec.Reason))
 			continue
 		}
-		switch action, rule := r.actionOf(c); action {
+		switch v := r.judge(c); v.action {
 		case ActionDeny:
-			results = append(results, denial(c, ruleDenial(rule)))
+			results = append(results, denial(c, v.denial()))
 			// A call a rule denies never starts: this event is all that
 			// shows it, on a terminal, in the web view and to an MCP log.
 			r.emit(Event{Type: EventApprovalDecided, Round: round, Call: &Call{ID: c.ID, Tool: c.Name},
-				Status: "denied", Reason: ruleDenial(rule)})
+				Status: "denied", Reason: v.denial()})
 		case ActionAsk:
 			toAsk = append(toAsk, c)
 			asked = append(asked, phaseRecord(round, c, checkpoint.PhaseApprovalRequired, ""))
