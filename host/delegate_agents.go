@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 
@@ -44,10 +45,23 @@ type SubAgent struct {
 
 	// inline is the inline definition as an agent file of its own; line is
 	// the entry's line, toolLines and mcpLines those of its tools and MCP
-	// servers, in the parent's agent file.
+	// servers, in the parent's agent file; at is where the definition is
+	// written there (see inlineSource).
 	inline              []byte
 	line                int
 	toolLines, mcpLines []int
+	at                  inlineAt
+}
+
+// inlineAt is where an inline definition is written in its parent's
+// agent file: the line and column of its first key, the lines of the keys
+// that are not the agent file's (description, file) with the line of the
+// key after each (0 for none), and whether it is written in flow style, on
+// lines it may share with other entries.
+type inlineAt struct {
+	line, column int
+	drop         [][2]int
+	flow         bool
 }
 
 var subAgentName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,40}$`)
@@ -59,9 +73,18 @@ func (s *SubAgent) UnmarshalYAML(n *yaml.Node) error {
 		return fmt.Errorf("line %d: agents: want {name: NAME, description: TEXT, file: AGENT.yaml} or an inline definition", n.Line)
 	}
 	s.line = n.Line
+	s.at = inlineAt{line: n.Line, column: n.Column, flow: n.Style&yaml.FlowStyle != 0}
 	def := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
+		switch k.Value {
+		case "description", "file":
+			next := 0
+			if i+2 < len(n.Content) {
+				next = n.Content[i+2].Line
+			}
+			s.at.drop = append(s.at.drop, [2]int{k.Line, next})
+		}
 		switch k.Value {
 		case "description":
 			s.Description = v.Value
@@ -149,7 +172,7 @@ func (s SubAgent) resolve(parent *AgentFile) (*subAgent, error) {
 			return nil, fmt.Errorf("%w: %s: sub-agent %s: %w", ErrSubAgent, sub.where, s.Name, err)
 		}
 		sub.toolLines, sub.mcpLines, sub.file = linesOf(sub.af.Source, "tools"), linesOf(sub.af.Source, "mcp"), path
-	} else if sub.af, err = ParseAgentFile(s.inline, parent.Dir); err != nil {
+	} else if sub.af, err = ParseAgentFile(s.inlineSource(parent.Source), parent.Dir); err != nil {
 		return nil, fmt.Errorf("%w: %s: sub-agent %s: %w", ErrSubAgent, sub.where, s.Name, err)
 	}
 	if err := sub.narrows(parent); err != nil {
@@ -205,6 +228,55 @@ func storedAncestry(store checkpoint.Store, id string, depth int) (*AgentFile, e
 		}
 	}
 	return af, nil
+}
+
+// inlineSource is the inline definition as an agent file of its own,
+// each of its lines where the parent's agent file src has it (the lines
+// before it blank, the entry's dash and its keys that are not the agent
+// file's blanked out), so that an error in it names the line of the
+// parent's file. A definition in flow style, or one src does not hold, is
+// the definition written out anew, whose lines are its own.
+func (s SubAgent) inlineSource(src []byte) []byte {
+	lines := strings.SplitAfter(string(src), "\n")
+	first, col := s.at.line-1, s.at.column-1
+	if s.at.flow || first < 0 || first >= len(lines) || col <= 0 || len(lines[first]) < col {
+		return s.inline
+	}
+	var b strings.Builder
+	b.WriteString(strings.Repeat("\n", first))
+	for i := first; i < len(lines); i++ {
+		line := lines[i]
+		if i == first {
+			line = strings.Repeat(" ", col) + line[col:] // the entry's "- "
+		} else if !inEntry(line, col) {
+			break
+		}
+		if s.dropped(i + 1) {
+			line = "\n"
+		}
+		b.WriteString(line)
+	}
+	return []byte(b.String())
+}
+
+// inEntry reports whether a line after an entry's first is still the
+// entry's: blank, a comment, or indented at least as far as its keys.
+func inEntry(line string, col int) bool {
+	trimmed := strings.TrimLeft(line, " ")
+	indent := len(line) - len(trimmed)
+	trimmed = strings.TrimSpace(trimmed)
+	return trimmed == "" || strings.HasPrefix(trimmed, "#") || indent >= col
+}
+
+// dropped reports whether line n of the parent's agent file holds a key
+// of the entry that is not the agent file's, or its value.
+func (s SubAgent) dropped(n int) bool {
+	for _, d := range s.at.drop {
+		if n >= d[0] && (d[1] == 0 || n < d[1]) {
+			return true
+		}
+	}
+	return false
 }
 
 // describe names an agent file for an error: its path, or "the agent file".
