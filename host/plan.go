@@ -17,8 +17,8 @@ func (e *awaitingError) Error() string { return awaitingCalls(e.calls) }
 // playCalls takes a round's calls through approval and runs the ones that
 // may run. last holds the newest phase record the journal has of each call
 // (on resume); a call it does not name is new and meets the approval rules
-// of the agent file and of the agents above it (judge). It returns the results to journal and the calls still
-// waiting for a decision.
+// of the agent file and of the agents above it (judge). It returns the
+// results to journal and the calls still waiting for a decision.
 //
 // A call that needs a person is journaled as approval_required and synced
 // before anyone is asked, so the request survives a crash; each decision
