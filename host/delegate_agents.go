@@ -175,11 +175,34 @@ func (s SubAgent) resolve(parent *AgentFile) (*subAgent, error) {
 	} else if sub.af, err = ParseAgentFile(s.inlineSource(parent.Source), parent.Dir); err != nil {
 		return nil, fmt.Errorf("%w: %s: sub-agent %s: %w", ErrSubAgent, sub.where, s.Name, err)
 	}
+	sub.af.inherit(parent)
 	if err := sub.narrows(parent); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrSubAgent, err)
 	}
-	sub.af.parent = parent
 	return sub, nil
+}
+
+// inherit makes parent the agent file above af: its approval rules bind
+// af's calls, and a sandbox limit af leaves out is parent's, not the
+// sandbox's default (which may be wider than parent's).
+func (af *AgentFile) inherit(parent *AgentFile) {
+	af.parent = parent
+	af.Sandbox = parent.Sandbox.overriddenBy(af.Sandbox)
+}
+
+// withAncestry gives the agent file of an agent rebuilt from its stored
+// definition, st being its state, the agent files above it (see inherit),
+// before its run's tools are made with its sandbox limits.
+func (e *Engine) withAncestry(af *AgentFile, st *checkpoint.State) error {
+	if st.Parent == nil || af.parent != nil {
+		return nil
+	}
+	p, err := storedAncestry(e.store, st.Parent.Agent, maxDepth)
+	if err != nil {
+		return fmt.Errorf("read the agent file of agent %s, which it is a sub-agent of: %w", st.Parent.Agent, err)
+	}
+	af.inherit(p)
+	return nil
 }
 
 // restoreAncestry gives the agent file of a sub-agent rebuilt from its
@@ -223,9 +246,11 @@ func storedAncestry(store checkpoint.Store, id string, depth int) (*AgentFile, e
 	}
 	af.File = def.AgentPath
 	if p := rec.State.Parent; p != nil && depth > 1 {
-		if af.parent, err = storedAncestry(store, p.Agent, depth-1); err != nil {
+		parent, err := storedAncestry(store, p.Agent, depth-1)
+		if err != nil {
 			return nil, err
 		}
+		af.inherit(parent)
 	}
 	return af, nil
 }

@@ -384,7 +384,10 @@ func (e *Engine) startRun(ctx context.Context, opts RunOptions, runID string) (*
 	af, mods := opts.Agent, []toolModule(nil)
 	if af == nil {
 		// The agent file and modules it was made with, as Resume uses.
-		if af, mods, err = e.rebuild(rec.State.Definition); err != nil {
+		if af, mods, err = e.rebuild(rec.State.Definition); err == nil {
+			err = e.withAncestry(af, rec.State)
+		}
+		if err != nil {
 			log.Close()
 			return nil, err
 		}

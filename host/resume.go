@@ -354,6 +354,9 @@ func (e *Engine) rebuildRun(ctx context.Context, rec *checkpoint.Recovered, opts
 		// from the store; manual reports and changes nothing.
 		err = e.storeRebuilt(def, mods)
 	}
+	if err == nil {
+		err = e.withAncestry(af, rec.State)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("resume agent %q: %w", opts.ID, err)
 	}

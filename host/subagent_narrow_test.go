@@ -181,9 +181,9 @@ func TestSubAgentMCPServerWiderThanParentsIsRefused(t *testing.T) {
 // Regression: a sub-agent's sandbox limits were its own: under a parent
 // with sandbox {timeout: 1ms} a child with {timeout: 1h} ran its calls for
 // up to an hour. Now each limit a sub-agent's module or MCP server would
-// run with (its sandbox:, the module's limits:, or the default where both
-// leave it out) must be at most its parent's for that module, or the run
-// does not start.
+// run with (its sandbox:, the module's limits:, or its parent's sandbox
+// limit where both leave it out) must be at most its parent's for that
+// module, or the run does not start.
 func TestSubAgentSandboxLimitsWiderThanParentsAreRefused(t *testing.T) {
 	cases := []struct{ name, rest, want string }{
 		{"sandbox", `    sandbox: {memory: 1GiB, timeout: 1h}
@@ -194,8 +194,6 @@ func TestSubAgentSandboxLimitsWiderThanParentsAreRefused(t *testing.T) {
       - {module: builtin, limits: {output: 2MiB, stderr: 1MiB, stdin: 32MiB, files: 1000, staging: 1GiB, staged_paths: 20000}}
 `, `output: 2MiB (its parent's 1MiB), stderr: 1MiB (its parent's 64KiB), stdin: 32MiB (its parent's 16MiB), ` +
 			`files: 1000 (its parent's 256), staging: 1GiB (its parent's 256MiB), staged_paths: 20000 (its parent's 10000)`},
-		{"the defaults, above the parent's", `    tools: [{module: builtin}]
-`, `tool module builtin would run with memory: 256MiB (its parent's 16MiB), timeout: 30s (its parent's 2s)`},
 		{"an MCP server's calls", `    sandbox: {memory: 16MiB, timeout: 2s, output: 2MiB}
     tools: [{module: builtin, limits: {output: 1MiB}}]
     mcp: [{name: t, command: [srv], only: [safe]}]
@@ -214,5 +212,9 @@ func TestSubAgentSandboxLimitsWiderThanParentsAreRefused(t *testing.T) {
 `
 	if err := subAgentRefusal(t, narrower); err != nil {
 		t.Fatalf("narrower limits were refused: %v", err)
+	}
+	// Limits left out are the parent's, not the sandbox's wider defaults.
+	if err := subAgentRefusal(t, kidHead+"    tools: [{module: builtin}]\n"); err != nil {
+		t.Fatalf("a sub-agent that leaves its limits out was refused: %v", err)
 	}
 }
