@@ -247,6 +247,9 @@ func (af *AgentFile) Validate() error {
 		if err := s.validate(); err != nil {
 			return fmt.Errorf("mcp[%d]: %w", i, err)
 		}
+		if j := slices.IndexFunc(af.MCP[:i], func(o MCPServer) bool { return o.Name == s.Name }); j >= 0 {
+			return fmt.Errorf("mcp[%d]: name %q is mcp[%d]'s already: give each server a name of its own", i, s.Name, j)
+		}
 	}
 	if len(af.Tools) == 0 && len(af.MCP) == 0 {
 		return errors.New("tools is empty: list at least `- module: builtin`")

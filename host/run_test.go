@@ -251,6 +251,9 @@ func TestAgentFileMistakes(t *testing.T) {
 		"name: a\nmodel: {provider: ollama}\ntools: [{module: builtin}]\n":                           `model.provider "ollama": want script, openai, anthropic`,
 		"name: a\nmodel: {provider: script}\n":                                                       "tools is empty",
 		"name: a\nmodel: {provider: script}\ntools: [{module: builtin}]\nlimits: {max_rounds: -1}\n": "cannot be negative",
+		// Regression: two servers of one name were taken, and the messages
+		// that name a server could not tell them apart.
+		"name: a\nmodel: {provider: script}\nmcp: [{name: s, command: [x]}, {name: s, url: 'http://h/'}]\n": `mcp[1]: name "s" is mcp[0]'s already`,
 	} {
 		if _, err := ParseAgentFile([]byte(src), t.TempDir()); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want an error with %q", src, err, want)
