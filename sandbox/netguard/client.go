@@ -194,8 +194,16 @@ func (c *Client) RoundTrip(ctx context.Context, req *sandbox.NetRequest) (*sandb
 		return nil, sendError(ctx, err, r, conn.sent())
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode < 200 {
+		// net/http hands back the connection itself as the body of a
+		// "101 Switching Protocols" and stops watching the request's
+		// context: no request here asks to switch (headersFor drops
+		// Upgrade and Connection), so the answer is refused, and the
+		// deferred Close closes that connection.
+		return nil, fmt.Errorf("the server answered %q to a request that did not ask to switch protocols; the answer is refused", resp.Status)
+	}
 	max := orDefault(r.MaxResponseBytes, DefaultMaxResponseBytes)
-	body, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
+	body, err := readBody(ctx, resp.Body, max)
 	c.Received += int64(len(body))
 	if err != nil {
 		return nil, fmt.Errorf("read the response body: %w", sendError(ctx, err, r, true))
@@ -204,6 +212,16 @@ func (c *Client) RoundTrip(ctx context.Context, req *sandbox.NetRequest) (*sandb
 		return nil, fmt.Errorf("the response body is larger than %d bytes (net: {max_response_bytes}); it was not read", max)
 	}
 	return &sandbox.NetResponse{Status: resp.StatusCode, Header: resp.Header, Body: body}, nil
+}
+
+// readBody reads body whole, up to max+1 bytes, and closes it when ctx
+// ends: so that no read outlives the request's time limits or its call,
+// whatever body the transport handed back (it stops watching the
+// context of some, a protocol switch's among them).
+func readBody(ctx context.Context, body io.ReadCloser, max int64) ([]byte, error) {
+	stop := context.AfterFunc(ctx, func() { body.Close() })
+	defer stop()
+	return io.ReadAll(io.LimitReader(body, max+1))
 }
 
 // headersFor is the request's headers as sent: the guest's, less those
