@@ -48,9 +48,11 @@ func prefixes(ss ...string) []netip.Prefix {
 // allow entry names it: loopback, private, link-local, multicast,
 // unspecified, CGNAT, cloud metadata, documentation, reserved, and IPv6
 // forms that carry an IPv4 address (NAT64, 6to4). An IPv4-mapped IPv6
-// address is judged as its IPv4 address.
+// address is judged as its IPv4 address, and an address with a zone
+// (fe80::1%eth0) as the address without it: no prefix contains a zoned
+// address.
 func Special(a netip.Addr) bool {
-	a = a.Unmap()
+	a = a.Unmap().WithZone("")
 	if !a.IsValid() {
 		return true
 	}

@@ -156,6 +156,7 @@ func (e entry) matches(h string, port int) bool {
 // permits reports whether the entry lets a request reach address a, one
 // in a special range; a public address any matching entry permits.
 func (e entry) permits(a netip.Addr) bool {
+	a = a.WithZone("") // an entry names no zone (NormalHost refuses one)
 	if e.addr {
 		return e.host == a.Unmap().String()
 	}
