@@ -36,8 +36,11 @@ type secretRule struct {
 // # Errors
 //
 // ErrBadRule for an allow entry, secret host or method that does not read,
-// and for a MaxResponseBytes past MaxResponseLimit.
+// for a negative limit, and for a MaxResponseBytes past MaxResponseLimit.
 func New(rules Rules) (*Guard, error) {
+	if err := rules.checkLimits(); err != nil {
+		return nil, err
+	}
 	if rules.MaxResponseBytes > MaxResponseLimit {
 		return nil, fmt.Errorf("%w: net: {max_response_bytes} of %d bytes is more than %d (15 MiB), the most one response can bring a tool (its messages hold %d bytes, headers included): lower it",
 			ErrBadRule, rules.MaxResponseBytes, MaxResponseLimit, abi.MaxNetMessage)
@@ -78,6 +81,26 @@ func New(rules Rules) (*Guard, error) {
 	}
 	g.transport = g.newTransport()
 	return g, nil
+}
+
+// checkLimits refuses a negative limit: zero takes the default, and a
+// negative one, taken as zero, would say a limit the grant does not have.
+func (r Rules) checkLimits() error {
+	for _, l := range []struct {
+		field    string
+		v, deflt any
+		negative bool
+	}{
+		{"max_requests", r.MaxRequests, DefaultMaxRequests, r.MaxRequests < 0},
+		{"max_request_bytes", r.MaxRequestBytes, DefaultMaxRequestBytes, r.MaxRequestBytes < 0},
+		{"max_response_bytes", r.MaxResponseBytes, DefaultMaxResponseBytes, r.MaxResponseBytes < 0},
+		{"timeout", r.Timeout, DefaultTimeout, r.Timeout < 0},
+	} {
+		if l.negative {
+			return fmt.Errorf("%w: net: {%s} of %v is negative: give a positive value, or leave it out for the default (%v)", ErrBadRule, l.field, l.v, l.deflt)
+		}
+	}
+	return nil
 }
 
 // allows reports whether an allow entry reaches a secret's entry: for a
