@@ -31,7 +31,8 @@ func secretName(name string) bool {
 // session, signature, credential, csrf or xsrf (so Authorization,
 // Proxy-Authorization, Cookie, Set-Cookie, X-Api-Key...) is Redacted, and
 // so is every value that holds one of the secret values given, as it is
-// or percent-encoded (a Location header's query).
+// or percent-encoded (a Location header's query). A name that holds a
+// secret value has it replaced by Redacted, in any case (hideInName).
 func Redact(h map[string][]string, secrets ...string) map[string][]string {
 	if len(h) == 0 {
 		return nil
@@ -39,7 +40,7 @@ func Redact(h map[string][]string, secrets ...string) map[string][]string {
 	forms := secretForms(secrets)
 	out := make(map[string][]string, len(h))
 	for k, vs := range h {
-		k = http.CanonicalHeaderKey(k)
+		k = hideInName(http.CanonicalHeaderKey(k), forms, secrets)
 		for _, v := range vs {
 			if secretName(k) || holdsSecret(v, forms, secrets) {
 				v = Redacted
@@ -48,6 +49,58 @@ func Redact(h map[string][]string, secrets ...string) map[string][]string {
 		}
 	}
 	return out
+}
+
+// hideInName is a header's name with each of forms in it, in any case,
+// replaced by Redacted; a name that still holds a secret, in any case
+// once percent-decoded, is Redacted whole.
+func hideInName(k string, forms, secrets []string) string {
+	for _, f := range longestFirst(forms) {
+		k = replaceFold(k, f)
+	}
+	low := make([]string, len(secrets))
+	for i, s := range secrets {
+		low[i] = asciiLower(s)
+	}
+	for _, unescape := range []func(string) (string, error){func(s string) (string, error) { return s, nil }, url.PathUnescape, url.QueryUnescape} {
+		if d, err := unescape(k); err == nil && containsAny(asciiLower(d), low) {
+			return Redacted
+		}
+	}
+	return k
+}
+
+// replaceFold is s with each occurrence of f, in any ASCII case, replaced
+// by Redacted.
+func replaceFold(s, f string) string {
+	if f == "" {
+		return s
+	}
+	lf := asciiLower(f)
+	var b strings.Builder
+	for {
+		i := strings.Index(asciiLower(s), lf)
+		if i < 0 {
+			break
+		}
+		b.WriteString(s[:i])
+		b.WriteString(Redacted)
+		s = s[i+len(f):]
+	}
+	b.WriteString(s)
+	return b.String()
+}
+
+// asciiLower is s with its ASCII letters in lower case, and so of the same
+// length, byte for byte.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }
 
 // RedactURL is raw as it may be recorded: the URL as the tool sent it,
@@ -185,12 +238,17 @@ func holdsSecret(v string, forms, secrets []string) bool {
 // replaceForms replaces each of forms in s by Redacted, longest first, so
 // that no part of a longer one is left.
 func replaceForms(s string, forms []string) string {
-	sorted := slices.Clone(forms)
-	slices.SortStableFunc(sorted, func(a, b string) int { return len(b) - len(a) })
-	for _, f := range sorted {
+	for _, f := range longestFirst(forms) {
 		s = strings.ReplaceAll(s, f, Redacted)
 	}
 	return s
+}
+
+// longestFirst is forms, the longest first.
+func longestFirst(forms []string) []string {
+	sorted := slices.Clone(forms)
+	slices.SortStableFunc(sorted, func(a, b string) int { return len(b) - len(a) })
+	return sorted
 }
 
 func containsAny(v string, secrets []string) bool {
