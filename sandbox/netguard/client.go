@@ -169,7 +169,40 @@ func validHeaderName(name string) bool {
 // any other error is a request that may have reached the remote side. A
 // time limit that ran out is named: the grant's timeout (net: {timeout})
 // or the call's own (its context's deadline).
+//
+// The response's headers, and the error's text, hold no secret value of
+// the guard (HideSecrets, RedactText): the tool never holds one, even
+// where a server echoes it in a Location header or a malformed answer.
 func (c *Client) RoundTrip(ctx context.Context, req *sandbox.NetRequest) (*sandbox.NetResponse, error) {
+	resp, err := c.send(ctx, req)
+	secrets := c.g.SecretValues()
+	if err != nil {
+		return nil, hideInError(err, secrets)
+	}
+	resp.Header = HideSecrets(resp.Header, secrets...)
+	return resp, nil
+}
+
+// hiddenError is an error whose text holds no secret value, and which
+// is still the error it hides them from (errors.Is sees through it).
+type hiddenError struct {
+	err  error
+	text string
+}
+
+func (e hiddenError) Error() string { return e.text }
+func (e hiddenError) Unwrap() error { return e.err }
+
+// hideInError is err with every secret value in its text Redacted.
+func hideInError(err error, secrets []string) error {
+	if text := RedactText(err.Error(), secrets...); text != err.Error() {
+		return hiddenError{err: err, text: text}
+	}
+	return err
+}
+
+// send is RoundTrip but for hiding the secrets.
+func (c *Client) send(ctx context.Context, req *sandbox.NetRequest) (*sandbox.NetResponse, error) {
 	if c.admitted != req {
 		if err := c.Admit(req); err != nil {
 			return nil, err

@@ -18,5 +18,7 @@
 // request, checked like the first. No proxy is taken from the
 // environment; TLS is verified against the system's roots.
 //
-// Redact and RedactURL say what of an exchange may be recorded.
+// Redact and RedactURL say what of an exchange may be recorded;
+// HideSecrets what of a response's headers the tool may be given: none of
+// the secret values, which a server may echo (in a redirect's Location).
 package netguard

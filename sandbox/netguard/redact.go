@@ -51,6 +51,33 @@ func Redact(h map[string][]string, secrets ...string) map[string][]string {
 	return out
 }
 
+// HideSecrets is a response's headers as the tool may be given them: each
+// secret value given, as it is or percent-encoded, replaced by Redacted
+// in every name and value, so that the tool never holds a secret a server
+// echoes in its headers (a Location header, and so the URL the tool's
+// client follows it to). A value that holds one in another encoding is
+// Redacted whole. A name is a name in any case (net/http changes its
+// case), so a secret in it is found in any case too. Unlike Redact, it
+// leaves the values of headers whose names mark secrets alone: they are
+// the tool's (a Set-Cookie the server sends).
+func HideSecrets(h http.Header, secrets ...string) http.Header {
+	forms := secretForms(secrets)
+	if len(h) == 0 || len(forms) == 0 {
+		return h
+	}
+	out := make(http.Header, len(h))
+	for k, vs := range h {
+		k = hideInName(k, forms, secrets)
+		for _, v := range vs {
+			if v = replaceForms(v, forms); holdsSecret(v, nil, secrets) {
+				v = Redacted
+			}
+			out[k] = append(out[k], v)
+		}
+	}
+	return out
+}
+
 // hideInName is a header's name with each of forms in it, in any case,
 // replaced by Redacted; a name that still holds a secret, in any case
 // once percent-decoded, is Redacted whole.
