@@ -1,7 +1,6 @@
 package netguard
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -214,12 +213,12 @@ func (c *Client) send(ctx context.Context, req *sandbox.NetRequest) (*sandbox.Ne
 	ctx, cancel := context.WithTimeoutCause(ctx, orDefault(r.Timeout, DefaultTimeout), errGrantTimeout)
 	defer cancel()
 	var conn connTrace
-	hr, err := http.NewRequestWithContext(conn.trace(ctx), req.Method, u.String(), bytes.NewReader(req.Body))
+	hr, err := http.NewRequestWithContext(conn.trace(ctx), req.Method, u.String(), nil)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrRefused, err)
 	}
 	hr.Header = c.g.headersFor(req.Header, u)
-	resp, err := c.g.transport.RoundTrip(hr)
+	resp, err := c.g.prepare(hr, req.Body).RoundTrip(hr) // never sent twice (replay.go)
 	if conn.sent() {
 		c.Sent += int64(len(req.Body))
 	}

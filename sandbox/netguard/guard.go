@@ -23,6 +23,9 @@ type Guard struct {
 	secrets   []secretRule
 	methods   map[string]bool
 	transport *http.Transport
+	// once is transport's like, but for a connection per request: for
+	// a request transport would send again (see prepare).
+	once *http.Transport
 }
 
 type secretRule struct {
@@ -79,7 +82,8 @@ func New(rules Rules) (*Guard, error) {
 		}
 		g.methods[m] = true
 	}
-	g.transport = g.newTransport()
+	g.transport, g.once = g.newTransport(), g.newTransport()
+	g.once.DisableKeepAlives = true
 	return g, nil
 }
 
@@ -135,7 +139,10 @@ func (g *Guard) newTransport() *http.Transport {
 }
 
 // Close drops the guard's idle connections.
-func (g *Guard) Close() { g.transport.CloseIdleConnections() }
+func (g *Guard) Close() {
+	g.transport.CloseIdleConnections()
+	g.once.CloseIdleConnections()
+}
 
 // allowed returns the entries that allow host h at port.
 func (g *Guard) allowed(h string, port int) []entry {

@@ -158,9 +158,10 @@ func newH2Server(t *testing.T, h http.HandlerFunc) *server {
 	return s
 }
 
-// trustServer makes g's transport trust the test server's certificate.
+// trustServer makes g's transports trust the test server's certificate.
 func trustServer(g *Guard, s *server) {
 	pool := x509.NewCertPool()
 	pool.AddCert(s.Certificate())
 	g.transport.TLSClientConfig = &tls.Config{RootCAs: pool}
+	g.once.TLSClientConfig = &tls.Config{RootCAs: pool}
 }
