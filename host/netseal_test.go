@@ -49,6 +49,13 @@ func TestNetSeal(t *testing.T) {
 			if !strings.Contains(s.message(), "Its network requests: 1. ") {
 				t.Fatalf("the model is not told of the requests: %s", s.message())
 			}
+			// Regression: a call that sent a POST was said to have unknown
+			// effects on the workspace, and in the same message that its
+			// changes to the workspace were not kept.
+			if tc.effects == EffectsUnknown && (strings.Contains(s.message(), "workspace: unknown") ||
+				!strings.Contains(s.message(), "on the workspace: none (its changes were not kept); on the remote side: unknown")) {
+				t.Fatalf("the seal's words on its effects: %s", s.message())
+			}
 		})
 	}
 }

@@ -98,6 +98,11 @@ func (r *run) seal(c conversation.ToolCall, p checkpoint.Phase, net []SealedExch
 
 // message is the result the model reads for a sealed call.
 func (s Seal) message() string {
+	effects := "Its effects on the workspace: " + s.Effects + "."
+	if len(s.Net) > 0 && s.Effects == EffectsUnknown {
+		// What it staged was dropped; what it sent may have acted remotely.
+		effects = "Its effects on the workspace: none (its changes were not kept); on the remote side: unknown."
+	}
 	return fmt.Sprintf("This call was interrupted: cairn stopped while it was %s, and it did not finish. "+
-		"Its effects on the workspace: %s.%s Recommendation: %s.", s.Phase, s.Effects, netMessage(s.Net), s.Recommendation)
+		"%s%s Recommendation: %s.", s.Phase, effects, netMessage(s.Net), s.Recommendation)
 }
