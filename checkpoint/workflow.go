@@ -8,22 +8,26 @@ import (
 )
 
 // WorkflowSchemaVersion is the version of the Workflow record this package
-// writes. A reader refuses anything newer, and reads version 1 too.
+// writes. A reader refuses anything newer, and reads versions 1 and 2 too.
 //
-// A record of version 2 is a CBOR map of three keys:
+// A record of version 3 (or 2) is a CBOR map of three keys:
 //
-//	1   2, the version
-//	12  the record: the Workflow, CBOR-encoded (its Schema 2), as a byte string
+//	1   3 (or 2), the version
+//	12  the record: the Workflow, CBOR-encoded (its Schema the same), as a byte string
 //	13  the CRC-32C (Castagnoli) of the bytes of key 12
 //
 // so that a byte changed anywhere in the record, even one that leaves it a
 // valid record (a digit of a step's output), is found when it is read. A
 // record of version 1 is the Workflow itself, key 1 its Schema, with no
 // checksum: it is read as before, and what still decodes is taken as it
-// is; it is written back as version 2 the next time it is written.
-const WorkflowSchemaVersion = 2
+// is. Version 3 added Begun (key 13 of the Workflow): a cairn that wrote
+// version 2 would not know that a step whose agent is gone had begun, and
+// would make it again, so it refuses a record of version 3 as newer. A
+// record of version 1 or 2 is read with no step begun, as its cairn kept
+// none, and is written back as version 3 the next time it is written.
+const WorkflowSchemaVersion = 3
 
-// workflowFile is a record of version 2 as it is kept: the encoded
+// workflowFile is a record of version 2 or 3 as it is kept: the encoded
 // Workflow and its checksum.
 type workflowFile struct {
 	Schema int    `cbor:"1,keyasint"`
@@ -62,6 +66,24 @@ type Workflow struct {
 	// id left is known not to be this run's. Empty in a record that a
 	// cairn writing version 1 started.
 	Run string `cbor:"12,keyasint,omitempty"`
+	// Begun are the steps whose agent a run of the workflow began to
+	// make, in the order they began: each is added, and the record made
+	// durable, before the step's agent is made, so that a step whose
+	// agent's stored state is gone later (removed, or moved aside) is
+	// known to have begun, and what it changed to be unknown, rather than
+	// taken for a step that never started and made again. Empty in a
+	// record of version 1 or 2.
+	Begun []string `cbor:"13,keyasint,omitempty"`
+}
+
+// HasBegun reports whether the step of that name is among Begun.
+func (w *Workflow) HasBegun(name string) bool {
+	for _, b := range w.Begun {
+		if b == name {
+			return true
+		}
+	}
+	return false
 }
 
 // WorkflowStep is one completed step.
@@ -105,7 +127,7 @@ var (
 	_ Workflows = (*MemStore)(nil)
 )
 
-// EncodeWorkflow encodes a workflow record as version 2, with its
+// EncodeWorkflow encodes a workflow record as version 3, with its
 // checksum, refusing one without a valid id or of a schema this build
 // does not write.
 func EncodeWorkflow(w *Workflow) ([]byte, error) {
@@ -148,8 +170,8 @@ func DecodeWorkflow(where, id string, data []byte) (*Workflow, error) {
 	switch head.Schema {
 	case 1:
 		w, err = decodeWorkflowRecord(where, id, 1, data)
-	case 2:
-		w, err = decodeWorkflowFile(where, id, data)
+	case 2, 3:
+		w, err = decodeWorkflowFile(where, id, head.Schema, data)
 	default:
 		if head.Schema > WorkflowSchemaVersion {
 			return nil, &FutureSchemaError{File: where, Version: head.Schema, Supported: WorkflowSchemaVersion}
@@ -167,9 +189,9 @@ func DecodeWorkflow(where, id string, data []byte) (*Workflow, error) {
 	return w, nil
 }
 
-// decodeWorkflowFile decodes a record of version 2: its checksum, then the
-// record it holds.
-func decodeWorkflowFile(where, id string, data []byte) (*Workflow, error) {
+// decodeWorkflowFile decodes a record of version v, 2 or 3: its checksum,
+// then the record it holds, which must be of the same version.
+func decodeWorkflowFile(where, id string, v int, data []byte) (*Workflow, error) {
 	var f workflowFile
 	if err := decMode.Unmarshal(data, &f); err != nil {
 		return nil, workflowDamage(where, id, "does not decode: "+err.Error())
@@ -178,7 +200,7 @@ func decodeWorkflowFile(where, id string, data []byte) (*Workflow, error) {
 		return nil, workflowDamage(where, id, fmt.Sprintf("does not match its checksum (CRC-32C %08x recorded, %08x of its bytes): "+
 			"it changed after it was written", f.Sum, sum))
 	}
-	return decodeWorkflowRecord(where, id, 2, f.Record)
+	return decodeWorkflowRecord(where, id, v, f.Record)
 }
 
 // decodeWorkflowRecord decodes an encoded Workflow of schema version v.
