@@ -33,7 +33,9 @@ func workflowCommand() *cli.Command {
 			},
 			{
 				Name: "resume", Usage: "continue a workflow: skip its completed steps, resume the interrupted ones, run the rest", ArgsUsage: "ID",
-				Flags: slices.Concat([]cli.Flag{&cli.IntFlag{Name: "parallel", Usage: "steps that run at once"}},
+				Flags: slices.Concat([]cli.Flag{&cli.IntFlag{Name: "parallel", Usage: "steps that run at once"},
+					&cli.StringSliceFlag{Name: "retry", Usage: "make `STEP` again though what its last attempt did is unknown " +
+						"(its agent's stored state is gone, or its call may have taken effect): check first; repeatable"}},
 					limitFlags("the resumed steps' agents'"), []cli.Flag{storeFlag, cacheFlag, jsonFlag, autoDenyFlag}),
 				Action: workflowResumeAction,
 			},
@@ -73,7 +75,7 @@ func workflowRunAction(c *cli.Context) error {
 
 func workflowResumeAction(c *cli.Context) error {
 	if c.NArg() != 1 {
-		return withCode(exitUsage, errors.New("usage: cairn workflow resume ID"))
+		return withCode(exitUsage, errors.New("usage: cairn workflow resume [--retry STEP] ID"))
 	}
 	if err := checkParallelFlag(c); err != nil {
 		return err
@@ -88,7 +90,7 @@ func workflowResumeAction(c *cli.Context) error {
 	}
 	defer s.close()
 	opts := workflowOptions(c)
-	opts.Limits = limits
+	opts.Limits, opts.Retry = limits, c.StringSlice("retry")
 	res, err := workflow.Resume(s.ctx, s.eng, c.Args().First(), opts)
 	if errors.Is(err, workflow.ErrFinished) {
 		// As `cairn resume` of an agent that is done: nothing to do is no error.
@@ -116,7 +118,7 @@ func checkParallelFlag(c *cli.Context) error {
 // are usage errors, as a missing file and an agent that exists are to
 // `cairn run` and `cairn import`.
 func workflowError(err error) error {
-	if errors.Is(err, workflow.ErrFlow) || errors.Is(err, checkpoint.ErrExists) {
+	if errors.Is(err, workflow.ErrFlow) || errors.Is(err, checkpoint.ErrExists) || errors.Is(err, workflow.ErrRetry) {
 		return withCode(exitUsage, err)
 	}
 	return runError(err)
@@ -223,6 +225,10 @@ func workflowStatus(c *cli.Context, res *workflow.Result) error {
 			return withCode(exitApproval, fmt.Errorf("workflow %s waits: %s; then %s", res.ID, res.Reason, resume))
 		}
 		return withCode(exitApproval, fmt.Errorf("workflow %s waits: %s", res.ID, res.Reason))
+	case stop.Retry:
+		// What the step did is unknown: the reason says what to check,
+		// and how to make it again.
+		return withCode(exitFailed, fmt.Errorf("workflow %s failed: %s", res.ID, res.Reason))
 	case stop.InFlow:
 		return withCode(exitFailed, fmt.Errorf("workflow %s failed: %s; the workflow keeps the workflow file it started with, so a resume fails the same way: "+
 			"fix the file and run it anew (`cairn workflow run`)", res.ID, res.Reason))

@@ -35,14 +35,15 @@ func (f *Flow) checkSteps(flowWS string, steps []Step) error {
 
 // checkUnstarted checks, as Run does, the steps a resume starts anew:
 // those the journal lacks whose agent is not continued (an agent that is
-// continued runs the definition it was made with).
+// continued runs the definition it was made with), and that a resume
+// does not leave alone (job.blocked).
 func (r *runner) checkUnstarted() error {
 	var steps []Step
 	for _, s := range r.flow.Steps {
 		if _, done := r.outputs[s.Name]; done {
 			continue
 		}
-		if j := r.prepare(s); !j.resumed && j.foreign == "" {
+		if j := r.prepare(s); !j.resumed && j.foreign == "" && j.blocked(r.rec.ID) == "" {
 			steps = append(steps, s)
 		}
 	}

@@ -20,6 +20,14 @@
 // the rest. A step's output is read from its agent's committed state, so
 // it is the same whether or not the workflow was interrupted.
 //
+// A step is marked begun in the record, durably, before its agent is made.
+// Resume does not make again a step whose last attempt did what cannot be
+// known: one that had begun whose agent's stored state is gone, and a
+// tool step whose call was sealed after it sent a request not safe to
+// repeat. The step fails saying what to check, and Options.Retry makes it
+// again. A tool step made again, after its call failed, is its agent
+// prompted again, so the earlier attempt stays in the agent's journal.
+//
 // Each run of a workflow has a token of its own, kept in its record and
 // given to each step's agent in its correlation label (ID#RUN), so that a
 // step agent another run under the same id left is never taken for the

@@ -38,6 +38,13 @@ type Options struct {
 	// continues (a step paused by its max_rounds, say): each one set
 	// replaces the agent file's, as host.ResumeOptions.Limits does.
 	Limits host.RunLimits
+	// Retry names, in Resume, steps to make again that a resume does not
+	// make again by itself, because what their earlier attempt did is
+	// unknown: a step that had begun and whose agent's stored state is
+	// gone (it is made anew), and a tool step whose call was interrupted
+	// after it sent a request not safe to repeat (its agent makes the
+	// call again, keeping the earlier attempt in its journal).
+	Retry []string
 }
 
 // StepEvent is a step starting ("start"), being skipped because the
@@ -84,6 +91,12 @@ type Stop struct {
 	// the workflow keeps as it started: a resume fails the same way, and
 	// the workflow must be run anew from a fixed file.
 	InFlow bool
+	// Retry says what the step's last attempt did is unknown (its agent's
+	// stored state is gone, or its call may have taken effect), so a
+	// plain resume does not make it again: the reason says what to check,
+	// and that Options.Retry (`cairn workflow resume --retry STEP`) makes
+	// it again.
+	Retry bool
 }
 
 // Errors a caller branches on.
@@ -93,6 +106,10 @@ var (
 	// ErrFinished: the workflow has completed every step; there is
 	// nothing to resume.
 	ErrFinished = errors.New("workflow has finished")
+	// ErrRetry: Options.Retry names a step that is not one a resume
+	// leaves alone (no step of the workflow, a completed one, or one a
+	// resume continues by itself).
+	ErrRetry = errors.New("no step to retry")
 )
 
 // Run starts a new workflow and runs it until every step has completed, a
@@ -155,7 +172,9 @@ func Run(ctx context.Context, eng *host.Engine, f *Flow, opts Options) (*Result,
 
 // Resume continues a workflow: the steps its journal has are skipped, an
 // interrupted agent step is resumed from its agent's boundary, and the
-// rest are dispatched. The steps it will start anew are checked first, as
+// rest are dispatched; a step whose last attempt did what cannot be known
+// (see Options.Retry) fails, saying so, unless opts.Retry names it. The
+// steps it will start anew are checked first, as
 // Run checks them, against the workflow file the workflow started with;
 // then the record is written saying the workflow runs, so that a resume
 // that is killed is shown interrupted, not as the run before it ended.
@@ -166,8 +185,8 @@ func Run(ctx context.Context, eng *host.Engine, f *Flow, opts Options) (*Result,
 // checkpoint.ErrFutureSchema for a record of a newer cairn,
 // checkpoint.ErrCorrupt for a record that is damaged or holds another
 // workflow, ErrFinished, checkpoint.ErrLocked, ErrFlow for a step to
-// start that fails its check, ErrParallel, and a stored flow that no
-// longer parses; with each, nothing is changed.
+// start that fails its check, ErrRetry, ErrParallel, and a stored flow
+// that no longer parses; with each, nothing is changed.
 func Resume(ctx context.Context, eng *host.Engine, id string, opts Options) (*Result, error) {
 	ws, err := workflows(eng)
 	if err != nil {
@@ -197,6 +216,9 @@ func Resume(ctx context.Context, eng *host.Engine, id string, opts Options) (*Re
 	}
 	opts.ID = id
 	r := newRunner(eng, ws, f, rec, opts)
+	if err := r.checkRetry(); err != nil {
+		return nil, fmt.Errorf("resume workflow %s: %w", id, err)
+	}
 	if err := r.checkUnstarted(); err != nil {
 		return nil, fmt.Errorf("resume workflow %s: %w; a workflow runs the workflow file it started with: "+
 			"fix or make what it names, where it names it, then resume it", id, err)
@@ -400,7 +422,8 @@ type runner struct {
 	flow *Flow
 	opts Options
 
-	mu      sync.Mutex // guards rec, outputs and the callbacks
+	mu      sync.Mutex // guards the callbacks
+	recMu   sync.Mutex // guards rec and its writes
 	rec     *checkpoint.Workflow
 	outputs map[string]string
 	ran     []string
@@ -413,4 +436,79 @@ func newRunner(eng *host.Engine, ws checkpoint.Workflows, f *Flow, rec *checkpoi
 		r.outputs[s.Name] = s.Output
 	}
 	return r
+}
+
+// retrying says whether the caller asked to make the step again.
+func (r *runner) retrying(step string) bool {
+	for _, s := range r.opts.Retry {
+		if s == step {
+			return true
+		}
+	}
+	return false
+}
+
+// checkRetry refuses a step to retry that is no step, has completed, or
+// is one a resume makes or continues by itself.
+func (r *runner) checkRetry() error {
+	for _, name := range r.opts.Retry {
+		s, ok := r.flow.step(name)
+		switch {
+		case !ok:
+			return fmt.Errorf("%w: %s is not a step of the workflow", ErrRetry, name)
+		case r.completed(name):
+			return fmt.Errorf("%w: step %s completed, and a completed step is never made again", ErrRetry, name)
+		}
+		j := r.prepare(s)
+		j.retry = false
+		if j.blocked(r.rec.ID) == "" {
+			return fmt.Errorf("%w: step %s is not one whose last attempt is unknown: `cairn workflow resume %s` makes or continues it without --retry",
+				ErrRetry, name, r.rec.ID)
+		}
+	}
+	return nil
+}
+
+// completed says whether the journal has the step.
+func (r *runner) completed(step string) bool {
+	_, ok := r.outputs[step]
+	return ok
+}
+
+// begun says whether the step is marked begun in the record.
+func (r *runner) begun(step string) bool {
+	r.recMu.Lock()
+	defer r.recMu.Unlock()
+	return r.rec.HasBegun(step)
+}
+
+// markBegun marks the step begun in the record, durably.
+func (r *runner) markBegun(step string) error {
+	r.recMu.Lock()
+	defer r.recMu.Unlock()
+	r.rec.Begun = append(r.rec.Begun, step)
+	r.rec.Updated = time.Now().UTC()
+	if err := r.ws.PutWorkflow(r.rec); err != nil {
+		r.rec.Begun = r.rec.Begun[:len(r.rec.Begun)-1]
+		return fmt.Errorf("mark step %s begun: %w", step, err)
+	}
+	return nil
+}
+
+// unmarkBegun takes back the mark of a step whose agent could not be
+// made. Should the record not be written, the step stays marked, and a
+// resume finds it begun with no agent.
+func (r *runner) unmarkBegun(step string) {
+	r.recMu.Lock()
+	defer r.recMu.Unlock()
+	begun := r.rec.Begun
+	for i, b := range begun {
+		if b == step {
+			r.rec.Begun = append(begun[:i:i], begun[i+1:]...)
+			break
+		}
+	}
+	if r.ws.PutWorkflow(r.rec) != nil {
+		r.rec.Begun = begun
+	}
 }

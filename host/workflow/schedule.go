@@ -71,7 +71,9 @@ func (r *runner) dispatch(ctx context.Context, running map[string]bool, results 
 		}
 		running[s.Name] = true
 		job := r.prepare(s)
-		r.step(StepEvent{Type: "start", Step: s.Name, Kind: s.Kind(), Agent: job.agent, Resumed: job.resumed})
+		if job.blocked(r.rec.ID) == "" { // else it fails at once, and nothing starts
+			r.step(StepEvent{Type: "start", Step: s.Name, Kind: s.Kind(), Agent: job.agent, Resumed: job.resumed})
+		}
 		go func() { results <- r.runStep(ctx, job) }()
 	}
 }
@@ -102,10 +104,15 @@ func (r *runner) limit() int {
 // complete journals a completed step: the whole record, durably, before
 // any step that needs it starts.
 func (r *runner) complete(o outcome) error {
+	r.recMu.Lock()
 	r.rec.Steps = append(r.rec.Steps, *o.done)
 	r.rec.Updated = time.Now().UTC()
-	if err := r.ws.PutWorkflow(r.rec); err != nil {
+	err := r.ws.PutWorkflow(r.rec)
+	if err != nil {
 		r.rec.Steps = r.rec.Steps[:len(r.rec.Steps)-1]
+	}
+	r.recMu.Unlock()
+	if err != nil {
 		return err
 	}
 	r.outputs[o.step.Name] = o.done.Output
@@ -114,7 +121,7 @@ func (r *runner) complete(o outcome) error {
 	return nil
 }
 
-// finish stores how the workflow ended.
+// finish stores how the workflow ended, once no step runs.
 func (r *runner) finish(ctx context.Context, stop *outcome) (*Result, error) {
 	var stopped *Stop
 	switch {

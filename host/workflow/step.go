@@ -24,9 +24,38 @@ type job struct {
 	input   any
 	resumed bool // its agent exists and is continued
 	fresh   bool // its agent exists but committed nothing: start it over
+	// again says a tool step's agent ended with its call failed: it is
+	// given a new prompt and makes the call again, in the same agent, so
+	// that the earlier attempt stays in its journal and history.
+	again bool
 	// foreign says why an agent of the step's id is not the step's: an
 	// agent another run, or another workflow, made under that id.
 	foreign string
+	// gone says the step had begun and its agent's stored state is no
+	// longer in the store; unknown is the seal of a tool step's call that
+	// was interrupted after it sent a request not safe to repeat. Either
+	// keeps a resume from making the step again, unless retry says to.
+	gone    bool
+	unknown string
+	retry   bool
+}
+
+// blocked says why a resume does not make the step again unless asked
+// to; empty when it does.
+func (j job) blocked(id string) string {
+	switch {
+	case j.retry:
+		return ""
+	case j.gone:
+		return fmt.Sprintf("it had begun, but its agent %s's stored state is gone (removed or moved out of the store), so it is not made again: "+
+			"what it did, and what it changed in the workspace, is unknown; put the agent back and `cairn workflow resume %s` continues it, "+
+			"or look at the workspace and make the step anew with `cairn workflow resume --retry %s %s`", j.agent, id, j.step.Name, id)
+	case j.unknown != "":
+		return fmt.Sprintf("tool %s's call was interrupted after it sent a request that is not safe to repeat, so a resume does not make it again: %s "+
+			"Once you have checked, `cairn workflow resume --retry %s %s` makes the call again (the first attempt stays in `cairn log %s`)",
+			j.step.Tool, j.unknown, j.step.Name, id, j.agent)
+	}
+	return ""
 }
 
 func (r *runner) agentOf(s Step) string { return StepAgent(r.rec.ID, s.Name) }
@@ -34,53 +63,111 @@ func (r *runner) agentOf(s Step) string { return StepAgent(r.rec.ID, s.Name) }
 // prepare expands a step's templates with the outputs so far and looks
 // at what its agent left, if anything.
 func (r *runner) prepare(s Step) job {
-	j := job{step: s, agent: r.agentOf(s), input: expandInput(s.Input, r.outputs)}
+	j := job{step: s, agent: r.agentOf(s), input: expandInput(s.Input, r.outputs), retry: r.retrying(s.Name)}
 	j.prompt = expand(s.Prompt, r.outputs)
 	if s.Kind() == "delegate" {
 		j.prompt = expand(s.Task, r.outputs)
 	}
-	if rec, err := r.eng.Store().Read(j.agent); err == nil {
-		if c := rec.State.Labels.Correlation; c != label(r.rec) {
-			j.foreign = fmt.Sprintf("agent %s is there already and is not this workflow's: its correlation label is %q, "+
-				"where this run of workflow %s gives its agents %q, so another run under the id %s, or no workflow, made it; "+
-				"it is left as it was: %s, then resume the workflow (`cairn workflow resume %s`)",
-				j.agent, c, r.rec.ID, label(r.rec), r.rec.ID, removeAdvice(r.eng.Store(), j.agent), r.rec.ID)
-			return j
-		}
-		// An agent that committed nothing has nothing to resume from, and
-		// a tool step whose call failed is made again: its error told the
-		// user to fix the cause and resume.
-		j.fresh = rec.State.Round == 0 && len(rec.Tail) == 0 || s.Kind() == "tool" && callFailed(rec)
-		j.resumed = !j.fresh
+	rec, err := r.eng.Store().Read(j.agent)
+	if err != nil {
+		// A step that had begun has changed what its agent changed: with
+		// its agent gone, that is unknown, and it is not made again.
+		j.gone = errors.Is(err, checkpoint.ErrNotFound) && r.begun(s.Name)
+		return j
 	}
+	if c := rec.State.Labels.Correlation; c != label(r.rec) {
+		j.foreign = fmt.Sprintf("agent %s is there already and is not this workflow's: its correlation label is %q, "+
+			"where this run of workflow %s gives its agents %q, so another run under the id %s, or no workflow, made it; "+
+			"it is left as it was: %s, then resume the workflow (`cairn workflow resume %s`)",
+			j.agent, c, r.rec.ID, label(r.rec), r.rec.ID, removeAdvice(r.eng.Store(), j.agent), r.rec.ID)
+		return j
+	}
+	// An agent that committed nothing has nothing to resume from; a tool
+	// step whose call failed makes it again (its error told the user to
+	// fix the cause and resume), unless the call's effects are unknown.
+	j.fresh = rec.State.Round == 0 && len(rec.Tail) == 0
+	if s.Kind() == "tool" && !j.fresh && !rec.Interrupted() {
+		if m, ok := toolResult(rec.State.Messages); ok && m.IsError {
+			j.again, j.unknown = true, unknownSeal(m.Text)
+		}
+	}
+	j.resumed = !j.fresh && !j.again
 	return j
 }
 
-// callFailed reports whether a tool step's agent ended with its call's
-// error.
-func callFailed(rec *checkpoint.Recovered) bool {
-	if rec.Interrupted() {
-		return false
-	}
-	for _, m := range rec.State.Messages {
-		if m.Role == conversation.RoleTool && m.IsError {
-			return true
+// lastAttempt are the messages since the last prompt: a tool step's
+// agent is prompted again for each attempt after its first, which had
+// no prompt.
+func lastAttempt(msgs []conversation.Message) []conversation.Message {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == conversation.RoleUser && !msgs[i].Note {
+			return msgs[i+1:]
 		}
 	}
-	return false
+	return msgs
+}
+
+// toolResult is the result of a tool step's call in its last attempt.
+func toolResult(msgs []conversation.Message) (conversation.Message, bool) {
+	for _, m := range lastAttempt(msgs) {
+		if m.Role == conversation.RoleTool {
+			return m, true
+		}
+	}
+	return conversation.Message{}, false
+}
+
+// unknownSeal is text when it is the result resume wrote for a call that
+// was in flight at a stop and may have taken effect beyond the workspace
+// (it sent a request not safe to repeat: host.EffectsUnknown), else empty.
+// The words are those of the seal's message (package host, Seal.message);
+// TestWorkflowResumeDoesNotSendASealedPostAgain holds the two together.
+func unknownSeal(text string) string {
+	if strings.HasPrefix(text, "This call was interrupted:") && strings.Contains(text, "Its effects on the workspace: "+host.EffectsUnknown+".") {
+		return text
+	}
+	return ""
 }
 
 // runStep runs, resumes or re-reads a step's agent and reads the step's
 // output from the agent's committed state. A step whose agent another
 // process holds pauses, as a delegation to a held sub-agent does: nothing
 // failed, and a resume continues it once that process lets go.
+//
+// A step is marked begun in the workflow's record, durably, before its
+// agent is made (as a delegation is marked begun before its child is
+// made): a step that had begun and whose agent is gone is not made again
+// (see job.blocked), and one whose agent's stored state vanishes while it
+// runs fails saying so.
 func (r *runner) runStep(ctx context.Context, j job) outcome {
 	o := outcome{step: j.step, stop: Stop{Step: j.step.Name, Agent: j.agent}}
 	if j.foreign != "" {
 		return o.end(checkpoint.StatusFailed, j.foreign)
 	}
+	if why := j.blocked(r.rec.ID); why != "" {
+		o.stop.Retry = true
+		return o.end(checkpoint.StatusFailed, why)
+	}
+	marked := !r.begun(j.step.Name)
+	if marked {
+		if err := r.markBegun(j.step.Name); err != nil {
+			return o.end(checkpoint.StatusFailed, fmt.Sprintf("agent %s could not start: %v", j.agent, err))
+		}
+	}
 	started := time.Now().UTC()
+	existed := r.eng.Store().Exists(j.agent)
 	res, err := r.runAgent(ctx, j)
+	if !r.eng.Store().Exists(j.agent) {
+		if existed || err == nil || errors.Is(err, checkpoint.ErrLockLost) || errors.Is(err, checkpoint.ErrNotFound) {
+			// Its store went from under it (removed, or moved aside): no
+			// other process runs it, whatever the lock's loss said.
+			o.stop.Retry = true
+			return o.end(checkpoint.StatusFailed, r.vanished(j))
+		}
+		if marked {
+			r.unmarkBegun(j.step.Name) // it could not be made: it never began
+		}
+	}
 	if err != nil {
 		return o.notStarted(err)
 	}
@@ -93,11 +180,23 @@ func (r *runner) runStep(ctx context.Context, j job) outcome {
 	out, err := r.output(j)
 	if err != nil {
 		o.stop.InFlow = errors.Is(err, errNotCalled)
+		var unknown unknownError
+		o.stop.Retry = errors.As(err, &unknown)
 		return o.end(checkpoint.StatusFailed, err.Error())
 	}
 	o.status, o.done = checkpoint.StatusDone, &checkpoint.WorkflowStep{
 		Name: j.step.Name, Agent: j.agent, Output: out, Started: started, Finished: time.Now().UTC()}
 	return o
+}
+
+// vanished says why a step failed when its agent's stored state went
+// from under it while it ran.
+func (r *runner) vanished(j job) string {
+	id := r.rec.ID
+	return fmt.Sprintf("agent %s's stored state vanished while it ran (its directory was removed or moved aside), so it could not go on, "+
+		"and what it changed in the workspace is unknown; put it back and `cairn workflow resume %s` continues it, "+
+		"or look at the workspace and make the step anew with `cairn workflow resume --retry %s %s` (a plain resume does not make it again)",
+		j.agent, id, j.step.Name, id)
 }
 
 // stepReason is why the step's agent stopped. When a sub-agent of its
@@ -150,7 +249,9 @@ func heldBy(err error) string {
 }
 
 // runAgent starts the step's agent, or continues it from its boundary. An
-// agent whose run had ended done is not run again.
+// agent whose run had ended done is not run again. A tool step's agent
+// whose call failed is prompted again, so the earlier attempt stays in
+// its journal.
 func (r *runner) runAgent(ctx context.Context, j job) (*host.Result, error) {
 	if j.resumed {
 		rec, err := r.eng.Store().Read(j.agent)
@@ -178,10 +279,17 @@ func (r *runner) runAgent(ctx context.Context, j job) (*host.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return r.eng.Run(ctx, host.RunOptions{Agent: af, ID: j.agent, Fresh: j.fresh, Prompt: j.prompt,
+	prompt := j.prompt
+	if j.again {
+		prompt = againPrompt
+	}
+	return r.eng.Run(ctx, host.RunOptions{Agent: af, ID: j.agent, Fresh: j.fresh, Prompt: prompt,
 		Workspace: ws, OnEvent: r.event, AutoDeny: r.opts.AutoDeny,
 		Labels: checkpoint.Labels{Correlation: label(r.rec)}})
 }
+
+// againPrompt prompts a tool step's agent to make its call again.
+const againPrompt = "Make the call again."
 
 // event passes an agent's event on, one at a time.
 func (r *runner) event(ev host.Event) {
@@ -261,19 +369,47 @@ func (f *Flow) toolAgent(s Step, in any) (*host.AgentFile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tool step: %w", err)
 	}
-	af.Model.ScriptData, err = yaml.Marshal(map[string]any{"turns": []any{
-		map[string]any{"tool_calls": []any{map[string]any{"name": s.Tool, "input_json": string(input)}}},
-		map[string]any{"text": "called " + s.Tool},
-	}})
+	// The call and the answer after it, once for each attempt: a script
+	// plays the turn its conversation has reached, so the agent prompted
+	// again (job.again) makes the call again, and a resume of it, from
+	// its stored script, finds the same turns.
+	var turns []any
+	for range toolAttempts {
+		turns = append(turns, map[string]any{"tool_calls": []any{map[string]any{"name": s.Tool, "input_json": string(input)}}},
+			map[string]any{"text": "called " + s.Tool})
+	}
+	af.Model.ScriptData, err = yaml.Marshal(map[string]any{"turns": turns})
 	return af, err
 }
+
+// toolAttempts bounds the attempts of a tool step's call: its first and
+// those a resume makes after it failed.
+const toolAttempts = 20
 
 // errNotCalled: a tool step's agent ended without calling its tool.
 var errNotCalled = errors.New("was not called")
 
+// unknownError: a tool step's call was sealed with its effects unknown,
+// and the step is not made again unless asked to.
+type unknownError string
+
+func (e unknownError) Error() string { return string(e) }
+
+// attempts counts a tool step's attempts: its first, and one for each
+// prompt after it.
+func attempts(msgs []conversation.Message) int {
+	n := 1
+	for _, m := range msgs {
+		if m.Role == conversation.RoleUser && !m.Note {
+			n++
+		}
+	}
+	return n
+}
+
 // output reads a completed step's output from its agent's committed
-// state: a tool step's is its call's result, any other the model's last
-// text.
+// state: a tool step's is its call's result in its last attempt, any
+// other the model's last text.
 func (r *runner) output(j job) (string, error) {
 	rec, err := r.eng.Store().Read(j.agent)
 	if err != nil {
@@ -281,15 +417,19 @@ func (r *runner) output(j job) (string, error) {
 	}
 	msgs := rec.State.Messages
 	if j.step.Kind() == "tool" {
-		for _, m := range msgs {
-			if m.Role == conversation.RoleTool {
-				if m.IsError {
-					return "", fmt.Errorf("tool %s failed: %s", j.step.Tool, m.Text)
-				}
-				return m.Text, nil
-			}
+		m, ok := toolResult(msgs)
+		switch {
+		case !ok && attempts(msgs) > toolAttempts:
+			return "", fmt.Errorf("tool %s's call was made %d times, as often as a tool step makes it: run the workflow anew", j.step.Tool, toolAttempts)
+		case !ok:
+			return "", fmt.Errorf("tool %s %w: is it a tool of module %s?", j.step.Tool, errNotCalled, j.step.Module)
+		case unknownSeal(m.Text) != "":
+			j.unknown, j.retry = m.Text, false
+			return "", unknownError(j.blocked(r.rec.ID))
+		case m.IsError:
+			return "", fmt.Errorf("tool %s failed: %s", j.step.Tool, m.Text)
 		}
-		return "", fmt.Errorf("tool %s %w: is it a tool of module %s?", j.step.Tool, errNotCalled, j.step.Module)
+		return m.Text, nil
 	}
 	for i := len(msgs) - 1; i >= 0; i-- {
 		if msgs[i].Role == conversation.RoleAssistant && len(msgs[i].ToolCalls) == 0 {
