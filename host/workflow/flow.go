@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 
@@ -67,6 +70,24 @@ type Step struct {
 	Grant  *host.Grant `yaml:"grant"`
 	// Workspace overrides the flow's workspace for this step.
 	Workspace string `yaml:"workspace"`
+
+	// lines are where the step is in the workflow file: the line of the
+	// step itself (key ""), and of the values of its keys; none for a
+	// flow not parsed from YAML text.
+	lines map[string]int
+}
+
+// at is "line N: " for the line of the step's key (its own line for ""),
+// or empty when it is not known.
+func (s Step) at(key string) string {
+	n := s.lines[key]
+	if n == 0 {
+		n = s.lines[""]
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("line %d: ", n)
 }
 
 // DefaultParallel is how many steps run at once when the flow and the
@@ -88,6 +109,9 @@ var (
 	stepName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,40}$`)
 	// stepRef is the one template form: {{steps.NAME.output}}.
 	stepRef = regexp.MustCompile(`\{\{\s*steps\.([A-Za-z0-9_-]+)\.output\s*\}\}`)
+	// anyRef is whatever looks meant as a template of a step: anything
+	// but stepRef is refused, not passed on as text.
+	anyRef = regexp.MustCompile(`\{\{\s*steps\b[^}]*\}\}`)
 )
 
 // ErrFlow: a workflow file is not valid, or names for a step a file that
@@ -101,9 +125,10 @@ var ErrFlow = errors.New("invalid workflow file")
 // # Errors
 //
 // The YAML's own errors (with line numbers), and ErrFlow for a flow that
-// names no steps, a step without a name or of two kinds, a need that is
-// not a step, a cycle, or a template that names a step not among the
-// step's needs.
+// names no steps, a step without a name or of two kinds, two steps of one
+// name, a need that is not a step, a cycle, a template that is not
+// {{steps.NAME.output}}, or one that names no step, or a step not among the
+// step's needs; each of these names the line of the file to change.
 func Parse(data []byte, dir string) (*Flow, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
@@ -114,6 +139,7 @@ func Parse(data []byte, dir string) (*Flow, error) {
 		}
 		return nil, yamlkeys.Friendly(err, reflect.TypeOf(f))
 	}
+	f.findLines(data)
 	if err := f.validate(); err != nil {
 		return nil, err
 	}
@@ -145,6 +171,41 @@ func (f *Flow) Path(p string) string {
 	return filepath.Join(f.Dir, p)
 }
 
+// findLines gives each step the lines of its node and of its keys' values
+// in data, the YAML it was decoded from.
+func (f *Flow) findLines(data []byte) {
+	var doc yaml.Node
+	if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 {
+		return
+	}
+	steps := valueOf(doc.Content[0], "steps")
+	if steps == nil || steps.Kind != yaml.SequenceNode || len(steps.Content) != len(f.Steps) {
+		return
+	}
+	for i, n := range steps.Content {
+		lines := map[string]int{"": n.Line}
+		if n.Kind == yaml.MappingNode {
+			for k := 0; k+1 < len(n.Content); k += 2 {
+				lines[n.Content[k].Value] = n.Content[k+1].Line
+			}
+		}
+		f.Steps[i].lines = lines
+	}
+}
+
+// valueOf is the value of key in the mapping node m, or nil.
+func valueOf(m *yaml.Node, key string) *yaml.Node {
+	if m.Kind != yaml.MappingNode {
+		return nil
+	}
+	for k := 0; k+1 < len(m.Content); k += 2 {
+		if m.Content[k].Value == key {
+			return m.Content[k+1]
+		}
+	}
+	return nil
+}
+
 // step returns the step of that name.
 func (f *Flow) step(name string) (Step, bool) {
 	for _, s := range f.Steps {
@@ -165,19 +226,20 @@ func (f *Flow) validate() error {
 	if f.MaxParallel < 0 {
 		return fmt.Errorf("%w: max_parallel cannot be negative", ErrFlow)
 	}
-	seen := map[string]bool{}
+	seen := map[string]Step{}
 	for i, s := range f.Steps {
 		if err := s.validate(); err != nil {
-			return fmt.Errorf("%w: steps[%d]: %w", ErrFlow, i, err)
+			return fmt.Errorf("%w: %ssteps[%d]: %w", ErrFlow, s.at(""), i, err)
 		}
-		if seen[s.Name] {
-			return fmt.Errorf("%w: steps[%d]: a second step named %q", ErrFlow, i, s.Name)
+		if first, ok := seen[s.Name]; ok {
+			return fmt.Errorf("%w: %ssteps[%d]: a second step named %q (%s): give each step a name of its own",
+				ErrFlow, s.at(""), i, s.Name, strings.TrimSuffix(cmp.Or(first.at(""), "line ?: "), ": ")+" has the first")
 		}
-		seen[s.Name] = true
+		seen[s.Name] = s
 	}
 	for _, s := range f.Steps {
 		if err := f.checkNeeds(s); err != nil {
-			return fmt.Errorf("%w: step %s: %w", ErrFlow, s.Name, err)
+			return fmt.Errorf("%w: %sstep %s: %w", ErrFlow, s.at(err.key), s.Name, err)
 		}
 	}
 	return f.checkCycles()
@@ -211,24 +273,62 @@ func (s Step) validate() error {
 	return nil
 }
 
-// checkNeeds refuses a need that is no step, and a template that names a
-// step the step does not need (its output would not be there yet).
-func (f *Flow) checkNeeds(s Step) error {
+// needsError is what is wrong with a step's needs or templates, and the
+// key whose value has it.
+type needsError struct {
+	key, why string
+}
+
+func (e *needsError) Error() string { return e.why }
+
+// checkNeeds refuses a need that is no step, a template that is not
+// {{steps.NAME.output}}, one that names no step, and one that names a step
+// the step does not need (its output would not be there yet).
+func (f *Flow) checkNeeds(s Step) *needsError {
 	needs := map[string]bool{}
 	for _, n := range s.Needs {
-		if _, ok := f.step(n); !ok || n == s.Name {
-			return fmt.Errorf("needs %q, which is not another step of the flow", n)
+		if n == s.Name {
+			return &needsError{"needs", fmt.Sprintf("needs itself: take %s out of its needs", n)}
+		}
+		if _, ok := f.step(n); !ok {
+			return &needsError{"needs", fmt.Sprintf("needs %q, which is not another step of the flow (the others: %s)", n, f.names(s.Name))}
 		}
 		needs[n] = true
 	}
-	for _, text := range s.templated() {
-		for _, m := range stepRef.FindAllStringSubmatch(text, -1) {
+	for _, t := range s.templated() {
+		key, text := t[0], t[1]
+		for _, ref := range anyRef.FindAllString(text, -1) {
+			m := stepRef.FindStringSubmatch(ref)
+			switch {
+			case m == nil:
+				return &needsError{key, fmt.Sprintf("uses %s, which is no template: the one form is {{steps.NAME.output}}, "+
+					"a step's output", ref)}
+			case m[1] == s.Name:
+				return &needsError{key, fmt.Sprintf("uses %s, its own output, which it cannot have", ref)}
+			}
+			if _, ok := f.step(m[1]); !ok {
+				return &needsError{key, fmt.Sprintf("uses %s, and %s is not a step of the flow (the others: %s)", ref, m[1], f.names(s.Name))}
+			}
 			if !needs[m[1]] {
-				return fmt.Errorf("uses {{steps.%s.output}}: add %s to its needs (needs: [%s])", m[1], m[1], m[1])
+				return &needsError{key, fmt.Sprintf("uses %s: add %s to its needs (needs: [%s])", ref, m[1], strings.Join(slices.Concat(s.Needs, []string{m[1]}), ", "))}
 			}
 		}
 	}
 	return nil
+}
+
+// names lists the flow's steps but one.
+func (f *Flow) names(but string) string {
+	var names []string
+	for _, s := range f.Steps {
+		if s.Name != but {
+			names = append(names, s.Name)
+		}
+	}
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
 }
 
 // checkCycles refuses steps that need each other, directly or not.
@@ -238,7 +338,15 @@ func (f *Flow) checkCycles() error {
 	visit = func(name string, path []string) error {
 		switch state[name] {
 		case 1:
-			return fmt.Errorf("%w: the steps %v need each other: break the cycle", ErrFlow, append(path, name))
+			cycle := append(path, name)
+			cycle = cycle[slices.Index(cycle, name):]
+			first, _ := f.step(cycle[0])
+			var how []string
+			for i := 0; i+1 < len(cycle); i++ {
+				how = append(how, cycle[i]+" needs "+cycle[i+1])
+			}
+			return fmt.Errorf("%w: %sthe steps %s need each other (%s): break the cycle", ErrFlow, first.at("needs"),
+				strings.Join(cycle[:len(cycle)-1], ", "), strings.Join(how, ", "))
 		case 2:
 			return nil
 		}

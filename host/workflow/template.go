@@ -1,10 +1,11 @@
 package workflow
 
-// templated are the texts of a step that templates are expanded in: its
-// prompt or task, and every string of a tool's input.
-func (s Step) templated() []string {
-	out := []string{s.Prompt, s.Task}
-	walkStrings(s.Input, func(v string) string { out = append(out, v); return v })
+// templated are the texts of a step that templates are expanded in, each
+// with the key that holds it: its prompt or task, and every string of a
+// tool's input.
+func (s Step) templated() [][2]string {
+	out := [][2]string{{"prompt", s.Prompt}, {"task", s.Task}}
+	walkStrings(s.Input, func(v string) string { out = append(out, [2]string{"input", v}); return v })
 	return out
 }
 
