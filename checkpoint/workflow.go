@@ -66,13 +66,13 @@ type Workflow struct {
 	// id left is known not to be this run's. Empty in a record that a
 	// cairn writing version 1 started.
 	Run string `cbor:"12,keyasint,omitempty"`
-	// Begun are the steps whose agent a run of the workflow began to
-	// make, in the order they began: each is added, and the record made
-	// durable, before the step's agent is made, so that a step whose
-	// agent's stored state is gone later (removed, or moved aside) is
-	// known to have begun, and what it changed to be unknown, rather than
-	// taken for a step that never started and made again. Empty in a
-	// record of version 1 or 2.
+	// Begun are the steps whose agent a run of the workflow made, in the
+	// order they began: each is added, and the record made durable, once
+	// the step's agent is made and before anything of it runs, so that a
+	// step whose agent's stored state is gone later (removed, or moved
+	// aside) is known to have begun, and what it changed to be unknown,
+	// rather than taken for a step that never started and made again.
+	// Empty in a record of version 1 or 2.
 	Begun []string `cbor:"13,keyasint,omitempty"`
 }
 

@@ -20,7 +20,8 @@
 // the rest. A step's output is read from its agent's committed state, so
 // it is the same whether or not the workflow was interrupted.
 //
-// A step is marked begun in the record, durably, before its agent is made.
+// A step is marked begun in the record, durably, once its agent is made
+// and before anything of it runs.
 // Resume does not make again a step whose last attempt did what cannot be
 // known: one that had begun whose agent's stored state is gone, and a
 // tool step whose call was sealed after it sent a request not safe to

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -482,33 +483,21 @@ func (r *runner) begun(step string) bool {
 	return r.rec.HasBegun(step)
 }
 
-// markBegun marks the step begun in the record, durably.
-func (r *runner) markBegun(step string) error {
+// setBegun marks the step begun in the record, or takes the mark back,
+// durably.
+func (r *runner) setBegun(step string, begun bool) error {
 	r.recMu.Lock()
 	defer r.recMu.Unlock()
-	r.rec.Begun = append(r.rec.Begun, step)
+	was := r.rec.Begun
+	if begun {
+		r.rec.Begun = append(slices.Clip(was), step)
+	} else {
+		r.rec.Begun = slices.DeleteFunc(slices.Clone(was), func(s string) bool { return s == step })
+	}
 	r.rec.Updated = time.Now().UTC()
 	if err := r.ws.PutWorkflow(r.rec); err != nil {
-		r.rec.Begun = r.rec.Begun[:len(r.rec.Begun)-1]
-		return fmt.Errorf("mark step %s begun: %w", step, err)
+		r.rec.Begun = was
+		return fmt.Errorf("mark step %s begun (%v): %w", step, begun, err)
 	}
 	return nil
-}
-
-// unmarkBegun takes back the mark of a step whose agent could not be
-// made. Should the record not be written, the step stays marked, and a
-// resume finds it begun with no agent.
-func (r *runner) unmarkBegun(step string) {
-	r.recMu.Lock()
-	defer r.recMu.Unlock()
-	begun := r.rec.Begun
-	for i, b := range begun {
-		if b == step {
-			r.rec.Begun = append(begun[:i:i], begun[i+1:]...)
-			break
-		}
-	}
-	if r.ws.PutWorkflow(r.rec) != nil {
-		r.rec.Begun = begun
-	}
 }

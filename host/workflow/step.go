@@ -134,11 +134,14 @@ func unknownSeal(text string) string {
 // process holds pauses, as a delegation to a held sub-agent does: nothing
 // failed, and a resume continues it once that process lets go.
 //
-// A step is marked begun in the workflow's record, durably, before its
-// agent is made (as a delegation is marked begun before its child is
-// made): a step that had begun and whose agent is gone is not made again
-// (see job.blocked), and one whose agent's stored state vanishes while it
-// runs fails saying so.
+// A step is marked begun in the workflow's record, durably, once its
+// agent is made and before anything of it runs: as its run starts (the
+// run_start event, which a run emits before its first model turn), or,
+// for an agent that exists unmarked, before it is continued. A mark made
+// before the agent was made would be left by a stop between the two,
+// and the step taken for one whose agent is gone. A step that had begun
+// and whose agent is gone is not made again (see job.blocked), and one
+// whose agent's stored state vanishes while it runs fails saying so.
 func (r *runner) runStep(ctx context.Context, j job) outcome {
 	o := outcome{step: j.step, stop: Stop{Step: j.step.Name, Agent: j.agent}}
 	if j.foreign != "" {
@@ -148,25 +151,41 @@ func (r *runner) runStep(ctx context.Context, j job) outcome {
 		o.stop.Retry = true
 		return o.end(checkpoint.StatusFailed, why)
 	}
-	marked := !r.begun(j.step.Name)
-	if marked {
-		if err := r.markBegun(j.step.Name); err != nil {
-			return o.end(checkpoint.StatusFailed, fmt.Sprintf("agent %s could not start: %v", j.agent, err))
-		}
+	existed := r.eng.Store().Exists(j.agent)
+	var err error
+	switch {
+	case j.fresh && r.begun(j.step.Name):
+		// It began nothing (no round, no call), and is made over: a stop
+		// between its removal and its making finds it never began.
+		err = r.setBegun(j.step.Name, false)
+	case existed && !j.fresh && !r.begun(j.step.Name): // made by a run that kept no marks
+		err = r.setBegun(j.step.Name, true)
+	}
+	if err != nil {
+		return o.end(checkpoint.StatusFailed, fmt.Sprintf("agent %s could not go on: %v", j.agent, err))
 	}
 	started := time.Now().UTC()
-	existed := r.eng.Store().Exists(j.agent)
-	res, err := r.runAgent(ctx, j)
-	if !r.eng.Store().Exists(j.agent) {
-		if existed || err == nil || errors.Is(err, checkpoint.ErrLockLost) || errors.Is(err, checkpoint.ErrNotFound) {
-			// Its store went from under it (removed, or moved aside): no
-			// other process runs it, whatever the lock's loss said.
-			o.stop.Retry = true
-			return o.end(checkpoint.StatusFailed, r.vanished(j))
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	var markErr error
+	res, err := r.runAgent(ctx, j, func(ev host.Event) {
+		// The agent is made, and its run starts: nothing of it has run
+		// yet. The step is marked begun before anything does.
+		if ev.Type == host.EventRunStart && ev.Agent == j.agent && !r.begun(j.step.Name) {
+			if markErr = r.setBegun(j.step.Name, true); markErr != nil {
+				stop(markErr)
+			}
 		}
-		if marked {
-			r.unmarkBegun(j.step.Name) // it could not be made: it never began
-		}
+		r.event(ev)
+	})
+	if markErr != nil {
+		return o.end(checkpoint.StatusFailed, fmt.Sprintf("agent %s stopped: %v", j.agent, markErr))
+	}
+	if !r.eng.Store().Exists(j.agent) && (existed || err == nil || errors.Is(err, checkpoint.ErrLockLost) || errors.Is(err, checkpoint.ErrNotFound)) {
+		// Its store went from under it (removed, or moved aside): no other
+		// process runs it, whatever the lock's loss said.
+		o.stop.Retry = true
+		return o.end(checkpoint.StatusFailed, r.vanished(j))
 	}
 	if err != nil {
 		return o.notStarted(err)
@@ -252,7 +271,7 @@ func heldBy(err error) string {
 // agent whose run had ended done is not run again. A tool step's agent
 // whose call failed is prompted again, so the earlier attempt stays in
 // its journal.
-func (r *runner) runAgent(ctx context.Context, j job) (*host.Result, error) {
+func (r *runner) runAgent(ctx context.Context, j job, onEvent host.EventFunc) (*host.Result, error) {
 	if j.resumed {
 		rec, err := r.eng.Store().Read(j.agent)
 		if err != nil {
@@ -271,7 +290,7 @@ func (r *runner) runAgent(ctx context.Context, j job) (*host.Result, error) {
 		// and resume: its agent file and script are read again, as
 		// `cairn resume --upgrade` reads them, so the fix is taken up.
 		upgrade := j.step.Kind() == "agent" && !rec.Interrupted() && rec.State.Status == checkpoint.StatusFailed
-		return r.eng.Resume(ctx, host.ResumeOptions{ID: j.agent, Strategy: strategy, OnEvent: r.event, AutoDeny: r.opts.AutoDeny,
+		return r.eng.Resume(ctx, host.ResumeOptions{ID: j.agent, Strategy: strategy, OnEvent: onEvent, AutoDeny: r.opts.AutoDeny,
 			Limits: r.opts.Limits, Upgrade: upgrade})
 	}
 	ws := r.flow.workspace(j.step, r.rec.Workspace)
@@ -284,7 +303,7 @@ func (r *runner) runAgent(ctx context.Context, j job) (*host.Result, error) {
 		prompt = againPrompt
 	}
 	return r.eng.Run(ctx, host.RunOptions{Agent: af, ID: j.agent, Fresh: j.fresh, Prompt: prompt,
-		Workspace: ws, OnEvent: r.event, AutoDeny: r.opts.AutoDeny,
+		Workspace: ws, OnEvent: onEvent, AutoDeny: r.opts.AutoDeny,
 		Labels: checkpoint.Labels{Correlation: label(r.rec)}})
 }
 
