@@ -116,7 +116,7 @@ func (d *delegateTool) Begun(r *run, c conversation.ToolCall) bool {
 	if json.Unmarshal([]byte(c.Input), &in) != nil {
 		return false
 	}
-	return r.delegationMarked(r.state().Round+1, c.ID) || r.store.Exists(childID(r.agentID, in.Agent, c.ID))
+	return r.delegationMade(r.state().Round+1, c.ID) || r.store.Exists(childID(r.agentID, in.Agent, c.ID))
 }
 
 func (d *delegateTool) Call(ctx context.Context, c *nativeCall) (nativeResult, error) {
@@ -171,7 +171,7 @@ func childID(parent, name, call string) string {
 func (r *run) delegate(ctx context.Context, sub *subAgent, id string, round int, call, task string) (nativeResult, error) {
 	s := &subRun{tree: r.tree, root: r.rootID(), forward: r.forward,
 		lineage: checkpoint.Parent{Agent: r.agentID, Call: call, Name: sub.Name, Depth: r.depth + 1}}
-	if r.delegationMarked(round, call) {
+	if r.delegationMade(round, call) {
 		if !r.store.Exists(id) {
 			return r.gone(sub.Name, id), nil
 		}
@@ -180,7 +180,7 @@ func (r *run) delegate(ctx context.Context, sub *subAgent, id string, round int,
 			Reason: fmt.Sprintf("sub-agent %s (agent %s) could not start: %v", sub.Name, id, err)}
 	}
 	existed := r.store.Exists(id)
-	res, err := r.runChild(ctx, sub, id, task, s)
+	res, err := r.runChild(ctx, sub, id, task, s, func() { r.delegationMadeNow(round, call) })
 	switch {
 	case r.store.Exists(id):
 	case existed || err == nil || errors.Is(err, checkpoint.ErrLocked) || errors.Is(err, checkpoint.ErrNotFound):
@@ -226,10 +226,20 @@ func (r *run) delegate(ctx context.Context, sub *subAgent, id string, round int,
 }
 
 // runChild runs the sub-agent: a new one with its task, or one that exists
-// from its boundary.
-func (r *run) runChild(ctx context.Context, sub *subAgent, id, task string, s *subRun) (*Result, error) {
+// from its boundary. made is called as its run starts: it exists in the
+// store, and has done nothing yet.
+func (r *run) runChild(ctx context.Context, sub *subAgent, id, task string, s *subRun, made func()) (*Result, error) {
+	forward := r.forward
+	onEvent := func(e Event) {
+		if e.Type == EventRunStart && e.Agent == id {
+			made()
+		}
+		if forward != nil {
+			forward(e)
+		}
+	}
 	opts := RunOptions{Agent: sub.af, ID: id, Workspace: r.workspace, Prompt: task, Labels: r.state().Labels,
-		OnEvent: r.forward, Approver: r.approver, AutoDeny: r.autoDeny, sub: s}
+		OnEvent: onEvent, Approver: r.approver, AutoDeny: r.autoDeny, sub: s}
 	if r.store.Exists(id) {
 		rec, err := r.store.Read(id)
 		if err != nil {
@@ -242,7 +252,7 @@ func (r *run) runChild(ctx context.Context, sub *subAgent, id, task string, s *s
 			return &Result{Agent: id, Status: StatusDone}, nil // its answer is in its state
 		}
 		if !neverPrompted(rec) {
-			return r.engine.Resume(ctx, ResumeOptions{ID: id, Strategy: StrategySeal, OnEvent: r.forward,
+			return r.engine.Resume(ctx, ResumeOptions{ID: id, Strategy: StrategySeal, OnEvent: onEvent,
 				Approver: r.approver, AutoDeny: r.autoDeny, sub: s})
 		}
 		// Made, then stopped before its task was journaled: start it over.
@@ -318,8 +328,11 @@ func delegated(tail []checkpoint.Record) bool {
 // A delegation's mark says it had begun: it is written, durably, once the
 // delegation has its slot and before its child is made, at
 // delegations/round-N/CALL beside the parent's staging (in its directory
-// of a file store), holding the child's id, and removed when the round
-// commits. The child's existence alone cannot say so: a child's directory
+// of a file store), holding the child's id; a second line, "made", is
+// added, durably, once the child exists and before it runs (its
+// run_start), and the mark is removed when the round commits. A mark
+// without that line is a stop's between the two: the child, had it been
+// made, did nothing. The child's existence alone cannot say so: a child's directory
 // removed or moved aside (as the store's corruption error advises) would
 // make a delegation that had begun, and changed the workspace, look like
 // one that waited for its slot, and resume would run it again from its
@@ -334,11 +347,30 @@ func (r *run) delegationMark(round int, call string) string {
 	return filepath.Join(r.delegationDir(round), unsafeName.ReplaceAllString(call, "_"))
 }
 
-// delegationMarked reports whether the call of round had begun its
-// delegation.
-func (r *run) delegationMarked(round int, call string) bool {
-	_, err := os.Stat(r.delegationMark(round, call))
-	return err == nil
+// delegationMade reports whether the call of round had begun its
+// delegation: its mark says its child was made. A mark without it was
+// left by a stop before the child was made, which did nothing.
+func (r *run) delegationMade(round int, call string) bool {
+	b, err := os.ReadFile(r.delegationMark(round, call))
+	return err == nil && strings.HasSuffix(string(b), "\n"+madeLine+"\n")
+}
+
+// madeLine ends the mark of a delegation whose child was made.
+const madeLine = "made"
+
+// delegationMadeNow records in the call's mark, durably, that its child
+// was made and is about to run. A mark that cannot be completed leaves
+// the delegation as one whose child, if it is gone at a resume, is made
+// again: as it was before marks.
+func (r *run) delegationMadeNow(round int, call string) {
+	f, err := os.OpenFile(r.delegationMark(round, call), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return
+	}
+	if _, err := f.WriteString(madeLine + "\n"); err == nil {
+		f.Sync()
+	}
+	f.Close()
 }
 
 // markDelegation marks the call of round begun, for the child id, and

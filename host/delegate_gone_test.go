@@ -187,3 +187,36 @@ func TestDelegateRefusesAChildItDidNotMake(t *testing.T) {
 		t.Fatalf("resume once it is out: %+v; results %q", res, got)
 	}
 }
+
+// Regression: a stop after a delegation's mark was made and before its
+// child was made left a mark whose child was not in the store, and the
+// resume took the child for gone: the delegation's result said what it
+// changed was unknown, though it had never started. A mark counts once it
+// says its child was made; without that, the child is made now, once.
+func TestDelegationMarkedBeforeItsChildWasMadeRunsIt(t *testing.T) {
+	eng, store := fileEngine(t)
+	af := teamIn(t, editAgent+"approvals: [{tool: delegate, action: ask}]\n", editScript, map[string]string{"kid.yaml": kidScript})
+	must(t, os.WriteFile(filepath.Join(af.WorkspaceDir(), "log.txt"), []byte("START\n"), 0o644))
+	res, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "lead", Prompt: "go"})
+	must(t, err)
+	if res.Status != StatusAwaitingApproval {
+		t.Fatalf("run: %+v", res)
+	}
+	// What a stop between the mark and the child's making leaves.
+	id, _ := kidDir(store)
+	mark := filepath.Join(filepath.Dir(eng.stagingRoot("lead")), "delegations", "round-1", "call_1_0")
+	must(t, os.MkdirAll(filepath.Dir(mark), 0o700))
+	must(t, os.WriteFile(mark, []byte(id+"\n"), 0o600))
+	must(t, eng.Decide(context.Background(), "lead", "call_1_0", Decision{Approved: true}))
+	res, _ = resume(t, eng, "lead", StrategySeal)
+	if res.Status != StatusDone || edits(t, af) != 1 {
+		t.Fatalf("resume: %+v, %d edits; want done, the child run once", res, edits(t, af))
+	}
+	rec, err := store.Read("lead")
+	must(t, err)
+	for _, m := range rec.State.Messages {
+		if m.CallID == "call_1_0" && (m.IsError || strings.Contains(m.Text, "gone")) {
+			t.Errorf("the delegation's result: %q; want the child's answer", m.Text)
+		}
+	}
+}

@@ -56,6 +56,9 @@ func TestNetSeal(t *testing.T) {
 				!strings.Contains(s.message(), "on the workspace: none (its changes were not kept); on the remote side: unknown")) {
 				t.Fatalf("the seal's words on its effects: %s", s.message())
 			}
+			if EffectsUnknownSeal(s.message()) != (tc.effects == EffectsUnknown) {
+				t.Fatalf("EffectsUnknownSeal(%q) = %v", s.message(), !(tc.effects == EffectsUnknown))
+			}
 		})
 	}
 }

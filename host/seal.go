@@ -3,6 +3,7 @@ package host
 import (
 	"cmp"
 	"fmt"
+	"strings"
 
 	"github.com/cairnrun/cairn/checkpoint/conversation"
 
@@ -101,8 +102,23 @@ func (s Seal) message() string {
 	effects := "Its effects on the workspace: " + s.Effects + "."
 	if len(s.Net) > 0 && s.Effects == EffectsUnknown {
 		// What it staged was dropped; what it sent may have acted remotely.
-		effects = "Its effects on the workspace: none (its changes were not kept); on the remote side: unknown."
+		effects = remoteUnknown
 	}
-	return fmt.Sprintf("This call was interrupted: cairn stopped while it was %s, and it did not finish. "+
+	return fmt.Sprintf(sealPrefix+"cairn stopped while it was %s, and it did not finish. "+
 		"%s%s Recommendation: %s.", s.Phase, effects, netMessage(s.Net), s.Recommendation)
+}
+
+// The words of a seal's message that EffectsUnknownSeal reads.
+const (
+	sealPrefix    = "This call was interrupted: "
+	remoteUnknown = "Its effects on the workspace: none (its changes were not kept); on the remote side: unknown."
+)
+
+// EffectsUnknownSeal reports whether text is the result resume wrote for a
+// call in flight at a stop whose effects are unknown (EffectsUnknown): an
+// MCP server's call, or one that sent a request not safe to repeat. Made
+// again, such a call could do twice what it did.
+func EffectsUnknownSeal(text string) bool {
+	return strings.HasPrefix(text, sealPrefix) &&
+		(strings.Contains(text, "Its effects on the workspace: "+EffectsUnknown+".") || strings.Contains(text, remoteUnknown))
 }

@@ -119,11 +119,9 @@ func toolResult(msgs []conversation.Message) (conversation.Message, bool) {
 
 // unknownSeal is text when it is the result resume wrote for a call that
 // was in flight at a stop and may have taken effect beyond the workspace
-// (it sent a request not safe to repeat: host.EffectsUnknown), else empty.
-// The words are those of the seal's message (package host, Seal.message);
-// TestWorkflowResumeDoesNotSendASealedPostAgain holds the two together.
+// (host.EffectsUnknownSeal), else empty.
 func unknownSeal(text string) string {
-	if strings.HasPrefix(text, "This call was interrupted:") && strings.Contains(text, "Its effects on the workspace: "+host.EffectsUnknown+".") {
+	if host.EffectsUnknownSeal(text) {
 		return text
 	}
 	return ""
