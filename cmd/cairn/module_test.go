@@ -3,10 +3,11 @@ package main
 import (
 	"bufio"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cairnrun/cairn/internal/gocmd"
 )
 
 const modulePath = "github.com/cairnrun/cairn"
@@ -16,19 +17,6 @@ func repoRoot(t *testing.T) string {
 	root, err := filepath.Abs("../..")
 	must(t, err)
 	return root
-}
-
-// goCmd is a go command run in dir with the environment env adds to.
-func goCmd(t *testing.T, dir string, env []string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("go", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), append([]string{"GOWORK=off", "GOFLAGS="}, env...)...)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
 }
 
 // A tool author's module outside this repository imports the guest SDK by
@@ -45,7 +33,7 @@ func TestToolInSeparateModule(t *testing.T) {
 	copyFile(t, filepath.Join(root, "go.sum"), filepath.Join(dir, "go.sum"))
 	must(t, os.WriteFile(filepath.Join(dir, "main.go"), []byte(guestDocExample(t, filepath.Join(root, "guest", "guest.go"))), 0o644))
 	env := []string{"GOOS=wasip1", "GOARCH=wasm", "GOPROXY=off", "GOSUMDB=off", "GOFLAGS=-mod=mod"}
-	goCmd(t, dir, env, "build", "-o", "shout.wasm", ".")
+	gocmd.Run(t, dir, env, "build", "-o", "shout.wasm", ".")
 
 	cache := cacheForTests(t)
 	if code, out, errOut := cairn(t, "tools", "pack", filepath.Join(dir, "shout.wasm"), "--cache", cache); code != exitDone {

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cairnrun/cairn/internal/gocmd"
 )
 
 const modulePath = "github.com/cairnrun/cairn"
@@ -18,22 +20,9 @@ func repoRoot(t *testing.T) string {
 	return root
 }
 
-// goCmd is a go command run in dir with the environment env adds to.
-func goCmd(t *testing.T, dir string, env []string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("go", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), append([]string{"GOWORK=off", "GOFLAGS="}, env...)...)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
-}
-
 // goEnv is the value of one of the go command's settings.
 func goEnv(t *testing.T, name string) string {
-	return strings.TrimSpace(goCmd(t, ".", nil, "env", name))
+	return strings.TrimSpace(gocmd.Run(t, ".", nil, "env", name))
 }
 
 func must(t *testing.T, err error) {
@@ -55,14 +44,14 @@ func TestGoInstallFromModuleProxy(t *testing.T) {
 	serveModule(t, proxy, "v0.0.1")
 	env := []string{"GOPROXY=file://" + filepath.ToSlash(proxy) + ",file://" + filepath.ToSlash(filepath.Join(goEnv(t, "GOMODCACHE"), "cache", "download")),
 		"GOSUMDB=off", "GOBIN=" + bin, "CGO_ENABLED=0"}
-	goCmd(t, t.TempDir(), env, "install", modulePath+"/cmd/cairn@v0.0.1")
+	gocmd.Run(t, t.TempDir(), env, "install", modulePath+"/cmd/cairn@v0.0.1")
 
 	cairnBin := filepath.Join(bin, "cairn")
 	out, err := exec.Command(cairnBin, "version").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "tool ABI") {
 		t.Fatalf("the installed cairn: %v\n%s", err, out)
 	}
-	info := goCmd(t, ".", nil, "version", "-m", cairnBin)
+	info := gocmd.Run(t, ".", nil, "version", "-m", cairnBin)
 	for _, want := range []string{"path\t" + modulePath + "/cmd/cairn", "mod\t" + modulePath + "\tv0.0.1", "CGO_ENABLED=0"} {
 		if !strings.Contains(info, want) {
 			t.Errorf("go version -m lacks %q:\n%s", want, info)
