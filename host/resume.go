@@ -60,6 +60,11 @@ type ResumeOptions struct {
 	// calls that were waiting for approval when the agent stopped.
 	Approver Approver
 	AutoDeny bool
+	// Above, for an agent made from a sub-agent's definition in another
+	// agent file (a workflow's delegation step), is that agent file: its
+	// approval rules bind the agent's calls, and its sandbox limits are
+	// the ones the agent leaves out, as they do a delegation's sub-agent.
+	Above *AgentFile
 
 	sub *subRun // a delegation's, for the run of its sub-agent
 	// Workspace, when set, is where the agent's workspace is now: a
@@ -356,6 +361,9 @@ func (e *Engine) rebuildRun(ctx context.Context, rec *checkpoint.Recovered, opts
 	}
 	if err == nil {
 		err = e.withAncestry(af, rec.State)
+	}
+	if err == nil && opts.Above != nil && af.parent == nil {
+		af.inherit(opts.Above)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("resume agent %q: %w", opts.ID, err)

@@ -288,8 +288,16 @@ func (r *runner) runAgent(ctx context.Context, j job, onEvent host.EventFunc) (*
 		// and resume: its agent file and script are read again, as
 		// `cairn resume --upgrade` reads them, so the fix is taken up.
 		upgrade := j.step.Kind() == "agent" && !rec.Interrupted() && rec.State.Status == checkpoint.StatusFailed
+		// A delegation step's agent is bound by its parent file's approval
+		// rules and limits, continued as when it was made.
+		var above *host.AgentFile
+		if j.step.Kind() == "delegate" {
+			if above, err = host.LoadAgentFile(r.flow.Path(j.step.Parent)); err != nil {
+				return nil, err
+			}
+		}
 		return r.eng.Resume(ctx, host.ResumeOptions{ID: j.agent, Strategy: strategy, OnEvent: onEvent, AutoDeny: r.opts.AutoDeny,
-			Limits: r.opts.Limits, Upgrade: upgrade})
+			Limits: r.opts.Limits, Upgrade: upgrade, Above: above})
 	}
 	ws := r.flow.workspace(j.step, r.rec.Workspace)
 	af, err := r.flow.agentFile(j.step, j.input, ws)
