@@ -350,6 +350,11 @@ func (e *Engine) rebuildRun(ctx context.Context, rec *checkpoint.Recovered, opts
 	var af *AgentFile
 	var mods []toolModule
 	var err error
+	if opts.Upgrade && def.AgentPath == "" {
+		// An inline sub-agent's definition is a part of its parent's file.
+		return nil, fmt.Errorf("resume agent %q with --upgrade: it has no agent file of its own to read again (a sub-agent defined inline in its parent's agent file); "+
+			"resume it without --upgrade, or give it a file of its own (agents: [{name: …, file: FILE}]) and delegate to it anew", opts.ID)
+	}
 	if opts.Upgrade {
 		if af, err = LoadAgentFile(def.AgentPath); err == nil {
 			mods, err = e.upgrade(af, def, log)
