@@ -37,14 +37,7 @@ agents:
 	if res.Status != StatusDone {
 		t.Fatalf("run: %+v", res)
 	}
-	list, err := store.List()
-	must(t, err)
-	var kid string
-	for _, s := range list {
-		if s.Parent == "lead" {
-			kid = s.ID
-		}
-	}
+	kid := childID("lead", "kid", "call_1_0")
 	rec, err := store.Read(kid)
 	must(t, err)
 	var spun string

@@ -11,7 +11,7 @@ import (
 // file or directory": such a sub-agent has no agent file of its own to read
 // again. It is refused, saying so and how to go on.
 func TestUpgradeOfAnInlineSubAgentSaysItHasNoFile(t *testing.T) {
-	eng, store := fileEngine(t)
+	eng, _ := fileEngine(t)
 	af := agentIn(t, `
 name: lead
 model: {provider: script, script: script.yaml}
@@ -33,14 +33,7 @@ agents:
 	if res.Status != StatusAwaitingApproval {
 		t.Fatalf("run: %+v", res)
 	}
-	list, err := store.List()
-	must(t, err)
-	var kid string
-	for _, s := range list {
-		if s.Parent == "lead" {
-			kid = s.ID
-		}
-	}
+	kid := childID("lead", "kid", "call_1_0")
 	_, err = eng.Resume(context.Background(), ResumeOptions{ID: kid, Upgrade: true})
 	if err == nil || !strings.Contains(err.Error(), "no agent file of its own") || strings.Contains(err.Error(), "open :") {
 		t.Fatalf("resume --upgrade of the inline sub-agent: %v", err)
