@@ -194,21 +194,15 @@ func (af *AgentFile) inherit(parent *AgentFile) {
 // definition, st being its state, the agent files above it (see inherit),
 // before its run's tools are made with its sandbox limits.
 func (e *Engine) withAncestry(af *AgentFile, st *checkpoint.State) error {
-	if st.Parent == nil || af.parent != nil {
+	if st.Parent == nil {
 		return nil
 	}
-	p, err := storedAncestry(e.store, st.Parent.Agent, maxDepth)
-	if err != nil {
-		return fmt.Errorf("read the agent file of agent %s, which it is a sub-agent of: %w", st.Parent.Agent, err)
-	}
-	af.inherit(p)
-	return nil
+	return ancestry(e.store, af, st.Parent.Agent)
 }
 
 // restoreAncestry gives the agent file of a sub-agent rebuilt from its
-// definition (a resume, of the sub-agent alone or through its parent) the
-// agent files above it, read from their own definitions along its lineage,
-// so that their approval rules bind it as they did when it was made. A
+// definition the agent files above it, if withAncestry did not (a run
+// rebuilt otherwise, as a session), before its calls are judged. A
 // delegation gives a new sub-agent its parent's agent file itself
 // (resolve); an agent with no parent has none to restore.
 //
@@ -217,14 +211,24 @@ func (e *Engine) withAncestry(af *AgentFile, st *checkpoint.State) error {
 // Those of reading an agent above it from the store: its approval rules
 // are unknown, so no call may be judged.
 func (r *run) restoreAncestry() error {
-	if r.parentID == "" || r.af.parent != nil {
+	if r.parentID == "" {
 		return nil
 	}
-	p, err := storedAncestry(r.store, r.parentID, maxDepth)
-	if err != nil {
-		return fmt.Errorf("read the approval rules of agent %s, which %s is a sub-agent of: %w", r.parentID, r.agentID, err)
+	return ancestry(r.store, r.af, r.parentID)
+}
+
+// ancestry makes the agent files of parent and the agents above it, read
+// from their definitions in store along its lineage, the ones above af,
+// unless af has them.
+func ancestry(store checkpoint.Store, af *AgentFile, parent string) error {
+	if af.parent != nil {
+		return nil
 	}
-	r.af.parent = p
+	p, err := storedAncestry(store, parent, maxDepth)
+	if err != nil {
+		return fmt.Errorf("read the agent file of agent %s, which it is a sub-agent of: %w", parent, err)
+	}
+	af.inherit(p)
 	return nil
 }
 
