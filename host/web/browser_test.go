@@ -223,3 +223,24 @@ func TestBrowserTokenInHashOfAnOpenTab(t *testing.T) {
 		t.Errorf("the tab says %q", mode)
 	}
 }
+
+// In a real browser: of two calls of a round writing one file, the one
+// whose change stood is marked ok and the one whose change was refused
+// is marked a conflict, in red, never "✓ ok".
+func TestBrowserMarksARefusedChange(t *testing.T) {
+	f := newFixture(t, Config{Loopback: true})
+	f.run("c", doneAgent, `
+turns:
+  - tool_calls:
+      - {name: write_file, input: {path: same.txt, content: first}}
+      - {name: write_file, input: {path: same.txt, content: second}}
+  - text: done
+`)
+	page := chromium(t, f.http.URL+"/#token="+f.srv.Token()+"&/agent/c")
+	if n := strings.Count(page, "✓ ok"); n != 1 {
+		t.Errorf("%d calls marked ok, want 1:\n%s", n, page)
+	}
+	if n := strings.Count(page, "✗ conflict: changes refused"); n != 1 {
+		t.Errorf("%d calls marked a conflict, want 1:\n%s", n, page)
+	}
+}
