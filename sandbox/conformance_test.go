@@ -55,10 +55,10 @@ var refusedOnOverlays = map[string]string{
 }
 
 // inWazeroWASI are the tests that fail in wazero's WASI preview 1 layer,
-// which cairn uses as it is (but fd_renumber, see renumbering), above its
+// which cairn uses as it is (but fd_renumber, fd_prestat_dir_name and
+// fd_allocate, see renumbering, prestatName and allocating), above its
 // own filesystem: plain wazero fails them too.
 var inWazeroWASI = map[string]string{
-	"rust/dir_fd_op_failures":   "fd_prestat_dir_name on a directory that is not a preopen",
 	"rust/fd_fdstat_set_rights": "wazero does not implement rights (fd_fdstat_set_rights is ENOSYS)",
 	"rust/truncation_rights":    "wazero does not implement rights (fd_fdstat_set_rights is ENOSYS)",
 	"rust/path_open_read_write": "wazero does not implement rights (fd_fdstat_get reports every right)",

@@ -13,23 +13,54 @@ import (
 const errnoBadf = 8
 
 // instantiateWASI adds WASI preview 1 to a runtime: wazero's functions,
-// but fd_renumber, which is renumbering's.
+// but fd_renumber (renumbering's), fd_prestat_dir_name (prestatName's)
+// and fd_allocate (allocating's).
 func instantiateWASI(ctx context.Context, rt wazero.Runtime) error {
 	b := rt.NewHostModuleBuilder(wasi_snapshot_preview1.ModuleName)
 	wasi_snapshot_preview1.NewFunctionExporter().ExportFunctions(b)
-	rn, err := newRenumbering(ctx, b)
+	fns, err := wazeroWASI(ctx, b, "fd_renumber", "fd_advise", "fd_prestat_get", "fd_prestat_dir_name",
+		"fd_allocate", "fd_fdstat_get")
 	if err != nil {
 		return fmt.Errorf("instantiate WASI: %w", err)
 	}
 	i32 := api.ValueTypeI32
-	_, err = b.NewFunctionBuilder().
-		WithGoModuleFunction(rn, []api.ValueType{i32, i32}, []api.ValueType{i32}).
+	b.NewFunctionBuilder().
+		WithGoModuleFunction(renumbering{renumber: fns[0], advise: fns[1]}, []api.ValueType{i32, i32}, []api.ValueType{i32}).
 		WithParameterNames("fd", "to").WithResultNames("errno").
-		Export("fd_renumber").Instantiate(ctx)
-	if err != nil {
+		Export("fd_renumber")
+	b.NewFunctionBuilder().
+		WithGoModuleFunction(prestatName{get: fns[2], name: fns[3]}, []api.ValueType{i32, i32, i32}, []api.ValueType{i32}).
+		WithParameterNames("fd", "path", "path_len").WithResultNames("errno").
+		Export("fd_prestat_dir_name")
+	i64 := api.ValueTypeI64
+	b.NewFunctionBuilder().
+		WithGoModuleFunction(allocating{allocate: fns[4], fdstat: fns[5]}, []api.ValueType{i32, i64, i64}, []api.ValueType{i32}).
+		WithParameterNames("fd", "offset", "len").WithResultNames("errno").
+		Export("fd_allocate")
+	if _, err := b.Instantiate(ctx); err != nil {
 		return fmt.Errorf("instantiate WASI: %w", err)
 	}
 	return nil
+}
+
+// wazeroWASI takes wazero's own functions of the given names from b,
+// which holds wazero's WASI functions, before cairn's replace any.
+func wazeroWASI(ctx context.Context, b wazero.HostModuleBuilder, names ...string) ([]api.GoModuleFunction, error) {
+	cm, err := b.Compile(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer cm.Close(ctx)
+	defs := cm.ExportedFunctions()
+	out := make([]api.GoModuleFunction, len(names))
+	for i, name := range names {
+		f, ok := defs[name].GoFunction().(api.GoModuleFunction)
+		if !ok {
+			return nil, fmt.Errorf("wazero's %s is not a Go function", name)
+		}
+		out[i] = f
+	}
+	return out, nil
 }
 
 // renumbering is fd_renumber(fd, to) as wasmtime has it and the WASI
@@ -45,23 +76,6 @@ func instantiateWASI(ctx context.Context, rt wazero.Runtime) error {
 // would close the file and keep it at fd).
 type renumbering struct {
 	renumber, advise api.GoModuleFunction // wazero's fd_renumber and fd_advise
-}
-
-// newRenumbering takes wazero's fd_renumber and fd_advise from b, which
-// holds wazero's WASI functions.
-func newRenumbering(ctx context.Context, b wazero.HostModuleBuilder) (renumbering, error) {
-	cm, err := b.Compile(ctx)
-	if err != nil {
-		return renumbering{}, err
-	}
-	defer cm.Close(ctx)
-	defs := cm.ExportedFunctions()
-	rn, ok1 := defs["fd_renumber"].GoFunction().(api.GoModuleFunction)
-	advise, ok2 := defs["fd_advise"].GoFunction().(api.GoModuleFunction)
-	if !ok1 || !ok2 {
-		return renumbering{}, fmt.Errorf("wazero's fd_renumber or fd_advise is not a Go function")
-	}
-	return renumbering{renumber: rn, advise: advise}, nil
 }
 
 // Call implements api.GoModuleFunction.
