@@ -62,7 +62,6 @@ var inWazeroWASI = map[string]string{
 	"rust/fd_fdstat_set_rights": "wazero does not implement rights (fd_fdstat_set_rights is ENOSYS)",
 	"rust/truncation_rights":    "wazero does not implement rights (fd_fdstat_set_rights is ENOSYS)",
 	"rust/path_open_read_write": "wazero does not implement rights (fd_fdstat_get reports every right)",
-	"rust/overwrite_preopen":    "wazero refuses fd_renumber over a preopen (ENOTSUP)",
 	"rust/stdio":                "wazero refuses fd_renumber of stdio (ENOTSUP)",
 	"rust/poll_oneoff_stdio":    "wazero's poll_oneoff does not poll stdio for reading (ENOTSUP)",
 	"rust/path_filestat":        "wazero's fd_fdstat_get does not report the SYNC flags a file was opened with",

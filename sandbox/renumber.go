@@ -18,23 +18,23 @@ const errnoBadf = 8
 func instantiateWASI(ctx context.Context, rt wazero.Runtime) error {
 	b := rt.NewHostModuleBuilder(wasi_snapshot_preview1.ModuleName)
 	wasi_snapshot_preview1.NewFunctionExporter().ExportFunctions(b)
-	fns, err := wazeroWASI(ctx, b, "fd_renumber", "fd_advise", "fd_prestat_get", "fd_prestat_dir_name",
-		"fd_allocate", "fd_fdstat_get")
+	fns, err := wazeroWASI(ctx, b, "fd_renumber", "fd_advise", "fd_close", "fd_prestat_get",
+		"fd_prestat_dir_name", "fd_allocate", "fd_fdstat_get")
 	if err != nil {
 		return fmt.Errorf("instantiate WASI: %w", err)
 	}
 	i32 := api.ValueTypeI32
 	b.NewFunctionBuilder().
-		WithGoModuleFunction(renumbering{renumber: fns[0], advise: fns[1]}, []api.ValueType{i32, i32}, []api.ValueType{i32}).
+		WithGoModuleFunction(renumbering{renumber: fns[0], advise: fns[1], close: fns[2], prestat: fns[3]}, []api.ValueType{i32, i32}, []api.ValueType{i32}).
 		WithParameterNames("fd", "to").WithResultNames("errno").
 		Export("fd_renumber")
 	b.NewFunctionBuilder().
-		WithGoModuleFunction(prestatName{get: fns[2], name: fns[3]}, []api.ValueType{i32, i32, i32}, []api.ValueType{i32}).
+		WithGoModuleFunction(prestatName{get: fns[3], name: fns[4]}, []api.ValueType{i32, i32, i32}, []api.ValueType{i32}).
 		WithParameterNames("fd", "path", "path_len").WithResultNames("errno").
 		Export("fd_prestat_dir_name")
 	i64 := api.ValueTypeI64
 	b.NewFunctionBuilder().
-		WithGoModuleFunction(allocating{allocate: fns[4], fdstat: fns[5]}, []api.ValueType{i32, i64, i64}, []api.ValueType{i32}).
+		WithGoModuleFunction(allocating{allocate: fns[5], fdstat: fns[6]}, []api.ValueType{i32, i64, i64}, []api.ValueType{i32}).
 		WithParameterNames("fd", "offset", "len").WithResultNames("errno").
 		Export("fd_allocate")
 	if _, err := b.Instantiate(ctx); err != nil {
@@ -73,9 +73,14 @@ func wazeroWASI(ctx context.Context, b wazero.HostModuleBuilder, names ...string
 // files allows. With to open, every descriptor stays below the number
 // of files open at once, since wazero gives a new file the lowest free
 // number. fd_renumber(fd, fd) of an open fd changes nothing (wazero's
-// would close the file and keep it at fd).
+// would close the file and keep it at fd). A file may replace a preopen
+// (wazero's refuses, ENOTSUP): the preopen is closed first, as any other
+// file at to is, and the file that takes its number is no preopen. A
+// preopen or stdio is still not moved (ENOTSUP): wazero keeps them apart
+// from other files and offers no way to move one.
 type renumbering struct {
-	renumber, advise api.GoModuleFunction // wazero's fd_renumber and fd_advise
+	// wazero's fd_renumber, fd_advise, fd_close and fd_prestat_get
+	renumber, advise, close, prestat api.GoModuleFunction
 }
 
 // Call implements api.GoModuleFunction.
@@ -86,9 +91,33 @@ func (r renumbering) Call(ctx context.Context, mod api.Module, stack []uint64) {
 		stack[0] = errnoBadf
 	case fd == to:
 		stack[0] = 0
+	case r.open(ctx, mod, fd) && !r.preopen(ctx, mod, fd) && r.preopen(ctx, mod, to):
+		if errno := r.closeFD(ctx, mod, to); errno != 0 {
+			stack[0] = errno
+			return
+		}
+		r.renumber.Call(ctx, mod, stack)
 	default:
 		r.renumber.Call(ctx, mod, stack)
 	}
+}
+
+// preopen reports whether fd is a preopen or stdio, the files wazero
+// keeps apart: its fd_prestat_get answers those (stdio with an empty
+// name) and is EBADF for any other.
+func (r renumbering) preopen(ctx context.Context, mod api.Module, fd uint32) bool {
+	return scratch(mod, 8, func(api.Memory) uint64 {
+		stack := []uint64{uint64(fd), 0}
+		r.prestat.Call(ctx, mod, stack)
+		return stack[0]
+	}) == 0
+}
+
+// closeFD closes fd with wazero's fd_close and returns its errno.
+func (r renumbering) closeFD(ctx context.Context, mod api.Module, fd uint32) uint64 {
+	stack := []uint64{uint64(fd)}
+	r.close.Call(ctx, mod, stack)
+	return stack[0]
 }
 
 // open reports whether fd is an open descriptor of mod. wazero's
