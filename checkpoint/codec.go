@@ -25,7 +25,7 @@ var (
 		IndefLength:   cbor.IndefLengthForbidden,
 		Time:          cbor.TimeRFC3339Nano,
 	}.UserBufferEncMode())}
-	decMode = strictcbor.DecMode(strictcbor.Limits{Depth: 24, Elements: 1 << 24, Pairs: 1 << 20})
+	decMode = strictcbor.StoredDecMode(strictcbor.Limits{Depth: 24, Elements: 1 << 24, Pairs: 1 << 20})
 )
 
 // ErrRecordTooLarge is a record, or an agent's state, that encodes to more

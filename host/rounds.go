@@ -13,9 +13,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/fxamacker/cbor/v2"
-
 	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/internal/strictcbor"
 	"github.com/cairnrun/cairn/internal/syncpoint"
 	"github.com/cairnrun/cairn/sandbox/overlay"
 )
@@ -40,6 +39,10 @@ type keptRecord struct {
 	Before   map[string][]byte `cbor:"2,keyasint,omitempty"`
 	After    map[string][]byte `cbor:"3,keyasint,omitempty"`
 }
+
+// keptDec reads a kept record, whose maps are keyed by the names of
+// workspace files, which need not be UTF-8 (strictcbor.StoredDecMode).
+var keptDec = strictcbor.StoredDecMode(strictcbor.Limits{Depth: 4, Elements: 1 << 20, Pairs: 1 << 20})
 
 // keepRounds is how many rounds' changes are kept.
 const keepRounds = 10
@@ -206,7 +209,7 @@ func readKeptRecord(path string) (keptRecord, overlay.Effects, error) {
 	} else if b, rerr := os.ReadFile(path); rerr != nil {
 		err = rerr
 	} else {
-		err = cbor.Unmarshal(b, &rec)
+		err = keptDec.Unmarshal(b, &rec)
 	}
 	if err != nil {
 		return rec, nil, err

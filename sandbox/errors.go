@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/cairnrun/cairn/sandbox/internal/wasmcode"
 )
@@ -51,15 +52,20 @@ func (e *exitError) Error() string {
 // Is makes errors.Is(err, errExit) hold.
 func (e *exitError) Is(target error) bool { return target == errExit }
 
-// tail is the last few lines of a log, on one line.
+// tail is the last few lines of a log, on one line, in UTF-8: what is
+// not UTF-8 becomes U+FFFD, and a cut falls between characters.
 func tail(log []byte) string {
-	lines := strings.Split(strings.TrimSpace(string(log)), "\n")
+	lines := strings.Split(strings.TrimSpace(strings.ToValidUTF8(string(log), "\uFFFD")), "\n")
 	if len(lines) > 3 {
 		lines = lines[len(lines)-3:]
 	}
 	s := strings.Join(lines, " | ")
 	if len(s) > 400 {
-		s = "…" + s[len(s)-400:]
+		cut := len(s) - 400
+		for cut < len(s) && !utf8.RuneStart(s[cut]) {
+			cut++
+		}
+		s = "…" + s[cut:]
 	}
 	return s
 }

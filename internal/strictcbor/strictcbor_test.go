@@ -35,3 +35,17 @@ func pairs(n int) []byte {
 	}
 	return b
 }
+
+// The stored-data decoder reads a text string that is not UTF-8 as its
+// bytes, and refuses the rest as DecMode does.
+func TestStoredDecModeKeepsNamesThatAreNotUTF8(t *testing.T) {
+	dec := StoredDecMode(Limits{Depth: 4, Elements: 16, Pairs: 16})
+	var s string
+	if err := dec.Unmarshal([]byte{0x62, 'a', 0xff}, &s); err != nil || s != "a\xff" {
+		t.Fatalf("got %q, %v; want the bytes a, 0xff", s, err)
+	}
+	var v any
+	if err := dec.Unmarshal([]byte{0xa2, 0x61, 'a', 0x01, 0x61, 'a', 0x02}, &v); err == nil {
+		t.Fatal("a duplicate key was read")
+	}
+}

@@ -162,7 +162,7 @@ func (e Effect) removes() bool { return e.Base.Exists && (!e.New.Exists || e.Bas
 // abi's, since a manifest is read back from disk on resume.
 var (
 	effectsEnc = strictcbor.Must(cbor.CoreDetEncOptions().EncMode())
-	effectsDec = strictcbor.DecMode(strictcbor.Limits{Depth: 8, Elements: 1 << 20, Pairs: 16})
+	effectsDec = strictcbor.StoredDecMode(strictcbor.Limits{Depth: 8, Elements: 1 << 20, Pairs: 16})
 )
 
 // Marshal encodes the manifest as deterministic CBOR.
