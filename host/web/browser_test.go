@@ -244,3 +244,20 @@ turns:
 		t.Errorf("%d calls marked a conflict, want 1:\n%s", n, page)
 	}
 }
+
+// In a real browser: a cut of the context the model is sent shows in the
+// timeline, at the round it was made for, saying what it left out.
+func TestBrowserShowsAContextCut(t *testing.T) {
+	needsBrowser(t)
+	f := newFixture(t, Config{Loopback: true})
+	big := strings.Repeat("a line of the notes that the agent reads again\n", 120)
+	must(t, os.MkdirAll(filepath.Join(f.agents, "cut", "workspace"), 0o755))
+	must(t, os.WriteFile(filepath.Join(f.agents, "cut", "workspace", "big.txt"), []byte(big), 0o644))
+	read := "  - tool_calls: [{name: read_file, input: {path: big.txt}}]\n"
+	f.run("cut", doneAgent+"context: {budget: 3000, policy: drop, keep_turns: 1}\n",
+		"turns:\n"+strings.Repeat(read, 5)+"  - text: done\n")
+	page := chromium(t, f.http.URL+"/#token="+f.srv.Token()+"&/agent/cut")
+	if !strings.Contains(page, "· context: for round ") || !strings.Contains(page, "were left out") {
+		t.Fatalf("the agent page shows no cut of the context:\n%s", page)
+	}
+}

@@ -132,6 +132,12 @@ class Timeline {
           el("pre", {}, e.call.output || ""));
         break;
       }
+      case "context_compacted": {
+        const c = e.compaction || {};
+        this.row("mark", "· context: for round " + c.round + ", the messages before message " + (c.from + 1) +
+          (c.summary ? " were summarised" : " were left out") + " (about " + (c.before || 0) + " → " + (c.after || 0) + " tokens)");
+        break;
+      }
       case "effects_applied": {
         const out = this.calls[e.call.id];
         const line = el("div", { class: "mark" }, "↳ changed " + (e.paths || []).join(", "));
