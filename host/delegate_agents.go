@@ -33,9 +33,10 @@ import (
 // lacks and no sandbox limit above the parent's, and each of its MCP
 // servers one of the parent's, its entry narrowing the parent's entry. A
 // run whose sub-agents ask for more does not start; the error names the
-// line to change. The parent's approval rules bind the sub-agent's calls
-// too (see run.judge). Relative paths of an inline definition are relative
-// to the parent's agent file.
+// line to change; a sub-agent's own file read again by a resume with
+// Upgrade is checked the same way (see readmit). The parent's approval
+// rules bind the sub-agent's calls too (see run.judge). Relative paths of
+// an inline definition are relative to the parent's agent file.
 type SubAgent struct {
 	Name        string `yaml:"name" json:"name"`
 	Description string `yaml:"description" json:"description,omitempty"`
@@ -168,18 +169,77 @@ func (s SubAgent) resolve(parent *AgentFile) (*subAgent, error) {
 	var err error
 	if s.File != "" {
 		path := parent.resolve(s.File)
-		if sub.af, err = LoadAgentFile(path); err != nil {
+		var af *AgentFile
+		if af, err = LoadAgentFile(path); err != nil {
 			return nil, fmt.Errorf("%w: %s: sub-agent %s: %w", ErrSubAgent, sub.where, s.Name, err)
 		}
-		sub.toolLines, sub.mcpLines, sub.file = linesOf(sub.af.Source, "tools"), linesOf(sub.af.Source, "mcp"), path
+		sub.ownFile(af)
 	} else if sub.af, err = ParseAgentFile(s.inlineSource(parent.Source), parent.Dir); err != nil {
 		return nil, fmt.Errorf("%w: %s: sub-agent %s: %w", ErrSubAgent, sub.where, s.Name, err)
 	}
-	sub.af.inherit(parent)
-	if err := sub.narrows(parent); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrSubAgent, err)
+	if err := sub.admit(parent); err != nil {
+		return nil, err
 	}
 	return sub, nil
+}
+
+// ownFile makes af, read from a file of its own, the sub-agent's
+// definition: an error of the check names that file's lines.
+func (sub *subAgent) ownFile(af *AgentFile) {
+	sub.af, sub.file = af, af.describe()
+	sub.toolLines, sub.mcpLines = linesOf(af.Source, "tools"), linesOf(af.Source, "mcp")
+}
+
+// admit makes parent the agent file above the sub-agent's (see inherit)
+// and checks that its tools, grants, limits and MCP servers narrow
+// parent's.
+//
+// # Errors
+//
+// ErrSubAgent, naming the line to change, for a definition that asks for
+// more than parent has.
+func (sub *subAgent) admit(parent *AgentFile) error {
+	sub.af.inherit(parent)
+	if err := sub.narrows(parent); err != nil {
+		return fmt.Errorf("%w: %w", ErrSubAgent, err)
+	}
+	return nil
+}
+
+// readmit checks an agent file that an upgrade (ResumeOptions.Upgrade)
+// read again, of an agent that is a sub-agent (st.Parent) or was made from
+// one (above, a workflow's delegation step), as a delegation checks it
+// (resolve): an edit must not widen what the delegation would refuse. It
+// makes the agent file above af the one it is checked against: the
+// parent's as the store has it, or above.
+//
+// # Errors
+//
+// ErrSubAgent, naming the line to change, for a file that asks for more
+// than the agent file above it; those of reading the parent's from the
+// store.
+func (e *Engine) readmit(af *AgentFile, st *checkpoint.State, above *AgentFile) error {
+	name, parent := af.Name, above
+	if p := st.Parent; p != nil {
+		var err error
+		if parent, err = parentFile(e.store, p.Agent); err != nil {
+			return err
+		}
+		if p.Name != "" {
+			name = p.Name
+		}
+	}
+	if parent == nil {
+		return nil
+	}
+	sub := &subAgent{SubAgent: SubAgent{Name: name}, where: af.describe()}
+	for _, s := range parent.Agents {
+		if s.Name == name {
+			sub.SubAgent, sub.where = s, fmt.Sprintf("%s line %d", parent.describe(), s.line)
+		}
+	}
+	sub.ownFile(af)
+	return sub.admit(parent)
 }
 
 // inherit makes parent the agent file above af: its approval rules bind
@@ -224,12 +284,22 @@ func ancestry(store checkpoint.Store, af *AgentFile, parent string) error {
 	if af.parent != nil {
 		return nil
 	}
-	p, err := storedAncestry(store, parent, maxDepth)
+	p, err := parentFile(store, parent)
 	if err != nil {
-		return fmt.Errorf("read the agent file of agent %s, which it is a sub-agent of: %w", parent, err)
+		return err
 	}
 	af.inherit(p)
 	return nil
+}
+
+// parentFile is the agent file of parent, the agent a sub-agent is of,
+// read from store with those above it (see storedAncestry).
+func parentFile(store checkpoint.Store, parent string) (*AgentFile, error) {
+	p, err := storedAncestry(store, parent, maxDepth)
+	if err != nil {
+		return nil, fmt.Errorf("read the agent file of agent %s, which it is a sub-agent of: %w", parent, err)
+	}
+	return p, nil
 }
 
 // storedAncestry is the agent file agent id was made with, and those of

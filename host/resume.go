@@ -48,7 +48,10 @@ type ResumeOptions struct {
 	ID       string
 	Strategy Strategy
 	// Upgrade rebuilds the agent from its agent file as it is on disk now,
-	// instead of from what the store kept when it started.
+	// instead of from what the store kept when it started. A sub-agent's
+	// file (or, with Above, that of an agent made from one) is checked
+	// against the agent file above it as its delegation was: one that asks
+	// for more is refused with ErrSubAgent, and nothing is journaled.
 	Upgrade bool
 	// Model overrides the agent's model.
 	Model   *model.Spec
@@ -273,9 +276,10 @@ func (e *Engine) Resume(ctx context.Context, opts ResumeOptions) (*Result, error
 // that can refuse the resume, so that a refusal changes nothing: not the
 // lease (taking one raises its epoch), and above all, with Steal, not the
 // run of a live holder, which the steal would fence. It reads without the
-// lock: the agent, and with Steal its definition and the workspace that
-// ResumeOptions.Workspace would get. Under the lock placeWorkspace checks
-// the workspace again, since the holder may have gone on meanwhile.
+// lock: the agent, and with Steal its definition (with Upgrade, its agent
+// file as it is now, checked as upgradeFile checks it) and the workspace
+// that ResumeOptions.Workspace would get. Under the lock placeWorkspace
+// checks the workspace again, since the holder may have gone on meanwhile.
 func (e *Engine) checkBeforeLock(opts ResumeOptions) error {
 	if _, ok := e.store.(Stealer); opts.Steal && !ok {
 		return nil // lockToResume refuses it
@@ -287,10 +291,12 @@ func (e *Engine) checkBeforeLock(opts ResumeOptions) error {
 	if !opts.Steal {
 		return nil
 	}
-	if !opts.Upgrade {
-		if _, _, err := e.rebuild(rec.State.Definition); err != nil {
-			return fmt.Errorf("resume agent %q: %w", opts.ID, err)
+	if opts.Upgrade {
+		if _, err := e.upgradeFile(rec.State, opts); err != nil {
+			return err
 		}
+	} else if _, _, err := e.rebuild(rec.State.Definition); err != nil {
+		return fmt.Errorf("resume agent %q: %w", opts.ID, err)
 	}
 	if opts.Workspace == "" || opts.Strategy == StrategyManual {
 		return nil
@@ -350,15 +356,11 @@ func (e *Engine) rebuildRun(ctx context.Context, rec *checkpoint.Recovered, opts
 	var af *AgentFile
 	var mods []toolModule
 	var err error
-	if opts.Upgrade && def.AgentPath == "" {
-		// An inline sub-agent's definition is a part of its parent's file.
-		return nil, fmt.Errorf("resume agent %q with --upgrade: it has no agent file of its own to read again (a sub-agent defined inline in its parent's agent file); "+
-			"resume it without --upgrade, or give it a file of its own (agents: [{name: …, file: FILE}]) and delegate to it anew", opts.ID)
-	}
 	if opts.Upgrade {
-		if af, err = LoadAgentFile(def.AgentPath); err == nil {
-			mods, err = e.upgrade(af, def, log)
+		if af, err = e.upgradeFile(rec.State, opts); err != nil {
+			return nil, err // it names the agent
 		}
+		mods, err = e.upgrade(af, def, log)
 	} else if af, mods, err = e.rebuild(def); err == nil && opts.Strategy != StrategyManual {
 		// A run that writes the agent stores the modules a crash kept
 		// from the store; manual reports and changes nothing.
@@ -387,6 +389,31 @@ func (e *Engine) rebuildRun(ctx context.Context, rec *checkpoint.Recovered, opts
 		r.emit(Event{Type: EventWarning, Text: why + "; resuming with the one the agent started with (--upgrade uses the new one)"})
 	}
 	return r, nil
+}
+
+// upgradeFile reads the agent file of the agent st again, as Upgrade does,
+// and checks it against the agent file above it, if any, as its
+// delegation was checked (see readmit), before anything is journaled.
+//
+// # Errors
+//
+// Those of reading the file; ErrSubAgent for one that asks for more than
+// its parent's; a sub-agent defined inline in its parent's agent file has
+// no file of its own to read.
+func (e *Engine) upgradeFile(st *checkpoint.State, opts ResumeOptions) (*AgentFile, error) {
+	if st.Definition.AgentPath == "" {
+		// An inline sub-agent's definition is a part of its parent's file.
+		return nil, fmt.Errorf("resume agent %q with --upgrade: it has no agent file of its own to read again (a sub-agent defined inline in its parent's agent file); "+
+			"resume it without --upgrade, or give it a file of its own (agents: [{name: …, file: FILE}]) and delegate to it anew", opts.ID)
+	}
+	af, err := LoadAgentFile(st.Definition.AgentPath)
+	if err == nil {
+		err = e.readmit(af, st, opts.Above)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("resume agent %q: %w", opts.ID, err)
+	}
+	return af, nil
 }
 
 // upgrade stores the agent file as it is now and journals the new definition.
