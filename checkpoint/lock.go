@@ -70,8 +70,9 @@ func (e *LockedError) Error() string {
 // Is makes errors.Is(err, ErrLocked) hold.
 func (e *LockedError) Is(target error) bool { return target == ErrLocked }
 
-// ErrLockLost: a write by a holder whose lock file was removed or
-// replaced under it; nothing more it wrote was made durable.
+// ErrLockLost: a write by a holder that lost its lock — its lock file was
+// removed or replaced under it, or (pgstore's *FencedError) its lease was
+// taken over by another process; nothing more it wrote was made durable.
 var ErrLockLost = errors.New("agent's lock file was removed or replaced")
 
 // lockLostError refuses a write by a holder whose lock file is no longer

@@ -34,12 +34,15 @@ var (
 )
 
 // FencedError is a write refused because the writer's lease is no longer
-// held at its epoch: it expired and another process took the agent, or it
-// was released. Nothing of the write was applied, and no later write of
-// this holder will be.
+// held at its epoch: it expired and another process took the agent (or
+// the workflow), or it was released. Nothing of the write was applied, and
+// no later write of this holder will be.
 type FencedError struct {
-	Agent string
-	Epoch int64 // the epoch the writer held
+	Agent string // the lease's id: an agent's, or a workflow's
+	// Workflow says the lease is a workflow's (its record's write was
+	// refused), not an agent's.
+	Workflow bool
+	Epoch    int64 // the epoch the writer held
 	// Now is who holds the agent now and at which epoch; zero Holder when
 	// no one does.
 	Now      checkpoint.Holder
@@ -47,21 +50,25 @@ type FencedError struct {
 }
 
 func (e *FencedError) Error() string {
-	h := e.Now
+	h, what := e.Now, "agent"
+	if e.Workflow {
+		what = "workflow"
+	}
 	switch {
 	case e.NowEpoch > e.Epoch && h.PID != 0:
-		return fmt.Sprintf("agent %q was taken over by process %d on %s (run %s, epoch %d) after this process's lease (epoch %d) expired or was taken with --steal; nothing more was committed here",
-			e.Agent, h.PID, h.Host, h.Run, e.NowEpoch, e.Epoch)
+		return fmt.Sprintf("%s %q was taken over by process %d on %s (run %s, epoch %d) after this process's lease (epoch %d) expired or was taken with --steal; nothing more was committed here",
+			what, e.Agent, h.PID, h.Host, h.Run, e.NowEpoch, e.Epoch)
 	case e.NowEpoch > e.Epoch:
-		return fmt.Sprintf("agent %q was taken over by another process (epoch %d, since released) after this process's lease (epoch %d) expired or was taken with --steal; nothing more was committed here",
-			e.Agent, e.NowEpoch, e.Epoch)
+		return fmt.Sprintf("%s %q was taken over by another process (epoch %d, since released) after this process's lease (epoch %d) expired or was taken with --steal; nothing more was committed here",
+			what, e.Agent, e.NowEpoch, e.Epoch)
 	}
-	return fmt.Sprintf("agent %q: this process's lease (epoch %d) was released; nothing more was committed", e.Agent, e.Epoch)
+	return fmt.Sprintf("%s %q: this process's lease (epoch %d) was released; nothing more was committed", what, e.Agent, e.Epoch)
 }
 
-// Is makes errors.Is hold for ErrFenced and checkpoint.ErrLocked.
+// Is makes errors.Is hold for ErrFenced, checkpoint.ErrLocked and
+// checkpoint.ErrLockLost.
 func (e *FencedError) Is(target error) bool {
-	return target == ErrFenced || target == checkpoint.ErrLocked
+	return target == ErrFenced || target == checkpoint.ErrLocked || target == checkpoint.ErrLockLost
 }
 
 // SchemaError is a schema version table that no cairn leaves: a negative

@@ -11,15 +11,37 @@ import (
 
 var _ checkpoint.Workflows = (*Store)(nil)
 
-// PutWorkflow upserts the workflow's row: one statement, durable at its
-// commit, sent again after a failure of the connection.
+// upsertWorkflow replaces a workflow's row.
+const upsertWorkflow = `INSERT INTO cairn_workflows (id, data) VALUES ($1, $2)
+	ON CONFLICT (id) DO UPDATE SET data = excluded.data, updated = now()`
+
+// PutWorkflow upserts the workflow's row: one transaction, durable at its
+// commit, sent again after a failure of the connection. While this Store
+// holds the lease of the workflow's id (Lock, as a workflow's driver takes
+// it), the upsert is fenced on it as an agent's writes are: a driver whose
+// lease another process took over writes nothing, and gets a *FencedError
+// (matching checkpoint.ErrLockLost) naming who holds the workflow now. A
+// record written with no lease held (a test, a tool) is not fenced.
 func (s *Store) PutWorkflow(w *checkpoint.Workflow) error {
 	data, err := checkpoint.EncodeWorkflow(w)
 	if err != nil {
 		return err
 	}
-	if _, err := s.exec(idempotent, `INSERT INTO cairn_workflows (id, data) VALUES ($1, $2)
-		ON CONFLICT (id) DO UPDATE SET data = excluded.data, updated = now()`, w.ID, data); err != nil {
+	s.mu.Lock()
+	l := s.leases[w.ID]
+	s.mu.Unlock()
+	if l == nil {
+		_, err = s.exec(idempotent, upsertWorkflow, w.ID, data)
+	} else {
+		b := s.fence(l, &pgx.Batch{})
+		b.Queue(upsertWorkflow, w.ID, data)
+		_, err = s.sendRule(l, b, idempotent)
+	}
+	var fe *FencedError
+	if errors.As(err, &fe) {
+		fe.Workflow = true
+	}
+	if err != nil {
 		return fmt.Errorf("put workflow %s: %w", w.ID, err)
 	}
 	return nil

@@ -423,16 +423,21 @@ type runner struct {
 	flow *Flow
 	opts Options
 
-	mu      sync.Mutex // guards the callbacks
-	recMu   sync.Mutex // guards rec and its writes
-	rec     *checkpoint.Workflow
+	mu    sync.Mutex // guards the callbacks
+	recMu sync.Mutex // guards rec, its writes and lost
+	rec   *checkpoint.Workflow
+	// lost is the refusal of a write of rec because another process took
+	// the workflow over (checkpoint.ErrLockLost); stop ends the run's
+	// steps with it.
+	lost    error
+	stop    context.CancelCauseFunc
 	outputs map[string]string
 	ran     []string
 	skipped []string
 }
 
 func newRunner(eng *host.Engine, ws checkpoint.Workflows, f *Flow, rec *checkpoint.Workflow, opts Options) *runner {
-	r := &runner{eng: eng, ws: ws, flow: f, opts: opts, rec: rec, outputs: map[string]string{}}
+	r := &runner{eng: eng, ws: ws, flow: f, opts: opts, rec: rec, outputs: map[string]string{}, stop: func(error) {}}
 	for _, s := range rec.Steps {
 		r.outputs[s.Name] = s.Output
 	}
@@ -483,6 +488,23 @@ func (r *runner) begun(step string) bool {
 	return r.rec.HasBegun(step)
 }
 
+// put writes the record; the caller holds recMu. A write refused because
+// another process took the workflow over (its lease expired or was
+// stolen: checkpoint.ErrLockLost) is the last one this run tries: no step
+// starts after it, the running ones stop at their boundaries, and the run
+// ends with it, writing nothing more of the workflow.
+func (r *runner) put() error {
+	if r.lost != nil {
+		return r.lost
+	}
+	err := r.ws.PutWorkflow(r.rec)
+	if errors.Is(err, checkpoint.ErrLockLost) {
+		r.lost = err
+		r.stop(err)
+	}
+	return err
+}
+
 // setBegun marks the step begun in the record, or takes the mark back,
 // durably.
 func (r *runner) setBegun(step string, begun bool) error {
@@ -495,7 +517,7 @@ func (r *runner) setBegun(step string, begun bool) error {
 		r.rec.Begun = slices.DeleteFunc(slices.Clone(was), func(s string) bool { return s == step })
 	}
 	r.rec.Updated = time.Now().UTC()
-	if err := r.ws.PutWorkflow(r.rec); err != nil {
+	if err := r.put(); err != nil {
 		r.rec.Begun = was
 		return fmt.Errorf("mark step %s begun (%v): %w", step, begun, err)
 	}

@@ -27,6 +27,8 @@ func (o outcome) end(status checkpoint.Status, reason string) outcome {
 // the first step that pauses or fails, or when ctx ends; the steps that
 // run then finish (or pause) before it returns.
 func (r *runner) run(ctx context.Context) (*Result, error) {
+	ctx, r.stop = context.WithCancelCause(ctx)
+	defer r.stop(nil)
 	for _, s := range r.flow.Steps {
 		if _, ok := r.outputs[s.Name]; ok {
 			r.skipped = append(r.skipped, s.Name)
@@ -107,7 +109,7 @@ func (r *runner) complete(o outcome) error {
 	r.recMu.Lock()
 	r.rec.Steps = append(r.rec.Steps, *o.done)
 	r.rec.Updated = time.Now().UTC()
-	err := r.ws.PutWorkflow(r.rec)
+	err := r.put()
 	if err != nil {
 		r.rec.Steps = r.rec.Steps[:len(r.rec.Steps)-1]
 	}
@@ -121,8 +123,15 @@ func (r *runner) complete(o outcome) error {
 	return nil
 }
 
-// finish stores how the workflow ended, once no step runs.
+// finish stores how the workflow ended, once no step runs. A run whose
+// workflow another process took over stores nothing, and ends with the
+// write that found it so.
 func (r *runner) finish(ctx context.Context, stop *outcome) (*Result, error) {
+	r.recMu.Lock()
+	defer r.recMu.Unlock()
+	if r.lost != nil {
+		return nil, r.lost
+	}
 	var stopped *Stop
 	switch {
 	case len(r.outputs) == len(r.flow.Steps):
@@ -134,7 +143,7 @@ func (r *runner) finish(ctx context.Context, stop *outcome) (*Result, error) {
 		r.rec.Status, r.rec.Reason = checkpoint.StatusPaused, "stopped: "+context.Cause(ctx).Error()
 	}
 	r.rec.Updated = time.Now().UTC()
-	if err := r.ws.PutWorkflow(r.rec); err != nil {
+	if err := r.put(); err != nil {
 		return nil, err
 	}
 	return &Result{ID: r.rec.ID, Status: r.rec.Status, Reason: r.rec.Reason, Stop: stopped, Ran: r.ran, Skipped: r.skipped, Record: r.rec}, nil

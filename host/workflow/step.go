@@ -228,9 +228,16 @@ func (r *runner) stepReason(j job, res *host.Result) string {
 	return strings.ReplaceAll(res.Reason, "`cairn resume "+j.agent+"`", "`cairn workflow resume "+r.rec.ID+"`")
 }
 
-// notStarted is the outcome of a step whose agent did not start for err:
-// paused when another process holds the agent, else failed.
+// notStarted is the outcome of a step whose agent did not start, or
+// stopped, for err: paused when another process holds the agent or took
+// it over, else failed.
 func (o outcome) notStarted(err error) outcome {
+	if errors.Is(err, checkpoint.ErrLockLost) {
+		// It ran, and another process took its agent over: the error says
+		// by whom, and that nothing more of this run was committed.
+		o.stop.Held = err
+		return o.end(checkpoint.StatusPaused, err.Error())
+	}
 	if errors.Is(err, checkpoint.ErrLocked) {
 		o.stop.Held = err
 		return o.end(checkpoint.StatusPaused, fmt.Sprintf("agent %s is held by %s: resume the workflow once it is released",
