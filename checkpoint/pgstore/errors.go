@@ -123,6 +123,24 @@ func (e *CorruptRowError) Error() string {
 
 func (e *CorruptRowError) Unwrap() error { return e.err }
 
+// CorruptBlobError is a row of cairn_blobs whose bytes do not match its
+// digest. It speaks of the database where the *checkpoint.CorruptError it
+// wraps (errors.As finds it, and errors.Is(err, checkpoint.ErrCorrupt)
+// holds) speaks of a file: the row is repaired by storing the blob again
+// (PutBlob gives a row that does not hold its bytes the right ones).
+type CorruptBlobError struct {
+	Digest string
+	err    *checkpoint.CorruptError
+}
+
+func (e *CorruptBlobError) Error() string {
+	return fmt.Sprintf("blob %s is corrupt in the database: its row in cairn_blobs does not match its digest; nothing was changed — "+
+		"storing the blob again repairs the row (`cairn import` of an export that holds it, or a run that stores the same file), "+
+		"or restore the database from a backup", e.Digest)
+}
+
+func (e *CorruptBlobError) Unwrap() error { return e.err }
+
 // missingTableError is a statement that found one of cairn's tables
 // missing, in a database that Open found set up (cairn_schema names the
 // version that made them all): a table dropped by hand, or a restore

@@ -173,22 +173,28 @@ func (s *Store) bookmarks(agent string) ([]checkpoint.Bookmark, error) {
 
 // PutBlob stores content by its digest, once for every agent. Storing a
 // blob that is there makes it fresh again, so that Collect leaves it to
-// whoever stores it now. Storing it twice is storing it once, so a
-// failure of the connection sends it again.
+// whoever stores it now, and compares the stored bytes with data: a row
+// that no longer holds them (damaged by a disk, a bad restore or a hand)
+// is given them again, so that storing a blob repairs it — an import of an
+// export that holds it, or a run that stores the same file. A row that
+// holds them keeps its bytes as they are. Storing it twice is storing it
+// once, so a failure of the connection sends it again.
 func (s *Store) PutBlob(data []byte) (string, error) {
 	d := checkpoint.BlobDigest(data)
 	if data == nil {
 		data = []byte{} // an empty blob, not a missing one
 	}
 	if _, err := s.exec(idempotent, `INSERT INTO cairn_blobs (digest, data) VALUES ($1, $2)
-		ON CONFLICT (digest) DO UPDATE SET stored = now()`, d, data); err != nil {
+		ON CONFLICT (digest) DO UPDATE SET stored = now(),
+		data = CASE WHEN cairn_blobs.data = excluded.data THEN cairn_blobs.data ELSE excluded.data END`, d, data); err != nil {
 		return "", fmt.Errorf("store blob: %w", err)
 	}
 	return d, nil
 }
 
 // Blob returns the content stored under digest, checked against it.
-// ErrNotFound for an unknown digest.
+// ErrNotFound for an unknown digest; a *CorruptBlobError, matching
+// checkpoint.ErrCorrupt, for a row that does not match its digest.
 func (s *Store) Blob(digest string) ([]byte, error) {
 	ctx, cancel := s.opContext()
 	defer cancel()
@@ -201,7 +207,8 @@ func (s *Store) Blob(digest string) ([]byte, error) {
 		return nil, fmt.Errorf("blob %s: %w", digest, wrapConn(err))
 	}
 	if checkpoint.BlobDigest(data) != digest {
-		return nil, &checkpoint.CorruptError{File: "blob " + digest, Reason: "content does not match its digest"}
+		return nil, &CorruptBlobError{Digest: digest,
+			err: &checkpoint.CorruptError{File: "blob " + digest + " in cairn_blobs", Reason: "content does not match its digest"}}
 	}
 	return data, nil
 }
