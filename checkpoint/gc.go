@@ -51,6 +51,24 @@ type Unreadable struct {
 	Reason string `json:"reason"`
 }
 
+// Leave records that the agent could not be locked or read, for why, and
+// was left as it was. A Store's Collect calls it, then KeepBlobs.
+func (c *Collected) Leave(agent string, why error) {
+	c.Unreadable = append(c.Unreadable, Unreadable{Agent: agent, Reason: why.Error()})
+}
+
+// KeepBlobs reports whether no blob may be removed, because an agent was
+// left unread and the blobs it refers to are unknown; BlobsKept then says
+// so. Blobs are shared by content between agents, so any blob may be one
+// of them.
+func (c *Collected) KeepBlobs() bool {
+	if len(c.Unreadable) == 0 {
+		return false
+	}
+	c.BlobsKept = fmt.Sprintf("agent %s could not be read, so the blobs it refers to are unknown", c.Unreadable[0].Agent)
+	return true
+}
+
 // Collect removes what Retention does not keep: old snapshots and
 // journals, temp files crashes left, what calls staged for an agent that
 // has nothing left to apply, bookmarks past the limit, and blobs no agent
@@ -79,11 +97,10 @@ func (s *FileStore) Collect(keep Retention) (*Collected, error) {
 			continue
 		}
 		if why := s.collectAgent(e.Name(), keep, c, inUse); why != nil {
-			c.Unreadable = append(c.Unreadable, Unreadable{Agent: e.Name(), Reason: why.Error()})
+			c.Leave(e.Name(), why)
 		}
 	}
-	if len(c.Unreadable) > 0 {
-		c.BlobsKept = fmt.Sprintf("agent %s could not be read, so the blobs it refers to are unknown", c.Unreadable[0].Agent)
+	if c.KeepBlobs() {
 		return c, nil
 	}
 	return c, s.collectBlobs(keep, c, inUse)

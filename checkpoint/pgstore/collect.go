@@ -17,6 +17,15 @@ import (
 // when there is one to remove; one that a process runs is skipped and
 // named in Skipped, its blobs kept. Collected.Files names
 // what was removed as "bookmark AGENT/LABEL" and "blob DIGEST".
+//
+// # Errors
+//
+// As the file store's Collect: an agent whose state, pasts or bookmarks
+// cannot be read — a newer schema, a damaged row, lost rows — is not
+// touched at all and is named in Unreadable, with why; the other agents
+// are collected, and no blob is removed (BlobsKept says why), since any
+// blob may be one the agent refers to. Collect fails when the database
+// cannot be reached or its list of agents read.
 func (s *Store) Collect(keep checkpoint.Retention) (*checkpoint.Collected, error) {
 	ids, err := s.collectIDs()
 	if err != nil {
@@ -25,9 +34,16 @@ func (s *Store) Collect(keep checkpoint.Retention) (*checkpoint.Collected, error
 	c := &checkpoint.Collected{}
 	inUse := map[string]bool{}
 	for _, id := range ids {
-		if err := s.collectAgent(id, keep, c, inUse); err != nil {
+		err := s.collectAgent(id, keep, c, inUse)
+		if errors.Is(err, ErrUnavailable) {
 			return c, fmt.Errorf("collect agent %q: %w", id, err)
 		}
+		if err != nil {
+			c.Leave(id, err)
+		}
+	}
+	if c.KeepBlobs() {
+		return c, nil
 	}
 	if err := s.collectBlobs(keep, c, inUse); err != nil {
 		return c, fmt.Errorf("collect blobs: %w", err)
@@ -46,18 +62,28 @@ func (s *Store) collectIDs() ([]string, error) {
 	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
 
-// collectAgent trims the agent's bookmarks and marks what it names. One
-// that a process runs is skipped, its blobs marked all the same.
+// collectAgent trims the agent's bookmarks and marks what it names. Its
+// state, pasts and bookmarks are read before anything of it is removed,
+// so that one that cannot be read is left as it was. One that a process
+// runs is skipped, its blobs marked all the same.
 func (s *Store) collectAgent(id string, keep checkpoint.Retention, c *checkpoint.Collected, inUse map[string]bool) error {
-	if s.leaseLive(id) {
-		c.Skipped = append(c.Skipped, id)
-		return s.markAgent(id, nil, inUse)
-	}
-	trimmed, err := s.trimBookmarks(id, keep, c)
-	if err != nil {
+	rec, err := s.Read(id)
+	switch {
+	case err == nil:
+		checkpoint.MarkState(rec.State, rec.Tail, inUse)
+	case !errors.Is(err, checkpoint.ErrNotFound):
 		return err
 	}
-	return s.markAgent(id, trimmed, inUse)
+	if err := checkpoint.MarkPasts(s, id, inUse); err != nil {
+		return err
+	}
+	trimmed := map[string]bool{}
+	if s.leaseLive(id) {
+		c.Skipped = append(c.Skipped, id)
+	} else if trimmed, err = s.trimBookmarks(id, keep, c); err != nil {
+		return err
+	}
+	return s.markBookmarks(id, trimmed, inUse)
 }
 
 // trimBookmarks removes the agent's oldest bookmarks past the limit and
@@ -96,16 +122,8 @@ func (s *Store) trimBookmarks(id string, keep checkpoint.Retention, c *checkpoin
 	return trimmed, nil
 }
 
-// markAgent marks the blobs the agent's definition and its kept bookmarks
-// name.
-func (s *Store) markAgent(id string, trimmed, inUse map[string]bool) error {
-	rec, err := s.Read(id)
-	switch {
-	case err == nil:
-		checkpoint.MarkState(rec.State, rec.Tail, inUse)
-	case !errors.Is(err, checkpoint.ErrNotFound):
-		return err
-	}
+// markBookmarks marks the blobs the agent's kept bookmarks name.
+func (s *Store) markBookmarks(id string, trimmed, inUse map[string]bool) error {
 	marks, err := s.bookmarks(id)
 	if err != nil {
 		return err
@@ -116,7 +134,7 @@ func (s *Store) markAgent(id string, trimmed, inUse map[string]bool) error {
 			inUse[b.Workspace] = true
 		}
 	}
-	return checkpoint.MarkPasts(s, id, inUse)
+	return nil
 }
 
 // collectBlobs removes the blobs not in use and older than the grace. The
