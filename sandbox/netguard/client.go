@@ -170,15 +170,15 @@ func validHeaderName(name string) bool {
 // or the call's own (its context's deadline).
 //
 // The response's headers, and the error's text, hold no secret value of
-// the guard (HideSecrets, RedactText): the tool never holds one, even
-// where a server echoes it in a Location header or a malformed answer.
+// the guard, in any case, percent-encoded or JSON-escaped (HideSecrets,
+// RedactText): the tool never holds one, even where a server echoes it
+// in a Location header or a malformed answer.
 func (c *Client) RoundTrip(ctx context.Context, req *sandbox.NetRequest) (*sandbox.NetResponse, error) {
 	resp, err := c.send(ctx, req)
-	secrets := c.g.SecretValues()
 	if err != nil {
-		return nil, hideInError(err, secrets)
+		return nil, c.g.hidden.inError(err)
 	}
-	resp.Header = HideSecrets(resp.Header, secrets...)
+	resp.Header = c.g.hidden.header(resp.Header)
 	return resp, nil
 }
 
@@ -192,9 +192,9 @@ type hiddenError struct {
 func (e hiddenError) Error() string { return e.text }
 func (e hiddenError) Unwrap() error { return e.err }
 
-// hideInError is err with every secret value in its text Redacted.
-func hideInError(err error, secrets []string) error {
-	if text := RedactText(err.Error(), secrets...); text != err.Error() {
+// inError is err with every secret value in its text Redacted.
+func (f *finder) inError(err error) error {
+	if text := f.hide(err.Error()); text != err.Error() {
 		return hiddenError{err: err, text: text}
 	}
 	return err

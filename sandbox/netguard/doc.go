@@ -20,5 +20,6 @@
 //
 // Redact and RedactURL say what of an exchange may be recorded;
 // HideSecrets what of a response's headers the tool may be given: none of
-// the secret values, which a server may echo (in a redirect's Location).
+// the secret values, which a server may echo (in a redirect's Location),
+// in any case, percent-encoded or JSON-escaped (find.go).
 package netguard

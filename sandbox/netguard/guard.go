@@ -18,9 +18,11 @@ import (
 // the HTTP transport its calls share. It is safe for concurrent use; each
 // call takes a Client of its own.
 type Guard struct {
-	rules     Rules
-	entries   []entry
-	secrets   []secretRule
+	rules   Rules
+	entries []entry
+	secrets []secretRule
+	// hidden finds the secrets' values in what the tool is given.
+	hidden    *finder
 	methods   map[string]bool
 	transport *http.Transport
 	// once is transport's like, but for a connection per request: for
@@ -69,6 +71,7 @@ func New(rules Rules) (*Guard, error) {
 		}
 		g.secrets = append(g.secrets, secretRule{entry: e, header: http.CanonicalHeaderKey(s.Header), value: s.Value, hide: s.Hide})
 	}
+	g.hidden = newFinder(g.SecretValues())
 	methods := rules.Methods
 	if methods == nil {
 		methods = DefaultMethods
