@@ -195,8 +195,8 @@ func TestSecretRedactedWhenPercentEncoded(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		a := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if r.URL.Path == "/start" {
-			// Not http.Redirect, which echoes the Location in its body: a
-			// body is the tool's, and kept in the store as it came.
+			// Not http.Redirect, which echoes the Location in its body:
+			// this is of the headers (netecho_test.go has a body).
 			w.Header().Set("Location", "/landing/"+url.PathEscape(a)+"?code="+url.QueryEscape(a))
 			w.WriteHeader(http.StatusFound)
 			return

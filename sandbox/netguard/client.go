@@ -169,16 +169,39 @@ func validHeaderName(name string) bool {
 // time limit that ran out is named: the grant's timeout (net: {timeout})
 // or the call's own (its context's deadline).
 //
-// The response's headers, and the error's text, hold no secret value of
-// the guard, in any case, percent-encoded or JSON-escaped (HideSecrets,
-// RedactText): the tool never holds one, even where a server echoes it
-// in a Location header or a malformed answer.
+// The response's headers and body, and the error's text, hold no secret
+// value of the guard, in any case, percent-encoded or JSON-escaped
+// (HideSecrets, RedactText): the tool never holds one, even where a
+// server echoes it in a Location header, a body or a malformed answer.
+// A body that holds one has each replaced by Redacted, and its
+// Content-Length header, if it has one, says its new length: it may so
+// be a little longer than the grant's max_response_bytes, which bounds
+// what the server sends; one longer than MaxResponseLimit, which a tool
+// cannot be given, is an error.
 func (c *Client) RoundTrip(ctx context.Context, req *sandbox.NetRequest) (*sandbox.NetResponse, error) {
 	resp, err := c.send(ctx, req)
 	if err != nil {
 		return nil, c.g.hidden.inError(err)
 	}
+	return c.hide(resp)
+}
+
+// hide is resp with the guard's secrets hidden in its headers and body.
+func (c *Client) hide(resp *sandbox.NetResponse) (*sandbox.NetResponse, error) {
 	resp.Header = c.g.hidden.header(resp.Header)
+	sp := c.g.hidden.spans(resp.Body)
+	if len(sp) == 0 {
+		return resp, nil
+	}
+	body := replaceSpans(resp.Body, sp)
+	if len(body) > MaxResponseLimit {
+		return nil, fmt.Errorf("the response body is %d bytes with the secrets a server echoed in it replaced by %s, more than the %d a tool can be given; it was not given to the tool",
+			len(body), Redacted, MaxResponseLimit)
+	}
+	if resp.Header.Get("Content-Length") != "" {
+		resp.Header.Set("Content-Length", strconv.Itoa(len(body)))
+	}
+	resp.Body = body
 	return resp, nil
 }
 

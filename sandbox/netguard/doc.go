@@ -19,7 +19,8 @@
 // environment; TLS is verified against the system's roots.
 //
 // Redact and RedactURL say what of an exchange may be recorded;
-// HideSecrets what of a response's headers the tool may be given: none of
-// the secret values, which a server may echo (in a redirect's Location),
-// in any case, percent-encoded or JSON-escaped (find.go).
+// HideSecrets what of a response's headers the tool may be given, and
+// Client.RoundTrip gives it a body alike: none of the secret values,
+// which a server may echo (in a redirect's Location, in a body), in any
+// case, percent-encoded or JSON-escaped (find.go).
 package netguard
