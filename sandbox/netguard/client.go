@@ -170,9 +170,10 @@ func validHeaderName(name string) bool {
 // or the call's own (its context's deadline).
 //
 // The response's headers and body, and the error's text, hold no secret
-// value of the guard, in any case, percent-encoded or JSON-escaped
-// (HideSecrets, RedactText): the tool never holds one, even where a
-// server echoes it in a Location header, a body or a malformed answer.
+// value of the guard, in any case, percent-encoded, JSON-escaped or
+// base64-encoded (HideSecrets, RedactText): the tool never holds one,
+// even where a server echoes it in a Location header, a body or a
+// malformed answer.
 // A body that holds one has each replaced by Redacted, and its
 // Content-Length header, if it has one, says its new length: it may so
 // be a little longer than the grant's max_response_bytes, which bounds

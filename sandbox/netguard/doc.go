@@ -22,5 +22,5 @@
 // HideSecrets what of a response's headers the tool may be given, and
 // Client.RoundTrip gives it a body alike: none of the secret values,
 // which a server may echo (in a redirect's Location, in a body), in any
-// case, percent-encoded or JSON-escaped (find.go).
+// case, percent-encoded, JSON-escaped or base64-encoded (find.go).
 package netguard

@@ -1,5 +1,10 @@
 package netguard
 
+import (
+	"encoding/base64"
+	"strings"
+)
+
 // finder finds secret values in what a server sends back, in the forms a
 // server that echoes one gives it:
 //
@@ -8,7 +13,10 @@ package netguard
 //   - each byte as it is or escaped: percent-encoded (%2F or %2f; '+'
 //     for a space), as a URL's query or path holds it, or as a JSON
 //     string escapes it (\/, \\, \", \u002F), as a server that echoes a
-//     request in JSON writes it; escaped and plain bytes mixed.
+//     request in JSON writes it; escaped and plain bytes mixed;
+//   - base64-encoded, in the standard or the URL alphabet, alone or inside
+//     a longer text encoded (base64Forms), for a secret of at least
+//     minBase64 bytes, and so escaped or in any case as well.
 //
 // What it finds are spans of the text's bytes, so that what is replaced
 // is the secret and nothing else of the text. The zero finder finds
@@ -22,21 +30,59 @@ type finder struct {
 	starts [256]bool
 }
 
-// newFinder is the finder of secrets: each non-empty one, as it is.
+// newFinder is the finder of secrets: each non-empty one, as it is and
+// base64-encoded.
 func newFinder(secrets []string) *finder {
 	f := &finder{}
 	seen := map[string]bool{"": true}
 	for _, s := range secrets {
-		if w := asciiLower(s); !seen[w] {
-			seen[w] = true
-			f.byFirst[w[0]] = append(f.byFirst[w[0]], len(f.forms))
-			f.forms = append(f.forms, []byte(w))
-			f.starts[w[0]], f.starts[upper(w[0])] = true, true
-			f.starts['%'], f.starts['\\'] = true, true
-			f.starts['+'] = f.starts['+'] || w[0] == ' '
+		for _, form := range append([]string{s}, base64Forms(s)...) {
+			if w := asciiLower(form); !seen[w] {
+				seen[w] = true
+				f.add(w)
+			}
 		}
 	}
 	return f
+}
+
+// add adds the form w, in lower case and not empty.
+func (f *finder) add(w string) {
+	f.byFirst[w[0]] = append(f.byFirst[w[0]], len(f.forms))
+	f.forms = append(f.forms, []byte(w))
+	f.starts[w[0]], f.starts[upper(w[0])] = true, true
+	f.starts['%'], f.starts['\\'] = true, true
+	f.starts['+'] = f.starts['+'] || w[0] == ' '
+}
+
+// minBase64 is the shortest secret whose base64 forms are looked for: a
+// shorter one's are a few characters that text not made from it holds
+// too.
+const minBase64 = 8
+
+// base64Forms are the characters that the base64 encoding of a text
+// holding s has wherever s is in it, whatever else the text holds: for
+// each of the three places in a group of three bytes where s may begin,
+// the characters that depend on the bytes of s alone; and the encoding
+// of s alone, padded and not. Each in the standard alphabet and the URL
+// one.
+// None for a secret shorter than minBase64.
+func base64Forms(s string) []string {
+	if len(s) < minBase64 {
+		return nil
+	}
+	out := []string{base64.StdEncoding.EncodeToString([]byte(s)), base64.RawStdEncoding.EncodeToString([]byte(s))}
+	for at := range 3 {
+		enc := base64.StdEncoding.EncodeToString(append(make([]byte, at), s...))
+		first := (8*at + 5) / 6       // the first character with no bit of the bytes before s
+		last := 8 * (at + len(s)) / 6 // past the last with no bit of the bytes after it
+		out = append(out, enc[first:last])
+	}
+	url := strings.NewReplacer("+", "-", "/", "_")
+	for _, f := range out[:5] {
+		out = append(out, url.Replace(f))
+	}
+	return out
 }
 
 // spans are the byte ranges [start, end) of text that hold a secret, in

@@ -26,6 +26,20 @@ func TestFinderForms(t *testing.T) {
 			t.Errorf("hide(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
+	b := newFinder([]string{"abcdefgh", "abc", "ab>?>?>?cd"})
+	for in, want := range map[string]string{
+		"YWJjZGVmZ2g=": "[redacted]", "YWJjZGVmZ2g": "[redacted]", "ywjjzgvmz2g": "[redacted]",
+		"eGFiY2RlZmdo":             "eG[redacted]",     // base64 of "x" and it: G holds bits of both
+		"eHlhYmNkZWZnaHo=":         "eHl[redacted]Ho=", // of "xy", it and "z"
+		"eHl6YWJjZGVmZ2g_":         "eHl6[redacted]_",  // of "xyz", it and "?" (whose first bits are 0, as padding's), URL alphabet
+		"YWI-Pz4_Pj9jZA":           "[redacted]",       // URL alphabet, no padding
+		"YWI%2BPz4%2FPj9jZA%3D%3D": "[redacted]",       // query-escaped
+		"YWJj":                     "YWJj",             // "abc": too short to look for its base64
+	} {
+		if got := b.hide(in); got != want {
+			t.Errorf("hide(%q) = %q, want %q", in, got, want)
+		}
+	}
 	var zero finder
 	if zero.hide("Tok+/9f") != "Tok+/9f" || newFinder(nil).holds("") || newFinder([]string{""}).holds("x") {
 		t.Error("a finder of no secret found one")

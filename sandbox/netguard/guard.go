@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -41,7 +42,8 @@ type secretRule struct {
 // # Errors
 //
 // ErrBadRule for an allow entry, secret host or method that does not read,
-// for a negative limit, and for a MaxResponseBytes past MaxResponseLimit.
+// for a negative limit, for a MaxResponseBytes past MaxResponseLimit, and
+// for a secret of Basic credentials that are not base64 of user:password.
 func New(rules Rules) (*Guard, error) {
 	if err := rules.checkLimits(); err != nil {
 		return nil, err
@@ -69,7 +71,12 @@ func New(rules Rules) (*Guard, error) {
 		if !g.allows(e) {
 			return nil, fmt.Errorf("%w: secret for %q: no allow entry reaches that host, so it would never be sent", ErrBadRule, s.Host)
 		}
-		g.secrets = append(g.secrets, secretRule{entry: e, header: http.CanonicalHeaderKey(s.Header), value: s.Value, hide: s.Hide})
+		basic, err := basicParts(s.Value)
+		if err != nil {
+			return nil, fmt.Errorf("%w: secret for %q, header %s: %v", ErrBadRule, s.Host, s.Header, err)
+		}
+		g.secrets = append(g.secrets, secretRule{entry: e, header: http.CanonicalHeaderKey(s.Header), value: s.Value,
+			hide: append(slices.Clone(s.Hide), basic...)})
 	}
 	g.hidden = newFinder(g.SecretValues())
 	methods := rules.Methods

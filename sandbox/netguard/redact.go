@@ -30,7 +30,7 @@ func secretName(name string) bool {
 // session, signature, credential, csrf or xsrf (so Authorization,
 // Proxy-Authorization, Cookie, Set-Cookie, X-Api-Key...) is Redacted, and
 // so is every value that holds one of the secret values given, in any
-// case, percent-encoded or JSON-escaped (find.go). A name that holds a
+// case, escaped or base64-encoded (find.go). A name that holds a
 // secret value has it replaced by Redacted.
 func Redact(h map[string][]string, secrets ...string) map[string][]string {
 	if len(h) == 0 {
@@ -52,7 +52,7 @@ func Redact(h map[string][]string, secrets ...string) map[string][]string {
 
 // HideSecrets is a response's headers as the tool may be given them: each
 // secret value given replaced by Redacted in every name and value,
-// wherever it is in them, in any case, percent-encoded or JSON-escaped
+// wherever it is in them, in any case, escaped or base64-encoded
 // (find.go), so that the tool never holds a secret a server echoes in
 // its headers (a Location header, and so the URL the tool's client
 // follows it to). The rest of a name or value is kept.

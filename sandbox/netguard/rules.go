@@ -2,6 +2,7 @@ package netguard
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net"
@@ -83,8 +84,35 @@ type Secret struct {
 	Host, Header, Value string
 	// Hide are the parts of Value that are the secret proper (what the
 	// agent file took from the environment): what is recorded holds
-	// neither Value nor any of them.
+	// neither Value nor any of them. For a Value of Basic credentials
+	// ("Basic " and base64 of user:password), the guard hides their
+	// decoded parts too (basicParts).
 	Hide []string
+}
+
+// basicParts are the parts of v, if it is Basic credentials, that are
+// secret and that a server may echo decoded: user:password, and the
+// password, or the user name when no password follows it (an API key
+// given as the user name). The user name alone is no secret.
+//
+// # Errors
+//
+// Basic credentials that are not base64 of user:password (the host does
+// not encode them).
+func basicParts(v string) ([]string, error) {
+	scheme, creds, _ := strings.Cut(strings.TrimSpace(v), " ")
+	if !strings.EqualFold(scheme, "Basic") {
+		return nil, nil
+	}
+	d, err := base64.StdEncoding.DecodeString(strings.TrimSpace(creds))
+	user, pass, ok := strings.Cut(string(d), ":")
+	if err != nil || !ok || user+pass == "" {
+		return nil, errors.New(`its value is Basic credentials that are not base64 of user:password: write "Basic ${NAME}", NAME holding that base64 (the host does not encode them)`)
+	}
+	if pass == "" {
+		return []string{string(d), user}, nil
+	}
+	return []string{string(d), pass}, nil
 }
 
 // entry is one parsed allow entry.
