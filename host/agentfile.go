@@ -199,9 +199,6 @@ func ParseAgentFile(data []byte, dir string) (*AgentFile, error) {
 		return nil, yamlkeys.Friendly(err, reflect.TypeOf(af))
 	}
 	if err := af.Validate(); err != nil {
-		if line := keyLine(data, "context", "budget"); line > 0 && errors.Is(err, ErrContextBudget) {
-			err = fmt.Errorf("line %d: %w", line, err)
-		}
 		return nil, err
 	}
 	return af, nil
@@ -277,18 +274,28 @@ func (af *AgentFile) Validate() error {
 	if af.MaxParallel < 0 {
 		return errors.New("max_parallel cannot be negative")
 	}
-	if err := af.Context.validate(); err != nil {
-		return err
+	if key, err := af.Context.validate(); err != nil {
+		return af.atLine(err, "context", key)
 	}
 	if af.Context.Budget > 0 {
 		if err := af.Context.roomFor(af.System, af.fileTools()); err != nil {
-			return err
+			return af.atLine(err, "context", "budget")
 		}
 	}
 	if l := af.Limits; l.MaxRounds < 0 || l.MaxTokens < 0 || l.MaxCost < 0 {
 		return errors.New("limits: max_rounds, max_tokens and max_cost cannot be negative")
 	}
 	return nil
+}
+
+// atLine is err said at the line of the key at path in the agent file's
+// source, or of as much of the path as is there; err as it is when the
+// file has no source (it was made in code).
+func (af *AgentFile) atLine(err error, path ...string) error {
+	if line := keyLine(af.Source, path...); line > 0 {
+		return fmt.Errorf("line %d: %w", line, err)
+	}
+	return err
 }
 
 // keyLine is the line of the key at path in an agent file's source, or of

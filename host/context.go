@@ -64,23 +64,25 @@ const minContextBudget = 256
 // anything of a new agent (see context_room.go).
 var ErrContextBudget = errors.New("context budget too small")
 
-func (c ContextSpec) validate() error {
+// validate checks the section's values. It returns the key of the value
+// that is wrong with the error, for the caller to name its line.
+func (c ContextSpec) validate() (key string, err error) {
 	switch {
 	case c.Budget == 0 && c != (ContextSpec{}):
-		return errors.New("context: budget is missing (estimated tokens a request may send, e.g. 8000)")
+		return "budget", errors.New("context: budget is missing (estimated tokens a request may send, e.g. 8000)")
 	case c.Budget == 0:
-		return nil
+		return "", nil
 	case c.Budget < minContextBudget:
-		return fmt.Errorf("context: budget %d is below the least useful one, %d tokens", c.Budget, minContextBudget)
+		return "budget", fmt.Errorf("context: budget %d is below the least useful one, %d tokens", c.Budget, minContextBudget)
 	case c.Policy != "" && c.Policy != PolicySummarize && c.Policy != PolicyDrop:
-		return fmt.Errorf("context: policy %q: want summarize or drop", c.Policy)
+		return "policy", fmt.Errorf("context: policy %q: want summarize or drop", c.Policy)
 	case c.KeepTurns < 0:
-		return errors.New("context: keep_turns cannot be negative")
+		return "keep_turns", errors.New("context: keep_turns cannot be negative")
 	case c.MaxToolResult < 0 || c.MaxToolResult > c.Budget/2 || c.MaxToolResult > 0 && c.MaxToolResult < minToolResult:
-		return fmt.Errorf("context: max_tool_result %d: want between %d (a cut result's note and some of the result) and half the budget (%d)",
+		return "max_tool_result", fmt.Errorf("context: max_tool_result %d: want between %d (a cut result's note and some of the result) and half the budget (%d)",
 			c.MaxToolResult, minToolResult, c.Budget/2)
 	}
-	return nil
+	return "", nil
 }
 
 func (c ContextSpec) policy() ContextPolicy {
