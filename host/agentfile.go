@@ -274,7 +274,9 @@ func (af *AgentFile) Validate() error {
 	if af.MaxParallel < 0 {
 		return errors.New("max_parallel cannot be negative")
 	}
-	if key, err := af.Context.validate(); err != nil {
+	_, section := findKey(af.Source, "context")
+	_, budget := findKey(af.Source, "context", "budget")
+	if key, err := af.Context.validate(section, budget); err != nil {
 		return af.atLine(err, "context", key)
 	}
 	if af.Context.Budget > 0 {
@@ -301,11 +303,17 @@ func (af *AgentFile) atLine(err error, path ...string) error {
 // keyLine is the line of the key at path in an agent file's source, or of
 // as much of the path as is there; 0 if the source does not read.
 func keyLine(src []byte, path ...string) int {
+	line, _ := findKey(src, path...)
+	return line
+}
+
+// findKey is keyLine's line, and whether the whole path is there.
+func findKey(src []byte, path ...string) (line int, found bool) {
 	var doc yaml.Node
 	if yaml.Unmarshal(src, &doc) != nil || len(doc.Content) == 0 {
-		return 0
+		return 0, false
 	}
-	n, line := doc.Content[0], 0
+	n := doc.Content[0]
 	for _, key := range path {
 		var next *yaml.Node
 		for i := 0; n.Kind == yaml.MappingNode && i+1 < len(n.Content); i += 2 {
@@ -314,11 +322,11 @@ func keyLine(src []byte, path ...string) int {
 			}
 		}
 		if next == nil {
-			break
+			return line, false
 		}
 		n = next
 	}
-	return line
+	return line, true
 }
 
 // resolve resolves p against the agent file's directory.

@@ -26,7 +26,9 @@ import (
 // the request the interrupted one would have sent. See docs/context.md.
 type ContextSpec struct {
 	// Budget bounds the estimated tokens of each request: system prompt,
-	// tool descriptions and messages. 0: no bound.
+	// tool descriptions and messages. 0: no bound, in an agent file
+	// made in code; one read from YAML that writes the section must give
+	// a budget.
 	Budget int `yaml:"budget" json:"budget,omitempty"`
 	// Policy is how the oldest turns are cut when a request would exceed
 	// the budget: summarize (default) or drop.
@@ -64,12 +66,17 @@ const minContextBudget = 256
 // anything of a new agent (see context_room.go).
 var ErrContextBudget = errors.New("context budget too small")
 
-// validate checks the section's values. It returns the key of the value
-// that is wrong with the error, for the caller to name its line.
-func (c ContextSpec) validate() (key string, err error) {
+// validate checks the section's values. section and budget say whether
+// the agent file writes the section and its budget: a section written
+// with no budget, or a budget of 0, is refused rather than taken for no
+// bound. It returns the key of the value that is wrong with the error,
+// for the caller to name its line.
+func (c ContextSpec) validate(section, budget bool) (key string, err error) {
 	switch {
-	case c.Budget == 0 && c != (ContextSpec{}):
-		return "budget", errors.New("context: budget is missing (estimated tokens a request may send, e.g. 8000)")
+	case c.Budget == 0 && budget:
+		return "budget", fmt.Errorf("context: budget 0: at least %d, or leave out the section", minContextBudget)
+	case c.Budget == 0 && (section || c != ContextSpec{}):
+		return "budget", errors.New("context: budget is missing (estimated tokens a request may send, e.g. 8000), or leave out the section")
 	case c.Budget == 0:
 		return "", nil
 	case c.Budget < minContextBudget:
