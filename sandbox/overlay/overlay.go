@@ -671,10 +671,15 @@ func ancestors(p string) []string {
 func isReserved(p string) bool { return strings.HasPrefix(path.Base(p), reservedPrefix) }
 
 // clean makes a guest's path a clean path relative to the workspace, and
-// says whether it asked for a directory (a trailing slash). Leading slashes
-// are dropped, as guestfs.Dir drops them. A path leading out is
-// refused with EPERM, as os.Root refuses it.
+// says whether it asked for a directory (a trailing slash). A path too
+// long, or with a name too long, is refused at once with ENAMETOOLONG, as
+// guestfs.Dir refuses it (guestfs.CheckPath). Leading slashes are
+// dropped, as guestfs.Dir drops them. A path leading out is refused with
+// EPERM, as os.Root refuses it.
 func clean(p string) (string, bool, experimentalsys.Errno) {
+	if e := guestfs.CheckPath(p); e != 0 {
+		return "", false, e
+	}
 	p = strings.TrimLeft(p, "/")
 	if p == "" {
 		return ".", true, 0

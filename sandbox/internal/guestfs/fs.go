@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"strings"
 	"syscall"
 	"time"
 
@@ -64,20 +63,6 @@ func OpenRoot(dir string) (*os.Root, error) {
 
 func (w *Dir) Close() error { return w.Root.Close() }
 
-// name is the os.Root name of a guest path relative to the mount. wazero
-// names a directory opened at a mount's root "", and joins a path under it
-// as "/" + path: such a path is still relative to the mount (a guest's own
-// absolute path never reaches a filesystem, wazero refuses it), so leading
-// slashes are dropped rather than refused. os.Root then confines the rest,
-// ".." and symlinks included.
-func name(path string) string {
-	path = strings.TrimLeft(path, "/")
-	if path == "" {
-		return "."
-	}
-	return path
-}
-
 func Errno(err error) experimentalsys.Errno {
 	if err == nil {
 		return 0
@@ -105,7 +90,11 @@ func (w *Dir) OpenFile(path string, flag experimentalsys.Oflag, perm fs.FileMode
 	if w.ReadOnly && flag&WriteFlags != 0 {
 		return nil, experimentalsys.EROFS
 	}
-	if name(path) == "." && flag == experimentalsys.O_RDONLY {
+	p, e := name(path)
+	if e != 0 {
+		return nil, e
+	}
+	if p == "." && flag == experimentalsys.O_RDONLY {
 		// wazero opens a mount's root so, once per instance, to ask
 		// whether it is a directory; most calls use it for nothing else.
 		return &File{FS: w, Path: ".", isDir: true}, 0
@@ -113,7 +102,7 @@ func (w *Dir) OpenFile(path string, flag experimentalsys.Oflag, perm fs.FileMode
 	if e := w.Files.Take(); e != 0 {
 		return nil, e
 	}
-	f, e := w.Open(path, flag, perm)
+	f, e := w.Open(p, flag, perm)
 	if e != 0 {
 		w.Files.Give()
 		return nil, e
@@ -135,7 +124,11 @@ func (w *Dir) OpenFile(path string, flag experimentalsys.Oflag, perm fs.FileMode
 // epoll_ctl an open. Only a blocking descriptor given to os.NewFile is
 // not offered, and os.Root gives out no descriptor.)
 func (w *Dir) Open(path string, flag experimentalsys.Oflag, _ fs.FileMode) (*File, experimentalsys.Errno) {
-	f, err := w.Root.OpenFile(name(path), OSFlags(flag&^experimentalsys.O_TRUNC)|syscall.O_NONBLOCK, newFileMode)
+	path, e := name(path)
+	if e != 0 {
+		return nil, e
+	}
+	f, err := w.Root.OpenFile(path, OSFlags(flag&^experimentalsys.O_TRUNC)|syscall.O_NONBLOCK, newFileMode)
 	if err != nil {
 		return nil, Errno(err)
 	}
@@ -158,7 +151,7 @@ func (w *Dir) Open(path string, flag experimentalsys.Oflag, _ fs.FileMode) (*Fil
 			return nil, Errno(err)
 		}
 	}
-	return &File{F: f, FS: w, Path: name(path), isDir: fi.IsDir(), Append: flag&experimentalsys.O_APPEND != 0, Mode: fi.Mode().Perm()}, 0
+	return &File{F: f, FS: w, Path: path, isDir: fi.IsDir(), Append: flag&experimentalsys.O_APPEND != 0, Mode: fi.Mode().Perm()}, 0
 }
 
 // allowed refuses what is not a regular file or a directory, and regular
@@ -204,7 +197,11 @@ func OSFlags(flag experimentalsys.Oflag) int {
 
 // Lstat describes a path without following a final symlink.
 func (w *Dir) Lstat(path string) (sys.Stat_t, experimentalsys.Errno) {
-	fi, err := w.Root.Lstat(name(path))
+	path, e := name(path)
+	if e != 0 {
+		return sys.Stat_t{}, e
+	}
+	fi, err := w.Root.Lstat(path)
 	if err != nil {
 		return sys.Stat_t{}, Errno(err)
 	}
@@ -213,7 +210,11 @@ func (w *Dir) Lstat(path string) (sys.Stat_t, experimentalsys.Errno) {
 
 // Stat describes a path, following symlinks that stay inside the mount.
 func (w *Dir) Stat(path string) (sys.Stat_t, experimentalsys.Errno) {
-	fi, err := w.Root.Stat(name(path))
+	path, e := name(path)
+	if e != 0 {
+		return sys.Stat_t{}, e
+	}
+	fi, err := w.Root.Stat(path)
 	if err != nil {
 		return sys.Stat_t{}, Errno(err)
 	}
@@ -222,7 +223,11 @@ func (w *Dir) Stat(path string) (sys.Stat_t, experimentalsys.Errno) {
 
 // Readlink reads a symlink already in the mount; it does not follow it.
 func (w *Dir) Readlink(path string) (string, experimentalsys.Errno) {
-	s, err := w.Root.Readlink(name(path))
+	path, e := name(path)
+	if e != 0 {
+		return "", e
+	}
+	s, err := w.Root.Readlink(path)
 	return s, Errno(err)
 }
 
@@ -232,7 +237,11 @@ func (w *Dir) Mkdir(path string, _ fs.FileMode) experimentalsys.Errno {
 	if w.ReadOnly {
 		return experimentalsys.EROFS
 	}
-	return Errno(w.Root.Mkdir(name(path), newDirMode))
+	path, e := name(path)
+	if e != 0 {
+		return e
+	}
+	return Errno(w.Root.Mkdir(path, newDirMode))
 }
 
 // Chmod changes permission bits.
@@ -240,7 +249,11 @@ func (w *Dir) Chmod(path string, perm fs.FileMode) experimentalsys.Errno {
 	if w.ReadOnly {
 		return experimentalsys.EROFS
 	}
-	return Errno(w.Root.Chmod(name(path), perm&fs.ModePerm))
+	path, e := name(path)
+	if e != 0 {
+		return e
+	}
+	return Errno(w.Root.Chmod(path, perm&fs.ModePerm))
 }
 
 // Rename renames within the mount. A directory replaces an empty
@@ -249,10 +262,18 @@ func (w *Dir) Rename(from, to string) experimentalsys.Errno {
 	if w.ReadOnly {
 		return experimentalsys.EROFS
 	}
-	if fi, err := w.Root.Lstat(name(to)); err == nil && fi.IsDir() {
-		return w.renameOverDir(name(from), name(to))
+	from, e := name(from)
+	if e != 0 {
+		return e
 	}
-	return Errno(w.Root.Rename(name(from), name(to)))
+	to, e = name(to)
+	if e != 0 {
+		return e
+	}
+	if fi, err := w.Root.Lstat(to); err == nil && fi.IsDir() {
+		return w.renameOverDir(from, to)
+	}
+	return Errno(w.Root.Rename(from, to))
 }
 
 // Rmdir removes an empty directory.
@@ -260,14 +281,18 @@ func (w *Dir) Rmdir(path string) experimentalsys.Errno {
 	if w.ReadOnly {
 		return experimentalsys.EROFS
 	}
-	fi, err := w.Root.Lstat(name(path))
+	path, e := name(path)
+	if e != 0 {
+		return e
+	}
+	fi, err := w.Root.Lstat(path)
 	if err != nil {
 		return Errno(err)
 	}
 	if !fi.IsDir() {
 		return experimentalsys.ENOTDIR
 	}
-	return Errno(w.Root.Remove(name(path)))
+	return Errno(w.Root.Remove(path))
 }
 
 // Unlink removes a file (or a symlink, not what it points to).
@@ -275,14 +300,18 @@ func (w *Dir) Unlink(path string) experimentalsys.Errno {
 	if w.ReadOnly {
 		return experimentalsys.EROFS
 	}
-	fi, err := w.Root.Lstat(name(path))
+	path, e := name(path)
+	if e != 0 {
+		return e
+	}
+	fi, err := w.Root.Lstat(path)
 	if err != nil {
 		return Errno(err)
 	}
 	if fi.IsDir() {
 		return experimentalsys.EISDIR
 	}
-	return Errno(w.Root.Remove(name(path)))
+	return Errno(w.Root.Remove(path))
 }
 
 // Link is refused: a hard link can give a file a second name that outlives

@@ -21,12 +21,12 @@ func (w *Dir) renameOverDir(from, to string) experimentalsys.Errno {
 			return experimentalsys.EINVAL
 		}
 	}
-	src, err := w.Root.Open(name(fromDir))
+	src, err := w.Root.Open(rel(fromDir))
 	if err != nil {
 		return Errno(err)
 	}
 	defer src.Close()
-	dst, err := w.Root.Open(name(toDir))
+	dst, err := w.Root.Open(rel(toDir))
 	if err != nil {
 		return Errno(err)
 	}

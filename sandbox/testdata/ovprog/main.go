@@ -8,6 +8,8 @@
 //	many:DIR:N     writes N files DIR/f000... of one line each
 //	head:P:N       reads the first N bytes of P, and not on to its end
 //	pread:P:OFF    reads P from offset OFF, with pread
+//	deep:DIR:N     opens DIR/a/a/... (N names a), whose path is 2N bytes past
+//	               DIR, printing the error without the path
 //
 // The sandbox's tests run it on overlays and on plain mounts and compare.
 package main
@@ -85,6 +87,13 @@ func do(op, p, arg string) (string, error) {
 		return "ok", os.Truncate(p, n)
 	case "fill":
 		return fill(p, arg)
+	case "deep":
+		n, _ := strconv.Atoi(arg)
+		f, err := os.Open(p + strings.Repeat("/a", n))
+		if err != nil {
+			return "", err.(*os.PathError).Err // not the path, which may be huge
+		}
+		return "ok", f.Close()
 	case "many":
 		n, _ := strconv.Atoi(arg)
 		for i := 0; i < n; i++ {
