@@ -119,6 +119,13 @@ type Result struct {
 	// result of the same call replaces it; a PhaseFinished record of the
 	// call says it stands as it is.
 	Unsettled bool `cbor:"6,keyasint,omitempty"`
+	// EffectsUnknown marks a sealed result (Sealed) of a call whose
+	// effects are unknown: one of a tool outside the sandbox, or one that
+	// sent a request not safe to repeat, which may have acted on the
+	// remote side. Made again, such a call could do twice what it did.
+	// Seals written before this field existed lack it; their words say
+	// the same (see host.EffectsUnknownSeal).
+	EffectsUnknown bool `cbor:"7,keyasint,omitempty"`
 	// Todos, set by the task list's tool, replaces the agent's task list
 	// when the round commits.
 	Todos *TodoList `cbor:"65,keyasint,omitempty"`
@@ -203,7 +210,7 @@ func (s *State) applyRound(recs []Record, commit Record) {
 			if res, ok := results[c.ID]; ok {
 				s.Messages = append(s.Messages, conversation.Message{Role: conversation.RoleTool, Text: res.Result.Output,
 					CallID: c.ID, ToolName: c.Name, IsError: res.Result.IsError, Recording: res.Result.Recording,
-					Net: res.Result.Net})
+					Net: res.Result.Net, EffectsUnknown: res.Result.EffectsUnknown})
 				s.ToolCalls++
 				s.applyResult(res.Result)
 			}

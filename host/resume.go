@@ -467,7 +467,8 @@ func (r *run) settle(ctx context.Context, rec *checkpoint.Recovered, report resu
 			continue // its result is journaled already
 		}
 		recs = append(recs, checkpoint.Record{Type: checkpoint.RecResult, Time: now(), Round: round,
-			Call: s.Call, Tool: s.Tool, Result: &checkpoint.Result{Output: s.message(), IsError: true, Sealed: true}})
+			Call: s.Call, Tool: s.Tool, Result: &checkpoint.Result{Output: s.message(), IsError: true, Sealed: true,
+				EffectsUnknown: s.Effects == EffectsUnknown}})
 	}
 	if err := r.log.Append(recs...); err != nil {
 		return err

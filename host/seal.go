@@ -114,10 +114,15 @@ const (
 	remoteUnknown = "Its effects on the workspace: none (its changes were not kept); on the remote side: unknown."
 )
 
-// EffectsUnknownSeal reports whether text is the result resume wrote for a
-// call in flight at a stop whose effects are unknown (EffectsUnknown): an
-// MCP server's call, or one that sent a request not safe to repeat. Made
-// again, such a call could do twice what it did.
+// EffectsUnknownSeal reports whether text reads as the result resume
+// wrote for a call in flight at a stop whose effects are unknown
+// (EffectsUnknown): an MCP server's call, or one that sent a request not
+// safe to repeat. Made again, such a call could do twice what it did.
+//
+// Resume marks such a seal in its record (checkpoint.Result.EffectsUnknown,
+// carried to the tool message), and that mark is what to read: words
+// change, and any tool's output may quote them. This reads the words of
+// the seals journaled before the mark existed, which have nothing else.
 func EffectsUnknownSeal(text string) bool {
 	return strings.HasPrefix(text, sealPrefix) &&
 		(strings.Contains(text, "Its effects on the workspace: "+EffectsUnknown+".") || strings.Contains(text, remoteUnknown))

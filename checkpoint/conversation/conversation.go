@@ -35,6 +35,11 @@ type Message struct {
 	// Note marks a user message that cairn wrote, not the user: news of
 	// files changed outside the agent. It does not start a new task.
 	Note bool `cbor:"7,keyasint,omitempty" json:"note,omitempty"`
+	// EffectsUnknown marks a tool message that resume wrote for a call in
+	// flight at a stop whose effects are unknown: a call of a tool outside
+	// the sandbox, or one that sent a request not safe to repeat (see
+	// checkpoint.Result.EffectsUnknown).
+	EffectsUnknown bool `cbor:"8,keyasint,omitempty" json:"effects_unknown,omitempty"`
 	// Net is what a tool message's call sent and received over the
 	// network, one entry per exchange.
 	Net []Exchange `cbor:"55,keyasint,omitempty" json:"net,omitempty"`

@@ -88,7 +88,7 @@ func (r *runner) prepare(s Step) job {
 	j.fresh = rec.State.Round == 0 && len(rec.Tail) == 0
 	if s.Kind() == "tool" && !j.fresh && !rec.Interrupted() {
 		if m, ok := toolResult(rec.State.Messages); ok && m.IsError {
-			j.again, j.unknown = true, unknownSeal(m.Text)
+			j.again, j.unknown = true, unknownSeal(m)
 		}
 	}
 	j.resumed = !j.fresh && !j.again
@@ -117,12 +117,16 @@ func toolResult(msgs []conversation.Message) (conversation.Message, bool) {
 	return conversation.Message{}, false
 }
 
-// unknownSeal is text when it is the result resume wrote for a call that
-// was in flight at a stop and may have taken effect beyond the workspace
-// (host.EffectsUnknownSeal), else empty.
-func unknownSeal(text string) string {
-	if host.EffectsUnknownSeal(text) {
-		return text
+// unknownSeal is the text of m when it is the result resume wrote for a
+// call that was in flight at a stop and may have taken effect beyond the
+// workspace, else empty. Resume marks such a seal (EffectsUnknown); a seal
+// journaled before the mark existed is known by its words alone
+// (host.EffectsUnknownSeal), which are read only as that fallback, and
+// only of a failed call's result, as every seal is: a tool's output may
+// quote them.
+func unknownSeal(m conversation.Message) string {
+	if m.EffectsUnknown || m.IsError && host.EffectsUnknownSeal(m.Text) {
+		return m.Text
 	}
 	return ""
 }
@@ -455,7 +459,7 @@ func (r *runner) output(j job) (string, error) {
 			return "", fmt.Errorf("tool %s's call was made %d times, as often as a tool step makes it: run the workflow anew", j.step.Tool, toolAttempts)
 		case !ok:
 			return "", fmt.Errorf("tool %s %w: is it a tool of module %s?", j.step.Tool, errNotCalled, j.step.Module)
-		case unknownSeal(m.Text) != "":
+		case unknownSeal(m) != "":
 			j.unknown, j.retry = m.Text, false
 			return "", unknownError(j.blocked(r.rec.ID))
 		case m.IsError:
