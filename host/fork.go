@@ -170,6 +170,18 @@ func (e *Engine) Fork(ctx context.Context, opts ForkOptions) (*Forked, error) {
 	if e.store.Exists(opts.As) {
 		return nil, fmt.Errorf("fork as %q: %w", opts.As, checkpoint.ErrExists)
 	}
+	// A fork that fails from here on takes back what it wrote of the
+	// workspace, so that nothing is changed and a retry finds it empty.
+	made, err := makeEmptyDir(opts.Workspace)
+	if err != nil {
+		return nil, fmt.Errorf("fork agent %q: %w", opts.ID, err)
+	}
+	forked := false
+	defer func() {
+		if !forked {
+			made.undo()
+		}
+	}()
 	if err := ws.fill(opts.Workspace); err != nil {
 		return nil, fmt.Errorf("fork agent %q: %w", opts.ID, err)
 	}
@@ -188,6 +200,7 @@ func (e *Engine) Fork(ctx context.Context, opts ForkOptions) (*Forked, error) {
 		// Made without it, the agent could not travel: it is not made.
 		return nil, errors.Join(err, e.store.Remove(opts.As))
 	}
+	forked = true
 	return &Forked{Agent: st.Agent, Workspace: st.Definition.Workspace, From: st.Lineage.Agent,
 		Round: st.Lineage.Round, Label: st.Lineage.Label}, nil
 }

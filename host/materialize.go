@@ -59,14 +59,19 @@ func (e *WorkspaceDiffError) Error() string {
 func (e *WorkspaceDiffError) Is(target error) bool { return target == ErrWorkspaceDiffers }
 
 // materializeAt writes the workspace m into dir, which must be missing or
-// empty. Every path is resolved inside dir; each file is synced.
-func materializeAt(s checkpoint.Store, m []checkpoint.WorkspaceEntry, dir string) error {
-	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
-		return fmt.Errorf("workspace %s exists and is not empty", dir)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+// empty. Every path is resolved inside dir; each file is synced. If it
+// fails (a blob that cannot be read, a full disk), what it wrote is
+// removed, so that dir is as it was and a retry finds it empty.
+func materializeAt(s checkpoint.Store, m []checkpoint.WorkspaceEntry, dir string) (err error) {
+	made, err := makeEmptyDir(dir)
+	if err != nil {
 		return err
 	}
+	defer func() {
+		if err != nil {
+			made.undo()
+		}
+	}()
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return err
@@ -78,6 +83,52 @@ func materializeAt(s checkpoint.Store, m []checkpoint.WorkspaceEntry, dir string
 		}
 	}
 	return nil
+}
+
+// madeDir is a workspace directory about to be filled, and what was there
+// before, so that a fill that fails can be taken back.
+type madeDir struct {
+	dir string
+	// top is the outermost directory makeEmptyDir made for dir (dir
+	// itself, or a parent that was missing too); empty when dir was there.
+	top string
+}
+
+// makeEmptyDir makes dir, with its missing parents, or checks that it is
+// empty.
+//
+// # Errors
+//
+// ErrWorkspaceNotEmpty for a directory that holds anything.
+func makeEmptyDir(dir string) (*madeDir, error) {
+	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
+		return nil, fmt.Errorf("workspace %s %w", dir, ErrWorkspaceNotEmpty)
+	}
+	d := &madeDir{dir: dir}
+	for p := filepath.Clean(dir); ; p = filepath.Dir(p) {
+		if _, err := os.Lstat(p); err == nil || filepath.Dir(p) == p {
+			break
+		}
+		d.top = p
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// undo removes what was made in and for the directory since makeEmptyDir:
+// the directories it made, or, in a directory that was there (and empty),
+// everything in it, never the directory itself.
+func (d *madeDir) undo() {
+	if d.top != "" {
+		os.RemoveAll(d.top)
+		return
+	}
+	entries, _ := os.ReadDir(d.dir)
+	for _, e := range entries {
+		os.RemoveAll(filepath.Join(d.dir, e.Name()))
+	}
 }
 
 // placeEntry makes one entry of a manifest in root, replacing a file that
