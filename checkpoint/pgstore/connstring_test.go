@@ -92,3 +92,26 @@ func keyValue(t testing.TB, url string) string {
 	must(t, err)
 	return fmt.Sprintf("host=%s port=%d user=%s dbname=%s", c.Host, c.Port, c.User, c.Database)
 }
+
+// Regression: a URL whose password holds an "@" that is not
+// percent-encoded was cut by pgx at its first "@", the rest taken for the
+// host name, and the failed lookup ("lookup ret123@127.0.0.1") showed
+// part of the password, reported as the database being unavailable. It is
+// refused as a bad URL, before anything is connected to, saying how to
+// write it and repeating no part of the password.
+func TestURLPasswordWithAtRefusedUnshown(t *testing.T) {
+	for _, u := range []string{
+		"postgres://pwuser:sek@ret123@127.0.0.1:55432/pwdb",
+		"postgres://pwuser:sek@ret123@127.0.0.1:55432/pwdb?lease_ttl=2s",
+	} {
+		_, err := pgstore.Open(context.Background(), u)
+		if !errors.Is(err, pgstore.ErrBadURL) || errors.Is(err, pgstore.ErrUnavailable) || !strings.Contains(err.Error(), "%40") {
+			t.Fatalf("%s: %v; want a bad URL saying to write %%40", pgstore.Redact(u), err)
+		}
+		for _, part := range []string{"sek", "ret123"} {
+			if strings.Contains(err.Error(), part) {
+				t.Fatalf("the error repeats %q of the password: %v", part, err)
+			}
+		}
+	}
+}

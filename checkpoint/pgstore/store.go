@@ -121,6 +121,9 @@ func leaseFromURL(raw string, c *cfg) (string, error) {
 	if !isURL(raw) {
 		return leaseFromKeywords(raw, c)
 	}
+	if err := checkUserinfo(raw); err != nil {
+		return "", err
+	}
 	u, err := neturl.Parse(raw)
 	if err != nil {
 		return raw, nil // pgx says what is wrong with it
@@ -136,6 +139,21 @@ func leaseFromURL(raw string, c *cfg) (string, error) {
 	q.Del("lease_ttl")
 	u.RawQuery = q.Encode()
 	return u.String(), nil
+}
+
+// checkUserinfo refuses a URL whose user name or password holds an "@"
+// that is not percent-encoded. pgx ends the password at the first "@" and
+// takes the rest of it for the host name, which a failed lookup would then
+// show; the URL is refused instead, and the message repeats none of it.
+func checkUserinfo(raw string) error {
+	_, rest, _ := strings.Cut(raw, "://")
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	if strings.Count(rest, "@") > 1 {
+		return errors.New(`the URL's user name or password holds an "@": write it %40`)
+	}
+	return nil
 }
 
 var kvLeaseTTL = regexp.MustCompile(`(^|\s)lease_ttl\s*=\s*(\S*)`)
