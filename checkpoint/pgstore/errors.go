@@ -72,8 +72,8 @@ func (e *FencedError) Is(target error) bool {
 }
 
 // SchemaError is a schema version table that no cairn leaves: a negative
-// version, more than one row, none beside cairn's tables, or a version
-// behind the tables the database has. Open refuses it before anything is
+// version, more than one row, none beside cairn's tables, a version
+// behind the tables the database has, or one whose tables are missing. Open refuses it before anything is
 // written — migrating from a wrong version would fail or do harm — and
 // says how to mend it. It matches checkpoint.ErrCorrupt.
 type SchemaError struct {

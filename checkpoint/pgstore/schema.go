@@ -138,6 +138,21 @@ func duplicate(err error) (string, bool) {
 	return "", false
 }
 
+// lacking reports whether a migration failed for want of a table, column
+// or function an earlier version made — the version row is ahead of the
+// tables — and what the server said.
+func lacking(err error) (string, bool) {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) {
+		return "", false
+	}
+	switch pgErr.Code {
+	case "42P01", "42703", "42883": // undefined table, column, function
+		return pgErr.Message, true
+	}
+	return "", false
+}
+
 // migrate brings the database's schema to this build's version. A schema
 // newer than this build is a *checkpoint.FutureSchemaError, found before
 // anything is written.
@@ -195,6 +210,9 @@ func migrateTo(ctx context.Context, pool *pgxpool.Pool, ms []migration, schema s
 			_, err := tx.Exec(ctx, m.sql)
 			if said, dup := duplicate(err); dup {
 				return vt.damaged(found(v, missing), fmt.Sprintf("but the database already has what migration %s makes (%s)", m.name, said))
+			}
+			if said, lacks := lacking(err); lacks && !missing && v > 0 {
+				return vt.damaged(found(v, missing), fmt.Sprintf("but the database lacks what that version made, which migration %s needs (%s)", m.name, said))
 			}
 			if err != nil {
 				return fmt.Errorf("migration %s: %w", m.name, err)

@@ -13,9 +13,10 @@ import (
 
 // D4: a cairn_schema that no cairn would have left — a negative version,
 // no version row beside cairn's tables, two rows, a version behind the
-// tables the database has — is refused as corruption, naming the table
-// and saying what to do, with nothing changed; never a panic, a bare "no
-// rows in result set" or a bare "relation already exists".
+// tables the database has, a version ahead of them — is refused as
+// corruption, naming the table and saying what to do, with nothing
+// changed; never a panic, a bare "no rows in result set" or a bare
+// "relation already exists" or "does not exist".
 func TestDamagedSchemaVersionRefused(t *testing.T) {
 	latest := pgstore.SchemaVersion()
 	for _, c := range []struct {
@@ -26,6 +27,13 @@ func TestDamagedSchemaVersionRefused(t *testing.T) {
 		{"two version rows", fmt.Sprintf(`INSERT INTO cairn_schema VALUES (%d)`, latest)},
 		{"version behind the tables", `UPDATE cairn_schema SET version = 3`},
 		{"version zero beside the tables", `UPDATE cairn_schema SET version = 0`},
+		// Regression: "migration 0006_durable.sql: ERROR: relation
+		// "cairn_agents" does not exist".
+		{"version ahead of the tables", `DO $$ DECLARE r record; BEGIN
+			FOR r IN SELECT tablename FROM pg_tables WHERE schemaname = current_schema()
+				AND tablename LIKE 'cairn\_%' AND tablename <> 'cairn_schema' LOOP
+				EXECUTE 'DROP TABLE ' || quote_ident(r.tablename) || ' CASCADE';
+			END LOOP; END $$; UPDATE cairn_schema SET version = 3`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			url := sharedURL(t)
