@@ -328,11 +328,19 @@ func Show(store checkpoint.Store, id string) (*checkpoint.Workflow, error) {
 }
 
 // markInterrupted gives rec StatusInterrupted when it says it is running
-// and its lock can be taken: no process holds it. The lock is let go at
-// once.
+// and no process holds its lock. It asks the store (checkpoint.LockQuery)
+// rather than taking the lock, as a command that only reads must: in
+// PostgreSQL a take raises the lease's epoch. A store that cannot be
+// asked has its lock taken and let go at once.
 func markInterrupted(store checkpoint.Store, rec *checkpoint.Workflow) {
 	if rec.Status != checkpoint.StatusRunning {
 		return
+	}
+	if q, ok := store.(checkpoint.LockQuery); ok {
+		if held, err := q.Locked(rec.ID); err == nil && !held {
+			rec.Status = StatusInterrupted
+		}
+		return // held (running), or unknown: as the record says
 	}
 	lock, err := store.Lock(rec.ID, checkpoint.ThisProcess("workflow status"))
 	if err != nil {
