@@ -241,7 +241,8 @@ func (c *Client) send(ctx context.Context, req *sandbox.NetRequest) (*sandbox.Ne
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrRefused, err)
 	}
-	hr.Header = c.g.headersFor(req.Header, u)
+	var carried bool
+	hr.Header, carried = c.g.headersFor(req.Header, u)
 	resp, err := c.g.prepare(hr, req.Body).RoundTrip(hr) // never sent twice (replay.go)
 	if conn.sent() {
 		c.Sent += int64(len(req.Body))
@@ -267,6 +268,11 @@ func (c *Client) send(ctx context.Context, req *sandbox.NetRequest) (*sandbox.Ne
 	if int64(len(body)) > max {
 		return nil, fmt.Errorf("the response body is larger than %d bytes (net: {max_response_bytes}); it was not read", max)
 	}
+	if ce := resp.Header.Get("Content-Encoding"); carried && len(body) > 0 && ce != "" && !strings.EqualFold(ce, "identity") {
+		// net/http decoded the gzip it asked for (headersFor): this is
+		// a coding no one asked for, in which no secret can be found.
+		return nil, fmt.Errorf("the server answered in Content-Encoding %s, which the host did not ask for and cannot search for the secrets the request carried; the answer is refused", quoted(ce))
+	}
 	return &sandbox.NetResponse{Status: resp.StatusCode, Header: resp.Header, Body: body}, nil
 }
 
@@ -281,24 +287,29 @@ func readBody(ctx context.Context, body io.ReadCloser, max int64) ([]byte, error
 }
 
 // headersFor is the request's headers as sent: the guest's, less those
-// the transport sets itself, with the secrets for u's host set.
-func (g *Guard) headersFor(h map[string][]string, u *url.URL) http.Header {
+// the transport sets itself, with the secrets for u's host set; and
+// whether it set any. Accept-Encoding is the transport's too: it asks
+// for gzip and decodes it, so that the body is searched for secrets, and
+// bounded, as the tool reads it.
+func (g *Guard) headersFor(h map[string][]string, u *url.URL) (http.Header, bool) {
 	out := http.Header{}
 	for k, vs := range h {
 		k = http.CanonicalHeaderKey(k)
 		switch k {
-		case "Host", "Content-Length", "Transfer-Encoding", "Connection", "Proxy-Connection", "Upgrade", "Te", "Trailer":
+		case "Host", "Content-Length", "Transfer-Encoding", "Connection", "Proxy-Connection", "Upgrade", "Te", "Trailer", "Accept-Encoding":
 			continue
 		}
 		out[k] = append([]string(nil), vs...)
 	}
 	port, _ := strconv.Atoi(u.Port())
+	carried := false
 	for _, s := range g.secrets {
 		if s.matches(strings.ToLower(u.Hostname()), port) {
 			out.Set(s.header, s.value)
+			carried = true
 		}
 	}
-	return out
+	return out, carried
 }
 
 func orDefault[T int | int64 | time.Duration](v, d T) T {
