@@ -49,8 +49,10 @@ type NetSecret struct {
 	Value  string `yaml:"value" json:"value"`
 }
 
-// ErrSecretUnset is a secret whose environment variable is not set.
-var ErrSecretUnset = errors.New("secret's environment variable is not set")
+// ErrSecretUnset is a secret whose environment variable is not set, or
+// is set to nothing: a header with no key in it, and a secret that is
+// only the words around it.
+var ErrSecretUnset = errors.New("secret's environment variable is not set or empty")
 
 // rules reads the grant into netguard's rules, taking the secrets'
 // values from the environment.
@@ -66,10 +68,12 @@ func (g NetGrant) rules() (netguard.Rules, error) {
 		var unset, hide []string
 		v := os.Expand(s.Value, func(name string) string {
 			v, ok := os.LookupEnv(name)
-			if !ok {
-				unset = append(unset, name)
-			}
-			if v != "" {
+			switch {
+			case !ok:
+				unset = append(unset, name+" is not set")
+			case v == "":
+				unset = append(unset, name+" is empty")
+			default:
 				hide = append(hide, v) // "Bearer ${TOKEN}": the token is the secret
 			}
 			return v

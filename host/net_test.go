@@ -270,6 +270,20 @@ func TestNetSecretUnset(t *testing.T) {
 	}
 }
 
+// Regression: a secret whose environment variable was set but empty
+// was taken as it read: "Bearer ${TOKEN}" sent "Bearer " and no key, and
+// "Bearer " was then the secret hidden from the tool wherever a server
+// wrote it ("a Bearer token" read "a [redacted]token"). It stops the
+// agent at start, naming the variable, as one not set does.
+func TestNetSecretEmptyRefused(t *testing.T) {
+	t.Setenv("CAIRN_TEST_EMPTY_SECRET", "")
+	af := netAgent(t, `{net: {allow: ["127.0.0.1:9"], secrets: [{host: "127.0.0.1:9", header: Authorization, value: "Bearer ${CAIRN_TEST_EMPTY_SECRET}"}]}}`, `{url: "http://127.0.0.1:9/"}`)
+	_, err := testEngine.Run(context.Background(), RunOptions{Agent: af, Prompt: "go"})
+	if !errors.Is(err, ErrSecretUnset) || !strings.Contains(err.Error(), "CAIRN_TEST_EMPTY_SECRET is empty") {
+		t.Fatalf("got %v", err)
+	}
+}
+
 // outputs is the calls' outputs in call order, joined by "|".
 func outputs(calls []*Call) string {
 	byID := map[string]string{}
