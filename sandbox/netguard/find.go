@@ -65,8 +65,7 @@ const minBase64 = 8
 // each of the three places in a group of three bytes where s may begin,
 // the characters that depend on the bytes of s alone; and the encoding
 // of s alone, padded and not. Each in the standard alphabet and the URL
-// one.
-// None for a secret shorter than minBase64.
+// one. None for a secret shorter than minBase64.
 func base64Forms(s string) []string {
 	if len(s) < minBase64 {
 		return nil
