@@ -136,7 +136,7 @@ func TestUndo(t *testing.T) {
 // the run goes on. (It once made them all, and took minutes past its
 // deadline to settle them.)
 func TestFileFloodIsRefusedAtTheLimit(t *testing.T) {
-	af, m := runFlood(t, "{staged_paths: 1000}", 100000)
+	af, m := runFlood(t, "flood", "{staged_paths: 1000}", 100000)
 	if !m.IsError || !strings.Contains(m.Text, "staging limit reached: the call tried to change more than 1000 paths") ||
 		!strings.Contains(m.Text, "none of its changes were kept") {
 		t.Fatalf("the flood's result: %+v", m)
@@ -205,7 +205,7 @@ turns:
 // A flood under limits too high to stop it stops at the call's deadline:
 // the call fails with the deadline, changes nothing, and the run goes on.
 func TestFileFloodStopsAtItsDeadline(t *testing.T) {
-	af, m := runFlood(t, "{timeout: 1s, staged_paths: 1000000, staging: 4GiB}", 1000000)
+	af, m := runFlood(t, "flood", "{timeout: 1s, staged_paths: 1000000, staging: 4GiB}", 1000000)
 	if !m.IsError || !strings.Contains(m.Text, "ran past its time limit") {
 		t.Fatalf("the flood's result: %+v", m)
 	}
@@ -214,23 +214,41 @@ func TestFileFloodStopsAtItsDeadline(t *testing.T) {
 	}
 }
 
-// runFlood runs an agent whose hostile tool makes one file, then n files
-// in one call, under the sandbox settings given, and returns the agent
-// file and the result the model read of the flood (call_2_0).
-func runFlood(t *testing.T, sandbox string, n int) (*AgentFile, toolAnswer) {
+// A call that makes empty files at the bottom of a chain of long
+// directory names, within the paths and bytes limits, fails with the
+// staging limit once the names of its paths pass what the record of a
+// call holds, and changes nothing; the run goes on. (2,200 paths of 50 KB
+// each once made a result record of 211 MB, more than a journal frame
+// holds, and the whole run failed.)
+func TestLongNamedFloodIsRefusedAtTheLimit(t *testing.T) {
+	af, m := runFlood(t, "deepflood", "{timeout: 5m}", 1200)
+	if !m.IsError || !strings.Contains(m.Text, "staging limit reached: the call tried to change paths of the workspace whose names come to more than 4 MiB") ||
+		!strings.Contains(m.Text, "none of its changes were kept") {
+		t.Fatalf("the flood's result: %+v", m)
+	}
+	if entries, _ := os.ReadDir(af.WorkspaceDir()); len(entries) != 1 {
+		t.Fatalf("the workspace holds %d entries after the first call made one and the flood was refused", len(entries))
+	}
+}
+
+// runFlood runs an agent whose hostile tool (flood or deepflood) makes
+// one file, then n files in one call, under the sandbox settings given,
+// and returns the agent file and the result the model read of the flood
+// (call_2_0).
+func runFlood(t *testing.T, tool, sandbox string, n int) (*AgentFile, toolAnswer) {
 	t.Helper()
 	af := agentIn(t, `
 name: flood
 model: {provider: script, script: script.yaml}
 workspace: workspace
-tools: [{module: hostile.wasm, only: [flood], grant: {workspace: rw}}]
+tools: [{module: hostile.wasm, only: [`+tool+`], grant: {workspace: rw}}]
 sandbox: `+sandbox+`
 `, fmt.Sprintf(`
 turns:
-  - tool_calls: [{name: flood, input: {n: 1}}]
-  - tool_calls: [{name: flood, input: {n: %d}}]
+  - tool_calls: [{name: %s, input: {n: 1}}]
+  - tool_calls: [{name: %[1]s, input: {n: %d}}]
   - text: done
-`, n))
+`, tool, n))
 	copyFile(t, hostileWasm, filepath.Join(af.Dir, "hostile.wasm"))
 	res, events := collect(t, RunOptions{Agent: af, Prompt: "go"})
 	if res.Status != StatusDone {

@@ -43,8 +43,9 @@ import (
 //   - file times and permissions are not effects: a changed file keeps its
 //     permission, a new file gets 0644 and a new directory 0755;
 //   - the staged bytes are bounded by Policy.StagingLimit, each changed
-//     path costing a 4 KiB block of it besides its bytes, and the changed
-//     paths by Policy.MaxStagedPaths; past either a change fails before
+//     path costing a 4 KiB block of it besides its bytes, the changed
+//     paths by Policy.MaxStagedPaths, and the bytes of their names by 4
+//     MiB (maxNameBytes); past any of them a change fails before
 //     anything is staged for it (EIO: wazero has no ENOSPC or EDQUOT),
 //     Exhausted reports it and the call fails with ErrStagingLimit. A
 //     staged file removed or replaced while the call holds it open stays
@@ -64,8 +65,10 @@ type Overlay struct {
 	used   int64                      // bytes charged against limit: nodeCost a node, and every live blob's size
 	limit  int64
 	paths  int  // the bound on len(nodes)
+	names  int  // the bytes of the paths in nodes, bounded by maxNameBytes
 	full   bool // a change was refused for the limit
 	ofPath bool // and the limit reached was paths
+	ofName bool // or the bytes of their names
 	closed bool
 	reads  map[string]bool      // workspace files the call opened to read, unchanged
 	whole  map[string]wholeRead // of reads, those read in one pass (see ReadWhole)
@@ -103,6 +106,13 @@ type blob struct {
 	handles int  // stagedFiles open on it
 	orphan  bool // no path holds it: removed or replaced
 }
+
+// maxNameBytes bounds the bytes of the paths a call changes (in all,
+// counted once each), whatever its limits: the effects list names each,
+// and the record the host journals of the call holds that list twice and
+// the paths of its bases once more, in a journal frame of at most 64 MiB.
+// 10,000 paths of 400 bytes each fit it.
+const maxNameBytes = 4 << 20
 
 // nodeCost is charged against the staging limit for every path the call
 // changes, so that a flood of empty files or directories is bounded too:
@@ -306,7 +316,7 @@ func (o *Overlay) lookup(p string, write bool) (entry, experimentalsys.Errno) {
 // setNode records a change of p, charging a new path against the limit.
 func (o *Overlay) setNode(p string, n *node) experimentalsys.Errno {
 	if _, ok := o.nodes[p]; !ok {
-		if e := o.admits(1); e != 0 {
+		if e := o.admits(1, len(p)); e != 0 {
 			return e
 		}
 		if e := o.charge(nodeCost); e != 0 {
@@ -315,6 +325,7 @@ func (o *Overlay) setNode(p string, n *node) experimentalsys.Errno {
 		if o.nodes == nil {
 			o.nodes, o.kids = map[string]*node{}, map[string]map[string]bool{}
 		}
+		o.names += len(p)
 		dir := path.Dir(p)
 		if o.kids[dir] == nil {
 			o.kids[dir] = map[string]bool{}
@@ -353,8 +364,9 @@ func (o *Overlay) Reads() []string {
 }
 
 // Exhausted is ErrStagingLimit, saying which limit, when the call was
-// refused a change because it reached Policy.StagingLimit or
-// Policy.MaxStagedPaths; else ErrSeenLimit when it was refused a
+// refused a change because it reached Policy.StagingLimit,
+// Policy.MaxStagedPaths or the bound of the bytes of the names of the
+// paths it changes; else ErrSeenLimit when it was refused a
 // description or listing because the overlay could record no more of
 // what it saw (see Seen); else nil. Either way the call must fail: it did
 // not do what it meant to, or cannot be recorded as it ran.
@@ -366,6 +378,8 @@ func (o *Overlay) Exhausted() error {
 		return o.seenExhausted()
 	case o.ofPath:
 		return fmt.Errorf("%w: the call tried to change more than %d paths of the workspace (MaxStagedPaths)", ErrStagingLimit, o.paths)
+	case o.ofName:
+		return fmt.Errorf("%w: the call tried to change paths of the workspace whose names come to more than %d MiB, more than the record of one call holds", ErrStagingLimit, maxNameBytes>>20)
 	}
 	size := fmt.Sprintf("%d bytes", o.limit)
 	if o.limit%(1<<20) == 0 {
@@ -380,7 +394,7 @@ func (o *Overlay) mayChange(p string) experimentalsys.Errno {
 	if _, ok := o.nodes[p]; ok {
 		return 0
 	}
-	if e := o.admits(1); e != 0 {
+	if e := o.admits(1, len(p)); e != 0 {
 		return e
 	}
 	if nodeCost > o.limit-o.used {
@@ -390,10 +404,15 @@ func (o *Overlay) mayChange(p string) experimentalsys.Errno {
 	return 0
 }
 
-// admits checks that the call may change n more paths.
-func (o *Overlay) admits(n int) experimentalsys.Errno {
-	if len(o.nodes)+n > o.paths {
+// admits checks that the call may change n more paths, whose names come
+// to bytes bytes.
+func (o *Overlay) admits(n, bytes int) experimentalsys.Errno {
+	switch {
+	case len(o.nodes)+n > o.paths:
 		o.full, o.ofPath = true, true
+		return errFull
+	case bytes > maxNameBytes-o.names:
+		o.full, o.ofName = true, true
 		return errFull
 	}
 	return 0

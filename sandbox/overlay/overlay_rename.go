@@ -66,12 +66,13 @@ func (o *Overlay) rename(from, to string) experimentalsys.Errno {
 // paths[0] fit in the staging limit, so that a rename that starts ends.
 func (o *Overlay) fits(copy bool, paths ...string) experimentalsys.Errno {
 	var need int64
+	var names int
 	for _, p := range paths {
 		if _, ok := o.nodes[p]; !ok {
-			need += nodeCost
+			need, names = need+nodeCost, names+len(p)
 		}
 	}
-	if e := o.admits(int(need / nodeCost)); e != 0 {
+	if e := o.admits(int(need/nodeCost), names); e != 0 {
 		return e
 	}
 	if copy {
@@ -140,7 +141,7 @@ func (o *Overlay) renameDir(from, to string, dst entry) experimentalsys.Errno {
 			return experimentalsys.ENOTEMPTY
 		}
 	}
-	need, paths, e := o.treeCost(from)
+	need, paths, names, e := o.treeCost(from, len(to)-len(from))
 	if e != 0 {
 		return e
 	}
@@ -148,7 +149,7 @@ func (o *Overlay) renameDir(from, to string, dst entry) experimentalsys.Errno {
 		o.full = true
 		return errFull
 	}
-	if e := o.admits(paths); e != 0 {
+	if e := o.admits(paths, names); e != 0 {
 		return e
 	}
 	if !dst.exists() {
@@ -167,32 +168,34 @@ func (o *Overlay) renameDir(from, to string, dst entry) experimentalsys.Errno {
 	return o.rmdir(from)
 }
 
-// treeCost is what renaming the directory p costs against the staging
-// limits, in bytes and at most in new paths, or why it cannot be renamed.
-func (o *Overlay) treeCost(p string) (int64, int, experimentalsys.Errno) {
+// treeCost is what renaming the directory p to a path grow bytes longer
+// costs against the staging limits, at most: in bytes, in new paths and
+// in the bytes of their names; or why it cannot be renamed.
+func (o *Overlay) treeCost(p string, grow int) (int64, int, int, experimentalsys.Errno) {
 	ents, e := o.list(p)
 	if e != 0 {
-		return 0, 0, e
+		return 0, 0, 0, e
 	}
-	need, paths := int64(2*nodeCost), 2
+	need, paths, names := int64(2*nodeCost), 2, 2*len(p)+grow
 	for _, en := range ents {
+		c := join(p, en.name)
 		switch en.kind {
 		case lowerLink:
-			return 0, 0, experimentalsys.EPERM
+			return 0, 0, 0, experimentalsys.EPERM
 		case lowerOther:
-			return 0, 0, experimentalsys.EACCES
+			return 0, 0, 0, experimentalsys.EACCES
 		case lowerDir:
-			n, k, e := o.treeCost(join(p, en.name))
+			n, k, b, e := o.treeCost(c, grow)
 			if e != 0 {
-				return 0, 0, e
+				return 0, 0, 0, e
 			}
-			need, paths = need+n, paths+k
+			need, paths, names = need+n, paths+k, names+b
 		default:
-			need, paths = need+2*nodeCost, paths+2
+			need, paths, names = need+2*nodeCost, paths+2, names+2*len(c)+grow
 			if !en.changed {
 				need += en.size
 			}
 		}
 	}
-	return need, paths, 0
+	return need, paths, names, 0
 }

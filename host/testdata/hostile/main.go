@@ -6,6 +6,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/cairnrun/cairn/guest"
 )
@@ -75,6 +76,20 @@ func main() {
 			made := 0
 			for i := range in.N {
 				if os.WriteFile(fmt.Sprintf("/workspace/f%06d", i), []byte("x"), 0o644) == nil {
+					made++
+				}
+			}
+			return fmt.Sprintf("made %d files", made), nil
+		}, guest.Needs(guestNeedsRW())),
+		guest.Define("deepflood", "Makes a chain of directories with long names and n empty files at its bottom, going on past every error.", func(c *guest.Call, in floodIn) (string, error) {
+			dir := "/workspace"
+			for i := range 15 {
+				dir += fmt.Sprintf("/%03d%s", i, strings.Repeat("d", 247))
+				os.Mkdir(dir, 0o755)
+			}
+			made := 0
+			for i := range in.N {
+				if os.WriteFile(fmt.Sprintf("%s/f%06d", dir, i), nil, 0o644) == nil {
 					made++
 				}
 			}
