@@ -231,7 +231,7 @@ func BenchmarkGuestCall(b *testing.B) {
 				s, err := m.makeSpare(ctx, rt, cm, snap, p)
 				must(b, err)
 				defer s.mod.Close(ctx)
-				fsys, closeFS, err := mounts(p.Mounts, guestfs.NewBudget(0), p.staging())
+				fsys, closeFS, err := mounts(context.Background(), p.Mounts, guestfs.NewBudget(0), p.staging())
 				must(b, err)
 				defer closeFS()
 				in, err := abi.Marshal(req)

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -74,7 +75,7 @@ func mountFS(t *testing.T, f fixture, kind string) experimentalsys.FS {
 		ov, _ := newOverlay(t, f.ws)
 		mt = Mount{Overlay: ov}
 	}
-	fsys, closeFS, err := mt.open(guestfs.NewBudget(0), Policy{}.staging())
+	fsys, closeFS, err := mt.open(context.Background(), guestfs.NewBudget(0), Policy{}.staging())
 	must(t, err)
 	t.Cleanup(func() { closeFS() })
 	return fsys

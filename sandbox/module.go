@@ -189,13 +189,13 @@ func (m *Module) run(ctx context.Context, p Policy, stdin io.Reader, stdout, std
 	if err := m.checkGranted(cm, p); err != nil {
 		return Exit{}, err
 	}
-	fsys, closeFS, err := mounts(p.Mounts, guestfs.NewBudget(p.MaxOpenFiles), p.staging())
+	ctx, cancel := context.WithTimeout(ctx, orDefault(p.Timeout, DefaultTimeout))
+	defer cancel()
+	fsys, closeFS, err := mounts(ctx, p.Mounts, guestfs.NewBudget(p.MaxOpenFiles), p.staging())
 	if err != nil {
 		return Exit{}, err
 	}
 	defer closeFS()
-	ctx, cancel := context.WithTimeout(ctx, orDefault(p.Timeout, DefaultTimeout))
-	defer cancel()
 	ctx = withNet(ctx, p.Net)
 	rt, err := m.runtime(ctx, p.memoryPages())
 	if err != nil {
@@ -297,9 +297,9 @@ func (d *detRandom) Read(p []byte) (int, error) {
 	return d.r.Read(p)
 }
 
-// mounts opens the filesystem of each mount: a guestfs.Dir or an
-// overlay's view.
-func mounts(ms []Mount, files *guestfs.Budget, limit guestfs.StagingLimit) ([]experimentalsys.FS, func(), error) {
+// mounts opens the filesystem of each mount for a call whose context is
+// ctx: a guestfs.Dir or an overlay's view.
+func mounts(ctx context.Context, ms []Mount, files *guestfs.Budget, limit guestfs.StagingLimit) ([]experimentalsys.FS, func(), error) {
 	var fsys []experimentalsys.FS
 	var closers []func() error
 	closeAll := func() {
@@ -308,7 +308,7 @@ func mounts(ms []Mount, files *guestfs.Budget, limit guestfs.StagingLimit) ([]ex
 		}
 	}
 	for _, mt := range ms {
-		f, closeFS, err := mt.open(files, limit)
+		f, closeFS, err := mt.open(ctx, files, limit)
 		if err != nil {
 			closeAll()
 			return nil, nil, err

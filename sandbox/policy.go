@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"time"
 
 	"github.com/cairnrun/cairn/sandbox/internal/guestfs"
@@ -89,11 +90,11 @@ type Mount struct {
 	Overlay             *overlay.Overlay
 }
 
-// open makes the filesystem that serves the mount for one call, and what
-// releases it.
-func (mt Mount) open(files *guestfs.Budget, limit guestfs.StagingLimit) (experimentalsys.FS, func() error, error) {
+// open makes the filesystem that serves the mount for one call, whose
+// context is ctx, and what releases it.
+func (mt Mount) open(ctx context.Context, files *guestfs.Budget, limit guestfs.StagingLimit) (experimentalsys.FS, func() error, error) {
 	if mt.Overlay != nil {
-		return mt.Overlay.Mount(mt.ReadOnly, files, limit)
+		return mt.Overlay.Mount(ctx, mt.ReadOnly, files, limit)
 	}
 	w, err := guestfs.NewDir(mt.HostPath, mt.ReadOnly, files)
 	if err != nil {

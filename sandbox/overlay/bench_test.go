@@ -2,6 +2,7 @@ package overlay_test
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -29,7 +30,7 @@ func BenchmarkReadFileCall(b *testing.B) {
 	for b.Loop() {
 		ov, err := overlay.New(ws, "")
 		must(b, err)
-		fsys, _, err := ov.Mount(true, guestfs.NewBudget(0), limit)
+		fsys, _, err := ov.Mount(context.Background(), true, guestfs.NewBudget(0), limit)
 		must(b, err)
 		readFileCall(b, fsys, buf, len(content))
 		if _, _, ok := ov.ReadWhole("f.txt"); !ok {

@@ -1,6 +1,7 @@
 package overlay
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
 
@@ -18,7 +19,7 @@ func mounted(t testing.TB, ws string, limit int64) (*Overlay, experimentalsys.FS
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { o.Close() })
-	fsys, _, err := o.Mount(false, guestfs.NewBudget(64), guestfs.StagingLimit{Bytes: limit, Paths: guestfs.DefaultMaxStagedPaths})
+	fsys, _, err := o.Mount(context.Background(), false, guestfs.NewBudget(64), guestfs.StagingLimit{Bytes: limit, Paths: guestfs.DefaultMaxStagedPaths})
 	if err != nil {
 		t.Fatal(err)
 	}

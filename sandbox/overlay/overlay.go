@@ -1,6 +1,7 @@
 package overlay
 
 import (
+	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -56,6 +57,9 @@ import (
 type Overlay struct {
 	ws, st  *os.Root
 	staging string
+	// ctx is the context of the call the overlay is mounted in: its end
+	// stops a copy of a workspace file (see copyLower).
+	ctx context.Context
 
 	mu sync.Mutex
 	// Each map is made when first written: a call that reads, changes or
@@ -148,7 +152,7 @@ func New(workspace, staging string) (*Overlay, error) {
 			return nil, fmt.Errorf("overlay: open staging: %w", err)
 		}
 	}
-	return &Overlay{ws: ws, st: st, staging: staging, limit: guestfs.DefaultStagingLimit, paths: guestfs.DefaultMaxStagedPaths,
+	return &Overlay{ws: ws, st: st, staging: staging, ctx: context.Background(), limit: guestfs.DefaultStagingLimit, paths: guestfs.DefaultMaxStagedPaths,
 		sight: sightBound{paths: maxSeenPaths, bytes: maxSeenBytes}}, nil
 }
 
@@ -197,15 +201,17 @@ func Discard(staging string) error {
 
 // Mount is the overlay as one mount of one call sees it: the filesystem
 // the guest is given, files opened within the call's budget, staging
-// within limit. It is the sandbox's, which calls it for a Mount with an
+// within limit. A change that copies or hashes a workspace file stops
+// when ctx, the call's, is done, and fails (EINTR) having changed
+// nothing. It is the sandbox's, which calls it for a Mount with an
 // Overlay; the package's other users have no use for it.
-func (o *Overlay) Mount(readOnly bool, files *guestfs.Budget, limit guestfs.StagingLimit) (experimentalsys.FS, func() error, error) {
+func (o *Overlay) Mount(ctx context.Context, readOnly bool, files *guestfs.Budget, limit guestfs.StagingLimit) (experimentalsys.FS, func() error, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.closed {
 		return nil, nil, errors.New("mount a closed overlay")
 	}
-	o.limit, o.paths = limit.Bytes, limit.Paths
+	o.ctx, o.limit, o.paths = ctx, limit.Bytes, limit.Paths
 	readOnly = readOnly || o.st == nil
 	v := &overlayFS{o: o, readOnly: readOnly, files: files,
 		lower:   guestfs.Dir{Root: o.ws, ReadOnly: true, Files: files},
@@ -490,7 +496,10 @@ func (o *Overlay) refund(b *blob) {
 // copyLower copies the workspace's file at p to be the staged file of dst
 // (when keep; else only hashes it) and returns p's version and permission.
 // The copy replaces dst's staged file whole, so a handle still open on
-// that one keeps it.
+// that one keeps it. The file may be far larger than anything the call
+// may stage (a file hashed to be removed is not staged), so the copy
+// stops between two chunks once the call's context is done: EINTR, and
+// nothing is staged, which the call's end at its deadline then reports.
 func (o *Overlay) copyLower(p, dst string, keep bool) (Version, fs.FileMode, experimentalsys.Errno) {
 	src, err := o.ws.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
 	if err != nil {
@@ -525,8 +534,11 @@ func (o *Overlay) copyLower(p, dst string, keep bool) (Version, fs.FileMode, exp
 		w = f
 	}
 	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(h, w), src)
-	if err != nil {
+	n, err := io.Copy(io.MultiWriter(h, w), ctxReader{o.ctx, src})
+	switch {
+	case o.ctx.Err() != nil:
+		return Version{}, 0, experimentalsys.EINTR
+	case err != nil:
 		return Version{}, 0, guestfs.Errno(err)
 	}
 	if keep {
@@ -535,6 +547,19 @@ func (o *Overlay) copyLower(p, dst string, keep bool) (Version, fs.FileMode, exp
 		}
 	}
 	return fileVersion(h.Sum(nil), n), fi.Mode().Perm(), 0
+}
+
+// ctxReader reads r until ctx is done.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }
 
 // hashLower is the version and permission of the workspace's file at p.

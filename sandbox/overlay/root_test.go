@@ -1,6 +1,7 @@
 package overlay
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -21,7 +22,7 @@ func TestMountRootIsDescribedNotHeldOpen(t *testing.T) {
 	}
 	defer ov.Close()
 	files := guestfs.NewBudget(3)
-	fsys, _, err := ov.Mount(true, files, guestfs.StagingLimit{Bytes: guestfs.DefaultStagingLimit, Paths: guestfs.DefaultMaxStagedPaths})
+	fsys, _, err := ov.Mount(context.Background(), true, files, guestfs.StagingLimit{Bytes: guestfs.DefaultStagingLimit, Paths: guestfs.DefaultMaxStagedPaths})
 	if err != nil {
 		t.Fatal(err)
 	}
