@@ -40,7 +40,8 @@ import (
 //     inside it) but never written through, replaced, removed or renamed
 //     (EPERM), so that every effect names the path it really changes;
 //   - a rename copies: the old path is deleted and the new one written;
-//     renaming a directory renames everything in it;
+//     renaming a directory renames everything in it, or nothing when any
+//     of it fails;
 //   - file times and permissions are not effects: a changed file keeps its
 //     permission, a new file gets 0644 and a new directory 0755;
 //   - the staged bytes are bounded by Policy.StagingLimit, each changed
@@ -74,6 +75,9 @@ type Overlay struct {
 	ofPath bool // and the limit reached was paths
 	ofName bool // or the bytes of their names
 	closed bool
+	// undo, while a directory is renamed, puts back each step taken so
+	// far, last first (see renameDir); nil otherwise.
+	undo   *[]func()
 	reads  map[string]bool      // workspace files the call opened to read, unchanged
 	whole  map[string]wholeRead // of reads, those read in one pass (see ReadWhole)
 	looked map[string]bool      // workspace paths the call described or listed (see Seen)
@@ -337,9 +341,34 @@ func (o *Overlay) setNode(p string, n *node) experimentalsys.Errno {
 			o.kids[dir] = map[string]bool{}
 		}
 		o.kids[dir][path.Base(p)] = true
+		o.undoable(func() {
+			delete(o.nodes, p)
+			delete(o.kids[dir], path.Base(p))
+			o.used, o.names = o.used-nodeCost, o.names-len(p)
+		})
+	} else {
+		old := o.nodes[p]
+		o.undoable(func() { o.nodes[p] = old })
 	}
 	o.nodes[p] = n
 	return 0
+}
+
+// undoable notes how to put back a step of a directory's rename, while
+// one is under way (see renameDir).
+func (o *Overlay) undoable(step func()) {
+	if o.undo != nil {
+		*o.undo = append(*o.undo, step)
+	}
+}
+
+// remember notes n, a node the call changed before, as it is before it
+// changes again, so that a directory's rename that fails puts it back.
+func (o *Overlay) remember(n *node) {
+	if o.undo != nil {
+		was := *n
+		o.undoable(func() { *n = was })
+	}
 }
 
 // baseOf is the base of a path the call is about to change that the

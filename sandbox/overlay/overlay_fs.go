@@ -259,6 +259,7 @@ func (o *Overlay) rmdir(p string) experimentalsys.Errno {
 	case len(names) > 0:
 		return experimentalsys.ENOTEMPTY
 	case en.n != nil:
+		o.remember(en.n)
 		en.n.kind = nodeGone
 		return 0
 	}

@@ -11,7 +11,8 @@ import (
 // new one written. A file the call has staged moves; a file of the
 // workspace is copied. A directory is renamed by renaming everything in
 // it, after checking that all of it can be (no symlinks, nothing but
-// regular files and directories, within the staging limit).
+// regular files and directories, within the staging limit), and put back
+// as it was should any of it fail.
 func (v *overlayFS) Rename(from, to string) experimentalsys.Errno {
 	if v.readOnly {
 		return experimentalsys.EROFS
@@ -90,10 +91,15 @@ func (o *Overlay) fits(copy bool, paths ...string) experimentalsys.Errno {
 }
 
 // renameFile moves a file to a path that holds no directory. The
-// destination keeps the base of what the workspace held there.
+// destination keeps the base of what the workspace held there. Within a
+// directory's rename, where each step is undone should a later one fail,
+// the destination holds no staged file (the directory renamed onto is
+// empty), so that none is replaced.
 func (o *Overlay) renameFile(from, to string, src, dst entry) experimentalsys.Errno {
 	dn := dst.n
-	if dn == nil {
+	if dn != nil {
+		o.remember(dn)
+	} else {
 		dn = &node{kind: nodeGone}
 		if dst.lower == lowerFile {
 			base, mode, e := o.hashLower(to)
@@ -108,6 +114,8 @@ func (o *Overlay) renameFile(from, to string, src, dst entry) experimentalsys.Er
 		if err := o.st.Rename(blobName(from), blobName(to)); err != nil {
 			return guestfs.Errno(err)
 		}
+		o.undoable(func() { o.st.Rename(blobName(to), blobName(from)) })
+		o.remember(src.n)
 		dn.kind, dn.blob, dn.mode = nodeFile, src.n.blob, src.n.mode
 		src.n.kind, src.n.blob = nodeGone, nil
 	} else {
@@ -116,6 +124,10 @@ func (o *Overlay) renameFile(from, to string, src, dst entry) experimentalsys.Er
 			return e
 		}
 		o.used += v.Size
+		o.undoable(func() {
+			o.st.Remove(blobName(to))
+			o.used -= v.Size
+		})
 		dn.kind, dn.blob, dn.mode = nodeFile, &blob{size: v.Size}, mode
 		o.setNode(from, &node{kind: nodeGone, base: v, mode: mode})
 	}
@@ -124,8 +136,11 @@ func (o *Overlay) renameFile(from, to string, src, dst entry) experimentalsys.Er
 }
 
 // renameDir renames a directory to a path that holds nothing or an empty
-// directory, not inside itself.
-func (o *Overlay) renameDir(from, to string, dst entry) experimentalsys.Errno {
+// directory, not inside itself. It renames each entry in turn; should one
+// fail (a workspace file that cannot be read, the call's time up), the
+// entries already renamed are put back, so that the rename is whole or
+// not at all, as rename(2)'s is, and no half of it is ever applied.
+func (o *Overlay) renameDir(from, to string, dst entry) (e experimentalsys.Errno) {
 	if strings.HasPrefix(to, from+"/") {
 		return experimentalsys.EINVAL
 	}
@@ -151,6 +166,16 @@ func (o *Overlay) renameDir(from, to string, dst entry) experimentalsys.Errno {
 	}
 	if e := o.admits(paths, names); e != 0 {
 		return e
+	}
+	if o.undo == nil { // the outermost directory renamed
+		var steps []func()
+		o.undo = &steps
+		defer func() {
+			o.undo = nil
+			for i := len(steps) - 1; e != 0 && i >= 0; i-- {
+				steps[i]()
+			}
+		}()
 	}
 	if !dst.exists() {
 		base, _ := baseOf(dst)
