@@ -275,14 +275,21 @@ func (v *overlayFS) Unlink(p string) experimentalsys.Errno {
 		return e
 	}
 	defer v.o.mu.Unlock()
-	if dirOnly {
+	if dirOnly && v.o.notDir(p) {
 		// "file/" names a directory: unlink(2) says ENOTDIR of a file,
 		// EISDIR of a directory.
-		if en, e := v.o.lookup(p, false); e == 0 && en.exists() && !en.isDir() {
-			return experimentalsys.ENOTDIR
-		}
+		return experimentalsys.ENOTDIR
 	}
 	return v.o.unlink(p)
+}
+
+// notDir reports whether the call's view holds something other than a
+// directory at p, which the guest named with a trailing slash: the
+// kernel says ENOTDIR of that. A symlink of the workspace is left to the
+// caller, which refuses it.
+func (o *Overlay) notDir(p string) bool {
+	en, e := o.lookup(p, true)
+	return e == 0 && en.exists() && !en.isDir() && (en.n != nil || en.lower != lowerLink)
 }
 
 func (o *Overlay) unlink(p string) experimentalsys.Errno {

@@ -17,7 +17,8 @@ func (v *overlayFS) Rename(from, to string) experimentalsys.Errno {
 	if v.readOnly {
 		return experimentalsys.EROFS
 	}
-	to, _, e := clean(to)
+	fromDir := strings.HasSuffix(from, "/")
+	to, toDir, e := clean(to)
 	if e != 0 {
 		return e
 	}
@@ -29,6 +30,11 @@ func (v *overlayFS) Rename(from, to string) experimentalsys.Errno {
 		return e
 	}
 	defer v.o.mu.Unlock()
+	if (fromDir || toDir) && v.o.notDir(from) {
+		// A trailing slash on either path names a directory: rename(2)
+		// says ENOTDIR when the old path is not one.
+		return experimentalsys.ENOTDIR
+	}
 	return v.o.rename(from, to)
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strings"
 	"syscall"
 	"time"
 
@@ -257,11 +258,14 @@ func (w *Dir) Chmod(path string, perm fs.FileMode) experimentalsys.Errno {
 }
 
 // Rename renames within the mount. A directory replaces an empty
-// directory, as rename(2) does (os.Root refuses that with EEXIST).
+// directory, as rename(2) does (os.Root refuses that with EEXIST), and a
+// file renamed to a path with a trailing slash is ENOTDIR, as rename(2)
+// says, even onto a directory.
 func (w *Dir) Rename(from, to string) experimentalsys.Errno {
 	if w.ReadOnly {
 		return experimentalsys.EROFS
 	}
+	toDir := strings.HasSuffix(to, "/")
 	from, e := name(from)
 	if e != 0 {
 		return e
@@ -269,6 +273,9 @@ func (w *Dir) Rename(from, to string) experimentalsys.Errno {
 	to, e = name(to)
 	if e != 0 {
 		return e
+	}
+	if fi, err := w.Root.Lstat(from); toDir && err == nil && !fi.IsDir() {
+		return experimentalsys.ENOTDIR
 	}
 	if fi, err := w.Root.Lstat(to); err == nil && fi.IsDir() {
 		return w.renameOverDir(from, to)
