@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/cairnrun/cairn/checkpoint/conversation"
 
@@ -70,14 +71,28 @@ func (w *window) reset(st *checkpoint.State) {
 	w.sync(st)
 }
 
-// sync adds the messages the state gained since the last request.
+// sync adds the messages the state gained since the last request. A
+// round's tool results are shown cut to their shares (see shares), which
+// follow from the round's messages alone, so a window built anew from the
+// state shows them as this one does.
 func (w *window) sync(st *checkpoint.State) {
+	var caps []int
 	for i := w.seen; i < len(st.Messages); i++ {
 		m := st.Messages[i]
-		if m.Role == conversation.RoleUser && !m.Note {
+		switch {
+		case m.Role == conversation.RoleUser && !m.Note:
 			w.task = i
+		case m.Role == conversation.RoleTool && len(caps) == 0:
+			first := i // the round's first result
+			for first > 0 && st.Messages[first-1].Role == conversation.RoleTool {
+				first--
+			}
+			caps = w.shares(st, first)[i-first:]
 		}
-		w.add(w.shown(m))
+		if m.Role == conversation.RoleTool {
+			m, caps = w.shown(m, caps[0]), caps[1:]
+		}
+		w.add(m)
 	}
 	w.seen = len(st.Messages)
 }
@@ -87,22 +102,71 @@ func (w *window) add(m conversation.Message) {
 	w.msgs, w.costs, w.tokens = append(w.msgs, m), append(w.costs, c), w.tokens+c
 }
 
-// shown is a message as a request shows it: a tool result longer than
-// max_tool_result is cut, with a note.
-func (w *window) shown(m conversation.Message) conversation.Message {
-	if m.Role == conversation.RoleTool && model.EstimateTokens(m.Text) > w.spec.maxToolResult() {
-		m.Text = cutResult(m.Text, w.spec.maxToolResult())
+// shown is a tool result as a request shows it: cut, with a note, when
+// its text is longer than limit estimated tokens.
+func (w *window) shown(m conversation.Message, limit int) conversation.Message {
+	if model.EstimateTokens(m.Text) > limit {
+		m.Text = cutResult(m.Text, limit)
 	}
 	return m
 }
 
+// shares are the estimated tokens the texts of a round's tool results,
+// State.Messages[i:] up to the next message that is not one, may take in a
+// request. Each may take max_tool_result; together they take what is
+// left of the budget once the system prompt, the tools, the head a cut
+// needs (with the task's prompt) and the round's other messages are sent,
+// so that a round alone always fits: results that fit an even share of
+// it are shown whole, the others share the rest evenly. A share is never
+// below the least max_tool_result, which holds the note of a cut result;
+// a round of so many results that those do not fit is too large for the
+// budget (see fit).
+func (w *window) shares(st *checkpoint.State, i int) []int {
+	j := i
+	for j < len(st.Messages) && st.Messages[j].Role == conversation.RoleTool {
+		j++
+	}
+	left := w.spec.Budget - w.fixed - w.headReserve(st, 0)
+	k := i - 1 // the round's turn, and the prompts and notes before it
+	for ; k >= 0 && (k == i-1 || st.Messages[k].Role == conversation.RoleUser); k-- {
+		left -= model.EstimateMessage(st.Messages[k])
+	}
+	if w.task >= 0 && w.task <= k {
+		left -= model.EstimateMessage(st.Messages[w.task])
+	}
+	want := make([]int, j-i)
+	for n, m := range st.Messages[i:j] {
+		want[n] = model.EstimateTokens(m.Text)
+		left -= model.EstimateMessage(m) - want[n]
+	}
+	return shareOut(want, left, w.spec.maxToolResult(), minToolResult)
+}
+
+// shareOut shares total among texts of want tokens each: each gets what it
+// wants if that is within an even share of what is left and within
+// ceiling, else that share, bounded by ceiling and at least floor.
+func shareOut(want []int, total, ceiling, floor int) []int {
+	order := make([]int, len(want))
+	for n := range order {
+		order[n] = n
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return want[a] - want[b] })
+	caps := make([]int, len(want))
+	for n, idx := range order {
+		even := max(total/(len(order)-n), floor)
+		caps[idx] = min(want[idx], ceiling, even)
+		total -= caps[idx]
+	}
+	return caps
+}
+
 // request is the window followed by the round's pending messages, and
 // their estimated tokens with the system prompt and tools. The slice
-// shares the window's array: it is good until the next sync.
+// shares the window's array: it is good until the next sync. Pending
+// messages are prompts and notes, never a tool's result.
 func (w *window) request(pending []conversation.Message) ([]conversation.Message, int) {
 	out, tokens := w.msgs, w.tokens
 	for _, m := range pending {
-		m = w.shown(m)
 		out, tokens = append(out, m), tokens+model.EstimateMessage(m)
 	}
 	return out, tokens

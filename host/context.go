@@ -37,8 +37,9 @@ type ContextSpec struct {
 	// the budget, which a cut always respects.
 	KeepTurns int `yaml:"keep_turns" json:"keep_turns,omitempty"`
 	// MaxToolResult bounds, in estimated tokens, one tool result as a
-	// request shows it; a longer one is cut, with a note saying how to
-	// read more. 0: a quarter of the budget.
+	// request shows it; a longer one is cut, with a note saying so. The
+	// results of a round also share what is left of the budget, which may
+	// cut them further (see window.shares). 0: a quarter of the budget.
 	MaxToolResult int `yaml:"max_tool_result" json:"max_tool_result,omitempty"`
 }
 
