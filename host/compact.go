@@ -243,15 +243,13 @@ func (r *run) fit(ctx context.Context, w *window, round int) ([]conversation.Mes
 	if c != nil && c.Goal > c.From {
 		goal = c.Goal // a cut a stop interrupted: finish it as planned
 	} else if goal = w.cutPoint(st, tokens-w.tokens); goal < 0 {
-		return nil, 0, fmt.Errorf("%w: round %d needs about %d tokens with all but its last round cut, more than context.budget %d; raise the budget or lower context.max_tool_result",
-			ErrContextBudget, round, w.leastTokens(st, tokens-w.tokens), w.spec.Budget)
+		return nil, 0, w.tooLarge(st, r.pending, round, w.leastTokens(st, tokens-w.tokens), "with all but its last round cut")
 	}
 	if err := r.cut(ctx, w, round, goal, tokens); err != nil {
 		return nil, 0, err
 	}
 	if msgs, tokens = w.request(r.pending); tokens > w.spec.Budget {
-		return nil, 0, fmt.Errorf("%w: round %d needs about %d tokens after the cut, more than context.budget %d; raise the budget or lower context.max_tool_result",
-			ErrContextBudget, round, tokens, w.spec.Budget)
+		return nil, 0, w.tooLarge(st, r.pending, round, tokens, "after the cut")
 	}
 	return msgs, w.earlier, nil
 }
@@ -271,16 +269,59 @@ func (w *window) cutPoint(st *checkpoint.State, extra int) int {
 	return w.abs(i)
 }
 
+// lastRound is the index in msgs where the last round starts, or the
+// head's end if no cut may fall in the tail.
+func (w *window) lastRound() int {
+	i := len(w.msgs) - 1
+	for i > w.heads && !w.roundStart(i) {
+		i--
+	}
+	return max(i, w.heads)
+}
+
 // leastTokens is what the request would need with only its last round.
 func (w *window) leastTokens(st *checkpoint.State, extra int) int {
-	tail := extra
-	for i := len(w.msgs) - 1; i > w.heads; i-- {
-		tail += w.costs[i]
-		if w.roundStart(i) {
-			break
+	start, tail := w.lastRound(), extra
+	for _, c := range w.costs[start:] {
+		tail += c
+	}
+	return w.fixed + w.headReserve(st, w.abs(start)) + tail
+}
+
+// tooLarge is the error of a round whose request needs tokens, more than
+// the budget, when it is sent as when says: what of its last round (and
+// the task's prompt, sent whole wherever it lies) takes the most room, and
+// what can help. A round's tool results are cut to share what is left of
+// the budget, so only a round of very many takes more; what else a round
+// sends is sent whole.
+func (w *window) tooLarge(st *checkpoint.State, pending []conversation.Message, round, tokens int, when string) error {
+	var prompt, turn, results, notes, calls int
+	if w.task >= 0 && w.task < w.abs(w.lastRound()) {
+		prompt += model.EstimateMessage(st.Messages[w.task])
+	}
+	for _, m := range append(slices.Clip(w.msgs[w.lastRound():]), pending...) {
+		switch n := model.EstimateMessage(m); {
+		case m.Role == conversation.RoleAssistant:
+			turn += n
+		case m.Role == conversation.RoleTool:
+			results, calls = results+n, calls+1
+		case m.Note:
+			notes += n
+		default:
+			prompt += n
 		}
 	}
-	return w.fixed + w.headReserve(st, w.seen) + tail
+	why := fmt.Sprintf("cairn's notes to the model take about %d of them; raise the budget", notes)
+	switch max(prompt, turn, results, notes) {
+	case prompt:
+		why = fmt.Sprintf("the task's prompt takes about %d of them, and it is always sent whole; raise the budget or give a shorter prompt", prompt)
+	case turn:
+		why = fmt.Sprintf("the model's turn takes about %d of them, and its text and calls are sent whole; raise the budget", turn)
+	case results:
+		why = fmt.Sprintf("its %d tool results take about %d of them, each cut as far as it goes; raise the budget", calls, results)
+	}
+	return fmt.Errorf("%w: round %d needs about %d tokens %s, more than context.budget %d: %s",
+		ErrContextBudget, round, tokens, when, w.spec.Budget, why)
 }
 
 // cut makes the cut that ends at message goal, in as many steps as a
