@@ -122,25 +122,45 @@ func renderRound(msgs []conversation.Message) string {
 }
 
 // cutResult cuts a tool result to at most limit estimated tokens, with a
-// note that says how much is shown and how to read more: the full note
-// when it takes at most half the limit, else a short one.
+// note that says that the cut is this request's alone, how much is shown
+// and, when it is true, how to read more: the full note when it takes at
+// most half the limit, else a short one.
 func cutResult(s string, limit int) string {
-	note := func(shown int) string {
-		return fmt.Sprintf(resultNote, shown, len(s))
+	note := func(head string) string { return fullResultNote(s, head) }
+	// The longest the note can be: every number in it as long as len(s).
+	reserve := max(model.EstimateTokens(fmt.Sprintf(resultNote, len(s), len(s), fmt.Sprintf(longLineHint, len(s)))),
+		model.EstimateTokens(fmt.Sprintf(resultNote, len(s), len(s), readMoreHint)))
+	if reserve*2 > limit {
+		note = func(head string) string { return fmt.Sprintf(shortResultNote, len(head), len(s)) }
+		reserve = model.EstimateTokens(note(s))
 	}
-	if model.EstimateTokens(note(len(s)))*2 > limit {
-		note = func(shown int) string {
-			return fmt.Sprintf(shortResultNote, shown, len(s))
-		}
-	}
-	head := cutText(s, limit-model.EstimateTokens(note(len(s))))
-	return head + note(len(head))
+	head := cutText(s, limit-reserve)
+	return head + note(head)
 }
 
-// The notes that end a cut tool result: %d of its %d bytes are shown.
+// fullResultNote is the note on s cut to head. Reading a smaller part, by
+// lines, shows more of s only if the line at the cut is one a result can
+// show; when it is longer than head, the note says so instead.
+func fullResultNote(s, head string) string {
+	start := strings.LastIndexByte(head, '\n') + 1
+	end := strings.IndexByte(s[len(head):], '\n')
+	if end < 0 {
+		end = len(s) - len(head)
+	}
+	hint := readMoreHint
+	if line := len(head) + end - start; line > len(head) {
+		hint = fmt.Sprintf(longLineHint, line)
+	}
+	return fmt.Sprintf(resultNote, len(head), len(s), hint)
+}
+
+// The notes that end a cut tool result: the first %d of its %d bytes are
+// shown, and, in the full note, a hint.
 const (
-	resultNote = "\n[cairn: this result was cut to fit the context: %d of its %d bytes are shown, and the agent's journal keeps it whole. " +
-		"To read more, ask for a smaller part (read_file takes offset and limit, in lines) or search for what you need (grep).]"
+	resultNote = "\n[cairn: this result was cut to fit the context, only in this request: the first %d of its %d bytes are shown; " +
+		"the tool returned it whole, and the agent's journal keeps it.%s]"
+	readMoreHint    = " To read more, ask for a smaller part (read_file takes offset and limit, in lines) or search for what you need (grep)."
+	longLineHint    = " The line at the cut is %d bytes long, more than is shown here: read_file, which reads whole lines, would show it cut again."
 	shortResultNote = "\n[cairn: cut to fit the context: %d of %d bytes shown]"
 )
 
