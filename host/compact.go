@@ -34,6 +34,9 @@ type window struct {
 	tokens  int
 	earlier int // the model's turns in State.Messages[:from]
 	task    int // the index in State.Messages of the task's prompt, or -1
+	// readers are the tools the request offers that a cut result's note
+	// may point to.
+	readers readers
 }
 
 // newWindow starts a run's window on its state.
@@ -51,7 +54,7 @@ func newWindow(spec ContextSpec, system string, tools []model.Tool, st *checkpoi
 		return nil, fmt.Errorf("the agent's state cuts its context at message %d (task at %d) of %d: %w",
 			c.From, c.Pinned, len(st.Messages), checkpoint.ErrCorrupt)
 	}
-	w := &window{spec: spec, fixed: fixed}
+	w := &window{spec: spec, fixed: fixed, readers: readersIn(tools)}
 	w.reset(st)
 	return w, nil
 }
@@ -106,7 +109,7 @@ func (w *window) add(m conversation.Message) {
 // its text is longer than limit estimated tokens.
 func (w *window) shown(m conversation.Message, limit int) conversation.Message {
 	if model.EstimateTokens(m.Text) > limit {
-		m.Text = cutResult(m.Text, limit)
+		m.Text = cutResult(m.Text, limit, w.readers)
 	}
 	return m
 }

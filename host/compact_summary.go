@@ -1,9 +1,11 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -121,15 +123,64 @@ func renderRound(msgs []conversation.Message) string {
 	return b.String()
 }
 
+// readers are the built-in tools a cut result's note may point to, when
+// the request offers them: read_file, which reads a file in parts of
+// lines, and grep. A tool of the same name from another module may take
+// other arguments, and is not one of them.
+type readers struct{ readFile, grep bool }
+
+// readersIn are the readers among tools, each the built-in tool itself:
+// its name, description and input schema.
+func readersIn(tools []model.Tool) readers {
+	var rd readers
+	wasm, _ := embeddedWasm(BuiltinModule)
+	m, err := moduleOf(ToolRef{Module: BuiltinModule}, wasm)
+	if err != nil {
+		return rd
+	}
+	for _, b := range offered(m) {
+		if !slices.ContainsFunc(tools, func(t model.Tool) bool {
+			return t.Name == b.Name && t.Description == b.Description && bytes.Equal(t.InputSchema, b.InputSchema)
+		}) {
+			continue
+		}
+		switch b.Name {
+		case "read_file":
+			rd.readFile = true
+		case "grep":
+			rd.grep = true
+		}
+	}
+	return rd
+}
+
+// hint is what the note on a cut result says of reading more, when the
+// line at the cut is line bytes long, longer than what is shown if long.
+func (rd readers) hint(line int, long bool) string {
+	switch {
+	case long && rd.readFile:
+		return fmt.Sprintf(longLineHint+": read_file, which reads whole lines, would show it cut again.", line)
+	case long:
+		return fmt.Sprintf(longLineHint+".", line)
+	case rd.readFile && rd.grep:
+		return " To read more, ask for a smaller part (read_file takes offset and limit, in lines) or search for what you need (grep)."
+	case rd.readFile:
+		return " To read more, ask for a smaller part (read_file takes offset and limit, in lines)."
+	case rd.grep:
+		return " To find what you need in it, search for it (grep)."
+	}
+	return ""
+}
+
 // cutResult cuts a tool result to at most limit estimated tokens, with a
 // note that says that the cut is this request's alone, how much is shown
-// and, when it is true, how to read more: the full note when it takes at
-// most half the limit, else a short one.
-func cutResult(s string, limit int) string {
-	note := func(head string) string { return fullResultNote(s, head) }
+// and, when it is true, how the tools rd can read more: the full note
+// when it takes at most half the limit, else a short one.
+func cutResult(s string, limit int, rd readers) string {
+	note := func(head string) string { return fullResultNote(s, head, rd) }
 	// The longest the note can be: every number in it as long as len(s).
-	reserve := max(model.EstimateTokens(fmt.Sprintf(resultNote, len(s), len(s), fmt.Sprintf(longLineHint, len(s)))),
-		model.EstimateTokens(fmt.Sprintf(resultNote, len(s), len(s), readMoreHint)))
+	reserve := max(model.EstimateTokens(fmt.Sprintf(resultNote, len(s), len(s), rd.hint(len(s), true))),
+		model.EstimateTokens(fmt.Sprintf(resultNote, len(s), len(s), rd.hint(len(s), false))))
 	if reserve*2 > limit {
 		note = func(head string) string { return fmt.Sprintf(shortResultNote, len(head), len(s)) }
 		reserve = model.EstimateTokens(note(s))
@@ -141,26 +192,22 @@ func cutResult(s string, limit int) string {
 // fullResultNote is the note on s cut to head. Reading a smaller part, by
 // lines, shows more of s only if the line at the cut is one a result can
 // show; when it is longer than head, the note says so instead.
-func fullResultNote(s, head string) string {
+func fullResultNote(s, head string, rd readers) string {
 	start := strings.LastIndexByte(head, '\n') + 1
 	end := strings.IndexByte(s[len(head):], '\n')
 	if end < 0 {
 		end = len(s) - len(head)
 	}
-	hint := readMoreHint
-	if line := len(head) + end - start; line > len(head) {
-		hint = fmt.Sprintf(longLineHint, line)
-	}
-	return fmt.Sprintf(resultNote, len(head), len(s), hint)
+	line := len(head) + end - start
+	return fmt.Sprintf(resultNote, len(head), len(s), rd.hint(line, line > len(head)))
 }
 
 // The notes that end a cut tool result: the first %d of its %d bytes are
-// shown, and, in the full note, a hint.
+// shown, and, in the full note, a hint (see readers.hint).
 const (
 	resultNote = "\n[cairn: this result was cut to fit the context, only in this request: the first %d of its %d bytes are shown; " +
 		"the tool returned it whole, and the agent's journal keeps it.%s]"
-	readMoreHint    = " To read more, ask for a smaller part (read_file takes offset and limit, in lines) or search for what you need (grep)."
-	longLineHint    = " The line at the cut is %d bytes long, more than is shown here: read_file, which reads whole lines, would show it cut again."
+	longLineHint    = " The line at the cut is %d bytes long, more than is shown here"
 	shortResultNote = "\n[cairn: cut to fit the context: %d of %d bytes shown]"
 )
 

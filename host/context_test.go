@@ -384,7 +384,7 @@ func TestCutText(t *testing.T) {
 			t.Errorf("cutText to %d: %d bytes, %d tokens", limit, len(got), model.EstimateTokens(got))
 		}
 	}
-	cut := cutResult(long, 300)
+	cut := cutResult(long, 300, readers{readFile: true, grep: true})
 	if model.EstimateTokens(cut) > 300 || !strings.Contains(cut, fmt.Sprintf("of its %d bytes are shown", len(long))) ||
 		!strings.Contains(cut, "read_file takes offset and limit") {
 		t.Errorf("cutResult: %d tokens: %q", model.EstimateTokens(cut), cut[len(cut)-300:])
@@ -401,7 +401,7 @@ func TestCutText(t *testing.T) {
 	// Regression: a bound below the full note's size sent more than the
 	// bound; every bound an agent file may set is kept, note included.
 	for _, limit := range []int{minToolResult, 40, 64, 100, 150} {
-		if cut := cutResult(long, limit); model.EstimateTokens(cut) > limit || !strings.Contains(cut, fmt.Sprintf("%d bytes", len(long))) {
+		if cut := cutResult(long, limit, readers{readFile: true, grep: true}); model.EstimateTokens(cut) > limit || !strings.Contains(cut, fmt.Sprintf("%d bytes", len(long))) {
 			t.Errorf("cutResult to %d: %d tokens: %q", limit, model.EstimateTokens(cut), cut)
 		}
 	}
