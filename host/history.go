@@ -28,17 +28,28 @@ const (
 // when that run has ended (or ctx ends). A last line cut short, as a
 // crash leaves it, is skipped.
 //
-// It does not read the agent's state: whether the agent exists is asked
-// of the store with Exists, and whether its run goes on, at each poll,
-// with checkpoint.LockQuery (only a store without it pays a Summary), so
-// that a playback or a follower costs the history it reads, whatever the
-// size of the agent's state.
+// An agent that Inspect refuses (its files damaged, cut below what was
+// committed, of a newer schema) is refused here too, with Inspect's
+// error, before any event is given: the history is a file of its own,
+// readable when the journal is not, and `cairn events` and the web view
+// must not show it for an agent `cairn show` refuses.
+//
+// It does not decode the agent's state: whether the agent exists is asked
+// of the store with Exists, whether it can be read with
+// checkpoint.Checker (a pass over its files in a fixed buffer; only a
+// store without it pays a Read), and whether its run goes on, at each
+// poll, with checkpoint.LockQuery (only a store without it pays a
+// Summary), so that a playback or a follower costs memory for the history
+// it reads, whatever the size of the agent's state.
 //
 // # Errors
 //
 // checkpoint.ErrInvalidID for an id that cannot be an agent's;
 // checkpoint.ErrNotFound for an unknown agent (one that exists but has
-// never run, a fork, has no events and no error); what fn returns.
+// never run, a fork, has no events and no error); the store's error for
+// one that cannot be read, as Inspect returns it (a
+// *checkpoint.CorruptError, one matching checkpoint.ErrLost or
+// checkpoint.ErrFutureSchema); what fn returns.
 func ReadHistory(ctx context.Context, store checkpoint.Store, id string, follow bool,
 	fn func(e Event, line []byte) error) error {
 	if err := usable(store); err != nil {
@@ -52,6 +63,9 @@ func ReadHistory(ctx context.Context, store checkpoint.Store, id string, follow 
 	}
 	if !store.Exists(id) {
 		return fmt.Errorf("agent %q: %w", id, checkpoint.ErrNotFound)
+	}
+	if err := readable(store, id); err != nil {
+		return err
 	}
 	rc, err := store.ReadEvents(id)
 	if errors.Is(err, checkpoint.ErrNotFound) {
@@ -103,6 +117,17 @@ func ReadHistory(ctx context.Context, store checkpoint.Store, id string, follow 
 			rc, r = more, bufio.NewReader(more)
 		}
 	}
+}
+
+// readable returns the error Read gives for agent id, or nil where Read
+// would read it: checkpoint.Checker's, without decoding the state, where
+// the store is one.
+func readable(store checkpoint.Store, id string) error {
+	if c, ok := store.(checkpoint.Checker); ok {
+		return c.Check(id)
+	}
+	_, err := store.Read(id)
+	return err
 }
 
 func playLine(line []byte, fn func(Event, []byte) error) error {

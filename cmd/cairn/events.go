@@ -31,15 +31,11 @@ func eventsAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	// The history is a file of its own, readable when the journal is not:
-	// the agent is read first, as show and log read it, so that one they
-	// refuse (damaged, cut short, of a newer schema) is refused here too.
-	in, err := host.Inspect(c.Context, store, c.Args().First())
-	if err != nil {
-		return runError(err)
-	}
+	// ReadHistory refuses an agent show and log refuse (damaged, cut
+	// short, of a newer schema), with their error; only --run reads the
+	// agent's state, for its runs.
 	only, agent := c.String("run"), c.String("agent")
-	if err := hasRun(in, only); err != nil {
+	if err := hasRun(c.Context, store, c.Args().First(), only); err != nil {
 		return err
 	}
 	if err := inTree(c.Context, store, c.Args().First(), agent); err != nil {
@@ -63,16 +59,19 @@ func eventsAction(c *cli.Context) error {
 }
 
 // hasRun checks that the agent has a run named run, when one is named.
-func hasRun(in *host.Inspection, run string) error {
+func hasRun(ctx context.Context, store checkpoint.Store, id, run string) error {
 	if run == "" {
 		return nil
+	}
+	in, err := host.Inspect(ctx, store, id)
+	if err != nil {
+		return runError(err)
 	}
 	for _, r := range in.State.Runs {
 		if r.ID == run {
 			return nil
 		}
 	}
-	id := in.State.Agent
 	return withCode(exitUsage, fmt.Errorf("agent %s has no run %q; `cairn runs %s` lists them", id, run, id))
 }
 

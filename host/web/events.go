@@ -26,8 +26,10 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	follow := q.Get("follow") == "1" || r.Header.Get("Accept") == "text/event-stream"
 	id, only := r.PathValue("id"), q.Get("run")
-	// ReadHistory says whether the agent exists before it writes, without
-	// reading its state; only ?run= reads it, once, to know its runs.
+	// ReadHistory says whether the agent exists and can be read before it
+	// writes, without decoding its state, so that an agent the other
+	// routes refuse is refused here with the same error; only ?run= reads
+	// the state, once, to know its runs.
 	if only != "" && !s.hasRun(w, r, id, only) {
 		return
 	}
