@@ -72,6 +72,13 @@ type Event struct {
 	Compaction *checkpoint.Compaction `json:"compaction,omitempty"`
 }
 
+// Skipped reports whether e is ReadHistory's warning in the place of a
+// line of the history that is not an event: a warning of no run (every
+// warning a run emits names its run). A caller that keeps one run's or
+// one agent's events keeps these too, since the line left out may have
+// been of any.
+func (e Event) Skipped() bool { return e.Type == EventWarning && e.Run == "" }
+
 // Call describes one tool call in an event.
 type Call struct {
 	ID         string  `json:"id"`

@@ -25,8 +25,13 @@ const (
 // ReadHistory plays back an agent's event history: every event its runs
 // emitted, in order, as the JSON line `--json` printed and decoded. With
 // follow it keeps reading while a process runs the agent, and returns
-// when that run has ended (or ctx ends). A last line cut short, as a
-// crash leaves it, is skipped.
+// when that run has ended (or ctx ends). A last line cut short (no
+// newline yet), as a crash while it is written leaves it, is skipped
+// quietly; a follower waits for the rest of it. A whole line that is not
+// an event is not skipped quietly: fn is given, in its place, a warning
+// that names the history's file (where the store has one) and the line,
+// and says why (see Event.Skipped), so that a playback says what it
+// leaves out and its lines keep their numbers.
 //
 // An agent that Inspect refuses (its files damaged, cut below what was
 // committed, of a newer schema) is refused here too, with Inspect's
@@ -75,6 +80,7 @@ func ReadHistory(ctx context.Context, store checkpoint.Store, id string, follow 
 		return err
 	}
 	defer func() { rc.Close() }()
+	p := playback{fn: fn, agent: id, where: historyName(rc, id)}
 	r := bufio.NewReader(rc)
 	var partial []byte
 	var read int64  // bytes of the history read so far
@@ -88,7 +94,7 @@ func ReadHistory(ctx context.Context, store checkpoint.Store, id string, follow 
 			wait = followPoll
 		}
 		if err == nil {
-			if err := playLine(bytes.TrimSuffix(partial, []byte("\n")), fn); err != nil {
+			if err := p.line(bytes.TrimSuffix(partial, []byte("\n"))); err != nil {
 				return err
 			}
 			partial = nil
@@ -130,12 +136,45 @@ func readable(store checkpoint.Store, id string) error {
 	return err
 }
 
-func playLine(line []byte, fn func(Event, []byte) error) error {
-	var e Event
-	if json.Unmarshal(line, &e) != nil {
-		return nil
+// historyName names agent id's history in a warning: its file, where the
+// store reads one, as FileStore does.
+func historyName(rc io.ReadCloser, id string) string {
+	if f, ok := rc.(interface{ Name() string }); ok {
+		return f.Name()
 	}
-	return fn(e, line)
+	return fmt.Sprintf("the event history of agent %s", id)
+}
+
+// playback gives the lines of an agent's history to fn, counting them.
+type playback struct {
+	fn    func(Event, []byte) error
+	agent string
+	where string    // the history, as a warning names it
+	n     int       // the lines given so far
+	last  time.Time // the time of the last event given
+}
+
+// line gives fn the event of one whole line of the history, or, for a
+// line that is not one, a warning in its place, of the time of the event
+// before it, so that a playback gives the same lines each time.
+func (p *playback) line(line []byte) error {
+	p.n++
+	var e Event
+	err := json.Unmarshal(line, &e)
+	if err == nil && e.Type != "" {
+		p.last = e.Time
+		return p.fn(e, line)
+	}
+	if err == nil {
+		err = errors.New("it has no type")
+	}
+	w := Event{Type: EventWarning, Time: p.last, Agent: p.agent,
+		Text: fmt.Sprintf("%s, line %d, is not an event and is left out: %v", p.where, p.n, err)}
+	b, err := json.Marshal(&w)
+	if err != nil {
+		return err
+	}
+	return p.fn(w, b)
 }
 
 // running says whether a process runs the agent, for a follower to know

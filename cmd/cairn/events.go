@@ -46,8 +46,8 @@ func eventsAction(c *cli.Context) error {
 	r := newRenderer(c.App.Writer, c.App.ErrWriter, false)
 	err = host.ReadHistory(ctx, store, c.Args().First(), c.Bool("follow"), func(e host.Event, line []byte) error {
 		switch {
-		case only != "" && e.Run != only:
-		case agent != "" && e.Agent != agent:
+		case only != "" && e.Run != only && !e.Skipped():
+		case agent != "" && e.Agent != agent && !e.Skipped():
 		case c.Bool(jsonFlag.Name):
 			fmt.Fprintf(c.App.Writer, "%s\n", line)
 		default:

@@ -37,7 +37,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	n := 0
 	err = host.ReadHistory(r.Context(), s.store, id, follow, func(e host.Event, line []byte) error {
 		n++
-		if n <= after || (only != "" && e.Run != only) {
+		if n <= after || (only != "" && e.Run != only && !e.Skipped()) {
 			return nil
 		}
 		return out.line(n, line)
