@@ -20,17 +20,41 @@ import (
 const eventsFile = "events.jsonl"
 
 // Events opens the agent's event history for appending. The caller holds
-// the agent's lock.
+// the agent's lock. A history whose last line a crash cut short gets a
+// newline first, so that the line cut short stays a line of its own,
+// which a reader reports, and does not swallow the first line appended
+// after it.
 func (s *FileStore) Events(id string) (io.WriteCloser, error) {
 	dir, err := s.agentDir(id)
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(filepath.Join(dir, eventsFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	f, err := os.OpenFile(filepath.Join(dir, eventsFile), os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open event history of agent %q: %w", id, err)
 	}
+	if err := endLine(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("open event history of agent %q: %w", id, err)
+	}
 	return f, nil
+}
+
+// endLine appends a newline to f, opened for appending, unless it is empty
+// or ends with one.
+func endLine(f *os.File) error {
+	fi, err := f.Stat()
+	if err != nil || fi.Size() == 0 {
+		return err
+	}
+	last := make([]byte, 1)
+	if _, err := f.ReadAt(last, fi.Size()-1); err != nil {
+		return err
+	}
+	if last[0] != '\n' {
+		_, err = f.Write([]byte{'\n'})
+	}
+	return err
 }
 
 // ReadEvents opens the agent's event history for reading from its start.

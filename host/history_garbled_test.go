@@ -108,3 +108,25 @@ func TestHistoryDropsATornLastLineQuietly(t *testing.T) {
 		}
 	}
 }
+
+// Regression: a run after a crash that cut the history's last line short
+// glued its run_start to that line, and the playback lost both. The next
+// run's events are all played back, and the line cut short, no longer
+// the last, is reported in its place.
+func TestHistoryKeepsTheRunAfterATornLine(t *testing.T) {
+	store, file, lines := garbledHistory(t)
+	must(t, os.WriteFile(file, append(bytes.Join(lines, nil), `{"type":"tool_st`...), 0o600))
+	eng, err := NewEngine(context.Background(), Config{CacheDir: testCache, Store: store})
+	must(t, err)
+	defer eng.Close(context.Background())
+	af := agentIn(t, "name: g\nmodel: {provider: script, script: script.yaml}\nworkspace: workspace\ntools: [{module: builtin}]\n",
+		"turns:\n  - text: again\n")
+	if _, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "g", Prompt: "again"}); err != nil {
+		t.Fatal(err)
+	}
+	got := playAll(t, store, "g")
+	if len(got) < len(lines)+2 || !got[len(lines)].e.Skipped() || got[len(lines)+1].e.Type != EventRunStart {
+		t.Fatalf("after the first run's %d lines: %+v, %+v; want the warning for the line cut short, then the next run's start",
+			len(lines), got[min(len(lines), len(got)-1)].e, got[min(len(lines)+1, len(got)-1)].e)
+	}
+}
