@@ -46,8 +46,7 @@ func serveAction(c *cli.Context) error {
 	addr := ln.Addr().String()
 	srv := web.New(web.Config{Engine: eng, ReadOnly: c.Bool("read-only"), Loopback: web.IsLoopback(addr)})
 	printServing(c, srv, addr)
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second,
-		BaseContext: func(net.Listener) context.Context { return ctx }}
+	hs := httpServer(ctx, srv, serveLimits)
 	stopped := make(chan struct{})
 	go func() {
 		defer close(stopped)
@@ -61,6 +60,26 @@ func serveAction(c *cli.Context) error {
 		return nil
 	}
 	return err
+}
+
+// connLimits bound the time a served connection may take. A request's
+// body has its own bound (web.Config.BodyTimeout); there is no ReadTimeout
+// or WriteTimeout, which would cut an event stream that follows a run for
+// hours (web drops a follower that stops reading on its own).
+type connLimits struct {
+	header time.Duration // to send a request's header
+	idle   time.Duration // a connection kept alive waits for its next request
+}
+
+// serveLimits are cairn serve's: a browser keeps a connection for its
+// next request for less than the idle limit.
+var serveLimits = connLimits{header: 10 * time.Second, idle: 2 * time.Minute}
+
+// httpServer is the HTTP server of h within limits, its requests'
+// contexts ctx's.
+func httpServer(ctx context.Context, h http.Handler, limits connLimits) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: limits.header, IdleTimeout: limits.idle,
+		BaseContext: func(net.Listener) context.Context { return ctx }}
 }
 
 // stopServing ends a server at a stop: at once the web server begins no

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"sync"
 
 	"github.com/cairnrun/cairn/checkpoint"
@@ -21,8 +22,8 @@ const maxBody = 64 << 10
 // body leaves v as it is. It is strict, so that a mistake is not taken for
 // something else: anything but an object (null too), a field v does not
 // have (a misspelt "from" would fork from the last round) or anything
-// after the object is a bad request (400), and a body over maxBody is
-// 413.
+// after the object is a bad request (400), a body over maxBody is 413,
+// and one that has not all come within Config.BodyTimeout is 408.
 func readBody(w http.ResponseWriter, r *http.Request, v any) bool {
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
 	var raw json.RawMessage
@@ -43,6 +44,8 @@ func readBody(w http.ResponseWriter, r *http.Request, v any) bool {
 		return true
 	case errors.As(err, &tooLarge):
 		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body: over %d bytes", tooLarge.Limit))
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		writeError(w, http.StatusRequestTimeout, "request body: it did not all come in time; send it whole, as its Content-Length says")
 	default:
 		writeError(w, http.StatusBadRequest, "request body: "+err.Error()+" (want a JSON object of the route's fields)")
 	}

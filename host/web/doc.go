@@ -20,7 +20,9 @@
 // sends it to every port of the host. A loopback server refuses a Host
 // header that is not a loopback name, so a DNS-rebound page cannot read
 // it. A read-only server refuses every state-changing request. Nothing
-// the API renders holds an environment value: the store keeps none.
+// the API renders holds an environment value: the store keeps none. A
+// request's body must come within Config.BodyTimeout, and one answered
+// before its body is read closes its connection rather than wait for it.
 //
 // A Server is safe for concurrent use. Runs it resumes hold the agent's
 // lock like any process; Close pauses them, those still loading their

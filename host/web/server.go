@@ -6,9 +6,12 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/host"
@@ -26,7 +29,16 @@ type Config struct {
 	// Loopback says the server listens on loopback only: reads then need
 	// no token, and the Host header must name a loopback address.
 	Loopback bool
+	// BodyTimeout is how long a request's body may take to arrive, from
+	// when the request reaches the server; zero means DefaultBodyTimeout.
+	// A request without a body (every GET, an event stream among them)
+	// has no such limit.
+	BodyTimeout time.Duration
 }
+
+// DefaultBodyTimeout is Config.BodyTimeout's default: ample for a body of
+// at most 64 KB.
+const DefaultBodyTimeout = 30 * time.Second
 
 // Server is the HTTP API and web view over one store.
 type Server struct {
@@ -61,6 +73,9 @@ func New(cfg Config) *Server {
 	if cfg.Token == "" {
 		cfg.Token = randomHex(32)
 	}
+	if cfg.BodyTimeout <= 0 {
+		cfg.BodyTimeout = DefaultBodyTimeout
+	}
 	s := &Server{cfg: cfg, eng: cfg.Engine, store: cfg.Engine.Store(), mux: http.NewServeMux(),
 		login: newOnceNonce(), readSecret: randomHex(32), runs: map[string]*heldRun{}, live: map[*heldRun]bool{}}
 	s.routes()
@@ -77,19 +92,22 @@ func (s *Server) LoginPath() string { return "/login?once=" + s.login.value }
 // ServeHTTP checks a request (see the package doc) and answers it.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	securityHeaders(w)
+	a := &jsonErrors{ResponseWriter: w, body: s.watchBody(w, r)}
 	if err := s.admit(r); err != nil {
-		writeError(w, err.status, err.msg)
+		writeError(a, err.status, err.msg)
 		return
 	}
-	s.mux.ServeHTTP(&jsonErrors{ResponseWriter: w}, r)
+	s.mux.ServeHTTP(a, r)
 }
 
 // jsonErrors turns the plain-text errors of the mux itself (no route 404,
 // wrong method 405) into the API's JSON errors; every answer of a handler
-// passes through unchanged.
+// passes through unchanged. An answer given before the request's body has
+// been read closes the connection (see watchBody).
 type jsonErrors struct {
 	http.ResponseWriter
-	plain bool // the answer is a plain-text error, to be written as JSON
+	plain bool      // the answer is a plain-text error, to be written as JSON
+	body  *bodyRead // the request's body, nil for none
 }
 
 func (j *jsonErrors) WriteHeader(status int) {
@@ -98,6 +116,9 @@ func (j *jsonErrors) WriteHeader(status int) {
 		j.plain = true
 		h.Set("Content-Type", "application/json")
 		h.Del("Content-Length")
+	}
+	if j.body.leave() {
+		h.Set("Connection", "close")
 	}
 	j.ResponseWriter.WriteHeader(status)
 }
@@ -115,6 +136,58 @@ func (j *jsonErrors) Write(p []byte) (int, error) {
 // Unwrap lets http.ResponseController reach the writer beneath (to flush
 // an event stream).
 func (j *jsonErrors) Unwrap() http.ResponseWriter { return j.ResponseWriter }
+
+// watchBody bounds the time a request's body may take to arrive by
+// BodyTimeout, with a read deadline on the connection that is lifted once
+// the body has been read to its end, and returns the body, which tells
+// whether it has been; nil for a request without a body.
+//
+// Before it writes an answer to a request whose body it has not read to
+// its end, and again before it closes the connection, net/http reads what
+// is left of the body, with no deadline but this one: a client that
+// announces a body and sends none (a refused request's among them) would
+// hold its connection, unanswered. An answer given before the body is
+// read therefore closes the connection and reads nothing more of it
+// (bodyRead.leave). There is no ReadTimeout on the server: it would bound
+// a whole request, an event stream that follows a run for hours among
+// them.
+func (s *Server) watchBody(w http.ResponseWriter, r *http.Request) *bodyRead {
+	if r.Body == nil || r.Body == http.NoBody {
+		return nil
+	}
+	rc := http.NewResponseController(w)
+	rc.SetReadDeadline(time.Now().Add(s.cfg.BodyTimeout))
+	b := &bodyRead{ReadCloser: r.Body, rc: rc}
+	r.Body = b
+	return b
+}
+
+// bodyRead is a request's body, which says when it has been read to its
+// end and then lifts its read deadline.
+type bodyRead struct {
+	io.ReadCloser
+	rc   *http.ResponseController
+	done atomic.Bool
+}
+
+// leave reports whether the body has not been read to its end, and if
+// so lets its read deadline pass at once, so that net/http gives up
+// reading what is left of it. A nil bodyRead, no body, has been read.
+func (b *bodyRead) leave() bool {
+	if b == nil || b.done.Load() {
+		return false
+	}
+	b.rc.SetReadDeadline(time.Now())
+	return true
+}
+
+func (b *bodyRead) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF && !b.done.Swap(true) {
+		b.rc.SetReadDeadline(time.Time{})
+	}
+	return n, err
+}
 
 // Close pauses the runs the server holds at their boundary, those still
 // loading their agent too, and waits for them to end. From its start the
