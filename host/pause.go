@@ -37,8 +37,9 @@ const pausedOnRequest = "paused on request"
 //
 // checkpoint.ErrNotFound for an unknown agent; ErrNotRunning when no
 // process runs it (the message says whether it is done, paused or awaiting
-// approval, and then which calls wait and how to decide them); ErrNoPause
-// for a store that keeps no requests.
+// approval, and then which calls wait and how to decide them, or, of one
+// that cannot be read, why, with the store's error wrapped too);
+// ErrNoPause for a store that keeps no requests.
 func (e *Engine) Pause(ctx context.Context, id string) error {
 	if err := e.ready(); err != nil {
 		return err
@@ -61,10 +62,15 @@ func (e *Engine) Pause(ctx context.Context, id string) error {
 }
 
 // notRunning says why an agent no process runs has nothing to pause, and
-// how to go on. An agent awaiting a decision is named first, with the
-// calls that wait and the commands that decide them: its round is open,
-// but resume alone would only ask again.
+// how to go on. An agent that cannot be read says why, with the store's
+// error, which it wraps too (its Summary has no status to give). An agent
+// awaiting a decision is named first, with the calls that wait and the
+// commands that decide them: its round is open, but resume alone would
+// only ask again.
 func notRunning(store checkpoint.Store, sum checkpoint.Summary) error {
+	if sum.Err != nil {
+		return fmt.Errorf("agent %s is unreadable: %w, nothing to pause; %w", sum.ID, ErrNotRunning, sum.Err)
+	}
 	if what, how := awaitingAdvice(store, sum.ID); what != "" {
 		return fmt.Errorf("agent %s is %s: %w, nothing to pause; %s", sum.ID, what, ErrNotRunning, how)
 	}

@@ -19,16 +19,7 @@ import (
 func TestEventsRouteRefusesAnUnreadableAgent(t *testing.T) {
 	f := newFixture(t, Config{Loopback: true})
 	f.run("x", approvalAgent, approvalScript)
-	dir := filepath.Join(f.store.(*checkpoint.FileStore).Dir(), "agents", "x")
-	snaps, err := filepath.Glob(filepath.Join(dir, "snap-*.cbor"))
-	must(t, err)
-	snap := snaps[len(snaps)-1]
-	data, err := os.ReadFile(snap)
-	must(t, err)
-	for i := 60; i < min(260, len(data)); i++ { // inside the state frame
-		data[i] = 0xaa
-	}
-	must(t, os.WriteFile(snap, data, 0o600))
+	f.damageSnapshot("x")
 
 	agent := f.do("/api/agents/x", nil, "")
 	want, _ := io.ReadAll(agent.Body)
@@ -47,5 +38,27 @@ func TestEventsRouteRefusesAnUnreadableAgent(t *testing.T) {
 		if resp.StatusCode != http.StatusInternalServerError || string(got) != string(want) {
 			t.Errorf("%s: %d %q; want GET /api/agents/x's 500 %q", tt.name, resp.StatusCode, got, want)
 		}
+	}
+}
+
+// damageSnapshot overwrites 200 bytes of the state in agent id's newest
+// snapshot, as a disk's damage would: the agent cannot be read.
+func (f *fixture) damageSnapshot(id string) {
+	f.t.Helper()
+	dir := filepath.Join(f.store.(*checkpoint.FileStore).Dir(), "agents", id)
+	snaps, err := filepath.Glob(filepath.Join(dir, "snap-*.cbor"))
+	if err != nil || len(snaps) == 0 {
+		f.t.Fatalf("snapshots of %s: %v, %v", id, snaps, err)
+	}
+	snap := snaps[len(snaps)-1]
+	data, err := os.ReadFile(snap)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	for i := 60; i < min(260, len(data)); i++ { // inside the state frame
+		data[i] = 0xaa
+	}
+	if err := os.WriteFile(snap, data, 0o600); err != nil {
+		f.t.Fatal(err)
 	}
 }
