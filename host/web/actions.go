@@ -126,7 +126,7 @@ func (s *Server) resumeEnded(w http.ResponseWriter, id string, started <-chan st
 	default:
 	}
 	switch {
-	case end.err != nil && errors.Is(end.err, context.Canceled) && s.stopping():
+	case end.err != nil && (errors.Is(end.err, context.Canceled) || errors.Is(end.err, errServeStopped)) && s.stopping():
 		writeError(w, http.StatusServiceUnavailable, errClosing.Error()+"; the resume stopped before its run began")
 	case end.err != nil:
 		fail(w, end.err)
@@ -145,6 +145,14 @@ type resumeEnd struct {
 	err error
 }
 
+// Why the server stops a run it holds, the cause of the run's context:
+// the run ends with "interrupted: " and it as its reason, as one Ctrl-C
+// stops ends with the signal's name.
+var (
+	errPausedHere   = errors.New("paused through cairn serve (web view or API)")
+	errServeStopped = errors.New("cairn serve stopped")
+)
+
 // errClosing refuses a resume asked for once Close has begun.
 var errClosing = errors.New("cairn serve is stopping: it starts no run now; resume the agent once it is served again, or with `cairn resume`")
 
@@ -157,10 +165,10 @@ var errClosing = errors.New("cairn serve is stopping: it starts no run now; resu
 // Once Close has begun, errClosing and nothing started.
 func (s *Server) resume(id string, strategy host.Strategy) (<-chan string, <-chan resumeEnd, error) {
 	started, done := make(chan string, 1), make(chan resumeEnd, 1)
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancelCause(context.Background())
 	held := &heldRun{cancel: cancel}
 	if err := s.begin(held); err != nil {
-		cancel()
+		cancel(nil)
 		return nil, nil, err
 	}
 	var holding, begun sync.Once
@@ -172,7 +180,7 @@ func (s *Server) resume(id string, strategy host.Strategy) (<-chan string, <-cha
 	}}
 	go func() {
 		defer s.wg.Done()
-		defer cancel()
+		defer cancel(nil)
 		res, err := s.eng.Resume(ctx, opts)
 		s.release(id, held)
 		done <- resumeEnd{res, err}
@@ -241,7 +249,7 @@ func (s *Server) handlePause(w http.ResponseWriter, r *http.Request) {
 		s.requestPause(w, r, id)
 		return
 	}
-	h.cancel()
+	h.cancel(errPausedHere)
 	writeJSON(w, http.StatusAccepted, map[string]any{"agent": id, "run": h.run, "status": "pausing"})
 }
 

@@ -24,11 +24,11 @@ func spinModule(t *testing.T, eng *host.Engine, dir string) string {
 	return out
 }
 
-// Pause stops a run the server holds at its boundary, whatever call is
-// in flight: here one that would loop for ten minutes. The agent is then
-// paused, and the run history says so.
-func TestPauseStopsAHeldRun(t *testing.T) {
-	f := newFixture(t, Config{Loopback: true})
+// spinning resumes, on a run the server holds, the agent spin, whose call
+// would loop for ten minutes, and returns once that call has started.
+func (f *fixture) spinning() {
+	t := f.t.(*testing.T)
+	t.Helper()
 	dir := filepath.Join(f.agents, "spin")
 	must(t, os.MkdirAll(filepath.Join(dir, "workspace"), 0o755))
 	spinModule(t, f.eng, dir)
@@ -59,6 +59,14 @@ approvals: [{tool: spin, action: ask}]
 		}
 		buf = append(buf, chunk[:n]...)
 	}
+}
+
+// Pause stops a run the server holds at its boundary, whatever call is
+// in flight: here one that would loop for ten minutes. The agent is then
+// paused, and the run history says so.
+func TestPauseStopsAHeldRun(t *testing.T) {
+	f := newFixture(t, Config{Loopback: true})
+	f.spinning()
 	var v agentView
 	f.getJSON("/api/agents/spin", &v)
 	if v.Status != "running" || !v.Held {

@@ -65,7 +65,7 @@ type Server struct {
 // heldRun is a resume this server runs.
 type heldRun struct {
 	run    string
-	cancel context.CancelFunc
+	cancel context.CancelCauseFunc
 }
 
 // New makes a Server.
@@ -197,7 +197,7 @@ func (s *Server) Close() {
 	s.mu.Lock()
 	s.closing = true
 	for h := range s.live {
-		h.cancel()
+		h.cancel(errServeStopped)
 	}
 	s.mu.Unlock()
 	s.wg.Wait()

@@ -87,7 +87,7 @@ func (f *fixture) closeWithin(t *testing.T, d time.Duration) {
 // stoppedEarly wants the agent stopped by Close with rounds to go, not
 // run to its end: its last run ended paused, or, when Close came before
 // the run had re-hashed the workspace, failed with the context's
-// cancellation (Engine.Resume ends a run stopped there failed, not
+// cancellation or its cause (Engine.Resume ends a run stopped there failed, not
 // paused: a defect of host's resume, reported; resume continues either).
 func (f *fixture) stoppedEarly(t *testing.T, id string) {
 	t.Helper()
@@ -95,7 +95,8 @@ func (f *fixture) stoppedEarly(t *testing.T, id string) {
 	must(t, err)
 	runs := in.Runs()
 	last := runs[len(runs)-1]
-	stopped := last.Status == "paused" || last.Status == "failed" && strings.Contains(last.Reason, "context canceled")
+	stopped := last.Status == "paused" || last.Status == "failed" &&
+		(strings.Contains(last.Reason, "context canceled") || strings.Contains(last.Reason, errServeStopped.Error()))
 	if !stopped || in.State.Round >= 40 || last.Ended.IsZero() {
 		t.Fatalf("after Close: status %s at round %d, last run %+v; want it stopped before round 40",
 			in.Summary.Status, in.State.Round, last)
