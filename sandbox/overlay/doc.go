@@ -29,6 +29,18 @@ import "errors"
 // sandbox's Module.Call fails with it.
 var ErrStagingLimit = errors.New("staging limit reached")
 
+// ErrNameLimit is the ErrStagingLimit of a call whose changed paths'
+// names came to more than the record of one call holds (4 MiB): unlike
+// the others, no setting raises it.
+var ErrNameLimit = errors.New("the names of the changed paths are past their bound")
+
+// nameLimitError is the message of an ErrNameLimit, which is also an
+// ErrStagingLimit.
+type nameLimitError string
+
+func (e nameLimitError) Error() string   { return string(e) }
+func (e nameLimitError) Unwrap() []error { return []error{ErrStagingLimit, ErrNameLimit} }
+
 // ErrSeenLimit is a call that described (stat) or listed more of the
 // workspace than an overlay records of what a call saw (see Overlay.Seen):
 // past that bound its record for `cairn verify` would be incomplete, so

@@ -47,7 +47,7 @@ func TestChangedPathNamesAreBounded(t *testing.T) {
 	if made == 2000 {
 		t.Fatalf("2000 files of %d-byte paths were all made", len(deep)+6)
 	}
-	if err := o.Exhausted(); !errors.Is(err, ErrStagingLimit) || !strings.Contains(err.Error(), "names come to more than 4 MiB") {
+	if err := o.Exhausted(); !errors.Is(err, ErrStagingLimit) || !errors.Is(err, ErrNameLimit) || !strings.Contains(err.Error(), "names come to more than 4 MiB") {
 		t.Errorf("Exhausted: %v, want ErrStagingLimit for the bytes of names", err)
 	}
 	effects, err := o.Effects()

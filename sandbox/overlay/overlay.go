@@ -414,7 +414,7 @@ func (o *Overlay) Exhausted() error {
 	case o.ofPath:
 		return fmt.Errorf("%w: the call tried to change more than %d paths of the workspace (MaxStagedPaths)", ErrStagingLimit, o.paths)
 	case o.ofName:
-		return fmt.Errorf("%w: the call tried to change paths of the workspace whose names come to more than %d MiB, more than the record of one call holds", ErrStagingLimit, maxNameBytes>>20)
+		return nameLimitError(fmt.Sprintf("%v: the call tried to change paths of the workspace whose names come to more than %d MiB, more than the record of one call holds", ErrStagingLimit, maxNameBytes>>20))
 	}
 	size := fmt.Sprintf("%d bytes", o.limit)
 	if o.limit%(1<<20) == 0 {
