@@ -177,7 +177,8 @@ type RunOptions struct {
 	// ID is the agent's id. A new agent is made when it is empty or names
 	// no agent; an existing agent continues its conversation.
 	ID string
-	// Fresh starts an existing agent over, forgetting its conversation.
+	// Fresh starts an existing agent over, forgetting its conversation:
+	// it is made anew from Agent, which Fresh needs.
 	Fresh bool
 	// Workspace overrides the agent file's workspace directory.
 	Workspace string
@@ -279,7 +280,11 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) (*Result, error) {
 	if err := e.ready(); err != nil {
 		return nil, err
 	}
-	if opts.Agent == nil && (opts.ID == "" || opts.Fresh) {
+	if opts.Agent == nil && opts.Fresh {
+		// Fresh makes the agent anew: from its file, not from what it was.
+		return nil, fmt.Errorf("start agent %q afresh: Fresh makes it anew from RunOptions.Agent, which is nil: %w", opts.ID, ErrNoAgentFile)
+	}
+	if opts.Agent == nil && opts.ID == "" {
 		return nil, ErrNoAgentFile
 	}
 	if ctx == nil {

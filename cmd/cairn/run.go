@@ -20,7 +20,7 @@ func runCommand() *cli.Command {
 			&cli.StringFlag{Name: "file", Aliases: []string{"f"}, Usage: "the agent file (YAML); an agent that exists (--id) runs without it, with the one it was made with"},
 			&cli.StringFlag{Name: "id", Usage: "the agent's id (default: the agent's name and a random suffix)"},
 			&cli.StringFlag{Name: "workspace", Aliases: []string{"w"}, Usage: "the directory the tools work in (default: the agent file's workspace)"},
-			&cli.BoolFlag{Name: "fresh", Usage: "start an existing agent over, forgetting its conversation"},
+			&cli.BoolFlag{Name: "fresh", Usage: "start an existing agent over from the agent file (-f), forgetting its conversation"},
 			&cli.StringFlag{Name: "tenant", Usage: "identity label: the tenant the agent works for"},
 			&cli.StringFlag{Name: "principal", Usage: "identity label: who started the agent"},
 			&cli.StringFlag{Name: "template", Usage: "identity label: the template the agent was made from"},
@@ -62,12 +62,25 @@ func runAction(c *cli.Context) error {
 	res, err := s.eng.Run(s.ctx, opts)
 	if af == nil && errors.Is(err, host.ErrNoAgentFile) {
 		// The library's message names its functions; say what the command takes.
-		return withCode(exitUsage, fmt.Errorf("agent %q does not exist: give its agent file to make it: cairn run -f AGENT_FILE --id %s [PROMPT]", opts.ID, opts.ID))
+		return withCode(exitUsage, noAgentFile(s.eng.Store(), opts))
 	}
 	if err != nil {
 		return runError(err)
 	}
 	return statusError(res)
+}
+
+// noAgentFile says why a run without -f cannot start, and what to give:
+// --fresh makes even an agent that exists anew from an agent file, and an
+// agent that does not exist needs one to be made.
+func noAgentFile(store checkpoint.Store, opts host.RunOptions) error {
+	id := opts.ID
+	if opts.Fresh && store.Exists(id) {
+		return fmt.Errorf("agent %q exists, and --fresh starts it over from an agent file, forgetting its conversation: "+
+			"give the file (cairn run -f AGENT_FILE --id %s --fresh [PROMPT]), or leave out --fresh to go on with the agent as it is (cairn run --id %s PROMPT)",
+			id, id, id)
+	}
+	return fmt.Errorf("agent %q does not exist: give its agent file to make it: cairn run -f AGENT_FILE --id %s [PROMPT]", id, id)
 }
 
 // agentFileFlag loads -f's agent file; nil without -f, for an agent that
