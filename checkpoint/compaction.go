@@ -37,6 +37,11 @@ type Compaction struct {
 	// made in steps that each fit the budget, and a cut whose Goal lies
 	// past its From is still under way.
 	Goal int `cbor:"9,keyasint,omitempty" json:"goal,omitempty"`
+	// Wording is the version of the note the cut puts at the head of a
+	// request, so that a request is rebuilt as it was sent: 0, the
+	// first, counts a pinned task among the messages it says are left
+	// out; 1 does not.
+	Wording int `cbor:"10,keyasint,omitempty" json:"wording,omitempty"`
 }
 
 // ContextFrom is the index of the first message the model is sent: the

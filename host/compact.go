@@ -332,7 +332,7 @@ func (w *window) tooLarge(st *checkpoint.State, pending []conversation.Message, 
 func (r *run) cut(ctx context.Context, w *window, round, goal, before int) error {
 	for w.from < goal {
 		st := r.state()
-		c := checkpoint.Compaction{Round: round, From: goal, Policy: string(w.spec.policy()), Before: before, Goal: goal}
+		c := checkpoint.Compaction{Round: round, From: goal, Policy: string(w.spec.policy()), Before: before, Goal: goal, Wording: noteWording}
 		var usage *conversation.Usage
 		if w.spec.policy() == PolicySummarize {
 			var err error
@@ -384,23 +384,41 @@ func turnsIn(msgs []conversation.Message) int {
 
 // headOf is the head a cut puts before the messages it keeps: the task's
 // prompt if the cut left it behind, and a note that says what was cut and
-// carries the summary, if any.
+// carries the summary, if any, in the wording the cut was made with.
 func headOf(st *checkpoint.State, c *checkpoint.Compaction) []conversation.Message {
 	var head []conversation.Message
 	if c.Pinned >= 0 {
 		head = append(head, st.Messages[c.Pinned])
 	}
-	text := fmt.Sprintf(dropNote, c.From, c.Turns)
-	if c.Summary != "" {
-		text = fmt.Sprintf(summaryNote, c.From, c.Turns) + c.Summary
-	}
-	return append(head, conversation.Message{Role: conversation.RoleUser, Text: text, Note: true})
+	return append(head, conversation.Message{Role: conversation.RoleUser, Text: noteOf(c), Note: true})
 }
 
+// noteOf is the text of the note a cut puts at the head of a request.
+func noteOf(c *checkpoint.Compaction) string {
+	drop, summary, n := dropNote, summaryNote, c.From
+	if c.Pinned >= 0 && c.Wording >= 1 {
+		drop, summary, n = pinnedDropNote, pinnedSummaryNote, c.From-1
+	}
+	if c.Summary != "" {
+		return fmt.Sprintf(summary, n, c.Turns) + c.Summary
+	}
+	return fmt.Sprintf(drop, n, c.Turns)
+}
+
+// noteWording is the Wording of the notes a cut is made with now.
+const noteWording = 1
+
+// The notes at the head of a request past a cut: the messages and the
+// model's turns it leaves out. The first wording counted a pinned task
+// among them; since Wording 1 a cut that pins the task says how many
+// messages besides it are left out.
 const (
-	dropNote    = "[cairn: the conversation's first %d messages (%d turns of the model) are left out of this request to keep it within its context budget; the agent's journal keeps them all.]"
-	summaryNote = "[cairn: the conversation's first %d messages (%d turns of the model) are left out of this request to keep it within its context budget; the agent's journal keeps them all. A summary of them:]\n\n"
+	dropNote          = "[cairn: the conversation's first %d messages (%d turns of the model) are left out of this request to keep it within its context budget; the agent's journal keeps them all.]"
+	summaryNote       = "[cairn: the conversation's first %d messages (%d turns of the model) are left out of this request to keep it within its context budget; the agent's journal keeps them all. A summary of them:]\n\n"
+	pinnedDropNote    = "[cairn: %d earlier messages, all but the task above (%d turns of the model), are left out of this request to keep it within its context budget; the journal keeps them all.]"
+	pinnedSummaryNote = "[cairn: %d earlier messages, all but the task above (%d turns of the model), are left out of this request to keep it within its context budget; the journal keeps them all. A summary of them:]\n\n"
 )
 
 // noteReserve bounds the tokens of a note without its summary.
-var noteReserve = model.EstimateTokens(fmt.Sprintf(summaryNote, 1<<40, 1<<40)) + model.Overhead
+var noteReserve = max(model.EstimateTokens(fmt.Sprintf(summaryNote, 1<<40, 1<<40)),
+	model.EstimateTokens(fmt.Sprintf(pinnedSummaryNote, 1<<40, 1<<40))) + model.Overhead

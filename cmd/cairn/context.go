@@ -12,12 +12,12 @@ import (
 // printCompaction writes the line cairn log shows where a cut of the
 // model's context falls: before the first message still sent.
 func printCompaction(w io.Writer, c checkpoint.Compaction) {
-	how := "left out"
+	how := "left out of"
 	if c.Summary != "" {
-		how = "summarised"
+		how = "summarised in"
 	}
-	fmt.Fprintf(w, "── context cut for round %d: the %d messages above are %s in what the model is sent (about %d → %d tokens); the journal keeps them ──\n",
-		c.Round, c.From, how, c.Before, c.After)
+	fmt.Fprintf(w, "── context cut for round %d: %s are %s what the model is sent (about %d → %d tokens); the journal keeps them ──\n",
+		c.Round, cutMessages(c, "messages above"), how, c.Before, c.After)
 	if c.Summary != "" {
 		fmt.Fprintf(w, "   summary: %s\n", oneLine(c.Summary, 300))
 	}
@@ -29,7 +29,17 @@ func compactionEvent(c *checkpoint.Compaction) string {
 	if c.Summary != "" {
 		how = "summarised"
 	}
-	return fmt.Sprintf("· context: the %d oldest messages %s for round %d (about %d → %d tokens)", c.From, how, c.Round, c.Before, c.After)
+	return fmt.Sprintf("· context: %s %s for round %d (about %d → %d tokens)", cutMessages(*c, "oldest messages"), how, c.Round, c.Before, c.After)
+}
+
+// cutMessages counts the messages a cut leaves out of what the model is
+// sent, of the first c.From: all of them, or all but the task, which
+// the request sends whole (c.Pinned).
+func cutMessages(c checkpoint.Compaction, what string) string {
+	if c.Pinned >= 0 {
+		return fmt.Sprintf("%d of the %d %s, all but the task,", c.From-1, c.From, what)
+	}
+	return fmt.Sprintf("the %d %s", c.From, what)
 }
 
 // walkConversation calls onMessage for each message of the conversation

@@ -78,7 +78,7 @@ context: {budget: 1500, policy: summarize}
 	}
 
 	_, out, _ = cairn(t, "events", "--store", store, "b")
-	if n := strings.Count(out, "· context: the "); n != cuts || !strings.Contains(out, "oldest messages summarised for round") {
+	if n := strings.Count(out, "· context: "); n != cuts || !strings.Contains(out, "oldest messages, all but the task, summarised for round") {
 		t.Errorf("events show %d cuts, want %d:\n%s", n, cuts, out)
 	}
 	_, out, _ = cairn(t, "events", "--json", "--store", store, "b")
