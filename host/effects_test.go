@@ -138,7 +138,7 @@ func TestUndo(t *testing.T) {
 func TestFileFloodIsRefusedAtTheLimit(t *testing.T) {
 	af, m := runFlood(t, "flood", "{staged_paths: 1000}", 100000)
 	if !m.IsError || !strings.Contains(m.Text, "staging limit reached: the call tried to change more than 1000 paths") ||
-		!strings.Contains(m.Text, "none of its changes were kept (no setting raises this bound") {
+		!strings.Contains(m.Text, "none of its changes were kept (the agent file's sandbox") {
 		t.Fatalf("the flood's result: %+v", m)
 	}
 	if entries, _ := os.ReadDir(af.WorkspaceDir()); len(entries) != 1 {
@@ -223,7 +223,7 @@ func TestFileFloodStopsAtItsDeadline(t *testing.T) {
 func TestLongNamedFloodIsRefusedAtTheLimit(t *testing.T) {
 	af, m := runFlood(t, "deepflood", "{timeout: 5m}", 1200)
 	if !m.IsError || !strings.Contains(m.Text, "staging limit reached: the call tried to change paths of the workspace whose names come to more than 4 MiB") ||
-		!strings.Contains(m.Text, "none of its changes were kept") {
+		!strings.Contains(m.Text, "none of its changes were kept (no setting raises this bound") {
 		t.Fatalf("the flood's result: %+v", m)
 	}
 	if entries, _ := os.ReadDir(af.WorkspaceDir()); len(entries) != 1 {
