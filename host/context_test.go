@@ -97,9 +97,13 @@ func (r *recorder) Complete(ctx context.Context, req model.Request) (model.Respo
 }
 
 // wordsSent is what the script provider counts as a request's input: the
-// words of the system prompt and of every message's text and call inputs.
+// words of the system prompt, of each tool's name, description and input
+// schema, and of every message's text and call inputs.
 func wordsSent(req model.Request) int {
 	n := len(strings.Fields(req.System))
+	for _, tl := range req.Tools {
+		n += len(strings.Fields(tl.Name)) + len(strings.Fields(tl.Description)) + len(strings.Fields(string(tl.InputSchema)))
+	}
 	for _, m := range req.Messages {
 		n += len(strings.Fields(m.Text))
 		for _, c := range m.ToolCalls {

@@ -81,10 +81,10 @@ func TestResumeParentResumesItsChildren(t *testing.T) {
 // run again.
 func TestTreeSharesTheParentsTokenLimit(t *testing.T) {
 	eng, store := fileEngine(t)
-	agent := strings.Replace(teamAgent, "max_parallel: 2", "max_parallel: 1\nlimits: {max_tokens: 10}", 1)
+	agent := strings.Replace(teamAgent, "max_parallel: 2", "max_parallel: 1\nlimits: {max_tokens: 40}", 1)
 	af := teamIn(t, agent, teamScript, nil)
 	res, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "lead", Prompt: "go"})
-	if err != nil || res.Status != StatusPaused || !strings.Contains(res.Reason, "the tree of lead reached max_tokens (14 used of 10)") {
+	if err != nil || res.Status != StatusPaused || !strings.Contains(res.Reason, "the tree of lead reached max_tokens (70 used of 40)") {
 		t.Fatalf("run: %+v, %v; want the tree's limit to pause the second child", res, err)
 	}
 	kids, _ := Children(t.Context(), store, "lead")
@@ -119,8 +119,8 @@ func TestTreeSharesTheParentsTokenLimit(t *testing.T) {
 		t.Fatalf("the finished child ran %d times", len(first.State.Runs))
 	}
 	lead, _ := store.Read("lead")
-	if lead.State.Usage.Total() != 46 {
-		t.Fatalf("the tree's tokens: %d, want 46 as without the pause", lead.State.Usage.Total())
+	if lead.State.Usage.Total() != 782 {
+		t.Fatalf("the tree's tokens: %d, want 782 as without the pause", lead.State.Usage.Total())
 	}
 }
 

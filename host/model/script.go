@@ -47,10 +47,12 @@ import (
 // tool calls, which ends the run.
 //
 // Token usage is deterministic: a token is a whitespace-separated word, in
-// of everything sent, out of everything answered. Counting what is sent
-// costs what the request adds to the last one, not the whole history (see
-// tally); the count is the same either way. So does finding which turn is
-// next.
+// of everything sent (the system prompt, each tool's name, description and
+// input schema, and the messages), out of everything answered. Counting
+// what is sent costs what the request adds to the last one, not the whole
+// history, and the tools are counted again only when a request offers
+// other ones (see tally); the count is the same either way. So does
+// finding which turn is next.
 type Script struct {
 	turns   []scriptTurn
 	lazy    *lazyScript // a long script's turns, parsed as they are played
@@ -168,6 +170,7 @@ func (s *Script) Complete(ctx context.Context, req Request) (Response, error) {
 		return s.costed(s.summarize(req)), nil
 	}
 	in, n := s.sent.count(req.System, req.Messages)
+	in += s.sent.tools(req.Tools)
 	n += req.Earlier
 	msg := conversation.Message{Role: conversation.RoleAssistant}
 	if n >= s.count() {
@@ -247,7 +250,7 @@ func usageOf(in int, msg conversation.Message) conversation.Usage {
 // summarize answers a summary request. Its usage is counted apart from
 // the tally of the agent's conversation, which it does not continue.
 func (s *Script) summarize(req Request) Response {
-	in := countWords(req.System)
+	in := countWords(req.System) + toolWords(req.Tools)
 	for _, m := range req.Messages {
 		in += countWords(m.Text)
 	}

@@ -43,6 +43,11 @@ type tally struct {
 	msgs       int
 	assistants int
 	lastKeys   int
+	// toolsBase and toolsLen are the last request's tools, toolWords their
+	// words: a run offers the same tools, in the same array, every round.
+	toolsBase *Tool
+	toolsLen  int
+	toolWords int
 }
 
 type strKey struct {
@@ -82,6 +87,31 @@ func (t *tally) count(system string, msgs []conversation.Message) (words, assist
 		t.base = &msgs[0]
 	}
 	return w.sum, w.assistants
+}
+
+// tools returns the words of the tools' names, descriptions and input
+// schemas, counted again only when they are not the last request's array.
+// A request's tools are read only, as its messages are.
+func (t *tally) tools(tools []Tool) int {
+	if len(tools) == 0 {
+		return 0
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if &tools[0] != t.toolsBase || len(tools) != t.toolsLen {
+		t.toolsBase, t.toolsLen, t.toolWords = &tools[0], len(tools), toolWords(tools)
+	}
+	return t.toolWords
+}
+
+// toolWords is the words of the tools' names, descriptions and input
+// schemas.
+func toolWords(tools []Tool) int {
+	n := 0
+	for _, tl := range tools {
+		n += countWords(tl.Name) + countWords(tl.Description) + countWords(string(tl.InputSchema))
+	}
+	return n
 }
 
 // grown says whether msgs are the last request's messages, in the same
