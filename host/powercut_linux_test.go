@@ -7,13 +7,14 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/internal/syncpoint"
+	"golang.org/x/sys/unix"
 )
 
 // A power cut, modelled: the disk keeps only what was synced.
@@ -39,39 +40,48 @@ import (
 // every sync covers every moment of the run; only what the process told
 // (its events) differs within such a moment, and the test takes the
 // latest: every event told before sync k+1 counts as told before the cut.
-// The model does not reorder writes within a file, and inode numbers
-// freed during the run could be reused by a later file; neither changes
-// what this run does.
+// The model does not reorder writes within a file. A file is known by its
+// inode and its birth time together: the run frees inodes (a call's
+// staging directory, a compacted journal) that later files reuse, and an
+// inode alone would take a new file for the old one, even a directory for
+// one of its own ancestors.
 type powerDisk struct {
-	roots   []string
-	mu      sync.Mutex
-	syncs   []durableCopy
-	base    map[uint64]durableCopy // what each root held when the test began
-	rootIno map[string]uint64
+	roots  []string
+	mu     sync.Mutex
+	syncs  []durableCopy
+	base   map[fileID]durableCopy // what each root held when the test began
+	rootID map[string]fileID
+}
+
+// fileID tells one file from another over the run: its inode, and its
+// birth time, so that an inode reused by a later file is a new file.
+type fileID struct {
+	ino  uint64
+	born int64 // nanoseconds; 0 where the file system keeps no birth time
 }
 
 // durableCopy is what one sync made durable.
 type durableCopy struct {
 	path    string
-	ino     uint64
+	id      fileID
 	dir     bool
 	content []byte
 	entries map[string]dirEntry
 }
 
 type dirEntry struct {
-	ino uint64
+	id  fileID
 	dir bool
 }
 
 func newPowerDisk(t *testing.T, roots ...string) *powerDisk {
-	d := &powerDisk{roots: roots, base: map[uint64]durableCopy{}, rootIno: map[string]uint64{}}
+	d := &powerDisk{roots: roots, base: map[fileID]durableCopy{}, rootID: map[string]fileID{}}
 	for _, r := range roots {
 		c, err := copyDurable(r)
 		if err != nil {
 			t.Fatal(err)
 		}
-		d.base[c.ino], d.rootIno[r] = c, c.ino
+		d.base[c.id], d.rootID[r] = c, c.id
 	}
 	return d
 }
@@ -107,15 +117,27 @@ func (d *powerDisk) count() int {
 	return len(d.syncs)
 }
 
-func inodeOf(fi fs.FileInfo) uint64 { return fi.Sys().(*syscall.Stat_t).Ino }
+// identify says which file path names, and whether it is a directory,
+// without following a symlink.
+func identify(path string) (id fileID, dir bool, err error) {
+	var st unix.Statx_t
+	if err := unix.Statx(unix.AT_FDCWD, path, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_INO|unix.STATX_TYPE|unix.STATX_BTIME, &st); err != nil {
+		return fileID{}, false, &fs.PathError{Op: "statx", Path: path, Err: err}
+	}
+	id.ino = st.Ino
+	if st.Mask&unix.STATX_BTIME != 0 {
+		id.born = st.Btime.Sec*1e9 + int64(st.Btime.Nsec)
+	}
+	return id, st.Mode&unix.S_IFMT == unix.S_IFDIR, nil
+}
 
 // copyDurable copies what a sync of path made durable.
 func copyDurable(path string) (durableCopy, error) {
-	fi, err := os.Lstat(path)
+	id, dir, err := identify(path)
 	if err != nil {
 		return durableCopy{}, err
 	}
-	c := durableCopy{path: path, ino: inodeOf(fi), dir: fi.IsDir()}
+	c := durableCopy{path: path, id: id, dir: dir}
 	if !c.dir {
 		c.content, err = os.ReadFile(path)
 		return c, err
@@ -126,11 +148,11 @@ func copyDurable(path string) (durableCopy, error) {
 	}
 	c.entries = map[string]dirEntry{}
 	for _, n := range names {
-		info, err := os.Lstat(filepath.Join(path, n.Name()))
+		id, dir, err := identify(filepath.Join(path, n.Name()))
 		if err != nil {
 			continue // removed meanwhile: its removal is what a sync would see
 		}
-		c.entries[n.Name()] = dirEntry{ino: inodeOf(info), dir: info.IsDir()}
+		c.entries[n.Name()] = dirEntry{id: id, dir: dir}
 	}
 	return c, nil
 }
@@ -138,30 +160,36 @@ func copyDurable(path string) (durableCopy, error) {
 // restore replaces each root with what the disk holds after a cut that
 // follows the first k syncs.
 func (d *powerDisk) restore(k int) error {
-	latest := map[uint64]durableCopy{}
-	for ino, c := range d.base {
-		latest[ino] = c
+	latest := map[fileID]durableCopy{}
+	for id, c := range d.base {
+		latest[id] = c
 	}
 	for _, c := range d.syncs[:k] {
-		latest[c.ino] = c
+		latest[c.id] = c
 	}
 	for _, r := range d.roots {
 		if err := os.RemoveAll(r); err != nil {
 			return err
 		}
-		if err := materialize(r, d.rootIno[r], true, latest); err != nil {
+		if err := materialize(r, d.rootID[r], true, latest, nil); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// materialize makes the file or directory of inode ino at path as the
-// durable copies have it.
-func materialize(path string, ino uint64, dir bool, latest map[uint64]durableCopy) error {
-	c, ok := latest[ino]
+// materialize makes the file or directory id at path as the durable
+// copies have it. above are the directories path is in. Copies of
+// directories synced at different times may each list the other (one
+// was moved into the other between their syncs), which no disk can
+// hold: that is an error naming both.
+func materialize(path string, id fileID, dir bool, latest map[fileID]durableCopy, above []fileID) error {
+	c, ok := latest[id]
 	if !dir {
 		return os.WriteFile(path, c.content, 0o644) // never synced: empty
+	}
+	if i := slices.Index(above, id); i >= 0 {
+		return fmt.Errorf("power model: the durable copies put directory %s inside itself, at %s", latest[id].path, path)
 	}
 	if err := os.Mkdir(path, 0o755); err != nil {
 		return err
@@ -170,7 +198,7 @@ func materialize(path string, ino uint64, dir bool, latest map[uint64]durableCop
 		return nil // never synced: its entries are lost
 	}
 	for name, e := range c.entries {
-		if err := materialize(filepath.Join(path, name), e.ino, e.dir, latest); err != nil {
+		if err := materialize(filepath.Join(path, name), e.id, e.dir, latest, append(above, id)); err != nil {
 			return err
 		}
 	}
@@ -347,5 +375,32 @@ func checkChangesOnce(t *testing.T, ws string, rounds int, sealed map[string]boo
 	}
 	if b, _ := os.ReadFile(filepath.Join(ws, "log.txt")); string(b) != want.String() {
 		t.Errorf("log.txt is %q, want %q (every kept append once, no sealed one)", b, want.String())
+	}
+}
+
+// The power model tells a file from a later one that reuses its inode: a
+// directory entry synced before the inode was freed names the first file,
+// not the new one (which, taken for it, once put a directory inside
+// itself and rebuilt the disk until its paths were too long). A true
+// cycle of copies is an error that says so.
+func TestPowerDiskTellsAReusedInodeFromItsFirstFile(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "root")
+	rootID, first, reuser := fileID{ino: 1, born: 1}, fileID{ino: 5, born: 2}, fileID{ino: 5, born: 3}
+	d := &powerDisk{roots: []string{root}, rootID: map[string]fileID{root: rootID}, base: map[fileID]durableCopy{},
+		syncs: []durableCopy{
+			{path: root, id: rootID, dir: true, entries: map[string]dirEntry{"a": {id: first, dir: true}}},
+			{path: root + "/elsewhere", id: reuser, dir: true, entries: map[string]dirEntry{"up": {id: rootID, dir: true}}},
+		}}
+	if err := d.restore(2); err != nil {
+		t.Fatalf("rebuild with a reused inode: %v", err)
+	}
+	if entries, err := os.ReadDir(filepath.Join(root, "a")); err != nil || len(entries) != 0 {
+		t.Fatalf("a is %v (%v), want the first file's empty directory", entries, err)
+	}
+
+	d.syncs = append(d.syncs, durableCopy{path: root + "/a", id: first, dir: true, entries: map[string]dirEntry{"up": {id: rootID, dir: true}}})
+	err := d.restore(3)
+	if err == nil || !strings.Contains(err.Error(), "inside itself") {
+		t.Fatalf("a cycle of copies: %v, want an error saying a directory is inside itself", err)
 	}
 }
