@@ -165,6 +165,8 @@ func describeFailure(err error) string {
 		return "it ran past its time limit and was stopped (" + err.Error() + ")"
 	case errors.Is(err, context.Canceled):
 		return "the run was cancelled while it ran"
+	case errors.Is(err, overlay.ErrNoSpace):
+		return err.Error() + "; none of its changes were kept"
 	case errors.Is(err, overlay.ErrNameLimit):
 		return err.Error() + "; none of its changes were kept (no setting raises this bound: change fewer paths, or paths with shorter names, in one call)"
 	case errors.Is(err, overlay.ErrStagingLimit):

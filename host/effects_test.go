@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cairnrun/cairn/checkpoint"
 )
 
 // Two calls of one round that write the same file: the first call's write
@@ -93,7 +95,13 @@ type toolAnswer = struct {
 // stateMessages are the tool messages of an agent's state, by call.
 func stateMessages(t *testing.T, agent string) map[string]toolAnswer {
 	t.Helper()
-	rec, err := testEngine.Store().Read(agent)
+	return storedMessages(t, testEngine.Store(), agent)
+}
+
+// storedMessages is stateMessages of an agent in store.
+func storedMessages(t *testing.T, store checkpoint.Store, agent string) map[string]toolAnswer {
+	t.Helper()
+	rec, err := store.Read(agent)
 	if err != nil {
 		t.Fatal(err)
 	}

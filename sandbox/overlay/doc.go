@@ -41,6 +41,13 @@ type nameLimitError string
 func (e nameLimitError) Error() string   { return string(e) }
 func (e nameLimitError) Unwrap() []error { return []error{ErrStagingLimit, ErrNameLimit} }
 
+// ErrNoSpace is a call that changed the workspace when the disk of its
+// staging directory had no room for the change (ENOSPC, EDQUOT): the
+// host's disk is full, which is no limit of the call's and no fault of
+// its tool. The guest got EIO (wazero has no ENOSPC); the call fails with
+// it, through Overlay.Exhausted, and none of its changes are kept.
+var ErrNoSpace = errors.New("the host's disk is full")
+
 // ErrSeenLimit is a call that described (stat) or listed more of the
 // workspace than an overlay records of what a call saw (see Overlay.Seen):
 // past that bound its record for `cairn verify` would be incomplete, so

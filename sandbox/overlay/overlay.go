@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/cairnrun/cairn/sandbox/internal/guestfs"
@@ -86,6 +87,9 @@ type Overlay struct {
 	lookedBytes int
 	// overSeen: a description or listing was refused for sight.
 	overSeen bool
+	// noSpace is the system's error of the first change the staging
+	// directory's disk had no room for (see errno), nil if none.
+	noSpace atomic.Pointer[error]
 }
 
 type nodeKind uint8
@@ -258,7 +262,7 @@ func (o *Overlay) lowerAt(p string) (lowerKind, experimentalsys.Errno) {
 	case notExist(err):
 		return lowerAbsent, 0
 	case err != nil:
-		return 0, guestfs.Errno(err)
+		return 0, o.errno(err)
 	}
 	return kindOf(fi), 0
 }
@@ -380,6 +384,16 @@ func baseOf(en entry) (Version, fs.FileMode) {
 	return Version{}, 0
 }
 
+// errno is the errno the guest gets for err, an error of the staging
+// directory or the workspace. A disk with no room (ENOSPC, EDQUOT) is
+// recorded for Exhausted, since the guest can only be told EIO.
+func (o *Overlay) errno(err error) experimentalsys.Errno {
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		o.noSpace.CompareAndSwap(nil, &err)
+	}
+	return guestfs.Errno(err)
+}
+
 // errFull is what a change past the staging limit gets. wazero's errno
 // set has no ENOSPC (a full disk reaches a guest as EIO too), so the
 // guest sees EIO and Exhausted says why.
@@ -398,7 +412,8 @@ func (o *Overlay) Reads() []string {
 	return out
 }
 
-// Exhausted is ErrStagingLimit, saying which limit, when the call was
+// Exhausted is ErrNoSpace when the staging directory's disk had no room
+// for a change of the call's; else ErrStagingLimit, saying which limit, when the call was
 // refused a change because it reached Policy.StagingLimit,
 // Policy.MaxStagedPaths or the bound of the bytes of the names of the
 // paths it changes; else ErrSeenLimit when it was refused a
@@ -406,6 +421,11 @@ func (o *Overlay) Reads() []string {
 // what it saw (see Seen); else nil. Either way the call must fail: it did
 // not do what it meant to, or cannot be recorded as it ran.
 func (o *Overlay) Exhausted() error {
+	if err := o.noSpace.Load(); err != nil {
+		var errno syscall.Errno
+		errors.As(*err, &errno)
+		return fmt.Errorf("%w (%v): a change the call made could not be staged; free space on the disk of the agent's store, then make the call again", ErrNoSpace, errno)
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	switch {
@@ -532,12 +552,12 @@ func (o *Overlay) refund(b *blob) {
 func (o *Overlay) copyLower(p, dst string, keep bool) (Version, fs.FileMode, experimentalsys.Errno) {
 	src, err := o.ws.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
 	if err != nil {
-		return Version{}, 0, guestfs.Errno(err)
+		return Version{}, 0, o.errno(err)
 	}
 	defer src.Close()
 	fi, err := src.Stat()
 	if err != nil {
-		return Version{}, 0, guestfs.Errno(err)
+		return Version{}, 0, o.errno(err)
 	}
 	if fi.IsDir() {
 		return Version{}, 0, experimentalsys.EISDIR
@@ -554,7 +574,7 @@ func (o *Overlay) copyLower(p, dst string, keep bool) (Version, fs.FileMode, exp
 		tmp := blobName(dst) + ".copy"
 		f, err := o.st.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, fi.Mode().Perm())
 		if err != nil {
-			return Version{}, 0, guestfs.Errno(err)
+			return Version{}, 0, o.errno(err)
 		}
 		defer func() {
 			f.Close()
@@ -568,11 +588,11 @@ func (o *Overlay) copyLower(p, dst string, keep bool) (Version, fs.FileMode, exp
 	case o.ctx.Err() != nil:
 		return Version{}, 0, experimentalsys.EINTR
 	case err != nil:
-		return Version{}, 0, guestfs.Errno(err)
+		return Version{}, 0, o.errno(err)
 	}
 	if keep {
 		if err := o.st.Rename(blobName(dst)+".copy", blobName(dst)); err != nil {
-			return Version{}, 0, guestfs.Errno(err)
+			return Version{}, 0, o.errno(err)
 		}
 	}
 	return fileVersion(h.Sum(nil), n), fi.Mode().Perm(), 0
@@ -650,9 +670,9 @@ func (o *Overlay) create(p string, en entry) (*node, experimentalsys.Errno) {
 func (o *Overlay) createBlob(p string, mode fs.FileMode) experimentalsys.Errno {
 	f, err := o.st.OpenFile(blobName(p), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
 	if err != nil {
-		return guestfs.Errno(err)
+		return o.errno(err)
 	}
-	return guestfs.Errno(f.Close())
+	return o.errno(f.Close())
 }
 
 // dirEntry is one name in a directory of the call's view.
@@ -680,7 +700,7 @@ func (o *Overlay) list(p string) ([]dirEntry, experimentalsys.Errno) {
 			fis, err := f.Readdir(-1)
 			f.Close()
 			if err != nil {
-				return nil, guestfs.Errno(err)
+				return nil, o.errno(err)
 			}
 			for _, fi := range fis {
 				if _, changed := o.nodes[join(p, fi.Name())]; !changed {
@@ -688,7 +708,7 @@ func (o *Overlay) list(p string) ([]dirEntry, experimentalsys.Errno) {
 				}
 			}
 		case !notExist(err):
-			return nil, guestfs.Errno(err)
+			return nil, o.errno(err)
 		}
 	}
 	for name := range o.kids[p] {

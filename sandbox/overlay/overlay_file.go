@@ -42,7 +42,7 @@ func (s *stagedFile) Write(buf []byte) (int, experimentalsys.Errno) {
 	if !s.Append {
 		var err error
 		if off, err = s.F.Seek(0, io.SeekCurrent); err != nil {
-			return 0, guestfs.Errno(err)
+			return 0, s.o.errno(err)
 		}
 	}
 	n, e := s.o.room(s.b, off, len(buf))
@@ -51,7 +51,7 @@ func (s *stagedFile) Write(buf []byte) (int, experimentalsys.Errno) {
 	}
 	n, err := s.F.Write(buf[:n])
 	s.grew(off, n)
-	return n, guestfs.Errno(err)
+	return n, s.o.errno(err)
 }
 
 // Pwrite writes at an offset (at the end, when appending, as pwrite(2)
@@ -71,13 +71,13 @@ func (s *stagedFile) Pwrite(buf []byte, off int64) (int, experimentalsys.Errno) 
 		return 0, e
 	}
 	if s.Append {
-		n, e = guestfs.PwriteAppend(s.F, buf[:n], off)
+		n, err := guestfs.PwriteAppend(s.F, buf[:n], off)
 		s.grew(at, n)
-		return n, e
+		return n, s.o.errno(err)
 	}
 	n, err := s.F.WriteAt(buf[:n], off)
 	s.grew(off, n)
-	return n, guestfs.Errno(err)
+	return n, s.o.errno(err)
 }
 
 // grew records that n bytes were written at off, which room let fit: the
@@ -107,7 +107,7 @@ func (s *stagedFile) Truncate(size int64) experimentalsys.Errno {
 		return errFull
 	}
 	if err := s.F.Truncate(size); err != nil {
-		return guestfs.Errno(err)
+		return s.o.errno(err)
 	}
 	s.o.resized(s.b, size)
 	return 0

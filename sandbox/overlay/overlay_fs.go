@@ -125,12 +125,12 @@ func (v *overlayFS) openStaged(p string, n *node, flag experimentalsys.Oflag) (e
 	flag &^= experimentalsys.O_DIRECTORY | experimentalsys.O_NOFOLLOW | experimentalsys.O_TRUNC
 	f, err := v.o.st.OpenFile(blobName(p), guestfs.OSFlags(flag), 0)
 	if err != nil {
-		return nil, guestfs.Errno(err)
+		return nil, v.o.errno(err)
 	}
 	if trunc && n.blob.size > 0 {
 		if err := f.Truncate(0); err != nil {
 			f.Close()
-			return nil, guestfs.Errno(err)
+			return nil, v.o.errno(err)
 		}
 		v.o.resized(n.blob, 0)
 	}
@@ -176,7 +176,7 @@ func (v *overlayFS) stat(p string, lower func(string) (sys.Stat_t, experimentals
 	default:
 		fi, err := v.o.st.Stat(blobName(p))
 		if err != nil {
-			return sys.Stat_t{}, guestfs.Errno(err)
+			return sys.Stat_t{}, v.o.errno(err)
 		}
 		st = sys.NewStat_t(fi)
 		st.Ino = syntheticIno(p) // as its directory lists it
@@ -308,7 +308,7 @@ func (o *Overlay) unlink(p string) experimentalsys.Errno {
 		return experimentalsys.EACCES
 	case n != nil:
 		if err := o.st.Remove(blobName(p)); err != nil {
-			return guestfs.Errno(err)
+			return o.errno(err)
 		}
 		o.drop(n.blob)
 		n.kind, n.blob = nodeGone, nil
@@ -352,7 +352,7 @@ func (v *overlayFS) Utimens(p string, atim, mtim int64) experimentalsys.Errno {
 	case en.n.kind == nodeGone:
 		return experimentalsys.ENOENT
 	case en.n.kind == nodeFile:
-		return guestfs.Errno(v.o.st.Chtimes(blobName(p), guestfs.Utime(atim), guestfs.Utime(mtim)))
+		return v.o.errno(v.o.st.Chtimes(blobName(p), guestfs.Utime(atim), guestfs.Utime(mtim)))
 	}
 	return 0
 }

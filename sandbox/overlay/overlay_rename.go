@@ -3,7 +3,6 @@ package overlay
 import (
 	"strings"
 
-	"github.com/cairnrun/cairn/sandbox/internal/guestfs"
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 )
 
@@ -85,7 +84,7 @@ func (o *Overlay) fits(copy bool, paths ...string) experimentalsys.Errno {
 	if copy {
 		fi, err := o.ws.Lstat(paths[0])
 		if err != nil {
-			return guestfs.Errno(err)
+			return o.errno(err)
 		}
 		need += fi.Size()
 	}
@@ -118,7 +117,7 @@ func (o *Overlay) renameFile(from, to string, src, dst entry) experimentalsys.Er
 	old := dn.blob
 	if src.n != nil {
 		if err := o.st.Rename(blobName(from), blobName(to)); err != nil {
-			return guestfs.Errno(err)
+			return o.errno(err)
 		}
 		o.undoable(func() { o.st.Rename(blobName(to), blobName(from)) })
 		o.remember(src.n)

@@ -235,16 +235,19 @@ func (f *File) Pwrite(buf []byte, off int64) (int, experimentalsys.Errno) {
 	if f.Append {
 		// os.File refuses WriteAt on a file opened to append; pwrite(2)
 		// itself writes at the end then, as POSIX leaves it to Linux to.
-		return PwriteAppend(f.F, buf, off)
+		n, err := PwriteAppend(f.F, buf, off)
+		return n, Errno(err)
 	}
 	n, err := f.F.WriteAt(buf, off)
 	return n, Errno(err)
 }
 
-func PwriteAppend(f *os.File, buf []byte, off int64) (int, experimentalsys.Errno) {
+// PwriteAppend writes buf at off of f, a file opened to append, as
+// pwrite(2) does; its error is the system's, for the caller to map.
+func PwriteAppend(f *os.File, buf []byte, off int64) (int, error) {
 	raw, err := f.SyscallConn()
 	if err != nil {
-		return 0, Errno(err)
+		return 0, err
 	}
 	var n int
 	var werr error
@@ -252,9 +255,12 @@ func PwriteAppend(f *os.File, buf []byte, off int64) (int, experimentalsys.Errno
 		n, werr = unix.Pwrite(int(fd), buf, off)
 		return werr != unix.EAGAIN
 	}); err != nil {
-		return 0, Errno(err)
+		return 0, err
 	}
-	return n, Errno(werr)
+	if werr != nil {
+		return max(n, 0), &os.PathError{Op: "pwrite", Path: f.Name(), Err: werr}
+	}
+	return n, nil
 }
 
 // Truncate sets the file's size.

@@ -1,6 +1,7 @@
 package guestfs
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -64,14 +65,20 @@ func OpenRoot(dir string) (*os.Root, error) {
 
 func (w *Dir) Close() error { return w.Root.Close() }
 
+// Errno is the errno a guest gets for err. A system error whose errno
+// wazero's set lacks (ENOSPC, EDQUOT, EFBIG, EXDEV, …) is EIO; os.Root
+// reports an escape as an error of its own, no errno, and that is EPERM.
 func Errno(err error) experimentalsys.Errno {
 	if err == nil {
 		return 0
 	}
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return experimentalsys.UnwrapOSError(errno)
+	}
 	if e := experimentalsys.UnwrapOSError(err); e != experimentalsys.EIO {
 		return e
 	}
-	// os.Root reports an escape as its own error, not an errno.
 	return experimentalsys.EPERM
 }
 

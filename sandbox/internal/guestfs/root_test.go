@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 )
 
 // OpenRoot opens a directory, or a symlink to one, as the directory
@@ -51,5 +53,25 @@ func TestOpenRootTakesOnlyADirectory(t *testing.T) {
 		if !errors.Is(err, want) || !errors.As(err, &pe) || pe.Path != p {
 			t.Errorf("open %q: %v (%#v), want %v naming the path", p, err, err, want)
 		}
+	}
+}
+
+// A system error that WASI has no errno for reaches the guest as EIO: a
+// full disk once reached it as EPERM, the errno of an escape, and a tool
+// told the model its workspace was read-only. An escape stays EPERM.
+func TestErrnoOfAFullDiskIsEIONotEPERM(t *testing.T) {
+	for _, errno := range []syscall.Errno{syscall.ENOSPC, syscall.EDQUOT, syscall.EFBIG, syscall.EXDEV} {
+		if got := Errno(&os.PathError{Op: "write", Path: "f", Err: errno}); got != experimentalsys.EIO {
+			t.Errorf("%v is %v to the guest, want EIO", errno, got)
+		}
+	}
+	root, err := os.OpenRoot(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	_, err = root.Open("../outside")
+	if got := Errno(err); got != experimentalsys.EPERM {
+		t.Errorf("an escape (%v) is %v to the guest, want EPERM", err, got)
 	}
 }
