@@ -39,8 +39,9 @@ type sight struct {
 	module, ref, policy string
 	realClock, realRand bool
 	outside             []string
-	// reads, described and listed are those of its workspace overlay.
-	reads, described, listed []string
+	// reads, described, listed and unchanged are those of its workspace
+	// overlay.
+	reads, described, listed, unchanged []string
 	// whole is, of reads, what the overlay hashed as the call read it.
 	whole map[string]wholeFile
 	// versions is the content of each file whose digest the recording
@@ -64,6 +65,8 @@ func (t *tool) sightOf(mod *sandbox.Module, p sandbox.Policy, ov *overlay.Overla
 	if ov != nil {
 		s.reads = ov.Reads()
 		s.described, s.listed = ov.Seen()
+		// A staged file gone by now fails the call's effects too.
+		s.unchanged, _ = ov.Unchanged()
 		for _, p := range s.reads {
 			if v, mode, ok := ov.ReadWhole(p); ok {
 				if s.whole == nil {
@@ -208,7 +211,7 @@ func (s *sight) recording(round int, workspace string, blobs *blobCache, res *ca
 // files is what the call saw of the workspace, which still holds what it
 // saw: the round's changes are not applied yet.
 func (s *sight) files(workspace string, blobs *blobCache, effects overlay.Effects) ([]conversation.SeenFile, error) {
-	if len(s.reads)+len(s.described)+len(s.listed)+len(effects) == 0 {
+	if len(s.reads)+len(s.described)+len(s.listed)+len(s.unchanged)+len(effects) == 0 {
 		return nil, nil
 	}
 	seen := map[string]conversation.SeenFile{}
@@ -217,7 +220,7 @@ func (s *sight) files(workspace string, blobs *blobCache, effects overlay.Effect
 	if !blobs.keep {
 		reads = s.takeWhole(seen)
 	}
-	if len(reads)+len(s.described)+len(s.listed)+len(effects) == 0 {
+	if len(reads)+len(s.described)+len(s.listed)+len(s.unchanged)+len(effects) == 0 {
 		return sortedSeen(seen), nil
 	}
 	root, err := os.OpenRoot(workspace)
@@ -231,13 +234,20 @@ func (s *sight) files(workspace string, blobs *blobCache, effects overlay.Effect
 		}
 	}
 	for _, e := range effects {
-		switch {
-		case e.Base.IsFile():
-			if err := s.keepContent(root, e.Path, blobs, seen); err != nil {
-				return nil, err
-			}
-		case e.Base.Dir:
-			seen[e.Path] = conversation.SeenFile{Path: e.Path, Dir: true}
+		if !e.Base.Exists {
+			continue
+		}
+		if err := s.keepBase(root, e.Path, e.Base.Dir, blobs, seen); err != nil {
+			return nil, err
+		}
+	}
+	for _, p := range s.unchanged {
+		info, err := root.Lstat(p)
+		if err != nil {
+			continue // gone since: the call's replay will say so
+		}
+		if err := s.keepBase(root, p, info.IsDir(), blobs, seen); err != nil {
+			return nil, err
 		}
 	}
 	for _, p := range s.described {
@@ -247,6 +257,16 @@ func (s *sight) files(workspace string, blobs *blobCache, effects overlay.Effect
 		listInto(root, dir, seen)
 	}
 	return sortedSeen(seen), nil
+}
+
+// keepBase records what a path the call changed held before, a
+// directory or the file's content.
+func (s *sight) keepBase(root *os.Root, p string, dir bool, blobs *blobCache, seen map[string]conversation.SeenFile) error {
+	if dir {
+		seen[p] = conversation.SeenFile{Path: p, Dir: true}
+		return nil
+	}
+	return s.keepContent(root, p, blobs, seen)
 }
 
 // takeWhole records the files the call read whole as it read them,

@@ -223,6 +223,37 @@ func (o *Overlay) Effects() (Effects, error) {
 	return es, nil
 }
 
+// Unchanged lists, sorted, the workspace paths the call changed and left
+// as they were: a file written with the content it had, a directory
+// removed and made again. They are no effects, but what the call did
+// there turned on what the path held (writing a file that held other
+// content is a change), so a recording of what the call saw names them.
+func (o *Overlay) Unchanged() ([]string, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var out []string
+	for p, n := range o.nodes {
+		switch {
+		case !n.base.Exists:
+			continue
+		case n.kind == nodeDir && n.base.Dir:
+		case n.kind == nodeFile && n.base.IsFile() && n.blob.size == n.base.Size:
+			v, err := hashAt(o.st, blobName(p))
+			if err != nil {
+				return nil, fmt.Errorf("staged %s: %w", p, err)
+			}
+			if v != n.base {
+				continue
+			}
+		default:
+			continue
+		}
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
 // blobName is the staging file that holds the content of a workspace path.
 func blobName(p string) string {
 	sum := sha256.Sum256([]byte(p))
