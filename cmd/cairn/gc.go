@@ -74,7 +74,8 @@ func unreadableError(c *cli.Context, got *checkpoint.Collected) error {
 		ids = append(ids, a.Agent)
 	}
 	fmt.Fprintf(c.App.ErrWriter, "cairn: warning: kept every blob: %s\n", got.BlobsKept)
-	return withCode(exitFailed, fmt.Errorf("gc could not read agent %s, so it removed no blob (it collected the other agents): "+
-		"upgrade cairn if a newer one wrote it; else restore its directory from a backup, or move it out of the store; then run `cairn gc` again",
-		strings.Join(ids, ", ")))
+	return withCode(exitFailed, fmt.Errorf("gc could not lock or read agent %s (%s), so it removed no blob (it collected the other agents): "+
+		"if its files may not be opened or written here (a read-only store, another user's files), run gc where they may; "+
+		"if a newer cairn wrote it, upgrade cairn; if it is damaged, restore its directory from a backup, or move it out of the store; then run `cairn gc` again",
+		strings.Join(ids, ", "), terminalLine(got.Unreadable[0].Reason)))
 }
