@@ -11,8 +11,8 @@ import (
 // it fresh as PutBlob does, so that Collect leaves it to whoever relies on
 // it now. A caller that already knows the digest of its bytes (a tool
 // module it has stored before) asks this instead of hashing them again
-// with PutBlob. It checks that the file is there, not its content, as
-// PutBlob does for content it finds stored; Blob checks the content.
+// with PutBlob. It checks that the file is there, not its content; Blob
+// checks the content, and PutBlob repairs it.
 func (s *FileStore) HasBlob(digest string) bool {
 	hexSum, ok := strings.CutPrefix(digest, "sha256:")
 	if !ok || len(hexSum) != 64 || strings.ContainsAny(hexSum, `/\.`) {

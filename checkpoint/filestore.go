@@ -311,13 +311,19 @@ func (s *FileStore) Summary(id string) (Summary, error) {
 	return sum, nil
 }
 
-// PutBlob stores data under its digest, crash-atomically, once.
+// PutBlob stores data under its digest, crash-atomically, once. Storing
+// a blob that is there makes it fresh again, so that Collect leaves it to
+// whoever stores it now, and compares the stored file with data: a file
+// that no longer holds them (damaged by a disk, a bad restore or a hand,
+// or something other than a regular file in its place) is written again,
+// durably, so that storing a blob repairs it — an import of an export
+// that holds it, or a run that stores the same file. A file that holds
+// them is left as it is.
 func (s *FileStore) PutBlob(data []byte) (string, error) {
 	sum := sha256.Sum256(data)
 	hexSum := hex.EncodeToString(sum[:])
 	path := filepath.Join(s.dir, "blobs", "sha256", hexSum)
-	if _, err := os.Stat(path); err == nil {
-		// Fresh again, so that Collect leaves it to whoever stores it now.
+	if fileHolds(path, data) {
 		now := time.Now()
 		os.Chtimes(path, now, now)
 		return "sha256:" + hexSum, nil
@@ -326,6 +332,31 @@ func (s *FileStore) PutBlob(data []byte) (string, error) {
 		return "", fmt.Errorf("store blob: %w", err)
 	}
 	return "sha256:" + hexSum, nil
+}
+
+// fileHolds reports whether path is a regular file whose content is
+// data, reading it a piece at a time. A file it cannot read holds nothing.
+func fileHolds(path string, data []byte) bool {
+	// O_NONBLOCK: opening a FIFO for reading waits for a writer without it.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() != int64(len(data)) {
+		return false
+	}
+	buf := make([]byte, min(len(data), 64<<10))
+	for off := 0; off < len(data); {
+		n, err := io.ReadFull(f, buf[:min(len(buf), len(data)-off)])
+		if err != nil || !bytes.Equal(buf[:n], data[off:off+n]) {
+			return false
+		}
+		off += n
+	}
+	n, _ := f.Read(make([]byte, 1))
+	return n == 0
 }
 
 // Blob returns the bytes stored under digest, checking them against it.
@@ -355,14 +386,31 @@ func (s *FileStore) Blob(digest string) ([]byte, error) {
 		return nil, fmt.Errorf("blob %s: %w", digest, err)
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, &CorruptError{File: "blob " + digest, Reason: fmt.Sprintf("not a regular file (mode %s), so it was not read; remove it", fi.Mode())}
+		return nil, &corruptBlobError{&CorruptError{File: "blob " + digest, Reason: fmt.Sprintf("not a regular file (mode %s), so it was not read", fi.Mode())},
+			"remove it; storing the blob again (`cairn import` of an export that holds it, or a run that stores the same file) then writes it"}
 	}
 	data := make([]byte, fi.Size())
 	if _, err := io.ReadFull(f, data); err != nil {
 		return nil, fmt.Errorf("blob %s: %w", digest, err)
 	}
 	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != hexSum {
-		return nil, &CorruptError{File: "blob " + digest, Reason: "content does not match its digest"}
+		return nil, &corruptBlobError{&CorruptError{File: "blob " + digest, Reason: "content does not match its digest"},
+			"storing the blob again repairs it (`cairn import` of an export that holds it, or a run that stores the same file), or restore it from a backup"}
 	}
 	return data, nil
 }
+
+// corruptBlobError is a blob file that does not hold its digest's bytes.
+// It says what repairs a blob where the *CorruptError it wraps (errors.As
+// finds it, and errors.Is(err, ErrCorrupt) holds) speaks of an agent's
+// file: storing the blob again writes it anew (see PutBlob).
+type corruptBlobError struct {
+	err *CorruptError
+	fix string
+}
+
+func (e *corruptBlobError) Error() string {
+	return fmt.Sprintf("%s is corrupt: %s; nothing was changed — %s", e.err.File, e.err.Reason, e.fix)
+}
+
+func (e *corruptBlobError) Unwrap() error { return e.err }
