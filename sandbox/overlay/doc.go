@@ -48,9 +48,10 @@ func (e nameLimitError) Unwrap() []error { return []error{ErrStagingLimit, ErrNa
 // it, through Overlay.Exhausted, and none of its changes are kept.
 var ErrNoSpace = errors.New("the host's disk is full")
 
-// ErrSeenLimit is a call that described (stat) or listed more of the
-// workspace than an overlay records of what a call saw (see Overlay.Seen):
-// past that bound its record for `cairn verify` would be incomplete, so
-// the call fails with it (through Overlay.Exhausted, as for the staging
-// limits) rather than the host's memory growing without end.
+// ErrSeenLimit is a call that read, described (stat) or listed more of
+// the workspace than an overlay records of what a call saw (see
+// Overlay.Reads and Overlay.Seen): past that bound its record for the
+// file pool and `cairn verify` would be incomplete, so the call fails
+// with it (through Overlay.Exhausted, as for the staging limits) rather
+// than the host's memory growing without end.
 var ErrSeenLimit = errors.New("seen limit reached")

@@ -82,10 +82,10 @@ type Overlay struct {
 	reads  map[string]bool      // workspace files the call opened to read, unchanged
 	whole  map[string]wholeRead // of reads, those read in one pass (see ReadWhole)
 	looked map[string]bool      // workspace paths the call described or listed (see Seen)
-	sight  sightBound           // the bound of looked
-	// lookedBytes is the length of the paths in looked.
-	lookedBytes int
-	// overSeen: a description or listing was refused for sight.
+	sight  sightBound           // the bound of looked and reads together
+	// seenBytes is the length of the paths in looked and in reads.
+	seenBytes int
+	// overSeen: a read, description or listing was refused for sight.
 	overSeen bool
 	// noSpace is the system's error of the first change the staging
 	// directory's disk had no room for (see errno), nil if none.
@@ -400,7 +400,10 @@ func (o *Overlay) errno(err error) experimentalsys.Errno {
 const errFull = experimentalsys.EIO
 
 // Reads lists, sorted, the workspace files the call opened to read while
-// they were unchanged by it (slash paths relative to the workspace).
+// they were unchanged by it (slash paths relative to the workspace). It is
+// bounded with Seen: past the bound an open is refused rather than left
+// out, and the call fails with ErrSeenLimit (see Exhausted), so Reads is
+// every file the call read.
 func (o *Overlay) Reads() []string {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -416,9 +419,9 @@ func (o *Overlay) Reads() []string {
 // for a change of the call's; else ErrStagingLimit, saying which limit, when the call was
 // refused a change because it reached Policy.StagingLimit,
 // Policy.MaxStagedPaths or the bound of the bytes of the names of the
-// paths it changes; else ErrSeenLimit when it was refused a
+// paths it changes; else ErrSeenLimit when it was refused a read,
 // description or listing because the overlay could record no more of
-// what it saw (see Seen); else nil. Either way the call must fail: it did
+// what it saw (see Reads and Seen); else nil. Either way the call must fail: it did
 // not do what it meant to, or cannot be recorded as it ran.
 func (o *Overlay) Exhausted() error {
 	if err := o.noSpace.Load(); err != nil {

@@ -73,7 +73,10 @@ func (v *overlayFS) openRead(p string, dirOnly bool, flag experimentalsys.Oflag)
 			f.F.Close()
 			return nil, experimentalsys.ENOTDIR
 		}
-		v.o.noteRead(p)
+		if e := v.o.noteRead(p); e != 0 {
+			f.F.Close()
+			return nil, e
+		}
 		return v.newReadFile(f, p), 0
 	}
 	switch en.n.kind {

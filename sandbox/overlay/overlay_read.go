@@ -68,12 +68,23 @@ type wholeRead struct {
 }
 
 // noteRead notes that the call opened the workspace file p to read,
-// unchanged (see Reads). The caller holds o.mu.
-func (o *Overlay) noteRead(p string) {
+// unchanged (see Reads). Past the bound of what the overlay records of
+// what the call saw it fails (EIO) and the call with it, as saw does: a
+// read left out of Reads would be a read the file pool and a verify know
+// nothing of. The caller holds o.mu.
+func (o *Overlay) noteRead(p string) experimentalsys.Errno {
+	if o.reads[p] {
+		return 0
+	}
+	if !o.sightRoom(p) {
+		return errFull
+	}
 	if o.reads == nil {
 		o.reads = map[string]bool{}
 	}
 	o.reads[p] = true
+	o.seenBytes += len(p)
+	return 0
 }
 
 // readWhole notes that the call read p, in one pass to its end, as v.

@@ -8,12 +8,12 @@ import (
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 )
 
-// What one call may have recorded as seen (Seen): a bound in paths and in
-// bytes of their names, so that describing paths cannot grow the host's
-// memory without end. Only what the workspace holds is recorded, which
-// bounds it already but for the names symlinks multiply ("l/l/l/f" with
-// l a link to "."); the bound is far above what a tool that walks a large
-// workspace describes.
+// What one call may have recorded as seen (Seen and Reads together): a
+// bound in paths and in bytes of their names, so that describing or
+// opening paths cannot grow the host's memory without end. Only what the
+// workspace holds is recorded, which bounds it already but for the names
+// symlinks multiply ("l/m/l/f" with l and m links to "."); the bound is
+// far above what a tool that walks a large workspace describes and reads.
 const (
 	maxSeenPaths = 100_000
 	maxSeenBytes = 16 << 20
@@ -32,25 +32,35 @@ func (o *Overlay) saw(p string) experimentalsys.Errno {
 	if o.looked[p] {
 		return 0
 	}
-	if len(o.looked) >= o.sight.paths || o.lookedBytes+len(p) > o.sight.bytes {
-		o.overSeen = true
+	if !o.sightRoom(p) {
 		return errFull
 	}
 	if o.looked == nil {
 		o.looked = map[string]bool{}
 	}
 	o.looked[p] = true
-	o.lookedBytes += len(p)
+	o.seenBytes += len(p)
 	return 0
 }
 
-// seenExhausted is the ErrSeenLimit of a call that described or listed
-// more than the overlay records, else nil. The caller holds o.mu.
+// sightRoom reports whether the record of what the call saw has room for
+// one more path, p; when it has not, the call is marked as over the bound
+// (see seenExhausted). The caller holds o.mu.
+func (o *Overlay) sightRoom(p string) bool {
+	if len(o.looked)+len(o.reads) >= o.sight.paths || o.seenBytes+len(p) > o.sight.bytes {
+		o.overSeen = true
+		return false
+	}
+	return true
+}
+
+// seenExhausted is the ErrSeenLimit of a call that read, described or
+// listed more than the overlay records, else nil. The caller holds o.mu.
 func (o *Overlay) seenExhausted() error {
 	if !o.overSeen {
 		return nil
 	}
-	return fmt.Errorf("%w: the call described (stat) or listed more than %d paths, or %d bytes of path names, of the workspace, more than is recorded of what one call saw",
+	return fmt.Errorf("%w: the call read, described (stat) or listed more than %d paths, or %d bytes of path names, of the workspace, more than is recorded of what one call saw",
 		ErrSeenLimit, o.sight.paths, o.sight.bytes)
 }
 

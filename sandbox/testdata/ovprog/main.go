@@ -10,6 +10,10 @@
 //	pread:P:OFF    reads P from offset OFF, with pread
 //	deep:DIR:N     opens DIR/a/a/... (N names a), whose path is 2N bytes past
 //	               DIR, printing the error without the path
+//	loops:DIR:N    opens and closes N distinct paths DIR/X/X/.../f, each of 8 names
+//	               X, a run of 250 letters a to d (i's digits in base 4):
+//	               through links to "." they are the one file DIR/f; prints
+//	               how many opened and the first error
 //
 // The sandbox's tests run it on overlays and on plain mounts and compare.
 package main
@@ -94,6 +98,8 @@ func do(op, p, arg string) (string, error) {
 			return "", err.(*os.PathError).Err // not the path, which may be huge
 		}
 		return "ok", f.Close()
+	case "loops":
+		return loops(p, arg)
 	case "many":
 		n, _ := strconv.Atoi(arg)
 		for i := 0; i < n; i++ {
@@ -140,4 +146,22 @@ func readPart(op, p, arg string) (string, error) {
 	}
 	k, _ := f.ReadAt(buf, int64(n))
 	return strconv.Quote(string(buf[:k])), nil
+}
+
+func loops(dir, arg string) (string, error) {
+	n, _ := strconv.Atoi(arg)
+	opened := 0
+	for i := 0; i < n; i++ {
+		p := dir
+		for k, d := 0, i; k < 8; k, d = k+1, d/4 {
+			p += "/" + strings.Repeat(string(rune('a'+d%4)), 250)
+		}
+		f, err := os.Open(p + "/f")
+		if err != nil {
+			return fmt.Sprintf("opened %d", opened), err.(*os.PathError).Err
+		}
+		f.Close()
+		opened++
+	}
+	return fmt.Sprintf("opened %d", opened), nil
 }
