@@ -13,8 +13,9 @@ import (
 // Checker says whether an agent can be read without recovering its
 // state, which Read decodes in full: a reader of what lies beside the
 // state (the event history) refuses an agent Read refuses, at the cost of
-// a pass over its files rather than of its state in memory. FileStore
-// implements it; a caller of a store that does not pays a Read.
+// a pass over its files rather than of its state in memory. FileStore,
+// MemStore and pgstore implement it; a caller of a store that does not
+// pays a Read.
 type Checker interface {
 	// Check returns nil when Read would read the agent, and Read's
 	// error when it would not.
@@ -252,3 +253,125 @@ func offsetOf(f *os.File, r *bufio.Reader) (int64, error) {
 	at, err := f.Seek(0, io.SeekCurrent)
 	return at - int64(r.Buffered()), err
 }
+
+var _ Checker = (*MemStore)(nil)
+
+// Check says whether Read would read agent id, without decoding its
+// state: it reads the state's round from the bytes it starts with (see
+// StateRound) and follows the journal's commits from it (see
+// JournalCheck). Where either does not hold up, it reads the agent and
+// returns Read's error, or nil where Read reads it.
+func (s *MemStore) Check(id string) error {
+	if s.clean(id) {
+		return nil
+	}
+	_, err := s.Read(id)
+	return err
+}
+
+// clean reports whether agent id reads as Check describes.
+func (s *MemStore) clean(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a, ok := s.agents[id]
+	if !ok || a.snapshot == nil {
+		return false
+	}
+	round, ok := StateRound(a.snapshot)
+	if !ok {
+		return false
+	}
+	c := NewJournalCheck(round)
+	for i, b := range a.journal {
+		if !c.Next(a.types[i], b) {
+			return false
+		}
+	}
+	return true
+}
+
+// StateRound is the round of an encoded state (EncodeState's bytes), read
+// from the bytes it starts with, without decoding the rest: a state's
+// schema, agent and round are the first entries of its map (keys 1, 2
+// and 3, which its sorted encoding puts first), so its first 200 bytes
+// hold them (an agent's id is at most 128). ok is false unless head
+// starts a state of a schema this build reads and holds its round.
+func StateRound(head []byte) (round int, ok bool) {
+	major, _, b, ok := cborHead(head)
+	if !ok || major != 5 { // a map
+		return 0, false
+	}
+	for key := uint64(1); key <= 3; key++ {
+		var k, v uint64
+		if major, k, b, ok = cborHead(b); !ok || major != 0 || k != key {
+			return 0, false
+		}
+		if major, v, b, ok = cborHead(b); !ok {
+			return 0, false
+		}
+		switch {
+		case key == 1 && major == 0 && v <= schemaVersion:
+		case key == 2 && major == 3 && v <= uint64(len(b)): // the agent's id
+			b = b[v:]
+		case key == 3 && major == 0 && v <= 1<<31:
+			round = int(v)
+		default:
+			return 0, false
+		}
+	}
+	return round, true
+}
+
+// cborHead decodes the head of a CBOR data item: its major type, its
+// argument (a length, or an unsigned integer's value) and the bytes after
+// the head. ok is false for a head cut short or of an indefinite length.
+func cborHead(b []byte) (major byte, arg uint64, rest []byte, ok bool) {
+	if len(b) == 0 {
+		return 0, 0, nil, false
+	}
+	major, info := b[0]>>5, b[0]&0x1f
+	b = b[1:]
+	if info < 24 {
+		return major, uint64(info), b, true
+	}
+	if info > 27 {
+		return 0, 0, nil, false
+	}
+	n := 1 << (info - 24)
+	if len(b) < n {
+		return 0, 0, nil, false
+	}
+	for _, c := range b[:n] {
+		arg = arg<<8 | uint64(c)
+	}
+	return major, arg, b[n:], true
+}
+
+// JournalCheck follows, for a Checker of a store kept outside this
+// package, the records of a journal after a snapshot, as Read replays
+// them but without the state: each of a type a journal holds, each commit
+// the round after the one before. Only commits are decoded.
+type JournalCheck struct{ round int }
+
+// NewJournalCheck starts at the snapshot's round (see StateRound).
+func NewJournalCheck(round int) *JournalCheck { return &JournalCheck{round: round} }
+
+// Next reports whether the record of type t with payload may follow
+// those before it.
+func (c *JournalCheck) Next(t RecordType, payload []byte) bool {
+	if !journalType(t) {
+		return false
+	}
+	if t != RecCommit {
+		return true
+	}
+	rec, err := decodeRecord(t, payload)
+	if err != nil || rec.Round != c.round+1 {
+		return false
+	}
+	c.round = rec.Round
+	return true
+}
+
+// Round is the boundary the commits so far reach.
+func (c *JournalCheck) Round() int { return c.round }

@@ -41,8 +41,9 @@ const (
 //
 // It does not decode the agent's state: whether the agent exists is asked
 // of the store with Exists, whether it can be read with
-// checkpoint.Checker (a pass over its files in a fixed buffer; only a
-// store without it pays a Read), and whether its run goes on, at each
+// checkpoint.Checker (a pass over its files, or its rows, in a bounded
+// buffer; every store of cairn's has it, and only a store without it
+// pays a Read), and whether its run goes on, at each
 // poll, with checkpoint.LockQuery (only a store without it pays a
 // Summary), so that a playback or a follower costs memory for the history
 // it reads, whatever the size of the agent's state.

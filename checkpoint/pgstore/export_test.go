@@ -25,3 +25,6 @@ func MigrateTo(ctx context.Context, url string, n int) error {
 	}
 	return migrateTo(ctx, pool, ms[:n], "")
 }
+
+// Clean reports whether Check finds agent readable without reading it.
+func Clean(s *Store, agent string) bool { return s.clean(agent) }

@@ -313,3 +313,26 @@ func testManyRounds(t *testing.T, s checkpoint.Store) {
 		t.Fatalf("after reopening: %+v, %v", rec, err)
 	}
 }
+
+// A store that is a checkpoint.Checker finds readable what Read reads —
+// an agent whose journal was compacted, with a round in progress — and
+// an unknown agent not found.
+func testCheck(t *testing.T, s checkpoint.Store) {
+	c, ok := s.(checkpoint.Checker)
+	if !ok {
+		t.Skip("the store is no checkpoint.Checker")
+	}
+	a := create(t, s, "a1", 0)
+	for r := 1; r <= 60; r++ {
+		commitRound(t, a.log, r, 200)
+	}
+	must(t, a.log.Append(roundRecords(61, 0)...))
+	must(t, a.log.Sync())
+	if _, err := s.Read("a1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Check("a1"); err != nil {
+		t.Fatalf("Check of an agent Read reads: %v", err)
+	}
+	wantErr(t, "Check of an unknown agent", c.Check("nobody"), checkpoint.ErrNotFound)
+}

@@ -50,6 +50,7 @@ func Run(t *testing.T, open func(t *testing.T) checkpoint.Store) {
 		{"Memory", testMemory},
 		{"CompactionRecords", testCompaction},
 		{"Timeline", testTimeline},
+		{"CheckAgreesWithRead", testCheck},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
 	}
