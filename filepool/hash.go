@@ -9,6 +9,8 @@ import (
 	"os"
 	"sync"
 	"syscall"
+
+	"github.com/cairnrun/cairn/internal/ctxio"
 )
 
 // HashBytes is the Version of a file holding b.
@@ -28,26 +30,13 @@ func hashReader(ctx context.Context, r io.Reader) (Version, error) {
 	h := sha256.New()
 	buf := buffers.Get().(*[64 << 10]byte)
 	defer buffers.Put(buf)
-	n, err := io.CopyBuffer(h, ctxReader{ctx, r}, buf[:])
+	n, err := io.CopyBuffer(h, ctxio.NewReader(ctx, r), buf[:])
 	if err != nil {
 		return Version{}, err
 	}
 	v := Version{Exists: true, Size: n}
 	h.Sum(v.Hash[:0])
 	return v, nil
-}
-
-// ctxReader stops a long read when its context is done.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }
 
 // OpenRead opens name under root for reading as the pool does: without

@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"github.com/cairnrun/cairn/internal/ctxio"
 	"github.com/cairnrun/cairn/sandbox/internal/guestfs"
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 )
@@ -586,7 +587,7 @@ func (o *Overlay) copyLower(p, dst string, keep bool) (Version, fs.FileMode, exp
 		w = f
 	}
 	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(h, w), ctxReader{o.ctx, src})
+	n, err := io.Copy(io.MultiWriter(h, w), ctxio.NewReader(o.ctx, src))
 	switch {
 	case o.ctx.Err() != nil:
 		return Version{}, 0, experimentalsys.EINTR
@@ -599,19 +600,6 @@ func (o *Overlay) copyLower(p, dst string, keep bool) (Version, fs.FileMode, exp
 		}
 	}
 	return fileVersion(h.Sum(nil), n), fi.Mode().Perm(), 0
-}
-
-// ctxReader reads r until ctx is done.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }
 
 // hashLower is the version and permission of the workspace's file at p.
