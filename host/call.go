@@ -169,6 +169,8 @@ func describeFailure(err error) string {
 		return err.Error() + "; none of its changes were kept"
 	case errors.Is(err, overlay.ErrNameLimit):
 		return err.Error() + "; none of its changes were kept (no setting raises this bound: change fewer paths, or paths with shorter names, in one call)"
+	case errors.Is(err, overlay.ErrSeenLimit):
+		return err.Error() + "; none of its changes were kept (no setting raises this bound: read, describe or list fewer paths of the workspace in one call)"
 	case errors.Is(err, overlay.ErrStagingLimit):
 		return err.Error() + "; none of its changes were kept (the agent file's sandbox: {staging, staged_paths} set the limits)"
 	case errors.Is(err, sandbox.ErrRequestTooLarge):

@@ -267,3 +267,41 @@ turns:
 	t.Logf("the flood's call took %.0f ms", toolEnds(events)[1].DurationMS)
 	return af, stateMessages(t, res.Agent)["call_2_0"]
 }
+
+// Regression: a call refused for the bound of what it saw (it read,
+// described or listed more of the workspace than is recorded of one
+// call) told the model only that, not that no setting raises the bound:
+// here a tool opening 12,000 names of one file through links the
+// workspace holds, 24 MiB of names.
+func TestManyLinkedReadsAreRefusedAtTheBound(t *testing.T) {
+	af := agentIn(t, `
+name: reader
+model: {provider: script, script: script.yaml}
+workspace: workspace
+tools: [{module: hostile.wasm, only: [linkreads], grant: {workspace: ro}}]
+sandbox: {timeout: 5m}
+`, `
+turns:
+  - tool_calls: [{name: linkreads, input: {n: 12000}}]
+  - text: done
+`)
+	copyFile(t, hostileWasm, filepath.Join(af.Dir, "hostile.wasm"))
+	ws := af.WorkspaceDir()
+	if err := os.WriteFile(filepath.Join(ws, "f"), []byte("one file"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range "abcd" {
+		if err := os.Symlink(".", filepath.Join(ws, strings.Repeat(string(c), 250))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, _ := collect(t, RunOptions{Agent: af, Prompt: "go"})
+	if res.Status != StatusDone {
+		t.Fatalf("%s: %s", res.Status, res.Reason)
+	}
+	m := stateMessages(t, res.Agent)["call_1_0"]
+	if !m.IsError || !strings.Contains(m.Text, "seen limit reached: the call read") ||
+		!strings.Contains(m.Text, "no setting raises this bound") {
+		t.Fatalf("the call past the bound: %+v", m)
+	}
+}

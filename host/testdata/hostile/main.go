@@ -95,6 +95,20 @@ func main() {
 			}
 			return fmt.Sprintf("made %d files", made), nil
 		}, guest.Needs(guestNeedsRW())),
+		guest.Define("linkreads", "Opens n distinct names of the workspace's file f, each of 8 links of 250 letters a to d (links to \".\" the workspace holds), stopping at the first error.", func(c *guest.Call, in floodIn) (string, error) {
+			for i := range in.N {
+				p := "/workspace"
+				for k, d := 0, i; k < 8; k, d = k+1, d/4 {
+					p += "/" + strings.Repeat(string(rune('a'+d%4)), 250)
+				}
+				f, err := os.Open(p + "/f")
+				if err != nil {
+					return fmt.Sprintf("opened %d names", i), nil
+				}
+				f.Close()
+			}
+			return fmt.Sprintf("opened %d names", in.N), nil
+		}, guest.Needs(guestNeedsRO())),
 		guest.Define("chatty", "Logs a secret to stderr, then answers.", func(c *guest.Call, _ empty) (string, error) {
 			fmt.Fprintln(os.Stderr, "hostile: log line for the user only")
 			return "answered", nil
