@@ -442,10 +442,8 @@ func (r *run) journalSettled(round int, results []callResult) error {
 // commit makes the round the new boundary: one write and one fdatasync,
 // which also make durable the results held for it.
 func (r *run) commit(round int, results []callResult) error {
-	if len(r.roundFiles) > 0 {
-		r.log.hold(checkpoint.Record{Type: checkpoint.RecFiles, Time: now(), Round: round, Files: r.roundFiles})
-		r.roundFiles = nil
-	}
+	r.log.hold(filesRecords(round, r.roundFiles)...)
+	r.roundFiles = nil
 	n, err := r.log.Commit(checkpoint.Record{Type: checkpoint.RecCommit, Time: now(), Round: round})
 	if err != nil {
 		return fmt.Errorf("commit round %d: %w", round, err)
@@ -464,6 +462,40 @@ func (r *run) commit(round int, results []callResult) error {
 	r.emit(Event{Type: EventCheckpointSaved, Round: round, Bytes: n})
 	r.emit(Event{Type: EventRoundEnd, Round: round, Usage: &u})
 	return nil
+}
+
+// filesRecordBytes bounds the bytes of one RecFiles record: each call of
+// a round may read and describe up to 100,000 paths of 16 MiB of names
+// (overlay's bound on what a call saw), so the files of a round of a few
+// such calls are more than one journal frame holds (64 MiB), and the round
+// could never commit.
+var filesRecordBytes = 8 << 20
+
+// fileEntryBytes is about what a file entry takes in a record besides its
+// path and call: the hash, the size, the round and the keys.
+const fileEntryBytes = 64
+
+// filesRecords are the RecFiles records of a round's pool entries: as
+// many as keep each within filesRecordBytes, in order (replay merges them
+// in turn), none when there are none.
+func filesRecords(round int, files []checkpoint.FileEntry) []checkpoint.Record {
+	var recs []checkpoint.Record
+	add := func(part []checkpoint.FileEntry) {
+		recs = append(recs, checkpoint.Record{Type: checkpoint.RecFiles, Time: now(), Round: round, Files: part})
+	}
+	start, size := 0, 0
+	for i, f := range files {
+		n := len(f.Path) + len(f.Call) + fileEntryBytes
+		if i > start && size+n > filesRecordBytes {
+			add(files[start:i])
+			start, size = i, 0
+		}
+		size += n
+	}
+	if start < len(files) {
+		add(files[start:])
+	}
+	return recs
 }
 
 // warnOfModules warns of every tool module found, since the last time,
