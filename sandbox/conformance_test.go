@@ -51,20 +51,18 @@ const (
 // refusedOnOverlays are the tests that fail by design on an overlay (the
 // workspace of an agent's tool) though they pass on a plain mount.
 var refusedOnOverlays = map[string]string{
-	"rust/fd_filestat_set": "sets file times: on an overlay times are not effects, and a changed file gets the time its change is applied",
+	"rust/fd_filestat_set": fileTimes,
+	"rust/path_filestat":   fileTimes,
 }
 
+const fileTimes = "sets file times: on an overlay times are not effects, and a changed file gets the time its change is applied"
+
 // inWazeroWASI are the tests that fail in wazero's WASI preview 1 layer,
-// which cairn uses as it is (but fd_renumber, fd_prestat_dir_name and
-// fd_allocate, see renumbering, prestatName and allocating), above its
-// own filesystem: plain wazero fails them too.
+// which cairn uses as it is (but the functions instantiateWASI replaces),
+// above its own filesystem: plain wazero fails them too.
 var inWazeroWASI = map[string]string{
-	"rust/fd_fdstat_set_rights": "wazero does not implement rights (fd_fdstat_set_rights is ENOSYS)",
-	"rust/truncation_rights":    "wazero does not implement rights (fd_fdstat_set_rights is ENOSYS)",
-	"rust/path_open_read_write": "wazero does not implement rights (fd_fdstat_get reports every right)",
-	"rust/stdio":                "wazero refuses fd_renumber of stdio (ENOTSUP)",
-	"rust/poll_oneoff_stdio":    "wazero's poll_oneoff does not poll stdio for reading (ENOTSUP)",
-	"rust/path_filestat":        "wazero's fd_fdstat_get does not report the SYNC flags a file was opened with",
+	"rust/stdio":             "wazero refuses fd_renumber of stdio (ENOTSUP)",
+	"rust/poll_oneoff_stdio": "wazero's poll_oneoff does not poll stdio for reading (ENOTSUP)",
 }
 
 // wasiTest is one test of the suite: its module and what its .json asks.

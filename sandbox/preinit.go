@@ -81,7 +81,7 @@ func (m *Module) usePreinit() error {
 func (m *Module) instantiate(ctx context.Context, rt wazero.Runtime, cm wazero.CompiledModule, cio callIO, p Policy) (api.Module, error) {
 	if m.pre == nil {
 		cfg := moduleConfig(p, cio).WithStartFunctions()
-		mod, err := rt.InstantiateModule(m.withAllocator(ctx, nil), cm, cfg)
+		mod, err := m.instantiateModule(ctx, rt, cm, cfg, nil)
 		if err != nil {
 			return mod, err
 		}
@@ -126,6 +126,21 @@ func (m *Module) instantiate(ctx context.Context, rt wazero.Runtime, cm wazero.C
 	return nil, err
 }
 
+// instantiateModule instantiates cm with cfg, in memory from a when given
+// (the runtime's allocator otherwise), with the table of what WASI records
+// of its descriptors, which goes when it is closed.
+func (m *Module) instantiateModule(ctx context.Context, rt wazero.Runtime, cm wazero.CompiledModule, cfg wazero.ModuleConfig, a experimental.MemoryAllocator) (api.Module, error) {
+	var mod api.Module
+	ctx = experimental.WithCloseNotifier(m.withAllocator(ctx, a), experimental.CloseNotifyFunc(func(context.Context, uint32) {
+		m.r.fds.forget(mod)
+	}))
+	mod, err := rt.InstantiateModule(ctx, cm, cfg)
+	if err == nil {
+		m.r.fds.add(mod)
+	}
+	return mod, err
+}
+
 // withAllocator puts the memory allocator of an instance in ctx: a's when
 // given, the runtime's otherwise.
 func (m *Module) withAllocator(ctx context.Context, a experimental.MemoryAllocator) context.Context {
@@ -140,7 +155,7 @@ func (m *Module) withAllocator(ctx context.Context, a experimental.MemoryAllocat
 // whatever the error). timed is an instance cfg gives the real clock.
 func (m *Module) restored(ctx context.Context, rt wazero.Runtime, cm wazero.CompiledModule, cfg wazero.ModuleConfig, snap *snapshot, timed bool) (api.Module, error) {
 	mem := snap.memory(timed)
-	mod, err := rt.InstantiateModule(m.withAllocator(ctx, mem.alloc()), cm, cfg)
+	mod, err := m.instantiateModule(ctx, rt, cm, cfg, mem.alloc())
 	if err != nil {
 		return mod, err
 	}
@@ -151,7 +166,7 @@ func (m *Module) restored(ctx context.Context, rt wazero.Runtime, cm wazero.Comp
 // initialisation, returning the instance (to be closed by the caller
 // whatever the error).
 func (m *Module) initialise(ctx context.Context, rt wazero.Runtime, cm wazero.CompiledModule, cfg wazero.ModuleConfig) (api.Module, error) {
-	mod, err := rt.InstantiateModule(m.withAllocator(ctx, nil), cm, cfg)
+	mod, err := m.instantiateModule(ctx, rt, cm, cfg, nil)
 	if err != nil {
 		return mod, err
 	}

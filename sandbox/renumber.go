@@ -2,66 +2,12 @@ package sandbox
 
 import (
 	"context"
-	"fmt"
 
-	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
-	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 )
 
 // errnoBadf is WASI preview 1's errno badf.
 const errnoBadf = 8
-
-// instantiateWASI adds WASI preview 1 to a runtime: wazero's functions,
-// but fd_renumber (renumbering's), fd_prestat_dir_name (prestatName's)
-// and fd_allocate (allocating's).
-func instantiateWASI(ctx context.Context, rt wazero.Runtime) error {
-	b := rt.NewHostModuleBuilder(wasi_snapshot_preview1.ModuleName)
-	wasi_snapshot_preview1.NewFunctionExporter().ExportFunctions(b)
-	fns, err := wazeroWASI(ctx, b, "fd_renumber", "fd_advise", "fd_close", "fd_prestat_get",
-		"fd_prestat_dir_name", "fd_allocate", "fd_fdstat_get")
-	if err != nil {
-		return fmt.Errorf("instantiate WASI: %w", err)
-	}
-	i32 := api.ValueTypeI32
-	b.NewFunctionBuilder().
-		WithGoModuleFunction(renumbering{renumber: fns[0], advise: fns[1], close: fns[2], prestat: fns[3]}, []api.ValueType{i32, i32}, []api.ValueType{i32}).
-		WithParameterNames("fd", "to").WithResultNames("errno").
-		Export("fd_renumber")
-	b.NewFunctionBuilder().
-		WithGoModuleFunction(prestatName{get: fns[3], name: fns[4]}, []api.ValueType{i32, i32, i32}, []api.ValueType{i32}).
-		WithParameterNames("fd", "path", "path_len").WithResultNames("errno").
-		Export("fd_prestat_dir_name")
-	i64 := api.ValueTypeI64
-	b.NewFunctionBuilder().
-		WithGoModuleFunction(allocating{allocate: fns[5], fdstat: fns[6]}, []api.ValueType{i32, i64, i64}, []api.ValueType{i32}).
-		WithParameterNames("fd", "offset", "len").WithResultNames("errno").
-		Export("fd_allocate")
-	if _, err := b.Instantiate(ctx); err != nil {
-		return fmt.Errorf("instantiate WASI: %w", err)
-	}
-	return nil
-}
-
-// wazeroWASI takes wazero's own functions of the given names from b,
-// which holds wazero's WASI functions, before cairn's replace any.
-func wazeroWASI(ctx context.Context, b wazero.HostModuleBuilder, names ...string) ([]api.GoModuleFunction, error) {
-	cm, err := b.Compile(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer cm.Close(ctx)
-	defs := cm.ExportedFunctions()
-	out := make([]api.GoModuleFunction, len(names))
-	for i, name := range names {
-		f, ok := defs[name].GoFunction().(api.GoModuleFunction)
-		if !ok {
-			return nil, fmt.Errorf("wazero's %s is not a Go function", name)
-		}
-		out[i] = f
-	}
-	return out, nil
-}
 
 // renumbering is fd_renumber(fd, to) as wasmtime has it and the WASI
 // spec means it: fd's file replaces the one open at to, and a to where
@@ -81,6 +27,7 @@ func wazeroWASI(ctx context.Context, b wazero.HostModuleBuilder, names ...string
 type renumbering struct {
 	// wazero's fd_renumber, fd_advise, fd_close and fd_prestat_get
 	renumber, advise, close, prestat api.GoModuleFunction
+	fds                              *descriptors // the record of fd moves to to
 }
 
 // Call implements api.GoModuleFunction.
@@ -96,9 +43,19 @@ func (r renumbering) Call(ctx context.Context, mod api.Module, stack []uint64) {
 			stack[0] = errno
 			return
 		}
-		r.renumber.Call(ctx, mod, stack)
+		r.renumbered(ctx, mod, stack)
 	default:
-		r.renumber.Call(ctx, mod, stack)
+		r.renumbered(ctx, mod, stack)
+	}
+}
+
+// renumbered calls wazero's fd_renumber and, when it moved the file, moves
+// what cairn records of it (see descriptors).
+func (r renumbering) renumbered(ctx context.Context, mod api.Module, stack []uint64) {
+	fd, to := uint32(stack[0]), uint32(stack[1])
+	r.renumber.Call(ctx, mod, stack)
+	if stack[0] == 0 {
+		r.fds.move(mod, fd, to)
 	}
 }
 

@@ -46,6 +46,7 @@ type Runtime struct {
 	apartMu     sync.Mutex                   // one compilation apart at a time
 	inFlight    atomic.Int32                 // compilations under way, see Compiling
 	alloc       experimental.MemoryAllocator // nil: wazero's own
+	fds         *descriptors                 // what WASI records of instances' descriptors
 	// freeHeap collects garbage and returns the heap's free pages to the
 	// system (debug.FreeOSMemory; tests count it), around loading a big
 	// module from the compile cache (see bigModule).
@@ -85,7 +86,7 @@ type Runtime struct {
 //
 // A cache directory that cannot be made private to the user.
 func NewRuntime(ctx context.Context, cfg Config) (*Runtime, error) {
-	r := &Runtime{runtimes: map[runtimeKey]wazero.Runtime{}, modules: map[string]*Module{}, alloc: newMemoryAllocator(),
+	r := &Runtime{runtimes: map[runtimeKey]wazero.Runtime{}, modules: map[string]*Module{}, alloc: newMemoryAllocator(), fds: &descriptors{},
 		freeHeap: debug.FreeOSMemory, limits: cfg.limits(), cacheDir: cfg.CacheDir, memoryLimit: processMemoryLimit}
 	engine, err := ParseEngine(string(cfg.Engine))
 	if err != nil {
@@ -262,7 +263,7 @@ func (r *Runtime) runtime(ctx context.Context, k runtimeKey) (wazero.Runtime, er
 		WithCloseOnContextDone(k.closeOnDone).
 		WithMemoryLimitPages(k.pages)
 	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
-	if err := instantiateWASI(ctx, rt); err != nil {
+	if err := instantiateWASI(ctx, rt, r.fds); err != nil {
 		rt.Close(ctx)
 		return nil, err
 	}

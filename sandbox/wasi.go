@@ -1,0 +1,82 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+)
+
+// instantiateWASI adds WASI preview 1 to a runtime: wazero's functions,
+// but those cairn has its own of: fd_renumber (renumbering),
+// fd_prestat_dir_name (prestatName), fd_allocate (allocating), and those
+// that keep and report descriptors' rights (fd_fdstat_get,
+// fd_fdstat_set_rights, path_open, fd_close: see descriptors). Every
+// function acting through a descriptor first checks the rights it needs
+// of it (rightsNeeded, checked).
+func instantiateWASI(ctx context.Context, rt wazero.Runtime, fds *descriptors) error {
+	b := rt.NewHostModuleBuilder(wasi_snapshot_preview1.ModuleName)
+	wasi_snapshot_preview1.NewFunctionExporter().ExportFunctions(b)
+	defs, err := wazeroWASI(ctx, b)
+	if err != nil {
+		return fmt.Errorf("instantiate WASI: %w", err)
+	}
+	theirs := func(name string) api.GoModuleFunction {
+		return defs[name].GoFunction().(api.GoModuleFunction)
+	}
+	stat := fdstat{get: theirs("fd_fdstat_get"), fds: fds}
+	ours := map[string]api.GoModuleFunction{
+		"fd_renumber": renumbering{renumber: theirs("fd_renumber"), advise: theirs("fd_advise"),
+			close: theirs("fd_close"), prestat: theirs("fd_prestat_get"), fds: fds},
+		"fd_prestat_dir_name":  prestatName{get: theirs("fd_prestat_get"), name: theirs("fd_prestat_dir_name")},
+		"fd_allocate":          allocating{allocate: theirs("fd_allocate"), fdstat: theirs("fd_fdstat_get")},
+		"fd_fdstat_get":        stat,
+		"fd_fdstat_set_rights": settingRights{stat: stat},
+		"path_open":            opening{open: theirs("path_open"), fds: fds},
+		"fd_close":             closing{close: theirs("fd_close"), fds: fds},
+	}
+	for name, needs := range rightsNeeded {
+		needs, err := needsOf(name, needs, defs[name].ParamNames())
+		if err != nil {
+			return fmt.Errorf("instantiate WASI: %w", err)
+		}
+		fn, ok := ours[name]
+		if !ok {
+			fn = theirs(name)
+		}
+		ours[name] = checked{fn: fn, fds: fds, needs: needs}
+	}
+	ours["fd_seek"] = checked{fn: theirs("fd_seek"), fds: fds, seek: true}
+	for _, name := range slices.Sorted(maps.Keys(ours)) {
+		def := defs[name]
+		b.NewFunctionBuilder().
+			WithGoModuleFunction(ours[name], def.ParamTypes(), def.ResultTypes()).
+			WithParameterNames(def.ParamNames()...).WithResultNames(def.ResultNames()...).
+			Export(name)
+	}
+	if _, err := b.Instantiate(ctx); err != nil {
+		return fmt.Errorf("instantiate WASI: %w", err)
+	}
+	return nil
+}
+
+// wazeroWASI returns wazero's own functions from b, which holds wazero's
+// WASI functions, before cairn's replace any.
+func wazeroWASI(ctx context.Context, b wazero.HostModuleBuilder) (map[string]api.FunctionDefinition, error) {
+	cm, err := b.Compile(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer cm.Close(ctx)
+	defs := cm.ExportedFunctions()
+	for name, def := range defs {
+		if _, ok := def.GoFunction().(api.GoModuleFunction); !ok {
+			return nil, fmt.Errorf("wazero's %s is not a Go function", name)
+		}
+	}
+	return defs, nil
+}
