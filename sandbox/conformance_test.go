@@ -61,8 +61,7 @@ const fileTimes = "sets file times: on an overlay times are not effects, and a c
 // which cairn uses as it is (but the functions instantiateWASI replaces),
 // above its own filesystem: plain wazero fails them too.
 var inWazeroWASI = map[string]string{
-	"rust/stdio":             "wazero refuses fd_renumber of stdio (ENOTSUP)",
-	"rust/poll_oneoff_stdio": "wazero's poll_oneoff does not poll stdio for reading (ENOTSUP)",
+	"rust/stdio": "wazero refuses fd_renumber of stdio (ENOTSUP)",
 }
 
 // wasiTest is one test of the suite: its module and what its .json asks.

@@ -77,11 +77,7 @@ func (r renumbering) closeFD(ctx context.Context, mod api.Module, fd uint32) uin
 	return stack[0]
 }
 
-// open reports whether fd is an open descriptor of mod. wazero's
-// fd_advise advises nothing: it looks fd up, EBADF if none is open
-// there, and checks the advice.
+// open reports whether fd is an open descriptor of mod.
 func (r renumbering) open(ctx context.Context, mod api.Module, fd uint32) bool {
-	stack := []uint64{uint64(fd), 0, 0, 0} // offset 0, length 0, advice normal
-	r.advise.Call(ctx, mod, stack)
-	return stack[0] == 0
+	return isOpen(ctx, mod, r.advise, fd)
 }

@@ -13,7 +13,8 @@ import (
 
 // instantiateWASI adds WASI preview 1 to a runtime: wazero's functions,
 // but those cairn has its own of: fd_renumber (renumbering),
-// fd_prestat_dir_name (prestatName), fd_allocate (allocating), and those
+// fd_prestat_dir_name (prestatName), fd_allocate (allocating),
+// poll_oneoff (polling), and those
 // that keep and report descriptors' rights (fd_fdstat_get,
 // fd_fdstat_set_rights, path_open, fd_close: see descriptors). Every
 // function acting through a descriptor first checks the rights it needs
@@ -38,6 +39,7 @@ func instantiateWASI(ctx context.Context, rt wazero.Runtime, fds *descriptors) e
 		"fd_fdstat_set_rights": settingRights{stat: stat},
 		"path_open":            opening{open: theirs("path_open"), fds: fds},
 		"fd_close":             closing{close: theirs("fd_close"), fds: fds},
+		"poll_oneoff":          polling{poll: theirs("poll_oneoff"), advise: theirs("fd_advise"), fds: fds},
 	}
 	for name, needs := range rightsNeeded {
 		needs, err := needsOf(name, needs, defs[name].ParamNames())
