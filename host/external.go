@@ -1,6 +1,7 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -85,6 +86,29 @@ func toolNameFault(name string) string {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
 			return fmt.Sprintf("its name has %q in it", r)
 		}
+	}
+	return ""
+}
+
+// schemaFault says why model providers would refuse a tool's input
+// schema, or "" for one they take: a JSON object of type object, or one
+// that names no type (MCP and cairn take it for an object). No schema at
+// all is an object's too.
+func schemaFault(schema json.RawMessage) string {
+	text := bytes.TrimSpace(schema)
+	if len(text) == 0 || string(text) == "null" {
+		return ""
+	}
+	var doc map[string]json.RawMessage
+	if json.Unmarshal(text, &doc) != nil {
+		return fmt.Sprintf("its input schema is %s, not a JSON object", cut(string(text), 40))
+	}
+	if typ, ok := doc["type"]; ok && string(bytes.TrimSpace(typ)) != `"object"` {
+		var compact bytes.Buffer
+		if json.Compact(&compact, typ) != nil {
+			compact.Write(typ)
+		}
+		return fmt.Sprintf(`its input schema is of type %s, not "object"`, cut(compact.String(), 40))
 	}
 	return ""
 }
@@ -183,10 +207,11 @@ func (ts *toolset) addServers(ctx context.Context, connect Connector, af *AgentF
 }
 
 // pick is the tools of the server's to offer: those only: lists, or all
-// of them. A tool whose name, with the prefix, model providers would
-// refuse (they take 1 to 64 letters, digits, _ and -) keeps the run from
-// starting, with the error naming it and how to leave it out: sent to a
-// provider, it would fail every request of the run.
+// of them. A tool whose name, with the prefix, or input schema model
+// providers would refuse (they take a name of 1 to 64 letters, digits, _
+// and -, and a schema of type object) keeps the run from starting, with
+// the error naming it and how to leave it out: sent to a provider, it
+// would fail every request of the run, and `cairn mcp` could not list it.
 func (s MCPServer) pick(tools []ExternalTool) ([]ExternalTool, error) {
 	names := make([]string, len(tools))
 	for i, t := range tools {
@@ -203,18 +228,22 @@ func (s MCPServer) pick(tools []ExternalTool) ([]ExternalTool, error) {
 		if len(s.Only) > 0 && !slices.Contains(s.Only, t.Name) {
 			continue
 		}
-		if why := toolNameFault(s.Prefix + t.Name); why != "" {
+		why := toolNameFault(s.Prefix + t.Name)
+		if why == "" {
+			why = schemaFault(t.InputSchema)
+		}
+		if why != "" {
 			faults = append(faults, fmt.Sprintf("tool %q: %s", cut(s.Prefix+t.Name, 80), why))
 			continue
 		}
 		picked, usable = append(picked, t), append(usable, t.Name)
 	}
 	if len(faults) > 0 && len(usable) == 0 {
-		return nil, fmt.Errorf("%s: model providers take a tool name of 1 to %d letters, digits, _ and -, and the server has no other tool; remove the server from the agent file's mcp list",
+		return nil, fmt.Errorf("%s: model providers take a tool name of 1 to %d letters, digits, _ and -, and an input schema of type object, and the server has no other tool; remove the server from the agent file's mcp list",
 			strings.Join(faults, "; "), maxToolName)
 	}
 	if len(faults) > 0 {
-		return nil, fmt.Errorf("%s: model providers take a tool name of 1 to %d letters, digits, _ and -; leave these tools out with only: [%s] (the server's other tools)",
+		return nil, fmt.Errorf("%s: model providers take a tool name of 1 to %d letters, digits, _ and -, and an input schema of type object; leave these tools out with only: [%s] (the server's other tools)",
 			strings.Join(faults, "; "), maxToolName, nameList(usable))
 	}
 	return picked, nil

@@ -225,6 +225,10 @@ func (ts *toolset) add(af *AgentFile, m toolModule, loading *deferredLoad) error
 		if _, dup := ts.tools[spec.Name]; dup {
 			return fmt.Errorf("tool %q is offered by two modules", spec.Name)
 		}
+		if why := schemaFault(json.RawMessage(spec.InputSchema)); why != "" {
+			// `cairn tools pack` refuses it; a packer of another kind may not.
+			return fmt.Errorf("tool %q: %s: model providers take only an object, and neither could an MCP client of `cairn mcp`; the module's manifest must change", spec.Name, why)
+		}
 		sch, err := compileSchema(spec.Name, spec.InputSchema)
 		if err != nil {
 			return fmt.Errorf("tool %q: %w", spec.Name, err)

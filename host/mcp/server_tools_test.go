@@ -171,3 +171,30 @@ func TestServerToolsListThatNeverEnds(t *testing.T) {
 		}
 	}
 }
+
+// Regression: an MCP server's tool whose input schema is not of type
+// object ({"type": "string"}, a list of types, true) was taken: served by
+// `cairn mcp`, the SDK panicked at it and the server crashed at start; in
+// a run, model providers, which take only an object, would refuse every
+// request. Such a tool keeps the run from starting, as a name providers
+// refuse does, the error naming it, why, and how to leave it out.
+func TestServerToolSchemaNotAnObjectRefused(t *testing.T) {
+	bin := oddServer(t)
+	_, err := sessionWith(t, "{name: odd, command: ["+bin+", schemas]}", "")
+	if err == nil {
+		t.Fatal(`a server with tools whose input schemas are {"type": "string"}, {"type": ["object", "null"]} and true was taken`)
+	}
+	for _, want := range []string{`tool "str": its input schema is of type "string", not "object"`,
+		`tool "either": its input schema is of type ["object","null"], not "object"`,
+		`tool "yes": its input schema is true, not a JSON object`,
+		"an input schema of type object", "only: [ok]"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the error does not say %q: %v", want, err)
+		}
+	}
+	sess, err := sessionWith(t, "{name: odd, command: ["+bin+", schemas], only: [ok]}", "")
+	must(t, err)
+	if _, err := NewServer(sess, Options{}); err != nil {
+		t.Errorf("with only: [ok]: %v", err)
+	}
+}

@@ -7,7 +7,9 @@
 // refuse ("a b/c", 300 bytes, "ünï", ""); noschema, a tool bare without
 // an input schema; read_file, a tool of that name; cursor-repeat, a
 // tools/list whose every page gives the cursor "0"; cursor-endless, one
-// whose every page gives a new cursor. A call of any tool answers
+// whose every page gives a new cursor; schemas, tools whose input
+// schemas are not of type object ({"type": "string"}, {"type":
+// ["object", "null"]}, true). A call of any tool answers
 // "called NAME with ARGUMENTS".
 package main
 
@@ -37,6 +39,10 @@ func main() {
 		}
 	case "noschema":
 		tools = append(tools, map[string]any{"name": "bare", "description": "no input schema"})
+	case "schemas":
+		for n, s := range map[string]any{"str": map[string]any{"type": "string"}, "either": map[string]any{"type": []string{"object", "null"}}, "yes": true} {
+			tools = append(tools, map[string]any{"name": n, "description": "odd schema", "inputSchema": s})
+		}
 	case "read_file":
 		tools = append(tools, map[string]any{"name": "read_file", "description": "reads elsewhere", "inputSchema": object})
 	}
