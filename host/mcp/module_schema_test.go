@@ -60,3 +60,16 @@ func TestModuleSchemaNotAnObjectRefused(t *testing.T) {
 		t.Errorf("a module whose tool takes a string: %v", err)
 	}
 }
+
+// Regression: a module whose input schema has an x-mcp-header the MCP
+// SDK refuses ("bad name", a header on an object) was taken by `cairn
+// tools pack`, and `cairn mcp` panicked at it while it listed its tools.
+// NewServer refuses it with an error naming the tool and why.
+func TestModuleSchemaTheSDKRefusesIsAnError(t *testing.T) {
+	sess, err := moduleWithSchema(t, `{"type":"object","properties":{"text":{"type":"string","x-mcp-header":"bad name"}}}`)
+	must(t, err)
+	_, err = NewServer(sess, Options{})
+	if err == nil || !strings.Contains(err.Error(), "tool count") || !strings.Contains(err.Error(), "x-mcp-header") {
+		t.Errorf("NewServer: %v, want an error naming count and its x-mcp-header", err)
+	}
+}

@@ -133,10 +133,12 @@ func NewServer(sess *host.Session, opts Options) (*Server, error) {
 	srv.AddReceivingMiddleware(s.codeResourceErrors)
 	for _, t := range sess.Tools() {
 		tool, err := mcpTool(t)
+		if err == nil {
+			err = addTool(srv, tool, s.handler(t.Name, s.sess.ServerOf(t.Name), !tool.Annotations.ReadOnlyHint))
+		}
 		if err != nil {
 			return nil, err
 		}
-		srv.AddTool(tool, s.handler(t.Name, s.sess.ServerOf(t.Name), !tool.Annotations.ReadOnlyHint))
 	}
 	res, err := newResources(srv, sess.Workspace(), opts.MaxResources)
 	if err != nil {
@@ -305,6 +307,20 @@ func mcpTool(t host.SessionTool) (*sdk.Tool, error) {
 		ann.DestructiveHint = &destructive
 	}
 	return &sdk.Tool{Name: t.Name, Description: t.Description, InputSchema: schema, Annotations: ann}, nil
+}
+
+// addTool adds tool to srv. The SDK panics at a tool it refuses (an
+// input schema's x-mcp-header that is not a header's name, or on a
+// property that is not a string, a number or a boolean): a tool's schema
+// is a module's or a server's, untrusted, so that is an error naming it.
+func addTool(srv *sdk.Server, tool *sdk.Tool, h sdk.ToolHandler) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("tool %s cannot be served over MCP: %v; leave it out (only: in the agent file) or change its input schema", tool.Name, p)
+		}
+	}()
+	srv.AddTool(tool, h)
+	return nil
 }
 
 // handler runs a tools/call as a round of the session; server is the MCP
