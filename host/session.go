@@ -93,8 +93,8 @@ type CallOutcome struct {
 var ErrSessionBroken = errors.New("session cannot take more calls")
 
 // ErrSessionPaused: Pause stopped the session's agent at a round boundary;
-// the session takes no more calls, and a new session or `cairn resume`
-// goes on.
+// the session takes no more calls, and a new session goes on (or `cairn
+// resume`, for an agent file with a model of its own: see GoesOn).
 var ErrSessionPaused = errors.New("the session's agent was paused")
 
 // errNoSession is the error of a method called on a Session not made by
@@ -423,12 +423,23 @@ func (s *Session) pause(round int) {
 	_, err := s.r.end(StatusPaused, pausedOnRequest)
 	err = errors.Join(err, s.r.close())
 	s.lock.Unlock()
-	s.paused = fmt.Errorf("%w after round %d: agent %s takes no more calls here; a new session of it (cairn mcp --id %s) or cairn resume %s goes on",
-		ErrSessionPaused, round, s.r.agentID, s.r.agentID, s.r.agentID)
+	s.paused = fmt.Errorf("%w after round %d: agent %s takes no more calls here; %s goes on",
+		ErrSessionPaused, round, s.r.agentID, s.GoesOn())
 	if err != nil {
 		s.paused = fmt.Errorf("%w (ending its run: %v)", s.paused, err)
 	}
 	close(s.pausedCh)
+}
+
+// GoesOn is what goes on with the session's agent once it is paused: a
+// new session (`cairn mcp --id AGENT`), or also `cairn resume AGENT` for
+// an agent file with a model of its own. An agent whose turns come only
+// from a client is sealed and stopped by resume (see callerTurns).
+func (s *Session) GoesOn() string {
+	if callerTurns(s.r.af.Model) {
+		return fmt.Sprintf("`cairn mcp --id %s`", s.r.agentID)
+	}
+	return fmt.Sprintf("`cairn mcp --id %s` or `cairn resume %s`", s.r.agentID, s.r.agentID)
 }
 
 // Paused is closed once Pause has stopped the session's agent.

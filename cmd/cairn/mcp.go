@@ -72,8 +72,8 @@ func mcpAction(c *cli.Context) error {
 	go func() {
 		select {
 		case <-sess.Paused():
-			fmt.Fprintf(c.App.ErrWriter, "cairn mcp: agent %s paused on request; it takes no more calls here (`cairn mcp --id %s` or `cairn resume %s` goes on)\n",
-				sess.ID(), sess.ID(), sess.ID())
+			fmt.Fprintf(c.App.ErrWriter, "cairn mcp: agent %s paused on request; it takes no more calls here (%s goes on)\n",
+				sess.ID(), sess.GoesOn())
 		case <-ctx.Done():
 		}
 	}()
