@@ -91,7 +91,9 @@ func (ts *toolset) invoke(ctx context.Context, ws workspaceView, c conversation.
 	}
 	mod, err := t.module.Wait(ctx)
 	if ctx.Err() != nil {
-		return "", ctx.Err()
+		// A run that commits what its context stopped (a session) keeps
+		// this as the call's result.
+		return "", fmt.Errorf("tool %s was stopped before it started, while its module was loading (%v); it changed nothing", c.Name, context.Cause(ctx))
 	} else if err != nil {
 		return "", doesNotLoad(t.ref, err)
 	}
