@@ -130,7 +130,7 @@ func NewServer(sess *host.Session, opts Options) (*Server, error) {
 	s := &Server{sess: sess, srv: srv, opts: opts, turn: make(chan struct{}, 1), ends: map[*sdk.ServerSession]sessionEnd{}}
 	s.turn <- struct{}{}
 	s.closed, s.close = context.WithCancelCause(context.Background())
-	srv.AddReceivingMiddleware(s.codeResourceErrors)
+	srv.AddReceivingMiddleware(s.codeErrors)
 	for _, t := range sess.Tools() {
 		tool, err := mcpTool(t)
 		if err == nil {
@@ -486,16 +486,24 @@ func callError(err error) error {
 	return &jsonrpc.Error{Code: code, Message: err.Error()}
 }
 
-// codeResourceErrors gives a failed resources/read its code: invalid
-// params when the URI names no regular file of the workspace or one too
-// large, internal error when the server could not read what it names.
-// (The SDK answers an error without a code with code 0.)
-func (s *Server) codeResourceErrors(next sdk.MethodHandler) sdk.MethodHandler {
+// codeErrors gives a failed request the SDK answers with an error
+// without a code (which it sends as code 0) its code: a second initialize
+// of a session is an invalid request; a resources/read has invalid params
+// when the URI names no regular file of the workspace or one too large,
+// an internal error when the server could not read what it names.
+func (s *Server) codeErrors(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 		res, err := next(ctx, method, req)
-		p, ok := req.GetParams().(*sdk.ReadResourceParams)
 		var coded *jsonrpc.Error
-		if err == nil || !ok || p == nil || errors.As(err, &coded) {
+		if err == nil || errors.As(err, &coded) {
+			return res, err
+		}
+		if method == "initialize" {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+				Message: fmt.Sprintf("invalid request: %v: a session is initialized once; a client that starts over opens a new session", err)}
+		}
+		p, ok := req.GetParams().(*sdk.ReadResourceParams)
+		if !ok || p == nil {
 			return res, err
 		}
 		code := int64(jsonrpc.CodeInternalError)
