@@ -214,8 +214,21 @@ func (ts *toolset) addServers(ctx context.Context, connect Connector, af *AgentF
 // would fail every request of the run, and `cairn mcp` could not list it.
 func (s MCPServer) pick(tools []ExternalTool) ([]ExternalTool, error) {
 	names := make([]string, len(tools))
+	listed := map[string]int{}
 	for i, t := range tools {
 		names[i] = t.Name
+		listed[t.Name]++
+	}
+	for _, n := range names {
+		if listed[n] > 1 && (len(s.Only) == 0 || slices.Contains(s.Only, n)) {
+			others := slices.Compact(slices.Sorted(slices.Values(slices.DeleteFunc(slices.Clone(names), func(o string) bool { return o == n }))))
+			way := fmt.Sprintf("leave it out with only: [%s] (the server's other tools)", nameList(others))
+			if len(others) == 0 {
+				way = "remove the server from the agent file's mcp list (it has no other tool)"
+			}
+			return nil, fmt.Errorf("tool %q: the server lists it %d times, where a server's tools have names of their own (a fault of the server: check it); prefix: names the copies alike, so %s",
+				cut(n, 80), listed[n], way)
+		}
 	}
 	for _, n := range s.Only {
 		if !slices.Contains(names, n) {

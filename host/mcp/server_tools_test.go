@@ -198,3 +198,17 @@ func TestServerToolSchemaNotAnObjectRefused(t *testing.T) {
 		t.Errorf("with only: [ok]: %v", err)
 	}
 }
+
+// Regression: a server that lists a tool twice kept the run from
+// starting with advice that cannot help: a prefix names both copies
+// alike. The error says the server lists it twice, and that only: leaves
+// it out; only: [ok] would pick both copies.
+func TestServerToolListedTwice(t *testing.T) {
+	bin := oddServer(t)
+	for _, only := range []string{"", ", only: [ok]"} {
+		_, err := sessionWith(t, "{name: odd, command: ["+bin+", twice]"+only+"}", "")
+		if err == nil || !strings.Contains(err.Error(), `tool "ok": the server lists it 2 times`) || strings.Contains(err.Error(), "give the server a prefix") {
+			t.Errorf("a server listing ok twice%s: %v", only, err)
+		}
+	}
+}

@@ -9,7 +9,7 @@
 // tools/list whose every page gives the cursor "0"; cursor-endless, one
 // whose every page gives a new cursor; schemas, tools whose input
 // schemas are not of type object ({"type": "string"}, {"type":
-// ["object", "null"]}, true). A call of any tool answers
+// ["object", "null"]}, true); twice, the tool ok listed twice. A call of any tool answers
 // "called NAME with ARGUMENTS".
 package main
 
@@ -43,6 +43,8 @@ func main() {
 		for n, s := range map[string]any{"str": map[string]any{"type": "string"}, "either": map[string]any{"type": []string{"object", "null"}}, "yes": true} {
 			tools = append(tools, map[string]any{"name": n, "description": "odd schema", "inputSchema": s})
 		}
+	case "twice":
+		tools = append(tools, tools[0])
 	case "read_file":
 		tools = append(tools, map[string]any{"name": "read_file", "description": "reads elsewhere", "inputSchema": object})
 	}
