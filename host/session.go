@@ -121,7 +121,9 @@ func callerTurns(spec model.Spec) bool {
 //
 // As Run: checkpoint.ErrLocked, modules that do not load or ask for more
 // than granted, a missing workspace; ErrNoAgentFile without opts.Agent
-// for an agent that does not exist; what opts.Existing refuses with.
+// for an agent that does not exist; what opts.Existing refuses with;
+// ErrInterrupted for an agent whose run stopped awaiting a person's
+// decision on a call (`cairn approve` or `cairn deny` makes it).
 func (e *Engine) OpenSession(ctx context.Context, opts SessionOptions) (*Session, error) {
 	if err := e.begin(ctx); err != nil {
 		return nil, err
@@ -201,6 +203,15 @@ func (e *Engine) reopen(ctx context.Context, opts SessionOptions, runID string) 
 	rec, log, err := e.store.Open(opts.ID)
 	if err != nil {
 		return nil, nil, err
+	}
+	if rec.State.Status == checkpoint.StatusApproval && len(awaitingDecision(rec.Tail)) > 0 {
+		// A run stopped for a person's decision, which is theirs to make
+		// (a crash during a session's question leaves it running: its
+		// question's asker is gone, and sealing denies it).
+		log.Close()
+		what, how := awaitingAdviceOf(rec, opts.ID)
+		return nil, nil, fmt.Errorf("agent %q is %s: %w; %s, or serve it again with `cairn mcp --id %s`, which finishes that round first",
+			opts.ID, what, ErrInterrupted, how, opts.ID)
 	}
 	ws := rec.State.Definition.Workspace
 	if opts.Workspace != "" {
