@@ -35,7 +35,7 @@ func transport(s host.MCPServer, dir string, limit int) sdk.Transport {
 	cmd := exec.Command(prog, s.Command[1:]...)
 	cmd.Dir, cmd.Stderr = dir, os.Stderr
 	cmd.Env = environ(s.Env)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = serverProcAttr()
 	return command{cmd: cmd, limit: limit}
 }
 

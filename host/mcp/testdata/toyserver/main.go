@@ -6,7 +6,8 @@
 // of 4,096 bytes and a resource of 100 bytes.
 //
 // Its argument, if any, is how it misbehaves: hang-at-start never answers
-// (not even initialize); start-once serves only if it has not been
+// (not even initialize), nor reads its stdin, and writes its pid to
+// start.pid in its directory; start-once serves only if it has not been
 // started in its directory before (it leaves a file, started, there).
 package main
 
@@ -33,6 +34,7 @@ type empty struct{}
 func main() {
 	switch mode := strings.Join(os.Args[1:], " "); mode {
 	case "hang-at-start":
+		os.WriteFile("start.pid", []byte(strconv.Itoa(os.Getpid())), 0o644)
 		time.Sleep(time.Hour)
 	case "start-once":
 		if _, err := os.Stat("started"); err == nil {
