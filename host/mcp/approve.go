@@ -213,8 +213,13 @@ func approver(ss *sdk.ServerSession, answer *sdk.ElicitResult, why askReason) ho
 			return host.Decision{Approved: true}, nil
 		case answer.Action == "decline":
 			return host.Decision{Reason: "the MCP client's user declined it"}, nil
+		case answer.Action == "cancel":
+			return host.Decision{Reason: "the MCP client's user dismissed the question"}, nil
+		case answer.Action == "":
+			return host.Decision{Reason: "the MCP client answered the question with no action, so not with accept"}, nil
 		}
-		return host.Decision{Reason: "the MCP client's user dismissed the question (" + answer.Action + ")"}, nil
+		return host.Decision{Reason: fmt.Sprintf("the MCP client answered the question with an action MCP does not know (%q), so not with accept",
+			cut(answer.Action, 40))}, nil
 	}
 }
 
