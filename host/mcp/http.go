@@ -1,14 +1,17 @@
 package mcp
 
 import (
+	"bytes"
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cairnrun/cairn/internal/httpauth"
@@ -52,10 +55,44 @@ func isLoopback(host string) bool {
 // input does on stdio.
 func (s *Server) Handler(token string) http.Handler {
 	var h http.Handler = s.endOnDelete(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.srv }, nil))
+	h = refuseBeforeInitialize(h)
 	if token != "" {
 		h = requireToken(token, h)
 	}
 	return checkOrigin(h)
+}
+
+// refuseBeforeInitialize refuses, with 400 and -32600 as stdio refuses
+// it with -32600, a POST without a session (no Mcp-Session-Id) whose
+// request is not initialize (or ping, or of protocol 2026-07-28, which
+// carries its session in _meta): the SDK answers it with code 0, no
+// JSON-RPC code. A body over the SDK's bound passes on, for the SDK's 413.
+func refuseBeforeInitialize(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(io.LimitReader(r.Body, sdk.DefaultMaxRequestBodyBytes+1))
+		r.Body = readCloser{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+		if err != nil || len(body) > sdk.DefaultMaxRequestBodyBytes {
+			next.ServeHTTP(w, r)
+			return
+		}
+		for _, m := range decodeLine(body) {
+			req, ok := m.(*jsonrpc.Request)
+			if !ok || !req.ID.IsValid() || req.Method == "initialize" || req.Method == "ping" || perRequestProtocol(req) {
+				continue
+			}
+			msg := fmt.Sprintf("invalid request: %q before initialize: a client's first request is initialize, whose answer's Mcp-Session-Id header it sends with every later request", req.Method)
+			answer, _ := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: req.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: msg}})
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			w.Write(answer)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // checkOrigin refuses a request whose Origin header names a host other
