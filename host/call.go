@@ -164,7 +164,9 @@ func (t *tool) overlay(p *sandbox.Policy, ws workspaceView, call string) (*overl
 func describeFailure(err error) string {
 	switch {
 	case errors.Is(err, sandbox.ErrDeadline):
-		return "it ran past its time limit and was stopped (" + err.Error() + ")"
+		return "it ran past its time limit and was stopped (" + err.Error() + "); the agent file's sandbox: {timeout}, or its module's limits:, sets the limit"
+	case errors.Is(err, sandbox.ErrOutputLimit):
+		return err.Error() + "; the agent file's sandbox: {output}, or its module's limits:, sets the cap"
 	case errors.Is(err, context.Canceled):
 		return "the run was cancelled while it ran"
 	case errors.Is(err, overlay.ErrNoSpace):

@@ -10,14 +10,17 @@ import (
 )
 
 // Errors a caller branches on: a call stopped at its deadline, a request
-// refused for its size, a module refused for what compiling it would
-// cost. Call and Run wrap them with what happened.
+// refused for its size, a response past the output cap, a module refused
+// for what compiling it would cost. Call and Run wrap them with what happened.
 var (
 	ErrDeadline = errors.New("deadline exceeded")
 	// ErrRequestTooLarge is a call whose request is larger than the
 	// module may read (Policy.StdinLimit, abi.MaxMessageSize); it is
 	// refused before the module runs.
 	ErrRequestTooLarge = errors.New("request too large")
+	// ErrOutputLimit is a call whose response passed the output cap
+	// (Policy.StdoutLimit): the response is not read.
+	ErrOutputLimit = errors.New("its output passed the cap")
 	// ErrCompileLimit is a module refused before compiling, or stopped
 	// while compiling, for a limit of Config: its size, its functions,
 	// its largest function, its compile time.

@@ -365,7 +365,7 @@ func (m *Module) Call(ctx context.Context, p Policy, req abi.Request) (CallResul
 	}
 	if res.Response, err = abi.DecodeResponse(out.buf.Bytes()); err != nil {
 		if out.truncated {
-			return res, fmt.Errorf("%w: its output passed the %d-byte cap", errBadResponse, out.limit)
+			return res, fmt.Errorf("%w: %w of %d bytes", errBadResponse, ErrOutputLimit, out.limit)
 		}
 		return res, fmt.Errorf("%w: %v", errBadResponse, err)
 	}
