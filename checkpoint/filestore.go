@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -192,7 +193,15 @@ func (s *FileStore) Create(id string, st *State) (Log, error) {
 
 // Remove deletes an agent's snapshots and journals, keeping its lock file,
 // its event history and its bookmarks. The caller holds the lock.
-func (s *FileStore) Remove(id string) error {
+func (s *FileStore) Remove(id string) error { return s.removeAgent(id, nil) }
+
+// errStopped is what remove returns when its stop hook ends it.
+var errStopped = errors.New("stopped by the stop hook")
+
+// removeAgent is Remove with a hook called before each file it removes; when
+// it returns true, removeAgent stops there as if the process had died. Tests
+// use it to stop Remove after each removal.
+func (s *FileStore) removeAgent(id string, stop func() bool) error {
 	dir, err := s.agentDir(id)
 	if err != nil {
 		return err
@@ -205,16 +214,36 @@ func (s *FileStore) Remove(id string) error {
 	s.mu.Lock()
 	s.closePast(s.held[id])
 	s.mu.Unlock()
-	// The mark first: a mark with no state is what a crash may leave of
-	// an agent being removed, and it is replaced by the next Create.
-	if err := os.Remove(filepath.Join(dir, markName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("remove agent %q: %w", id, err)
+	rm := func(n string) error {
+		if stop != nil && stop() {
+			return errStopped
+		}
+		if err := os.Remove(filepath.Join(dir, n)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("remove agent %q: %w", id, err)
+		}
+		return nil
 	}
-	for _, e := range entries {
-		if n := e.Name(); strings.HasPrefix(n, "snap-") || strings.HasPrefix(n, "journal-") || n == pastFile || n == pastIndexFile {
-			if err := os.Remove(filepath.Join(dir, n)); err != nil {
-				return fmt.Errorf("remove agent %q: %w", id, err)
-			}
+	// The snapshots first, the newest before the older ones, then the
+	// journals, the pasts and last the mark: a crash in between leaves an
+	// agent that is refused as lost, by a journal whose snapshot is gone
+	// or by the mark, and never one that loads as an older round (the
+	// newest snapshot without its journal, nothing saying what that
+	// journal held), which a resume would run again from there. What is
+	// left is removed by the next Remove (`cairn run --fresh`).
+	var snaps, journals, pasts []string
+	for _, e := range slices.Backward(entries) {
+		switch n := e.Name(); {
+		case strings.HasPrefix(n, "snap-"):
+			snaps = append(snaps, n)
+		case strings.HasPrefix(n, "journal-"):
+			journals = append(journals, n)
+		case n == pastFile || n == pastIndexFile:
+			pasts = append(pasts, n)
+		}
+	}
+	for _, n := range slices.Concat(snaps, journals, pasts, []string{markName}) {
+		if err := rm(n); err != nil {
+			return err
 		}
 	}
 	return syncDir(dir)
