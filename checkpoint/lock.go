@@ -82,10 +82,21 @@ var ErrLockLost = errors.New("agent's lock file was removed or replaced")
 type lockLostError struct {
 	Agent string
 	Path  string
-	How   string // "removed" or "replaced"
+	How   string // "removed" or "replaced"; dirGone when the directory went with it
 }
 
+// dirGone is the How of a lock whose agent's directory is no longer where
+// it was: removed, or moved out of the store, with the lock file in it.
+const dirGone = "gone with its directory"
+
 func (e *lockLostError) Error() string {
+	if e.How == dirGone {
+		// Nothing of the agent is left where resume looks for it.
+		dir := filepath.Dir(e.Path)
+		return fmt.Sprintf("agent %q: its directory %s was removed or moved while this process held it, so this process stopped writing the agent; "+
+			"there is no agent there to resume: if the directory was moved, move it back and resume the agent; if it was removed, restore it from a backup",
+			e.Agent, dir)
+	}
 	return fmt.Sprintf("agent %q: its lock file %s was %s while this process held it, so this process stopped writing the agent; "+
 		"the agent is kept as of its last durable record: make sure no other process runs it, then resume it",
 		e.Agent, e.Path, e.How)
@@ -149,11 +160,15 @@ func hasState(dir string) bool {
 
 // current fails with a *lockLostError once the lock file's path no longer
 // names the file this lock holds: it was removed or replaced, or the
-// agent's directory was. It costs one stat.
+// agent's directory was. It costs one stat, and one more of the directory
+// once the file is gone.
 func (l *fileLock) current() error {
 	var now unix.Stat_t
 	switch err := unix.Stat(l.path, &now); {
 	case err != nil:
+		if same, _, _ := sameFile(filepath.Dir(l.path), l.d); l.d != nil && !same {
+			return &lockLostError{Agent: l.agent, Path: l.path, How: dirGone}
+		}
 		return &lockLostError{Agent: l.agent, Path: l.path, How: "removed"}
 	case uint64(now.Dev) != l.dev || uint64(now.Ino) != l.ino:
 		return &lockLostError{Agent: l.agent, Path: l.path, How: "replaced"}
