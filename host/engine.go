@@ -347,6 +347,19 @@ func openRoundError(id string, rec *checkpoint.Recovered) error {
 		id, st.Round+1, st.Status, cmp.Or(st.Reason, "no reason recorded"), ErrInterrupted, id)
 }
 
+// dropLeftovers removes what an agent of this id that was removed left
+// beside its state: its last round's staging, its rounds' changes and its
+// marks of delegations begun. A new agent of the id reuses their paths,
+// since its calls reuse the old one's ids.
+func (e *Engine) dropLeftovers(id string) error {
+	staging := e.stagingRoot(id)
+	if err := errors.Join(overlay.Discard(staging), os.RemoveAll(e.changesRoot(id)),
+		os.RemoveAll(filepath.Join(filepath.Dir(staging), "delegations"))); err != nil {
+		return fmt.Errorf("start agent %q afresh: %w", id, err)
+	}
+	return nil
+}
+
 // startRun opens or creates the agent and builds its run.
 func (e *Engine) startRun(ctx context.Context, opts RunOptions, runID string) (*run, error) {
 	if opts.Fresh && e.store.Exists(opts.ID) {
@@ -356,18 +369,21 @@ func (e *Engine) startRun(ctx context.Context, opts RunOptions, runID string) (*
 		if err := e.store.Remove(opts.ID); err != nil {
 			return nil, err
 		}
-		// What its last round staged, its rounds' changes and its marks of
-		// delegations begun go too: the new agent's calls reuse their ids
-		// and paths.
-		staging := e.stagingRoot(opts.ID)
-		if err := errors.Join(overlay.Discard(staging), os.RemoveAll(e.changesRoot(opts.ID)),
-			os.RemoveAll(filepath.Join(filepath.Dir(staging), "delegations"))); err != nil {
-			return nil, fmt.Errorf("start agent %q afresh: %w", opts.ID, err)
+		if err := e.dropLeftovers(opts.ID); err != nil {
+			return nil, err
 		}
 	}
 	if !e.store.Exists(opts.ID) {
 		if opts.Agent == nil {
 			return nil, fmt.Errorf("agent %q does not exist: %w", opts.ID, ErrNoAgentFile)
+		}
+		// A removal that a crash cut short, after the state and before
+		// dropLeftovers, leaves what the old agent had beside its state:
+		// in a file store's agent directory it can only be this id's.
+		if _, ok := e.store.(interface{ Dir() string }); ok {
+			if err := e.dropLeftovers(opts.ID); err != nil {
+				return nil, err
+			}
 		}
 		return e.create(ctx, opts, runID)
 	}
