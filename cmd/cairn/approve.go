@@ -89,17 +89,34 @@ func terminalApprover(in io.Reader, out io.Writer) host.Approver {
 
 // promptApprover asks on out and reads the answer from in: y approves,
 // anything else denies, and a longer answer is the reason the model reads.
+// It asks about one call at a time, so that the line typed after a prompt
+// answers that prompt's call: sub-agents running in parallel may ask at
+// once. A prompt that ends unanswered (its run stopped) leaves the line
+// being read to the next prompt, so that no two reads of in race.
 func promptApprover(in io.Reader, out io.Writer) host.Approver {
 	lines := bufio.NewReader(in)
+	turn := make(chan struct{}, 1) // held from a prompt to its answer
+	var reading chan string        // a read begun for a prompt that ended unanswered
 	return func(ctx context.Context, req host.ApprovalRequest) (host.Decision, error) {
+		select {
+		case turn <- struct{}{}:
+		case <-ctx.Done():
+			return host.Decision{}, ctx.Err()
+		}
+		defer func() { <-turn }()
 		fmt.Fprintf(out, "approve %s %s %s? [y/N, or why not] ", req.Call.ID, req.Call.Tool, oneLine(req.Call.Input, 200))
-		answer := make(chan string, 1)
-		go func() {
-			line, _ := lines.ReadString('\n')
-			answer <- strings.TrimSpace(line)
-		}()
+		answer := reading
+		if answer == nil {
+			answer = make(chan string, 1)
+			go func() {
+				line, _ := lines.ReadString('\n')
+				answer <- strings.TrimSpace(line)
+			}()
+		}
+		reading = nil
 		select {
 		case <-ctx.Done():
+			reading = answer
 			fmt.Fprintln(out)
 			return host.Decision{}, ctx.Err()
 		case a := <-answer:
