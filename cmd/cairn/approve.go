@@ -92,11 +92,13 @@ func terminalApprover(in io.Reader, out io.Writer) host.Approver {
 // It asks about one call at a time, so that the line typed after a prompt
 // answers that prompt's call: sub-agents running in parallel may ask at
 // once. A prompt that ends unanswered (its run stopped) leaves the line
-// being read to the next prompt, so that no two reads of in race.
+// being read to the next prompt, so that no two reads of in race. Input
+// that ends before an answer (Ctrl-D) decides nothing: host.ErrNoDecision,
+// and the call waits for `cairn approve` or `cairn deny`.
 func promptApprover(in io.Reader, out io.Writer) host.Approver {
 	lines := bufio.NewReader(in)
 	turn := make(chan struct{}, 1) // held from a prompt to its answer
-	var reading chan string        // a read begun for a prompt that ended unanswered
+	var reading chan *string       // a read begun for a prompt that ended unanswered
 	return func(ctx context.Context, req host.ApprovalRequest) (host.Decision, error) {
 		select {
 		case turn <- struct{}{}:
@@ -107,10 +109,15 @@ func promptApprover(in io.Reader, out io.Writer) host.Approver {
 		fmt.Fprintf(out, "approve %s %s %s? [y/N, or why not] ", req.Call.ID, req.Call.Tool, oneLine(req.Call.Input, 200))
 		answer := reading
 		if answer == nil {
-			answer = make(chan string, 1)
+			answer = make(chan *string, 1) // nil: the input ended
 			go func() {
-				line, _ := lines.ReadString('\n')
-				answer <- strings.TrimSpace(line)
+				line, err := lines.ReadString('\n')
+				if line == "" && err != nil {
+					answer <- nil
+					return
+				}
+				line = strings.TrimSpace(line)
+				answer <- &line
 			}()
 		}
 		reading = nil
@@ -120,13 +127,17 @@ func promptApprover(in io.Reader, out io.Writer) host.Approver {
 			fmt.Fprintln(out)
 			return host.Decision{}, ctx.Err()
 		case a := <-answer:
-			switch strings.ToLower(a) {
+			if a == nil {
+				fmt.Fprintln(out)
+				return host.Decision{}, fmt.Errorf("the input ended before an answer: %w", host.ErrNoDecision)
+			}
+			switch strings.ToLower(*a) {
 			case "y", "yes":
 				return host.Decision{Approved: true}, nil
 			case "", "n", "no":
 				return host.Decision{}, nil
 			}
-			return host.Decision{Reason: a}, nil
+			return host.Decision{Reason: *a}, nil
 		}
 	}
 }

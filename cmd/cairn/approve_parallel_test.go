@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"io"
 	"strings"
 	"sync"
@@ -99,6 +100,25 @@ func TestParallelApprovalPromptsAskOneAtATime(t *testing.T) {
 			t.Errorf("%s was shown first and answered y, and was not approved: %+v", id, got[id])
 		case strings.Contains(second, id) && got[id].Approved:
 			t.Errorf("%s was shown second and answered no, and was approved", id)
+		}
+	}
+}
+
+// Regression: input that ended at an approval prompt (Ctrl-D, or a
+// terminal that went away) was taken for a denial, journaled as "a person
+// denied it" though no one had answered, and so was every later prompt
+// of the run, at once. It decides nothing: the call waits for `cairn
+// approve` or `cairn deny`, as in a run with no terminal.
+func TestApprovalPromptAtEndOfInputDecidesNothing(t *testing.T) {
+	var out promptLog
+	ask := promptApprover(strings.NewReader("y\n"), &out)
+	req := host.ApprovalRequest{Call: host.Call{ID: "call_1_0", Tool: "write_file", Input: `{"path":"a"}`}}
+	if d, err := ask(context.Background(), req); err != nil || !d.Approved {
+		t.Fatalf("the answer y: %+v, %v; want approved", d, err)
+	}
+	for i := range 2 {
+		if d, err := ask(context.Background(), req); !errors.Is(err, host.ErrNoDecision) {
+			t.Fatalf("prompt %d at the end of input: %+v, %v; want no decision", i+2, d, err)
 		}
 	}
 }
