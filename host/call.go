@@ -177,6 +177,8 @@ func describeFailure(err error) string {
 		return err.Error() + "; none of its changes were kept (no setting raises this bound: read, describe or list fewer paths of the workspace in one call)"
 	case errors.Is(err, overlay.ErrStagingLimit):
 		return err.Error() + "; none of its changes were kept (the agent file's sandbox: {staging, staged_paths} set the limits)"
+	case errors.Is(err, sandbox.ErrMemoryLimit):
+		return err.Error() + " (the agent file's sandbox: {memory} sets the limit)"
 	case errors.Is(err, sandbox.ErrRequestTooLarge):
 		return err.Error() + " (the agent file's sandbox: {stdin} sets the limit)"
 	default:

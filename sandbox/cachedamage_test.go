@@ -298,7 +298,7 @@ func TestMemoryLimitTooSmallIsNotBlamedOnTheCache(t *testing.T) {
 	must(t, err)
 	small := Policy{Mounts: workspace(t), MemoryLimit: 64 << 10}
 	_, err = m.Call(ctx, small, abi.Request{ABI: abi.Version, Tool: "probe", CallID: "c", Input: `{}`, Workspace: abi.WorkspaceDir})
-	if err == nil || !errors.Is(err, errInvalidModule) || !strings.Contains(err.Error(), "over limit") || strings.Contains(err.Error(), "cache") {
+	if err == nil || !errors.Is(err, ErrMemoryLimit) || !strings.Contains(err.Error(), "more than the limit of 64 KiB") || strings.Contains(err.Error(), "cache") {
 		t.Fatalf("a call under 64 KiB: %v; want the module refused for its memory, not the cache blamed", err)
 	}
 }

@@ -21,6 +21,10 @@ var (
 	// ErrOutputLimit is a call whose response passed the output cap
 	// (Policy.StdoutLimit): the response is not read.
 	ErrOutputLimit = errors.New("its output passed the cap")
+	// ErrMemoryLimit is a call whose module ran out of the memory the
+	// policy allows it (Policy.MemoryLimit), or whose memory starts
+	// larger than that.
+	ErrMemoryLimit = errors.New("memory limit reached")
 	// ErrCompileLimit is a module refused before compiling, or stopped
 	// while compiling, for a limit of Config: its size, its functions,
 	// its largest function, its compile time.
@@ -32,7 +36,6 @@ var (
 var (
 	errInvalidModule = wasmcode.ErrInvalid
 	errImportDenied  = errors.New("module imports a host function it is not allowed")
-	errMemoryLimit   = errors.New("memory limit reached")
 	errTrap          = errors.New("module trapped")
 	errExit          = errors.New("module exited with an error")
 	errBadResponse   = errors.New("module did not write a valid response")

@@ -76,8 +76,8 @@ func TestLimits(t *testing.T) {
 func TestMemoryBomb(t *testing.T) {
 	_, err := compile(t, "misbehave").Call(context.Background(),
 		Policy{Args: []string{"membomb"}, MemoryLimit: 64 << 20}, abi.Request{ABI: abi.Version})
-	if !errors.Is(err, errMemoryLimit) {
-		t.Fatalf("got %v, want errMemoryLimit", err)
+	if !errors.Is(err, ErrMemoryLimit) {
+		t.Fatalf("got %v, want ErrMemoryLimit", err)
 	}
 }
 

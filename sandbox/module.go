@@ -34,6 +34,7 @@ type Module struct {
 	hasStart  bool                             // and its start function is exported as wasmcode.StartExport
 	interpret bool                             // run by wazero's interpreter (see Engine)
 	imports   importsCache                     // of the compiled module last checked
+	minPages  uint64                           // the size its memory starts at
 }
 
 // Digest is "sha256:" and the hex of the module's bytes.
@@ -58,7 +59,14 @@ func (m *Module) manifest() (abi.Manifest, error) {
 	return abi.ReadManifest(code)
 }
 
+// compiledFor is the module compiled to run under a memory limit of
+// pages. A module whose memory starts larger than the limit is
+// ErrMemoryLimit, saying both sizes (wazero's refusal names neither in
+// MiB nor as a limit of the call's).
 func (m *Module) compiledFor(ctx context.Context, pages uint32) (wazero.CompiledModule, error) {
+	if m.minPages > uint64(pages) {
+		return nil, fmt.Errorf("%w: the module's memory starts at %s, more than the limit of %s", ErrMemoryLimit, pageSize(m.minPages), pageSize(uint64(pages)))
+	}
 	rt, err := m.runtime(ctx, pages)
 	if err != nil {
 		return nil, err
@@ -359,7 +367,7 @@ func (m *Module) Call(ctx context.Context, p Policy, req abi.Request) (CallResul
 	}
 	if ex.Code != 0 {
 		if strings.Contains(string(res.Stderr), "out of memory") {
-			return res, fmt.Errorf("%w (%d MiB): %s", errMemoryLimit, int64(p.memoryPages())/16, tail(res.Stderr))
+			return res, fmt.Errorf("%w (%d MiB): %s", ErrMemoryLimit, int64(p.memoryPages())/16, tail(res.Stderr))
 		}
 		return res, &exitError{Code: ex.Code, StderrTail: tail(res.Stderr)}
 	}
@@ -399,4 +407,15 @@ func (m *Module) Describe(ctx context.Context) (abi.Manifest, error) {
 		return abi.Manifest{}, &exitError{Code: ex.Code, StderrTail: tail(errOut.Bytes())}
 	}
 	return abi.DecodeManifest(out.Bytes())
+}
+
+// pageSize says a size of n 64 KiB pages in MiB, or in KiB below one.
+func pageSize(n uint64) string {
+	if n < 16 {
+		return fmt.Sprintf("%d KiB", n*64)
+	}
+	if n%16 == 0 {
+		return fmt.Sprintf("%d MiB", n/16)
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/16)
 }

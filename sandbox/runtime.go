@@ -13,6 +13,8 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/experimental"
 	"golang.org/x/sync/singleflight"
+
+	"github.com/cairnrun/cairn/sandbox/internal/wasmcode"
 )
 
 // Config configures a Runtime. The zero value compiles in memory only.
@@ -332,6 +334,8 @@ func (r *Runtime) compile(ctx context.Context, digest string, wasm []byte, probe
 		return nil, err
 	}
 	m = &Module{r: r, digest: digest, wasm: wasm, compiled: map[uint32]wazero.CompiledModule{}, interpret: r.engine == EngineInterpreter}
+	// A module that does not read is refused when it compiles, below.
+	m.minPages, _ = wasmcode.MemoryMin(wasm)
 	if !r.noStopChecks {
 		m.useStopChecks()
 	}

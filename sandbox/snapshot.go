@@ -69,7 +69,7 @@ func (s *snapshot) restore(mod api.Module, a *imageAllocator) error {
 	mem := mod.Memory()
 	if cur := mem.Size() / 65536; cur < s.pages {
 		if _, ok := mem.Grow(s.pages - cur); !ok {
-			return fmt.Errorf("%w: restoring a snapshot of %d pages", errMemoryLimit, s.pages)
+			return fmt.Errorf("%w: restoring a snapshot of %d pages", ErrMemoryLimit, s.pages)
 		}
 	} else if cur > s.pages {
 		return fmt.Errorf("snapshot of %d pages is smaller than a new instance's %d", s.pages, cur)
