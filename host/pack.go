@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/cairnrun/cairn/abi"
 )
@@ -82,8 +83,10 @@ type ToolInfo struct {
 	Tool   abi.Tool `json:"tool"`
 }
 
-// ListTools lists the tools of the modules an agent file names, reading
-// their manifests without running them.
+// ListTools lists the tools an agent file gives its agent: those of the
+// modules it names (as their only: lists narrow them), read from their
+// manifests without running them, an entry for each MCP server, and the
+// tools the host carries out.
 func ListTools(af *AgentFile) ([]ToolInfo, error) {
 	if af == nil {
 		return nil, errors.New("list tools: the agent file is nil; load one with host.LoadAgentFile")
@@ -95,6 +98,9 @@ func ListTools(af *AgentFile) ([]ToolInfo, error) {
 	var out []ToolInfo
 	for _, m := range mods {
 		for _, t := range m.Manifest.Tools {
+			if len(m.Ref.Only) > 0 && !slices.Contains(m.Ref.Only, t.Name) {
+				continue // not the agent's: its only: leaves it out
+			}
 			out = append(out, ToolInfo{Module: m.Ref.Module, Tool: t})
 		}
 	}

@@ -120,8 +120,12 @@ func printTool(w io.Writer, ti host.ToolInfo) {
 	for _, n := range t.Needs.Net {
 		flags = append(flags, "net:"+n)
 	}
-	fmt.Fprintf(w, "%s  (%s) [%s]\n    %s\n    input: %s\n", t.Name, ti.Module, strings.Join(flags, " "),
-		t.Description, t.InputSchema)
+	fmt.Fprintf(w, "%s  (%s) [%s]\n    %s\n", t.Name, ti.Module, strings.Join(flags, " "), t.Description)
+	// An MCP server's entry stands for tools whose schemas the server
+	// gives when it starts.
+	if len(t.InputSchema) > 0 {
+		fmt.Fprintf(w, "    input: %s\n", t.InputSchema)
+	}
 }
 
 func toolsPack(c *cli.Context) error {
