@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -65,13 +64,7 @@ context: {budget: 256}
 func statsIn(t *testing.T, agent string) *AgentFile {
 	t.Helper()
 	af := agentIn(t, agent, "turns: [{text: counted}]\n")
-	wasm, err := os.ReadFile(filepath.Join("..", "examples", "tools", "textstats", "textstats.wasm"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(af.Dir, "textstats.wasm"), wasm, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	copyFile(t, filepath.Join("..", "examples", "tools", "textstats", "textstats.wasm"), filepath.Join(af.Dir, "textstats.wasm"))
 	return af
 }
 

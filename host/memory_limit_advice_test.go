@@ -1,7 +1,6 @@
 package host
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -23,13 +22,7 @@ turns:
   - tool_calls: [{name: text_stats, input: {path: a.txt}}]
   - text: done
 `)
-	wasm, err := os.ReadFile(filepath.Join("..", "examples", "tools", "textstats", "textstats.wasm"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(af.Dir, "textstats.wasm"), wasm, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	copyFile(t, filepath.Join("..", "examples", "tools", "textstats", "textstats.wasm"), filepath.Join(af.Dir, "textstats.wasm"))
 	res, _ := collect(t, RunOptions{Agent: af, Prompt: "go"})
 	if res.Status != StatusDone {
 		t.Fatalf("%s: %s", res.Status, res.Reason)
