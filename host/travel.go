@@ -136,7 +136,7 @@ func storeWorkspace(s checkpoint.Store, dir string, limit WorkspaceLimit) (strin
 	if err != nil {
 		return "", err
 	}
-	if err := putContents(s, dir, entries); err != nil {
+	if entries, err = putContents(s, dir, entries); err != nil {
 		return "", err
 	}
 	m, err := checkpoint.EncodeManifest(entries)
@@ -154,10 +154,13 @@ func storeWorkspace(s checkpoint.Store, dir string, limit WorkspaceLimit) (strin
 const blobWriters = 8
 
 // putContents stores the content of every file of entries (paths under
-// dir) and fills in its digest, blobWriters at a time.
-func putContents(s checkpoint.Store, dir string, entries []checkpoint.WorkspaceEntry) error {
+// dir), blobWriters at a time, and returns the entries with their digests
+// filled in. A file gone since the scan is left out: a workspace that
+// agents share can lose a file to another agent's call while it is copied.
+func putContents(s checkpoint.Store, dir string, entries []checkpoint.WorkspaceEntry) ([]checkpoint.WorkspaceEntry, error) {
 	next := make(chan int)
 	errs := make([]error, blobWriters)
+	gone := make([]bool, len(entries))
 	var wg sync.WaitGroup
 	for w := range blobWriters {
 		wg.Go(func() {
@@ -166,10 +169,14 @@ func putContents(s checkpoint.Store, dir string, entries []checkpoint.WorkspaceE
 					continue
 				}
 				data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(entries[i].Path)))
-				if err == nil {
-					entries[i].Digest, err = s.PutBlob(data)
+				switch {
+				case errors.Is(err, fs.ErrNotExist):
+					gone[i] = true
+				case err == nil:
+					entries[i].Digest, errs[w] = s.PutBlob(data)
+				default:
+					errs[w] = err
 				}
-				errs[w] = err
 			}
 		})
 	}
@@ -180,22 +187,40 @@ func putContents(s checkpoint.Store, dir string, entries []checkpoint.WorkspaceE
 	}
 	close(next)
 	wg.Wait()
-	return errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	kept := entries[:0]
+	for i, e := range entries {
+		if !gone[i] {
+			kept = append(kept, e)
+		}
+	}
+	return kept, nil
 }
 
 // scanWorkspace lists the regular files and directories of dir, each
 // file's content named by what digest returns for its path (or left
 // unnamed, with digest nil). Symlinks and special files are left out
 // of the copy: a workspace rebuilt from it has none (docs/cli.md), though
-// a tool sees a link that stays inside the workspace.
+// a tool sees a link that stays inside the workspace. Neither are the
+// temporary files another agent's call makes as it applies its changes to
+// a workspace they share, nor what is gone by the time the scan reaches
+// it.
 func scanWorkspace(dir string, limit WorkspaceLimit, digest func(path string) (string, error)) ([]checkpoint.WorkspaceEntry, error) {
 	var out []checkpoint.WorkspaceEntry
 	var total int64
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || p == dir {
+		if p != dir && errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil || p == dir || overlay.IsApplyTemp(d.Name()) {
 			return err
 		}
 		fi, err := d.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
 		if err != nil || !(fi.Mode().IsRegular() || fi.IsDir()) {
 			return err
 		}

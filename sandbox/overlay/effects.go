@@ -83,6 +83,11 @@ var errBadManifest = errors.New("invalid effect manifest")
 // cannot make a file so named, and a manifest cannot name one.
 const reservedPrefix = ".cairn-apply-"
 
+// IsApplyTemp reports whether name is named like one of Apply's temporary
+// files: what a copy of a workspace leaves out, since it is there only
+// while a call's changes are applied.
+func IsApplyTemp(name string) bool { return strings.HasPrefix(name, reservedPrefix) }
+
 // Validate checks that the manifest holds together: clean relative paths
 // in order, each once, none reserved or inside a path that stops being a
 // directory, and operations that fit their versions.
