@@ -144,7 +144,7 @@ func conflictNote(why map[string]string) string {
 func (r *run) applyEffects(round int, results []callResult) error {
 	var pending []callResult
 	for _, res := range results {
-		if len(res.effects) > 0 || res.native != nil && len(res.native.Effect) > 0 {
+		if res.hasChanges() {
 			pending = append(pending, res)
 		}
 	}
@@ -161,6 +161,12 @@ func (r *run) applyEffects(round int, results []callResult) error {
 		}
 	}
 	return nil
+}
+
+// hasChanges reports whether the call has changes to settle and apply:
+// to the workspace, or a native tool's.
+func (res callResult) hasChanges() bool {
+	return len(res.effects) > 0 || res.native != nil && len(res.native.Effect) > 0
 }
 
 // applyCall applies a call's settled changes: to the workspace, or for a

@@ -66,6 +66,9 @@ func (r *run) finishKept(rec *checkpoint.Recovered) ([]string, error) {
 	if turn == nil {
 		return nil, nil
 	}
+	// Held from the check of what changed under the calls to their apply
+	// (workspace_lock.go).
+	defer lockWorkspace(r.workspace)()
 	var settled, unsettled []callResult
 	for _, c := range turn.ToolCalls {
 		k, ok := kept[c.ID]
@@ -79,7 +82,7 @@ func (r *run) finishKept(rec *checkpoint.Recovered) ([]string, error) {
 		switch {
 		case !k.settled || r.changedUnder(res):
 			unsettled = append(unsettled, res)
-		case len(res.effects) > 0 || res.native != nil && len(res.native.Effect) > 0:
+		case res.hasChanges():
 			settled = append(settled, res)
 		}
 	}

@@ -291,6 +291,19 @@ func (r *run) takeRound(ctx context.Context) (bool, error) {
 	return len(turn.ToolCalls) > 0, nil
 }
 
+// settleAndApply decides which of the round's changes reach the
+// workspace, journals that, and applies them, holding the workspace
+// against the other runs of the process that share it.
+func (r *run) settleAndApply(ctx context.Context, round int, results []callResult) error {
+	defer r.holdWorkspace(results)()
+	r.settleEffects(results)
+	r.recordReads(ctx, round, results)
+	if err := r.journalSettled(round, results); err != nil {
+		return err
+	}
+	return r.applyEffects(round, results)
+}
+
 // finishRound takes calls of a round through approval and execution,
 // settles and journals their results and commits the round, unless a call
 // still waits for a person: then the round stays open and an
@@ -313,12 +326,7 @@ func (r *run) finishRound(ctx context.Context, round int, calls []conversation.T
 		return errors.Join(r.keepHeld(round, results), stop)
 	}
 	inCallOrder(results, calls)
-	r.settleEffects(results)
-	r.recordReads(ctx, round, results)
-	if err := r.journalSettled(round, results); err != nil {
-		return err
-	}
-	if err := r.applyEffects(round, results); err != nil {
+	if err := r.settleAndApply(ctx, round, results); err != nil {
 		return err
 	}
 	if len(waiting) > 0 {

@@ -203,27 +203,11 @@ func putContents(s checkpoint.Store, dir string, entries []checkpoint.WorkspaceE
 // file's content named by what digest returns for its path (or left
 // unnamed, with digest nil). Symlinks and special files are left out
 // of the copy: a workspace rebuilt from it has none (docs/cli.md), though
-// a tool sees a link that stays inside the workspace. Neither are the
-// temporary files another agent's call makes as it applies its changes to
-// a workspace they share, nor what is gone by the time the scan reaches
-// it.
+// a tool sees a link that stays inside the workspace.
 func scanWorkspace(dir string, limit WorkspaceLimit, digest func(path string) (string, error)) ([]checkpoint.WorkspaceEntry, error) {
 	var out []checkpoint.WorkspaceEntry
 	var total int64
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if p != dir && errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		if err != nil || p == dir || overlay.IsApplyTemp(d.Name()) {
-			return err
-		}
-		fi, err := d.Info()
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		if err != nil || !(fi.Mode().IsRegular() || fi.IsDir()) {
-			return err
-		}
+	err := walkWorkspace(dir, func(p string, fi fs.FileInfo) error {
 		total += fi.Size()
 		if len(out) >= limit.Files || total > limit.Bytes {
 			return tooLarge(dir, limit)

@@ -9,11 +9,38 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/cairnrun/cairn/sandbox/overlay"
 )
 
 // maxWorkspaceArchive bounds the workspace a bookmark keeps: it is held in
 // memory and stored as one blob.
 const maxWorkspaceArchive = 256 << 20
+
+// walkWorkspace calls fn with each regular file and directory under dir
+// (not dir itself), in lexical order. It leaves out symlinks and special
+// files, Apply's temporary files, and what is gone by the time the walk
+// reaches it: a workspace that agents share changes as it is walked.
+func walkWorkspace(dir string, fn func(p string, fi fs.FileInfo) error) error {
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		switch {
+		case p == dir:
+			return err
+		case errors.Is(err, fs.ErrNotExist):
+			return nil
+		case err != nil || overlay.IsApplyTemp(d.Name()):
+			return err
+		}
+		fi, err := d.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil || !(fi.Mode().IsRegular() || fi.IsDir()) {
+			return err
+		}
+		return fn(p, fi)
+	})
+}
 
 // archiveWorkspace packs the regular files and directories of a workspace
 // into a tar archive. Symlinks and special files are left out: tools never
@@ -22,14 +49,7 @@ func archiveWorkspace(dir string) ([]byte, error) {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	var total int64
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || p == dir {
-			return err
-		}
-		fi, err := d.Info()
-		if err != nil || !(fi.Mode().IsRegular() || fi.IsDir()) {
-			return err
-		}
+	err := walkWorkspace(dir, func(p string, fi fs.FileInfo) error {
 		if total += fi.Size(); total > maxWorkspaceArchive {
 			return fmt.Errorf("%w to bookmark: more than %d MiB in %s", ErrWorkspaceTooLarge, maxWorkspaceArchive>>20, dir)
 		}
