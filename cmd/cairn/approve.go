@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
@@ -84,21 +85,18 @@ func terminalApprover(in io.Reader, out io.Writer) host.Approver {
 	if !ok || !term.IsTerminal(int(f.Fd())) {
 		return nil
 	}
-	return promptApprover(in, out)
+	return promptApprover(newLineReader(in), out)
 }
 
 // promptApprover asks on out and reads the answer from in: y approves,
 // anything else denies, and a longer answer is the reason the model reads.
 // It asks about one call at a time, so that the line typed after a prompt
 // answers that prompt's call: sub-agents running in parallel may ask at
-// once. A prompt that ends unanswered (its run stopped) leaves the line
-// being read to the next prompt, so that no two reads of in race. Input
-// that ends before an answer (Ctrl-D) decides nothing: host.ErrNoDecision,
-// and the call waits for `cairn approve` or `cairn deny`.
-func promptApprover(in io.Reader, out io.Writer) host.Approver {
-	lines := bufio.NewReader(in)
+// once. Input that ends before an answer (Ctrl-D) decides nothing:
+// host.ErrNoDecision, and the call waits for `cairn approve` or `cairn
+// deny`.
+func promptApprover(in *lineReader, out io.Writer) host.Approver {
 	turn := make(chan struct{}, 1) // held from a prompt to its answer
-	var reading chan *string       // a read begun for a prompt that ended unanswered
 	return func(ctx context.Context, req host.ApprovalRequest) (host.Decision, error) {
 		select {
 		case turn <- struct{}{}:
@@ -107,37 +105,65 @@ func promptApprover(in io.Reader, out io.Writer) host.Approver {
 		}
 		defer func() { <-turn }()
 		fmt.Fprintf(out, "approve %s %s %s? [y/N, or why not] ", req.Call.ID, req.Call.Tool, oneLine(req.Call.Input, 200))
-		answer := reading
-		if answer == nil {
-			answer = make(chan *string, 1) // nil: the input ended
-			go func() {
-				line, err := lines.ReadString('\n')
-				if line == "" && err != nil {
-					answer <- nil
-					return
-				}
-				line = strings.TrimSpace(line)
-				answer <- &line
-			}()
-		}
-		reading = nil
-		select {
-		case <-ctx.Done():
-			reading = answer
+		line, err := in.next(ctx)
+		switch {
+		case err != nil && err == ctx.Err():
 			fmt.Fprintln(out)
 			return host.Decision{}, ctx.Err()
-		case a := <-answer:
-			if a == nil {
-				fmt.Fprintln(out)
-				return host.Decision{}, fmt.Errorf("the input ended before an answer: %w", host.ErrNoDecision)
-			}
-			switch strings.ToLower(*a) {
-			case "y", "yes":
-				return host.Decision{Approved: true}, nil
-			case "", "n", "no":
-				return host.Decision{}, nil
-			}
-			return host.Decision{Reason: *a}, nil
+		case line == "" && err != nil:
+			fmt.Fprintln(out)
+			return host.Decision{}, fmt.Errorf("the input ended before an answer: %w", host.ErrNoDecision)
 		}
+		switch a := strings.TrimSpace(line); strings.ToLower(a) {
+		case "y", "yes":
+			return host.Decision{Approved: true}, nil
+		case "", "n", "no":
+			return host.Decision{}, nil
+		default:
+			return host.Decision{Reason: a}, nil
+		}
+	}
+}
+
+// lineReader reads a person's input a line at a time for whoever asks
+// next. A read begun for a question that ended unanswered (its run was
+// stopped) goes on, and its line answers the next question, or the next
+// prompt of a chat: the input has one reader, so no typed line goes to a
+// question no longer asked. One caller at a time.
+type lineReader struct {
+	in      *bufio.Reader
+	mu      sync.Mutex
+	pending chan lineRead // a read begun and not yet taken
+}
+
+type lineRead struct {
+	line string
+	err  error
+}
+
+func newLineReader(in io.Reader) *lineReader { return &lineReader{in: bufio.NewReader(in)} }
+
+// next returns the next line (with its newline, if it has one) and the
+// read's error, or ctx's error if ctx ends first.
+func (l *lineReader) next(ctx context.Context) (string, error) {
+	l.mu.Lock()
+	read := l.pending
+	if read == nil {
+		read = make(chan lineRead, 1)
+		go func() {
+			line, err := l.in.ReadString('\n')
+			read <- lineRead{line, err}
+		}()
+		l.pending = read
+	}
+	l.mu.Unlock()
+	select {
+	case r := <-read:
+		l.mu.Lock()
+		l.pending = nil
+		l.mu.Unlock()
+		return r.line, r.err
+	case <-ctx.Done():
+		return "", ctx.Err()
 	}
 }

@@ -64,7 +64,7 @@ func TestParallelApprovalPromptsAskOneAtATime(t *testing.T) {
 	in, typing := io.Pipe()
 	defer typing.Close()
 	var out promptLog
-	ask := promptApprover(in, &out)
+	ask := promptApprover(newLineReader(in), &out)
 	calls := map[string]string{"call_1_0": `{"path":"alpha.txt"}`, "call_1_1": `{"path":"beta.txt"}`}
 	decided := make(chan map[string]host.Decision, 2)
 	stopped, stop := context.WithCancel(context.Background())
@@ -111,7 +111,7 @@ func TestParallelApprovalPromptsAskOneAtATime(t *testing.T) {
 // approve` or `cairn deny`, as in a run with no terminal.
 func TestApprovalPromptAtEndOfInputDecidesNothing(t *testing.T) {
 	var out promptLog
-	ask := promptApprover(strings.NewReader("y\n"), &out)
+	ask := promptApprover(newLineReader(strings.NewReader("y\n")), &out)
 	req := host.ApprovalRequest{Call: host.Call{ID: "call_1_0", Tool: "write_file", Input: `{"path":"a"}`}}
 	if d, err := ask(context.Background(), req); err != nil || !d.Approved {
 		t.Fatalf("the answer y: %+v, %v; want approved", d, err)

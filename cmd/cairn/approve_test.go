@@ -189,7 +189,7 @@ func TestResumeRaisesALimit(t *testing.T) {
 func TestPromptApprover(t *testing.T) {
 	in := strings.NewReader("y\n\nno\nnot in my workspace\n")
 	var out strings.Builder
-	ask := promptApprover(in, &out)
+	ask := promptApprover(newLineReader(in), &out)
 	req := host.ApprovalRequest{Call: host.Call{ID: "call_1_0", Tool: "write_file", Input: `{"path":"a"}`}}
 	want := []host.Decision{{Approved: true}, {}, {}, {Reason: "not in my workspace"}}
 	for i, w := range want {

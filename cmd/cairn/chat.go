@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -43,7 +42,7 @@ type chat struct {
 	c       *cli.Context
 	eng     *host.Engine
 	opts    host.RunOptions
-	lines   *bufio.Reader
+	lines   *lineReader
 	onTerm  bool
 	r       *renderer
 	started bool // the agent exists: later prompts continue it
@@ -75,7 +74,7 @@ func newChat(c *cli.Context) (*chat, error) {
 	if err != nil {
 		return nil, err
 	}
-	ch := &chat{c: c, eng: eng, lines: bufio.NewReader(c.App.Reader), r: newRenderer(c.App.Writer, c.App.ErrWriter, false),
+	ch := &chat{c: c, eng: eng, lines: newLineReader(c.App.Reader), r: newRenderer(c.App.Writer, c.App.ErrWriter, false),
 		opts: host.RunOptions{Agent: af, ID: c.String("id"), Workspace: c.String("workspace"), Model: spec,
 			AutoDeny: c.Bool(autoDenyFlag.Name)}}
 	if f, ok := c.App.Reader.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
@@ -103,7 +102,7 @@ func (ch *chat) loop() error {
 			fmt.Fprint(w, "› ")
 		}
 		ch.eng.Idle() // a person writes the next line
-		line, err := ch.lines.ReadString('\n')
+		line, err := ch.lines.next(context.Background())
 		if line = strings.TrimSpace(line); line != "" {
 			ch.handle(line)
 		}
@@ -178,9 +177,11 @@ func (ch *chat) command(words []string) {
 		fmt.Fprintf(w, "cairn: no command /%s; /help lists them\n", name)
 		return
 	}
-	app := newApp(ch.lines, ch.c.App.Writer, w)
+	// The chat's input is its own: a command reads none of it.
+	noInput := strings.NewReader("")
+	app := newApp(noInput, ch.c.App.Writer, w)
 	args = append(append([]string{"cairn", name}, args...), ch.sharedFlags(app, name)...)
-	if code := doMain(args, ch.lines, ch.c.App.Writer, w); code != exitDone {
+	if code := doMain(args, noInput, ch.c.App.Writer, w); code != exitDone {
 		fmt.Fprintf(w, "(/%s exited %d)\n", name, code)
 	}
 }
