@@ -65,6 +65,9 @@ func (e *Engine) Undo(ctx context.Context, agent string) (*Undone, error) {
 		return nil, err
 	}
 	u := &Undone{Round: round}
+	// Held as a run holds it to apply changes: another agent's apply
+	// does not land between a path's check and its restore.
+	defer lockWorkspace(rec.State.Definition.Workspace)()
 	ws, err := os.OpenRoot(rec.State.Definition.Workspace)
 	if err != nil {
 		return nil, err
