@@ -293,7 +293,7 @@ func (r *run) takeRound(ctx context.Context) (bool, error) {
 
 // settleAndApply decides which of the round's changes reach the
 // workspace, journals that, and applies them, holding the workspace
-// against the other runs of the process that share it.
+// against the other runs that share it (workspace_lock.go).
 func (r *run) settleAndApply(ctx context.Context, round int, results []callResult) error {
 	defer r.holdWorkspace(results)()
 	r.settleEffects(results)

@@ -3,6 +3,7 @@ package host
 import (
 	"os"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -48,19 +49,24 @@ func lockWorkspace(dir string) (unlock func()) {
 
 // flockDir takes an exclusive flock of the directory dir, which orders
 // this process against others that lock it too, and returns what lets it
-// go. Where dir cannot be opened or the file system has no flock, it
-// locks nothing: what the lock orders is then ordered as before it, by
-// the apply refusing a change made under it.
+// go. A process holds it for the moments from a check to an apply; one
+// that holds it longer than flockPatience (stopped, or on a disk that
+// hangs) is not waited for. Where dir cannot be opened, the file system
+// has no flock or the wait runs out, it locks nothing: a change made
+// under another's check is then refused by the apply, as it is without
+// the lock.
 func flockDir(dir string) (unlock func()) {
 	f, err := os.Open(dir)
 	if err != nil {
 		return func() {}
 	}
-	for {
-		err = unix.Flock(int(f.Fd()), unix.LOCK_EX)
-		if err != unix.EINTR {
+	start := time.Now()
+	for wait := time.Millisecond; ; wait = min(2*wait, 4*time.Millisecond) {
+		err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err != unix.EWOULDBLOCK && err != unix.EINTR || time.Since(start) > flockPatience {
 			break
 		}
+		time.Sleep(wait)
 	}
 	if err != nil {
 		f.Close()
@@ -68,3 +74,7 @@ func flockDir(dir string) (unlock func()) {
 	}
 	return func() { f.Close() } // closing the only descriptor lets the lock go
 }
+
+// flockPatience bounds the wait for another process's flock of a
+// workspace.
+const flockPatience = 10 * time.Second
