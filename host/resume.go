@@ -221,11 +221,11 @@ func (e *Engine) Resume(ctx context.Context, opts ResumeOptions) (*Result, error
 		return r.end(StatusFailed, err.Error())
 	}
 	strategy := opts.Strategy
-	if strategy == StrategyReplay && (changedWorkspace(rec.Tail) || delegated(rec.Tail)) {
-		// Replaying would run again calls whose changes are in the
-		// workspace: keep the round instead, so each change is made once.
+	if strategy == StrategyReplay && (madeChanges(rec.Tail) || delegated(rec.Tail)) {
+		// Replaying would run again calls whose changes are made: keep
+		// the round instead, so each change is made once.
 		strategy = StrategySeal
-		r.emit(Event{Type: EventWarning, Text: fmt.Sprintf("round %d changed the workspace before the stop: its finished calls are kept, not replayed", report.Boundary+1)})
+		r.emit(Event{Type: EventWarning, Text: fmt.Sprintf("round %d changed the workspace or the agent's memory before the stop: its finished calls are kept, not replayed", report.Boundary+1)})
 	}
 	if strategy == StrategyReplay && r.tools.calledUnsandboxed(rec.Tail) {
 		strategy = StrategySeal
@@ -578,12 +578,13 @@ func (ts *toolset) calledUnsandboxed(tail []checkpoint.Record) bool {
 	return false
 }
 
-// changedWorkspace reports whether any call of an interrupted round has
-// journaled changes to the workspace (applied before the stop, or by
-// resume).
-func changedWorkspace(tail []checkpoint.Record) bool {
+// madeChanges reports whether any call of an interrupted round has
+// journaled changes (applied before the stop, or by resume): to the
+// workspace, or a native tool's to what the agent keeps beyond it (a
+// remembered or forgotten fact).
+func madeChanges(tail []checkpoint.Record) bool {
 	for _, t := range tail {
-		if t.Type == checkpoint.RecResult && len(t.Result.Effects) > 0 {
+		if t.Type == checkpoint.RecResult && (len(t.Result.Effects) > 0 || len(t.Result.Native) > 0) {
 			return true
 		}
 	}
