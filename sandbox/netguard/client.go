@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -76,7 +77,38 @@ func (c *Client) check(req *sandbox.NetRequest) (*url.URL, error) {
 	if err := checkHeaders(req.Header); err != nil {
 		return nil, err
 	}
-	return c.g.checkURL(req.URL)
+	u, err := c.g.checkURL(req.URL)
+	if err != nil {
+		return nil, err
+	}
+	if h := c.g.clearText(u); h != "" {
+		return nil, fmt.Errorf("%w: %s would carry the secret %s header in clear text, which whoever answers for %s, or anyone on the way, could read: use https",
+			ErrRefused, "http://"+u.Host, h, u.Hostname())
+	}
+	return u, nil
+}
+
+// clearText is the name of a secret header that a request to u, the
+// URL checkURL returned, would carry over plain http to a host whose
+// traffic may cross the internet; "" if none. Over https TLS refuses a
+// peer that is not the host; over http only a loopback, private or
+// link-local address an allow entry names, or localhost, keeps the
+// secret off the internet.
+func (g *Guard) clearText(u *url.URL) string {
+	if u.Scheme != "http" {
+		return ""
+	}
+	h := u.Hostname()
+	if a, err := netip.ParseAddr(h); err == nil && (a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast()) || h == "localhost" {
+		return ""
+	}
+	port, _ := strconv.Atoi(u.Port())
+	for _, s := range g.secrets {
+		if s.matches(h, port) {
+			return s.header
+		}
+	}
+	return ""
 }
 
 // checkURL reads a request's URL and checks it against the allow list,
