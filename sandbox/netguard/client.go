@@ -102,7 +102,7 @@ func (g *Guard) clearText(u *url.URL) string {
 	if a, err := netip.ParseAddr(h); err == nil && (a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast()) || h == "localhost" {
 		return ""
 	}
-	port, _ := strconv.Atoi(u.Port())
+	port := portOf(u)
 	for _, s := range g.secrets {
 		if s.matches(h, port) {
 			return s.header
@@ -134,10 +134,7 @@ func (g *Guard) checkURL(raw string) (*url.URL, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrRefused, err)
 	}
-	port := 80
-	if u.Scheme == "https" {
-		port = 443
-	}
+	port := defaultPort(u.Scheme)
 	if p := u.Port(); p != "" {
 		if port, err = strconv.Atoi(p); err != nil || port < 1 || port > 65535 {
 			return nil, fmt.Errorf("%w: port %q", ErrRefused, p)
@@ -146,8 +143,28 @@ func (g *Guard) checkURL(raw string) (*url.URL, error) {
 	if len(g.allowed(h, port)) == 0 {
 		return nil, fmt.Errorf("%w: %s is not in the allow list (net: {allow} in the agent file; --net for cairn exec)", ErrRefused, net.JoinHostPort(h, strconv.Itoa(port)))
 	}
+	// The Host header is u.Host: with the port only when it is not the
+	// scheme's default, as clients send it and servers match it.
 	u.Host = net.JoinHostPort(h, strconv.Itoa(port))
+	if port == defaultPort(u.Scheme) {
+		u.Host = strings.TrimSuffix(u.Host, ":"+strconv.Itoa(port))
+	}
 	return u, nil
+}
+
+func defaultPort(scheme string) int {
+	if scheme == "https" {
+		return 443
+	}
+	return 80
+}
+
+// portOf is the port of u, a URL checkURL returned.
+func portOf(u *url.URL) int {
+	if p, err := strconv.Atoi(u.Port()); err == nil {
+		return p
+	}
+	return defaultPort(u.Scheme)
 }
 
 // checkHeaders refuses headers past the bounds, and any net/http would
@@ -333,7 +350,7 @@ func (g *Guard) headersFor(h map[string][]string, u *url.URL) (http.Header, bool
 		}
 		out[k] = append([]string(nil), vs...)
 	}
-	port, _ := strconv.Atoi(u.Port())
+	port := portOf(u)
 	carried := false
 	for _, s := range g.secrets {
 		if s.matches(strings.ToLower(u.Hostname()), port) {
