@@ -42,7 +42,8 @@ type secretRule struct {
 // # Errors
 //
 // ErrBadRule for an allow entry, secret host or method that does not read,
-// for a negative limit, for a MaxResponseBytes past MaxResponseLimit, and
+// for a negative limit, for a MaxResponseBytes past MaxResponseLimit or a
+// MaxRequestBytes past MaxRequestLimit, and
 // for a secret of Basic credentials that are not base64 of user:password.
 func New(rules Rules) (*Guard, error) {
 	if err := rules.checkLimits(); err != nil {
@@ -51,6 +52,10 @@ func New(rules Rules) (*Guard, error) {
 	if rules.MaxResponseBytes > MaxResponseLimit {
 		return nil, fmt.Errorf("%w: net: {max_response_bytes} of %d bytes is more than %d (15 MiB), the most one response can bring a tool (its messages hold %d bytes, headers included): lower it",
 			ErrBadRule, rules.MaxResponseBytes, MaxResponseLimit, abi.MaxNetMessage)
+	}
+	if rules.MaxRequestBytes > MaxRequestLimit {
+		return nil, fmt.Errorf("%w: net: {max_request_bytes} of %d bytes is more than %d (15 MiB), the most one request body can come from a tool in (its messages hold %d bytes, URL and headers included): lower it",
+			ErrBadRule, rules.MaxRequestBytes, MaxRequestLimit, abi.MaxNetMessage)
 	}
 	g := &Guard{rules: rules, methods: map[string]bool{}}
 	for _, s := range rules.Allow {

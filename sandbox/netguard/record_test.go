@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -128,5 +130,26 @@ func TestGrantResponseCapAboveABIRefused(t *testing.T) {
 	c := guard(t, Rules{Allow: []string{s.hostPort()}, MaxResponseBytes: MaxResponseLimit})
 	if _, err := c.RoundTrip(context.Background(), get(s.URL)); err != nil {
 		t.Fatalf("at MaxResponseLimit: %v", err)
+	}
+}
+
+// Regression: max_request_bytes could be set past the ABI's 16 MiB
+// message, which no request body past it can come through: the grant
+// said a tool could send a body the host would never be given, and the
+// tool learned it only from an error about the message. Such a grant is
+// refused, naming the field and the most it may be.
+func TestGrantRequestCapAboveABIRefused(t *testing.T) {
+	_, err := New(Rules{Allow: []string{"*"}, MaxRequestBytes: 32 << 20})
+	if !errors.Is(err, ErrBadRule) || !strings.Contains(err.Error(), "max_request_bytes") || !strings.Contains(err.Error(), fmt.Sprint(MaxRequestLimit)) {
+		t.Fatalf("got %v", err)
+	}
+	s := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		n, _ := io.Copy(io.Discard, r.Body)
+		fmt.Fprint(w, n)
+	})
+	c := guard(t, Rules{Allow: []string{s.hostPort()}, Methods: []string{"POST"}, MaxRequestBytes: MaxRequestLimit})
+	resp, err := c.RoundTrip(context.Background(), &sandbox.NetRequest{Method: "POST", URL: s.URL, Body: make([]byte, MaxRequestLimit)})
+	if err != nil || string(resp.Body) != fmt.Sprint(MaxRequestLimit) {
+		t.Fatalf("at MaxRequestLimit: %v", err)
 	}
 }

@@ -43,6 +43,10 @@ const (
 	// abi.MaxNetMessage (16 MiB) with its headers, and this leaves 1 MiB
 	// of it for them.
 	MaxResponseLimit = abi.MaxNetMessage - 1<<20
+	// MaxRequestLimit is the most Rules.MaxRequestBytes may be: a
+	// request comes from the tool as one message of the ABI too, with its
+	// URL and headers.
+	MaxRequestLimit = abi.MaxNetMessage - 1<<20
 )
 
 // DefaultMethods are the methods of Rules without Methods: those that ask
@@ -60,9 +64,10 @@ type Rules struct {
 	Allow []string
 	// Methods allowed; nil means DefaultMethods.
 	Methods []string
-	// Bounds of one call: requests, bytes of one request body, bytes of
-	// one response body (at most MaxResponseLimit), and the time one
-	// exchange may take. Zero means the Default of each.
+	// Bounds of one call: requests, bytes of one request body (at most
+	// MaxRequestLimit), bytes of one response body (at most
+	// MaxResponseLimit), and the time one exchange may take. Zero means
+	// the Default of each.
 	MaxRequests                       int
 	MaxRequestBytes, MaxResponseBytes int64
 	Timeout                           time.Duration
