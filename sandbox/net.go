@@ -66,7 +66,19 @@ func withNet(ctx context.Context, n Net) context.Context {
 // wrote: decode, send through the call's Net, encode the answer.
 func exchange(ctx context.Context, in []byte) []byte {
 	nc, _ := ctx.Value(netKey{}).(*netCall)
-	resp := answer(ctx, nc, in)
+	return keep(nc, answer(ctx, nc, in))
+}
+
+// tooLarge is what round_trip does with a request message of size bytes,
+// past abi.MaxNetMessage, that it does not read: an answer saying so.
+func tooLarge(ctx context.Context, size uint32) []byte {
+	nc, _ := ctx.Value(netKey{}).(*netCall)
+	return keep(nc, abi.HTTPResponse{Error: fmt.Sprintf("a request message of %d bytes, more than the %d one may have (its body, URL and headers encoded); nothing was sent",
+		size, abi.MaxNetMessage)})
+}
+
+// keep encodes resp and keeps it for response to copy out.
+func keep(nc *netCall, resp abi.HTTPResponse) []byte {
 	resp.ABI = abi.Version
 	b, err := abi.Marshal(resp)
 	if err == nil && len(b) > abi.MaxNetMessage {

@@ -41,15 +41,15 @@ func instantiateNet(ctx context.Context, rt wazero.Runtime) error {
 
 func roundTrip(ctx context.Context, mod api.Module, stack []uint64) {
 	ptr, n := uint32(stack[0]), uint32(stack[1])
-	var in []byte
 	if n > abi.MaxNetMessage {
-		in = nil // decoding nothing says the request is not one
-	} else if b, ok := mod.Memory().Read(ptr, n); ok {
-		in = append([]byte(nil), b...)
-	} else {
+		stack[0] = uint64(uint32(len(tooLarge(ctx, n))))
+		return
+	}
+	b, ok := mod.Memory().Read(ptr, n)
+	if !ok {
 		panic(fmt.Errorf("%s.%s: request at %d+%d is outside the module's memory", abi.NetModule, abi.NetRoundTrip, ptr, n))
 	}
-	stack[0] = uint64(uint32(len(exchange(ctx, in))))
+	stack[0] = uint64(uint32(len(exchange(ctx, append([]byte(nil), b...)))))
 }
 
 func copyResponse(ctx context.Context, mod api.Module, stack []uint64) {

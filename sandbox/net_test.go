@@ -4,7 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
+
+	"github.com/cairnrun/cairn/abi"
 )
 
 // netOOB is a module written out byte by byte (no assembler needed): it
@@ -56,5 +60,26 @@ func TestNetImport(t *testing.T) {
 	n := &countingNet{}
 	if _, err := m.Run(ctx, Policy{Net: n}, nil, &out, &out); !errors.Is(err, errTrap) || n.n != 0 {
 		t.Fatalf("a request outside memory: %v, %d requests", err, n.n)
+	}
+}
+
+// Regression: a request message past abi.MaxNetMessage, which a module
+// not built on guest/nethttp may hand the import, was answered "decode
+// HTTP request: empty message", though the module had sent 16 MiB. It is
+// answered with its size and the limit, and never reaches the Net.
+func TestNetRequestPastTheMessageLimitSaysSo(t *testing.T) {
+	ctx := context.Background()
+	m, err := testRT.Compile(ctx, guestBytes["netbig"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := &countingNet{}
+	var out bytes.Buffer
+	if _, err := m.Run(ctx, Policy{Net: n}, nil, &out, &out); err != nil {
+		t.Fatalf("run: %v\n%s", err, out.String())
+	}
+	want := fmt.Sprintf("a request message of %d bytes, more than the %d one may have", abi.MaxNetMessage+1, abi.MaxNetMessage)
+	if !strings.Contains(out.String(), want) || n.n != 0 {
+		t.Fatalf("the module was told %q (%d requests reached the Net); want it to say %q", out.String(), n.n, want)
 	}
 }
