@@ -300,6 +300,11 @@ func (c *Client) send(ctx context.Context, req *sandbox.NetRequest) (*sandbox.Ne
 		return nil, sendError(ctx, err, r, conn.sent())
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode < 100 || resp.StatusCode > 599 {
+		// net/http takes any three digits; an informational status
+		// (1xx) it reads past itself, but for a 101.
+		return nil, fmt.Errorf("the server answered with status %d, which is no HTTP status (they are 100 to 599); the answer is refused", resp.StatusCode)
+	}
 	if resp.StatusCode < 200 {
 		// net/http hands back the connection itself as the body of a
 		// "101 Switching Protocols" and stops watching the request's

@@ -100,3 +100,33 @@ func TestBodyReadEndsWithTheContext(t *testing.T) {
 		t.Error("a body read past its context's end did not fail")
 	}
 }
+
+// Regression: a status line of three digits below 100 ("HTTP/1.1 099
+// OK"), which net/http takes, was refused as an unasked protocol switch:
+// the tool was told of a switch the server never answered; and one past
+// 599 was given to the tool as a status. Both are refused as the status
+// they are, no HTTP status.
+func TestStatusOutsideHTTPsRangeIsRefusedAsNoStatus(t *testing.T) {
+	for line, want := range map[string]string{"HTTP/1.1 099 OK": "status 99", "HTTP/1.1 000 x": "status 0", "HTTP/1.1 999 x": "status 999"} {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		go func() {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+			if _, err := http.ReadRequest(bufio.NewReader(c)); err == nil {
+				c.Write([]byte(line + "\r\nContent-Length: 0\r\n\r\n"))
+			}
+		}()
+		hp := l.Addr().String()
+		_, err = guard(t, Rules{Allow: []string{hp}}).RoundTrip(context.Background(), get("http://"+hp+"/"))
+		if err == nil || strings.Contains(err.Error(), "switch") || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "100 to 599") {
+			t.Errorf("%s: %v", line, err)
+		}
+	}
+}
