@@ -59,13 +59,13 @@ var ErrSecretUnset = errors.New("secret's environment variable is not set or emp
 //
 // # Errors
 //
-// ErrSecretUnset naming the variable; netguard.ErrBadRule for an entry
-// that does not read.
+// ErrSecretUnset naming the variable; netguard.ErrBadRule naming a
+// variable that holds a control character, which no header value may.
 func (g NetGrant) rules() (netguard.Rules, error) {
 	r := netguard.Rules{Allow: g.Allow, Methods: g.Methods, MaxRequests: g.MaxRequests,
 		MaxRequestBytes: int64(g.MaxRequestBytes), MaxResponseBytes: int64(g.MaxResponseBytes), Timeout: time.Duration(g.Timeout)}
 	for _, s := range g.Secrets {
-		var unset, hide []string
+		var unset, control, hide []string
 		v := os.Expand(s.Value, func(name string) string {
 			v, ok := os.LookupEnv(name)
 			switch {
@@ -73,6 +73,8 @@ func (g NetGrant) rules() (netguard.Rules, error) {
 				unset = append(unset, name+" is not set")
 			case v == "":
 				unset = append(unset, name+" is empty")
+			case netguard.HasControl(v):
+				control = append(control, name)
 			default:
 				hide = append(hide, v) // "Bearer ${TOKEN}": the token is the secret
 			}
@@ -80,6 +82,10 @@ func (g NetGrant) rules() (netguard.Rules, error) {
 		})
 		if len(unset) > 0 {
 			return r, fmt.Errorf("%w: %s (for the %s header to %s)", ErrSecretUnset, strings.Join(unset, ", "), s.Header, s.Host)
+		}
+		if len(control) > 0 {
+			return r, fmt.Errorf("%w: %s holds a control character, which no header value may (a newline at its end, from a file it was read from?): remove it (for the %s header to %s)",
+				netguard.ErrBadRule, strings.Join(control, ", "), s.Header, s.Host)
 		}
 		r.Secrets = append(r.Secrets, netguard.Secret{Host: s.Host, Header: s.Header, Value: v, Hide: hide})
 	}

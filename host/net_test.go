@@ -321,3 +321,24 @@ func TestFetchTool(t *testing.T) {
 		t.Fatalf("fetch without a grant: %v", err)
 	}
 }
+
+// Regression: a secret whose environment variable ends in a newline (a
+// token read from a file, a Kubernetes secret) or holds another control
+// character was taken as it read, and every request to its host failed
+// when it was sent, told to the model as "not sent: no connection:
+// net/http: invalid header field value", which says nothing of the
+// variable. It stops the agent at start, naming the variable and the
+// header; no request is made.
+func TestNetSecretWithControlCharacterRefused(t *testing.T) {
+	s := newNetServer(t)
+	t.Setenv("CAIRN_TEST_NL_SECRET", "tok9f3c\n")
+	af := netAgent(t, fmt.Sprintf(`{net: {allow: ["%s"], secrets: [{host: "%s", header: Authorization, value: "Bearer ${CAIRN_TEST_NL_SECRET}"}]}}`, s.hostPort(), s.hostPort()),
+		fmt.Sprintf(`{url: "%s/hello"}`, s.URL))
+	_, err := testEngine.Run(context.Background(), RunOptions{Agent: af, Prompt: "go"})
+	if err == nil || !strings.Contains(err.Error(), "CAIRN_TEST_NL_SECRET") || !strings.Contains(err.Error(), "control character") || !strings.Contains(err.Error(), "Authorization") {
+		t.Fatalf("got %v; want the agent refused at start, naming the variable", err)
+	}
+	if s.all.Load() != 0 {
+		t.Fatalf("the server saw %d requests", s.all.Load())
+	}
+}

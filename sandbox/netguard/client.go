@@ -180,12 +180,18 @@ func checkHeaders(h map[string][]string) error {
 			return fmt.Errorf("%w: header name %s is not a token", ErrRefused, quoted(k))
 		}
 		for _, v := range vs {
-			if strings.ContainsFunc(v, func(r rune) bool { return r < ' ' && r != '\t' || r == 0x7f }) {
+			if HasControl(v) {
 				return fmt.Errorf("%w: the value of header %s holds a control character", ErrRefused, k)
 			}
 		}
 	}
 	return nil
+}
+
+// HasControl reports whether v holds a character no header value may: a
+// control character other than a tab (a CR, an LF, a NUL...), or DEL.
+func HasControl(v string) bool {
+	return strings.ContainsFunc(v, func(r rune) bool { return r < ' ' && r != '\t' || r == 0x7f })
 }
 
 // validHeaderName reports whether name is an HTTP token (RFC 9110).

@@ -43,8 +43,9 @@ type secretRule struct {
 //
 // ErrBadRule for an allow entry, secret host or method that does not read,
 // for a negative limit, for a MaxResponseBytes past MaxResponseLimit or a
-// MaxRequestBytes past MaxRequestLimit, and
-// for a secret of Basic credentials that are not base64 of user:password.
+// MaxRequestBytes past MaxRequestLimit, for a secret whose header name is
+// not a token or whose value holds a control character, and for a secret
+// of Basic credentials that are not base64 of user:password.
 func New(rules Rules) (*Guard, error) {
 	if err := rules.checkLimits(); err != nil {
 		return nil, err
@@ -72,6 +73,12 @@ func New(rules Rules) (*Guard, error) {
 		}
 		if s.Header == "" {
 			return nil, fmt.Errorf("%w: secret for %q names no header", ErrBadRule, s.Host)
+		}
+		if !validHeaderName(s.Header) {
+			return nil, fmt.Errorf("%w: secret for %q: header name %s is not a token", ErrBadRule, s.Host, quoted(s.Header))
+		}
+		if HasControl(s.Value) {
+			return nil, fmt.Errorf("%w: secret for %q, header %s: its value holds a control character, which no header value may: remove it", ErrBadRule, s.Host, s.Header)
 		}
 		if !g.allows(e) {
 			return nil, fmt.Errorf("%w: secret for %q: no allow entry reaches that host, so it would never be sent", ErrBadRule, s.Host)

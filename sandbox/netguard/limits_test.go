@@ -24,3 +24,19 @@ func TestNegativeLimitRefused(t *testing.T) {
 		}
 	}
 }
+
+// A secret whose value holds a control character, or whose header name
+// is not a token, is refused when the grant is read: net/http would
+// refuse every request that carried it.
+func TestSecretNetHTTPWouldRefuseIsABadRule(t *testing.T) {
+	for name, s := range map[string]Secret{
+		"newline": {Host: "api.example.com", Header: "Authorization", Value: "Bearer s3cr\n"},
+		"NUL":     {Host: "api.example.com", Header: "X-Key", Value: "k\x00"},
+		"name":    {Host: "api.example.com", Header: "X Key", Value: "k"},
+	} {
+		_, err := New(Rules{Allow: []string{"api.example.com"}, Secrets: []Secret{s}})
+		if !errors.Is(err, ErrBadRule) || strings.Contains(err.Error(), "s3cr") {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
