@@ -41,6 +41,9 @@ import (
 //   - symlinks already in the workspace are read through (while they stay
 //     inside it) but never written through, replaced, removed or renamed
 //     (EPERM), so that every effect names the path it really changes;
+//   - a path named like a temporary file of Apply (.cairn-apply-…) is
+//     never made, written, removed or renamed (EACCES), not even one a
+//     crash left in the workspace: no effect names one;
 //   - a rename copies: the old path is deleted and the new one written;
 //     renaming a directory renames everything in it, or nothing when any
 //     of it fails;
@@ -637,9 +640,6 @@ func (o *Overlay) copyUp(p string, trunc bool) (*node, experimentalsys.Errno) {
 // create makes an empty staged file at p, where the call's view holds
 // nothing. A file removed and made again keeps its permission.
 func (o *Overlay) create(p string, en entry) (*node, experimentalsys.Errno) {
-	if isReserved(p) {
-		return nil, experimentalsys.EACCES
-	}
 	if e := o.mayChange(p); e != 0 {
 		return nil, e
 	}
@@ -751,7 +751,10 @@ func ancestors(p string) []string {
 }
 
 // isReserved reports whether p is named like a temporary file of Apply,
-// which a call may not make.
+// which a call may not make, write, remove or rename (EACCES): an effect
+// naming one makes the whole manifest invalid, and Apply refuses all of
+// the call's changes. One a crash left in the workspace is read like any
+// file, and the next Apply of that path removes it.
 func isReserved(p string) bool { return strings.HasPrefix(path.Base(p), reservedPrefix) }
 
 // clean makes a guest's path a clean path relative to the workspace, and

@@ -92,6 +92,9 @@ func (v *overlayFS) openRead(p string, dirOnly bool, flag experimentalsys.Oflag)
 }
 
 func (v *overlayFS) openWrite(p string, dirOnly bool, flag experimentalsys.Oflag) (experimentalsys.File, experimentalsys.Errno) {
+	if isReserved(p) {
+		return nil, experimentalsys.EACCES
+	}
 	en, e := v.o.lookup(p, true)
 	if e != 0 {
 		return nil, e
@@ -228,8 +231,6 @@ func (v *overlayFS) Mkdir(p string, _ fs.FileMode) experimentalsys.Errno {
 		return e
 	case en.exists():
 		return experimentalsys.EEXIST
-	case isReserved(p):
-		return experimentalsys.EACCES
 	}
 	base, _ := baseOf(en)
 	return v.o.setNode(p, &node{kind: nodeDir, base: base, mode: 0o755})
@@ -364,6 +365,8 @@ func (v *overlayFS) Utimens(p string, atim, mtim int64) experimentalsys.Errno {
 // unlocks it when the returned errno is zero. The mount's root is never
 // changed: a change of it gets root, the errno its call gives for a
 // directory it may not change (unlink(2) says EISDIR, rmdir(2) EINVAL).
+// Nor is a path named like a temporary file of Apply (EACCES): see
+// isReserved.
 func (v *overlayFS) changing(p string, root experimentalsys.Errno) (string, experimentalsys.Errno) {
 	if v.readOnly {
 		return "", experimentalsys.EROFS
@@ -372,8 +375,11 @@ func (v *overlayFS) changing(p string, root experimentalsys.Errno) (string, expe
 	if e != 0 {
 		return "", e
 	}
-	if p == "." {
+	switch {
+	case p == ".":
 		return "", root
+	case isReserved(p):
+		return "", experimentalsys.EACCES
 	}
 	v.o.mu.Lock()
 	return p, 0
