@@ -41,7 +41,7 @@ func runTests(m *testing.M) int {
 		return 1
 	}
 	defer testRT.Close(ctx)
-	for _, g := range []string{"escape", "misbehave", "fsprog", "ovprog", "rightsprog", "pollprog", "netbig"} {
+	for _, g := range []string{"escape", "misbehave", "fsprog", "ovprog", "rightsprog", "pollprog", "netbig", "rawwasi"} {
 		if guestBytes[g], err = buildGuest(g, "wasip1", "wasm"); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1

@@ -55,10 +55,14 @@ func (s *stagedFile) Write(buf []byte) (int, experimentalsys.Errno) {
 }
 
 // Pwrite writes at an offset (at the end, when appending, as pwrite(2)
-// does on Linux), short or not at all past the staging limit.
+// does on Linux), short or not at all past the staging limit. A negative
+// offset is EINVAL, as pwrite(2) says (see guestfs.File.Pread).
 func (s *stagedFile) Pwrite(buf []byte, off int64) (int, experimentalsys.Errno) {
 	if e := s.Writable(); e != 0 {
 		return 0, e
+	}
+	if off < 0 {
+		return 0, experimentalsys.EINVAL
 	}
 	s.o.mu.Lock()
 	defer s.o.mu.Unlock()

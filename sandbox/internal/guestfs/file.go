@@ -151,10 +151,15 @@ func (f *File) Read(buf []byte) (int, experimentalsys.Errno) {
 	return n, Errno(err)
 }
 
-// Pread reads at an offset.
+// Pread reads at an offset. A negative one (2^63 or more to the guest)
+// is EINVAL, as pread(2) says: os.File refuses it with an error of its
+// own, which Errno would take for an escape (EPERM).
 func (f *File) Pread(buf []byte, off int64) (int, experimentalsys.Errno) {
-	if f.isDir {
+	switch {
+	case f.isDir:
 		return 0, experimentalsys.EISDIR
+	case off < 0:
+		return 0, experimentalsys.EINVAL
 	}
 	n, err := f.F.ReadAt(buf, off)
 	if errors.Is(err, io.EOF) {
@@ -227,10 +232,13 @@ func (f *File) Write(buf []byte) (int, experimentalsys.Errno) {
 	return n, Errno(err)
 }
 
-// Pwrite writes at an offset.
+// Pwrite writes at an offset; a negative one is EINVAL, as in Pread.
 func (f *File) Pwrite(buf []byte, off int64) (int, experimentalsys.Errno) {
 	if e := f.Writable(); e != 0 {
 		return 0, e
+	}
+	if off < 0 {
+		return 0, experimentalsys.EINVAL
 	}
 	if f.Append {
 		// os.File refuses WriteAt on a file opened to append; pwrite(2)

@@ -1,0 +1,317 @@
+// Command rawwasi calls WASI preview 1's functions with the arguments a
+// hostile module passes them: descriptors past any open, negative offsets,
+// pointers past the end of memory, renumberings onto stdio and preopens,
+// rights narrowed and asked back. It expects /work (fd 3, read-write,
+// holding inside.txt and sub/) and /ro (fd 4, read-only, holding
+// ro.txt), and prints one line per attempt: its name, the errnos
+// it got, and what else it learned.
+//
+// With the arguments "poll N" it only calls poll_oneoff once, with N
+// subscriptions to read stdin whose events overwrite them, and prints
+// the errno and the number of events.
+package main
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+	"strings"
+	"unsafe"
+)
+
+//go:wasmimport wasi_snapshot_preview1 path_open
+func pathOpenAt(fd int32, dirflags uint32, path uint32, pathLen uint32, oflags uint32,
+	base, inheriting uint64, fdflags uint32, opened uint32) uint32
+
+//go:wasmimport wasi_snapshot_preview1 path_open
+func pathOpen(fd int32, dirflags uint32, path unsafe.Pointer, pathLen uint32, oflags uint32,
+	base, inheriting uint64, fdflags uint32, opened unsafe.Pointer) uint32
+
+//go:wasmimport wasi_snapshot_preview1 fd_read
+func fdRead(fd int32, iovs unsafe.Pointer, n uint32, nread unsafe.Pointer) uint32
+
+//go:wasmimport wasi_snapshot_preview1 fd_write
+func fdWrite(fd int32, iovs unsafe.Pointer, n uint32, nwritten unsafe.Pointer) uint32
+
+//go:wasmimport wasi_snapshot_preview1 fd_pread
+func fdPread(fd int32, iovs unsafe.Pointer, n uint32, off uint64, nread unsafe.Pointer) uint32
+
+//go:wasmimport wasi_snapshot_preview1 fd_pwrite
+func fdPwrite(fd int32, iovs unsafe.Pointer, n uint32, off uint64, nwritten unsafe.Pointer) uint32
+
+//go:wasmimport wasi_snapshot_preview1 fd_seek
+func fdSeek(fd int32, off int64, whence uint32, to unsafe.Pointer) uint32
+
+//go:wasmimport wasi_snapshot_preview1 fd_filestat_set_size
+func fdFilestatSetSize(fd int32, size uint64) uint32
+
+//go:wasmimport wasi_snapshot_preview1 fd_allocate
+func fdAllocate(fd int32, off, n uint64) uint32
+
+//go:wasmimport wasi_snapshot_preview1 fd_close
+func fdClose(fd int32) uint32
+
+//go:wasmimport wasi_snapshot_preview1 fd_renumber
+func fdRenumber(fd, to int32) uint32
+
+//go:wasmimport wasi_snapshot_preview1 fd_fdstat_get
+func fdFdstatGet(fd int32, stat unsafe.Pointer) uint32
+
+//go:wasmimport wasi_snapshot_preview1 fd_fdstat_get
+func fdFdstatGetAt(fd int32, at uint32) uint32
+
+//go:wasmimport wasi_snapshot_preview1 fd_fdstat_set_rights
+func fdFdstatSetRights(fd int32, base, inheriting uint64) uint32
+
+//go:wasmimport wasi_snapshot_preview1 fd_fdstat_set_flags
+func fdFdstatSetFlags(fd int32, flags uint32) uint32
+
+//go:wasmimport wasi_snapshot_preview1 fd_prestat_get
+func fdPrestatGet(fd int32, at unsafe.Pointer) uint32
+
+//go:wasmimport wasi_snapshot_preview1 fd_prestat_dir_name
+func fdPrestatDirNameAt(fd int32, at, n uint32) uint32
+
+//go:wasmimport wasi_snapshot_preview1 poll_oneoff
+func pollOneoff(in, out uint32, n uint32, nevents uint32) uint32
+
+const (
+	rightFdRead         = 1 << 1
+	rightFdWrite        = 1 << 6
+	rightPathCreateFile = 1 << 10
+
+	oflagCreat     = 1 << 0
+	oflagDirectory = 1 << 1
+	oflagTrunc     = 1 << 3
+	fdflagAppend   = 1 << 0
+)
+
+var out strings.Builder
+
+func say(name string, args ...any) {
+	out.WriteString(name)
+	for _, a := range args {
+		fmt.Fprintf(&out, " %v", a)
+	}
+	out.WriteString("\n")
+}
+
+func open(dir int32, name string, oflags uint32, rights uint64, fdflags uint32) (int32, uint32) {
+	b := []byte(name)
+	fd := int32(-1)
+	errno := pathOpen(dir, 0, unsafe.Pointer(&b[0]), uint32(len(b)), oflags, rights, rights, fdflags, unsafe.Pointer(&fd))
+	return fd, errno
+}
+
+func write(fd int32, s string) uint32 {
+	b := []byte(s)
+	iov := [2]uint32{uint32(uintptr(unsafe.Pointer(&b[0]))), uint32(len(b))}
+	var n uint32
+	return fdWrite(fd, unsafe.Pointer(&iov), 1, unsafe.Pointer(&n))
+}
+
+func read(fd int32) (string, uint32) {
+	b := make([]byte, 64)
+	iov := [2]uint32{uint32(uintptr(unsafe.Pointer(&b[0]))), uint32(len(b))}
+	var n uint32
+	errno := fdRead(fd, unsafe.Pointer(&iov), 1, unsafe.Pointer(&n))
+	return string(b[:n]), errno
+}
+
+func pread(fd int32, off uint64) uint32 {
+	b := make([]byte, 8)
+	iov := [2]uint32{uint32(uintptr(unsafe.Pointer(&b[0]))), uint32(len(b))}
+	var n uint32
+	return fdPread(fd, unsafe.Pointer(&iov), 1, off, unsafe.Pointer(&n))
+}
+
+func pwrite(fd int32, off uint64) uint32 {
+	b := []byte("x")
+	iov := [2]uint32{uint32(uintptr(unsafe.Pointer(&b[0]))), uint32(len(b))}
+	var n uint32
+	return fdPwrite(fd, unsafe.Pointer(&iov), 1, off, unsafe.Pointer(&n))
+}
+
+type fdstat struct {
+	filetype         uint8
+	flags            uint16
+	base, inheriting uint64
+}
+
+func stat(fd int32) (fdstat, uint32) {
+	var st fdstat
+	errno := fdFdstatGet(fd, unsafe.Pointer(&st))
+	return st, errno
+}
+
+func prestat(fd int32) uint32 {
+	var b [8]byte
+	return fdPrestatGet(fd, unsafe.Pointer(&b[0]))
+}
+
+func main() {
+	defer func() {
+		os.Stdout.WriteString(out.String())
+	}()
+	size := uint32(wasmMemorySize()) * 65536 // linear memory's, in bytes
+	if len(os.Args) > 2 && os.Args[1] == "poll" {
+		var n int
+		fmt.Sscan(os.Args[2], &n)
+		buf := make([]byte, 48*n)
+		buf[8] = 1 // fd_read of stdin
+		for k := 48; k < len(buf); k *= 2 {
+			copy(buf[k:], buf[:k])
+		}
+		at := uint32(uintptr(unsafe.Pointer(&buf[0])))
+		var nev uint32
+		say("poll", pollOneoff(at, at, uint32(n), uint32(uintptr(unsafe.Pointer(&nev)))), nev)
+		return
+	}
+
+	// Offsets past 2^63 are negative to the host.
+	f, e := open(3, "inside.txt", 0, rightFdRead|1<<2, 0)
+	say("open-inside", e)
+	say("pread-negative", pread(f, 1<<63))
+	var pos uint64
+	say("seek-negative", fdSeek(f, -1, 0, unsafe.Pointer(&pos)))
+	w, e := open(3, "made.txt", oflagCreat, rightFdRead|rightFdWrite|1<<2|1<<22|1<<8, 0)
+	say("open-made", e)
+	say("pwrite-negative", pwrite(w, 1<<63))
+	say("pwrite-max", pwrite(w, 1<<63-1))
+	say("setsize-negative", fdFilestatSetSize(w, 1<<63))
+	say("allocate-overflow", fdAllocate(w, 1<<63-1, 10))
+	a, e := open(3, "append.txt", oflagCreat, rightFdRead|rightFdWrite|1<<2, fdflagAppend)
+	say("open-append", e)
+	say("pwrite-negative-append", pwrite(a, 1<<63))
+
+	// Descriptors no file is at.
+	for _, fd := range []int32{-1, -2, 1 << 30, 0x7fffffff} {
+		st, e := stat(fd)
+		say(fmt.Sprintf("fdstat-%d", fd), e, st.base)
+		say(fmt.Sprintf("setrights-%d", fd), fdFdstatSetRights(fd, 0, 0))
+		say(fmt.Sprintf("renumber-from-%d", fd), fdRenumber(fd, f))
+		say(fmt.Sprintf("renumber-to-%d", fd), fdRenumber(f, fd))
+		say(fmt.Sprintf("close-%d", fd), fdClose(fd))
+		say(fmt.Sprintf("prestat-%d", fd), prestat(fd))
+		say(fmt.Sprintf("read-%d", fd), pread(fd, 0))
+	}
+	// Pointers past the end of memory.
+	say("fdstat-past-end", fdFdstatGetAt(3, size-8))
+	say("fdstat-wrap", fdFdstatGetAt(3, 0xfffffff8))
+	say("prestat-name-past-end", fdPrestatDirNameAt(3, size-1, 5))
+	say("prestat-name-wrap", fdPrestatDirNameAt(3, 0xffffffff, 0xffffffff))
+	{
+		b := []byte("inside.txt")
+		p, n := uint32(uintptr(unsafe.Pointer(&b[0]))), uint32(len(b))
+		var fd int32
+		at := uint32(uintptr(unsafe.Pointer(&fd)))
+		say("open-result-past-end", pathOpenAt(3, 0, p, n, 0, rightFdRead, rightFdRead, 0, size-2))
+		say("open-path-past-end", pathOpenAt(3, 0, size-2, 10, 0, 0, 0, 0, at))
+		say("open-path-wrap", pathOpenAt(3, 0, 0xfffffff0, 0x20, 0, 0, 0, 0, at))
+	}
+
+	// Out of the mounts, and changes to the read-only one.
+	for _, p := range []string{"../outside.txt", "/etc/passwd", "sub/../../outside.txt", "."} {
+		_, e := open(3, p, 0, rightFdRead, 0)
+		say("open-"+p, e)
+	}
+	_, e = open(4, "ro.txt", 0, 0, fdflagAppend)
+	say("ro-append", e)
+	_, e = open(4, "ro.txt", oflagTrunc, rightFdRead, 0)
+	say("ro-trunc", e)
+	_, e = open(4, "new.txt", oflagCreat, 0, 0)
+	say("ro-create", e)
+	ro, e := open(4, "ro.txt", 0, rightFdRead, 0)
+	rost, _ := stat(ro)
+	say("ro-write", e, fdFdstatSetFlags(ro, fdflagAppend), write(ro, "x"),
+		fdFdstatSetRights(ro, rost.base|rightFdWrite, rost.inheriting))
+	say("ro-renumber-rw-onto", fdRenumber(w, ro), write(ro, "x"), fdRenumber(ro, w))
+	_, e = open(3, ".cairn-apply-0011", oflagCreat, rightFdWrite, 0)
+	say("apply-temp", e)
+
+	// Stdio and preopens as renumbering sees them.
+	say("prestat-stdio", prestat(1), prestat(0))
+	say("renumber-stdio-self", fdRenumber(1, 1))
+	say("renumber-preopen-self", fdRenumber(3, 3))
+	say("renumber-preopen-onto-file", fdRenumber(3, f))
+	say("renumber-stdio-onto-file", fdRenumber(2, f))
+
+	// A read-only file renumbered onto a writable one does not write.
+	r1, _ := open(3, "inside.txt", 0, rightFdRead, 0)
+	w1, _ := open(3, "w1.txt", oflagCreat, rightFdRead|rightFdWrite, 0)
+	say("renumber-ro-onto-rw", fdRenumber(r1, w1), write(w1, "x"), write(r1, "x"))
+	// A writable one renumbered onto a narrowed one writes.
+	w2, _ := open(3, "w2.txt", oflagCreat, rightFdRead|rightFdWrite, 0)
+	r2, _ := open(3, "inside.txt", 0, rightFdRead, 0)
+	st, _ := stat(w2)
+	say("narrow-then-renumber", fdFdstatSetRights(w2, st.base&^rightFdWrite, 0), write(w2, "x"),
+		fdRenumber(w2, r2), write(r2, "x"), fdFdstatSetRights(r2, st.base, 0))
+
+	// A read-only file renumbered onto stdin: stdin reads it, and does not
+	// write it.
+	r3, _ := open(3, "inside.txt", 0, rightFdRead, 0)
+	e = fdRenumber(r3, 0)
+	s, e2 := read(0)
+	say("renumber-onto-stdin", e, s, e2, write(0, "x"), prestat(0))
+
+	// A file renumbered onto the read-only preopen: the preopen is gone,
+	// and the file there is not one.
+	r4, _ := open(3, "inside.txt", 0, rightFdRead, 0)
+	e = fdRenumber(r4, 4)
+	_, e2 = open(4, "ro.txt", 0, rightFdRead, 0)
+	say("renumber-onto-ro-preopen", e, prestat(4), e2, write(4, "x"))
+	fdClose(4)
+
+	// A directory narrowed, renumbered, and opened through: it creates no
+	// file, and what it opens is not written.
+	ex, _ := open(3, "sub/existing.txt", oflagCreat, rightFdRead|rightFdWrite, 0)
+	write(ex, "existing")
+	fdClose(ex)
+	d, e := open(3, "sub", oflagDirectory, ^uint64(0)&^rightFdWrite, 0)
+	dst, _ := stat(d)
+	e2 = fdFdstatSetRights(d, dst.base&^rightPathCreateFile, dst.inheriting&^rightFdWrite)
+	x, _ := open(3, "inside.txt", 0, rightFdRead, 0)
+	e3 := fdRenumber(d, x)
+	_, e4 := open(x, "new.txt", oflagCreat, rightFdRead|rightFdWrite, 0)
+	g, e5 := open(x, "existing.txt", 0, rightFdRead|rightFdWrite, 0)
+	say("narrowed-dir-renumbered", e, e2, e3, e4, e5, write(g, "x"))
+	_, e5 = open(x, "../inside.txt", 0, rightFdRead, 0)
+	say("narrowed-dir-dotdot", e5)
+	t, e6 := open(x, "existing.txt", oflagTrunc, rightFdRead, 0)
+	s, _ = read(t)
+	say("trunc-read-only", e6, len(s))
+
+	// Closing a preopen: nothing opens through it, and the next file
+	// takes its number and is no preopen.
+	e = fdClose(3)
+	_, e2 = open(3, "inside.txt", 0, rightFdRead, 0)
+	n, e3 := open(x, "existing.txt", 0, rightFdRead, 0)
+	nst, _ := stat(n)
+	say("close-preopen", e, prestat(3), e2, e3, n, prestat(n), nst.base&rightFdWrite != 0)
+
+	// poll_oneoff with events over its subscriptions and past memory.
+	buf := make([]byte, 48*3+32*3)
+	at := uint32(uintptr(unsafe.Pointer(&buf[0])))
+	for i, fd := range []uint32{1, 2, 77} {
+		b := buf[48*i:]
+		binary.LittleEndian.PutUint64(b, uint64(i+1))
+		b[8] = 2
+		binary.LittleEndian.PutUint32(b[16:], fd)
+	}
+	var nev uint32
+	nevAt := uint32(uintptr(unsafe.Pointer(&nev)))
+	e = pollOneoff(at, at, 3, nevAt)
+	line := fmt.Sprint(e, nev)
+	for i := range min(nev, 3) {
+		ev := buf[32*i:]
+		line += fmt.Sprintf(" %d:%d:%d", binary.LittleEndian.Uint64(ev), ev[10], binary.LittleEndian.Uint16(ev[8:]))
+	}
+	say("poll-overlap", line)
+	say("poll-events-past-end", pollOneoff(at, size-40, 3, nevAt))
+	say("poll-nevents-past-end", pollOneoff(at, at+200, 1, size-2))
+	say("poll-in-past-end", pollOneoff(size-48, at, 2, nevAt))
+	say("poll-wrap", pollOneoff(0xffffffd0, at, 1, nevAt))
+}
+
+// wasmMemorySize is the size of linear memory in pages (mem_wasm.s).
+func wasmMemorySize() int32
