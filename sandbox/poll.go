@@ -26,6 +26,11 @@ const (
 // answered a subscription to write with ENOTSUP and reported every clock
 // as come, after waiting for the shortest. A call with only clocks, or
 // one wazero refuses (see answers), is wazero's.
+//
+// Answering costs the host a little for each subscription, and a guest
+// may pass millions of them, where no stop check runs: once the call must
+// stop (its deadline, or its context cancelled), polling stops too, with
+// EINTR, and the guest's next stop check ends the call.
 type polling struct {
 	poll, advise api.GoModuleFunction // wazero's poll_oneoff and fd_advise
 	fds          *descriptors
@@ -53,6 +58,10 @@ func (p polling) Call(ctx context.Context, mod api.Module, stack []uint64) {
 	clear(events)
 	count := uint32(0)
 	for i := range n {
+		if i%stopEvery == stopEvery-1 && ctx.Err() != nil {
+			stack[0] = errnoIntr
+			return
+		}
 		s := subs[i*48:]
 		typ := s[8]
 		if typ == eventClock {
@@ -107,8 +116,15 @@ func (polling) answers(subs []byte) bool {
 	return descriptors
 }
 
-// errnoFault is WASI preview 1's errno fault.
-const errnoFault = 21
+// WASI preview 1's errnos fault and intr.
+const (
+	errnoFault = 21
+	errnoIntr  = 27
+)
+
+// stopEvery is how many subscriptions polling answers between two looks
+// at whether the call must stop.
+const stopEvery = 1024
 
 // isOpen reports whether fd is an open descriptor of mod. wazero's
 // fd_advise (advise) advises nothing: it looks fd up, EBADF if none is

@@ -1,7 +1,13 @@
 package sandbox
 
 import (
+	"bytes"
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // Regression: fd_pread and fd_pwrite at an offset of 2^63 or more, which
@@ -21,3 +27,52 @@ func TestNegativeOffsetIsEINVAL(t *testing.T) {
 		})
 	}
 }
+
+// Regression: poll_oneoff answers each subscription to a descriptor in
+// the host, where no stop check runs: 8 million of them (384 MB of the
+// guest's memory) kept a call going for seconds after it had to stop, at
+// its deadline or when cancelled (15 million, 13 s past a deadline of
+// 8 s). It now stops when the call must, and the call with it.
+func TestPollOfManySubscriptionsStopsWithTheCall(t *testing.T) {
+	m := compile(t, "rawwasi")
+	p := Policy{Args: []string{"poll", "1"}, MemoryLimit: 512 << 20}
+	var out bytes.Buffer
+	if _, err := m.Run(context.Background(), p, nil, &out, &out); err != nil {
+		t.Fatalf("a poll of one subscription: %v: %s", err, out.String())
+	}
+	// The call is cancelled 100 ms after the guest says it calls
+	// poll_oneoff, which then holds millions of subscriptions.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout bytes.Buffer
+	var once sync.Once
+	var stopped atomic.Pointer[time.Time]
+	stderr := writerFunc(func(b []byte) (int, error) {
+		once.Do(func() {
+			time.AfterFunc(100*time.Millisecond, func() {
+				now := time.Now()
+				stopped.Store(&now)
+				cancel()
+			})
+		})
+		return len(b), nil
+	})
+	p.Args[1] = "8000000"
+	_, err := m.Run(ctx, p, nil, &stdout, stderr)
+	if stopped.Load() == nil {
+		t.Fatalf("the guest did not reach poll_oneoff, or the call ended before it was cancelled: %v: %q", err, stdout.String())
+	}
+	late := time.Since(*stopped.Load())
+	t.Logf("the call ended %s after it was cancelled: %v; %s", late, err, stdout.String())
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("the call ended with %v, want context.Canceled", err)
+	}
+	if late > time.Second {
+		t.Errorf("the call ended %s after it was cancelled", late)
+	}
+}
+
+// writerFunc is an io.Writer that is a function.
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
