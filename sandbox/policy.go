@@ -100,6 +100,7 @@ func (mt Mount) open(ctx context.Context, files *guestfs.Budget, limit guestfs.S
 	if err != nil {
 		return nil, nil, err
 	}
+	w.Ctx = ctx
 	return w, w.Close, nil
 }
 

@@ -76,3 +76,54 @@ func TestPollOfManySubscriptionsStopsWithTheCall(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
+
+// Regression: wazero's fd_write writes each of its iovecs with a call of
+// the file's Write, in the host, where no stop check runs; to a workspace
+// file each is a system call (two on an overlay). 3 million iovecs of
+// one byte (24 MB of the guest's memory) held a call with a deadline of
+// 1 s for 23 s on a plain mount and 31 s on an overlay. A workspace file
+// now fails its reads and writes (EINTR) once the call must stop, and the
+// call ends at its deadline.
+func TestWriteOfManyIovecsEndsAtTheDeadline(t *testing.T) {
+	const timeout = time.Second
+	for _, kind := range mountKinds {
+		t.Run(kind, func(t *testing.T) {
+			ws := t.TempDir()
+			mt := Mount{HostPath: ws, GuestPath: "/work"}
+			if kind == "overlay" {
+				ov, _ := newOverlay(t, ws)
+				mt = Mount{GuestPath: "/work", Overlay: ov}
+			}
+			p := Policy{Args: []string{"writev", "f", "3000000"}, Mounts: []Mount{mt}, Timeout: timeout}
+			var stdout bytes.Buffer
+			stderr := &stamped{}
+			_, err := compile(t, "rawwasi").Run(context.Background(), p, nil, &stdout, stderr)
+			if stderr.at.IsZero() {
+				t.Fatalf("the guest did not reach fd_write before its deadline: %v: %q", err, stdout.String())
+			}
+			late := time.Since(stderr.at)
+			t.Logf("the call ended %s after the guest called fd_write: %v; %s", late, err, stdout.String())
+			if !errors.Is(err, ErrDeadline) {
+				t.Errorf("the call ended with %v, want ErrDeadline", err)
+			}
+			if late > timeout+time.Second {
+				t.Errorf("the call ended %s after the guest called fd_write, with a deadline of %s", late, timeout)
+			}
+		})
+	}
+}
+
+// stamped notes when it is first written to.
+type stamped struct {
+	mu sync.Mutex
+	at time.Time
+}
+
+func (s *stamped) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.at.IsZero() {
+		s.at = time.Now()
+	}
+	return len(p), nil
+}

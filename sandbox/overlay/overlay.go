@@ -215,7 +215,8 @@ func Discard(staging string) error {
 // the guest is given, files opened within the call's budget, staging
 // within limit. A change that copies or hashes a workspace file stops
 // when ctx, the call's, is done, and fails (EINTR) having changed
-// nothing. It is the sandbox's, which calls it for a Mount with an
+// nothing; reads and writes of its files fail so too (see guestfs.Dir).
+// It is the sandbox's, which calls it for a Mount with an
 // Overlay; the package's other users have no use for it.
 func (o *Overlay) Mount(ctx context.Context, readOnly bool, files *guestfs.Budget, limit guestfs.StagingLimit) (experimentalsys.FS, func() error, error) {
 	o.mu.Lock()
@@ -226,8 +227,8 @@ func (o *Overlay) Mount(ctx context.Context, readOnly bool, files *guestfs.Budge
 	o.ctx, o.limit, o.paths = ctx, limit.Bytes, limit.Paths
 	readOnly = readOnly || o.st == nil
 	v := &overlayFS{o: o, readOnly: readOnly, files: files,
-		lower:   guestfs.Dir{Root: o.ws, ReadOnly: true, Files: files},
-		staging: guestfs.Dir{Root: o.st, ReadOnly: readOnly, Files: files}}
+		lower:   guestfs.Dir{Root: o.ws, ReadOnly: true, Files: files, Ctx: ctx},
+		staging: guestfs.Dir{Root: o.st, ReadOnly: readOnly, Files: files, Ctx: ctx}}
 	return v, func() error { return nil }, nil
 }
 

@@ -36,6 +36,9 @@ func (s *stagedFile) Write(buf []byte) (int, experimentalsys.Errno) {
 	if e := s.Writable(); e != 0 {
 		return 0, e
 	}
+	if s.FS.Stopped() {
+		return 0, experimentalsys.EINTR
+	}
 	s.o.mu.Lock()
 	defer s.o.mu.Unlock()
 	off := s.b.size
@@ -61,8 +64,11 @@ func (s *stagedFile) Pwrite(buf []byte, off int64) (int, experimentalsys.Errno) 
 	if e := s.Writable(); e != 0 {
 		return 0, e
 	}
-	if off < 0 {
+	switch {
+	case off < 0:
 		return 0, experimentalsys.EINVAL
+	case s.FS.Stopped():
+		return 0, experimentalsys.EINTR
 	}
 	s.o.mu.Lock()
 	defer s.o.mu.Unlock()

@@ -141,8 +141,11 @@ func (f *File) Stat() (sys.Stat_t, experimentalsys.Errno) {
 
 // Read reads from the current offset.
 func (f *File) Read(buf []byte) (int, experimentalsys.Errno) {
-	if f.isDir {
+	switch {
+	case f.isDir:
 		return 0, experimentalsys.EISDIR
+	case f.FS.Stopped():
+		return 0, experimentalsys.EINTR
 	}
 	n, err := f.F.Read(buf)
 	if errors.Is(err, io.EOF) {
@@ -160,6 +163,8 @@ func (f *File) Pread(buf []byte, off int64) (int, experimentalsys.Errno) {
 		return 0, experimentalsys.EISDIR
 	case off < 0:
 		return 0, experimentalsys.EINVAL
+	case f.FS.Stopped():
+		return 0, experimentalsys.EINTR
 	}
 	n, err := f.F.ReadAt(buf, off)
 	if errors.Is(err, io.EOF) {
@@ -228,6 +233,9 @@ func (f *File) Write(buf []byte) (int, experimentalsys.Errno) {
 	if e := f.Writable(); e != 0 {
 		return 0, e
 	}
+	if f.FS.Stopped() {
+		return 0, experimentalsys.EINTR
+	}
 	n, err := f.F.Write(buf)
 	return n, Errno(err)
 }
@@ -237,8 +245,11 @@ func (f *File) Pwrite(buf []byte, off int64) (int, experimentalsys.Errno) {
 	if e := f.Writable(); e != 0 {
 		return 0, e
 	}
-	if off < 0 {
+	switch {
+	case off < 0:
 		return 0, experimentalsys.EINVAL
+	case f.FS.Stopped():
+		return 0, experimentalsys.EINTR
 	}
 	if f.Append {
 		// os.File refuses WriteAt on a file opened to append; pwrite(2)

@@ -1,6 +1,7 @@
 package guestfs
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -29,13 +30,23 @@ import (
 //   - times are set through a descriptor, never by name, so they change the
 //     file that was checked or opened, whatever is renamed meanwhile;
 //   - a read-only mount refuses every call that would change anything (EROFS);
-//   - a call holds at most Policy.MaxOpenFiles open files (EAGAIN past it).
+//   - a call holds at most Policy.MaxOpenFiles open files (EAGAIN past it);
+//   - once the call must stop (Ctx done), its files read and write nothing
+//     more (EINTR): wazero reads and writes each of an fd_read's or
+//     fd_write's iovecs with a call of its own, a system call each, in
+//     the host, where no stop check runs, and a guest may pass millions.
 type Dir struct {
 	experimentalsys.UnimplementedFS
 	Root     *os.Root
 	ReadOnly bool
 	Files    *Budget
+	// Ctx is the call's; nil for a Dir that no call's end stops.
+	Ctx context.Context
 }
+
+// Stopped reports whether the call using the directory must stop: its
+// files' reads and writes are then EINTR.
+func (w *Dir) Stopped() bool { return w.Ctx != nil && w.Ctx.Err() != nil }
 
 // NewDir opens dir as a guest filesystem. The caller closes the
 // returned closer when no instance uses the filesystem any more.
