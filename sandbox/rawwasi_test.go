@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -76,6 +78,84 @@ func TestPollOfManySubscriptionsStopsWithTheCall(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
+
+// rawWASIWant is what testdata/rawwasi prints, the same on a plain mount
+// and an overlay but where rawWASIOverlay says otherwise. Errnos: 0
+// success, 2 EACCES, 8 EBADF, 21 EFAULT, 28 EINVAL, 31 EISDIR,
+// 37 ENAMETOOLONG, 54 ENOTDIR, 58 ENOTSUP, 63 EPERM, 69 EROFS,
+// 76 ENOTCAPABLE.
+var rawWASIWant = map[string]string{
+	"open-inside": "0", "pread-negative": "28", "seek-negative": "28",
+	"open-made": "0", "pwrite-negative": "28", "pwrite-max": "28", "setsize-negative": "28",
+	"allocate-overflow": "28", "open-append": "0", "pwrite-negative-append": "28",
+	// Pointers past the end of memory, or wrapping past 2^32.
+	"fdstat-past-end": "21", "fdstat-wrap": "21", "prestat-name-past-end": "21", "prestat-name-wrap": "21",
+	"open-result-past-end": "21", "open-path-past-end": "21", "open-path-wrap": "21",
+	"open-../outside.txt": "63", "open-/etc/passwd": "63", "open-sub/../../outside.txt": "63", "open-.": "0",
+	// The read-only mount: no open to change it, and a file opened to
+	// read gains no right to write, by flags, rights or renumbering.
+	"ro-append": "69", "ro-trunc": "69", "ro-create": "69", "ro-write": "0 0 76 76",
+	"ro-renumber-rw-onto": "0 0 8",
+	"apply-temp":          "0", // a plain mount has no Apply
+	// wazero answers fd_prestat_get of stdio with an empty name.
+	"prestat-stdio": "0 0", "renumber-stdio-self": "0", "renumber-preopen-self": "0",
+	"renumber-preopen-onto-file": "58", "renumber-stdio-onto-file": "58",
+	// A record of rights follows its descriptor: renumbered, narrowed,
+	// onto stdin, onto a preopen, and a directory's to what it opens.
+	"renumber-ro-onto-rw":      "0 76 8",
+	"narrow-then-renumber":     "0 76 0 76 76",
+	"renumber-onto-stdin":      "0 inside 0 76 8",
+	"renumber-onto-ro-preopen": "0 8 54 76",
+	"narrowed-dir-renumbered":  "0 0 0 76 0 76",
+	"narrowed-dir-dotdot":      "63",
+	// Rights a descriptor lacks: ENOTCAPABLE, and EISDIR to allocate a
+	// directory; a buffer too small for a preopen's name, ENAMETOOLONG.
+	"read-only-rights": "76 76 0 76", "allocate-dir": "31", "prestat-name-short": "37",
+	"preopen-narrowed": "0 76 58",
+	// A closed preopen opens nothing, and the file that takes its
+	// number is no preopen and has the rights it was opened with.
+	"close-preopen": "0 8 8 0 3 8 false",
+	"poll-overlap":  "0 3 1:2:0 2:2:0 3:2:8", "poll-events-past-end": "21", "poll-nevents-past-end": "21",
+	"poll-in-past-end": "21", "poll-wrap": "21", "poll-huge": "21",
+}
+
+// rawWASIOverlay is where an overlay answers otherwise.
+var rawWASIOverlay = map[string]string{
+	"apply-temp": "2", // a name Apply's temporary files have is refused
+}
+
+// A guest calling WASI's functions with descriptors no file is at (-1,
+// 2^30, 2^31-1), offsets the host reads as negative, pointers past the end
+// of memory, renumberings onto stdio, preopens and narrowed descriptors,
+// and rights asked back, gets an errno for each, no right it lacked and
+// nothing outside its mounts.
+func TestEscapeDescriptorAbuse(t *testing.T) {
+	for _, kind := range mountKinds {
+		t.Run(kind, func(t *testing.T) {
+			_, got := escapeRun(t, guestBytes["rawwasi"], kind)
+			want := maps.Clone(rawWASIWant)
+			for _, fd := range []string{"-1", "-2", "1073741824", "2147483647"} {
+				want["fdstat-"+fd] = "8 0"
+				for _, op := range []string{"setrights", "renumber-from", "renumber-to", "close", "prestat", "read"} {
+					want[op+"-"+fd] = "8"
+				}
+			}
+			if kind == "overlay" {
+				maps.Copy(want, rawWASIOverlay)
+			}
+			for _, name := range slices.Sorted(maps.Keys(want)) {
+				if got[name] != want[name] {
+					t.Errorf("%s: got %q, want %q", name, got[name], want[name])
+				}
+			}
+			for name := range got {
+				if _, ok := want[name]; !ok {
+					t.Errorf("%s: %q, an attempt the test does not know", name, got[name])
+				}
+			}
+		})
+	}
+}
 
 // Regression: wazero's fd_write writes each of its iovecs with a call of
 // the file's Write, in the host, where no stop check runs; to a workspace

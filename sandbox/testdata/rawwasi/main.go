@@ -70,6 +70,9 @@ func fdFdstatSetFlags(fd int32, flags uint32) uint32
 func fdPrestatGet(fd int32, at unsafe.Pointer) uint32
 
 //go:wasmimport wasi_snapshot_preview1 fd_prestat_dir_name
+func fdPrestatDirName(fd int32, at unsafe.Pointer, n uint32) uint32
+
+//go:wasmimport wasi_snapshot_preview1 fd_prestat_dir_name
 func fdPrestatDirNameAt(fd int32, at, n uint32) uint32
 
 //go:wasmimport wasi_snapshot_preview1 poll_oneoff
@@ -77,8 +80,10 @@ func pollOneoff(in, out uint32, n uint32, nevents uint32) uint32
 
 const (
 	rightFdRead         = 1 << 1
+	rightFdSeek         = 1 << 2
 	rightFdWrite        = 1 << 6
 	rightPathCreateFile = 1 << 10
+	rightPathOpen       = 1 << 13
 
 	oflagCreat     = 1 << 0
 	oflagDirectory = 1 << 1
@@ -310,6 +315,23 @@ func main() {
 	_, e5 = open(x, "../inside.txt", 0, rightFdRead, 0)
 	say("narrowed-dir-dotdot", e5)
 
+	// Rights a descriptor lacks: a read-only file is not grown, cut or
+	// allocated, a narrowed one not sought, a directory not allocated,
+	// and a preopen narrowed to no PATH_OPEN opens nothing.
+	r5, _ := open(3, "inside.txt", 0, rightFdRead|rightFdSeek, 0)
+	r5st, _ := stat(r5)
+	say("read-only-rights", fdFilestatSetSize(r5, 0), fdAllocate(r5, 0, 1),
+		fdFdstatSetRights(r5, r5st.base&^rightFdSeek, 0), fdSeek(r5, 1, 0, unsafe.Pointer(&pos)))
+	say("allocate-dir", fdAllocate(3, 0, 1))
+	{
+		var b [8]byte
+		say("prestat-name-short", fdPrestatDirName(3, unsafe.Pointer(&b[0]), 0))
+	}
+	p3, _ := stat(3)
+	e = fdFdstatSetRights(3, p3.base&^rightPathOpen, p3.inheriting)
+	_, e2 = open(3, "inside.txt", 0, rightFdRead, 0)
+	say("preopen-narrowed", e, e2, fdRenumber(3, x))
+
 	// Closing a preopen: nothing opens through it, and the next file
 	// takes its number and is no preopen.
 	e = fdClose(3)
@@ -340,6 +362,7 @@ func main() {
 	say("poll-nevents-past-end", pollOneoff(at, at+200, 1, size-2))
 	say("poll-in-past-end", pollOneoff(size-48, at, 2, nevAt))
 	say("poll-wrap", pollOneoff(0xffffffd0, at, 1, nevAt))
+	say("poll-huge", pollOneoff(at, at, 0x05555555, nevAt))
 }
 
 // wasmMemorySize is the size of linear memory in pages (mem_wasm.s).
