@@ -283,12 +283,36 @@ func moduleConfig(p Policy, cio callIO) wazero.ModuleConfig {
 	if p.RealClock {
 		cfg = cfg.WithSysWalltime().WithSysNanotime().WithNanosleep(cio.sleep.sleep)
 	}
+	var random io.Reader = &detRandom{}
 	if p.RealRandom {
-		cfg = cfg.WithRandSource(rand.Reader)
-	} else {
-		cfg = cfg.WithRandSource(&detRandom{})
+		random = rand.Reader
 	}
-	return cfg
+	return cfg.WithRandSource(stoppingRandom{r: random, stop: cio.sleep})
+}
+
+// maxRandomRead is the most stoppingRandom reads at once.
+const maxRandomRead = 1 << 20
+
+// errStopped is a read of randomness for a call that must stop.
+var errStopped = errors.New("the call must stop")
+
+// stoppingRandom is the randomness an instance's random_get reads: r, at
+// most maxRandomRead bytes a read, and nothing once the call must stop
+// (stop's channel closed), which makes random_get fail (EIO) and the
+// guest's next stop check end the call. wazero's random_get fills the
+// guest's buffer, which may be all of its memory, in one read, in the
+// host, where no stop check runs. Reading r in pieces gives the same bytes
+// as reading it at once.
+type stoppingRandom struct {
+	r    io.Reader
+	stop *sleeper
+}
+
+func (s stoppingRandom) Read(p []byte) (int, error) {
+	if s.stop.stopped() {
+		return 0, errStopped
+	}
+	return s.r.Read(p[:min(len(p), maxRandomRead)])
 }
 
 // detRandom is the randomness of an instance not granted the real one:

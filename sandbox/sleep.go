@@ -6,7 +6,8 @@ import (
 )
 
 // sleeper is the sleep (poll_oneoff's clock subscriptions) of an instance
-// granted the real clock. wazero's own sleeps in the host function, where
+// granted the real clock, and what tells its randomness that the call must
+// stop (stoppingRandom). wazero's own sleeps in the host function, where
 // no stop check runs, so a guest could sleep past its call's deadline for
 // as long as it asked; this one wakes when the call must stop, and the
 // guest's next stop check ends it. A spare is made with its own sleeper
@@ -33,6 +34,23 @@ func (s *sleeper) sleep(ns int64) {
 	select {
 	case <-t.C:
 	case <-stop:
+	}
+}
+
+// stopped reports whether the call the sleeper is bound to must stop. A
+// nil sleeper, or one no call has bound, never stops.
+func (s *sleeper) stopped() bool {
+	if s == nil {
+		return false
+	}
+	s.mu.Lock()
+	stop := s.stop
+	s.mu.Unlock()
+	select {
+	case <-stop:
+		return true
+	default:
+		return false
 	}
 }
 

@@ -75,6 +75,9 @@ func fdPrestatDirName(fd int32, at unsafe.Pointer, n uint32) uint32
 //go:wasmimport wasi_snapshot_preview1 fd_prestat_dir_name
 func fdPrestatDirNameAt(fd int32, at, n uint32) uint32
 
+//go:wasmimport wasi_snapshot_preview1 random_get
+func randomGet(at, n uint32) uint32
+
 //go:wasmimport wasi_snapshot_preview1 poll_oneoff
 func pollOneoff(in, out uint32, n uint32, nevents uint32) uint32
 
@@ -202,6 +205,19 @@ func main() {
 		var nw uint32
 		os.Stderr.WriteString("writing\n")
 		say("writev", fdWrite(fd, unsafe.Pointer(uintptr(at)), uint32(n), unsafe.Pointer(&nw)), nw)
+		return
+	}
+
+	if len(os.Args) > 2 && os.Args[1] == "random" {
+		var n int
+		fmt.Sscan(os.Args[2], &n)
+		old := growMemory(int32((n + 65535) / 65536))
+		if old < 0 {
+			say("random", "no memory")
+			return
+		}
+		os.Stderr.WriteString("random\n")
+		say("random", randomGet(uint32(old)*65536, uint32(n)))
 		return
 	}
 
