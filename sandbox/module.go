@@ -199,6 +199,7 @@ func (m *Module) run(ctx context.Context, p Policy, stdin io.Reader, stdout, std
 	}
 	ctx, cancel := context.WithTimeout(ctx, orDefault(p.Timeout, DefaultTimeout))
 	defer cancel()
+	stdout.stop, stderr.stop = ctx.Done(), ctx.Done()
 	fsys, closeFS, err := mounts(ctx, p.Mounts, guestfs.NewBudget(p.MaxOpenFiles), p.staging())
 	if err != nil {
 		return Exit{}, err

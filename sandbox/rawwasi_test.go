@@ -115,6 +115,43 @@ func TestRandomGetOfHugeBufferStopsWithTheCall(t *testing.T) {
 	}
 }
 
+// Regression: wazero's fd_write writes each of its iovecs with a write
+// of its own to stdout, in the host, where no stop check runs: 400 million
+// empty iovecs (3.2 GB of the guest's memory, which may be 4 GiB) kept a
+// call going for 31 s after it was cancelled, 100 million for seconds.
+// stdout and stderr now take no more writes once the call must stop
+// (EIO).
+func TestWriteOfManyIovecsToStdoutStopsWithTheCall(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout bytes.Buffer
+	var once sync.Once
+	var stopped atomic.Pointer[time.Time]
+	stderr := writerFunc(func(b []byte) (int, error) {
+		once.Do(func() {
+			time.AfterFunc(100*time.Millisecond, func() {
+				now := time.Now()
+				stopped.Store(&now)
+				cancel()
+			})
+		})
+		return len(b), nil
+	})
+	p := Policy{Args: []string{"writev", "-", "100000000"}, MemoryLimit: 1 << 30}
+	_, err := compile(t, "rawwasi").Run(ctx, p, nil, &stdout, stderr)
+	if stopped.Load() == nil {
+		t.Fatalf("the guest did not reach fd_write, or the call ended before it was cancelled: %v: %q", err, stdout.String())
+	}
+	late := time.Since(*stopped.Load())
+	t.Logf("the call ended %s after it was cancelled: %v; %s", late, err, stdout.String())
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("the call ended with %v, want context.Canceled", err)
+	}
+	if late > time.Second {
+		t.Errorf("the call ended %s after it was cancelled", late)
+	}
+}
+
 // writerFunc is an io.Writer that is a function.
 type writerFunc func([]byte) (int, error)
 

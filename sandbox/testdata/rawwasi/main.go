@@ -6,9 +6,16 @@
 // ro.txt), and prints one line per attempt: its name, the errnos
 // it got, and what else it learned.
 //
-// With the arguments "poll N" it only calls poll_oneoff once, with N
-// subscriptions to read stdin whose events overwrite them, having written
-// "polling" to stderr, and prints the errno and the number of events.
+// Its other arguments each make one call with a huge count or buffer, in
+// memory grown for it past the Go runtime's, having written a line to
+// stderr, and print its errno:
+//
+//	poll N        poll_oneoff of N subscriptions to read stdin, whose
+//	              events overwrite them (prints the number of events too)
+//	writev FILE N fd_write of N iovecs of one byte, all the same, to FILE
+//	              in /work (prints the number of bytes written too); with
+//	              FILE "-", N empty iovecs to stdout
+//	random N      random_get of N bytes
 package main
 
 import (
@@ -194,10 +201,13 @@ func main() {
 			return
 		}
 		at := uint32(old) * 65536
-		for i := range n {
+		for i := range n * b2i(os.Args[2] != "-") {
 			*(*uint32)(unsafe.Pointer(uintptr(at) + uintptr(8*i+4))) = 1 // the byte at 0
 		}
-		fd, e := open(3, os.Args[2], oflagCreat, rightFdRead|rightFdWrite, 0)
+		fd, e := int32(1), uint32(0)
+		if os.Args[2] != "-" {
+			fd, e = open(3, os.Args[2], oflagCreat, rightFdRead|rightFdWrite, 0)
+		}
 		if e != 0 {
 			say("writev", "open", e)
 			return
@@ -379,6 +389,14 @@ func main() {
 	say("poll-in-past-end", pollOneoff(size-48, at, 2, nevAt))
 	say("poll-wrap", pollOneoff(0xffffffd0, at, 1, nevAt))
 	say("poll-huge", pollOneoff(at, at, 0x05555555, nevAt))
+}
+
+// b2i is 1 for true, 0 for false.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // wasmMemorySize is the size of linear memory in pages (mem_wasm.s).
