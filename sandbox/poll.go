@@ -24,13 +24,18 @@ const (
 // FD_READ or FD_WRITE), one to a descriptor not open EBADF, and the
 // clocks subscribed beside them none: the call does not wait. wazero's
 // answered a subscription to write with ENOTSUP and reported every clock
-// as come, after waiting for the shortest. A call with only clocks, or
-// one wazero refuses (see answers), is wazero's.
+// as come, after waiting for the shortest. A call with only clocks gets
+// what wazero gives it: every clock as come, after wazero waited for the
+// shortest (asked of wazero alone).
 //
 // Answering costs the host a little for each subscription, and a guest
-// may pass millions of them, where no stop check runs: once the call must
-// stop (its deadline, or its context cancelled), polling stops too, with
-// EINTR, and the guest's next stop check ends the call.
+// may pass tens of millions of them, where no stop check runs: once the
+// call must stop (its deadline, or its context cancelled), polling stops
+// too, with EINTR, and the guest's next stop check ends the call. So the
+// subscriptions are checked here, as wazero checks them (the first one it
+// refuses gives the call's errno), and wazero is left only what costs
+// the same for any count: one that overflows, memory out of range, the
+// wait for one clock.
 type polling struct {
 	poll, advise api.GoModuleFunction // wazero's poll_oneoff and fd_advise
 	fds          *descriptors
@@ -45,46 +50,62 @@ func (p polling) Call(ctx context.Context, mod api.Module, stack []uint64) {
 		return
 	}
 	subs, ok := mem.Read(in, n*48)
-	if !ok || !p.answers(subs) {
-		p.poll.Call(ctx, mod, stack)
-		return
-	}
-	subs = append([]byte(nil), subs...)
-	events, ok := mem.Read(out, n*32)
 	if !ok {
 		p.poll.Call(ctx, mod, stack)
 		return
 	}
-	clear(events)
+	descriptors, shortest, errno := checkSubscriptions(ctx, subs)
+	if errno != 0 {
+		stack[0] = errno
+		return
+	}
+	events, ok := mem.Read(out, n*32)
+	if !ok {
+		stack[0] = errnoFault
+		return
+	}
+	if out > in && uint64(out) < uint64(in)+uint64(n)*48 {
+		// The events would overwrite subscriptions not read yet.
+		subs = append([]byte(nil), subs...)
+	}
+	if !descriptors && shortest >= 0 {
+		if errno := p.wait(ctx, mod, subs[shortest*48:shortest*48+48]); errno != 0 {
+			stack[0] = errno
+			return
+		}
+	}
 	count := uint32(0)
 	for i := range n {
 		if i%stopEvery == stopEvery-1 && ctx.Err() != nil {
 			stack[0] = errnoIntr
 			return
 		}
-		s := subs[i*48:]
+		s := subs[i*48 : i*48+48]
 		typ := s[8]
-		if typ == eventClock {
-			continue
-		}
-		fd := binary.LittleEndian.Uint32(s[16:])
-		if int32(fd) < 0 {
-			stack[0] = errnoBadf
-			return
-		}
 		var errno uint16
-		need := rightFdRead
-		if typ == eventFdWrite {
-			need = rightFdWrite
-		}
 		switch {
-		case !isOpen(ctx, mod, p.advise, fd):
-			errno = errnoBadf
-		case !p.fds.has(mod, fd, need):
-			errno = errnoNotcapable
+		case typ == eventClock && descriptors:
+			continue
+		case typ != eventClock:
+			fd := binary.LittleEndian.Uint32(s[16:])
+			need := rightFdRead
+			if typ == eventFdWrite {
+				need = rightFdWrite
+			}
+			switch {
+			case !isOpen(ctx, mod, p.advise, fd):
+				errno = errnoBadf
+			case !p.fds.has(mod, fd, need):
+				errno = errnoNotcapable
+			}
 		}
-		e := events[count*32:]
-		copy(e, s[:8]) // userdata
+		// The event may overwrite the subscription: its userdata is
+		// read first.
+		var userdata [8]byte
+		copy(userdata[:], s)
+		e := events[count*32 : count*32+32]
+		clear(e)
+		copy(e, userdata[:])
 		binary.LittleEndian.PutUint16(e[8:], errno)
 		e[10] = typ
 		count++
@@ -96,30 +117,68 @@ func (p polling) Call(ctx context.Context, mod api.Module, stack []uint64) {
 	stack[0] = 0
 }
 
-// answers reports whether polling answers subs itself: they subscribe to
-// at least one descriptor, and to nothing wazero refuses (an unknown type
-// is EINVAL, a clock with flags ENOTSUP or EINVAL).
-func (polling) answers(subs []byte) bool {
-	descriptors := false
+// checkSubscriptions checks subs as wazero does, in order: a clock with
+// the flag abstime is ENOTSUP, one with any other flag EINVAL, a
+// descriptor past int32's EBADF, an unknown type EINVAL. It reports
+// whether any subscribes to a descriptor and, when some clock has to wait
+// (wazero waits for none when the shortest is 0 or, read as int64,
+// negative), the place of the first of the shortest, or -1. Once the call
+// must stop it is EINTR.
+func checkSubscriptions(ctx context.Context, subs []byte) (descriptors bool, shortest int, errno uint64) {
+	shortest = -1
+	least := int64(math.MaxInt64)
 	for i := 0; i < len(subs); i += 48 {
-		switch subs[i+8] {
-		case eventFdRead, eventFdWrite:
-			descriptors = true
+		if i/48%stopEvery == stopEvery-1 && ctx.Err() != nil {
+			return false, -1, errnoIntr
+		}
+		s := subs[i : i+48]
+		switch s[8] {
 		case eventClock:
-			if binary.LittleEndian.Uint16(subs[i+40:]) != 0 {
-				return false
+			switch binary.LittleEndian.Uint16(s[40:]) {
+			case 0:
+			case 1:
+				return false, -1, errnoNotsup
+			default:
+				return false, -1, errnoInval
 			}
+			if t := int64(binary.LittleEndian.Uint64(s[24:])); t < least {
+				least, shortest = t, i/48
+			}
+		case eventFdRead, eventFdWrite:
+			if int32(binary.LittleEndian.Uint32(s[16:])) < 0 {
+				return false, -1, errnoBadf
+			}
+			descriptors = true
 		default:
-			return false
+			return false, -1, errnoInval
 		}
 	}
-	return descriptors
+	if least <= 0 {
+		shortest = -1
+	}
+	return descriptors, shortest, 0
 }
 
-// WASI preview 1's errnos fault and intr.
+// wait has wazero's poll_oneoff wait for the clock sub alone, with its own
+// sleep (which, with the real clock, ends when the call must stop, see
+// sleeper). It is given a copy of sub in scratch memory, where it writes
+// its event and count too.
+func (p polling) wait(ctx context.Context, mod api.Module, sub []byte) uint64 {
+	clock := append([]byte(nil), sub...)
+	return scratch(mod, 48+32+4, func(mem api.Memory) uint64 {
+		mem.Write(0, clock)
+		stack := []uint64{0, 48, 1, 48 + 32}
+		p.poll.Call(ctx, mod, stack)
+		return stack[0]
+	})
+}
+
+// WASI preview 1's errnos fault, intr, inval and notsup.
 const (
-	errnoFault = 21
-	errnoIntr  = 27
+	errnoFault  = 21
+	errnoIntr   = 27
+	errnoInval  = 28
+	errnoNotsup = 58
 )
 
 // stopEvery is how many subscriptions polling answers between two looks

@@ -12,6 +12,8 @@
 //
 //	poll N        poll_oneoff of N subscriptions to read stdin, whose
 //	              events overwrite them (prints the number of events too)
+//	pollclocks N  the same with N clocks of no time
+//	wait N        poll_oneoff of N clocks of 200 ms each
 //	writev FILE N fd_write of N iovecs of one byte, all the same, to FILE
 //	              in /work (prints the number of bytes written too); with
 //	              FILE "-", N empty iovecs to stdout
@@ -169,7 +171,7 @@ func main() {
 		os.Stdout.WriteString(out.String())
 	}()
 	size := uint32(wasmMemorySize()) * 65536 // linear memory's, in bytes
-	if len(os.Args) > 2 && os.Args[1] == "poll" {
+	if len(os.Args) > 2 && (os.Args[1] == "poll" || os.Args[1] == "pollclocks" || os.Args[1] == "wait") {
 		// The subscriptions are in memory grown for them past the Go
 		// runtime's, zero but for their type: filling them costs the
 		// guest next to nothing.
@@ -181,8 +183,11 @@ func main() {
 			return
 		}
 		at := uint32(old) * 65536
-		for i := range n {
+		for i := range n * b2i(os.Args[1] == "poll") {
 			*(*byte)(unsafe.Pointer(uintptr(at) + uintptr(48*i+8))) = 1 // fd_read of stdin
+		}
+		for i := range n * b2i(os.Args[1] == "wait") {
+			*(*uint64)(unsafe.Pointer(uintptr(at) + uintptr(48*i+24))) = 200_000_000
 		}
 		var nev uint32
 		os.Stderr.WriteString("polling\n")
