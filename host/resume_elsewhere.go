@@ -42,6 +42,9 @@ func (e *Engine) placeWorkspace(rec *checkpoint.Recovered, opts ResumeOptions, l
 		return nil // it changes nothing
 	}
 	if opts.Workspace != "" {
+		if err := delegatedBeforeMove(rec, opts); err != nil {
+			return err
+		}
 		if err := e.boundaryWritesKept(rec.State); err != nil {
 			return fmt.Errorf("resume agent %q in %s: %w", opts.ID, opts.Workspace, err)
 		}
@@ -71,6 +74,22 @@ func (e *Engine) placeWorkspace(rec *checkpoint.Recovered, opts ResumeOptions, l
 	def.Workspace = dir
 	rec.State.Definition.Workspace = dir
 	return log.Append(checkpoint.Record{Type: checkpoint.RecDefine, Time: now(), Definition: &def})
+}
+
+// delegatedBeforeMove refuses to give the agent a workspace from the
+// store when its interrupted round had begun delegations: its sub-agents
+// applied their changes to the workspace through their own journals, and
+// the store's copy of the parent's holds them only once the round
+// commits (keepPast). Rebuilt from the boundary, the workspace would lack
+// them, and the sub-agents, resumed in the directory they ran in, would
+// go on changing that one.
+func delegatedBeforeMove(rec *checkpoint.Recovered, opts ResumeOptions) error {
+	if !delegated(rec.Tail) {
+		return nil
+	}
+	return fmt.Errorf("resume agent %q in %s: round %d handed tasks to sub-agents before the stop, and the store's copy of the workspace "+
+		"holds what they changed only once that round commits; nothing was changed: resume it without --workspace, where its workspace is %s, "+
+		"and move it once the round has committed", opts.ID, opts.Workspace, rec.State.Round+1, rec.State.Definition.Workspace)
 }
 
 // boundaryWritesKept checks, before anything is written, that the store
