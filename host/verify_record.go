@@ -274,15 +274,22 @@ func (s *sight) keepBase(root *os.Root, p string, dir bool, blobs *blobCache, se
 func (s *sight) takeWhole(seen map[string]conversation.SeenFile) []string {
 	var rest []string
 	for _, p := range s.reads {
-		w, ok := s.whole[p]
-		if !ok {
+		if !s.asRead(p, seen) {
 			rest = append(rest, p)
-			continue
 		}
+	}
+	return rest
+}
+
+// asRead records the file p as the call read it, its content not kept,
+// if the call read it whole, and reports whether it did.
+func (s *sight) asRead(p string, seen map[string]conversation.SeenFile) bool {
+	w, ok := s.whole[p]
+	if ok {
 		s.versions[p] = w.v
 		seen[p] = conversation.SeenFile{Path: p, Size: w.v.Size, Mode: w.mode, Digest: contentDigest(w.v)}
 	}
-	return rest
+	return ok
 }
 
 func sortedSeen(seen map[string]conversation.SeenFile) []conversation.SeenFile {
@@ -295,18 +302,23 @@ func sortedSeen(seen map[string]conversation.SeenFile) []conversation.SeenFile {
 }
 
 // keepContent records the digest of the workspace file p, and keeps its
-// content as blobs says. A file gone since the call read it is left out:
-// the call's replay will say so. The file is opened once, without
+// content as blobs says. A file gone since the call read it is left out,
+// unless the call read it whole: the call's replay will say so. The file is opened once, without
 // blocking (a FIFO planted there is not waited on), and only hashed, not
-// held, unless its content is kept.
+// held, unless its content is kept. A file the call read whole that holds
+// something else by now (another agent sharing the workspace, or a
+// person, changed it since) is recorded as the call read it, its content
+// not kept: what the workspace holds now is not what the call saw.
 func (s *sight) keepContent(root *os.Root, p string, blobs *blobCache, seen map[string]conversation.SeenFile) error {
 	f, err := filepool.OpenRead(root, p)
 	if err != nil {
+		s.asRead(p, seen)
 		return nil
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil || !fi.Mode().IsRegular() {
+		s.asRead(p, seen)
 		return nil
 	}
 	var v filepool.Version
@@ -314,18 +326,29 @@ func (s *sight) keepContent(root *os.Root, p string, blobs *blobCache, seen map[
 	if blobs.keep {
 		data, err := io.ReadAll(f)
 		if err != nil {
+			s.asRead(p, seen)
 			return nil
 		}
-		v = filepool.HashBytes(data)
+		if v = filepool.HashBytes(data); s.changedSince(p, v) {
+			s.asRead(p, seen)
+			return nil
+		}
 		if kept, err = blobs.put(data, contentDigest(v)); err != nil {
 			return fmt.Errorf("keep the content of %s: %w", p, err)
 		}
-	} else if v, err = filepool.HashReader(f); err != nil {
+	} else if v, err = filepool.HashReader(f); err != nil || s.changedSince(p, v) {
+		s.asRead(p, seen)
 		return nil
 	}
 	s.versions[p] = v
 	seen[p] = conversation.SeenFile{Path: p, Size: v.Size, Mode: fi.Mode().Perm(), Digest: contentDigest(v), Kept: kept}
 	return nil
+}
+
+// changedSince reports whether the call read p whole, and as other than v.
+func (s *sight) changedSince(p string, v filepool.Version) bool {
+	w, ok := s.whole[p]
+	return ok && w.v != v
 }
 
 // version is the content of the file p as the recording hashed it, if it

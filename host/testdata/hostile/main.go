@@ -116,6 +116,17 @@ func main() {
 		guest.Define("latin1", "Answers in Latin-1, which is not UTF-8.", func(c *guest.Call, _ empty) (string, error) {
 			return "caf\xe9 cr\xe8me", nil
 		}),
+		guest.Define("readwait", "Reads a file of the workspace whole, then waits until its size is no longer what it read.", func(c *guest.Call, in pathIn) (string, error) {
+			b, err := os.ReadFile("/workspace/" + in.Path)
+			if err != nil {
+				return "", err
+			}
+			for {
+				if fi, err := os.Stat("/workspace/" + in.Path); err != nil || fi.Size() != int64(len(b)) {
+					return string(b), nil
+				}
+			}
+		}, guest.Needs(guestNeedsRO())),
 		guest.Define("cat", "Reads any path it is given, then tries to write beside it.", func(c *guest.Call, in pathIn) (string, error) {
 			b, err := os.ReadFile(in.Path)
 			if err != nil {
