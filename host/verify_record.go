@@ -44,6 +44,9 @@ type sight struct {
 	reads, described, listed, unchanged []string
 	// whole is, of reads, what the overlay hashed as the call read it.
 	whole map[string]wholeFile
+	// bases are the files the call changed, as it found them (its
+	// effects' bases).
+	bases map[string]filepool.Version
 	// versions is the content of each file whose digest the recording
 	// took, for the file pool (recordReads), which need not read it again.
 	versions map[string]filepool.Version
@@ -223,6 +226,12 @@ func (s *sight) files(workspace string, blobs *blobCache, effects overlay.Effect
 	if len(reads)+len(s.described)+len(s.listed)+len(s.unchanged)+len(effects) == 0 {
 		return sortedSeen(seen), nil
 	}
+	s.bases = map[string]filepool.Version{}
+	for _, e := range effects {
+		if e.Base.IsFile() {
+			s.bases[e.Path] = filepool.Version{Exists: true, Hash: e.Base.Hash, Size: e.Base.Size}
+		}
+	}
 	root, err := os.OpenRoot(workspace)
 	if err != nil {
 		return nil, err
@@ -281,15 +290,26 @@ func (s *sight) takeWhole(seen map[string]conversation.SeenFile) []string {
 	return rest
 }
 
-// asRead records the file p as the call read it, its content not kept,
-// if the call read it whole, and reports whether it did.
+// asRead records the file p as the call saw it, its content not kept,
+// if that is known (seenAs), and reports whether it is.
 func (s *sight) asRead(p string, seen map[string]conversation.SeenFile) bool {
-	w, ok := s.whole[p]
+	v, mode, ok := s.seenAs(p)
 	if ok {
-		s.versions[p] = w.v
-		seen[p] = conversation.SeenFile{Path: p, Size: w.v.Size, Mode: w.mode, Digest: contentDigest(w.v)}
+		s.versions[p] = v
+		seen[p] = conversation.SeenFile{Path: p, Size: v.Size, Mode: mode, Digest: contentDigest(v)}
 	}
 	return ok
+}
+
+// seenAs is the content of the file p as the call saw it, when the call
+// read it whole or changed it, and its permissions when known (0 when
+// not).
+func (s *sight) seenAs(p string) (filepool.Version, os.FileMode, bool) {
+	if w, ok := s.whole[p]; ok {
+		return w.v, w.mode, true
+	}
+	v, ok := s.bases[p]
+	return v, 0, ok
 }
 
 func sortedSeen(seen map[string]conversation.SeenFile) []conversation.SeenFile {
@@ -303,12 +323,13 @@ func sortedSeen(seen map[string]conversation.SeenFile) []conversation.SeenFile {
 
 // keepContent records the digest of the workspace file p, and keeps its
 // content as blobs says. A file gone since the call read it is left out,
-// unless the call read it whole: the call's replay will say so. The file is opened once, without
-// blocking (a FIFO planted there is not waited on), and only hashed, not
-// held, unless its content is kept. A file the call read whole that holds
-// something else by now (another agent sharing the workspace, or a
-// person, changed it since) is recorded as the call read it, its content
-// not kept: what the workspace holds now is not what the call saw.
+// unless the call read it whole or changed it: the call's replay will say
+// so. The file is opened once, without blocking (a FIFO planted there is
+// not waited on), and only hashed, not held, unless its content is kept.
+// A file the call read whole or changed that holds something else by now
+// (another agent sharing the workspace, or a person, changed it since) is
+// recorded as the call saw it, its content not kept: what the workspace
+// holds now is not what the call saw.
 func (s *sight) keepContent(root *os.Root, p string, blobs *blobCache, seen map[string]conversation.SeenFile) error {
 	f, err := filepool.OpenRead(root, p)
 	if err != nil {
@@ -345,10 +366,11 @@ func (s *sight) keepContent(root *os.Root, p string, blobs *blobCache, seen map[
 	return nil
 }
 
-// changedSince reports whether the call read p whole, and as other than v.
+// changedSince reports whether the call saw the file p (seenAs) as other
+// than v.
 func (s *sight) changedSince(p string, v filepool.Version) bool {
-	w, ok := s.whole[p]
-	return ok && w.v != v
+	saw, _, ok := s.seenAs(p)
+	return ok && saw != v
 }
 
 // version is the content of the file p as the recording hashed it, if it

@@ -18,6 +18,12 @@ type appendIn struct {
 	Line string `json:"line" desc:"the line to append"`
 }
 
+type appendWaitIn struct {
+	Path  string `json:"path" desc:"a file in the workspace"`
+	Line  string `json:"line" desc:"the line to append"`
+	Until string `json:"until" desc:"the file whose making ends the wait"`
+}
+
 type pathIn struct {
 	Path string `json:"path" desc:"an absolute path"`
 }
@@ -116,6 +122,21 @@ func main() {
 		guest.Define("latin1", "Answers in Latin-1, which is not UTF-8.", func(c *guest.Call, _ empty) (string, error) {
 			return "caf\xe9 cr\xe8me", nil
 		}),
+		guest.Define("appendwait", "Appends a line to a file of the workspace, then waits until the file until exists.", func(c *guest.Call, in appendWaitIn) (string, error) {
+			f, err := os.OpenFile("/workspace/"+in.Path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+			if err != nil {
+				return "", err
+			}
+			defer f.Close()
+			if _, err := f.WriteString(in.Line + "\n"); err != nil {
+				return "", err
+			}
+			for {
+				if _, err := os.Stat("/workspace/" + in.Until); err == nil {
+					return "appended", nil
+				}
+			}
+		}, guest.Needs(guestNeedsRW())),
 		guest.Define("readwait", "Reads a file of the workspace whole, then waits until its size is no longer what it read.", func(c *guest.Call, in pathIn) (string, error) {
 			b, err := os.ReadFile("/workspace/" + in.Path)
 			if err != nil {
