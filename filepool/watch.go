@@ -156,8 +156,8 @@ func (w *Watcher) event(ev fsnotify.Event) {
 // Drain returns the tracked paths that changed outside the agent since the
 // last Drain, sorted by path, and accepts them into the record (see
 // Accept), so each change is reported once. It re-hashes only the paths
-// that had events, or every tracked path if events were lost or the
-// watcher has stopped. A path whose record already holds what the
+// that had events or were newly tracked since, or every tracked path if
+// events were lost or the watcher has stopped. A path whose record already holds what the
 // workspace holds, such as a file the agent wrote and recorded, is not
 // reported.
 //
@@ -229,11 +229,18 @@ func (w *Watcher) sync() {
 	}
 }
 
-// track watches the directory of a newly tracked path.
+// track watches the directory of a newly tracked path, and marks the
+// path for the next Drain: what the caller recorded of it may already be
+// out of date, changed before the watch began (a file a call read, then
+// another process or agent sharing the workspace changed, before the
+// call's reads were recorded), and no event would ever say so.
 func (w *Watcher) track(name string) {
 	w.adding.Lock()
-	defer w.adding.Unlock()
 	w.add(path.Dir(name))
+	w.adding.Unlock()
+	w.mu.Lock()
+	w.dirty[name] = struct{}{}
+	w.mu.Unlock()
 }
 
 // add watches dir, or its nearest ancestor that exists, and returns the
