@@ -305,13 +305,13 @@ func (e *Engine) checkBeforeLock(opts ResumeOptions) error {
 }
 
 // checkWorkspace refuses, changing nothing, a resume whose workspace
-// placeWorkspace would refuse: a round that had begun delegations, a
-// store that lacks what the boundary is
+// placeWorkspace would refuse: a sub-agent, a round that had begun
+// delegations, a store that lacks what the boundary is
 // rebuilt from, or a directory that holds a workspace other than the
 // store's (unless TakeStoreWorkspace). A boundary whose past a crash lost
 // is left to placeWorkspace, which repairs it first.
 func (e *Engine) checkWorkspace(rec *checkpoint.Recovered, opts ResumeOptions) error {
-	if err := delegatedBeforeMove(rec, opts); err != nil {
+	if err := movesWithItsTree(rec, opts); err != nil {
 		return err
 	}
 	if err := e.boundaryWritesKept(rec.State); err != nil {

@@ -42,7 +42,7 @@ func (e *Engine) placeWorkspace(rec *checkpoint.Recovered, opts ResumeOptions, l
 		return nil // it changes nothing
 	}
 	if opts.Workspace != "" {
-		if err := delegatedBeforeMove(rec, opts); err != nil {
+		if err := movesWithItsTree(rec, opts); err != nil {
 			return err
 		}
 		if err := e.boundaryWritesKept(rec.State); err != nil {
@@ -76,20 +76,27 @@ func (e *Engine) placeWorkspace(rec *checkpoint.Recovered, opts ResumeOptions, l
 	return log.Append(checkpoint.Record{Type: checkpoint.RecDefine, Time: now(), Definition: &def})
 }
 
-// delegatedBeforeMove refuses to give the agent a workspace from the
-// store when its interrupted round had begun delegations: its sub-agents
-// applied their changes to the workspace through their own journals, and
-// the store's copy of the parent's holds them only once the round
-// commits (keepPast). Rebuilt from the boundary, the workspace would lack
-// them, and the sub-agents, resumed in the directory they ran in, would
-// go on changing that one.
-func delegatedBeforeMove(rec *checkpoint.Recovered, opts ResumeOptions) error {
-	if !delegated(rec.Tail) {
-		return nil
+// movesWithItsTree refuses to give the agent a workspace from the store
+// where its tree of agents would not follow it. A sub-agent works in its
+// parent's workspace: moved alone, it would go on in one directory while
+// its parent and siblings go on in another. An agent whose interrupted
+// round had begun delegations has sub-agents that applied their changes
+// to the workspace through their own journals, and the store's copy of
+// its workspace holds them only once the round commits (keepPast):
+// rebuilt from the boundary, the workspace would lack them, and the
+// sub-agents, resumed in the directory they ran in, would go on changing
+// that one.
+func movesWithItsTree(rec *checkpoint.Recovered, opts ResumeOptions) error {
+	switch {
+	case rec.State.Parent != nil:
+		return fmt.Errorf("resume agent %q in %s: a sub-agent works in its parent's workspace, %s, and moved alone it would split its tree's files; "+
+			"nothing was changed: resume it without --workspace, or resume its top-level agent", opts.ID, opts.Workspace, rec.State.Definition.Workspace)
+	case delegated(rec.Tail):
+		return fmt.Errorf("resume agent %q in %s: round %d handed tasks to sub-agents before the stop, and the store's copy of the workspace "+
+			"holds what they changed only once that round commits; nothing was changed: resume it without --workspace, where its workspace is %s, "+
+			"and move it once the round has committed", opts.ID, opts.Workspace, rec.State.Round+1, rec.State.Definition.Workspace)
 	}
-	return fmt.Errorf("resume agent %q in %s: round %d handed tasks to sub-agents before the stop, and the store's copy of the workspace "+
-		"holds what they changed only once that round commits; nothing was changed: resume it without --workspace, where its workspace is %s, "+
-		"and move it once the round has committed", opts.ID, opts.Workspace, rec.State.Round+1, rec.State.Definition.Workspace)
+	return nil
 }
 
 // boundaryWritesKept checks, before anything is written, that the store

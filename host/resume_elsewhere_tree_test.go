@@ -58,3 +58,42 @@ func dirNames(t *testing.T, dir string) []string {
 	}
 	return out
 }
+
+// Regression: a sub-agent stopped with its tree, resumed by itself with
+// --workspace in another directory, went on there while its parent and
+// siblings stayed in theirs: the tree's files were split, and the parent
+// took its answer for work done in its workspace. A sub-agent works in
+// its parent's workspace; such a resume is refused, nothing changed.
+func TestResumeElsewhereOfASubAgentAloneDoesNotSplitTheTree(t *testing.T) {
+	eng, store, af := stoppedTree(t)
+	kids, err := Children(t.Context(), store, "lead")
+	if err != nil || len(kids) != 2 {
+		t.Fatalf("children: %+v, %v", kids, err)
+	}
+	ws := filepath.Join(t.TempDir(), "elsewhere")
+	for _, k := range kids {
+		before, _ := store.Read(k.ID)
+		res, err := eng.Resume(context.Background(), ResumeOptions{ID: k.ID, Workspace: ws})
+		if err == nil {
+			t.Fatalf("resume %s elsewhere: %+v; its workspace holds %q, its parent's %q", k.ID, res, dirNames(t, ws), dirNames(t, af.WorkspaceDir()))
+		}
+		if !strings.Contains(err.Error(), "its parent's workspace") || !strings.Contains(err.Error(), "without --workspace") {
+			t.Fatalf("resume %s elsewhere: %v", k.ID, err)
+		}
+		after, _ := store.Read(k.ID)
+		if after.State.Definition.Workspace != before.State.Definition.Workspace || after.Interrupted() != before.Interrupted() {
+			t.Fatalf("the refused resume changed %s", k.ID)
+		}
+	}
+	if _, serr := os.Stat(ws); !errors.Is(serr, os.ErrNotExist) {
+		t.Fatalf("the refused resume made %s", ws)
+	}
+	if res, _ := resume(t, eng, "lead", StrategySeal); res.Status != StatusDone {
+		t.Fatalf("resume the tree: %+v", res)
+	}
+	for _, name := range []string{"alpha", "beta"} {
+		if got := readFile(t, af.WorkspaceDir(), name+".txt"); got != name {
+			t.Fatalf("%s.txt = %q", name, got)
+		}
+	}
+}
