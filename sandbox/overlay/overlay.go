@@ -325,6 +325,14 @@ func (o *Overlay) lookup(p string, write bool) (entry, experimentalsys.Errno) {
 	if n, ok := o.nodes[p]; ok {
 		return entry{n: n}, 0
 	}
+	if isReserved(p) {
+		// Apply's temporary file of another call's change: not part of
+		// the workspace (see list), and no call may make one.
+		if write {
+			return entry{}, experimentalsys.EACCES
+		}
+		return entry{}, experimentalsys.ENOENT
+	}
 	if !write || p == "." {
 		return entry{lower: lowerDir}, 0
 	}
@@ -695,6 +703,12 @@ func (o *Overlay) list(p string) ([]dirEntry, experimentalsys.Errno) {
 				return nil, o.errno(err)
 			}
 			for _, fi := range fis {
+				// Apply's temporary files are there only while another
+				// call's changes are applied (or a process killed then
+				// left one, which its resume replaces): no call sees them.
+				if isReserved(fi.Name()) {
+					continue
+				}
 				if _, changed := o.nodes[join(p, fi.Name())]; !changed {
 					out = append(out, dirEntry{name: fi.Name(), kind: kindOf(fi), mode: fi.Mode().Type(), ino: inodeOf(fi), size: fi.Size()})
 				}
