@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"github.com/cairnrun/cairn/checkpoint/conversation"
 
 	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/filepool"
 	"github.com/cairnrun/cairn/sandbox/overlay"
 )
 
@@ -155,9 +157,16 @@ const blobWriters = 8
 
 // putContents stores the content of every file of entries (paths under
 // dir), blobWriters at a time, and returns the entries with their digests
-// filled in. A file gone since the scan is left out: a workspace that
-// agents share can lose a file to another agent's call while it is copied.
+// filled in, and their sizes and modes as the files were read. A file gone
+// since the scan is left out, and one replaced is kept as it was read: a
+// workspace that agents share can lose or change a file to another
+// agent's call while it is copied.
 func putContents(s checkpoint.Store, dir string, entries []checkpoint.WorkspaceEntry) ([]checkpoint.WorkspaceEntry, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
 	next := make(chan int)
 	errs := make([]error, blobWriters)
 	gone := make([]bool, len(entries))
@@ -168,11 +177,12 @@ func putContents(s checkpoint.Store, dir string, entries []checkpoint.WorkspaceE
 				if errs[w] != nil {
 					continue
 				}
-				data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(entries[i].Path)))
+				data, mode, err := readRegular(root, filepath.FromSlash(entries[i].Path))
 				switch {
 				case errors.Is(err, fs.ErrNotExist):
 					gone[i] = true
 				case err == nil:
+					entries[i].Size, entries[i].Mode = int64(len(data)), uint32(mode.Perm())
 					entries[i].Digest, errs[w] = s.PutBlob(data)
 				default:
 					errs[w] = err
@@ -197,6 +207,27 @@ func putContents(s checkpoint.Store, dir string, entries []checkpoint.WorkspaceE
 		}
 	}
 	return kept, nil
+}
+
+// readRegular reads the regular file name of root and returns its
+// content and mode, as of one open, which does not block (a FIFO put there
+// since is not waited on). Something other than a regular file there now
+// is fs.ErrNotExist: the file is gone.
+func readRegular(root *os.Root, name string) ([]byte, os.FileMode, error) {
+	f, err := filepool.OpenRead(root, name)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, 0, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, 0, fmt.Errorf("%s: %w", name, fs.ErrNotExist)
+	}
+	data, err := io.ReadAll(f)
+	return data, fi.Mode(), err
 }
 
 // scanWorkspace lists the regular files and directories of dir, each
