@@ -346,7 +346,7 @@ func (e *Engine) checkWorkspace(rec *checkpoint.Recovered, opts ResumeOptions) e
 // crash lost it, and the past of the round before is there.
 func (e *Engine) pastToRepair(st *checkpoint.State) bool {
 	tl := e.timeline()
-	if tl == nil || st.Round == 0 {
+	if tl == nil || st.Round == 0 || roundDelegated(st) {
 		return false
 	}
 	newest, ok, err := tl.NewestPast(st.Agent)

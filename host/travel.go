@@ -445,10 +445,13 @@ func roundDelegated(st *checkpoint.State) bool {
 // file written (its content in the store since its call finished) or
 // deleted. What the pool does not keep is lost to the repaired past: the
 // files' modes (0644 is assumed) and the directories the round made or
-// removed (a file's directories are made for it).
+// removed (a file's directories are made for it). A round that handed
+// tasks to sub-agents is not repaired: its sub-agents' changes are not in
+// the pool, and the resume keeps the whole workspace at the boundary
+// instead (keepBase), as keepPast would have.
 func (e *Engine) repairPast(st *checkpoint.State) error {
 	tl := e.timeline()
-	if tl == nil || st.Round == 0 {
+	if tl == nil || st.Round == 0 || roundDelegated(st) {
 		return nil
 	}
 	newest, ok, err := tl.NewestPast(st.Agent)
