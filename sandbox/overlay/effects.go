@@ -148,7 +148,7 @@ func (e Effect) validate() error {
 func validPath(p string) bool {
 	return p != "" && p != "." && path.Clean(p) == p && !path.IsAbs(p) && p != ".." &&
 		!strings.HasPrefix(p, "../") && !strings.ContainsRune(p, 0) &&
-		!strings.HasPrefix(path.Base(p), reservedPrefix)
+		!isReserved(p)
 }
 
 func (es Effects) byPath() map[string]Effect {

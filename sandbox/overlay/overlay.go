@@ -770,7 +770,7 @@ func ancestors(p string) []string {
 // naming one makes the whole manifest invalid, and Apply refuses all of
 // the call's changes. One a crash left in the workspace is read like any
 // file, and the next Apply of that path removes it.
-func isReserved(p string) bool { return strings.HasPrefix(path.Base(p), reservedPrefix) }
+func isReserved(p string) bool { return IsApplyTemp(path.Base(p)) }
 
 // clean makes a guest's path a clean path relative to the workspace, and
 // says whether it asked for a directory (a trailing slash). A path too
