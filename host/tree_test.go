@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -84,7 +85,9 @@ func TestTreeSharesTheParentsTokenLimit(t *testing.T) {
 	agent := strings.Replace(teamAgent, "max_parallel: 2", "max_parallel: 1\nlimits: {max_tokens: 40}", 1)
 	af := teamIn(t, agent, teamScript, nil)
 	res, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "lead", Prompt: "go"})
-	if err != nil || res.Status != StatusPaused || !strings.Contains(res.Reason, "the tree of lead reached max_tokens (70 used of 40)") {
+	// Which child runs first (one at a time) is not fixed, nor so the
+	// tokens used when the second one is stopped.
+	if err != nil || res.Status != StatusPaused || !regexp.MustCompile(`the tree of lead reached max_tokens \(\d+ used of 40\)`).MatchString(res.Reason) {
 		t.Fatalf("run: %+v, %v; want the tree's limit to pause the second child", res, err)
 	}
 	kids, _ := Children(t.Context(), store, "lead")
