@@ -1,13 +1,10 @@
 package host
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 )
 
 // Regression: an agent starts watching a file when a call of its round
@@ -33,46 +30,21 @@ turns:
   - text: read
 `)
 	copyFile(t, hostileWasm, filepath.Join(reader.Dir, "hostile.wasm"))
-	writer := agentIn(t, `
-name: writer
-model: {provider: script, script: script.yaml}
-workspace: workspace
-tools: [{module: builtin}]
-`, `
-turns:
-  - tool_calls: [{name: write_file, input: {path: notes.txt, content: "the second version\n"}}]
-  - text: wrote
-`)
+	writer := siblingWriter(t, false)
 	ws := reader.WorkspaceDir()
 	if err := os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("the first\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var wg sync.WaitGroup
-	var once sync.Once
 	var told []string
 	var read string
-	res, err := eng.Run(context.Background(), RunOptions{Agent: reader, ID: "reader", Prompt: "read", OnEvent: func(e Event) {
+	res, err := runBesideWriter(t, eng, RunOptions{Agent: reader, ID: "reader", Prompt: "read", OnEvent: func(e Event) {
 		switch {
 		case e.Type == EventFilesChanged:
 			told = append(told, e.Text)
 		case e.Type == EventToolEnd && e.Call.Tool == "readwait":
 			read = e.Call.Output
-		case e.Type == EventToolStart && e.Call.Tool == "readwait":
-			once.Do(func() {
-				wg.Go(func() {
-					// The call reads the file as it starts, then waits for
-					// it to change; a write before its read makes it wait
-					// out its timeout.
-					time.Sleep(time.Second)
-					res, err := eng.Run(context.Background(), RunOptions{Agent: writer, ID: "writer", Workspace: ws, Prompt: "write"})
-					if err != nil || res.Status != StatusDone {
-						t.Errorf("writer: %+v, %v", res, err)
-					}
-				})
-			})
 		}
-	}})
-	wg.Wait()
+	}}, "readwait", writer)
 	if err != nil || res.Status != StatusDone || res.Text != "read" {
 		t.Fatalf("reader: %+v, %v", res, err)
 	}

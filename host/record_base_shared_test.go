@@ -5,9 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/cairnrun/cairn/checkpoint/conversation"
 	"github.com/cairnrun/cairn/filepool"
@@ -37,40 +35,13 @@ turns:
   - text: appended
 `)
 	copyFile(t, hostileWasm, filepath.Join(appender.Dir, "hostile.wasm"))
-	writer := agentIn(t, `
-name: writer
-model: {provider: script, script: script.yaml}
-workspace: workspace
-tools: [{module: builtin}]
-`, `
-turns:
-  - tool_calls: [{name: write_file, input: {path: notes.txt, content: "the second version\n"}}]
-  - tool_calls: [{name: write_file, input: {path: done.txt, content: "done\n"}}]
-  - text: wrote
-`)
+	writer := siblingWriter(t, true)
 	ws := appender.WorkspaceDir()
 	first := []byte("the first\n")
 	if err := os.WriteFile(filepath.Join(ws, "notes.txt"), first, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var wg sync.WaitGroup
-	var once sync.Once
-	res, err := eng.Run(context.Background(), RunOptions{Agent: appender, ID: "appender", Prompt: "append", OnEvent: func(e Event) {
-		if e.Type == EventToolStart && e.Call.Tool == "appendwait" {
-			once.Do(func() {
-				wg.Go(func() {
-					// The call opens the file as it starts, then waits for
-					// done.txt, which the writer makes after notes.txt.
-					time.Sleep(time.Second)
-					res, err := eng.Run(context.Background(), RunOptions{Agent: writer, ID: "writer", Workspace: ws, Prompt: "write"})
-					if err != nil || res.Status != StatusDone {
-						t.Errorf("writer: %+v, %v", res, err)
-					}
-				})
-			})
-		}
-	}})
-	wg.Wait()
+	res, err := runBesideWriter(t, eng, RunOptions{Agent: appender, ID: "appender", Prompt: "append"}, "appendwait", writer)
 	if err != nil || res.Status != StatusDone {
 		t.Fatalf("appender: %+v, %v", res, err)
 	}

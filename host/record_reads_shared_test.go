@@ -1,12 +1,9 @@
 package host
 
 import (
-	"context"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/cairnrun/cairn/checkpoint/conversation"
 	"github.com/cairnrun/cairn/filepool"
@@ -36,39 +33,13 @@ turns:
   - text: read
 `)
 	copyFile(t, hostileWasm, filepath.Join(reader.Dir, "hostile.wasm"))
-	writer := agentIn(t, `
-name: writer
-model: {provider: script, script: script.yaml}
-workspace: workspace
-tools: [{module: builtin}]
-`, `
-turns:
-  - tool_calls: [{name: write_file, input: {path: notes.txt, content: "the second version\n"}}]
-  - text: wrote
-`)
+	writer := siblingWriter(t, false)
 	ws := reader.WorkspaceDir()
 	first := []byte("the first\n")
 	if err := os.WriteFile(filepath.Join(ws, "notes.txt"), first, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var wg sync.WaitGroup
-	var once sync.Once
-	res, err := eng.Run(context.Background(), RunOptions{Agent: reader, ID: "reader", Prompt: "read", OnEvent: func(e Event) {
-		if e.Type == EventToolStart && e.Call.Tool == "readwait" {
-			once.Do(func() {
-				wg.Go(func() {
-					// The call reads the file as it starts, then waits for it to
-					// change; a write before its read makes it wait out its timeout.
-					time.Sleep(time.Second)
-					res, err := eng.Run(context.Background(), RunOptions{Agent: writer, ID: "writer", Workspace: ws, Prompt: "write"})
-					if err != nil || res.Status != StatusDone {
-						t.Errorf("writer: %+v, %v", res, err)
-					}
-				})
-			})
-		}
-	}})
-	wg.Wait()
+	res, err := runBesideWriter(t, eng, RunOptions{Agent: reader, ID: "reader", Prompt: "read"}, "readwait", writer)
 	if err != nil || res.Status != StatusDone || res.Text != "read" {
 		t.Fatalf("reader: %+v, %v", res, err)
 	}
