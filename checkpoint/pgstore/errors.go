@@ -228,3 +228,31 @@ func (e *lostRowsError) Error() string {
 
 // Is makes errors.Is(err, checkpoint.ErrLost) hold.
 func (e *lostRowsError) Is(target error) bool { return target == checkpoint.ErrLost }
+
+// lostTail reports whether a journal write failed because the row it
+// follows is gone (see pgLog.write): the seq of its first row came out
+// NULL.
+func lostTail(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23502" && // not_null_violation
+		pgErr.TableName == "cairn_journal" && pgErr.ColumnName == "seq"
+}
+
+// lostTailError is a journal write refused because rows this process had
+// appended are gone: the server crashed (or was stopped with -m immediate)
+// before it wrote them out, as appends are committed without waiting for
+// its disk. Nothing of the write was applied. What was committed durably
+// is all there; the rounds in progress lost records, so the run stops and
+// a resume goes on from what the database kept. It matches ErrUnavailable.
+type lostTailError struct {
+	Agent string
+	Seq   int64 // the last row this process had appended
+}
+
+func (e *lostTailError) Error() string {
+	return fmt.Sprintf("database unavailable: the server lost records of agent %q it had not yet written to disk "+
+		"(it crashed, or was stopped with -m immediate; row seq %d is gone): nothing more was written here, and every "+
+		"committed round is kept — check that PostgreSQL is running, then resume the agent (cairn resume)", e.Agent, e.Seq)
+}
+
+func (e *lostTailError) Is(target error) bool { return target == ErrUnavailable }

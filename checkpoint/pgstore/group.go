@@ -89,7 +89,7 @@ func (s *Store) sendGroup(group []*groupWrite) {
 	}
 	tags, err := s.sendRetry(nb, notRun)
 	switch {
-	case isFence(err):
+	case isFence(err) || lostTail(err):
 		for _, w := range group {
 			w.sendAlone(s, requeue(w.b))
 		}

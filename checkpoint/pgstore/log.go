@@ -114,10 +114,18 @@ func (g *pgLog) write(durable, mayCompact bool) error {
 	agent := g.l.agent
 	b := g.s.fence(g.l, &pgx.Batch{})
 	if n > 0 {
+		// The rows follow the last one this log wrote, which must still be
+		// there: a crash of the server loses the appends it had not yet
+		// written out, and rows written after them would leave a hole. The
+		// first row's seq is read from its predecessor's (from the snapshot's
+		// base when there is none to follow), so a predecessor gone makes
+		// it NULL and the transaction fails whole (lostTail).
 		b.Queue(`INSERT INTO cairn_journal (agent, seq, type, payload, crc)
-			SELECT $1, $2 + x.o - 1, x.t, x.p, x.c
+			SELECT $1, (CASE WHEN $2::bigint = $6::bigint THEN $2
+				ELSE (SELECT j.seq + 1 FROM cairn_journal j WHERE j.agent = $1 AND j.seq = $2 - 1) END) + x.o - 1,
+				x.t, x.p, x.c
 			FROM unnest($3::smallint[], $4::bytea[], $5::bigint[]) WITH ORDINALITY AS x(t, p, c, o)`,
-			agent, g.next, g.types, g.recs, g.sums)
+			agent, g.next, g.types, g.recs, g.sums, g.base)
 	}
 	var snap []byte
 	if st := g.replay.State(); mayCompact && g.journal+size > g.snap && len(g.replay.Tail()) == 0 {
@@ -139,6 +147,9 @@ func (g *pgLog) write(durable, mayCompact bool) error {
 		b.Queue(`INSERT INTO cairn_events (agent, data, crc) VALUES ($1, $2, $3)`, agent, events, sum(events))
 	}
 	if _, err := g.s.sendGrouped(g.l, b, durable); err != nil {
+		if lostTail(err) {
+			err = &lostTailError{Agent: agent, Seq: g.next - 1}
+		}
 		g.broken = fmt.Errorf("write journal of agent %q: %w", agent, err)
 		return g.broken
 	}

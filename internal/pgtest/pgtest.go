@@ -193,6 +193,15 @@ func (s *Server) Stop(t testing.TB) {
 	s.ctl(t, "pg_ctl", "-D", s.data(), "-m", "fast", "-w", "stop")
 }
 
+// Crash stops the server as a crash would (immediate shutdown: no
+// checkpoint, and what was committed without waiting for the disk and
+// not yet written out is lost).
+func (s *Server) Crash(t testing.TB) {
+	t.Helper()
+	s.needOwn(t)
+	s.ctl(t, "pg_ctl", "-D", s.data(), "-m", "immediate", "-w", "stop")
+}
+
 // Restart restarts the server, cutting every connection.
 func (s *Server) Restart(t testing.TB) {
 	t.Helper()
