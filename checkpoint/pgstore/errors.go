@@ -176,8 +176,8 @@ func (e *unavailableError) Is(target error) bool { return target == ErrUnavailab
 // wrapConn marks err as ErrUnavailable when the server did not answer a
 // statement: a connection error, or the server shutting down or starting.
 func wrapConn(err error) error {
-	if err == nil {
-		return nil
+	if err == nil || errors.Is(err, ErrUnavailable) {
+		return err
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {

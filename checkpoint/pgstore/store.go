@@ -63,8 +63,9 @@ func WithNamespace(ns string) Option {
 	}
 }
 
-// WithTimeout bounds each of the store's operations (30 s by default), so
-// that a database out of reach fails a run instead of hanging it.
+// WithTimeout bounds each of the store's operations, Open's connection
+// and migration among them (30 s by default), so that a database out of
+// reach fails a run instead of hanging it.
 func WithTimeout(d time.Duration) Option { return func(c *cfg) { c.timeout = d } }
 
 // Open connects to the database at url (postgres://… or postgresql://…,
@@ -102,12 +103,20 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	if c.schema != "" {
 		pc.ConnConfig.RuntimeParams["search_path"] = pgx.Identifier{c.schema}.Sanitize()
 	}
+	// Bounded as every operation is: a server that accepts connections
+	// and never answers them (its host hung, its postmaster stopped) would
+	// otherwise keep a caller whose ctx has no deadline waiting for ever.
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
 	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", wrapConn(err))
 	}
 	if err := migrate(ctx, pool, c.schema); err != nil {
 		pool.Close()
+		if w := wrapConn(err); errors.Is(w, ErrUnavailable) {
+			err = w
+		}
 		return nil, fmt.Errorf("open store: %w", err)
 	}
 	return &Store{pool: pool, cfg: c, leases: map[string]*lease{}, events: map[string][]byte{}}, nil

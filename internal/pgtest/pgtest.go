@@ -202,6 +202,42 @@ func (s *Server) Crash(t testing.TB) {
 	s.ctl(t, "pg_ctl", "-D", s.data(), "-m", "immediate", "-w", "stop")
 }
 
+// Freeze stops the server's postmaster with SIGSTOP, as a host that
+// stopped answering would: a new connection is accepted by the kernel and
+// never answered. The connections made before go on. It is continued when
+// the test ends, if Thaw did not.
+func (s *Server) Freeze(t testing.TB) {
+	t.Helper()
+	s.needOwn(t)
+	pid := s.postmaster(t)
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGCONT) })
+}
+
+// Thaw continues the postmaster Freeze stopped.
+func (s *Server) Thaw(t testing.TB) {
+	t.Helper()
+	if err := syscall.Kill(s.postmaster(t), syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// postmaster is the pid of the server's postmaster.
+func (s *Server) postmaster(t testing.TB) int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(s.data(), "postmaster.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.SplitN(string(b), "\n", 2)[0])
+	if err != nil {
+		t.Fatalf("postmaster.pid: %v", err)
+	}
+	return pid
+}
+
 // Restart restarts the server, cutting every connection.
 func (s *Server) Restart(t testing.TB) {
 	t.Helper()
