@@ -189,6 +189,9 @@ func wrapConn(err error) error {
 		if pgErr.Code == "42P01" { // undefined_table
 			return &missingTableError{pgErr}
 		}
+		if pgErr.Code == "55P03" { // lock_not_available: lock_timeout passed
+			return &rowLockedError{Row: "a row of cairn's tables", err: pgErr}
+		}
 		return err
 	}
 	var ce *pgconn.ConnectError
@@ -256,3 +259,30 @@ func (e *lostTailError) Error() string {
 }
 
 func (e *lostTailError) Is(target error) bool { return target == ErrUnavailable }
+
+// rowLockedError is a write that waited past lock_timeout (a third of the
+// store's timeout, unless the URL sets it) for a row another session of
+// the database holds: a transaction that has not ended, such as that of
+// a writer whose node went down in the middle of sending it, whose server
+// process waits for the rest, or one left open by hand. The database
+// answers, so it is not ErrUnavailable; nothing of the write was applied.
+type rowLockedError struct {
+	Row string // "the lease row of agent "a1""
+	// Sessions names the sessions whose transaction had been open longer
+	// than the wait, one of which holds the row; "" when unknown.
+	Sessions string
+	err      *pgconn.PgError
+}
+
+func (e *rowLockedError) Error() string {
+	who := "find it in pg_stat_activity (the oldest xact_start)"
+	if e.Sessions != "" {
+		who = "it is one of the sessions whose transaction was open longer: " + e.Sessions
+	}
+	return fmt.Sprintf("%s stayed locked by another session of the database past lock_timeout: a transaction that holds it "+
+		"has not ended (the server process of a writer cut off in the middle of a write waits for the rest of it, "+
+		"or a transaction was left open by hand); nothing was changed — %s; end it with SELECT pg_terminate_backend(pid), then try again",
+		e.Row, who)
+}
+
+func (e *rowLockedError) Unwrap() error { return e.err }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -67,7 +68,13 @@ func (s *Store) take(agent string, h checkpoint.Holder, steal bool) (checkpoint.
 		if errors.As(err, &le) {
 			return nil, err
 		}
-		return nil, fmt.Errorf("lock agent %q: %w", agent, wrapConn(err))
+		err = wrapConn(err)
+		var re *rowLockedError
+		if errors.As(err, &re) {
+			re.Row = fmt.Sprintf("the lease row of agent %q (in cairn_leases)", agent)
+			re.Sessions = s.longTransactions()
+		}
+		return nil, fmt.Errorf("lock agent %q: %w", agent, err)
 	}
 	l := &lease{s: s, agent: agent, epoch: epoch, stop: make(chan struct{}), done: make(chan struct{})}
 	s.mu.Lock()
@@ -234,4 +241,27 @@ func (s *Store) held(agent string) (*lease, error) {
 		return l, nil
 	}
 	return nil, fmt.Errorf("agent %q: %w: take it with Lock first", agent, ErrNoLease)
+}
+
+// longTransactions names the other sessions of the database whose
+// transaction has been open longer than lock_timeout, for the error of a
+// take that waited that long for the lease row: one of them holds it.
+func (s *Store) longTransactions() string {
+	ctx, cancel := s.opContext()
+	defer cancel()
+	rows, err := s.pool.Query(ctx, `SELECT format('pid %s (%s%s, open since %s)', pid, coalesce(state, 'unknown state'),
+			CASE WHEN application_name <> '' THEN ', ' || application_name ELSE '' END,
+			to_char(xact_start AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))
+		FROM pg_stat_activity
+		WHERE datname = current_database() AND pid <> pg_backend_pid()
+			AND xact_start < now() - current_setting('lock_timeout')::interval
+		ORDER BY xact_start LIMIT 5`)
+	if err != nil {
+		return ""
+	}
+	said, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return ""
+	}
+	return strings.Join(said, "; ")
 }

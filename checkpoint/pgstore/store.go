@@ -6,6 +6,7 @@ import (
 	"fmt"
 	neturl "net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -99,6 +100,12 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	pc, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w: %w", ErrBadURL, err)
+	}
+	if _, set := pc.ConnConfig.RuntimeParams["lock_timeout"]; !set {
+		// A row held by a transaction that does not end (see
+		// rowLockedError) fails the write that waits for it well before
+		// the store's timeout, saying so, rather than as the timeout.
+		pc.ConnConfig.RuntimeParams["lock_timeout"] = strconv.FormatInt((c.timeout / 3).Milliseconds(), 10)
 	}
 	if c.schema != "" {
 		pc.ConnConfig.RuntimeParams["search_path"] = pgx.Identifier{c.schema}.Sanitize()
