@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/checkpoint/pgstore"
 	"github.com/cairnrun/cairn/host"
 )
 
@@ -74,8 +75,12 @@ func unreadableError(c *cli.Context, got *checkpoint.Collected) error {
 		ids = append(ids, a.Agent)
 	}
 	fmt.Fprintf(c.App.ErrWriter, "cairn: warning: kept every blob: %s\n", got.BlobsKept)
+	advice := "if its files may not be opened or written here (a read-only store, another user's files), run gc where they may; " +
+		"if a newer cairn wrote it, upgrade cairn; if it is damaged, restore its directory from a backup, or move it out of the store"
+	if pgstore.IsConnString(storeDir(c)) {
+		advice = "if the database was unavailable, run gc when it answers; if a newer cairn wrote the agent, upgrade cairn; " +
+			"if it is damaged, do what its error says (restore a backup of the database, or give the agent up by deleting its rows)"
+	}
 	return withCode(exitFailed, fmt.Errorf("gc could not lock or read agent %s (%s), so it removed no blob (it collected the other agents): "+
-		"if its files may not be opened or written here (a read-only store, another user's files), run gc where they may; "+
-		"if a newer cairn wrote it, upgrade cairn; if it is damaged, restore its directory from a backup, or move it out of the store; then run `cairn gc` again",
-		strings.Join(ids, ", "), terminalLine(got.Unreadable[0].Reason)))
+		"%s; then run `cairn gc` again", strings.Join(ids, ", "), terminalLine(got.Unreadable[0].Reason), advice))
 }
