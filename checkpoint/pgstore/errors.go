@@ -102,8 +102,9 @@ func (e *SchemaError) Is(target error) bool { return target == checkpoint.ErrCor
 type CorruptRowError struct {
 	Agent string
 	Table string // cairn_journal, cairn_agents, cairn_past or cairn_events
-	Row   string // "row seq 58", "snapshot", "row round 3"
+	Row   string // "row seq 58", "snapshot", "row round 3", "row label \"v1\""
 	err   *checkpoint.CorruptError
+	key   string // a bookmark's label, for the advice
 }
 
 // corruptRow is the *CorruptRowError of the agent's row in table.
@@ -114,8 +115,12 @@ func corruptRow(agent, table, row, reason string) *CorruptRowError {
 
 func (e *CorruptRowError) Error() string {
 	advice := "give the agent up by deleting its rows from cairn_journal, cairn_past and cairn_agents"
-	if e.Table == "cairn_events" {
+	switch e.Table {
+	case "cairn_events":
 		advice = "delete that row of cairn_events: the agent's event history loses its lines, the agent nothing"
+	case "cairn_bookmarks":
+		advice = fmt.Sprintf("delete that row (DELETE FROM cairn_bookmarks WHERE agent = %s AND label = %s): "+
+			"the agent loses that bookmark, nothing else", sqlString(e.Agent), sqlString(e.key))
 	}
 	return fmt.Sprintf("agent %q is corrupt in the database: %s in %s: %s; nothing was changed — "+
 		"restore a backup of the database, or %s", e.Agent, e.Row, e.Table, e.err.Reason, advice)
@@ -286,3 +291,23 @@ func (e *rowLockedError) Error() string {
 }
 
 func (e *rowLockedError) Unwrap() error { return e.err }
+
+// MemoryRowError is a row of cairn_memory that does not decode. It
+// wraps a *checkpoint.CorruptError (errors.Is(err, checkpoint.ErrCorrupt)
+// holds), and speaks of the row, with advice that fits a database.
+type MemoryRowError struct {
+	Namespace, Key string
+	err            *checkpoint.CorruptError
+}
+
+func (e *MemoryRowError) Error() string {
+	return fmt.Sprintf("memory %s is corrupt in the database: row key %q in cairn_memory: %s; nothing was changed — "+
+		"restore a backup of the database, or delete that row (DELETE FROM cairn_memory WHERE namespace = %s AND key = %s): "+
+		"the namespace forgets that fact, nothing else", e.Namespace, e.Key, e.err.Reason, sqlString(e.Namespace), sqlString(e.Key))
+}
+
+func (e *MemoryRowError) Unwrap() error { return e.err }
+
+// sqlString is s as an SQL string literal, for advice that quotes a
+// statement to run.
+func sqlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }

@@ -152,23 +152,35 @@ func (s *Store) Bookmarks(agent string) ([]checkpoint.Bookmark, error) {
 func (s *Store) bookmarks(agent string) ([]checkpoint.Bookmark, error) {
 	ctx, cancel := s.opContext()
 	defer cancel()
-	rows, err := s.pool.Query(ctx, `SELECT data FROM cairn_bookmarks WHERE agent = $1 ORDER BY time, label`, agent)
+	rows, err := s.pool.Query(ctx, `SELECT label, data FROM cairn_bookmarks WHERE agent = $1 ORDER BY time, label`, agent)
 	if err != nil {
 		return nil, fmt.Errorf("bookmarks of agent %q: %w", agent, wrapConn(err))
 	}
-	datas, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+	got, err := pgx.CollectRows(rows, pgx.RowToStructByPos[bookmarkRow])
 	if err != nil {
 		return nil, fmt.Errorf("bookmarks of agent %q: %w", agent, wrapConn(err))
 	}
 	var out []checkpoint.Bookmark
-	for _, d := range datas {
-		b, err := checkpoint.DecodeBookmark(agent, d)
+	for _, r := range got {
+		b, err := checkpoint.DecodeBookmark(agent, r.Data)
+		var ce *checkpoint.CorruptError
+		if errors.As(err, &ce) {
+			e := corruptRow(agent, "cairn_bookmarks", fmt.Sprintf("row label %q", r.Label), ce.Reason)
+			e.key = r.Label
+			return nil, e
+		}
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, b)
 	}
 	return out, nil
+}
+
+// bookmarkRow is a row of cairn_bookmarks as read.
+type bookmarkRow struct {
+	Label string
+	Data  []byte
 }
 
 // PutBlob stores content by its digest, once for every agent. Storing a

@@ -1,6 +1,7 @@
 package pgstore
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -43,9 +44,17 @@ func (s *Store) Recall(ns string) ([]checkpoint.Fact, error) {
 	var data []byte
 	_, err = pgx.ForEachRow(rows, []any{&key, &data}, func() error {
 		f, err := checkpoint.DecodeFact("fact "+key+" of "+ns, data)
+		var ce *checkpoint.CorruptError
+		if errors.As(err, &ce) {
+			return &MemoryRowError{Namespace: ns, Key: key, err: ce}
+		}
 		out = append(out, f)
 		return err
 	})
+	var me *MemoryRowError
+	if errors.As(err, &me) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, fmt.Errorf("recall %s: %w", ns, wrapConn(err))
 	}
