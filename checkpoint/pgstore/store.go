@@ -213,13 +213,20 @@ func (s *Store) opContext() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), s.timeout)
 }
 
-// Exists reports whether the agent has state.
+// Exists reports whether the agent has state. It has no error to give,
+// and its callers take false for an agent that is not there (a sub-agent
+// gone, an id free to make): so a read that meets a restart is asked
+// again on a new connection, as a write is, and one the database does not
+// answer within the store's timeout (or fails otherwise) says true, so
+// that the caller's read of the agent says what is wrong.
 func (s *Store) Exists(agent string) bool {
-	ctx, cancel := s.opContext()
-	defer cancel()
 	var ok bool
-	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM cairn_agents WHERE id = $1)`, agent).Scan(&ok)
-	return err == nil && ok
+	err := s.retry(idempotent, func() error {
+		ctx, cancel := s.opContext()
+		defer cancel()
+		return s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM cairn_agents WHERE id = $1)`, agent).Scan(&ok)
+	})
+	return err != nil || ok
 }
 
 // Create starts a new agent at st. The caller holds its lease.
