@@ -75,3 +75,47 @@ func TestServerCrashLosesAppendsNotTheAgent(t *testing.T) {
 		t.Fatalf("after going on: %v", fmt.Sprint(err))
 	}
 }
+
+// Regression: a Sync with nothing new to write after a crash of the
+// server lost the appends before it (a call's result, appended as the
+// call finished, lost while the round's other calls ran) marked them
+// durable all the same: the agent was then refused for good as having
+// lost committed data. The Sync now finds them gone and fails, marking
+// nothing; the agent reads back at what the server kept.
+func TestServerCrashLostAppendsAreNotMarkedDurable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crashes and starts a server of its own")
+	}
+	srv := pgtest.Start(t)
+	s := open(t, srv.NewDatabase(t))
+	lock, err := s.Lock("a1", checkpoint.ThisProcess("run-a"))
+	must(t, err)
+	defer lock.Unlock()
+	log, err := s.Create("a1", newState("a1"))
+	must(t, err)
+	commitRound(t, log, 1)
+	for try := 0; ; try++ {
+		must(t, log.Append(roundRecords(2 + try)[:2]...))
+		srv.Crash(t)
+		srv.Start(t)
+		err = log.Sync()
+		if _, rerr := s.Read("a1"); rerr != nil {
+			t.Fatalf("after a crash of the server and a Sync (%v), the agent is refused: %v", err, rerr)
+		}
+		if err != nil {
+			break
+		}
+		if try == 4 {
+			t.Skip("no crash of the server lost an append in five tries")
+		}
+		must(t, log.Append(roundRecords(2 + try)[2]))
+		_, err := log.Commit(checkpoint.Record{Type: checkpoint.RecCommit, Time: t0, Round: 2 + try})
+		must(t, err)
+	}
+	if !errors.Is(err, pgstore.ErrUnavailable) || !strings.Contains(err.Error(), "lost") {
+		t.Fatalf("the Sync after the lost appends: %v, want ErrUnavailable saying they were lost", err)
+	}
+	rec, log2, err := s.Open("a1")
+	must(t, err)
+	commitRound(t, log2, rec.State.Round+1)
+}

@@ -238,12 +238,13 @@ func (e *lostRowsError) Error() string {
 func (e *lostRowsError) Is(target error) bool { return target == checkpoint.ErrLost }
 
 // lostTail reports whether a journal write failed because the row it
-// follows is gone (see pgLog.write): the seq of its first row came out
-// NULL.
+// follows is gone (see pgLog.write): the seq of its first row, or the
+// durable mark, came out NULL.
 func lostTail(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && pgErr.Code == "23502" && // not_null_violation
-		pgErr.TableName == "cairn_journal" && pgErr.ColumnName == "seq"
+		(pgErr.TableName == "cairn_journal" && pgErr.ColumnName == "seq" ||
+			pgErr.TableName == "cairn_agents" && pgErr.ColumnName == "durable")
 }
 
 // lostTailError is a journal write refused because rows this process had

@@ -140,7 +140,17 @@ func (g *pgLog) write(durable, mayCompact bool) error {
 	if durable {
 		// What a Read must find (see lostRowsError): in the transaction
 		// that makes the rows durable, so it never claims more than they.
-		b.Queue(`UPDATE cairn_agents SET durable = $2 WHERE id = $1`, agent, g.next+n)
+		// It is read from the last row's seq (unless the snapshot is the
+		// boundary there), so that rows a crash of the server lost are not
+		// claimed: that row gone, it is NULL and the transaction fails
+		// whole (lostTail).
+		base := g.base
+		if snap != nil {
+			base = g.next + n
+		}
+		b.Queue(`UPDATE cairn_agents SET durable = CASE WHEN $2::bigint = $3::bigint THEN $2
+			ELSE (SELECT j.seq + 1 FROM cairn_journal j WHERE j.agent = $1 AND j.seq = $2 - 1) END
+			WHERE id = $1`, agent, g.next+n, base)
 	}
 	events := g.s.takeEvents(agent)
 	if len(events) > 0 {
