@@ -1,9 +1,11 @@
 package pgstore
 
 import (
+	"errors"
 	"sync"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Group commit: the writes of many agents of one process share
@@ -15,7 +17,9 @@ import (
 // them durable: a round trip and a flush for the lot. Each agent's
 // statements keep their fence, so a fenced agent fails the whole group;
 // the group is then sent again one write at a time, so that only the
-// fenced one fails, as it would alone.
+// fenced one fails, as it would alone. So is a group that the server
+// refused for any other cause of one write (its rows lost to a crash, its
+// lease row held by a session that does not end).
 
 // grouper holds the writes waiting for the next transaction.
 type grouper struct {
@@ -89,7 +93,7 @@ func (s *Store) sendGroup(group []*groupWrite) {
 	}
 	tags, err := s.sendRetry(nb, notRun)
 	switch {
-	case isFence(err) || lostTail(err):
+	case refused(err):
 		for _, w := range group {
 			w.sendAlone(s, requeue(w.b))
 		}
@@ -130,4 +134,12 @@ func withDurability(b *pgx.Batch, durable bool) *pgx.Batch {
 		nb.Queue(q.SQL, q.Arguments...)
 	}
 	return nb
+}
+
+// refused reports whether the server answered a transaction with an
+// error of its statements, not of the connection: it was rolled back
+// whole, and its writes may be sent again.
+func refused(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && !errors.Is(wrapConn(err), ErrUnavailable)
 }

@@ -447,7 +447,12 @@ func (s *Store) sendRule(l *lease, b *pgx.Batch, again retryRule) ([]int64, erro
 	if isFence(err) {
 		return nil, s.fenced(l.agent, l.epoch)
 	}
-	return tags, wrapConn(err)
+	err = wrapConn(err)
+	var re *rowLockedError
+	if errors.As(err, &re) {
+		re.Row = fmt.Sprintf("a row of agent %q (its lease in cairn_leases, or its state)", l.agent)
+	}
+	return tags, err
 }
 
 func (s *Store) sendOnce(b *pgx.Batch) ([]int64, error) {
