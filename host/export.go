@@ -12,10 +12,12 @@ import (
 
 // Export reads an agent and its sub-agents from store into an archive, as
 // checkpoint.Export does, and adds the files that finished calls of their
-// interrupted rounds staged and did not apply. A resume in the store the
-// archive is imported into applies those changes and takes the files from
-// that store; they come from this store, or else from the staging of this
-// node, where a call stages them before they are kept in the store.
+// interrupted rounds staged, applied or not. A resume in the store the
+// archive is imported into rebuilds the workspace with the applied ones
+// and applies the others, and takes the files from that store; they come
+// from this store, or else from the staging of this node, where a call
+// stages them before they are kept in the store. (No past holds them yet:
+// a round's past is kept once it commits.)
 //
 // # Errors
 //
@@ -34,20 +36,14 @@ func Export(store checkpoint.Store, agent string) (*checkpoint.Archive, error) {
 }
 
 // addStaged adds to a, and to the archives of its sub-agents, the files
-// their interrupted rounds' unapplied changes write.
+// their interrupted rounds' changes write, applied or not.
 func addStaged(store checkpoint.Store, a *checkpoint.Archive) error {
 	recs, err := a.Records()
 	if err != nil {
 		return fmt.Errorf("export agent %q: %w", a.Agent, err)
 	}
-	applied := map[string]bool{}
 	for _, r := range recs {
-		if r.Type == checkpoint.RecApplied {
-			applied[r.Call] = true
-		}
-	}
-	for _, r := range recs {
-		if r.Type != checkpoint.RecResult || r.Result == nil || len(r.Result.Effects) == 0 || applied[r.Call] {
+		if r.Type != checkpoint.RecResult || r.Result == nil || len(r.Result.Effects) == 0 {
 			continue
 		}
 		effects, err := overlay.DecodeEffects(r.Result.Effects)
