@@ -26,6 +26,11 @@ type Retention struct {
 	BlobGrace time.Duration
 	// DryRun reports what would be removed and removes nothing.
 	DryRun bool
+	// MarkTail, when set, marks in inUse what the records of an agent's
+	// interrupted round name that MarkState does not know how to read: the
+	// files its calls' changes write, which the store keeps so that another
+	// node can apply them (host.Collect sets it).
+	MarkTail func(tail []Record, inUse map[string]bool)
 }
 
 // DefaultBlobGrace is how old an unreferenced blob must be to be removed.
@@ -115,7 +120,7 @@ func (s *FileStore) collectAgent(id string, keep Retention, c *Collected, inUse 
 		// A process runs it: nothing of it is removed, and what it refers
 		// to is kept (BlobGrace keeps what it stores meanwhile).
 		c.Skipped = append(c.Skipped, id)
-		return s.markAgent(id, nil, inUse)
+		return s.markAgent(id, nil, keep, inUse)
 	}
 	if err != nil {
 		return err
@@ -125,7 +130,7 @@ func (s *FileStore) collectAgent(id string, keep Retention, c *Collected, inUse 
 	if err != nil {
 		return err
 	}
-	if err := s.markAgent(id, trimmed, inUse); err != nil {
+	if err := s.markAgent(id, trimmed, keep, inUse); err != nil {
 		return err
 	}
 	for _, name := range doomed {
@@ -173,9 +178,12 @@ func (s *FileStore) trimmable(id string, keep Retention) (doomed []string, trimm
 
 // markAgent marks the blobs an agent's state, its bookmarks but the ones
 // trimmed, and its pasts name. It fails if any of them cannot be read.
-func (s *FileStore) markAgent(id string, trimmed, inUse map[string]bool) error {
+func (s *FileStore) markAgent(id string, trimmed map[string]bool, keep Retention, inUse map[string]bool) error {
 	if rec, err := s.Read(id); err == nil {
 		MarkState(rec.State, rec.Tail, inUse)
+		if keep.MarkTail != nil {
+			keep.MarkTail(rec.Tail, inUse)
+		}
 	} else if !errors.Is(err, ErrNotFound) {
 		return err
 	}

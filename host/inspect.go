@@ -2,9 +2,11 @@ package host
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 
 	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/sandbox/overlay"
 )
 
 // Inspection is an agent as it stands in the store: what `cairn show`,
@@ -74,7 +76,29 @@ func Collect(ctx context.Context, store checkpoint.Store, keep checkpoint.Retent
 	if !ok {
 		return &checkpoint.Collected{}, nil
 	}
+	keep.MarkTail = markTailFiles
 	return c.Collect(keep)
+}
+
+// markTailFiles marks the files that the finished calls of an interrupted
+// round write, applied or not: the store keeps them (keepStagedFiles) so
+// that a resume on another node can apply them, or rebuild the workspace
+// with them, and no past names them until the round commits.
+func markTailFiles(tail []checkpoint.Record, inUse map[string]bool) {
+	for _, r := range tail {
+		if r.Type != checkpoint.RecResult || r.Result == nil || len(r.Result.Effects) == 0 {
+			continue
+		}
+		effects, err := overlay.DecodeEffects(r.Result.Effects)
+		if err != nil {
+			continue
+		}
+		for _, e := range effects {
+			if e.New.IsFile() {
+				inUse["sha256:"+hex.EncodeToString(e.New.Hash[:])] = true
+			}
+		}
+	}
 }
 
 // readSummarised reads an agent and its Summary. A store that says who

@@ -71,6 +71,9 @@ func (s *Store) collectAgent(id string, keep checkpoint.Retention, c *checkpoint
 	switch {
 	case err == nil:
 		checkpoint.MarkState(rec.State, rec.Tail, inUse)
+		if keep.MarkTail != nil {
+			keep.MarkTail(rec.Tail, inUse)
+		}
 	case !errors.Is(err, checkpoint.ErrNotFound):
 		return err
 	}
