@@ -28,3 +28,10 @@ func MigrateTo(ctx context.Context, url string, n int) error {
 
 // Clean reports whether Check finds agent readable without reading it.
 func Clean(s *Store, agent string) bool { return s.clean(agent) }
+
+// Show is the value of the server's setting name in a session of s's.
+func Show(s *Store, name string) (string, error) {
+	var v string
+	err := s.pool.QueryRow(context.Background(), "SHOW "+name).Scan(&v)
+	return v, err
+}

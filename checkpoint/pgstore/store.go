@@ -107,6 +107,11 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 		// the store's timeout, saying so, rather than as the timeout.
 		pc.ConnConfig.RuntimeParams["lock_timeout"] = strconv.FormatInt((c.timeout / 3).Milliseconds(), 10)
 	}
+	for k, v := range deadPeerParams(c.ttl) {
+		if _, set := pc.ConnConfig.RuntimeParams[k]; !set {
+			pc.ConnConfig.RuntimeParams[k] = v
+		}
+	}
 	if c.schema != "" {
 		pc.ConnConfig.RuntimeParams["search_path"] = pgx.Identifier{c.schema}.Sanitize()
 	}
@@ -127,6 +132,26 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
 	return &Store{pool: pool, cfg: c, leases: map[string]*lease{}, events: map[string][]byte{}}, nil
+}
+
+// deadPeerParams are the server's settings, for a session of a store
+// whose lease lives ttl, that end the session of a node gone without a
+// word (its power lost, its network cut: no FIN or RST reaches the
+// server) within about ttl, rather than after the hours of the operating
+// system's TCP keepalive: that session may hold the agent's lease row in
+// a transaction it never ends, and no other node can take the agent
+// until it is gone. The server probes a connection silent for a third of
+// ttl every sixth of it, and gives it up after three probes unanswered
+// or when what it sent stays unacknowledged for ttl. They act on a TCP
+// connection only; a unix socket's peer cannot vanish so.
+func deadPeerParams(ttl time.Duration) map[string]string {
+	secs := func(d time.Duration) string { return strconv.FormatInt(max(1, int64(d/time.Second)), 10) }
+	return map[string]string{
+		"tcp_keepalives_idle":     secs(ttl / 3),
+		"tcp_keepalives_interval": secs(ttl / 6),
+		"tcp_keepalives_count":    "3",
+		"tcp_user_timeout":        strconv.FormatInt(max(1000, ttl.Milliseconds()), 10),
+	}
 }
 
 // leaseFromURL takes the lease_ttl parameter out of a URL or a key=value

@@ -13,6 +13,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -35,14 +36,52 @@ type Server struct {
 	bin  string
 	as   *user.User // who runs the server's binaries; nil for the caller
 	sock string
+	port int // the TCP port it listens on at 127.0.0.1 too; 0 for none
 }
 
 // Start starts a server of the test's own, stopped at its end.
 func Start(t testing.TB) *Server {
 	t.Helper()
-	s := start(t)
+	s := start(t, 0)
 	t.Cleanup(s.remove)
 	return s
+}
+
+// StartTCP starts a server of the test's own, as Start does, that also
+// listens on 127.0.0.1: TCPURL gives a database's URL through it.
+func StartTCP(t testing.TB) *Server {
+	t.Helper()
+	if os.Getenv("CAIRN_TEST_POSTGRES") != "" {
+		t.Skip("this test needs a server of its own that listens on 127.0.0.1, not CAIRN_TEST_POSTGRES")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	s := start(t, port)
+	t.Cleanup(s.remove)
+	return s
+}
+
+// TCPURL is the URL of the database of dbURL (from NewDatabase) through
+// 127.0.0.1, not the unix socket, of a server StartTCP started.
+func (s *Server) TCPURL(t testing.TB, dbURL string) string {
+	t.Helper()
+	if s.port == 0 {
+		t.Fatal("TCPURL of a server that does not listen on TCP: start it with StartTCP")
+	}
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Del("host")
+	q.Del("port")
+	u.RawQuery = q.Encode()
+	u.Host = "127.0.0.1:" + strconv.Itoa(s.port)
+	return u.String()
 }
 
 var shared struct {
@@ -57,7 +96,7 @@ func Shared(t testing.TB) *Server {
 	shared.Lock()
 	defer shared.Unlock()
 	if shared.s == nil {
-		shared.s = start(t)
+		shared.s = start(t, 0)
 	}
 	return shared.s
 }
@@ -72,17 +111,21 @@ func StopShared() {
 	}
 }
 
-func start(t testing.TB) *Server {
+func start(t testing.TB, port int) *Server {
 	if u := os.Getenv("CAIRN_TEST_POSTGRES"); u != "" {
 		return &Server{url: u}
 	}
 	bin := findBin(t)
-	s := &Server{bin: bin}
+	s := &Server{bin: bin, port: port}
 	s.setUser(t)
 	s.makeDir(t)
 	s.ctl(t, "initdb", "-D", s.data(), "-A", "trust", "-U", "cairn", "--no-sync", "-E", "UTF8")
 	s.sock = s.dir
 	s.url = fmt.Sprintf("postgres://cairn@/postgres?host=%s&sslmode=disable", url.QueryEscape(s.sock))
+	if port != 0 {
+		// The unix socket is named by the port too.
+		s.url += "&port=" + strconv.Itoa(port)
+	}
 	s.Start(t)
 	return s
 }
@@ -182,8 +225,12 @@ func (s *Server) ctl(t testing.TB, name string, args ...string) {
 func (s *Server) Start(t testing.TB) {
 	t.Helper()
 	s.needOwn(t)
+	listen := "-c listen_addresses="
+	if s.port != 0 {
+		listen = "-c listen_addresses=127.0.0.1 -p " + strconv.Itoa(s.port)
+	}
 	s.ctl(t, "pg_ctl", "-D", s.data(), "-l", filepath.Join(s.dir, "log"), "-w",
-		"-o", "-k "+s.sock+" -c listen_addresses= -c fsync=on -c synchronous_commit=on -c max_connections=400", "start")
+		"-o", "-k "+s.sock+" "+listen+" -c fsync=on -c synchronous_commit=on -c max_connections=400", "start")
 }
 
 // Stop stops the server at once (fast shutdown: connections are cut).
