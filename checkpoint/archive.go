@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
+	"strings"
 )
 
 // An export is one file that carries an agent from one store to another:
@@ -342,7 +344,9 @@ func (a *Archive) tail() ([]Record, error) {
 
 // Import recreates the archived agent in s, under its own id, holding its
 // lock as h while it writes. Blobs go in first, then the state and the
-// interrupted round, then the bookmarks and the event history.
+// interrupted round, then the bookmarks and the event history. An import
+// that fails partway removes the agents it made, so that it can be run
+// again; blobs it put stay, for gc.
 //
 // # Errors
 //
@@ -355,14 +359,41 @@ func Import(s Store, a *Archive, h Holder) error {
 	if id := a.existing(s); id != "" {
 		return fmt.Errorf("import agent %q: %w; remove it or import into another store", id, ErrExists)
 	}
-	if err := importOne(s, a, h); err != nil {
-		return err
+	var made []string
+	err := importOne(s, a, h, &made)
+	if err == nil {
+		err = importChildren(s, a, h, &made)
 	}
-	return importChildren(s, a, h)
+	if err == nil {
+		return nil
+	}
+	var left []string
+	for _, id := range slices.Backward(made) {
+		if rerr := removeImported(s, id, h); rerr != nil {
+			left = append(left, id)
+			err = errors.Join(err, rerr)
+		}
+	}
+	if len(left) > 0 {
+		return fmt.Errorf("%w; the import stopped partway and agents %s it made could not be removed: "+
+			"they are incomplete, and another import of them is refused as existing", err, strings.Join(left, ", "))
+	}
+	return fmt.Errorf("%w; nothing of the import was kept, import again once this is fixed", err)
 }
 
-// importOne is Import of the agent alone, without its sub-agents.
-func importOne(s Store, a *Archive, h Holder) error {
+// removeImported removes an agent an import made, holding its lock.
+func removeImported(s Store, id string, h Holder) error {
+	lock, err := s.Lock(id, h)
+	if err != nil {
+		return err
+	}
+	defer lock.Unlock()
+	return s.Remove(id)
+}
+
+// importOne is Import of the agent alone, without its sub-agents; it adds
+// the agent to made once its state is written.
+func importOne(s Store, a *Archive, h Holder, made *[]string) error {
 	tail, _ := a.tail()
 	lock, err := s.Lock(a.Agent, h)
 	if err != nil {
@@ -377,6 +408,7 @@ func importOne(s Store, a *Archive, h Holder) error {
 			return fmt.Errorf("import agent %q: %w", a.Agent, err)
 		}
 	}
+	*made = append(*made, a.Agent)
 	if err := importState(s, a.Agent, a.State, tail); err != nil {
 		return fmt.Errorf("import agent %q: %w", a.Agent, err)
 	}
