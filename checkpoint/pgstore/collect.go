@@ -81,7 +81,11 @@ func (s *Store) collectAgent(id string, keep checkpoint.Retention, c *checkpoint
 		return err
 	}
 	trimmed := map[string]bool{}
-	if s.leaseLive(id) {
+	live, err := s.leaseLive(id)
+	if err != nil {
+		return err
+	}
+	if live {
 		c.Skipped = append(c.Skipped, id)
 	} else if trimmed, err = s.trimBookmarks(id, keep, c); err != nil {
 		return err

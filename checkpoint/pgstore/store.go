@@ -428,23 +428,37 @@ func (s *Store) List() ([]checkpoint.Summary, error) {
 }
 
 // Summary summarises one agent; Locked says a process runs it, by the
-// rule that refuses a take (leaseRow.running).
+// rule that refuses a take (leaseRow.running). When its lease cannot be
+// read, Err says that whether a process runs it could not be told, and
+// Locked is false: it is neither running nor interrupted as far as
+// anyone knows.
 func (s *Store) Summary(agent string) (checkpoint.Summary, error) {
 	rec, err := s.Read(agent)
 	if errors.Is(err, checkpoint.ErrNotFound) {
 		return checkpoint.Summary{}, err
 	}
-	return checkpoint.NewSummary(agent, s.leaseLive(agent), rec, err), nil
+	live, lerr := s.leaseLive(agent)
+	if err == nil && lerr != nil {
+		err = lerr
+	}
+	return checkpoint.NewSummary(agent, live, rec, err), nil
 }
 
 // leaseLive reports whether a process runs the agent; false when its
-// lease cannot be read.
-func (s *Store) leaseLive(agent string) bool {
+// lease has expired, or was released, or never was; an error when the
+// lease cannot be read, saying that it could not tell.
+func (s *Store) leaseLive(agent string) (bool, error) {
 	ctx, cancel := s.opContext()
 	defer cancel()
 	var r leaseRow
 	err := r.scan(s.pool.QueryRow(ctx, `SELECT `+leaseCols+` FROM cairn_leases WHERE agent = $1`, agent))
-	return err == nil && r.running()
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("could not tell whether a process runs agent %q, its lease unreadable (try again once the database answers): %w", agent, wrapConn(err))
+	}
+	return r.running(), nil
 }
 
 // fence queues, before a batch's writes of the lease's agent, the
