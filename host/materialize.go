@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/cairnrun/cairn/checkpoint"
@@ -162,12 +163,30 @@ func placeEntry(s checkpoint.Store, root *os.Root, e checkpoint.WorkspaceEntry) 
 	return root.Rename(tmp, name)
 }
 
-// reconcile compares dir with the workspace m, hashing every file.
-func reconcile(m []checkpoint.WorkspaceEntry, dir string) ([]WorkspaceDiff, error) {
+// reconcile compares dir with the workspace m, hashing every file. A
+// path that holds what pending (the changes of calls settled and not
+// recorded applied, see settledInTail) makes of it is no difference: a
+// stop between a call's apply and its record leaves them there, whole or
+// in part, and the resume applies them again as already made.
+func reconcile(m, pending []checkpoint.WorkspaceEntry, dir string) ([]WorkspaceDiff, error) {
 	have, err := scanWorkspace(dir, WorkspaceLimit{Files: 1 << 30, Bytes: 1 << 62}, hashFile)
 	if err != nil {
 		return nil, err
 	}
+	diffs := differences(m, have)
+	if len(diffs) == 0 || len(pending) == 0 {
+		return diffs, nil
+	}
+	after := map[string]bool{}
+	for _, d := range differences(checkpoint.ApplyChanges(m, pending), have) {
+		after[d.Path] = true
+	}
+	return slices.DeleteFunc(diffs, func(d WorkspaceDiff) bool { return !after[d.Path] }), nil
+}
+
+// differences are the paths where have (a scan of a directory) differs
+// from the workspace m.
+func differences(m, have []checkpoint.WorkspaceEntry) []WorkspaceDiff {
 	byPath := map[string]checkpoint.WorkspaceEntry{}
 	for _, e := range have {
 		byPath[e.Path] = e
@@ -190,7 +209,7 @@ func reconcile(m []checkpoint.WorkspaceEntry, dir string) ([]WorkspaceDiff, erro
 			diffs = append(diffs, WorkspaceDiff{e.Path, "extra"})
 		}
 	}
-	return diffs, nil
+	return diffs
 }
 
 // below reports whether p is inside an extra directory already listed.

@@ -332,7 +332,7 @@ func (e *Engine) checkWorkspace(rec *checkpoint.Recovered, opts ResumeOptions) e
 		return nil
 	}
 	m = checkpoint.ApplyChanges(m, appliedInTail(rec.Tail))
-	diffs, err := reconcile(m, dir)
+	diffs, err := reconcile(m, settledInTail(rec.Tail), dir)
 	if err != nil {
 		return fmt.Errorf("resume agent %q: compare %s with the store: %w", opts.ID, dir, err)
 	}

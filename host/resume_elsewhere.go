@@ -64,7 +64,7 @@ func (e *Engine) placeWorkspace(rec *checkpoint.Recovered, opts ResumeOptions, l
 		return fmt.Errorf("resume agent %q in %s: %w", opts.ID, dir, err)
 	}
 	m = checkpoint.ApplyChanges(m, appliedInTail(rec.Tail))
-	if err := e.fillWorkspace(opts, m, dir, rec.State.Round); err != nil {
+	if err := e.fillWorkspace(opts, m, settledInTail(rec.Tail), dir, rec.State.Round); err != nil {
 		return err
 	}
 	if dir == rec.State.Definition.Workspace {
@@ -124,15 +124,16 @@ func (e *Engine) boundaryWritesKept(st *checkpoint.State) error {
 	return nil
 }
 
-// fillWorkspace materializes m into an empty dir, or reconciles a full one.
-func (e *Engine) fillWorkspace(opts ResumeOptions, m []checkpoint.WorkspaceEntry, dir string, round int) error {
+// fillWorkspace materializes m into an empty dir, or reconciles a full one
+// (pending: see reconcile).
+func (e *Engine) fillWorkspace(opts ResumeOptions, m, pending []checkpoint.WorkspaceEntry, dir string, round int) error {
 	if entries, err := os.ReadDir(dir); err != nil || len(entries) == 0 {
 		if err := materializeAt(e.store, m, dir); err != nil {
 			return fmt.Errorf("resume agent %q: %w", opts.ID, err)
 		}
 		return nil
 	}
-	diffs, err := reconcile(m, dir)
+	diffs, err := reconcile(m, pending, dir)
 	if err != nil {
 		return fmt.Errorf("resume agent %q: compare %s with the store: %w", opts.ID, dir, err)
 	}

@@ -373,13 +373,27 @@ func changesOf(effects overlay.Effects) []checkpoint.WorkspaceEntry {
 // appliedInTail are the changes the interrupted round's calls applied
 // before the stop.
 func appliedInTail(tail []checkpoint.Record) []checkpoint.WorkspaceEntry {
+	return changesInTail(tail, func(k *keptCall) bool { return k.applied })
+}
+
+// settledInTail are the changes of the interrupted round's calls that were
+// settled and not recorded applied: a stop between their apply and its
+// record leaves them in the workspace, whole or in part.
+func settledInTail(tail []checkpoint.Record) []checkpoint.WorkspaceEntry {
+	return changesInTail(tail, func(k *keptCall) bool { return k.settled && !k.applied })
+}
+
+// changesInTail are the workspace changes of the finished calls of the
+// interrupted round that pick takes, in the order the calls finished.
+func changesInTail(tail []checkpoint.Record, pick func(*keptCall) bool) []checkpoint.WorkspaceEntry {
 	kept := keptCalls(tail)
 	var out []checkpoint.WorkspaceEntry
 	for _, t := range tail {
 		k := kept[t.Call]
-		if t.Type != checkpoint.RecApplied || k == nil || len(k.result.Result.Effects) == 0 {
+		if t.Type != checkpoint.RecResult || k == nil || len(k.result.Result.Effects) == 0 || !pick(k) {
 			continue
 		}
+		delete(kept, t.Call) // once, for its newest result
 		if effects, err := overlay.DecodeEffects(k.result.Result.Effects); err == nil {
 			out = append(out, changesOf(effects)...)
 		}
