@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	neturl "net/url"
 	"regexp"
 	"strconv"
@@ -101,6 +102,9 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w: %w", ErrBadURL, err)
 	}
+	if err := libpqKeepalives(pc.ConnConfig); err != nil {
+		return nil, fmt.Errorf("open store: %w: %w", ErrBadURL, err)
+	}
 	if _, set := pc.ConnConfig.RuntimeParams["lock_timeout"]; !set {
 		// A row held by a transaction that does not end (see
 		// rowLockedError) fails the write that waits for it well before
@@ -152,6 +156,46 @@ func deadPeerParams(ttl time.Duration) map[string]string {
 		"tcp_keepalives_count":    "3",
 		"tcp_user_timeout":        strconv.FormatInt(max(1000, ttl.Milliseconds()), 10),
 	}
+}
+
+// libpqKeepalives takes libpq's keepalive keywords (keepalives,
+// keepalives_idle, keepalives_interval, keepalives_count) out of the
+// session's settings, where pgx puts them and the server refuses them,
+// and sets the client's socket with them, as libpq does: keepalives=0
+// turns the probes off, the others are seconds and a count.
+func libpqKeepalives(cc *pgx.ConnConfig) error {
+	ka := net.KeepAliveConfig{Enable: true}
+	found := false
+	for _, k := range []string{"keepalives", "keepalives_idle", "keepalives_interval", "keepalives_count"} {
+		v, ok := cc.RuntimeParams[k]
+		if !ok {
+			continue
+		}
+		delete(cc.RuntimeParams, k)
+		found = true
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return fmt.Errorf("%s=%q: want a whole number (of seconds, for keepalives_idle and keepalives_interval)", k, v)
+		}
+		switch k {
+		case "keepalives":
+			ka.Enable = n != 0
+		case "keepalives_idle":
+			ka.Idle = time.Duration(n) * time.Second
+		case "keepalives_interval":
+			ka.Interval = time.Duration(n) * time.Second
+		case "keepalives_count":
+			ka.Count = n
+		}
+	}
+	if found {
+		d := &net.Dialer{Timeout: cc.ConnectTimeout, KeepAliveConfig: ka}
+		if !ka.Enable {
+			d.KeepAlive = -1
+		}
+		cc.DialFunc = d.DialContext
+	}
+	return nil
 }
 
 // leaseFromURL takes the lease_ttl parameter out of a URL or a key=value
