@@ -108,6 +108,10 @@ class Timeline {
     if (this.sub) d.style.marginLeft = 1.2 * (this.depth || 1) + "em";
     this.box.append(d); return d;
   }
+  // callOf keys a call by its agent and id: a sub-agent's calls may have
+  // the ids of its parent's (a script model, or an OpenAI-compatible
+  // server, numbers them from the start in every agent).
+  callOf(e) { return (e.agent || "") + "\n" + e.call.id; }
   add(e) {
     // A run's events include its sub-agents', each named by its agent.
     this.sub = e.agent && e.agent !== this.agent ? e.agent : null;
@@ -120,12 +124,12 @@ class Timeline {
         this.text.append(e.text); break;
       case "tool_start": {
         const out = el("div");
-        this.calls[e.call.id] = out;
+        this.calls[this.callOf(e)] = out;
         this.row("call", el("b", {}, e.call.tool), " ", el("span", { class: "mark" }, e.call.id), el("pre", {}, e.call.input || ""), out);
         break;
       }
       case "tool_end": {
-        const out = this.calls[e.call.id] || this.row("call");
+        const out = this.calls[this.callOf(e)] || this.row("call");
         const marks = { error: "✗ error", conflict: "✗ conflict: changes refused", unsettled: "… unsettled: resume settles its changes" };
         out.parentNode.classList.toggle("error", e.call.outcome === "error" || e.call.outcome === "conflict");
         out.append(el("div", { class: "mark" }, (marks[e.call.outcome] || "✓ ok") + " · " + (e.call.duration_ms || 0).toFixed(1) + " ms" + net(e.call.net)),
@@ -139,7 +143,7 @@ class Timeline {
         break;
       }
       case "effects_applied": {
-        const out = this.calls[e.call.id];
+        const out = this.calls[this.callOf(e)];
         const line = el("div", { class: "mark" }, "↳ changed " + (e.paths || []).join(", "));
         out ? out.append(line) : this.row("mark", e.call.id, " ", line);
         break;
