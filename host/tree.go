@@ -302,13 +302,18 @@ func children(store checkpoint.Store, id string) ([]checkpoint.Summary, error) {
 // removeChildren removes the sub-agents an agent's delegations made, and
 // theirs, for a run that starts the agent over: its new delegations must
 // not find the old children's answers. A child that a process runs is
-// not removed: its lock's error says which.
+// not removed: its lock's error says which. A fork of a sub-agent keeps
+// the sub-agent's parent, whose agent file still bounds it, but no
+// delegation made it: it has a lineage, and is a person's agent, kept.
 func (e *Engine) removeChildren(id string) error {
 	kids, err := children(e.store, id)
 	if err != nil {
 		return err
 	}
 	for _, k := range kids {
+		if k.Lineage != nil {
+			continue
+		}
 		if err := e.removeTree(k.ID); err != nil {
 			return fmt.Errorf("start %s over: remove its sub-agent %s: %w", id, k.ID, err)
 		}

@@ -1,0 +1,62 @@
+package web
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cairnrun/cairn/host"
+)
+
+// A fork of a sub-agent, made through the API, is an agent of its own:
+// starting the sub-agent's parent over (cairn run --fresh) removes the
+// sub-agents its delegations made, not the fork, which it once removed
+// with them, as it keeps the sub-agent's record of the call that made it.
+func TestForkOfASubAgentOutlivesItsParentStartedOver(t *testing.T) {
+	f := newFixture(t, Config{Loopback: true})
+	dir := filepath.Join(f.agents, "lead")
+	must(t, os.MkdirAll(dir, 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "alpha.yaml"), []byte(`
+turns:
+  - tool_calls: [{name: write_file, input: {path: alpha.txt, content: alpha}}]
+  - text: wrote alpha.txt
+`), 0o644))
+	const leadAgent = `
+name: lead
+model: {provider: script, script: script.yaml}
+workspace: workspace
+tools: [{module: builtin}]
+agents:
+  - name: alpha
+    description: writes alpha.txt
+    model: {provider: script, script: alpha.yaml}
+    tools: [{module: builtin, only: [write_file]}]
+`
+	af, _ := f.run("lead", leadAgent, `
+turns:
+  - tool_calls: [{name: delegate, input: {agent: alpha, task: write alpha.txt}}]
+  - text: done
+`)
+	kids, err := host.Children(context.Background(), f.store, "lead")
+	if err != nil || len(kids) != 1 {
+		t.Fatalf("the lead's sub-agents: %v, %v", kids, err)
+	}
+	sub := kids[0].ID
+	f.decode(f.post("/api/agents/"+sub+"/fork", map[string]string{"as": "mine"}), http.StatusCreated, nil)
+
+	res, err := f.eng.Run(context.Background(), host.RunOptions{Agent: af, ID: "lead", Prompt: "again", Fresh: true})
+	if err != nil || res.Status != host.StatusDone {
+		t.Fatalf("the lead started over: %+v, %v", res, err)
+	}
+	if !f.store.Exists("mine") {
+		t.Fatal("the fork of the lead's sub-agent was removed when the lead started over")
+	}
+	var line agentView
+	f.getJSON("/api/agents/mine", &line)
+	if line.Lineage == nil || line.Lineage.Agent != sub || !strings.HasPrefix(sub, "lead.alpha-") {
+		t.Fatalf("the fork's lineage: %+v", line.Lineage)
+	}
+}
