@@ -191,11 +191,21 @@ function agentPage(main, id) {
       if (a.held || a.status === "running") actions.append(el("button", { onclick: () => act("/pause", {}) }, "Pause"));
       actions.append(el("button", { onclick: () => act("/snapshot", {}) }, "Snapshot"));
     }
-    approvals.replaceChildren(...(a.awaiting || []).map((req) => approval(req)));
+    showApprovals(a.awaiting || []);
     // Not following: read what was added since, and follow if a run goes
     // on. A run that began and ended between two looks is read too.
     tl.follow();
     loadRuns(); loadDiff();
+  }
+  // The calls awaiting a decision are put in the page anew only when
+  // they change: a reason being typed for a denial, and the field's
+  // focus, stay while the page reads the agent again.
+  let asked = "";
+  function showApprovals(awaiting) {
+    const key = JSON.stringify(awaiting.map((req) => [req.agent, req.round, req.call.id, req.call.tool, req.call.input]));
+    if (key === asked) return;
+    asked = key;
+    approvals.replaceChildren(...awaiting.map((req) => approval(req)));
   }
   function approval(req) {
     const reason = el("input", { type: "text", placeholder: "reason (for a denial)" });
