@@ -129,9 +129,12 @@ class Timeline {
         break;
       }
       case "tool_end": {
-        const out = this.calls[this.callOf(e)] || this.row("call");
+        // A call whose start the timeline lacks (its line garbled on disk)
+        // gets a row of its own.
+        const started = this.calls[this.callOf(e)];
+        const out = started || this.row("call", el("b", {}, e.call.tool), " ", el("span", { class: "mark" }, e.call.id));
         const marks = { error: "✗ error", conflict: "✗ conflict: changes refused", unsettled: "… unsettled: resume settles its changes" };
-        out.parentNode.classList.toggle("error", e.call.outcome === "error" || e.call.outcome === "conflict");
+        (started ? out.parentNode : out).classList.toggle("error", e.call.outcome === "error" || e.call.outcome === "conflict");
         out.append(el("div", { class: "mark" }, (marks[e.call.outcome] || "✓ ok") + " · " + (e.call.duration_ms || 0).toFixed(1) + " ms" + net(e.call.net)),
           el("pre", {}, e.call.output || ""));
         break;
