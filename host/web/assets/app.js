@@ -116,7 +116,10 @@ class Timeline {
     // A run's events include its sub-agents', each named by its agent.
     this.sub = e.agent && e.agent !== this.agent ? e.agent : null;
     this.depth = e.depth;
-    if (e.type !== "model_text") this.text = null;
+    // A piece of model text goes on the row of the text before it only
+    // if that is its agent's: sub-agents side by side interleave theirs.
+    if (e.type !== "model_text" || e.agent !== this.textOf) this.text = null;
+    this.textOf = e.agent;
     switch (e.type) {
       case "run_start": this.row("mark", "run " + e.run + " started " + when(e.time) + (e.resumed_from ? ", resuming " + e.resumed_from : "")); break;
       case "model_text":
