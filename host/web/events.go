@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cairnrun/cairn/host"
@@ -156,7 +157,9 @@ func (lw *lineWriter) end(err error) {
 	}
 	msg := ""
 	if err != nil {
-		msg = err.Error()
+		// A line of its own for each of the error's: a newline ends a
+		// field, and the client joins data lines with newlines.
+		msg = strings.NewReplacer("\r\n", "\ndata: ", "\r", "\ndata: ", "\n", "\ndata: ").Replace(err.Error())
 	}
 	lw.extend()
 	fmt.Fprintf(lw.w, "event: end\ndata: %s\n\n", msg)
