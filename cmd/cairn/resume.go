@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/cairnrun/cairn/host"
+	"github.com/cairnrun/cairn/host/workflow"
 )
 
 func resumeCommand() *cli.Command {
@@ -53,6 +54,9 @@ func resumeAction(c *cli.Context) error {
 		return err
 	}
 	defer s.close()
+	if err := stepMovedAlone(c, s, opts); err != nil {
+		return err
+	}
 	opts.Model = s.model
 	r := newRenderer(c.App.Writer, c.App.ErrWriter, c.Bool(jsonFlag.Name))
 	r.busy = newProgress(c.App.ErrWriter, c.Bool(jsonFlag.Name))
@@ -70,6 +74,22 @@ func resumeAction(c *cli.Context) error {
 		return withCode(exitPaused, fmt.Errorf("agent %s paused: %s", res.Agent, res.Reason))
 	}
 	return statusError(res)
+}
+
+// stepMovedAlone refuses, changing nothing, to give a workflow's step
+// agent a workspace of its own: the workflow's other steps work in the
+// workspace it started with, and would not see what the step changes in
+// another directory. The workflow keeps its workspace through a resume.
+func stepMovedAlone(c *cli.Context, s *session, opts host.ResumeOptions) error {
+	if opts.Workspace == "" {
+		return nil
+	}
+	id, ok := workflow.OfAgent(c.Context, s.eng.Store(), opts.ID)
+	if !ok {
+		return nil
+	}
+	return withCode(exitUsage, fmt.Errorf("resume agent %q in %s: it runs a step of workflow %s, whose steps keep the workspaces the workflow started with, "+
+		"and moved alone it would split the workflow's files; nothing was changed: continue it with `cairn workflow resume %s`", opts.ID, opts.Workspace, id, id))
 }
 
 // limitFlags are --max-rounds, --max-tokens, --max-cost and --max-time,
