@@ -26,8 +26,8 @@ import (
 func (f *Flow) checkSteps(flowWS string, steps []Step) error {
 	var errs []error
 	for _, s := range steps {
-		if err := f.check(s, flowWS); err != nil {
-			errs = append(errs, fmt.Errorf("%w: step %s: %w", ErrFlow, s.Name, err))
+		if key, err := f.check(s, flowWS); err != nil {
+			errs = append(errs, fmt.Errorf("%w: %sstep %s: %w", ErrFlow, s.at(key), s.Name, err))
 		}
 	}
 	return errors.Join(errs...)
@@ -57,26 +57,39 @@ func (r *runner) checkUnstarted() error {
 // there with every tool its only: lists, every grant covers its tools and
 // reads, its sub-agents read and narrow it; for a tool step, the step's
 // module, tool and grant), its model's script reads, and its workspace is
-// a directory.
-func (f *Flow) check(s Step, flowWS string) error {
+// a directory. key is the step's key whose value the error is about, for
+// the line it names: the agent file's (agent:, or parent: for a
+// delegation, delegate: for its sub-agent), the module's, or the
+// workspace's.
+func (f *Flow) check(s Step, flowWS string) (key string, err error) {
+	key = map[string]string{"agent": "agent", "delegate": "parent", "tool": "module"}[s.Kind()]
 	ws := f.workspace(s, flowWS)
 	af, err := f.agentFile(s, s.Input, ws)
+	switch {
+	case errors.Is(err, host.ErrSubAgent):
+		return "delegate", err
+	case errors.Is(err, errToolWorkspace):
+		return "", err
+	}
 	if err != nil {
-		return err
+		return key, err
 	}
 	if err := host.CheckTools(af); err != nil {
 		if s.Kind() == "tool" && errors.Is(err, host.ErrGrant) {
-			return fmt.Errorf("%w (a tool step's agent file is the step itself: change its grant: in the workflow file)", err)
+			return "grant", fmt.Errorf("%w (a tool step's agent file is the step itself: change its grant: in the workflow file)", err)
 		}
-		return err
+		return key, err
 	}
 	if err := checkModel(af); err != nil {
-		return err
+		return key, err
 	}
 	if ws == "" {
 		ws = af.WorkspaceDir()
 	}
-	return checkWorkspace(ws)
+	if s.Workspace != "" {
+		key = "workspace"
+	}
+	return key, checkWorkspace(ws)
 }
 
 // checkModel opens the agent's model as its run will, which for a script

@@ -147,3 +147,31 @@ func TestResumeChecksTheStepsItStarts(t *testing.T) {
 		t.Fatalf("resume with the file back: %s (%s)", res.Status, res.Reason)
 	}
 }
+
+// Regression: a step refused by the check before anything is stored (its
+// agent file, parent, module or workspace not there) was named without
+// the line of the workflow file to change, where every other refusal of a
+// workflow file names it. The error names the line of the key whose value
+// is wrong.
+func TestStepCheckNamesTheLine(t *testing.T) {
+	for _, tc := range []struct{ name, step, want string }{
+		{"agent file missing", "    agent: nosuch.yaml\n    prompt: x\n", "line 7: step b: "},
+		{"parent missing", "    delegate: reviewer\n    parent: nosuch.yaml\n    task: x\n", "line 8: step b: "},
+		{"sub-agent not declared", "    delegate: nobody\n    parent: team.yaml\n    task: x\n", "line 7: step b: "},
+		{"module missing", "    tool: t\n    module: nosuch.wasm\n", "line 8: step b: "},
+		{"step's workspace missing", "    tool: read_file\n    module: builtin\n    workspace: nowhere\n", "line 9: step b: "},
+	} {
+		files := map[string]string{"flow.yaml": "name: f\nworkspace: ws\nsteps:\n  - {name: a, agent: ok.yaml, prompt: x}\n" +
+			"  - name: b\n    needs: [a]\n" + tc.step}
+		for k, v := range goodFiles {
+			files[k] = v
+		}
+		dir := flowDir(t, files)
+		f, err := workflow.Load(filepath.Join(dir, "flow.yaml"))
+		must(t, err)
+		_, err = workflow.Run(context.Background(), engine(t, checkpoint.NewMemStore()), f, workflow.Options{ID: "wf"})
+		if !errors.Is(err, workflow.ErrFlow) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v; want ErrFlow with %q", tc.name, err, tc.want)
+		}
+	}
+}
