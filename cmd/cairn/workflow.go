@@ -169,11 +169,13 @@ func printStep(w io.Writer, ev workflow.StepEvent) {
 	case "done":
 		fmt.Fprintf(w, "step %s done: %s\n", ev.Step, firstLine(ev.Output))
 	default:
-		fmt.Fprintf(w, "step %s %s: %s\n", ev.Step, ev.Type, ev.Reason)
+		fmt.Fprintf(w, "step %s %s: %s\n", ev.Step, ev.Type, terminalText(ev.Reason))
 	}
 }
 
-// firstLine is s's first line, shortened to 100 runes.
+// firstLine is s's first line, shortened to 100 runes, its tabs made
+// spaces (it may be a column of a table) and what else a terminal could
+// act on escaped: s is a step's output, which a model or a tool wrote.
 func firstLine(s string) string {
 	s, _, more := strings.Cut(strings.TrimSpace(s), "\n")
 	if r := []rune(s); len(r) > 100 {
@@ -182,7 +184,7 @@ func firstLine(s string) string {
 	if more {
 		s += " …"
 	}
-	return s
+	return terminalLine(strings.ReplaceAll(s, "\t", " "))
 }
 
 // workflowStatus prints how the workflow ended and maps it to the exit code.
@@ -336,7 +338,7 @@ func workflowShowAction(c *cli.Context) error {
 	l := workflowLine(r)
 	fmt.Fprintf(c.App.Writer, "workflow %s (%s): %s, %d of %d steps completed\n", r.ID, r.Name, r.Status, len(r.Steps), l.Total)
 	if r.Reason != "" {
-		fmt.Fprintf(c.App.Writer, "  %s\n", r.Reason)
+		fmt.Fprintf(c.App.Writer, "  %s\n", terminalText(r.Reason))
 	}
 	w := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "  STEP\tAGENT\tTOOK\tOUTPUT")
