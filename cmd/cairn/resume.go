@@ -66,7 +66,7 @@ func resumeAction(c *cli.Context) error {
 	opts.Approver, opts.AutoDeny = terminalApprover(c.App.Reader, c.App.ErrWriter), c.Bool(autoDenyFlag.Name)
 	res, err := s.eng.Resume(s.ctx, opts)
 	if err != nil {
-		return runError(err)
+		return runError(workflowNotAgent(s.eng.Store(), opts.ID, "resume", err))
 	}
 	if res.Status == host.StatusPaused && strings.Contains(res.Reason, "`cairn mcp --id "+res.Agent+"`") {
 		// An agent an MCP client drives: its reason says what goes on, and

@@ -192,9 +192,22 @@ func inspect(c *cli.Context, usage string) (*host.Inspection, error) {
 	}
 	in, err := host.Inspect(c.Context, store, c.Args().First())
 	if err != nil {
-		return nil, runError(err)
+		return nil, runError(workflowNotAgent(store, c.Args().First(), "show", err))
 	}
 	return in, nil
+}
+
+// workflowNotAgent adds to err, an agent id not found, that the id is a
+// workflow's, and the workflow command that does what was asked (cmd).
+func workflowNotAgent(store checkpoint.Store, id, cmd string, err error) error {
+	ws, ok := store.(checkpoint.Workflows)
+	if !ok || !errors.Is(err, checkpoint.ErrNotFound) {
+		return err
+	}
+	if _, werr := ws.Workflow(id); errors.Is(werr, checkpoint.ErrNotFound) {
+		return err
+	}
+	return fmt.Errorf("%w; %s is a workflow: `cairn workflow %s %s`", err, id, cmd, id)
 }
 
 // writeJSON prints v as one line of JSON.
