@@ -48,6 +48,19 @@ type Flow struct {
 	// bytes. They are not part of the YAML.
 	Dir    string `yaml:"-"`
 	Source []byte `yaml:"-"`
+
+	// lines are the lines of the values of the file's own keys; none for
+	// a flow not parsed from YAML text.
+	lines map[string]int
+}
+
+// at is "line N: " for the line of the value of the flow's key, or empty
+// when it is not known.
+func (f *Flow) at(key string) string {
+	if n := f.lines[key]; n > 0 {
+		return fmt.Sprintf("line %d: ", n)
+	}
+	return ""
 }
 
 // Step is one step of a flow: exactly one of Agent, Delegate and Tool.
@@ -124,8 +137,8 @@ var ErrFlow = errors.New("invalid workflow file")
 //
 // # Errors
 //
-// The YAML's own errors (with line numbers), and ErrFlow for a flow that
-// names no steps, a step without a name or of two kinds, two steps of one
+// The YAML's own errors (with line numbers), and ErrFlow for a flow
+// without a valid name, one that names no steps, a step without a name or of two kinds, two steps of one
 // name, a need that is not a step, a cycle, a template that is not
 // {{steps.NAME.output}}, or one that names no step, or a step not among the
 // step's needs; each of these names the line of the file to change.
@@ -146,7 +159,39 @@ func Parse(data []byte, dir string) (*Flow, error) {
 	return f, nil
 }
 
-// Load reads and validates the workflow file at path.
+// oneDocument refuses a file with a YAML document after the first, which
+// Parse would leave out. Load checks it, not Parse: a workflow a cairn
+// that did not check it stored is resumed as it started.
+func oneDocument(data []byte) error {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var first, next yaml.Node
+	if dec.Decode(&first) != nil {
+		return nil // Parse says what is wrong
+	}
+	err := dec.Decode(&next)
+	if errors.Is(err, io.EOF) || emptyDocument(&next, err) {
+		return nil
+	}
+	line := ""
+	if err == nil && next.Line > 0 {
+		line = fmt.Sprintf("line %d: ", next.Line)
+	}
+	return fmt.Errorf("%w: %sa second YAML document (after ---), which would be left out: a workflow file is one document; "+
+		"put its steps in the first one's list of steps", ErrFlow, line)
+}
+
+// emptyDocument says the document decoded after the first, without error,
+// holds nothing (a --- that ends the file, or comments after it), so that
+// nothing is left out.
+func emptyDocument(n *yaml.Node, err error) bool {
+	if err != nil {
+		return false
+	}
+	return len(n.Content) == 0 || n.Content[0].Kind == yaml.ScalarNode && n.Content[0].Tag == "!!null" && n.Content[0].Value == ""
+}
+
+// Load reads and validates the workflow file at path, which must be one
+// YAML document (ErrFlow for a second one).
 func Load(path string) (*Flow, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -157,6 +202,9 @@ func Load(path string) (*Flow, error) {
 		return nil, fmt.Errorf("read workflow file: %w", err)
 	}
 	f, err := Parse(data, dir)
+	if err == nil {
+		err = oneDocument(data)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("workflow file %s: %w", path, err)
 	}
@@ -177,6 +225,12 @@ func (f *Flow) findLines(data []byte) {
 	var doc yaml.Node
 	if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 {
 		return
+	}
+	if top := doc.Content[0]; top.Kind == yaml.MappingNode {
+		f.lines = map[string]int{}
+		for k := 0; k+1 < len(top.Content); k += 2 {
+			f.lines[top.Content[k].Value] = top.Content[k+1].Line
+		}
 	}
 	steps := valueOf(doc.Content[0], "steps")
 	if steps == nil || steps.Kind != yaml.SequenceNode || len(steps.Content) != len(f.Steps) {
@@ -218,13 +272,13 @@ func (f *Flow) step(name string) (Step, bool) {
 
 func (f *Flow) validate() error {
 	if f.Name == "" || !stepName.MatchString(f.Name) {
-		return fmt.Errorf("%w: name %q: want 1 to 40 of letters, digits, '_' and '-'", ErrFlow, f.Name)
+		return fmt.Errorf("%w: %sname %q: want 1 to 40 of letters, digits, '_' and '-'", ErrFlow, f.at("name"), f.Name)
 	}
 	if len(f.Steps) == 0 {
-		return fmt.Errorf("%w: steps is empty: list at least one step", ErrFlow)
+		return fmt.Errorf("%w: %ssteps is empty: list at least one step", ErrFlow, f.at("steps"))
 	}
 	if f.MaxParallel < 0 {
-		return fmt.Errorf("%w: max_parallel cannot be negative", ErrFlow)
+		return fmt.Errorf("%w: %smax_parallel cannot be negative", ErrFlow, f.at("max_parallel"))
 	}
 	seen := map[string]Step{}
 	for i, s := range f.Steps {

@@ -2,6 +2,8 @@ package workflow_test
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -60,5 +62,37 @@ func TestFlowStructureErrorsNameTheirLine(t *testing.T) {
 	if _, err := workflow.Parse([]byte(head+"  - name: a\n    agent: x.yaml\n    prompt: p\n"+
 		"  - name: b\n    needs: [a]\n    agent: x.yaml\n    prompt: \"{{ steps.a.output }} {{steps.a.output}}\"\n"), t.TempDir()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Regression: the errors of a workflow file's own keys (a name that is no
+// name, an empty steps:, a negative max_parallel) named no line, where the
+// errors of its steps do; and a second YAML document after the first
+// (---) was left out without a word, so the steps in it never ran.
+func TestFlowKeyErrorsNameTheirLine(t *testing.T) {
+	const step = "  - {name: a, agent: x.yaml, prompt: p}\n"
+	for _, tc := range []struct{ name, file, want string }{
+		{"name", "workspace: ws\nname: a/b\nsteps:\n" + step, `line 2: name "a/b": want`},
+		{"steps empty", "name: f\n\nsteps: []\n", "line 3: steps is empty"},
+		{"max_parallel", "name: f\nmax_parallel: -1\nsteps:\n" + step, "line 2: max_parallel cannot be negative"},
+		{"second document", "name: f\nsteps:\n" + step + "---\nname: g\nsteps:\n  - {name: b, agent: x.yaml, prompt: p}\n",
+			"line 4: a second YAML document"},
+		{"--- at the start", "---\nname: f\nsteps:\n" + step, ""},
+		{"--- at the end", "name: f\nsteps:\n" + step + "---\n# nothing more\n", ""},
+	} {
+		path := filepath.Join(t.TempDir(), "flow.yaml")
+		if err := os.WriteFile(path, []byte(tc.file), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := workflow.Load(path)
+		if tc.want == "" {
+			if err != nil {
+				t.Errorf("%s: %v; want it read", tc.name, err)
+			}
+			continue
+		}
+		if !errors.Is(err, workflow.ErrFlow) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v; want ErrFlow with %q", tc.name, err, tc.want)
+		}
 	}
 }
