@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/host"
 	"github.com/cairnrun/cairn/host/workflow"
 )
@@ -68,6 +69,7 @@ func resumeAction(c *cli.Context) error {
 	if err != nil {
 		return runError(workflowNotAgent(s.eng.Store(), opts.ID, "resume", err))
 	}
+	stepUnrecorded(c, s, res.Agent)
 	if res.Status == host.StatusPaused && strings.Contains(res.Reason, "`cairn mcp --id "+res.Agent+"`") {
 		// An agent an MCP client drives: its reason says what goes on, and
 		// another resume would only stop there again.
@@ -90,6 +92,28 @@ func stepMovedAlone(c *cli.Context, s *session, opts host.ResumeOptions) error {
 	}
 	return withCode(exitUsage, fmt.Errorf("resume agent %q in %s: it runs a step of workflow %s, whose steps keep the workspaces the workflow started with, "+
 		"and moved alone it would split the workflow's files; nothing was changed: continue it with `cairn workflow resume %s`", opts.ID, opts.Workspace, id, id))
+}
+
+// stepUnrecorded says, of an agent that runs a step of a workflow that
+// has not recorded the step, that the workflow's resume records it and
+// goes on with the steps after it: resumed by itself, the agent does
+// neither.
+func stepUnrecorded(c *cli.Context, s *session, agent string) {
+	store := s.eng.Store()
+	id, ok := workflow.OfAgent(c.Context, store, agent)
+	if !ok {
+		return
+	}
+	step := strings.TrimPrefix(host.RootOf(c.Context, store, agent), id+".")
+	if ws, isWS := store.(checkpoint.Workflows); isWS {
+		if rec, err := ws.Workflow(id); err == nil {
+			if _, done := rec.Step(step); done {
+				return
+			}
+		}
+	}
+	fmt.Fprintf(c.App.ErrWriter, "agent %s runs step %s of workflow %s, which has not recorded it: `cairn workflow resume %s` does, and goes on with the steps after it\n",
+		agent, step, id, id)
 }
 
 // limitFlags are --max-rounds, --max-tokens, --max-cost and --max-time,
