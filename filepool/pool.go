@@ -229,6 +229,19 @@ func (p *Pool) sorted() []Entry {
 	return es
 }
 
+// sortedOf returns the entries of the paths of names that the pool
+// tracks, sorted by path. The caller holds p.mu.
+func (p *Pool) sortedOf(names map[string]struct{}) []Entry {
+	es := make([]Entry, 0, len(names))
+	for name := range names {
+		if e, ok := p.entries[name]; ok {
+			es = append(es, e)
+		}
+	}
+	slices.SortFunc(es, func(a, b Entry) int { return cmp.Compare(a.Path, b.Path) })
+	return es
+}
+
 // evict forgets entries past the bound, oldest round first (by path among
 // equals), never keep. The caller holds p.mu.
 func (p *Pool) evict(keep string) {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 
@@ -184,11 +183,13 @@ func (w *Watcher) Drain(ctx context.Context) ([]Change, error) {
 	}
 	p := w.pool
 	p.mu.Lock()
-	es := p.sorted()
-	p.mu.Unlock()
-	if !all {
-		es = slices.DeleteFunc(es, func(e Entry) bool { _, ok := dirty[e.Path]; return !ok })
+	var es []Entry
+	if all {
+		es = p.sorted()
+	} else {
+		es = p.sortedOf(dirty) // what the round marked, not the whole pool
 	}
+	p.mu.Unlock()
 	changes, err := p.rehash(ctx, es)
 	if err != nil {
 		w.mu.Lock()
