@@ -218,6 +218,16 @@ func LoadAgentFile(path string) (*AgentFile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("agent file %s: %w", path, err)
 	}
+	// Checked here, not by ParseAgentFile: an agent a cairn that did not
+	// check it stored is resumed as it started.
+	if n, found := yamlkeys.SecondDocument(data); found {
+		line := ""
+		if n > 0 {
+			line = fmt.Sprintf("line %d: ", n)
+		}
+		return nil, fmt.Errorf("agent file %s: %sa second YAML document (after ---), which would be left out: "+
+			"an agent file is one document; put its keys in the first", path, line)
+	}
 	af.File, _ = filepath.Abs(path)
 	return af, nil
 }

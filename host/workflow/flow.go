@@ -163,31 +163,16 @@ func Parse(data []byte, dir string) (*Flow, error) {
 // Parse would leave out. Load checks it, not Parse: a workflow a cairn
 // that did not check it stored is resumed as it started.
 func oneDocument(data []byte) error {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var first, next yaml.Node
-	if dec.Decode(&first) != nil {
-		return nil // Parse says what is wrong
-	}
-	err := dec.Decode(&next)
-	if errors.Is(err, io.EOF) || emptyDocument(&next, err) {
+	n, found := yamlkeys.SecondDocument(data)
+	if !found {
 		return nil
 	}
 	line := ""
-	if err == nil && next.Line > 0 {
-		line = fmt.Sprintf("line %d: ", next.Line)
+	if n > 0 {
+		line = fmt.Sprintf("line %d: ", n)
 	}
 	return fmt.Errorf("%w: %sa second YAML document (after ---), which would be left out: a workflow file is one document; "+
 		"put its steps in the first one's list of steps", ErrFlow, line)
-}
-
-// emptyDocument says the document decoded after the first, without error,
-// holds nothing (a --- that ends the file, or comments after it), so that
-// nothing is left out.
-func emptyDocument(n *yaml.Node, err error) bool {
-	if err != nil {
-		return false
-	}
-	return len(n.Content) == 0 || n.Content[0].Kind == yaml.ScalarNode && n.Content[0].Tag == "!!null" && n.Content[0].Value == ""
 }
 
 // Load reads and validates the workflow file at path, which must be one

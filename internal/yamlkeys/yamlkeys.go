@@ -1,11 +1,14 @@
 // Package yamlkeys words yaml.v3's error for a key no Go field takes
 // ("field tool not found in type host.AgentFile") as a person editing the
-// file reads it: `unknown key "tool" (did you mean "tools"?)`. The agent
-// file and the script model's file share it.
+// file reads it: `unknown key "tool" (did you mean "tools"?)`, and finds
+// a second document that a decoder leaves out. The agent file, the
+// workflow file and the script model's file share it.
 package yamlkeys
 
 import (
+	"bytes"
 	"errors"
+	"io"
 	"reflect"
 	"regexp"
 	"slices"
@@ -115,4 +118,27 @@ func editDistance(a, b string) int {
 		prev = cur
 	}
 	return prev[len(b)]
+}
+
+// SecondDocument reports whether data holds a YAML document after its
+// first that is not empty: what a decoder of the first leaves out without
+// a word. line is where it starts (0 when it does not decode). A ---
+// that ends the data, or comments after it, is no document; data whose
+// first document does not decode has none (its decoder says what is
+// wrong).
+func SecondDocument(data []byte) (line int, found bool) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var first, next yaml.Node
+	if dec.Decode(&first) != nil {
+		return 0, false
+	}
+	switch err := dec.Decode(&next); {
+	case errors.Is(err, io.EOF):
+		return 0, false
+	case err != nil:
+		return 0, true
+	case len(next.Content) == 0 || next.Content[0].Kind == yaml.ScalarNode && next.Content[0].Tag == "!!null" && next.Content[0].Value == "":
+		return 0, false
+	}
+	return next.Line, true
 }
