@@ -1,10 +1,8 @@
 package web
 
 import (
-	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/cairnrun/cairn/checkpoint"
 )
@@ -16,21 +14,10 @@ import (
 func TestBrowserCallEndWithoutItsStart(t *testing.T) {
 	needsBrowser(t)
 	f := newFixture(t, Config{Loopback: true})
-	lock, err := f.store.Lock("g", checkpoint.ThisProcess("test"))
-	must(t, err)
-	st := checkpoint.NewState("g", checkpoint.Definition{Workspace: t.TempDir()}, checkpoint.Labels{}, time.Now())
-	st.Status = checkpoint.StatusPaused
-	log, err := f.store.Create("g", st)
-	must(t, err)
-	must(t, log.Close())
-	w, err := f.store.Events("g")
-	must(t, err)
-	fmt.Fprint(w, `{"type":"run_start","agent":"g","run":"run-1"}`+"\n"+
+	f.withHistory("g", checkpoint.StatusPaused, `{"type":"run_start","agent":"g","run":"run-1"}`+"\n"+
 		`{"type":"tool_st`+"\x00garbled\n"+
 		`{"type":"tool_end","agent":"g","run":"run-1","round":1,"call":{"id":"c1","tool":"write_file","outcome":"error","output":"refused"}}`+"\n"+
 		`{"type":"run_end","agent":"g","run":"run-1","round":1,"status":"paused"}`+"\n")
-	must(t, w.Close())
-	lock.Unlock()
 
 	p := openPage(t, f.http.URL+"/#token="+f.srv.Token()+"&/agent/g")
 	p.waitFor("the run's end", `document.querySelector(".timeline").innerText.includes("paused after 1 rounds")`)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/cairnrun/cairn/checkpoint"
 )
@@ -17,24 +16,13 @@ import (
 func TestBrowserInterleavedTextOfSubAgents(t *testing.T) {
 	needsBrowser(t)
 	f := newFixture(t, Config{Loopback: true})
-	lock, err := f.store.Lock("lead", checkpoint.ThisProcess("test"))
-	must(t, err)
-	st := checkpoint.NewState("lead", checkpoint.Definition{Workspace: t.TempDir()}, checkpoint.Labels{}, time.Now())
-	st.Status = checkpoint.StatusDone
-	log, err := f.store.Create("lead", st)
-	must(t, err)
-	must(t, log.Close())
-	w, err := f.store.Events("lead")
-	must(t, err)
 	text := func(agent, s string) string {
 		return fmt.Sprintf(`{"type":"model_text","agent":%q,"run":"run-%s","depth":1,"round":1,"text":%q}`+"\n", agent, agent, s)
 	}
-	fmt.Fprint(w, `{"type":"run_start","agent":"lead","run":"run-1"}`+"\n"+
+	f.withHistory("lead", checkpoint.StatusDone, `{"type":"run_start","agent":"lead","run":"run-1"}`+"\n"+
 		text("lead.a-1", "alpha one ")+text("lead.b-1", "beta one ")+
 		text("lead.a-1", "alpha two")+text("lead.b-1", "beta two")+
 		`{"type":"run_end","agent":"lead","run":"run-1","round":1,"status":"done"}`+"\n")
-	must(t, w.Close())
-	lock.Unlock()
 
 	p := openPage(t, f.http.URL+"/#token="+f.srv.Token()+"&/agent/lead")
 	p.waitFor("the run's end", `document.querySelector(".timeline").innerText.includes("done after 1 rounds")`)

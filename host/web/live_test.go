@@ -85,7 +85,7 @@ type readCloser struct {
 
 func (rc readCloser) Close() error { return rc.body.Close() }
 
-func must(t *testing.T, err error) {
+func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)

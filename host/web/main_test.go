@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/host"
@@ -212,4 +213,23 @@ func (f *fixture) history(id string) []byte {
 		f.t.Fatal(err)
 	}
 	return out
+}
+
+// withHistory stores an agent of status st whose event history is the
+// JSON lines of history, as a run (or a disk that garbled them) left it.
+func (f *fixture) withHistory(id string, status checkpoint.Status, history string) {
+	t := f.t
+	lock, err := f.store.Lock(id, checkpoint.ThisProcess("test"))
+	must(t, err)
+	defer lock.Unlock()
+	st := checkpoint.NewState(id, checkpoint.Definition{Workspace: t.TempDir()}, checkpoint.Labels{}, time.Now())
+	st.Status = status
+	log, err := f.store.Create(id, st)
+	must(t, err)
+	must(t, log.Close())
+	w, err := f.store.Events(id)
+	must(t, err)
+	_, err = io.WriteString(w, history)
+	must(t, err)
+	must(t, w.Close())
 }
