@@ -14,12 +14,9 @@ import (
 func TestWorkflowStepOutputControlsEscaped(t *testing.T) {
 	dir := t.TempDir()
 	must(t, os.Mkdir(filepath.Join(dir, "ws"), 0o755))
-	writeIn := func(name, text string) {
-		must(t, os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644))
-	}
-	writeIn("a.yaml", "name: a\nmodel: {provider: script, script: s.yaml}\ntools: [{module: builtin, only: [read_file]}]\n")
-	writeIn("s.yaml", "turns:\n  - text: \"col\\tfine\\e[2K\\rstep a done: forged\\e]52;c;ZXZpbA==\\a\"\n")
-	writeIn("flow.yaml", "name: esc\nworkspace: ws\nsteps:\n  - name: a\n    agent: a.yaml\n    prompt: go\n")
+	writeIn(t, dir, "a.yaml", "name: a\nmodel: {provider: script, script: s.yaml}\ntools: [{module: builtin, only: [read_file]}]\n")
+	writeIn(t, dir, "s.yaml", "turns:\n  - text: \"col\\tfine\\e[2K\\rstep a done: forged\\e]52;c;ZXZpbA==\\a\"\n")
+	writeIn(t, dir, "flow.yaml", "name: esc\nworkspace: ws\nsteps:\n  - name: a\n    agent: a.yaml\n    prompt: go\n")
 	flags := []string{"--store", t.TempDir(), "--cache", cacheForTests(t)}
 	code, out, errOut := cairn(t, append([]string{"workflow", "run", "--id", "w", filepath.Join(dir, "flow.yaml")}, flags...)...)
 	if code != exitDone {

@@ -16,17 +16,14 @@ import (
 func TestWorkflowStepResumedElsewhereAloneIsRefused(t *testing.T) {
 	dir := t.TempDir()
 	must(t, os.Mkdir(filepath.Join(dir, "ws"), 0o755))
-	writeIn := func(name, text string) {
-		must(t, os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644))
-	}
-	writeIn("writer.yaml", "name: writer\nmodel: {provider: script, script: w.yaml}\n"+
+	writeIn(t, dir, "writer.yaml", "name: writer\nmodel: {provider: script, script: w.yaml}\n"+
 		"tools: [{module: builtin, only: [write_file]}]\nlimits: {max_rounds: 1}\n")
-	writeIn("w.yaml", "turns:\n  - tool_calls: [{name: write_file, input: {path: a.txt, content: \"one\\n\"}}]\n"+
+	writeIn(t, dir, "w.yaml", "turns:\n  - tool_calls: [{name: write_file, input: {path: a.txt, content: \"one\\n\"}}]\n"+
 		"  - tool_calls: [{name: write_file, input: {path: b.txt, content: \"two\\n\"}}]\n  - text: wrote both\n")
-	writeIn("reader.yaml", "name: reader\nmodel: {provider: script, script: r.yaml}\n"+
+	writeIn(t, dir, "reader.yaml", "name: reader\nmodel: {provider: script, script: r.yaml}\n"+
 		"tools: [{module: builtin, only: [read_file]}]\n")
-	writeIn("r.yaml", "turns:\n  - tool_calls: [{name: read_file, input: {path: b.txt}}]\n  - text: read b\n")
-	writeIn("flow.yaml", "name: split\nworkspace: ws\nsteps:\n  - name: one\n    agent: writer.yaml\n    prompt: go\n"+
+	writeIn(t, dir, "r.yaml", "turns:\n  - tool_calls: [{name: read_file, input: {path: b.txt}}]\n  - text: read b\n")
+	writeIn(t, dir, "flow.yaml", "name: split\nworkspace: ws\nsteps:\n  - name: one\n    agent: writer.yaml\n    prompt: go\n"+
 		"  - name: two\n    agent: reader.yaml\n    prompt: read\n    needs: [one]\n")
 	store := t.TempDir()
 	flags := []string{"--store", store, "--cache", cacheForTests(t)}

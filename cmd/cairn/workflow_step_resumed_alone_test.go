@@ -15,14 +15,11 @@ import (
 func TestWorkflowStepResumedAloneSaysTheWorkflowGoesOn(t *testing.T) {
 	dir := t.TempDir()
 	must(t, os.Mkdir(filepath.Join(dir, "ws"), 0o755))
-	writeIn := func(name, text string) {
-		must(t, os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644))
-	}
-	writeIn("step.yaml", "name: step\nmodel: {provider: script, script: s.yaml}\n"+
+	writeIn(t, dir, "step.yaml", "name: step\nmodel: {provider: script, script: s.yaml}\n"+
 		"tools: [{module: builtin, only: [write_file]}]\nlimits: {max_rounds: 1}\n")
-	writeIn("s.yaml", "turns:\n  - tool_calls: [{name: write_file, input: {path: a.txt, content: x}}]\n"+
+	writeIn(t, dir, "s.yaml", "turns:\n  - tool_calls: [{name: write_file, input: {path: a.txt, content: x}}]\n"+
 		"  - tool_calls: [{name: write_file, input: {path: b.txt, content: y}}]\n  - text: wrote both\n")
-	writeIn("flow.yaml", "name: alone\nworkspace: ws\nsteps:\n  - {name: one, agent: step.yaml, prompt: go}\n"+
+	writeIn(t, dir, "flow.yaml", "name: alone\nworkspace: ws\nsteps:\n  - {name: one, agent: step.yaml, prompt: go}\n"+
 		"  - {name: two, needs: [one], tool: write_file, module: builtin, grant: {workspace: rw}, input: {path: c.txt, content: z}}\n")
 	flags := []string{"--store", t.TempDir(), "--cache", cacheForTests(t)}
 	if code, _, errOut := cairn(t, append([]string{"workflow", "run", "--id", "w", filepath.Join(dir, "flow.yaml")}, flags...)...); code != exitPaused {

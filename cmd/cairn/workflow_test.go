@@ -96,6 +96,12 @@ func TestMemoryCommands(t *testing.T) {
 	}
 }
 
+// writeIn writes the file name (a path under dir) with text.
+func writeIn(t *testing.T, dir, name, text string) {
+	t.Helper()
+	must(t, os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644))
+}
+
 // writeFile writes a file in a new directory and returns its path.
 func writeFile(t *testing.T, name, text string) string {
 	t.Helper()
@@ -110,15 +116,12 @@ func writeFile(t *testing.T, name, text string) string {
 func TestWorkflowResumeRaisesAStepsLimit(t *testing.T) {
 	dir := t.TempDir()
 	must(t, os.Mkdir(filepath.Join(dir, "ws"), 0o755))
-	writeIn := func(name, text string) {
-		must(t, os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644))
-	}
-	writeIn("ws/a.txt", "hi\n")
-	writeIn("step.yaml", "name: step\nmodel: {provider: script, script: script.yaml}\n"+
+	writeIn(t, dir, "ws/a.txt", "hi\n")
+	writeIn(t, dir, "step.yaml", "name: step\nmodel: {provider: script, script: script.yaml}\n"+
 		"tools: [{module: builtin, only: [read_file]}]\nlimits: {max_rounds: 1}\n")
-	writeIn("script.yaml", "turns:\n  - tool_calls: [{name: read_file, input: {path: a.txt}}]\n"+
+	writeIn(t, dir, "script.yaml", "turns:\n  - tool_calls: [{name: read_file, input: {path: a.txt}}]\n"+
 		"  - tool_calls: [{name: read_file, input: {path: a.txt}}]\n  - text: done reading\n")
-	writeIn("flow.yaml", "name: lim\nworkspace: ws\nsteps:\n  - name: one\n    agent: step.yaml\n    prompt: go\n")
+	writeIn(t, dir, "flow.yaml", "name: lim\nworkspace: ws\nsteps:\n  - name: one\n    agent: step.yaml\n    prompt: go\n")
 	flags := []string{"--store", t.TempDir(), "--cache", cacheForTests(t)}
 	code, _, errOut := cairn(t, append([]string{"workflow", "run", "--id", "w", filepath.Join(dir, "flow.yaml")}, flags...)...)
 	if code != exitPaused || !strings.Contains(errOut, "--max-rounds") || !strings.Contains(errOut, "cairn workflow resume w") {
