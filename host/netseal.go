@@ -7,6 +7,7 @@ import (
 	"github.com/cairnrun/cairn/checkpoint/conversation"
 
 	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/sandbox/netguard"
 )
 
 // SealedExchange is one HTTP exchange of a sealed call: what was asked
@@ -15,6 +16,10 @@ type SealedExchange struct {
 	Seq    int    `json:"seq"`
 	Method string `json:"method"`
 	URL    string `json:"url"`
+	// TakenAs are the methods its request's override headers
+	// (X-HTTP-Method-Override...) asked the server to take it as: it is
+	// judged by the stricter of Method and these.
+	TakenAs []string `json:"taken_as,omitempty"`
 	// Sent: the request may have reached the remote side (it was
 	// journaled as requesting and not refused). Received: its response
 	// came back and was journaled, Status its status.
@@ -30,6 +35,9 @@ func addExchange(list []SealedExchange, ex conversation.Exchange) []SealedExchan
 	if i < 0 || list[i].Seq != ex.Seq {
 		list = append(list, SealedExchange{Seq: ex.Seq, Method: ex.Method, URL: ex.URL})
 		i++
+	}
+	for _, o := range netguard.MethodOverrides(ex.RequestHeader) {
+		list[i].TakenAs = append(list[i].TakenAs, o.Method)
 	}
 	e := &list[i]
 	e.Sent = ex.Sent()
@@ -56,8 +64,8 @@ func sentExchanges(net []SealedExchange) []SealedExchange {
 func netSeal(c conversation.ToolCall, p checkpoint.Phase, net, sent []SealedExchange) Seal {
 	var mutating []string
 	for _, e := range sent {
-		if (conversation.Exchange{Method: e.Method}).Mutating() {
-			mutating = append(mutating, e.Method+" "+e.URL)
+		if e.mutating() {
+			mutating = append(mutating, e.request())
 		}
 	}
 	s := Seal{Call: c.ID, Tool: c.Name, Phase: p, Effects: EffectsNone, Net: net,
@@ -78,9 +86,34 @@ func netMessage(net []SealedExchange) string {
 	var b strings.Builder
 	b.WriteString(" Its network requests:")
 	for _, e := range net {
-		fmt.Fprintf(&b, " %d. %s %s: %s;", e.Seq, e.Method, e.URL, e.State())
+		fmt.Fprintf(&b, " %d. %s: %s;", e.Seq, e.request(), e.State())
 	}
 	return strings.TrimSuffix(b.String(), ";") + "."
+}
+
+// mutating reports whether the request is not safe to repeat: by its
+// method, or by a method an override header asked the server to take it
+// as, the stricter of the two.
+func (e SealedExchange) mutating() bool {
+	if (conversation.Exchange{Method: e.Method}).Mutating() {
+		return true
+	}
+	for _, m := range e.TakenAs {
+		if (conversation.Exchange{Method: m}).Mutating() {
+			return true
+		}
+	}
+	return false
+}
+
+// request names the request: method, URL, and the methods it asked to
+// be taken as.
+func (e SealedExchange) request() string {
+	s := e.Method + " " + e.URL
+	if len(e.TakenAs) > 0 {
+		s += " (asking to be taken as " + strings.Join(e.TakenAs, ", ") + ")"
+	}
+	return s
 }
 
 // State says how far the exchange got, in words.
@@ -110,7 +143,7 @@ func sentMutating(tail []checkpoint.Record) bool {
 	}
 	for _, net := range byCall {
 		for _, e := range sentExchanges(net) {
-			if e.Method != "" && (conversation.Exchange{Method: e.Method}).Mutating() {
+			if e.Method != "" && e.mutating() {
 				return true
 			}
 		}

@@ -169,7 +169,9 @@ func (e Exchange) Sent() bool { return e.Step != ExchangeRefused }
 
 // Mutating reports whether the exchange's method is one that is not safe
 // to repeat blindly: POST, PUT, PATCH, DELETE (or any method not known to
-// be safe).
+// be safe). It judges Method alone: a seal judges a request by the
+// stricter of its method and the methods its override headers
+// (X-HTTP-Method-Override...) ask for, each by this rule.
 func (e Exchange) Mutating() bool {
 	switch e.Method {
 	case "GET", "HEAD", "OPTIONS", "TRACE":

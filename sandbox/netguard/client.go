@@ -77,6 +77,12 @@ func (c *Client) check(req *sandbox.NetRequest) (*url.URL, error) {
 	if err := checkHeaders(req.Header); err != nil {
 		return nil, err
 	}
+	for _, o := range MethodOverrides(req.Header) {
+		if !c.g.methods[o.Method] {
+			return nil, fmt.Errorf("%w: the %s request's %s header asks the server to take it as %s, which is not granted (net: {methods} in the agent file; --net-method for cairn exec)",
+				ErrRefused, RecordedMethod(req.Method), o.Header, o.Method)
+		}
+	}
 	u, err := c.g.checkURL(req.URL)
 	if err != nil {
 		return nil, err
