@@ -58,3 +58,32 @@ func TestSecretNotSentInClearText(t *testing.T) {
 		}
 	}
 }
+
+// Regression: a secret for a shared address (100.64.0.0/10: carrier-grade
+// NAT, and the addresses a tailnet such as Tailscale gives its nodes, where
+// a private model server commonly listens) was refused over http, though
+// one for a private or link-local address an allow entry names was sent.
+// Shared addresses are private to the network that uses them: the secret
+// goes over http to them too, and to no address beside the range.
+func TestSecretSentInClearTextToSharedAddress(t *testing.T) {
+	shared := []string{"100.64.0.1", "100.101.102.103:11434", "100.127.255.254:8080"}
+	public := []string{"100.63.255.255", "100.128.0.1:8080"}
+	var allow []string
+	var secrets []Secret
+	for _, h := range append(append([]string{}, shared...), public...) {
+		allow = append(allow, h)
+		secrets = append(secrets, Secret{Host: h, Header: "Authorization", Value: "Bearer tok"})
+	}
+	c := guard(t, Rules{Allow: allow, Secrets: secrets})
+	for _, h := range shared {
+		if err := c.Admit(&sandbox.NetRequest{Method: "GET", URL: "http://" + h + "/v1/models"}); err != nil {
+			t.Errorf("%s: %v", h, err)
+		}
+	}
+	for _, h := range public {
+		err := c.Admit(&sandbox.NetRequest{Method: "GET", URL: "http://" + h + "/v1/models"})
+		if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "clear text") {
+			t.Errorf("%s: %v", h, err)
+		}
+	}
+}

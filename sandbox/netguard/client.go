@@ -98,14 +98,15 @@ func (c *Client) check(req *sandbox.NetRequest) (*url.URL, error) {
 // URL checkURL returned, would carry over plain http to a host whose
 // traffic may cross the internet; "" if none. Over https TLS refuses a
 // peer that is not the host; over http only a loopback, private or
-// link-local address an allow entry names, or localhost, keeps the
+// link-local address an allow entry names (shared ones, 100.64.0.0/10,
+// among the private: see local), or localhost, keeps the
 // secret off the internet.
 func (g *Guard) clearText(u *url.URL) string {
 	if u.Scheme != "http" {
 		return ""
 	}
 	h := u.Hostname()
-	if a, err := netip.ParseAddr(h); err == nil && (a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast()) || h == "localhost" {
+	if a, err := netip.ParseAddr(h); err == nil && local(a) || h == "localhost" {
 		return ""
 	}
 	port := portOf(u)
@@ -115,6 +116,18 @@ func (g *Guard) clearText(u *url.URL) string {
 		}
 	}
 	return ""
+}
+
+// shared is the IPv4 shared address space (RFC 6598): carrier-grade NAT,
+// and the addresses a tailnet (Tailscale) gives its nodes.
+var shared = netip.MustParsePrefix("100.64.0.0/10")
+
+// local reports whether a's traffic stays off the internet: a loopback,
+// private (RFC 1918, IPv6 unique local), shared (RFC 6598) or
+// link-local address. Shared addresses are private to the network that
+// uses them, a carrier's or a tailnet's, as RFC 1918 ones are to theirs.
+func local(a netip.Addr) bool {
+	return a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() || shared.Contains(a)
 }
 
 // checkURL reads a request's URL and checks it against the allow list,

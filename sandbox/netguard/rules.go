@@ -85,8 +85,8 @@ type Resolver interface {
 
 // Secret is a header the host sets on every request to a host that
 // Host matches (an allow entry's form); the guest never holds its value.
-// It is sent over https only, but to a loopback, private or link-local
-// address, or localhost: a plain http request that would carry it is
+// It is sent over https only, but to a loopback, private, shared
+// (100.64.0.0/10) or link-local address, or localhost: a plain http request that would carry it is
 // refused.
 type Secret struct {
 	Host, Header, Value string
