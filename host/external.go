@@ -130,6 +130,11 @@ type ExternalTools interface {
 type ExternalTool struct {
 	Name, Description string
 	InputSchema       json.RawMessage
+	// Refused, when not "", says why the MCP client will not call the
+	// tool though the server listed it (an x-mcp-header of its input
+	// schema it refuses): such a tool keeps the run from starting unless
+	// only: leaves it out.
+	Refused string
 }
 
 // Connector connects to an agent file's MCP server; dir is the agent
@@ -212,6 +217,8 @@ func (ts *toolset) addServers(ctx context.Context, connect Connector, af *AgentF
 // and -, and a schema of type object) keeps the run from starting, with
 // the error naming it and how to leave it out: sent to a provider, it
 // would fail every request of the run, and `cairn mcp` could not list it.
+// So does a tool the MCP client refuses (Refused), which would otherwise
+// be missing from the run without a word.
 func (s MCPServer) pick(tools []ExternalTool) ([]ExternalTool, error) {
 	names := make([]string, len(tools))
 	listed := map[string]int{}
@@ -237,6 +244,7 @@ func (s MCPServer) pick(tools []ExternalTool) ([]ExternalTool, error) {
 	}
 	var picked []ExternalTool
 	var faults, usable []string
+	rule := ""
 	for _, t := range tools {
 		if len(s.Only) > 0 && !slices.Contains(s.Only, t.Name) {
 			continue
@@ -246,18 +254,23 @@ func (s MCPServer) pick(tools []ExternalTool) ([]ExternalTool, error) {
 			why = schemaFault(t.InputSchema)
 		}
 		if why != "" {
+			rule = fmt.Sprintf(": model providers take a tool name of 1 to %d letters, digits, _ and -, and an input schema of type object", maxToolName)
+		} else if t.Refused != "" {
+			why = t.Refused + ", so the MCP client leaves the tool out (a fault of the server's: check it)"
+		}
+		if why != "" {
 			faults = append(faults, fmt.Sprintf("tool %q: %s", cut(s.Prefix+t.Name, 80), why))
 			continue
 		}
 		picked, usable = append(picked, t), append(usable, t.Name)
 	}
 	if len(faults) > 0 && len(usable) == 0 {
-		return nil, fmt.Errorf("%s: model providers take a tool name of 1 to %d letters, digits, _ and -, and an input schema of type object, and the server has no other tool; remove the server from the agent file's mcp list",
-			strings.Join(faults, "; "), maxToolName)
+		return nil, fmt.Errorf("%s%s, and the server has no other tool; remove the server from the agent file's mcp list",
+			strings.Join(faults, "; "), rule)
 	}
 	if len(faults) > 0 {
-		return nil, fmt.Errorf("%s: model providers take a tool name of 1 to %d letters, digits, _ and -, and an input schema of type object; leave these tools out with only: [%s] (the server's other tools)",
-			strings.Join(faults, "; "), maxToolName, nameList(usable))
+		return nil, fmt.Errorf("%s%s; leave these tools out with only: [%s] (the server's other tools)",
+			strings.Join(faults, "; "), rule, nameList(usable))
 	}
 	return picked, nil
 }

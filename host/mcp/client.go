@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 
@@ -35,13 +37,14 @@ import (
 // The server does not start, does not speak MCP, or fails to list its
 // tools before ctx ends.
 func Connect(ctx context.Context, s host.MCPServer, dir string, limits host.Limits) (host.ExternalTools, error) {
-	c := &conn{name: s.Name, dial: dialer(s, dir, frameLimit(limits.Output))}
+	refusals := &refusals{why: map[string]string{}}
+	c := &conn{name: s.Name, dial: dialer(s, dir, frameLimit(limits.Output), refusals)}
 	cs, err := c.dial(ctx)
 	if err != nil {
 		return nil, err
 	}
 	c.cs, c.ended = cs, ended(cs)
-	if c.tools, err = listTools(ctx, cs); err != nil {
+	if c.tools, err = listTools(ctx, cs, refusals); err != nil {
 		cs.Close()
 		return nil, err
 	}
@@ -57,29 +60,37 @@ const (
 )
 
 // listTools reads a server's tools/list, page by page. A tool without an
-// input schema has none here (the host takes it as an object).
+// input schema has none here (the host takes it as an object). A tool the
+// SDK's client leaves out of a page (an x-mcp-header of its input schema
+// it refuses) is listed with Refused saying why, from refusals, so that
+// it is not missing without a word.
 //
 // # Errors
 //
 // The server fails a page, gives a cursor it gave before, or lists more
 // than maxToolPages pages or maxTools tools.
-func listTools(ctx context.Context, cs *sdk.ClientSession) ([]host.ExternalTool, error) {
+func listTools(ctx context.Context, cs *sdk.ClientSession, refusals *refusals) ([]host.ExternalTool, error) {
 	var tools []host.ExternalTool
 	seen := map[string]bool{"": true}
 	params := &sdk.ListToolsParams{}
 	for page := 1; ; page++ {
-		res, err := cs.ListTools(ctx, params)
+		listed := &listedTools{}
+		res, err := cs.ListTools(context.WithValue(ctx, listedKey{}, listed), params)
 		if err != nil {
 			return nil, fmt.Errorf("list tools: %w", err)
 		}
-		for _, tool := range res.Tools {
+		for _, tool := range withRefused(listed.tools, res.Tools) {
 			var schema json.RawMessage
 			if tool.InputSchema != nil {
 				if schema, err = json.Marshal(tool.InputSchema); err != nil {
 					return nil, fmt.Errorf("tool %s: input schema: %w", tool.Name, err)
 				}
 			}
-			tools = append(tools, host.ExternalTool{Name: tool.Name, Description: tool.Description, InputSchema: schema})
+			et := host.ExternalTool{Name: tool.Name, Description: tool.Description, InputSchema: schema}
+			if !slices.Contains(res.Tools, tool) {
+				et.Refused = refusals.of(tool.Name)
+			}
+			tools = append(tools, et)
 		}
 		next := res.NextCursor
 		switch {
@@ -116,9 +127,10 @@ func frameLimit(output host.Size) int {
 }
 
 // dialer connects to s, starting it anew each time if it is a command.
-func dialer(s host.MCPServer, dir string, limit int) func(context.Context) (*sdk.ClientSession, error) {
+func dialer(s host.MCPServer, dir string, limit int, refusals *refusals) func(context.Context) (*sdk.ClientSession, error) {
 	return func(ctx context.Context) (*sdk.ClientSession, error) {
-		client := sdk.NewClient(&sdk.Implementation{Name: "cairn", Version: "dev"}, nil)
+		client := sdk.NewClient(&sdk.Implementation{Name: "cairn", Version: "dev"}, &sdk.ClientOptions{Logger: slog.New(refusals)})
+		client.AddSendingMiddleware(keepListed)
 		cs, err := client.Connect(ctx, transport(s, dir, limit), nil)
 		if err != nil {
 			return nil, fmt.Errorf("connect: %w", err)

@@ -212,3 +212,32 @@ func TestServerToolListedTwice(t *testing.T) {
 		}
 	}
 }
+
+// Regression: a server's tool whose input schema has an x-mcp-header the
+// MCP SDK's client refuses (a header name with a space, a header on an
+// object property) was left out of the server's tools without a word:
+// the model, `cairn mcp` and the approval rules never saw it, and nothing
+// said why. Such a tool keeps the run from starting, as a tool providers
+// would refuse does, the error naming it, why, and the only: that leaves
+// it out.
+func TestServerToolDroppedForItsHeaderIsNamed(t *testing.T) {
+	bin := oddServer(t)
+	_, err := sessionWith(t, "{name: odd, command: ["+bin+", header]}", "")
+	if err == nil {
+		t.Fatal("a server whose tools spaced and nested the MCP client leaves out was taken without a word")
+	}
+	for _, want := range []string{`tool "spaced"`, `"Region Name"`, `tool "nested"`, `"where"`, "x-mcp-header", "only: [ok]"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the error does not say %q: %v", want, err)
+		}
+	}
+	_, err = sessionWith(t, "{name: odd, command: ["+bin+", header], only: [ok, spaced]}", "")
+	if err == nil || !strings.Contains(err.Error(), `tool "spaced"`) || strings.Contains(err.Error(), "has no tool") {
+		t.Errorf("only: naming spaced: %v", err)
+	}
+	sess, err := sessionWith(t, "{name: odd, command: ["+bin+", header], only: [ok]}", "")
+	must(t, err)
+	if schemas := toolSchemas(sess); schemas["ok"] == "" || len(schemas) != 7 {
+		t.Errorf("with only: [ok], the tools are %v; want the 6 built-in and ok", schemas)
+	}
+}

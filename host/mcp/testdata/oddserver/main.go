@@ -9,7 +9,10 @@
 // tools/list whose every page gives the cursor "0"; cursor-endless, one
 // whose every page gives a new cursor; schemas, tools whose input
 // schemas are not of type object ({"type": "string"}, {"type":
-// ["object", "null"]}, true); twice, the tool ok listed twice. A call of any tool answers
+// ["object", "null"]}, true); twice, the tool ok listed twice; header,
+// tools whose input schemas have an x-mcp-header the Go SDK's client
+// refuses (one with a space in its header name, one on an object
+// property), which it leaves out of tools/list. A call of any tool answers
 // "called NAME with ARGUMENTS".
 package main
 
@@ -43,6 +46,12 @@ func main() {
 		for n, s := range map[string]any{"str": map[string]any{"type": "string"}, "either": map[string]any{"type": []string{"object", "null"}}, "yes": true} {
 			tools = append(tools, map[string]any{"name": n, "description": "odd schema", "inputSchema": s})
 		}
+	case "header":
+		tools = append(tools,
+			map[string]any{"name": "spaced", "description": "a header name with a space", "inputSchema": map[string]any{"type": "object",
+				"properties": map[string]any{"region": map[string]any{"type": "string", "x-mcp-header": "Region Name"}}}},
+			map[string]any{"name": "nested", "description": "a header on an object", "inputSchema": map[string]any{"type": "object",
+				"properties": map[string]any{"where": map[string]any{"type": "object", "x-mcp-header": "Where"}}}})
 	case "twice":
 		tools = append(tools, tools[0])
 	case "read_file":
