@@ -344,9 +344,11 @@ func (a *Archive) tail() ([]Record, error) {
 
 // Import recreates the archived agent in s, under its own id, holding its
 // lock as h while it writes. Blobs go in first, then the state and the
-// interrupted round, then the bookmarks and the event history. An import
-// that fails partway removes the agents it made, so that it can be run
-// again; blobs it put stay, for gc.
+// interrupted round, then the bookmarks and the event history, which is
+// the archive's alone (any history the id had is dropped first). An
+// import that fails partway removes the agents it made, their event
+// histories with them, so that it can be run again and leave each event
+// once; blobs it put stay, for gc.
 //
 // # Errors
 //
@@ -381,14 +383,15 @@ func Import(s Store, a *Archive, h Holder) error {
 	return fmt.Errorf("%w; nothing of the import was kept, import again once this is fixed", err)
 }
 
-// removeImported removes an agent an import made, holding its lock.
+// removeImported removes an agent an import made, and its event
+// history, which Remove keeps, holding its lock.
 func removeImported(s Store, id string, h Holder) error {
 	lock, err := s.Lock(id, h)
 	if err != nil {
 		return err
 	}
 	defer lock.Unlock()
-	return s.Remove(id)
+	return errors.Join(s.Remove(id), s.DropEvents(id))
 }
 
 // importOne is Import of the agent alone, without its sub-agents; it adds
@@ -438,7 +441,13 @@ func importState(s Store, agent string, st *State, tail []Record) error {
 	return errors.Join(err, log.Close())
 }
 
+// importEvents makes the agent's event history events: what the id's
+// history held before (a failed import's lines, an earlier agent's) is
+// dropped, not appended to.
 func importEvents(s Store, agent string, events []byte) error {
+	if err := s.DropEvents(agent); err != nil {
+		return fmt.Errorf("import event history of agent %q: %w", agent, err)
+	}
 	if len(events) == 0 {
 		return nil
 	}

@@ -40,6 +40,27 @@ func (s *FileStore) Events(id string) (io.WriteCloser, error) {
 	return f, nil
 }
 
+// DropEvents removes the agent's event history file, if there is one,
+// and syncs the directory, so that a power cut does not bring back the
+// lines removed under a history written after them.
+func (s *FileStore) DropEvents(id string) error {
+	dir, err := s.agentDir(id)
+	if err != nil {
+		return err
+	}
+	err = os.Remove(filepath.Join(dir, eventsFile))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("remove event history of agent %q: %w", id, err)
+	}
+	if err := syncDir(dir); err != nil {
+		return fmt.Errorf("remove event history of agent %q: %w", id, err)
+	}
+	return nil
+}
+
 // endLine appends a newline to f, opened for appending, unless it is empty
 // or ends with one.
 func endLine(f *os.File) error {
@@ -93,6 +114,16 @@ func (w memEvents) Write(p []byte) (int, error) {
 }
 
 func (memEvents) Close() error { return nil }
+
+// DropEvents forgets the agent's event history.
+func (s *MemStore) DropEvents(id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if a, ok := s.agents[id]; ok {
+		a.events = nil
+	}
+	return nil
+}
 
 // ReadEvents returns a copy of the agent's event history.
 func (s *MemStore) ReadEvents(id string) (io.ReadCloser, error) {

@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"bytes"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -41,4 +42,41 @@ func TestImportFailedPartwayLeavesNoAgent(t *testing.T) {
 	if rec.State.Round != a.State.Round {
 		t.Fatalf("imported agent at round %d, want %d", rec.State.Round, a.State.Round)
 	}
+}
+
+// Regression: an import of a tree whose sub-agent failed, after its
+// parent's event history was written whole, removed the parent's state
+// and kept its history, and the import run again appended the history
+// once more: every event of the parent twice.
+func TestImportRetriedAfterASubAgentFailedHasEachEventOnce(t *testing.T) {
+	a, err := ReadArchive(bytes.NewReader(exportBytes(t, tree(t))))
+	must(t, err)
+	a.Children[0].Events = []byte("{\"type\":\"run_start\"}\n")
+	dst, err := OpenFileStore(t.TempDir())
+	must(t, err)
+	// The sub-agent's event history cannot be made: a directory holds its
+	// name, so the import fails after a1's history is written.
+	blocked := filepath.Join(dst.dir, "agents", "c1", eventsFile)
+	must(t, os.MkdirAll(filepath.Join(blocked, "x"), 0o700))
+	if err := Import(dst, a, ThisProcess("import")); err == nil {
+		t.Fatal("an import whose sub-agent's event history could not be written succeeded")
+	}
+	must(t, os.RemoveAll(blocked))
+	must(t, Import(dst, a, ThisProcess("import")))
+	for _, x := range []*Archive{a, a.Children[0]} {
+		if got := eventsOf(t, dst, x.Agent); !bytes.Equal(got, x.Events) {
+			t.Errorf("agent %s's event history after the import run again: %q, want %q", x.Agent, got, x.Events)
+		}
+	}
+}
+
+// eventsOf is the agent's event history in s, as it reads back.
+func eventsOf(t *testing.T, s Store, id string) []byte {
+	t.Helper()
+	r, err := s.ReadEvents(id)
+	must(t, err)
+	defer r.Close()
+	b, err := io.ReadAll(r)
+	must(t, err)
+	return b
 }

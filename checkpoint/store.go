@@ -33,6 +33,11 @@ type Store interface {
 	// none. The history is not part of the loop state and is not synced.
 	Events(agent string) (io.WriteCloser, error)
 	ReadEvents(agent string) (io.ReadCloser, error)
+	// DropEvents removes an agent's event history, if it has one (the
+	// caller holds its lock): Remove keeps it, and an import makes an
+	// agent's history the archive's, not the archive's after what a
+	// failed import, or an agent of that id before, left.
+	DropEvents(agent string) error
 	// PutBookmark keeps a named copy of a boundary, replacing one of the
 	// same label; Bookmarks lists them, oldest first.
 	PutBookmark(agent string, b Bookmark) error

@@ -69,6 +69,22 @@ func (w *eventWriter) Close() error {
 	return nil
 }
 
+// DropEvents deletes the agent's event history, what waits to be written
+// of it too, fenced on the agent's lease, which the caller holds.
+func (s *Store) DropEvents(agent string) error {
+	l, err := s.held(agent)
+	if err != nil {
+		return err
+	}
+	s.takeEvents(agent)
+	b := s.fence(l, &pgx.Batch{})
+	b.Queue(`DELETE FROM cairn_events WHERE agent = $1`, agent)
+	if _, err := s.send(l, b); err != nil {
+		return fmt.Errorf("remove event history of agent %q: %w", agent, err)
+	}
+	return nil
+}
+
 // takeEvents takes the agent's waiting event lines.
 func (s *Store) takeEvents(agent string) []byte {
 	s.mu.Lock()

@@ -62,3 +62,60 @@ func TestImportFailedPartwayLeavesNoAgent(t *testing.T) {
 		t.Fatalf("imported agent at round %d, want 1", rec.State.Round)
 	}
 }
+
+// Regression: an import of a tree whose sub-agent the database refused,
+// after its parent's event history was written, removed the parent's
+// state and kept its history, and the import run again added the history
+// once more: every event of the parent twice.
+func TestImportRetriedAfterASubAgentFailedHasEachEventOnce(t *testing.T) {
+	src := checkpoint.NewMemStore()
+	makeAgent := func(id, parent string) {
+		lock, err := src.Lock(id, checkpoint.ThisProcess("run"))
+		must(t, err)
+		defer lock.Unlock()
+		st := newState(id)
+		if parent != "" {
+			st.Parent = &checkpoint.Parent{Agent: parent, Call: "call_1", Name: "helper", Depth: 1}
+		}
+		log, err := src.Create(id, st)
+		must(t, err)
+		commitRound(t, log, 1)
+		must(t, log.Close())
+		w, err := src.Events(id)
+		must(t, err)
+		io.WriteString(w, "{\"type\":\"run_start\",\"agent\":\""+id+"\"}\n")
+		must(t, w.Close())
+	}
+	makeAgent("a1", "")
+	makeAgent("c1", "a1")
+	a, err := checkpoint.Export(src, "a1")
+	must(t, err)
+
+	url := sharedURL(t)
+	dst := open(t, url)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	must(t, err)
+	defer conn.Close(ctx)
+	// The server refuses the sub-agent's event history, after a1's is in.
+	_, err = conn.Exec(ctx, `CREATE FUNCTION refuse_c1() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN IF NEW.agent = 'c1' THEN RAISE EXCEPTION 'refused'; END IF; RETURN NEW; END $$;
+		CREATE TRIGGER refuse_c1 BEFORE INSERT ON cairn_events FOR EACH ROW EXECUTE FUNCTION refuse_c1()`)
+	must(t, err)
+	if err := checkpoint.Import(dst, a, checkpoint.ThisProcess("import")); err == nil {
+		t.Fatal("an import whose sub-agent's event history the database refused succeeded")
+	}
+	_, err = conn.Exec(ctx, `DROP TRIGGER refuse_c1 ON cairn_events`)
+	must(t, err)
+	must(t, checkpoint.Import(dst, a, checkpoint.ThisProcess("import")))
+	for _, id := range []string{"a1", "c1"} {
+		r, err := dst.ReadEvents(id)
+		must(t, err)
+		got, err := io.ReadAll(r)
+		r.Close()
+		must(t, err)
+		if want := "{\"type\":\"run_start\",\"agent\":\"" + id + "\"}\n"; string(got) != want {
+			t.Errorf("agent %s's event history after the import run again: %q, want %q", id, got, want)
+		}
+	}
+}

@@ -245,6 +245,34 @@ func testEvents(t *testing.T, s checkpoint.Store) {
 	}
 }
 
+// DropEvents removes the history, what waits to be written of it too, so
+// that the next writer starts it anew; an agent without one is no error.
+func testDropEvents(t *testing.T, s checkpoint.Store) {
+	a := create(t, s, "a1", 0)
+	defer a.release()
+	must(t, s.DropEvents("a1"))
+	for _, lines := range []string{"{\"n\":1}\n", "{\"n\":2}\n"} {
+		w, err := s.Events("a1")
+		must(t, err)
+		_, err = io.WriteString(w, lines)
+		must(t, err)
+		must(t, w.Close())
+	}
+	must(t, s.DropEvents("a1"))
+	_, err := s.ReadEvents("a1")
+	wantErr(t, "ReadEvents after DropEvents", err, checkpoint.ErrNotFound)
+	w, err := s.Events("a1")
+	must(t, err)
+	_, err = io.WriteString(w, "{\"n\":3}\n")
+	must(t, err)
+	must(t, w.Close())
+	r, err := s.ReadEvents("a1")
+	must(t, err)
+	if got := readAll(t, r); got != "{\"n\":3}\n" {
+		t.Fatalf("events after DropEvents and a write: %q", got)
+	}
+}
+
 // Bookmarks replace by label, list oldest first and keep their state.
 func testBookmarks(t *testing.T, s checkpoint.Store) {
 	a := create(t, s, "a1", 2)

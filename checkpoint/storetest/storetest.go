@@ -42,6 +42,7 @@ func Run(t *testing.T, open func(t *testing.T) checkpoint.Store) {
 		{"RemoveForgetsState", testRemove},
 		{"ListAndSummary", testList},
 		{"Events", testEvents},
+		{"DropEvents", testDropEvents},
 		{"Bookmarks", testBookmarks},
 		{"Blobs", testBlobs},
 		{"ManyRoundsCompact", testManyRounds},
