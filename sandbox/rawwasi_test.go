@@ -6,12 +6,16 @@ import (
 	"errors"
 	"io"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/cairnrun/cairn/sandbox/overlay"
 )
 
 // Regression: fd_pread and fd_pwrite at an offset of 2^63 or more, which
@@ -230,4 +234,47 @@ func (s *stamped) Write(p []byte) (int, error) {
 		s.at = time.Now()
 	}
 	return len(p), nil
+}
+
+// Regression: path_open with O_TRUNC and the rights of a file only read
+// emptied the file on an overlay, but on a plain mount failed (EINVAL)
+// and left it whole, and on an overlay failed so too for a file the call
+// had written. It empties the file and opens it to read on both, as
+// Linux's open(2) and wazero's own directory mounts do (and WASI asks only
+// PATH_FILESTAT_SET_SIZE of the directory); the file does not write.
+func TestReadOnlyTruncateIsTheSameOnEveryMount(t *testing.T) {
+	for _, kind := range mountKinds {
+		t.Run(kind, func(t *testing.T) {
+			ws := t.TempDir()
+			must(t, os.WriteFile(filepath.Join(ws, "lower.txt"), []byte("lower content"), 0o644))
+			mt := Mount{HostPath: ws, GuestPath: "/work"}
+			var ov *overlay.Overlay
+			var staging string
+			if kind == "overlay" {
+				ov, staging = newOverlay(t, ws)
+				mt = Mount{GuestPath: "/work", Overlay: ov}
+			}
+			var stdout, stderr bytes.Buffer
+			p := Policy{Args: []string{"rdtrunc"}, Mounts: []Mount{mt}}
+			if _, err := compile(t, "rawwasi").Run(context.Background(), p, nil, &stdout, &stderr); err != nil {
+				t.Fatalf("run: %v: %s", err, stderr.String())
+			}
+			got := results(stdout.String())
+			for _, name := range []string{"rdtrunc-lower.txt", "rdtrunc-made.txt"} {
+				if got[name] != "0 0 0 76" {
+					t.Errorf("%s: got %q, want \"0 0 0 76\" (opened, empty, read, no write: ENOTCAPABLE)", name, got[name])
+				}
+			}
+			if ov != nil {
+				effects, err := ov.Effects()
+				must(t, err)
+				must(t, overlay.Apply(ws, staging, effects))
+			}
+			for _, name := range []string{"lower.txt", "made.txt"} {
+				if b, err := os.ReadFile(filepath.Join(ws, name)); err != nil || len(b) != 0 {
+					t.Errorf("%s after the call: %q, %v; want it empty", name, b, err)
+				}
+			}
+		})
+	}
 }

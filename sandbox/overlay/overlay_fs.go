@@ -2,6 +2,7 @@ package overlay
 
 import (
 	"io/fs"
+	"os"
 	"strings"
 
 	"github.com/cairnrun/cairn/sandbox/internal/guestfs"
@@ -134,7 +135,7 @@ func (v *overlayFS) openStaged(p string, n *node, flag experimentalsys.Oflag) (e
 		return nil, v.o.errno(err)
 	}
 	if trunc && n.blob.size > 0 {
-		if err := f.Truncate(0); err != nil {
+		if err := v.o.emptyBlob(p, f, flag); err != nil {
 			f.Close()
 			return nil, v.o.errno(err)
 		}
@@ -144,6 +145,21 @@ func (v *overlayFS) openStaged(p string, n *node, flag experimentalsys.Oflag) (e
 		ino: syntheticIno(p)}
 	v.o.hold(n.blob)
 	return sf, 0
+}
+
+// emptyBlob empties the staged file of p through f, its handle opened with
+// flag, or through a handle of its own when f only reads (O_TRUNC with
+// O_RDONLY empties the file, as open(2) on Linux does).
+func (o *Overlay) emptyBlob(p string, f *os.File, flag experimentalsys.Oflag) error {
+	if flag&(experimentalsys.O_WRONLY|experimentalsys.O_RDWR) != 0 {
+		return f.Truncate(0)
+	}
+	w, err := o.st.OpenFile(blobName(p), os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	return w.Truncate(0)
 }
 
 // Lstat describes a path of the call's view without following a final

@@ -165,12 +165,36 @@ func (w *Dir) Open(path string, flag experimentalsys.Oflag, _ fs.FileMode) (*Fil
 		return nil, experimentalsys.ENOTDIR
 	}
 	if flag&experimentalsys.O_TRUNC != 0 && !fi.IsDir() {
-		if err := f.Truncate(0); err != nil {
+		if e := w.truncate(f, fi, path, flag); e != 0 {
 			f.Close()
-			return nil, Errno(err)
+			return nil, e
 		}
 	}
 	return &File{F: f, FS: w, Path: path, isDir: fi.IsDir(), Append: flag&experimentalsys.O_APPEND != 0, Mode: fi.Mode().Perm()}, 0
+}
+
+// truncate empties f, opened and checked (fi) at path. Opened only to
+// read (O_TRUNC with O_RDONLY, which empties the file, as open(2) on Linux
+// and wazero's own directory mounts do), f cannot be truncated: a handle
+// to write is opened beside it, and used only if it is the same file.
+func (w *Dir) truncate(f *os.File, fi fs.FileInfo, path string, flag experimentalsys.Oflag) experimentalsys.Errno {
+	if flag&(experimentalsys.O_WRONLY|experimentalsys.O_RDWR) != 0 {
+		return Errno(f.Truncate(0))
+	}
+	g, err := w.Root.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return Errno(err)
+	}
+	defer g.Close()
+	gi, err := g.Stat()
+	switch {
+	case err != nil:
+		return Errno(err)
+	case !os.SameFile(fi, gi):
+		// The path was given another file between the two opens.
+		return experimentalsys.EAGAIN
+	}
+	return Errno(g.Truncate(0))
 }
 
 // allowed refuses what is not a regular file or a directory, and regular

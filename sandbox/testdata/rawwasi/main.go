@@ -18,6 +18,11 @@
 //	              in /work (prints the number of bytes written too); with
 //	              FILE "-", N empty iovecs to stdout
 //	random N      random_get of N bytes
+//
+// With the argument rdtrunc it opens with O_TRUNC and the rights of a file
+// only read: /work's lower.txt, which it has not written, and made.txt,
+// which it writes first; it prints the errno of the open, the size read
+// after it, the errno of that read and of a write to it.
 package main
 
 import (
@@ -233,6 +238,18 @@ func main() {
 		}
 		os.Stderr.WriteString("random\n")
 		say("random", randomGet(uint32(old)*65536, uint32(n)))
+		return
+	}
+
+	if len(os.Args) > 1 && os.Args[1] == "rdtrunc" {
+		m, _ := open(3, "made.txt", oflagCreat, rightFdRead|rightFdWrite, 0)
+		write(m, "made content")
+		fdClose(m)
+		for _, name := range []string{"lower.txt", "made.txt"} {
+			fd, e := open(3, name, oflagTrunc, rightFdRead, 0)
+			s, e2 := read(fd)
+			say("rdtrunc-"+name, e, len(s), e2, write(fd, "x"))
+		}
 		return
 	}
 
