@@ -81,14 +81,14 @@ func (m *Module) usePreinit() error {
 func (m *Module) instantiate(ctx context.Context, rt wazero.Runtime, cm wazero.CompiledModule, cio callIO, p Policy) (api.Module, error) {
 	if m.pre == nil {
 		cfg := moduleConfig(p, cio).WithStartFunctions()
-		mod, err := m.instantiateModule(ctx, rt, cm, cfg, nil)
+		mod, err := m.instantiateModule(ctx, rt, cm, cfg, nil, p.Mounts)
 		if err != nil {
 			return mod, err
 		}
 		return mod, m.start(ctx, mod)
 	}
 	if p.RealRandom {
-		mod, err := m.initialise(ctx, rt, cm, moduleConfig(p, cio).WithStartFunctions())
+		mod, err := m.initialise(ctx, rt, cm, moduleConfig(p, cio).WithStartFunctions(), p.Mounts)
 		if err != nil {
 			return mod, err
 		}
@@ -120,6 +120,7 @@ func (m *Module) instantiate(ctx context.Context, rt wazero.Runtime, cm wazero.C
 		}
 	}
 	s.bind(cio)
+	m.r.fds.preopens(s.mod, p.Mounts)
 	err = m.callFunction(ctx, s.mod, s.call)
 	// Closed before the refill runs, so that it may reuse the memory.
 	s.mod.Close(context.Background())
@@ -128,8 +129,9 @@ func (m *Module) instantiate(ctx context.Context, rt wazero.Runtime, cm wazero.C
 
 // instantiateModule instantiates cm with cfg, in memory from a when given
 // (the runtime's allocator otherwise), with the table of what WASI records
-// of its descriptors, which goes when it is closed.
-func (m *Module) instantiateModule(ctx context.Context, rt wazero.Runtime, cm wazero.CompiledModule, cfg wazero.ModuleConfig, a experimental.MemoryAllocator) (api.Module, error) {
+// of its descriptors, which goes when it is closed, holding the preopens
+// of the read-only mounts among ms.
+func (m *Module) instantiateModule(ctx context.Context, rt wazero.Runtime, cm wazero.CompiledModule, cfg wazero.ModuleConfig, a experimental.MemoryAllocator, ms []Mount) (api.Module, error) {
 	var mod api.Module
 	ctx = experimental.WithCloseNotifier(m.withAllocator(ctx, a), experimental.CloseNotifyFunc(func(context.Context, uint32) {
 		m.r.fds.forget(mod)
@@ -137,6 +139,7 @@ func (m *Module) instantiateModule(ctx context.Context, rt wazero.Runtime, cm wa
 	mod, err := rt.InstantiateModule(ctx, cm, cfg)
 	if err == nil {
 		m.r.fds.add(mod)
+		m.r.fds.preopens(mod, ms)
 	}
 	return mod, err
 }
@@ -155,18 +158,18 @@ func (m *Module) withAllocator(ctx context.Context, a experimental.MemoryAllocat
 // whatever the error). timed is an instance cfg gives the real clock.
 func (m *Module) restored(ctx context.Context, rt wazero.Runtime, cm wazero.CompiledModule, cfg wazero.ModuleConfig, snap *snapshot, timed bool) (api.Module, error) {
 	mem := snap.memory(timed)
-	mod, err := m.instantiateModule(ctx, rt, cm, cfg, mem.alloc())
+	mod, err := m.instantiateModule(ctx, rt, cm, cfg, mem.alloc(), nil)
 	if err != nil {
 		return mod, err
 	}
 	return mod, snap.restore(mod, mem)
 }
 
-// initialise instantiates the module with its data and runs its
-// initialisation, returning the instance (to be closed by the caller
-// whatever the error).
-func (m *Module) initialise(ctx context.Context, rt wazero.Runtime, cm wazero.CompiledModule, cfg wazero.ModuleConfig) (api.Module, error) {
-	mod, err := m.instantiateModule(ctx, rt, cm, cfg, nil)
+// initialise instantiates the module with its data, and the mounts ms,
+// and runs its initialisation, returning the instance (to be closed by
+// the caller whatever the error).
+func (m *Module) initialise(ctx context.Context, rt wazero.Runtime, cm wazero.CompiledModule, cfg wazero.ModuleConfig, ms []Mount) (api.Module, error) {
+	mod, err := m.instantiateModule(ctx, rt, cm, cfg, nil, ms)
 	if err != nil {
 		return mod, err
 	}
@@ -275,7 +278,9 @@ func (m *Module) snapshotInitialised(ctx context.Context, rt wazero.Runtime, cm 
 	stdin := &boundReader{bytes.NewReader(nil)}
 	var readings int64
 	cfg := detClock(snapshotConfig(p).WithStdin(stdin).WithStderr(stderr), 0, &readings)
-	mod, err := m.initialise(ctx, rt, cm, cfg)
+	// Its mounts stand in for those of any call of its key, read-only or
+	// not: the calls' spares record which are (see descriptors.preopens).
+	mod, err := m.initialise(ctx, rt, cm, cfg, nil)
 	if mod != nil {
 		defer mod.Close(context.Background())
 	}

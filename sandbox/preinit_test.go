@@ -53,17 +53,18 @@ func preinitModules(t testing.TB) (reactor, command *Module) {
 
 // probeOut is what the preinit guest's tool reports.
 type probeOut struct {
-	Counter     int      `json:"counter"`
-	LeftOpen    bool     `json:"left_open"`
-	Workspace   []string `json:"workspace"`
-	Now         string   `json:"now"`
-	InitTime    string   `json:"init_time"`
-	CryptoRand  string   `json:"crypto_rand"`
-	MathRand    uint64   `json:"math_rand"`
-	Environ     []string `json:"environ"`
-	Args        []string `json:"args"`
-	GetenvProbe string   `json:"getenv_probe"`
-	NonZero     int      `json:"non_zero"`
+	Counter         int      `json:"counter"`
+	LeftOpen        bool     `json:"left_open"`
+	Workspace       []string `json:"workspace"`
+	Now             string   `json:"now"`
+	InitTime        string   `json:"init_time"`
+	CryptoRand      string   `json:"crypto_rand"`
+	MathRand        uint64   `json:"math_rand"`
+	Environ         []string `json:"environ"`
+	Args            []string `json:"args"`
+	GetenvProbe     string   `json:"getenv_probe"`
+	NonZero         int      `json:"non_zero"`
+	WorkspaceRights uint64   `json:"workspace_rights"`
 }
 
 func probe(t *testing.T, m *Module, p Policy, input string) probeOut {
@@ -399,5 +400,29 @@ func TestPreinitSparesAreBounded(t *testing.T) {
 	}
 	if len(snap.spares.ready[spareKeyOf(p)]) != 1 {
 		t.Error("the newest spare was dropped")
+	}
+}
+
+// Regression: a read-only workspace's preopen reported the rights to
+// create, write and remove in it. A fast-mode call reports them only on a
+// read-write workspace, whether it takes a spare made for a call on a
+// read-only one or the other way round.
+func TestPreinitReadOnlyPreopenReportsNoRightToChange(t *testing.T) {
+	m, _ := preinitModules(t)
+	rw := workspace(t)
+	ro := []Mount{rw[0]}
+	ro[0].ReadOnly = true
+	for i, c := range []struct {
+		mounts []Mount
+		create bool
+	}{{rw, true}, {ro, false}, {ro, false}, {rw, true}, {ro, false}} {
+		got := probe(t, m, Policy{Mounts: c.mounts}, `{}`)
+		m.r.bg.Wait()
+		if has := got.WorkspaceRights&rightPathCreateFile != 0; has != c.create {
+			t.Errorf("call %d, read-only %v: rights %#x report PATH_CREATE_FILE %v", i, !c.create, got.WorkspaceRights, has)
+		}
+		if got.WorkspaceRights&(writing|changing) != 0 && !c.create {
+			t.Errorf("call %d on a read-only workspace: rights %#x report changing rights %#x", i, got.WorkspaceRights, got.WorkspaceRights&changing)
+		}
 	}
 }

@@ -122,6 +122,7 @@ var rawWASIWant = map[string]string{
 	"open-../outside.txt": "63", "open-/etc/passwd": "63", "open-sub/../../outside.txt": "63", "open-.": "0",
 	// The read-only mount: no open to change it, and a file opened to
 	// read gains no right to write, by flags, rights or renumbering.
+	"ro-preopen-rights": "0 0 0 true 76", "rw-preopen-rights": "0 true true",
 	"ro-append": "69", "ro-trunc": "69", "ro-create": "69", "ro-write": "0 0 76 76",
 	"ro-renumber-rw-onto": "0 0 8",
 	"apply-temp":          "0", // a plain mount has no Apply
@@ -273,6 +274,24 @@ func TestReadOnlyTruncateIsTheSameOnEveryMount(t *testing.T) {
 			for _, name := range []string{"lower.txt", "made.txt"} {
 				if b, err := os.ReadFile(filepath.Join(ws, name)); err != nil || len(b) != 0 {
 					t.Errorf("%s after the call: %q, %v; want it empty", name, b, err)
+				}
+			}
+		})
+	}
+}
+
+// Regression: a read-only preopen reported, in fd_fdstat_get, every right
+// a read-write one has: to create, write, rename and remove, and to pass
+// the right to write on to what it opens, none of which it allows. It
+// reports only the rights to read, and fd_fdstat_set_rights asking one
+// back is ENOTCAPABLE; the read-write preopen still reports them all.
+func TestReadOnlyPreopenReportsNoRightToChange(t *testing.T) {
+	for _, kind := range mountKinds {
+		t.Run(kind, func(t *testing.T) {
+			_, got := escapeRun(t, guestBytes["rawwasi"], kind)
+			for _, name := range []string{"ro-preopen-rights", "rw-preopen-rights"} {
+				if got[name] != rawWASIWant[name] {
+					t.Errorf("%s: got %q, want %q", name, got[name], rawWASIWant[name])
 				}
 			}
 		})

@@ -46,6 +46,13 @@ const (
 	// opened for writing does not have; reading, those that read them.
 	writing = rightFdWrite | rightFdAllocate | rightFdFilestatSetSize
 	reading = rightFdRead
+	// changing are the rights that change a directory or what is in it
+	// (but sync, which changes nothing), which a read-only mount has none
+	// of, nor passes on.
+	changing = writing | rightPathCreateDirectory | rightPathCreateFile | rightPathLinkSource |
+		rightPathLinkTarget | rightPathRenameSource | rightPathRenameTarget | rightPathFilestatSetSize |
+		rightPathFilestatSetTime | rightFdFilestatSetTimes | rightPathSymlink | rightPathRemoveDirectory |
+		rightPathUnlinkFile
 )
 
 // WASI preview 1's fdflags, oflags and errno notcapable.
@@ -64,16 +71,25 @@ const (
 
 // descRights is what cairn records of a descriptor: its rights, and the
 // SYNC fdflags it was opened with (wazero opens the file with them, and
-// its fd_fdstat_get does not report them).
+// its fd_fdstat_get does not report them). A read-only preopen's rights
+// are only reported (fd_fdstat_get, and so fd_fdstat_set_rights): what it
+// is asked to change its mount refuses (EROFS), as a read-only mount
+// does, rather than ENOTCAPABLE, and path_open opens through it as
+// through a preopen without a record.
 type descRights struct {
 	base, inheriting uint64
 	flags            uint16
+	reported         bool // only reported: a read-only preopen's
 }
 
+// readOnlyPreopen is what cairn records of a read-only mount's preopen.
+var readOnlyPreopen = descRights{base: allRights &^ changing, inheriting: allRights &^ changing, reported: true}
+
 // descriptors holds, for each instance of a runtime, what cairn records
-// of its descriptors: those path_open opened, and those whose rights
-// fd_fdstat_set_rights narrowed. A descriptor with no record (stdio, a
-// preopen, until narrowed) has the rights wazero's fd_fdstat_get reports.
+// of its descriptors: those path_open opened, those whose rights
+// fd_fdstat_set_rights narrowed, and the preopens of read-only mounts. A
+// descriptor with no record (stdio, a read-write preopen, until narrowed)
+// has the rights wazero's fd_fdstat_get reports.
 // A record follows its descriptor through fd_renumber and goes with
 // fd_close, and an instance's records come and go with it (add, forget).
 //
@@ -123,6 +139,17 @@ func (d *descriptors) move(mod api.Module, fd, to uint32) {
 	d.drop(mod, fd)
 }
 
+// preopens records the preopens of the read-only mounts among ms, the
+// mounts of mod's call: wazero gives the mount i the descriptor 3+i. It
+// is called before the guest runs.
+func (d *descriptors) preopens(mod api.Module, ms []Mount) {
+	for i, mt := range ms {
+		if mt.ReadOnly {
+			d.set(mod, uint32(3+i), readOnlyPreopen)
+		}
+	}
+}
+
 // forget drops every record of mod, which is closed.
 func (d *descriptors) forget(mod api.Module) { d.instances.Delete(mod) }
 
@@ -131,7 +158,7 @@ func (d *descriptors) forget(mod api.Module) { d.instances.Delete(mod) }
 // implies FD_TELL.
 func (d *descriptors) has(mod api.Module, fd uint32, need uint64) bool {
 	r, ok := d.lookup(mod, fd)
-	if !ok {
+	if !ok || r.reported {
 		return true
 	}
 	base := r.base
@@ -321,7 +348,7 @@ func (o opening) Call(ctx context.Context, mod api.Module, stack []uint64) {
 		need |= rightPathFilestatSetSize
 	}
 	inheriting := allRights
-	if r, ok := o.fds.lookup(mod, dir); ok {
+	if r, ok := o.fds.lookup(mod, dir); ok && !r.reported {
 		if r.base&need != need {
 			stack[0] = errnoNotcapable
 			return

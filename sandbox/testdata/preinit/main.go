@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/cairnrun/cairn/abi"
 	"github.com/cairnrun/cairn/guest"
@@ -48,6 +49,9 @@ type probeOut struct {
 	Args        []string `json:"args"`
 	GetenvProbe string   `json:"getenv_probe"`
 	NonZero     int      `json:"non_zero"`
+	// WorkspaceRights are the rights fd_fdstat_get reports of the
+	// workspace's preopen, descriptor 3.
+	WorkspaceRights uint64 `json:"workspace_rights"`
 }
 
 func probe(c *guest.Call, in probeIn) (string, error) {
@@ -55,6 +59,14 @@ func probe(c *guest.Call, in probeIn) (string, error) {
 	out := probeOut{Counter: counter, LeftOpen: leftOpen != nil, Now: time.Now().UTC().Format(time.RFC3339Nano),
 		InitTime: initTime.UTC().Format(time.RFC3339Nano), MathRand: rand.Uint64(),
 		Environ: os.Environ(), Args: os.Args, GetenvProbe: os.Getenv("PROBE")}
+	var st struct {
+		filetype         uint8
+		flags            uint16
+		base, inheriting uint64
+	}
+	if fdFdstatGet(3, unsafe.Pointer(&st)) == 0 {
+		out.WorkspaceRights = st.base
+	}
 	b := make([]byte, 16)
 	crand.Read(b)
 	out.CryptoRand = hex.EncodeToString(b)
@@ -97,6 +109,9 @@ func probe(c *guest.Call, in probeIn) (string, error) {
 	j, err := json.Marshal(out)
 	return string(j), err
 }
+
+//go:wasmimport wasi_snapshot_preview1 fd_fdstat_get
+func fdFdstatGet(fd int32, stat unsafe.Pointer) uint32
 
 func tools() []guest.Tool {
 	return []guest.Tool{guest.Define("probe", "Reports what the call sees.", probe,

@@ -300,6 +300,15 @@ func main() {
 		_, e := open(3, p, 0, rightFdRead, 0)
 		say("open-"+p, e)
 	}
+	// The read-only preopen reports no right to change anything, the
+	// read-write one every right.
+	const changing = rightFdWrite | 1<<8 | 1<<9 | rightPathCreateFile | 1<<16 | 1<<17 | 1<<19 |
+		1<<20 | 1<<22 | 1<<23 | 1<<25 | 1<<26
+	rost4, e := stat(4)
+	say("ro-preopen-rights", e, rost4.base&changing, rost4.inheriting&changing, rost4.base&rightPathOpen != 0,
+		fdFdstatSetRights(4, rost4.base|rightPathCreateFile, rost4.inheriting))
+	rwst3, e := stat(3)
+	say("rw-preopen-rights", e, rwst3.base&changing == changing&^(rightFdWrite|1<<8|1<<22), rwst3.inheriting&changing == changing)
 	_, e = open(4, "ro.txt", 0, 0, fdflagAppend)
 	say("ro-append", e)
 	_, e = open(4, "ro.txt", oflagTrunc, rightFdRead, 0)
