@@ -127,37 +127,43 @@ func hasBlob(store checkpoint.Store, digest string) (has, ok bool) {
 var ErrModuleFileChanged = errors.New("its file holds other bytes now")
 
 // moduleBlob is the module ref of a stored agent, by digest: from the
-// store, or when the store lacks it, from where af finds the module, if
-// its bytes have that digest. It writes nothing.
+// store, or when the store lacks it or its blob is damaged (its content
+// not its digest), from where af finds the module, if its bytes have that
+// digest; damaged says it was. It writes nothing.
 //
 // # Errors
 //
-// The store's; its checkpoint.ErrNotFound, with ErrModuleFileChanged when
-// the module's file holds other bytes.
-func (e *Engine) moduleBlob(af *AgentFile, ref ToolRef, digest string) ([]byte, error) {
-	wasm, err := e.store.Blob(digest)
-	if !errors.Is(err, checkpoint.ErrNotFound) {
-		return wasm, err
+// The store's: its checkpoint.ErrNotFound or checkpoint.ErrCorrupt, with
+// ErrModuleFileChanged when the module's file holds other bytes.
+func (e *Engine) moduleBlob(af *AgentFile, ref ToolRef, digest string) (wasm []byte, damaged bool, err error) {
+	wasm, err = e.store.Blob(digest)
+	damaged = errors.Is(err, checkpoint.ErrCorrupt)
+	if !damaged && !errors.Is(err, checkpoint.ErrNotFound) {
+		return wasm, false, err
 	}
 	again, rerr := readModule(af, ref)
 	if rerr != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if digestOf(again) != digest {
-		return nil, fmt.Errorf("%w, and %w", err, ErrModuleFileChanged)
+		return nil, false, fmt.Errorf("%w, and %w", err, ErrModuleFileChanged)
 	}
-	return again, nil
+	return again, damaged, nil
 }
 
 // storeRebuilt stores the modules of an agent rebuilt from def (mods, as
-// rebuild returns them) that its store lacks, which moduleBlob found in
-// their files: a run that writes the agent calls it before its first
-// write, so that no round is committed without the modules it ran with.
+// rebuild returns them) that its store lacks, or keeps damaged, which
+// moduleBlob found in their sources: a run that writes the agent calls it
+// before its first write, so that no round is committed without the
+// modules it ran with. A damaged one stored again is noted in its
+// toolModule, which the run warns of (see toolset.newWarnings).
 func (e *Engine) storeRebuilt(def checkpoint.Definition, mods []toolModule) error {
-	for _, m := range mods {
+	for i, m := range mods {
 		digest := def.Modules[m.Ref.Module]
-		if has, ok := hasBlob(e.store, digest); has || (!ok && e.keeps(digest)) {
-			continue
+		if !m.damaged {
+			if has, ok := hasBlob(e.store, digest); has || (!ok && e.keeps(digest)) {
+				continue
+			}
 		}
 		wasm, err := m.bytes()
 		if err == nil {
@@ -165,6 +171,10 @@ func (e *Engine) storeRebuilt(def checkpoint.Definition, mods []toolModule) erro
 		}
 		if err != nil {
 			return fmt.Errorf("store module %s of the agent: %w", m.Ref.Module, err)
+		}
+		if m.damaged {
+			mods[i].note = fmt.Sprintf("tool module %s: its blob %s in the store was damaged (its content did not match its digest); it was stored again from %s",
+				m.Ref.Module, digest, m.source())
 		}
 	}
 	return nil

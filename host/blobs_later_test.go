@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -194,5 +195,88 @@ func TestResumeStoresTheModulesACrashKeptFromTheStore(t *testing.T) {
 	}
 	if n := missing(); n != 0 {
 		t.Fatalf("after a resume, %d modules are still missing from the store", n)
+	}
+}
+
+// Regression: a module blob damaged in the store (its content no longer
+// its digest) was not repaired by a run: rebuilding the agent failed on
+// it, though the module's source (built into cairn, or its file) still
+// had the bytes, and a new agent of the same module left it as it was (it
+// asks the store only whether the blob is there). Rebuilding takes the
+// module from its source when its bytes have the digest; a resume that
+// writes the agent stores it again and says so; a manual one changes
+// nothing. A module whose file changed since still fails, saying so.
+func TestDamagedModuleBlobStoredAgainFromItsSource(t *testing.T) {
+	eng, store := fileEngine(t)
+	af := agentIn(t, "name: m\nmodel: {provider: script, script: script.yaml}\nworkspace: workspace\ntools: [{module: builtin}, {module: stats.wasm, grant: {workspace: ro}}]\n",
+		"turns: [{text: done}]\n")
+	stats, err := os.ReadFile(filepath.Join("..", "examples", "tools", "textstats", "textstats.wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(af.resolve("stats.wasm"), stats, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "m", Prompt: "go"}); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := store.Read("m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := rec.State.Definition
+	b := blobless{store: store}
+	damage := func() {
+		for _, digest := range def.Modules {
+			f, err := os.OpenFile(b.blobFile(digest), os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.WriteAt([]byte("damage"), 100)
+			f.Close()
+		}
+	}
+	damaged := func() (n int) {
+		for _, digest := range def.Modules {
+			if _, err := store.Blob(digest); errors.Is(err, checkpoint.ErrCorrupt) {
+				n++
+			}
+		}
+		return n
+	}
+	damage()
+	var warnings []string
+	onEvent := func(e Event) {
+		if e.Type == EventWarning {
+			warnings = append(warnings, e.Text)
+		}
+	}
+	if _, err := eng.Resume(context.Background(), ResumeOptions{ID: "m", Strategy: StrategyManual}); err != nil {
+		t.Fatalf("a manual resume with damaged module blobs: %v", err)
+	}
+	if n := damaged(); n != len(def.Modules) {
+		t.Fatalf("a manual resume repaired %d modules", len(def.Modules)-n)
+	}
+	if _, err := eng.Resume(context.Background(), ResumeOptions{ID: "m", OnEvent: onEvent}); err != nil {
+		t.Fatalf("a resume with damaged module blobs: %v", err)
+	}
+	if n := damaged(); n != 0 {
+		t.Fatalf("after a resume, %d module blobs are still damaged", n)
+	}
+	for _, name := range []string{"builtin", "stats.wasm"} {
+		if !slices.ContainsFunc(warnings, func(w string) bool {
+			return strings.Contains(w, "module "+name) && strings.Contains(w, "damaged") && strings.Contains(w, "stored again")
+		}) {
+			t.Errorf("no warning says module %s was damaged and stored again: %q", name, warnings)
+		}
+	}
+
+	damage()
+	if err := os.WriteFile(af.resolve("stats.wasm"), append(stats, 0), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = eng.Resume(context.Background(), ResumeOptions{ID: "m"})
+	if !errors.Is(err, checkpoint.ErrCorrupt) || !errors.Is(err, ErrModuleFileChanged) {
+		t.Fatalf("a resume with a damaged blob of a module whose file changed: %v", err)
 	}
 }

@@ -74,13 +74,17 @@ func (e *Engine) rebuild(def checkpoint.Definition) (*AgentFile, []toolModule, e
 		if !ok {
 			return nil, nil, fmt.Errorf("%w: module %s is not in the store", ErrDefinition, ref.Module)
 		}
-		wasm, err := e.moduleBlob(af, ref, digest)
+		wasm, damaged, err := e.moduleBlob(af, ref, digest)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%w: module %s: %w", ErrDefinition, ref.Module, err)
 		}
 		m, err := moduleOf(ref, wasm)
 		if err != nil {
 			return nil, nil, err
+		}
+		if m.damaged = damaged; damaged {
+			m.note = fmt.Sprintf("tool module %s: its blob %s in the store is damaged (its content does not match its digest); "+
+				"this run uses the same bytes from %s, and a run or resume that writes the agent stores them again", ref.Module, digest, m.source())
 		}
 		mods = append(mods, m)
 	}

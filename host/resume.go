@@ -392,6 +392,8 @@ func (e *Engine) rebuildRun(ctx context.Context, rec *checkpoint.Recovered, opts
 	if why := e.changedSince(def); why != "" && !opts.Upgrade {
 		r.emit(Event{Type: EventWarning, Text: why + "; resuming with the one the agent started with (--upgrade uses the new one)"})
 	}
+	// Said now, as a resume with nothing left to run says nothing after.
+	r.warnOfModules()
 	return r, nil
 }
 

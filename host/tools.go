@@ -29,6 +29,19 @@ type toolModule struct {
 	// identity is who the module's file was before it was read, for
 	// moduleDigests; "" when not known.
 	identity string
+	// damaged says the store's blob of a rebuilt module was damaged, and
+	// its bytes came from its source; note is what the run warns of it.
+	damaged bool
+	note    string
+}
+
+// source is where the module's bytes come from, in words: built into
+// cairn, or its file.
+func (m toolModule) source() string {
+	if _, ok := embeddedWasm(m.Ref.Module); ok {
+		return "the copy built into cairn"
+	}
+	return "its file " + m.Ref.Module
 }
 
 // bytes returns the module's bytes, reading its file the first time.
@@ -81,6 +94,9 @@ type toolset struct {
 	specs []model.Tool
 	// loads are the modules compiling, to say once of each that failed.
 	loads []*moduleLoad
+	// notes are what the run says once of its modules before their loads
+	// (a damaged blob of one, see storeRebuilt).
+	notes []string
 	// servers are the MCP servers the tools of the set reach.
 	servers []ExternalTools
 	// run is the run whose calls the native tools serve.
@@ -124,6 +140,9 @@ func newToolset(ctx context.Context, rt *sandbox.Runtime, af *AgentFile, mods []
 		loading := newDeferredLoad(ctx, rt, m.bytes)
 		loading.recorded = m.recorded() // its file's bytes are not kept for it
 		ts.loads = append(ts.loads, &moduleLoad{ref: m.Ref, loading: loading})
+		if m.note != "" {
+			ts.notes = append(ts.notes, m.note)
+		}
 		if err := ts.add(af, m, loading); err != nil {
 			return nil, fmt.Errorf("tool module %s: %w", m.Ref.Module, err)
 		}
@@ -145,10 +164,12 @@ func (ts *toolset) prepare(ws string) {
 	}
 }
 
-// newWarnings says of each module that has failed to compile, once, that
-// it does not load. It does not wait for modules still compiling.
+// newWarnings says the notes of the modules, once, and of each module
+// that has failed to compile, once, that it does not load. It does not
+// wait for modules still compiling.
 func (ts *toolset) newWarnings() []string {
-	var out []string
+	out := ts.notes
+	ts.notes = nil
 	for _, l := range ts.loads {
 		if l.reported || !l.loading.Done() {
 			continue
