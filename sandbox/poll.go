@@ -64,57 +64,133 @@ func (p polling) Call(ctx context.Context, mod api.Module, stack []uint64) {
 		stack[0] = errnoFault
 		return
 	}
-	if out > in && uint64(out) < uint64(in)+uint64(n)*48 {
-		// The events would overwrite subscriptions not read yet.
-		subs = append([]byte(nil), subs...)
-	}
 	if !descriptors && shortest >= 0 {
 		if errno := p.wait(ctx, mod, subs[shortest*48:shortest*48+48]); errno != 0 {
 			stack[0] = errno
 			return
 		}
 	}
-	count := uint32(0)
-	for i := range n {
-		if i%stopEvery == stopEvery-1 && ctx.Err() != nil {
+	a := answering{p: p, ctx: ctx, mod: mod, descriptors: descriptors, events: events}
+	split, before, ok := splitAt(ctx, subs, descriptors, int64(out)-int64(in))
+	if !ok {
+		stack[0] = errnoIntr
+		return
+	}
+	// Those from split on are answered first, in order, then those before
+	// it, backwards: so each subscription is read before any event
+	// overwrites it, but the one before split, which is kept aside (see
+	// splitAt).
+	var kept [48]byte
+	if split > 0 {
+		copy(kept[:], subs[(split-1)*48:])
+	}
+	count := before
+	for i := split; i < n; i++ {
+		if !a.answer(subs[i*48:i*48+48], &count, false) {
 			stack[0] = errnoIntr
 			return
 		}
-		s := subs[i*48 : i*48+48]
-		typ := s[8]
-		var errno uint16
-		switch {
-		case typ == eventClock && descriptors:
-			continue
-		case typ != eventClock:
-			fd := binary.LittleEndian.Uint32(s[16:])
-			need := rightFdRead
-			if typ == eventFdWrite {
-				need = rightFdWrite
-			}
-			switch {
-			case !isOpen(ctx, mod, p.advise, fd):
-				errno = errnoBadf
-			case !p.fds.has(mod, fd, need):
-				errno = errnoNotcapable
-			}
-		}
-		// The event may overwrite the subscription: its userdata is
-		// read first.
-		var userdata [8]byte
-		copy(userdata[:], s)
-		e := events[count*32 : count*32+32]
-		clear(e)
-		copy(e, userdata[:])
-		binary.LittleEndian.PutUint16(e[8:], errno)
-		e[10] = typ
-		count++
 	}
-	if !mem.WriteUint32Le(nevents, count) {
+	total, count := count, before
+	for i := split; i > 0; i-- {
+		s := subs[(i-1)*48 : i*48]
+		if i == split {
+			s = kept[:]
+		}
+		if !a.answer(s, &count, true) {
+			stack[0] = errnoIntr
+			return
+		}
+	}
+	if !mem.WriteUint32Le(nevents, total) {
 		stack[0] = errnoFault
 		return
 	}
 	stack[0] = 0
+}
+
+// splitAt is where the subscriptions subs divide, with their events d
+// bytes past them (negative: before), and how many events those before
+// it get. The event of each from split on begins before it, so it lands
+// on none after it, nor on any before the one before split: answered in
+// order, those it may overwrite are read already, or kept aside. The
+// event of each before split begins at it or after, so it lands on none
+// before it: answered backwards, those it may overwrite are read already.
+// (Where an event begins less where its subscription does only falls,
+// by 16 or 48 bytes a subscription, as events are 32 bytes and
+// subscriptions 48.) It reads only the subscriptions' types, and reports
+// false once the call must stop.
+func splitAt(ctx context.Context, subs []byte, descriptors bool, d int64) (split, before uint32, ok bool) {
+	n := uint32(len(subs) / 48)
+	for split = 0; split < n; split++ {
+		if d+32*int64(before)-48*int64(split) < 0 {
+			break
+		}
+		if split%stopEvery == stopEvery-1 && ctx.Err() != nil {
+			return 0, 0, false
+		}
+		if subs[split*48+8] != eventClock || !descriptors {
+			before++
+		}
+	}
+	return split, before, true
+}
+
+// answering writes the events of one poll_oneoff's subscriptions.
+type answering struct {
+	p           polling
+	ctx         context.Context
+	mod         api.Module
+	descriptors bool   // some subscription is to a descriptor: clocks get no event
+	events      []byte // where the events go
+	looked      uint32 // subscriptions answered, for the stop check
+}
+
+// answer writes the event of the subscription s (to the event *count,
+// counting it, or, backwards, to the one before, counting down); a clock
+// beside descriptors gets none. It reports false once the call must stop.
+func (a *answering) answer(s []byte, count *uint32, backwards bool) bool {
+	a.looked++
+	if a.looked%stopEvery == 0 && a.ctx.Err() != nil {
+		return false
+	}
+	typ := s[8]
+	if typ == eventClock && a.descriptors {
+		return true
+	}
+	var errno uint16
+	if typ != eventClock {
+		fd := binary.LittleEndian.Uint32(s[16:])
+		need := rightFdRead
+		if typ == eventFdWrite {
+			need = rightFdWrite
+		}
+		switch {
+		case !isOpen(a.ctx, a.mod, a.p.advise, fd):
+			errno = errnoBadf
+		case !a.p.fds.has(a.mod, fd, need):
+			errno = errnoNotcapable
+		}
+	}
+	// The event may overwrite the subscription: its userdata is read
+	// first.
+	var userdata [8]byte
+	copy(userdata[:], s)
+	c := *count
+	if backwards {
+		c--
+	}
+	e := a.events[c*32 : c*32+32]
+	clear(e)
+	copy(e, userdata[:])
+	binary.LittleEndian.PutUint16(e[8:], errno)
+	e[10] = typ
+	if backwards {
+		*count = c
+	} else {
+		*count = c + 1
+	}
+	return true
 }
 
 // checkSubscriptions checks subs as wazero does, in order: a clock with

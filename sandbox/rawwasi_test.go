@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -295,5 +298,40 @@ func TestReadOnlyPreopenReportsNoRightToChange(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Regression: poll_oneoff with its events over the subscriptions not yet
+// read copied all of them first, into host memory outside the guest's
+// limit: as much as the guest's memory holds (a guest of 4 GiB could have
+// the host take 4 GiB more, at every call). It answers them in an order
+// that reads each before any event overwrites it, keeping one of them
+// aside, and every event is as it would be with the two apart.
+func TestPollOverItsSubscriptionsCopiesNone(t *testing.T) {
+	const n = 600_000
+	m := compile(t, "rawwasi")
+	run := func(d int) uint64 {
+		p := Policy{Args: []string{"pollover", strconv.Itoa(n), strconv.Itoa(d)}, MemoryLimit: 512 << 20}
+		var stdout, stderr bytes.Buffer
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		if _, err := m.Run(context.Background(), p, nil, &stdout, &stderr); err != nil {
+			t.Fatalf("events %d bytes past the subscriptions: %v: %s", d, err, stderr.String())
+		}
+		runtime.ReadMemStats(&after)
+		want := fmt.Sprintf("0 %d 0", n-n/3)
+		if got := results(stdout.String())["pollover"]; got != want {
+			t.Errorf("events %d bytes past the subscriptions: got %q, want %q (errno, events, events not as expected)", d, got, want)
+		}
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	// What a call costs the host with the events apart from the
+	// subscriptions (the first call also compiles).
+	run(48*n + 100)
+	apart := run(48*n + 100)
+	for _, d := range []int{0, 16, 32, 48, 50, 48 * 7, 48 * n / 3, 48*n/2 + 8, 48*n - 40, 48 * n} {
+		if alloc := run(d); alloc > apart+48*n/4 {
+			t.Errorf("events %d bytes past the subscriptions: the host allocated %d bytes, %d with them apart", d, alloc, apart)
+		}
 	}
 }

@@ -18,6 +18,9 @@
 //	              in /work (prints the number of bytes written too); with
 //	              FILE "-", N empty iovecs to stdout
 //	random N      random_get of N bytes
+//	pollover N D  poll_oneoff of N subscriptions, every third a clock, with
+//	              the events D bytes past them (prints the number of
+//	              events and of those not as expected too)
 //
 // With the argument rdtrunc it opens with O_TRUNC and the rights of a file
 // only read: /work's lower.txt, which it has not written, and made.txt,
@@ -197,6 +200,47 @@ func main() {
 		var nev uint32
 		os.Stderr.WriteString("polling\n")
 		say("poll", pollOneoff(at, at, uint32(n), uint32(uintptr(unsafe.Pointer(&nev)))), nev)
+		return
+	}
+
+	if len(os.Args) > 3 && os.Args[1] == "pollover" {
+		// N subscriptions to read stdin, the i-th with userdata i+1, every
+		// third a clock beside them (which gets no event), and the events
+		// D bytes past them, over them.
+		var n, d int
+		fmt.Sscan(os.Args[2], &n)
+		fmt.Sscan(os.Args[3], &d)
+		old := growMemory(int32((48*n + d + 32*n + 65535) / 65536))
+		if old < 0 {
+			say("pollover", "no memory for the subscriptions")
+			return
+		}
+		at := uintptr(old) * 65536
+		for i := range n {
+			s := unsafe.Slice((*byte)(unsafe.Pointer(at+uintptr(48*i))), 48)
+			binary.LittleEndian.PutUint64(s, uint64(i+1))
+			if i%3 == 2 {
+				s[8] = 0
+				binary.LittleEndian.PutUint64(s[24:], 1)
+			} else {
+				s[8] = 1
+			}
+		}
+		var nev uint32
+		os.Stderr.WriteString("polling\n")
+		e := pollOneoff(uint32(at), uint32(at)+uint32(d), uint32(n), uint32(uintptr(unsafe.Pointer(&nev))))
+		bad, want := 0, uint64(1)
+		for c := range nev {
+			ev := unsafe.Slice((*byte)(unsafe.Pointer(at+uintptr(d)+uintptr(32*c))), 32)
+			if want%3 == 0 {
+				want++
+			}
+			if binary.LittleEndian.Uint64(ev) != want || ev[10] != 1 || binary.LittleEndian.Uint16(ev[8:]) != 0 {
+				bad++
+			}
+			want++
+		}
+		say("pollover", e, nev, bad)
 		return
 	}
 
