@@ -60,9 +60,7 @@ const fileTimes = "sets file times: on an overlay times are not effects, and a c
 // inWazeroWASI are the tests that fail in wazero's WASI preview 1 layer,
 // which cairn uses as it is (but the functions instantiateWASI replaces),
 // above its own filesystem: plain wazero fails them too.
-var inWazeroWASI = map[string]string{
-	"rust/stdio": "wazero refuses fd_renumber of stdio (ENOTSUP)",
-}
+var inWazeroWASI = map[string]string{}
 
 // wasiTest is one test of the suite: its module and what its .json asks.
 type wasiTest struct {

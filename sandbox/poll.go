@@ -160,13 +160,13 @@ func (a *answering) answer(s []byte, count *uint32, backwards bool) bool {
 	}
 	var errno uint16
 	if typ != eventClock {
-		fd := binary.LittleEndian.Uint32(s[16:])
+		fd, ok := a.p.fds.moves.translate(a.mod, binary.LittleEndian.Uint32(s[16:]))
 		need := rightFdRead
 		if typ == eventFdWrite {
 			need = rightFdWrite
 		}
 		switch {
-		case !isOpen(a.ctx, a.mod, a.p.advise, fd):
+		case !ok, !isOpen(a.ctx, a.mod, a.p.advise, fd):
 			errno = errnoBadf
 		case !a.p.fds.has(a.mod, fd, need):
 			errno = errnoNotcapable

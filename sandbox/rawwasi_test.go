@@ -131,7 +131,11 @@ var rawWASIWant = map[string]string{
 	"apply-temp":          "0", // a plain mount has no Apply
 	// wazero answers fd_prestat_get of stdio with an empty name.
 	"prestat-stdio": "0 0", "renumber-stdio-self": "0", "renumber-preopen-self": "0",
-	"renumber-preopen-onto-file": "58", "renumber-stdio-onto-file": "58",
+	"renumber-preopen-onto-file": "58",
+	// stderr moved onto a file: the file's number writes, 2 is closed
+	// (EBADF to fd_fdstat_get, fd_renumber and poll_oneoff); closing the
+	// number closes stderr.
+	"renumber-stdio-onto-file": "0 0 8 8 0 1 8 0 8 8",
 	// A record of rights follows its descriptor: renumbered, narrowed,
 	// onto stdin, onto a preopen, and a directory's to what it opens.
 	"renumber-ro-onto-rw":      "0 76 8",
@@ -333,5 +337,21 @@ func TestPollOverItsSubscriptionsCopiesNone(t *testing.T) {
 		if alloc := run(d); alloc > apart+48*n/4 {
 			t.Errorf("events %d bytes past the subscriptions: the host allocated %d bytes, %d with them apart", d, alloc, apart)
 		}
+	}
+}
+
+// Regression: fd_renumber of stdio onto a file was ENOTSUP, as wazero
+// keeps stdio where it is, and the WASI testsuite's rust/stdio failed. The
+// file's number now names the stdio, which writes through it; the number
+// it left is closed (EBADF), to fd_renumber and poll_oneoff too; closing
+// the file's number closes the stdio.
+func TestStdioRenumberedOntoAFile(t *testing.T) {
+	for _, kind := range mountKinds {
+		t.Run(kind, func(t *testing.T) {
+			_, got := escapeRun(t, guestBytes["rawwasi"], kind)
+			if want := rawWASIWant["renumber-stdio-onto-file"]; got["renumber-stdio-onto-file"] != want {
+				t.Errorf("got %q, want %q", got["renumber-stdio-onto-file"], want)
+			}
+		})
 	}
 }

@@ -22,8 +22,9 @@ const errnoBadf = 8
 // would close the file and keep it at fd). A file may replace a preopen
 // (wazero's refuses, ENOTSUP): the preopen is closed first, as any other
 // file at to is, and the file that takes its number is no preopen. A
-// preopen or stdio is still not moved (ENOTSUP): wazero keeps them apart
-// from other files and offers no way to move one.
+// preopen is still not moved (ENOTSUP): wazero keeps them apart from
+// other files and offers no way to move one. Nor does this move stdio:
+// renumberingMoved, over it, does.
 type renumbering struct {
 	// wazero's fd_renumber, fd_advise, fd_close and fd_prestat_get
 	renumber, advise, close, prestat api.GoModuleFunction

@@ -97,6 +97,7 @@ var readOnlyPreopen = descRights{base: allRights &^ changing, inheriting: allRig
 // thread, which is in the host function that reads or changes them.
 type descriptors struct {
 	instances sync.Map // api.Module → map[uint32]descRights
+	moves     moved    // the stdio each instance moved
 }
 
 // lookup returns fd's record in mod, if any.
@@ -151,7 +152,10 @@ func (d *descriptors) preopens(mod api.Module, ms []Mount) {
 }
 
 // forget drops every record of mod, which is closed.
-func (d *descriptors) forget(mod api.Module) { d.instances.Delete(mod) }
+func (d *descriptors) forget(mod api.Module) {
+	d.instances.Delete(mod)
+	d.moves.instances.Delete(mod)
+}
 
 // has reports whether fd in mod has every right of need. A descriptor
 // with no record has them all: wazero's own function decides. FD_SEEK

@@ -18,7 +18,9 @@ import (
 // that keep and report descriptors' rights (fd_fdstat_get,
 // fd_fdstat_set_rights, path_open, fd_close: see descriptors). Every
 // function acting through a descriptor first checks the rights it needs
-// of it (rightsNeeded, checked).
+// of it (rightsNeeded, checked), and before that has the guest's
+// descriptor translated to wazero's, for the stdio the guest moved
+// (withMoves).
 func instantiateWASI(ctx context.Context, rt wazero.Runtime, fds *descriptors) error {
 	b := rt.NewHostModuleBuilder(wasi_snapshot_preview1.ModuleName)
 	wasi_snapshot_preview1.NewFunctionExporter().ExportFunctions(b)
@@ -30,9 +32,10 @@ func instantiateWASI(ctx context.Context, rt wazero.Runtime, fds *descriptors) e
 		return defs[name].GoFunction().(api.GoModuleFunction)
 	}
 	stat := fdstat{get: theirs("fd_fdstat_get"), fds: fds}
+	renumber := renumbering{renumber: theirs("fd_renumber"), advise: theirs("fd_advise"),
+		close: theirs("fd_close"), prestat: theirs("fd_prestat_get"), fds: fds}
 	ours := map[string]api.GoModuleFunction{
-		"fd_renumber": renumbering{renumber: theirs("fd_renumber"), advise: theirs("fd_advise"),
-			close: theirs("fd_close"), prestat: theirs("fd_prestat_get"), fds: fds},
+		"fd_renumber":          renumber,
 		"fd_prestat_dir_name":  prestatName{get: theirs("fd_prestat_get"), name: theirs("fd_prestat_dir_name")},
 		"fd_allocate":          allocating{allocate: theirs("fd_allocate"), fdstat: theirs("fd_fdstat_get")},
 		"fd_fdstat_get":        stat,
@@ -53,6 +56,7 @@ func instantiateWASI(ctx context.Context, rt wazero.Runtime, fds *descriptors) e
 		ours[name] = checked{fn: fn, fds: fds, needs: needs}
 	}
 	ours["fd_seek"] = checked{fn: theirs("fd_seek"), fds: fds, seek: true}
+	withMoves(ours, defs, theirs, renumber, &fds.moves)
 	for _, name := range slices.Sorted(maps.Keys(ours)) {
 		def := defs[name]
 		b.NewFunctionBuilder().

@@ -372,7 +372,6 @@ func main() {
 	say("renumber-stdio-self", fdRenumber(1, 1))
 	say("renumber-preopen-self", fdRenumber(3, 3))
 	say("renumber-preopen-onto-file", fdRenumber(3, f))
-	say("renumber-stdio-onto-file", fdRenumber(2, f))
 
 	// A read-only file renumbered onto a writable one does not write.
 	r1, _ := open(3, "inside.txt", 0, rightFdRead, 0)
@@ -464,6 +463,21 @@ func main() {
 	say("poll-in-past-end", pollOneoff(size-48, at, 2, nevAt))
 	say("poll-wrap", pollOneoff(0xffffffd0, at, 1, nevAt))
 	say("poll-huge", pollOneoff(at, at, 0x05555555, nevAt))
+
+	// Last, as stderr is gone from 2 after it: stderr moved onto a file
+	// opened to read, which it closes. The file's number writes to
+	// stderr; 2 is closed: fd_fdstat_get and poll_oneoff find it so, and
+	// nothing moves onto it; closed, the file's number is closed too.
+	e = fdRenumber(2, f)
+	clear(buf)
+	buf[8] = 2
+	binary.LittleEndian.PutUint32(buf[16:], 2)
+	nev = 0
+	e2 = pollOneoff(at, at+48, 1, nevAt)
+	pollErrno := binary.LittleEndian.Uint16(buf[48+8:])
+	_, e3 = stat(2)
+	say("renumber-stdio-onto-file", e, write(f, "moved\n"), e3, fdRenumber(n, 2), e2, nev, pollErrno,
+		fdClose(f), fdClose(f), write(f, "x"))
 }
 
 // b2i is 1 for true, 0 for false.
