@@ -410,7 +410,7 @@ func (e *Engine) startRun(ctx context.Context, opts RunOptions, runID string) (*
 		}
 		if err != nil {
 			log.Close()
-			return nil, err
+			return nil, fmt.Errorf("run agent %q: %w", opts.ID, err)
 		}
 		if err := e.storeRebuilt(rec.State.Definition, mods); err != nil {
 			log.Close()

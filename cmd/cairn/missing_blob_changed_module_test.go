@@ -12,7 +12,8 @@ import (
 // blobs/ from a backup, or fork a bookmark of the agent or start it over":
 // no backup has a blob that was never written, and the remedy that works,
 // `cairn resume --upgrade`, was not said. It is said first, with the
-// agent's id, and it works.
+// agent's id, and it works. `cairn run --id` of the agent said it with
+// AGENT for the id.
 func TestMissingBlobOfAChangedModuleSaysUpgrade(t *testing.T) {
 	dir := t.TempDir()
 	agent, store, cache := moduleAgent(t, dir, false), filepath.Join(dir, "store"), cacheForTests(t)
@@ -27,10 +28,12 @@ func TestMissingBlobOfAChangedModuleSaysUpgrade(t *testing.T) {
 	must(t, err)
 	must(t, f.Close())
 
-	code, _, errOut := cairn(t, "resume", "--store", store, "--cache", cache, "m")
-	upgrade, backup := strings.Index(errOut, "(cairn resume --upgrade m)"), strings.Index(errOut, "restore the store's blobs/")
-	if code != exitFailed || !strings.Contains(errOut, "holds other bytes now") || upgrade < 0 || backup < upgrade {
-		t.Fatalf("resume: exit %d, %q; want %d naming `cairn resume --upgrade m` before a backup", code, errOut, exitFailed)
+	for _, args := range [][]string{{"resume", "m"}, {"run", "--id", "m", "again"}} {
+		code, _, errOut := cairn(t, append([]string{args[0], "--store", store, "--cache", cache}, args[1:]...)...)
+		upgrade, backup := strings.Index(errOut, "(cairn resume --upgrade m)"), strings.Index(errOut, "restore the store's blobs/")
+		if code != exitFailed || !strings.Contains(errOut, "holds other bytes now") || upgrade < 0 || backup < upgrade {
+			t.Fatalf("%s: exit %d, %q; want %d naming `cairn resume --upgrade m` before a backup", args[0], code, errOut, exitFailed)
+		}
 	}
 	if code, out, errOut := cairn(t, "resume", "--store", store, "--cache", cache, "--upgrade", "m"); code != exitDone {
 		t.Fatalf("resume --upgrade, as the error said: exit %d\n%s%s", code, out, errOut)
