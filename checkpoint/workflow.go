@@ -74,6 +74,12 @@ type Workflow struct {
 	// rather than taken for a step that never started and made again.
 	// Empty in a record of version 1 or 2.
 	Begun []string `cbor:"13,keyasint,omitempty"`
+	// File is the path of the workflow file the run started from, so that
+	// a resume can say the file changed since (the run goes on with Flow).
+	// Empty in a record a cairn that did not keep it wrote, and for a
+	// workflow not started from a file; a cairn that does not know the
+	// key leaves it out, which costs only that notice.
+	File string `cbor:"14,keyasint,omitempty"`
 }
 
 // HasBegun reports whether the step of that name is among Begun.

@@ -61,7 +61,7 @@ func workflowRunAction(c *cli.Context) error {
 		return err
 	}
 	defer s.close()
-	opts := workflowOptions(c)
+	opts := workflowOptions(c, c.String("id"))
 	opts.ID, opts.Workspace = c.String("id"), c.String("workspace")
 	res, err := workflow.Run(s.ctx, s.eng, f, opts)
 	if errors.Is(err, workflow.ErrFlow) {
@@ -89,7 +89,7 @@ func workflowResumeAction(c *cli.Context) error {
 		return err
 	}
 	defer s.close()
-	opts := workflowOptions(c)
+	opts := workflowOptions(c, c.Args().First())
 	opts.Limits, opts.Retry = limits, c.StringSlice("retry")
 	res, err := workflow.Resume(s.ctx, s.eng, c.Args().First(), opts)
 	if errors.Is(err, workflow.ErrFinished) {
@@ -125,16 +125,22 @@ func workflowError(err error) error {
 }
 
 // workflowOptions prints step events, and with --json every agent's
-// events too, each naming its agent.
-func workflowOptions(c *cli.Context) workflow.Options {
+// events too, each naming its agent. The workflow's own warnings (of the
+// workflow id) go to stderr as an agent's do, or, with --json, as
+// workflow_warning lines.
+func workflowOptions(c *cli.Context, id string) workflow.Options {
 	opts := workflow.Options{Parallel: c.Int("parallel"), AutoDeny: c.Bool(autoDenyFlag.Name)}
 	if c.Bool(jsonFlag.Name) {
 		r := newRenderer(c.App.Writer, c.App.ErrWriter, true)
 		opts.OnEvent = r.event
 		opts.OnStep = func(ev workflow.StepEvent) { writeJSON(c, stepLine(ev)) }
+		opts.OnWarning = func(text string) {
+			writeJSON(c, map[string]any{"type": "workflow_warning", "time": time.Now().UTC(), "workflow": id, "text": text})
+		}
 		return opts
 	}
 	opts.OnStep = func(ev workflow.StepEvent) { printStep(c.App.Writer, ev) }
+	opts.OnWarning = func(text string) { fmt.Fprintf(c.App.ErrWriter, "cairn: warning: %s\n", terminalLine(text)) }
 	return opts
 }
 

@@ -45,9 +45,11 @@ type Flow struct {
 	Steps       []Step `yaml:"steps"`
 
 	// Dir is what relative paths are resolved against; Source the file's
-	// bytes. They are not part of the YAML.
+	// bytes; File the file's absolute path, empty for a flow not loaded
+	// from a file (Parse). They are not part of the YAML.
 	Dir    string `yaml:"-"`
 	Source []byte `yaml:"-"`
+	File   string `yaml:"-"`
 
 	// lines are the lines of the values of the file's own keys; none for
 	// a flow not parsed from YAML text.
@@ -193,6 +195,7 @@ func Load(path string) (*Flow, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workflow file %s: %w", path, err)
 	}
+	f.File = filepath.Join(dir, filepath.Base(path))
 	return f, nil
 }
 

@@ -1,11 +1,13 @@
 package workflow
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -32,6 +34,11 @@ type Options struct {
 	// called from one goroutine at a time; either may be nil.
 	OnStep  func(StepEvent)
 	OnEvent host.EventFunc
+	// OnWarning receives what the caller should know that is no step's
+	// event: in Resume, that the workflow file changed on disk since the
+	// workflow started, and that the run goes on with the one it started
+	// with. It may be nil.
+	OnWarning func(string)
 	// AutoDeny denies the calls an approval rule puts to a person; without
 	// it such a call pauses its step, and with it the workflow.
 	AutoDeny bool
@@ -164,7 +171,7 @@ func Run(ctx context.Context, eng *host.Engine, f *Flow, opts Options) (*Result,
 	}
 	now := time.Now().UTC()
 	rec := &checkpoint.Workflow{Schema: checkpoint.WorkflowSchemaVersion, ID: opts.ID, Name: f.Name, Run: newID(),
-		Flow: f.Source, Dir: f.Dir, Workspace: ws0, Started: now, Updated: now, Status: checkpoint.StatusRunning}
+		Flow: f.Source, Dir: f.Dir, File: f.File, Workspace: ws0, Started: now, Updated: now, Status: checkpoint.StatusRunning}
 	if err := ws.PutWorkflow(rec); err != nil {
 		return nil, err
 	}
@@ -215,6 +222,10 @@ func Resume(ctx context.Context, eng *host.Engine, id string, opts Options) (*Re
 	if err != nil {
 		return nil, fmt.Errorf("stored workflow file of %s: %w", id, err)
 	}
+	if why := flowChanged(rec); why != "" && opts.OnWarning != nil {
+		opts.OnWarning(fmt.Sprintf("%s; resuming workflow %s with the one it started with (to run the new one, start it anew under another id: `cairn workflow run --id NEW %s`)",
+			why, id, rec.File))
+	}
 	opts.ID = id
 	r := newRunner(eng, ws, f, rec, opts)
 	if err := r.checkRetry(); err != nil {
@@ -232,6 +243,24 @@ func Resume(ctx context.Context, eng *host.Engine, id string, opts Options) (*Re
 		return nil, fmt.Errorf("resume workflow %s: %w", id, err)
 	}
 	return r.run(ctx)
+}
+
+// flowChanged says how the workflow file rec started from differs on disk
+// now from the one it keeps, in words for a warning; "" when it does not,
+// or the record does not say where the file was. It is the workflow's
+// counterpart of what a resumed agent says of its agent file.
+func flowChanged(rec *checkpoint.Workflow) string {
+	if rec.File == "" {
+		return ""
+	}
+	now, err := os.ReadFile(rec.File)
+	if err != nil {
+		return fmt.Sprintf("the workflow file %s is gone (%v)", rec.File, err)
+	}
+	if !bytes.Equal(now, rec.Flow) {
+		return fmt.Sprintf("the workflow file %s changed since the workflow started", rec.File)
+	}
+	return ""
 }
 
 // ErrParallel: Options.Parallel is negative.
