@@ -12,6 +12,7 @@ import (
 
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/host"
+	"github.com/cairnrun/cairn/host/workflow"
 	"github.com/cairnrun/cairn/internal/view"
 )
 
@@ -44,6 +45,9 @@ type agentView struct {
 	Net      *host.NetUsage     `json:"net,omitempty"`
 	// NetInFlight are the interrupted round's HTTP exchanges.
 	NetInFlight []string `json:"interrupted_requests,omitempty"`
+	// resume is the command that continues the agent: for a workflow's
+	// step, the workflow's resume.
+	resume string
 }
 
 // bookmarkLine is one bookmark as `cairn show` lists it.
@@ -58,18 +62,23 @@ func showAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	store, err := openStore(c)
+	if err != nil {
+		return err
+	}
 	st := in.State
+	resume := workflow.ResumeCommand(c.Context, store, st.Agent)
 	v := agentView{
 		AgentLine: view.AgentLine{Agent: st.Agent, Status: view.AgentStatus(in.Summary), Rounds: st.Round,
 			ToolCalls: st.ToolCalls, Usage: st.Usage, Updated: st.UpdatedAt},
-		Reason: view.ReasonOf(in.Summary, st.Reason), Messages: len(st.Messages), Labels: st.Labels, Lineage: st.Lineage,
+		resume: resume, Reason: view.ReasonOf(in.Summary, st.Reason, resume), Messages: len(st.Messages), Labels: st.Labels, Lineage: st.Lineage,
 		Workspace: st.Definition.Workspace, AgentFile: string(in.AgentFile), Interrupted: in.InterruptedCalls(),
 		Net: in.NetUsage(), NetInFlight: in.InterruptedExchanges(),
 	}
 	for _, b := range in.Bookmarks {
 		v.Bookmarks = append(v.Bookmarks, bookmarkLine{Label: b.Label, Round: b.Round, Time: b.Time})
 	}
-	if err := addTree(c, &v, st); err != nil {
+	if err := addTree(c, store, &v, st); err != nil {
 		return err
 	}
 	if c.Bool(jsonFlag.Name) {
@@ -104,7 +113,7 @@ func printView(c *cli.Context, v agentView) {
 		fmt.Fprintf(w, "bookmark   %s: round %d, %s\n", b.Label, b.Round, b.Time.Local().Format(time.DateTime))
 	}
 	if len(v.Interrupted) > 0 {
-		fmt.Fprintf(w, "in flight  %s (cairn resume %s says what became of them)\n", strings.Join(v.Interrupted, ", "), v.Agent)
+		fmt.Fprintf(w, "in flight  %s (%s says what became of them)\n", strings.Join(v.Interrupted, ", "), v.resume)
 	}
 	printTree(w, v)
 	for _, l := range v.NetInFlight {
@@ -149,12 +158,8 @@ func indent(s, prefix string) string {
 
 // addTree adds to the view what places the agent in its tree: its parent,
 // its children and their status, and its task list.
-func addTree(c *cli.Context, v *agentView, st *checkpoint.State) error {
+func addTree(c *cli.Context, store checkpoint.Store, v *agentView, st *checkpoint.State) error {
 	v.Parent, v.Todos = st.Parent, st.Todos
-	store, err := openStore(c)
-	if err != nil {
-		return err
-	}
 	kids, err := host.Children(c.Context, store, st.Agent)
 	if err != nil {
 		return runError(err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/host"
+	"github.com/cairnrun/cairn/host/workflow"
 	"github.com/cairnrun/cairn/internal/view"
 )
 
@@ -76,7 +77,11 @@ func (s *Server) handleAgent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	st := in.State
-	v := agentView{agentLine: s.line(in.Summary), Reason: view.ReasonOf(in.Summary, st.Reason), Messages: len(st.Messages),
+	resume := "" // read only when the reason says it: it reads the agent's tree
+	if in.Summary.Status == checkpoint.StatusApproval && in.Summary.Decided {
+		resume = workflow.ResumeCommand(r.Context(), s.store, st.Agent)
+	}
+	v := agentView{agentLine: s.line(in.Summary), Reason: view.ReasonOf(in.Summary, st.Reason, resume), Messages: len(st.Messages),
 		Workspace: st.Definition.Workspace, Interrupted: in.InterruptedCalls()}
 	v.Labels, v.Lineage, v.Delegated = st.Labels, st.Lineage, st.Parent
 	if v.Children, err = s.children(r.Context(), st.Agent); err != nil {

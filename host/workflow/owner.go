@@ -8,6 +8,23 @@ import (
 	"github.com/cairnrun/cairn/host"
 )
 
+// ResumeCommand is the command that continues agent: `cairn workflow
+// resume ID` when a step of workflow ID runs it (see OfAgent) and the
+// workflow has not recorded the step, else `cairn resume AGENT`.
+func ResumeCommand(ctx context.Context, store checkpoint.Store, agent string) string {
+	id, ok := OfAgent(ctx, store, agent)
+	if !ok {
+		return "cairn resume " + agent
+	}
+	step := strings.TrimPrefix(host.RootOf(ctx, store, agent), id+".")
+	if rec, err := store.(checkpoint.Workflows).Workflow(id); err == nil {
+		if _, done := rec.Step(step); done {
+			return "cairn resume " + agent
+		}
+	}
+	return "cairn workflow resume " + id
+}
+
 // OfAgent is the workflow whose step runs agent: the step's own agent, or
 // a sub-agent in that agent's tree. Such an agent is continued by resuming
 // the workflow (Resume, `cairn workflow resume ID`), which also records

@@ -38,10 +38,12 @@ func AgentStatus(s checkpoint.Summary) string {
 
 // ReasonOf is the reason to show beside an agent's status: its state's
 // reason, but of an agent whose calls awaiting approval are all decided,
-// that a resume carries the decisions out.
-func ReasonOf(s checkpoint.Summary, reason string) string {
+// that resume, the command that continues the agent (`cairn resume
+// AGENT`, or for a workflow's step `cairn workflow resume ID`), carries
+// the decisions out.
+func ReasonOf(s checkpoint.Summary, reason, resume string) string {
 	if s.Status == checkpoint.StatusApproval && s.Decided {
-		return fmt.Sprintf("its calls that awaited approval are decided; `cairn resume %s` carries the decisions out", s.ID)
+		return fmt.Sprintf("its calls that awaited approval are decided; `%s` carries the decisions out", resume)
 	}
 	return reason
 }
