@@ -220,12 +220,7 @@ func workflowStatus(c *cli.Context, res *workflow.Result) error {
 	case res.Status == checkpoint.StatusPaused:
 		return withCode(exitPaused, fmt.Errorf("workflow %s paused: %s; continue with %s", res.ID, res.Reason, resume))
 	case res.Status == checkpoint.StatusApproval && len(stop.Calls) > 0:
-		call := "CALL"
-		if len(stop.Calls) == 1 {
-			call = stop.Calls[0]
-		}
-		return withCode(exitApproval, fmt.Errorf("workflow %s waits: %s; decide with `cairn approve %s %s` or `cairn deny %s %s --reason TEXT`, then %s",
-			res.ID, res.Reason, stop.Agent, call, stop.Agent, call, resume))
+		return withCode(exitApproval, fmt.Errorf("workflow %s waits: %s; decide with %s, then %s", res.ID, res.Reason, decisions(res, stop), resume))
 	case res.Status == checkpoint.StatusApproval:
 		// A call of a sub-agent waits: the reason says where to decide,
 		// and then to resume the workflow.
@@ -242,6 +237,28 @@ func workflowStatus(c *cli.Context, res *workflow.Result) error {
 			"fix the file and run it anew (`cairn workflow run`)", res.ID, res.Reason))
 	}
 	return withCode(exitFailed, fmt.Errorf("workflow %s failed: %s; fix it and %s", res.ID, res.Reason, resume))
+}
+
+// decisions are the approve and deny that decide the calls of each step
+// that waits for them, stop's first: steps that ran side by side may each
+// wait.
+func decisions(res *workflow.Result, stop *workflow.Stop) string {
+	stops := res.Stopped
+	if len(stops) == 0 {
+		stops = []workflow.Stop{*stop}
+	}
+	var each []string
+	for _, s := range stops {
+		if s.Status != checkpoint.StatusApproval || len(s.Calls) == 0 {
+			continue
+		}
+		call := "CALL"
+		if len(s.Calls) == 1 {
+			call = s.Calls[0]
+		}
+		each = append(each, fmt.Sprintf("`cairn approve %s %s` or `cairn deny %s %s --reason TEXT`", s.Agent, call, s.Agent, call))
+	}
+	return strings.Join(each, ", and ")
 }
 
 func workflowLsAction(c *cli.Context) error {

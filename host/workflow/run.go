@@ -77,6 +77,11 @@ type Result struct {
 	// Stop is the step that stopped the workflow short of its end; nil
 	// when it completed or ctx ended first.
 	Stop *Stop
+	// Stopped are every step that stopped short in this run (paused,
+	// awaiting approval or failed), Stop first, then the others in the
+	// order they stopped: steps that ran side by side may each wait for
+	// a decision. The Reason names each.
+	Stopped []Stop
 	// Ran are the steps this run completed; Skipped those the journal
 	// already had.
 	Ran, Skipped []string
@@ -87,6 +92,9 @@ type Result struct {
 // say how to go on.
 type Stop struct {
 	Step, Agent string
+	// Status is how the step stopped, Reason why.
+	Status checkpoint.Status
+	Reason string
 	// Calls are the calls of the step's agent that await a decision, when
 	// it stopped awaiting approval; none when a call of a sub-agent of it
 	// waits (the reason names that agent).

@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/cairnrun/cairn/checkpoint"
@@ -38,6 +39,7 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 	results := make(chan outcome)
 	running := map[string]bool{}
 	var stop *outcome
+	var stopped []outcome // every step that stopped short, stop among them
 	for {
 		if stop == nil && ctx.Err() == nil {
 			r.dispatch(ctx, running, results)
@@ -55,11 +57,25 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 			}
 		}
 		r.step(StepEvent{Type: string(o.status), Step: o.step.Name, Kind: o.step.Kind(), Agent: r.agentOf(o.step), Reason: o.reason})
+		o.stop.Status, o.stop.Reason = o.status, o.reason
+		stopped = append(stopped, o)
 		if stop == nil || stop.status == checkpoint.StatusPaused && o.status == checkpoint.StatusFailed {
-			stop = &o
+			stop = &stopped[len(stopped)-1]
 		}
 	}
-	return r.finish(ctx, stop)
+	return r.finish(ctx, stop, stopped)
+}
+
+// stopReason is why the workflow stopped: each step that stopped short,
+// stop's first, named with its reason.
+func stopReason(stop *outcome, stopped []outcome) (string, []Stop) {
+	reasons, stops := []string{"step " + stop.step.Name + ": " + stop.reason}, []Stop{stop.stop}
+	for _, o := range stopped {
+		if o.step.Name != stop.step.Name {
+			reasons, stops = append(reasons, "step "+o.step.Name+": "+o.reason), append(stops, o.stop)
+		}
+	}
+	return strings.Join(reasons, "; "), stops
 }
 
 // dispatch starts the steps that are ready, up to the limit.
@@ -126,18 +142,20 @@ func (r *runner) complete(o outcome) error {
 // finish stores how the workflow ended, once no step runs. A run whose
 // workflow another process took over stores nothing, and ends with the
 // write that found it so.
-func (r *runner) finish(ctx context.Context, stop *outcome) (*Result, error) {
+func (r *runner) finish(ctx context.Context, stop *outcome, all []outcome) (*Result, error) {
 	r.recMu.Lock()
 	defer r.recMu.Unlock()
 	if r.lost != nil {
 		return nil, r.lost
 	}
 	var stopped *Stop
+	var stops []Stop
 	switch {
 	case len(r.outputs) == len(r.flow.Steps):
 		r.rec.Status, r.rec.Reason = checkpoint.StatusDone, ""
 	case stop != nil:
-		r.rec.Status, r.rec.Reason = stop.status, "step "+stop.step.Name+": "+stop.reason
+		r.rec.Status = stop.status
+		r.rec.Reason, stops = stopReason(stop, all)
 		stopped = &stop.stop
 	default: // ctx ended before a step stopped
 		r.rec.Status, r.rec.Reason = checkpoint.StatusPaused, "stopped: "+context.Cause(ctx).Error()
@@ -146,7 +164,7 @@ func (r *runner) finish(ctx context.Context, stop *outcome) (*Result, error) {
 	if err := r.put(); err != nil {
 		return nil, err
 	}
-	return &Result{ID: r.rec.ID, Status: r.rec.Status, Reason: r.rec.Reason, Stop: stopped, Ran: r.ran, Skipped: r.skipped, Record: r.rec}, nil
+	return &Result{ID: r.rec.ID, Status: r.rec.Status, Reason: r.rec.Reason, Stop: stopped, Stopped: stops, Ran: r.ran, Skipped: r.skipped, Record: r.rec}, nil
 }
 
 // step tells the caller of a step event.
