@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"strings"
 	"time"
 
@@ -368,6 +370,14 @@ func (f *Flow) agentFile(s Step, input any, ws string) (*host.AgentFile, error) 
 	return f.toolAgent(s, input)
 }
 
+// missingModule: a tool step's module is not there. It is
+// host.ErrMissing, whose words are an agent file's: a tool step's module
+// is named by the workflow file, and its error says so.
+type missingModule struct{ error }
+
+func (e missingModule) Is(target error) bool { return target == host.ErrMissing }
+func (e missingModule) Unwrap() error        { return e.error }
+
 // toolAgent is the agent of a tool step: the one module, offering the one
 // tool, and a script that calls it once with the input and then stops.
 func (f *Flow) toolAgent(s Step, in any) (*host.AgentFile, error) {
@@ -381,6 +391,9 @@ func (f *Flow) toolAgent(s Step, in any) (*host.AgentFile, error) {
 	module := s.Module
 	if module != host.BuiltinModule {
 		module = f.Path(module)
+		if _, err := os.Stat(module); errors.Is(err, fs.ErrNotExist) {
+			return nil, missingModule{fmt.Errorf("tool module %s: %w; fix the step's module: in the workflow file, or make it", s.Module, err)}
+		}
 	}
 	tool := map[string]any{"module": module, "only": []string{s.Tool}}
 	if s.Grant != nil {
