@@ -108,7 +108,11 @@ type Summary struct {
 	ToolCalls int
 	Updated   time.Time
 	Err       error // the agent could not be read
-	// Parent is, for a sub-agent, the agent whose call made it.
+	// Parent is, for a sub-agent, the agent whose call made it. A fork
+	// of a sub-agent has none: its state keeps the sub-agent's parent,
+	// whose agent file still bounds it, but no call of that agent made
+	// it, and it is listed, exported and removed as an agent of its own
+	// (its Lineage says where it came from).
 	Parent string
 	// Labels and Lineage are the agent's, as its state has them.
 	Labels  Labels
@@ -144,7 +148,7 @@ func (s *Summary) fill(r *Recovered) {
 	// or records no run accounts for.
 	s.Interrupted = r.State.Status == StatusRunning || len(r.Tail) > 0 && r.State.Status == StatusIdle
 	s.Decided = r.State.Status == StatusApproval && allDecided(r.Tail)
-	if p := r.State.Parent; p != nil {
+	if p := r.State.Parent; p != nil && r.State.Lineage == nil {
 		s.Parent = p.Agent
 	}
 	s.Labels, s.Lineage = r.State.Labels, r.State.Lineage
