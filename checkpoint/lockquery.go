@@ -15,10 +15,35 @@ type LockQuery interface {
 	Locked(agent string) (bool, error)
 }
 
+// HolderQuery says who holds an agent's lock now, without taking it:
+// whether it is a run (its Holder.Run a run's id) or a command that holds
+// the lock a moment (a decision journaled, a snapshot). locked is
+// Locked's answer; h is the holder, zero when it cannot be read. FileStore
+// and pgstore implement it; MemStore keeps no holder.
+type HolderQuery interface {
+	Holder(agent string) (h Holder, locked bool, err error)
+}
+
 var (
-	_ LockQuery = (*FileStore)(nil)
-	_ LockQuery = (*MemStore)(nil)
+	_ LockQuery   = (*FileStore)(nil)
+	_ LockQuery   = (*MemStore)(nil)
+	_ HolderQuery = (*FileStore)(nil)
 )
+
+// Holder reads the holder the lock file names, when the lock is held.
+func (s *FileStore) Holder(id string) (Holder, bool, error) {
+	if err := CheckID(id); err != nil {
+		return Holder{}, false, err
+	}
+	dir := filepath.Join(s.dir, "agents", id)
+	if !lockHeld(dir) {
+		return Holder{}, false, nil
+	}
+	if h, ok := readHolder(filepath.Join(dir, "lock")); ok {
+		return h, true, nil
+	}
+	return Holder{}, true, nil
+}
 
 // Locked tries the agent's flock, as Summary does: a few opens and a
 // flock, no read of the agent's files.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/cairnrun/cairn/checkpoint"
@@ -47,18 +48,72 @@ func (e *Engine) Pause(ctx context.Context, id string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	sum, err := e.store.Summary(id)
-	if err != nil {
-		return err // the store's error names the agent
-	}
-	if !sum.Locked {
-		return notRunning(e.store, sum)
+	if err := e.waitForRun(ctx, id); err != nil {
+		return err
 	}
 	p, ok := e.store.(checkpoint.Pauser)
 	if !ok {
 		return fmt.Errorf("pause agent %s: %w (%T)", id, ErrNoPause, e.store)
 	}
 	return p.RequestPause(id)
+}
+
+// pauseHeldWait is how long Pause waits for a process that holds an
+// agent's lock and runs no round (`cairn approve` journaling a decision,
+// a snapshot) to let go: such a holder keeps the lock for milliseconds.
+const pauseHeldWait = 2 * time.Second
+
+// waitForRun returns nil once a run holds agent id, or a process whose
+// holding the store cannot tell of; a holder that runs no round is waited
+// for, briefly, and an agent no process holds then is refused as
+// notRunning says, so that a pause request is left only for a run that
+// will read it.
+//
+// # Errors
+//
+// The store's; ErrNotRunning when no run holds the agent, once the
+// holder that runs no round let go, or after pauseHeldWait, saying which
+// process holds it and what it does.
+func (e *Engine) waitForRun(ctx context.Context, id string) error {
+	deadline := time.Now().Add(pauseHeldWait)
+	for {
+		sum, err := e.store.Summary(id)
+		if err != nil {
+			return err // the store's error names the agent
+		}
+		if !sum.Locked {
+			return notRunning(e.store, sum)
+		}
+		h, held, run := holderOf(e.store, id)
+		if run {
+			return nil
+		}
+		if held && (time.Now().After(deadline) || ctx.Err() != nil) {
+			return fmt.Errorf("agent %s is held by process %d on %s (%s), which runs no round: %w, nothing to pause; "+
+				"it lets go once it is done, and then the agent is as `cairn show %s` says", id, h.PID, h.Host, h.Run, ErrNotRunning, id)
+		}
+		time.Sleep(pauseEvery)
+	}
+}
+
+// holderOf is the holder of agent id's lock: run when it is a run (runs
+// take the lock as "run-…"), or when who holds it cannot be told (a store
+// that cannot say, a holder that cannot be read), which is taken for a
+// run; held, with h, when it is a process that runs no round; neither
+// when no process holds the lock now.
+func holderOf(store checkpoint.Store, id string) (h checkpoint.Holder, held, run bool) {
+	q, ok := store.(checkpoint.HolderQuery)
+	if !ok {
+		return h, false, true
+	}
+	h, locked, err := q.Holder(id)
+	switch {
+	case err != nil || locked && (h == checkpoint.Holder{} || strings.HasPrefix(h.Run, "run-")):
+		return h, false, true
+	case !locked:
+		return h, false, false
+	}
+	return h, true, false
 }
 
 // notRunning says why an agent no process runs has nothing to pause, and
