@@ -2,9 +2,11 @@ package web
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cairnrun/cairn/checkpoint/conversation"
 
@@ -181,10 +183,40 @@ func (s *Server) handleApprovals(w http.ResponseWriter, r *http.Request) {
 
 // change is one path a round changed, with its line diff when both sides
 // are text.
+// diffBudget bounds the bytes of diff lines one answer of GET /diff
+// carries: a round that wrote long texts is answered with its first
+// diffBudget bytes of lines, and a note of where the whole diff is.
+const diffBudget = 1 << 20
+
 type change struct {
 	host.FileChange
 	Binary bool     `json:"binary,omitempty"`
 	Lines  []string `json:"lines,omitempty"`
+	// Cut says Lines are the first of the change's diff lines, or none
+	// of them: the answer's diffBudget was spent.
+	Cut bool `json:"cut,omitempty"`
+}
+
+// fitLines are the first of lines whose bytes fit in budget, the last one
+// cut short (on a rune's boundary) if it does not fit whole, with what
+// is left of budget and whether any was left out.
+func fitLines(lines []string, budget int) ([]string, int, bool) {
+	for i, l := range lines {
+		if len(l) <= budget {
+			budget -= len(l)
+			continue
+		}
+		out := lines[:i]
+		if budget > 0 {
+			cut := l[:budget]
+			for len(cut) > 0 && !utf8.ValidString(cut) {
+				cut = cut[:len(cut)-1]
+			}
+			out = append(out[:i:i], cut+" …")
+		}
+		return out, 0, true
+	}
+	return lines, budget, false
 }
 
 func (s *Server) handleDiff(w http.ResponseWriter, r *http.Request) {
@@ -202,15 +234,26 @@ func (s *Server) handleDiff(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := make([]change, len(changes))
+	budget, truncated := diffBudget, false
 	for i, fc := range changes {
 		out[i] = change{FileChange: fc}
-		if view.IsText(fc.Before) && view.IsText(fc.After) {
-			out[i].Lines = view.DiffLines(fc.Before, fc.After)
-		} else {
+		switch {
+		case !view.IsText(fc.Before) || !view.IsText(fc.After):
 			out[i].Binary = true
+		case budget == 0:
+			out[i].Cut, truncated = true, true
+		default:
+			out[i].Lines, budget, out[i].Cut = fitLines(view.DiffLines(fc.Before, fc.After), budget)
+			truncated = truncated || out[i].Cut
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"round": got, "changes": out})
+	answer := map[string]any{"round": got, "changes": out}
+	if truncated {
+		id := r.PathValue("id")
+		answer["truncated"] = true
+		answer["note"] = fmt.Sprintf("the diff is cut short at %d bytes of lines (each change cut is marked); `cairn diff %s --round %d` shows it whole", diffBudget, id, got)
+	}
+	writeJSON(w, http.StatusOK, answer)
 }
 
 // children lists the sub-agents an agent's delegations made.
