@@ -94,7 +94,7 @@ func (s *Server) handleAgent(w http.ResponseWriter, r *http.Request) {
 		v.Bookmarks = append(v.Bookmarks, bookmark{Label: b.Label, Round: b.Round, Time: b.Time})
 	}
 	v.Awaiting = in.Awaiting()
-	writeJSON(w, http.StatusOK, v)
+	writeTagged(w, r, v)
 }
 
 // round is one round of the conversation: the user's messages that led

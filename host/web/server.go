@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -243,6 +244,29 @@ func agentID(h http.HandlerFunc) http.HandlerFunc {
 
 func (s *Server) handleInfo(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"read_only": s.cfg.ReadOnly})
+}
+
+// writeTagged answers with v as JSON, as writeJSON does, tagged with an
+// ETag of its bytes: a request whose If-None-Match has that tag (the page
+// looking again at an agent that has not changed) is answered 304, with
+// no body. The answer stays no-store (securityHeaders): the page keeps
+// the tag and what it showed itself, and nothing goes to a disk cache.
+func writeTagged(w http.ResponseWriter, r *http.Request, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	sum := sha256.Sum256(body)
+	tag := `"` + hex.EncodeToString(sum[:16]) + `"`
+	w.Header().Set("ETag", tag)
+	if r.Header.Get("If-None-Match") == tag {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	w.Write(append(body, '\n'))
 }
 
 // writeJSON answers with v as JSON.

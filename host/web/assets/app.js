@@ -32,18 +32,23 @@ function el(tag, attrs, ...kids) {
   return e;
 }
 
-async function api(path, body) {
+// api reads path, or posts body to it. Given tag (the ETag of the last
+// answer, or ""), it answers null for 304, unchanged, and else the value
+// with its ETag: {value, etag}.
+async function api(path, body, tag) {
   const opts = { headers: {} };
   if (token) opts.headers.Authorization = "Bearer " + token;
+  if (tag) opts.headers["If-None-Match"] = tag;
   if (body !== undefined) {
     opts.method = "POST";
     opts.headers["Content-Type"] = "application/json";
     opts.body = JSON.stringify(body);
   }
   const r = await fetch(path, opts);
+  if (tag !== undefined && r.status === 304) return null;
   const v = await r.json().catch(() => ({}));
   if (!r.ok) throw new Error(v.error || r.statusText);
-  return v;
+  return tag !== undefined ? { value: v, etag: r.headers.get("ETag") || "" } : v;
 }
 
 const enc = encodeURIComponent;
@@ -180,9 +185,17 @@ function agentPage(main, id) {
   tl.agent = id;
   const act = (path, body) => api("/api/agents/" + enc(id) + path, body).then(() => { msg.textContent = ""; refresh(); }, (e) => { msg.textContent = e.message; });
 
+  // The page is made anew, and the events, runs and diff read again, only
+  // when the agent has changed since the last look: a look that sends
+  // the ETag of the last one is answered 304, with no body, while the
+  // agent stays as it was. (The answers are not cached: no-store.)
+  let tag = "";
   async function refresh() {
     let a;
-    try { a = await api("/api/agents/" + enc(id)); } catch (e) { msg.textContent = e.message; return; }
+    try { a = await api("/api/agents/" + enc(id), undefined, tag); } catch (e) { msg.textContent = e.message; return; }
+    if (a === null) return;
+    tag = a.etag;
+    a = a.value;
     head.replaceChildren(el("div", {}, el("h2", {}, a.agent, " ", badge(a.status)),
       el("div", { class: "muted" }, a.rounds + " rounds · " + a.tool_calls + " tool calls · " + tokens(a.usage) + " tokens " + cost(a.usage)),
       a.reason ? el("div", { class: "muted" }, a.reason) : null,
