@@ -445,7 +445,7 @@ func (r *run) nothingToDo(rec *checkpoint.Recovered) *Result {
 
 // settle finishes or drops the interrupted round as the strategy says.
 func (r *run) settle(ctx context.Context, rec *checkpoint.Recovered, report resumeReport, s Strategy) error {
-	turn, user := tailTurn(rec.Tail)
+	turn, users := tailTurn(rec.Tail)
 	if s == StrategyReplay {
 		if len(rec.Tail) > 0 {
 			// The dropped turn's tokens were spent: the abort counts them.
@@ -455,14 +455,22 @@ func (r *run) settle(ctx context.Context, rec *checkpoint.Recovered, report resu
 				return err
 			}
 		}
-		if user != nil {
-			return r.prompt(user.Text)
+		// The prompt is given again; a note of files changed outside the
+		// agent is not: the files are looked at again as the run starts,
+		// and what changed is told then.
+		for _, m := range users {
+			if m.Note {
+				continue
+			}
+			if err := r.prompt(m.Text); err != nil {
+				return err
+			}
 		}
 		return nil
 	}
-	if user != nil {
-		r.pending = append(r.pending, *user)
-	}
+	// Journaled already: the round's commit keeps them, and its request
+	// sends them all, the prompt and the notes after it.
+	r.pending = append(r.pending, users...)
 	if turn == nil {
 		return nil // the model had not answered: ask it, with the prompt kept
 	}
@@ -530,18 +538,19 @@ func (rep resumeReport) drop() resumeReport {
 	return rep
 }
 
-// tailTurn finds the model's turn and the user's prompt in an interrupted
-// round.
-func tailTurn(tail []checkpoint.Record) (turn, user *conversation.Message) {
+// tailTurn finds the model's turn and the messages before it (the
+// person's prompt, cairn's notes of files changed outside the agent), in
+// order, in an interrupted round.
+func tailTurn(tail []checkpoint.Record) (turn *conversation.Message, users []conversation.Message) {
 	for _, rec := range tail {
 		switch rec.Type {
 		case checkpoint.RecTurn:
 			turn = rec.Message
 		case checkpoint.RecUser:
-			user = rec.Message
+			users = append(users, *rec.Message)
 		}
 	}
-	return turn, user
+	return turn, users
 }
 
 // tailUsage is what the model's turn of an interrupted round cost, or nil.
