@@ -23,7 +23,8 @@
 // # Rounds are transactions
 //
 // The host journals a round as it happens: the user's prompt (or a note
-// of files changed outside the agent), the model's turn, each call's
+// of files changed outside the agent, with the file pool entries of the
+// files it told of), the model's turn, each call's
 // phases and result with its effect manifest, each call's "applied", and
 // the file pool entries the round changed. None of it is part of the state until
 // the round's Commit record: replay applies a round's records only when it

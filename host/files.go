@@ -72,23 +72,47 @@ func (r *run) staleBase(e overlay.Effect) string {
 }
 
 // noteOutsideChanges tells the model, before its next turn, which files
-// changed outside the agent, and records that it was told.
+// changed outside the agent, and records that it was told: the note and
+// the files as the model was told of them go in one write, so that a
+// resume that keeps the round knows them, and does not tell them again
+// (see learnTold).
 func (r *run) noteOutsideChanges(ctx context.Context, changes []filepool.Change, while string) error {
 	if len(changes) == 0 {
 		return nil
 	}
 	r.pool.Accept(changes)
 	r.outside = true
+	var told []checkpoint.FileEntry
 	for _, c := range changes {
 		if e, ok := r.pool.Lookup(c.Path); ok {
-			r.roundFiles = append(r.roundFiles, fileEntry(e))
+			told = append(told, fileEntry(e))
 		}
 	}
 	text := "Files changed outside the agent " + while + ":\n" + filepool.Summary(changes)
 	r.emit(Event{Type: EventFilesChanged, Text: text})
 	msg := conversation.Message{Role: conversation.RoleUser, Text: text, Note: true}
 	r.pending = append(r.pending, msg)
-	return r.log.Append(checkpoint.Record{Type: checkpoint.RecUser, Time: now(), Message: &msg})
+	recs := []checkpoint.Record{{Type: checkpoint.RecUser, Time: now(), Message: &msg}}
+	return r.log.Append(append(recs, filesRecords(r.state().Round+1, told)...)...)
+}
+
+// learnTold tells the pool the files the notes of an interrupted round
+// that resume keeps told the model of, as their records say: their
+// changes were told, and Reconcile finds only what changed since.
+func (r *run) learnTold(tail []checkpoint.Record) {
+	var told []filepool.Change
+	for _, t := range tail {
+		if t.Type != checkpoint.RecFiles {
+			continue
+		}
+		for _, f := range t.Files {
+			now := poolEntry(f)
+			if was, ok := r.pool.Lookup(f.Path); ok && f.Outside && was.Version() != now.Version() {
+				told = append(told, filepool.Change{Path: was.Path, Was: was, Now: now.Version()})
+			}
+		}
+	}
+	r.pool.Accept(told)
 }
 
 // startWatching re-hashes the tracked files (what changed while the agent

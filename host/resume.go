@@ -471,6 +471,7 @@ func (r *run) settle(ctx context.Context, rec *checkpoint.Recovered, report resu
 	// Journaled already: the round's commit keeps them, and its request
 	// sends them all, the prompt and the notes after it.
 	r.pending = append(r.pending, users...)
+	r.learnTold(rec.Tail)
 	if turn == nil {
 		return nil // the model had not answered: ask it, with the prompt kept
 	}

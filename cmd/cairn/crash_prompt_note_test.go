@@ -85,11 +85,35 @@ func (m *noteModel) sent() [][]byte {
 // the very request under replay; and the journal keeps the prompt once.
 func TestKilledRoundKeepsItsPromptBeforeANote(t *testing.T) {
 	for _, strategy := range []string{"seal", "replay"} {
-		t.Run(strategy, func(t *testing.T) { killPromptAndNote(t, strategy) })
+		t.Run(strategy, func(t *testing.T) {
+			held, resumed := killPromptAndNote(t, strategy)
+			killed, got := requestMessages(t, held), requestMessages(t, resumed)
+			if strategy == "replay" && !bytes.Equal(resumed, held) || len(got) < len(killed) || !slices.Equal(got[:len(killed)], killed) {
+				t.Fatalf("the first request after resume does not send what the killed run sent:\nkilled:  %q\nresumed: %q", killed, got)
+			}
+		})
 	}
 }
 
-func killPromptAndNote(t *testing.T, strategy string) {
+// Regression: after the same kill, resume (seal) told the model of the
+// changed file a second time: the note the killed run journaled stood,
+// and the resume made another, since which files the note told of was
+// known only to the killed process, not to the journal. The request the
+// resumed run sends is the one the killed run sent, byte for byte.
+func TestKilledRoundTellsOfAChangedFileOnce(t *testing.T) {
+	held, resumed := killPromptAndNote(t, "seal")
+	if !bytes.Equal(resumed, held) {
+		t.Fatalf("the first request after resume is not the one the killed run sent:\nkilled:  %q\nresumed: %q",
+			requestMessages(t, held), requestMessages(t, resumed))
+	}
+}
+
+// killPromptAndNote runs an agent once, changes the file it read, gives it
+// a new prompt and kills the run with SIGKILL while the model holds the
+// round's request, resumes it with strategy, and returns the request the
+// killed run sent and the first the resumed run sent. It checks that the
+// journal keeps the new prompt once.
+func killPromptAndNote(t *testing.T, strategy string) (held, resumed []byte) {
 	bin, cache := cairnBinary(t), cacheForTests(t)
 	m := newNoteModel(t)
 	dir := t.TempDir()
@@ -113,7 +137,6 @@ tools: [{module: builtin, only: [read_file]}]
 	var runOut bytes.Buffer
 	run.Stdout, run.Stderr = &runOut, &runOut
 	must(t, run.Start())
-	var held []byte
 	select {
 	case held = <-m.held:
 	case <-time.After(time.Minute):
@@ -135,15 +158,11 @@ tools: [{module: builtin, only: [read_file]}]
 	if len(after) == 0 {
 		t.Fatalf("resume asked the model nothing:\n%s", out)
 	}
-	killed, resumed := requestMessages(t, held), requestMessages(t, after[0])
-	if strategy == "replay" && !bytes.Equal(after[0], held) ||
-		len(resumed) < len(killed) || !slices.Equal(resumed[:len(killed)], killed) {
-		t.Fatalf("the first request after resume does not send what the killed run sent:\nkilled:  %q\nresumed: %q", killed, resumed)
-	}
 	log, err := exec.Command(bin, "log", "--store", store, "pn").CombinedOutput()
 	if err != nil || bytes.Count(log, []byte("read the notes again")) != 1 {
 		t.Fatalf("cairn log (%v) does not keep the prompt once:\n%s", err, log)
 	}
+	return held, after[0]
 }
 
 // requestMessages is each message of an OpenAI request as role: content.
