@@ -242,13 +242,15 @@ func (r *run) fit(ctx context.Context, w *window, round int) ([]conversation.Mes
 	if tokens <= w.spec.Budget && (c == nil || c.Goal <= c.From) {
 		return msgs, w.earlier, nil
 	}
-	goal := 0
+	goal, before := 0, tokens
 	if c != nil && c.Goal > c.From {
-		goal = c.Goal // a cut a stop interrupted: finish it as planned
+		// A cut a stop interrupted: finish it as planned, each step
+		// saying what the request held before the cut, as its first did.
+		goal, before = c.Goal, c.Before
 	} else if goal = w.cutPoint(st, tokens-w.tokens); goal < 0 {
 		return nil, 0, w.tooLarge(st, r.pending, round, w.leastTokens(st, tokens-w.tokens), "with all but its last round cut")
 	}
-	if err := r.cut(ctx, w, round, goal, tokens); err != nil {
+	if err := r.cut(ctx, w, round, goal, before); err != nil {
 		return nil, 0, err
 	}
 	if msgs, tokens = w.request(r.pending); tokens > w.spec.Budget {

@@ -420,3 +420,85 @@ func maskSealedLog(t *testing.T, log []byte, sealed map[string]bool) []byte {
 	}
 	return out.Bytes()
 }
+
+// Regression: a cut summarised in steps that a kill interrupted was
+// finished by resume with steps that said the request held, before the
+// cut, what it held after the steps already made: `cairn log` told a
+// smaller cut than the one made. A real cairn process resumes with
+// --upgrade an agent paused after some rounds with no context section,
+// into an agent file that gives it a budget its conversation is far over:
+// the first cut summarises in steps, each journaled. The process is
+// killed while the model holds the second step's summary request, and
+// resumed again. The requests the second resume sends are those a resume
+// never killed sends from that request on, byte for byte (the cut is
+// finished as planned, its first step not asked for again), and `cairn
+// log --json`, every cut with its estimates, is that resume's.
+func TestKilledSummaryInStepsRecordsTheCutItMade(t *testing.T) {
+	bin, cache := cairnBinary(t), cacheForTests(t)
+	m := newWireModel(t)
+	agent, ws := contextCrashAgent(t, m, "up", "null")
+	plain, err := os.ReadFile(agent)
+	must(t, err)
+	first := bytes.Replace(plain, []byte("context: null\n"), nil, 1)
+	must(t, os.WriteFile(agent, bytes.Replace(first, []byte(fmt.Sprintf("max_rounds: %d", ctxRounds+5)), []byte("max_rounds: 12"), 1), 0o644))
+	paused := t.TempDir()
+	if out, err := exec.Command(bin, "run", "--store", paused, "--cache", cache, "--id", "victim", "--workspace", ws, "-f", agent).CombinedOutput(); exitCodeOf(err) != exitPaused {
+		t.Fatalf("first run: %v\n%s", err, out)
+	}
+	must(t, os.WriteFile(agent, bytes.Replace(plain, []byte("context: null"), []byte("context: {budget: 1000, policy: summarize, max_tool_result: 120}"), 1), 0o644))
+	copyStore := func() string {
+		dir := filepath.Join(t.TempDir(), "store")
+		if out, err := exec.Command("cp", "-a", paused, dir).CombinedOutput(); err != nil {
+			t.Fatalf("copy the store: %v\n%s", err, out)
+		}
+		return dir
+	}
+	isSummary := func(b []byte) bool { return !bytes.Contains(b, []byte(`"tools":`)) }
+
+	whole := copyStore()
+	n0 := len(m.sent("up"))
+	if out, err := exec.Command(bin, "resume", "--store", whole, "--cache", cache, "--upgrade", "victim").CombinedOutput(); err != nil {
+		t.Fatalf("resume --upgrade: %v\n%s", err, out)
+	}
+	want := m.sent("up")[n0:]
+	if len(want) < 2 || !isSummary(want[0]) || !isSummary(want[1]) {
+		t.Fatalf("resume --upgrade did not summarise in steps: its first requests are summary requests: %v, %v", isSummary(want[0]), len(want) > 1 && isSummary(want[1]))
+	}
+	wantLog := agentLog(t, bin, whole)
+
+	store := copyStore()
+	m.mu.Lock()
+	m.holdAt["up"] = m.summaries["up"] + 2
+	m.mu.Unlock()
+	n1 := len(m.sent("up"))
+	killed := exec.Command(bin, "resume", "--store", store, "--cache", cache, "--upgrade", "victim")
+	must(t, killed.Start())
+	select {
+	case <-m.held:
+	case <-time.After(time.Minute):
+		killed.Process.Kill()
+		t.Fatal("the killed resume never sent its second summary request")
+	}
+	must(t, killed.Process.Signal(syscall.SIGKILL))
+	killed.Wait()
+	sent := m.sent("up")[n1:]
+	if len(sent) != 2 || !bytes.Equal(sent[0], want[0]) || !bytes.Equal(sent[1], want[1]) {
+		t.Fatalf("the killed resume sent %d requests, not the first two of the resume never killed", len(sent))
+	}
+	n2 := len(m.sent("up"))
+	if out, err := exec.Command(bin, "resume", "--store", store, "--cache", cache, "victim").CombinedOutput(); err != nil {
+		t.Fatalf("resume after the kill: %v\n%s", err, out)
+	}
+	got := m.sent("up")[n2:]
+	if len(got) != len(want)-1 {
+		t.Errorf("the resume after the kill sent %d requests; the resume never killed sent %d after its first", len(got), len(want)-1)
+	}
+	for i := range min(len(got), len(want)-1) {
+		if !bytes.Equal(got[i], want[i+1]) {
+			t.Fatalf("request %d after the kill differs from the resume never killed:\ngot:  %.800s\nwant: %.800s", i+1, got[i], want[i+1])
+		}
+	}
+	if log := agentLog(t, bin, store); !bytes.Equal(log, wantLog) {
+		t.Fatalf("cairn log after the kill:\n%s\nwant:\n%s", log, wantLog)
+	}
+}
