@@ -70,11 +70,6 @@ func resumeAction(c *cli.Context) error {
 		return runError(workflowNotAgent(s.eng.Store(), opts.ID, "resume", err))
 	}
 	stepUnrecorded(c, s, res.Agent)
-	if res.Status == host.StatusPaused && strings.Contains(res.Reason, "`cairn mcp --id "+res.Agent+"`") {
-		// An agent an MCP client drives: its reason says what goes on, and
-		// another resume would only stop there again.
-		return withCode(exitPaused, fmt.Errorf("agent %s paused: %s", res.Agent, res.Reason))
-	}
 	return statusError(res)
 }
 

@@ -102,9 +102,11 @@ func statusError(res *host.Result) error {
 	case host.StatusDone:
 		return nil
 	case host.StatusPaused:
-		if strings.Contains(res.Reason, "`cairn resume "+res.Agent+"`") {
-			// A sub-agent stopped the tree: the reason says how to go on
-			// (a limit of the sub-agent's own is raised on it first).
+		if strings.Contains(res.Reason, "`cairn ") {
+			// The reason says how to go on, and a plain resume would stop
+			// at once: a sub-agent stopped the tree (a limit of its own is
+			// raised on it first), an MCP client drives the agent, or the
+			// agent has no conversation to ask the model about yet.
 			return withCode(exitPaused, fmt.Errorf("agent %s paused: %s", res.Agent, res.Reason))
 		}
 		if flag, ok := limitFlag(res.Reason); ok {
