@@ -85,7 +85,10 @@ type keptEvent struct {
 	} `json:"call"`
 	Status string `json:"status"`
 	Sealed []struct {
-		Call string `json:"call"`
+		Call           string `json:"call"`
+		Tool           string `json:"tool"`
+		Effects        string `json:"effects"`
+		Recommendation string `json:"recommendation"`
 	} `json:"sealed"`
 	Finished []string `json:"finished"`
 	Applied  []string `json:"applied"`
@@ -123,7 +126,7 @@ func TestKilledRoundKeepsFinishedCalls(t *testing.T) {
 	stats := map[string]int{}
 	for trial := range soakTrials(t) {
 		var name string
-		var kill func(*exec.Cmd, *bufio.Reader, *bytes.Buffer)
+		var kill killFunc
 		if trial%2 == 0 {
 			delay := time.Duration(rng.Int63n(int64(full)))
 			name = fmt.Sprintf("random-%s", delay.Round(time.Millisecond))
@@ -134,9 +137,7 @@ func TestKilledRoundKeepsFinishedCalls(t *testing.T) {
 			round := spinRounds[rng.Intn(len(spinRounds))]
 			delay := time.Duration(rng.Int63n(int64(250 * time.Millisecond)))
 			name = fmt.Sprintf("spin-round-%d+%s", round, delay.Round(time.Millisecond))
-			kill = func(cmd *exec.Cmd, stdout *bufio.Reader, out *bytes.Buffer) {
-				killDuringSpin(cmd, stdout, out, round, delay)
-			}
+			kill = killAtCallStart(fmt.Sprintf("call_%d_3", round), delay)
 		}
 		t.Run(name, func(t *testing.T) {
 			killKeepResume(t, bin, agent, cache, kill, stats)
@@ -145,33 +146,80 @@ func TestKilledRoundKeepsFinishedCalls(t *testing.T) {
 	t.Logf("%d trials: %v", soakTrials(t), stats)
 }
 
-// killDuringSpin kills the run once the spinning call of round has
-// started and delay has passed.
-func killDuringSpin(cmd *exec.Cmd, stdout *bufio.Reader, out *bytes.Buffer, round int, delay time.Duration) {
-	spin := fmt.Sprintf("call_%d_3", round)
-	readLinesUntil(stdout, out, func(line []byte) bool {
-		var e keptEvent
-		return json.Unmarshal(line, &e) == nil && e.Type == "tool_start" && e.Call.ID == spin
-	})
-	killAfter(cmd, stdout, out, delay)
+// killAtCallStart kills the run once the call of that id has started and
+// delay has passed.
+func killAtCallStart(call string, delay time.Duration) killFunc {
+	return func(cmd *exec.Cmd, stdout *bufio.Reader, out *bytes.Buffer) {
+		readLinesUntil(stdout, out, func(line []byte) bool {
+			var e keptEvent
+			return json.Unmarshal(line, &e) == nil && e.Type == "tool_start" && e.Call.ID == call
+		})
+		killAfter(cmd, stdout, out, delay)
+	}
 }
 
 // killKeepResume runs the agent, kills it (kill returns once the killed
 // run's output is all in out), resumes it, and checks the resume.
-func killKeepResume(t *testing.T, bin, agent, cache string, kill func(*exec.Cmd, *bufio.Reader, *bytes.Buffer), stats map[string]int) {
+func killKeepResume(t *testing.T, bin, agent, cache string, kill killFunc, stats map[string]int) {
 	store := t.TempDir()
 	ws := filepath.Join(t.TempDir(), "ws")
 	must(t, os.Mkdir(ws, 0o755))
 	cmd := exec.Command(bin, "run", "--store", store, "--cache", cache, "--json", "--id", "victim", "--workspace", ws, "-f", agent)
+	r, ok := killAndCheckResume(t, bin, store, cache, cmd, kill)
+	if !ok {
+		stats["before any call"]++
+		return
+	}
+	for _, e := range r.after {
+		if e.Type == "files_changed" {
+			t.Errorf("resume told the model of an outside change: %s", e.Text)
+		}
+	}
+	if checkKeptWorkspace(t, ws, keptRounds, r.sealed); t.Failed() {
+		r.log(t)
+	}
+	stats[fmt.Sprintf("kept %d", len(r.kept))]++
+	if len(r.sealed) > 0 {
+		stats["with sealed calls"]++
+	}
+}
+
+// killFunc kills a run: it returns once the killed run's output, read
+// from stdout, is all in out.
+type killFunc func(cmd *exec.Cmd, stdout *bufio.Reader, out *bytes.Buffer)
+
+// killedResume is a trial's killed run and its resume.
+type killedResume struct {
+	killed, resumed []byte      // each run's JSON events
+	after           []keptEvent // the resume's, read
+	sealed, kept    map[string]bool
+	boundary        int // the round the resume went on from
+}
+
+// log logs both runs' events, for a failed trial.
+func (r killedResume) log(t *testing.T) {
+	t.Logf("killed run:\n%s\nresume:\n%s", r.killed, r.resumed)
+}
+
+// killAndCheckResume starts cmd, a `cairn run --json` of agent victim in
+// store, kills it, resumes the agent and checks what every resume
+// promises: it goes on from the last committed round or later; every call
+// that ended before the kill is kept (or in a committed round), never
+// sealed and never started again, nor is any other call that started
+// before it; no call is sealed twice; the resumed run ends done. ok is
+// false, nothing checked, when the kill came before the run's first call
+// and the resume found no agent to go on with.
+func killAndCheckResume(t *testing.T, bin, store, cache string, cmd *exec.Cmd, kill killFunc) (r killedResume, ok bool) {
+	t.Helper()
 	stdout, err := cmd.StdoutPipe()
 	must(t, err)
 	must(t, cmd.Start())
 	var out bytes.Buffer
 	kill(cmd, bufio.NewReader(stdout), &out)
 	cmd.Wait()
-	killed := jsonLines[keptEvent](out.Bytes())
+	r.killed = out.Bytes()
 	started, ended, committed := map[string]bool{}, map[string]bool{}, 0
-	for _, e := range killed {
+	for _, e := range jsonLines[keptEvent](r.killed) {
 		switch e.Type {
 		case "tool_start":
 			started[e.Call.ID] = true
@@ -182,58 +230,49 @@ func killKeepResume(t *testing.T, bin, agent, cache string, kill func(*exec.Cmd,
 		}
 	}
 	res := exec.Command(bin, "resume", "--store", store, "--cache", cache, "--json", "victim")
-	resOut, err := res.Output()
+	r.resumed, err = res.Output()
 	if code := res.ProcessState.ExitCode(); code == exitUsage && len(started) == 0 {
-		stats["before any call"]++
-		return // killed before the agent was stored, or before its first call
+		return r, false // killed before the agent was stored, or before its first call
 	} else if err != nil {
-		t.Fatalf("resume: %v (exit %d)\n%s", err, code, resOut)
+		t.Fatalf("resume: %v (exit %d)\n%s", err, code, r.resumed)
 	}
-	after := jsonLines[keptEvent](resOut)
-	sealed, kept, boundary := map[string]bool{}, map[string]bool{}, committed
-	for _, e := range after {
+	r.after = jsonLines[keptEvent](r.resumed)
+	r.sealed, r.kept, r.boundary = map[string]bool{}, map[string]bool{}, committed
+	for _, e := range r.after {
 		switch e.Type {
 		case "agent_resumed":
 			if e.Round < committed {
 				t.Errorf("resumed at round %d; round %d had been committed", e.Round, committed)
 			}
-			boundary = e.Round
+			r.boundary = e.Round
 			for _, s := range e.Sealed {
-				if sealed[s.Call] {
+				if r.sealed[s.Call] {
 					t.Errorf("call %s sealed twice", s.Call)
 				}
-				sealed[s.Call] = true
+				r.sealed[s.Call] = true
 			}
 			for _, f := range e.Finished {
-				kept[f] = true
+				r.kept[f] = true
 			}
 		case "tool_start":
 			if started[e.Call.ID] {
 				t.Errorf("call %s had started before the kill and ran again", e.Call.ID)
 			}
-		case "files_changed":
-			t.Errorf("resume told the model of an outside change: %s", e.Text)
 		}
 	}
 	for id := range ended {
-		round, _ := callRound(id)
-		if round > boundary && !kept[id] {
-			t.Errorf("call %s ended before the kill, in round %d after the boundary %d, and was not kept", id, round, boundary)
+		if round, _ := callRound(id); round > r.boundary && !r.kept[id] {
+			t.Errorf("call %s ended before the kill, in round %d after the boundary %d, and was not kept", id, round, r.boundary)
 		}
-		if sealed[id] {
+		if r.sealed[id] {
 			t.Errorf("call %s ended before the kill and was sealed", id)
 		}
 	}
-	if last := after[len(after)-1]; last.Type != "run_end" || last.Status != "done" {
-		t.Fatalf("resumed run ended %+v\nkilled run:\n%s\nresume:\n%s", last, out.Bytes(), resOut)
+	if last := r.after[len(r.after)-1]; last.Type != "run_end" || last.Status != "done" {
+		r.log(t)
+		t.Fatalf("resumed run ended %+v", last)
 	}
-	if checkKeptWorkspace(t, ws, keptRounds, sealed); t.Failed() {
-		t.Logf("killed run:\n%s\nresume:\n%s", out.Bytes(), resOut)
-	}
-	stats[fmt.Sprintf("kept %d", len(kept))]++
-	if len(sealed) > 0 {
-		stats["with sealed calls"]++
-	}
+	return r, true
 }
 
 // callRound is the round and index of a call id of the script model

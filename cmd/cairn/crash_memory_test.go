@@ -88,24 +88,6 @@ tools:
 	return agent
 }
 
-// memoryEvent is what the memory crash test reads of a JSON event.
-type memoryEvent struct {
-	Type  string `json:"type"`
-	Round int    `json:"round"`
-	Call  *struct {
-		ID string `json:"id"`
-	} `json:"call"`
-	Status string `json:"status"`
-	Sealed []struct {
-		Call           string `json:"call"`
-		Tool           string `json:"tool"`
-		Phase          string `json:"phase"`
-		Effects        string `json:"effects"`
-		Recommendation string `json:"recommendation"`
-	} `json:"sealed"`
-	Finished []string `json:"finished"`
-}
-
 // A real cairn process runs an agent that remembers and forgets facts and
 // writes its task list, several calls a round, and is killed with SIGKILL
 // at a random moment, while a round's spinning call runs and its memory
@@ -138,7 +120,7 @@ func TestKilledMemoryKeepsEachFactOnce(t *testing.T) {
 	stats := map[string]int{}
 	for trial := range soakTrials(t) {
 		var name string
-		var kill func(*exec.Cmd, *bufio.Reader, *bytes.Buffer)
+		var kill killFunc
 		switch trial % 3 {
 		case 0:
 			delay := time.Duration(rng.Int63n(int64(full)))
@@ -152,96 +134,33 @@ func TestKilledMemoryKeepsEachFactOnce(t *testing.T) {
 			}
 			call := fmt.Sprintf("call_%d_%d", r+1, i)
 			name = "start-of-" + call
-			kill = func(cmd *exec.Cmd, stdout *bufio.Reader, out *bytes.Buffer) {
-				readLinesUntil(stdout, out, func(line []byte) bool {
-					var e memoryEvent
-					return json.Unmarshal(line, &e) == nil && e.Type == "tool_start" && e.Call.ID == call
-				})
-				killAfter(cmd, stdout, out, 0)
-			}
+			kill = killAtCallStart(call, 0)
 		default:
 			round := []int{2, 4}[rng.Intn(2)]
 			delay := time.Duration(rng.Int63n(int64(120 * time.Millisecond)))
 			name = fmt.Sprintf("spin-round-%d+%s", round, delay.Round(time.Millisecond))
-			spin := fmt.Sprintf("call_%d_%d", round, len(memoryRounds[round-1])-1)
-			kill = func(cmd *exec.Cmd, stdout *bufio.Reader, out *bytes.Buffer) {
-				readLinesUntil(stdout, out, func(line []byte) bool {
-					var e memoryEvent
-					return json.Unmarshal(line, &e) == nil && e.Type == "tool_start" && e.Call.ID == spin
-				})
-				killAfter(cmd, stdout, out, delay)
-			}
+			kill = killAtCallStart(fmt.Sprintf("call_%d_%d", round, len(memoryRounds[round-1])-1), delay)
 		}
 		t.Run(name, func(t *testing.T) {
 			store := t.TempDir()
 			cmd := exec.Command(bin, "run", "--store", store, "--cache", cache, "--json", "--id", "victim", "-f", agent)
-			stdout, err := cmd.StdoutPipe()
-			must(t, err)
-			must(t, cmd.Start())
-			var out bytes.Buffer
-			kill(cmd, bufio.NewReader(stdout), &out)
-			cmd.Wait()
-			started, ended, committed := map[string]bool{}, map[string]bool{}, 0
-			for _, e := range jsonLines[memoryEvent](out.Bytes()) {
-				switch e.Type {
-				case "tool_start":
-					started[e.Call.ID] = true
-				case "tool_end":
-					ended[e.Call.ID] = true
-				case "checkpoint_saved":
-					committed = e.Round
-				}
-			}
-			res := exec.Command(bin, "resume", "--store", store, "--cache", cache, "--json", "victim")
-			resOut, err := res.Output()
-			if code := res.ProcessState.ExitCode(); code == exitUsage && len(started) == 0 {
+			r, ok := killAndCheckResume(t, bin, store, cache, cmd, kill)
+			if !ok {
 				stats["before the agent was stored"]++
 				return
-			} else if err != nil {
-				t.Fatalf("resume: %v (exit %d)\n%s", err, code, resOut)
 			}
-			after := jsonLines[memoryEvent](resOut)
-			sealed, kept, boundary := map[string]bool{}, map[string]bool{}, committed
-			for _, e := range after {
-				switch e.Type {
-				case "agent_resumed":
-					if e.Round < committed {
-						t.Errorf("resumed at round %d; round %d had been committed", e.Round, committed)
-					}
-					boundary = e.Round
-					for _, s := range e.Sealed {
-						if sealed[s.Call] {
-							t.Errorf("call %s sealed twice", s.Call)
-						}
-						sealed[s.Call] = true
-						if s.Tool != "spin" && (s.Effects != "none" || !strings.HasPrefix(s.Recommendation, "retry")) {
-							t.Errorf("sealed call %s of %s says effects %q, %q: its write is made only once its result is journaled", s.Call, s.Tool, s.Effects, s.Recommendation)
-						}
-					}
-					for _, f := range e.Finished {
-						kept[f] = true
-					}
-				case "tool_start":
-					if started[e.Call.ID] {
-						t.Errorf("call %s had started before the kill and ran again", e.Call.ID)
+			for _, e := range r.after {
+				for _, s := range e.Sealed {
+					if s.Tool != "spin" && (s.Effects != "none" || !strings.HasPrefix(s.Recommendation, "retry")) {
+						t.Errorf("sealed call %s of %s says effects %q, %q: its write is made only once its result is journaled", s.Call, s.Tool, s.Effects, s.Recommendation)
 					}
 				}
 			}
-			for id := range ended {
-				if round, _ := callRound(id); round > boundary && !kept[id] {
-					t.Errorf("call %s ended before the kill, in round %d after the boundary %d, and was not kept", id, round, boundary)
-				}
-				if sealed[id] {
-					t.Errorf("call %s ended before the kill and was sealed", id)
-				}
-			}
-			if last := after[len(after)-1]; last.Type != "run_end" || last.Status != "done" {
-				t.Fatalf("resumed run ended %+v\nresume:\n%s", last, resOut)
-			}
+			sealed := r.sealed
 			if checkMemory(t, bin, store, sealed); t.Failed() {
-				t.Logf("killed run:\n%s\nresume:\n%s", out.Bytes(), resOut)
+				r.log(t)
 			}
-			stats[fmt.Sprintf("resumed at round %d", boundary)]++
+			stats[fmt.Sprintf("resumed at round %d", r.boundary)]++
 			for id := range sealed {
 				if r, i := callRound(id); memoryRounds[r-1][i].tool != "spin" {
 					stats["with a sealed memory or todo call"]++
