@@ -137,6 +137,19 @@ type blobless struct {
 
 func newBlobless(t *testing.T) blobless {
 	t.Helper()
+	b := newModuleAgent(t)
+	for _, digest := range b.def.Modules {
+		if err := os.Remove(b.blobFile(digest)); err != nil {
+			t.Fatalf("the run did not store module %s: %v", digest, err)
+		}
+	}
+	return b
+}
+
+// newModuleAgent is agent m of a file store, with the built-in module and
+// stats.wasm, after one run.
+func newModuleAgent(t *testing.T) blobless {
+	t.Helper()
 	eng, store := fileEngine(t)
 	af := agentIn(t, "name: m\nmodel: {provider: script, script: script.yaml}\nworkspace: workspace\ntools: [{module: builtin}, {module: stats.wasm, grant: {workspace: ro}}]\n",
 		"turns: [{text: done}]\n")
@@ -154,13 +167,7 @@ func newBlobless(t *testing.T) blobless {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := blobless{eng: eng, store: store, af: af, def: rec.State.Definition, stats: stats}
-	for _, digest := range b.def.Modules {
-		if err := os.Remove(b.blobFile(digest)); err != nil {
-			t.Fatalf("the run did not store module %s: %v", digest, err)
-		}
-	}
-	return b
+	return blobless{eng: eng, store: store, af: af, def: rec.State.Definition, stats: stats}
 }
 
 // blobFile is where the store keeps the blob digest.
@@ -207,25 +214,8 @@ func TestResumeStoresTheModulesACrashKeptFromTheStore(t *testing.T) {
 // writes the agent stores it again and says so; a manual one changes
 // nothing. A module whose file changed since still fails, saying so.
 func TestDamagedModuleBlobStoredAgainFromItsSource(t *testing.T) {
-	eng, store := fileEngine(t)
-	af := agentIn(t, "name: m\nmodel: {provider: script, script: script.yaml}\nworkspace: workspace\ntools: [{module: builtin}, {module: stats.wasm, grant: {workspace: ro}}]\n",
-		"turns: [{text: done}]\n")
-	stats, err := os.ReadFile(filepath.Join("..", "examples", "tools", "textstats", "textstats.wasm"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(af.resolve("stats.wasm"), stats, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "m", Prompt: "go"}); err != nil {
-		t.Fatal(err)
-	}
-	rec, err := store.Read("m")
-	if err != nil {
-		t.Fatal(err)
-	}
-	def := rec.State.Definition
-	b := blobless{store: store}
+	b := newModuleAgent(t)
+	eng, store, af, def := b.eng, b.store, b.af, b.def
 	damage := func() {
 		for _, digest := range def.Modules {
 			f, err := os.OpenFile(b.blobFile(digest), os.O_WRONLY, 0)
@@ -272,10 +262,10 @@ func TestDamagedModuleBlobStoredAgainFromItsSource(t *testing.T) {
 	}
 
 	damage()
-	if err := os.WriteFile(af.resolve("stats.wasm"), append(stats, 0), 0o644); err != nil {
+	if err := os.WriteFile(af.resolve("stats.wasm"), append(b.stats, 0), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err = eng.Resume(context.Background(), ResumeOptions{ID: "m"})
+	_, err := eng.Resume(context.Background(), ResumeOptions{ID: "m"})
 	if !errors.Is(err, checkpoint.ErrCorrupt) || !errors.Is(err, ErrModuleFileChanged) {
 		t.Fatalf("a resume with a damaged blob of a module whose file changed: %v", err)
 	}
