@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,16 +13,7 @@ import (
 // it. A fork is an agent of its own: listed at the top, with its lineage,
 // and the parent's tree is what its delegations made.
 func TestForkOfASubAgentIsListedAsItsOwnAgent(t *testing.T) {
-	ws := t.TempDir()
-	for _, f := range []string{"notes.md", "todo.txt"} {
-		b, err := os.ReadFile(filepath.Join("../../examples/team/workspace", f))
-		must(t, err)
-		must(t, os.WriteFile(filepath.Join(ws, f), b, 0o644))
-	}
-	store := t.TempDir()
-	if code, out, errOut := cairn(t, "run", "--store", store, "--id", "team", "--workspace", ws, "-f", "../../examples/team/agent.yaml"); code != exitDone {
-		t.Fatalf("run: exit %d\n%s%s", code, out, errOut)
-	}
+	store := teamRun(t)
 	_, out, _ := cairn(t, "ls", "--store", store)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if len(lines) != 4 || !strings.HasPrefix(lines[2], "├ team.counter-") {

@@ -12,16 +12,7 @@ import (
 // the children and the task list, log a child's own transcript (its task
 // and nothing of its parent's), events --agent one child's events.
 func TestTeamTreeOnTheCommandLine(t *testing.T) {
-	ws := t.TempDir()
-	for _, f := range []string{"notes.md", "todo.txt"} {
-		b, err := os.ReadFile(filepath.Join("../../examples/team/workspace", f))
-		must(t, err)
-		must(t, os.WriteFile(filepath.Join(ws, f), b, 0o644))
-	}
-	store := t.TempDir()
-	if code, out, errOut := cairn(t, "run", "--store", store, "--id", "team", "--workspace", ws, "-f", "../../examples/team/agent.yaml"); code != exitDone {
-		t.Fatalf("run: exit %d\n%s%s", code, out, errOut)
-	}
+	store := teamRun(t)
 	_, out, _ := cairn(t, "ls", "--store", store)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if len(lines) != 4 || !strings.HasPrefix(lines[1], "team ") || !strings.HasPrefix(lines[2], "├ team.counter-") || !strings.HasPrefix(lines[3], "└ team.summariser-") {
@@ -89,4 +80,21 @@ func TestTreePrefixes(t *testing.T) {
 			t.Errorf("row %d: %q, want %q", i, got[i], want[i])
 		}
 	}
+}
+
+// teamRun runs the team example as agent team, in a copy of its
+// workspace, and returns its store.
+func teamRun(t *testing.T) string {
+	t.Helper()
+	ws := t.TempDir()
+	for _, f := range []string{"notes.md", "todo.txt"} {
+		b, err := os.ReadFile(filepath.Join("../../examples/team/workspace", f))
+		must(t, err)
+		must(t, os.WriteFile(filepath.Join(ws, f), b, 0o644))
+	}
+	store := t.TempDir()
+	if code, out, errOut := cairn(t, "run", "--store", store, "--id", "team", "--workspace", ws, "-f", "../../examples/team/agent.yaml"); code != exitDone {
+		t.Fatalf("run: exit %d\n%s%s", code, out, errOut)
+	}
+	return store
 }
