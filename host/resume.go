@@ -1,6 +1,7 @@
 package host
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -53,6 +54,11 @@ type ResumeOptions struct {
 	// against the agent file above it as its delegation was: one that asks
 	// for more is refused with ErrSubAgent, and nothing is journaled.
 	Upgrade bool
+	// UpgradeAdvice, when set, says in the warning that the agent file
+	// changed since the agent started how to take up the new one, in the
+	// place of "--upgrade uses the new one": for a caller whose user has
+	// no --upgrade to give (a workflow's resume of its steps' agents).
+	UpgradeAdvice string
 	// Model overrides the agent's model.
 	Model   *model.Spec
 	OnEvent EventFunc
@@ -390,7 +396,8 @@ func (e *Engine) rebuildRun(ctx context.Context, rec *checkpoint.Recovered, opts
 	}
 	r.onEvent, r.approver, r.autoDeny, r.callerDriven = opts.OnEvent, opts.Approver, opts.AutoDeny, caller
 	if why := e.changedSince(def); why != "" && !opts.Upgrade {
-		r.emit(Event{Type: EventWarning, Text: why + "; resuming with the one the agent started with (--upgrade uses the new one)"})
+		advice := cmp.Or(opts.UpgradeAdvice, "--upgrade uses the new one")
+		r.emit(Event{Type: EventWarning, Text: why + "; resuming with the one the agent started with (" + advice + ")"})
 	}
 	// Said now, as a resume with nothing left to run says nothing after.
 	r.warnOfModules()

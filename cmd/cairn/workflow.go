@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/host"
 	"github.com/cairnrun/cairn/host/workflow"
 )
 
@@ -125,9 +126,10 @@ func workflowError(err error) error {
 }
 
 // workflowOptions prints step events, and with --json every agent's
-// events too, each naming its agent. The workflow's own warnings (of the
-// workflow id) go to stderr as an agent's do, or, with --json, as
-// workflow_warning lines.
+// events too, each naming its agent; without --json, the warnings of the
+// steps' agents go to stderr, each naming its agent. The workflow's own
+// warnings (of the workflow id) go to stderr as an agent's do, or, with
+// --json, as workflow_warning lines.
 func workflowOptions(c *cli.Context, id string) workflow.Options {
 	opts := workflow.Options{Parallel: c.Int("parallel"), AutoDeny: c.Bool(autoDenyFlag.Name)}
 	if c.Bool(jsonFlag.Name) {
@@ -140,6 +142,11 @@ func workflowOptions(c *cli.Context, id string) workflow.Options {
 		return opts
 	}
 	opts.OnStep = func(ev workflow.StepEvent) { printStep(c.App.Writer, ev) }
+	opts.OnEvent = func(e host.Event) {
+		if e.Type == host.EventWarning {
+			fmt.Fprintf(c.App.ErrWriter, "cairn: warning: %s: %s\n", e.Agent, terminalLine(e.Text))
+		}
+	}
 	opts.OnWarning = func(text string) { fmt.Fprintf(c.App.ErrWriter, "cairn: warning: %s\n", terminalLine(text)) }
 	return opts
 }

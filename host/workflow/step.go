@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -310,7 +311,7 @@ func (r *runner) runAgent(ctx context.Context, j job, onEvent host.EventFunc) (*
 			}
 		}
 		return r.eng.Resume(ctx, host.ResumeOptions{ID: j.agent, Strategy: strategy, OnEvent: onEvent, AutoDeny: r.opts.AutoDeny,
-			Limits: r.opts.Limits, Upgrade: upgrade, Above: above})
+			Limits: r.opts.Limits, Upgrade: upgrade, Above: above, UpgradeAdvice: r.upgradeAdvice(j)})
 	}
 	ws := r.flow.workspace(j.step, r.rec.Workspace)
 	af, err := r.flow.agentFile(j.step, j.input, ws)
@@ -324,6 +325,22 @@ func (r *runner) runAgent(ctx context.Context, j job, onEvent host.EventFunc) (*
 	return r.eng.Run(ctx, host.RunOptions{Agent: af, ID: j.agent, Fresh: j.fresh, Prompt: prompt,
 		Workspace: ws, OnEvent: onEvent, AutoDeny: r.opts.AutoDeny,
 		Labels: checkpoint.Labels{Correlation: label(r.rec)}})
+}
+
+// upgradeAdvice says, in the warning that the agent file of the step's
+// agent changed since it started, how to take up the new one: a workflow's
+// resume goes on with the file the agent started with. An agent step's
+// agent is resumed by itself with --upgrade, and the workflow's resume
+// then records the step. A delegation step's agent was checked against
+// its parent's agent file as it was made, which a resume by itself would
+// not check again: the workflow is run anew.
+func (r *runner) upgradeAdvice(j job) string {
+	id := r.rec.ID
+	if j.step.Kind() == "agent" {
+		return fmt.Sprintf("`cairn resume --upgrade %s` continues the step's agent with it, then `cairn workflow resume %s` records the step", j.agent, id)
+	}
+	return fmt.Sprintf("step %s's delegation from %s was checked with that one; to run the new one, "+
+		"start the workflow anew under another id: `cairn workflow run --id NEW %s`", j.step.Name, j.step.Parent, cmp.Or(r.rec.File, "FLOW.yaml"))
 }
 
 // againPrompt prompts a tool step's agent to make its call again.
