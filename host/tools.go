@@ -201,9 +201,10 @@ func doesNotLoad(ref ToolRef, err error) error {
 // # Errors
 //
 // What the run's start would return: ErrMissing for a module file that
-// is not there, ErrGrant for a tool or module that asks for more than
-// its grant, ErrSubAgent for a sub-agent refused, ErrSecretUnset, each
-// naming the module and what to change.
+// is not there, *NoToolError for a tool an only: names that its module
+// lacks, ErrGrant for a tool or module that asks for more than its grant,
+// ErrSubAgent for a sub-agent refused, ErrSecretUnset, each naming the
+// module and what to change.
 func CheckTools(af *AgentFile) error {
 	mods, err := loadModules(af)
 	if err != nil {
@@ -223,7 +224,7 @@ func (ts *toolset) add(af *AgentFile, m toolModule, loading *deferredLoad) error
 	only := map[string]bool{}
 	for _, n := range m.Ref.Only {
 		if _, ok := m.Manifest.Lookup(n); !ok {
-			return fmt.Errorf("only: the module has no tool %q (it has %s)", n, toolNames(m.Manifest))
+			return &NoToolError{Tool: n, Tools: toolNames(m.Manifest)}
 		}
 		only[n] = true
 	}
@@ -395,12 +396,24 @@ func (l Limits) overriddenBy(o Limits) Limits {
 	return l
 }
 
-func toolNames(m abi.Manifest) string {
+func toolNames(m abi.Manifest) []string {
 	names := make([]string, len(m.Tools))
 	for i, t := range m.Tools {
 		names[i] = t.Name
 	}
-	return strings.Join(names, ", ")
+	return names
+}
+
+// NoToolError: a tool that an agent file's only: names is not one of its
+// module's tools. Tools are the module's, for a caller that names the
+// tool in words of its own (a workflow's tool step).
+type NoToolError struct {
+	Tool  string
+	Tools []string
+}
+
+func (e *NoToolError) Error() string {
+	return fmt.Sprintf("only: the module has no tool %q (it has %s)", e.Tool, strings.Join(e.Tools, ", "))
 }
 
 func contains(list []string, s string) bool {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/cairnrun/cairn/host"
 	"github.com/cairnrun/cairn/host/model"
@@ -59,8 +60,8 @@ func (r *runner) checkUnstarted() error {
 // module, tool and grant), its model's script reads, and its workspace is
 // a directory. key is the step's key whose value the error is about, for
 // the line it names: the agent file's (agent:, or parent: for a
-// delegation, delegate: for its sub-agent), the module's, or the
-// workspace's.
+// delegation, delegate: for its sub-agent), the module's (a tool step's
+// tool: for a tool its module lacks), or the workspace's.
 func (f *Flow) check(s Step, flowWS string) (key string, err error) {
 	key = map[string]string{"agent": "agent", "delegate": "parent", "tool": "module"}[s.Kind()]
 	ws := f.workspace(s, flowWS)
@@ -77,6 +78,13 @@ func (f *Flow) check(s Step, flowWS string) (key string, err error) {
 	if err := host.CheckTools(af); err != nil {
 		if s.Kind() == "tool" && errors.Is(err, host.ErrGrant) {
 			return "grant", fmt.Errorf("%w (a tool step's agent file is the step itself: change its grant: in the workflow file)", err)
+		}
+		// A tool step's agent offers its tool by an only: the workflow
+		// file does not have: the step's tool: names it.
+		var none *host.NoToolError
+		if s.Kind() == "tool" && errors.As(err, &none) {
+			return "tool", fmt.Errorf("module %s has no tool %q (it has %s): fix the step's tool: in the workflow file, or name a module: that has it",
+				s.Module, none.Tool, strings.Join(none.Tools, ", "))
 		}
 		return key, err
 	}
