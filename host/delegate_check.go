@@ -95,7 +95,7 @@ func parentRef(parent, child *AgentFile, ref ToolRef) (ToolRef, bool) {
 // moduleKey is the module a tool entry names, resolved: an embedded
 // module (the built-in tools, fetch) or a file's absolute path.
 func moduleKey(af *AgentFile, ref ToolRef) string {
-	if ref.Module == BuiltinModule || ref.Module == FetchModule {
+	if EmbeddedModule(ref.Module) {
 		return ref.Module
 	}
 	return af.resolve(ref.Module)

@@ -206,7 +206,7 @@ func validDigest(s string) bool {
 // when it cannot be told (then its digest is not remembered).
 func moduleIdentity(af *AgentFile, ref ToolRef) string {
 	path := af.resolve(ref.Module)
-	if ref.Module == BuiltinModule || ref.Module == FetchModule { // embedded: see embeddedWasm
+	if EmbeddedModule(ref.Module) { // embedded: see embeddedWasm
 		exe, err := os.Executable()
 		if err != nil {
 			return ""

@@ -22,3 +22,11 @@ func embeddedWasm(name string) ([]byte, bool) {
 	}
 	return nil, false
 }
+
+// EmbeddedModule reports whether name, as a tool entry's module: gives
+// it, names a module built into cairn (BuiltinModule, FetchModule) rather
+// than a .wasm file.
+func EmbeddedModule(name string) bool {
+	_, ok := embeddedWasm(name)
+	return ok
+}

@@ -77,8 +77,9 @@ type Step struct {
 	Delegate string `yaml:"delegate"`
 	Parent   string `yaml:"parent"`
 	Task     string `yaml:"task"`
-	// Tool is the name of a tool of Module (host.BuiltinModule or a .wasm
-	// path), called once with Input under Grant.
+	// Tool is the name of a tool of Module (a module built into cairn,
+	// host.BuiltinModule or host.FetchModule, or a .wasm path), called
+	// once with Input under Grant.
 	Tool   string      `yaml:"tool"`
 	Module string      `yaml:"module"`
 	Input  any         `yaml:"input"`
@@ -308,7 +309,7 @@ func (s Step) validate() error {
 	case s.Delegate == "" && s.Parent != "":
 		return fmt.Errorf("step %s: parent: belongs to a delegate: step", s.Name)
 	case s.Tool != "" && s.Module == "":
-		return fmt.Errorf("step %s: tool: needs a module: (builtin or a .wasm file)", s.Name)
+		return fmt.Errorf("step %s: tool: needs a module: (builtin, fetch or a .wasm file)", s.Name)
 	case s.Tool == "" && (s.Module != "" || s.Input != nil || s.Grant != nil):
 		return fmt.Errorf("step %s: module:, input: and grant: belong to a tool: step", s.Name)
 	}

@@ -405,8 +405,10 @@ func (f *Flow) toolAgent(s Step, in any) (*host.AgentFile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("input: %w", err)
 	}
+	// A module built into cairn is named as an agent file names it; any
+	// other is a file, beside the workflow file unless absolute.
 	module := s.Module
-	if module != host.BuiltinModule {
+	if !host.EmbeddedModule(module) {
 		module = f.Path(module)
 		if _, err := os.Stat(module); errors.Is(err, fs.ErrNotExist) {
 			return nil, missingModule{fmt.Errorf("tool module %s: %w; fix the step's module: in the workflow file, or make it", s.Module, err)}
