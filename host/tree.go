@@ -335,14 +335,16 @@ func (e *Engine) removeTree(id string) error {
 
 // RootOf is the top-level agent of the tree agent id is in: id itself for
 // an agent no delegation made, or one whose parent cannot be read (or
-// when ctx has ended).
+// when ctx has ended). A fork is the root of a tree of its own: the parent
+// a fork of a sub-agent keeps (whose approval rules bind it) never resumes
+// it.
 func RootOf(ctx context.Context, store checkpoint.Store, id string) string {
 	if usableNow(ctx, store) != nil {
 		return id
 	}
 	for seen := 0; seen < maxDepth+1; seen++ {
 		in, err := inspect(store, id)
-		if err != nil || in.State.Parent == nil {
+		if err != nil || in.State.Parent == nil || in.State.Lineage != nil {
 			return id
 		}
 		id = in.State.Parent.Agent
