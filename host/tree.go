@@ -102,11 +102,14 @@ type subRun struct {
 }
 
 // adopt makes r part of the tree sub says, or, for a run of an agent not
-// started by a delegation, reads its lineage from its state.
+// started by a delegation, reads its lineage from its state. A fork of a
+// sub-agent keeps the sub-agent's parent, whose agent files above bind its
+// calls, but is the top of a tree of its own: the tree its source was in
+// does not count what it uses, and its resume does not reach it.
 func (r *run) adopt(sub *subRun) {
 	if p := r.state().Parent; p != nil {
 		r.parentID, r.depth = p.Agent, p.Depth
-		if sub == nil {
+		if sub == nil && r.state().Lineage == nil {
 			r.tree = r.treeAbove()
 		}
 	}
