@@ -59,11 +59,29 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 		r.step(StepEvent{Type: string(o.status), Step: o.step.Name, Kind: o.step.Kind(), Agent: r.agentOf(o.step), Reason: o.reason})
 		o.stop.Status, o.stop.Reason = o.status, o.reason
 		stopped = append(stopped, o)
-		if stop == nil || stop.status == checkpoint.StatusPaused && o.status == checkpoint.StatusFailed {
+		if stop == nil || graver(o.status, stop.status) {
 			stop = &stopped[len(stopped)-1]
 		}
 	}
 	return r.finish(ctx, stop, stopped)
+}
+
+// graver reports whether a step that stopped with status a says more of
+// what the workflow must wait for than one that stopped with b: a failure
+// more than a decision awaited, a decision more than a pause. The
+// workflow takes the gravest stop's status, whatever order its steps
+// stopped in, so that steps stopping at once give one answer.
+func graver(a, b checkpoint.Status) bool {
+	rank := func(s checkpoint.Status) int {
+		switch s {
+		case checkpoint.StatusFailed:
+			return 2
+		case checkpoint.StatusApproval:
+			return 1
+		}
+		return 0
+	}
+	return rank(a) > rank(b)
 }
 
 // stopReason is why the workflow stopped: each step that stopped short,
