@@ -83,6 +83,10 @@ type run struct {
 	tree           *tree
 	root, parentID string
 	depth          int
+	// forkAlone: the agent is a fork of a sub-agent, run by itself. It
+	// keeps its parent and depth (the rules above it bind its calls) but
+	// its events are a top-level agent's.
+	forkAlone bool
 	// seenBlobs keeps the content of what calls read, for `cairn verify`.
 	seenBlobs *blobCache
 	// trimIdle lets go of what the process keeps only for speed, when
@@ -112,6 +116,9 @@ func (r *run) state() *checkpoint.State { return r.log.State() }
 // there is still delivered.
 func (r *run) emit(e Event) {
 	e.Time, e.Agent, e.Run, e.Parent, e.Depth = time.Now().UTC(), r.agentID, r.id, r.parentID, r.depth
+	if r.forkAlone {
+		e.Parent, e.Depth = "", 0
+	}
 	r.emitStamped(e)
 }
 

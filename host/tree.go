@@ -109,8 +109,11 @@ type subRun struct {
 func (r *run) adopt(sub *subRun) {
 	if p := r.state().Parent; p != nil {
 		r.parentID, r.depth = p.Agent, p.Depth
-		if sub == nil && r.state().Lineage == nil {
+		switch {
+		case sub == nil && r.state().Lineage == nil:
 			r.tree = r.treeAbove()
+		case sub == nil:
+			r.forkAlone = true
 		}
 	}
 	if sub != nil {

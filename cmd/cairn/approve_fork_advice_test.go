@@ -12,6 +12,8 @@ import (
 // whose resume never touches the fork: the advice followed the parent the
 // fork keeps (for the approval rules above it) as if a delegation had made
 // the fork. A fork is an agent of its own, and its own resume continues it.
+// Its resume showed it so too, as a sub-agent of that parent, without the
+// model's text.
 func TestApproveOfAForkOfASubAgentNamesTheFork(t *testing.T) {
 	dir := t.TempDir()
 	must(t, os.Mkdir(filepath.Join(dir, "ws"), 0o755))
@@ -46,8 +48,14 @@ func TestApproveOfAForkOfASubAgentNamesTheFork(t *testing.T) {
 	if code != exitDone || !strings.Contains(out, "`cairn resume mine` continues it") {
 		t.Fatalf("approve of the fork's call: exit %d\n%s%s; want it to name `cairn resume mine`", code, out, errOut)
 	}
-	if code, out, errOut := cairn(t, append([]string{"resume", "mine"}, flags...)...); code != exitDone {
+	code, out, errOut = cairn(t, append([]string{"resume", "mine"}, flags...)...)
+	if code != exitDone {
 		t.Fatalf("resume of the fork after the approval: exit %d\n%s%s", code, out, errOut)
+	}
+	// Its run is shown as an agent's of its own, model text and all, not
+	// as a sub-agent's under the parent it keeps.
+	if strings.Contains(out+errOut, "sub-agent of") || !strings.Contains(out, "model: alpha done") {
+		t.Errorf("resume of the fork shows it as a sub-agent:\n%s%s", out, errOut)
 	}
 	if b, err := os.ReadFile(filepath.Join(mine, "a.txt")); err != nil || string(b) != "x" {
 		t.Errorf("the fork's approved call: a.txt %q, %v", b, err)
