@@ -2,6 +2,7 @@ package host
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -93,17 +94,20 @@ func (e *Engine) rebuild(def checkpoint.Definition) (*AgentFile, []toolModule, e
 
 // changedSince says how the files an agent was made of differ on disk now
 // from what the store kept, in words for a warning; "" when they do not.
-func (e *Engine) changedSince(def checkpoint.Definition) string {
+// A changed file gets upgradeAdvice (or the --upgrade that takes it up),
+// a file gone none: there is nothing new to take up.
+func (e *Engine) changedSince(def checkpoint.Definition, upgradeAdvice string) string {
 	if def.AgentPath == "" {
 		return ""
 	}
 	now, err := os.ReadFile(def.AgentPath)
 	if err != nil {
-		return fmt.Sprintf("the agent file %s is gone (%v)", def.AgentPath, err)
+		return fmt.Sprintf("the agent file %s is gone (%v); resuming with the one the agent started with", def.AgentPath, err)
 	}
 	kept, err := e.store.Blob(def.AgentFile)
 	if err == nil && !bytes.Equal(now, kept) {
-		return fmt.Sprintf("the agent file %s changed since the agent started", def.AgentPath)
+		return fmt.Sprintf("the agent file %s changed since the agent started; resuming with the one the agent started with (%s)",
+			def.AgentPath, cmp.Or(upgradeAdvice, "--upgrade uses the new one"))
 	}
 	return ""
 }

@@ -1,7 +1,6 @@
 package host
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -395,9 +394,8 @@ func (e *Engine) rebuildRun(ctx context.Context, rec *checkpoint.Recovered, opts
 		return nil, fmt.Errorf("resume agent %q: %w", opts.ID, err)
 	}
 	r.onEvent, r.approver, r.autoDeny, r.callerDriven = opts.OnEvent, opts.Approver, opts.AutoDeny, caller
-	if why := e.changedSince(def); why != "" && !opts.Upgrade {
-		advice := cmp.Or(opts.UpgradeAdvice, "--upgrade uses the new one")
-		r.emit(Event{Type: EventWarning, Text: why + "; resuming with the one the agent started with (" + advice + ")"})
+	if why := e.changedSince(def, opts.UpgradeAdvice); why != "" && !opts.Upgrade {
+		r.emit(Event{Type: EventWarning, Text: why})
 	}
 	// Said now, as a resume with nothing left to run says nothing after.
 	r.warnOfModules()
