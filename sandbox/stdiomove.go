@@ -135,8 +135,10 @@ func (c closingMoved) unalias(ctx context.Context, mod api.Module, fd, w uint32)
 // renumberingMoved is fd_renumber(fd, to) of the guest's descriptors: a
 // stdio (wazero's 0, 1 or 2, reached by its number or an alias) moved
 // onto an open descriptor is moved by cairn (see stdioMoves), closing the
-// file at to as renumbering does; everything else is renumbering's, on
-// wazero's descriptors. A preopen is still not moved (ENOTSUP).
+// file at to as renumbering does, and any other file moved onto an alias
+// replaces the stdio it names (ontoMoved), so that an alias only ever
+// names wazero's stdio; everything else is renumbering's, on wazero's
+// descriptors. A preopen is still not moved (ENOTSUP).
 type renumberingMoved struct {
 	r     renumbering          // cairn's fd_renumber
 	close api.GoModuleFunction // cairn's fd_close (closing)
@@ -153,6 +155,8 @@ func (m renumberingMoved) Call(ctx context.Context, mod api.Module, stack []uint
 		stack[0] = errnoBadf
 	case fd != to && wFd < 3 && m.r.open(ctx, mod, wFd) && m.r.preopen(ctx, mod, wFd) && m.r.open(ctx, mod, wTo):
 		stack[0] = m.moveStdio(ctx, mod, fd, wFd, to, wTo)
+	case fd != to && wTo != to && m.r.open(ctx, mod, wFd) && !m.r.preopen(ctx, mod, wFd):
+		stack[0] = m.ontoMoved(ctx, mod, wFd, to, wTo)
 	default:
 		stack[0], stack[1] = uint64(wFd), uint64(wTo)
 		m.r.Call(ctx, mod, stack)
@@ -180,6 +184,25 @@ func (m renumberingMoved) moveStdio(ctx context.Context, mod api.Module, fd, wFd
 	}
 	s.alias[to] = wFd
 	return 0
+}
+
+// ontoMoved renumbers the file at wazero's fd (no stdio, no preopen)
+// onto the guest's to, where the stdio wTo was moved: the stdio is
+// closed, as any file at to is, and hidden no more, and the file takes
+// to's place in wazero, where the file kept there was (see stdioMoves).
+// Renumbered into wTo, it would leave to naming wTo, which, once the file
+// moved on, wazero would give to the next file it opens, there under two
+// numbers, only one of them the guest's.
+func (m renumberingMoved) ontoMoved(ctx context.Context, mod api.Module, fd, to, wTo uint32) uint64 {
+	s := m.moved.of(mod)
+	if errno := m.closeFD(ctx, mod, wTo); errno != 0 {
+		return errno
+	}
+	delete(s.hidden, wTo)
+	delete(s.alias, to)
+	stack := []uint64{uint64(fd), uint64(to)}
+	m.r.Call(ctx, mod, stack)
+	return stack[0]
 }
 
 func (m renumberingMoved) closeFD(ctx context.Context, mod api.Module, fd uint32) uint64 {

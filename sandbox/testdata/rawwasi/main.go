@@ -22,6 +22,9 @@
 //	              the events D bytes past them (prints the number of
 //	              events and of those not as expected too)
 //
+// With the arguments stdiomove NAME it makes one of the renumberings of
+// stdio of stdioMoves, in a call of its own, and prints what it got.
+//
 // With the argument rdtrunc it opens with O_TRUNC and the rights of a file
 // only read: /work's lower.txt, which it has not written, and made.txt,
 // which it writes first; it prints the errno of the open, the size read
@@ -282,6 +285,11 @@ func main() {
 		}
 		os.Stderr.WriteString("random\n")
 		say("random", randomGet(uint32(old)*65536, uint32(n)))
+		return
+	}
+
+	if len(os.Args) > 2 && os.Args[1] == "stdiomove" {
+		stdioMove(os.Args[2])
 		return
 	}
 
