@@ -3,9 +3,13 @@ package sandbox
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"io"
+	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/cairnrun/cairn/abi"
 )
 
 // stdioMove runs testdata/rawwasi's stdio move name in a call of its own,
@@ -92,5 +96,65 @@ func TestStdioMovesGoWithTheInstance(t *testing.T) {
 		if n != 0 {
 			t.Errorf("%s (%v): the moves of %d instances are still recorded", c.name, err, n)
 		}
+	}
+}
+
+// reactorMovingStdio assembles a fast-mode module whose cairn_call moves
+// stderr onto stdout, fd_renumber(2, 1), and returns its errno: a call
+// that finds 2 already moved (EBADF) exits with status 8.
+func reactorMovingStdio() []byte {
+	vec := func(items ...[]byte) []byte {
+		out := binary.AppendUvarint(nil, uint64(len(items)))
+		for _, it := range items {
+			out = append(out, it...)
+		}
+		return out
+	}
+	section := func(id byte, body []byte) []byte {
+		return append(binary.AppendUvarint([]byte{id}, uint64(len(body))), body...)
+	}
+	name := func(s string) []byte { return append([]byte{byte(len(s))}, s...) }
+	body := func(code ...byte) []byte {
+		b := append([]byte{0}, code...) // no locals
+		return append(binary.AppendUvarint(nil, uint64(len(b))), b...)
+	}
+	var m []byte
+	m = append(m, "\x00asm\x01\x00\x00\x00"...)
+	m = append(m, section(1, vec([]byte{0x60, 0, 0}, []byte{0x60, 0, 1, 0x7f}, []byte{0x60, 2, 0x7f, 0x7f, 1, 0x7f}))...)
+	m = append(m, section(2, vec(append(append(name("wasi_snapshot_preview1"), name("fd_renumber")...), 0, 2)))...)
+	m = append(m, section(3, vec([]byte{0}, []byte{1}))...)
+	m = append(m, section(5, vec([]byte{0, 1}))...)
+	m = append(m, section(7, vec(
+		append(name(abi.InitExport), 0, 1),
+		append(name(abi.CallExport), 0, 2),
+		append(name("memory"), 2, 0)))...)
+	m = append(m, section(10, vec(body(0x0b), body(0x41, 2, 0x41, 1, 0x10, 0, 0x0b)))...)
+	return m
+}
+
+// Each call of a fast-mode module, in a spare made ahead or not, starts
+// with stdio where wazero put it, whatever the calls before it moved, and
+// what cairn records of the moves goes with each instance.
+func TestStdioMovesDoNotOutliveTheirCall(t *testing.T) {
+	ctx := context.Background()
+	rt, err := NewRuntime(ctx, Config{CacheDir: filepath.Join(guestsDir, "cache")})
+	must(t, err)
+	defer rt.Close(ctx)
+	m, err := rt.Compile(ctx, reactorMovingStdio())
+	must(t, err)
+	if m.pre == nil {
+		t.Fatal("not in the fast mode")
+	}
+	for i := range 4 {
+		ex, err := m.Run(ctx, Policy{}, nil, io.Discard, io.Discard)
+		if err != nil || ex.Code != 0 {
+			t.Errorf("call %d: %v, exit %d, want 0 (fd_renumber(2, 1) of stdio where wazero put it)", i, err, ex.Code)
+		}
+		m.r.bg.Wait()
+	}
+	n := 0
+	rt.fds.moves.instances.Range(func(any, any) bool { n++; return true })
+	if n != 0 {
+		t.Errorf("the moves of %d closed instances are kept", n)
 	}
 }
