@@ -49,6 +49,7 @@ func TestFileOntoMovedStdioThenOnIsNotLeftBehind(t *testing.T) {
 var stdioMovesWant = map[string]string{
 	"file-onto-moved-then-on": "0 0 0 0 inside 0",
 	"file-onto-moved":         "0 0 8 8 0 0 2 g 0",
+	"file-onto-moved-preopen": "0 0 0 8 54 8 0",
 	"chain":                   "0 0 8 0 8 0 8 2 inside 0",
 	"alias-onto-alias":        "0 0 0 0 8 8 8 2 0 0 inside 0",
 	"onto-preopens":           "0 0 54 58 0 54 0 8 0 8 8",

@@ -152,6 +152,16 @@ var stdioMoves = map[string]func(){
 		s, e7 := read(k)
 		say("file-onto-moved", e1, e2, e3, e4, e5, e6, k, s, e7)
 	},
+	// A file renumbered onto /ro's preopen, where stderr was moved:
+	// stderr and the preopen are closed, and the file is no preopen.
+	"file-onto-moved-preopen": func() {
+		e1 := fdRenumber(2, 4)
+		g, _ := open(3, "g.txt", oflagCreat, rightFdRead|rightFdWrite, 0)
+		e2 := fdRenumber(g, 4)
+		_, e3 := open(4, "ro.txt", 0, rightFdRead, 0)
+		_, e4 := stat(2)
+		say("file-onto-moved-preopen", e1, e2, write(4, "g"), prestat(4), e3, e4, fdClose(4))
+	},
 	// stderr moved on twice, then back onto the number it left: that
 	// is closed; closing where it is frees both numbers.
 	"chain": func() {
