@@ -217,6 +217,7 @@ func (m *Module) run(ctx context.Context, p Policy, stdin io.Reader, stdout, std
 	mod, err := m.instantiate(ctx, rt, cm, cio, p)
 	if mod != nil {
 		mod.Close(context.Background())
+		m.r.fds.forget(mod) // closed already by wazero's deadline, Close notifies no one
 	}
 	ex := Exit{StdoutTruncated: stdout.truncated, StderrTruncated: stderr.truncated, Duration: time.Since(start)}
 	if err == nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {

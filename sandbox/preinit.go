@@ -124,6 +124,7 @@ func (m *Module) instantiate(ctx context.Context, rt wazero.Runtime, cm wazero.C
 	err = m.callFunction(ctx, s.mod, s.call)
 	// Closed before the refill runs, so that it may reuse the memory.
 	s.mod.Close(context.Background())
+	m.r.fds.forget(s.mod) // closed already by wazero's deadline, Close notifies no one
 	return nil, err
 }
 
