@@ -208,6 +208,9 @@ func markDefinition(d Definition, inUse map[string]bool) {
 	for _, digest := range d.Modules {
 		inUse[digest] = true
 	}
+	for _, a := range d.Above {
+		inUse[a.File] = true
+	}
 }
 
 // stagingDirs lists what calls staged under the agent's directory.

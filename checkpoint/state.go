@@ -102,6 +102,23 @@ type Definition struct {
 	// Script is the blob digest of the script model's file, if any.
 	Script    string `cbor:"5,keyasint,omitempty"`
 	Workspace string `cbor:"6,keyasint"`
+	// Above are, for an agent made from a sub-agent's definition in
+	// another agent file rather than by a delegation (a workflow's
+	// delegation step), that agent file and any above it, nearest first:
+	// their approval rules bind the agent's calls and its sub-agents',
+	// and their sandbox limits are the ones it leaves out, on every
+	// resume as on its first run. Empty for every other agent (a
+	// sub-agent's are its parent's, read along Parent), and for such an
+	// agent that a cairn which did not keep them made.
+	Above []AboveFile `cbor:"7,keyasint,omitempty"`
+}
+
+// AboveFile is an agent file above an agent (Definition.Above): the blob
+// digest of its bytes, and where it was read from.
+type AboveFile struct {
+	File string `cbor:"1,keyasint"`
+	Path string `cbor:"2,keyasint,omitempty"`
+	Dir  string `cbor:"3,keyasint,omitempty"`
 }
 
 // Todo is one item of the agent's own task list, which the model writes

@@ -83,8 +83,9 @@ type AgentFile struct {
 	// parent is, for a sub-agent's agent file, its parent's: the approval
 	// rules of every agent file up the chain bind the sub-agent's calls
 	// (see run.judge). A delegation sets it (SubAgent.resolve), a resume
-	// of a sub-agent reads it back from its lineage (run.restoreAncestry);
-	// no YAML sets it.
+	// of a sub-agent reads it back from its lineage, and one of an agent
+	// made from a sub-agent's definition (SubAgentFile) from what its
+	// definition keeps (Engine.above); no YAML sets it.
 	parent *AgentFile
 }
 

@@ -169,7 +169,7 @@ func childID(parent, name, call string) string {
 // child is no longer in the store is not started anew: its child's
 // changes may be in the workspace, and its result says so (gone).
 func (r *run) delegate(ctx context.Context, sub *subAgent, id string, round int, call, task string) (nativeResult, error) {
-	s := &subRun{tree: r.tree, root: r.rootID(), forward: r.forward,
+	s := &subRun{tree: r.tree, root: r.rootID(), forward: r.forward, above: r.af,
 		lineage: checkpoint.Parent{Agent: r.agentID, Call: call, Name: sub.Name, Depth: r.depth + 1}}
 	if r.delegationMade(round, call) {
 		if !r.store.Exists(id) {

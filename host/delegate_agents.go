@@ -1,6 +1,8 @@
 package host
 
 import (
+	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"regexp"
@@ -208,29 +210,24 @@ func (sub *subAgent) admit(parent *AgentFile) error {
 
 // readmit checks an agent file that an upgrade (ResumeOptions.Upgrade)
 // read again, of an agent that is a sub-agent (st.Parent) or was made from
-// one (above, a workflow's delegation step), as a delegation checks it
+// one (a workflow's delegation step: the agent files its definition keeps
+// above it, else given, ResumeOptions.Above), as a delegation checks it
 // (resolve): an edit must not widen what the delegation would refuse. It
-// makes the agent file above af the one it is checked against: the
-// parent's as the store has it, or above.
+// makes the agent file above af the one it is checked against.
 //
 // # Errors
 //
 // ErrSubAgent, naming the line to change, for a file that asks for more
-// than the agent file above it; those of reading the parent's from the
-// store.
-func (e *Engine) readmit(af *AgentFile, st *checkpoint.State, above *AgentFile) error {
-	name, parent := af.Name, above
-	if p := st.Parent; p != nil {
-		var err error
-		if parent, err = parentFile(e.store, p.Agent); err != nil {
-			return err
-		}
-		if p.Name != "" {
-			name = p.Name
-		}
+// than the agent file above it; those of reading the one above from the
+// store (see above).
+func (e *Engine) readmit(ctx context.Context, af *AgentFile, st *checkpoint.State, given *AgentFile) error {
+	name := af.Name
+	if p := st.Parent; p != nil && p.Name != "" {
+		name = p.Name
 	}
-	if parent == nil {
-		return nil
+	parent, err := e.above(ctx, st, given)
+	if err != nil || parent == nil {
+		return err
 	}
 	sub := &subAgent{SubAgent: SubAgent{Name: name}, where: af.describe()}
 	for _, s := range parent.Agents {
@@ -252,65 +249,131 @@ func (af *AgentFile) inherit(parent *AgentFile) {
 
 // withAncestry gives the agent file of an agent rebuilt from its stored
 // definition, st being its state, the agent files above it (see inherit),
-// before its run's tools are made with its sandbox limits.
-func (e *Engine) withAncestry(af *AgentFile, st *checkpoint.State) error {
-	if st.Parent == nil {
-		return nil
-	}
-	return ancestry(e.store, af, st.Parent.Agent)
-}
-
-// restoreAncestry gives the agent file of a sub-agent rebuilt from its
-// definition the agent files above it, if withAncestry did not (a run
-// rebuilt otherwise, as a session), before its calls are judged. A
-// delegation gives a new sub-agent its parent's agent file itself
-// (resolve); an agent with no parent has none to restore.
-//
-// # Errors
-//
-// Those of reading an agent above it from the store: its approval rules
-// are unknown, so no call may be judged.
-func (r *run) restoreAncestry() error {
-	if r.parentID == "" {
-		return nil
-	}
-	return ancestry(r.store, r.af, r.parentID)
-}
-
-// ancestry makes the agent files of parent and the agents above it, read
-// from their definitions in store along its lineage, the ones above af,
-// unless af has them.
-func ancestry(store checkpoint.Store, af *AgentFile, parent string) error {
+// before its run's tools are made with its sandbox limits: delegating's,
+// the agent file of the run whose delegation resumes it, else those
+// above finds.
+func (e *Engine) withAncestry(ctx context.Context, af *AgentFile, st *checkpoint.State, delegating, given *AgentFile) error {
 	if af.parent != nil {
 		return nil
 	}
-	p, err := parentFile(store, parent)
+	if delegating != nil && st.Parent != nil {
+		af.inherit(delegating)
+		return nil
+	}
+	p, err := e.above(ctx, st, given)
+	if p != nil {
+		af.inherit(p)
+	}
+	return err
+}
+
+// restoreAncestry gives the agent file of an agent rebuilt from its
+// definition the agent files above it, if withAncestry did not (a run
+// rebuilt otherwise, as a session), before its calls are judged. A
+// delegation gives a new sub-agent its parent's agent file itself
+// (resolve), as a workflow's delegation step gives its new agent the
+// parent file.
+//
+// # Errors
+//
+// Those of above: the approval rules above the agent are unknown, so no
+// call may be judged.
+func (r *run) restoreAncestry(ctx context.Context) error {
+	if r.af.parent != nil || r.aboveRead {
+		return nil
+	}
+	p, err := r.engine.above(ctx, r.state(), nil)
 	if err != nil {
 		return err
 	}
-	af.inherit(p)
+	if p != nil {
+		r.af.inherit(p)
+	}
+	r.aboveRead = true
 	return nil
 }
 
+// above is the agent file above the agent whose state is st, with those
+// above it, or nil for none: for a sub-agent, its parent's, read from the
+// store along its lineage; for an agent made from a sub-agent's
+// definition (a workflow's delegation step), the ones its definition
+// keeps (Definition.Above); else given (ResumeOptions.Above), else none,
+// unless Config.UnkeptAbove says the agent has some its store does not
+// keep.
+//
+// # Errors
+//
+// Those of reading them from the store, and Config.UnkeptAbove's.
+func (e *Engine) above(ctx context.Context, st *checkpoint.State, given *AgentFile) (*AgentFile, error) {
+	if p := st.Parent; p != nil {
+		return e.parentFile(ctx, p.Agent)
+	}
+	if len(st.Definition.Above) > 0 {
+		return keptAbove(e.store, st.Agent, st.Definition.Above)
+	}
+	if given != nil || e.unkeptAbove == nil {
+		return given, nil
+	}
+	return nil, e.unkeptAbove(ctx, e.store, st.Agent)
+}
+
+// keepAbove stores the agent files above af (see inherit), nearest first,
+// for the definition of an agent made from a sub-agent's definition
+// rather than by a delegation (Definition.Above).
+func (e *Engine) keepAbove(af *AgentFile) ([]checkpoint.AboveFile, error) {
+	var out []checkpoint.AboveFile
+	for p, up := af.parent, 0; p != nil && up < maxDepth; p, up = p.parent, up+1 {
+		digest, err := e.store.PutBlob(p.Source)
+		if err != nil {
+			return nil, fmt.Errorf("keep the agent file %s above it: %w", p.describe(), err)
+		}
+		out = append(out, checkpoint.AboveFile{File: digest, Path: p.File, Dir: p.Dir})
+	}
+	return out, nil
+}
+
+// keptAbove reads back the agent files that agent's definition keeps
+// above it (keepAbove): the nearest, with those above it.
+func keptAbove(store checkpoint.Store, agent string, kept []checkpoint.AboveFile) (*AgentFile, error) {
+	var below *AgentFile
+	for i := len(kept) - 1; i >= 0; i-- {
+		k := kept[i]
+		src, err := store.Blob(k.File)
+		if err != nil {
+			return nil, fmt.Errorf("%w: agent file %s above agent %s: %w", ErrDefinition, cmp.Or(k.Path, "(inline)"), agent, err)
+		}
+		af, err := ParseAgentFile(src, k.Dir)
+		if err != nil {
+			return nil, fmt.Errorf("stored agent file %s above agent %s: %w", cmp.Or(k.Path, "(inline)"), agent, err)
+		}
+		af.File = k.Path
+		if below != nil {
+			af.inherit(below)
+		}
+		below = af
+	}
+	return below, nil
+}
+
 // parentFile is the agent file of parent, the agent a sub-agent is of,
-// read from store with those above it (see storedAncestry).
-func parentFile(store checkpoint.Store, parent string) (*AgentFile, error) {
-	p, err := storedAncestry(store, parent, maxDepth)
+// read from the store with those above it (see storedAncestry).
+func (e *Engine) parentFile(ctx context.Context, parent string) (*AgentFile, error) {
+	p, err := e.storedAncestry(ctx, parent, maxDepth)
 	if err != nil {
 		return nil, fmt.Errorf("read the agent file of agent %s, which it is a sub-agent of: %w", parent, err)
 	}
 	return p, nil
 }
 
-// storedAncestry is the agent file agent id was made with, and those of
-// the agents above it, at most depth of them.
-func storedAncestry(store checkpoint.Store, id string, depth int) (*AgentFile, error) {
-	rec, err := store.Read(id)
+// storedAncestry is the agent file agent id was made with, and those
+// above it (see above), at most depth agents up its lineage.
+func (e *Engine) storedAncestry(ctx context.Context, id string, depth int) (*AgentFile, error) {
+	rec, err := e.store.Read(id)
 	if err != nil {
 		return nil, err
 	}
 	def := rec.State.Definition
-	src, err := store.Blob(def.AgentFile)
+	src, err := e.store.Blob(def.AgentFile)
 	if err != nil {
 		return nil, fmt.Errorf("%w: agent file of %s: %w", ErrDefinition, id, err)
 	}
@@ -319,11 +382,16 @@ func storedAncestry(store checkpoint.Store, id string, depth int) (*AgentFile, e
 		return nil, fmt.Errorf("stored agent file of %s: %w", id, err)
 	}
 	af.File = def.AgentPath
+	var parent *AgentFile
 	if p := rec.State.Parent; p != nil && depth > 1 {
-		parent, err := storedAncestry(store, p.Agent, depth-1)
-		if err != nil {
-			return nil, err
-		}
+		parent, err = e.storedAncestry(ctx, p.Agent, depth-1)
+	} else if p == nil {
+		parent, err = e.above(ctx, rec.State, nil)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if parent != nil {
 		af.inherit(parent)
 	}
 	return af, nil

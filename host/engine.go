@@ -32,6 +32,8 @@ type Engine struct {
 	connect Connector
 	limit   WorkspaceLimit
 	digests *moduleDigests
+	// unkeptAbove is Config.UnkeptAbove.
+	unkeptAbove func(ctx context.Context, store checkpoint.Store, agent string) error
 	// wrapModel, set by tests, wraps every provider a run opens.
 	wrapModel func(model.Provider) model.Provider
 	closed    atomic.Bool // Close was called: nothing starts any more
@@ -53,6 +55,14 @@ type Config struct {
 	Connect Connector
 	// WorkspaceLimit bounds the workspace a run copies into the store.
 	WorkspaceLimit WorkspaceLimit
+	// UnkeptAbove, when set, is asked of a top-level agent whose stored
+	// definition keeps no agent file above it (checkpoint.Definition.Above)
+	// and that no ResumeOptions.Above is given for, before it runs: its
+	// error refuses the run of the agent, and of every sub-agent under
+	// it. It is for an agent made from a sub-agent's definition by a cairn
+	// that did not keep the agent file above it, whose approval rules
+	// would otherwise not bind it (host/workflow.UnkeptParent).
+	UnkeptAbove func(ctx context.Context, store checkpoint.Store, agent string) error
 }
 
 // OpenStore opens (making it if needed) the file store in dir. A process
@@ -93,7 +103,7 @@ func NewEngine(ctx context.Context, cfg Config) (*Engine, error) {
 		store = checkpoint.NewMemStore()
 	}
 	return &Engine{rt: rt, store: store, connect: cfg.Connect, limit: cfg.WorkspaceLimit,
-		digests: newModuleDigests(cfg.CacheDir)}, nil
+		digests: newModuleDigests(cfg.CacheDir), unkeptAbove: cfg.UnkeptAbove}, nil
 }
 
 // Close releases the engine's runtime. Runs must have returned. Closing a
@@ -406,7 +416,7 @@ func (e *Engine) startRun(ctx context.Context, opts RunOptions, runID string) (*
 	if af == nil {
 		// The agent file and modules it was made with, as Resume uses.
 		if af, mods, err = e.rebuild(rec.State.Definition); err == nil {
-			err = e.withAncestry(af, rec.State)
+			err = e.withAncestry(ctx, af, rec.State, nil, nil)
 		}
 		if err != nil {
 			log.Close()
@@ -439,6 +449,12 @@ func (e *Engine) create(ctx context.Context, opts RunOptions, runID string) (*ru
 	}
 	later := newBlobWrites(e.store)
 	def, err := e.defineWith(opts.Agent, mods, ws, later)
+	if err == nil && opts.sub == nil {
+		// Made from a sub-agent's definition, not by a delegation (a
+		// workflow's delegation step): the agent files above it are kept
+		// with it, so that every resume is bound by them as this run is.
+		def.Above, err = e.keepAbove(opts.Agent)
+	}
 	if err != nil {
 		return nil, errors.Join(err, later.wait())
 	}

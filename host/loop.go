@@ -87,6 +87,8 @@ type run struct {
 	// keeps its parent and depth (the rules above it bind its calls) but
 	// its events are a top-level agent's.
 	forkAlone bool
+	// aboveRead: restoreAncestry found no agent file above the agent.
+	aboveRead bool
 	// seenBlobs keeps the content of what calls read, for `cairn verify`.
 	seenBlobs *blobCache
 	// trimIdle lets go of what the process keeps only for speed, when

@@ -25,7 +25,7 @@ func (e *awaitingError) Error() string { return awaitingCalls(e.calls) }
 // is journaled as it is made.
 func (r *run) playCalls(ctx context.Context, round int, calls []conversation.ToolCall,
 	last map[string]checkpoint.Record) ([]callResult, []conversation.ToolCall, error) {
-	if err := r.restoreAncestry(); err != nil {
+	if err := r.restoreAncestry(ctx); err != nil {
 		return nil, nil, err
 	}
 	var toRun, toAsk []conversation.ToolCall

@@ -49,9 +49,10 @@ type ResumeOptions struct {
 	Strategy Strategy
 	// Upgrade rebuilds the agent from its agent file as it is on disk now,
 	// instead of from what the store kept when it started. A sub-agent's
-	// file (or, with Above, that of an agent made from one) is checked
-	// against the agent file above it as its delegation was: one that asks
-	// for more is refused with ErrSubAgent, and nothing is journaled.
+	// file (or that of an agent made from one's definition, as a
+	// workflow's delegation step) is checked against the agent file above
+	// it as its delegation was: one that asks for more is refused with
+	// ErrSubAgent, and nothing is journaled.
 	Upgrade bool
 	// UpgradeAdvice, when set, says in the warning that the agent file
 	// changed since the agent started how to take up the new one, in the
@@ -69,9 +70,12 @@ type ResumeOptions struct {
 	Approver Approver
 	AutoDeny bool
 	// Above, for an agent made from a sub-agent's definition in another
-	// agent file (a workflow's delegation step), is that agent file: its
-	// approval rules bind the agent's calls, and its sandbox limits are
-	// the ones the agent leaves out, as they do a delegation's sub-agent.
+	// agent file (a workflow's delegation step) whose stored definition
+	// does not keep that file (checkpoint.Definition.Above: one a cairn
+	// that did not keep it made), is that agent file: its approval rules
+	// bind the agent's calls, and its sandbox limits are the ones the
+	// agent leaves out, as they do a delegation's sub-agent. The file a
+	// definition keeps is used over it.
 	Above *AgentFile
 
 	sub *subRun // a delegation's, for the run of its sub-agent
@@ -168,7 +172,7 @@ func (e *Engine) Resume(ctx context.Context, opts ResumeOptions) (*Result, error
 		// Upgrading journals the agent file as it is now.
 		return nil, fmt.Errorf("resume agent %q: the manual strategy changes nothing, and Upgrade would: give one of them", opts.ID)
 	}
-	if err := e.checkBeforeLock(opts); err != nil {
+	if err := e.checkBeforeLock(ctx, opts); err != nil {
 		return nil, err
 	}
 	runID := "run-" + newID()
@@ -285,7 +289,7 @@ func (e *Engine) Resume(ctx context.Context, opts ResumeOptions) (*Result, error
 // file as it is now, checked as upgradeFile checks it) and the workspace
 // that ResumeOptions.Workspace would get. Under the lock placeWorkspace
 // checks the workspace again, since the holder may have gone on meanwhile.
-func (e *Engine) checkBeforeLock(opts ResumeOptions) error {
+func (e *Engine) checkBeforeLock(ctx context.Context, opts ResumeOptions) error {
 	if _, ok := e.store.(Stealer); opts.Steal && !ok {
 		return nil // lockToResume refuses it
 	}
@@ -297,7 +301,7 @@ func (e *Engine) checkBeforeLock(opts ResumeOptions) error {
 		return nil
 	}
 	if opts.Upgrade {
-		if _, err := e.upgradeFile(rec.State, opts); err != nil {
+		if _, err := e.upgradeFile(ctx, rec.State, opts); err != nil {
 			return err
 		}
 	} else if _, _, err := e.rebuild(rec.State.Definition); err != nil {
@@ -366,7 +370,7 @@ func (e *Engine) rebuildRun(ctx context.Context, rec *checkpoint.Recovered, opts
 	var mods []toolModule
 	var err error
 	if opts.Upgrade {
-		if af, err = e.upgradeFile(rec.State, opts); err != nil {
+		if af, err = e.upgradeFile(ctx, rec.State, opts); err != nil {
 			return nil, err // it names the agent
 		}
 		mods, err = e.upgrade(af, def, log)
@@ -376,10 +380,11 @@ func (e *Engine) rebuildRun(ctx context.Context, rec *checkpoint.Recovered, opts
 		err = e.storeRebuilt(def, mods)
 	}
 	if err == nil {
-		err = e.withAncestry(af, rec.State)
-	}
-	if err == nil && opts.Above != nil && af.parent == nil {
-		af.inherit(opts.Above)
+		var delegating *AgentFile
+		if opts.sub != nil {
+			delegating = opts.sub.above
+		}
+		err = e.withAncestry(ctx, af, rec.State, delegating, opts.Above)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("resume agent %q: %w", opts.ID, err)
@@ -411,7 +416,7 @@ func (e *Engine) rebuildRun(ctx context.Context, rec *checkpoint.Recovered, opts
 // Those of reading the file; ErrSubAgent for one that asks for more than
 // its parent's; a sub-agent defined inline in its parent's agent file has
 // no file of its own to read.
-func (e *Engine) upgradeFile(st *checkpoint.State, opts ResumeOptions) (*AgentFile, error) {
+func (e *Engine) upgradeFile(ctx context.Context, st *checkpoint.State, opts ResumeOptions) (*AgentFile, error) {
 	if st.Definition.AgentPath == "" {
 		// An inline sub-agent's definition is a part of its parent's file.
 		return nil, fmt.Errorf("resume agent %q with --upgrade: it has no agent file of its own to read again (a sub-agent defined inline in its parent's agent file); "+
@@ -419,7 +424,7 @@ func (e *Engine) upgradeFile(st *checkpoint.State, opts ResumeOptions) (*AgentFi
 	}
 	af, err := LoadAgentFile(st.Definition.AgentPath)
 	if err == nil {
-		err = e.readmit(af, st, opts.Above)
+		err = e.readmit(ctx, af, st, opts.Above)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("resume agent %q: %w", opts.ID, err)
@@ -437,6 +442,7 @@ func (e *Engine) upgrade(af *AgentFile, old checkpoint.Definition, log checkpoin
 	if err != nil {
 		return nil, err
 	}
+	def.Above = old.Above // what the new file was checked against (readmit)
 	return mods, log.Append(checkpoint.Record{Type: checkpoint.RecDefine, Time: now(), Definition: &def})
 }
 

@@ -279,6 +279,7 @@ func (e *Engine) redefine(af *AgentFile, old checkpoint.Definition, ws string, l
 	if err != nil {
 		return nil, err
 	}
+	def.Above = old.Above // they bind the agent whatever its file
 	if def.AgentFile == old.AgentFile && def.AgentPath == old.AgentPath && def.AgentDir == old.AgentDir &&
 		def.Script == old.Script && def.Workspace == old.Workspace && maps.Equal(def.Modules, old.Modules) {
 		return mods, nil

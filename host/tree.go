@@ -99,6 +99,9 @@ type subRun struct {
 	lineage checkpoint.Parent
 	// forward hands the sub-agent's events to its parent's run.
 	forward EventFunc
+	// above is the parent's agent file, with those above it: a resumed
+	// sub-agent's, as a new one's is (resolve).
+	above *AgentFile
 }
 
 // adopt makes r part of the tree sub says, or, for a run of an agent not

@@ -8,7 +8,8 @@ import (
 // SubAgentFile is the agent file of the sub-agent that af declares under
 // name in its `agents:`, read and checked to narrow af's tools and grants
 // as a delegation checks it. A workflow's delegation step runs it as an
-// agent of its own.
+// agent of its own, whose stored definition keeps af (and any agent file
+// above af), so that every resume binds it by their approval rules.
 //
 // # Errors
 //

@@ -17,6 +17,7 @@ import (
 	"github.com/cairnrun/cairn/host"
 	"github.com/cairnrun/cairn/host/mcp"
 	"github.com/cairnrun/cairn/host/model"
+	"github.com/cairnrun/cairn/host/workflow"
 	"github.com/cairnrun/cairn/sandbox"
 )
 
@@ -148,7 +149,8 @@ func newEngine(c *cli.Context) (*host.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return host.NewEngine(c.Context, host.Config{CacheDir: cacheDir(c), Engine: engine, Store: store, Connect: mcp.Connect, WorkspaceLimit: limit})
+	return host.NewEngine(c.Context, host.Config{CacheDir: cacheDir(c), Engine: engine, Store: store, Connect: mcp.Connect, WorkspaceLimit: limit,
+		UnkeptAbove: workflow.UnkeptParent})
 }
 
 // runError maps an error that kept a run from starting to its exit code.

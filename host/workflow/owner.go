@@ -2,6 +2,8 @@ package workflow
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/cairnrun/cairn/checkpoint"
@@ -68,3 +70,44 @@ func OfAgent(ctx context.Context, store checkpoint.Store, agent string) (id stri
 	}
 	return "", false
 }
+
+// UnkeptParent refuses to run by itself the agent of a delegation step
+// (or a sub-agent under it) whose definition does not keep the step's
+// parent file, as a cairn that did not keep it made: the parent file's
+// approval rules and sandbox limits bound the agent while the workflow ran
+// it, and the workflow's resume (Resume, `cairn workflow resume ID`)
+// binds it by them again, where a resume of the agent alone could not. It
+// is host.Config.UnkeptAbove for an engine that runs workflows; agent is
+// a top-level agent whose definition keeps no agent file above it, and
+// any other agent is let be.
+//
+// # Errors
+//
+// ErrUnkeptParent, saying which workflow's resume continues the agent.
+func UnkeptParent(ctx context.Context, store checkpoint.Store, agent string) error {
+	id, ok := OfAgent(ctx, store, agent)
+	if !ok {
+		return nil
+	}
+	rec, err := store.(checkpoint.Workflows).Workflow(id)
+	if err != nil {
+		return nil // OfAgent read it
+	}
+	f, err := Parse(rec.Flow, rec.Dir)
+	if err != nil {
+		return nil
+	}
+	name := strings.TrimPrefix(agent, id+".")
+	for _, s := range f.Steps {
+		if s.Name == name && s.Kind() == "delegate" {
+			return fmt.Errorf("%w: agent %s runs step %s of workflow %s, a delegation from %s, and a cairn that did not keep %s with the agent made it: "+
+				"run by itself it would not meet the approval rules of %s, so it was not run; `cairn workflow resume %s` continues it under them",
+				ErrUnkeptParent, agent, s.Name, id, s.Parent, s.Parent, s.Parent, id)
+		}
+	}
+	return nil
+}
+
+// ErrUnkeptParent: an agent of a delegation step that does not keep its
+// parent file was to run by itself (see UnkeptParent).
+var ErrUnkeptParent = errors.New("step agent refused")

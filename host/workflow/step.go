@@ -303,7 +303,9 @@ func (r *runner) runAgent(ctx context.Context, j job, onEvent host.EventFunc) (*
 		// `cairn resume --upgrade` reads them, so the fix is taken up.
 		upgrade := j.step.Kind() == "agent" && !rec.Interrupted() && rec.State.Status == checkpoint.StatusFailed
 		// A delegation step's agent is bound by its parent file's approval
-		// rules and limits, continued as when it was made.
+		// rules and limits, continued as when it was made: its definition
+		// keeps the file; one a cairn that did not keep it made is given
+		// the file as it is now.
 		var above *host.AgentFile
 		if j.step.Kind() == "delegate" {
 			if above, err = host.LoadAgentFile(r.flow.Path(j.step.Parent)); err != nil {
@@ -331,9 +333,9 @@ func (r *runner) runAgent(ctx context.Context, j job, onEvent host.EventFunc) (*
 // agent changed since it started, how to take up the new one: a workflow's
 // resume goes on with the file the agent started with. An agent step's
 // agent is resumed by itself with --upgrade, and the workflow's resume
-// then records the step. A delegation step's agent was checked against
-// its parent's agent file as it was made, which a resume by itself would
-// not check again: the workflow is run anew.
+// then records the step. A delegation step's agent goes on with the
+// definition its delegation from the parent file made: the workflow is
+// run anew to take up a new one.
 func (r *runner) upgradeAdvice(j job) string {
 	id := r.rec.ID
 	if j.step.Kind() == "agent" {
