@@ -154,7 +154,7 @@ func (d *descriptors) preopens(mod api.Module, ms []Mount) {
 // forget drops every record of mod, which is closed.
 func (d *descriptors) forget(mod api.Module) {
 	d.instances.Delete(mod)
-	d.moves.instances.Delete(mod)
+	d.moves.forget(mod)
 }
 
 // has reports whether fd in mod has every right of need. A descriptor

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/tetratelabs/wazero/api"
 )
@@ -32,10 +33,16 @@ type stdioMoves struct {
 // moved holds, for each instance that moved stdio, its stdioMoves; an
 // instance's goes with it (see descriptors.forget). Like descriptors, it
 // is used by the instance's one thread.
-type moved struct{ instances sync.Map } // api.Module → *stdioMoves
+type moved struct {
+	instances sync.Map     // api.Module → *stdioMoves
+	n         atomic.Int64 // how many instances have moves: while none, a call looks no further
+}
 
 // of returns mod's moves, or nil when it has moved no stdio.
 func (m *moved) of(mod api.Module) *stdioMoves {
+	if m.n.Load() == 0 {
+		return nil
+	}
 	if v, ok := m.instances.Load(mod); ok {
 		return v.(*stdioMoves)
 	}
@@ -49,7 +56,15 @@ func (m *moved) made(mod api.Module) *stdioMoves {
 	}
 	s := &stdioMoves{alias: map[uint32]uint32{}, hidden: map[uint32]bool{}}
 	m.instances.Store(mod, s)
+	m.n.Add(1)
 	return s
+}
+
+// forget drops mod's moves, which is closed.
+func (m *moved) forget(mod api.Module) {
+	if _, ok := m.instances.LoadAndDelete(mod); ok {
+		m.n.Add(-1)
+	}
 }
 
 // translate is wazero's descriptor for the guest's fd in mod, or false

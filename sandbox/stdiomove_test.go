@@ -94,8 +94,8 @@ func TestStdioMovesGoWithTheInstance(t *testing.T) {
 		n := 0
 		testRT.fds.moves.instances.Range(func(any, any) bool { n++; return true })
 		t.Logf("%s: %v", c.name, err)
-		if n != 0 {
-			t.Errorf("%s (%v): the moves of %d instances are still recorded", c.name, err, n)
+		if n != 0 || testRT.fds.moves.n.Load() != 0 {
+			t.Errorf("%s (%v): the moves of %d instances are still recorded (counted %d)", c.name, err, n, testRT.fds.moves.n.Load())
 		}
 	}
 }
@@ -155,7 +155,7 @@ func TestStdioMovesDoNotOutliveTheirCall(t *testing.T) {
 	}
 	n := 0
 	rt.fds.moves.instances.Range(func(any, any) bool { n++; return true })
-	if n != 0 {
-		t.Errorf("the moves of %d closed instances are kept", n)
+	if n != 0 || rt.fds.moves.n.Load() != 0 {
+		t.Errorf("the moves of %d closed instances are kept (counted %d)", n, rt.fds.moves.n.Load())
 	}
 }
