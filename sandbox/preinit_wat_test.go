@@ -39,33 +39,18 @@ func reactorWasm(trap bool) []byte {
 // reactorWith assembles the module of reactorWasm with the given bodies
 // of _initialize and cairn_call.
 func reactorWith(init, call []byte) []byte {
-	vec := func(items ...[]byte) []byte {
-		out := binary.AppendUvarint(nil, uint64(len(items)))
-		for _, it := range items {
-			out = append(out, it...)
-		}
-		return out
-	}
-	section := func(id byte, body []byte) []byte {
-		return append(binary.AppendUvarint([]byte{id}, uint64(len(body))), body...)
-	}
-	name := func(s string) []byte { return append([]byte{byte(len(s))}, s...) }
-	body := func(code ...byte) []byte {
-		b := append([]byte{0}, code...) // no locals
-		return append(binary.AppendUvarint(nil, uint64(len(b))), b...)
-	}
 	var m []byte
 	m = append(m, "\x00asm\x01\x00\x00\x00"...)
-	m = append(m, section(1, vec([]byte{0x60, 0, 0}, []byte{0x60, 0, 1, 0x7f}))...)
-	m = append(m, section(3, vec([]byte{0}, []byte{1}))...)
-	m = append(m, section(5, vec([]byte{0, 1}))...)
-	m = append(m, section(6, vec([]byte{0x7f, 1, 0x41, 0, 0x0b}))...)
-	m = append(m, section(7, vec(
-		append(name(abi.InitExport), 0, 0),
-		append(name(abi.CallExport), 0, 1),
-		append(name("memory"), 2, 0)))...)
-	m = append(m, section(10, vec(body(init...), body(call...)))...)
-	m = append(m, section(11, vec([]byte{0, 0x41, 16, 0x0b, 2, 'h', 'i'}))...)
+	m = append(m, asmSection(1, asmVec([]byte{0x60, 0, 0}, []byte{0x60, 0, 1, 0x7f}))...)
+	m = append(m, asmSection(3, asmVec([]byte{0}, []byte{1}))...)
+	m = append(m, asmSection(5, asmVec([]byte{0, 1}))...)
+	m = append(m, asmSection(6, asmVec([]byte{0x7f, 1, 0x41, 0, 0x0b}))...)
+	m = append(m, asmSection(7, asmVec(
+		append(asmName(abi.InitExport), 0, 0),
+		append(asmName(abi.CallExport), 0, 1),
+		append(asmName("memory"), 2, 0)))...)
+	m = append(m, asmSection(10, asmVec(asmBody(init...), asmBody(call...)))...)
+	m = append(m, asmSection(11, asmVec([]byte{0, 0x41, 16, 0x0b, 2, 'h', 'i'}))...)
 	return m
 }
 
@@ -150,4 +135,25 @@ func FuzzNewReactor(f *testing.F) {
 			t.Fatalf("the rewrite is unreadable: %v", err)
 		}
 	})
+}
+
+// asmVec, asmSection, asmName and asmBody assemble a module by hand: a
+// vector of items, a section, a name, a function body with no locals.
+func asmVec(items ...[]byte) []byte {
+	out := binary.AppendUvarint(nil, uint64(len(items)))
+	for _, it := range items {
+		out = append(out, it...)
+	}
+	return out
+}
+
+func asmSection(id byte, body []byte) []byte {
+	return append(binary.AppendUvarint([]byte{id}, uint64(len(body))), body...)
+}
+
+func asmName(s string) []byte { return append([]byte{byte(len(s))}, s...) }
+
+func asmBody(code ...byte) []byte {
+	b := append([]byte{0}, code...) // no locals
+	return append(binary.AppendUvarint(nil, uint64(len(b))), b...)
 }

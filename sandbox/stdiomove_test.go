@@ -3,7 +3,6 @@ package sandbox
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"io"
 	"path/filepath"
 	"testing"
@@ -104,32 +103,17 @@ func TestStdioMovesGoWithTheInstance(t *testing.T) {
 // stderr onto stdout, fd_renumber(2, 1), and returns its errno: a call
 // that finds 2 already moved (EBADF) exits with status 8.
 func reactorMovingStdio() []byte {
-	vec := func(items ...[]byte) []byte {
-		out := binary.AppendUvarint(nil, uint64(len(items)))
-		for _, it := range items {
-			out = append(out, it...)
-		}
-		return out
-	}
-	section := func(id byte, body []byte) []byte {
-		return append(binary.AppendUvarint([]byte{id}, uint64(len(body))), body...)
-	}
-	name := func(s string) []byte { return append([]byte{byte(len(s))}, s...) }
-	body := func(code ...byte) []byte {
-		b := append([]byte{0}, code...) // no locals
-		return append(binary.AppendUvarint(nil, uint64(len(b))), b...)
-	}
 	var m []byte
 	m = append(m, "\x00asm\x01\x00\x00\x00"...)
-	m = append(m, section(1, vec([]byte{0x60, 0, 0}, []byte{0x60, 0, 1, 0x7f}, []byte{0x60, 2, 0x7f, 0x7f, 1, 0x7f}))...)
-	m = append(m, section(2, vec(append(append(name("wasi_snapshot_preview1"), name("fd_renumber")...), 0, 2)))...)
-	m = append(m, section(3, vec([]byte{0}, []byte{1}))...)
-	m = append(m, section(5, vec([]byte{0, 1}))...)
-	m = append(m, section(7, vec(
-		append(name(abi.InitExport), 0, 1),
-		append(name(abi.CallExport), 0, 2),
-		append(name("memory"), 2, 0)))...)
-	m = append(m, section(10, vec(body(0x0b), body(0x41, 2, 0x41, 1, 0x10, 0, 0x0b)))...)
+	m = append(m, asmSection(1, asmVec([]byte{0x60, 0, 0}, []byte{0x60, 0, 1, 0x7f}, []byte{0x60, 2, 0x7f, 0x7f, 1, 0x7f}))...)
+	m = append(m, asmSection(2, asmVec(append(append(asmName("wasi_snapshot_preview1"), asmName("fd_renumber")...), 0, 2)))...)
+	m = append(m, asmSection(3, asmVec([]byte{0}, []byte{1}))...)
+	m = append(m, asmSection(5, asmVec([]byte{0, 1}))...)
+	m = append(m, asmSection(7, asmVec(
+		append(asmName(abi.InitExport), 0, 1),
+		append(asmName(abi.CallExport), 0, 2),
+		append(asmName("memory"), 2, 0)))...)
+	m = append(m, asmSection(10, asmVec(asmBody(0x0b), asmBody(0x41, 2, 0x41, 1, 0x10, 0, 0x0b)))...)
 	return m
 }
 
