@@ -1,8 +1,6 @@
 package web
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -16,28 +14,7 @@ import (
 func TestBrowserSubAgentCallOfTheParentsCallID(t *testing.T) {
 	needsBrowser(t)
 	f := newFixture(t, Config{Loopback: true})
-	dir := filepath.Join(f.agents, "lead")
-	must(t, os.MkdirAll(dir, 0o755))
-	must(t, os.WriteFile(filepath.Join(dir, "alpha.yaml"), []byte(`
-turns:
-  - tool_calls: [{name: write_file, input: {path: alpha.txt, content: alpha}}]
-  - text: wrote alpha.txt
-`), 0o644))
-	f.run("lead", `
-name: lead
-model: {provider: script, script: script.yaml}
-workspace: workspace
-tools: [{module: builtin}]
-agents:
-  - name: alpha
-    description: writes alpha.txt
-    model: {provider: script, script: alpha.yaml}
-    tools: [{module: builtin, only: [write_file]}]
-`, `
-turns:
-  - tool_calls: [{name: delegate, input: {agent: alpha, task: write alpha.txt}}]
-  - text: done
-`)
+	f.runLeadDelegatingToAlpha()
 	if !strings.Contains(string(f.history("lead")), `"agent":"lead.alpha-`) {
 		t.Fatalf("the lead's history has no event of its sub-agent:\n%s", f.history("lead"))
 	}

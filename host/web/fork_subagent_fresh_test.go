@@ -3,8 +3,6 @@ package web
 import (
 	"context"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -17,29 +15,7 @@ import (
 // with them, as it keeps the sub-agent's record of the call that made it.
 func TestForkOfASubAgentOutlivesItsParentStartedOver(t *testing.T) {
 	f := newFixture(t, Config{Loopback: true})
-	dir := filepath.Join(f.agents, "lead")
-	must(t, os.MkdirAll(dir, 0o755))
-	must(t, os.WriteFile(filepath.Join(dir, "alpha.yaml"), []byte(`
-turns:
-  - tool_calls: [{name: write_file, input: {path: alpha.txt, content: alpha}}]
-  - text: wrote alpha.txt
-`), 0o644))
-	const leadAgent = `
-name: lead
-model: {provider: script, script: script.yaml}
-workspace: workspace
-tools: [{module: builtin}]
-agents:
-  - name: alpha
-    description: writes alpha.txt
-    model: {provider: script, script: alpha.yaml}
-    tools: [{module: builtin, only: [write_file]}]
-`
-	af, _ := f.run("lead", leadAgent, `
-turns:
-  - tool_calls: [{name: delegate, input: {agent: alpha, task: write alpha.txt}}]
-  - text: done
-`)
+	af := f.runLeadDelegatingToAlpha()
 	kids, err := host.Children(context.Background(), f.store, "lead")
 	if err != nil || len(kids) != 1 {
 		t.Fatalf("the lead's sub-agents: %v, %v", kids, err)

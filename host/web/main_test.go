@@ -233,3 +233,33 @@ func (f *fixture) withHistory(id string, status checkpoint.Status, history strin
 	must(t, err)
 	must(t, w.Close())
 }
+
+// runLeadDelegatingToAlpha runs agent lead, whose one round delegates to
+// its sub-agent alpha, which writes alpha.txt, and returns lead's agent
+// file.
+func (f *fixture) runLeadDelegatingToAlpha() *host.AgentFile {
+	f.t.Helper()
+	dir := filepath.Join(f.agents, "lead")
+	must(f.t, os.MkdirAll(dir, 0o755))
+	must(f.t, os.WriteFile(filepath.Join(dir, "alpha.yaml"), []byte(`
+turns:
+  - tool_calls: [{name: write_file, input: {path: alpha.txt, content: alpha}}]
+  - text: wrote alpha.txt
+`), 0o644))
+	af, _ := f.run("lead", `
+name: lead
+model: {provider: script, script: script.yaml}
+workspace: workspace
+tools: [{module: builtin}]
+agents:
+  - name: alpha
+    description: writes alpha.txt
+    model: {provider: script, script: alpha.yaml}
+    tools: [{module: builtin, only: [write_file]}]
+`, `
+turns:
+  - tool_calls: [{name: delegate, input: {agent: alpha, task: write alpha.txt}}]
+  - text: done
+`)
+	return af
+}
