@@ -19,18 +19,9 @@ import (
 // gone and stops the run, writing nothing; the agent reads back at its
 // last durable records and goes on.
 func TestServerCrashLosesAppendsNotTheAgent(t *testing.T) {
-	if testing.Short() {
-		t.Skip("crashes and starts a server of its own")
-	}
-	srv := pgtest.Start(t)
-	s := open(t, srv.NewDatabase(t))
-	lock, err := s.Lock("a1", checkpoint.ThisProcess("run-a"))
-	must(t, err)
-	defer lock.Unlock()
-	log, err := s.Create("a1", newState("a1"))
-	must(t, err)
-	commitRound(t, log, 1)
+	srv, s, log := agentOnACrashableServer(t)
 	recs := roundRecords(2)
+	var err error
 	lost := false
 	for try := 0; try < 5 && !lost; try++ {
 		must(t, log.Append(recs[0]))
@@ -83,17 +74,8 @@ func TestServerCrashLosesAppendsNotTheAgent(t *testing.T) {
 // lost committed data. The Sync now finds them gone and fails, marking
 // nothing; the agent reads back at what the server kept.
 func TestServerCrashLostAppendsAreNotMarkedDurable(t *testing.T) {
-	if testing.Short() {
-		t.Skip("crashes and starts a server of its own")
-	}
-	srv := pgtest.Start(t)
-	s := open(t, srv.NewDatabase(t))
-	lock, err := s.Lock("a1", checkpoint.ThisProcess("run-a"))
-	must(t, err)
-	defer lock.Unlock()
-	log, err := s.Create("a1", newState("a1"))
-	must(t, err)
-	commitRound(t, log, 1)
+	srv, s, log := agentOnACrashableServer(t)
+	var err error
 	for try := 0; ; try++ {
 		must(t, log.Append(roundRecords(2 + try)[:2]...))
 		srv.Crash(t)
@@ -118,4 +100,23 @@ func TestServerCrashLostAppendsAreNotMarkedDurable(t *testing.T) {
 	rec, log2, err := s.Open("a1")
 	must(t, err)
 	commitRound(t, log2, rec.State.Round+1)
+}
+
+// agentOnACrashableServer starts a server of the test's own, which it may
+// crash, and returns it, the store and the log of agent a1, locked by
+// run-a and at round 1.
+func agentOnACrashableServer(t *testing.T) (*pgtest.Server, *pgstore.Store, checkpoint.Log) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("crashes and starts a server of its own")
+	}
+	srv := pgtest.Start(t)
+	s := open(t, srv.NewDatabase(t))
+	lock, err := s.Lock("a1", checkpoint.ThisProcess("run-a"))
+	must(t, err)
+	t.Cleanup(func() { lock.Unlock() })
+	log, err := s.Create("a1", newState("a1"))
+	must(t, err)
+	commitRound(t, log, 1)
+	return srv, s, log
 }
