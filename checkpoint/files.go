@@ -92,7 +92,7 @@ func syncDir(dir string) error {
 
 // headerFrame is the frame every journal and snapshot starts with.
 func headerFrame(b []byte, agent string, round int) []byte {
-	payload, _ := encodeRecord(Record{Type: RecHeader, Header: &Header{Schema: schemaVersion, Agent: agent, Round: round}})
+	payload, _ := encodeRecord(Record{Type: RecHeader, Header: &Header{Schema: schemaPlain, Agent: agent, Round: round}})
 	return appendFrame(b, RecHeader, payload)
 }
 

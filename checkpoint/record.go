@@ -173,6 +173,7 @@ func (r *replay) add(rec Record) error {
 		r.st.endRun(rec)
 	case rec.Type == RecDefine:
 		r.st.Definition = *rec.Definition
+		r.st.Schema = max(r.st.Schema, schemaOf(r.st.Definition))
 	case rec.Type == RecCompaction:
 		return r.st.applyCompaction(rec)
 	default:

@@ -7,9 +7,30 @@ import (
 	"github.com/cairnrun/cairn/checkpoint/conversation"
 )
 
-// schemaVersion is the version of State and the records this package
-// writes. A reader refuses anything newer.
-const schemaVersion = 2
+// schemaVersion is the newest version of State and the records this
+// package reads; a reader refuses anything newer. A state is written at
+// the oldest version that holds all it says (schemaOf), so that a cairn
+// too old for a state refuses it rather than read it leaving out what it
+// does not know.
+const schemaVersion = schemaAbove
+
+const (
+	// schemaPlain is the version of the records, and of every state
+	// but those of schemaAbove.
+	schemaPlain = 2
+	// schemaAbove is a state whose definition keeps agent files above
+	// the agent (Definition.Above), whose approval rules bind it: a cairn
+	// that reads only schemaPlain would resume it under its own rules.
+	schemaAbove = 3
+)
+
+// schemaOf is the version a state of that definition is written at.
+func schemaOf(def Definition) int {
+	if len(def.Above) > 0 {
+		return schemaAbove
+	}
+	return schemaPlain
+}
 
 // State is an agent's loop state at a boundary.
 type State struct {
@@ -156,7 +177,7 @@ type Parent struct {
 
 // NewState is the state of a new agent.
 func NewState(agent string, def Definition, labels Labels, now time.Time) *State {
-	return &State{Schema: schemaVersion, Agent: agent, Definition: def, Labels: labels,
+	return &State{Schema: schemaOf(def), Agent: agent, Definition: def, Labels: labels,
 		Status: StatusIdle, UpdatedAt: now}
 }
 
