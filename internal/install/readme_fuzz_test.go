@@ -29,6 +29,18 @@ func TestReadmeFuzzCommandRunsAsWritten(t *testing.T) {
 // readmeFuzzCommands returns the lines of README's code blocks that run
 // go test with -fuzz, without their comments.
 func readmeFuzzCommands(t *testing.T, path string) []string {
+	var lines []string
+	for _, line := range codeLines(t, path) {
+		if strings.HasPrefix(line, "go test ") && strings.Contains(line, " -fuzz ") {
+			lines = append(lines, line)
+		}
+	}
+	return lines
+}
+
+// codeLines returns the lines of a Markdown page's code blocks, each
+// without its comment and the spaces around it, leaving out empty ones.
+func codeLines(t *testing.T, path string) []string {
 	b, err := os.ReadFile(path)
 	must(t, err)
 	var lines []string
@@ -39,8 +51,7 @@ func readmeFuzzCommands(t *testing.T, path string) []string {
 			continue
 		}
 		line, _, _ = strings.Cut(line, "#")
-		line = strings.TrimSpace(line)
-		if inCode && strings.HasPrefix(line, "go test ") && strings.Contains(line, " -fuzz ") {
+		if line = strings.TrimSpace(line); inCode && line != "" {
 			lines = append(lines, line)
 		}
 	}
