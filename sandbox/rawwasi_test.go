@@ -93,6 +93,84 @@ func TestPollOfManySubscriptionsStopsWithTheCall(t *testing.T) {
 	}
 }
 
+// Regression: wazero's random_get fills the guest's buffer from the
+// instance's source of randomness in one read, in the host, where no stop
+// check runs: 600 MB of it kept a call going for seconds after it was
+// cancelled (400 MB, 1.9 s past a deadline of 1 s, or 2.8 s with the real
+// randomness). The source now gives at most 1 MiB a read and fails once
+// the call must stop, and random_get with it (EIO).
+func TestRandomGetOfHugeBufferStopsWithTheCall(t *testing.T) {
+	for _, real := range []bool{false, true} {
+		t.Run(map[bool]string{false: "deterministic", true: "real"}[real], func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var stdout bytes.Buffer
+			var once sync.Once
+			var stopped atomic.Pointer[time.Time]
+			stderr := writerFunc(func(b []byte) (int, error) {
+				once.Do(func() {
+					time.AfterFunc(100*time.Millisecond, func() {
+						now := time.Now()
+						stopped.Store(&now)
+						cancel()
+					})
+				})
+				return len(b), nil
+			})
+			p := Policy{Args: []string{"random", "600000000"}, MemoryLimit: 1 << 30, RealRandom: real}
+			_, err := compile(t, "rawwasi").Run(ctx, p, nil, &stdout, stderr)
+			if stopped.Load() == nil {
+				t.Fatalf("the guest did not reach random_get, or the call ended before it was cancelled: %v: %q", err, stdout.String())
+			}
+			late := time.Since(*stopped.Load())
+			t.Logf("the call ended %s after it was cancelled: %v; %s", late, err, stdout.String())
+			if !errors.Is(err, context.Canceled) {
+				t.Errorf("the call ended with %v, want context.Canceled", err)
+			}
+			if late > time.Second {
+				t.Errorf("the call ended %s after it was cancelled", late)
+			}
+		})
+	}
+}
+
+// Regression: wazero's fd_write writes each of its iovecs with a write
+// of its own to stdout, in the host, where no stop check runs: 400 million
+// empty iovecs (3.2 GB of the guest's memory, which may be 4 GiB) kept a
+// call going for 31 s after it was cancelled, 100 million for seconds.
+// stdout and stderr now take no more writes once the call must stop
+// (EIO).
+func TestWriteOfManyIovecsToStdoutStopsWithTheCall(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout bytes.Buffer
+	var once sync.Once
+	var stopped atomic.Pointer[time.Time]
+	stderr := writerFunc(func(b []byte) (int, error) {
+		once.Do(func() {
+			time.AfterFunc(100*time.Millisecond, func() {
+				now := time.Now()
+				stopped.Store(&now)
+				cancel()
+			})
+		})
+		return len(b), nil
+	})
+	p := Policy{Args: []string{"writev", "-", "100000000"}, MemoryLimit: 1 << 30}
+	_, err := compile(t, "rawwasi").Run(ctx, p, nil, &stdout, stderr)
+	if stopped.Load() == nil {
+		t.Fatalf("the guest did not reach fd_write, or the call ended before it was cancelled: %v: %q", err, stdout.String())
+	}
+	late := time.Since(*stopped.Load())
+	t.Logf("the call ended %s after it was cancelled: %v; %s", late, err, stdout.String())
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("the call ended with %v, want context.Canceled", err)
+	}
+	if late > time.Second {
+		t.Errorf("the call ended %s after it was cancelled", late)
+	}
+}
+
 // A poll of clocks alone still waits for the shortest, with the real
 // clock, and reports every clock as come.
 func TestPollOfClocksWaitsForTheShortest(t *testing.T) {
