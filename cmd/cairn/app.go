@@ -70,8 +70,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		Name:  "cairn",
 		Usage: "run LLM agents whose tools are untrusted WebAssembly modules",
 		Description: "Flags may come before or after a command's arguments; `--` ends the flags.\n" +
-			"Exit codes: 0 done, 1 failed, 2 bad command line or unknown agent or run, 3 paused,\n" +
-			"4 awaiting approval, 5 the agent is locked by another process, 6 cairn verify found a divergence.",
+			"Exit codes: 0 done, 1 failed, 2 bad command line or agent file, or unknown agent or run,\n" +
+			"3 paused, 4 awaiting approval, 5 the agent is locked by another process, 6 cairn verify found a divergence.",
 		Reader:               stdin,
 		Writer:               stdout,
 		ErrWriter:            stderr,
