@@ -74,10 +74,14 @@ func Collect(ctx context.Context, store checkpoint.Store, keep checkpoint.Retent
 		Collect(checkpoint.Retention) (*checkpoint.Collected, error)
 	})
 	if !ok {
-		return &checkpoint.Collected{}, nil
+		return &checkpoint.Collected{Files: []string{}}, nil
 	}
 	keep.MarkTail = markTailFiles
-	return c.Collect(keep)
+	got, err := c.Collect(keep)
+	if got != nil && got.Files == nil {
+		got.Files = []string{} // a list, empty, for JSON too
+	}
+	return got, err
 }
 
 // markTailFiles marks the files that the finished calls of an interrupted
