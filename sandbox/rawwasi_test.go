@@ -57,37 +57,14 @@ func TestPollOfManySubscriptionsStopsWithTheCall(t *testing.T) {
 			}
 			// The call is cancelled 100 ms after the guest says it calls
 			// poll_oneoff, which then holds millions of subscriptions.
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			var stdout bytes.Buffer
-			var once sync.Once
-			var stopped atomic.Pointer[time.Time]
-			stderr := writerFunc(func(b []byte) (int, error) {
-				once.Do(func() {
-					time.AfterFunc(100*time.Millisecond, func() {
-						now := time.Now()
-						stopped.Store(&now)
-						cancel()
-					})
-				})
-				return len(b), nil
-			})
 			p.Args[1] = c.n
-			_, err := m.Run(ctx, p, nil, &stdout, stderr)
-			if stopped.Load() == nil {
-				if strings.HasPrefix(stdout.String(), "poll 0 ") {
-					t.Logf("the poll ended before the call was cancelled: %s", stdout.String())
+			stdout, err, cancelled := runCancelledOnceBusy(t, m, p)
+			if !cancelled {
+				if strings.HasPrefix(stdout, "poll 0 ") {
+					t.Logf("the poll ended before the call was cancelled: %s", stdout)
 					return
 				}
-				t.Fatalf("the guest did not reach poll_oneoff: %v: %q", err, stdout.String())
-			}
-			late := time.Since(*stopped.Load())
-			t.Logf("the call ended %s after it was cancelled: %v; %s", late, err, stdout.String())
-			if !errors.Is(err, context.Canceled) {
-				t.Errorf("the call ended with %v, want context.Canceled", err)
-			}
-			if late > time.Second {
-				t.Errorf("the call ended %s after it was cancelled", late)
+				t.Fatalf("the guest did not reach poll_oneoff: %v: %q", err, stdout)
 			}
 		})
 	}
@@ -102,33 +79,9 @@ func TestPollOfManySubscriptionsStopsWithTheCall(t *testing.T) {
 func TestRandomGetOfHugeBufferStopsWithTheCall(t *testing.T) {
 	for _, real := range []bool{false, true} {
 		t.Run(map[bool]string{false: "deterministic", true: "real"}[real], func(t *testing.T) {
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			var stdout bytes.Buffer
-			var once sync.Once
-			var stopped atomic.Pointer[time.Time]
-			stderr := writerFunc(func(b []byte) (int, error) {
-				once.Do(func() {
-					time.AfterFunc(100*time.Millisecond, func() {
-						now := time.Now()
-						stopped.Store(&now)
-						cancel()
-					})
-				})
-				return len(b), nil
-			})
 			p := Policy{Args: []string{"random", "600000000"}, MemoryLimit: 1 << 30, RealRandom: real}
-			_, err := compile(t, "rawwasi").Run(ctx, p, nil, &stdout, stderr)
-			if stopped.Load() == nil {
-				t.Fatalf("the guest did not reach random_get, or the call ended before it was cancelled: %v: %q", err, stdout.String())
-			}
-			late := time.Since(*stopped.Load())
-			t.Logf("the call ended %s after it was cancelled: %v; %s", late, err, stdout.String())
-			if !errors.Is(err, context.Canceled) {
-				t.Errorf("the call ended with %v, want context.Canceled", err)
-			}
-			if late > time.Second {
-				t.Errorf("the call ended %s after it was cancelled", late)
+			if stdout, err, cancelled := runCancelledOnceBusy(t, compile(t, "rawwasi"), p); !cancelled {
+				t.Fatalf("the guest did not reach random_get, or the call ended before it was cancelled: %v: %q", err, stdout)
 			}
 		})
 	}
@@ -141,9 +94,21 @@ func TestRandomGetOfHugeBufferStopsWithTheCall(t *testing.T) {
 // stdout and stderr now take no more writes once the call must stop
 // (EIO).
 func TestWriteOfManyIovecsToStdoutStopsWithTheCall(t *testing.T) {
+	p := Policy{Args: []string{"writev", "-", "100000000"}, MemoryLimit: 1 << 30}
+	if stdout, err, cancelled := runCancelledOnceBusy(t, compile(t, "rawwasi"), p); !cancelled {
+		t.Fatalf("the guest did not reach fd_write, or the call ended before it was cancelled: %v: %q", err, stdout)
+	}
+}
+
+// runCancelledOnceBusy runs m under p and cancels the call 100 ms after
+// the guest first writes to stderr, which it does as it starts the host
+// call under test. It reports whether the call was cancelled, and if so
+// fails t unless the call ended with context.Canceled within a second.
+func runCancelledOnceBusy(t *testing.T, m *Module, p Policy) (stdout string, err error, cancelled bool) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var stdout bytes.Buffer
+	var out bytes.Buffer
 	var once sync.Once
 	var stopped atomic.Pointer[time.Time]
 	stderr := writerFunc(func(b []byte) (int, error) {
@@ -156,19 +121,19 @@ func TestWriteOfManyIovecsToStdoutStopsWithTheCall(t *testing.T) {
 		})
 		return len(b), nil
 	})
-	p := Policy{Args: []string{"writev", "-", "100000000"}, MemoryLimit: 1 << 30}
-	_, err := compile(t, "rawwasi").Run(ctx, p, nil, &stdout, stderr)
+	_, err = m.Run(ctx, p, nil, &out, stderr)
 	if stopped.Load() == nil {
-		t.Fatalf("the guest did not reach fd_write, or the call ended before it was cancelled: %v: %q", err, stdout.String())
+		return out.String(), err, false
 	}
 	late := time.Since(*stopped.Load())
-	t.Logf("the call ended %s after it was cancelled: %v; %s", late, err, stdout.String())
+	t.Logf("the call ended %s after it was cancelled: %v; %s", late, err, out.String())
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("the call ended with %v, want context.Canceled", err)
 	}
 	if late > time.Second {
 		t.Errorf("the call ended %s after it was cancelled", late)
 	}
+	return out.String(), err, true
 }
 
 // A poll of clocks alone still waits for the shortest, with the real
