@@ -227,6 +227,7 @@ func (s *State) startRun(rec Record) {
 	run.FirstRound = s.Round
 	s.Runs = append(s.Runs, run)
 	s.Status, s.Reason, s.UpdatedAt = StatusRunning, "", rec.Time
+	s.Prompt = "" // journaled with the run's start (State.Prompt)
 }
 
 func (s *State) endRun(rec Record) {

@@ -65,6 +65,12 @@ type State struct {
 	// as it was when the agent was made (see Timeline), when the store
 	// keeps one: it is in the store before the agent is.
 	WorkspaceBase string `cbor:"50,keyasint,omitempty"`
+	// Prompt is the prompt the agent was made with, kept in its first
+	// state until its first run starts: that run's start record, written
+	// with the prompt's, clears it. A stop in between loses no prompt:
+	// the agent's resume gives it. Empty once a run has started, and for
+	// an agent made without a prompt or by a cairn that did not keep it.
+	Prompt string `cbor:"17,keyasint,omitempty"`
 }
 
 // Status is where an agent stands.

@@ -405,6 +405,11 @@ func (e *Engine) startRun(ctx context.Context, opts RunOptions, runID string) (*
 		log.Close()
 		return nil, openRoundError(opts.ID, rec)
 	}
+	if rec.State.Prompt != "" {
+		log.Close()
+		return nil, fmt.Errorf("agent %q stopped before its first run started on the prompt it was made with: %w; "+
+			"resume it first (`cairn resume %s`) to go on with that prompt, then give it this one", opts.ID, ErrInterrupted, opts.ID)
+	}
 	ws := rec.State.Definition.Workspace
 	if opts.Workspace != "" {
 		if ws, err = filepath.Abs(opts.Workspace); err != nil {
@@ -459,6 +464,9 @@ func (e *Engine) create(ctx context.Context, opts RunOptions, runID string) (*ru
 		return nil, errors.Join(err, later.wait())
 	}
 	st := checkpoint.NewState(opts.ID, def, opts.Labels, now())
+	// Kept with the agent as it is made, so that a stop before begin
+	// journals it loses nothing: the agent's resume gives it.
+	st.Prompt = opts.Prompt
 	if opts.sub != nil {
 		st.Parent = &opts.sub.lineage
 	}

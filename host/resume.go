@@ -221,7 +221,9 @@ func (e *Engine) Resume(ctx context.Context, opts ResumeOptions) (*Result, error
 	if last != nil {
 		info.ResumedFrom = last.ID
 	}
-	if err := r.begin(info, ""); err != nil {
+	// An agent stopped before its first run journaled the prompt it was
+	// made with is given that prompt now, as the run would have.
+	if err := r.begin(info, rec.State.Prompt); err != nil {
 		return nil, err
 	}
 	r.holdLater() // what finishKept applies is told after agent_resumed
