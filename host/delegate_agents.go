@@ -314,8 +314,17 @@ func (e *Engine) above(ctx context.Context, st *checkpoint.State, given *AgentFi
 	if given != nil || e.unkeptAbove == nil {
 		return given, nil
 	}
-	return nil, e.unkeptAbove(ctx, e.store, st.Agent)
+	if err := e.unkeptAbove(ctx, e.store, st.Agent); err != nil {
+		return nil, unkeptError{err}
+	}
+	return nil, nil
 }
+
+// unkeptError is Config.UnkeptAbove's refusal, as above returns it: the
+// agent files above the agent are not kept, so what they allow is unknown.
+type unkeptError struct{ error }
+
+func (e unkeptError) Unwrap() error { return e.error }
 
 // keepAbove stores the agent files above af (see inherit), nearest first,
 // for the definition of an agent made from a sub-agent's definition

@@ -89,6 +89,9 @@ type run struct {
 	forkAlone bool
 	// aboveRead: restoreAncestry found no agent file above the agent.
 	aboveRead bool
+	// refusedAlone, of a manual resume, is why a resume that runs the
+	// agent is refused: the agent files above it are not kept.
+	refusedAlone error
 	// seenBlobs keeps the content of what calls read, for `cairn verify`.
 	seenBlobs *blobCache
 	// trimIdle lets go of what the process keeps only for speed, when

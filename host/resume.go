@@ -213,8 +213,11 @@ func (e *Engine) Resume(ctx context.Context, opts ResumeOptions) (*Result, error
 	report := r.inspect(rec)
 	if opts.Strategy == StrategyManual {
 		r.emit(report.event(opts.Strategy))
-		return &Result{Agent: r.agentID, Status: StatusPaused, Rounds: rec.State.Round,
-			Reason: "manual: reported, nothing changed"}, nil
+		reason := "manual: reported, nothing changed"
+		if r.refusedAlone != nil {
+			reason += fmt.Sprintf("; a resume that runs it is refused: %v", r.refusedAlone)
+		}
+		return &Result{Agent: r.agentID, Status: StatusPaused, Rounds: rec.State.Round, Reason: reason}, nil
 	}
 	last := rec.State.LastRun()
 	info := checkpoint.RunInfo{ID: runID, Strategy: string(opts.Strategy)}
@@ -388,6 +391,13 @@ func (e *Engine) rebuildRun(ctx context.Context, rec *checkpoint.Recovered, opts
 		}
 		err = e.withAncestry(ctx, af, rec.State, delegating, opts.Above)
 	}
+	var unkept unkeptError
+	var refused error
+	if opts.Strategy == StrategyManual && errors.As(err, &unkept) {
+		// Manual runs nothing, so no call meets the rules that are not
+		// kept; its result says that a resume that runs is refused.
+		refused, err = err, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("resume agent %q: %w", opts.ID, err)
 	}
@@ -404,6 +414,7 @@ func (e *Engine) rebuildRun(ctx context.Context, rec *checkpoint.Recovered, opts
 	if why := e.changedSince(def, opts.UpgradeAdvice); why != "" && !opts.Upgrade {
 		r.emit(Event{Type: EventWarning, Text: why})
 	}
+	r.refusedAlone = refused
 	// Said now, as a resume with nothing left to run says nothing after.
 	r.warnOfModules()
 	return r, nil

@@ -171,3 +171,39 @@ func forgetAbove(t *testing.T, dir, agent string) {
 	must(t, log.Append(checkpoint.Record{Type: checkpoint.RecDefine, Definition: &def}))
 	must(t, log.Close())
 }
+
+// Regression: `cairn resume --strategy manual` of a delegation step's
+// agent that a cairn which did not keep its parent file made, or of a
+// sub-agent under it, was refused as a resume that would run it by itself
+// was, though manual only reports and runs nothing. It reports, says that
+// the workflow's resume goes on, not the agent's own, and the store is as
+// it was.
+func TestManualResumeOfAStepAgentWithoutItsParentKeptReports(t *testing.T) {
+	for _, sub := range []bool{false, true} {
+		t.Run(map[bool]string{false: "the step's agent", true: "a sub-agent of the step's agent"}[sub], func(t *testing.T) {
+			dir := stepParentFiles(t, sub)
+			store := t.TempDir()
+			flags := []string{"--store", store, "--cache", cacheForTests(t)}
+			if code, _, errOut := cairn(t, append([]string{"workflow", "run", "--id", "w", filepath.Join(dir, "flow.yaml")}, flags...)...); code != exitPaused {
+				t.Fatalf("workflow run: exit %d, %s", code, errOut)
+			}
+			forgetAbove(t, store, "w.one")
+			agent := "w.one"
+			for id := range lsStatusOf(t, store) {
+				if sub && strings.HasPrefix(id, "w.one.beta-") {
+					agent = id
+				}
+			}
+			before := dirBytes(t, store)
+			code, out, errOut := cairn(t, append([]string{"resume", "--strategy", "manual", agent}, flags...)...)
+			if code != exitPaused || !strings.Contains(out, "from the boundary after round 1") ||
+				!strings.Contains(errOut, "manual: reported, nothing changed; a resume that runs it is refused") ||
+				!strings.HasSuffix(errOut, "`cairn workflow resume w` continues it under them\n") {
+				t.Fatalf("resume --strategy manual %s: exit %d\n%s%s\nwant its report, and that `cairn workflow resume w`, not its own, goes on", agent, code, out, errOut)
+			}
+			if dirBytes(t, store) != before {
+				t.Fatalf("resume --strategy manual %s changed the store", agent)
+			}
+		})
+	}
+}
