@@ -59,7 +59,8 @@ type Config struct {
 	// definition keeps no agent file above it (checkpoint.Definition.Above)
 	// and that no ResumeOptions.Above is given for, before it runs: its
 	// error refuses the run of the agent, and of every sub-agent under
-	// it. It is for an agent made from a sub-agent's definition by a cairn
+	// it, and a fork of any of them (Fork), which would copy a definition
+	// that keeps none. It is for an agent made from a sub-agent's definition by a cairn
 	// that did not keep the agent file above it, whose approval rules
 	// would otherwise not bind it (host/workflow.UnkeptParent).
 	UnkeptAbove func(ctx context.Context, store checkpoint.Store, agent string) error

@@ -148,6 +148,9 @@ func (e *Engine) Fork(ctx context.Context, opts ForkOptions) (*Forked, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fork: %w", err) // forkSource's error names the agent
 	}
+	if err := e.unkeptAboveOf(ctx, src.State); err != nil {
+		return nil, fmt.Errorf("fork agent %q: %w", opts.ID, err)
+	}
 	if opts.Workspace == "" {
 		opts.Workspace = src.State.Definition.Workspace + "-" + opts.As
 	}
@@ -203,6 +206,22 @@ func (e *Engine) Fork(ctx context.Context, opts ForkOptions) (*Forked, error) {
 	forked = true
 	return &Forked{Agent: st.Agent, Workspace: st.Definition.Workspace, From: st.Lineage.Agent,
 		Round: st.Lineage.Round, Label: st.Lineage.Label}, nil
+}
+
+// unkeptAboveOf is Config.UnkeptAbove's refusal of the agent whose state
+// is st, or of one above it: the agent files above it are not kept, and
+// a fork, which copies its definition and lineage, would not meet their
+// approval rules. Nil for any other agent, and for one whose files above
+// it cannot be read for another reason (that is the fork's run's to say).
+func (e *Engine) unkeptAboveOf(ctx context.Context, st *checkpoint.State) error {
+	if e.unkeptAbove == nil {
+		return nil
+	}
+	var unkept unkeptError
+	if _, err := e.above(ctx, st, nil); errors.As(err, &unkept) {
+		return err
+	}
+	return nil
 }
 
 // forkWorkspace is what fills a new agent's workspace directory, and the

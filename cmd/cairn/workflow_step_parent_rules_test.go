@@ -198,11 +198,63 @@ func TestManualResumeOfAStepAgentWithoutItsParentKeptReports(t *testing.T) {
 			code, out, errOut := cairn(t, append([]string{"resume", "--strategy", "manual", agent}, flags...)...)
 			if code != exitPaused || !strings.Contains(out, "from the boundary after round 1") ||
 				!strings.Contains(errOut, "manual: reported, nothing changed; a resume that runs it is refused") ||
-				!strings.HasSuffix(errOut, "`cairn workflow resume w` continues it under them\n") {
+				!strings.Contains(errOut, "`cairn workflow resume w` continues it under them") || strings.Contains(errOut, "continue with `cairn resume") {
 				t.Fatalf("resume --strategy manual %s: exit %d\n%s%s\nwant its report, and that `cairn workflow resume w`, not its own, goes on", agent, code, out, errOut)
 			}
 			if dirBytes(t, store) != before {
 				t.Fatalf("resume --strategy manual %s changed the store", agent)
+			}
+		})
+	}
+}
+
+// Regression: a fork of a delegation step's agent that a cairn which did
+// not keep its parent file made copied its definition, which keeps no
+// parent file, and ran as an agent of its own: the parent file's approval
+// rules bound it no more, and it wrote what they deny. Such a fork, and
+// one of a sub-agent under it, is refused, the error naming the parent
+// file and what goes on; nothing of it is made. A step's agent that keeps
+// its parent file forks, and its fork is bound by the file.
+func TestForkOfAStepAgentWithoutItsParentKeptIsRefused(t *testing.T) {
+	for _, sub := range []bool{false, true} {
+		t.Run(map[bool]string{false: "the step's agent", true: "a sub-agent of the step's agent"}[sub], func(t *testing.T) {
+			dir := stepParentFiles(t, sub)
+			store := t.TempDir()
+			flags := []string{"--store", store, "--cache", cacheForTests(t)}
+			if code, _, errOut := cairn(t, append([]string{"workflow", "run", "--id", "w", filepath.Join(dir, "flow.yaml")}, flags...)...); code != exitPaused {
+				t.Fatalf("workflow run: exit %d, %s", code, errOut)
+			}
+			agent := "w.one"
+			for id := range lsStatusOf(t, store) {
+				if sub && strings.HasPrefix(id, "w.one.beta-") {
+					agent = id
+				}
+			}
+			if code, out, errOut := cairn(t, append([]string{"fork", "--as", "kept", agent}, flags...)...); code != exitDone {
+				t.Fatalf("fork of %s, which keeps its parent file: exit %d\n%s%s", agent, code, out, errOut)
+			}
+			forgetAbove(t, store, "w.one")
+			code, out, errOut := cairn(t, append([]string{"fork", "--as", "f", agent}, flags...)...)
+			if code == exitDone {
+				code, rout, rerr := cairn(t, append([]string{"resume", "--max-rounds", "5", "f"}, flags...)...)
+				_, err := os.Stat(filepath.Join(dir, "ws-f", "b.txt"))
+				t.Fatalf("fork of %s was made:\n%s%s\nits resume: exit %d, b.txt, which lead.yaml denies, written: %v\n%s%s",
+					agent, out, errOut, code, err == nil, rout, rerr)
+			}
+			if !strings.Contains(errOut, "lead.yaml") || !strings.Contains(errOut, "`cairn workflow resume w`") ||
+				!strings.Contains(errOut, "`cairn workflow run --id NEW "+filepath.Join(dir, "flow.yaml")+"`") {
+				t.Fatalf("fork of %s: exit %d\n%s%s\nwant it refused, naming lead.yaml, `cairn workflow resume w` and the workflow's run anew", agent, code, out, errOut)
+			}
+			if _, ok := lsStatusOf(t, store)["f"]; ok {
+				t.Fatal("the refused fork left an agent f")
+			}
+			if _, err := os.Stat(filepath.Join(dir, "ws-f")); err == nil {
+				t.Fatal("the refused fork left its workspace")
+			}
+			// The fork made while the parent file was kept keeps it.
+			cairn(t, append([]string{"resume", "--auto-deny", "--max-rounds", "5", "kept"}, flags...)...)
+			if _, err := os.Stat(filepath.Join(dir, "ws-kept", "b.txt")); err == nil {
+				t.Fatal("the fork of a step agent that keeps its parent file wrote b.txt, which lead.yaml denies")
 			}
 		})
 	}

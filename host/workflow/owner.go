@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -71,12 +72,15 @@ func OfAgent(ctx context.Context, store checkpoint.Store, agent string) (id stri
 	return "", false
 }
 
-// UnkeptParent refuses to run by itself the agent of a delegation step
-// (or a sub-agent under it) whose definition does not keep the step's
-// parent file, as a cairn that did not keep it made: the parent file's
-// approval rules and sandbox limits bound the agent while the workflow ran
-// it, and the workflow's resume (Resume, `cairn workflow resume ID`)
-// binds it by them again, where a resume of the agent alone could not. It
+// UnkeptParent refuses to run by itself, or to fork, the agent of a
+// delegation step (or a sub-agent under it) whose definition does not keep
+// the step's parent file, as a cairn that did not keep it made: the parent
+// file's approval rules and sandbox limits bound the agent while the
+// workflow ran it, and the workflow's resume (Resume, `cairn workflow
+// resume ID`) binds it by them again, where a resume of the agent alone,
+// or of a fork, which copies its definition, could not. The workflow's
+// record keeps the workflow file, not the parent file, which may have
+// changed since: it is no copy of what bound the agent to give a fork. It
 // is host.Config.UnkeptAbove for an engine that runs workflows; agent is
 // a top-level agent whose definition keeps no agent file above it, and
 // any other agent is let be.
@@ -101,13 +105,14 @@ func UnkeptParent(ctx context.Context, store checkpoint.Store, agent string) err
 	for _, s := range f.Steps {
 		if s.Name == name && s.Kind() == "delegate" {
 			return fmt.Errorf("%w: agent %s runs step %s of workflow %s, a delegation from %s, and a cairn that did not keep %s with the agent made it: "+
-				"run by itself it would not meet the approval rules of %s, so it was not run; `cairn workflow resume %s` continues it under them",
-				ErrUnkeptParent, agent, s.Name, id, s.Parent, s.Parent, s.Parent, id)
+				"run by itself or forked it would not meet the approval rules of %s, which only the workflow's resume reads again; "+
+				"`cairn workflow resume %s` continues it under them, and the workflow run anew, `cairn workflow run --id NEW %s`, makes a step agent that keeps %s and forks with it",
+				ErrUnkeptParent, agent, s.Name, id, s.Parent, s.Parent, s.Parent, id, cmp.Or(rec.File, "FLOW.yaml"), s.Parent)
 		}
 	}
 	return nil
 }
 
 // ErrUnkeptParent: an agent of a delegation step that does not keep its
-// parent file was to run by itself (see UnkeptParent).
+// parent file was to run by itself, or be forked (see UnkeptParent).
 var ErrUnkeptParent = errors.New("step agent refused")
