@@ -181,13 +181,14 @@ func (s *Server) handleApprovals(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, pending)
 }
 
-// change is one path a round changed, with its line diff when both sides
-// are text.
-// diffBudget bounds the bytes of diff lines one answer of GET /diff
-// carries: a round that wrote long texts is answered with its first
-// diffBudget bytes of lines, and a note of where the whole diff is.
+// diffBudget bounds the bytes that the diff lines of one answer of GET
+// /diff take in its JSON, escapes, quotes and commas counted: a round
+// that wrote long texts is answered with the lines that fit, and a note
+// of where the whole diff is.
 const diffBudget = 1 << 20
 
+// change is one path a round changed, with its line diff when both sides
+// are text.
 type change struct {
 	host.FileChange
 	Binary bool     `json:"binary,omitempty"`
@@ -197,26 +198,66 @@ type change struct {
 	Cut bool `json:"cut,omitempty"`
 }
 
-// fitLines are the first of lines whose bytes fit in budget, the last one
-// cut short (on a rune's boundary) if it does not fit whole, with what
-// is left of budget and whether any was left out.
+// cutMark ends a line cut short.
+const cutMark = " …"
+
+// fitLines are the first of lines whose JSON (see jsonSize) fits in
+// budget, the last one cut short (on a rune's boundary) if it does not
+// fit whole, with what is left of budget and whether any was left out.
 func fitLines(lines []string, budget int) ([]string, int, bool) {
 	for i, l := range lines {
-		if len(l) <= budget {
-			budget -= len(l)
+		if n := jsonSize(l); n <= budget {
+			budget -= n
 			continue
 		}
-		out := lines[:i]
-		if budget > 0 {
-			cut := l[:budget]
-			for len(cut) > 0 && !utf8.ValidString(cut) {
-				cut = cut[:len(cut)-1]
-			}
-			out = append(out[:i:i], cut+" …")
+		out := lines[:i:i]
+		if room := budget - jsonSize(cutMark); room >= 0 {
+			out = append(out, jsonPrefix(l, room)+cutMark)
 		}
 		return out, 0, true
 	}
 	return lines, budget, false
+}
+
+// jsonSize is the bytes s takes as an element of a JSON array as
+// writeJSON writes it: its quotes, its comma and each rune as
+// encoding/json escapes it.
+func jsonSize(s string) int {
+	n := 3
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		n += jsonRuneSize(r, size)
+		i += size
+	}
+	return n
+}
+
+// jsonPrefix is the longest prefix of s, cut on a rune's boundary, whose
+// runes take at most n bytes of JSON.
+func jsonPrefix(s string, n int) string {
+	i := 0
+	for i < len(s) {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if n -= jsonRuneSize(r, size); n < 0 {
+			break
+		}
+		i += size
+	}
+	return s[:i]
+}
+
+// jsonRuneSize is the bytes encoding/json, escaping HTML as writeJSON's
+// encoder does, writes for the rune r that took size bytes of a string.
+func jsonRuneSize(r rune, size int) int {
+	switch {
+	case r == '"' || r == '\\' || r == '\b' || r == '\f' || r == '\n' || r == '\r' || r == '\t':
+		return 2
+	case r < 0x20 || r == '<' || r == '>' || r == '&' || r == '\u2028' || r == '\u2029':
+		return 6 // \u00XX, \u2028
+	case r == utf8.RuneError && size == 1:
+		return 6 // \ufffd for a byte that is not UTF-8
+	}
+	return size
 }
 
 func (s *Server) handleDiff(w http.ResponseWriter, r *http.Request) {

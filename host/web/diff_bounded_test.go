@@ -1,10 +1,12 @@
 package web
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // Regression: GET /diff put every line of a round's text changes in its
@@ -39,6 +41,60 @@ func TestDiffIsBoundedWithANote(t *testing.T) {
 	for _, c := range diff.Changes {
 		if c.AfterSize <= 0 {
 			t.Errorf("change %s lost its size: %+v", c.Path, c.FileChange)
+		}
+	}
+}
+
+// Regression: GET /diff counted the raw bytes of the lines it sent, not
+// the bytes of their JSON, where a control byte is six (\u0001), as are
+// <, > and &: a round that wrote text of them was answered with six times
+// diffBudget. The bytes sent are bounded, the cut line still whole JSON
+// and valid text.
+func TestDiffIsBoundedInTheBytesSent(t *testing.T) {
+	f := newFixture(t, Config{Loopback: true})
+	escaped := strings.Repeat(`\x01<`, diffBudget*3/8)
+	f.run("w", doneAgent, "turns:\n  - tool_calls:\n"+
+		"      - {name: write_file, input: {path: a.txt, content: \""+escaped+"\"}}\n"+
+		"      - {name: write_file, input: {path: b.txt, content: \""+escaped+"\"}}\n"+
+		"      - {name: write_file, input: {path: c.txt, content: \"short\"}}\n  - text: done\n")
+	resp := f.do("/api/agents/w/diff", nil, "")
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	must(t, err)
+	if resp.StatusCode != http.StatusOK || len(body) > diffBudget+64<<10 {
+		t.Fatalf("GET /diff: %d, %d bytes; want 200 and at most about %d", resp.StatusCode, len(body), diffBudget)
+	}
+	var diff struct {
+		Changes   []change `json:"changes"`
+		Truncated bool     `json:"truncated"`
+	}
+	must(t, json.Unmarshal(body, &diff))
+	if len(diff.Changes) != 3 || !diff.Truncated || len(diff.Changes[0].Lines) == 0 || !diff.Changes[0].Cut {
+		t.Fatalf("diff: %d changes, truncated %v; want all 3 changes, the first with its lines cut", len(diff.Changes), diff.Truncated)
+	}
+	for _, c := range diff.Changes {
+		for _, l := range c.Lines {
+			if !utf8.ValidString(l) || strings.Trim(l, "+ \x01<…") != "" {
+				t.Fatalf("change %s has a line that is not a part of what was written: %.40q", c.Path, l)
+			}
+		}
+	}
+}
+
+// jsonSize counts what writeJSON's encoder writes, rune by rune: every
+// rune below U+3000 and those escaped or long above it, and a byte that is
+// not UTF-8.
+func TestDiffLineSizeIsItsJSON(t *testing.T) {
+	var texts []string
+	for r := rune(0); r < 0x3000; r++ {
+		texts = append(texts, string(r))
+	}
+	texts = append(texts, "\u2028", "\u2029", "\ufffd", "\U0010ffff", "\xff", `a"b\c<d>e&f`+"\x00\x7f\n")
+	for _, s := range texts {
+		var b strings.Builder
+		must(t, json.NewEncoder(&b).Encode([]string{s, s}))
+		if want := b.Len() - len("[]\n"); jsonSize(s)*2-1 != want {
+			t.Fatalf("jsonSize(%q) = %d; encoding/json writes %d bytes for two", s, jsonSize(s), want)
 		}
 	}
 }
