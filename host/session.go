@@ -213,6 +213,14 @@ func (e *Engine) reopen(ctx context.Context, opts SessionOptions, runID string) 
 		return nil, nil, fmt.Errorf("agent %q is %s: %w; %s, or serve it again with `cairn mcp --id %s`, which finishes that round first",
 			opts.ID, what, ErrInterrupted, how, opts.ID)
 	}
+	if rec.State.Prompt != "" {
+		// Its first run stopped before it journaled the prompt the agent
+		// was made with: a session's run would start without it, and the
+		// prompt would be lost. Its resume gives it.
+		log.Close()
+		return nil, nil, fmt.Errorf("agent %q stopped before its first run started on the prompt it was made with: %w; "+
+			"resume it first (`cairn resume %s`) to go on with that prompt, then serve it", opts.ID, ErrInterrupted, opts.ID)
+	}
 	ws := rec.State.Definition.Workspace
 	if opts.Workspace != "" {
 		ws = opts.Workspace

@@ -81,6 +81,14 @@ func TestKillBeforeTheFirstPromptIsJournaledLosesNoPrompt(t *testing.T) {
 				if err == nil || !bytes.Contains(out, []byte("resume it first (`cairn resume victim`) to go on with that prompt")) {
 					t.Fatalf("a new prompt before the resume: %v, want it refused with the resume's advice:\n%s", err, out)
 				}
+				// So is serving it over MCP, whose client's prompts would
+				// start a run without the one the agent was made with.
+				mcp := exec.Command(bin, "mcp", "--store", store, "--cache", cache, "--id", "victim")
+				mcp.Stdin = strings.NewReader("")
+				out, err = mcp.CombinedOutput()
+				if err == nil || !bytes.Contains(out, []byte("resume it first (`cairn resume victim`) to go on with that prompt, then serve it")) {
+					t.Fatalf("cairn mcp --id before the resume: %v, want it refused with the resume's advice:\n%s", err, out)
+				}
 			}
 			res := exec.Command(bin, "resume", "--store", store, "--cache", cache, "victim")
 			out, err := res.CombinedOutput()
