@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
+	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/host"
 )
 
@@ -66,6 +67,11 @@ func newChat(c *cli.Context) (*chat, error) {
 	if err != nil {
 		return nil, err
 	}
+	if id := c.String("id"); id != "" {
+		if err := checkpoint.CheckID(id); err != nil {
+			return nil, withCode(exitUsage, err)
+		}
+	}
 	spec, err := modelFlag(c)
 	if err != nil {
 		return nil, err
@@ -86,6 +92,12 @@ func newChat(c *cli.Context) (*chat, error) {
 		ch.opts.ID = af.Name + "-" + shortID()
 	}
 	ch.started = eng.Store().Exists(ch.opts.ID)
+	if !ch.started && af == nil {
+		// No prompt could make the agent: it takes an agent file.
+		eng.Close(context.Background())
+		id := ch.opts.ID
+		return nil, withCode(exitUsage, fmt.Errorf("agent %q does not exist: give its agent file to make it: cairn chat -f AGENT_FILE --id %s", id, id))
+	}
 	return ch, nil
 }
 
