@@ -219,6 +219,10 @@ func stopped(ctx context.Context, err error) (Status, string, bool) {
 		return StatusAwaitingApproval, awaiting.Error(), true
 	case errors.Is(err, model.ErrUnavailable):
 		return StatusPaused, err.Error(), true // it says "model unavailable"
+	case unwritable(err) != "":
+		// The round did not commit; the last one stands, and a resume
+		// goes on from it once the store can be written.
+		return StatusPaused, err.Error() + "; " + unwritable(err), true
 	case err != nil:
 		return StatusFailed, err.Error(), true
 	}
@@ -541,7 +545,7 @@ func (r *run) end(status Status, reason string) (*Result, error) {
 	}
 	r.emit(Event{Type: EventRunEnd, Status: status, Reason: reason, Round: st.Round, Usage: &res.Usage})
 	if err != nil {
-		return res, fmt.Errorf("record the end of run %s: %w", r.id, err)
+		return res, endNotRecorded(r.agentID, r.id, status, reason, err)
 	}
 	return res, nil
 }

@@ -163,13 +163,13 @@ func runError(err error) error {
 		// whose file changed since: no backup is likely to have it, and
 		// upgrading goes on with the module as the file has it now. The
 		// agent is the one the error names (an id holds no quote).
-		id := "AGENT"
-		if _, rest, ok := strings.Cut(err.Error(), `agent "`); ok {
-			id, _, _ = strings.Cut(rest, `"`)
-		}
 		return withCode(exitFailed, fmt.Errorf("%w; go on with the agent file and its modules as they are now (cairn resume --upgrade %s), "+
 			"or restore the store's blobs/ from a backup to go on with the module it started with, or fork a bookmark of the agent or start it over (cairn run --fresh)",
-			err, id))
+			err, errAgent(err)))
+	case errors.Is(err, host.ErrStoreUnwritable):
+		// The run stopped at its last committed round, and the store
+		// could not even record that: a resume goes on from that round.
+		return withCode(exitPaused, fmt.Errorf("%w: `cairn resume %s`", err, errAgent(err)))
 	case errors.Is(err, host.ErrDefinition):
 		// Damage to the store, not a wrong command line, though a blob
 		// not found is what it is.
@@ -181,6 +181,16 @@ func runError(err error) error {
 		return withCode(exitUsage, err)
 	}
 	return err
+}
+
+// errAgent is the agent an error names first, as `agent "ID"` (an id
+// holds no quote), or AGENT when it names none.
+func errAgent(err error) string {
+	if _, rest, ok := strings.Cut(err.Error(), `agent "`); ok {
+		id, _, _ := strings.Cut(rest, `"`)
+		return id
+	}
+	return "AGENT"
 }
 
 // inspect reads the agent the command names as its one argument.
