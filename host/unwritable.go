@@ -13,15 +13,19 @@ import (
 // written again, resuming the agent goes on from that round.
 var ErrStoreUnwritable = errors.New("the store could not be written")
 
-// unwritable says why err, from writing the store, may pass once someone
-// makes room or remounts: what happened and what to do, or "" for any
-// other error.
+// unwritable says why err, a failed write of the store or the workspace
+// (the error names the file), may pass once someone makes room, raises a
+// limit or remounts: what happened and what to do, or "" for any other
+// error.
 func unwritable(err error) string {
+	const resume = " and resume, which goes on from the last committed round"
 	switch {
-	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT), errors.Is(err, syscall.EFBIG):
-		return "the store's disk has no room left; free space on it (or raise its quota), then resume the agent"
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+		return "the disk it writes to is full: free space on it (or raise the quota)" + resume
+	case errors.Is(err, syscall.EFBIG):
+		return "the file would pass the largest size allowed (the process's ulimit -f, or the file system's): raise the limit" + resume
 	case errors.Is(err, syscall.EROFS):
-		return "the store's file system is read-only; mount it read-write, then resume the agent"
+		return "its file system is read-only: mount it read-write" + resume
 	}
 	return ""
 }

@@ -169,7 +169,7 @@ func runError(err error) error {
 	case errors.Is(err, host.ErrStoreUnwritable):
 		// The run stopped at its last committed round, and the store
 		// could not even record that: a resume goes on from that round.
-		return withCode(exitPaused, fmt.Errorf("%w: `cairn resume %s`", err, errAgent(err)))
+		return withCode(exitPaused, fmt.Errorf("%w; continue with `cairn resume %s`", err, errAgent(err)))
 	case errors.Is(err, host.ErrDefinition):
 		// Damage to the store, not a wrong command line, though a blob
 		// not found is what it is.

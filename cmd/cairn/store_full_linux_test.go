@@ -100,3 +100,45 @@ func fillDisk(t *testing.T, path string) {
 		}
 	}
 }
+
+// A workspace whose disk is full when a call's changes are applied stops
+// the run at its last committed round too, with exit 3 and what to do,
+// where it failed the agent; the resume applies them once there is room.
+func TestWorkspaceDiskFullPausesAndResumes(t *testing.T) {
+	ws := t.TempDir()
+	if err := syscall.Mount("tmpfs", ws, "tmpfs", 0, "size=1m"); err != nil {
+		t.Skipf("a workspace whose disk fills is a tmpfs mounted for the test, which needs root: %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(ws, syscall.MNT_DETACH) })
+	dir := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(dir, "script.yaml"), []byte(`turns:
+  - tool_calls: [{name: write_file, input: {path: out.txt, content: "written once there was room"}}]
+  - text: finished
+`), 0o644))
+	agent := filepath.Join(dir, "agent.yaml")
+	must(t, os.WriteFile(agent, []byte(`name: wsfull
+model: {provider: script, script: script.yaml}
+workspace: `+ws+`
+tools: [{module: builtin, only: [write_file]}]
+`), 0o644))
+	filler := filepath.Join(ws, "filler")
+	fillDisk(t, filler)
+	store := t.TempDir()
+	code, _, errOut := cairn(t, "run", "-f", agent, "--id", "wsfull", "--store", store, "--cache", cacheForTests(t))
+	if code != exitPaused {
+		t.Errorf("run on a full workspace: exit %d, want %d (paused); stderr: %s", code, exitPaused, errOut)
+	}
+	for _, want := range []string{"no space left on device", "free space", "cairn resume wsfull"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("run's stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	must(t, os.Remove(filler))
+	code, out, errOut := cairn(t, "resume", "wsfull", "--store", store, "--cache", cacheForTests(t))
+	if code != exitDone || !strings.Contains(out, "done after 2 rounds") {
+		t.Fatalf("resume once there is room: exit %d %s\n%s", code, errOut, out)
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "out.txt")); err != nil || string(b) != "written once there was room" {
+		t.Errorf("out.txt after the resume: %q, %v", b, err)
+	}
+}
