@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 )
 
 // maxSSELine bounds one line of a stream, so that a server cannot make the
@@ -27,17 +28,28 @@ type sseEvent struct {
 // HTML standard): lines ended by LF or CRLF, `field: value`, events ended by
 // a blank line, comments starting with a colon. The id and retry fields are
 // ignored.
+//
+// Comments are a server's keep-alives: they carry nothing, so when r
+// bounds the server's silence (an idleReader), a stretch of nothing but
+// comments as long as that bound ends the stream as silence would.
 type sseReader struct {
 	sc   *bufio.Scanner
 	name string
 	data []byte
 	has  bool // data was seen for the event being read
+
+	quiet     time.Duration // the longest stretch of comments alone; 0: no bound
+	lastEvent time.Time     // when the stream began or an event came
 }
 
 func newSSEReader(r io.Reader) *sseReader {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxSSELine)
-	return &sseReader{sc: sc}
+	sr := &sseReader{sc: sc, lastEvent: time.Now()}
+	if ir, ok := r.(*idleReader); ok {
+		sr.quiet = ir.d
+	}
+	return sr
 }
 
 // Next returns the next event.
@@ -46,15 +58,21 @@ func newSSEReader(r io.Reader) *sseReader {
 //
 // io.EOF when the stream ends; an event cut off by the end of the stream is
 // dropped, as the standard says. An error wrapping ErrTooLarge for a line
-// longer than maxSSELine; the error of the underlying reader.
+// longer than maxSSELine; a retryable *timeoutError when the server sent
+// only comments for the reader's bound on silence; the error of the
+// underlying reader.
 func (r *sseReader) Next() (sseEvent, error) {
 	for r.sc.Scan() {
 		line := bytes.TrimSuffix(r.sc.Bytes(), []byte("\r"))
 		if len(line) == 0 {
 			if ev, ok := r.dispatch(); ok {
+				r.lastEvent = time.Now()
 				return ev, nil
 			}
 			continue
+		}
+		if line[0] == ':' && r.quiet > 0 && time.Since(r.lastEvent) >= r.quiet {
+			return sseEvent{}, retryable(&timeoutError{d: r.quiet, started: true, keepAlive: true})
 		}
 		r.field(line)
 	}

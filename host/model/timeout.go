@@ -14,13 +14,18 @@ import (
 const defaultTimeout = 2 * time.Minute
 
 // timeoutError is a server that kept silent longer than its bound, before
-// its answer began or in the middle of it.
+// its answer began or in the middle of it, or that sent only keep-alive
+// comments for that long.
 type timeoutError struct {
-	d       time.Duration
-	started bool
+	d         time.Duration
+	started   bool
+	keepAlive bool // the server sent comments meanwhile, and nothing else
 }
 
 func (e *timeoutError) Error() string {
+	if e.keepAlive {
+		return fmt.Sprintf("the server sent only keep-alive comments for %s, nothing of its answer (model.timeout sets this bound)", seconds(e.d))
+	}
 	if e.started {
 		return fmt.Sprintf("the server sent nothing for %s in the middle of its answer (model.timeout sets this bound)", seconds(e.d))
 	}
