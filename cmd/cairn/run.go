@@ -123,9 +123,19 @@ func statusError(res *host.Result) error {
 		return withCode(exitApproval, fmt.Errorf("agent %s is %s; decide with `cairn approve %s %s` or `cairn deny %s %s --reason TEXT`, then `cairn resume %s`",
 			res.Agent, res.Reason, res.Agent, call, res.Agent, call, res.Agent))
 	default:
+		if strings.HasPrefix(res.Reason, modelFailure) {
+			// The model's server refused the request or its answer: the
+			// agent stays at its last round, and a resume asks again.
+			return withCode(exitFailed, fmt.Errorf("agent %s failed: %s; once that is fixed, `cairn resume %s` asks the model again (with --model PROVIDER:NAME, another model)",
+				res.Agent, res.Reason, res.Agent))
+		}
 		return withCode(exitFailed, fmt.Errorf("agent %s failed: %s", res.Agent, res.Reason))
 	}
 }
+
+// modelFailure begins the reason of a run that failed because the model's
+// server refused its request, or gave an answer past cairn's bounds.
+const modelFailure = "model: "
 
 // limitFlag is the flag that raises the limit a run's reason says it
 // reached ("…; resume with --max-rounds to allow more").
