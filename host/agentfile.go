@@ -298,6 +298,12 @@ func (af *AgentFile) Validate() error {
 	if l := af.Limits; l.MaxRounds < 0 || l.MaxTokens < 0 || l.MaxCost < 0 {
 		return errors.New("limits: max_rounds, max_tokens and max_cost cannot be negative")
 	}
+	if !model.Dollars(af.Limits.MaxCost) {
+		return af.atLine(fmt.Errorf("limits: max_cost %v: want US dollars, 0 or more", af.Limits.MaxCost), "limits", "max_cost")
+	}
+	if err := af.Model.Price.Check(); err != nil {
+		return af.atLine(fmt.Errorf("model.%w", err), "model", "price")
+	}
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/host"
+	"github.com/cairnrun/cairn/host/model"
 	"github.com/cairnrun/cairn/host/workflow"
 )
 
@@ -122,12 +123,16 @@ func limitFlags(whose string) []cli.Flag {
 	}
 }
 
-// limitsOf reads the limitFlags; a negative one is refused.
+// limitsOf reads the limitFlags; a negative one, or a --max-cost that is
+// not a number of dollars, is refused.
 func limitsOf(c *cli.Context) (host.RunLimits, error) {
 	for _, name := range []string{"max-rounds", "max-tokens", "max-cost", "max-time"} {
 		if c.Float64(name) < 0 || c.Int(name) < 0 || c.Int64(name) < 0 || c.Duration(name) < 0 {
 			return host.RunLimits{}, withCode(exitUsage, fmt.Errorf("%s: --%s cannot be negative", c.Command.Name, name))
 		}
+	}
+	if v := c.Float64("max-cost"); !model.Dollars(v) {
+		return host.RunLimits{}, withCode(exitUsage, fmt.Errorf("%s: --max-cost %v: want US dollars, 0 or more", c.Command.Name, v))
 	}
 	return host.RunLimits{MaxRounds: c.Int("max-rounds"), MaxTokens: c.Int64("max-tokens"),
 		MaxCost: c.Float64("max-cost"), MaxTime: host.Duration(c.Duration("max-time"))}, nil

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/cairnrun/cairn/checkpoint/conversation"
@@ -18,6 +19,30 @@ type Price struct {
 	CacheRead  float64 `yaml:"cache_read" json:"cache_read,omitempty"`
 	CacheWrite float64 `yaml:"cache_write" json:"cache_write,omitempty"`
 }
+
+// Check says whether each of p's prices is a number of dollars, 0 or
+// more; a nil price is.
+//
+// # Errors
+//
+// One naming the first field that is not: NaN, infinite or negative.
+func (p *Price) Check() error {
+	if p == nil {
+		return nil
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"input", p.Input}, {"output", p.Output}, {"cache_read", p.CacheRead}, {"cache_write", p.CacheWrite}} {
+		if !Dollars(f.v) {
+			return fmt.Errorf("price.%s %v: want US dollars per million tokens, 0 or more", f.name, f.v)
+		}
+	}
+	return nil
+}
+
+// Dollars says whether v is an amount of money: a finite number, 0 or more.
+func Dollars(v float64) bool { return v >= 0 && !math.IsInf(v, 1) }
 
 // Cost is what u costs, in millionths of a US dollar: a price per million
 // tokens is a price in micro-dollars per token. A nil price costs nothing.
