@@ -190,6 +190,20 @@ const defaultMaxRounds = 50
 //
 // The YAML's own errors (with line numbers) and the checks of Validate.
 func ParseAgentFile(data []byte, dir string) (*AgentFile, error) {
+	af, err := parseStored(data, dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := af.checkAmounts(); err != nil {
+		return nil, err
+	}
+	return af, nil
+}
+
+// parseStored parses the agent file an agent was made with, as
+// ParseAgentFile does but for checkAmounts: a cairn that did not check the
+// amounts may have stored it.
+func parseStored(data []byte, dir string) (*AgentFile, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	af := &AgentFile{Dir: dir, Source: data}
@@ -199,7 +213,7 @@ func ParseAgentFile(data []byte, dir string) (*AgentFile, error) {
 		}
 		return nil, yamlkeys.Friendly(err, reflect.TypeOf(af))
 	}
-	if err := af.Validate(); err != nil {
+	if err := af.validate(); err != nil {
 		return nil, err
 	}
 	return af, nil
@@ -242,6 +256,14 @@ func LoadAgentFile(path string) (*AgentFile, error) {
 // A description of the first problem found; ErrContextBudget, wrapped,
 // for a budget too small.
 func (af *AgentFile) Validate() error {
+	if err := af.validate(); err != nil {
+		return err
+	}
+	return af.checkAmounts()
+}
+
+// validate is Validate without checkAmounts.
+func (af *AgentFile) validate() error {
 	if af.Name == "" {
 		return errors.New("name is missing")
 	}
@@ -298,8 +320,23 @@ func (af *AgentFile) Validate() error {
 	if l := af.Limits; l.MaxRounds < 0 || l.MaxTokens < 0 || l.MaxCost < 0 {
 		return errors.New("limits: max_rounds, max_tokens and max_cost cannot be negative")
 	}
+	return nil
+}
+
+// checkAmounts refuses a price or max_cost that is not a number of
+// dollars, and a negative model.timeout or model.max_tokens, which a cairn
+// once took (a negative bound as the default, a NaN price as a cost of
+// $-9223372036854). An agent such a cairn stored is read back without
+// this check (parseStored), and resumed as it started.
+func (af *AgentFile) checkAmounts() error {
 	if !model.Dollars(af.Limits.MaxCost) {
 		return af.atLine(fmt.Errorf("limits: max_cost %v: want US dollars, 0 or more", af.Limits.MaxCost), "limits", "max_cost")
+	}
+	if af.Model.Timeout < 0 {
+		return af.atLine(fmt.Errorf("model.timeout %s: want a duration above 0 (or leave it out for 2m)", af.Model.Timeout), "model", "timeout")
+	}
+	if af.Model.MaxTokens < 0 {
+		return af.atLine(fmt.Errorf("model.max_tokens %d: want a number of tokens above 0 (or leave it out for the provider's default)", af.Model.MaxTokens), "model", "max_tokens")
 	}
 	if err := af.Model.Price.Check(); err != nil {
 		return af.atLine(fmt.Errorf("model.%w", err), "model", "price")

@@ -59,7 +59,7 @@ func (e *Engine) rebuild(def checkpoint.Definition) (*AgentFile, []toolModule, e
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: agent file: %w", ErrDefinition, err)
 	}
-	af, err := ParseAgentFile(src, def.AgentDir)
+	af, err := parseStored(src, def.AgentDir)
 	if err != nil {
 		return nil, nil, fmt.Errorf("stored agent file: %w", err)
 	}

@@ -351,7 +351,7 @@ func keptAbove(store checkpoint.Store, agent string, kept []checkpoint.AboveFile
 		if err != nil {
 			return nil, fmt.Errorf("%w: agent file %s above agent %s: %w", ErrDefinition, cmp.Or(k.Path, "(inline)"), agent, err)
 		}
-		af, err := ParseAgentFile(src, k.Dir)
+		af, err := parseStored(src, k.Dir)
 		if err != nil {
 			return nil, fmt.Errorf("stored agent file %s above agent %s: %w", cmp.Or(k.Path, "(inline)"), agent, err)
 		}
@@ -386,7 +386,7 @@ func (e *Engine) storedAncestry(ctx context.Context, id string, depth int) (*Age
 	if err != nil {
 		return nil, fmt.Errorf("%w: agent file of %s: %w", ErrDefinition, id, err)
 	}
-	af, err := ParseAgentFile(src, def.AgentDir)
+	af, err := parseStored(src, def.AgentDir)
 	if err != nil {
 		return nil, fmt.Errorf("stored agent file of %s: %w", id, err)
 	}

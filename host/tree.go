@@ -183,7 +183,7 @@ func (r *run) storedAgentFile(def checkpoint.Definition) (*AgentFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	return ParseAgentFile(src, def.AgentDir)
+	return parseStored(src, def.AgentDir)
 }
 
 // topOf is the top-level agent of the tree agent id is in.

@@ -207,7 +207,7 @@ func (e *Engine) storedAgentFile(def checkpoint.Definition) (*AgentFile, error) 
 	if err != nil {
 		return nil, fmt.Errorf("%w: agent file: %w", ErrDefinition, err)
 	}
-	af, err := ParseAgentFile(src, def.AgentDir)
+	af, err := parseStored(src, def.AgentDir)
 	if err != nil {
 		return nil, fmt.Errorf("stored agent file: %w", err)
 	}
