@@ -208,6 +208,13 @@ func (a *Archive) WriteTo(w io.Writer) (int64, error) {
 	return int64(n + m), err
 }
 
+// archiveCorrupt is damage in an export file: the reader knows no offset
+// in it, and what to do is to export or copy the file again.
+func archiveCorrupt(file, reason string) error {
+	return &CorruptError{File: file, Offset: -1, Reason: reason,
+		Advice: "nothing was imported — export the agent again, or copy the export file again if it was damaged on the way"}
+}
+
 // ReadArchive reads an export file and checks all of it: its version, the
 // agent's id, the states' schemas, that every record decodes and replays
 // on the state, and that every blob matches its digest and every blob the
@@ -222,7 +229,7 @@ func ReadArchive(r io.Reader) (*Archive, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read export: %w", err)
 	}
-	corrupt := func(reason string) error { return &CorruptError{File: "export", Reason: reason} }
+	corrupt := func(reason string) error { return archiveCorrupt("export", reason) }
 	if len(data) > maxArchiveSize {
 		return nil, corrupt(fmt.Sprintf("larger than %d bytes", maxArchiveSize))
 	}
@@ -231,7 +238,9 @@ func ReadArchive(r io.Reader) (*Archive, error) {
 		return nil, corrupt("not a cairn export (it does not start with \"cairn-export\")")
 	}
 	var a Archive
-	if err := decMode.Unmarshal(body, &a); err != nil {
+	if err := decMode.Unmarshal(body, &a); errors.Is(err, io.ErrUnexpectedEOF) {
+		return nil, corrupt(fmt.Sprintf("it ends early, as a file cut short does (%d bytes)", len(data)))
+	} else if err != nil {
 		return nil, corrupt(err.Error())
 	}
 	if err := a.check(); err != nil {
@@ -251,7 +260,7 @@ func (a *Archive) check() error {
 
 // checkOne is check of the agent alone.
 func (a *Archive) checkOne() error {
-	corrupt := func(reason string) error { return &CorruptError{File: "export of agent " + a.Agent, Reason: reason} }
+	corrupt := func(reason string) error { return archiveCorrupt("export of agent "+a.Agent, reason) }
 	if a.Version > archiveVersion {
 		return &FutureSchemaError{File: "export", Version: a.Version, Supported: archiveVersion}
 	}
@@ -309,7 +318,7 @@ func (a *Archive) checkPasts() error {
 		}
 		for _, c := range p.Changes {
 			if err := checkWorkspacePath(c.Path); err != nil {
-				return &CorruptError{File: "export of agent " + a.Agent, Reason: what + ": " + err.Error()}
+				return archiveCorrupt("export of agent "+a.Agent, what+": "+err.Error())
 			}
 		}
 	}

@@ -61,15 +61,15 @@ func (a *Archive) checkChildren() error {
 
 func (a *Archive) checkTree(depth int, seen map[string]bool) error {
 	if seen[a.Agent] {
-		return &CorruptError{File: "export of agent " + a.Agent, Reason: "the agent is in the tree twice"}
+		return archiveCorrupt("export of agent "+a.Agent, "the agent is in the tree twice")
 	}
 	seen[a.Agent] = true
 	for _, c := range a.Children {
 		if c == nil || depth+1 > maxArchiveDepth {
-			return &CorruptError{File: "export of agent " + a.Agent, Reason: "a sub-agent is empty or nested too deep"}
+			return archiveCorrupt("export of agent "+a.Agent, "a sub-agent is empty or nested too deep")
 		}
 		if c.State == nil || c.State.Parent == nil || c.State.Parent.Agent != a.Agent {
-			return &CorruptError{File: "export of agent " + a.Agent, Reason: fmt.Sprintf("sub-agent %q does not name it as parent", c.Agent)}
+			return archiveCorrupt("export of agent "+a.Agent, fmt.Sprintf("sub-agent %q does not name it as parent", c.Agent))
 		}
 		if err := c.checkOne(); err != nil {
 			return err

@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 
@@ -86,15 +87,24 @@ var ErrCorrupt = errors.New("corrupt")
 
 // CorruptError is damage that is not a torn tail: something valid follows
 // it, so dropping it would lose data.
+//
+// Offset is where in File the damage is, or -1 when the reader does not
+// know; Advice says what to do, when the default (restore the file from a
+// backup, or move the agent aside) does not fit, as for a file to import.
 type CorruptError struct {
 	File   string
 	Offset int64
 	Reason string
+	Advice string
 }
 
 func (e *CorruptError) Error() string {
-	return fmt.Sprintf("%s is corrupt at offset %d: %s; nothing was changed — restore the file from a backup or move the agent aside",
-		e.File, e.Offset, e.Reason)
+	at := ""
+	if e.Offset >= 0 {
+		at = fmt.Sprintf(" at offset %d", e.Offset)
+	}
+	advice := cmp.Or(e.Advice, "nothing was changed — restore the file from a backup or move the agent aside")
+	return fmt.Sprintf("%s is corrupt%s: %s; %s", e.File, at, e.Reason, advice)
 }
 
 // Is makes errors.Is(err, ErrCorrupt) hold.
