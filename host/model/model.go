@@ -172,6 +172,9 @@ func openScript(spec Spec) (Provider, error) {
 		data = b
 	}
 	s, err := ParseScript(data)
+	if err != nil && spec.ScriptData == nil {
+		return nil, fmt.Errorf("script file %s: %w", spec.Script, err)
+	}
 	if err != nil {
 		return nil, err
 	}
