@@ -84,7 +84,10 @@ func execPolicy(c *cli.Context) (sandbox.Policy, error) {
 		StdoutLimit: math.MaxInt64,
 		StderrLimit: math.MaxInt64,
 	}
-	if p.Timeout <= 0 {
+	if p.Timeout < 0 {
+		return p, fmt.Errorf("--timeout %s: want a duration, 0 or more (0: never)", p.Timeout)
+	}
+	if p.Timeout == 0 {
 		p.Timeout = time.Duration(math.MaxInt64)
 	}
 	if s := c.String("memory"); s != "" {

@@ -1,0 +1,15 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// exec --timeout -1s was taken as 0, never, where a negative --max-time
+// is refused; it is refused too, before the module is read.
+func TestExecNegativeTimeoutIsRefused(t *testing.T) {
+	code, _, errOut := cairn(t, "exec", "--timeout", "-1s", "m.wasm")
+	if code != exitUsage || !strings.Contains(errOut, "--timeout -1s: want a duration, 0 or more (0: never)") {
+		t.Fatalf("exit %d, stderr %s", code, errOut)
+	}
+}
