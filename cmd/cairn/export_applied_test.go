@@ -22,7 +22,7 @@ func TestExportOfARoundWithAnAppliedCallResumesElsewhere(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a call to its time limit")
 	}
-	srv := pgtest.Start(t)
+	srv := pgtest.Shared(t)
 	from, to := srv.NewDatabase(t), srv.NewDatabase(t)
 	dir := interruptedWithAppliedCall(t, from)
 

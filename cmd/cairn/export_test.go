@@ -23,7 +23,7 @@ import (
 // (the same events, in an order that differs only where calls ran at
 // once) and end with the same conversation.
 func TestExportImportResumesAlike(t *testing.T) {
-	url := pgtest.Start(t).NewDatabase(t)
+	url := pgtest.Shared(t).NewDatabase(t)
 	bin := cairnBinary(t)
 	agent := crashAgent(t)
 	cache := cacheForTests(t)

@@ -17,7 +17,7 @@ import (
 // at a past round or at the last one. The fork keeps the past that says
 // so (cairn_past has a row for it).
 func TestForkedAgentResumesElsewhere(t *testing.T) {
-	url := pgtest.Start(t).NewDatabase(t)
+	url := pgtest.Shared(t).NewDatabase(t)
 	flags := exampleAgent(t)
 	flags[len(flags)-3] = url
 	if code, _, errOut := cairn(t, append([]string{"run", "--id", "orig"}, flags...)...); code != exitDone {

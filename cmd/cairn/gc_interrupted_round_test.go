@@ -21,7 +21,7 @@ func TestGCKeepsTheFilesOfAnInterruptedRound(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a call to its time limit")
 	}
-	url := pgtest.Start(t).NewDatabase(t)
+	url := pgtest.Shared(t).NewDatabase(t)
 	dir := interruptedWithAppliedCall(t, url)
 	// An hour and more later, by the database's clock.
 	ctx := context.Background()

@@ -17,7 +17,7 @@ import (
 // the agent's own error tells how to mend it (a backup of the database,
 // or its rows deleted), and gc runs again after.
 func TestGCOfADamagedPostgresAgentAdvisesTheDatabase(t *testing.T) {
-	url := pgtest.Start(t).NewDatabase(t)
+	url := pgtest.Shared(t).NewDatabase(t)
 	if code, _, errOut := cairn(t, "run", "--store", url, "--cache", cacheForTests(t), "--id", "dmg", "-f", crashAgent(t)); code != exitDone {
 		t.Fatalf("run: exit %d %s", code, errOut)
 	}

@@ -16,7 +16,7 @@ import (
 // trim its bookmarks. A fork that is refused leaves no lease of the
 // agent it would have made.
 func TestRefusedAndReadingCommandsTakeNoLease(t *testing.T) {
-	url := pgtest.Start(t).NewDatabase(t)
+	url := pgtest.Shared(t).NewDatabase(t)
 	flags := exampleAgent(t)
 	flags[len(flags)-3] = url
 	cache := cacheForTests(t)

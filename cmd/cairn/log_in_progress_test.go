@@ -32,7 +32,7 @@ func TestLogOfRunningAgentSaysInProgress(t *testing.T) {
 			return dir, s
 		}, []string{"round 6 is in progress", "another process (run run-on-b)"}},
 		{"postgres", func(t *testing.T) (string, checkpoint.Store) {
-			url := pgtest.Start(t).NewDatabase(t)
+			url := pgtest.Shared(t).NewDatabase(t)
 			s, err := pgstore.Open(context.Background(), url)
 			must(t, err)
 			t.Cleanup(s.Close)

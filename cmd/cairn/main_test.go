@@ -14,14 +14,17 @@ import (
 
 	"github.com/cairnrun/cairn/abi"
 	"github.com/cairnrun/cairn/host"
+	"github.com/cairnrun/cairn/internal/pgtest"
 )
 
-// TestMain runs the tests, then removes what goBuild built.
+// TestMain runs the tests, then removes what goBuild built and stops the
+// PostgreSQL server the tests share.
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if builds.dir != "" {
 		os.RemoveAll(builds.dir)
 	}
+	pgtest.StopShared()
 	os.Exit(code)
 }
 

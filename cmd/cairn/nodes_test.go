@@ -38,7 +38,7 @@ type twoNodes struct {
 
 func newTwoNodes(t *testing.T) *twoNodes {
 	t.Helper()
-	n := &twoNodes{url: pgtest.Start(t).NewDatabase(t), bin: cairnBinary(t), cache: cacheForTests(t)}
+	n := &twoNodes{url: pgtest.Shared(t).NewDatabase(t), bin: cairnBinary(t), cache: cacheForTests(t)}
 	n.agent = filepath.Join(effectsAgent(t, n.bin), "agent.yaml")
 	for i := range 2 { // the second, with the compile cache warm, is timed
 		ws := filepath.Join(t.TempDir(), "clean")

@@ -17,7 +17,7 @@ import (
 // at an offset to restore. A cairn_past that is gone is a damaged schema,
 // not the server's bare error.
 func TestDamagedPastRowIsReported(t *testing.T) {
-	url := pgtest.Start(t).NewDatabase(t)
+	url := pgtest.Shared(t).NewDatabase(t)
 	flags := exampleAgent(t)
 	flags[len(flags)-3] = url
 	if code, _, errOut := cairn(t, append([]string{"run", "--id", "d1"}, flags...)...); code != exitDone {

@@ -21,7 +21,7 @@ import (
 // --store with a postgres:// URL keeps agents in PostgreSQL: run, ls,
 // events and gc work on it as on a directory.
 func TestPostgresStore(t *testing.T) {
-	url := pgtest.Start(t).NewDatabase(t)
+	url := pgtest.Shared(t).NewDatabase(t)
 	flags := exampleAgent(t)
 	flags[len(flags)-3] = url
 	code, _, errOut := cairn(t, append([]string{"run", "--id", "pg1"}, flags...)...)
@@ -44,7 +44,7 @@ func TestPostgresStore(t *testing.T) {
 // An agent whose lease another process holds is refused with exit 5,
 // naming the holder, as with the file store's lock.
 func TestPostgresLeaseHeldIsExit5(t *testing.T) {
-	url := pgtest.Start(t).NewDatabase(t)
+	url := pgtest.Shared(t).NewDatabase(t)
 	flags := exampleAgent(t)
 	flags[len(flags)-3] = url
 	if code, _, errOut := cairn(t, append([]string{"run", "--id", "pg1"}, flags...)...); code != exitDone {
@@ -72,7 +72,7 @@ func TestPostgresLeaseHeldIsExit5(t *testing.T) {
 // moment; another process resumes it at once (the holder is gone) and
 // ends where an uninterrupted run ends, every call's effects once.
 func TestPostgresKillDashNineAndResume(t *testing.T) {
-	killTrials(t, pgtest.Start(t).NewDatabase)
+	killTrials(t, pgtest.Shared(t).NewDatabase)
 }
 
 // A cairn process stopped (SIGSTOP) past its lease, whose agent another
@@ -80,7 +80,7 @@ func TestPostgresKillDashNineAndResume(t *testing.T) {
 // is fenced, it exits 5 naming the new holder, and nothing it did after
 // the take-over reaches the agent.
 func TestPostgresStoppedHolderIsFenced(t *testing.T) {
-	url := pgtest.Start(t).NewDatabase(t)
+	url := pgtest.Shared(t).NewDatabase(t)
 	bin := cairnBinary(t)
 	agent := crashAgent(t)
 	cache := cacheForTests(t)

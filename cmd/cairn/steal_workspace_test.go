@@ -20,7 +20,7 @@ import (
 // still the live holder's, at its epoch, and the holder's next write goes
 // through. The check is made before the steal, not after it.
 func TestStealRefusedForWorkspaceChangesNothing(t *testing.T) {
-	url := pgtest.Start(t).NewDatabase(t)
+	url := pgtest.Shared(t).NewDatabase(t)
 	flags := exampleAgent(t)
 	flags[len(flags)-3] = url
 	if code, _, errOut := cairn(t, append([]string{"run", "--id", "pg1"}, flags...)...); code != exitDone {

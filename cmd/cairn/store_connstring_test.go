@@ -17,7 +17,7 @@ import (
 // read in any case; and no message repeats a password --store holds, nor
 // blames --store for a bad --namespace.
 func TestKeyValueStoreIsPostgres(t *testing.T) {
-	url := pgtest.Start(t).NewDatabase(t)
+	url := pgtest.Shared(t).NewDatabase(t)
 	c, err := pgconn.ParseConfig(url)
 	must(t, err)
 	kv := fmt.Sprintf("host=%s port=%d user=%s password=secret dbname=%s", c.Host, c.Port, c.User, c.Database)
