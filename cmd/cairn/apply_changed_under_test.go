@@ -20,6 +20,7 @@ import (
 // is settled again: its change to that file is refused, the model reads
 // why, and the rest of the round's changes are applied once.
 func TestResumeAfterAChangeUnderAnUnappliedChange(t *testing.T) {
+	t.Parallel()
 	const calls = 100
 	bin := cairnBinary(t)
 	dir := t.TempDir()

@@ -39,6 +39,7 @@ func packedModule(t *testing.T, bin, dir, pkg string) string {
 // runs. Resume seals the running call, keeps the request, and pauses
 // awaiting approval; cairn approve and another resume run the call.
 func TestApprovalSurvivesKillDashNine(t *testing.T) {
+	t.Parallel()
 	bin := cairnBinary(t)
 	dir := t.TempDir()
 	hostileModule(t, bin, dir)

@@ -158,6 +158,7 @@ type ctxEvent struct {
 // aside, when the kill sealed any); and `cairn log --json` keeps every
 // message, with each cut once, as the run never killed has them.
 func TestKilledBoundedContextResumesTheSameRequests(t *testing.T) {
+	t.Parallel()
 	for _, policy := range []string{"summarize", "drop"} {
 		t.Run(policy, func(t *testing.T) {
 			killBoundedContext(t, policy, fmt.Sprintf("{budget: 1000, policy: %s, max_tool_result: 120}", policy))
@@ -429,6 +430,7 @@ func maskSealedLog(t *testing.T, log []byte, sealed map[string]bool) []byte {
 // finished as planned, its first step not asked for again), and `cairn
 // log --json`, every cut with its estimates, is that resume's.
 func TestKilledSummaryInStepsRecordsTheCutItMade(t *testing.T) {
+	t.Parallel()
 	bin, cache := cairnBinary(t), cacheForTests(t)
 	m := newWireModel(t)
 	agent, ws := contextCrashAgent(t, m, "up", "null")

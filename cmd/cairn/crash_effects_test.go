@@ -54,6 +54,7 @@ func workspaceFiles(t *testing.T, ws string) map[string]string {
 }
 
 func TestKillDashNineEffectsExactlyOnce(t *testing.T) {
+	t.Parallel()
 	bin := cairnBinary(t)
 	dir := effectsAgent(t, bin)
 	cache := cacheForTests(t)

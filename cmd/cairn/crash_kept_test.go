@@ -103,6 +103,7 @@ type keptEvent struct {
 // in the workspace exactly once; every call in flight is sealed once and
 // its change is nowhere; no file is told as changed outside the agent.
 func TestKilledRoundKeepsFinishedCalls(t *testing.T) {
+	t.Parallel()
 	bin := cairnBinary(t)
 	agent := keptAgent(t, bin)
 	cache := cacheForTests(t)

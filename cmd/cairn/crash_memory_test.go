@@ -99,6 +99,7 @@ tools:
 // as the call made it (agent, round, call); and the task list is the one
 // of the last todo_write that was not sealed.
 func TestKilledMemoryKeepsEachFactOnce(t *testing.T) {
+	t.Parallel()
 	bin := cairnBinary(t)
 	agent := memoryAgent(t, bin)
 	cache := cacheForTests(t)

@@ -73,6 +73,7 @@ type netSealEvent struct {
 // was sent and not answered, and recommends checking the remote side
 // before retrying; the server saw each request once.
 func TestKillDashNineWhileAToolWaitsForAResponse(t *testing.T) {
+	t.Parallel()
 	bin := cairnBinary(t)
 	dir := t.TempDir()
 	packedModule(t, bin, dir, "github.com/cairnrun/cairn/host/testdata/nettool")

@@ -84,6 +84,7 @@ func (m *noteModel) sent() [][]byte {
 // note, and the resume, which finds the file changed again, adds its own),
 // the very request under replay; and the journal keeps the prompt once.
 func TestKilledRoundKeepsItsPromptBeforeANote(t *testing.T) {
+	t.Parallel()
 	for _, strategy := range []string{"seal", "replay"} {
 		t.Run(strategy, func(t *testing.T) {
 			held, resumed := killPromptAndNote(t, strategy)

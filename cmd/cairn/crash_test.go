@@ -88,6 +88,7 @@ func jsonLines[T any](out []byte) []T {
 // once, no call that had started before the kill runs again, and the agent
 // ends where an uninterrupted run ends.
 func TestKillDashNineAndResume(t *testing.T) {
+	t.Parallel()
 	killTrials(t, func(t testing.TB) string { return t.TempDir() })
 }
 
@@ -200,6 +201,7 @@ func resumeKilled(t *testing.T, bin, store, cache string, killed []byte) []jsonE
 // a random kill seldom hits. The resumed run ends done after the same 9
 // rounds, asking the model nothing.
 func TestKillAfterTheAnswerAndResume(t *testing.T) {
+	t.Parallel()
 	bin := cairnBinary(t)
 	agent := crashAgent(t)
 	cache := cacheForTests(t)

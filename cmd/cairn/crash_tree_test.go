@@ -107,6 +107,7 @@ type treeEvent struct {
 // a sealed call's); the parent's tokens are its own and its children's,
 // and, where nothing was sealed, what they are without a kill.
 func TestKilledTreeResumes(t *testing.T) {
+	t.Parallel()
 	bin := cairnBinary(t)
 	agent := treeAgent(t, bin)
 	cache := cacheForTests(t)

@@ -87,6 +87,7 @@ type flowEvent struct {
 // resume dropped its round (replay, of a round that changed nothing);
 // and REPORT.md is what a run never killed wrote.
 func TestKilledParallelWorkflowRecordsEachStepOnce(t *testing.T) {
+	t.Parallel()
 	bin := cairnBinary(t)
 	cache := cacheForTests(t)
 	var full time.Duration

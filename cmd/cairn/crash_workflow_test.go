@@ -59,6 +59,7 @@ func shownOutputs(t *testing.T, bin, store, id string) (string, map[string]strin
 // report) or runs once, the workflow is done, and every step's output and
 // the report in the workspace are what a run that was never killed made.
 func TestKilledWorkflowResumesUnfinishedSteps(t *testing.T) {
+	t.Parallel()
 	bin := cairnBinary(t)
 	cache := cacheForTests(t)
 	wholeStore, wholeWS := t.TempDir(), flowWorkspace(t)

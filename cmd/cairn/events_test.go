@@ -58,6 +58,7 @@ func TestEventsReplayWhatJSONStreamed(t *testing.T) {
 // --follow prints a running agent's events as they come and returns when
 // its run ends, having printed every one.
 func TestEventsFollowARunningAgent(t *testing.T) {
+	t.Parallel()
 	bin := cairnBinary(t)
 	dir := t.TempDir()
 	hostileModule(t, bin, dir)

@@ -18,6 +18,7 @@ import (
 // change writes, which was only staged. It carries it now, and the resume
 // in the other store applies the change.
 func TestExportOfAKilledRoundCarriesItsStagedChanges(t *testing.T) {
+	t.Parallel()
 	bin := cairnBinary(t)
 	dir := t.TempDir()
 	hostileModule(t, bin, dir)

@@ -22,6 +22,7 @@ import (
 // leaves them, then run anew; every delegation runs and its answer
 // reaches the parent.
 func TestFreshRunAfterACutRemovalIgnoresWhatTheOldAgentLeft(t *testing.T) {
+	t.Parallel()
 	bin := cairnBinary(t)
 	agent := treeAgent(t, bin)
 	cache := cacheForTests(t)

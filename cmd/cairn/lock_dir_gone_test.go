@@ -18,6 +18,7 @@ import (
 // 5 saying that the agent's directory is gone from the store, that there
 // is nothing to resume, and what to do.
 func TestAgentDirectoryRemovedMidRunSaysSo(t *testing.T) {
+	t.Parallel()
 	bin := cairnBinary(t)
 	cache := cacheForTests(t)
 	for _, how := range []string{"removed", "moved"} {

@@ -55,6 +55,7 @@ func newStallingModel(t *testing.T, stallAt int32) *stallingModel {
 // next write with exit 5 and an error naming the lock file; the agent then
 // resumes with every round committed once.
 func TestLockFileLostMidRunNeverTwoWriters(t *testing.T) {
+	t.Parallel()
 	bin := cairnBinary(t)
 	cache := cacheForTests(t)
 	for _, how := range []string{"removed", "replaced"} {

@@ -127,14 +127,13 @@ func exampleAgent(t *testing.T) []string {
 		"--store", t.TempDir(), "--cache", cacheForTests(t)}
 }
 
-var testCache string
+// testCache is the compile cache the tests share, from one test binary to
+// the next: a cold compile of a module takes seconds.
+var testCache = sync.OnceValue(func() string { return filepath.Join(os.TempDir(), "cairn-cmd-test-cache") })
 
-func cacheForTests(t *testing.T) string {
-	if testCache == "" {
-		testCache = filepath.Join(os.TempDir(), "cairn-cmd-test-cache")
-	}
-	return testCache
-}
+// cacheForTests is the compile cache the tests share; safe for tests that
+// run in parallel.
+func cacheForTests(t *testing.T) string { return testCache() }
 
 func TestRunJSONEvents(t *testing.T) {
 	code, out, errOut := cairn(t, append([]string{"run", "--json"}, exampleAgent(t)...)...)

@@ -13,6 +13,7 @@ import (
 // killed: resume seals the call with its effects unknown, because the
 // server runs outside the sandbox and nothing it did was staged.
 func TestMCPServerToolSealedEffectsUnknown(t *testing.T) {
+	t.Parallel()
 	bin := cairnBinary(t)
 	dir := hangingToyAgent(t, "")
 	store := filepath.Join(dir, "store")

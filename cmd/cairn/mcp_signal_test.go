@@ -21,6 +21,7 @@ import (
 // call in flight, which is committed saying so, its change discarded, and
 // the process exits at once.
 func TestMCPHTTPSignalStopsCallInFlight(t *testing.T) {
+	t.Parallel()
 	bin := cairnBinary(t)
 	flags, store, ws := servedAgent(t, bin)
 	cmd := exec.Command(bin, append(flags, "--http", "127.0.0.1:0")...)
@@ -37,6 +38,7 @@ func TestMCPHTTPSignalStopsCallInFlight(t *testing.T) {
 
 // The same on stdio, with the client's end of stdin left open.
 func TestMCPStdioSignalStopsCallInFlight(t *testing.T) {
+	t.Parallel()
 	bin := cairnBinary(t)
 	flags, store, ws := servedAgent(t, bin)
 	cmd := exec.Command(bin, flags...)

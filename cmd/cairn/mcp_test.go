@@ -67,6 +67,7 @@ func callText(t *testing.T, cs *sdk.ClientSession, name string, args map[string]
 // and calls a read and a write tool; the session is an agent that `cairn
 // log`, `diff` and `show` read.
 func TestMCPStdioSession(t *testing.T) {
+	t.Parallel()
 	bin := cairnBinary(t)
 	flags, store, ws := servedAgent(t, bin)
 	must(t, os.WriteFile(filepath.Join(ws, "in.txt"), []byte("alpha\n"), 0o644))
@@ -113,6 +114,7 @@ func TestMCPStdioSession(t *testing.T) {
 // the workspace is untouched, and the next session of the agent seals the
 // call, which `cairn log` shows.
 func TestMCPKillDashNineMidCall(t *testing.T) {
+	t.Parallel()
 	bin := cairnBinary(t)
 	flags, store, ws := servedAgent(t, bin)
 	cmd := exec.Command(bin, flags...)
@@ -160,6 +162,7 @@ func TestMCPKillDashNineMidCall(t *testing.T) {
 // `cairn mcp --http` on loopback with a token: the SDK's client over
 // Streamable HTTP is refused without the token and served with it.
 func TestMCPStreamableHTTP(t *testing.T) {
+	t.Parallel()
 	bin := cairnBinary(t)
 	flags, _, ws := servedAgent(t, bin)
 	cmd := exec.Command(bin, append(flags, "--http", "127.0.0.1:0", "--token", "s3cret")...)

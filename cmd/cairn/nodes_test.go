@@ -99,7 +99,7 @@ func (n *twoNodes) finishOnB(t *testing.T, id string, killed []byte, extra ...st
 	if len(sealed) > 0 {
 		checkKeptWorkspace(t, wsB, 8, sealed)
 	} else if got := workspaceFiles(t, wsB); !mapsEqual(got, n.want) {
-		_, log1, _ := cairn(t, "log", "--store", n.url, "--round", "1", id)
+		log1, _ := exec.Command(n.bin, "log", "--store", n.url, "--round", "1", id).CombinedOutput()
 		t.Fatalf("node B's workspace is\n%v\nwant\n%v\nround 1:\n%s", got, n.want, log1)
 	}
 }
@@ -110,6 +110,7 @@ func (n *twoNodes) finishOnB(t *testing.T, id string, killed []byte, extra ...st
 // Half the trials resume as the lease allows (A's process is gone), half
 // with --steal.
 func TestTwoNodesKillDashNine(t *testing.T) {
+	t.Parallel()
 	n := newTwoNodes(t)
 	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
 	for trial := range pgTrials(t) {
@@ -140,6 +141,7 @@ func TestTwoNodesKillDashNine(t *testing.T) {
 // and exits 5 with the fencing error, and nothing it did is in the agent
 // or doubled in B's workspace.
 func TestTwoNodesStoppedHolderIsFenced(t *testing.T) {
+	t.Parallel()
 	n := newTwoNodes(t)
 	s, err := pgstore.Open(context.Background(), n.url)
 	if err != nil {

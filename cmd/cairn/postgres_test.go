@@ -72,6 +72,7 @@ func TestPostgresLeaseHeldIsExit5(t *testing.T) {
 // moment; another process resumes it at once (the holder is gone) and
 // ends where an uninterrupted run ends, every call's effects once.
 func TestPostgresKillDashNineAndResume(t *testing.T) {
+	t.Parallel()
 	killTrials(t, pgtest.Shared(t).NewDatabase)
 }
 
@@ -80,6 +81,7 @@ func TestPostgresKillDashNineAndResume(t *testing.T) {
 // is fenced, it exits 5 naming the new holder, and nothing it did after
 // the take-over reaches the agent.
 func TestPostgresStoppedHolderIsFenced(t *testing.T) {
+	t.Parallel()
 	url := pgtest.Shared(t).NewDatabase(t)
 	bin := cairnBinary(t)
 	agent := crashAgent(t)
@@ -206,6 +208,7 @@ func waitStopped(t *testing.T, pid int) {
 // stops with "database unavailable"; then cairn resume finishes it, with
 // no committed round lost and no call that had started run again.
 func TestPostgresRestartDuringRun(t *testing.T) {
+	t.Parallel()
 	srv := pgtest.Start(t)
 	url := srv.NewDatabase(t)
 	bin := cairnBinary(t)

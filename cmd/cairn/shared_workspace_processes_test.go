@@ -18,6 +18,7 @@ import (
 // across processes from the check to the apply: a change that loses the
 // race is refused at the check, the model told, and both runs finish.
 func TestTwoProcessesOnOneWorkspaceFinishTheirRuns(t *testing.T) {
+	t.Parallel()
 	const rounds = 40 // within the default max_rounds of 50
 	bin := cairnBinary(t)
 	dir := t.TempDir()

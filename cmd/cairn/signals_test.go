@@ -15,6 +15,7 @@ import (
 // leave the agent at its last committed round and exit as paused (3);
 // resume then finishes the agent.
 func TestSignalStopsAtTheBoundary(t *testing.T) {
+	t.Parallel()
 	bin := cairnBinary(t)
 	dir := t.TempDir()
 	hostileModule(t, bin, dir)

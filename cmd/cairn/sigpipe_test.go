@@ -16,6 +16,7 @@ import (
 // a round. The run goes on to its end, its output dropped, with its usual
 // exit code and a note on stderr.
 func TestClosedStdoutDoesNotKillTheRun(t *testing.T) {
+	t.Parallel()
 	bin := cairnBinary(t)
 	dir := t.TempDir()
 	must(t, os.Mkdir(filepath.Join(dir, "workspace"), 0o755))

@@ -25,6 +25,7 @@ func freshHome(t *testing.T) (env []string, home string) {
 // so did every test that packs a tool, under a fresh HOME). No tools
 // command needs a store: each works without one and makes none.
 func TestToolsPackOnAFreshMachine(t *testing.T) {
+	t.Parallel()
 	bin, dir := cairnBinary(t), t.TempDir()
 	raw := filepath.Join(dir, "hostile.raw.wasm")
 	buildWasi(t, "github.com/cairnrun/cairn/host/testdata/hostile", raw)

@@ -20,6 +20,7 @@ import (
 // and what it changed is unknown, without running it, and the line is in
 // the workspace once; `--retry` makes the step anew.
 func TestWorkflowStepAgentRemovedIsNotRunAgain(t *testing.T) {
+	t.Parallel()
 	bin := cairnBinary(t)
 	dir := flowFiles(t, map[string]string{
 		"flow.yaml": "name: g\nworkspace: ws\nsteps:\n  - {name: a, agent: a.yaml, prompt: go}\n",

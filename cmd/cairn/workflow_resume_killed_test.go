@@ -19,6 +19,7 @@ import (
 // while it spins ls says running, and once it is killed show and ls say
 // interrupted, with no old cause.
 func TestKilledWorkflowResumeShownInterrupted(t *testing.T) {
+	t.Parallel()
 	bin := cairnBinary(t)
 	dir := flowFiles(t, map[string]string{"flow.yaml": "name: k\nworkspace: ws\nmax_parallel: 1\nsteps:\n" +
 		"  - {name: read, tool: read_file, module: builtin, input: {path: missing.md}}\n" +

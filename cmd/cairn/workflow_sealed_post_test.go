@@ -23,6 +23,7 @@ import (
 // to check and how to retry it, and sends nothing; `--retry post` makes the
 // call again, once, in the same agent, whose log keeps the first attempt.
 func TestWorkflowResumeDoesNotSendASealedPostAgain(t *testing.T) {
+	t.Parallel()
 	bin := cairnBinary(t)
 	var mu sync.Mutex
 	posts := 0
