@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path"
@@ -23,14 +24,21 @@ func hostileModule(t *testing.T, bin, dir string) string {
 
 // packedModule builds the Go tool pkg for wasip1 and packs its manifest
 // with cairn tools pack into dir, named for the package's last element.
+// It packs once per test binary; each dir gets a copy of its own.
 func packedModule(t *testing.T, bin, dir, pkg string) string {
 	t.Helper()
 	raw := filepath.Join(dir, path.Base(pkg)+".raw.wasm")
 	buildWasi(t, pkg, raw)
+	src := madeOnce(t, "pack "+pkg, func(packed string) error {
+		if out, err := exec.Command(bin, "tools", "pack", "-o", packed, raw).CombinedOutput(); err != nil {
+			return fmt.Errorf("%v\n%s", err, out)
+		}
+		return nil
+	})
+	b, err := os.ReadFile(src)
+	must(t, err)
 	packed := filepath.Join(dir, path.Base(pkg)+".wasm")
-	if out, err := exec.Command(bin, "tools", "pack", "-o", packed, raw).CombinedOutput(); err != nil {
-		t.Fatalf("pack %s: %v\n%s", pkg, err, out)
-	}
+	must(t, os.WriteFile(packed, b, 0o644))
 	return packed
 }
 

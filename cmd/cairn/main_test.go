@@ -28,28 +28,28 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// builds are the programs goBuild built, each once per test binary, in
-// one directory TestMain removes: the tests that run the command, a
-// guest or the test MCP server share one build of each.
+// builds are the files made once per test binary (the programs goBuild
+// built, the modules packedModule packed), in one directory TestMain
+// removes: the tests that run the command, a guest or the test MCP server
+// share one build of each.
 var builds struct {
 	mu   sync.Mutex
 	dir  string
 	made map[string]*build
 }
 
-// A build is one program goBuild built, or why it did not build.
+// A build is one file made once, or why it was not made.
 type build struct {
 	once sync.Once
 	path string
 	err  error
 }
 
-// goBuild builds the Go package pkg, with env added to the environment,
-// once per test binary, and returns the program's path. Do not change
-// the file: the tests share it.
-func goBuild(t testing.TB, pkg string, env ...string) string {
+// madeOnce makes the file of key with mk, given the path to make it at,
+// once per test binary, and returns its path. Do not change the file: the
+// tests share it.
+func madeOnce(t testing.TB, key string, mk func(path string) error) string {
 	t.Helper()
-	key := strings.Join(append([]string{pkg}, env...), " ")
 	builds.mu.Lock()
 	if builds.made == nil {
 		builds.made = map[string]*build{}
@@ -70,16 +70,28 @@ func goBuild(t testing.TB, pkg string, env ...string) string {
 	}
 	b.once.Do(func() {
 		b.path = filepath.Join(dir, b.path)
-		cmd := exec.Command("go", "build", "-o", b.path, pkg)
-		cmd.Env = append(os.Environ(), env...)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.err = fmt.Errorf("%v\n%s", err, out)
-		}
+		b.err = mk(b.path)
 	})
 	if b.err != nil {
-		t.Fatalf("build %s: %v", pkg, b.err)
+		t.Fatalf("%s: %v", key, b.err)
 	}
 	return b.path
+}
+
+// goBuild builds the Go package pkg, with env added to the environment,
+// once per test binary, and returns the program's path. Do not change
+// the file: the tests share it.
+func goBuild(t testing.TB, pkg string, env ...string) string {
+	t.Helper()
+	key := strings.Join(append([]string{"build", pkg}, env...), " ")
+	return madeOnce(t, key, func(path string) error {
+		cmd := exec.Command("go", "build", "-o", path, pkg)
+		cmd.Env = append(os.Environ(), env...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("%v\n%s", err, out)
+		}
+		return nil
+	})
 }
 
 // placeBuilt puts the program goBuild built of pkg at dst: a hard link,
