@@ -22,19 +22,20 @@ func TestExportOfARoundWithAnAppliedCallResumesElsewhere(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a call to its time limit")
 	}
+	t.Parallel()
 	srv := pgtest.Shared(t)
 	from, to := srv.NewDatabase(t), srv.NewDatabase(t)
 	dir := interruptedWithAppliedCall(t, from)
 
 	archive := filepath.Join(dir, "y.cx")
-	if code, _, errOut := cairn(t, "export", "--store", from, "-o", archive, "y"); code != exitDone {
+	if code, _, errOut := cairnProcess(t, "export", "--store", from, "-o", archive, "y"); code != exitDone {
 		t.Fatalf("export: exit %d %s", code, errOut)
 	}
-	if code, _, errOut := cairn(t, "import", "--store", to, archive); code != exitDone {
+	if code, _, errOut := cairnProcess(t, "import", "--store", to, archive); code != exitDone {
 		t.Fatalf("import: exit %d %s", code, errOut)
 	}
 	elsewhere := filepath.Join(dir, "elsewhere")
-	if code, _, errOut := cairn(t, "resume", "--store", to, "--cache", cacheForTests(t), "--workspace", elsewhere, "y"); code != exitDone {
+	if code, _, errOut := cairnProcess(t, "resume", "--store", to, "--cache", cacheForTests(t), "--workspace", elsewhere, "y"); code != exitDone {
 		t.Fatalf("resume of the imported copy: exit %d %s", code, errOut)
 	}
 	if got, _ := os.ReadFile(filepath.Join(elsewhere, "log.txt")); string(got) != "line 1\n" {

@@ -21,6 +21,7 @@ func TestGCKeepsTheFilesOfAnInterruptedRound(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a call to its time limit")
 	}
+	t.Parallel()
 	url := pgtest.Shared(t).NewDatabase(t)
 	dir := interruptedWithAppliedCall(t, url)
 	// An hour and more later, by the database's clock.
@@ -30,12 +31,12 @@ func TestGCKeepsTheFilesOfAnInterruptedRound(t *testing.T) {
 	_, err = conn.Exec(ctx, `UPDATE cairn_blobs SET stored = now() - interval '2 hours'`)
 	conn.Close(ctx)
 	must(t, err)
-	if code, out, errOut := cairn(t, "gc", "--store", url); code != exitDone {
+	if code, out, errOut := cairnProcess(t, "gc", "--store", url); code != exitDone {
 		t.Fatalf("gc: exit %d %s%s", code, out, errOut)
 	}
 	// Another node: its staging is not the one that ran the round.
 	elsewhere := filepath.Join(dir, "elsewhere")
-	if code, _, errOut := cairn(t, "resume", "--store", url, "--cache", cacheForTests(t), "--workspace", elsewhere, "y"); code != exitDone {
+	if code, _, errOut := cairnProcess(t, "resume", "--store", url, "--cache", cacheForTests(t), "--workspace", elsewhere, "y"); code != exitDone {
 		t.Fatalf("resume elsewhere after gc: exit %d %s", code, errOut)
 	}
 	if got, _ := os.ReadFile(filepath.Join(elsewhere, "log.txt")); string(got) != "line 1\n" {

@@ -120,6 +120,21 @@ func cairn(t *testing.T, args ...string) (int, string, string) {
 	return code, stdout.String(), stderr.String()
 }
 
+// cairnProcess runs the command line as a process of its own, the built
+// binary, and returns its exit code and what it printed: cairn as a test
+// that runs in parallel runs it, since the in-process command's flags are
+// the whole test binary's.
+func cairnProcess(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	cmd := exec.Command(cairnBinary(t), args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil && cmd.ProcessState == nil {
+		t.Fatal(err)
+	}
+	return cmd.ProcessState.ExitCode(), stdout.String(), stderr.String()
+}
+
 // exampleAgent copies the example agent's workspace into a temporary
 // directory and returns the flags that run the example on it; the store's
 // directory is third from last.

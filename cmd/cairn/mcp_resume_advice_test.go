@@ -18,6 +18,7 @@ import (
 // --id ID` goes on, and then "continue with `cairn resume ID`", which
 // would only stop there again. It says what goes on, once.
 func TestMCPResumeOfServedAgentAdvisesMCP(t *testing.T) {
+	t.Parallel()
 	bin := cairnBinary(t)
 	flags, store, _ := servedAgent(t, bin)
 	cmd := exec.Command(bin, flags...)
@@ -35,7 +36,7 @@ func TestMCPResumeOfServedAgentAdvisesMCP(t *testing.T) {
 	}
 	must(t, cmd.Process.Kill())
 	cmd.Wait()
-	code, _, stderr := cairn(t, "resume", "--store", store, "--cache", cacheForTests(t), "sess")
+	code, _, stderr := cairnProcess(t, "resume", "--store", store, "--cache", cacheForTests(t), "sess")
 	if code != exitPaused || !strings.Contains(stderr, "`cairn mcp --id sess` goes on") ||
 		strings.Contains(stderr, "`cairn resume sess`") {
 		t.Errorf("cairn resume: exit %d, %s", code, stderr)
