@@ -24,22 +24,24 @@ import (
 // alternatives is taken, and each placeholder (AGENT, CALL, DIR, ...) is a
 // real value made for the form: an agent that has run, a call that awaits
 // approval, a bookmark. Every form must exit 0, and every command must
-// appear in some form, so README and the binary cannot drift apart.
+// appear in some form, so README and the binary cannot drift apart. Each
+// form runs as a process of its own, as a reader would run it, in the
+// fixture's directory: so the test runs in parallel with the others.
 func TestReadmeCommands(t *testing.T) {
+	t.Parallel()
 	forms, names := readmeForms(t, "../../README.md")
 	cli, cliNames := readmeForms(t, "../../docs/cli.md")
 	forms, names = append(forms, cli...), append(names, cliNames...)
-	cairnBinary(t) // built here, for the forms that run as a process of their own (serve)
 	fx := newReadmeFixture(t)
 	shown := map[string]bool{}
 	for _, form := range forms {
 		args := fx.expand(form)
 		shown[args[0]] = true
-		run := cairn
+		run := fx.cairn
 		if args[0] == "serve" {
-			run = serveUntilReady
+			run = fx.serveUntilReady
 		}
-		code, out, errOut := run(t, args...)
+		code, out, errOut := run(args...)
 		if code != exitDone {
 			t.Errorf("README's `%s` ran as %q: exit %d\nstdout: %s\nstderr: %s", form, args, code, out, errOut)
 		}
@@ -114,12 +116,14 @@ var (
 )
 
 // readmeFixture makes the values of README's placeholders in a directory
-// laid out like the repository's root, which the test works in.
+// laid out like the repository's root, which the forms run in.
 type readmeFixture struct {
-	t    *testing.T
-	root string
-	n    int
-	prog string // a WASI command module that lists the directories it is given
+	t     *testing.T
+	root  string
+	n     int
+	prog  string   // a WASI command module that lists the directories it is given
+	store string   // CAIRN_STORE of the forms
+	env   []string // the forms' environment: CAIRN_STORE and CAIRN_CACHE set
 }
 
 func newReadmeFixture(t *testing.T) *readmeFixture {
@@ -134,11 +138,9 @@ func newReadmeFixture(t *testing.T) *readmeFixture {
 		f = strings.TrimPrefix(f, "../../")
 		copyFile(t, filepath.Join("../..", f), filepath.Join(root, f))
 	}
-	fx := &readmeFixture{t: t, root: root, prog: listProgram(t)}
+	fx := &readmeFixture{t: t, root: root, prog: listProgram(t), store: filepath.Join(root, "store")}
 	copyFile(t, fx.prog, filepath.Join(root, "prog.wasm"))
-	t.Chdir(root)
-	t.Setenv("CAIRN_STORE", filepath.Join(root, "store"))
-	t.Setenv("CAIRN_CACHE", cacheForTests(t))
+	fx.env = append(os.Environ(), "CAIRN_STORE="+fx.store, "CAIRN_CACHE="+cacheForTests(t))
 	return fx
 }
 
@@ -255,10 +257,31 @@ func (fx *readmeFixture) value(cmd, p string, vals map[string]string) string {
 	}[p]
 }
 
+// cairn runs the built command in the fixture's directory and
+// environment, and returns its exit code and what it printed.
+func (fx *readmeFixture) cairn(args ...string) (int, string, string) {
+	fx.t.Helper()
+	cmd := fx.command(args...)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil && cmd.ProcessState == nil {
+		fx.t.Fatal(err)
+	}
+	return cmd.ProcessState.ExitCode(), stdout.String(), stderr.String()
+}
+
+// command is the built command with args, in the fixture's directory and
+// environment.
+func (fx *readmeFixture) command(args ...string) *exec.Cmd {
+	cmd := exec.Command(cairnBinary(fx.t), args...)
+	cmd.Dir, cmd.Env = fx.root, fx.env
+	return cmd
+}
+
 // run runs cairn for the fixture and fails the test unless it exits with code.
 func (fx *readmeFixture) run(code int, args ...string) string {
 	fx.t.Helper()
-	got, out, errOut := cairn(fx.t, args...)
+	got, out, errOut := fx.cairn(args...)
 	if got != code {
 		fx.t.Fatalf("cairn %q: exit %d, want %d\n%s%s", args, got, code, out, errOut)
 	}
@@ -272,11 +295,12 @@ func (fx *readmeFixture) agent() string {
 	return id
 }
 
-// serveUntilReady runs cairn serve as a process of its own, stops it with
-// an interrupt once it has printed its token, and returns how it ended.
-func serveUntilReady(t *testing.T, args ...string) (code int, stdout, stderr string) {
+// serveUntilReady runs cairn serve, stops it with an interrupt once it
+// has printed its token, and returns how it ended.
+func (fx *readmeFixture) serveUntilReady(args ...string) (code int, stdout, stderr string) {
+	t := fx.t
 	t.Helper()
-	cmd := exec.Command(cairnBinary(t), args...)
+	cmd := fx.command(args...)
 	var errOut strings.Builder
 	cmd.Stderr = &errOut
 	pipe, err := cmd.StdoutPipe()
@@ -308,7 +332,7 @@ func (fx *readmeFixture) exported() string {
 // a process that runs it would: `cairn pause` has a run to ask.
 func (fx *readmeFixture) held() string {
 	id := fx.agent()
-	store, err := checkpoint.OpenFileStore(os.Getenv("CAIRN_STORE"))
+	store, err := checkpoint.OpenFileStore(fx.store)
 	must(fx.t, err)
 	lock, err := store.Lock(id, checkpoint.ThisProcess("run-readme"))
 	must(fx.t, err)

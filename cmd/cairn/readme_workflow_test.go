@@ -3,7 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
+	"path/filepath"
 
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/host"
@@ -18,12 +18,12 @@ func (fx *readmeFixture) workflow(paused bool) string {
 		fx.run(exitDone, "workflow", "run", "--id", id, "--workspace", fx.workspace(), "examples/workflow/flow.yaml")
 		return id
 	}
-	store, err := host.OpenStore(os.Getenv("CAIRN_STORE"))
+	store, err := host.OpenStore(fx.store)
 	must(fx.t, err)
 	eng, err := host.NewEngine(context.Background(), host.Config{Store: store, CacheDir: cacheForTests(fx.t)})
 	must(fx.t, err)
 	defer eng.Close(context.Background())
-	f, err := workflow.Load("examples/workflow/flow.yaml")
+	f, err := workflow.Load(filepath.Join(fx.root, "examples/workflow/flow.yaml"))
 	must(fx.t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -43,7 +43,7 @@ func (fx *readmeFixture) workflow(paused bool) string {
 // of key k.
 func (fx *readmeFixture) fact() string {
 	ns := fmt.Sprintf("team-%d", fx.n)
-	store, err := checkpoint.OpenFileStore(os.Getenv("CAIRN_STORE"))
+	store, err := checkpoint.OpenFileStore(fx.store)
 	must(fx.t, err)
 	must(fx.t, store.Remember(ns, checkpoint.Fact{Key: "k", Text: "a fact"}))
 	return ns
