@@ -51,10 +51,10 @@ type LockedError struct {
 
 func (e *LockedError) Error() string {
 	h := e.Holder
+	advice := fmt.Sprintf("wait for it to end, or stop it at its next round with `cairn pause %s`", e.Agent)
 	if h.PID == 0 {
-		return fmt.Sprintf("agent %q is locked by another process", e.Agent)
+		return fmt.Sprintf("agent %q is locked by another process; %s", e.Agent, advice)
 	}
-	advice := "wait for it to end or stop it"
 	if e.Lease {
 		expires := "expires unless renewed"
 		if !e.Expires.IsZero() {

@@ -97,6 +97,9 @@ limits: {max_rounds: 5}
 			if code := second.ProcessState.ExitCode(); code != exitLocked {
 				t.Fatalf("second writer: exit %d, want %d (locked)\n%s", code, exitLocked, out)
 			}
+			if !strings.Contains(string(out), "stop it at its next round with `cairn pause lk`") {
+				t.Fatalf("the second writer's refusal does not say how to stop the first:\n%s", out)
+			}
 			if n := m.requests.Load(); n != 3 {
 				t.Fatalf("the model had %d requests, want 3: the second writer ran", n)
 			}
