@@ -268,6 +268,23 @@ func missing(what string, err error) error {
 	return fmt.Errorf("%s: %w", what, err)
 }
 
+// checkWorkspace fails, ErrMissing, unless ws is a directory. The advice
+// names both places a workspace comes from: the agent file and the
+// caller's override (--workspace).
+func checkWorkspace(ws string) error {
+	const advice = "name one that is: the agent file's `workspace:`, or --workspace"
+	fi, err := os.Stat(ws)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return missingError{fmt.Errorf("workspace: %w; make that directory, or %s", err, advice)}
+	case err != nil:
+		return fmt.Errorf("workspace: %w", err)
+	case !fi.IsDir():
+		return missingError{fmt.Errorf("workspace %s is not a directory; %s", ws, advice)}
+	}
+	return nil
+}
+
 // missingError is an error that is ErrMissing.
 type missingError struct{ error }
 
@@ -500,10 +517,8 @@ func (e *Engine) create(ctx context.Context, opts RunOptions, runID string) (*ru
 // newRun binds an agent's tools and model into a run on log.
 func (e *Engine) newRun(ctx context.Context, af *AgentFile, mods []toolModule, override *model.Spec,
 	ws, agentID, runID string, log checkpoint.Log) (*run, error) {
-	if fi, err := os.Stat(ws); err != nil {
-		return nil, missing("workspace", err)
-	} else if !fi.IsDir() {
-		return nil, fmt.Errorf("workspace %s is not a directory", ws)
+	if err := checkWorkspace(ws); err != nil {
+		return nil, err
 	}
 	if mods == nil {
 		var err error

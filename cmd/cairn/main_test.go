@@ -297,7 +297,11 @@ func TestMissingFilesTheAgentFileNames(t *testing.T) {
 			must(os.WriteFile(file, []byte("name: t\n"+tt.agent), 0o644))
 			store := t.TempDir()
 			code, _, errOut := cairn(t, "run", "-f", file, "--store", store, "--id", "m", "--cache", cacheForTests(t))
-			if code != exitUsage || !strings.Contains(errOut, tt.want) || !strings.Contains(errOut, "fix the agent file, or make it") {
+			advice := "fix the agent file, or make it"
+			if tt.name == "workspace" {
+				advice = "make that directory, or name one that is: the agent file's `workspace:`, or --workspace"
+			}
+			if code != exitUsage || !strings.Contains(errOut, tt.want) || !strings.Contains(errOut, advice) {
 				t.Fatalf("exit %d, stderr %q", code, errOut)
 			}
 			if code, out, _ := cairn(t, "ls", "--store", store); code != 0 || strings.Contains(out, "\nm ") {
@@ -316,5 +320,26 @@ func TestToolsLsShowsEveryNeed(t *testing.T) {
 		Workspace: abi.AccessReadOnly, Env: []string{"TOKEN"}, Clock: true, Random: true, Net: []string{"api.example.com"}}}})
 	if want := "fetch  (m.wasm) [workspace:ro env:TOKEN clock random net:api.example.com]"; !strings.HasPrefix(b.String(), want) {
 		t.Fatalf("got %q, want it to start %q", b.String(), want)
+	}
+}
+
+// Regression: a --workspace that is not there was refused with "fix the
+// agent file, or make it", though the agent file did not name it, and one
+// that is a file failed with exit 1. Both are exit 2, and the advice
+// names both places a workspace comes from; no agent is made.
+func TestWorkspaceFlagThatIsNoDirectory(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "f")
+	must(t, os.WriteFile(file, []byte("x"), 0o644))
+	for _, ws := range []string{filepath.Join(t.TempDir(), "nosuch"), file} {
+		store := t.TempDir()
+		code, _, errOut := cairn(t, "run", "-f", "../../examples/hello/agent.yaml", "--workspace", ws,
+			"--store", store, "--id", "m", "--cache", cacheForTests(t))
+		if code != exitUsage || !strings.Contains(errOut, ws) || strings.Contains(errOut, "fix the agent file") ||
+			!strings.Contains(errOut, "name one that is: the agent file's `workspace:`, or --workspace") {
+			t.Fatalf("--workspace %s: exit %d, stderr %q", ws, code, errOut)
+		}
+		if code, out, _ := cairn(t, "ls", "--store", store); code != 0 || strings.Contains(out, "\nm ") {
+			t.Fatalf("ls after the refused run: exit %d\n%s", code, out)
+		}
 	}
 }
