@@ -95,6 +95,9 @@ func execPolicy(c *cli.Context) (sandbox.Policy, error) {
 		if err != nil {
 			return p, fmt.Errorf("--memory: %w", err)
 		}
+		if size == 0 {
+			return p, fmt.Errorf("--memory %s: a module needs memory; give a size such as 64MiB, or leave the flag out for 256MiB", s)
+		}
 		p.MemoryLimit = int64(size)
 	}
 	for _, d := range c.StringSlice("dir") {

@@ -13,3 +13,12 @@ func TestExecNegativeTimeoutIsRefused(t *testing.T) {
 		t.Fatalf("exit %d, stderr %s", code, errOut)
 	}
 }
+
+// Regression: `cairn exec --memory 0` was taken without a word, and ran
+// the module under the default limit of 256 MiB.
+func TestExecMemoryOfZeroIsRefused(t *testing.T) {
+	code, _, errOut := cairn(t, "exec", "--memory", "0", "m.wasm")
+	if code != exitUsage || !strings.Contains(errOut, "--memory 0: a module needs memory; give a size such as 64MiB, or leave the flag out for 256MiB") {
+		t.Fatalf("exit %d, stderr %s", code, errOut)
+	}
+}
