@@ -5,21 +5,25 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/cairnrun/cairn/abi"
 	"github.com/cairnrun/cairn/host"
 	"github.com/cairnrun/cairn/internal/pgtest"
 )
 
-// TestMain runs the tests, then removes what goBuild built and stops the
-// PostgreSQL server the tests share.
+// TestMain trims the compile cache the tests share, runs the tests, then
+// removes what goBuild built and stops the PostgreSQL server the tests
+// share.
 func TestMain(m *testing.M) {
+	trimTestCache(testCache(), 2<<30, time.Hour)
 	code := m.Run()
 	if builds.dir != "" {
 		os.RemoveAll(builds.dir)
@@ -157,6 +161,33 @@ func exampleAgent(t *testing.T) []string {
 // testCache is the compile cache the tests share, from one test binary to
 // the next: a cold compile of a module takes seconds.
 var testCache = sync.OnceValue(func() string { return filepath.Join(os.TempDir(), "cairn-cmd-test-cache") })
+
+// trimTestCache keeps the compile cache the tests share from growing
+// without end, one compiled module for every build of a test tool: once
+// it holds more than limit bytes, the files in it older than age (which
+// no test binary running now can have written) are removed, and the tests
+// that need them compile them again.
+func trimTestCache(dir string, limit int64, age time.Duration) {
+	var size int64
+	var old []string
+	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		if fi, err := d.Info(); err == nil {
+			size += fi.Size()
+			if time.Since(fi.ModTime()) > age {
+				old = append(old, path)
+			}
+		}
+		return nil
+	})
+	if size > limit {
+		for _, path := range old {
+			os.Remove(path)
+		}
+	}
+}
 
 // cacheForTests is the compile cache the tests share; safe for tests that
 // run in parallel.
