@@ -124,19 +124,8 @@ func TestWorkflowDelegationStepUpgradeIsCheckedAgainstItsParent(t *testing.T) {
 func TestWorkflowDelegationStepWithoutItsParentKeptIsRefusedAlone(t *testing.T) {
 	for _, sub := range []bool{false, true} {
 		t.Run(map[bool]string{false: "the step's agent", true: "a sub-agent of the step's agent"}[sub], func(t *testing.T) {
-			dir := stepParentFiles(t, sub)
-			store := t.TempDir()
-			flags := []string{"--store", store, "--cache", cacheForTests(t)}
-			if code, _, errOut := cairn(t, append([]string{"workflow", "run", "--id", "w", filepath.Join(dir, "flow.yaml")}, flags...)...); code != exitPaused {
-				t.Fatalf("workflow run: exit %d, %s", code, errOut)
-			}
+			dir, store, flags, agent := pausedStepWorkflow(t, sub)
 			forgetAbove(t, store, "w.one")
-			agent := "w.one"
-			for id := range lsStatusOf(t, store) {
-				if sub && strings.HasPrefix(id, "w.one.beta-") {
-					agent = id
-				}
-			}
 			code, out, errOut := cairn(t, append([]string{"resume", "--max-rounds", "5", agent}, flags...)...)
 			if _, err := os.Stat(filepath.Join(dir, "ws", "b.txt")); err == nil {
 				t.Fatalf("resume %s: exit %d\n%s%s\nit wrote b.txt, which the parent file lead.yaml denies", agent, code, out, errOut)
@@ -153,6 +142,27 @@ func TestWorkflowDelegationStepWithoutItsParentKeptIsRefusedAlone(t *testing.T) 
 			}
 		})
 	}
+}
+
+// pausedStepWorkflow runs workflow w of stepParentFiles(t, sub) in a new
+// store until it pauses, and returns the files' directory, the store, the
+// flags that name it, and the agent under test: the delegation step's,
+// w.one, or with sub, its sub-agent beta.
+func pausedStepWorkflow(t *testing.T, sub bool) (dir, store string, flags []string, agent string) {
+	t.Helper()
+	dir = stepParentFiles(t, sub)
+	store = t.TempDir()
+	flags = []string{"--store", store, "--cache", cacheForTests(t)}
+	if code, _, errOut := cairn(t, append([]string{"workflow", "run", "--id", "w", filepath.Join(dir, "flow.yaml")}, flags...)...); code != exitPaused {
+		t.Fatalf("workflow run: exit %d, %s", code, errOut)
+	}
+	agent = "w.one"
+	for id := range lsStatusOf(t, store) {
+		if sub && strings.HasPrefix(id, "w.one.beta-") {
+			agent = id
+		}
+	}
+	return dir, store, flags, agent
 }
 
 // forgetAbove journals agent's definition without the agent files above
@@ -181,19 +191,8 @@ func forgetAbove(t *testing.T, dir, agent string) {
 func TestManualResumeOfAStepAgentWithoutItsParentKeptReports(t *testing.T) {
 	for _, sub := range []bool{false, true} {
 		t.Run(map[bool]string{false: "the step's agent", true: "a sub-agent of the step's agent"}[sub], func(t *testing.T) {
-			dir := stepParentFiles(t, sub)
-			store := t.TempDir()
-			flags := []string{"--store", store, "--cache", cacheForTests(t)}
-			if code, _, errOut := cairn(t, append([]string{"workflow", "run", "--id", "w", filepath.Join(dir, "flow.yaml")}, flags...)...); code != exitPaused {
-				t.Fatalf("workflow run: exit %d, %s", code, errOut)
-			}
+			_, store, flags, agent := pausedStepWorkflow(t, sub)
 			forgetAbove(t, store, "w.one")
-			agent := "w.one"
-			for id := range lsStatusOf(t, store) {
-				if sub && strings.HasPrefix(id, "w.one.beta-") {
-					agent = id
-				}
-			}
 			before := dirBytes(t, store)
 			code, out, errOut := cairn(t, append([]string{"resume", "--strategy", "manual", agent}, flags...)...)
 			if code != exitPaused || !strings.Contains(out, "from the boundary after round 1") ||
@@ -218,18 +217,7 @@ func TestManualResumeOfAStepAgentWithoutItsParentKeptReports(t *testing.T) {
 func TestForkOfAStepAgentWithoutItsParentKeptIsRefused(t *testing.T) {
 	for _, sub := range []bool{false, true} {
 		t.Run(map[bool]string{false: "the step's agent", true: "a sub-agent of the step's agent"}[sub], func(t *testing.T) {
-			dir := stepParentFiles(t, sub)
-			store := t.TempDir()
-			flags := []string{"--store", store, "--cache", cacheForTests(t)}
-			if code, _, errOut := cairn(t, append([]string{"workflow", "run", "--id", "w", filepath.Join(dir, "flow.yaml")}, flags...)...); code != exitPaused {
-				t.Fatalf("workflow run: exit %d, %s", code, errOut)
-			}
-			agent := "w.one"
-			for id := range lsStatusOf(t, store) {
-				if sub && strings.HasPrefix(id, "w.one.beta-") {
-					agent = id
-				}
-			}
+			dir, store, flags, agent := pausedStepWorkflow(t, sub)
 			if code, out, errOut := cairn(t, append([]string{"fork", "--as", "kept", agent}, flags...)...); code != exitDone {
 				t.Fatalf("fork of %s, which keeps its parent file: exit %d\n%s%s", agent, code, out, errOut)
 			}
