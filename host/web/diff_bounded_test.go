@@ -16,25 +16,7 @@ import (
 // at most diffBudget bytes of lines, every change still listed with its
 // op and sizes, and says it was cut and where the whole diff is.
 func TestDiffIsBoundedWithANote(t *testing.T) {
-	f := newFixture(t, Config{Loopback: true})
-	long := strings.Repeat("x", diffBudget*3/4)
-	f.run("w", doneAgent, "turns:\n  - tool_calls:\n"+
-		"      - {name: write_file, input: {path: a.txt, content: \""+long+"\"}}\n"+
-		"      - {name: write_file, input: {path: b.txt, content: \""+long+"\"}}\n"+
-		"      - {name: write_file, input: {path: c.txt, content: \"short\"}}\n  - text: done\n")
-	resp := f.do("/api/agents/w/diff", nil, "")
-	body, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	must(t, err)
-	if resp.StatusCode != http.StatusOK || len(body) > diffBudget+64<<10 {
-		t.Fatalf("GET /diff: %d, %d bytes; want 200 and at most about %d", resp.StatusCode, len(body), diffBudget)
-	}
-	var diff struct {
-		Changes   []change `json:"changes"`
-		Truncated bool     `json:"truncated"`
-		Note      string   `json:"note"`
-	}
-	f.getJSON("/api/agents/w/diff", &diff)
+	diff := diffOfLongWrites(t, strings.Repeat("x", diffBudget*3/4))
 	if len(diff.Changes) != 3 || !diff.Truncated || !strings.Contains(diff.Note, "cairn diff w --round 1") {
 		t.Fatalf("diff: %d changes, truncated %v, note %q; want all 3 changes, cut, saying where the whole diff is", len(diff.Changes), diff.Truncated, diff.Note)
 	}
@@ -51,24 +33,7 @@ func TestDiffIsBoundedWithANote(t *testing.T) {
 // diffBudget. The bytes sent are bounded, the cut line still whole JSON
 // and valid text.
 func TestDiffIsBoundedInTheBytesSent(t *testing.T) {
-	f := newFixture(t, Config{Loopback: true})
-	escaped := strings.Repeat(`\x01<`, diffBudget*3/8)
-	f.run("w", doneAgent, "turns:\n  - tool_calls:\n"+
-		"      - {name: write_file, input: {path: a.txt, content: \""+escaped+"\"}}\n"+
-		"      - {name: write_file, input: {path: b.txt, content: \""+escaped+"\"}}\n"+
-		"      - {name: write_file, input: {path: c.txt, content: \"short\"}}\n  - text: done\n")
-	resp := f.do("/api/agents/w/diff", nil, "")
-	body, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	must(t, err)
-	if resp.StatusCode != http.StatusOK || len(body) > diffBudget+64<<10 {
-		t.Fatalf("GET /diff: %d, %d bytes; want 200 and at most about %d", resp.StatusCode, len(body), diffBudget)
-	}
-	var diff struct {
-		Changes   []change `json:"changes"`
-		Truncated bool     `json:"truncated"`
-	}
-	must(t, json.Unmarshal(body, &diff))
+	diff := diffOfLongWrites(t, strings.Repeat(`\x01<`, diffBudget*3/8))
 	if len(diff.Changes) != 3 || !diff.Truncated || len(diff.Changes[0].Lines) == 0 || !diff.Changes[0].Cut {
 		t.Fatalf("diff: %d changes, truncated %v; want all 3 changes, the first with its lines cut", len(diff.Changes), diff.Truncated)
 	}
@@ -79,6 +44,35 @@ func TestDiffIsBoundedInTheBytesSent(t *testing.T) {
 			}
 		}
 	}
+}
+
+// boundedDiff is the answer of GET /diff.
+type boundedDiff struct {
+	Changes   []change `json:"changes"`
+	Truncated bool     `json:"truncated"`
+	Note      string   `json:"note"`
+}
+
+// diffOfLongWrites is GET /diff of a round that wrote text, a YAML
+// double-quoted string, to a.txt and b.txt and "short" to c.txt; it fails
+// t unless the answer is 200 and about diffBudget bytes at most.
+func diffOfLongWrites(t *testing.T, text string) boundedDiff {
+	t.Helper()
+	f := newFixture(t, Config{Loopback: true})
+	f.run("w", doneAgent, "turns:\n  - tool_calls:\n"+
+		"      - {name: write_file, input: {path: a.txt, content: \""+text+"\"}}\n"+
+		"      - {name: write_file, input: {path: b.txt, content: \""+text+"\"}}\n"+
+		"      - {name: write_file, input: {path: c.txt, content: \"short\"}}\n  - text: done\n")
+	resp := f.do("/api/agents/w/diff", nil, "")
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	must(t, err)
+	if resp.StatusCode != http.StatusOK || len(body) > diffBudget+64<<10 {
+		t.Fatalf("GET /diff: %d, %d bytes; want 200 and at most about %d", resp.StatusCode, len(body), diffBudget)
+	}
+	var diff boundedDiff
+	must(t, json.Unmarshal(body, &diff))
+	return diff
 }
 
 // jsonSize counts what writeJSON's encoder writes, rune by rune: every
