@@ -71,6 +71,12 @@ type oaTurn struct {
 
 func newOATurn() *oaTurn { return &oaTurn{byIndex: map[int]int{}} }
 
+// errNoChoice is a stream that ended, with `data: [DONE]`, before any
+// choice: the server sent no answer at all, which taken as a turn would
+// be an empty one that ends the agent's task. Like a cut stream, it is
+// asked again.
+var errNoChoice = errors.New("the stream ended (data: [DONE]) before any choice: the server sent no answer")
+
 // decodeOpenAIStream reads a streamed chat completion and returns the turn
 // it holds, sending text deltas to onText (which may be nil). Tool-call
 // arguments are kept exactly as the model wrote them, valid JSON or not.
@@ -78,7 +84,8 @@ func newOATurn() *oaTurn { return &oaTurn{byIndex: map[int]int{}} }
 // # Errors
 //
 // errStreamCut when the stream ends before `data: [DONE]` and before the
-// model gave a finish reason; an error for a chunk that is not JSON; a
+// model gave a finish reason; errNoChoice when `data: [DONE]` comes before
+// any choice; an error for a chunk that is not JSON; a
 // server's error chunk (wrapping ErrRequest for invalid_request_error);
 // ErrTooLarge for a turn or a line past cairn's bounds; the reader's
 // errors.
@@ -96,6 +103,9 @@ func decodeOpenAIStream(r io.Reader, onText func(string)) (Response, error) {
 			return Response{}, err
 		}
 		if string(bytes.TrimSpace(ev.Data)) == "[DONE]" {
+			if !t.choices {
+				return Response{}, errNoChoice
+			}
 			return t.response(), nil
 		}
 		if err := t.add(ev.Data, onText); err != nil {

@@ -114,6 +114,8 @@ func TestOpenAIDecode(t *testing.T) {
 		{"no [DONE] after the finish reason", chunk(`{"content":"hi"}`) + finish, nil, nil},
 		{"cut before the finish reason", chunk(`{"tool_calls":[{"index":0,"id":"a","function":{"name":"f","arguments":"{"}}]}`), nil, errStreamCut},
 		{"cut inside an event", chunk(`{"content":"hi"}`) + `data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`, nil, errStreamCut},
+		{"[DONE] before any choice", "data: [DONE]\n\n", nil, errNoChoice},
+		{"[DONE] after usage alone", `data: {"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":0}}` + "\n\ndata: [DONE]\n\n", nil, errNoChoice},
 		{"refused in the stream", `data: {"error":{"type":"invalid_request_error","message":"context too long"}}` + "\n\n", nil, ErrRequest},
 	}
 	for _, tt := range tests {
@@ -183,5 +185,30 @@ func history() []conversation.Message {
 		{Role: conversation.RoleTool, CallID: "call_1", ToolName: "read_file", Text: "contents of a"},
 		{Role: conversation.RoleTool, CallID: "call_9", ToolName: "gone", Text: "orphan"},
 		{Role: conversation.RoleAssistant, Text: "done"},
+	}
+}
+
+// Regression: a server whose stream was `data: [DONE]` alone, with no
+// choice, was taken as an empty turn, which ends the agent's task as if
+// the model had nothing to say. It is asked again, as a cut stream is,
+// and a server that keeps at it makes the model unavailable, saying why;
+// one that answers the next time gives its turn.
+func TestOpenAIStreamWithNoChoiceIsAskedAgain(t *testing.T) {
+	empty := sse("data: [DONE]\n\n")
+	srv := serve(t, empty, sse(events(recording(t, "openai_tools.sse"))...))
+	p := NewOpenAI(Spec{Provider: "openai", Name: "gpt-4o-mini", BaseURL: srv.URL})
+	fastRetries(&p.retry, 2)
+	resp, err := p.Complete(context.Background(), hello)
+	if err != nil {
+		t.Fatalf("a server that answers the second time: %v", err)
+	}
+	wantTools(t, resp)
+
+	srv = serve(t, empty)
+	p = NewOpenAI(Spec{Provider: "openai", Name: "gpt-4o-mini", BaseURL: srv.URL})
+	fastRetries(&p.retry, 2)
+	_, err = p.Complete(context.Background(), hello)
+	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "before any choice: the server sent no answer") {
+		t.Fatalf("err %v, want ErrUnavailable saying the server sent no answer", err)
 	}
 }
