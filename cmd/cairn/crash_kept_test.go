@@ -95,6 +95,15 @@ type keptEvent struct {
 	Text     string   `json:"text"`
 }
 
+// compacted fails t unless the agent in store has been compacted at least
+// once (two snapshots): the trials need a compaction to meet.
+func compacted(t *testing.T, store string) {
+	t.Helper()
+	if snaps, _ := filepath.Glob(filepath.Join(store, "agents", "*", "snap-*.cbor")); len(snaps) < 2 {
+		t.Fatalf("the uninterrupted run left snapshots %v: the trials need a compaction to meet", snaps)
+	}
+}
+
 // A real cairn process is killed with SIGKILL during a run whose rounds
 // have several calls, half the trials at a random moment and half while
 // a round's spinning call runs and its other calls have finished. After
@@ -107,22 +116,13 @@ func TestKilledRoundKeepsFinishedCalls(t *testing.T) {
 	bin := cairnBinary(t)
 	agent := keptAgent(t, bin)
 	cache := cacheForTests(t)
-	var full time.Duration
-	for range 2 { // the second run, with the compile cache warm, sets the window
-		start := time.Now()
+	full := warmRunTime(t, bin, func() ([]string, func()) {
 		ws := filepath.Join(t.TempDir(), "ws")
 		must(t, os.Mkdir(ws, 0o755))
 		store := t.TempDir()
-		out, err := exec.Command(bin, "run", "--store", store, "--cache", cache, "--json", "--workspace", ws, "-f", agent).CombinedOutput()
-		if err != nil {
-			t.Fatalf("uninterrupted run: %v\n%s", err, out)
-		}
-		full = time.Since(start)
-		snaps, _ := filepath.Glob(filepath.Join(store, "agents", "*", "snap-*.cbor"))
-		if len(snaps) < 2 {
-			t.Fatalf("the uninterrupted run left snapshots %v: the trials need a compaction to meet", snaps)
-		}
-	}
+		return []string{"run", "--store", store, "--cache", cache, "--json", "--workspace", ws, "-f", agent},
+			func() { compacted(t, store) }
+	})
 	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
 	stats := map[string]int{}
 	for trial := range soakTrials(t) {

@@ -103,20 +103,13 @@ func TestKilledMemoryKeepsEachFactOnce(t *testing.T) {
 	bin := cairnBinary(t)
 	agent := memoryAgent(t, bin)
 	cache := cacheForTests(t)
-	var full time.Duration
-	for range 2 { // the second run, with the compile cache warm, sets the window
+	full := warmRunTime(t, bin, func() ([]string, func()) {
 		store := t.TempDir()
-		start := time.Now()
-		out, err := exec.Command(bin, "run", "--store", store, "--cache", cache, "--json", "--id", "victim", "-f", agent).CombinedOutput()
-		if err != nil {
-			t.Fatalf("uninterrupted run: %v\n%s", err, out)
+		return []string{"run", "--store", store, "--cache", cache, "--json", "--id", "victim", "-f", agent}, func() {
+			checkMemory(t, bin, store, nil)
+			compacted(t, store)
 		}
-		full = time.Since(start)
-		checkMemory(t, bin, store, nil)
-		if snaps, _ := filepath.Glob(filepath.Join(store, "agents", "*", "snap-*.cbor")); len(snaps) < 2 {
-			t.Fatalf("the uninterrupted run left snapshots %v: the trials need a compaction to meet", snaps)
-		}
-	}
+	})
 	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
 	stats := map[string]int{}
 	for trial := range soakTrials(t) {

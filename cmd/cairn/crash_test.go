@@ -99,15 +99,9 @@ func killTrials(t *testing.T, newStore func(testing.TB) string) {
 	bin := cairnBinary(t)
 	agent := crashAgent(t)
 	cache := cacheForTests(t)
-	var full time.Duration
-	for range 2 { // the second run, with the compile cache warm, is what a trial kills
-		start := time.Now()
-		clean := exec.Command(bin, "run", "--store", newStore(t), "--cache", cache, "--json", "-f", agent)
-		if out, err := clean.CombinedOutput(); err != nil {
-			t.Fatalf("uninterrupted run: %v\n%s", err, out)
-		}
-		full = time.Since(start)
-	}
+	full := warmRunTime(t, bin, func() ([]string, func()) {
+		return []string{"run", "--store", newStore(t), "--cache", cache, "--json", "-f", agent}, nil
+	})
 	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
 	for trial := 0; trial < *crashTrials; trial++ {
 		delay := time.Duration(rng.Int63n(int64(full)))
@@ -115,6 +109,27 @@ func killTrials(t *testing.T, newStore func(testing.TB) string) {
 			killAndResume(t, bin, newStore(t), agent, cache, delay)
 		})
 	}
+}
+
+// warmRunTime runs cairn with the arguments run gives, for a run never
+// killed, twice, and checks each with the function it gives (if any); it
+// returns how long the second, with the compile cache warm, took: the
+// window the kill -9 trials pick their moments in.
+func warmRunTime(t *testing.T, bin string, run func() (args []string, check func())) time.Duration {
+	t.Helper()
+	var full time.Duration
+	for range 2 {
+		args, check := run()
+		start := time.Now()
+		if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
+			t.Fatalf("uninterrupted run: %v\n%s", err, out)
+		}
+		full = time.Since(start)
+		if check != nil {
+			check()
+		}
+	}
+	return full
 }
 
 func killAndResume(t *testing.T, bin, store, agent, cache string, delay time.Duration) {

@@ -111,19 +111,13 @@ func TestKilledTreeResumes(t *testing.T) {
 	bin := cairnBinary(t)
 	agent := treeAgent(t, bin)
 	cache := cacheForTests(t)
-	var full time.Duration
 	var tokens int64
-	for range 2 { // the second run, with the compile cache warm, sets the window
-		start := time.Now()
+	full := warmRunTime(t, bin, func() ([]string, func()) {
 		store, ws := t.TempDir(), filepath.Join(t.TempDir(), "ws")
 		must(t, os.Mkdir(ws, 0o755))
-		out, err := exec.Command(bin, "run", "--store", store, "--cache", cache, "--json", "--id", "lead", "--workspace", ws, "-f", agent).CombinedOutput()
-		if err != nil {
-			t.Fatalf("uninterrupted run: %v\n%s", err, out)
-		}
-		full = time.Since(start)
-		tokens, _ = treeUsage(t, bin, store)
-	}
+		return []string{"run", "--store", store, "--cache", cache, "--json", "--id", "lead", "--workspace", ws, "-f", agent},
+			func() { tokens, _ = treeUsage(t, bin, store) }
+	})
 	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
 	stats := map[string]int{}
 	for range treeTrials(t) {

@@ -90,22 +90,18 @@ func TestKilledParallelWorkflowRecordsEachStepOnce(t *testing.T) {
 	t.Parallel()
 	bin := cairnBinary(t)
 	cache := cacheForTests(t)
-	var full time.Duration
 	var want map[string]shownStep
 	var wantReport []byte
-	for range 2 { // the second run, with the compile cache warm, sets the window
+	full := warmRunTime(t, bin, func() ([]string, func()) {
 		store, ws := t.TempDir(), flowWorkspace(t)
-		start := time.Now()
-		out, err := exec.Command(bin, "workflow", "run", "--store", store, "--cache", cache, "--json",
-			"--id", "flow", "--workspace", ws, exampleFlow).Output()
-		if err != nil {
-			t.Fatalf("uninterrupted run: %v\n%s", err, out)
-		}
-		full = time.Since(start)
-		_, want = shownSteps(t, bin, store, "flow")
-		wantReport, err = os.ReadFile(filepath.Join(ws, "REPORT.md"))
-		must(t, err)
-	}
+		return []string{"workflow", "run", "--store", store, "--cache", cache, "--json", "--id", "flow", "--workspace", ws, exampleFlow},
+			func() {
+				_, want = shownSteps(t, bin, store, "flow")
+				var err error
+				wantReport, err = os.ReadFile(filepath.Join(ws, "REPORT.md"))
+				must(t, err)
+			}
+	})
 	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
 	stats := map[string]int{}
 	for trial := range soakTrials(t) {
