@@ -22,8 +22,27 @@ _cairn_complete() {
 complete -o default -F _cairn_complete cairn
 `
 
-// zshCompletion loads the bash completion into zsh.
-const zshCompletion = "autoload -U +X bashcompinit && bashcompinit\n" + bashCompletion
+// zshCompletion completes the same way in zsh, natively: it loads zsh's
+// completion system when the shell has not (compinit, as a plain
+// ~/.zshrc does not), and asks cairn with SHELL set to zsh, so that
+// urfave/cli gives each command with its usage for _describe.
+const zshCompletion = `# zsh completion for cairn: eval "$(cairn completion zsh)"
+(( $+functions[compdef] )) || { autoload -Uz compinit && compinit -i; }
+_cairn_complete() {
+	local -a args opts
+	args=("${(@)words[1,CURRENT-1]}")
+	if [[ "${words[CURRENT]}" == -* ]]; then
+		args+=("${words[CURRENT]}")
+	fi
+	opts=("${(@f)$(SHELL=zsh "${args[@]}" --generate-bash-completion 2>/dev/null)}")
+	if [[ -n "${opts[1]}" ]]; then
+		_describe 'cairn' opts
+	else
+		_files
+	fi
+}
+compdef _cairn_complete cairn
+`
 
 func completionCommand() *cli.Command {
 	return &cli.Command{
