@@ -2,8 +2,11 @@ package web
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -181,10 +184,11 @@ func (s *Server) handleApprovals(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, pending)
 }
 
-// diffBudget bounds the bytes that the diff lines of one answer of GET
+// diffBudget bounds the bytes that the changes of one answer of GET
 // /diff take in its JSON, escapes, quotes and commas counted: a round
-// that wrote long texts is answered with the lines that fit, and a note
-// of where the whole diff is.
+// that changed more paths than fit is answered with the first of them,
+// and one that wrote long texts with the lines that fit, and a note of
+// how many were left out and where the whole diff is.
 const diffBudget = 1 << 20
 
 // change is one path a round changed, with its line diff when both sides
@@ -274,27 +278,67 @@ func (s *Server) handleDiff(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	out := make([]change, len(changes))
-	budget, truncated := diffBudget, false
-	for i, fc := range changes {
-		out[i] = change{FileChange: fc}
-		switch {
-		case !view.IsText(fc.Before) || !view.IsText(fc.After):
-			out[i].Binary = true
-		case budget == 0:
-			out[i].Cut, truncated = true, true
-		default:
-			out[i].Lines, budget, out[i].Cut = fitLines(view.DiffLines(fc.Before, fc.After), budget)
-			truncated = truncated || out[i].Cut
-		}
-	}
+	out, leftOut := fitChanges(changes, diffBudget)
 	answer := map[string]any{"round": got, "changes": out}
-	if truncated {
+	if cut := slices.ContainsFunc(out, func(c change) bool { return c.Cut }); cut || leftOut > 0 {
 		id := r.PathValue("id")
 		answer["truncated"] = true
-		answer["note"] = fmt.Sprintf("the diff is cut short at %d bytes of lines (each change cut is marked); `cairn diff %s --round %d` shows it whole", diffBudget, id, got)
+		note := "each change cut is marked"
+		if leftOut > 0 {
+			answer["left_out"] = leftOut
+			note = fmt.Sprintf("%d of the round's %d changes are left out, %s", leftOut, len(changes), note)
+		}
+		answer["note"] = fmt.Sprintf("the diff is cut short at %d bytes (%s); `cairn diff %s --round %d` shows it whole", diffBudget, note, id, got)
 	}
 	writeJSON(w, http.StatusOK, answer)
+}
+
+// fitChanges are the first of changes whose JSON fits in budget, each
+// with its line diff when both sides are text, and how many were left
+// out: every change listed is listed whole, with its op and sizes, and
+// its lines take what is left of budget, in order, past which they are
+// cut short or left out and the change marked cut.
+func fitChanges(changes []host.FileChange, budget int) ([]change, int) {
+	out := make([]change, 0, len(changes))
+	for _, fc := range changes {
+		c := change{FileChange: fc, Binary: !view.IsText(fc.Before) || !view.IsText(fc.After)}
+		n := changeSize(c)
+		if n > budget {
+			break
+		}
+		out, budget = append(out, c), budget-n
+	}
+	for i := range out {
+		switch {
+		case out[i].Binary:
+		case budget <= len(linesField):
+			out[i].Cut, budget = len(out[i].Before)+len(out[i].After) > 0, 0
+		default:
+			var lines []string
+			lines, budget, out[i].Cut = fitLines(view.DiffLines(out[i].Before, out[i].After), budget-len(linesField))
+			if len(lines) > 0 {
+				out[i].Lines = lines
+			} else {
+				budget += len(linesField)
+			}
+		}
+	}
+	return out, len(changes) - len(out)
+}
+
+// linesField is what a change's lines take in its JSON besides their own
+// (see jsonSize).
+const linesField = `,"lines":[]`
+
+// changeSize is the bytes a change, with no lines, takes in the JSON of
+// an answer, marked cut and with its comma.
+func changeSize(c change) int {
+	c.Cut, c.Lines = true, nil
+	b, err := json.Marshal(c)
+	if err != nil {
+		return math.MaxInt
+	}
+	return len(b) + 1
 }
 
 // children lists the sub-agents an agent's delegations made.

@@ -1,9 +1,13 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -89,6 +93,49 @@ func TestDiffLineSizeIsItsJSON(t *testing.T) {
 		must(t, json.NewEncoder(&b).Encode([]string{s, s}))
 		if want := b.Len() - len("[]\n"); jsonSize(s)*2-1 != want {
 			t.Fatalf("jsonSize(%q) = %d; encoding/json writes %d bytes for two", s, jsonSize(s), want)
+		}
+	}
+}
+
+// Regression: GET /diff bounded the JSON of a round's lines but listed
+// every path the round changed, so a call that made many files of long
+// names (600 of some 3,800 bytes each, here, under the default limits)
+// was answered with megabytes however small its lines. The whole answer
+// is bounded: the changes past diffBudget are left out, and the answer
+// says how many, and where the whole diff is.
+func TestDiffOfManyPathsIsBounded(t *testing.T) {
+	f := newFixture(t, Config{Loopback: true})
+	dir := filepath.Join(f.agents, "many")
+	must(t, os.MkdirAll(dir, 0o755))
+	spinModule(t, f.eng, dir)
+	f.run("many", `
+name: many
+model: {provider: script, script: script.yaml}
+workspace: workspace
+tools: [{module: hostile.wasm, only: [deepflood], grant: {workspace: rw}}]
+`, "turns:\n  - tool_calls: [{name: deepflood, input: {n: 600}}]\n  - text: done\n")
+	_, all, err := f.eng.Changes(context.Background(), "many", 0)
+	must(t, err)
+	resp := f.do("/api/agents/many/diff", nil, "")
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	must(t, err)
+	if resp.StatusCode != http.StatusOK || len(body) > diffBudget+4<<10 {
+		t.Fatalf("GET /diff of %d changes: %d, %d bytes; want 200 and at most about %d", len(all), resp.StatusCode, len(body), diffBudget)
+	}
+	var diff struct {
+		boundedDiff
+		LeftOut int `json:"left_out"`
+	}
+	must(t, json.Unmarshal(body, &diff))
+	if !diff.Truncated || diff.LeftOut == 0 || len(diff.Changes)+diff.LeftOut != len(all) ||
+		!strings.Contains(diff.Note, fmt.Sprintf("%d of the round's %d changes", diff.LeftOut, len(all))) ||
+		!strings.Contains(diff.Note, "cairn diff many --round 1") {
+		t.Fatalf("diff of %d changes: %d listed, left_out %d, truncated %v, note %q; want the rest counted as left out and the note saying so", len(all), len(diff.Changes), diff.LeftOut, diff.Truncated, diff.Note)
+	}
+	for i, c := range diff.Changes {
+		if c.Path != all[i].Path || c.Op != all[i].Op {
+			t.Fatalf("change %d: %s %s; want the round's own %s %s, in order", i, c.Op, c.Path, all[i].Op, all[i].Path)
 		}
 	}
 }
