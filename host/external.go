@@ -480,10 +480,11 @@ func (ts *toolset) refusesInput(c conversation.ToolCall) bool {
 	return err != nil
 }
 
-// unsandboxed reports whether a call's tool runs outside the sandbox.
+// unsandboxed reports whether a call's tool runs outside the sandbox
+// (see toolset.unstarted).
 func (ts *toolset) unsandboxed(name string) bool {
 	t, ok := ts.tools[name]
-	return ok && t.remote != nil
+	return ok && t.remote != nil || !ok && ts.unstarted
 }
 
 // ServerOf is the MCP server a tool of the session runs on, outside the

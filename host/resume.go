@@ -406,9 +406,21 @@ func (e *Engine) rebuildRun(ctx context.Context, rec *checkpoint.Recovered, opts
 	if caller {
 		spec = &model.Spec{Provider: clientTurns.Provider, ScriptData: clientTurns.ScriptData}
 	}
+	servers := af.MCP
+	if opts.Strategy == StrategyManual {
+		// Manual runs nothing, not even the agent's MCP servers: its
+		// report is the journal's, not a server's, whether the server
+		// starts or not, and whatever limits bind it (unknown of an agent
+		// whose parent file is not kept).
+		af.MCP = nil
+	}
 	r, err := e.newRun(ctx, af, mods, spec, def.Workspace, opts.ID, runID, log)
+	af.MCP = servers
 	if err != nil {
 		return nil, fmt.Errorf("resume agent %q: %w", opts.ID, err)
+	}
+	if opts.Strategy == StrategyManual {
+		r.tools.unstarted = len(servers) > 0
 	}
 	r.onEvent, r.approver, r.autoDeny, r.callerDriven = opts.OnEvent, opts.Approver, opts.AutoDeny, caller
 	if why := e.changedSince(def, opts.UpgradeAdvice); why != "" && !opts.Upgrade {

@@ -99,6 +99,10 @@ type toolset struct {
 	notes []string
 	// servers are the MCP servers the tools of the set reach.
 	servers []ExternalTools
+	// unstarted says the agent has MCP servers that were not started (a
+	// manual resume, which runs nothing): a tool the set lacks is taken
+	// for one of theirs, the agent's others all being in the set.
+	unstarted bool
 	// run is the run whose calls the native tools serve.
 	run *run
 }

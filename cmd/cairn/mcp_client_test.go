@@ -11,7 +11,8 @@ import (
 
 // An agent whose MCP server is in the middle of a call when cairn is
 // killed: resume seals the call with its effects unknown, because the
-// server runs outside the sandbox and nothing it did was staged.
+// server runs outside the sandbox and nothing it did was staged; a manual
+// resume, which starts no server, reports it so.
 func TestMCPServerToolSealedEffectsUnknown(t *testing.T) {
 	t.Parallel()
 	bin := cairnBinary(t)
@@ -27,6 +28,12 @@ func TestMCPServerToolSealedEffectsUnknown(t *testing.T) {
 	}
 	must(t, run.Process.Kill())
 	run.Wait()
+	// A manual resume, which starts no MCP server, reports the call so
+	// too, and the resume after it seals it.
+	manual, _ := exec.Command(bin, "resume", "--store", store, "--cache", cacheForTests(t), "--strategy", "manual", "--json", "u").CombinedOutput()
+	if !strings.Contains(string(manual), `"effects":"unknown"`) || !strings.Contains(string(manual), "check what the MCP server did") {
+		t.Errorf("resume --strategy manual did not report the call's effects unknown:\n%s", manual)
+	}
 	out, err := exec.Command(bin, "resume", "--store", store, "--cache", cacheForTests(t), "--json", "u").CombinedOutput()
 	if err != nil {
 		t.Fatalf("resume: %v\n%s", err, out)
