@@ -65,6 +65,8 @@ type FileStore struct {
 	// pastsChecked are the agents whose past file this store has checked
 	// for a torn tail since it locked them.
 	pastsChecked sync.Map
+	// summaries are the agents' summaries as last read (Summary).
+	summaries summaryCache
 }
 
 var _ Store = (*FileStore)(nil)
@@ -309,13 +311,16 @@ func (s *FileStore) List() ([]Summary, error) {
 		return nil, fmt.Errorf("list agents: %w", err)
 	}
 	var out []Summary
+	listed := map[string]bool{}
 	for _, e := range entries {
 		if !e.IsDir() || CheckID(e.Name()) != nil || !s.Exists(e.Name()) {
 			continue
 		}
 		sum, _ := s.Summary(e.Name())
 		out = append(out, sum)
+		listed[e.Name()] = true
 	}
+	s.summaries.keep(listed)
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil
 }
@@ -323,7 +328,8 @@ func (s *FileStore) List() ([]Summary, error) {
 // Summary summarises one agent. An agent that cannot be read has its
 // error in Summary.Err; ErrNotFound when there is no such agent, and
 // ErrInvalidID (before the store is looked at) for an id that cannot be
-// one.
+// one. An agent whose files did not change since this store last
+// summarised it is not read again (summaryCache).
 func (s *FileStore) Summary(id string) (Summary, error) {
 	if err := CheckID(id); err != nil {
 		return Summary{}, err
@@ -331,12 +337,26 @@ func (s *FileStore) Summary(id string) (Summary, error) {
 	if !s.Exists(id) {
 		return Summary{}, fmt.Errorf("agent %q: %w", id, ErrNotFound)
 	}
-	sum := Summary{ID: id, Locked: lockHeld(filepath.Join(s.dir, "agents", id))}
+	dir := filepath.Join(s.dir, "agents", id)
+	locked := lockHeld(dir)
+	key, keyed := filesKey(dir, filepath.Join(s.dir, "group"))
+	if sum, ok := s.summaries.get(id, key); keyed && ok {
+		sum.Locked = locked
+		return sum, nil
+	}
+	sum := Summary{ID: id}
 	if rec, err := s.Read(id); err != nil {
 		sum.Err = err
 	} else {
 		sum.fill(rec)
 	}
+	if keyed {
+		// What was read is as new as the files the key names, or newer;
+		// if newer, the files are no longer the key's, and the next
+		// Summary reads them again.
+		s.summaries.put(id, key, sum)
+	}
+	sum.Locked = locked
 	return sum, nil
 }
 
