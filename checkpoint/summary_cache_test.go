@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -91,4 +92,44 @@ func TestListReadsAnUnchangedAgentOnce(t *testing.T) {
 	if again > first/10 {
 		t.Fatalf("a second list of an unchanged agent allocated %d bytes, the first %d: it read the agent again", again, first)
 	}
+}
+
+// BenchmarkList lists a store of 50 agents of 200 rounds each, as cairn
+// serve does for the web view's list: "again" with the same store, which
+// keeps the summaries of agents whose files did not change; "fresh" with
+// a store opened anew each time, which reads every agent, as a store
+// without the kept summaries did.
+//
+//	go test ./checkpoint -run '^$' -bench 'List$' -benchtime 50x
+func BenchmarkList(b *testing.B) {
+	dir := b.TempDir()
+	s, err := OpenFileStore(dir)
+	must(b, err)
+	for i := range 50 {
+		newAgent(b, s, fmt.Sprintf("a%02d", i), 200).Close()
+	}
+	list := func(b *testing.B, s *FileStore) {
+		if l, err := s.List(); err != nil || len(l) != 50 {
+			b.Fatalf("list: %d agents, %v", len(l), err)
+		}
+	}
+	b.Run("again", func(b *testing.B) {
+		list(b, s)
+		b.ResetTimer()
+		for range b.N {
+			list(b, s)
+		}
+	})
+	b.Run("fresh", func(b *testing.B) {
+		for range b.N {
+			b.StopTimer()
+			fresh, err := OpenFileStore(dir)
+			must(b, err)
+			b.StartTimer()
+			list(b, fresh)
+			b.StopTimer()
+			fresh.Close()
+			b.StartTimer()
+		}
+	})
 }
