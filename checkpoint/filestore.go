@@ -350,10 +350,11 @@ func (s *FileStore) Summary(id string) (Summary, error) {
 	} else {
 		sum.fill(rec)
 	}
-	if keyed {
+	if keyed && sum.Err == nil {
 		// What was read is as new as the files the key names, or newer;
 		// if newer, the files are no longer the key's, and the next
-		// Summary reads them again.
+		// Summary reads them again. An agent that could not be read is
+		// read again every time: what failed may not be its files.
 		s.summaries.put(id, key, sum)
 	}
 	sum.Locked = locked

@@ -27,6 +27,7 @@ type Store struct {
 	leases map[string]*lease // the leases this Store holds
 	events map[string][]byte // event lines not yet written, by agent
 	group  grouper           // the agents' writes waiting to share a transaction
+	listed listed            // the agents' summaries as List last read them
 }
 
 var _ checkpoint.Store = (*Store)(nil)
@@ -448,27 +449,6 @@ func (s *Store) Remove(agent string) error {
 		return fmt.Errorf("remove agent %q: %w", agent, err)
 	}
 	return nil
-}
-
-// List summarises every agent, by id.
-func (s *Store) List() ([]checkpoint.Summary, error) {
-	ctx, cancel := s.opContext()
-	defer cancel()
-	rows, err := s.pool.Query(ctx, `SELECT id FROM cairn_agents ORDER BY id`)
-	if err != nil {
-		return nil, fmt.Errorf("list agents: %w", wrapConn(err))
-	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, fmt.Errorf("list agents: %w", wrapConn(err))
-	}
-	out := make([]checkpoint.Summary, 0, len(ids))
-	for _, id := range ids {
-		if sum, err := s.Summary(id); err == nil {
-			out = append(out, sum)
-		}
-	}
-	return out, nil
 }
 
 // Summary summarises one agent; Locked says a process runs it, by the
