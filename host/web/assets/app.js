@@ -52,6 +52,7 @@ async function api(path, body, tag) {
 }
 
 const enc = encodeURIComponent;
+const lookEvery = 250; // ms: the least time between two looks at an agent (agentPage)
 const tokens = (u) => (u ? (u.input_tokens || 0) + (u.output_tokens || 0) : 0);
 const cost = (u) => (u && u.cost_micro_usd ? "$" + (u.cost_micro_usd / 1e6).toFixed(4) : "");
 const when = (t) => (t ? new Date(t).toLocaleString() : "");
@@ -190,7 +191,18 @@ function agentPage(main, id) {
   // the ETag of the last one is answered 304, with no body, while the
   // agent stays as it was. (The answers are not cached: no-store.)
   let tag = "";
-  async function refresh() {
+  // One look at a time, and at most one every lookEvery ms: a change
+  // seen while a look is in flight or too recent (a run's round_end
+  // events come by the hundred) asks for one more look after it.
+  let looking = null, again = false, lastLook = 0;
+  function refresh() {
+    if (looking) { again = true; return looking; }
+    const wait = Math.max(0, lastLook + lookEvery - Date.now());
+    looking = new Promise((r) => setTimeout(r, wait)).then(() => { lastLook = Date.now(); return look(); })
+      .finally(() => { looking = null; if (again) { again = false; refresh(); } });
+    return looking;
+  }
+  async function look() {
     let a;
     try { a = await api("/api/agents/" + enc(id), undefined, tag); } catch (e) { msg.textContent = e.message; return; }
     if (a === null) return;
