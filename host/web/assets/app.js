@@ -64,9 +64,16 @@ const agentLink = (id) => el("a", { href: "#/agent/" + enc(id) }, id);
 // net words a call's HTTP use, as `cairn show` does.
 const net = (n) => (n ? " · " + n.requests + " HTTP requests, " + (n.sent_bytes || 0) + " bytes sent, " + (n.received_bytes || 0) + " received" + (n.refused ? ", " + n.refused + " refused" : "") : "");
 
+// every runs fn now and every ms after, never twice at once.
 function every(ms, fn) {
-  fn();
-  const t = setInterval(fn, ms);
+  let busy = false; // a tick that comes while the last one's fn runs is skipped
+  const tick = async () => {
+    if (busy) return;
+    busy = true;
+    try { await fn(); } finally { busy = false; }
+  };
+  tick();
+  const t = setInterval(tick, ms);
   return () => clearInterval(t);
 }
 
