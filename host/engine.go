@@ -45,6 +45,10 @@ type Config struct {
 	// CacheDir keeps compiled modules on disk between processes; it is
 	// created private to the user.
 	CacheDir string
+	// CacheMax bounds the compiled code kept in CacheDir, in bytes
+	// (sandbox.Config.CacheMax): 0 is sandbox.DefaultCacheMax, negative
+	// no bound.
+	CacheMax int64
 	// Engine runs tool modules compiled or interpreted (sandbox.Engine);
 	// "" is sandbox.EngineAuto.
 	Engine sandbox.Engine
@@ -95,7 +99,7 @@ func NewEngine(ctx context.Context, cfg Config) (*Engine, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	rt, err := sandbox.NewRuntime(ctx, sandbox.Config{CacheDir: cfg.CacheDir, Engine: cfg.Engine})
+	rt, err := sandbox.NewRuntime(ctx, sandbox.Config{CacheDir: cfg.CacheDir, CacheMax: cfg.CacheMax, Engine: cfg.Engine})
 	if err != nil {
 		return nil, fmt.Errorf("start sandbox runtime: %w", err)
 	}

@@ -7,6 +7,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -14,6 +16,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // Engine is how a Runtime runs modules: compiled to machine code by
@@ -179,25 +182,63 @@ func digestOf(wasm []byte) string {
 
 // The compile cache's marks: a file in markDir for each module the
 // compiler has compiled into the cache, named for the module, the wazero
-// version, and the machine (wazero keys its own files by these too).
+// version, and the machine (wazero keys its own files by these too). A
+// mark holds the name of wazero's file of the module (see entryName),
+// once a Runtime has loaded it; an earlier cairn's is empty.
 const markDir = "cairn-compiled"
+
+// markName is the mark of the module of digest, under the cache.
+func markName(digest string) string {
+	sum := sha256.Sum256([]byte(digest + "\x00" + wazeroVersion() + "\x00" + runtime.GOOS + "/" + runtime.GOARCH))
+	return markDir + "/" + hex.EncodeToString(sum[:16])
+}
 
 func (r *Runtime) markFile(digest string) string {
 	if r.cacheDir == "" {
 		return ""
 	}
-	sum := sha256.Sum256([]byte(digest + "\x00" + wazeroVersion() + "\x00" + runtime.GOOS + "/" + runtime.GOARCH))
-	return filepath.Join(r.cacheDir, markDir, hex.EncodeToString(sum[:16]))
+	return filepath.Join(r.cacheDir, filepath.FromSlash(markName(digest)))
 }
 
-// cached reports whether the compile cache holds the module compiled.
+// cached reports whether the compile cache holds the module compiled: it
+// has the module's mark, and the file the mark names, if it names one
+// (a bounded cache removes files, see TrimCache).
 func (r *Runtime) cached(digest string) bool {
-	f := r.markFile(digest)
-	if f == "" {
+	if r.cacheDir == "" {
 		return false
 	}
-	_, err := os.Stat(f)
-	return err == nil
+	root, err := os.OpenRoot(r.cacheDir)
+	if err != nil {
+		return false
+	}
+	defer root.Close()
+	name := markName(digest)
+	if _, err := root.Lstat(name); err != nil {
+		return false
+	}
+	entry, ok := readMark(root, name)
+	return !ok || entry == "" || isRootEntry(root, entry)
+}
+
+// readMark returns the file the mark name names, "" for none. It reports
+// false for a mark that is not a regular file or cannot be read, which it
+// does not wait on (a FIFO), and "" for one that names no file entryName
+// could give.
+func readMark(root *os.Root, name string) (string, bool) {
+	if fi, err := root.Lstat(name); err != nil || !fi.Mode().IsRegular() {
+		return "", false
+	}
+	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	b := make([]byte, 256)
+	n, _ := io.ReadFull(f, b)
+	if entry := string(b[:n]); validEntry(entry) {
+		return entry, true
+	}
+	return "", true
 }
 
 // markCached records that the compile cache holds the module compiled,
@@ -211,6 +252,29 @@ func (r *Runtime) markCached(digest string) {
 	}
 	if err := os.MkdirAll(filepath.Dir(f), 0o700); err == nil {
 		os.WriteFile(f, nil, 0o600)
+	}
+}
+
+// markEntry writes into the module's mark the name of the file wazero
+// keeps it in, when the mark is a file that names none, or another.
+func (r *Runtime) markEntry(digest, entry string) {
+	root, err := os.OpenRoot(r.cacheDir)
+	if err != nil {
+		return
+	}
+	defer root.Close()
+	name := markName(digest)
+	had, ok := readMark(root, name)
+	if ok && had == entry {
+		return
+	}
+	if _, err := root.Lstat(name); !ok && !errors.Is(err, fs.ErrNotExist) {
+		return // not a file: left as it is
+	}
+	root.MkdirAll(markDir, 0o700)
+	tmp := fmt.Sprintf("%s.%d.tmp", name, os.Getpid())
+	if root.WriteFile(tmp, []byte(entry), 0o600) != nil || root.Rename(tmp, name) != nil {
+		root.Remove(tmp)
 	}
 }
 

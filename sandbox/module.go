@@ -35,6 +35,8 @@ type Module struct {
 	interpret bool                             // run by wazero's interpreter (see Engine)
 	imports   importsCache                     // of the compiled module last checked
 	minPages  uint64                           // the size its memory starts at
+	born      time.Time                        // when compiling it began
+	entry     string                           // its file in the compile cache (entryName); guarded by r.mu
 }
 
 // Digest is "sha256:" and the hex of the module's bytes.
@@ -135,6 +137,7 @@ func (m *Module) compileFor(ctx context.Context, rt wazero.Runtime, pages uint32
 	}
 	cctx, cancel := m.r.limits.compileContext(ctx)
 	defer cancel()
+	start := time.Now()
 	big := len(code) >= bigModule && !m.interpret && m.r.cached(m.digest)
 	if big {
 		m.r.freeHeap()
@@ -152,6 +155,9 @@ func (m *Module) compileFor(ctx context.Context, rt wazero.Runtime, pages uint32
 	if err := checkImports(cm, wasiFunctions(rt)); err != nil {
 		cm.Close(ctx)
 		return nil, err
+	}
+	if !m.interpret {
+		m.r.loaded(m, code, !m.stops, start)
 	}
 	m.r.mu.Lock()
 	defer m.r.mu.Unlock()

@@ -23,6 +23,12 @@ type Config struct {
 	// private to the user; one that others can write is refused, since
 	// compiled code in it runs in this process.
 	CacheDir string
+	// CacheMax bounds the compiled code the cache on disk keeps: once a
+	// compile writes a file into it and its files take more bytes than
+	// this, those used least recently are removed, but those this
+	// process loaded (see TrimCache). 0 is DefaultCacheMax; negative, no
+	// bound.
+	CacheMax int64
 	// Limits of what compiling a module may cost, checked before it is
 	// decoded: its size in bytes, its number of functions, the code of
 	// its largest function in bytes; and the time compiling may take.
@@ -44,6 +50,7 @@ type Runtime struct {
 	// process's memory limit (processMemoryLimit; tests replace it).
 	engine      Engine
 	cacheDir    string
+	disk        diskCache // what this process loaded from cacheDir
 	memoryLimit func() (int64, bool)
 	apartMu     sync.Mutex                   // one compilation apart at a time
 	inFlight    atomic.Int32                 // compilations under way, see Compiling
@@ -95,6 +102,10 @@ func NewRuntime(ctx context.Context, cfg Config) (*Runtime, error) {
 		return nil, err
 	}
 	r.engine = engine
+	r.disk.max = cfg.CacheMax
+	if r.disk.max == 0 {
+		r.disk.max = DefaultCacheMax
+	}
 	if cfg.CacheDir == "" {
 		r.cache = wazero.NewCompilationCache()
 		return r, nil
@@ -333,7 +344,8 @@ func (r *Runtime) compile(ctx context.Context, digest string, wasm []byte, probe
 	if err != nil {
 		return nil, err
 	}
-	m = &Module{r: r, digest: digest, wasm: wasm, compiled: map[uint32]wazero.CompiledModule{}, interpret: r.engine == EngineInterpreter}
+	m = &Module{r: r, digest: digest, wasm: wasm, compiled: map[uint32]wazero.CompiledModule{}, interpret: r.engine == EngineInterpreter,
+		born: time.Now()}
 	// A module that does not read is refused when it compiles, below.
 	m.minPages, _ = wasmcode.MemoryMin(wasm)
 	if !r.noStopChecks {

@@ -60,7 +60,11 @@ func execAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	rt, err := sandbox.NewRuntime(c.Context, sandbox.Config{CacheDir: cacheDir(c), Engine: engine})
+	max, err := runCacheMax()
+	if err != nil {
+		return err
+	}
+	rt, err := sandbox.NewRuntime(c.Context, sandbox.Config{CacheDir: cacheDir(c), CacheMax: max, Engine: engine})
 	if err != nil {
 		return err
 	}

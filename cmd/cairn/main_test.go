@@ -21,9 +21,12 @@ import (
 
 // TestMain trims the compile cache the tests share, runs the tests, then
 // removes what goBuild built and stops the PostgreSQL server the tests
-// share.
+// share. The commands the tests run keep that cache unbounded
+// (CAIRN_CACHE_MAX=off): a bound would remove the files of tools that
+// other test binaries, and the next run, compile again.
 func TestMain(m *testing.M) {
 	trimTestCache(testCache(), 2<<30, time.Hour)
+	os.Setenv(cacheMaxEnv, "off")
 	code := m.Run()
 	if builds.dir != "" {
 		os.RemoveAll(builds.dir)

@@ -122,6 +122,35 @@ func cacheDir(c *cli.Context) string {
 	return ""
 }
 
+// cacheMaxEnv bounds the compiled code a run keeps in the compile cache.
+const cacheMaxEnv = "CAIRN_CACHE_MAX"
+
+// runCacheMax is the bound a process that compiles keeps the compile
+// cache under, from CAIRN_CACHE_MAX: 0 for the default, -1 for none.
+func runCacheMax() (int64, error) {
+	n, err := parseCacheMax(cacheMaxEnv, os.Getenv(cacheMaxEnv))
+	if n == 0 && os.Getenv(cacheMaxEnv) != "" {
+		n = 1 // a bound of no bytes: 0 is the default
+	}
+	return n, err
+}
+
+// parseCacheMax reads a bound of the compile cache, given as name: a
+// size, or off (-1); "" is 0.
+func parseCacheMax(name, v string) (int64, error) {
+	if v == "" {
+		return 0, nil
+	}
+	if v == "off" {
+		return -1, nil
+	}
+	n, err := parseSize(v)
+	if err != nil || n < 0 {
+		return 0, withCode(exitUsage, fmt.Errorf("%s %q: want a size such as 512MiB, or off", name, v))
+	}
+	return n, nil
+}
+
 // engineChoice is --engine, or CAIRN_ENGINE for a command without the flag.
 func engineChoice(c *cli.Context) (sandbox.Engine, error) {
 	name := c.String(engineFlag.Name)
@@ -149,7 +178,11 @@ func newEngine(c *cli.Context) (*host.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return host.NewEngine(c.Context, host.Config{CacheDir: cacheDir(c), Engine: engine, Store: store, Connect: mcp.Connect, WorkspaceLimit: limit,
+	max, err := runCacheMax()
+	if err != nil {
+		return nil, err
+	}
+	return host.NewEngine(c.Context, host.Config{CacheDir: cacheDir(c), CacheMax: max, Engine: engine, Store: store, Connect: mcp.Connect, WorkspaceLimit: limit,
 		UnkeptAbove: workflow.UnkeptParent})
 }
 

@@ -18,7 +18,7 @@ import (
 func toolsCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "tools",
-		Usage: "list, pack and warm tool modules",
+		Usage: "list, pack and warm tool modules, and reclaim the compile cache",
 		Subcommands: []*cli.Command{{
 			Name:  "ls",
 			Usage: "list tools and their input schemas, reading manifests without running any module",
@@ -38,7 +38,7 @@ func toolsCommand() *cli.Command {
 				cacheFlag,
 			},
 			Action: toolsPack,
-		}, toolsWarmCommand()},
+		}, toolsWarmCommand(), toolsGCCommand()},
 	}
 }
 
@@ -175,5 +175,9 @@ func packEngine(c *cli.Context) (*host.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return host.NewEngine(c.Context, host.Config{CacheDir: cacheDir(c), Engine: engine})
+	max, err := runCacheMax()
+	if err != nil {
+		return nil, err
+	}
+	return host.NewEngine(c.Context, host.Config{CacheDir: cacheDir(c), CacheMax: max, Engine: engine})
 }

@@ -47,7 +47,11 @@ func toolsWarm(c *cli.Context) error {
 			mods = append(mods, b)
 		}
 	}
-	rt, err := sandbox.NewRuntime(c.Context, sandbox.Config{CacheDir: dir, Engine: engine})
+	max, err := runCacheMax()
+	if err != nil {
+		return err
+	}
+	rt, err := sandbox.NewRuntime(c.Context, sandbox.Config{CacheDir: dir, CacheMax: max, Engine: engine})
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/cairnrun/cairn/sandbox"
+)
+
+// toolsGCCommand is `cairn tools gc`: reclaim space in the compile cache.
+func toolsGCCommand() *cli.Command {
+	return &cli.Command{
+		Name: "gc",
+		Usage: "reclaim space in the compile cache: files left by stopped processes, another wazero version's directory unused for a week, " +
+			"and past --cache-max the compiled modules used least recently; never one used in the last ten minutes",
+		Flags: []cli.Flag{cacheFlag, listJSONFlag,
+			&cli.StringFlag{Name: "cache-max", EnvVars: []string{cacheMaxEnv}, DefaultText: "256MiB",
+				Usage: "the size the compiled modules are kept under, such as 512MiB (0: remove every one not used in the last ten minutes; off: no bound)"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "say what would be removed, remove nothing"}},
+		Action: toolsGC,
+	}
+}
+
+func toolsGC(c *cli.Context) error {
+	dir := cacheDir(c)
+	if dir == "" {
+		return withCode(exitUsage, errors.New("no compile cache: pass --cache DIR"))
+	}
+	max := sandbox.DefaultCacheMax
+	if v := c.String("cache-max"); v != "" {
+		var err error
+		if max, err = parseCacheMax("--cache-max", v); err != nil {
+			return err
+		}
+	}
+	got := sandbox.CacheTrimmed{Files: []string{}}
+	var err error
+	if _, serr := os.Stat(dir); !errors.Is(serr, fs.ErrNotExist) {
+		got, err = sandbox.TrimCache(dir, sandbox.CacheTrim{Max: max, DryRun: c.Bool("dry-run")})
+	}
+	if c.Bool(jsonFlag.Name) {
+		if werr := writeJSON(c, got); werr != nil {
+			return werr
+		}
+	} else {
+		verb := "removed"
+		if c.Bool("dry-run") {
+			verb = "would remove"
+		}
+		for _, f := range got.Files {
+			fmt.Fprintf(c.App.Writer, "%s %s\n", verb, f)
+		}
+		fmt.Fprintf(c.App.Writer, "%s %d files, %d bytes; the compiled modules left take %d bytes\n", verb, len(got.Files), got.Bytes, got.Kept)
+	}
+	if err != nil {
+		return fmt.Errorf("tools gc: %w; the compile cache %s cannot be changed here, and nothing after that was removed: "+
+			"run `cairn tools gc` as the user who owns it, where it is writable (--dry-run says what it would remove)", err, dir)
+	}
+	return nil
+}
