@@ -214,3 +214,28 @@ func TestCacheTrimFollowsNoLink(t *testing.T) {
 		t.Errorf("TrimCache counted %d bytes removed (%v); want the one file's 1000, no link's target", got.Bytes, got.Files)
 	}
 }
+
+// A module whose code a process let go of (Trim) and whose file another
+// process then removed is compiled again as its first compile was: apart,
+// in a process of its own, under a small memory limit (auto), where
+// compiling it in this process could take more memory than there is.
+func TestCacheFileRemovedAfterTrimIsCompiledApartAgain(t *testing.T) {
+	dir := t.TempDir()
+	rt := boundedRuntime(t, dir, -1)
+	rt.memoryLimit = func() (int64, bool) { return 128 << 20, true }
+	m := compileWait(t, rt, "start")
+	if n := rt.apartRuns.Load(); n != 1 {
+		t.Fatalf("a cold cache under 128 MiB: %d compiles apart, want 1", n)
+	}
+	runModule(t, m)
+	rt.Trim()
+	entry := entryOf(t, dir, m)
+	backdate(t, entry, time.Hour)
+	if _, err := TrimCache(dir, CacheTrim{Max: 0}); err != nil || exists(entry) {
+		t.Fatalf("TrimCache: %v; the file is there: %v", err, exists(entry))
+	}
+	runModule(t, m)
+	if n := rt.apartRuns.Load(); n != 2 {
+		t.Errorf("the module's file removed after Trim: %d compiles apart in all, want 2", n)
+	}
+}

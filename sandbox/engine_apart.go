@@ -90,6 +90,7 @@ func (r *Runtime) compileApart(ctx context.Context, digest string, wasm []byte) 
 	cmd := exec.CommandContext(ctx, exe)
 	cmd.Env = append(os.Environ(), compileEnv+"="+r.cacheDir)
 	cmd.Stdin = bytes.NewReader(wasm)
+	r.apartRuns.Add(1)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {

@@ -135,6 +135,13 @@ func (m *Module) compileFor(ctx context.Context, rt wazero.Runtime, pages uint32
 	if !m.interpret {
 		m.r.restoreCacheDir()
 	}
+	if !m.interpret && m.r.apart(m.digest) {
+		// The cache lost the module since it compiled (see TrimCache):
+		// compiled again as at first.
+		if err := m.r.compileApart(ctx, m.digest, code); err != nil {
+			return nil, err
+		}
+	}
 	cctx, cancel := m.r.limits.compileContext(ctx)
 	defer cancel()
 	start := time.Now()

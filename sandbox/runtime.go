@@ -54,6 +54,7 @@ type Runtime struct {
 	memoryLimit func() (int64, bool)
 	apartMu     sync.Mutex                   // one compilation apart at a time
 	inFlight    atomic.Int32                 // compilations under way, see Compiling
+	apartRuns   atomic.Int32                 // processes compileApart started (tests count them)
 	alloc       experimental.MemoryAllocator // nil: wazero's own
 	fds         *descriptors                 // what WASI records of instances' descriptors
 	// freeHeap collects garbage and returns the heap's free pages to the
