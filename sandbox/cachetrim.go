@@ -167,7 +167,7 @@ func (tr *trimmer) compiled(dir string) []cacheFile {
 				tr.remove(name, fi)
 			}
 		default:
-			files = append(files, cacheFile{name: name, size: fi.Size(), used: fi.ModTime(), current: dir == versionDir()})
+			files = append(files, cacheFile{name: name, size: fi.Size(), used: tr.usedAt(fi), current: dir == versionDir()})
 		}
 	}
 	return files
@@ -208,7 +208,7 @@ func (tr *trimmer) staleVersions(names []string, files []cacheFile) []cacheFile 
 		if err != nil || !fi.IsDir() {
 			continue
 		}
-		last, size := fi.ModTime(), int64(0)
+		last, size := tr.usedAt(fi), int64(0)
 		for _, f := range files {
 			if path.Dir(f.name) == name {
 				size += f.size
@@ -229,6 +229,17 @@ func (tr *trimmer) staleVersions(names []string, files []cacheFile) []cacheFile 
 		files = left
 	}
 	return files
+}
+
+// usedAt is when the file of fi was last used: its modification time,
+// or long ago for a time in the future, from a clock that was ahead (as
+// on a device without a clock of its own before it synced), which would
+// otherwise keep the file for ever.
+func (tr *trimmer) usedAt(fi fs.FileInfo) time.Time {
+	if fi.ModTime().After(tr.now.Add(time.Minute)) {
+		return time.Time{}
+	}
+	return fi.ModTime()
 }
 
 // remove removes name, a file, link or directory of what fi says.

@@ -239,3 +239,25 @@ func TestCacheFileRemovedAfterTrimIsCompiledApartAgain(t *testing.T) {
 		t.Errorf("the module's file removed after Trim: %d compiles apart in all, want 2", n)
 	}
 }
+
+// A file whose time is in the future (written while the clock was
+// ahead, as on a device without a clock of its own before it synced) is
+// not taken for one used in the last minutes for ever: it is trimmed as
+// used long ago, and loading it sets its time to now.
+func TestCacheFileFromTheFutureIsNotKeptForEver(t *testing.T) {
+	dir := t.TempDir()
+	v := versionDir()
+	ahead := plantCompiled(t, dir, v+"/"+strings.Repeat("1", 64), 1<<20, -30*24*time.Hour)
+	old := plantCompiled(t, dir, v+"/"+strings.Repeat("2", 64), 1<<20, 2*time.Hour)
+	if _, err := TrimCache(dir, CacheTrim{Max: 3 << 19}); err != nil || exists(ahead) || !exists(old) {
+		t.Fatalf("TrimCache: %v; the file from the future there: %v, the old one: %v; want only the old one", err, exists(ahead), exists(old))
+	}
+
+	first := boundedRuntime(t, dir, -1)
+	start := entryOf(t, dir, compileWait(t, first, "start"))
+	backdate(t, start, -30*24*time.Hour)
+	compileWait(t, boundedRuntime(t, dir, -1), "start")
+	if fi, err := os.Stat(start); err != nil || fi.ModTime().After(time.Now()) {
+		t.Errorf("loading a module whose file's time is in the future left it there: %v, %v", fi.ModTime(), err)
+	}
+}

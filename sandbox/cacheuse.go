@@ -68,7 +68,7 @@ func (r *Runtime) touchEntry(digest, entry string, start time.Time) {
 	r.disk.loaded[entry] = true
 	r.disk.mu.Unlock()
 	now := time.Now()
-	if now.Sub(fi.ModTime()) >= time.Minute {
+	if age := now.Sub(fi.ModTime()); age >= time.Minute || age <= -time.Minute {
 		root.Chtimes(entry, now, now) // a cache that cannot be written keeps its time
 	}
 	r.markEntry(digest, entry)
