@@ -139,3 +139,15 @@ func TestCompileKeepsTheCacheUnderCairnCacheMax(t *testing.T) {
 		t.Fatalf("CAIRN_CACHE_MAX=big: exit %d %s", code, errOut)
 	}
 }
+
+// A --cache that is a file is a mistyped command line, exit 2, and not
+// taken for a cache the user may not change.
+func TestToolsGCOfAFileSaysItIsNoDirectory(t *testing.T) {
+	t.Parallel()
+	file := plant(t, filepath.Join(t.TempDir(), "file"), 10, 0)
+	code, out, errOut := cacheProcess(t, nil, "tools", "gc", "--cache", file)
+	if code != exitUsage || !strings.Contains(errOut, "the compile cache "+file+" is not a directory: pass --cache DIR") ||
+		strings.Contains(errOut, "owns it") || out != "" {
+		t.Fatalf("tools gc --cache FILE: exit %d\n%s%s", code, out, errOut)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -39,7 +40,11 @@ func toolsGC(c *cli.Context) error {
 	}
 	got := sandbox.CacheTrimmed{Files: []string{}}
 	var err error
-	if _, serr := os.Stat(dir); !errors.Is(serr, fs.ErrNotExist) {
+	fi, serr := os.Stat(dir)
+	if serr == nil && !fi.IsDir() {
+		return withCode(exitUsage, fmt.Errorf("the compile cache %s is not a directory: pass --cache DIR, the directory of compiled modules", dir))
+	}
+	if !errors.Is(serr, fs.ErrNotExist) {
 		got, err = sandbox.TrimCache(dir, sandbox.CacheTrim{Max: max, DryRun: c.Bool("dry-run")})
 	}
 	if c.Bool(jsonFlag.Name) {
@@ -55,6 +60,9 @@ func toolsGC(c *cli.Context) error {
 			fmt.Fprintf(c.App.Writer, "%s %s\n", verb, f)
 		}
 		fmt.Fprintf(c.App.Writer, "%s %d files, %d bytes; the compiled modules left take %d bytes\n", verb, len(got.Files), got.Bytes, got.Kept)
+	}
+	if err != nil && !errors.Is(err, fs.ErrPermission) && !errors.Is(err, syscall.EROFS) {
+		return fmt.Errorf("tools gc: %w", err)
 	}
 	if err != nil {
 		return fmt.Errorf("tools gc: %w; the compile cache %s cannot be changed here, and nothing after that was removed: "+
