@@ -15,6 +15,9 @@
 // The cache is only a cache: a module whose entry in it is damaged, or
 // that it cannot write, is compiled again (see cachedir.go), and a call
 // fails on it only when the entry is damaged and cannot be rewritten.
+// The cache is kept under Config.CacheMax, the modules used least
+// recently removed first (never one the Runtime loaded), and TrimCache
+// reclaims it at once (see cachetrim.go).
 // A program that makes a Runtime calls ServeCompile first thing in main:
 // where memory is short, EngineAuto compiles a module in a child process,
 // the program's own executable.
