@@ -261,3 +261,24 @@ func TestCacheFileFromTheFutureIsNotKeptForEver(t *testing.T) {
 		t.Errorf("loading a module whose file's time is in the future left it there: %v, %v", fi.ModTime(), err)
 	}
 }
+
+// Two processes on one cache (two Runtimes here, each knowing only what
+// it loaded): one whose compile writes past the bound removes the file
+// of a module the other loaded and let go of while it waited, and the
+// other's next call of it compiles it again and runs.
+func TestCacheBoundOfOneProcessCostsAnotherACompile(t *testing.T) {
+	dir := t.TempDir()
+	waiting := boundedRuntime(t, dir, -1)
+	m := compileWait(t, waiting, "start")
+	runModule(t, m)
+	waiting.Trim()
+	entry := entryOf(t, dir, m)
+	backdate(t, entry, time.Hour)
+
+	other := boundedRuntime(t, dir, 1)
+	compileWait(t, other, "loop")
+	if exists(entry) {
+		t.Fatal("a compile past the bound kept the file another process loaded an hour ago")
+	}
+	runModule(t, m)
+}
