@@ -13,7 +13,7 @@ import (
 
 // DefaultCacheMax is the size the compiled code in the compile cache on
 // disk is kept under when Config.CacheMax is 0.
-const DefaultCacheMax int64 = 256 << 20
+const DefaultCacheMax int64 = 512 << 20
 
 // How old what TrimCache removes must be: a compiled file used (loaded or
 // written) less than recentUse ago is kept whatever the bound, since a

@@ -135,7 +135,7 @@ func TestCompileKeepsTheCacheUnderCairnCacheMax(t *testing.T) {
 			code, errOut, present(old), present(newer))
 	}
 	code, _, errOut = cacheProcess(t, []string{"CAIRN_CACHE_MAX=big"}, "tools", "warm", "--cache", dir)
-	if code != exitUsage || !strings.Contains(errOut, `CAIRN_CACHE_MAX "big": want a size such as 512MiB, or off`) {
+	if code != exitUsage || !strings.Contains(errOut, `CAIRN_CACHE_MAX "big": want a size such as 1GiB, or off`) {
 		t.Fatalf("CAIRN_CACHE_MAX=big: exit %d %s", code, errOut)
 	}
 }

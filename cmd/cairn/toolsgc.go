@@ -19,8 +19,8 @@ func toolsGCCommand() *cli.Command {
 		Usage: "reclaim space in the compile cache: files left by stopped processes, another wazero version's directory unused for a week, " +
 			"and past --cache-max the compiled modules used least recently; never one used in the last ten minutes",
 		Flags: []cli.Flag{cacheFlag, listJSONFlag,
-			&cli.StringFlag{Name: "cache-max", EnvVars: []string{cacheMaxEnv}, DefaultText: "256MiB",
-				Usage: "the size the compiled modules are kept under, such as 512MiB (0: remove every one not used in the last ten minutes; off: no bound)"},
+			&cli.StringFlag{Name: "cache-max", EnvVars: []string{cacheMaxEnv}, DefaultText: "512MiB",
+				Usage: "the size the compiled modules are kept under, such as 1GiB (0: remove every one not used in the last ten minutes; off: no bound)"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "say what would be removed, remove nothing"}},
 		Action: toolsGC,
 	}
