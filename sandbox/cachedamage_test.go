@@ -111,7 +111,9 @@ func cacheRuntime(t *testing.T, dir string) *Runtime {
 }
 
 // runStart compiles start.wasm in rt and runs it, failing the test
-// unless it exits with 7; the module is returned.
+// unless it exits with 7, and waits for the work rt does after it (which
+// refreshes the module's file and writes its mark, and would race with
+// a test damaging them); the module is returned.
 func runStart(t *testing.T, rt *Runtime) *Module {
 	t.Helper()
 	ctx := context.Background()
@@ -120,6 +122,7 @@ func runStart(t *testing.T, rt *Runtime) *Module {
 		t.Fatalf("compile: %v", err)
 	}
 	runModule(t, m)
+	rt.bg.Wait()
 	return m
 }
 
