@@ -44,11 +44,13 @@
 //	agents/<id>/committed                the commit mark: the least the files below must hold
 //	agents/<id>/snap-<round>.cbor        the state at a boundary (round as 16 hex digits)
 //	agents/<id>/journal-<round>.log      the records after that boundary
-//	agents/<id>/events.jsonl             the event history, one JSON line per event (not synced)
+//	agents/<id>/events.jsonl             the event history, one JSON line per event (not synced); after
+//	                                     gc --keep-rounds it starts with a warning of no run (TrimmedEvents)
 //	agents/<id>/pause                    a pause request (empty; see Pauser), cleared by the run that obeys it
 //	agents/<id>/bookmarks/<label>.cbor   a bookmark: a boundary's state and its workspace's blob
 //	agents/<id>/past                     the agent's pasts (see Timeline): one frame of type 50 per
-//	                                     committed round, its payload a CBOR Past; appended, never synced
+//	                                     committed round, its payload a CBOR Past; appended, never synced;
+//	                                     gc --keep-rounds replaces it, its first past Trimmed (rounds_trim.go)
 //	agents/<id>/past-index               where the past of every 32nd round starts in past: entries of 24
 //	                                     bytes (offset, round, the frame's checksum, CRC-32C), so that only
 //	                                     the newest pasts are decoded; appended, never synced

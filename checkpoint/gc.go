@@ -21,6 +21,11 @@ type Retention struct {
 	// Bookmarks, when positive, keeps only that many newest bookmarks of
 	// each agent.
 	Bookmarks int
+	// Rounds, when positive, keeps the event history and the pasts of
+	// only the agent's last Rounds rounds (see rounds_trim.go); the
+	// journal and snapshots, which hold every message, are not touched by
+	// it. A PostgreSQL store refuses it (pgstore.ErrKeepRounds).
+	Rounds int
 	// BlobGrace protects blobs younger than it: an agent being created
 	// stores its blobs before its first state. Zero means DefaultBlobGrace.
 	BlobGrace time.Duration
@@ -38,9 +43,17 @@ const DefaultBlobGrace = time.Hour
 
 // Collected is what Collect removed (or, in a dry run, would remove).
 type Collected struct {
-	Files   []string `json:"files"` // paths relative to the store
-	Bytes   int64    `json:"bytes"`
-	Skipped []string `json:"skipped,omitempty"` // agents left alone because a process runs them
+	Files []string `json:"files"` // paths relative to the store
+	Bytes int64    `json:"bytes"`
+	// Trimmed are the files whose oldest rounds Retention.Rounds removed:
+	// each is rewritten whole, without them. Bytes counts what they lost.
+	Trimmed []Trimmed `json:"trimmed,omitempty"`
+	Skipped []string  `json:"skipped,omitempty"` // agents left alone because a process runs them
+	// Untrimmed are agents whose old rounds Retention.Rounds could not
+	// trim, and why (a disk too full for the rounds kept to be written
+	// beside the file): each of their files is as it was or trimmed,
+	// whole, and the rest of them was collected.
+	Untrimmed []Unreadable `json:"untrimmed,omitempty"`
 	// Unreadable are agents left alone, every file as it was, because
 	// they could not be locked or read: from a newer cairn, corrupt,
 	// missing committed data, or files cairn may not open.
@@ -48,6 +61,14 @@ type Collected struct {
 	// BlobsKept says why no blob was removed, when one agent's blobs
 	// could not be known.
 	BlobsKept string `json:"blobs_kept,omitempty"`
+}
+
+// Trimmed is a file of an agent that Retention.Rounds cut: the rounds
+// before Round were removed from it, Bytes fewer bytes.
+type Trimmed struct {
+	Path  string `json:"path"` // relative to the store
+	Round int    `json:"round"`
+	Bytes int64  `json:"bytes"`
 }
 
 // Unreadable is an agent Collect left alone, and why.
@@ -120,7 +141,7 @@ func (s *FileStore) collectAgent(id string, keep Retention, c *Collected, inUse 
 		// A process runs it: nothing of it is removed, and what it refers
 		// to is kept (BlobGrace keeps what it stores meanwhile).
 		c.Skipped = append(c.Skipped, id)
-		return s.markAgent(id, nil, keep, inUse)
+		return s.markAgent(id, nil, nil, keep, inUse)
 	}
 	if err != nil {
 		return err
@@ -130,8 +151,20 @@ func (s *FileStore) collectAgent(id string, keep Retention, c *Collected, inUse 
 	if err != nil {
 		return err
 	}
-	if err := s.markAgent(id, trimmed, keep, inUse); err != nil {
+	plan, err := s.planRounds(id, keep.Rounds)
+	if err != nil {
 		return err
+	}
+	if err := s.markAgent(id, trimmed, plan, keep, inUse); err != nil {
+		return err
+	}
+	if err := s.trimRounds(id, plan, keep.DryRun, c); err != nil {
+		// Each file is old or new, whole: what the past file holds now
+		// is kept, and the rest of the agent collected.
+		c.Untrimmed = append(c.Untrimmed, Unreadable{Agent: id, Reason: err.Error()})
+		if err := MarkPasts(s, id, inUse); err != nil {
+			return fmt.Errorf("the workspaces of its past rounds: %w", err)
+		}
 	}
 	for _, name := range doomed {
 		s.remove(filepath.Join("agents", id, name), keep.DryRun, c)
@@ -177,8 +210,9 @@ func (s *FileStore) trimmable(id string, keep Retention) (doomed []string, trimm
 }
 
 // markAgent marks the blobs an agent's state, its bookmarks but the ones
-// trimmed, and its pasts name. It fails if any of them cannot be read.
-func (s *FileStore) markAgent(id string, trimmed map[string]bool, keep Retention, inUse map[string]bool) error {
+// trimmed, and its pasts name: the pasts plan keeps, where it trims them.
+// It fails if any of them cannot be read.
+func (s *FileStore) markAgent(id string, trimmed map[string]bool, plan *roundsPlan, keep Retention, inUse map[string]bool) error {
 	if rec, err := s.Read(id); err == nil {
 		MarkState(rec.State, rec.Tail, inUse)
 		if keep.MarkTail != nil {
@@ -197,7 +231,11 @@ func (s *FileStore) markAgent(id string, trimmed map[string]bool, keep Retention
 			inUse[b.Workspace] = true
 		}
 	}
-	if err := MarkPasts(s, id, inUse); err != nil {
+	if plan != nil && plan.past != nil {
+		if err := plan.mark(s, inUse); err != nil {
+			return fmt.Errorf("the workspaces of its past rounds: %w", err)
+		}
+	} else if err := MarkPasts(s, id, inUse); err != nil {
 		return fmt.Errorf("the workspaces of its past rounds: %w", err)
 	}
 	return nil

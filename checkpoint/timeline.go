@@ -52,6 +52,11 @@ type Past struct {
 	// Changes are what the round changed in the workspace since the
 	// boundary before it, in the order they were applied.
 	Changes []WorkspaceEntry `cbor:"5,keyasint,omitempty"`
+	// Trimmed marks the oldest past left after `cairn gc --keep-rounds`
+	// removed the pasts of the rounds before it: its Base holds the whole
+	// workspace at its boundary, and its own changes were removed with
+	// the rest, so that its round can be forked at but not diffed.
+	Trimmed bool `cbor:"6,keyasint,omitempty"`
 }
 
 // ErrNoPast: the store keeps no past boundary for that round of the agent.
@@ -103,7 +108,25 @@ func keptRange(pasts []Past) string {
 	if len(pasts) == 0 {
 		return " (the store keeps no past of it; a run where its workspace is keeps one, unless its workspace copy is off: --workspace-limit off)"
 	}
-	return fmt.Sprintf(" (kept: rounds %d to %d)", pasts[0].Round, pasts[len(pasts)-1].Round)
+	first, last := pasts[0].Round, pasts[len(pasts)-1].Round
+	if pasts[0].Trimmed {
+		return fmt.Sprintf(" (kept: rounds %d to %d; `cairn gc --keep-rounds` removed the pasts of the rounds before %d: "+
+			"the oldest round to fork at is %d, the oldest whose changes and messages can be seen is %d)", first, last, first, first, first+1)
+	}
+	return fmt.Sprintf(" (kept: rounds %d to %d)", first, last)
+}
+
+// TrimmedAt is the error for what round n of the agent changed, or the
+// messages it added, when its past is the one `cairn gc --keep-rounds`
+// left oldest (Past.Trimmed): it keeps the round's whole workspace, not
+// its changes, nor the round before it. Nil for any other past.
+func TrimmedAt(p Past, agent string) error {
+	if !p.Trimmed {
+		return nil
+	}
+	return fmt.Errorf("agent %q round %d: %w: `cairn gc --keep-rounds` removed its changes and the rounds before it, "+
+		"and kept its workspace whole, to fork at; the oldest round whose changes and messages can be seen is %d",
+		agent, p.Round, ErrNoPast, p.Round+1)
 }
 
 // WorkspaceAt is the agent's workspace at the boundary of round n: the

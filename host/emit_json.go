@@ -57,7 +57,7 @@ func appendEvent(b []byte, e *Event) ([]byte, bool) {
 // encoding/json.
 func plainEvent(e *Event) bool {
 	return e.Sealed == nil && e.Finished == nil && e.Awaiting == nil && e.Applied == nil && e.Dropped == nil &&
-		e.Resumed == nil && e.Paths == nil && e.Labels == nil && e.Todos == nil && e.Compaction == nil &&
+		e.Resumed == nil && e.Paths == nil && e.Labels == nil && e.Todos == nil && e.Compaction == nil && e.Removed == 0 &&
 		(e.Call == nil || e.Call.Net == nil)
 }
 

@@ -70,6 +70,11 @@ type Event struct {
 	Todos    []checkpoint.Todo   `json:"todos,omitempty"`
 
 	Compaction *checkpoint.Compaction `json:"compaction,omitempty"`
+
+	// Removed is set on the warning a history trimmed by `cairn gc
+	// --keep-rounds` starts with (checkpoint.TrimmedEvents): how many of
+	// its lines were removed, in all, with Round the oldest round kept.
+	Removed int64 `json:"removed,omitempty"`
 }
 
 // Skipped reports whether e is ReadHistory's warning in the place of a
@@ -78,6 +83,11 @@ type Event struct {
 // one agent's events keeps these too, since the line left out may have
 // been of any.
 func (e Event) Skipped() bool { return e.Type == EventWarning && e.Run == "" }
+
+// Trimmed reports whether e is the warning a history that `cairn gc
+// --keep-rounds` trimmed starts with, in the place of the lines removed
+// (Removed of them): a warning of no run too, which Skipped keeps.
+func (e Event) Trimmed() bool { return e.Type == EventWarning && e.Run == "" && e.Removed > 0 }
 
 // Call describes one tool call in an event.
 type Call struct {

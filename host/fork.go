@@ -285,7 +285,9 @@ func (e *Engine) forkFrom(opts ForkOptions) (*checkpoint.Bookmark, forkWorkspace
 
 // forkPast is the boundary of a past round and its workspace, from the
 // store's pasts. It reads the agent without its lock: pasts are only
-// added to.
+// added to, but by `cairn gc --keep-rounds`, which replaces them whole
+// under the lock, so that a read finds the pasts before or after it (and
+// a round it removed meanwhile may lack a blob gc removed with it).
 func (e *Engine) forkPast(opts ForkOptions) (*checkpoint.Bookmark, forkWorkspace, error) {
 	rec, err := e.store.Read(opts.ID)
 	if err != nil {

@@ -25,6 +25,9 @@ func (e *Engine) pastChanges(agent string, n int) ([]FileChange, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkpoint.TrimmedAt(p, agent); err != nil {
+		return nil, err
+	}
 	before, err := checkpoint.WorkspaceAt(e.store, pasts, agent, n-1)
 	if err != nil {
 		return nil, err
@@ -122,6 +125,9 @@ func RoundMessages(ctx context.Context, store checkpoint.Store, agent string, n 
 		return nil, nil, err
 	}
 	from := 0
+	if err := checkpoint.TrimmedAt(p, agent); err != nil && n > 0 {
+		return nil, nil, err
+	}
 	if n > 0 {
 		prev, err := checkpoint.PastAt(pasts, agent, n-1)
 		if err != nil {

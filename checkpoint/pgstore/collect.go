@@ -9,6 +9,11 @@ import (
 	"github.com/cairnrun/cairn/checkpoint"
 )
 
+// ErrKeepRounds: Collect was asked to keep only an agent's last rounds
+// (checkpoint.Retention.Rounds), which a PostgreSQL store does not do.
+var ErrKeepRounds = errors.New("collect: keeping only the last rounds of agents' events and pasts (--keep-rounds) works on a file store only; " +
+	"a PostgreSQL store keeps them all")
+
 // Collect removes what keep does not keep: each agent's bookmarks past
 // keep.Bookmarks, and blobs that no agent or kept bookmark names and that
 // were last stored longer ago than keep.BlobGrace. Compaction already
@@ -25,8 +30,13 @@ import (
 // touched at all and is named in Unreadable, with why; the other agents
 // are collected, and no blob is removed (BlobsKept says why), since any
 // blob may be one the agent refers to. Collect fails when the database
-// cannot be reached or its list of agents read.
+// cannot be reached or its list of agents read, and, before it removes
+// anything, when keep.Rounds asks to trim old rounds' events and pasts,
+// which this store keeps in rows it does not trim (ErrKeepRounds).
 func (s *Store) Collect(keep checkpoint.Retention) (*checkpoint.Collected, error) {
+	if keep.Rounds > 0 {
+		return nil, ErrKeepRounds
+	}
 	ids, err := s.collectIDs()
 	if err != nil {
 		return nil, fmt.Errorf("collect: %w", err)

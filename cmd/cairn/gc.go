@@ -14,20 +14,26 @@ import (
 func gcCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "gc",
-		Usage: "remove old snapshots and journals, leftover temp files, old bookmarks and unused blobs; never an agent's last boundary",
+		Usage: "remove old snapshots and journals, leftover temp files, old bookmarks, old rounds' events and pasts (--keep-rounds) and unused blobs; never an agent's last boundary",
 		Flags: []cli.Flag{storeFlag, listJSONFlag,
 			&cli.IntFlag{Name: "keep-snapshots", Value: 1, Usage: "snapshots (each with its journal) to keep per agent"},
 			&cli.IntFlag{Name: "keep-bookmarks", Usage: "bookmarks to keep per agent, newest first; 0 keeps all", DefaultText: "all"},
+			&cli.IntFlag{Name: "keep-rounds", Usage: "rounds whose events and pasts (to fork at, diff) to keep per agent, the last ones; " +
+				"0 keeps all (the journal and snapshots keep every message either way)", DefaultText: "all"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "say what would be removed, remove nothing"}},
 		Action: gcAction,
 	}
 }
 
 func gcAction(c *cli.Context) error {
-	for _, name := range []string{"keep-snapshots", "keep-bookmarks"} {
+	for _, name := range []string{"keep-snapshots", "keep-bookmarks", "keep-rounds"} {
 		if c.Int(name) < 0 {
 			return withCode(exitUsage, fmt.Errorf("gc: --%s cannot be negative", name))
 		}
+	}
+	if c.Int("keep-rounds") > 0 && pgstore.IsConnString(storeDir(c)) {
+		return withCode(exitUsage, fmt.Errorf("gc: --keep-rounds works on a file store only: a PostgreSQL store keeps an agent's "+
+			"events and pasts in rows that gc does not trim; run gc there without it (docs/postgres.md)"))
 	}
 	store, err := openStore(c)
 	if err != nil {
@@ -36,7 +42,7 @@ func gcAction(c *cli.Context) error {
 	busy := newProgress(c.App.ErrWriter, c.Bool(jsonFlag.Name))
 	busy.set("collecting: reading every agent's snapshots, journals and bookmarks")
 	got, err := host.Collect(c.Context, store, checkpoint.Retention{Snapshots: c.Int("keep-snapshots"),
-		Bookmarks: c.Int("keep-bookmarks"), DryRun: c.Bool("dry-run")})
+		Bookmarks: c.Int("keep-bookmarks"), Rounds: c.Int("keep-rounds"), DryRun: c.Bool("dry-run")})
 	busy.close()
 	if err != nil {
 		return err
@@ -45,7 +51,7 @@ func gcAction(c *cli.Context) error {
 		if err := writeJSON(c, got); err != nil {
 			return err
 		}
-		return unreadableError(c, got)
+		return collectedError(c, got)
 	}
 	verb := "removed"
 	if c.Bool("dry-run") {
@@ -54,11 +60,36 @@ func gcAction(c *cli.Context) error {
 	for _, f := range got.Files {
 		fmt.Fprintf(c.App.Writer, "%s %s\n", verb, f)
 	}
+	for _, t := range got.Trimmed {
+		fmt.Fprintf(c.App.Writer, "%s the rounds before %d from %s, %d bytes\n", verb, t.Round, t.Path, t.Bytes)
+	}
 	for _, a := range got.Skipped {
 		fmt.Fprintf(c.App.Writer, "skipped agent %s: a process runs it\n", a)
 	}
-	fmt.Fprintf(c.App.Writer, "%s %d files, %d bytes\n", verb, len(got.Files), got.Bytes)
-	return unreadableError(c, got)
+	if len(got.Trimmed) > 0 {
+		fmt.Fprintf(c.App.Writer, "%s %d files and the old rounds of %d, %d bytes\n", verb, len(got.Files), len(got.Trimmed), got.Bytes)
+	} else {
+		fmt.Fprintf(c.App.Writer, "%s %d files, %d bytes\n", verb, len(got.Files), got.Bytes)
+	}
+	return collectedError(c, got)
+}
+
+// collectedError fails the command when gc left an agent unread
+// (unreadableError) or could not trim its old rounds, saying which on
+// stderr.
+func collectedError(c *cli.Context, got *checkpoint.Collected) error {
+	var ids []string
+	for _, a := range got.Untrimmed {
+		fmt.Fprintf(c.App.ErrWriter, "cairn: warning: could not trim the old rounds of agent %s: %s\n", a.Agent, terminalLine(a.Reason))
+		ids = append(ids, a.Agent)
+	}
+	if err := unreadableError(c, got); err != nil || len(ids) == 0 {
+		return err
+	}
+	return withCode(exitFailed, fmt.Errorf("gc could not trim the old rounds of agent %s (%s); the rest was collected, "+
+		"and each of its files is as it was or trimmed, whole: the rounds kept are written to a new file beside the old one "+
+		"before it is replaced, so make room for it (this gc may have made some) and run `cairn gc --keep-rounds` again",
+		strings.Join(ids, ", "), terminalLine(got.Untrimmed[0].Reason)))
 }
 
 // unreadableError says on stderr which agents gc left untouched because it

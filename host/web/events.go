@@ -13,7 +13,9 @@ import (
 // handleEvents plays back an agent's events through host.ReadHistory, the
 // code path of `cairn events`: each line is the one `cairn events --json`
 // prints, byte for byte. ?run=ID keeps one run's; ?after=N skips the
-// first N lines of the history. With ?follow=1 (or an Accept of
+// first N lines of the history (a history trimmed by `cairn gc
+// --keep-rounds` counts the lines it removed: its warning in their place
+// is line N, N the number removed). With ?follow=1 (or an Accept of
 // text/event-stream) the lines are Server-Sent Events, each line's data
 // field with its index as id, sent as they are committed while a process
 // runs the agent; an "end" event closes the stream when that run ends.
@@ -38,6 +40,12 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	n := 0
 	err = host.ReadHistory(r.Context(), s.store, id, follow, func(e host.Event, line []byte) error {
 		n++
+		if n == 1 && e.Trimmed() {
+			// The lines `cairn gc --keep-rounds` removed keep their
+			// numbers, so that a client's Last-Event-ID or after= from
+			// before the trim still names the lines it read.
+			n = int(e.Removed)
+		}
 		if n <= after || (only != "" && e.Run != only && !e.Skipped()) {
 			return nil
 		}
