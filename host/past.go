@@ -78,19 +78,31 @@ func (e *Engine) pastChange(was, c checkpoint.WorkspaceEntry) (FileChange, error
 }
 
 // lastPastChange is the last round the store's pasts say changed the
-// workspace, or 0.
-func (e *Engine) lastPastChange(agent string) int {
+// workspace, or 0; and, when `cairn gc --keep-rounds` trimmed them, the
+// round they start at (Past.Trimmed), or 0.
+func (e *Engine) lastPastChange(agent string) (round, trimmed int) {
 	tl, ok := e.store.(checkpoint.Timeline)
 	if !ok {
-		return 0
+		return 0, 0
 	}
 	pasts, _ := tl.Pasts(agent)
+	if len(pasts) > 0 && pasts[0].Trimmed {
+		trimmed = pasts[0].Round
+	}
 	for i := len(pasts) - 1; i >= 0; i-- {
 		if len(pasts[i].Changes) > 0 {
-			return pasts[i].Round
+			return pasts[i].Round, trimmed
 		}
 	}
-	return 0
+	return 0, trimmed
+}
+
+// trimmedNoChange is the error of an agent whose changes this node does
+// not keep (err), and whose pasts, which `cairn gc --keep-rounds` trimmed
+// to start at round first, name no change either.
+func trimmedNoChange(agent string, first int, err error) error {
+	return fmt.Errorf("%w; nor do the store's pasts of rounds %d on, the ones `cairn gc --keep-rounds` kept: it removed those of "+
+		"the rounds before %d, and the oldest round whose changes can be seen is %d", err, first+1, first, first+1)
 }
 
 // RoundMessages are the messages round n added to the conversation (n 0:

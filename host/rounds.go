@@ -317,9 +317,13 @@ func (e *Engine) Changes(ctx context.Context, agent string, round int) (int, []F
 		return n, out, err
 	}
 	if round == 0 {
-		if round = e.lastPastChange(agent); round == 0 {
+		var trimmed int
+		if round, trimmed = e.lastPastChange(agent); round == 0 {
 			if perr := e.pastsReadable(agent); perr != nil {
 				return n, nil, perr
+			}
+			if trimmed > 0 {
+				return n, out, trimmedNoChange(agent, trimmed, err)
 			}
 		}
 	}

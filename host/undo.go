@@ -49,11 +49,16 @@ func (e *Engine) Undo(ctx context.Context, agent string) (*Undone, error) {
 	round, _, err := e.keptChanges(agent, 0)
 	if _, serr := os.Stat(e.changesRoot(agent)); errors.Is(err, ErrNoChanges) && errors.Is(serr, fs.ErrNotExist) {
 		// This node never kept a change of the agent: another ran it.
-		if r := e.lastPastChange(agent); r > 0 {
+		r, trimmed := e.lastPastChange(agent)
+		if r > 0 {
 			// Undo needs what a file held before, which the node that ran
 			// the round keeps; the store's pasts keep only what it became.
 			return nil, fmt.Errorf("agent %q: %w on this node: round %d changed files, and the node that ran it keeps what they held before; "+
 				"undo there, or see the change with `cairn diff --round %d %s`", agent, ErrNoChanges, r, r, agent)
+		}
+		if trimmed > 0 {
+			return nil, fmt.Errorf("%w; undo on the node that ran the agent, which keeps what its last %d rounds that changed files changed",
+				trimmedNoChange(agent, trimmed, err), keepRounds)
 		}
 	}
 	if err != nil {

@@ -246,3 +246,29 @@ func TestGCKeepRoundsThatCannotTrimSaysSoAndCollectsTheRest(t *testing.T) {
 		t.Fatal("the history is not as it was")
 	}
 }
+
+// Undo and a diff of the last change, on a node that did not run the
+// agent (it keeps no changes of it), read the store's pasts for the last
+// round that changed files; when gc removed that round's past, they say
+// so, naming the oldest round whose changes can be seen, where they said
+// that none of the last rounds changed a file.
+func TestUndoOfAnAgentWhosePastsGCTrimmedSaysSo(t *testing.T) {
+	t.Parallel()
+	store, agentFile := gcRoundsAgent(t)
+	for _, prompt := range []string{"more", "again"} { // rounds 27 and 28 change nothing
+		if code, _, errOut := cairnProcess(t, "run", "--store", store, "--cache", cacheForTests(t), "--id", "w", "-f", agentFile, prompt); code != exitDone {
+			t.Fatalf("run: exit %d: %s", code, errOut)
+		}
+	}
+	if code, out, errOut := cairnProcess(t, "gc", "--store", store, "--keep-rounds", "2"); code != exitDone {
+		t.Fatalf("gc: exit %d %s%s", code, out, errOut)
+	}
+	must(t, os.RemoveAll(filepath.Join(store, "agents", "w", "changes"))) // as on another node
+	for _, args := range [][]string{{"undo", "--store", store, "w"}, {"diff", "--store", store, "w"}} {
+		code, _, errOut := cairnProcess(t, args...)
+		if code == exitDone || !strings.Contains(errOut, "`cairn gc --keep-rounds` kept: it removed those of the rounds before 26") ||
+			!strings.Contains(errOut, "the oldest round whose changes can be seen is 27") {
+			t.Fatalf("%s: exit %d %s", args[0], code, errOut)
+		}
+	}
+}
