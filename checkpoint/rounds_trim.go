@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
@@ -8,10 +9,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/cairnrun/cairn/internal/syncpoint"
 )
 
 // An agent's event history and its pasts grow by every round it runs, and
@@ -39,10 +43,12 @@ import (
 type roundsPlan struct {
 	first int // the oldest round kept
 
-	// events is the new event history, and eventsCut how many bytes it
-	// lost; nil when it stays.
-	events    []byte
-	eventsCut int64
+	// events is the line the new event history starts with, before the
+	// old one's lines from eventsFrom on, and eventsCut how many bytes it
+	// loses; nil when it stays.
+	events     []byte
+	eventsFrom int64
+	eventsCut  int64
 
 	// past and index are the new past file and its index, pastCut how
 	// many bytes it lost, manifest the floor's workspace manifest (a
@@ -226,65 +232,87 @@ type eventOf struct {
 
 // planEvents plans the history without the lines before the oldest round
 // kept: from the agent's first line of that round or a later one (a line
-// of a sub-agent counts its own rounds), with the lines of its run before
-// it that belong to no earlier round (its start, the boundary it loaded,
-// its resume).
+// of a sub-agent counts its own rounds), with the lines of its run just
+// before it that belong to no earlier round (its start, the boundary it
+// loaded, its resume). The history is read a line at a time, never whole:
+// the first trim of a history of months may be gigabytes.
 func (p *roundsPlan) planEvents(id, name string) error {
-	data, err := os.ReadFile(name)
+	f, err := os.Open(name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	lines := bytes.SplitAfter(data, []byte("\n"))
-	evs := make([]eventOf, len(lines))
-	for i, l := range lines {
-		json.Unmarshal(bytes.TrimSuffix(l, []byte("\n")), &evs[i])
+	defer f.Close()
+	cut, err := cutOf(bufio.NewReader(f), id, p.first)
+	if err != nil || cut.lines == 0 {
+		return err
 	}
-	first := -1
-	for i, e := range evs {
-		if e.Type != "" && e.Agent == id && e.Round >= p.first { // not a sub-agent's round
-			first = i
-			break
-		}
-	}
-	if first < 0 {
-		return nil // no line of a round kept: none to tell them from
-	}
-	run := evs[first].Run
-	for first > 0 {
-		e := evs[first-1]
-		if e.Type == "" || e.Run != run || e.Run == "" || e.Type == "round_end" || e.Type == "run_end" {
-			break
-		}
-		first--
-	}
-	var removed int64
-	old := evs[0].Type == "warning" && evs[0].Run == "" && evs[0].Removed > 0
-	for i := range first {
-		if i == 0 && old {
-			removed += evs[0].Removed
-			continue
-		}
-		removed++
-	}
-	if removed == 0 || (old && first == 1) {
-		return nil
-	}
-	at := evs[first].Time
-	if at.IsZero() {
-		at = time.Now().UTC()
-	}
-	notice, err := json.Marshal(TrimmedEvents{Type: "warning", Time: at, Agent: id, Round: p.first, Removed: removed,
-		Text: fmt.Sprintf("`cairn gc --keep-rounds` removed the events of the rounds before round %d (%d lines); the history starts here", p.first, removed)})
+	notice, err := json.Marshal(TrimmedEvents{Type: "warning", Time: cut.time, Agent: id, Round: p.first, Removed: cut.removed,
+		Text: fmt.Sprintf("`cairn gc --keep-rounds` removed the events of the rounds before round %d (%d lines); the history starts here", p.first, cut.removed)})
 	if err != nil {
 		return err
 	}
-	kept := data[len(bytes.Join(lines[:first], nil)):]
-	p.events = append(append(notice, '\n'), kept...)
-	p.eventsCut = int64(len(data)) - int64(len(p.events))
+	p.events, p.eventsFrom = append(notice, '\n'), cut.off
+	p.eventsCut = cut.off - int64(len(p.events))
 	return nil
+}
+
+// historyCut is where a history is cut: the offset of its first line
+// kept, how many lines go (an earlier trim's warning not counted), how
+// many lines, in all, were removed (those the warning counts too), and
+// the time of the first line kept.
+type historyCut struct {
+	off            int64
+	lines, removed int64
+	time           time.Time
+}
+
+// cutOf reads the history r a line at a time and finds where it is cut
+// for rounds from first on; lines 0 when nothing is to be cut.
+func cutOf(r *bufio.Reader, id string, first int) (historyCut, error) {
+	var off, n, earlier int64
+	var block historyCut // the lines of one run since the last that ends a round or a run
+	blockRun := ""
+	for ; ; n++ {
+		line, err := r.ReadBytes('\n')
+		if len(line) == 0 && err != nil {
+			if errors.Is(err, io.EOF) {
+				return historyCut{}, nil // no line of a round kept: none to tell them from
+			}
+			return historyCut{}, err
+		}
+		var e eventOf
+		json.Unmarshal(bytes.TrimSuffix(line, []byte("\n")), &e)
+		if n == 0 && e.Type == "warning" && e.Run == "" && e.Removed > 0 {
+			earlier = e.Removed // an earlier trim's warning
+		}
+		if e.Type != "" && e.Agent == id && e.Round >= first { // not a sub-agent's round
+			cut := historyCut{off: off, lines: n, time: e.Time}
+			if blockRun != "" && blockRun == e.Run {
+				cut = block
+			}
+			cut.removed = cut.lines
+			if earlier > 0 {
+				cut.removed += earlier - 1
+				if cut.lines == 1 {
+					return historyCut{}, nil // trimmed there already
+				}
+			}
+			if cut.time.IsZero() {
+				cut.time = time.Now().UTC()
+			}
+			return cut, nil
+		}
+		switch {
+		case e.Type == "" || e.Run == "" || e.Type == "round_end" || e.Type == "run_end":
+			blockRun = ""
+		case e.Run != blockRun:
+			block, blockRun = historyCut{off: off, lines: n, time: e.Time}, e.Run
+		}
+		off += int64(len(line))
+	}
 }
 
 // trimRounds writes what plan trims of the agent, or, in a dry run,
@@ -317,10 +345,12 @@ func (s *FileStore) trimRounds(id string, plan *roundsPlan, dryRun bool, c *Coll
 		c.Trimmed = append(c.Trimmed, Trimmed{Path: filepath.Join("agents", id, pastFile), Round: plan.first, Bytes: plan.pastCut})
 		c.Bytes += plan.pastCut
 	}
-	if plan.events != nil {
-		if err := replaceTrimmed(filepath.Join(dir, eventsFile), plan.events, dryRun); err != nil {
+	if plan.events != nil && !dryRun {
+		if err := replaceHistory(filepath.Join(dir, eventsFile), plan.events, plan.eventsFrom); err != nil {
 			return fmt.Errorf("trim the events before round %d: %w", plan.first, err)
 		}
+	}
+	if plan.events != nil {
 		c.Trimmed = append(c.Trimmed, Trimmed{Path: filepath.Join("agents", id, eventsFile), Round: plan.first, Bytes: plan.eventsCut})
 		c.Bytes += plan.eventsCut
 	}
@@ -334,6 +364,36 @@ func replaceTrimmed(name string, data []byte, dryRun bool) error {
 		return nil
 	}
 	return writeAtomic(name, data)
+}
+
+// replaceHistory replaces the history name with head and its own bytes
+// from off on, crash-atomically: a temp file beside it, written a piece
+// at a time, synced, renamed over it, the directory synced.
+func replaceHistory(name string, head []byte, off int64) error {
+	old, err := os.Open(name)
+	if err != nil {
+		return err
+	}
+	defer old.Close()
+	f, err := os.CreateTemp(filepath.Dir(name), filepath.Base(name)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, werr := f.Write(head)
+	if werr == nil {
+		_, werr = io.Copy(f, io.NewSectionReader(old, off, 1<<62))
+	}
+	if err := errors.Join(werr, f.Sync(), f.Close()); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	syncpoint.Synced(tmp)
+	if err := os.Rename(tmp, name); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return syncDir(filepath.Dir(name))
 }
 
 // mark marks the blobs the pasts plan keeps name, as MarkPasts does of

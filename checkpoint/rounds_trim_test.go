@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -402,6 +403,50 @@ func TestKeepRoundsWhoseRenameFailsLeavesTheOldFile(t *testing.T) {
 				workspaces(t, s, 0, 20) // every blob they need is there
 			} else {
 				workspaces(t, s, pasts[0].Round, 20)
+			}
+		})
+	}
+}
+
+// Where a history is cut for rounds from 3 on: at the agent's first line
+// of round 3 or later, with the lines just before it of its run that
+// belong to no earlier round (a resume's start), not at a sub-agent's
+// line of its own round 3, nor past a garbled line; an earlier trim's
+// warning is counted with the lines it stands for.
+func TestHistoryCut(t *testing.T) {
+	ev := func(typ, agent, run string, round int) string {
+		return fmt.Sprintf(`{"type":%q,"time":"2026-01-01T00:00:00Z","agent":%q,"run":%q,"round":%d}`+"\n", typ, agent, run, round)
+	}
+	round := func(run string, r int) string {
+		return ev("model_turn", "a", run, r) + ev("checkpoint_saved", "a", run, r) + ev("round_end", "a", run, r)
+	}
+	resume := ev("run_start", "a", "r2", 0) + ev("checkpoint_loaded", "a", "r2", 2) + ev("agent_resumed", "a", "r2", 2)
+	for _, c := range []struct {
+		name, history, kept string
+		removed             int64
+	}{
+		{"one run", ev("run_start", "a", "r1", 0) + round("r1", 1) + round("r1", 2) + round("r1", 3), round("r1", 3), 7},
+		{"a resume before round 3", ev("run_start", "a", "r1", 0) + round("r1", 1) + round("r1", 2) + resume + round("r2", 3),
+			resume + round("r2", 3), 7},
+		{"a sub-agent's round 3", round("r1", 1) + ev("model_turn", "child", "c1", 3) + round("r1", 2) + round("r1", 3),
+			round("r1", 3), 7},
+		{"a garbled line", round("r1", 1) + round("r1", 2) + "{garbled\n" + round("r1", 3), round("r1", 3), 7},
+		{"an earlier trim", `{"type":"warning","time":"2026-01-01T00:00:00Z","agent":"a","run":"","round":2,"removed":40}` + "\n" +
+			round("r1", 2) + round("r1", 3), round("r1", 3), 43},
+		{"nothing before round 3", round("r1", 3), "", 0},
+		{"no line of round 3", round("r1", 1) + round("r1", 2), "", 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cut, err := cutOf(bufio.NewReader(strings.NewReader(c.history)), "a", 3)
+			must(t, err)
+			if c.kept == "" {
+				if cut.lines != 0 {
+					t.Fatalf("cut %+v, want none", cut)
+				}
+				return
+			}
+			if got := c.history[cut.off:]; got != c.kept || cut.removed != c.removed {
+				t.Fatalf("kept %q, removed %d; want %q, %d", got, cut.removed, c.kept, c.removed)
 			}
 		})
 	}
