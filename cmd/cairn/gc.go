@@ -67,7 +67,11 @@ func gcAction(c *cli.Context) error {
 		fmt.Fprintf(c.App.Writer, "skipped agent %s: a process runs it\n", a)
 	}
 	if len(got.Trimmed) > 0 {
-		fmt.Fprintf(c.App.Writer, "%s %d files and the old rounds of %d, %d bytes\n", verb, len(got.Files), len(got.Trimmed), got.Bytes)
+		trim := "trimmed"
+		if c.Bool("dry-run") {
+			trim = "would trim"
+		}
+		fmt.Fprintf(c.App.Writer, "%s %d files, %s %d, %d bytes\n", verb, len(got.Files), trim, len(got.Trimmed), got.Bytes)
 	} else {
 		fmt.Fprintf(c.App.Writer, "%s %d files, %d bytes\n", verb, len(got.Files), got.Bytes)
 	}
