@@ -201,8 +201,11 @@ function agentPage(main, id) {
   // One look at a time, and at most one every lookEvery ms: a change
   // seen while a look is in flight or too recent (a run's round_end
   // events come by the hundred) asks for one more look after it.
-  let looking = null, again = false, lastLook = 0;
+  // Once the page is left (stopped), a look still to come does nothing:
+  // it would follow the agent's events again for a page no one sees.
+  let looking = null, again = false, lastLook = 0, stopped = false;
   function refresh() {
+    if (stopped) return Promise.resolve();
     if (looking) { again = true; return looking; }
     const wait = Math.max(0, lastLook + lookEvery - Date.now());
     looking = new Promise((r) => setTimeout(r, wait)).then(() => { lastLook = Date.now(); return look(); })
@@ -212,7 +215,7 @@ function agentPage(main, id) {
   async function look() {
     let a;
     try { a = await api("/api/agents/" + enc(id), undefined, tag); } catch (e) { msg.textContent = e.message; return; }
-    if (a === null) return;
+    if (a === null || stopped) return;
     tag = a.etag;
     a = a.value;
     head.replaceChildren(el("div", {}, el("h2", {}, a.agent, " ", badge(a.status)),
@@ -271,7 +274,7 @@ function agentPage(main, id) {
   }
   tl.follow();
   const poll = every(2000, () => { if (!tl.src) refresh(); });
-  return () => { poll(); tl.close(); };
+  return () => { stopped = true; poll(); tl.close(); };
 }
 
 async function route() {
