@@ -154,7 +154,10 @@ func TestBrowserFollowsAndApproves(t *testing.T) {
 
 	ap := f.awaiting("ap")
 	p.call(p.session, "Page.navigate", map[string]any{"url": f.http.URL + "/#/agent/ap"}, nil)
-	p.waitFor("the Approve button", `document.querySelector('[data-call="call_1_0"] button.approve') !== null`)
+	// The page left may still show its own call_1_0 for a moment: the
+	// button looked for is the one under ap's name.
+	p.waitFor("ap's Approve button", `[...document.querySelectorAll("h2")].some(h => h.textContent.startsWith("ap")) &&
+		document.querySelector('[data-call="call_1_0"] button.approve') !== null`)
 	p.click(`[data-call="call_1_0"] button.approve`)
 	p.waitFor("no call awaiting", `document.querySelector('[data-call]') === null`)
 	if r := lastRecord(t, f, "ap"); r.Call != "call_1_0" || r.Phase != "approved" {
