@@ -404,26 +404,10 @@ func (p *roundsPlan) mark(s Store, inUse map[string]bool) error {
 		pasts = append(pasts[:len(pasts):len(pasts)], Past{Base: p.base})
 	}
 	pastDigests(pasts, inUse)
-	for _, past := range pasts {
-		if past.Base == "" {
-			continue
+	return manifestDigests(func(digest string) ([]byte, error) {
+		if p.manifest != nil && digest == digestOf(p.manifest) {
+			return p.manifest, nil // not stored yet
 		}
-		data, err := s.Blob(past.Base)
-		if p.manifest != nil && past.Base == digestOf(p.manifest) {
-			data, err = p.manifest, nil
-		}
-		if err != nil {
-			return err
-		}
-		m, err := decodeManifest(data)
-		if err != nil {
-			return err
-		}
-		for _, e := range m {
-			if e.Digest != "" {
-				inUse[e.Digest] = true
-			}
-		}
-	}
-	return nil
+		return s.Blob(digest)
+	}, pasts, inUse)
 }

@@ -186,13 +186,14 @@ func pastDigests(pasts []Past, into map[string]bool) {
 	}
 }
 
-// manifestDigests adds the blobs of the manifests' files to into.
-func manifestDigests(s Store, pasts []Past, into map[string]bool) error {
+// manifestDigests adds the blobs of the manifests' files to into, each
+// manifest read with blob (a store's Blob).
+func manifestDigests(blob func(string) ([]byte, error), pasts []Past, into map[string]bool) error {
 	for _, p := range pasts {
 		if p.Base == "" {
 			continue
 		}
-		data, err := s.Blob(p.Base)
+		data, err := blob(p.Base)
 		if err != nil {
 			return err
 		}
@@ -258,5 +259,5 @@ func MarkPasts(s Store, agent string, inUse map[string]bool) error {
 		pasts = append(pasts, Past{Base: rec.State.WorkspaceBase})
 	}
 	pastDigests(pasts, inUse)
-	return manifestDigests(s, pasts, inUse)
+	return manifestDigests(s.Blob, pasts, inUse)
 }
