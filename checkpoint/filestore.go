@@ -312,11 +312,12 @@ func (s *FileStore) List() ([]Summary, error) {
 	}
 	var out []Summary
 	listed := map[string]bool{}
+	group, grouped := groupKey(filepath.Join(s.dir, "group")) // once for every agent
 	for _, e := range entries {
 		if !e.IsDir() || CheckID(e.Name()) != nil || !s.Exists(e.Name()) {
 			continue
 		}
-		sum, _ := s.Summary(e.Name())
+		sum := s.summary(e.Name(), group, grouped)
 		out = append(out, sum)
 		listed[e.Name()] = true
 	}
@@ -337,12 +338,20 @@ func (s *FileStore) Summary(id string) (Summary, error) {
 	if !s.Exists(id) {
 		return Summary{}, fmt.Errorf("agent %q: %w", id, ErrNotFound)
 	}
+	group, grouped := groupKey(filepath.Join(s.dir, "group"))
+	return s.summary(id, group, grouped), nil
+}
+
+// summary is Summary of an agent that exists, with group the identity of
+// the store's group logs (groupKey), if had.
+func (s *FileStore) summary(id, group string, grouped bool) Summary {
 	dir := filepath.Join(s.dir, "agents", id)
 	locked := lockHeld(dir)
-	key, keyed := filesKey(dir, filepath.Join(s.dir, "group"))
+	key, keyed := filesKey(dir, group)
+	keyed = keyed && grouped
 	if sum, ok := s.summaries.get(id, key); keyed && ok {
 		sum.Locked = locked
-		return sum, nil
+		return sum
 	}
 	sum := Summary{ID: id}
 	if rec, err := s.Read(id); err != nil {
@@ -358,7 +367,7 @@ func (s *FileStore) Summary(id string) (Summary, error) {
 		s.summaries.put(id, key, sum)
 	}
 	sum.Locked = locked
-	return sum, nil
+	return sum
 }
 
 // PutBlob stores data under its digest, crash-atomically, once. Storing

@@ -69,9 +69,9 @@ func (c *summaryCache) keep(ids map[string]bool) {
 }
 
 // filesKey is the identity of what a read of the agent in dir looks at
-// (see summaryCache); false when it cannot be had, and the agent is then
-// read.
-func filesKey(dir, groupDir string) (string, bool) {
+// (see summaryCache), with group that of the store's group logs
+// (groupKey); false when it cannot be had, and the agent is then read.
+func filesKey(dir, group string) (string, bool) {
 	var b strings.Builder
 	if !appendDirKey(&b, dir) {
 		return "", false
@@ -79,6 +79,14 @@ func filesKey(dir, groupDir string) (string, bool) {
 	b.WriteString("mark=")
 	b.Write(readMarkBytes(dir))
 	b.WriteString("\ngroup\n")
+	b.WriteString(group)
+	return b.String(), true
+}
+
+// groupKey is the identity of the store's group logs in groupDir: empty
+// when there is none; false when it cannot be had.
+func groupKey(groupDir string) (string, bool) {
+	var b strings.Builder
 	if _, err := os.Lstat(groupDir); err == nil && !appendDirKey(&b, groupDir) {
 		return "", false
 	}
