@@ -65,14 +65,51 @@ func forkAction(c *cli.Context) error {
 		return err
 	}
 	defer eng.Close(context.Background())
-	st, err := eng.Fork(c.Context, host.ForkOptions{ID: c.Args().First(), From: c.String("from"), As: c.String("as"),
+	st, err := forkAt(c.Context, eng, host.ForkOptions{ID: c.Args().First(), From: c.String("from"), As: c.String("as"),
 		Workspace: c.String("workspace"), Past: c.IsSet("at-round"), AtRound: c.Int("at-round")})
-	if errors.Is(err, checkpoint.ErrNoPast) || errors.Is(err, host.ErrNoBookmark) {
-		return withCode(exitUsage, err) // it names a round or bookmark the agent lacks
-	}
 	if err != nil {
-		return runError(err)
+		return forkError(err)
 	}
 	fmt.Fprintf(c.App.Writer, "forked %s at round %d as %s, workspace %s\n", st.From, st.Round, st.Agent, st.Workspace)
 	return nil
+}
+
+// forkError is a failed fork's error with its exit code.
+func forkError(err error) error {
+	if errors.Is(err, checkpoint.ErrNoPast) || errors.Is(err, host.ErrNoBookmark) {
+		return withCode(exitUsage, err) // it names a round or bookmark the agent lacks
+	}
+	return runError(err)
+}
+
+// forkAt forks as opts says. A fork at a past round reads the agent's
+// pasts without its lock, and then the blobs they name: `cairn gc
+// --keep-rounds` run meanwhile replaces the pasts and removes the blobs
+// that only the rounds it removed used (their files, a whole workspace
+// older than the oldest kept). A blob found missing is checked against the
+// pasts as they are now: a round gc removed is refused as such, naming
+// the oldest round to fork at, and a round it kept is forked again from
+// them. A failed fork leaves nothing (Engine.Fork), so it can be tried
+// again.
+func forkAt(ctx context.Context, eng *host.Engine, opts host.ForkOptions) (*host.Forked, error) {
+	for tries := 1; ; tries++ {
+		st, err := eng.Fork(ctx, opts)
+		if err == nil || !opts.Past || !errors.Is(err, checkpoint.ErrNotFound) || tries == 3 {
+			return st, err
+		}
+		tl, ok := eng.Store().(checkpoint.Timeline)
+		if !ok {
+			return nil, err
+		}
+		pasts, perr := tl.Pasts(opts.ID)
+		if perr != nil || len(pasts) == 0 {
+			return nil, err
+		}
+		if _, perr := checkpoint.PastAt(pasts, opts.ID, opts.AtRound); perr != nil {
+			if pasts[0].Trimmed && opts.AtRound < pasts[0].Round {
+				return nil, fmt.Errorf("fork: %w", perr) // removed while the fork read it
+			}
+			return nil, err
+		}
+	}
 }
