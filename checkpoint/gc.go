@@ -24,7 +24,7 @@ type Retention struct {
 	// Rounds, when positive, keeps the event history and the pasts of
 	// only the agent's last Rounds rounds (see rounds_trim.go); the
 	// journal and snapshots, which hold every message, are not touched by
-	// it. A PostgreSQL store refuses it (pgstore.ErrKeepRounds).
+	// it. A PostgreSQL store trims its rows alike, in one transaction.
 	Rounds int
 	// BlobGrace protects blobs younger than it: an agent being created
 	// stores its blobs before its first state. Zero means DefaultBlobGrace.

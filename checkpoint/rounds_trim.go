@@ -245,18 +245,61 @@ func (p *roundsPlan) planEvents(id, name string) error {
 		return err
 	}
 	defer f.Close()
-	cut, err := cutOf(bufio.NewReader(f), id, p.first)
-	if err != nil || cut.lines == 0 {
+	notice, off, err := HistoryCut(f, id, p.first)
+	if err != nil || notice == nil {
 		return err
 	}
-	notice, err := json.Marshal(TrimmedEvents{Type: "warning", Time: cut.time, Agent: id, Round: p.first, Removed: cut.removed,
-		Text: fmt.Sprintf("`cairn gc --keep-rounds` removed the events of the rounds before round %d (%d lines); the history starts here", p.first, cut.removed)})
-	if err != nil {
-		return err
-	}
-	p.events, p.eventsFrom = append(notice, '\n'), cut.off
-	p.eventsCut = cut.off - int64(len(p.events))
+	p.events, p.eventsFrom = notice, off
+	p.eventsCut = off - int64(len(p.events))
 	return nil
+}
+
+// HistoryCut reads the event history r of agent id a line at a time and
+// says where Retention.Rounds cuts it to keep the rounds from first on:
+// the line the history then starts with (a TrimmedEvents warning, with
+// its newline) in place of its bytes before off. A nil line when nothing
+// is cut.
+func HistoryCut(r io.Reader, id string, first int) (line []byte, off int64, err error) {
+	cut, err := cutOf(bufio.NewReader(r), id, first)
+	if err != nil || cut.lines == 0 {
+		return nil, 0, err
+	}
+	notice, err := json.Marshal(TrimmedEvents{Type: "warning", Time: cut.time, Agent: id, Round: first, Removed: cut.removed,
+		Text: fmt.Sprintf("`cairn gc --keep-rounds` removed the events of the rounds before round %d (%d lines); the history starts here", first, cut.removed)})
+	if err != nil {
+		return nil, 0, err
+	}
+	return append(notice, '\n'), cut.off, nil
+}
+
+// KeptPasts are the pasts that Retention.Rounds keeps of all, agent id's
+// pasts by round, trimmed at the boundary floor (see planPasts): the
+// floor's past given the whole workspace there and marked Trimmed, then
+// every later one; manifest is the floor's workspace manifest, a blob to
+// store before the past that names it (nil when its Base was there).
+// False when nothing is cut.
+func KeptPasts(s Store, all []Past, id string, floor int) (kept []Past, manifest []byte, ok bool) {
+	var p roundsPlan
+	floorPast, ok := p.floorOf(s, all, id, floor)
+	if !ok || floorPast.Round == all[0].Round {
+		return nil, nil, false // nothing before it, or trimmed there already
+	}
+	kept = []Past{floorPast}
+	for _, past := range all {
+		if past.Round > floorPast.Round {
+			kept = append(kept, past)
+		}
+	}
+	return kept, p.manifest, true
+}
+
+// MarkKeptPasts marks in inUse the blobs that kept, the pasts KeptPasts
+// keeps of an agent whose state's WorkspaceBase is base, name, as
+// MarkPasts does of the pasts in the store; the floor's manifest is read
+// from manifest, which may not be stored yet.
+func MarkKeptPasts(s Store, kept []Past, manifest []byte, base string, inUse map[string]bool) error {
+	p := roundsPlan{pasts: kept, manifest: manifest, base: base}
+	return p.mark(s, inUse)
 }
 
 // historyCut is where a history is cut: the offset of its first line

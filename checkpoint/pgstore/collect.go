@@ -3,25 +3,26 @@ package pgstore
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/cairnrun/cairn/checkpoint"
 )
 
-// ErrKeepRounds: Collect was asked to keep only an agent's last rounds
-// (checkpoint.Retention.Rounds), which a PostgreSQL store does not do.
-var ErrKeepRounds = errors.New("collect: keeping only the last rounds of agents' events and pasts (--keep-rounds) works on a file store only; " +
-	"a PostgreSQL store keeps them all")
-
 // Collect removes what keep does not keep: each agent's bookmarks past
-// keep.Bookmarks, and blobs that no agent or kept bookmark names and that
-// were last stored longer ago than keep.BlobGrace. Compaction already
-// deletes old journal records as it goes, so keep.Snapshots has nothing to
-// do here. An agent's bookmarks are trimmed under its lease, taken only
-// when there is one to remove; one that a process runs is skipped and
-// named in Skipped, its blobs kept. Collected.Files names
-// what was removed as "bookmark AGENT/LABEL" and "blob DIGEST".
+// keep.Bookmarks, the events and pasts of its rounds before its last
+// keep.Rounds (rounds_trim.go), and blobs that no agent, kept past or
+// kept bookmark names and that were last stored longer ago than
+// keep.BlobGrace. Compaction already deletes old journal records as it
+// goes, so keep.Snapshots has nothing to do here. An agent's bookmarks
+// and rounds are trimmed under its lease, taken only when there is one to
+// remove; one that a process runs is skipped and named in Skipped, its
+// blobs kept. Collected.Files names what was removed as "bookmark
+// AGENT/LABEL" and "blob DIGEST", Collected.Trimmed the rows trimmed as
+// "cairn_past/AGENT" and "cairn_events/AGENT". An agent whose trim failed
+// (the transaction, or its connection) is named in Untrimmed: its rows
+// are as they were, and the rest of it was collected.
 //
 // # Errors
 //
@@ -30,13 +31,8 @@ var ErrKeepRounds = errors.New("collect: keeping only the last rounds of agents'
 // touched at all and is named in Unreadable, with why; the other agents
 // are collected, and no blob is removed (BlobsKept says why), since any
 // blob may be one the agent refers to. Collect fails when the database
-// cannot be reached or its list of agents read, and, before it removes
-// anything, when keep.Rounds asks to trim old rounds' events and pasts,
-// which this store keeps in rows it does not trim (ErrKeepRounds).
+// cannot be reached or its list of agents read.
 func (s *Store) Collect(keep checkpoint.Retention) (*checkpoint.Collected, error) {
-	if keep.Rounds > 0 {
-		return nil, ErrKeepRounds
-	}
 	ids, err := s.collectIDs()
 	if err != nil {
 		return nil, fmt.Errorf("collect: %w", err)
@@ -87,20 +83,69 @@ func (s *Store) collectAgent(id string, keep checkpoint.Retention, c *checkpoint
 	case !errors.Is(err, checkpoint.ErrNotFound):
 		return err
 	}
-	if err := checkpoint.MarkPasts(s, id, inUse); err != nil {
-		return err
-	}
-	trimmed := map[string]bool{}
 	live, err := s.leaseLive(id)
 	if err != nil {
 		return err
 	}
+	var plan *roundsPlan
+	if keep.Rounds > 0 && !live {
+		if plan, err = s.planRounds(id, keep.Rounds); err != nil {
+			return err
+		}
+	}
+	if err := plan.mark(s, id, inUse); err != nil {
+		return fmt.Errorf("the workspaces of its past rounds: %w", err)
+	}
+	trimmed := map[string]bool{}
 	if live {
 		c.Skipped = append(c.Skipped, id)
 	} else if trimmed, err = s.trimBookmarks(id, keep, c); err != nil {
 		return err
 	}
+	if plan != nil {
+		if err := s.trimRounds(id, plan, keep, c, inUse); err != nil {
+			return err
+		}
+	}
 	return s.markBookmarks(id, trimmed, inUse)
+}
+
+// trimRounds trims the agent's events and pasts to its last keep.Rounds
+// rounds under its lease, planned again under it, or, in a dry run,
+// reports what plan, made without it, would trim. A trim that fails
+// changes nothing (one transaction): the agent is named in Untrimmed,
+// with why, and the pasts it keeps are marked. It fails only when they
+// cannot be read.
+func (s *Store) trimRounds(id string, plan *roundsPlan, keep checkpoint.Retention, c *checkpoint.Collected, inUse map[string]bool) error {
+	if keep.DryRun {
+		plan.report(id, c)
+		return nil
+	}
+	lock, err := s.Lock(id, checkpoint.ThisProcess("gc"))
+	if errors.Is(err, checkpoint.ErrLocked) {
+		// A process took it since: its pasts stay, every one.
+		if !slices.Contains(c.Skipped, id) {
+			c.Skipped = append(c.Skipped, id)
+		}
+		return checkpoint.MarkPasts(s, id, inUse)
+	}
+	if err == nil {
+		defer lock.Unlock()
+		// The agent may have run since plan was made.
+		if plan, err = s.planRounds(id, keep.Rounds); err == nil && plan != nil {
+			if err = plan.mark(s, id, inUse); err == nil {
+				err = plan.trim(s, lock.(*lease))
+			}
+			if err == nil {
+				plan.report(id, c)
+				return nil
+			}
+		}
+	}
+	if err != nil {
+		c.Untrimmed = append(c.Untrimmed, checkpoint.Unreadable{Agent: id, Reason: err.Error()})
+	}
+	return checkpoint.MarkPasts(s, id, inUse)
 }
 
 // trimBookmarks removes the agent's oldest bookmarks past the limit and

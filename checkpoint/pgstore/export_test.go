@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/cairnrun/cairn/checkpoint"
@@ -34,4 +35,11 @@ func Show(s *Store, name string) (string, error) {
 	var v string
 	err := s.pool.QueryRow(context.Background(), "SHOW "+name).Scan(&v)
 	return v, err
+}
+
+// OnTrim makes f see every trim's transaction (checkpoint.Retention.Rounds)
+// between its pasts' statements and its history's, until the test ends.
+func OnTrim(t interface{ Cleanup(func()) }, f func(b *pgx.Batch)) {
+	trimHook = f
+	t.Cleanup(func() { trimHook = nil })
 }

@@ -31,10 +31,6 @@ func gcAction(c *cli.Context) error {
 			return withCode(exitUsage, fmt.Errorf("gc: --%s cannot be negative", name))
 		}
 	}
-	if c.Int("keep-rounds") > 0 && pgstore.IsConnString(storeDir(c)) {
-		return withCode(exitUsage, fmt.Errorf("gc: --keep-rounds works on a file store only: a PostgreSQL store keeps an agent's "+
-			"events and pasts in rows that gc does not trim; run gc there without it (docs/postgres.md)"))
-	}
 	store, err := openStore(c)
 	if err != nil {
 		return err
@@ -89,6 +85,11 @@ func collectedError(c *cli.Context, got *checkpoint.Collected) error {
 	}
 	if err := unreadableError(c, got); err != nil || len(ids) == 0 {
 		return err
+	}
+	if pgstore.IsConnString(storeDir(c)) {
+		return withCode(exitFailed, fmt.Errorf("gc could not trim the old rounds of agent %s (%s); the rest was collected, "+
+			"and its rows are as they were (the trim is one transaction): run `cairn gc --keep-rounds` again, once the database answers "+
+			"if it did not", strings.Join(ids, ", "), terminalLine(got.Untrimmed[0].Reason)))
 	}
 	return withCode(exitFailed, fmt.Errorf("gc could not trim the old rounds of agent %s (%s); the rest was collected, "+
 		"and each of its files is as it was or trimmed, whole: the rounds kept are written to a new file beside the old one "+
