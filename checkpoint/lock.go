@@ -193,7 +193,8 @@ func sameFile(path string, f *os.File) (same bool, dev, ino uint64) {
 const lockSettle = 2 * time.Second
 
 // lockDir takes the lock in dir, making dir if need be, without waiting on
-// a live holder, and writes this process in as the holder, with a new
+// a live holder (but gc glancing at a dir with no agent, glancedByGC, for
+// up to lockSettle), and writes this process in as the holder, with a new
 // epoch. A dir it made and did not lock is removed again.
 func lockDir(agent, dir string, h Holder) (l *fileLock, err error) {
 	made := false
@@ -210,6 +211,9 @@ func lockDir(agent, dir string, h Holder) (l *fileLock, err error) {
 			return nil, fmt.Errorf("lock agent %q: %w", agent, err)
 		}
 		l, retry, err := tryLock(agent, dir)
+		if glancedByGC(err, dir) {
+			retry, err = true, nil
+		}
 		if err != nil || !retry {
 			if err == nil {
 				l.made = made
@@ -220,6 +224,16 @@ func lockDir(agent, dir string, h Holder) (l *fileLock, err error) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	return nil, &LockedError{Agent: agent}
+}
+
+// glancedByGC reports whether err is the lock of dir held by `cairn gc`
+// while dir holds no agent yet: gc locks every directory under agents/,
+// one that a fork or a first run has just made for a new agent and not
+// locked yet too, and lets go of it at once, having nothing to collect
+// of it. Its maker waits for that, as for a lock that looks free.
+func glancedByGC(err error, dir string) bool {
+	var le *LockedError
+	return errors.As(err, &le) && le.Holder.Run == "gc" && !hasState(dir)
 }
 
 // tryLock takes the directory's flock, then the lock file's, and checks
