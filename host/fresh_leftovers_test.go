@@ -55,7 +55,7 @@ tools: [{module: builtin}]
 	}
 	_, changes, err := eng.Changes(context.Background(), "f", 1)
 	must(t, err)
-	if len(changes) != 1 || string(changes[0].After) != "new" {
+	if len(changes) != 1 || string(texts(t, changes[0])[1]) != "new" {
 		t.Errorf("round 1's changes: %+v, want a.txt written new", changes)
 	}
 }

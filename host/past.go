@@ -38,18 +38,15 @@ func (e *Engine) pastChanges(agent string, n int) ([]FileChange, error) {
 	}
 	var out []FileChange
 	for _, c := range p.Changes {
-		fc, err := e.pastChange(was[c.Path], c)
-		if err != nil {
-			return nil, fmt.Errorf("agent %q round %d: %w", agent, n, err)
-		}
-		out = append(out, fc)
+		out = append(out, e.pastChange(fmt.Sprintf("agent %q round %d", agent, n), was[c.Path], c))
 		was[c.Path] = c
 	}
 	return out, nil
 }
 
-// pastChange is one change of a past round, with the file before it.
-func (e *Engine) pastChange(was, c checkpoint.WorkspaceEntry) (FileChange, error) {
+// pastChange is one change of a past round (where: the agent and round,
+// for its errors), with the file before it, whose blobs Texts reads.
+func (e *Engine) pastChange(where string, was, c checkpoint.WorkspaceEntry) FileChange {
 	fc := FileChange{Path: c.Path, BeforeSize: -1, AfterSize: -1}
 	switch {
 	case c.Gone && was.Dir:
@@ -61,20 +58,13 @@ func (e *Engine) pastChange(was, c checkpoint.WorkspaceEntry) (FileChange, error
 	default:
 		fc.Op = "write"
 	}
-	var err error
 	if was.Digest != "" && !was.Gone {
-		fc.BeforeSize = was.Size
-		if fc.Before, err = e.store.Blob(was.Digest); err != nil {
-			return fc, err
-		}
+		fc.before, fc.BeforeSize = blobContent(e.store, where, was.Digest), was.Size
 	}
 	if c.Digest != "" {
-		fc.AfterSize = c.Size
-		if fc.After, err = e.store.Blob(c.Digest); err != nil {
-			return fc, err
-		}
+		fc.after, fc.AfterSize = blobContent(e.store, where, c.Digest), c.Size
 	}
-	return fc, nil
+	return fc
 }
 
 // lastPastChange is the last round the store's pasts say changed the

@@ -281,23 +281,26 @@ func changedRounds(root string) []int {
 	return rounds
 }
 
-// FileChange is one path a round changed, as `cairn diff` shows it.
+// FileChange is one path a round changed, as `cairn diff` shows it: its
+// files' sizes, and where Texts reads their content, which Changes does
+// not read.
 type FileChange struct {
-	Call   string `json:"call"`
-	Path   string `json:"path"`
-	Op     string `json:"op"`
-	Before []byte `json:"-"`
-	After  []byte `json:"-"`
+	Call string `json:"call"`
+	Path string `json:"path"`
+	Op   string `json:"op"`
 	// BeforeSize and AfterSize are -1 where there is no file.
 	BeforeSize int64 `json:"before_size"`
 	AfterSize  int64 `json:"after_size"`
+
+	before, after content // nil where there is no file
 }
 
 // ErrNoChanges: the agent has no kept changes for that round.
 var ErrNoChanges = errors.New("no changes kept for that round")
 
 // Changes returns what a round changed in the workspace (round 0: the
-// last round that changed anything), and which round that is: from the
+// last round that changed anything), each path's content left for
+// FileChange.Texts to read, and which round that is: from the
 // changes this node kept, or else from the store's pasts (a round run
 // on another node, or too long ago to be kept here), whose changes name
 // no call.
@@ -391,7 +394,11 @@ func (e *Engine) keptChanges(agent string, round int) (int, []FileChange, error)
 }
 
 func readCallChanges(path, call string) ([]FileChange, error) {
-	rec, effects, err := readKeptRecord(path)
+	idx, err := indexKeptChanges(path)
+	var effects overlay.Effects
+	if err == nil {
+		effects, err = overlay.DecodeEffects(idx.manifest)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("changes of call %s: %w", call, err)
 	}
@@ -399,10 +406,10 @@ func readCallChanges(path, call string) ([]FileChange, error) {
 	for _, e := range effects {
 		fc := FileChange{Call: call, Path: e.Path, Op: string(e.Op), BeforeSize: -1, AfterSize: -1}
 		if e.Base.IsFile() {
-			fc.Before, fc.BeforeSize = rec.Before[e.Path], e.Base.Size
+			fc.before, fc.BeforeSize = idx.before[e.Path], e.Base.Size
 		}
 		if e.New.IsFile() {
-			fc.After, fc.AfterSize = rec.After[e.Path], e.New.Size
+			fc.after, fc.AfterSize = idx.after[e.Path], e.New.Size
 		}
 		out = append(out, fc)
 	}

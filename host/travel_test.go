@@ -169,7 +169,7 @@ func TestChangesOfAnyRoundFromTheStore(t *testing.T) {
 		t.Fatalf("round 3: %d, %+v, %v", round, changes, err)
 	}
 	c := changes[0]
-	if c.Path != "notes.txt" || c.Op != "write" || string(c.Before) != "one" || string(c.After) != "two" {
+	if tx := texts(t, c); c.Path != "notes.txt" || c.Op != "write" || string(tx[0]) != "one" || string(tx[1]) != "two" {
 		t.Fatalf("round 3's change: %+v", c)
 	}
 	if round, _, err := eng.Changes(t.Context(), "a", 0); err != nil || round != 5 {

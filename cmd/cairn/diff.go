@@ -47,27 +47,37 @@ func diffAction(c *cli.Context) error {
 	}
 	fmt.Fprintf(c.App.Writer, "round %d\n", round)
 	for _, fc := range changes {
-		printChange(c.App.Writer, fc)
+		before, after, err := fc.Texts()
+		if err != nil && !errors.Is(err, host.ErrTooLarge) {
+			return runError(err)
+		}
+		printChange(c.App.Writer, fc, before, after, err != nil)
 	}
 	return nil
 }
 
-// printChange shows one path's change: a line diff for text, sizes else.
-// The path and the lines are a tool's: their controls are escaped, and
-// a newline in a path too, which would otherwise forge lines of the diff.
-// A line keeps its tabs; its carriage return, if any, shows as \x0d.
-func printChange(w io.Writer, fc host.FileChange) {
+// printChange shows one path's change, the files before and after it:
+// a line diff for text, sizes else, and for a file too large to show
+// (over 1 MiB), which was not read, its sizes. The path and the lines
+// are a tool's: their controls are escaped, and a newline in a path too,
+// which would otherwise forge lines of the diff. A line keeps its tabs;
+// its carriage return, if any, shows as \x0d.
+func printChange(w io.Writer, fc host.FileChange, before, after []byte, tooLarge bool) {
 	path := terminalLine(fc.Path)
 	if fc.Call == "" {
 		fmt.Fprintf(w, "%s %s\n", fc.Op, path) // from the store's pasts, which keep no calls
 	} else {
 		fmt.Fprintf(w, "%s %s (%s)\n", fc.Op, path, terminalLine(fc.Call))
 	}
-	if !view.IsText(fc.Before) || !view.IsText(fc.After) {
+	switch {
+	case tooLarge:
+		fmt.Fprintf(w, "  too large to show: %d → %d bytes\n", fc.BeforeSize, fc.AfterSize)
+		return
+	case !view.IsText(before) || !view.IsText(after):
 		fmt.Fprintf(w, "  binary: %d → %d bytes\n", fc.BeforeSize, fc.AfterSize)
 		return
 	}
-	for _, l := range view.DiffLines(fc.Before, fc.After) {
+	for _, l := range view.DiffLines(before, after) {
 		fmt.Fprintf(w, "  %s\n", escapeControls(l, "\t"))
 	}
 }

@@ -105,9 +105,9 @@ func TestRenderJSONEscapesControls(t *testing.T) {
 // nor forge lines of the diff; tabs in a line are kept.
 func TestDiffEscapesPaths(t *testing.T) {
 	var out strings.Builder
-	printChange(&out, host.FileChange{Call: "call_1_0", Op: "create", Path: "e\x1b]0;T\x07\x1b[2Knl\nx.txt",
-		Before: nil, After: []byte("\tok\nbad\x1b[2K\r+ forged\u202e\n"), BeforeSize: -1, AfterSize: 24})
-	printChange(&out, host.FileChange{Op: "delete", Path: "\u2066old\x9b.txt", Before: []byte("x"), BeforeSize: 1, AfterSize: -1})
+	printChange(&out, host.FileChange{Call: "call_1_0", Op: "create", Path: "e\x1b]0;T\x07\x1b[2Knl\nx.txt", BeforeSize: -1, AfterSize: 24},
+		nil, []byte("\tok\nbad\x1b[2K\r+ forged\u202e\n"), false)
+	printChange(&out, host.FileChange{Op: "delete", Path: "\u2066old\x9b.txt", BeforeSize: 1, AfterSize: -1}, []byte("x"), nil, false)
 	noControls(t, "the diff", out.String())
 	want := "create e\\x1b]0;T\\x07\\x1b[2Knl\\x0ax.txt (call_1_0)\n" +
 		"  +\tok\n" +

@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -195,8 +196,11 @@ const diffBudget = 1 << 20
 // are text.
 type change struct {
 	host.FileChange
-	Binary bool     `json:"binary,omitempty"`
-	Lines  []string `json:"lines,omitempty"`
+	Binary bool `json:"binary,omitempty"`
+	// TooLarge says a file of the change is larger than 1 MiB:
+	// neither was read, and the change has no lines.
+	TooLarge bool     `json:"too_large,omitempty"`
+	Lines    []string `json:"lines,omitempty"`
 	// Cut says Lines are the first of the change's diff lines, or none
 	// of them: the answer's diffBudget was spent.
 	Cut bool `json:"cut,omitempty"`
@@ -278,7 +282,11 @@ func (s *Server) handleDiff(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	out, leftOut := fitChanges(changes, diffBudget)
+	out, leftOut, err := fitChanges(changes, diffBudget)
+	if err != nil {
+		fail(w, err)
+		return
+	}
 	answer := map[string]any{"round": got, "changes": out}
 	if cut := slices.ContainsFunc(out, func(c change) bool { return c.Cut }); cut || leftOut > 0 {
 		id := r.PathValue("id")
@@ -297,11 +305,26 @@ func (s *Server) handleDiff(w http.ResponseWriter, r *http.Request) {
 // with its line diff when both sides are text, and how many were left
 // out: every change listed is listed whole, with its op and sizes, and
 // its lines take what is left of budget, in order, past which they are
-// cut short or left out and the change marked cut.
-func fitChanges(changes []host.FileChange, budget int) ([]change, int) {
-	out := make([]change, 0, len(changes))
+// cut short or left out and the change marked cut. Only the files of the
+// changes listed are read, one change at a time, none larger than
+// 1 MiB.
+//
+// # Errors
+//
+// The error of reading a file of a change listed.
+func fitChanges(changes []host.FileChange, budget int) ([]change, int, error) {
+	var out []change
 	for _, fc := range changes {
-		c := change{FileChange: fc, Binary: !view.IsText(fc.Before) || !view.IsText(fc.After)}
+		c := change{FileChange: fc}
+		before, after, err := fc.Texts()
+		switch {
+		case errors.Is(err, host.ErrTooLarge):
+			c.TooLarge = true
+		case err != nil:
+			return nil, 0, err
+		default:
+			c.Binary = !view.IsText(before) || !view.IsText(after)
+		}
 		n := changeSize(c)
 		if n > budget {
 			break
@@ -310,12 +333,16 @@ func fitChanges(changes []host.FileChange, budget int) ([]change, int) {
 	}
 	for i := range out {
 		switch {
-		case out[i].Binary:
+		case out[i].Binary || out[i].TooLarge:
 		case budget <= len(linesField):
-			out[i].Cut, budget = len(out[i].Before)+len(out[i].After) > 0, 0
+			out[i].Cut, budget = max(out[i].BeforeSize, 0)+max(out[i].AfterSize, 0) > 0, 0
 		default:
+			before, after, err := out[i].Texts()
+			if err != nil {
+				return nil, 0, err
+			}
 			var lines []string
-			lines, budget, out[i].Cut = fitLines(view.DiffLines(out[i].Before, out[i].After), budget-len(linesField))
+			lines, budget, out[i].Cut = fitLines(view.DiffLines(before, after), budget-len(linesField))
 			if len(lines) > 0 {
 				out[i].Lines = lines
 			} else {
@@ -323,7 +350,10 @@ func fitChanges(changes []host.FileChange, budget int) ([]change, int) {
 			}
 		}
 	}
-	return out, len(changes) - len(out)
+	if out == nil {
+		out = []change{}
+	}
+	return out, len(changes) - len(out), nil
 }
 
 // linesField is what a change's lines take in its JSON besides their own

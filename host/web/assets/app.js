@@ -268,7 +268,7 @@ function agentPage(main, id) {
       const d = await api("/api/agents/" + enc(id) + "/diff");
       diff.replaceChildren(el("h2", {}, "Round " + d.round + " changed"), ...(d.note ? [el("div", { class: "muted" }, d.note)] : []), ...d.changes.map((c) => el("div", { class: "diff" },
         el("b", {}, c.op + " " + c.path), el("span", { class: "mark" }, " (" + c.call + ")" + (c.cut ? " · cut short" : "")),
-        c.binary ? el("pre", {}, "binary: " + c.before_size + " → " + c.after_size + " bytes")
+        c.binary || c.too_large ? el("pre", {}, (c.binary ? "binary: " : "too large to show: ") + c.before_size + " → " + c.after_size + " bytes")
           : c.lines ? el("pre", {}, c.lines.map((l) => el("div", { class: l[0] === "+" ? "add" : l[0] === "-" ? "del" : "" }, l))) : null)));
     } catch { diff.replaceChildren(); }
   }
