@@ -8,7 +8,9 @@ import (
 	"math"
 	"net/http"
 	"slices"
+	"sort"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -44,9 +46,11 @@ type agentView struct {
 	Bookmarks   []bookmark             `json:"bookmarks,omitempty"`
 	Awaiting    []host.ApprovalRequest `json:"awaiting,omitempty"`
 	// Delegated says, of a sub-agent, which agent's call made it; Children
-	// are the sub-agents its own delegations made.
-	Delegated *checkpoint.Parent `json:"delegated_by,omitempty"`
-	Children  []agentLine        `json:"children,omitempty"`
+	// are the first of the sub-agents its own delegations made, by id, and
+	// ChildrenNext, while more remain, the URL of the next page of them.
+	Delegated    *checkpoint.Parent `json:"delegated_by,omitempty"`
+	Children     []agentLine        `json:"children,omitempty"`
+	ChildrenNext string             `json:"children_next,omitempty"`
 }
 
 type bookmark struct {
@@ -55,21 +59,52 @@ type bookmark struct {
 	Time  time.Time `json:"time"`
 }
 
+// handleAgents lists a page of the agents in the list's tree order,
+// each top of a tree and each agent's sub-agents by id, so that a page's
+// cursor, the path of ids from its last agent's top down to it, places
+// the next page even when that agent is gone.
 func (s *Server) handleAgents(w http.ResponseWriter, r *http.Request) {
+	p, err := pageOf(r)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
 	list, err := s.store.List()
 	if err != nil {
 		fail(w, err)
 		return
 	}
+	slices.SortStableFunc(list, func(a, b checkpoint.Summary) int { return strings.Compare(a.ID, b.ID) })
 	list, depths := view.TreeOrder(list)
-	out := make([]agentLine, 0, len(list))
-	for i, sum := range list {
-		l := s.line(sum)
+	paths := treePaths(list, depths)
+	start := 0
+	if p.after != nil {
+		start = sort.Search(len(paths), func(i int) bool { return slices.Compare(paths[i], p.after) > 0 })
+	}
+	end := min(start+p.limit, len(list))
+	out := make([]agentLine, 0, end-start)
+	for i := start; i < end; i++ {
+		l := s.line(list[i])
 		l.Depth = depths[i]
-		l.Labels, l.Lineage = sum.Labels, sum.Lineage
+		l.Labels, l.Lineage = list[i].Labels, list[i].Lineage
 		out = append(out, l)
 	}
+	if end < len(list) {
+		setNext(w, r.URL.Path, p, paths[end-1])
+	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// treePaths are, for each agent of a list in tree order with its depths,
+// the ids from the top of its tree down to it.
+func treePaths(list []checkpoint.Summary, depths []int) [][]string {
+	out := make([][]string, len(list))
+	var up []string
+	for i, sum := range list {
+		up = append(up[:min(depths[i], len(up))], sum.ID)
+		out[i] = slices.Clone(up)
+	}
+	return out
 }
 
 func (s *Server) line(sum checkpoint.Summary) agentLine {
@@ -90,9 +125,13 @@ func (s *Server) handleAgent(w http.ResponseWriter, r *http.Request) {
 	v := agentView{agentLine: s.line(in.Summary), Reason: view.ReasonOf(in.Summary, st.Reason, resume), Messages: len(st.Messages),
 		Workspace: st.Definition.Workspace, Interrupted: in.InterruptedCalls()}
 	v.Labels, v.Lineage, v.Delegated = st.Labels, st.Lineage, st.Parent
-	if v.Children, err = s.children(r.Context(), st.Agent); err != nil {
+	var next []string
+	if v.Children, next, err = s.children(r.Context(), st.Agent, paging{limit: pageSize}); err != nil {
 		fail(w, err)
 		return
+	}
+	if next != nil {
+		v.ChildrenNext = nextPage("/api/agents/"+st.Agent+"/children", paging{}, next)
 	}
 	for _, b := range in.Bookmarks {
 		v.Bookmarks = append(v.Bookmarks, bookmark{Label: b.Label, Round: b.Round, Time: b.Time})
@@ -371,15 +410,48 @@ func changeSize(c change) int {
 	return len(b) + 1
 }
 
-// children lists the sub-agents an agent's delegations made.
-func (s *Server) children(ctx context.Context, id string) ([]agentLine, error) {
+// children lists a page of the sub-agents an agent's delegations made,
+// by id, and the cursor of the next page while more remain.
+func (s *Server) children(ctx context.Context, id string, p paging) ([]agentLine, []string, error) {
 	kids, err := host.Children(ctx, s.store, id)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	out := make([]agentLine, 0, len(kids))
-	for _, k := range kids {
+	slices.SortFunc(kids, func(a, b checkpoint.Summary) int { return strings.Compare(a.ID, b.ID) })
+	start := 0
+	if len(p.after) > 0 {
+		after := p.after[len(p.after)-1]
+		start = sort.Search(len(kids), func(i int) bool { return kids[i].ID > after })
+	}
+	end := min(start+p.limit, len(kids))
+	out := make([]agentLine, 0, end-start)
+	for _, k := range kids[start:end] {
 		out = append(out, s.line(k))
 	}
-	return out, nil
+	if end < len(kids) {
+		return out, []string{kids[end-1].ID}, nil
+	}
+	return out, nil, nil
+}
+
+func (s *Server) handleChildren(w http.ResponseWriter, r *http.Request) {
+	p, err := pageOf(r)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	id := r.PathValue("id")
+	if _, err := s.store.Summary(id); err != nil {
+		fail(w, err)
+		return
+	}
+	out, next, err := s.children(r.Context(), id, p)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	if next != nil {
+		setNext(w, r.URL.Path, p, next)
+	}
+	writeJSON(w, http.StatusOK, out)
 }

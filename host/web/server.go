@@ -214,6 +214,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /api/agents", s.handleAgents)
 	agent := func(pattern string, h http.HandlerFunc) { s.mux.HandleFunc(pattern, agentID(h)) }
 	agent("GET /api/agents/{id}", s.handleAgent)
+	agent("GET /api/agents/{id}/children", s.handleChildren)
 	agent("GET /api/agents/{id}/conversation", s.handleConversation)
 	agent("GET /api/agents/{id}/runs", s.handleRuns)
 	agent("GET /api/agents/{id}/events", s.handleEvents)

@@ -51,6 +51,28 @@ async function api(path, body, tag) {
   return tag !== undefined ? { value: v, etag: r.headers.get("ETag") || "" } : v;
 }
 
+// apiPage reads one page of a list: its items, and the URL of the next
+// page that its Link header names while more remain (or null).
+async function apiPage(path) {
+  const r = await fetch(path, { headers: token ? { Authorization: "Bearer " + token } : {} });
+  const v = await r.json().catch(() => ({}));
+  if (!r.ok) throw new Error(v.error || r.statusText);
+  const next = /<([^>]*)>;\s*rel="next"/.exec(r.headers.get("Link") || "");
+  return { items: v, next: next ? next[1] : null };
+}
+
+// pages reads the list at path, from its first page, pages pages of it,
+// and what follows them: the next page's URL, or null.
+async function pages(path, n) {
+  let items = [];
+  for (let i = 0; path && i < n; i++) {
+    const p = await apiPage(path);
+    items = items.concat(p.items);
+    path = p.next;
+  }
+  return { items, next: path };
+}
+
 const enc = encodeURIComponent;
 const lookEvery = 250; // ms: the least time between two looks at an agent (agentPage)
 const tokens = (u) => (u ? (u.input_tokens || 0) + (u.output_tokens || 0) : 0);
@@ -77,16 +99,20 @@ function every(ms, fn) {
   return () => clearInterval(t);
 }
 
-// The agent list, read again every two seconds.
+// The agent list, read again every two seconds: its first page, and one
+// more each time "more agents" is asked for.
 function listPage(main) {
   const body = el("tbody");
+  const more = el("div");
+  let shown = 1; // the pages of the list shown
   main.replaceChildren(el("h2", {}, "Agents"), el("table", {},
     el("thead", {}, el("tr", {}, el("th", {}, "agent"), el("th", {}, "status"), el("th", {}, "rounds"),
       el("th", { class: "wide" }, "tokens"), el("th", { class: "wide" }, "labels"), el("th", { class: "wide" }, "updated"))),
-    body));
-  return every(2000, async () => {
+    body), more);
+  const load = async () => {
     try {
-      const agents = await api("/api/agents");
+      const { items: agents, next } = await pages("/api/agents", shown);
+      more.replaceChildren(...(next ? [el("button", { class: "more", onclick: () => { shown++; load(); } }, "more agents")] : []));
       body.replaceChildren(...agents.map((a) => el("tr", { "data-agent": a.agent },
         indent(el("td", {}, a.depth ? "└ " : null, el("a", { href: "#/agent/" + enc(a.agent) }, a.agent),
           a.lineage ? el("div", { class: "muted" }, "forked from " + a.lineage.agent + " at round " + a.lineage.round) : null), a.depth),
@@ -99,7 +125,8 @@ function listPage(main) {
     } catch (e) {
       body.replaceChildren(el("tr", {}, el("td", { colspan: 6, class: "error" }, e.message)));
     }
-  });
+  };
+  return every(2000, load);
 }
 
 // The timeline: the agent's events as they were committed, live while a
@@ -204,6 +231,7 @@ function agentPage(main, id) {
   // Once the page is left (stopped), a look still to come does nothing:
   // it would follow the agent's events again for a page no one sees.
   let looking = null, again = false, lastLook = 0, stopped = false;
+  let kidPages = 1; // the pages of its sub-agents shown
   function refresh() {
     if (stopped) return Promise.resolve();
     if (looking) { again = true; return looking; }
@@ -218,14 +246,22 @@ function agentPage(main, id) {
     if (a === null || stopped) return;
     tag = a.etag;
     a = a.value;
+    // The first page of its sub-agents comes with it; the pages more
+    // asked for are read after it.
+    let kids = a.children || [], kidsNext = a.children_next || null;
+    if (kidsNext && kidPages > 1) {
+      try { const p = await pages(kidsNext, kidPages - 1); kids = kids.concat(p.items); kidsNext = p.next; } catch (e) { msg.textContent = e.message; }
+      if (stopped) return;
+    }
     head.replaceChildren(el("div", {}, el("h2", {}, a.agent, " ", badge(a.status)),
       el("div", { class: "muted" }, a.rounds + " rounds · " + a.tool_calls + " tool calls · " + tokens(a.usage) + " tokens " + cost(a.usage)),
       a.reason ? el("div", { class: "muted" }, a.reason) : null,
       a.lineage ? el("div", { class: "muted" }, "forked from ", agentLink(a.lineage.agent), " at round " + a.lineage.round) : null,
       a.delegated_by ? el("div", { class: "muted" }, "sub-agent " + (a.delegated_by.name || "") + " of ", agentLink(a.delegated_by.agent),
         ", made by its call " + a.delegated_by.call + " · depth " + a.delegated_by.depth) : null,
-      a.children && a.children.length ? el("div", { class: "children" }, "sub-agents: ",
-        a.children.map((k) => el("span", { "data-child": k.agent }, agentLink(k.agent), " ", badge(k.status), " ")) ) : null));
+      kids.length ? el("div", { class: "children" }, "sub-agents: ",
+        kids.map((k) => el("span", { "data-child": k.agent }, agentLink(k.agent), " ", badge(k.status), " ")),
+        kidsNext ? el("button", { class: "more", onclick: () => { kidPages++; tag = ""; refresh(); } }, "more sub-agents") : null) : null));
     actions.replaceChildren();
     if (!readOnly) {
       if (["paused", "awaiting_approval", "interrupted", "failed"].includes(a.status)) actions.append(el("button", { onclick: () => act("/resume", {}) }, "Resume"));
