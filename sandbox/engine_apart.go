@@ -15,8 +15,15 @@ import (
 )
 
 // compileEnv names, in the environment of a process ServeCompile serves,
-// the compile cache to compile the module on its stdin into.
-const compileEnv = "CAIRN_SANDBOX_COMPILE_INTO"
+// the compile cache to compile the module on its stdin into; closeEnv is
+// "1" when the module runs in a runtime that closes an instance when the
+// context of its call ends (a module without stop checks), "0" when not.
+// wazero names the module's file for that too, so the process compiles it
+// as the Runtime will load it.
+const (
+	compileEnv = "CAIRN_SANDBOX_COMPILE_INTO"
+	closeEnv   = "CAIRN_SANDBOX_COMPILE_CLOSE_ON_DONE"
+)
 
 // servesCompile is set once ServeCompile has been called: only then does
 // a Runtime start this program's executable to compile apart.
@@ -34,7 +41,7 @@ func ServeCompile() {
 		servesCompile.Store(true)
 		return
 	}
-	if err := compileInto(dir, os.Stdin); err != nil {
+	if err := compileInto(dir, os.Getenv(closeEnv) == "1", os.Stdin); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		if errors.Is(err, errRefused) {
 			os.Exit(exitRefused)
@@ -51,30 +58,35 @@ var errRefused = errors.New("the compiler refuses the module")
 const exitRefused = 3
 
 // compileInto compiles the module read from in with the compiler, one
-// function at a time, into the compile cache in dir. A compile that fails
+// function at a time, into the compile cache in dir, to run closing an
+// instance when its context ends as closeOnDone says. A compile that fails
 // is done again once the module's entry in the cache is written afresh
 // (see renewEntry): only a module that does not compile on its own is
 // refused. A cache that cannot be written is the Runtime's to meet when
 // it compiles the module itself.
-func compileInto(dir string, in io.Reader) error {
+func compileInto(dir string, closeOnDone bool, in io.Reader) error {
 	wasm, err := io.ReadAll(in)
 	if err != nil {
 		return fmt.Errorf("read the module: %w", err)
 	}
 	ctx := experimental.WithCompilationWorkers(context.Background(), 1)
-	if err := compileToCache(ctx, dir, wasm, runtimeKey{}); err == nil {
+	k := runtimeKey{closeOnDone: closeOnDone}
+	if err := compileToCache(ctx, dir, wasm, k); err == nil {
 		return nil
 	}
-	if err := renewEntry(ctx, dir, wasm, runtimeKey{}); err != nil {
+	if err := renewEntry(ctx, dir, wasm, k); err != nil {
 		return fmt.Errorf("%w: %v", errRefused, err)
 	}
 	return nil
 }
 
-// compileApart compiles wasm into the compile cache in a process of its
-// own (this executable, see ServeCompile), one at a time, so that what
-// compiling holds is freed when it ends.
-func (r *Runtime) compileApart(ctx context.Context, digest string, wasm []byte) error {
+// compileApart compiles wasm, the code of m, into the compile cache in a
+// process of its own (this executable, see ServeCompile), one at a time,
+// so that what compiling holds is freed when it ends: as m's runtime
+// compiles it, closing an instance when its context ends for a module
+// without stop checks, so that the file written is the one m loads.
+func (r *Runtime) compileApart(ctx context.Context, m *Module, wasm []byte) error {
+	digest := m.digest
 	r.apartMu.Lock()
 	defer r.apartMu.Unlock()
 	if r.cached(digest) {
@@ -88,7 +100,11 @@ func (r *Runtime) compileApart(ctx context.Context, digest string, wasm []byte) 
 	ctx, cancel := r.limits.compileContext(ctx)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, exe)
-	cmd.Env = append(os.Environ(), compileEnv+"="+r.cacheDir)
+	closeOnDone := "0"
+	if !m.stops {
+		closeOnDone = "1"
+	}
+	cmd.Env = append(os.Environ(), compileEnv+"="+r.cacheDir, closeEnv+"="+closeOnDone)
 	cmd.Stdin = bytes.NewReader(wasm)
 	r.apartRuns.Add(1)
 	var stderr bytes.Buffer

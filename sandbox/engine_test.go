@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"errors"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -205,6 +206,37 @@ func TestCompileApartInvalid(t *testing.T) {
 	}
 	if r.cached(digestOf(bad)) {
 		t.Error("an invalid module is marked as compiled")
+	}
+}
+
+// Regression: the process compiling apart compiled every module as one
+// with stop checks, whose instances are not closed when their context
+// ends. A module the stop-check rewrite refuses (here one without memory)
+// runs in a runtime that closes them, which wazero keeps in a file of
+// another name: the file compiled apart was not the one loaded, and the
+// module was compiled again in this process, past the memory limit
+// compiling apart is for. The cache holds the one file, compiled apart,
+// which the process loads.
+func TestModuleWithoutStopChecksCompiledApartIsLoadedFromTheCache(t *testing.T) {
+	dir := t.TempDir()
+	rt := boundedRuntime(t, dir, -1)
+	rt.memoryLimit = func() (int64, bool) { return 128 << 20, true }
+	m := compileWait(t, rt, "nomem")
+	if m.stops {
+		t.Fatal("nomem.wasm took stop checks; it is to be a module the rewrite refuses")
+	}
+	if n := rt.apartRuns.Load(); n != 1 {
+		t.Fatalf("a cold cache under 128 MiB: %d compiles apart, want 1", n)
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "wazero-*", "*"))
+	must(t, err)
+	loaded := entryOf(t, dir, m)
+	if len(files) != 1 || files[0] != loaded {
+		t.Errorf("the compile cache holds %q; want only the file compiled apart, which this process loaded (%s)", files, loaded)
+	}
+	ex, err := m.Run(context.Background(), Policy{}, nil, io.Discard, io.Discard)
+	if err != nil || ex.Code != 0 {
+		t.Errorf("run: exit %d, %v; want exit 0", ex.Code, err)
 	}
 }
 

@@ -138,7 +138,7 @@ func (m *Module) compileFor(ctx context.Context, rt wazero.Runtime, pages uint32
 	if !m.interpret && m.r.apart(m.digest) {
 		// The cache lost the module since it compiled (see TrimCache):
 		// compiled again as at first.
-		if err := m.r.compileApart(ctx, m.digest, code); err != nil {
+		if err := m.r.compileApart(ctx, m, code); err != nil {
 			return nil, err
 		}
 	}
