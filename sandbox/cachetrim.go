@@ -92,6 +92,33 @@ func TrimCache(dir string, t CacheTrim) (CacheTrimmed, error) {
 	return got, nil
 }
 
+// compiledSize is the size of the compiled files in the compile cache in
+// dir, of every wazero version, as TrimCache counts them before it
+// removes anything; 0 for a cache that cannot be read. It removes
+// nothing and follows no link.
+func compiledSize(dir string) int64 {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return 0
+	}
+	defer root.Close()
+	tr := &trimmer{root: root}
+	names, _ := tr.list(".")
+	var size int64
+	for _, name := range names {
+		if !strings.HasPrefix(name, "wazero-") {
+			continue
+		}
+		files, _ := tr.list(name)
+		for _, n := range files {
+			if fi, err := root.Lstat(path.Join(name, n)); err == nil && fi.Mode().IsRegular() && !strings.HasSuffix(n, ".tmp") {
+				size += fi.Size()
+			}
+		}
+	}
+	return size
+}
+
 // A cacheFile is a compiled file in the cache.
 type cacheFile struct {
 	name    string // under the cache directory

@@ -282,3 +282,63 @@ func TestCacheBoundOfOneProcessCostsAnotherACompile(t *testing.T) {
 	}
 	runModule(t, m)
 }
+
+// Regression: the bound was kept only by a compile that wrote a file into
+// the cache, so a cache past a bound lowered since (CAIRN_CACHE_MAX set
+// on a device whose cache was full) stayed past it while every module
+// was loaded from it. A process that only loads trims it once its loads
+// have ended: the files used least recently go, never one it loaded nor
+// one used in the last ten minutes.
+func TestCachePastALoweredBoundIsTrimmedByAProcessThatOnlyLoads(t *testing.T) {
+	dir := t.TempDir()
+	start := entryOf(t, dir, compileWait(t, boundedRuntime(t, dir, -1), "start"))
+	backdate(t, start, 5*time.Hour)
+	v := versionDir()
+	oldest := plantCompiled(t, dir, v+"/"+strings.Repeat("1", 64), 1<<20, 4*time.Hour)
+	old := plantCompiled(t, dir, v+"/"+strings.Repeat("2", 64), 1<<20, 3*time.Hour)
+	recent := plantCompiled(t, dir, v+"/"+strings.Repeat("3", 64), 1<<20, 5*time.Minute)
+
+	rt := boundedRuntime(t, dir, 3<<19)
+	m := compileWait(t, rt, "start")
+	if exists(oldest) || exists(old) || !exists(recent) || !exists(start) {
+		t.Fatalf("after a load from a cache past its bound: oldest %v, old %v, used 5 minutes ago %v, the file loaded %v; want the oldest two gone",
+			exists(oldest), exists(old), exists(recent), exists(start))
+	}
+	runModule(t, m)
+}
+
+// The trim after a process's loads waits for every load under way: a
+// module loaded at the same time as another is kept, not removed between
+// the other's load and its own, which would cost compiling it again.
+func TestCacheTrimAfterLoadsKeepsEveryModuleLoadedAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	first := boundedRuntime(t, dir, -1)
+	var files []string
+	inodes := map[string]uint64{}
+	for _, name := range []string{"start", "loop", "hash", "spin"} {
+		f := entryOf(t, dir, compileWait(t, first, name))
+		backdate(t, f, 5*time.Hour)
+		files = append(files, f)
+		var st unix.Stat_t
+		must(t, unix.Lstat(f, &st))
+		inodes[f] = st.Ino
+	}
+
+	rt := boundedRuntime(t, dir, 1)
+	var loads []*Loading
+	for _, name := range []string{"start", "loop", "hash", "spin"} {
+		loads = append(loads, rt.Load(t.Context(), watBytes[name]))
+	}
+	for _, l := range loads {
+		if _, err := l.Wait(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rt.bg.Wait()
+	for _, f := range files {
+		var st unix.Stat_t
+		if err := unix.Lstat(f, &st); err != nil || st.Ino != inodes[f] {
+			t.Errorf("%s, loaded with the others, was removed or written again: %v", f, err)
+		}
+	}
+}

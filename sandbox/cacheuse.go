@@ -20,6 +20,11 @@ type diskCache struct {
 	// version, not knowing which it loaded.
 	unknown  atomic.Bool
 	trimming sync.Mutex // one TrimCache at a time
+	// touching counts the loads whose work in the background (loaded)
+	// has not ended; checked is set once the cache's size was looked at
+	// after this process's first loads ended (see boundAfterLoads).
+	touching atomic.Int32
+	checked  atomic.Bool
 }
 
 // loaded notes, in the background, that the module's code, compiled as
@@ -38,7 +43,8 @@ func (r *Runtime) loaded(m *Module, code []byte, closeOnDone bool, start time.Ti
 		start = m.born // a first load: compiling apart wrote the file since
 	}
 	r.mu.Unlock()
-	r.background(func() {
+	r.disk.touching.Add(1)
+	if !r.background(func() {
 		if entry == "" {
 			entry = entryName(code, closeOnDone)
 			r.mu.Lock()
@@ -46,7 +52,12 @@ func (r *Runtime) loaded(m *Module, code []byte, closeOnDone bool, start time.Ti
 			r.mu.Unlock()
 		}
 		r.touchEntry(m.digest, entry, start)
-	})
+		if r.disk.touching.Add(-1) == 0 && r.inFlight.Load() == 0 {
+			r.boundAfterLoads()
+		}
+	}) {
+		r.disk.touching.Add(-1)
+	}
 }
 
 // touchEntry is the work of loaded, for the file entry.
@@ -93,4 +104,28 @@ func (r *Runtime) boundCache() {
 	}
 	r.disk.mu.Unlock()
 	TrimCache(r.cacheDir, CacheTrim{Max: r.disk.max, keep: keep, keepVersion: r.disk.unknown.Load()})
+}
+
+// boundAfterLoads keeps the compile cache under its bound once, when this
+// process's first loads from it have ended (no compile in flight, no
+// load's work left), if its compiled files take more than the bound: a
+// bound lowered since the cache filled (CAIRN_CACHE_MAX) is kept by a
+// process that only loads, which writes no file for boundCache to follow.
+// Looking costs reading the cache's directories, in the background; the
+// modules this process loaded are known by then, and kept.
+func (r *Runtime) boundAfterLoads() {
+	if r.cacheDir == "" || r.disk.max < 0 || r.disk.checked.Load() {
+		return
+	}
+	r.disk.mu.Lock()
+	loaded := len(r.disk.loaded) > 0
+	r.disk.mu.Unlock()
+	if !loaded && !r.disk.unknown.Load() || !r.disk.checked.CompareAndSwap(false, true) {
+		return
+	}
+	r.background(func() {
+		if compiledSize(r.cacheDir) > r.disk.max {
+			r.boundCache()
+		}
+	})
 }

@@ -24,10 +24,10 @@ type Config struct {
 	// compiled code in it runs in this process.
 	CacheDir string
 	// CacheMax bounds the compiled code the cache on disk keeps: once a
-	// compile writes a file into it and its files take more bytes than
-	// this, those used least recently are removed, but those this
-	// process loaded (see TrimCache). 0 is DefaultCacheMax; negative, no
-	// bound.
+	// compile writes a file into it, and once the first modules loaded
+	// from it are loaded, if its files take more bytes than this, those
+	// used least recently are removed, but those this process loaded
+	// (see TrimCache). 0 is DefaultCacheMax; negative, no bound.
 	CacheMax int64
 	// Limits of what compiling a module may cost, checked before it is
 	// decoded: its size in bytes, its number of functions, the code of
@@ -331,7 +331,11 @@ func limitOf(probeAt func() uint32) uint32 {
 
 func (r *Runtime) compile(ctx context.Context, digest string, wasm []byte, probeAt func() uint32) (*Module, error) {
 	r.inFlight.Add(1)
-	defer r.inFlight.Add(-1)
+	defer func() {
+		if r.inFlight.Add(-1) == 0 && r.disk.touching.Load() == 0 {
+			r.boundAfterLoads()
+		}
+	}()
 	r.mu.Lock()
 	m, ok := r.modules[digest]
 	r.mu.Unlock()
