@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -107,15 +108,16 @@ func (r *Runtime) compileModule(ctx context.Context, rt wazero.Runtime, code []b
 // dir, and moves what wazero wrote there over the entry (wazero names it
 // for the module, how it is compiled and the machine, so compiling is how
 // to learn its name). It returns the compile's error when the module does
-// not compile on its own. A cache that cannot be written is left to the
-// compile that follows, which meets it.
+// not compile on its own. A cache that cannot be written (read-only, or on
+// a full disk, where the directory can be made but not the file) is left
+// to the compile that follows, which meets it.
 func renewEntry(ctx context.Context, dir string, wasm []byte, k runtimeKey) error {
 	tmp, err := os.MkdirTemp(dir, renewPrefix+"*")
 	if err != nil {
 		return nil
 	}
 	defer os.RemoveAll(tmp)
-	if err := compileToCache(ctx, tmp, wasm, k); err != nil {
+	if err := compileToCache(ctx, tmp, wasm, k); err != nil && !errors.Is(err, errCacheWrite) {
 		return err
 	}
 	fresh, _ := filepath.Glob(filepath.Join(tmp, "wazero-*", "*"))
@@ -131,11 +133,19 @@ func renewEntry(ctx context.Context, dir string, wasm []byte, k runtimeKey) erro
 	return nil
 }
 
+// errCacheWrite is compileToCache's error for a module that compiled but
+// whose file could not be written into the cache (a full disk): no fault
+// of the module's.
+var errCacheWrite = errors.New("the compiled module could not be written into the compile cache")
+
 // compileToCache compiles wasm with the compiler into the compile cache in
 // dir ("": in memory only) as a runtime of k does: closing an instance
 // when its context ends or not (wazero's entry differs), and under k's
 // memory limit (0: wazero's own), so that a module refused for its memory
 // is refused here too, with the same cause, before anything is compiled.
+// A module that compiled but whose file could not be written is
+// errCacheWrite: wazero fails that compile but keeps what it compiled in
+// memory, where compiling again finds it.
 func compileToCache(ctx context.Context, dir string, wasm []byte, k runtimeKey) error {
 	cfg := wazero.NewRuntimeConfigCompiler().WithCloseOnContextDone(k.closeOnDone)
 	if k.pages > 0 {
@@ -152,5 +162,10 @@ func compileToCache(ctx context.Context, dir string, wasm []byte, k runtimeKey) 
 	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
 	defer rt.Close(ctx)
 	_, err := rt.CompileModule(ctx, wasm)
+	if err != nil && dir != "" && ctx.Err() == nil {
+		if _, again := rt.CompileModule(ctx, wasm); again == nil {
+			return fmt.Errorf("%w: %v", errCacheWrite, err)
+		}
+	}
 	return err
 }

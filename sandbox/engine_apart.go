@@ -62,8 +62,8 @@ const exitRefused = 3
 // instance when its context ends as closeOnDone says. A compile that fails
 // is done again once the module's entry in the cache is written afresh
 // (see renewEntry): only a module that does not compile on its own is
-// refused. A cache that cannot be written is the Runtime's to meet when
-// it compiles the module itself.
+// refused. A cache that cannot be written (errCacheWrite) is the
+// Runtime's to meet when it compiles the module itself.
 func compileInto(dir string, closeOnDone bool, in io.Reader) error {
 	wasm, err := io.ReadAll(in)
 	if err != nil {
@@ -71,7 +71,7 @@ func compileInto(dir string, closeOnDone bool, in io.Reader) error {
 	}
 	ctx := experimental.WithCompilationWorkers(context.Background(), 1)
 	k := runtimeKey{closeOnDone: closeOnDone}
-	if err := compileToCache(ctx, dir, wasm, k); err == nil {
+	if err := compileToCache(ctx, dir, wasm, k); err == nil || errors.Is(err, errCacheWrite) {
 		return nil
 	}
 	if err := renewEntry(ctx, dir, wasm, k); err != nil {
