@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -25,6 +26,14 @@ const (
 	closeEnv   = "CAIRN_SANDBOX_COMPILE_CLOSE_ON_DONE"
 )
 
+// parentEnv names the descriptor, in a process ServeCompile serves, of a
+// pipe the Runtime that started it holds the other end of: it reads end
+// of file once that process has ended, however it ended (kill -9, the
+// kernel's OOM killer), and the compile then ends too. Only the Runtime
+// keeps the compile's time limit, and a process started again would
+// compile the module beside it, twice the memory under the limit.
+const parentEnv = "CAIRN_SANDBOX_COMPILE_PARENT"
+
 // servesCompile is set once ServeCompile has been called: only then does
 // a Runtime start this program's executable to compile apart.
 var servesCompile atomic.Bool
@@ -41,6 +50,9 @@ func ServeCompile() {
 		servesCompile.Store(true)
 		return
 	}
+	if fd, err := strconv.Atoi(os.Getenv(parentEnv)); err == nil && fd > 2 {
+		go endWithParent(os.NewFile(uintptr(fd), "parent"))
+	}
 	if err := compileInto(dir, os.Getenv(closeEnv) == "1", os.Stdin); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		if errors.Is(err, errRefused) {
@@ -49,6 +61,19 @@ func ServeCompile() {
 		os.Exit(2)
 	}
 	os.Exit(0)
+}
+
+// endWithParent ends this process once f, its parent's pipe (see
+// parentEnv), reads end of file.
+func endWithParent(f *os.File) {
+	if f == nil {
+		return
+	}
+	var b [1]byte
+	if _, err := f.Read(b[:]); errors.Is(err, io.EOF) {
+		fmt.Fprintln(os.Stderr, "the process that started this compile has ended")
+		os.Exit(2)
+	}
 }
 
 // errRefused is compileInto's error for a module the compiler refuses,
@@ -99,12 +124,19 @@ func (r *Runtime) compileApart(ctx context.Context, m *Module, wasm []byte) erro
 	}
 	ctx, cancel := r.limits.compileContext(ctx)
 	defer cancel()
+	alive, held, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("compile %s apart: %w", digest, err)
+	}
+	defer alive.Close()
+	defer held.Close()
 	cmd := exec.CommandContext(ctx, exe)
+	cmd.ExtraFiles = []*os.File{alive}
 	closeOnDone := "0"
 	if !m.stops {
 		closeOnDone = "1"
 	}
-	cmd.Env = append(os.Environ(), compileEnv+"="+r.cacheDir, closeEnv+"="+closeOnDone)
+	cmd.Env = append(os.Environ(), compileEnv+"="+r.cacheDir, closeEnv+"="+closeOnDone, parentEnv+"=3")
 	cmd.Stdin = bytes.NewReader(wasm)
 	r.apartRuns.Add(1)
 	var stderr bytes.Buffer

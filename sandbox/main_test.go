@@ -25,6 +25,9 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	ServeCompile()
+	if wasm := os.Getenv(apartParentEnv); wasm != "" {
+		os.Exit(compileApartHere(wasm))
+	}
 	os.Exit(runTests(m))
 }
 
