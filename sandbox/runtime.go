@@ -124,19 +124,30 @@ func NewRuntime(ctx context.Context, cfg Config) (*Runtime, error) {
 }
 
 // privateDir makes dir if needed and refuses it if anyone but its owner can
-// write it or it belongs to another user.
+// write it or it belongs to another user. A dir that is a link is named
+// with where it leads, and what to do is said of the link: a chmod of a
+// shared directory it leads to would take it from everyone else.
 func privateDir(dir string) error {
+	target, err := os.Readlink(dir)
+	link := err == nil
 	if err := os.MkdirAll(dir, 0o700); err != nil {
+		if link {
+			return fmt.Errorf("%s is a link to %s, which is no directory: make the directory it links to, or remove the link", dir, target)
+		}
 		return err
 	}
 	fi, err := os.Stat(dir)
 	if err != nil {
 		return err
 	}
-	if fi.Mode().Perm()&0o022 != 0 {
+	switch uid, ok := ownerOf(fi); {
+	case fi.Mode().Perm()&0o022 != 0 && link:
+		return fmt.Errorf("%s is a link to %s, which can be written by others (mode %v): point the link at a directory of your own", dir, target, fi.Mode().Perm())
+	case fi.Mode().Perm()&0o022 != 0:
 		return fmt.Errorf("%s can be written by others (mode %v); make it private with chmod 700", dir, fi.Mode().Perm())
-	}
-	if uid, ok := ownerOf(fi); ok && uid != os.Getuid() {
+	case ok && uid != os.Getuid() && link:
+		return fmt.Errorf("%s is a link to %s, which belongs to another user (uid %d): point the link at a directory of your own", dir, target, uid)
+	case ok && uid != os.Getuid():
 		return fmt.Errorf("%s belongs to another user (uid %d)", dir, uid)
 	}
 	return nil
