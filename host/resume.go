@@ -131,12 +131,13 @@ func (e *Engine) openToResume(opts ResumeOptions) (*checkpoint.Recovered, checkp
 		}
 		return rec, readOnlyLog{rec.State}, nil
 	}
-	if err := e.clearPause(opts.ID); err != nil {
-		return nil, nil, err
-	}
 	rec, log, err := e.store.Open(opts.ID)
 	if err != nil {
 		return nil, nil, fmt.Errorf("resume: %w", err) // the store's error names the agent
+	}
+	if err := e.clearPause(opts.ID); err != nil {
+		log.Close()
+		return nil, nil, err
 	}
 	return rec, log, nil
 }
@@ -294,9 +295,19 @@ func (e *Engine) Resume(ctx context.Context, opts ResumeOptions) (*Result, error
 // file as it is now, checked as upgradeFile checks it) and the workspace
 // that ResumeOptions.Workspace would get. Under the lock placeWorkspace
 // checks the workspace again, since the holder may have gone on meanwhile.
+//
+// A store whose locks are not leases (a directory's flock) is not read
+// here: taking its lock changes nothing that outlives the resume, and
+// openToResume reads the agent under it and refuses it with the same
+// error. Only an agent that is not there is refused here, since locking
+// one makes its directory.
 func (e *Engine) checkBeforeLock(ctx context.Context, opts ResumeOptions) error {
-	if _, ok := e.store.(Stealer); opts.Steal && !ok {
+	_, leases := e.store.(Stealer)
+	if opts.Steal && !leases {
 		return nil // lockToResume refuses it
+	}
+	if !leases && e.store.Exists(opts.ID) {
+		return nil
 	}
 	rec, err := e.store.Read(opts.ID)
 	if err != nil {
