@@ -2,6 +2,8 @@ package host
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -35,12 +37,22 @@ import (
 // temp directory. Its parent is the agent's (see changesRoot).
 func (e *Engine) stagingRoot(agent string) string { return stagingRootOf(e.store, agent) }
 
-// stagingRootOf is stagingRoot of an agent of store.
+// stagingRootOf is stagingRoot of an agent of store: for a store without
+// a directory, under the temp directory in one of this user's own
+// (cairn-staging-UID), in one of the store's own, named by a digest of its
+// Identity (a database and namespace) or, for a store without one (in
+// memory), of the store itself, so that agents of one id in two stores run
+// at once without sharing their staging.
 func stagingRootOf(store checkpoint.Store, agent string) string {
 	if fs, ok := store.(interface{ Dir() string }); ok {
 		return filepath.Join(fs.Dir(), "agents", agent, "staging")
 	}
-	return filepath.Join(os.TempDir(), "cairn-staging", agent, "staging")
+	id := fmt.Sprintf("%T %p", store, store)
+	if s, ok := store.(interface{ Identity() string }); ok {
+		id = s.Identity()
+	}
+	sum := sha256.Sum256([]byte(id))
+	return filepath.Join(os.TempDir(), fmt.Sprintf("cairn-staging-%d", os.Getuid()), hex.EncodeToString(sum[:8]), agent, "staging")
 }
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_-]`)

@@ -1,6 +1,10 @@
 package host
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/cairnrun/cairn/checkpoint"
@@ -28,3 +32,37 @@ func mustFileStore(t *testing.T) checkpoint.Store {
 	}
 	return s
 }
+
+// Regression: with a store that has no directory, an agent's staging was
+// named by its id alone, in a directory every user and store shared, so
+// two runs of agents of one id in two databases at once removed each
+// other's staged changes ("keep the changes of call …: rename …: no such
+// file or directory"). Each store has its own, in this user's own.
+func TestStagingRootIsTheStoresOwn(t *testing.T) {
+	a, b := &Engine{store: checkpoint.NewMemStore()}, &Engine{store: checkpoint.NewMemStore()}
+	if ra, rb := a.stagingRoot("w"), b.stagingRoot("w"); ra == rb {
+		t.Errorf("agents w of two stores share staging %s", ra)
+	}
+	if ra, again := a.stagingRoot("w"), a.stagingRoot("w"); ra != again {
+		t.Errorf("one store's staging of w moved: %s, then %s", ra, again)
+	}
+	named := func(id string) *Engine { return &Engine{store: identified{checkpoint.NewMemStore(), id}} }
+	if ra, rb := named("db1").stagingRoot("w"), named("db1").stagingRoot("w"); ra != rb {
+		t.Errorf("two stores of one identity stage w apart: %s and %s", ra, rb)
+	}
+	if ra, rb := named("db1").stagingRoot("w"), named("db2").stagingRoot("w"); ra == rb {
+		t.Errorf("stores of two identities share staging %s", ra)
+	}
+	own := filepath.Join(os.TempDir(), fmt.Sprintf("cairn-staging-%d", os.Getuid()))
+	if r := a.stagingRoot("w"); !strings.HasPrefix(r, own+string(filepath.Separator)) {
+		t.Errorf("staging %s is not in this user's own %s", r, own)
+	}
+}
+
+// identified is a store with an Identity, as a database's.
+type identified struct {
+	*checkpoint.MemStore
+	id string
+}
+
+func (s identified) Identity() string { return s.id }

@@ -43,3 +43,22 @@ func TestNamespaces(t *testing.T) {
 		t.Fatal("a bad namespace name was taken")
 	}
 }
+
+// A store's Identity names its database and namespace: the same for two
+// stores opened on them, different for another namespace or database,
+// and never the password.
+func TestIdentityNamesDatabaseAndNamespace(t *testing.T) {
+	srv := pgtest.Shared(t)
+	url, other := srv.NewDatabase(t), srv.NewDatabase(t)
+	a, again := open(t, url, pgstore.WithNamespace("acme")), open(t, url, pgstore.WithNamespace("acme"))
+	beta, def, elsewhere := open(t, url, pgstore.WithNamespace("beta")), open(t, url), open(t, other, pgstore.WithNamespace("acme"))
+	if a.Identity() != again.Identity() {
+		t.Errorf("one database and namespace, two identities: %q and %q", a.Identity(), again.Identity())
+	}
+	for _, s := range []*pgstore.Store{beta, def, elsewhere} {
+		if s.Identity() == a.Identity() {
+			t.Errorf("%q is the identity of another namespace or database too", s.Identity())
+		}
+	}
+	t.Logf("identity: %s", a.Identity())
+}

@@ -543,3 +543,11 @@ func requeue(b *pgx.Batch) *pgx.Batch {
 	}
 	return nb
 }
+
+// Identity names the database and namespace this Store keeps agents in,
+// without the password: the same for every Store opened on them, from any
+// process, and different for another database, server or namespace.
+func (s *Store) Identity() string {
+	c := s.pool.Config().ConnConfig
+	return fmt.Sprintf("postgres %s@%s:%d/%s %s", c.User, c.Host, c.Port, c.Database, s.schema)
+}
