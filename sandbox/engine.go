@@ -76,13 +76,14 @@ var (
 // processMemoryLimit is the least of the limits on this process's memory
 // that it can read: its cgroup's (v2 memory.max, or v1
 // memory.limit_in_bytes, and those of the cgroups above it) and the Go
-// runtime's soft limit (GOMEMLIMIT). ok is false when there is none.
+// runtime's soft limit (GOMEMLIMIT; not the one SetSoftMemoryLimit derives
+// from the cgroup's). ok is false when there is none.
 func processMemoryLimit() (limit int64, ok bool) {
 	limit = math.MaxInt64
 	if l, found := cgroupMemoryLimit(); found {
 		limit = l
 	}
-	if soft := debug.SetMemoryLimit(-1); soft > 0 && soft < limit {
+	if soft := debug.SetMemoryLimit(-1); soft > 0 && soft < limit && soft != ownSoftLimit.Load() {
 		limit = soft
 	}
 	return limit, limit != math.MaxInt64

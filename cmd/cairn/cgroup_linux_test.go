@@ -202,3 +202,83 @@ func (c *memoryCgroup) resetPeak() {
 		os.WriteFile(filepath.Join(c.dir, "memory.failcnt"), []byte("0"), 0o644)
 	}
 }
+
+// longAgentRounds is how many rounds TestLongAgentUnderMemoryLimit runs:
+// 100,000 messages, about 50 MiB of conversation held live.
+const longAgentRounds = 50000
+
+// An agent of 50,000 rounds runs to its end under 128 MiB. Its
+// conversation, which the run holds, is about 50 MiB by then; without a
+// soft memory limit the collector let the heap grow to twice that, and
+// the cgroup killed the run at round 38,479. Under the same flag as
+// TestExampleUnderMemoryLimit; a run takes one to three minutes.
+//
+//	CAIRN_CGROUP=1 go test ./cmd/cairn -run LongAgentUnderMemoryLimit -v -timeout 20m
+func TestLongAgentUnderMemoryLimit(t *testing.T) {
+	if os.Getenv("CAIRN_CGROUP") != "1" {
+		t.Skip("set CAIRN_CGROUP=1 to run an agent of 50,000 rounds under a 128 MiB cgroup memory limit")
+	}
+	cg, err := newMemoryCgroup(t)
+	if err != nil {
+		t.Skipf("no cgroup to limit memory with: %v", err)
+	}
+	bin := cairnBinary(t)
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "workspace"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "workspace", "f.txt"), []byte("a line\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := "turns:\n" + strings.Repeat("  - tool_calls: [{name: read_file, input: {path: f.txt}}]\n", longAgentRounds) + "  - text: done\n"
+	agent := fmt.Sprintf(`name: long
+model: {provider: script, script: script.yaml}
+workspace: workspace
+tools: [{module: builtin, only: [read_file]}]
+limits: {max_rounds: %d}
+`, longAgentRounds+10)
+	for name, content := range map[string]string{"script.yaml": script, "agent.yaml": agent} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	if d, ok := t.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, d.Add(-10*time.Second))
+		defer cancel()
+	}
+	cmd := cg.command(ctx, bin, "run", "--store", filepath.Join(dir, "store"), "--cache", cacheForTests(t),
+		"-f", filepath.Join(dir, "agent.yaml"), "--id", "long", "--json", "go")
+	var tail tailWriter
+	cmd.Stdout, cmd.Stderr = &tail, &tail
+	start := time.Now()
+	err = cmd.Run()
+	peak := "?"
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		peak = fmt.Sprintf("%.1f MiB", float64(ru.Maxrss)/1024)
+	}
+	t.Logf("%d rounds under %d MiB: %s, the process's peak RSS %s; the cgroup: %s", longAgentRounds, cgroupLimit>>20,
+		time.Since(start).Round(time.Millisecond), peak, cg.report())
+	if err != nil {
+		t.Fatalf("the run of %d rounds under %d MiB: %v; its output ended:\n%s", longAgentRounds, cgroupLimit>>20, err, tail.String())
+	}
+	end := tail.String()
+	end = end[strings.LastIndex(end, `{"type":"run_end"`)+1:]
+	if !strings.Contains(end, fmt.Sprintf(`"round":%d,`, longAgentRounds+1)) || !strings.Contains(end, `"status":"done"`) {
+		t.Fatalf("the run did not end done after %d rounds; its output ended:\n%s", longAgentRounds+1, tail.String())
+	}
+}
+
+// tailWriter keeps at least the last 4 KiB written to it.
+type tailWriter struct{ b []byte }
+
+func (w *tailWriter) Write(p []byte) (int, error) {
+	w.b = append(w.b, p...)
+	if len(w.b) > 8<<10 {
+		w.b = append(w.b[:0], w.b[len(w.b)-4<<10:]...)
+	}
+	return len(p), nil
+}
+
+func (w *tailWriter) String() string { return string(w.b) }

@@ -12,6 +12,7 @@ import (
 
 func main() {
 	sandbox.ServeCompile()
+	sandbox.SetSoftMemoryLimit()
 	oneMoreProc()
 	survivePipes()
 	os.Exit(doMain(os.Args, os.Stdin, dropWhenClosed(os.Stdout), os.Stderr))
