@@ -52,6 +52,11 @@ type LockedError struct {
 func (e *LockedError) Error() string {
 	h := e.Holder
 	advice := fmt.Sprintf("wait for it to end, or stop it at its next round with `cairn pause %s`", e.Agent)
+	if task, ok := briefTask(h.Run); ok && h.PID != 0 {
+		// Not a run: a command that holds the agent for a moment, which a
+		// pause does not stop.
+		advice = fmt.Sprintf("it holds the agent only while it %s: try again when it is done", task)
+	}
 	if h.PID == 0 {
 		return fmt.Sprintf("agent %q is locked by another process; %s", e.Agent, advice)
 	}
@@ -358,4 +363,20 @@ func lockHeld(dir string) bool {
 		}
 	}
 	return false
+}
+
+// briefTask says what a holder that is not a run does with the agent, by
+// the name it holds the lock under; ok is false for a run's.
+func briefTask(name string) (task string, ok bool) {
+	switch name {
+	case "gc":
+		return "collects its garbage (`cairn gc`)", true
+	case "undo", "fork", "snapshot", "import":
+		return fmt.Sprintf("runs `cairn %s`", name), true
+	case "fresh":
+		return "starts it afresh", true
+	case "group-log-recovery":
+		return "redoes its appends from a group log a crash left", true
+	}
+	return "", false
 }

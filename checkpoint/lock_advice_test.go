@@ -1,0 +1,34 @@
+package checkpoint
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// Regression: an agent held by `cairn gc` (or undo, fork, snapshot,
+// import) was refused with the advice to pause it, which does not stop
+// those; the advice is to try again once they are done.
+func TestLockedByACommandAdvisesTryingAgain(t *testing.T) {
+	dir := t.TempDir() + "/a"
+	held, err := lockDir("a", dir, ThisProcess("gc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Unlock()
+	if err := os.WriteFile(dir+"/snap-0000000000000000.cbor", []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = lockDir("a", dir, ThisProcess("run-2"))
+	if err == nil {
+		t.Fatal("the lock gc holds was taken")
+	}
+	msg := err.Error()
+	if strings.Contains(msg, "cairn pause") || !strings.Contains(msg, "try again when it is done") || !strings.Contains(msg, "cairn gc") {
+		t.Errorf("an agent gc holds is refused with %q; want the advice to try again once gc is done, not to pause it", msg)
+	}
+	run := &LockedError{Agent: "a", Holder: ThisProcess("run-1")}
+	if !strings.Contains(run.Error(), "cairn pause a") {
+		t.Errorf("an agent a run holds is refused with %q; want the advice to pause it", run.Error())
+	}
+}
