@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -240,9 +241,10 @@ func readKeptDir(dir string) (keptRecord, error) {
 	return rec, nil
 }
 
-// keptCallsOf lists the calls' records of a round's kept changes, in the
-// order of their names, with their calls' names.
-func keptCallsOf(dir string) (paths, calls []string, err error) {
+// keptCallsOf lists the calls' records of a round's kept changes, with
+// their calls' names, in the order the model asked for the calls, which
+// is the order their changes were applied in (see askedOrder).
+func keptCallsOf(dir string, st *checkpoint.State) (paths, calls []string, err error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, nil, err
@@ -256,7 +258,45 @@ func keptCallsOf(dir string) (paths, calls []string, err error) {
 			paths, calls = append(paths, filepath.Join(dir, n)), append(calls, strings.TrimSuffix(n, ".cbor"))
 		}
 	}
-	return paths, calls, nil
+	order := askedOrder(st, calls)
+	idx := make([]int, len(calls))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return order[calls[idx[a]]] < order[calls[idx[b]]] })
+	sortedPaths, sortedCalls := make([]string, len(idx)), make([]string, len(idx))
+	for i, k := range idx {
+		sortedPaths[i], sortedCalls[i] = paths[k], calls[k]
+	}
+	return sortedPaths, sortedCalls, nil
+}
+
+// askedOrder places each of a round's kept calls, named as their records
+// are (the call's id made safe for a file name), where the model asked for
+// it: the index of the assistant message that asked for it and of the call
+// in it, the last message that did, searched from the newest back. The
+// names of the records' files, which order them otherwise, do not: ids
+// the host makes sort call_1_10 before call_1_2, and a provider's are in
+// no order at all, and undo must take changes back in the reverse of the
+// order they were applied in (a directory a call made, which a later call
+// wrote into, goes after that write). A call no message asks for goes
+// last, in the order of its name.
+func askedOrder(st *checkpoint.State, calls []string) map[string]int64 {
+	order := make(map[string]int64, len(calls))
+	for _, c := range calls {
+		order[c] = math.MaxInt64
+	}
+	found := 0
+	for i := len(st.Messages) - 1; i >= 0 && found < len(calls); i-- {
+		for j, tc := range st.Messages[i].ToolCalls {
+			name := unsafeName.ReplaceAllString(tc.ID, "_")
+			if at, ok := order[name]; ok && at == math.MaxInt64 {
+				order[name] = int64(i)<<32 | int64(j)
+				found++
+			}
+		}
+	}
+	return order
 }
 
 // trimChanges keeps the changes of the last keepRounds rounds.
@@ -366,7 +406,8 @@ func (e *Engine) keptChanges(agent string, round int) (int, []FileChange, error)
 	}
 	// An agent every other command refuses (damaged, lost data, a newer
 	// schema) is refused here too, before its kept changes are shown.
-	if _, err := e.store.Read(agent); err != nil {
+	rec, err := e.store.Read(agent)
+	if err != nil {
 		return 0, nil, err
 	}
 	root := e.changesRoot(agent)
@@ -378,7 +419,7 @@ func (e *Engine) keptChanges(agent string, round int) (int, []FileChange, error)
 		round = rounds[len(rounds)-1]
 	}
 	dir := filepath.Join(root, fmt.Sprintf("round-%d", round))
-	paths, calls, err := keptCallsOf(dir)
+	paths, calls, err := keptCallsOf(dir, rec.State)
 	if err != nil {
 		return round, nil, fmt.Errorf("agent %q round %d: %w (kept: the last %d rounds that changed files)", agent, round, ErrNoChanges, keepRounds)
 	}

@@ -65,7 +65,7 @@ func (e *Engine) Undo(ctx context.Context, agent string) (*Undone, error) {
 		return nil, err
 	}
 	dir := filepath.Join(e.changesRoot(agent), fmt.Sprintf("round-%d", round))
-	calls, _, err := keptCallsOf(dir)
+	calls, _, err := keptCallsOf(dir, rec.State)
 	if err != nil {
 		return nil, err
 	}
