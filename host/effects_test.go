@@ -80,7 +80,7 @@ turns:
 	if got := readFile(t, af.WorkspaceDir(), "half.txt"); got != "" {
 		t.Fatalf("the call that crashed changed the workspace: half.txt = %q", got)
 	}
-	entries, _ := os.ReadDir(filepath.Join(os.TempDir(), "cairn-staging", res.Agent, "staging"))
+	entries, _ := os.ReadDir(testEngine.stagingRoot(res.Agent))
 	if len(entries) != 0 {
 		t.Fatalf("staging left behind: %v", entries)
 	}
