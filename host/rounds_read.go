@@ -99,11 +99,36 @@ func blobContent(s checkpoint.Store, where, digest string) content {
 // length.
 type span struct{ off, n int64 }
 
-// keptIndex is a call's kept changes as a diff reads them: the manifest,
-// and where the files before and after lie, read without their content.
+// keptIndex is a call's kept changes as a diff and an undo read them:
+// the manifest, and where the files before and after lie, read without
+// their content.
 type keptIndex struct {
 	manifest      []byte
 	before, after map[string]content
+	// restore streams each file before, for undo to put it back.
+	restore map[string]opener
+}
+
+// opener opens a file's content to stream it.
+type opener func() (io.ReadCloser, error)
+
+// spanOpener opens the content the record file at path holds at s.
+func spanOpener(path string, s span) opener {
+	return func() (io.ReadCloser, error) {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		return struct {
+			io.Reader
+			io.Closer
+		}{io.NewSectionReader(f, s.off, s.n), f}, nil
+	}
+}
+
+// fileOpener opens the file at path.
+func fileOpener(path string) opener {
+	return func() (io.ReadCloser, error) { return os.Open(path) }
 }
 
 // indexKeptChanges reads a call's kept changes, a record file or the
@@ -125,9 +150,9 @@ func indexKeptChanges(path string) (keptIndex, error) {
 	if err != nil {
 		return keptIndex{}, err
 	}
-	idx := keptIndex{manifest: rec.manifest, before: map[string]content{}, after: map[string]content{}}
+	idx := keptIndex{manifest: rec.manifest, before: map[string]content{}, after: map[string]content{}, restore: map[string]opener{}}
 	for p, s := range rec.before {
-		idx.before[p] = spanContent(path, s)
+		idx.before[p], idx.restore[p] = spanContent(path, s), spanOpener(path, s)
 	}
 	for p, s := range rec.after {
 		idx.after[p] = spanContent(path, s)
@@ -137,7 +162,7 @@ func indexKeptChanges(path string) (keptIndex, error) {
 
 func indexKeptDir(dir string) (keptIndex, error) {
 	b, err := os.ReadFile(filepath.Join(dir, "manifest.cbor"))
-	idx := keptIndex{manifest: b, before: map[string]content{}, after: map[string]content{}}
+	idx := keptIndex{manifest: b, before: map[string]content{}, after: map[string]content{}, restore: map[string]opener{}}
 	if err != nil {
 		return idx, err
 	}
@@ -150,6 +175,9 @@ func indexKeptDir(dir string) (keptIndex, error) {
 			p := filepath.Join(dir, side, filepath.FromSlash(e.Path))
 			if _, err := os.Stat(p); err == nil {
 				files[e.Path] = fileContent(p)
+				if side == "before" {
+					idx.restore[e.Path] = fileOpener(p)
+				}
 			}
 		}
 	}

@@ -5,10 +5,12 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/sandbox/overlay"
@@ -87,9 +89,15 @@ func (e *Engine) Undo(ctx context.Context, agent string) (*Undone, error) {
 }
 
 // undoCall restores the paths of one call's kept changes, through ws so
-// that nothing outside the workspace is touched.
+// that nothing outside the workspace is touched. It streams each file,
+// the kept one and the workspace's, never holding one in memory: a call
+// may have kept up to its staging limit.
 func undoCall(ws *os.Root, path string, u *Undone) error {
-	rec, effects, err := readKeptRecord(path)
+	idx, err := indexKeptChanges(path)
+	if err != nil {
+		return err
+	}
+	effects, err := overlay.DecodeEffects(idx.manifest)
 	if err != nil {
 		return err
 	}
@@ -99,7 +107,7 @@ func undoCall(ws *os.Root, path string, u *Undone) error {
 			u.Conflicts = append(u.Conflicts, e.Path)
 			continue
 		}
-		if err := restore(ws, target, rec.Before[e.Path], e.Base); err != nil {
+		if err := restore(ws, target, idx.restore[e.Path], e.Base); err != nil {
 			return fmt.Errorf("undo %s: %w", e.Path, err)
 		}
 		u.Restored = append(u.Restored, e.Path)
@@ -117,27 +125,59 @@ func holds(ws *os.Root, p string, v overlay.Version) bool {
 		return false
 	case v.Dir:
 		return fi.IsDir()
+	case !fi.Mode().IsRegular():
+		return false
 	}
-	b, err := ws.ReadFile(p)
-	return err == nil && fi.Mode().IsRegular() && sha256.Sum256(b) == v.Hash
+	f, err := ws.Open(p)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	h := sha256.New()
+	_, err = io.Copy(h, f)
+	return err == nil && [sha256.Size]byte(h.Sum(nil)) == v.Hash
 }
 
 // restore puts back what a path held before: a file's kept content,
 // nothing, or a directory.
-func restore(ws *os.Root, target string, b []byte, base overlay.Version) error {
+func restore(ws *os.Root, target string, from opener, base overlay.Version) error {
 	switch {
 	case base.IsFile():
-		if sha256.Sum256(b) != base.Hash {
-			return fmt.Errorf("the kept content is not what the file held (%s)", base)
-		}
-		tmp := target + ".cairn-undo"
-		if err := ws.WriteFile(tmp, b, 0o644); err != nil {
-			return err
-		}
-		return ws.Rename(tmp, target)
+		return restoreFile(ws, target, from, base)
 	case base.Dir:
 		return ws.MkdirAll(target, 0o755)
 	default:
 		return ws.Remove(target)
 	}
+}
+
+// restoreFile streams a file's kept content from into a file beside
+// target, and renames it over target once it is what the file held
+// (base). A file kept without content held none.
+func restoreFile(ws *os.Root, target string, from opener, base overlay.Version) error {
+	var src io.Reader = strings.NewReader("")
+	if from != nil {
+		r, err := from()
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		src = r
+	}
+	tmp := target + ".cairn-undo"
+	f, err := ws.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	h := sha256.New()
+	_, err = io.Copy(io.MultiWriter(f, h), src)
+	err = errors.Join(err, f.Close())
+	if err == nil && [sha256.Size]byte(h.Sum(nil)) != base.Hash {
+		err = fmt.Errorf("the kept content is not what the file held (%s)", base)
+	}
+	if err != nil {
+		ws.Remove(tmp)
+		return err
+	}
+	return ws.Rename(tmp, target)
 }
