@@ -76,50 +76,6 @@ func LineOf(s checkpoint.Summary) AgentLine {
 // IsText reports whether b reads as text: valid UTF-8 with no NUL byte.
 func IsText(b []byte) bool { return utf8.Valid(b) && !bytes.Contains(b, []byte{0}) }
 
-// DiffLines is a line diff of two texts: the lines of before that after
-// drops are marked "-", those it adds "+", those they share " ", by their
-// longest common subsequence. Texts of more than 2,000 lines are
-// summarised in one line instead.
-func DiffLines(before, after []byte) []string {
-	a, b := splitLines(before), splitLines(after)
-	if len(a) > 2000 || len(b) > 2000 {
-		return []string{fmt.Sprintf("%d lines → %d lines", len(a), len(b))}
-	}
-	lcs := make([][]int, len(a)+1)
-	for i := range lcs {
-		lcs[i] = make([]int, len(b)+1)
-	}
-	for i := len(a) - 1; i >= 0; i-- {
-		for j := len(b) - 1; j >= 0; j-- {
-			if a[i] == b[j] {
-				lcs[i][j] = lcs[i+1][j+1] + 1
-			} else {
-				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
-			}
-		}
-	}
-	var out []string
-	i, j := 0, 0
-	for i < len(a) || j < len(b) {
-		switch {
-		case i < len(a) && j < len(b) && a[i] == b[j]:
-			out, i, j = append(out, " "+a[i]), i+1, j+1
-		case j < len(b) && (i == len(a) || lcs[i][j+1] >= lcs[i+1][j]):
-			out, j = append(out, "+"+b[j]), j+1
-		default:
-			out, i = append(out, "-"+a[i]), i+1
-		}
-	}
-	return out
-}
-
-func splitLines(b []byte) []string {
-	if len(b) == 0 {
-		return nil
-	}
-	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
-}
-
 // ExchangeLine is one exchange of a call on one line, as `cairn log`
 // prints it: "GET https://api.example.com/x → 200, 1234 bytes".
 func ExchangeLine(e conversation.Exchange) string {
