@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/sandbox/overlay"
@@ -108,6 +109,13 @@ func undoCall(ws *os.Root, path string, u *Undone) error {
 			continue
 		}
 		if err := restore(ws, target, idx.restore[e.Path], e.Base); err != nil {
+			if e.New.Dir && !e.Base.Exists && dirNotEmpty(err) {
+				// A directory the round made holds what was put or left
+				// in it since (a file changed after the round is left):
+				// it is left too, as a path changed since is.
+				u.Conflicts = append(u.Conflicts, e.Path)
+				continue
+			}
 			return fmt.Errorf("undo %s: %w", e.Path, err)
 		}
 		u.Restored = append(u.Restored, e.Path)
@@ -180,4 +188,9 @@ func restoreFile(ws *os.Root, target string, from opener, base overlay.Version) 
 		return err
 	}
 	return ws.Rename(tmp, target)
+}
+
+// dirNotEmpty says err is removing a directory that is not empty.
+func dirNotEmpty(err error) bool {
+	return errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST)
 }

@@ -1,9 +1,11 @@
 package host
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -74,5 +76,39 @@ func TestUndoTakesARoundBackInTheReverseOfItsCalls(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(ws, "d")); err == nil {
 		t.Error("directory d, which the round made, is still there")
+	}
+}
+
+// Regression: a round made directory d and wrote d/c.txt; c.txt changed
+// after it. Undo left c.txt, as a path changed since, then failed to
+// remove d ("directory not empty") and stopped half done, a.txt never
+// taken back, and every undo after it failed the same way. The directory
+// is left as c.txt is, and the rest of the round is taken back.
+func TestUndoLeavesADirectoryThatHoldsAChangedFile(t *testing.T) {
+	af := agentIn(t, poolAgent, `turns:
+  - tool_calls: [{name: write_file, input: {path: a.txt, content: a}}, {name: write_file, input: {path: d/c.txt, content: c}}]
+  - text: done
+`)
+	eng, _ := fileEngine(t)
+	if res, err := eng.Run(t.Context(), RunOptions{Agent: af, ID: "dir", Prompt: "go"}); err != nil || res.Status != StatusDone {
+		t.Fatalf("run: %+v, %v", res, err)
+	}
+	ws := af.WorkspaceDir()
+	must(t, os.WriteFile(filepath.Join(ws, "d", "c.txt"), []byte("someone else's"), 0o644))
+	u, err := eng.Undo(t.Context(), "dir")
+	if err != nil {
+		t.Fatalf("undo: %+v, %v", u, err)
+	}
+	if !slices.Contains(u.Restored, "a.txt") || !slices.Contains(u.Conflicts, "d/c.txt") || !slices.Contains(u.Conflicts, "d") {
+		t.Errorf("undo restored %v and left %v; want a.txt restored, d/c.txt and d left", u.Restored, u.Conflicts)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "a.txt")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a.txt, which the round made, is still there: %v", err)
+	}
+	if got := readFile(t, ws, "d/c.txt"); got != "someone else's" {
+		t.Errorf("d/c.txt, changed after the round, holds %q", got)
+	}
+	if _, err := eng.Undo(t.Context(), "dir"); !errors.Is(err, ErrNoChanges) {
+		t.Errorf("a second undo: %v, want ErrNoChanges (the round was taken back)", err)
 	}
 }
