@@ -179,6 +179,12 @@ func restoreFile(ws *os.Root, target string, from opener, base overlay.Version) 
 	}
 	h := sha256.New()
 	_, err = io.Copy(io.MultiWriter(f, h), src)
+	if err == nil {
+		// Durable before the rename names it, and the rename before undo
+		// removes the round's kept record: a power cut never leaves the
+		// path empty with what it held gone.
+		err = f.Sync()
+	}
 	err = errors.Join(err, f.Close())
 	if err == nil && [sha256.Size]byte(h.Sum(nil)) != base.Hash {
 		err = fmt.Errorf("the kept content is not what the file held (%s)", base)
@@ -187,7 +193,19 @@ func restoreFile(ws *os.Root, target string, from opener, base overlay.Version) 
 		ws.Remove(tmp)
 		return err
 	}
-	return ws.Rename(tmp, target)
+	if err := ws.Rename(tmp, target); err != nil {
+		return err
+	}
+	return syncDirIn(ws, filepath.Dir(target))
+}
+
+// syncDirIn makes the names in ws's directory dir durable.
+func syncDirIn(ws *os.Root, dir string) error {
+	d, err := ws.Open(dir)
+	if err != nil {
+		return err
+	}
+	return errors.Join(d.Sync(), d.Close())
 }
 
 // dirNotEmpty says err is removing a directory that is not empty.
