@@ -52,7 +52,47 @@ func stagingRootOf(store checkpoint.Store, agent string) string {
 		id = s.Identity()
 	}
 	sum := sha256.Sum256([]byte(id))
-	return filepath.Join(os.TempDir(), fmt.Sprintf("cairn-staging-%d", os.Getuid()), hex.EncodeToString(sum[:8]), agent, "staging")
+	return filepath.Join(stagingBase(), hex.EncodeToString(sum[:8]), agent, "staging")
+}
+
+// stagingBase is the directory under the temp directory in which the
+// agents of stores without a directory stage and keep their changes.
+func stagingBase() string {
+	return filepath.Join(os.TempDir(), fmt.Sprintf("cairn-staging-%d", os.Getuid()))
+}
+
+// checkStaging makes, for a store without a directory, stagingBase if
+// needed, and refuses it when another user could change what is in it:
+// when anyone but its owner can write it or it belongs to another user.
+// Its name is known to all, so in a temp directory everyone shares
+// another user may have made it first; what undo restores is read from
+// it. A base that is a link is named with where it leads.
+func (e *Engine) checkStaging() error {
+	if _, ok := e.store.(interface{ Dir() string }); ok {
+		return nil
+	}
+	dir := stagingBase()
+	target, err := os.Readlink(dir)
+	link := err == nil
+	if link {
+		dir = fmt.Sprintf("%s (a link to %s)", dir, target)
+	}
+	if err := os.MkdirAll(stagingBase(), 0o700); err != nil {
+		return fmt.Errorf("staging: %s: %w", dir, err)
+	}
+	fi, err := os.Stat(stagingBase())
+	if err != nil {
+		return fmt.Errorf("staging: %w", err)
+	}
+	switch uid, ok := ownerOf(fi); {
+	case fi.Mode().Perm()&0o022 != 0:
+		return fmt.Errorf("staging: %s can be written by other users (mode %v), who could change the changes staged and kept in it: "+
+			"remove it, or make it private with chmod 700 if it is your own, or set TMPDIR to a directory of your own", dir, fi.Mode().Perm())
+	case ok && uid != os.Getuid():
+		return fmt.Errorf("staging: %s belongs to another user (uid %d), who could change the changes staged and kept in it: "+
+			"set TMPDIR to a directory of your own", dir, uid)
+	}
+	return nil
 }
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_-]`)

@@ -394,6 +394,9 @@ func (e *Engine) dropLeftovers(id string) error {
 
 // startRun opens or creates the agent and builds its run.
 func (e *Engine) startRun(ctx context.Context, opts RunOptions, runID string) (*run, error) {
+	if err := e.checkStaging(); err != nil {
+		return nil, err
+	}
 	if opts.Fresh && e.store.Exists(opts.ID) {
 		if err := e.removeChildren(opts.ID); err != nil {
 			return nil, err
@@ -522,6 +525,9 @@ func (e *Engine) create(ctx context.Context, opts RunOptions, runID string) (*ru
 func (e *Engine) newRun(ctx context.Context, af *AgentFile, mods []toolModule, override *model.Spec,
 	ws, agentID, runID string, log checkpoint.Log) (*run, error) {
 	if err := checkWorkspace(ws); err != nil {
+		return nil, err
+	}
+	if err := e.checkStaging(); err != nil {
 		return nil, err
 	}
 	if mods == nil {

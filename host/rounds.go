@@ -410,6 +410,9 @@ func (e *Engine) keptChanges(agent string, round int) (int, []FileChange, error)
 	if err != nil {
 		return 0, nil, err
 	}
+	if err := e.checkStaging(); err != nil {
+		return 0, nil, err
+	}
 	root := e.changesRoot(agent)
 	if round == 0 {
 		rounds := changedRounds(root)
