@@ -373,6 +373,10 @@ func briefTask(name string) (task string, ok bool) {
 		return "collects its garbage (`cairn gc`)", true
 	case "undo", "fork", "snapshot", "import":
 		return fmt.Sprintf("runs `cairn %s`", name), true
+	case "decide":
+		return "records a decision (`cairn approve` or `cairn deny`)", true
+	case "workflow status":
+		return "looks whether the workflow still runs (`cairn workflow ls` or `show`)", true
 	case "fresh":
 		return "starts it afresh", true
 	case "group-log-recovery":

@@ -32,3 +32,16 @@ func TestLockedByACommandAdvisesTryingAgain(t *testing.T) {
 		t.Errorf("an agent a run holds is refused with %q; want the advice to pause it", run.Error())
 	}
 }
+
+// Regression: an agent held by `cairn approve` or `cairn deny`, which
+// record a decision under its lock, or by `cairn workflow ls` or `show`
+// looking whether a workflow still runs, was refused with the advice to
+// pause it, which does not stop them.
+func TestLockedByADecisionAdvisesTryingAgain(t *testing.T) {
+	for run, says := range map[string]string{"decide": "cairn approve", "workflow status": "cairn workflow ls"} {
+		msg := (&LockedError{Agent: "a", Holder: ThisProcess(run)}).Error()
+		if strings.Contains(msg, "cairn pause") || !strings.Contains(msg, "try again when it is done") || !strings.Contains(msg, says) {
+			t.Errorf("an agent that %q holds is refused with %q; want the advice to try again once %s is done, not to pause it", run, msg, says)
+		}
+	}
+}
