@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -430,7 +431,7 @@ func (e *Engine) keptChanges(agent string, round int) (int, []FileChange, error)
 	for i, p := range paths {
 		changes, err := readCallChanges(p, calls[i])
 		if err != nil {
-			return round, nil, err
+			return round, nil, fmt.Errorf("agent %q round %d: %w", agent, round, err)
 		}
 		out = append(out, changes...)
 	}
@@ -443,8 +444,13 @@ func readCallChanges(path, call string) ([]FileChange, error) {
 	if err == nil {
 		effects, err = overlay.DecodeEffects(idx.manifest)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("changes of call %s: %w", call, err)
+	var pathErr *fs.PathError
+	switch {
+	case errors.As(err, &pathErr):
+		return nil, fmt.Errorf("changes of call %s: %w", call, err) // it names the file
+	case err != nil:
+		return nil, fmt.Errorf("the changes kept of call %s, %s, are damaged (the file was cut short or overwritten): %w; "+
+			"restore it from a backup to see this round's changes here; the other rounds' are shown (`cairn diff --round N`)", call, path, err)
 	}
 	var out []FileChange
 	for _, e := range effects {
