@@ -3,6 +3,7 @@ package host
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -449,19 +450,50 @@ func readCallChanges(path, call string) ([]FileChange, error) {
 	case errors.As(err, &pathErr):
 		return nil, fmt.Errorf("changes of call %s: %w", call, err) // it names the file
 	case err != nil:
-		return nil, fmt.Errorf("the changes kept of call %s, %s, are damaged (the file was cut short or overwritten): %w; "+
-			"restore it from a backup to see this round's changes here; the other rounds' are shown (`cairn diff --round N`)", call, path, err)
+		return nil, damagedKept(call, path, err)
 	}
 	var out []FileChange
 	for _, e := range effects {
 		fc := FileChange{Call: call, Path: e.Path, Op: string(e.Op), BeforeSize: -1, AfterSize: -1}
 		if e.Base.IsFile() {
-			fc.before, fc.BeforeSize = idx.before[e.Path], e.Base.Size
+			fc.before, fc.BeforeSize = checkedSide(call, path, e.Path, "before", idx.before[e.Path], e.Base), e.Base.Size
 		}
 		if e.New.IsFile() {
-			fc.after, fc.AfterSize = idx.after[e.Path], e.New.Size
+			fc.after, fc.AfterSize = checkedSide(call, path, e.Path, "after", idx.after[e.Path], e.New), e.New.Size
 		}
 		out = append(out, fc)
 	}
 	return out, nil
+}
+
+// damagedKept is the error of the kept changes of call, the record at
+// path, found damaged as err says.
+func damagedKept(call, path string, err error) error {
+	return fmt.Errorf("the changes kept of call %s, %s, are damaged (the file was cut short or overwritten): %w; "+
+		"restore it from a backup to see this round's changes here; the other rounds' are shown (`cairn diff --round N`)", call, path, err)
+}
+
+// checkedSide is c, what the kept changes of call, the record at record,
+// hold of file before or after the call (side), checked against v, the
+// version the call's manifest says: a side the record lacks, or one read
+// whole whose size or sha256 differs from v's, is refused as damaged, as
+// undo refuses to restore it. One read in part (larger than it was asked
+// for) is not checked: it is too large to show.
+func checkedSide(call, record, file, side string, c content, v overlay.Version) content {
+	return func(n int64) ([]byte, error) {
+		if c == nil {
+			return nil, damagedKept(call, record, fmt.Errorf("it keeps no file %s the call, which its manifest says there was", side))
+		}
+		b, err := c(n)
+		if err != nil || int64(len(b)) >= n {
+			return b, err
+		}
+		switch {
+		case int64(len(b)) != v.Size:
+			return nil, damagedKept(call, record, fmt.Errorf("it keeps %d bytes of the file %s the call, where its manifest says %d", len(b), side, v.Size))
+		case sha256.Sum256(b) != v.Hash:
+			return nil, damagedKept(call, record, fmt.Errorf("what it keeps of the file %s the call is not what its manifest says (another sha256)", side))
+		}
+		return b, nil
+	}
 }
