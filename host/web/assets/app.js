@@ -232,6 +232,11 @@ function agentPage(main, id) {
   // it would follow the agent's events again for a page no one sees.
   let looking = null, again = false, lastLook = 0, stopped = false;
   let kidPages = 1; // the pages of its sub-agents shown
+  // The pages of its sub-agents past the first, as last read: the URL
+  // of the first of them and what they held. The agent's answer is 304
+  // while it and its first page are unchanged; these are read anew at
+  // each look, and the page shown anew when they changed.
+  let kidsFrom = null, moreKids = "";
   function refresh() {
     if (stopped) return Promise.resolve();
     if (looking) { again = true; return looking; }
@@ -243,14 +248,22 @@ function agentPage(main, id) {
   async function look() {
     let a;
     try { a = await api("/api/agents/" + enc(id), undefined, tag); } catch (e) { msg.textContent = e.message; return; }
-    if (a === null || stopped) return;
+    if (stopped) return;
+    if (a === null) {
+      if (kidsFrom && kidPages > 1) {
+        const p = await pages(kidsFrom, kidPages - 1).catch(() => null);
+        if (p && !stopped && JSON.stringify(p) !== moreKids) { tag = ""; again = true; }
+      }
+      return;
+    }
     tag = a.etag;
     a = a.value;
     // The first page of its sub-agents comes with it; the pages more
     // asked for are read after it.
     let kids = a.children || [], kidsNext = a.children_next || null;
+    kidsFrom = kidsNext;
     if (kidsNext && kidPages > 1) {
-      try { const p = await pages(kidsNext, kidPages - 1); kids = kids.concat(p.items); kidsNext = p.next; } catch (e) { msg.textContent = e.message; }
+      try { const p = await pages(kidsNext, kidPages - 1); moreKids = JSON.stringify(p); kids = kids.concat(p.items); kidsNext = p.next; } catch (e) { msg.textContent = e.message; }
       if (stopped) return;
     }
     head.replaceChildren(el("div", {}, el("h2", {}, a.agent, " ", badge(a.status)),
