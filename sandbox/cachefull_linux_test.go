@@ -53,3 +53,35 @@ func TestCompileIntoAFullCacheRuns(t *testing.T) {
 		})
 	}
 }
+
+// Regression: a module compiled apart into a full cache ran, but its
+// mark said the cache held it compiled, though no file of it was
+// written. Once the disk had room again, a runtime under 128 MiB took the
+// module as cached, made no compile apart, and compiled it cold in its
+// own process, past the memory limit compiling apart is for. A mark is
+// written only for a module whose file is there: the module is compiled
+// apart again, and then loaded from its file.
+func TestModuleCompiledApartIntoAFullCacheIsCompiledApartOnceThereIsRoom(t *testing.T) {
+	dir := fullCache(t)
+	rt := cacheRuntime(t, dir)
+	rt.memoryLimit = func() (int64, bool) { return 128 << 20, true }
+	runStart(t, rt)
+	if n := rt.apartRuns.Load(); n != 1 {
+		t.Fatalf("a cold cache under 128 MiB: %d compiles apart, want 1", n)
+	}
+	digest := digestOf(watBytes["start"])
+	if rt.cached(digest) {
+		t.Error("a module whose file could not be written is taken as cached")
+	}
+	must(t, os.Remove(filepath.Join(dir, "filler")))
+
+	again := cacheRuntime(t, dir)
+	again.memoryLimit = func() (int64, bool) { return 128 << 20, true }
+	m := runStart(t, again)
+	if n := again.apartRuns.Load(); n != 1 {
+		t.Errorf("the disk freed, a runtime under 128 MiB made %d compiles apart, want 1 (it compiled the module in its own process)", n)
+	}
+	if !again.cached(digest) || !exists(filepath.Join(dir, filepath.FromSlash(entryName(m.wasm, !m.stops)))) {
+		t.Error("the module compiled apart with room on the disk is not marked as cached, or its file is not there")
+	}
+}

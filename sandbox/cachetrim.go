@@ -336,9 +336,9 @@ func (tr *trimmer) sizeOf(name string) int64 {
 }
 
 // staleMarks removes the marks (see markCached) that name a file no
-// longer there, and, once a file of this version was removed, those that
-// name none (an earlier cairn's): they would tell a Runtime that the
-// cache holds a module it no longer holds.
+// longer there, which say nothing more, and, once a file of this version
+// was removed, those that name none (an earlier cairn's), which say
+// nothing either.
 func (tr *trimmer) staleMarks() {
 	names, err := tr.list(markDir)
 	if err != nil || tr.t.DryRun {

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -184,8 +183,10 @@ func digestOf(wasm []byte) string {
 // The compile cache's marks: a file in markDir for each module the
 // compiler has compiled into the cache, named for the module, the wazero
 // version, and the machine (wazero keys its own files by these too). A
-// mark holds the name of wazero's file of the module (see entryName),
-// once a Runtime has loaded it; an earlier cairn's is empty.
+// mark holds the name of wazero's file of the module (see entryName), and
+// is written only once that file is there: a compile whose file could not
+// be written (a full disk) leaves none. An earlier cairn's mark is empty,
+// and says nothing: it is written again once the module is compiled.
 const markDir = "cairn-compiled"
 
 // markName is the mark of the module of digest, under the cache.
@@ -202,8 +203,10 @@ func (r *Runtime) markFile(digest string) string {
 }
 
 // cached reports whether the compile cache holds the module compiled: it
-// has the module's mark, and the file the mark names, if it names one
-// (a bounded cache removes files, see TrimCache).
+// has the module's mark, and the file the mark names (a bounded cache
+// removes files, see TrimCache). A mark that names no file, or is not a
+// file, says nothing: under a small memory limit the module is compiled
+// apart, which loads its file if it is there, and then marked.
 func (r *Runtime) cached(digest string) bool {
 	if r.cacheDir == "" {
 		return false
@@ -213,12 +216,8 @@ func (r *Runtime) cached(digest string) bool {
 		return false
 	}
 	defer root.Close()
-	name := markName(digest)
-	if _, err := root.Lstat(name); err != nil {
-		return false
-	}
-	entry, ok := readMark(root, name)
-	return !ok || entry == "" || isRootEntry(root, entry)
+	entry, ok := readMark(root, markName(digest))
+	return ok && entry != "" && isRootEntry(root, entry)
 }
 
 // readMark returns the file the mark name names, "" for none. It reports
@@ -242,22 +241,26 @@ func readMark(root *os.Root, name string) (string, bool) {
 	return "", true
 }
 
-// markCached records that the compile cache holds the module compiled,
-// unless a mark is there already: one that is not a file (a FIFO would
-// hold up the write) is left as it is. Failing to is only a cost: a later
-// run compiles it apart again.
-func (r *Runtime) markCached(digest string) {
-	f := r.markFile(digest)
-	if f == "" || r.cached(digest) {
-		return
+// markCached records that the compile cache holds the module of digest
+// compiled, in wazero's file entry (see entryName): only if that file is
+// there, which it reports. Failing to write the mark is only a cost: a
+// later run compiles the module apart again.
+func (r *Runtime) markCached(digest, entry string) bool {
+	root, err := os.OpenRoot(r.cacheDir)
+	if err != nil {
+		return false
 	}
-	if err := os.MkdirAll(filepath.Dir(f), 0o700); err == nil {
-		os.WriteFile(f, nil, 0o600)
+	defer root.Close()
+	if !isRootEntry(root, entry) {
+		return false
 	}
+	r.markEntry(digest, entry)
+	return true
 }
 
 // markEntry writes into the module's mark the name of the file wazero
-// keeps it in, when the mark is a file that names none, or another.
+// keeps it in, when the mark names none, or another, or is not a file (a
+// FIFO, replaced without being opened); a directory is left as it is.
 func (r *Runtime) markEntry(digest, entry string) {
 	root, err := os.OpenRoot(r.cacheDir)
 	if err != nil {
@@ -265,12 +268,11 @@ func (r *Runtime) markEntry(digest, entry string) {
 	}
 	defer root.Close()
 	name := markName(digest)
-	had, ok := readMark(root, name)
-	if ok && had == entry {
+	if had, ok := readMark(root, name); ok && had == entry {
 		return
 	}
-	if _, err := root.Lstat(name); !ok && !errors.Is(err, fs.ErrNotExist) {
-		return // not a file: left as it is
+	if fi, err := root.Lstat(name); err == nil && fi.IsDir() {
+		return
 	}
 	root.MkdirAll(markDir, 0o700)
 	tmp := fmt.Sprintf("%s.%d.tmp", name, os.Getpid())

@@ -114,7 +114,10 @@ func (r *Runtime) compileApart(ctx context.Context, m *Module, wasm []byte) erro
 	digest := m.digest
 	r.apartMu.Lock()
 	defer r.apartMu.Unlock()
-	if r.cached(digest) {
+	r.mu.Lock()
+	unwritten := m.unwritten
+	r.mu.Unlock()
+	if unwritten || r.cached(digest) {
 		return nil
 	}
 	r.restoreCacheDir() // before the process reads from it
@@ -151,6 +154,12 @@ func (r *Runtime) compileApart(ctx context.Context, m *Module, wasm []byte) erro
 		}
 		return fmt.Errorf("compile %s in a process of its own: %w (%s); free some memory, or fill the compile cache ahead on a machine of the same CPU", digest, err, strings.TrimSpace(stderr.String()))
 	}
-	r.markCached(digest)
+	// The process compiled the module; its file is there unless the
+	// cache could not be written (a full disk), which is not marked.
+	if !r.markCached(digest, entryName(wasm, !m.stops)) {
+		r.mu.Lock()
+		m.unwritten = true
+		r.mu.Unlock()
+	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"testing"
 
 	"github.com/cairnrun/cairn/abi"
@@ -89,8 +90,8 @@ func TestMemoryLimit(t *testing.T) {
 }
 
 // The choice auto makes: apart only with a cache on disk, a memory limit
-// below smallMemory, and a module the cache has not got; never for the
-// other engines.
+// below smallMemory, and a module the cache has not got (no mark, or one
+// naming a file not there); never for the other engines.
 func TestAutoChoice(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -100,22 +101,29 @@ func TestAutoChoice(t *testing.T) {
 		limit  int64 // 0: none
 		marked bool
 		want   bool
+		noFile bool // the mark names a file not there
 	}{
-		{EngineAuto, dir, 128 << 20, false, true},
-		{EngineAuto, dir, 128 << 20, true, false},
-		{EngineAuto, dir, smallMemory, false, false},
-		{EngineAuto, dir, 0, false, false},
-		{EngineAuto, "", 128 << 20, false, false},
-		{EngineCompiler, dir, 128 << 20, false, false},
-		{EngineInterpreter, dir, 128 << 20, false, false},
+		{EngineAuto, dir, 128 << 20, false, true, false},
+		{EngineAuto, dir, 128 << 20, true, false, false},
+		{EngineAuto, dir, 128 << 20, true, true, true},
+		{EngineAuto, dir, smallMemory, false, false, false},
+		{EngineAuto, dir, 0, false, false, false},
+		{EngineAuto, "", 128 << 20, false, false, false},
+		{EngineCompiler, dir, 128 << 20, false, false, false},
+		{EngineInterpreter, dir, 128 << 20, false, false, false},
 	} {
 		r, err := NewRuntime(ctx, Config{CacheDir: c.cache, Engine: c.engine})
 		must(t, err)
 		r.memoryLimit = func() (int64, bool) { return c.limit, c.limit != 0 }
 		digest := "sha256:test"
 		os.RemoveAll(filepath.Join(dir, markDir))
-		if c.marked {
-			r.markCached(digest)
+		entry := versionDir() + "/" + strings.Repeat("1", 64)
+		os.Remove(filepath.Join(dir, filepath.FromSlash(entry)))
+		if c.marked && c.cache != "" {
+			if !c.noFile {
+				must(t, os.WriteFile(filepath.Join(dir, filepath.FromSlash(entry)), []byte("compiled"), 0o600))
+			}
+			r.markEntry(digest, entry)
 		}
 		if got := r.apart(digest); got != c.want {
 			t.Errorf("%s engine, cache %q, limit %d, marked %v: apart %v, want %v", c.engine, c.cache, c.limit, c.marked, got, c.want)

@@ -37,6 +37,10 @@ type Module struct {
 	minPages  uint64                           // the size its memory starts at
 	born      time.Time                        // when compiling it began
 	entry     string                           // its file in the compile cache (entryName); guarded by r.mu
+	// unwritten: compiled apart, its file could not be written (a full
+	// disk), so this Runtime compiles it in process from then on, not
+	// apart again to the same end; guarded by r.mu
+	unwritten bool
 }
 
 // Digest is "sha256:" and the hex of the module's bytes.

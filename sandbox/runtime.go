@@ -391,9 +391,6 @@ func (r *Runtime) compile(ctx context.Context, digest string, wasm []byte, probe
 		return nil, err
 	}
 	m.probeMade(pages)
-	if !m.interpret {
-		r.markCached(digest)
-	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if prev, ok := r.modules[digest]; ok {
