@@ -78,11 +78,13 @@ const (
 
 // compileModule compiles code in rt, a runtime of r. With a compile cache
 // on disk, a compile that fails may have failed on the cache rather than
-// on the module: it is done again once the module's entry is written
-// afresh (renewEntry), or, when the cache cannot be written, at once
-// (wazero fails a compile whose entry it cannot write, but keeps what it
-// compiled). Compiling the module on its own tells which failed. It
-// returns ctx's end as the compile's error, for the caller to report.
+// on the module. One that failed only to write the module's file (a full
+// disk) is taken as it is: wazero fails it but keeps what it compiled in
+// memory, where asking again finds it, without compiling. Otherwise the
+// compile is done again once the module's entry is written afresh
+// (renewEntry), or, when the cache cannot be written, at once. Compiling
+// the module on its own tells which failed. It returns ctx's end as the
+// compile's error, for the caller to report.
 func (r *Runtime) compileModule(ctx context.Context, rt wazero.Runtime, code []byte, k runtimeKey) (wazero.CompiledModule, error) {
 	cm, err := rt.CompileModule(ctx, code)
 	if err == nil || ctx.Err() != nil {
@@ -91,12 +93,18 @@ func (r *Runtime) compileModule(ctx context.Context, rt wazero.Runtime, code []b
 	if k.interpret || r.cacheDir == "" {
 		return nil, fmt.Errorf("%w: %v", errInvalidModule, err)
 	}
+	// A damaged file fails again as it is read, which costs no compile.
+	if cm, again := rt.CompileModule(ctx, code); again == nil || ctx.Err() != nil {
+		return cm, again
+	}
+	r.recompiles.Add(1)
 	if err := renewEntry(ctx, r.cacheDir, code, k); err != nil {
 		return nil, fmt.Errorf("%w: %v", errInvalidModule, err)
 	}
 	if cm, err = rt.CompileModule(ctx, code); err == nil || ctx.Err() != nil {
 		return cm, err
 	}
+	r.recompiles.Add(1)
 	if err := compileToCache(ctx, "", code, k); err != nil {
 		return nil, fmt.Errorf("%w: %v", errInvalidModule, err)
 	}

@@ -85,3 +85,17 @@ func TestModuleCompiledApartIntoAFullCacheIsCompiledApartOnceThereIsRoom(t *test
 		t.Error("the module compiled apart with room on the disk is not marked as cached, or its file is not there")
 	}
 }
+
+// Regression: on a full disk a module loaded in process was compiled
+// twice before it ran: wazero failed the compile whose file it could not
+// write, and the compile was done again, in full, to repair a file that
+// was never damaged (renewEntry), though wazero kept the code the first
+// compile made. A compile that failed only to write its file is taken as
+// it is.
+func TestCompileIntoAFullCacheCompilesOnce(t *testing.T) {
+	rt := cacheRuntime(t, fullCache(t))
+	runStart(t, rt)
+	if n := rt.recompiles.Load(); n != 0 {
+		t.Errorf("a module compiled into a full cache was compiled again %d times, want 0", n)
+	}
+}

@@ -55,6 +55,7 @@ type Runtime struct {
 	apartMu     sync.Mutex                   // one compilation apart at a time
 	inFlight    atomic.Int32                 // compilations under way, see Compiling
 	apartRuns   atomic.Int32                 // processes compileApart started (tests count them)
+	recompiles  atomic.Int32                 // compiles done again after one failed (tests count them)
 	alloc       experimental.MemoryAllocator // nil: wazero's own
 	fds         *descriptors                 // what WASI records of instances' descriptors
 	// freeHeap collects garbage and returns the heap's free pages to the
