@@ -327,3 +327,26 @@ func TestStaleRepairDirectoryIsRemoved(t *testing.T) {
 		t.Errorf("a repair directory in use was removed: %v", err)
 	}
 }
+
+// Regression: a module marked as compiled whose file was damaged since
+// (a disk that lost a write at a power cut) was repaired, under a small
+// memory limit (auto), by compiling it cold in this process, past the
+// limit compiling apart is for. The repair is compiled apart, as the
+// first compile was, and the module loaded from the file it writes.
+func TestDamagedEntryUnderASmallMemoryLimitIsRepairedApart(t *testing.T) {
+	for _, d := range entryDamages[:4] { // the files wazero reads and refuses
+		t.Run(d.name, func(t *testing.T) {
+			dir := t.TempDir()
+			runStart(t, cacheRuntime(t, dir))
+			entry, want := cacheEntry(t, dir)
+			d.do(t, entry)
+			rt := cacheRuntime(t, dir)
+			rt.memoryLimit = func() (int64, bool) { return 128 << 20, true }
+			runStart(t, rt)
+			if a, n := rt.apartRuns.Load(), rt.recompiles.Load(); a != 1 || n != 0 {
+				t.Errorf("a damaged file under 128 MiB: %d compiles apart and %d in this process, want 1 and 0", a, n)
+			}
+			entryRewritten(t, entry, want)
+		})
+	}
+}

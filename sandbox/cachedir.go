@@ -83,9 +83,11 @@ const (
 // memory, where asking again finds it, without compiling. Otherwise the
 // compile is done again once the module's entry is written afresh
 // (renewEntry), or, when the cache cannot be written, at once. Compiling
-// the module on its own tells which failed. It returns ctx's end as the
-// compile's error, for the caller to report.
-func (r *Runtime) compileModule(ctx context.Context, rt wazero.Runtime, code []byte, k runtimeKey) (wazero.CompiledModule, error) {
+// the module on its own tells which failed. Under a small memory limit
+// (repairApart not nil, see Runtime.apart) the file is written afresh by
+// a compile apart first, so that this process compiles nothing cold. It
+// returns ctx's end as the compile's error, for the caller to report.
+func (r *Runtime) compileModule(ctx context.Context, rt wazero.Runtime, code []byte, k runtimeKey, repairApart func() error) (wazero.CompiledModule, error) {
 	cm, err := rt.CompileModule(ctx, code)
 	if err == nil || ctx.Err() != nil {
 		return cm, err
@@ -96,6 +98,14 @@ func (r *Runtime) compileModule(ctx context.Context, rt wazero.Runtime, code []b
 	// A damaged file fails again as it is read, which costs no compile.
 	if cm, again := rt.CompileModule(ctx, code); again == nil || ctx.Err() != nil {
 		return cm, again
+	}
+	if repairApart != nil {
+		if err := repairApart(); err != nil {
+			return nil, err
+		}
+		if cm, err = rt.CompileModule(ctx, code); err == nil || ctx.Err() != nil {
+			return cm, err
+		}
 	}
 	r.recompiles.Add(1)
 	if err := renewEntry(ctx, r.cacheDir, code, k); err != nil {

@@ -163,7 +163,14 @@ func readLimit(file string) (int64, bool) {
 // cache on disk, in a program that serves it (ServeCompile), when memory is limited below smallMemory and the cache
 // has not got the module.
 func (r *Runtime) apart(digest string) bool {
-	if r.engine != EngineAuto || r.cacheDir == "" || !servesCompile.Load() || r.cached(digest) {
+	return r.compilesApart() && !r.cached(digest)
+}
+
+// compilesApart reports whether a module this Runtime compiles, rather
+// than loads from the compile cache, is compiled in a process of its own
+// (see apart).
+func (r *Runtime) compilesApart() bool {
+	if r.engine != EngineAuto || r.cacheDir == "" || !servesCompile.Load() {
 		return false
 	}
 	l, ok := r.memoryLimit()

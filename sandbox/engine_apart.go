@@ -110,14 +110,17 @@ func compileInto(dir string, closeOnDone bool, in io.Reader) error {
 // so that what compiling holds is freed when it ends: as m's runtime
 // compiles it, closing an instance when its context ends for a module
 // without stop checks, so that the file written is the one m loads.
-func (r *Runtime) compileApart(ctx context.Context, m *Module, wasm []byte) error {
+//
+// With damaged set, the module's file in the cache failed to load: the
+// process writes it afresh (see compileInto), though the module is marked.
+func (r *Runtime) compileApart(ctx context.Context, m *Module, wasm []byte, damaged bool) error {
 	digest := m.digest
 	r.apartMu.Lock()
 	defer r.apartMu.Unlock()
 	r.mu.Lock()
 	unwritten := m.unwritten
 	r.mu.Unlock()
-	if unwritten || r.cached(digest) {
+	if unwritten || !damaged && r.cached(digest) {
 		return nil
 	}
 	r.restoreCacheDir() // before the process reads from it

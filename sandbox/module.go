@@ -142,7 +142,7 @@ func (m *Module) compileFor(ctx context.Context, rt wazero.Runtime, pages uint32
 	if !m.interpret && m.r.apart(m.digest) {
 		// The cache lost the module since it compiled (see TrimCache):
 		// compiled again as at first.
-		if err := m.r.compileApart(ctx, m, code); err != nil {
+		if err := m.r.compileApart(ctx, m, code, false); err != nil {
 			return nil, err
 		}
 	}
@@ -153,7 +153,11 @@ func (m *Module) compileFor(ctx context.Context, rt wazero.Runtime, pages uint32
 	if big {
 		m.r.freeHeap()
 	}
-	cm, err = m.r.compileModule(cctx, rt, code, runtimeKey{pages: pages, closeOnDone: !m.stops, interpret: m.interpret})
+	var repairApart func() error
+	if !m.interpret && m.r.compilesApart() {
+		repairApart = func() error { return m.r.compileApart(cctx, m, code, true) }
+	}
+	cm, err = m.r.compileModule(cctx, rt, code, runtimeKey{pages: pages, closeOnDone: !m.stops, interpret: m.interpret}, repairApart)
 	if big {
 		m.r.freeHeap()
 	}

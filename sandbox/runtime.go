@@ -372,7 +372,7 @@ func (r *Runtime) compile(ctx context.Context, digest string, wasm []byte, probe
 		return nil, err
 	}
 	if r.apart(digest) {
-		if err := r.compileApart(ctx, m, m.wasm); err != nil {
+		if err := r.compileApart(ctx, m, m.wasm, false); err != nil {
 			return nil, err
 		}
 	}
