@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -97,5 +98,24 @@ func TestCompileIntoAFullCacheCompilesOnce(t *testing.T) {
 	runStart(t, rt)
 	if n := rt.recompiles.Load(); n != 0 {
 		t.Errorf("a module compiled into a full cache was compiled again %d times, want 0", n)
+	}
+}
+
+// Regression: a cold compile cache on a read-only file system (a device
+// image's, not warmed before it shipped) failed every start with "mkdir
+// …: read-only file system", which said nothing of what to do. The error
+// names the cache, and says to use one that can be written.
+func TestColdCacheOnAReadOnlyFileSystemSaysWhatToDo(t *testing.T) {
+	dir := t.TempDir()
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", syscall.MS_RDONLY, "size=1m,mode=0700"); err != nil {
+		t.Skipf("a read-only cache is a tmpfs mounted for the test, which needs root: %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
+	for _, cache := range []string{dir, filepath.Join(dir, "cache")} {
+		_, err := NewRuntime(t.Context(), Config{CacheDir: cache})
+		if err == nil || !strings.Contains(err.Error(), cache) || !strings.Contains(err.Error(), "read-only file system") ||
+			!strings.Contains(err.Error(), "use a compile cache that can be written") {
+			t.Errorf("a cold cache %s on a read-only file system: %v; want it named, the cause, and what to do", cache, err)
+		}
 	}
 }

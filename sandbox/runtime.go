@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -116,6 +118,10 @@ func NewRuntime(ctx context.Context, cfg Config) (*Runtime, error) {
 		return nil, fmt.Errorf("compile cache: %w", err)
 	}
 	clearCacheDir(cfg.CacheDir)
+	if err := os.Mkdir(filepath.Join(cfg.CacheDir, versionDir()), 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		// wazero makes it below, and says only that it could not.
+		return nil, fmt.Errorf("compile cache %s cannot be written (%v): make it writable, or use a compile cache that can be written", cfg.CacheDir, unwrapPath(err))
+	}
 	cache, err := wazero.NewCompilationCacheWithDir(cfg.CacheDir)
 	if err != nil {
 		return nil, fmt.Errorf("compile cache %s: %w", cfg.CacheDir, err)
@@ -135,7 +141,7 @@ func privateDir(dir string) error {
 		if link {
 			return fmt.Errorf("%s is a link to %s, which is no directory: make the directory it links to, or remove the link", dir, target)
 		}
-		return err
+		return fmt.Errorf("%s cannot be made (%v): use a compile cache that can be written", dir, unwrapPath(err))
 	}
 	fi, err := os.Stat(dir)
 	if err != nil {
