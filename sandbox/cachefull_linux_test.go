@@ -119,3 +119,23 @@ func TestColdCacheOnAReadOnlyFileSystemSaysWhatToDo(t *testing.T) {
 		}
 	}
 }
+
+// A module whose file a full cache could not take is kept compiled in
+// memory by Trim: letting go of it would have it compiled again, in
+// process, at the next call, since there is no file to load it from.
+func TestTrimKeepsCodeAFullCacheHasNoFileOf(t *testing.T) {
+	for _, apart := range []bool{false, true} {
+		t.Run(map[bool]string{false: "in process", true: "apart"}[apart], func(t *testing.T) {
+			rt := cacheRuntime(t, fullCache(t))
+			if apart {
+				rt.memoryLimit = func() (int64, bool) { return 128 << 20, true }
+			}
+			m := runStart(t, rt)
+			rt.Trim()
+			if k := rt.Kept(); k.Compiled == 0 {
+				t.Errorf("Trim let go of a module the full cache holds no file of: %+v", k)
+			}
+			runModule(t, m)
+		})
+	}
+}
