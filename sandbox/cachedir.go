@@ -99,11 +99,23 @@ func (r *Runtime) compileModule(ctx context.Context, rt wazero.Runtime, code []b
 	if cm, again := rt.CompileModule(ctx, code); again == nil || ctx.Err() != nil {
 		return cm, again
 	}
+	// load compiles code again, after a repair: taking it from memory
+	// when the compile failed only to write its file.
+	load := func() (wazero.CompiledModule, error) {
+		cm, err := rt.CompileModule(ctx, code)
+		if err == nil || ctx.Err() != nil {
+			return cm, err
+		}
+		if cm, again := rt.CompileModule(ctx, code); again == nil || ctx.Err() != nil {
+			return cm, again
+		}
+		return nil, err
+	}
 	if repairApart != nil {
 		if err := repairApart(); err != nil {
 			return nil, err
 		}
-		if cm, err = rt.CompileModule(ctx, code); err == nil || ctx.Err() != nil {
+		if cm, err = load(); err == nil || ctx.Err() != nil {
 			return cm, err
 		}
 	}
@@ -111,7 +123,7 @@ func (r *Runtime) compileModule(ctx context.Context, rt wazero.Runtime, code []b
 	if err := renewEntry(ctx, r.cacheDir, code, k); err != nil {
 		return nil, fmt.Errorf("%w: %v", errInvalidModule, err)
 	}
-	if cm, err = rt.CompileModule(ctx, code); err == nil || ctx.Err() != nil {
+	if cm, err = load(); err == nil || ctx.Err() != nil {
 		return cm, err
 	}
 	r.recompiles.Add(1)
@@ -126,16 +138,23 @@ func (r *Runtime) compileModule(ctx context.Context, rt wazero.Runtime, code []b
 // dir, and moves what wazero wrote there over the entry (wazero names it
 // for the module, how it is compiled and the machine, so compiling is how
 // to learn its name). It returns the compile's error when the module does
-// not compile on its own. A cache that cannot be written (read-only, or on
-// a full disk, where the directory can be made but not the file) is left
-// to the compile that follows, which meets it.
+// not compile on its own. In a cache that cannot take a fresh file (on a
+// full disk, where the directory can be made but not the file, or none
+// can be made) the entry is removed, as a full file system lets one do,
+// so that the compile that follows compiles the module and keeps it in
+// memory; a read-only cache is left to that compile, which meets it.
 func renewEntry(ctx context.Context, dir string, wasm []byte, k runtimeKey) error {
+	entry := filepath.Join(dir, filepath.FromSlash(entryName(wasm, k.closeOnDone)))
 	tmp, err := os.MkdirTemp(dir, renewPrefix+"*")
 	if err != nil {
+		os.Remove(entry)
 		return nil
 	}
 	defer os.RemoveAll(tmp)
-	if err := compileToCache(ctx, tmp, wasm, k); err != nil && !errors.Is(err, errCacheWrite) {
+	if err := compileToCache(ctx, tmp, wasm, k); errors.Is(err, errCacheWrite) {
+		os.Remove(entry)
+		return nil
+	} else if err != nil {
 		return err
 	}
 	fresh, _ := filepath.Glob(filepath.Join(tmp, "wazero-*", "*"))

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -19,7 +20,14 @@ func fullCache(t *testing.T) string {
 		t.Skipf("a full cache is a tmpfs mounted for the test, which needs root: %v", err)
 	}
 	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
-	f, err := os.Create(filepath.Join(dir, "filler"))
+	fill(t, filepath.Join(dir, "filler"))
+	return dir
+}
+
+// fill writes the file p until its file system is full.
+func fill(t *testing.T, p string) {
+	t.Helper()
+	f, err := os.Create(p)
 	must(t, err)
 	defer f.Close()
 	chunk := make([]byte, 4096)
@@ -28,10 +36,9 @@ func fullCache(t *testing.T) string {
 			if !errors.Is(err, syscall.ENOSPC) {
 				t.Fatalf("fill the cache's file system: %v", err)
 			}
-			break
+			return
 		}
 	}
-	return dir
 }
 
 // Regression: on a full disk, a compile whose file wazero could not write
@@ -136,6 +143,37 @@ func TestTrimKeepsCodeAFullCacheHasNoFileOf(t *testing.T) {
 				t.Errorf("Trim let go of a module the full cache holds no file of: %+v", k)
 			}
 			runModule(t, m)
+		})
+	}
+}
+
+// Regression: a module whose file was damaged while the disk then filled
+// failed every call ("its entry there cannot be written again"): the
+// repair could not write a fresh file, and the damaged one stayed in the
+// way, though a full file system still lets a file be removed. The
+// damaged file is removed, and the module runs, in process or under a
+// small memory limit.
+func TestDamagedEntryInAFullCacheRuns(t *testing.T) {
+	for _, apart := range []bool{false, true} {
+		t.Run(map[bool]string{false: "in process", true: "apart"}[apart], func(t *testing.T) {
+			dir := t.TempDir()
+			if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=1m,mode=0700"); err != nil {
+				t.Skipf("a full cache is a tmpfs mounted for the test, which needs root: %v", err)
+			}
+			t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
+			runStart(t, cacheRuntime(t, dir))
+			entry, want := cacheEntry(t, dir)
+			rewrite(t, entry, func(b []byte) []byte { return b[:len(b)/2] })
+			fill(t, filepath.Join(dir, "filler"))
+			rt := cacheRuntime(t, dir)
+			if apart {
+				rt.memoryLimit = func() (int64, bool) { return 128 << 20, true }
+			}
+			runStart(t, rt)
+			// The file removed, the module's may fit in its room again.
+			if b, err := os.ReadFile(entry); err == nil && !bytes.Equal(b, want) {
+				t.Error("the damaged file is still in the cache")
+			}
 		})
 	}
 }
