@@ -84,10 +84,11 @@ const (
 // compile is done again once the module's entry is written afresh
 // (renewEntry), or, when the cache cannot be written, at once. Compiling
 // the module on its own tells which failed. Under a small memory limit
-// (repairApart not nil, see Runtime.apart) the file is written afresh by
-// a compile apart first, so that this process compiles nothing cold. It
-// returns ctx's end as the compile's error, for the caller to report.
-func (r *Runtime) compileModule(ctx context.Context, rt wazero.Runtime, code []byte, k runtimeKey, repairApart func() error) (wazero.CompiledModule, error) {
+// (repairApart reports it compiled apart, see Runtime.apart) the file is
+// written afresh by a compile apart first, so that this process compiles
+// nothing cold. It returns ctx's end as the compile's error, for the
+// caller to report.
+func (r *Runtime) compileModule(ctx context.Context, rt wazero.Runtime, code []byte, k runtimeKey, repairApart func() (bool, error)) (wazero.CompiledModule, error) {
 	cm, err := rt.CompileModule(ctx, code)
 	if err == nil || ctx.Err() != nil {
 		return cm, err
@@ -111,10 +112,9 @@ func (r *Runtime) compileModule(ctx context.Context, rt wazero.Runtime, code []b
 		}
 		return nil, err
 	}
-	if repairApart != nil {
-		if err := repairApart(); err != nil {
-			return nil, err
-		}
+	if apart, err := repairApart(); err != nil {
+		return nil, err
+	} else if apart {
 		if cm, err = load(); err == nil || ctx.Err() != nil {
 			return cm, err
 		}

@@ -163,7 +163,11 @@ func readLimit(file string) (int64, bool) {
 // cache on disk, in a program that serves it (ServeCompile), when memory is limited below smallMemory and the cache
 // has not got the module.
 func (r *Runtime) apart(digest string) bool {
-	return r.compilesApart() && !r.cached(digest)
+	if r.engine != EngineAuto || r.cacheDir == "" || !servesCompile.Load() || r.cached(digest) {
+		return false
+	}
+	l, ok := r.memoryLimit()
+	return ok && l < smallMemory
 }
 
 // compilesApart reports whether a module this Runtime compiles, rather

@@ -153,9 +153,12 @@ func (m *Module) compileFor(ctx context.Context, rt wazero.Runtime, pages uint32
 	if big {
 		m.r.freeHeap()
 	}
-	var repairApart func() error
-	if !m.interpret && m.r.compilesApart() {
-		repairApart = func() error { return m.r.compileApart(cctx, m, code, true) }
+	// Looked at only when the module's file fails to load.
+	repairApart := func() (bool, error) {
+		if m.interpret || !m.r.compilesApart() {
+			return false, nil
+		}
+		return true, m.r.compileApart(cctx, m, code, true)
 	}
 	cm, err = m.r.compileModule(cctx, rt, code, runtimeKey{pages: pages, closeOnDone: !m.stops, interpret: m.interpret}, repairApart)
 	if big {
