@@ -198,8 +198,9 @@ func sameFile(path string, f *os.File) (same bool, dev, ino uint64) {
 const lockSettle = 2 * time.Second
 
 // lockDir takes the lock in dir, making dir if need be, without waiting on
-// a live holder (but gc glancing at a dir with no agent, glancedByGC, for
-// up to lockSettle), and writes this process in as the holder, with a new
+// a live holder (but, for up to lockSettle, gc glancing at a dir with no
+// agent, glancedByGC, and a command that holds an agent for a moment,
+// heldForAMoment), and writes this process in as the holder, with a new
 // epoch. A dir it made and did not lock is removed again.
 func lockDir(agent, dir string, h Holder) (l *fileLock, err error) {
 	made := false
@@ -208,6 +209,7 @@ func lockDir(agent, dir string, h Holder) (l *fileLock, err error) {
 			os.Remove(dir) // only if it is still empty
 		}
 	}()
+	var waited error // the holder waited for, refused with if it stays
 	for deadline := time.Now().Add(lockSettle); time.Now().Before(deadline); {
 		switch err := os.Mkdir(dir, 0o700); {
 		case err == nil:
@@ -216,8 +218,8 @@ func lockDir(agent, dir string, h Holder) (l *fileLock, err error) {
 			return nil, fmt.Errorf("lock agent %q: %w", agent, err)
 		}
 		l, retry, err := tryLock(agent, dir)
-		if glancedByGC(err, dir) {
-			retry, err = true, nil
+		if glancedByGC(err, dir) || heldForAMoment(err) {
+			waited, retry, err = err, true, nil
 		}
 		if err != nil || !retry {
 			if err == nil {
@@ -228,7 +230,29 @@ func lockDir(agent, dir string, h Holder) (l *fileLock, err error) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+	if waited != nil {
+		return nil, waited
+	}
 	return nil, &LockedError{Agent: agent}
+}
+
+// heldForAMoment reports whether err is the lock of an agent held by a
+// command that looks at it and lets go, which another command waits for
+// rather than fail: `cairn gc` (run from cron, say, while agents are
+// forked and resumed), a snapshot (of a fork's source), an undo, a
+// decision, a look at a workflow. A holder that makes an agent (a fork,
+// an import, a fresh start) is not waited for: one of two makers of an id
+// fails at once.
+func heldForAMoment(err error) bool {
+	var le *LockedError
+	if !errors.As(err, &le) {
+		return false
+	}
+	switch le.Holder.Run {
+	case "gc", "snapshot", "undo", "decide", "workflow status":
+		return true
+	}
+	return false
 }
 
 // glancedByGC reports whether err is the lock of dir held by `cairn gc`
