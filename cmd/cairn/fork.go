@@ -92,6 +92,19 @@ func forkError(err error) error {
 // them. A failed fork leaves nothing (Engine.Fork), so it can be tried
 // again.
 func forkAt(ctx context.Context, eng *host.Engine, opts host.ForkOptions) (*host.Forked, error) {
+	st, err := forkTrying(ctx, eng, opts)
+	if err != nil && opts.Past && errors.Is(err, checkpoint.ErrNotFound) && eng.Store().Exists(opts.ID) {
+		// A blob the round's workspace is made from is gone (removed by
+		// hand, a damaged disk): the store is damaged, not the command
+		// line wrong, which ErrNotFound's exit code would say.
+		return nil, fmt.Errorf("%v; the store has lost a file that the workspace of round %d is made from, so it cannot be rebuilt: "+
+			"restore the store's blobs from a backup, or fork at another round", err, opts.AtRound)
+	}
+	return st, err
+}
+
+// forkTrying is forkAt, trying again as forkAt says.
+func forkTrying(ctx context.Context, eng *host.Engine, opts host.ForkOptions) (*host.Forked, error) {
 	for tries := 1; ; tries++ {
 		st, err := eng.Fork(ctx, opts)
 		if err == nil || !opts.Past || !errors.Is(err, checkpoint.ErrNotFound) || tries == 3 {
