@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/cairnrun/cairn/checkpoint/conversation"
+	"github.com/cairnrun/cairn/internal/fileowner"
 
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/sandbox/overlay"
@@ -71,20 +72,19 @@ func (e *Engine) checkStaging() error {
 	if _, ok := e.store.(interface{ Dir() string }); ok {
 		return nil
 	}
-	dir := stagingBase()
-	target, err := os.Readlink(dir)
-	link := err == nil
-	if link {
-		dir = fmt.Sprintf("%s (a link to %s)", dir, target)
+	base := stagingBase()
+	dir := base
+	if target, err := os.Readlink(base); err == nil {
+		dir = fmt.Sprintf("%s (a link to %s)", base, target)
 	}
-	if err := os.MkdirAll(stagingBase(), 0o700); err != nil {
+	if err := os.MkdirAll(base, 0o700); err != nil {
 		return fmt.Errorf("staging: %s: %w", dir, err)
 	}
-	fi, err := os.Stat(stagingBase())
+	fi, err := os.Stat(base)
 	if err != nil {
 		return fmt.Errorf("staging: %w", err)
 	}
-	switch uid, ok := ownerOf(fi); {
+	switch uid, ok := fileowner.UID(fi); {
 	case fi.Mode().Perm()&0o022 != 0:
 		return fmt.Errorf("staging: %s can be written by other users (mode %v), who could change the changes staged and kept in it: "+
 			"remove it, or make it private with chmod 700 if it is your own, or set TMPDIR to a directory of your own", dir, fi.Mode().Perm())

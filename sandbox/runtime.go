@@ -16,6 +16,7 @@ import (
 	"github.com/tetratelabs/wazero/experimental"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/cairnrun/cairn/internal/fileowner"
 	"github.com/cairnrun/cairn/sandbox/internal/wasmcode"
 )
 
@@ -147,7 +148,7 @@ func privateDir(dir string) error {
 	if err != nil {
 		return err
 	}
-	switch uid, ok := ownerOf(fi); {
+	switch uid, ok := fileowner.UID(fi); {
 	case fi.Mode().Perm()&0o022 != 0 && link:
 		return fmt.Errorf("%s is a link to %s, which can be written by others (mode %v): point the link at a directory of your own", dir, target, fi.Mode().Perm())
 	case fi.Mode().Perm()&0o022 != 0:
