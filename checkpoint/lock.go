@@ -198,10 +198,10 @@ func sameFile(path string, f *os.File) (same bool, dev, ino uint64) {
 const lockSettle = 2 * time.Second
 
 // lockDir takes the lock in dir, making dir if need be, without waiting on
-// a live holder (but, for up to lockSettle, gc glancing at a dir with no
-// agent, glancedByGC, and a command that holds an agent for a moment,
-// heldForAMoment), and writes this process in as the holder, with a new
-// epoch. A dir it made and did not lock is removed again.
+// a live holder (but, for up to lockSettle, on a command that holds an
+// agent for a moment, heldForAMoment), and writes this process in as the
+// holder, with a new epoch. A dir it made and did not lock is removed
+// again.
 func lockDir(agent, dir string, h Holder) (l *fileLock, err error) {
 	made := false
 	defer func() {
@@ -218,7 +218,7 @@ func lockDir(agent, dir string, h Holder) (l *fileLock, err error) {
 			return nil, fmt.Errorf("lock agent %q: %w", agent, err)
 		}
 		l, retry, err := tryLock(agent, dir)
-		if glancedByGC(err, dir) || heldForAMoment(err) {
+		if heldForAMoment(err) {
 			waited, retry, err = err, true, nil
 		}
 		if err != nil || !retry {
@@ -239,10 +239,11 @@ func lockDir(agent, dir string, h Holder) (l *fileLock, err error) {
 // heldForAMoment reports whether err is the lock of an agent held by a
 // command that looks at it and lets go, which another command waits for
 // rather than fail: `cairn gc` (run from cron, say, while agents are
-// forked and resumed), a snapshot (of a fork's source), an undo, a
-// decision, a look at a workflow. A holder that makes an agent (a fork,
-// an import, a fresh start) is not waited for: one of two makers of an id
-// fails at once.
+// forked and resumed; it locks every directory under agents/, one a fork
+// or a first run has just made for a new agent too), a snapshot (of a
+// fork's source), an undo, a decision, a look at a workflow. A holder
+// that makes an agent (a fork, an import, a fresh start) is not waited
+// for: one of two makers of an id fails at once.
 func heldForAMoment(err error) bool {
 	var le *LockedError
 	if !errors.As(err, &le) {
@@ -253,16 +254,6 @@ func heldForAMoment(err error) bool {
 		return true
 	}
 	return false
-}
-
-// glancedByGC reports whether err is the lock of dir held by `cairn gc`
-// while dir holds no agent yet: gc locks every directory under agents/,
-// one that a fork or a first run has just made for a new agent and not
-// locked yet too, and lets go of it at once, having nothing to collect
-// of it. Its maker waits for that, as for a lock that looks free.
-func glancedByGC(err error, dir string) bool {
-	var le *LockedError
-	return errors.As(err, &le) && le.Holder.Run == "gc" && !hasState(dir)
 }
 
 // tryLock takes the directory's flock, then the lock file's, and checks
