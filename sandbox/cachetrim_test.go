@@ -286,9 +286,9 @@ func TestCacheBoundOfOneProcessCostsAnotherACompile(t *testing.T) {
 // Regression: the bound was kept only by a compile that wrote a file into
 // the cache, so a cache past a bound lowered since (CAIRN_CACHE_MAX set
 // on a device whose cache was full) stayed past it while every module
-// was loaded from it. A process that only loads trims it once its loads
-// have ended: the files used least recently go, never one it loaded nor
-// one used in the last ten minutes.
+// was loaded from it. A process that only loads trims it as its Runtime
+// closes: the files used least recently go, never one it loaded nor one
+// used in the last ten minutes.
 func TestCachePastALoweredBoundIsTrimmedByAProcessThatOnlyLoads(t *testing.T) {
 	dir := t.TempDir()
 	start := entryOf(t, dir, compileWait(t, boundedRuntime(t, dir, -1), "start"))
@@ -300,16 +300,18 @@ func TestCachePastALoweredBoundIsTrimmedByAProcessThatOnlyLoads(t *testing.T) {
 
 	rt := boundedRuntime(t, dir, 3<<19)
 	m := compileWait(t, rt, "start")
+	runModule(t, m)
+	must(t, rt.Close(context.Background()))
 	if exists(oldest) || exists(old) || !exists(recent) || !exists(start) {
 		t.Fatalf("after a load from a cache past its bound: oldest %v, old %v, used 5 minutes ago %v, the file loaded %v; want the oldest two gone",
 			exists(oldest), exists(old), exists(recent), exists(start))
 	}
-	runModule(t, m)
 }
 
-// The trim after a process's loads waits for every load under way: a
-// module loaded at the same time as another is kept, not removed between
-// the other's load and its own, which would cost compiling it again.
+// The trim of a process that only loads waits for every load: a module
+// loaded at the same time as another is kept, not removed between the
+// other's load and its own, which would cost compiling it again (a trim
+// as soon as the loads under way had ended did so, one run in ten).
 func TestCacheTrimAfterLoadsKeepsEveryModuleLoadedAtOnce(t *testing.T) {
 	dir := t.TempDir()
 	first := boundedRuntime(t, dir, -1)
@@ -334,7 +336,7 @@ func TestCacheTrimAfterLoadsKeepsEveryModuleLoadedAtOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rt.bg.Wait()
+	must(t, rt.Close(context.Background()))
 	for _, f := range files {
 		var st unix.Stat_t
 		if err := unix.Lstat(f, &st); err != nil || st.Ino != inodes[f] {

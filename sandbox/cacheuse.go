@@ -20,11 +20,9 @@ type diskCache struct {
 	// version, not knowing which it loaded.
 	unknown  atomic.Bool
 	trimming sync.Mutex // one TrimCache at a time
-	// touching counts the loads whose work in the background (loaded)
-	// has not ended; checked is set once the cache's size was looked at
-	// after this process's first loads ended (see boundAfterLoads).
-	touching atomic.Int32
-	checked  atomic.Bool
+	// checked is set once the cache's size was looked at as the Runtime
+	// closed (see boundAtClose).
+	checked atomic.Bool
 }
 
 // loaded notes, in the background, that the module's code, compiled as
@@ -43,8 +41,7 @@ func (r *Runtime) loaded(m *Module, code []byte, closeOnDone bool, start time.Ti
 		start = m.born // a first load: compiling apart wrote the file since
 	}
 	r.mu.Unlock()
-	r.disk.touching.Add(1)
-	if !r.background(func() {
+	r.background(func() {
 		if entry == "" {
 			entry = entryName(code, closeOnDone)
 			r.mu.Lock()
@@ -52,12 +49,7 @@ func (r *Runtime) loaded(m *Module, code []byte, closeOnDone bool, start time.Ti
 			r.mu.Unlock()
 		}
 		r.touchEntry(m.digest, entry, start)
-		if r.disk.touching.Add(-1) == 0 && r.inFlight.Load() == 0 {
-			r.boundAfterLoads()
-		}
-	}) {
-		r.disk.touching.Add(-1)
-	}
+	})
 }
 
 // touchEntry is the work of loaded, for the file entry.
@@ -106,26 +98,22 @@ func (r *Runtime) boundCache() {
 	TrimCache(r.cacheDir, CacheTrim{Max: r.disk.max, keep: keep, keepVersion: r.disk.unknown.Load()})
 }
 
-// boundAfterLoads keeps the compile cache under its bound once, when this
-// process's first loads from it have ended (no compile in flight, no
-// load's work left), if its compiled files take more than the bound: a
-// bound lowered since the cache filled (CAIRN_CACHE_MAX) is kept by a
-// process that only loads, which writes no file for boundCache to follow.
-// Looking costs reading the cache's directories, in the background; the
-// modules this process loaded are known by then, and kept.
-func (r *Runtime) boundAfterLoads() {
-	if r.cacheDir == "" || r.disk.max < 0 || r.disk.checked.Load() {
+// boundAtClose keeps the compile cache under its bound once, as the
+// Runtime closes, if its compiled files take more than the bound and this
+// process loaded a module from it: a bound lowered since the cache filled
+// (CAIRN_CACHE_MAX) is kept by a process that only loads, which writes no
+// file for boundCache to follow. By then every module the process loaded
+// is known, and kept; a trim as soon as the loads under way had ended
+// could come between one module's load and the next one's, and remove
+// the next one's file, which then had to be compiled again.
+func (r *Runtime) boundAtClose() {
+	if r.cacheDir == "" || r.disk.max < 0 || !r.disk.checked.CompareAndSwap(false, true) {
 		return
 	}
 	r.disk.mu.Lock()
 	loaded := len(r.disk.loaded) > 0
 	r.disk.mu.Unlock()
-	if !loaded && !r.disk.unknown.Load() || !r.disk.checked.CompareAndSwap(false, true) {
-		return
+	if (loaded || r.disk.unknown.Load()) && compiledSize(r.cacheDir) > r.disk.max {
+		r.boundCache()
 	}
-	r.background(func() {
-		if compiledSize(r.cacheDir) > r.disk.max {
-			r.boundCache()
-		}
-	})
 }

@@ -27,10 +27,10 @@ type Config struct {
 	// compiled code in it runs in this process.
 	CacheDir string
 	// CacheMax bounds the compiled code the cache on disk keeps: once a
-	// compile writes a file into it, and once the first modules loaded
-	// from it are loaded, if its files take more bytes than this, those
-	// used least recently are removed, but those this process loaded
-	// (see TrimCache). 0 is DefaultCacheMax; negative, no bound.
+	// compile writes a file into it, and when a Runtime that loaded
+	// modules from it closes, if its files take more bytes than this,
+	// those used least recently are removed, but those this process
+	// loaded (see TrimCache). 0 is DefaultCacheMax; negative, no bound.
 	CacheMax int64
 	// Limits of what compiling a module may cost, checked before it is
 	// decoded: its size in bytes, its number of functions, the code of
@@ -168,6 +168,7 @@ func (r *Runtime) Close(ctx context.Context) error {
 	r.closed = true
 	r.mu.Unlock()
 	r.bg.Wait()
+	r.boundAtClose()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, rt := range r.runtimes {
@@ -350,11 +351,7 @@ func limitOf(probeAt func() uint32) uint32 {
 
 func (r *Runtime) compile(ctx context.Context, digest string, wasm []byte, probeAt func() uint32) (*Module, error) {
 	r.inFlight.Add(1)
-	defer func() {
-		if r.inFlight.Add(-1) == 0 && r.disk.touching.Load() == 0 {
-			r.boundAfterLoads()
-		}
-	}()
+	defer r.inFlight.Add(-1)
 	r.mu.Lock()
 	m, ok := r.modules[digest]
 	r.mu.Unlock()
