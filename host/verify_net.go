@@ -215,16 +215,27 @@ func replayNet(n *netReplay) func(conversation.ToolCall, sandbox.Net) *netJourna
 	}
 }
 
-// withoutSecrets is ref with no secrets in its network grant: a replay
-// sends nothing, so it needs none, and they need not be set.
+// withoutSecrets is ref with no secret values in its network grant: a
+// replay sends nothing, so it needs none, and their variables need not be
+// set. Each secret keeps its host and header, with a value read from no
+// variable: the grant refuses what it refused when the call ran (a plain
+// http request that would carry the secret), and counts it among the
+// call's refusals as the journal did.
 func withoutSecrets(ref ToolRef) ToolRef {
 	if ref.Grant == nil || ref.Grant.Net == nil || len(ref.Grant.Net.Secrets) == 0 {
 		return ref
 	}
 	g := *ref.Grant
 	net := *g.Net
-	net.Secrets = nil
+	net.Secrets = make([]NetSecret, len(g.Net.Secrets))
+	for i, s := range g.Net.Secrets {
+		net.Secrets[i] = NetSecret{Host: s.Host, Header: s.Header, Value: unsetSecret}
+	}
 	g.Net = &net
 	ref.Grant = &g
 	return ref
 }
+
+// unsetSecret is a secret's value in the grant verify asks: no request
+// is sent with it, and no variable is read for it.
+const unsetSecret = "not-sent-by-verify"

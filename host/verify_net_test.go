@@ -140,3 +140,34 @@ func TestVerifyRefusalsPastTheJournaledOnes(t *testing.T) {
 		t.Fatalf("divergences %v", divs)
 	}
 }
+
+// Regression: verify built the call's grant without its secrets, so a
+// plain-http request that would have carried one, which the live grant
+// refused, was admitted there and not counted as a refusal: a call with
+// more refusals than its journal keeps (maxJournaledRefusals) then
+// verified as "the call sent more requests than were recorded". The
+// grant verify asks refuses such a request as the live one did, with
+// the secret's variable unset.
+func TestVerifyCountsClearTextRefusalsAsTheGrantDid(t *testing.T) {
+	s := newNetServer(t)
+	t.Setenv("CAIRN_TEST_VERIFY_CLEARTEXT", "tok-9f3c1d2e")
+	af := rawAgent(t, fmt.Sprintf(`{net: {allow: ["api.example", "%s"], secrets: [{host: api.example, header: X-Key, value: "${CAIRN_TEST_VERIFY_CLEARTEXT}"}]}}`, s.hostPort()),
+		fmt.Sprintf(`{requests: [{url: "http://api.example/", repeat: 3}, {url: "http://127.0.0.2:1/", pad: 1, repeat: 66}, {url: "%s/after"}]}`, s.URL))
+	eng, store := fileEngine(t)
+	var events []Event
+	if _, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "cleartext", Prompt: "go",
+		OnEvent: func(e Event) { events = append(events, e) }}); err != nil {
+		t.Fatal(err)
+	}
+	if out := toolEnds(events)[0].Output; !strings.HasSuffix(out, "200 GET /after \n") || strings.Count(out, "in clear text") != 3 {
+		t.Fatalf("the call answered %q", out)
+	}
+	if exs := exchangesOf(t, store, "cleartext"); len(exs) != maxJournaledRefusals+1 {
+		t.Fatalf("%d exchanges journaled, want %d", len(exs), maxJournaledRefusals+1)
+	}
+	os.Unsetenv("CAIRN_TEST_VERIFY_CLEARTEXT")
+	rep, err := eng.Verify(context.Background(), "cleartext", VerifyOptions{})
+	if err != nil || rep.Diverged != 0 || rep.Calls[0].Status != VerifyMatch {
+		t.Fatalf("verify: %v\n%+v", err, rep)
+	}
+}
