@@ -35,8 +35,9 @@ const maxJournaledRefusals = 64
 //	refused by the grant: a refused record; nothing was sent
 //	otherwise: a requesting record, durable, before the request is sent;
 //	    then the response body kept as a blob (up to maxKeptResponse),
-//	    durable, and a received (or failed) record, durable, before the
-//	    guest sees the response; or, for a request the Net says reached
+//	    durable, and a received (or failed, with the bytes of the body
+//	    read before it failed) record, durable, before the guest sees
+//	    the response; or, for a request the Net says reached
 //	    no peer (netguard.ErrRefused at connect time, netguard.ErrNotSent:
 //	    a refused connection, a name that does not resolve), a refused
 //	    record: nothing of it was sent
@@ -112,11 +113,12 @@ func (j *netJournal) RoundTrip(ctx context.Context, req *sandbox.NetRequest) (*s
 	if err := j.write(j.record(ex)); err != nil {
 		return nil, fmt.Errorf("the request was not sent: journal it: %w", err)
 	}
-	start := time.Now()
+	start, read := time.Now(), j.bodyBytesRead()
 	resp, err := j.inner.RoundTrip(ctx, req)
 	ex.DurationMS = float64(time.Since(start).Microseconds()) / 1000
 	if err != nil {
 		ex.Step, ex.Error = conversation.ExchangeFailed, j.errorText(err, req.URL, ex.URL)
+		ex.ResponseSize = j.bodyBytesRead() - read // received, and not given to the guest
 		if errors.Is(err, netguard.ErrRefused) || errors.Is(err, netguard.ErrNotSent) {
 			ex.Step = conversation.ExchangeRefused // nothing of it reached the peer
 		}
@@ -127,6 +129,16 @@ func (j *netJournal) RoundTrip(ctx context.Context, req *sandbox.NetRequest) (*s
 		return nil, j.end(ex, outcome(ex), err)
 	}
 	return resp, j.end(ex, outcome(ex), nil)
+}
+
+// bodyBytesRead is how many bytes of response bodies the call's Net has
+// read from the network, whether or not they reached the guest; 0 for a
+// Net that does not count them.
+func (j *netJournal) bodyBytesRead() int64 {
+	if c, ok := j.inner.(*netguard.Client); ok {
+		return c.Received
+	}
+	return 0
 }
 
 // received fills in the response and keeps its body.
