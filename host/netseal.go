@@ -46,6 +46,22 @@ func addExchange(list []SealedExchange, ex conversation.Exchange) []SealedExchan
 	return list
 }
 
+// endExchange folds one exchange record into a call's exchanges, each as
+// it ended: a closing record leaves out the request, which the record
+// before it (requesting) carries.
+func endExchange(list []conversation.Exchange, ex conversation.Exchange) []conversation.Exchange {
+	i := len(list) - 1
+	if i < 0 || list[i].Seq != ex.Seq {
+		return append(list, ex)
+	}
+	req := list[i]
+	list[i] = ex
+	if ex.RequestHeader == nil && ex.RequestDigest == "" && ex.RequestSize == 0 {
+		list[i].RequestHeader, list[i].RequestDigest, list[i].RequestSize = req.RequestHeader, req.RequestDigest, req.RequestSize
+	}
+	return list
+}
+
 // sentExchanges are those that may have reached the remote side.
 func sentExchanges(net []SealedExchange) []SealedExchange {
 	var out []SealedExchange

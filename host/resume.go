@@ -530,7 +530,7 @@ func (r *run) settle(ctx context.Context, rec *checkpoint.Recovered, report resu
 		}
 		recs = append(recs, checkpoint.Record{Type: checkpoint.RecResult, Time: now(), Round: round,
 			Call: s.Call, Tool: s.Tool, Result: &checkpoint.Result{Output: s.message(), IsError: true, Sealed: true,
-				EffectsUnknown: s.Effects == EffectsUnknown}})
+				EffectsUnknown: s.Effects == EffectsUnknown, Net: s.exchanges}})
 	}
 	if err := r.log.Append(recs...); err != nil {
 		return err

@@ -30,6 +30,10 @@ type Seal struct {
 	// the result that says so, in a round still open (it stopped again,
 	// awaiting approval of another call, or paused).
 	Earlier bool `json:"earlier,omitempty"`
+	// exchanges are the call's exchanges, each as the journal left it,
+	// for the sealed result: what it sent counts and is shown as a
+	// finished call's does.
+	exchanges []conversation.Exchange
 }
 
 // Effects of a call.
@@ -50,10 +54,12 @@ func (r *run) inspect(rec *checkpoint.Recovered) resumeReport {
 	}
 	finished, sealed := map[string]bool{}, map[string]bool{}
 	exchanges := map[string][]SealedExchange{}
+	journaled := map[string][]conversation.Exchange{}
 	for _, t := range rec.Tail {
 		switch t.Type {
 		case checkpoint.RecExchange:
 			exchanges[t.Call] = addExchange(exchanges[t.Call], *t.Exchange)
+			journaled[t.Call] = endExchange(journaled[t.Call], *t.Exchange)
 		case checkpoint.RecPhase:
 			report.last[t.Call] = t
 		case checkpoint.RecResult:
@@ -79,7 +85,9 @@ func (r *run) inspect(rec *checkpoint.Recovered) resumeReport {
 			if p == "" {
 				p = checkpoint.PhasePending
 			}
-			report.Sealed = append(report.Sealed, r.seal(c, p, exchanges[c.ID]))
+			s := r.seal(c, p, exchanges[c.ID])
+			s.exchanges = journaled[c.ID]
+			report.Sealed = append(report.Sealed, s)
 		}
 	}
 	return report

@@ -138,6 +138,24 @@ tools:
 	if err != nil || !strings.Contains(string(logOut), "net GET "+s.URL+"/ok → 200, 2 bytes") {
 		t.Errorf("cairn log does not list the kept call's request: %v\n%s", err, logOut)
 	}
+	// Regression: the sealed call's result kept none of its exchanges, so
+	// the POST it sent was in neither the log nor the agent's usage.
+	if !strings.Contains(string(logOut), "net POST "+s.URL+"/hang → sent, response not received") {
+		t.Errorf("cairn log does not list the sealed call's request:\n%s", logOut)
+	}
+	showJSON, err := exec.Command(bin, "show", "--json", "--store", store, "n").Output()
+	var shown struct {
+		Usage struct {
+			NetRequests  int64 `json:"net_requests"`
+			NetSentBytes int64 `json:"net_sent_bytes"`
+		} `json:"usage"`
+	}
+	if err != nil || json.Unmarshal(showJSON, &shown) != nil {
+		t.Fatalf("cairn show --json: %v\n%s", err, showJSON)
+	}
+	if u := shown.Usage; u.NetRequests != 2 || u.NetSentBytes != int64(len("order-1")) {
+		t.Errorf("the agent's usage counts %d requests, %d bytes sent; want 2 and the POST's body\n%s", u.NetRequests, u.NetSentBytes, showJSON)
+	}
 	if s.count("GET /ok") != 1 || s.count("POST /hang") != 1 {
 		t.Fatalf("the server saw %v; every request once", s.hits)
 	}
