@@ -304,10 +304,11 @@ func (r *runner) runAgent(ctx context.Context, j job, onEvent host.EventFunc) (*
 		upgrade := j.step.Kind() == "agent" && !rec.Interrupted() && rec.State.Status == checkpoint.StatusFailed
 		// A delegation step's agent is bound by its parent file's approval
 		// rules and limits, continued as when it was made: its definition
-		// keeps the file; one a cairn that did not keep it made is given
-		// the file as it is now.
+		// keeps the file, and the file on disk, which may have changed or
+		// gone since, is not read; one a cairn that did not keep it made
+		// is given the file as it is now.
 		var above *host.AgentFile
-		if j.step.Kind() == "delegate" {
+		if j.step.Kind() == "delegate" && len(rec.State.Definition.Above) == 0 {
 			if above, err = host.LoadAgentFile(r.flow.Path(j.step.Parent)); err != nil {
 				return nil, err
 			}
