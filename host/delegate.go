@@ -248,6 +248,13 @@ func (r *run) runChild(ctx context.Context, sub *subAgent, id, task string, s *s
 		if p := rec.State.Parent; p == nil || *p != s.lineage {
 			return nil, &foreignChildError{id: id, root: r.rootID(), want: s.lineage, got: p}
 		}
+		if made, ok := taskOf(rec); ok && made != task {
+			// Its lineage is this delegation's, but an earlier agent of
+			// the parent's id made it (that agent's state was removed
+			// and the id made anew, as a retried workflow step is): its
+			// answer is to another task.
+			return nil, &foreignChildError{id: id, root: r.rootID(), want: s.lineage, got: rec.State.Parent, task: made}
+		}
 		if !rec.Interrupted() && rec.State.Status == checkpoint.StatusDone {
 			return &Result{Agent: id, Status: StatusDone}, nil // its answer is in its state
 		}
@@ -259,6 +266,26 @@ func (r *run) runChild(ctx context.Context, sub *subAgent, id, task string, s *s
 		opts.Fresh = true
 	}
 	return r.engine.Run(ctx, opts)
+}
+
+// taskOf is the task a sub-agent was made with: its first prompt, kept in
+// its state until its first run starts, then in its conversation or its
+// interrupted round; ok is false for one that has none yet.
+func taskOf(rec *checkpoint.Recovered) (task string, ok bool) {
+	if rec.State.Prompt != "" {
+		return rec.State.Prompt, true
+	}
+	for _, m := range rec.State.Messages {
+		if m.Role == conversation.RoleUser && !m.Note {
+			return m.Text, true
+		}
+	}
+	for _, t := range rec.Tail {
+		if t.Type == checkpoint.RecUser && t.Message != nil && !t.Message.Note {
+			return t.Message.Text, true
+		}
+	}
+	return "", false
 }
 
 // neverPrompted reports whether a sub-agent stopped before its task
@@ -440,9 +467,18 @@ type foreignChildError struct {
 	id, root string
 	want     checkpoint.Parent
 	got      *checkpoint.Parent
+	// task is, of a child whose lineage is the delegation's, the other
+	// task it was made with.
+	task string
 }
 
 func (e *foreignChildError) Error() string {
+	if e.task != "" {
+		return fmt.Sprintf("agent %s is not the sub-agent this delegation made: its lineage is this delegation's (parent %s, call %s, name %s), "+
+			"but it was made for another task (%q), so an earlier agent of the id %s made it; it is left as it was and its answer is not taken: "+
+			"take it out of the store, then `cairn resume %s` (the delegation then makes its sub-agent anew, for this task)",
+			e.id, e.want.Agent, e.want.Call, e.want.Name, clip(e.task, 200), e.want.Agent, e.root)
+	}
 	got := "it has no parent"
 	if e.got != nil {
 		got = fmt.Sprintf("its lineage is parent %s, call %s, name %s", e.got.Agent, e.got.Call, e.got.Name)
