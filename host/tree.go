@@ -273,6 +273,10 @@ func (r *run) forward(e Event) {
 func (r *run) committed(round int, results []callResult) {
 	r.emitTodos(round, results)
 	r.forgetDelegations(round, results)
+	// The round a resume found interrupted is the first this run commits:
+	// what it had spent is in the state now, and a tree made after this
+	// (newTree) must not count it again.
+	r.spent = conversation.Usage{}
 	if r.tree == nil {
 		return
 	}

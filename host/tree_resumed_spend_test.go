@@ -1,0 +1,75 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strconv"
+	"testing"
+)
+
+// Regression: a resume counted what the round it found interrupted had
+// spent into the tree's budget as the tree was made, at the run's first
+// delegation; when that round committed first (it asked for no
+// delegation: its call awaited approval) and a later round delegated, the
+// state held that spend already and the tree counted it twice, so a
+// child stopped on a budget its tree had not used ("the tree of lead
+// reached max_tokens"), saying more tokens were used than were.
+func TestTreeCountsAResumedRoundsSpendOnce(t *testing.T) {
+	eng, store := fileEngine(t)
+	af := teamIn(t, fmt.Sprintf(`
+name: lead
+model: {provider: script, script: script.yaml}
+workspace: workspace
+tools: [{module: builtin, only: [write_file]}]
+limits: {max_tokens: %d} # the resume lowers it
+approvals: [{tool: write_file, action: ask}]
+agents:
+  - name: kid
+    description: counts
+    model: {provider: script, script: kid.yaml}
+    tools: [{module: builtin, only: [write_file]}]
+    approvals: []
+`, 100000), `
+turns:
+  - tool_calls: [{name: write_file, input: {path: plan.txt, content: "a plan, long enough to cost a few tokens of the tree's budget"}}]
+  - tool_calls: [{name: delegate, input: {agent: kid, task: count}}]
+  - text: parent done
+`, map[string]string{"kid.yaml": "turns:\n  - text: kid done\n"})
+	res, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "lead", Prompt: "go"})
+	must(t, err)
+	if res.Status != StatusAwaitingApproval {
+		t.Fatalf("run: %+v", res)
+	}
+	must(t, eng.Decide(context.Background(), "lead", "call_1_0", Decision{Approved: true}))
+	// The budget the tree has left for the kid: the tree's total when it
+	// starts is lead's round 1, once.
+	rec, err := store.Read("lead")
+	must(t, err)
+	turn1 := tailSpend(rec.Tail).Total()
+	if turn1 == 0 {
+		t.Fatal("round 1's turn cost nothing: the test needs it to")
+	}
+	var seen []string
+	res, err = eng.Resume(context.Background(), ResumeOptions{ID: "lead", Limits: RunLimits{MaxTokens: turn1 + turn1/2},
+		OnEvent: func(e Event) {
+			if e.Type == EventRunEnd {
+				seen = append(seen, e.Agent+": "+string(e.Status)+" "+e.Reason)
+			}
+		}})
+	must(t, err)
+	for _, s := range seen {
+		if m := regexp.MustCompile(`the tree of lead reached max_tokens \((\d+) used of`).FindStringSubmatch(s); m != nil {
+			if n, _ := strconv.ParseInt(m[1], 10, 64); n >= 2*turn1 {
+				t.Errorf("%s: the tree counted %d tokens, where lead's round 1 cost %d and the kid had run no round", s, n, turn1)
+			}
+		}
+	}
+	if res.Status != StatusDone && res.Status != StatusPaused {
+		t.Fatalf("resume: %+v", res)
+	}
+	kid, err := store.Read(childID("lead", "kid", "call_2_0"))
+	if err != nil || kid.State.Round == 0 {
+		t.Fatalf("the kid ran no round (%v) under a budget that left it %d tokens; the ends: %q", err, turn1/2, seen)
+	}
+}
