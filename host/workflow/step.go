@@ -227,12 +227,25 @@ func (r *runner) vanished(j job) string {
 // tree stopped it, the reason ends with the resume of the tree's root, the
 // step's agent; a workflow's step is continued by the workflow's resume
 // instead (which resumes that agent and records the step's output), so
-// the reason names that one alone.
+// the reason names that one alone. A limit of the step's tree that
+// stopped the sub-agent is raised by the workflow's resume too, whose
+// --max-* flags reach the step's agent, not by a resume of that agent
+// alone, which would leave the step unrecorded.
 func (r *runner) stepReason(j job, res *host.Result) string {
 	if !res.StoppedBySubAgent() {
 		return res.Reason
 	}
-	return strings.ReplaceAll(res.Reason, "`cairn resume "+j.agent+"`", "`cairn workflow resume "+r.rec.ID+"`")
+	reason := strings.ReplaceAll(res.Reason, "`cairn resume "+j.agent+"`", "`cairn workflow resume "+r.rec.ID+"`")
+	plain := "; `cairn workflow resume " + r.rec.ID + "` resumes it"
+	for _, flag := range []string{"--max-tokens", "--max-cost", "--max-time"} {
+		limit := "resume " + j.agent + " with " + flag + " to allow more"
+		if strings.Contains(reason, limit) {
+			// A plain resume would stop at the same limit.
+			reason = strings.Replace(strings.ReplaceAll(reason, limit, fmt.Sprintf("resume the workflow with %s to allow more (`cairn workflow resume %s` with that flag)",
+				flag, r.rec.ID)), plain, "", 1)
+		}
+	}
+	return reason
 }
 
 // notStarted is the outcome of a step whose agent did not start, or
