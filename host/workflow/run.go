@@ -292,6 +292,8 @@ func checkNoAgents(store checkpoint.Store, f *Flow, id string) error {
 			return fmt.Errorf("workflow %s: step %s: agent %s %w, made by an earlier run under the id %s or apart from any workflow; "+
 				"a new run does not take it over, and it is left as it was: %s, or run the workflow under another id (--id)",
 				id, s.Name, a, checkpoint.ErrExists, id, removeAdvice(store, a))
+		} else if err := checkNoSubAgents(store, a, "run it again, or run the workflow under another id (--id)"); err != nil {
+			return fmt.Errorf("workflow %s: step %s: %w", id, s.Name, err)
 		}
 	}
 	return nil
@@ -516,8 +518,50 @@ func (r *runner) checkRetry() error {
 			return fmt.Errorf("%w: step %s is not one whose last attempt is unknown: `cairn workflow resume %s` makes or continues it without --retry",
 				ErrRetry, name, r.rec.ID)
 		}
+		if j.gone {
+			if err := checkNoSubAgents(r.eng.Store(), j.agent, fmt.Sprintf("`cairn workflow resume --retry %s %s`", name, r.rec.ID)); err != nil {
+				return fmt.Errorf("step %s: %w", name, err)
+			}
+		}
 	}
 	return nil
+}
+
+// checkNoSubAgents refuses to make agent anew while sub-agents that an
+// earlier agent of its id made are in the store: a delegation's sub-agent
+// is named by its parent's id and its call's, which the new agent's calls
+// take again, and the new agent's delegation would take the earlier
+// sub-agent's answer for its own. then is the command that goes on once
+// they are out.
+func checkNoSubAgents(store checkpoint.Store, agent, then string) error {
+	subs, err := host.Children(context.Background(), store, agent)
+	if err != nil || len(subs) == 0 {
+		return err
+	}
+	ids := make([]string, len(subs))
+	for i, s := range subs {
+		ids[i] = s.ID
+	}
+	return fmt.Errorf("agent %s is to be made anew, but sub-agents that an earlier agent of that id made are in the store (%s: %w), "+
+		"and its delegations would take their answers for their own; they are left as they were: %s, then %s",
+		agent, strings.Join(ids, ", "), checkpoint.ErrExists, subAgentsAdvice(store, ids), then)
+}
+
+// subAgentsAdvice says how to take the sub-agents ids, with those under
+// them, out of store by hand.
+func subAgentsAdvice(store checkpoint.Store, ids []string) string {
+	fs, ok := store.(*checkpoint.FileStore)
+	if !ok {
+		return "remove them and the sub-agents under them from the store (in PostgreSQL, their rows of cairn_agents, cairn_journal, cairn_past and cairn_events)"
+	}
+	var paths []string
+	for _, id := range ids {
+		paths = append(paths, filepath.Join(fs.Dir(), "agents", id))
+		subs, _ := filepath.Glob(filepath.Join(fs.Dir(), "agents", id+".*"))
+		paths = append(paths, subs...)
+	}
+	all := strings.Join(paths, " ")
+	return fmt.Sprintf("move them out of the store (`mv %s DIR`), or delete them (`rm -r %s`)", all, all)
 }
 
 // completed says whether the journal has the step.
