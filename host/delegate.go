@@ -175,6 +175,9 @@ func (r *run) delegate(ctx context.Context, sub *subAgent, id string, round int,
 		if !r.store.Exists(id) {
 			return r.gone(sub.Name, id), nil
 		}
+	} else if rec := r.earlierChild(round, call, id); rec != nil {
+		return nativeResult{}, &stopError{Status: StatusFailed, Reason: fmt.Sprintf("sub-agent %s: %v", sub.Name,
+			&foreignChildError{id: id, root: r.rootID(), want: s.lineage, got: rec.State.Parent, earlier: true})}
 	} else if err := r.markDelegation(round, call, id); err != nil {
 		return nativeResult{}, &stopError{Status: StatusFailed,
 			Reason: fmt.Sprintf("sub-agent %s (agent %s) could not start: %v", sub.Name, id, err)}
@@ -286,6 +289,25 @@ func taskOf(rec *checkpoint.Recovered) (task string, ok bool) {
 		}
 	}
 	return "", false
+}
+
+// earlierChild is the agent at the child id of a delegation that no mark
+// says began when it was made before this agent's first run started: an
+// earlier agent of this agent's id made it (that agent's state was
+// removed, and the id made anew), and its answer is not this
+// delegation's. nil for none, and for a child made after (one an older
+// cairn made, which marked nothing, or one of an imported tree, whose
+// marks stayed behind).
+func (r *run) earlierChild(round int, call, id string) *checkpoint.Recovered {
+	if _, err := os.Stat(r.delegationMark(round, call)); !errors.Is(err, os.ErrNotExist) || !r.store.Exists(id) {
+		return nil
+	}
+	runs := r.state().Runs
+	rec, err := r.store.Read(id)
+	if err != nil || len(runs) == 0 || len(rec.State.Runs) == 0 || !rec.State.Runs[0].Started.Before(runs[0].Started) {
+		return nil
+	}
+	return rec
 }
 
 // neverPrompted reports whether a sub-agent stopped before its task
@@ -468,11 +490,19 @@ type foreignChildError struct {
 	want     checkpoint.Parent
 	got      *checkpoint.Parent
 	// task is, of a child whose lineage is the delegation's, the other
-	// task it was made with.
-	task string
+	// task it was made with; earlier says it was made before the parent's
+	// first run started.
+	task    string
+	earlier bool
 }
 
 func (e *foreignChildError) Error() string {
+	if e.earlier {
+		return fmt.Sprintf("agent %s is not the sub-agent this delegation made: its lineage is this delegation's (parent %s, call %s, name %s), "+
+			"but it was made before agent %s's first run started, so an earlier agent of that id made it; it is left as it was and its answer "+
+			"is not taken: take it out of the store, then `cairn resume %s` (the delegation then makes its sub-agent anew)",
+			e.id, e.want.Agent, e.want.Call, e.want.Name, e.want.Agent, e.root)
+	}
 	if e.task != "" {
 		return fmt.Sprintf("agent %s is not the sub-agent this delegation made: its lineage is this delegation's (parent %s, call %s, name %s), "+
 			"but it was made for another task (%q), so an earlier agent of the id %s made it; it is left as it was and its answer is not taken: "+

@@ -58,3 +58,33 @@ func TestDelegateRefusesAChildMadeForAnotherTask(t *testing.T) {
 		t.Fatalf("the sub-agent made anew has the task %q", task)
 	}
 }
+
+// Regression: a parent made anew at an id whose earlier agent was moved
+// aside found that agent's child, made for the same task, at its first
+// delegation's id, and took the child's answer for its own delegation's:
+// the child did not run, and what it had changed was the earlier agent's.
+// A child made before the parent's first run started, which no mark of
+// this delegation says it began, is not the one this delegation made.
+func TestDelegateRefusesAnEarlierParentsChild(t *testing.T) {
+	eng, store := fileEngine(t)
+	af := editTeam(t)
+	if res, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "lead", Prompt: "go"}); err != nil || res.Status != StatusDone {
+		t.Fatalf("first run: %+v, %v", res, err)
+	}
+	if err := os.Rename(filepath.Join(store.(interface{ Dir() string }).Dir(), "agents", "lead"), filepath.Join(t.TempDir(), "lead")); err != nil {
+		t.Fatal(err)
+	}
+	res, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "lead", Prompt: "go"})
+	if err != nil {
+		t.Fatalf("second run: %v", err)
+	}
+	if n := edits(t, af); res.Status != StatusFailed || !strings.Contains(res.Reason, "is not the sub-agent this delegation made") || n != 1 {
+		t.Fatalf("second run: %+v, the kid's edit %d times; want it refused, naming the earlier agent's child", res, n)
+	}
+	id, dir := kidDir(store)
+	must(t, os.Rename(dir, filepath.Join(t.TempDir(), "kid")))
+	res, _ = resume(t, eng, "lead", StrategySeal)
+	if _, err := store.Read(id); res.Status != StatusDone || err != nil || edits(t, af) != 2 {
+		t.Fatalf("resume once the earlier child is out: %+v, %v; the kid's edit %d times, want the kid made anew", res, err, edits(t, af))
+	}
+}
