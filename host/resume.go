@@ -501,6 +501,9 @@ func (r *run) settle(ctx context.Context, rec *checkpoint.Recovered, report resu
 				Reason: "replayed by resume", Usage: tailUsage(rec.Tail)}); err != nil {
 				return err
 			}
+			// Its spend is in the state now: a tree made for the turn
+			// replayed must not count it again.
+			r.spent = conversation.Usage{}
 		}
 		// The prompt is given again; a note of files changed outside the
 		// agent is not: the files are looked at again as the run starts,

@@ -73,3 +73,60 @@ turns:
 		t.Fatalf("the kid ran no round (%v) under a budget that left it %d tokens; the ends: %q", err, turn1/2, seen)
 	}
 }
+
+// Regression: a resume that replays the round it found interrupted
+// commits that round's spend (its abort) and still counted it in the
+// run's count of the interrupted round's spend, so a tree made when the
+// replayed turn delegated counted it twice and stopped the sub-agent on
+// a budget the tree had not used.
+func TestTreeCountsAReplayedRoundsSpendOnce(t *testing.T) {
+	eng, store := fileEngine(t)
+	af := teamIn(t, `
+name: lead
+model: {provider: script, script: script.yaml}
+workspace: workspace
+tools: [{module: builtin, only: [write_file]}]
+approvals: [{tool: delegate, action: ask}]
+agents:
+  - name: kid
+    description: counts
+    model: {provider: script, script: kid.yaml}
+    tools: [{module: builtin, only: [write_file]}]
+    approvals: []
+`, `
+turns:
+  - tool_calls: [{name: delegate, input: {agent: kid, task: "count the lines of the plan, and say how many there are"}}]
+  - text: parent done
+`, map[string]string{"kid.yaml": "turns:\n  - text: kid done\n"})
+	res, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "lead", Prompt: "go"})
+	must(t, err)
+	if res.Status != StatusAwaitingApproval {
+		t.Fatalf("run: %+v", res)
+	}
+	rec, err := store.Read("lead")
+	must(t, err)
+	turn1 := tailSpend(rec.Tail).Total()
+	if turn1 == 0 {
+		t.Fatal("round 1's turn cost nothing: the test needs it to")
+	}
+	approve := func(context.Context, ApprovalRequest) (Decision, error) { return Decision{Approved: true}, nil }
+	var seen []string
+	res, err = eng.Resume(context.Background(), ResumeOptions{ID: "lead", Strategy: StrategyReplay, Approver: approve,
+		Limits: RunLimits{MaxTokens: turn1 + turn1/2},
+		OnEvent: func(e Event) {
+			if e.Type == EventRunEnd {
+				seen = append(seen, e.Agent+": "+string(e.Status)+" "+e.Reason)
+			}
+		}})
+	must(t, err)
+	for _, s := range seen {
+		if m := regexp.MustCompile(`the tree of lead reached max_tokens \((\d+) used of`).FindStringSubmatch(s); m != nil {
+			if n, _ := strconv.ParseInt(m[1], 10, 64); n >= 2*turn1 {
+				t.Errorf("%s: the tree counted %d tokens, where the dropped turn cost %d and the kid had run no round", s, n, turn1)
+			}
+		}
+	}
+	if res.Status != StatusDone && res.Status != StatusPaused {
+		t.Fatalf("resume: %+v; the ends: %q", res, seen)
+	}
+}
