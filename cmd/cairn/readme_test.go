@@ -199,6 +199,8 @@ func (fx *readmeFixture) value(cmd, p string, vals map[string]string) string {
 			return fx.workflow(cmd == "workflow resume")
 		}
 		return fmt.Sprintf("readme-%d", fx.n)
+	case "WORKFLOW": // cairn pause WORKFLOW
+		return fx.workflowRunning()
 	case "FLOW_FILE":
 		return "examples/workflow/flow.yaml"
 	case "NAMESPACE":

@@ -39,6 +39,18 @@ func (fx *readmeFixture) workflow(paused bool) string {
 	return id
 }
 
+// workflowRunning is a workflow of the example flow whose first step's
+// agent a run holds, as when the workflow runs it.
+func (fx *readmeFixture) workflowRunning() string {
+	id := fx.workflow(true)
+	store, err := checkpoint.OpenFileStore(fx.store)
+	must(fx.t, err)
+	lock, err := store.Lock(workflow.StepAgent(id, "notes"), checkpoint.ThisProcess("run-readme"))
+	must(fx.t, err)
+	fx.t.Cleanup(func() { lock.Unlock() })
+	return id
+}
+
 // fact is a memory namespace of the fixture's store that holds the fact
 // of key k.
 func (fx *readmeFixture) fact() string {
