@@ -2,6 +2,7 @@ package netguard
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"net/http"
@@ -29,6 +30,9 @@ type Guard struct {
 	// once is transport's like, but for a connection per request: for
 	// a request transport would send again (see prepare).
 	once *http.Transport
+	// h2 are the transports whose HTTP/2 connections transport and
+	// once use (sendOnceH2).
+	h2 []*http.Transport
 }
 
 type secretRule struct {
@@ -104,8 +108,7 @@ func New(rules Rules) (*Guard, error) {
 		}
 		g.methods[m] = true
 	}
-	g.transport, g.once = g.newTransport(), g.newTransport()
-	g.once.DisableKeepAlives = true
+	g.transport, g.once = g.newTransport(true), g.newTransport(false)
 	return g, nil
 }
 
@@ -147,8 +150,21 @@ func (g *Guard) allows(secret entry) bool {
 }
 
 // newTransport is the guard's transport: no proxy from the environment,
-// TLS verified with the system roots, every connection dialled by dial.
-func (g *Guard) newTransport() *http.Transport {
+// TLS verified with the system roots, every connection dialled by dial,
+// kept alive or not, and HTTP/2 that sends no request twice (sendOnceH2).
+func (g *Guard) newTransport(keepAlive bool) *http.Transport {
+	t := g.transportConfig(keepAlive)
+	h2, twin := sendOnceH2(g.transportConfig(keepAlive))
+	if h2 != nil {
+		t.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{"h2": h2}
+		t.TLSClientConfig = twin.TLSClientConfig.Clone() // offers h2, then http/1.1
+		g.h2 = append(g.h2, twin)
+	}
+	return t
+}
+
+// transportConfig is a transport with the guard's settings.
+func (g *Guard) transportConfig(keepAlive bool) *http.Transport {
 	return &http.Transport{
 		Proxy:                  nil,
 		DialContext:            g.dial,
@@ -157,6 +173,7 @@ func (g *Guard) newTransport() *http.Transport {
 		MaxResponseHeaderBytes: MaxHeaderBytes,
 		MaxIdleConns:           16,
 		IdleConnTimeout:        30 * time.Second,
+		DisableKeepAlives:      !keepAlive,
 	}
 }
 
@@ -164,6 +181,9 @@ func (g *Guard) newTransport() *http.Transport {
 func (g *Guard) Close() {
 	g.transport.CloseIdleConnections()
 	g.once.CloseIdleConnections()
+	for _, t := range g.h2 {
+		t.CloseIdleConnections()
+	}
 }
 
 // allowed returns the entries that allow host h at port.

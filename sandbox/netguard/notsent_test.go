@@ -2,7 +2,6 @@ package netguard
 
 import (
 	"context"
-	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"net"
@@ -162,6 +161,5 @@ func newH2Server(t *testing.T, h http.HandlerFunc) *server {
 func trustServer(g *Guard, s *server) {
 	pool := x509.NewCertPool()
 	pool.AddCert(s.Certificate())
-	g.transport.TLSClientConfig = &tls.Config{RootCAs: pool}
-	g.once.TLSClientConfig = &tls.Config{RootCAs: pool}
+	trust(g, pool)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http/httptrace"
+	"strings"
 	"sync/atomic"
 )
 
@@ -50,9 +51,28 @@ func sendError(ctx context.Context, err error, r Rules, sent bool) error {
 		err = fmt.Errorf("%s within the call's time limit (limits: {timeout} in the agent file; --timeout for cairn exec): %w", waited, err)
 	case !sent:
 		err = fmt.Errorf("%s: %w", waited, err)
+	default:
+		if why, ok := notSentAgain(err); ok {
+			err = fmt.Errorf("no response: the server ended the request unanswered (%s); it was not sent again, and may have reached the remote side", why)
+		}
 	}
 	if !sent {
 		return fmt.Errorf("%w: %w", ErrNotSent, err)
 	}
 	return err
+}
+
+// notSentAgain finds in err the HTTP/2 transport's word that it did not
+// send a request again after the server reset its stream or went away
+// (replay.go), which goes on to advise the caller on net/http's API, and
+// returns what the server did.
+func notSentAgain(err error) (string, bool) {
+	const head, tail = "http2: Transport: cannot retry err [", "] after Request.Body was written"
+	text := err.Error()
+	i := strings.Index(text, head)
+	if i < 0 {
+		return "", false
+	}
+	why, _, ok := strings.Cut(text[i+len(head):], tail)
+	return why, ok
 }
