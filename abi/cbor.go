@@ -132,7 +132,8 @@ type decoder struct {
 	size  int // of the whole message, to say where an error is
 	depth int
 	// loose takes text that is not UTF-8, and byte strings, for text: a
-	// Response's strings are whatever a tool wrote.
+	// Response's strings are whatever a tool wrote, and an HTTPResponse's
+	// what a host passed on of a server's answer.
 	loose bool
 	err   error
 }

@@ -94,6 +94,22 @@ func ValidText(s string) string {
 	return strings.ToValidUTF8(s, "\uFFFD")
 }
 
+// HeaderText is an HTTP header's name or value as text: s itself when it
+// is UTF-8, otherwise each of its bytes read as the Latin-1 (ISO-8859-1)
+// character of that number, as HTTP's obs-text historically is and as
+// browsers read header values, so that no byte is lost: a tool that wants
+// the bytes back writes each character as one byte.
+func HeaderText(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	r := make([]rune, len(s))
+	for i := range len(s) {
+		r[i] = rune(s[i])
+	}
+	return string(r)
+}
+
 // Each message's keys, in the order its encoder writes them: the
 // deterministic order, shorter first, then bytewise.
 var (

@@ -198,6 +198,15 @@
 //	body    bytes   the whole response body
 //	error   text    when set, there is no response, and this says why
 //
+// Its text is UTF-8: a header's name or value that a server sent with
+// bytes that are not UTF-8 (HTTP's obs-text, as a Latin-1 file name in
+// Content-Disposition) is sent with each of those bytes read as the
+// Latin-1 character of that number, U+0080 to U+00FF (HeaderText), so a
+// module that wants the bytes back writes each character as one byte.
+// DecodeHTTPResponse also takes text that is not UTF-8 there, and byte
+// strings, reading a header's text by HeaderText and the error's by
+// ValidText, as hosts before this rule sent it.
+//
 // The host does not follow redirects: a 3xx is the response, and the
 // module follows it, if it will, with a new request, which the grant
 // checks again. A message is at most MaxNetMessage bytes. Requests run one

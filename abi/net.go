@@ -1,6 +1,9 @@
 package abi
 
-import "fmt"
+import (
+	"fmt"
+	"unicode/utf8"
+)
 
 // NetModule is the module name of the network import, and NetRoundTrip and
 // NetResponse its two functions (see the package doc, "The network").
@@ -57,13 +60,41 @@ func DecodeHTTPRequest(b []byte) (HTTPRequest, error) {
 	return r, nil
 }
 
-// DecodeHTTPResponse decodes one HTTPResponse.
+// DecodeHTTPResponse decodes one HTTPResponse. Its header's names and
+// values, and its error, may be text strings that are not UTF-8, or byte
+// strings, as hosts that did not make them UTF-8 sent them: a header's
+// are read by HeaderText, the error by ValidText.
 func DecodeHTTPResponse(b []byte) (HTTPResponse, error) {
 	var r HTTPResponse
-	d := reading(b, MaxNetMessage, false)
+	d := reading(b, MaxNetMessage, true)
 	r.read(&d)
 	if err := d.end(); err != nil {
 		return r, fmt.Errorf("decode HTTP response: %w", err)
 	}
+	r.Header, r.Error = headerText(r.Header), ValidText(r.Error)
 	return r, nil
+}
+
+// headerText is h with its names and values read by HeaderText: h itself
+// when they are all UTF-8.
+func headerText(h map[string][]string) map[string][]string {
+	valid := true
+	for k, vs := range h {
+		valid = valid && utf8.ValidString(k)
+		for _, v := range vs {
+			valid = valid && utf8.ValidString(v)
+		}
+	}
+	if valid {
+		return h
+	}
+	out := make(map[string][]string, len(h))
+	for k, vs := range h {
+		text := make([]string, len(vs))
+		for i, v := range vs {
+			text[i] = HeaderText(v)
+		}
+		out[HeaderText(k)] = append(out[HeaderText(k)], text...)
+	}
+	return out
 }

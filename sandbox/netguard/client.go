@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairnrun/cairn/abi"
 	"github.com/cairnrun/cairn/sandbox"
 )
 
@@ -256,9 +257,43 @@ func validHeaderName(name string) bool {
 func (c *Client) RoundTrip(ctx context.Context, req *sandbox.NetRequest) (*sandbox.NetResponse, error) {
 	resp, err := c.send(ctx, req)
 	if err != nil {
-		return nil, c.g.hidden.inError(err)
+		return nil, asText(c.g.hidden.inError(err))
 	}
-	return c.hide(resp)
+	if resp, err = c.hide(resp); err != nil {
+		return nil, err
+	}
+	resp.Header = headerText(resp.Header)
+	return resp, nil
+}
+
+// A tool is given the response in a message of the ABI, whose text is
+// UTF-8, and a tool built before its decoder took other text for a
+// header's, or an error's, reads none of the message if one is not: so a
+// header's name or value that is not UTF-8 (HTTP allows a value's bytes
+// past ASCII, obs-text, as a Latin-1 file name in Content-Disposition
+// has) is given as abi.HeaderText reads it, each byte a Latin-1
+// character, and an error's text (which may quote a server's bytes) with
+// each byte sequence that is not UTF-8 as U+FFFD. This is done after the
+// secrets are hidden, which are found in the bytes as they came.
+
+// headerText is h with its names and values as abi.HeaderText reads them.
+func headerText(h http.Header) http.Header {
+	out := make(http.Header, len(h))
+	for k, vs := range h {
+		name := abi.HeaderText(k)
+		for _, v := range vs {
+			out[name] = append(out[name], abi.HeaderText(v))
+		}
+	}
+	return out
+}
+
+// asText is err with its text made UTF-8 (abi.ValidText).
+func asText(err error) error {
+	if text := abi.ValidText(err.Error()); text != err.Error() {
+		return hiddenError{err: err, text: text}
+	}
+	return err
 }
 
 // hide is resp with the guard's secrets hidden in its headers and body.
@@ -280,8 +315,9 @@ func (c *Client) hide(resp *sandbox.NetResponse) (*sandbox.NetResponse, error) {
 	return resp, nil
 }
 
-// hiddenError is an error whose text holds no secret value, and which
-// is still the error it hides them from (errors.Is sees through it).
+// hiddenError is an error whose text holds no secret value (or no text
+// that is not UTF-8), and which is still the error it was made from
+// (errors.Is sees through it).
 type hiddenError struct {
 	err  error
 	text string
