@@ -163,6 +163,7 @@ func (g *Guard) checkURL(raw string) (*url.URL, error) {
 	if len(g.allowed(h, port)) == 0 {
 		return nil, fmt.Errorf("%w: %s is not in the allow list (net: {allow} in the agent file; --net for cairn exec)", ErrRefused, net.JoinHostPort(h, strconv.Itoa(port)))
 	}
+	u.RawQuery = escapeQuery(u.RawQuery)
 	// The Host header is u.Host: with the port only when it is not the
 	// scheme's default, as clients send it and servers match it.
 	u.Host = net.JoinHostPort(h, strconv.Itoa(port))
@@ -170,6 +171,24 @@ func (g *Guard) checkURL(raw string) (*url.URL, error) {
 		u.Host = strings.TrimSuffix(u.Host, ":"+strconv.Itoa(port))
 	}
 	return u, nil
+}
+
+// escapeQuery is a raw query as it is sent: each byte a query may not
+// hold as it is (a space, a control character, `"`, `<`, `>`, a byte past
+// ASCII) percent-encoded, as browsers send it, and the rest as it was.
+// net/http sends the query as it is given, where it escapes the path: a
+// space in it would end the request's target on the wire, and what
+// follows would read as its protocol (`GET /p?a b HTTP/1.0 x HTTP/1.1`).
+func escapeQuery(q string) string {
+	var b strings.Builder
+	for i := range len(q) {
+		if c := q[i]; c > ' ' && c < 0x7f && c != '"' && c != '<' && c != '>' {
+			b.WriteByte(c)
+		} else {
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	return b.String()
 }
 
 func defaultPort(scheme string) int {
