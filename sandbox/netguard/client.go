@@ -404,6 +404,12 @@ func (c *Client) send(ctx context.Context, req *sandbox.NetRequest) (*sandbox.Ne
 	body, err := readBody(ctx, resp.Body, max)
 	c.Received += int64(len(body))
 	if err != nil {
+		if resp.Uncompressed && ctx.Err() == nil {
+			// net/http decoded the gzip it asked for (headersFor), and
+			// a body that is not gzip, or ends before its gzip does,
+			// fails to, often as io.ErrUnexpectedEOF alone.
+			err = fmt.Errorf("it says it is gzip (Content-Encoding: gzip) and it does not decode as gzip: it is not gzip, or was cut short: %w", err)
+		}
 		return nil, fmt.Errorf("read the response body: %w", sendError(ctx, err, r, true))
 	}
 	if int64(len(body)) > max {

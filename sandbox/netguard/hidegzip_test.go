@@ -51,14 +51,29 @@ func TestSecretEchoedInACompressedBodyNotGivenToTool(t *testing.T) {
 }
 
 // A body that says it is gzip and is not is an error that says so.
+//
+// Regression: one shorter than gzip's header, or gzip cut short, was
+// "read the response body: unexpected EOF", which said nothing of gzip:
+// a tool (and the model reading its answer) took it for a connection cut.
 func TestBadGzipBodyIsAnError(t *testing.T) {
-	s := newServer(t, func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Encoding", "gzip")
-		io.WriteString(w, "not gzip at all, and "+r.Header.Get("Authorization"))
-	})
-	_, err := echoGuard(t, s).RoundTrip(context.Background(), get(s.URL))
-	if err == nil || !strings.Contains(err.Error(), "read the response body: gzip: invalid header") {
-		t.Fatalf("got %v", err)
+	var whole bytes.Buffer
+	zw := gzip.NewWriter(&whole)
+	io.WriteString(zw, strings.Repeat("a gzip body cut short ", 100))
+	zw.Close()
+	for _, tc := range []struct{ name, body, says string }{
+		{"not gzip", "not gzip at all, and ", "gzip: invalid header"},
+		{"shorter than gzip's header", "hello", "unexpected EOF"},
+		{"gzip cut short", whole.String()[:whole.Len()/2], "unexpected EOF"},
+	} {
+		s := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Encoding", "gzip")
+			io.WriteString(w, tc.body)
+		})
+		_, err := echoGuard(t, s).RoundTrip(context.Background(), get(s.URL))
+		if err == nil || !strings.Contains(err.Error(), "read the response body: it says it is gzip (Content-Encoding: gzip) and it does not decode as gzip") ||
+			!strings.HasSuffix(err.Error(), tc.says) {
+			t.Errorf("%s: got %v", tc.name, err)
+		}
 	}
 }
 
