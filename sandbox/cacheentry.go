@@ -1,12 +1,16 @@
 package sandbox
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"io"
+	"os"
 	"path"
 	"runtime"
 	"strings"
+	"syscall"
 
 	"golang.org/x/sys/cpu"
 )
@@ -26,11 +30,44 @@ import (
 // versionDir is the directory wazero keeps this build's compiled modules
 // in, under the compile cache's.
 func versionDir() string {
-	v := wazeroVersion()
-	if v == "" || v == "(devel)" {
-		v = "dev"
+	return "wazero-" + wazeroName() + "-" + runtime.GOARCH + "-" + runtime.GOOS
+}
+
+// wazeroName is the version wazero names itself by in its directory and
+// in the files it writes: "dev" when the build does not say.
+func wazeroName() string {
+	if v := wazeroVersion(); v != "" && v != "(devel)" {
+		return v
 	}
-	return "wazero-" + v + "-" + runtime.GOARCH + "-" + runtime.GOOS
+	return "dev"
+}
+
+// entryHeader is how a file this build's wazero writes begins: "WAZEVO",
+// the length of wazero's version, and the version.
+func entryHeader() []byte {
+	v := wazeroName()
+	return append(append([]byte("WAZEVO"), byte(len(v))), v...)
+}
+
+// ofThisVersion reports whether the file entry under root begins as
+// this build's wazero begins its files (see entryHeader). wazero removes
+// a file that names another version, and compiles the module again as
+// if there were none, without a word; such a file, or one that does not
+// begin as wazero's do, is no file of the module for Runtime.cached. It
+// does not wait on what is not a regular file (a FIFO).
+func ofThisVersion(root *os.Root, entry string) bool {
+	f, err := root.OpenFile(entry, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	want := entryHeader()
+	got := make([]byte, len(want))
+	_, err = io.ReadFull(f, got)
+	return err == nil && bytes.Equal(got, want)
 }
 
 // entryName is the file, under the compile cache's directory, that

@@ -215,9 +215,12 @@ func (r *Runtime) markFile(digest string) string {
 
 // cached reports whether the compile cache holds the module compiled: it
 // has the module's mark, and the file the mark names (a bounded cache
-// removes files, see TrimCache). A mark that names no file, or is not a
-// file, says nothing: under a small memory limit the module is compiled
-// apart, which loads its file if it is there, and then marked.
+// removes files, see TrimCache), written by this build's wazero version
+// (see ofThisVersion: wazero would compile the module again in this
+// process). A mark that names no such file, or is not a file, says
+// nothing: under a small memory limit the module is compiled apart,
+// which loads its file if it is there, or writes it afresh, and then
+// marked.
 func (r *Runtime) cached(digest string) bool {
 	if r.cacheDir == "" {
 		return false
@@ -228,7 +231,7 @@ func (r *Runtime) cached(digest string) bool {
 	}
 	defer root.Close()
 	entry, ok := readMark(root, markName(digest))
-	return ok && entry != "" && isRootEntry(root, entry)
+	return ok && entry != "" && isRootEntry(root, entry) && ofThisVersion(root, entry)
 }
 
 // readMark returns the file the mark name names, "" for none. It reports

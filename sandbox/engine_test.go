@@ -121,7 +121,7 @@ func TestAutoChoice(t *testing.T) {
 		os.Remove(filepath.Join(dir, filepath.FromSlash(entry)))
 		if c.marked && c.cache != "" {
 			if !c.noFile {
-				must(t, os.WriteFile(filepath.Join(dir, filepath.FromSlash(entry)), []byte("compiled"), 0o600))
+				must(t, os.WriteFile(filepath.Join(dir, filepath.FromSlash(entry)), append(entryHeader(), "compiled"...), 0o600))
 			}
 			r.markEntry(digest, entry)
 		}
