@@ -109,7 +109,9 @@ func compileInto(dir string, closeOnDone bool, in io.Reader) error {
 // process of its own (this executable, see ServeCompile), one at a time,
 // so that what compiling holds is freed when it ends: as m's runtime
 // compiles it, closing an instance when its context ends for a module
-// without stop checks, so that the file written is the one m loads.
+// without stop checks, so that the file written is the one m loads. When
+// the cache cannot take the file (a full disk, a read-only cache), m is
+// loaded from a file of its own instead (see useOwn).
 //
 // With damaged set, the module's file in the cache failed to load: the
 // process writes it afresh (see compileInto), though the module is marked.
@@ -124,6 +126,24 @@ func (r *Runtime) compileApart(ctx context.Context, m *Module, wasm []byte, dama
 		return nil
 	}
 	r.restoreCacheDir() // before the process reads from it
+	if err := r.runApart(ctx, m, wasm, r.cacheDir); err != nil {
+		return err
+	}
+	// The process compiled the module; its file is there unless the
+	// cache could not be written (a full disk), which is not marked.
+	if !r.markCached(digest, entryName(wasm, !m.stops)) {
+		r.mu.Lock()
+		m.unwritten = true
+		r.mu.Unlock()
+		r.useOwn(m)
+	}
+	return nil
+}
+
+// runApart compiles wasm, the code of m, into the compile cache in dir in
+// a process of its own (see compileApart), and waits for it to end.
+func (r *Runtime) runApart(ctx context.Context, m *Module, wasm []byte, dir string) error {
+	digest := m.digest
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("compile %s apart: find this program: %w", digest, err)
@@ -142,7 +162,7 @@ func (r *Runtime) compileApart(ctx context.Context, m *Module, wasm []byte, dama
 	if !m.stops {
 		closeOnDone = "1"
 	}
-	cmd.Env = append(os.Environ(), compileEnv+"="+r.cacheDir, closeEnv+"="+closeOnDone, parentEnv+"=3")
+	cmd.Env = append(os.Environ(), compileEnv+"="+dir, closeEnv+"="+closeOnDone, parentEnv+"=3")
 	cmd.Stdin = bytes.NewReader(wasm)
 	r.apartRuns.Add(1)
 	var stderr bytes.Buffer
@@ -156,13 +176,6 @@ func (r *Runtime) compileApart(ctx context.Context, m *Module, wasm []byte, dama
 			return fmt.Errorf("%w: %s", errInvalidModule, strings.TrimSpace(stderr.String()))
 		}
 		return fmt.Errorf("compile %s in a process of its own: %w (%s); free some memory, or fill the compile cache ahead on a machine of the same CPU", digest, err, strings.TrimSpace(stderr.String()))
-	}
-	// The process compiled the module; its file is there unless the
-	// cache could not be written (a full disk), which is not marked.
-	if !r.markCached(digest, entryName(wasm, !m.stops)) {
-		r.mu.Lock()
-		m.unwritten = true
-		r.mu.Unlock()
 	}
 	return nil
 }

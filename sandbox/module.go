@@ -38,9 +38,13 @@ type Module struct {
 	born      time.Time                        // when compiling it began
 	entry     string                           // its file in the compile cache (entryName); guarded by r.mu
 	// unwritten: compiled apart, its file could not be written (a full
-	// disk), so this Runtime compiles it in process from then on, not
-	// apart again to the same end; guarded by r.mu
+	// disk), so this Runtime loads it from its own directory from then
+	// on (see useOwn), or compiles it in process, not apart into the
+	// cache again to the same end; guarded by r.mu
 	unwritten bool
+	// own: loaded from a file compiled apart into the Runtime's own
+	// directory, in runtimes of their own (see useOwn); guarded by r.mu
+	own bool
 }
 
 // Digest is "sha256:" and the hex of the module's bytes.
@@ -97,7 +101,10 @@ func (m *Module) compiledFor(ctx context.Context, pages uint32) (wazero.Compiled
 // limit: one that closes an instance when its context ends for a module
 // without stop checks.
 func (m *Module) runtime(ctx context.Context, pages uint32) (wazero.Runtime, error) {
-	return m.r.runtime(ctx, runtimeKey{pages: pages, closeOnDone: !m.stops, interpret: m.interpret})
+	m.r.mu.Lock()
+	own := m.own
+	m.r.mu.Unlock()
+	return m.r.runtime(ctx, runtimeKey{pages: pages, closeOnDone: !m.stops, interpret: m.interpret, own: own})
 }
 
 // useStopChecks rewrites the module with stop checks when it can (see
@@ -158,9 +165,24 @@ func (m *Module) compileFor(ctx context.Context, rt wazero.Runtime, pages uint32
 		if m.interpret || !m.r.compilesApart() {
 			return false, nil
 		}
-		return true, m.r.compileApart(cctx, m, code, true)
+		if err := m.r.compileApart(cctx, m, code, true); err != nil {
+			return true, err
+		}
+		if m.isOwn() {
+			return true, errLoadOwn
+		}
+		return true, nil
 	}
-	cm, err = m.r.compileModule(cctx, rt, code, runtimeKey{pages: pages, closeOnDone: !m.stops, interpret: m.interpret}, repairApart)
+	own := m.isOwn()
+	if !own {
+		cm, err = m.r.compileModule(cctx, rt, code, runtimeKey{pages: pages, closeOnDone: !m.stops, interpret: m.interpret}, repairApart)
+		own = errors.Is(err, errLoadOwn)
+	}
+	if own {
+		if rt, err = m.runtime(ctx, pages); err == nil {
+			cm, err = m.r.loadOwn(cctx, rt, m, code)
+		}
+	}
 	if big {
 		m.r.freeHeap()
 	}
@@ -174,10 +196,17 @@ func (m *Module) compileFor(ctx context.Context, rt wazero.Runtime, pages uint32
 		cm.Close(ctx)
 		return nil, err
 	}
-	if !m.interpret {
+	if !m.interpret && !own {
 		m.r.loaded(m, code, !m.stops, start)
 	}
 	m.r.mu.Lock()
+	if m.own && !own {
+		// Another compile had the module loaded from the Runtime's own
+		// directory meanwhile: its instances are made in runtimes of it.
+		m.r.mu.Unlock()
+		cm.Close(ctx)
+		return m.compileFor(ctx, rt, pages)
+	}
 	defer m.r.mu.Unlock()
 	if prev, ok := m.compiled[pages]; ok {
 		cm.Close(ctx)

@@ -55,12 +55,19 @@ type Runtime struct {
 	cacheDir    string
 	disk        diskCache // what this process loaded from cacheDir
 	memoryLimit func() (int64, bool)
-	apartMu     sync.Mutex                   // one compilation apart at a time
-	inFlight    atomic.Int32                 // compilations under way, see Compiling
-	apartRuns   atomic.Int32                 // processes compileApart started (tests count them)
-	recompiles  atomic.Int32                 // compiles done again after one failed (tests count them)
-	alloc       experimental.MemoryAllocator // nil: wazero's own
-	fds         *descriptors                 // what WASI records of instances' descriptors
+	apartMu     sync.Mutex   // one compilation apart at a time
+	inFlight    atomic.Int32 // compilations under way, see Compiling
+	apartRuns   atomic.Int32 // processes compileApart started (tests count them)
+	recompiles  atomic.Int32 // compiles done again after one failed (tests count them)
+	ownLoads    atomic.Int32 // modules loaded from a file compiled apart into ownDir (tests count them)
+	// ownDir is the Runtime's own directory among the temporary files,
+	// and ownCache wazero's compilation cache in it, made at their first
+	// use (see useOwn); guarded by mu.
+	ownDir   string
+	ownCache wazero.CompilationCache
+	ownLock  *os.File                     // ownDir, open and locked (see lockDir)
+	alloc    experimental.MemoryAllocator // nil: wazero's own
+	fds      *descriptors                 // what WASI records of instances' descriptors
 	// freeHeap collects garbage and returns the heap's free pages to the
 	// system (debug.FreeOSMemory; tests count it), around loading a big
 	// module from the compile cache (see bigModule).
@@ -175,6 +182,7 @@ func (r *Runtime) Close(ctx context.Context) error {
 		rt.Close(ctx)
 	}
 	r.runtimes = map[runtimeKey]wazero.Runtime{}
+	r.closeOwnLocked(ctx)
 	return r.cache.Close(ctx)
 }
 
@@ -280,6 +288,7 @@ type runtimeKey struct {
 	pages       uint32
 	closeOnDone bool
 	interpret   bool
+	own         bool // for modules loaded from the Runtime's own directory (see useOwn)
 }
 
 // runtime returns the wazero runtime for k, making it.
@@ -293,7 +302,15 @@ func (r *Runtime) runtime(ctx context.Context, k runtimeKey) (wazero.Runtime, er
 	if k.interpret {
 		cfg = wazero.NewRuntimeConfigInterpreter()
 	}
-	cfg = cfg.WithCompilationCache(r.cache).
+	cache := r.cache
+	if k.own {
+		own, err := r.ownCacheLocked()
+		if err != nil {
+			return nil, err
+		}
+		cache = own
+	}
+	cfg = cfg.WithCompilationCache(cache).
 		WithCloseOnContextDone(k.closeOnDone).
 		WithMemoryLimitPages(k.pages)
 	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
