@@ -148,6 +148,7 @@ func (r *Runtime) loadOwn(ctx context.Context, rt wazero.Runtime, m *Module, cod
 	held, dir := len(m.compiled) > 0, r.ownDir
 	r.mu.Unlock()
 	if !held && dir != "" {
+		defer r.lockApart(ctx)()
 		if err := r.runApart(ctx, m, code, dir); err != nil {
 			return nil, err
 		}

@@ -126,6 +126,10 @@ func (r *Runtime) compileApart(ctx context.Context, m *Module, wasm []byte, dama
 		return nil
 	}
 	r.restoreCacheDir() // before the process reads from it
+	defer r.lockApart(ctx)()
+	if !damaged && r.cached(digest) {
+		return nil // compiled by the process that held the lock
+	}
 	if err := r.runApart(ctx, m, wasm, r.cacheDir); err != nil {
 		return err
 	}
