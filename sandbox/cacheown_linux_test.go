@@ -102,3 +102,18 @@ func TestOwnDirectoryOfAProcessThatEndedIsRemoved(t *testing.T) {
 		t.Error("the own directory of a process that runs, or another directory, was removed")
 	}
 }
+
+// A module neither the compile cache nor the temporary files can take
+// the file of, under a small memory limit, is compiled in the process
+// that runs the agent, as the last resort, and runs.
+func TestModuleNeitherTheCacheNorTheTemporaryFilesCanTakeRuns(t *testing.T) {
+	dir := fullCache(t)
+	t.Setenv("TMPDIR", fullCache(t))
+	rt := cacheRuntime(t, dir)
+	rt.memoryLimit = func() (int64, bool) { return 128 << 20, true }
+	m := runStart(t, rt)
+	if n := rt.ownLoads.Load(); n != 0 {
+		t.Errorf("%d loads from a file the temporary files could not take, want 0", n)
+	}
+	runModule(t, m)
+}
