@@ -193,7 +193,8 @@ func digestOf(wasm []byte) string {
 
 // The compile cache's marks: a file in markDir for each module the
 // compiler has compiled into the cache, named for the module, the wazero
-// version, and the machine (wazero keys its own files by these too). A
+// version, and the machine and its CPU's features (wazero keys its own
+// files by these too). A
 // mark holds the name of wazero's file of the module (see entryName), and
 // is written only once that file is there: a compile whose file could not
 // be written (a full disk) leaves none. An earlier cairn's mark is empty,
@@ -201,8 +202,15 @@ func digestOf(wasm []byte) string {
 const markDir = "cairn-compiled"
 
 // markName is the mark of the module of digest, under the cache.
-func markName(digest string) string {
-	sum := sha256.Sum256([]byte(digest + "\x00" + wazeroVersion() + "\x00" + runtime.GOOS + "/" + runtime.GOARCH))
+func markName(digest string) string { return markNameOn(digest, cpuFeatures()) }
+
+// markNameOn is the mark of the module of digest on a machine of the CPU
+// features features (see cpuFeatures), which wazero names its file for:
+// in a cache copied from a machine of another CPU, the module's mark is
+// not this machine's, as its file is not.
+func markNameOn(digest string, features uint64) string {
+	sum := sha256.Sum256([]byte(digest + "\x00" + wazeroVersion() + "\x00" + runtime.GOOS + "/" + runtime.GOARCH +
+		"\x00" + strconv.FormatUint(features, 16)))
 	return markDir + "/" + hex.EncodeToString(sum[:16])
 }
 
