@@ -219,7 +219,7 @@ func TestCompileApartWithADamagedCacheEntry(t *testing.T) {
 			rt := cacheRuntime(t, dir)
 			rt.memoryLimit = func() (int64, bool) { return 128 << 20, true }
 			digest := digestOf(watBytes["start"])
-			if !rt.apart(digest) {
+			if !rt.apart(digest, func() string { return "" }) {
 				t.Fatal("auto under 128 MiB without the module marked does not compile apart")
 			}
 			notWaitingOn(t, entry, func() { runStart(t, rt) })

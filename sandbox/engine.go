@@ -160,14 +160,20 @@ func readLimit(file string) (int64, bool) {
 
 // apart reports whether a module of digest is compiled into the cache in
 // a process of its own before it is loaded: for EngineAuto with a compile
-// cache on disk, in a program that serves it (ServeCompile), when memory is limited below smallMemory and the cache
-// has not got the module.
-func (r *Runtime) apart(digest string) bool {
-	if r.engine != EngineAuto || r.cacheDir == "" || !servesCompile.Load() || r.cached(digest) {
+// cache on disk, in a program that serves it (ServeCompile), when memory
+// is limited below smallMemory and the cache has not got the module in
+// the file entry names (see entryName; called only then, since it hashes
+// the module's code). A mark naming another file (of the module as an
+// earlier cairn rewrote it) would have wazero compile it in this process.
+func (r *Runtime) apart(digest string, entry func() string) bool {
+	if r.engine != EngineAuto || r.cacheDir == "" || !servesCompile.Load() {
 		return false
 	}
-	l, ok := r.memoryLimit()
-	return ok && l < smallMemory
+	had := r.cachedEntry(digest)
+	if l, ok := r.memoryLimit(); !ok || l >= smallMemory {
+		return false
+	}
+	return had == "" || had != entry()
 }
 
 // compilesApart reports whether a module this Runtime compiles, rather
@@ -229,17 +235,24 @@ func (r *Runtime) markFile(digest string) string {
 // nothing: under a small memory limit the module is compiled apart,
 // which loads its file if it is there, or writes it afresh, and then
 // marked.
-func (r *Runtime) cached(digest string) bool {
+func (r *Runtime) cached(digest string) bool { return r.cachedEntry(digest) != "" }
+
+// cachedEntry is the file the module's mark names when cached reports
+// true, "" when not.
+func (r *Runtime) cachedEntry(digest string) string {
 	if r.cacheDir == "" {
-		return false
+		return ""
 	}
 	root, err := os.OpenRoot(r.cacheDir)
 	if err != nil {
-		return false
+		return ""
 	}
 	defer root.Close()
 	entry, ok := readMark(root, markName(digest))
-	return ok && entry != "" && isRootEntry(root, entry) && ofThisVersion(root, entry)
+	if !ok || entry == "" || !isRootEntry(root, entry) || !ofThisVersion(root, entry) {
+		return ""
+	}
+	return entry
 }
 
 // readMark returns the file the mark name names, "" for none. It reports

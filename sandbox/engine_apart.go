@@ -122,12 +122,13 @@ func (r *Runtime) compileApart(ctx context.Context, m *Module, wasm []byte, dama
 	r.mu.Lock()
 	unwritten := m.unwritten
 	r.mu.Unlock()
-	if unwritten || !damaged && r.cached(digest) {
+	entry := entryName(wasm, !m.stops)
+	if unwritten || !damaged && r.cachedEntry(digest) == entry {
 		return nil
 	}
 	r.restoreCacheDir() // before the process reads from it
 	defer r.lockApart(ctx)()
-	if !damaged && r.cached(digest) {
+	if !damaged && r.cachedEntry(digest) == entry {
 		return nil // compiled by the process that held the lock
 	}
 	if err := r.runApart(ctx, m, wasm, r.cacheDir); err != nil {
@@ -135,7 +136,7 @@ func (r *Runtime) compileApart(ctx context.Context, m *Module, wasm []byte, dama
 	}
 	// The process compiled the module; its file is there unless the
 	// cache could not be written (a full disk), which is not marked.
-	if !r.markCached(digest, entryName(wasm, !m.stops)) {
+	if !r.markCached(digest, entry) {
 		r.mu.Lock()
 		m.unwritten = true
 		r.mu.Unlock()

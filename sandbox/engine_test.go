@@ -125,7 +125,7 @@ func TestAutoChoice(t *testing.T) {
 			}
 			r.markEntry(digest, entry)
 		}
-		if got := r.apart(digest); got != c.want {
+		if got := r.apart(digest, func() string { return entry }); got != c.want {
 			t.Errorf("%s engine, cache %q, limit %d, marked %v: apart %v, want %v", c.engine, c.cache, c.limit, c.marked, got, c.want)
 		}
 		r.Close(ctx)
@@ -179,7 +179,7 @@ func TestEnginesAgree(t *testing.T) {
 	defer auto.Close(ctx)
 	auto.memoryLimit = small
 	digest := digestOf(builtin.Module)
-	if !auto.apart(digest) {
+	if !auto.apart(digest, func() string { return "" }) {
 		t.Fatal("a cold cache under 128 MiB: auto does not compile apart")
 	}
 	if got := answers(t, auto, EngineCompiler); !sameResponses(got, want) {
@@ -195,7 +195,8 @@ func TestEnginesAgree(t *testing.T) {
 	must(t, err)
 	defer again.Close(ctx)
 	again.memoryLimit = small
-	if again.apart(digest) {
+	m := auto.modules[digest]
+	if again.apart(digest, func() string { return entryName(m.wasm, !m.stops) }) {
 		t.Error("a warm cache under 128 MiB: auto compiles apart again")
 	}
 }

@@ -146,7 +146,7 @@ func (m *Module) compileFor(ctx context.Context, rt wazero.Runtime, pages uint32
 	if !m.interpret {
 		m.r.restoreCacheDir()
 	}
-	if !m.interpret && m.r.apart(m.digest) {
+	if !m.interpret && m.r.apart(m.digest, m.entryOf(code)) {
 		// The cache lost the module since it compiled (see TrimCache):
 		// compiled again as at first.
 		if err := m.r.compileApart(ctx, m, code, false); err != nil {
@@ -215,6 +215,20 @@ func (m *Module) compileFor(ctx context.Context, rt wazero.Runtime, pages uint32
 	m.compiled[pages] = cm
 	defer m.dropProbeLocked(pages)()
 	return cm, nil
+}
+
+// entryOf returns what gives the module's file in the compile cache, of
+// code, its code (see entryName).
+func (m *Module) entryOf(code []byte) func() string {
+	return func() string {
+		m.r.mu.Lock()
+		entry := m.entry
+		m.r.mu.Unlock()
+		if entry != "" {
+			return entry
+		}
+		return entryName(code, !m.stops)
+	}
 }
 
 // Exit is how a Run ended.

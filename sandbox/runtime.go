@@ -392,7 +392,7 @@ func (r *Runtime) compile(ctx context.Context, digest string, wasm []byte, probe
 	if err := m.usePreinit(); err != nil {
 		return nil, err
 	}
-	if r.apart(digest) {
+	if r.apart(digest, m.entryOf(m.wasm)) {
 		if err := r.compileApart(ctx, m, m.wasm, false); err != nil {
 			return nil, err
 		}
