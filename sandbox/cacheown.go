@@ -28,6 +28,14 @@ import (
 // directory that cannot take the file either leaves the module to be
 // compiled in this process, as before.
 
+// writable reports whether wazero's directory in the compile cache can be
+// written, as far as access(2) tells: a read-only file system, or one
+// made immutable, cannot; a full disk may not take a file still.
+func (r *Runtime) writable() bool {
+	const wOK = 2 // W_OK
+	return syscall.Access(filepath.Join(r.cacheDir, versionDir()), wOK) == nil
+}
+
 // ownPrefix begins the name of a Runtime's own directory.
 const ownPrefix = "cairn-compile-"
 

@@ -32,14 +32,15 @@ func TestModuleCompiledApartIntoACacheThatCannotTakeItsFileIsLoadedFromAFileOfIt
 	for _, c := range []struct {
 		name  string
 		cache func(t *testing.T) string
+		apart int32 // compiles apart: a read-only cache is not tried
 	}{
-		{"full", fullCache},
+		{"full", fullCache, 2},
 		{"read-only", func(t *testing.T) string {
 			dir := t.TempDir()
 			cacheRuntime(t, dir) // makes wazero's directory
 			readOnly(t, dir)
 			return dir
-		}},
+		}, 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := c.cache(t)
@@ -50,6 +51,9 @@ func TestModuleCompiledApartIntoACacheThatCannotTakeItsFileIsLoadedFromAFileOfIt
 			m := runStart(t, rt)
 			if n := rt.ownLoads.Load(); n != 1 {
 				t.Errorf("a cache that cannot take the module's file, under 128 MiB: %d loads of a file compiled apart, want 1 (it compiled the module in its own process)", n)
+			}
+			if n := rt.apartRuns.Load(); n != c.apart {
+				t.Errorf("%d compiles apart, want %d", n, c.apart)
 			}
 			if files := filesUnder(t, tmp); len(files) != 0 {
 				t.Errorf("the temporary directory holds %q once the module is loaded, want nothing", files)
@@ -116,4 +120,22 @@ func TestModuleNeitherTheCacheNorTheTemporaryFilesCanTakeRuns(t *testing.T) {
 		t.Errorf("%d loads from a file the temporary files could not take, want 0", n)
 	}
 	runModule(t, m)
+}
+
+// A damaged file in a read-only compile cache, which stops a call compiled
+// in process, does not under a small memory limit: the module is compiled
+// apart into the runtime's own directory, and loaded from there.
+func TestDamagedEntryInAReadOnlyCacheUnderASmallMemoryLimitRuns(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("TMPDIR", t.TempDir())
+	runStart(t, cacheRuntime(t, dir))
+	entry, _ := cacheEntry(t, dir)
+	rewrite(t, entry, func(b []byte) []byte { return b[:len(b)/2] })
+	readOnly(t, dir)
+	rt := cacheRuntime(t, dir)
+	rt.memoryLimit = func() (int64, bool) { return 128 << 20, true }
+	runStart(t, rt)
+	if n := rt.ownLoads.Load(); n != 1 {
+		t.Errorf("%d loads from the runtime's own directory, want 1", n)
+	}
 }

@@ -131,6 +131,14 @@ func (r *Runtime) compileApart(ctx context.Context, m *Module, wasm []byte, dama
 	if !damaged && r.cachedEntry(digest) == entry {
 		return nil // compiled by the process that held the lock
 	}
+	if !r.writable() {
+		// A read-only cache: its file could not be written.
+		r.mu.Lock()
+		m.unwritten = true
+		r.mu.Unlock()
+		r.useOwn(m)
+		return nil
+	}
 	if err := r.runApart(ctx, m, wasm, r.cacheDir); err != nil {
 		return err
 	}
