@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"time"
 
 	"github.com/cairnrun/cairn/checkpoint"
@@ -31,7 +33,11 @@ const (
 // an event is not skipped quietly: fn is given, in its place, a warning
 // that names the history's file (where the store has one) and the line,
 // and says why (see Event.Skipped), so that a playback says what it
-// leaves out and its lines keep their numbers.
+// leaves out and its lines keep their numbers. A follower across `cairn
+// gc --keep-rounds`, which rewrites the history, goes on by the lines'
+// numbers, which the trim keeps (see follower.readOn): it neither loses
+// nor repeats a line, and lines removed before it read them come as the
+// trim's warning.
 //
 // An agent that Inspect refuses (its files damaged, cut below what was
 // committed, of a newer schema) is refused here too, with Inspect's
@@ -80,25 +86,23 @@ func ReadHistory(ctx context.Context, store checkpoint.Store, id string, follow 
 	if err != nil {
 		return err
 	}
-	defer func() { rc.Close() }()
 	p := playback{fn: fn, agent: id, where: historyName(rc, id)}
-	r := bufio.NewReader(rc)
-	var partial []byte
-	var read int64  // bytes of the history read so far
+	f := &follower{store: store, id: id, rc: rc, r: bufio.NewReader(rc)}
+	defer func() { f.rc.Close() }()
 	last := !follow // the run has ended: read to the end once more, then stop
 	wait := followPoll
 	for {
-		line, err := r.ReadBytes('\n')
-		read += int64(len(line))
-		partial = append(partial, line...)
+		line, err := f.r.ReadBytes('\n')
+		f.read += int64(len(line))
+		f.partial = append(f.partial, line...)
 		if len(line) > 0 {
 			wait = followPoll
 		}
 		if err == nil {
-			if err := p.line(bytes.TrimSuffix(partial, []byte("\n"))); err != nil {
+			f.last, f.partial = f.partial, nil
+			if err := p.line(bytes.TrimSuffix(f.last, []byte("\n"))); err != nil {
 				return err
 			}
-			partial = nil
 			continue
 		}
 		if !errors.Is(err, io.EOF) {
@@ -114,16 +118,100 @@ func ReadHistory(ctx context.Context, store checkpoint.Store, id string, follow 
 		case <-time.After(wait):
 		}
 		wait = min(2*wait, followIdle)
-		if from, ok := store.(checkpoint.EventsFrom); ok {
-			// This store's reader was a copy: read what came since.
-			more, err := from.ReadEventsFrom(id, read)
-			if err != nil {
-				return fmt.Errorf("follow event history of agent %q: %w", id, err)
-			}
-			rc.Close()
-			rc, r = more, bufio.NewReader(more)
+		if err := f.readOn(&p); err != nil {
+			return fmt.Errorf("follow event history of agent %q: %w", id, err)
 		}
 	}
+}
+
+// follower is where a follower of an agent's history is in it: the
+// reader it reads, the bytes it has read of it, the last whole line of
+// them, and the bytes after it, of a line not yet whole.
+type follower struct {
+	store         checkpoint.Store
+	id            string
+	rc            io.ReadCloser
+	r             *bufio.Reader
+	read          int64
+	last, partial []byte
+}
+
+// lastChecked is how much of the last whole line read, at most, a
+// follower reads again to check that it is still where it was: the whole
+// of a line of the usual size, time and all, and of a long one (a call's
+// output) its end, so that a look costs little more than what is new.
+const lastChecked = 4096
+
+// readOn makes the follower read what the history gained since it
+// reached its reader's end. A store whose reader is a copy
+// (checkpoint.EventsFrom) is asked from the start of the last whole line
+// read (of its last lastChecked bytes), and the follower reads on where
+// that line is still there; a file read on as it grows is read on,
+// unless another file now holds the history. Where the history was
+// rewritten (`cairn gc --keep-rounds` trims it, and moves every line
+// kept; an import replaces it), the follower reads it again from its
+// start, and p gives only the lines after the last it gave, by their
+// numbers, which a trim keeps: lines a trim removed before they were
+// read come as its warning.
+func (f *follower) readOn(p *playback) error {
+	if from, ok := f.store.(checkpoint.EventsFrom); ok {
+		tail := f.last[max(0, len(f.last)-lastChecked):]
+		at := f.read - int64(len(f.partial)) - int64(len(tail))
+		more, err := from.ReadEventsFrom(f.id, at)
+		if err != nil && !errors.Is(err, checkpoint.ErrNotFound) {
+			return err
+		}
+		if err == nil {
+			has := make([]byte, len(tail))
+			if _, err := io.ReadFull(more, has); err == nil && bytes.Equal(has, tail) {
+				f.rc.Close()
+				f.rc, f.r = more, bufio.NewReader(more)
+				f.read, f.partial = at+int64(len(tail)), nil
+				return nil
+			}
+			more.Close()
+		}
+		return f.again(p)
+	}
+	if replaced(f.rc) {
+		return f.again(p)
+	}
+	return nil
+}
+
+// again reads the history again from its start.
+func (f *follower) again(p *playback) error {
+	rc, err := f.store.ReadEvents(f.id)
+	if errors.Is(err, checkpoint.ErrNotFound) {
+		rc, err = io.NopCloser(bytes.NewReader(nil)), nil
+	}
+	if err != nil {
+		return err
+	}
+	f.rc.Close()
+	f.rc, f.r = rc, bufio.NewReader(rc)
+	f.read, f.last, f.partial = 0, nil, nil
+	p.n, p.num = 0, 0
+	return nil
+}
+
+// replaced says whether rc is a file that no longer holds the history it
+// was opened as: another file was renamed over its name, or it was
+// removed.
+func replaced(rc io.ReadCloser) bool {
+	f, ok := rc.(interface {
+		Name() string
+		Stat() (fs.FileInfo, error)
+	})
+	if !ok {
+		return false
+	}
+	have, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	now, err := os.Stat(f.Name())
+	return err != nil || !os.SameFile(have, now)
 }
 
 // readable returns the error Read gives for agent id, or nil where Read
@@ -151,8 +239,13 @@ type playback struct {
 	fn    func(Event, []byte) error
 	agent string
 	where string    // the history, as a warning names it
-	n     int       // the lines given so far
+	n     int       // the lines of the history read so far
 	last  time.Time // the time of the last event given
+	// num is the number of the line read last, which a trim's warning
+	// sets to the lines it stands for (Event.Removed), so that a line
+	// keeps its number across a trim; given is the number of the last
+	// line given. A history read again gives only the lines after it.
+	num, given int64
 }
 
 // line gives fn the event of one whole line of the history, or, for a
@@ -160,8 +253,16 @@ type playback struct {
 // before it, so that a playback gives the same lines each time.
 func (p *playback) line(line []byte) error {
 	p.n++
+	p.num++
 	var e Event
 	err := json.Unmarshal(line, &e)
+	if err == nil && e.Trimmed() {
+		p.num = e.Removed
+	}
+	if p.num <= p.given {
+		return nil // given before the history was read again
+	}
+	p.given = p.num
 	if err == nil && e.Type != "" {
 		p.last = e.Time
 		return p.fn(e, line)

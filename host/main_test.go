@@ -9,6 +9,7 @@ import (
 
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/internal/guestbuild"
+	"github.com/cairnrun/cairn/internal/pgtest"
 )
 
 // Shared by the package's tests: one engine (compiling a Go-built module
@@ -30,6 +31,7 @@ func runTests(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
+	defer pgtest.StopShared()
 	ctx := context.Background()
 	testCache = filepath.Join(dir, "cache")
 	testEngine, err = NewEngine(ctx, Config{CacheDir: testCache})

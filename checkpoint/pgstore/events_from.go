@@ -13,7 +13,9 @@ var _ checkpoint.EventsFrom = (*Store)(nil)
 // ReadEventsFrom reads the agent's event history from its offset-th byte:
 // the rows that end past it, the first cut where offset falls in it. A
 // follower asks this every poll, so it sends only what is new, not the
-// whole history again.
+// whole history again. The offset is of the history as it is now: a trim
+// (checkpoint.Retention.Rounds) moves every line it keeps, so a follower
+// checks that what it read last is still before the offset it asks from.
 func (s *Store) ReadEventsFrom(agent string, offset int64) (io.ReadCloser, error) {
 	ctx, cancel := s.opContext()
 	defer cancel()
