@@ -40,10 +40,12 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	n := 0
 	err = host.ReadHistory(r.Context(), s.store, id, follow, func(e host.Event, line []byte) error {
 		n++
-		if n == 1 && e.Trimmed() {
+		if e.Trimmed() {
 			// The lines `cairn gc --keep-rounds` removed keep their
 			// numbers, so that a client's Last-Event-ID or after= from
-			// before the trim still names the lines it read.
+			// before the trim still names the lines it read. A follower
+			// whose unread lines a trim removed is given its warning
+			// after the lines it had.
 			n = int(e.Removed)
 		}
 		if n <= after || (only != "" && e.Run != only && !e.Skipped()) {
