@@ -52,6 +52,7 @@ func Run(t *testing.T, open func(t *testing.T) checkpoint.Store) {
 		{"CompactionRecords", testCompaction},
 		{"Timeline", testTimeline},
 		{"CheckAgreesWithRead", testCheck},
+		{"TrimKeepsLineNumbers", testTrimKeepsLineNumbers},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
 	}
