@@ -37,7 +37,9 @@ const (
 // gc --keep-rounds`, which rewrites the history, goes on by the lines'
 // numbers, which the trim keeps (see follower.readOn): it neither loses
 // nor repeats a line, and lines removed before it read them come as the
-// trim's warning.
+// trim's warning. A follower of an agent that has no history yet, while
+// a process runs it (on PostgreSQL a run's first lines wait for its
+// first sync), waits for its lines.
 //
 // An agent that Inspect refuses (its files damaged, cut below what was
 // committed, of a newer schema) is refused here too, with Inspect's
@@ -80,14 +82,20 @@ func ReadHistory(ctx context.Context, store checkpoint.Store, id string, follow 
 		return err
 	}
 	rc, err := store.ReadEvents(id)
-	if errors.Is(err, checkpoint.ErrNotFound) {
+	none := errors.Is(err, checkpoint.ErrNotFound)
+	if none && (!follow || !running(store, id)) {
 		return nil // an agent made by fork or import, not run yet: no events
+	}
+	if none {
+		// A run whose first lines wait for its first sync (PostgreSQL
+		// writes them with it): followed from nothing.
+		rc, err = noHistory(), nil
 	}
 	if err != nil {
 		return err
 	}
 	p := playback{fn: fn, agent: id, where: historyName(rc, id)}
-	f := &follower{store: store, id: id, rc: rc, r: bufio.NewReader(rc)}
+	f := &follower{store: store, id: id, rc: rc, r: bufio.NewReader(rc), none: none}
 	defer func() { f.rc.Close() }()
 	last := !follow // the run has ended: read to the end once more, then stop
 	wait := followPoll
@@ -134,7 +142,11 @@ type follower struct {
 	r             *bufio.Reader
 	read          int64
 	last, partial []byte
+	none          bool // the history was not there: rc holds nothing
 }
+
+// noHistory is the reader of a history that is not there yet.
+func noHistory() io.ReadCloser { return io.NopCloser(bytes.NewReader(nil)) }
 
 // lastChecked is how much of the last whole line read, at most, a
 // follower reads again to check that it is still where it was: the whole
@@ -173,7 +185,7 @@ func (f *follower) readOn(p *playback) error {
 		}
 		return f.again(p)
 	}
-	if replaced(f.rc) {
+	if f.none || replaced(f.rc) {
 		return f.again(p)
 	}
 	return nil
@@ -182,14 +194,16 @@ func (f *follower) readOn(p *playback) error {
 // again reads the history again from its start.
 func (f *follower) again(p *playback) error {
 	rc, err := f.store.ReadEvents(f.id)
-	if errors.Is(err, checkpoint.ErrNotFound) {
-		rc, err = io.NopCloser(bytes.NewReader(nil)), nil
+	f.none = errors.Is(err, checkpoint.ErrNotFound)
+	if f.none {
+		rc, err = noHistory(), nil
 	}
 	if err != nil {
 		return err
 	}
 	f.rc.Close()
 	f.rc, f.r = rc, bufio.NewReader(rc)
+	p.where = historyName(rc, f.id)
 	f.read, f.last, f.partial = 0, nil, nil
 	p.n, p.num = 0, 0
 	return nil
