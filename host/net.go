@@ -40,6 +40,18 @@ type NetGrant struct {
 	Secrets          []NetSecret `yaml:"secrets" json:"secrets,omitempty"`
 }
 
+// mutates reports whether the grant lets a request change what is on the
+// remote side: a method it allows is not one safe to repeat (no methods
+// allow GET and HEAD only).
+func (g NetGrant) mutates() bool {
+	for _, m := range g.Methods {
+		if (conversation.Exchange{Method: strings.ToUpper(m)}).Mutating() {
+			return true
+		}
+	}
+	return false
+}
+
 // NetSecret is a header the host sets on requests to Host. Value is
 // written with ${NAME} references to the host's environment, read when
 // the agent starts; the guest never sees it and the journal never holds it.

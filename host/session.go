@@ -76,6 +76,10 @@ type SessionTool struct {
 	Schema json.RawMessage
 	// Unsandboxed: the tool is an MCP server's, run outside the sandbox.
 	Unsandboxed bool
+	// Net: the tool's grant lets it reach the network; NetMutates: by a
+	// method not safe to repeat (POST, PUT, PATCH, DELETE...), which may
+	// change what is on the remote side.
+	Net, NetMutates bool
 }
 
 // CallOutcome is what one call of a session came to.
@@ -333,7 +337,11 @@ func (s *Session) Tools() []SessionTool {
 	out := make([]SessionTool, 0, len(s.r.tools.specs))
 	for _, spec := range s.r.tools.specs {
 		t := s.r.tools.tools[spec.Name]
-		out = append(out, SessionTool{Tool: t.spec, Schema: spec.InputSchema, Unsandboxed: t.remote != nil})
+		st := SessionTool{Tool: t.spec, Schema: spec.InputSchema, Unsandboxed: t.remote != nil}
+		if n := t.grant.Net; n != nil {
+			st.Net, st.NetMutates = true, n.mutates()
+		}
+		out = append(out, st)
 	}
 	return out
 }

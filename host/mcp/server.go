@@ -285,9 +285,11 @@ func (s *Server) Close() {
 }
 
 // mcpTool describes a tool to MCP clients: its schema as declared, and
-// hints from its manifest. A sandboxed tool is closed-world: the sandbox
-// gives it the workspace and nothing else. An MCP server's tool, which
-// runs outside it, may do anything.
+// hints from its manifest and grant. A sandboxed tool is closed-world:
+// the sandbox gives it the workspace and nothing else, unless its grant
+// lets it reach the network, which may also let it change what is there
+// (by POST, PUT, PATCH, DELETE...). An MCP server's tool, which runs
+// outside it, may do anything.
 func mcpTool(t host.SessionTool) (*sdk.Tool, error) {
 	var schema map[string]any
 	if err := json.Unmarshal(t.Schema, &schema); err != nil {
@@ -296,8 +298,8 @@ func mcpTool(t host.SessionTool) (*sdk.Tool, error) {
 	if schema["type"] == nil {
 		schema["type"] = "object"
 	}
-	readOnly := !t.Mutates && t.Needs.Workspace != abi.AccessReadWrite && !t.Unsandboxed
-	openWorld := t.Unsandboxed
+	readOnly := !t.Mutates && t.Needs.Workspace != abi.AccessReadWrite && !t.Unsandboxed && !t.NetMutates
+	openWorld := t.Unsandboxed || t.Net
 	ann := &sdk.ToolAnnotations{ReadOnlyHint: readOnly, IdempotentHint: t.Idempotent || readOnly,
 		OpenWorldHint: &openWorld}
 	if !readOnly {

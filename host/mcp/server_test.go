@@ -348,3 +348,45 @@ func changeWrote(c host.FileChange, text string) bool {
 	_, after, err := c.Texts()
 	return err == nil && string(after) == text
 }
+
+// Regression: a tool whose grant lets it reach the network was described
+// to clients as read-only, idempotent and closed-world, the hints of a
+// tool that only reads the workspace, though it may reach hosts beyond
+// it and, by a method such as POST, change what is there.
+func TestListToolsHintsOfANetworkTool(t *testing.T) {
+	testModules(t)
+	for _, tc := range []struct {
+		grant              string
+		readOnly, mutating bool
+	}{
+		{"{allow: [example.com]}", true, false},
+		{"{allow: [example.com], methods: [GET, post]}", false, true},
+	} {
+		dir := t.TempDir()
+		must(t, os.Mkdir(filepath.Join(dir, "ws"), 0o755))
+		af, err := host.ParseAgentFile([]byte("name: mcp-net\nmodel: {provider: script}\nworkspace: ws\ntools:\n  - {module: fetch, grant: {net: "+tc.grant+"}}\n"), dir)
+		must(t, err)
+		store, err := host.OpenStore(filepath.Join(dir, "store"))
+		must(t, err)
+		ctx := context.Background()
+		eng, err := host.NewEngine(ctx, host.Config{CacheDir: testCache, Store: store, Connect: Connect})
+		must(t, err)
+		sess, err := eng.OpenSession(ctx, host.SessionOptions{Agent: af, ID: "n"})
+		must(t, err)
+		var fetch host.SessionTool
+		for _, st := range sess.Tools() {
+			if st.Name == "fetch" {
+				fetch = st
+			}
+		}
+		tool, err := mcpTool(fetch)
+		must(t, err)
+		a := tool.Annotations
+		if a.ReadOnlyHint != tc.readOnly || !*a.OpenWorldHint || (a.DestructiveHint != nil) != tc.mutating || a.IdempotentHint == tc.mutating {
+			t.Errorf("grant %s: hints read-only %v, open world %v, destructive %v, idempotent %v; want read-only %v, open world, destructive and not idempotent %v",
+				tc.grant, a.ReadOnlyHint, *a.OpenWorldHint, a.DestructiveHint != nil, a.IdempotentHint, tc.readOnly, tc.mutating)
+		}
+		sess.Close()
+		eng.Close(ctx)
+	}
+}
