@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -42,10 +43,17 @@ func mcpAction(c *cli.Context) error {
 		return err
 	}
 	addr, token := c.String("http"), c.String("token")
+	var ln net.Listener
 	if addr != "" {
 		if err := mcp.CheckAddr(addr, token); err != nil {
 			return withCode(exitUsage, err)
 		}
+		// The address is taken before the session's agent is made: a
+		// session that cannot serve leaves no agent behind.
+		if ln, err = listen(addr); err != nil {
+			return err
+		}
+		defer ln.Close()
 	}
 	ctx, stop := interruptible(c.Context)
 	defer stop()
@@ -81,8 +89,8 @@ func mcpAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if addr != "" {
-		return serveHTTP(ctx, c.App.ErrWriter, srv, sess, addr, token)
+	if ln != nil {
+		return serveHTTP(ctx, c.App.ErrWriter, srv, sess, ln, token)
 	}
 	fmt.Fprintf(c.App.ErrWriter, "cairn mcp: agent %s serves %d tools on stdio (workspace %s)\n",
 		sess.ID(), len(sess.Tools()), sess.Workspace())
@@ -131,13 +139,23 @@ func mcpExisting(tools *host.AgentFile, withTools bool, id string) func(*host.Ag
 	}
 }
 
-// serveHTTP serves srv on addr until ctx ends (a signal); then the calls
-// in flight stop, as on stdio, and the server shuts down.
-func serveHTTP(ctx context.Context, stderr io.Writer, srv *mcp.Server, sess *host.Session, addr, token string) error {
+// listen takes addr for --http.
+func listen(addr string) (net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return err
+	switch {
+	case err == nil:
+		return ln, nil
+	case errors.Is(err, syscall.EADDRINUSE):
+		return nil, fmt.Errorf("mcp: cannot serve on %s: %w: another process (another `cairn mcp --http`?) listens there; "+
+			"give another --http address (a port of 0, as in 127.0.0.1:0, takes any free one, printed on start); no agent was made or changed", addr, err)
 	}
+	return nil, withCode(exitUsage, fmt.Errorf("mcp: cannot serve on %s: %w; give another --http address, HOST:PORT of this machine "+
+		"(a port of 0, as in 127.0.0.1:0, takes any free one, printed on start); no agent was made or changed", addr, err))
+}
+
+// serveHTTP serves srv on ln until ctx ends (a signal); then the calls
+// in flight stop, as on stdio, and the server shuts down.
+func serveHTTP(ctx context.Context, stderr io.Writer, srv *mcp.Server, sess *host.Session, ln net.Listener, token string) error {
 	hs := &http.Server{Handler: srv.Handler(token), ReadHeaderTimeout: 10 * time.Second,
 		BaseContext: func(net.Listener) context.Context { return ctx }}
 	fmt.Fprintf(stderr, "cairn mcp: agent %s serves %d tools on http://%s/ (workspace %s)\n",
