@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -131,12 +133,43 @@ func dialer(s host.MCPServer, dir string, limit int, refusals *refusals) func(co
 	return func(ctx context.Context) (*sdk.ClientSession, error) {
 		client := sdk.NewClient(&sdk.Implementation{Name: "cairn", Version: "dev"}, &sdk.ClientOptions{Logger: slog.New(refusals)})
 		client.AddSendingMiddleware(keepListed)
-		cs, err := client.Connect(ctx, transport(s, dir, limit), nil)
+		t := transport(s, dir, limit)
+		cs, err := client.Connect(ctx, t, nil)
 		if err != nil {
-			return nil, fmt.Errorf("connect: %w", err)
+			return nil, startError(ctx, s, t, err)
 		}
 		return cs, nil
 	}
+}
+
+// startError is the error of a connection to s, over t, that failed with
+// err before the server answered initialize: what became of the server,
+// and what to check. A start that ran out of time (ctx) is the caller's
+// to tell.
+func startError(ctx context.Context, s host.MCPServer, t sdk.Transport, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("connect: %w", err)
+	}
+	if s.URL != "" {
+		return fmt.Errorf("connect: %w; check that the server is running and answers MCP over Streamable HTTP at %s (with the headers: it needs, if any)", err, s.URL)
+	}
+	line := "`" + strings.Join(s.Command, " ") + "`"
+	if errors.Is(err, exec.ErrNotFound) {
+		return fmt.Errorf("connect: %w: the program %q of %s is not on PATH (%s); give its absolute path in the agent file's mcp: command (a path with a slash is taken from the agent file's directory), or install it on PATH",
+			err, s.Command[0], line, os.Getenv("PATH"))
+	}
+	what := "ended the connection"
+	if c, ok := t.(command); ok {
+		switch {
+		case c.cmd.Process == nil:
+			return fmt.Errorf("connect: %w: MCP server %s could not be started; check that its program exists and may be run (a path with a slash is taken from the agent file's directory, %s)",
+				err, line, c.cmd.Dir)
+		case c.cmd.ProcessState != nil:
+			what = "ended (" + c.cmd.ProcessState.String() + ")"
+		}
+	}
+	return fmt.Errorf("connect: MCP server %s %s before it answered initialize: %w; check that it starts an MCP server that speaks on its stdin and stdout "+
+		"and writes nothing there that is not a JSON-RPC message (its logs go to its stderr, which is cairn's)", line, what, err)
 }
 
 // conn is a connection to one MCP server, made again by dial when it
