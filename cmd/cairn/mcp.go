@@ -154,10 +154,12 @@ func listen(addr string) (net.Listener, error) {
 }
 
 // serveHTTP serves srv on ln until ctx ends (a signal); then the calls
-// in flight stop, as on stdio, and the server shuts down.
+// in flight stop and are answered saying so, as on stdio, and the server
+// shuts down. The requests' contexts are not ctx's: ended at the signal,
+// they would end the requests before their answers (srv.Close stops the
+// calls).
 func serveHTTP(ctx context.Context, stderr io.Writer, srv *mcp.Server, sess *host.Session, ln net.Listener, token string) error {
-	hs := &http.Server{Handler: srv.Handler(token), ReadHeaderTimeout: 10 * time.Second,
-		BaseContext: func(net.Listener) context.Context { return ctx }}
+	hs := &http.Server{Handler: srv.Handler(token), ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(stderr, "cairn mcp: agent %s serves %d tools on http://%s/ (workspace %s)\n",
 		sess.ID(), len(sess.Tools()), ln.Addr(), sess.Workspace())
 	served := make(chan error, 1)

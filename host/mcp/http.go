@@ -54,7 +54,7 @@ func isLoopback(host string) bool {
 // client's session stops its calls at once, as the end of a client's
 // input does on stdio.
 func (s *Server) Handler(token string) http.Handler {
-	var h http.Handler = s.endOnDelete(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.srv }, nil))
+	var h http.Handler = s.countPosts(s.endOnDelete(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.srv }, nil)))
 	h = refuseBeforeInitialize(h)
 	if token != "" {
 		h = requireToken(token, h)
@@ -117,6 +117,18 @@ func originAllowed(origin, host string) bool {
 		return false // "null", or not an origin
 	}
 	return strings.EqualFold(u.Host, host) || isLoopback(u.Hostname())
+}
+
+// countPosts counts the POSTs being served, whose answers Close waits
+// for: a POST ends once each request it carries has been answered.
+func (s *Server) countPosts(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			s.posts.Add(1)
+			defer s.posts.Add(-1)
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // endOnDelete stops the calls of a session its client ends with DELETE

@@ -106,6 +106,10 @@ type Server struct {
 	// ended when its client ends the session (see endSession).
 	mu   sync.Mutex
 	ends map[*sdk.ServerSession]sessionEnd
+	// posts counts the HTTP POSTs being served (see Handler): Close lets
+	// them end, each with the answers to its requests, before it ends the
+	// sessions.
+	posts atomic.Int64
 }
 
 type sessionEnd struct {
@@ -275,10 +279,15 @@ func serveSession(ctx context.Context, ss *sdk.ServerSession) error {
 // Close stops every call in flight, as a client's cancellation does (its
 // round committed with a result saying it was stopped, its changes
 // discarded), refuses calls from then on with ErrServerClosed, and ends
-// every client session. It does not close the host.Session, which the
-// caller closes once Close returns.
+// every client session: over HTTP, once the requests being served have
+// been answered (the calls stopped with an error that says so), within
+// stopGrace. It does not close the host.Session, which the caller closes
+// once Close returns.
 func (s *Server) Close() {
 	s.close(ErrServerClosed)
+	for deadline := time.Now().Add(stopGrace); s.posts.Load() > 0 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
 	for ss := range s.srv.Sessions() {
 		ss.Close()
 	}
