@@ -178,22 +178,26 @@ func serveHTTP(ctx context.Context, stderr io.Writer, srv *mcp.Server, sess *hos
 	return nil
 }
 
-// mcpEvents tells on stderr what each call came to.
+// mcpEvents tells on stderr what each call came to. What cairn did not
+// write itself (a denial's reason may be an MCP client's words) is
+// printed escaped, each on its line.
 func mcpEvents(w io.Writer) host.EventFunc {
 	return func(e host.Event) {
 		switch e.Type {
 		case host.EventToolEnd:
-			fmt.Fprintf(w, "cairn mcp: round %d %s %s %s (%.1f ms)\n", e.Round, e.Call.ID, e.Call.Tool, e.Call.Outcome, e.Call.DurationMS)
+			fmt.Fprintf(w, "cairn mcp: round %d %s %s %s (%.1f ms)\n", e.Round, terminalLine(e.Call.ID), terminalLine(e.Call.Tool),
+				terminalLine(string(e.Call.Outcome)), e.Call.DurationMS)
 		case host.EventApprovalDecided:
 			if e.Status == "denied" {
-				fmt.Fprintf(w, "cairn mcp: round %d %s %s denied: %s\n", e.Round, e.Call.ID, e.Call.Tool, e.Reason)
+				fmt.Fprintf(w, "cairn mcp: round %d %s %s denied: %s\n", e.Round, terminalLine(e.Call.ID), terminalLine(e.Call.Tool), terminalLine(e.Reason))
 			}
 		case host.EventAgentResumed:
 			for _, s := range e.Sealed {
-				fmt.Fprintf(w, "cairn mcp: sealed call %s (%s), interrupted while %s; effects: %s\n", s.Call, s.Tool, s.Phase, s.Effects)
+				fmt.Fprintf(w, "cairn mcp: sealed call %s (%s), interrupted while %s; effects: %s\n",
+					terminalLine(s.Call), terminalLine(s.Tool), terminalLine(string(s.Phase)), terminalLine(string(s.Effects)))
 			}
 		case host.EventWarning:
-			fmt.Fprintf(w, "cairn mcp: warning: %s\n", e.Text)
+			fmt.Fprintf(w, "cairn mcp: warning: %s\n", terminalLine(e.Text))
 		}
 	}
 }
