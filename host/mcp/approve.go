@@ -8,7 +8,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -89,8 +93,81 @@ func (q *questions) ask(name string, args json.RawMessage, why askReason) *sdk.C
 
 // elicitation is the question about a call of name with args.
 func elicitation(name string, args json.RawMessage, why askReason) *sdk.ElicitParams {
-	return &sdk.ElicitParams{Mode: "form", Message: fmt.Sprintf("cairn: allow %s with %s? %s", name, args, why.question()),
+	return &sdk.ElicitParams{Mode: "form", Message: fmt.Sprintf("cairn: allow %s with %s? %s", name, questionArgs(args), why.question()),
 		RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}}}
+}
+
+// Bounds on the arguments a question quotes: quoted whole, a call's
+// arguments (up to the 16 MiB a client sends on stdio) would make a
+// question larger than a client reads, and one no person reads through.
+const (
+	maxQuestionArgs = 4 << 10 // the arguments, when quoted whole
+	maxQuestionArg  = 512     // one argument, when they are not
+	maxQuestionKeys = 64      // arguments quoted one by one
+)
+
+// questionArgs is args as a question quotes them: whole when they are
+// short; else each argument of the object, by name, those that are long
+// cut short, saying so and how long they are (the call is made, if
+// allowed, with args whole: the answer is bound to them, see questions).
+func questionArgs(args json.RawMessage) string {
+	if len(args) <= maxQuestionArgs {
+		return string(args)
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(args, &obj) != nil || len(obj) > maxQuestionKeys {
+		return fmt.Sprintf("%s… [cut: %d bytes of JSON in all]", cutText(string(args), maxQuestionArgs), len(args))
+	}
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, k := range slices.Sorted(maps.Keys(obj)) {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(questionValue(json.RawMessage(jsonText(k))))
+		b.WriteByte(':')
+		b.WriteString(questionValue(obj[k]))
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+// questionValue is one JSON value as a question quotes it: whole when it
+// is short, else its start and how long it is.
+func questionValue(v json.RawMessage) string {
+	var compact bytes.Buffer
+	if json.Compact(&compact, v) == nil {
+		v = compact.Bytes()
+	}
+	if len(v) <= maxQuestionArg {
+		return string(v)
+	}
+	var s string
+	if json.Unmarshal(v, &s) == nil {
+		return fmt.Sprintf("%s… [cut: a string of %d bytes]", jsonText(cutText(s, maxQuestionArg/2)), len(s))
+	}
+	return fmt.Sprintf("%s… [cut: %d bytes of JSON]", cutText(string(v), maxQuestionArg), len(v))
+}
+
+// jsonText is s as a JSON string, <, > and & as they are.
+func jsonText(s string) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(s)
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// cutText is the start of s, at most n bytes, not cut inside a
+// character.
+func cutText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // takesRoundTrips reports whether the client of ss answers an approval
