@@ -375,7 +375,7 @@ func (s *Server) answer(ctx context.Context, out *host.CallOutcome, err error, a
 	if changes {
 		s.res.sync(ctx)
 	}
-	return result(out), nil
+	return s.fitted(result(out), out), nil
 }
 
 // askWhy says why a call of name with args would be put to a person: an
@@ -540,6 +540,41 @@ func (r *resources) uriFault(uri string) bool {
 	defer root.Close()
 	fi, err := root.Stat(rel)
 	return err != nil || !fi.Mode().IsRegular() || fi.Size() > MaxResourceSize
+}
+
+// maxResult bounds the JSON of a call's result sent to a client: an
+// answer on stdio is one line, and the SDK's client, as cairn itself,
+// reads no line over maxStdioMessage (an agent file's sandbox: {output}
+// may allow more). Room is left for the answer's envelope.
+const maxResult = maxStdioMessage - 64<<10
+
+// fitted is res, the result of the call out, made to fit in maxResult:
+// without its structured content, a copy of its text, if that is enough;
+// else an error result saying that the result is journaled, where to
+// read it, and how to ask for less.
+func (s *Server) fitted(res *sdk.CallToolResult, out *host.CallOutcome) *sdk.CallToolResult {
+	size := func() int {
+		b, _ := json.Marshal(res)
+		return len(b)
+	}
+	if len(out.Output) < maxResult/12 { // escaped (six bytes a byte at most) and copied, still within it
+		return res
+	}
+	if res.StructuredContent != nil && size() > maxResult {
+		res.StructuredContent = nil
+	}
+	n := size()
+	if n <= maxResult {
+		return res
+	}
+	outcome := "its result"
+	if out.IsError {
+		outcome = "its error"
+	}
+	return &sdk.CallToolResult{IsError: true, Meta: res.Meta, Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf(
+		"call %s (round %d) ran, and %s (%d bytes of text, %d as JSON) is journaled, but it is more than the %d bytes an MCP answer carries here, so it is not sent: "+
+			"`cairn log --json --round %d %s` has it whole; ask for less at a time (read_file's offset and limit, for one), or lower the agent file's sandbox: {output} so that such a call fails at once",
+		out.Call, out.Round, outcome, len(out.Output), n, maxResult, out.Round, s.sess.ID())}}}
 }
 
 // result is the MCP result of a call: its text, and the same as
