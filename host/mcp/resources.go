@@ -127,9 +127,12 @@ func (r *resources) read(_ context.Context, req *sdk.ReadResourceRequest) (*sdk.
 		return nil, fmt.Errorf("%s: %w", uri, err)
 	}
 	c := &sdk.ResourceContents{URI: uri, MIMEType: mimeType(rel)}
-	if utf8.Valid(b) {
+	if utf8.Valid(b) && escapedSize(b) <= maxResult {
 		c.Text = string(b)
 	} else {
+		// Not text, or text that JSON escapes past what an answer
+		// carries (quotes twice their size, controls six times): as
+		// base64, a file within MaxResourceSize is within it.
 		c.Blob = b
 	}
 	return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{c}}, nil
@@ -157,4 +160,22 @@ func mimeType(name string) string {
 		return t
 	}
 	return "text/plain"
+}
+
+// escapedSize is how many bytes, at most, b, valid UTF-8, takes as a
+// JSON string that encoding/json writes (it escapes <, > and &, and
+// U+2028 and U+2029, too).
+func escapedSize(b []byte) int {
+	n := 2
+	for _, r := range string(b) {
+		switch {
+		case r == '"' || r == '\\':
+			n += 2
+		case r < 0x20 || r == '<' || r == '>' || r == '&' || r == '\u2028' || r == '\u2029':
+			n += 6
+		default:
+			n += utf8.RuneLen(r)
+		}
+	}
+	return n
 }
