@@ -62,6 +62,28 @@ type Past struct {
 // ErrNoPast: the store keeps no past boundary for that round of the agent.
 var ErrNoPast = errors.New("no past boundary kept for that round")
 
+// ErrNoRound: the agent never had that round, one after its last
+// committed round or below 0 (NoRound). It is ErrNoPast too (errors.Is):
+// no past of it is kept.
+var ErrNoRound error = noRound{}
+
+type noRound struct{}
+
+func (noRound) Error() string        { return "no round" }
+func (noRound) Is(target error) bool { return target == ErrNoPast }
+
+// NoRound is the error for round n of an agent whose last committed round
+// is last, when the agent never had it (n < 0 or n > last): it names the
+// last round and the rounds pasts, the agent's, can be used at, and not
+// what `cairn gc --keep-rounds` removed, since it removed no such round.
+// Nil for any other round.
+func NoRound(pasts []Past, agent string, n, last int) error {
+	if n >= 0 && n <= last {
+		return nil
+	}
+	return fmt.Errorf("agent %q has %w %d: its last round is %d%s", agent, ErrNoRound, n, last, keptRange(pasts, n))
+}
+
 // NewPast is the past of the boundary st, with the changes its round made.
 // Its State is a shallow copy of st without the messages: it shares st's
 // slices and maps, so keep it (PutPast, which encodes it) before st
@@ -95,23 +117,29 @@ func StateAt(now *State, p Past) (*State, error) {
 func PastAt(pasts []Past, agent string, n int) (Past, error) {
 	i := sort.Search(len(pasts), func(i int) bool { return pasts[i].Round >= n })
 	if i == len(pasts) || pasts[i].Round != n {
-		return Past{}, fmt.Errorf("agent %q round %d: %w%s", agent, n, ErrNoPast, keptRange(pasts))
+		return Past{}, fmt.Errorf("agent %q round %d: %w%s", agent, n, ErrNoPast, keptRange(pasts, n))
 	}
 	return pasts[i], nil
 }
 
 // keptRange says which rounds' pasts the store keeps, for an error that
-// found none of the round asked for. It names no cause when there are
-// none, since the pasts cannot tell which applies (a copy turned off, an
-// older cairn, a fork made by one, rows lost): it says how one is kept.
-func keptRange(pasts []Past) string {
+// found none of round n. It names no cause when there are none, since the
+// pasts cannot tell which applies (a copy turned off, an older cairn, a
+// fork made by one, rows lost): it says how one is kept. It names
+// `cairn gc --keep-rounds` only for a round before the oldest it kept,
+// the only rounds it removed.
+func keptRange(pasts []Past, n int) string {
 	if len(pasts) == 0 {
 		return " (the store keeps no past of it; a run where its workspace is keeps one, unless its workspace copy is off: --workspace-limit off)"
 	}
 	first, last := pasts[0].Round, pasts[len(pasts)-1].Round
-	if pasts[0].Trimmed {
+	switch {
+	case pasts[0].Trimmed && n >= 0 && n < first:
 		return fmt.Sprintf(" (kept: rounds %d to %d; `cairn gc --keep-rounds` removed the pasts of the rounds before %d: "+
 			"the oldest round to fork at is %d, the oldest whose changes and messages can be seen is %d)", first, last, first, first, first+1)
+	case pasts[0].Trimmed:
+		return fmt.Sprintf(" (kept: rounds %d to %d: the oldest round to fork at is %d, the oldest whose changes and messages can be seen is %d)",
+			first, last, first, first+1)
 	}
 	return fmt.Sprintf(" (kept: rounds %d to %d)", first, last)
 }
@@ -144,15 +172,15 @@ func WorkspaceAt(s Store, pasts []Past, agent string, n int) ([]WorkspaceEntry, 
 		start--
 	}
 	if start < 0 {
-		return nil, fmt.Errorf("agent %q round %d: %w: no whole workspace kept at or before it%s", agent, n, ErrNoPast, keptRange(pasts))
+		return nil, fmt.Errorf("agent %q round %d: %w: no whole workspace kept at or before it%s", agent, n, ErrNoPast, keptRange(pasts, n))
 	}
 	for i := start + 1; i < end; i++ {
 		if pasts[i].Round != pasts[i-1].Round+1 {
-			return nil, fmt.Errorf("agent %q: %w: round %d's past is missing%s", agent, ErrNoPast, pasts[i-1].Round+1, keptRange(pasts))
+			return nil, fmt.Errorf("agent %q: %w: round %d's past is missing%s", agent, ErrNoPast, pasts[i-1].Round+1, keptRange(pasts, n))
 		}
 	}
 	if end == 0 || pasts[end-1].Round != n {
-		return nil, fmt.Errorf("agent %q round %d: %w%s", agent, n, ErrNoPast, keptRange(pasts))
+		return nil, fmt.Errorf("agent %q round %d: %w%s", agent, n, ErrNoPast, keptRange(pasts, n))
 	}
 	data, err := s.Blob(pasts[start].Base)
 	if err != nil {

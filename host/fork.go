@@ -301,6 +301,9 @@ func (e *Engine) forkPast(opts ForkOptions) (*checkpoint.Bookmark, forkWorkspace
 	if err != nil {
 		return nil, forkWorkspace{}, err
 	}
+	if err := checkpoint.NoRound(pasts, opts.ID, opts.AtRound, rec.State.Round); err != nil {
+		return nil, forkWorkspace{}, err
+	}
 	p, err := checkpoint.PastAt(pasts, opts.ID, opts.AtRound)
 	if err != nil {
 		return nil, forkWorkspace{}, err

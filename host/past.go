@@ -95,13 +95,29 @@ func trimmedNoChange(agent string, first int, err error) error {
 		"the rounds before %d, and the oldest round whose changes can be seen is %d", err, first+1, first, first+1)
 }
 
+// noRound is checkpoint.NoRound of the agent's round n: an error when the
+// agent never had it. Nil when its state cannot be read: the caller's own
+// reads say why.
+func (e *Engine) noRound(agent string, n int) error {
+	rec, err := e.store.Read(agent)
+	if err != nil {
+		return nil
+	}
+	var pasts []checkpoint.Past
+	if tl, ok := e.store.(checkpoint.Timeline); ok {
+		pasts, _ = tl.Pasts(agent)
+	}
+	return checkpoint.NoRound(pasts, agent, n, rec.State.Round)
+}
+
 // RoundMessages are the messages round n added to the conversation (n 0:
 // none), from the store's pasts, and the agent's state at that round.
 //
 // # Errors
 //
 // checkpoint.ErrNotFound; checkpoint.ErrNoPast for a round the store
-// keeps no past of; ErrNoCopy for a store that keeps no pasts.
+// keeps no past of (checkpoint.ErrNoRound, which is ErrNoPast too, for one
+// the agent never had); ErrNoCopy for a store that keeps no pasts.
 func RoundMessages(ctx context.Context, store checkpoint.Store, agent string, n int) ([]conversation.Message, *checkpoint.State, error) {
 	if err := usableNow(ctx, store); err != nil {
 		return nil, nil, err
@@ -116,6 +132,9 @@ func RoundMessages(ctx context.Context, store checkpoint.Store, agent string, n 
 	}
 	pasts, err := tl.Pasts(agent)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkpoint.NoRound(pasts, agent, n, rec.State.Round); err != nil {
 		return nil, nil, err
 	}
 	p, err := checkpoint.PastAt(pasts, agent, n)

@@ -340,6 +340,13 @@ type FileChange struct {
 // ErrNoChanges: the agent has no kept changes for that round.
 var ErrNoChanges = errors.New("no changes kept for that round")
 
+// noChangesError is the error of a round whose changes no one keeps for
+// another reason (checkpoint.ErrNoRound): it is ErrNoChanges too.
+type noChangesError struct{ error }
+
+func (e noChangesError) Is(target error) bool { return target == ErrNoChanges }
+func (e noChangesError) Unwrap() error        { return e.error }
+
 // Changes returns what a round changed in the workspace (round 0: the
 // last round that changed anything), each path's content left for
 // FileChange.Texts to read, and which round that is: from the
@@ -360,6 +367,11 @@ func (e *Engine) Changes(ctx context.Context, agent string, round int) (int, []F
 	n, out, err := e.keptChanges(agent, round)
 	if !errors.Is(err, ErrNoChanges) {
 		return n, out, err
+	}
+	if round != 0 {
+		if nerr := e.noRound(agent, round); nerr != nil {
+			return n, nil, noChangesError{nerr}
+		}
 	}
 	if round == 0 {
 		var trimmed int
