@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -82,15 +83,17 @@ func forkError(err error) error {
 	return runError(err)
 }
 
-// forkAt forks as opts says. A fork at a past round reads the agent's
-// pasts without its lock, and then the blobs they name: `cairn gc
-// --keep-rounds` run meanwhile replaces the pasts and removes the blobs
-// that only the rounds it removed used (their files, a whole workspace
-// older than the oldest kept). A blob found missing is checked against the
-// pasts as they are now: a round gc removed is refused as such, naming
-// the oldest round to fork at, and a round it kept is forked again from
-// them. A failed fork leaves nothing (Engine.Fork), so it can be tried
-// again.
+// forkAt forks as opts says. A fork at a past round, or from a bookmark,
+// reads the agent's pasts or bookmarks without its lock, and then the
+// blobs they name: `cairn gc` run meanwhile, with --keep-rounds, replaces
+// the pasts and removes the blobs that only the rounds it removed used
+// (their files, a whole workspace older than the oldest kept), and with
+// --keep-bookmarks removes the oldest bookmarks and the blobs only they
+// used (their workspaces). A blob found missing is checked against the
+// pasts or bookmarks as they are now: a round or bookmark gc removed is
+// refused as such, naming what is left, and one it kept is forked again
+// from them. A failed fork leaves nothing (Engine.Fork), so it can be
+// tried again.
 func forkAt(ctx context.Context, eng *host.Engine, opts host.ForkOptions) (*host.Forked, error) {
 	st, err := forkTrying(ctx, eng, opts)
 	if err != nil && opts.Past && errors.Is(err, checkpoint.ErrNotFound) && eng.Store().Exists(opts.ID) {
@@ -107,22 +110,62 @@ func forkAt(ctx context.Context, eng *host.Engine, opts host.ForkOptions) (*host
 func forkTrying(ctx context.Context, eng *host.Engine, opts host.ForkOptions) (*host.Forked, error) {
 	for tries := 1; ; tries++ {
 		st, err := eng.Fork(ctx, opts)
-		if err == nil || !opts.Past || !errors.Is(err, checkpoint.ErrNotFound) || tries == 3 {
+		if err == nil || !errors.Is(err, checkpoint.ErrNotFound) || tries == 3 {
 			return st, err
 		}
-		tl, ok := eng.Store().(checkpoint.Timeline)
-		if !ok {
-			return nil, err
+		again := false
+		switch {
+		case opts.Past:
+			again, err = roundKept(eng, opts, err)
+		case opts.From != "":
+			again, err = bookmarkKept(eng, opts, err)
 		}
-		pasts, perr := tl.Pasts(opts.ID)
-		if perr != nil || len(pasts) == 0 {
-			return nil, err
-		}
-		if _, perr := checkpoint.PastAt(pasts, opts.ID, opts.AtRound); perr != nil {
-			if pasts[0].Trimmed && opts.AtRound < pasts[0].Round {
-				return nil, fmt.Errorf("fork: %w", perr) // removed while the fork read it
-			}
+		if !again {
 			return nil, err
 		}
 	}
+}
+
+// roundKept says whether the round a fork at a past round failed to read
+// (err) is kept in the pasts as they are now, to try again; else the
+// error to fail with: the round's refusal when gc removed it, or err.
+func roundKept(eng *host.Engine, opts host.ForkOptions, err error) (bool, error) {
+	tl, ok := eng.Store().(checkpoint.Timeline)
+	if !ok {
+		return false, err
+	}
+	pasts, perr := tl.Pasts(opts.ID)
+	if perr != nil || len(pasts) == 0 {
+		return false, err
+	}
+	if _, perr := checkpoint.PastAt(pasts, opts.ID, opts.AtRound); perr != nil {
+		if pasts[0].Trimmed && opts.AtRound < pasts[0].Round {
+			return false, fmt.Errorf("fork: %w", perr) // removed while the fork read it
+		}
+		return false, err
+	}
+	return true, nil
+}
+
+// bookmarkKept says whether the bookmark a fork failed to read (err) is
+// still there, to try again; else the error to fail with: the bookmark's
+// refusal, naming those left, when it was removed while the fork read it.
+func bookmarkKept(eng *host.Engine, opts host.ForkOptions, err error) (bool, error) {
+	marks, merr := eng.Store().Bookmarks(opts.ID)
+	if merr != nil {
+		return false, err
+	}
+	left := make([]string, 0, len(marks))
+	for _, b := range marks {
+		if b.Label == opts.From {
+			return true, nil
+		}
+		left = append(left, b.Label)
+	}
+	names := "none"
+	if len(left) > 0 {
+		names = strings.Join(left, ", ")
+	}
+	return false, fmt.Errorf("fork: agent %q: %w %q: it was removed while the fork read it, as `cairn gc --keep-bookmarks` removes the oldest; "+
+		"bookmarks left: %s (cairn show %s lists them)", opts.ID, host.ErrNoBookmark, opts.From, names, opts.ID)
 }
