@@ -70,7 +70,9 @@ func (s *FileStore) PutBookmark(agent string, b Bookmark) error {
 	return nil
 }
 
-// Bookmarks lists the agent's bookmarks, oldest first.
+// Bookmarks lists the agent's bookmarks, oldest first. It takes no lock:
+// a bookmark removed while it reads (by `cairn gc --keep-bookmarks`,
+// under the agent's lock) is listed or not, and never fails it.
 func (s *FileStore) Bookmarks(agent string) ([]Bookmark, error) {
 	if !s.Exists(agent) {
 		return nil, fmt.Errorf("agent %q: %w", agent, ErrNotFound)
@@ -90,6 +92,9 @@ func (s *FileStore) Bookmarks(agent string) ([]Bookmark, error) {
 		}
 		name := filepath.Join(dir, e.Name())
 		data, err := os.ReadFile(name)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // removed since the listing (gc's --keep-bookmarks): no longer there
+		}
 		if err != nil {
 			return nil, err
 		}
