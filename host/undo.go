@@ -108,7 +108,7 @@ func undoCall(ws *os.Root, path string, u *Undone) error {
 			u.Conflicts = append(u.Conflicts, e.Path)
 			continue
 		}
-		if err := restore(ws, target, idx.restore[e.Path], e.Base); err != nil {
+		if err := restore(ws, target, idx.restore[e.Path], e.Base, baseMode(e)); err != nil {
 			if e.New.Dir && !e.Base.Exists && dirNotEmpty(err) {
 				// A directory the round made holds what was put or left
 				// in it since (a file changed after the round is left):
@@ -146,12 +146,25 @@ func holds(ws *os.Root, p string, v overlay.Version) bool {
 	return err == nil && [sha256.Size]byte(h.Sum(nil)) == v.Hash
 }
 
-// restore puts back what a path held before: a file's kept content,
-// nothing, or a directory.
-func restore(ws *os.Root, target string, from opener, base overlay.Version) error {
+// baseMode is the permission the file a change replaced had. A guest
+// cannot change a file's mode, and a file it writes, or removes and makes
+// again, keeps the mode the workspace's file had, which the effect
+// records as the one it is applied with: that is the file's mode before.
+// A file the change removed has no mode in its effect, nor a change an
+// effect records none for: 0644, as a rebuilt workspace assumes.
+func baseMode(e overlay.Effect) fs.FileMode {
+	if e.Base.IsFile() && e.New.IsFile() && e.Mode != 0 {
+		return e.Mode.Perm()
+	}
+	return 0o644
+}
+
+// restore puts back what a path held before: a file's kept content with
+// its mode, nothing, or a directory.
+func restore(ws *os.Root, target string, from opener, base overlay.Version, mode fs.FileMode) error {
 	switch {
 	case base.IsFile():
-		return restoreFile(ws, target, from, base)
+		return restoreFile(ws, target, from, base, mode)
 	case base.Dir:
 		return ws.MkdirAll(target, 0o755)
 	default:
@@ -160,9 +173,10 @@ func restore(ws *os.Root, target string, from opener, base overlay.Version) erro
 }
 
 // restoreFile streams a file's kept content from into a file beside
-// target, and renames it over target once it is what the file held
-// (base). A file kept without content held none.
-func restoreFile(ws *os.Root, target string, from opener, base overlay.Version) error {
+// target, gives it mode, whatever the umask, and renames it over target
+// once it is what the file held (base). A file kept without content held
+// none.
+func restoreFile(ws *os.Root, target string, from opener, base overlay.Version, mode fs.FileMode) error {
 	var src io.Reader = strings.NewReader("")
 	if from != nil {
 		r, err := from()
@@ -173,12 +187,15 @@ func restoreFile(ws *os.Root, target string, from opener, base overlay.Version) 
 		src = r
 	}
 	tmp := target + ".cairn-undo"
-	f, err := ws.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := ws.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return err
 	}
 	h := sha256.New()
 	_, err = io.Copy(io.MultiWriter(f, h), src)
+	if err == nil {
+		err = f.Chmod(mode)
+	}
 	if err == nil {
 		// Durable before the rename names it, and the rename before undo
 		// removes the round's kept record: a power cut never leaves the
