@@ -12,36 +12,39 @@ import (
 // pastChanges is what round n changed, rebuilt from the store's pasts: the
 // workspace at the round before it and the round's changes. The calls are
 // not named: a past keeps the changes of the round, not of each call.
-func (e *Engine) pastChanges(agent string, n int) ([]FileChange, error) {
+// Known says the past lists the round's changes, none or some; it is
+// false for a past that keeps the whole workspace in their place (the
+// round's sub-agents applied theirs, or files changed outside the agent),
+// which is not known to have changed nothing.
+func (e *Engine) pastChanges(agent string, n int) (out []FileChange, known bool, err error) {
 	tl, ok := e.store.(checkpoint.Timeline)
 	if !ok {
-		return nil, ErrNoCopy
+		return nil, false, ErrNoCopy
 	}
 	pasts, err := tl.Pasts(agent)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	p, err := checkpoint.PastAt(pasts, agent, n)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if err := checkpoint.TrimmedAt(p, agent); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	before, err := checkpoint.WorkspaceAt(e.store, pasts, agent, n-1)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	was := map[string]checkpoint.WorkspaceEntry{}
 	for _, w := range before {
 		was[w.Path] = w
 	}
-	var out []FileChange
 	for _, c := range p.Changes {
 		out = append(out, e.pastChange(fmt.Sprintf("agent %q round %d", agent, n), was[c.Path], c))
 		was[c.Path] = c
 	}
-	return out, nil
+	return out, p.Base == "", nil
 }
 
 // pastChange is one change of a past round (where: the agent and round,

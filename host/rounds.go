@@ -357,7 +357,9 @@ func (e noChangesError) Unwrap() error        { return e.error }
 // # Errors
 //
 // ErrNoChanges when neither keeps the round's changes (and, when the
-// store's pasts lack the round, what they lack); the store's error when
+// store's pasts lack the round, what they lack, or that they say it
+// changed no file; for a round the agent never had, it is
+// checkpoint.ErrNoRound too); the store's error when
 // its pasts cannot be read (a damaged row, the database out of reach),
 // which is not the same as their having none.
 func (e *Engine) Changes(ctx context.Context, agent string, round int) (int, []FileChange, error) {
@@ -387,10 +389,12 @@ func (e *Engine) Changes(ctx context.Context, agent string, round int) (int, []F
 	if round == 0 {
 		return n, out, err
 	}
-	past, perr := e.pastChanges(agent, round)
+	past, known, perr := e.pastChanges(agent, round)
 	switch {
 	case perr == nil && len(past) > 0:
 		return round, past, nil
+	case perr == nil && known:
+		return n, nil, fmt.Errorf("agent %q round %d: %w: the store's pasts say it changed no file", agent, round, ErrNoChanges)
 	case errors.Is(perr, checkpoint.ErrNoPast):
 		return n, out, fmt.Errorf("%w; nor in the store's pasts: %w", err, perr)
 	case perr != nil && !errors.Is(perr, ErrNoCopy):
