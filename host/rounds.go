@@ -435,6 +435,12 @@ func (e *Engine) keptChanges(agent string, round int) (int, []FileChange, error)
 	if round == 0 {
 		rounds := changedRounds(root)
 		if len(rounds) == 0 {
+			if _, err := os.Stat(root); err == nil {
+				// Made for the first change kept, and left empty only
+				// by undo, which removes each round it takes back.
+				return 0, nil, fmt.Errorf("agent %q: %w (undo took back the changes of every round this node kept, "+
+					"which are of the last %d rounds that changed files)", agent, ErrNoChanges, keepRounds)
+			}
 			return 0, nil, fmt.Errorf("agent %q: %w (none of its last %d rounds changed a file)", agent, ErrNoChanges, keepRounds)
 		}
 		round = rounds[len(rounds)-1]
