@@ -81,19 +81,52 @@ func (e *Engine) Undo(ctx context.Context, agent string) (*Undone, error) {
 		return nil, err
 	}
 	defer ws.Close()
+	modes := &pastModes{e: e, agent: agent, round: round}
 	for _, c := range slices.Backward(calls) {
-		if err := undoCall(ws, c, u); err != nil {
+		if err := undoCall(ws, c, modes, u); err != nil {
 			return u, err
 		}
 	}
 	return u, os.RemoveAll(dir)
 }
 
+// pastModes are the modes of the workspace's files at the boundary before
+// a round, as the store's pasts keep them, read once when first asked.
+type pastModes struct {
+	e     *Engine
+	agent string
+	round int
+
+	read  bool
+	modes map[string]fs.FileMode
+}
+
+// of is the mode of the file at path before the round; 0 when the pasts
+// keep none (the store keeps no pasts, or not of that boundary: trimmed,
+// lost, the copy off).
+func (m *pastModes) of(path string) fs.FileMode {
+	if !m.read {
+		m.read = true
+		if tl, ok := m.e.store.(checkpoint.Timeline); ok {
+			if pasts, err := tl.Pasts(m.agent); err == nil {
+				entries, _ := checkpoint.WorkspaceAt(m.e.store, pasts, m.agent, m.round-1)
+				m.modes = make(map[string]fs.FileMode, len(entries))
+				for _, w := range entries {
+					if !w.Dir {
+						m.modes[w.Path] = fs.FileMode(w.Mode).Perm()
+					}
+				}
+			}
+		}
+	}
+	return m.modes[path]
+}
+
 // undoCall restores the paths of one call's kept changes, through ws so
 // that nothing outside the workspace is touched. It streams each file,
 // the kept one and the workspace's, never holding one in memory: a call
 // may have kept up to its staging limit.
-func undoCall(ws *os.Root, path string, u *Undone) error {
+func undoCall(ws *os.Root, path string, modes *pastModes, u *Undone) error {
 	idx, err := indexKeptChanges(path)
 	if err != nil {
 		return err
@@ -108,7 +141,7 @@ func undoCall(ws *os.Root, path string, u *Undone) error {
 			u.Conflicts = append(u.Conflicts, e.Path)
 			continue
 		}
-		if err := restore(ws, target, idx.restore[e.Path], e.Base, baseMode(e)); err != nil {
+		if err := restore(ws, target, idx.restore[e.Path], e.Base, baseMode(e, modes)); err != nil {
 			if e.New.Dir && !e.Base.Exists && dirNotEmpty(err) {
 				// A directory the round made holds what was put or left
 				// in it since (a file changed after the round is left):
@@ -150,11 +183,16 @@ func holds(ws *os.Root, p string, v overlay.Version) bool {
 // cannot change a file's mode, and a file it writes, or removes and makes
 // again, keeps the mode the workspace's file had, which the effect
 // records as the one it is applied with: that is the file's mode before.
-// A file the change removed has no mode in its effect, nor a change an
-// effect records none for: 0644, as a rebuilt workspace assumes.
-func baseMode(e overlay.Effect) fs.FileMode {
+// A file the change removed has no mode in its effect: it had the mode
+// the store's pasts keep of it at the boundary before the round (the
+// guest could not change it since), or, where they keep none, 0644, as
+// a rebuilt workspace assumes.
+func baseMode(e overlay.Effect, modes *pastModes) fs.FileMode {
 	if e.Base.IsFile() && e.New.IsFile() && e.Mode != 0 {
 		return e.Mode.Perm()
+	}
+	if m := modes.of(e.Path); m != 0 {
+		return m
 	}
 	return 0o644
 }

@@ -100,7 +100,7 @@ func TestUndoStreamsKeptFilesBack(t *testing.T) {
 		must(t, err)
 		defer ws.Close()
 		u := &Undone{}
-		if err := undoCall(ws, rec, u); err != nil || len(u.Restored) != len(want) || len(u.Conflicts) != 0 {
+		if err := undoCall(ws, rec, &pastModes{read: true}, u); err != nil || len(u.Restored) != len(want) || len(u.Conflicts) != 0 {
 			t.Fatalf("legacy %v: undo: %+v, %v", legacy, u, err)
 		}
 		for p, w := range want {
@@ -114,7 +114,7 @@ func TestUndoStreamsKeptFilesBack(t *testing.T) {
 		must(t, os.WriteFile(filepath.Join(wsDir, p), want[p][1], 0o644))
 		e := effects[len(effects)-1]
 		e.Base.Hash[0]++
-		err = restore(ws, filepath.FromSlash(p), fileOpener(filepath.Join(wsDir, "d", "f-0.txt")), e.Base, baseMode(e))
+		err = restore(ws, filepath.FromSlash(p), fileOpener(filepath.Join(wsDir, "d", "f-0.txt")), e.Base, baseMode(e, &pastModes{read: true}))
 		if err == nil || !strings.Contains(err.Error(), "the kept content is not what the file held") {
 			t.Errorf("restoring content that is not what the file held: %v", err)
 		}

@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/cairnrun/cairn/checkpoint"
 )
 
 // Regression: undo put a file back with mode 0644, whatever mode it had:
@@ -48,4 +50,62 @@ func TestUndoPutsBackAFileWithTheModeItHad(t *testing.T) {
 	}
 	wantMode("after undo", "run.sh", 0o755, "old")
 	wantMode("after undo", "ro.txt", 0o400, "old")
+}
+
+// Regression: a file a round removed came back from undo with mode 0644,
+// since a removal's effect keeps no mode. A guest cannot change a file's
+// mode, so the mode the file had is the one the store's pasts keep of it
+// at the boundary before the round; where they keep none (the copy off,
+// as for an agent an older cairn kept no pasts of), it comes back 0644.
+func TestUndoPutsBackAFileTheRoundRemovedWithTheModeItHad(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		limit WorkspaceLimit
+		want  os.FileMode
+	}{
+		{"pasts", WorkspaceLimit{}, 0o755},
+		{"no pasts", WorkspaceLimit{Off: true}, 0o644},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			af := agentIn(t, `
+name: remover
+model: {provider: script, script: script.yaml}
+workspace: workspace
+tools: [{module: hostile.wasm, only: [remove], grant: {workspace: rw}}]
+`, `turns:
+  - tool_calls: [{name: remove, input: {path: run.sh}}]
+  - text: done
+`)
+			copyFile(t, hostileWasm, filepath.Join(af.Dir, "hostile.wasm"))
+			ws := af.WorkspaceDir()
+			if err := os.WriteFile(filepath.Join(ws, "run.sh"), []byte("echo old"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(filepath.Join(ws, "run.sh"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			store, err := checkpoint.OpenFileStore(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			eng, err := NewEngine(t.Context(), Config{Store: store, CacheDir: testCache, WorkspaceLimit: tc.limit})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer eng.Close(t.Context())
+			if res, err := eng.Run(t.Context(), RunOptions{Agent: af, ID: "remover", Prompt: "go"}); err != nil || res.Status != StatusDone {
+				t.Fatalf("run: %+v, %v", res, err)
+			}
+			if _, err := os.Stat(filepath.Join(ws, "run.sh")); !os.IsNotExist(err) {
+				t.Fatalf("run.sh after the round: %v", err)
+			}
+			if u, err := eng.Undo(t.Context(), "remover"); err != nil || len(u.Restored) != 1 {
+				t.Fatalf("undo: %+v, %v", u, err)
+			}
+			fi, err := os.Stat(filepath.Join(ws, "run.sh"))
+			if err != nil || fi.Mode().Perm() != tc.want || readFile(t, ws, "run.sh") != "echo old" {
+				t.Fatalf("run.sh after undo: %v, %v; want mode %v", fi, err, tc.want)
+			}
+		})
+	}
 }

@@ -24,6 +24,10 @@ type appendWaitIn struct {
 	Until string `json:"until" desc:"the file whose making ends the wait"`
 }
 
+type removeIn struct {
+	Path string `json:"path" desc:"a file in the workspace"`
+}
+
 type pathIn struct {
 	Path string `json:"path" desc:"an absolute path"`
 }
@@ -72,6 +76,9 @@ func main() {
 			defer f.Close()
 			_, err = f.WriteString(in.Line + "\n")
 			return "appended", err
+		}, guest.Needs(guestNeedsRW())),
+		guest.Define("remove", "Removes a file of the workspace.", func(c *guest.Call, in removeIn) (string, error) {
+			return "removed", os.Remove("/workspace/" + in.Path)
 		}, guest.Needs(guestNeedsRW())),
 		guest.Define("scribble", "Writes a file, then crashes.", func(c *guest.Call, in pathIn) (string, error) {
 			os.WriteFile("/workspace/"+in.Path, []byte("half done"), 0o644)
