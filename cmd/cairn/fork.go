@@ -103,6 +103,12 @@ func forkAt(ctx context.Context, eng *host.Engine, opts host.ForkOptions) (*host
 		return nil, fmt.Errorf("%v; the store has lost a file that the workspace of round %d is made from, so it cannot be rebuilt: "+
 			"restore the store's blobs from a backup, or fork at another round", err, opts.AtRound)
 	}
+	if err != nil && opts.From != "" && errors.Is(err, checkpoint.ErrNotFound) && eng.Store().Exists(opts.ID) {
+		// The bookmark is there (forkTrying read it again), its workspace
+		// is not: the store is damaged, as above.
+		return nil, fmt.Errorf("%v; the store has lost the workspace of bookmark %q, so it cannot be forked from: "+
+			"restore the store's blobs from a backup, or fork from another bookmark (cairn show %s lists them)", err, opts.From, opts.ID)
+	}
 	return st, err
 }
 
