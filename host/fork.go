@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/checkpoint/conversation"
@@ -123,12 +124,88 @@ var ErrNoBookmark = errors.New("no such bookmark")
 // resumed on another node with ResumeOptions.Workspace before it ever ran.
 // What can refuse the fork is checked before the new agent is locked.
 //
+// A fork at a past round, or from a bookmark, reads the agent's pasts or
+// bookmarks without its lock, and then the blobs they name: `cairn gc`
+// run meanwhile, with Retention.Rounds, replaces the pasts and removes
+// the blobs that only the rounds it removed used (their files, a whole
+// workspace older than the oldest kept), and with Retention.Bookmarks
+// removes the oldest bookmarks and the blobs only they used (their
+// workspaces). A blob found missing is checked against the pasts or
+// bookmarks as they are now: a round or bookmark gc removed is refused
+// as such, naming what is left, and one it kept is forked again from
+// them. A failed fork leaves nothing, so it can be tried again.
+//
 // # Errors
 //
-// checkpoint.ErrNotFound, checkpoint.ErrExists when As names an agent,
-// checkpoint.ErrLocked when forking the last round of an agent that runs,
-// ErrNoBookmark, a workspace directory that is not empty.
+// checkpoint.ErrNotFound (for a blob, when the store lost it),
+// checkpoint.ErrExists when As names an agent, checkpoint.ErrLocked when
+// forking the last round of an agent that runs, ErrNoBookmark,
+// checkpoint.ErrNoPast, a workspace directory that is not empty.
 func (e *Engine) Fork(ctx context.Context, opts ForkOptions) (*Forked, error) {
+	for tries := 1; ; tries++ {
+		f, err := e.fork(ctx, opts)
+		if err == nil || !errors.Is(err, checkpoint.ErrNotFound) || tries == 3 {
+			return f, err
+		}
+		again := false
+		switch {
+		case opts.Past:
+			again, err = e.roundKept(opts, err)
+		case opts.From != "":
+			again, err = e.bookmarkKept(opts, err)
+		}
+		if !again {
+			return nil, err
+		}
+	}
+}
+
+// roundKept says whether the round a fork at a past round failed to read
+// (err) is kept in the pasts as they are now, to try again; else the
+// error to fail with: the round's refusal when gc removed it, or err.
+func (e *Engine) roundKept(opts ForkOptions, err error) (bool, error) {
+	tl, ok := e.store.(checkpoint.Timeline)
+	if !ok {
+		return false, err
+	}
+	pasts, perr := tl.Pasts(opts.ID)
+	if perr != nil || len(pasts) == 0 {
+		return false, err
+	}
+	if _, perr := checkpoint.PastAt(pasts, opts.ID, opts.AtRound); perr != nil {
+		if pasts[0].Trimmed && opts.AtRound < pasts[0].Round {
+			return false, fmt.Errorf("fork: %w", perr) // removed while the fork read it
+		}
+		return false, err
+	}
+	return true, nil
+}
+
+// bookmarkKept says whether the bookmark a fork failed to read (err) is
+// still there, to try again; else the error to fail with: the bookmark's
+// refusal, naming those left, when it was removed while the fork read it.
+func (e *Engine) bookmarkKept(opts ForkOptions, err error) (bool, error) {
+	marks, merr := e.store.Bookmarks(opts.ID)
+	if merr != nil {
+		return false, err
+	}
+	left := make([]string, 0, len(marks))
+	for _, b := range marks {
+		if b.Label == opts.From {
+			return true, nil
+		}
+		left = append(left, b.Label)
+	}
+	names := "none"
+	if len(left) > 0 {
+		names = strings.Join(left, ", ")
+	}
+	return false, fmt.Errorf("fork: agent %q: %w %q: it was removed while the fork read it, as `cairn gc --keep-bookmarks` removes the oldest; "+
+		"bookmarks left: %s (cairn show %s lists them)", opts.ID, ErrNoBookmark, opts.From, names, opts.ID)
+}
+
+// fork is Fork, once.
+func (e *Engine) fork(ctx context.Context, opts ForkOptions) (*Forked, error) {
 	if err := e.begin(ctx); err != nil {
 		return nil, err
 	}
