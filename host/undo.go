@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -224,7 +225,7 @@ func restoreFile(ws *os.Root, target string, from opener, base overlay.Version, 
 		defer r.Close()
 		src = r
 	}
-	tmp := target + ".cairn-undo"
+	tmp := undoTemp(target)
 	f, err := ws.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return err
@@ -252,6 +253,20 @@ func restoreFile(ws *os.Root, target string, from opener, base overlay.Version, 
 		return err
 	}
 	return syncDirIn(ws, filepath.Dir(target))
+}
+
+// undoTempPrefix starts the name of the file restoreFile writes beside
+// the one it restores: a name of Apply's temporary files
+// (overlay.IsApplyTemp), which a guest cannot make and a copy of the
+// workspace leaves out, so that no file of the workspace is so named.
+const undoTempPrefix = ".cairn-apply-undo-"
+
+// undoTemp is the file beside target that restoreFile writes to, the
+// same on every try, so that a try after a crash replaces what the
+// crashed one left.
+func undoTemp(target string) string {
+	sum := sha256.Sum256([]byte(filepath.Base(target)))
+	return filepath.Join(filepath.Dir(target), undoTempPrefix+hex.EncodeToString(sum[:8]))
 }
 
 // syncDirIn makes the names in ws's directory dir durable.

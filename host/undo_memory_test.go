@@ -121,8 +121,8 @@ func TestUndoStreamsKeptFilesBack(t *testing.T) {
 		if b, _ := os.ReadFile(filepath.Join(wsDir, p)); !bytes.Equal(b, want[p][1]) {
 			t.Errorf("%s changed by a refused restore", p)
 		}
-		if _, err := os.Stat(filepath.Join(wsDir, p+".cairn-undo")); err == nil {
-			t.Errorf("a refused restore left %s.cairn-undo", p)
+		if _, err := os.Stat(filepath.Join(wsDir, undoTemp(filepath.FromSlash(p)))); err == nil {
+			t.Errorf("a refused restore left %s", undoTemp(p))
 		}
 	}
 }
