@@ -98,29 +98,30 @@ type pastModes struct {
 	agent string
 	round int
 
-	read  bool
-	modes map[string]fs.FileMode
+	read    bool
+	entries map[string]checkpoint.WorkspaceEntry
 }
 
-// of is the mode of the file at path before the round; 0 when the pasts
-// keep none (the store keeps no pasts, or not of that boundary: trimmed,
-// lost, the copy off).
-func (m *pastModes) of(path string) fs.FileMode {
+// of is the mode of the file, or with dir the directory, at path before
+// the round; 0 when the pasts keep none (the store keeps no pasts, or not
+// of that boundary: trimmed, lost, the copy off).
+func (m *pastModes) of(path string, dir bool) fs.FileMode {
 	if !m.read {
 		m.read = true
 		if tl, ok := m.e.store.(checkpoint.Timeline); ok {
 			if pasts, err := tl.Pasts(m.agent); err == nil {
 				entries, _ := checkpoint.WorkspaceAt(m.e.store, pasts, m.agent, m.round-1)
-				m.modes = make(map[string]fs.FileMode, len(entries))
+				m.entries = make(map[string]checkpoint.WorkspaceEntry, len(entries))
 				for _, w := range entries {
-					if !w.Dir {
-						m.modes[w.Path] = fs.FileMode(w.Mode).Perm()
-					}
+					m.entries[w.Path] = w
 				}
 			}
 		}
 	}
-	return m.modes[path]
+	if w, ok := m.entries[path]; ok && w.Dir == dir {
+		return fs.FileMode(w.Mode).Perm()
+	}
+	return 0
 }
 
 // undoCall restores the paths of one call's kept changes, through ws so
@@ -180,20 +181,27 @@ func holds(ws *os.Root, p string, v overlay.Version) bool {
 	return err == nil && [sha256.Size]byte(h.Sum(nil)) == v.Hash
 }
 
-// baseMode is the permission the file a change replaced had. A guest
-// cannot change a file's mode, and a file it writes, or removes and makes
+// baseMode is the permission the file or directory a change replaced had.
+// A guest cannot change a mode, and a file it writes, or removes and makes
 // again, keeps the mode the workspace's file had, which the effect
 // records as the one it is applied with: that is the file's mode before.
-// A file the change removed has no mode in its effect: it had the mode
-// the store's pasts keep of it at the boundary before the round (the
-// guest could not change it since), or, where they keep none, 0644, as
-// a rebuilt workspace assumes.
+// A file or directory the change removed has no mode in its effect: it
+// had the mode the store's pasts keep of it at the boundary before the
+// round (the guest could not change it since), or, where they keep none,
+// 0644 for a file and 0755 for a directory, as a rebuilt workspace
+// assumes.
 func baseMode(e overlay.Effect, modes *pastModes) fs.FileMode {
-	if e.Base.IsFile() && e.New.IsFile() && e.Mode != 0 {
+	switch {
+	case !e.Base.Exists:
+		return 0 // nothing is put back
+	case e.Base.IsFile() && e.New.IsFile() && e.Mode != 0:
 		return e.Mode.Perm()
 	}
-	if m := modes.of(e.Path); m != 0 {
+	if m := modes.of(e.Path, e.Base.Dir); m != 0 {
 		return m
+	}
+	if e.Base.Dir {
+		return 0o755
 	}
 	return 0o644
 }
@@ -205,7 +213,10 @@ func restore(ws *os.Root, target string, from opener, base overlay.Version, mode
 	case base.IsFile():
 		return restoreFile(ws, target, from, base, mode)
 	case base.Dir:
-		return ws.MkdirAll(target, 0o755)
+		if err := ws.MkdirAll(target, 0o755); err != nil {
+			return err
+		}
+		return ws.Chmod(target, mode)
 	default:
 		return ws.Remove(target)
 	}

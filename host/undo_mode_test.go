@@ -109,3 +109,36 @@ tools: [{module: hostile.wasm, only: [remove], grant: {workspace: rw}}]
 		})
 	}
 }
+
+// Regression: a directory a round removed came back from undo with mode
+// 0755 (less the umask), whatever mode it had: it gets the mode the
+// store's pasts keep of it at the boundary before the round.
+func TestUndoPutsBackADirectoryTheRoundRemovedWithTheModeItHad(t *testing.T) {
+	af := agentIn(t, `
+name: remover
+model: {provider: script, script: script.yaml}
+workspace: workspace
+tools: [{module: hostile.wasm, only: [remove], grant: {workspace: rw}}]
+`, `turns:
+  - tool_calls: [{name: remove, input: {path: private}}]
+  - text: done
+`)
+	copyFile(t, hostileWasm, filepath.Join(af.Dir, "hostile.wasm"))
+	ws := af.WorkspaceDir()
+	if err := os.Mkdir(filepath.Join(ws, "private"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	eng, _ := fileEngine(t)
+	if res, err := eng.Run(t.Context(), RunOptions{Agent: af, ID: "remover", Prompt: "go"}); err != nil || res.Status != StatusDone {
+		t.Fatalf("run: %+v, %v", res, err)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "private")); !os.IsNotExist(err) {
+		t.Fatalf("private after the round: %v", err)
+	}
+	if u, err := eng.Undo(t.Context(), "remover"); err != nil || len(u.Restored) != 1 {
+		t.Fatalf("undo: %+v, %v", u, err)
+	}
+	if fi, err := os.Stat(filepath.Join(ws, "private")); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("private after undo: %v, %v; want a directory of mode 0700", fi, err)
+	}
+}
