@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	pathpkg "path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -128,6 +129,14 @@ func (m *pastModes) of(path string, dir bool) fs.FileMode {
 // that nothing outside the workspace is touched. It streams each file,
 // the kept one and the workspace's, never holding one in memory: a call
 // may have kept up to its staging limit.
+//
+// It takes the call's changes back as Apply made them, in reverse: what
+// the call made (a file, a directory, the new kind of a path whose kind
+// it changed) is removed first, deepest first, and then what it removed
+// or replaced is put back, parents first. So a file the call turned into
+// a directory of files, or a directory it turned into a file, comes back
+// whole. Which paths still hold what the call left is decided before
+// anything is changed; a path inside one changed since is left too.
 func undoCall(ws *os.Root, path string, modes *pastModes, u *Undone) error {
 	idx, err := indexKeptChanges(path)
 	if err != nil {
@@ -137,20 +146,53 @@ func undoCall(ws *os.Root, path string, modes *pastModes, u *Undone) error {
 	if err != nil {
 		return err
 	}
+	left := map[string]bool{}
+	leave := func(p string) {
+		left[p] = true
+		u.Conflicts = append(u.Conflicts, p)
+	}
+	inLeft := func(p string) bool {
+		for d := pathpkg.Dir(p); d != "." && d != "/"; d = pathpkg.Dir(d) {
+			if left[d] {
+				return true
+			}
+		}
+		return false
+	}
+	for _, e := range effects {
+		if inLeft(e.Path) || !holds(ws, filepath.FromSlash(e.Path), e.New) {
+			leave(e.Path)
+		}
+	}
+	// What the call made goes first, children before their parents.
 	for _, e := range slices.Backward(effects) {
-		target := filepath.FromSlash(e.Path)
-		if !holds(ws, target, e.New) {
-			u.Conflicts = append(u.Conflicts, e.Path)
+		if left[e.Path] || !e.New.Exists || (e.Base.Exists && e.Base.Dir == e.New.Dir) {
 			continue
 		}
-		if err := restore(ws, target, idx.restore[e.Path], e.Base, baseMode(e, modes)); err != nil {
-			if e.New.Dir && !e.Base.Exists && dirNotEmpty(err) {
+		if err := ws.Remove(filepath.FromSlash(e.Path)); err != nil {
+			if e.New.Dir && dirNotEmpty(err) {
 				// A directory the round made holds what was put or left
 				// in it since (a file changed after the round is left):
 				// it is left too, as a path changed since is.
-				u.Conflicts = append(u.Conflicts, e.Path)
+				leave(e.Path)
 				continue
 			}
+			return fmt.Errorf("undo %s: %w", e.Path, err)
+		}
+		if !e.Base.Exists {
+			u.Restored = append(u.Restored, e.Path)
+		}
+	}
+	// Then what it removed or replaced comes back, parents first.
+	for _, e := range effects {
+		if left[e.Path] || inLeft(e.Path) {
+			continue
+		}
+		if !e.Base.Exists {
+			continue // taken back above
+		}
+		target := filepath.FromSlash(e.Path)
+		if err := restore(ws, target, idx.restore[e.Path], e.Base, baseMode(e, modes)); err != nil {
 			return fmt.Errorf("undo %s: %w", e.Path, err)
 		}
 		u.Restored = append(u.Restored, e.Path)
@@ -162,7 +204,8 @@ func undoCall(ws *os.Root, path string, modes *pastModes, u *Undone) error {
 func holds(ws *os.Root, p string, v overlay.Version) bool {
 	fi, err := ws.Lstat(p)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+		// Under a file there is nothing.
 		return !v.Exists
 	case err != nil || !v.Exists:
 		return false

@@ -80,6 +80,26 @@ func main() {
 		guest.Define("remove", "Removes a file of the workspace.", func(c *guest.Call, in removeIn) (string, error) {
 			return "removed", os.Remove("/workspace/" + in.Path)
 		}, guest.Needs(guestNeedsRW())),
+		guest.Define("swap", "Turns a file of the workspace into a directory holding a file inner, or a directory (of files) into a file, in one call.", func(c *guest.Call, in removeIn) (string, error) {
+			p := "/workspace/" + in.Path
+			fi, err := os.Stat(p)
+			if err != nil {
+				return "", err
+			}
+			if fi.IsDir() {
+				if err := os.RemoveAll(p); err != nil {
+					return "", err
+				}
+				return "a file now", os.WriteFile(p, []byte("was a directory\n"), 0o644)
+			}
+			if err := os.Remove(p); err != nil {
+				return "", err
+			}
+			if err := os.Mkdir(p, 0o755); err != nil {
+				return "", err
+			}
+			return "a directory now", os.WriteFile(p+"/inner", []byte("was a file\n"), 0o644)
+		}, guest.Needs(guestNeedsRW())),
 		guest.Define("scribble", "Writes a file, then crashes.", func(c *guest.Call, in pathIn) (string, error) {
 			os.WriteFile("/workspace/"+in.Path, []byte("half done"), 0o644)
 			os.Exit(3)
