@@ -340,6 +340,10 @@ type FileChange struct {
 // ErrNoChanges: the agent has no kept changes for that round.
 var ErrNoChanges = errors.New("no changes kept for that round")
 
+// errUndidAll is why a node that kept an agent's changes keeps none:
+// undo took back every round it kept.
+var errUndidAll = errors.New("undo took back the changes of every round this node kept")
+
 // noChangesError is the error of a round whose changes no one keeps for
 // another reason (checkpoint.ErrNoRound): it is ErrNoChanges too.
 type noChangesError struct{ error }
@@ -369,6 +373,12 @@ func (e *Engine) Changes(ctx context.Context, agent string, round int) (int, []F
 	n, out, err := e.keptChanges(agent, round)
 	if !errors.Is(err, ErrNoChanges) {
 		return n, out, err
+	}
+	if errors.Is(err, errUndidAll) {
+		// The last round the store's pasts say changed a file may be one
+		// undo took back, which they keep as it ran: shown, it would be
+		// taken for the workspace's last change. A round is named instead.
+		return n, nil, fmt.Errorf("%w; the store's pasts keep each round as it ran, undone or not: see one with `cairn diff --round N %s`", err, agent)
 	}
 	if round != 0 {
 		if nerr := e.noRound(agent, round); nerr != nil {
@@ -438,8 +448,7 @@ func (e *Engine) keptChanges(agent string, round int) (int, []FileChange, error)
 			if _, err := os.Stat(root); err == nil {
 				// Made for the first change kept, and left empty only
 				// by undo, which removes each round it takes back.
-				return 0, nil, fmt.Errorf("agent %q: %w (undo took back the changes of every round this node kept, "+
-					"which are of the last %d rounds that changed files)", agent, ErrNoChanges, keepRounds)
+				return 0, nil, fmt.Errorf("agent %q: %w (%w, which are of the last %d rounds that changed files)", agent, ErrNoChanges, errUndidAll, keepRounds)
 			}
 			return 0, nil, fmt.Errorf("agent %q: %w (none of its last %d rounds changed a file)", agent, ErrNoChanges, keepRounds)
 		}
