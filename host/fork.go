@@ -130,21 +130,23 @@ var ErrNoBookmark = errors.New("no such bookmark")
 // the blobs that only the rounds it removed used (their files, a whole
 // workspace older than the oldest kept), and with Retention.Bookmarks
 // removes the oldest bookmarks and the blobs only they used (their
-// workspaces). A blob found missing is checked against the pasts or
+// workspaces, and agent files and modules only they named). A blob
+// found missing is checked against the pasts or
 // bookmarks as they are now: a round or bookmark gc removed is refused
 // as such, naming what is left, and one it kept is forked again from
 // them. A failed fork leaves nothing, so it can be tried again.
 //
 // # Errors
 //
-// checkpoint.ErrNotFound (for a blob, when the store lost it),
-// checkpoint.ErrExists when As names an agent, checkpoint.ErrLocked when
+// checkpoint.ErrNotFound (for a blob of the workspace, when the store
+// lost it), ErrDefinitionLost (for a blob of the definition: the agent
+// file, script or a module the store lost), checkpoint.ErrExists when As names an agent, checkpoint.ErrLocked when
 // forking the last round of an agent that runs, ErrNoBookmark,
 // checkpoint.ErrNoPast, a workspace directory that is not empty.
 func (e *Engine) Fork(ctx context.Context, opts ForkOptions) (*Forked, error) {
 	for tries := 1; ; tries++ {
 		f, err := e.fork(ctx, opts)
-		if err == nil || !errors.Is(err, checkpoint.ErrNotFound) || tries == 3 {
+		if err == nil || !(errors.Is(err, checkpoint.ErrNotFound) || errors.Is(err, ErrDefinitionLost)) || tries == 3 {
 			return f, err
 		}
 		again := false
@@ -242,6 +244,9 @@ func (e *Engine) fork(ctx context.Context, opts ForkOptions) (*Forked, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := e.definitionKept(st.Definition, opts); err != nil {
+		return nil, err
+	}
 	lock, err := e.store.Lock(opts.As, checkpoint.ThisProcess("fork"))
 	if err != nil {
 		return nil, err
@@ -283,6 +288,88 @@ func (e *Engine) fork(ctx context.Context, opts ForkOptions) (*Forked, error) {
 	forked = true
 	return &Forked{Agent: st.Agent, Workspace: st.Definition.Workspace, From: st.Lineage.Agent,
 		Round: st.Lineage.Round, Label: st.Lineage.Label}, nil
+}
+
+// ErrDefinitionLost: a fork's source names a file of its definition (its
+// agent file, script, a tool module, an agent file above it) whose blob
+// the store no longer keeps, so that the fork could not run.
+var ErrDefinitionLost = errors.New("is missing from the store")
+
+// definitionKept checks, before the fork makes anything, that the store
+// keeps every blob the new agent's definition d names. A store that can
+// tell (a file store) is asked whether it keeps each, which makes it
+// fresh, and another has it stored again: either way `cairn gc` then
+// keeps it for its grace period, until the new agent names it. A tool
+// module missing is stored again from its source when those bytes still
+// have its digest, as a run of the agent would. A gc that removed the
+// source's bookmark or round meanwhile may have removed a blob only it
+// named (an agent file the agent has since changed): the fork then fails
+// with ErrDefinitionLost, which Fork refuses as a source removed while it
+// read it; a blob lost otherwise is named, with what to do.
+func (e *Engine) definitionKept(d checkpoint.Definition, opts ForkOptions) error {
+	lost := func(what, digest string, err error) error {
+		return fmt.Errorf("fork agent %q: the %s of %s (blob %s) %w, so the fork could not run: "+
+			"restore the store's blobs from a backup (or `cairn import` an export that holds it), or fork another bookmark or round (cairn show %s lists them) (%v)",
+			opts.ID, what, forkSourceName(opts), digest, ErrDefinitionLost, opts.ID, err)
+	}
+	kept := func(digest string) (bool, error) {
+		if has, ok := hasBlob(e.store, digest); ok {
+			return has, nil
+		}
+		data, err := e.store.Blob(digest)
+		if err == nil {
+			_, err = e.store.PutBlob(data)
+		}
+		if errors.Is(err, checkpoint.ErrNotFound) {
+			return false, nil
+		}
+		return err == nil, err
+	}
+	type named struct{ what, digest string }
+	blobs := []named{{"agent file", d.AgentFile}, {"script", d.Script}}
+	for _, a := range d.Above {
+		blobs = append(blobs, named{"agent file above it, " + a.Path + ",", a.File})
+	}
+	for _, b := range blobs {
+		if b.digest == "" {
+			continue
+		}
+		if has, err := kept(b.digest); err != nil {
+			return fmt.Errorf("fork agent %q: %s: %w", opts.ID, b.what, err)
+		} else if !has {
+			return lost(b.what, b.digest, checkpoint.ErrNotFound)
+		}
+	}
+	for _, m := range sortedKeys(d.Modules) {
+		has, err := kept(d.Modules[m])
+		if err != nil {
+			return fmt.Errorf("fork agent %q: tool module %s: %w", opts.ID, m, err)
+		}
+		if has {
+			continue
+		}
+		// Its source may have it still: stored again, the fork runs.
+		_, mods, err := e.rebuild(d)
+		if err == nil {
+			err = e.storeRebuilt(d, mods)
+		}
+		if err != nil {
+			return lost("tool module "+m, d.Modules[m], err)
+		}
+		break
+	}
+	return nil
+}
+
+// forkSourceName names what a fork forks, as opts says.
+func forkSourceName(opts ForkOptions) string {
+	switch {
+	case opts.Past:
+		return fmt.Sprintf("round %d", opts.AtRound)
+	case opts.From != "":
+		return fmt.Sprintf("bookmark %q", opts.From)
+	}
+	return "its last round"
 }
 
 // unkeptAboveOf is Config.UnkeptAbove's refusal of the agent whose state
