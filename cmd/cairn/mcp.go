@@ -94,7 +94,14 @@ func mcpAction(c *cli.Context) error {
 	}
 	fmt.Fprintf(c.App.ErrWriter, "cairn mcp: agent %s serves %d tools on stdio (workspace %s)\n",
 		sess.ID(), len(sess.Tools()), sess.Workspace())
-	if err := srv.ServeIO(ctx, c.App.Reader, c.App.Writer); err != nil && ctx.Err() == nil {
+	// A client gone is found by a write to it failing, which stops its
+	// calls: stdout is not the one that drops what it writes once its
+	// reader is gone (SIGPIPE is survived, see survivePipes).
+	stdout := c.App.Writer
+	if d, ok := stdout.(*dropClosed); ok {
+		stdout = d.w
+	}
+	if err := srv.ServeIO(ctx, c.App.Reader, stdout); err != nil && ctx.Err() == nil {
 		return err
 	}
 	return nil

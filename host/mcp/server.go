@@ -86,6 +86,13 @@ var ErrServerClosed = errors.New("the MCP server was closed")
 // its turn or its approval question's answer, or ran, and stopped it.
 var ErrServerStopped = errors.New("the MCP server stopped serving this client")
 
+// ErrClientGone: the client went away while its call waited for its
+// turn or its approval question's answer, or ran, and the call was
+// stopped, as its cancellation would stop it: on stdio, a write to it
+// failed (its end of the pipe closed); over HTTP, its request ended
+// (its connection closed) before it was answered.
+var ErrClientGone = errors.New("the MCP client went away")
+
 // errSessionDeleted stops the calls of a client session that the client
 // ended (HTTP DELETE); nobody awaits their answers.
 var errSessionDeleted = errors.New("the client ended its MCP session")
@@ -194,10 +201,19 @@ func instructions(sess *host.Session) string {
 // when ctx ends, once the calls it stopped have been, within stopGrace.
 // The answer to a request the client cancelled is not written, and a
 // request before initialize, or with an id in use by one in flight, is
-// refused (see exchange).
+// refused (see exchange). A write to w that fails says the client is
+// gone: its calls in flight stop (ErrClientGone), and ServeIO returns
+// nil.
 func (s *Server) ServeIO(ctx context.Context, r io.Reader, w io.Writer) error {
 	x := newExchange()
-	lw := &lockedWriter{w: w, failed: x.fail} // the SDK's messages and the answers to lines refused
+	// The client is gone once a write to it fails: its calls stop, as
+	// the end of ctx stops them, and the session ends.
+	serving, gone := context.WithCancelCause(ctx)
+	defer gone(nil)
+	lw := &lockedWriter{w: w, failed: func(err error) { // the SDK's messages and the answers to lines refused
+		x.fail()
+		gone(fmt.Errorf("%w: writing to it failed (%v)", ErrClientGone, err))
+	}}
 	var session atomic.Pointer[sdk.ServerSession]
 	in := newLineLimiter(r, lw, maxStdioMessage)
 	in.check = (&messageCheck{batches: func() bool { return takesBatches(session.Load()) }, x: x}).check
@@ -209,7 +225,7 @@ func (s *Server) ServeIO(ctx context.Context, r io.Reader, w io.Writer) error {
 	defer context.AfterFunc(ctx, closeStop)()
 	defer context.AfterFunc(s.closed, closeStop)()
 	in.drain = func() []byte { return x.drain(stop) }
-	ss, err := s.connect(ctx, &sdk.IOTransport{Reader: io.NopCloser(in), Writer: nopCloser{exchangeWriter{w: lw, x: x}},
+	ss, err := s.connect(serving, &sdk.IOTransport{Reader: io.NopCloser(in), Writer: nopCloser{exchangeWriter{w: lw, x: x}},
 		MaxLineLength: maxStdioMessage + 1<<10})
 	if err != nil {
 		return err
@@ -220,7 +236,13 @@ func (s *Server) ServeIO(ctx context.Context, r io.Reader, w io.Writer) error {
 	select {
 	case err := <-done:
 		return err
-	case <-ctx.Done():
+	case <-serving.Done():
+	}
+	if ctx.Err() == nil {
+		// The client is gone: nothing more can reach it.
+		ss.Close()
+		<-done
+		return nil
 	}
 	// The calls stop (see callContext); their answers, which say so, are
 	// written before the session closes, which writes nothing more.
@@ -389,14 +411,19 @@ func (s *Server) askWhy(name, server string, args json.RawMessage) askReason {
 }
 
 // callContext is the context of a call: the request's, ended also by
-// Close, when the serving of the client (Run's or ServeIO's context) ends,
-// or when the client ends its session ss (see endSession).
+// Close, when the serving of the client (Run's or ServeIO's context) ends
+// or the client is gone (ErrClientGone), or when the client ends its
+// session ss (see endSession).
 func (s *Server) callContext(ctx context.Context, ss *sdk.ServerSession) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	stops := []func() bool{context.AfterFunc(s.closed, func() { cancel(context.Cause(s.closed)) })}
 	if serving, ok := ctx.Value(servingKey{}).(context.Context); ok {
 		stops = append(stops, context.AfterFunc(serving, func() {
-			cancel(fmt.Errorf("%w (%v)", ErrServerStopped, context.Cause(serving)))
+			if cause := context.Cause(serving); errors.Is(cause, ErrClientGone) {
+				cancel(cause)
+			} else {
+				cancel(fmt.Errorf("%w (%v)", ErrServerStopped, cause))
+			}
 		}))
 	}
 	if ss != nil {

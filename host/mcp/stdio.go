@@ -396,7 +396,7 @@ func (s *idScanner) keep(c byte) {
 type lockedWriter struct {
 	mu     sync.Mutex
 	w      io.Writer
-	failed func()
+	failed func(error)
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
@@ -404,7 +404,7 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	n, err := l.w.Write(p)
 	if err != nil && l.failed != nil {
-		l.failed()
+		l.failed(err)
 	}
 	return n, err
 }

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairnrun/cairn/sandbox/overlay"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Regression: a stdio client killed during a call (both pipes closed)
+// left the call running to its time limit (10 minutes here), and the
+// process with it: cairn's stdout dropped the progress it could no
+// longer write instead of failing. The call is stopped as a cancellation
+// stops it, committed saying so, its change discarded, and cairn exits.
+func TestMCPStdioClientGoneStopsCallInFlight(t *testing.T) {
+	t.Parallel()
+	bin := cairnBinary(t)
+	flags, store, ws := servedAgent(t, bin)
+	cmd := exec.Command(bin, flags...)
+	stdin, err := cmd.StdinPipe()
+	must(t, err)
+	stdout, err := cmd.StdoutPipe()
+	must(t, err)
+	must(t, cmd.Start())
+	t.Cleanup(func() { cmd.Process.Kill() })
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "cairn-test", Version: "1"}, nil).Connect(context.Background(),
+		&sdk.IOTransport{Reader: stdout, Writer: stdin}, nil)
+	must(t, err)
+	params := &sdk.CallToolParams{Name: "write_and_wait", Arguments: map[string]any{"path": "x.txt", "content": "staged"}}
+	params.SetProgressToken("gone")
+	go cs.CallTool(context.Background(), params)
+	waitStaged(t, store)
+	stdin.Close()
+	stdout.Close()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case err := <-exited:
+		var ee *exec.ExitError
+		if err != nil && !errors.As(err, &ee) {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("cairn mcp still runs 30 s after its client closed both pipes")
+	}
+	if _, err := os.Stat(filepath.Join(ws, "x.txt")); !os.IsNotExist(err) {
+		t.Errorf("x.txt reached the workspace: %v", err)
+	}
+	out, err := exec.Command(bin, "log", "--store", store, "sess").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "✗ mcp-1 write_and_wait") {
+		t.Errorf("cairn log after the client went: %v\n%s", err, out)
+	}
+}
+
+// waitStaged waits until the first call of agent sess has staged x.txt.
+func waitStaged(t *testing.T, store string) {
+	t.Helper()
+	staged := overlay.StagedFile(filepath.Join(store, "agents", "sess", "staging", "round-1", "mcp-1"), "x.txt")
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(staged); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the call staged nothing within a minute")
+		}
+	}
+}
