@@ -2,6 +2,8 @@ package mcp
 
 import (
 	"bytes"
+	"context"
+	"crypto/rand"
 	"crypto/subtle"
 	"errors"
 	"fmt"
@@ -120,15 +122,42 @@ func originAllowed(origin, host string) bool {
 }
 
 // countPosts counts the POSTs being served, whose answers Close waits
-// for: a POST ends once each request it carries has been answered.
+// for: a POST ends once each request it carries has been answered. Each
+// POST is named, in postHeader, for the calls it carries to find its
+// context (see postContext).
 func (s *Server) countPosts(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost {
-			s.posts.Add(1)
-			defer s.posts.Add(-1)
+		if r.Method != http.MethodPost {
+			r.Header.Del(postHeader)
+			next.ServeHTTP(w, r)
+			return
 		}
+		s.posts.Add(1)
+		defer s.posts.Add(-1)
+		name := rand.Text()
+		r.Header.Set(postHeader, name) // whatever the client sent
+		s.postCtxs.Store(name, r.Context())
+		defer s.postCtxs.Delete(name)
 		next.ServeHTTP(w, r)
 	})
+}
+
+// postHeader names, in the header of a POST as the SDK hands it to a
+// call (sdk.RequestExtra), the POST the call came in.
+const postHeader = "Cairn-Post"
+
+// postContext is the context of the POST a call of req came in, which
+// ends when its client goes away (its connection closed) before the
+// call is answered; nil for a call that came otherwise (stdio).
+func (s *Server) postContext(req *sdk.CallToolRequest) context.Context {
+	if req.Extra == nil || req.Extra.Header == nil {
+		return nil
+	}
+	ctx, ok := s.postCtxs.Load(req.Extra.Header.Get(postHeader))
+	if !ok {
+		return nil
+	}
+	return ctx.(context.Context)
 }
 
 // endOnDelete stops the calls of a session its client ends with DELETE

@@ -117,6 +117,9 @@ type Server struct {
 	// them end, each with the answers to its requests, before it ends the
 	// sessions.
 	posts atomic.Int64
+	// postCtxs are the contexts of the POSTs being served, by the name
+	// countPosts gives each.
+	postCtxs sync.Map
 }
 
 type sessionEnd struct {
@@ -365,7 +368,7 @@ func (s *Server) handler(name, server string, changes bool) sdk.ToolHandler {
 		if len(args) == 0 || string(args) == "null" {
 			args = json.RawMessage(`{}`)
 		}
-		ctx, stop := s.callContext(ctx, req.Session)
+		ctx, stop := s.callContext(ctx, req.Session, s.postContext(req))
 		defer stop()
 		why := s.askWhy(name, server, args)
 		ask := approver(req.Session, nil, why)
@@ -412,11 +415,19 @@ func (s *Server) askWhy(name, server string, args json.RawMessage) askReason {
 
 // callContext is the context of a call: the request's, ended also by
 // Close, when the serving of the client (Run's or ServeIO's context) ends
-// or the client is gone (ErrClientGone), or when the client ends its
-// session ss (see endSession).
-func (s *Server) callContext(ctx context.Context, ss *sdk.ServerSession) (context.Context, func()) {
+// or the client is gone (ErrClientGone), when the client ends its
+// session ss (see endSession), or when post, the HTTP request the call
+// came in (nil for none), ends before the call is answered: its client
+// went away, and nobody awaits the answer (the server keeps no events
+// for a client to resume a stream with).
+func (s *Server) callContext(ctx context.Context, ss *sdk.ServerSession, post context.Context) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	stops := []func() bool{context.AfterFunc(s.closed, func() { cancel(context.Cause(s.closed)) })}
+	if post != nil {
+		stops = append(stops, context.AfterFunc(post, func() {
+			cancel(fmt.Errorf("%w: its HTTP request ended before it was answered", ErrClientGone))
+		}))
+	}
 	if serving, ok := ctx.Value(servingKey{}).(context.Context); ok {
 		stops = append(stops, context.AfterFunc(serving, func() {
 			if cause := context.Cause(serving); errors.Is(cause, ErrClientGone) {
