@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -80,8 +81,8 @@ func mcpAction(c *cli.Context) error {
 	go func() {
 		select {
 		case <-sess.Paused():
-			fmt.Fprintf(c.App.ErrWriter, "cairn mcp: agent %s paused on request; it takes no more calls here (%s goes on)\n",
-				sess.ID(), sess.GoesOn())
+			fmt.Fprintf(c.App.ErrWriter, "cairn mcp: agent %s paused on request; it takes no more calls: the calls asked are answered, and cairn mcp exits\n",
+				sess.ID())
 		case <-ctx.Done():
 		}
 	}()
@@ -90,7 +91,10 @@ func mcpAction(c *cli.Context) error {
 		return err
 	}
 	if ln != nil {
-		return serveHTTP(ctx, c.App.ErrWriter, srv, sess, ln, token)
+		if err := serveHTTP(ctx, c.App.ErrWriter, srv, sess, ln, token); err != nil {
+			return err
+		}
+		return pausedExit(sess)
 	}
 	fmt.Fprintf(c.App.ErrWriter, "cairn mcp: agent %s serves %d tools on stdio (workspace %s)\n",
 		sess.ID(), len(sess.Tools()), sess.Workspace())
@@ -101,10 +105,42 @@ func mcpAction(c *cli.Context) error {
 	if d, ok := stdout.(*dropClosed); ok {
 		stdout = d.w
 	}
-	if err := srv.ServeIO(ctx, c.App.Reader, stdout); err != nil && ctx.Err() == nil {
+	// Once the agent is paused, the input ends: the requests read are
+	// answered (a call then refused as paused), and the session ends.
+	if err := srv.ServeIO(ctx, endOn(c.App.Reader, sess.Paused(), ctx.Done()), stdout); err != nil && ctx.Err() == nil {
 		return err
 	}
-	return nil
+	return pausedExit(sess)
+}
+
+// pausedExit is the end of a session: nil, or, for one whose agent was
+// paused, the paused exit code with what goes on.
+func pausedExit(sess *host.Session) error {
+	select {
+	case <-sess.Paused():
+		return withCode(exitPaused, fmt.Errorf("agent %s paused on request: its session ended once the calls asked were answered; %s goes on",
+			sess.ID(), sess.GoesOn()))
+	default:
+		return nil
+	}
+}
+
+// endOn is r, whose end comes early once end is closed: what r gives
+// then is not read. done ends the watch.
+func endOn(r io.Reader, end, done <-chan struct{}) io.Reader {
+	pr, pw := io.Pipe()
+	go func() {
+		_, err := io.Copy(pw, r)
+		pw.CloseWithError(err)
+	}()
+	go func() {
+		select {
+		case <-end:
+			pw.Close()
+		case <-done:
+		}
+	}()
+	return pr
 }
 
 // mcpAgent is the agent file -f names, or the one --tools makes; for the
@@ -162,19 +198,29 @@ func listen(addr string) (net.Listener, error) {
 
 // serveHTTP serves srv on ln until ctx ends (a signal); then the calls
 // in flight stop and are answered saying so, as on stdio, and the server
-// shuts down. The requests' contexts are not ctx's: ended at the signal,
+// shuts down. So it does once the agent is paused, the requests being
+// served answered first. The requests' contexts are not ctx's: ended at the signal,
 // they would end the requests before their answers (srv.Close stops the
 // calls).
 func serveHTTP(ctx context.Context, stderr io.Writer, srv *mcp.Server, sess *host.Session, ln net.Listener, token string) error {
 	hs := &http.Server{Handler: srv.Handler(token), ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(stderr, "cairn mcp: agent %s serves %d tools on http://%s/ (workspace %s)\n",
 		sess.ID(), len(sess.Tools()), ln.Addr(), sess.Workspace())
+	var posts atomic.Int64
+	hs.Handler = countPosts(&posts, hs.Handler)
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	select {
 	case err := <-served:
 		return err
 	case <-ctx.Done():
+	case <-sess.Paused():
+		// Every call from now on is refused: the requests being served
+		// are let answer (the call that came to the pause, the calls
+		// refused), within 10 s, before the server stops.
+		for deadline := time.Now().Add(10 * time.Second); posts.Load() > 0 && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+		}
 	}
 	srv.Close()
 	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -183,6 +229,18 @@ func serveHTTP(ctx context.Context, stderr io.Writer, srv *mcp.Server, sess *hos
 		hs.Close()
 	}
 	return nil
+}
+
+// countPosts counts, in n, the POSTs next is serving: each carries
+// requests and ends once they are answered.
+func countPosts(n *atomic.Int64, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			n.Add(1)
+			defer n.Add(-1)
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // mcpEvents tells on stderr what each call came to. What cairn did not
