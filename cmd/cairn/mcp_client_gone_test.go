@@ -24,6 +24,18 @@ import (
 // stops it, committed saying so, its change discarded, and cairn exits.
 func TestMCPStdioClientGoneStopsCallInFlight(t *testing.T) {
 	t.Parallel()
+	stdioClientGone(t, true)
+}
+
+// Regression: the same for a call that asked for no progress, which
+// writes nothing until its answer: the client's end of stdout, found
+// closed once its stdin has ended, says it is gone.
+func TestMCPStdioClientGoneWithoutProgress(t *testing.T) {
+	t.Parallel()
+	stdioClientGone(t, false)
+}
+
+func stdioClientGone(t *testing.T, progress bool) {
 	bin := cairnBinary(t)
 	flags, store, ws := servedAgent(t, bin)
 	cmd := exec.Command(bin, flags...)
@@ -37,7 +49,9 @@ func TestMCPStdioClientGoneStopsCallInFlight(t *testing.T) {
 		&sdk.IOTransport{Reader: stdout, Writer: stdin}, nil)
 	must(t, err)
 	params := &sdk.CallToolParams{Name: "write_and_wait", Arguments: map[string]any{"path": "x.txt", "content": "staged"}}
-	params.SetProgressToken("gone")
+	if progress {
+		params.SetProgressToken("gone")
+	}
 	go cs.CallTool(context.Background(), params)
 	waitStaged(t, store)
 	stdin.Close()

@@ -191,8 +191,11 @@ func (x *exchange) fail() {
 // server's requests to the client can have no answer: it returns, as
 // lines to read, an error answering each of them, so that the call that
 // waits for one (an approval asked of a client of an older protocol)
-// goes on.
-func (x *exchange) drain(stop <-chan struct{}) []byte {
+// goes on. It calls probe every probeEvery, to find a client gone
+// (whose probe fails a write, see fail).
+func (x *exchange) drain(stop <-chan struct{}, probe func()) []byte {
+	tick := time.NewTicker(probeEvery)
+	defer tick.Stop()
 	for {
 		x.mu.Lock()
 		if x.broken || len(x.calls) == 0 {
@@ -208,12 +211,18 @@ func (x *exchange) drain(stop <-chan struct{}) []byte {
 		x.mu.Unlock()
 		select {
 		case <-changed:
+		case <-tick.C:
+			probe()
 		case <-stop:
 			x.settle(stopGrace)
 			return nil
 		}
 	}
 }
+
+// probeEvery is how often, once a client's input has ended, its output
+// is looked at for its end closed (see outputClosed).
+const probeEvery = time.Second
 
 // unanswerable is an error response to each of the server's requests
 // awaiting the client, which are then forgotten; x.mu is held.

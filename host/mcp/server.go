@@ -227,7 +227,14 @@ func (s *Server) ServeIO(ctx context.Context, r io.Reader, w io.Writer) error {
 	defer closeStop()
 	defer context.AfterFunc(ctx, closeStop)()
 	defer context.AfterFunc(s.closed, closeStop)()
-	in.drain = func() []byte { return x.drain(stop) }
+	// A client whose input ended may be gone, its end of w closed too:
+	// calls that write nothing before their answers would not find it.
+	probe := func() {
+		if outputClosed(w) {
+			lw.failed(errors.New("its end of the output is closed"))
+		}
+	}
+	in.drain = func() []byte { return x.drain(stop, probe) }
 	ss, err := s.connect(serving, &sdk.IOTransport{Reader: io.NopCloser(in), Writer: nopCloser{exchangeWriter{w: lw, x: x}},
 		MaxLineLength: maxStdioMessage + 1<<10})
 	if err != nil {
