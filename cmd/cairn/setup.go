@@ -146,7 +146,7 @@ func parseCacheMax(name, v string) (int64, error) {
 	}
 	n, err := parseSize(v)
 	if err != nil || n < 0 {
-		return 0, withCode(exitUsage, fmt.Errorf("%s %q: want a size such as 1GiB, or off", name, v))
+		return 0, sizeRefused(name, v, err, "want a size such as 1GiB, or off")
 	}
 	return n, nil
 }
