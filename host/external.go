@@ -202,8 +202,8 @@ func (ts *toolset) addServers(ctx context.Context, connect Connector, af *AgentF
 		if s.Prefix != "" {
 			remote = prefixed{ExternalTools: conn, prefix: s.Prefix}
 		}
-		for _, et := range offered {
-			if err := ts.addExternal(s, remote, et, limits); err != nil {
+		for _, p := range offered {
+			if err := ts.addExternal(s, remote, p, limits); err != nil {
 				return fmt.Errorf("mcp server %s: %w", s.Name, err)
 			}
 		}
@@ -218,8 +218,9 @@ func (ts *toolset) addServers(ctx context.Context, connect Connector, af *AgentF
 // the error naming it and how to leave it out: sent to a provider, it
 // would fail every request of the run, and `cairn mcp` could not list it.
 // So does a tool the MCP client refuses (Refused), which would otherwise
-// be missing from the run without a word.
-func (s MCPServer) pick(tools []ExternalTool) ([]ExternalTool, error) {
+// be missing from the run without a word, and one whose input schema does
+// not compile, against which no call could be checked.
+func (s MCPServer) pick(tools []ExternalTool) ([]pickedTool, error) {
 	names := make([]string, len(tools))
 	listed := map[string]int{}
 	for i, t := range tools {
@@ -242,7 +243,7 @@ func (s MCPServer) pick(tools []ExternalTool) ([]ExternalTool, error) {
 			return nil, fmt.Errorf("only: the server has no tool %q (it has %s)", n, nameList(names))
 		}
 	}
-	var picked []ExternalTool
+	var picked []pickedTool
 	var faults, usable []string
 	rule := ""
 	for _, t := range tools {
@@ -258,11 +259,19 @@ func (s MCPServer) pick(tools []ExternalTool) ([]ExternalTool, error) {
 		} else if t.Refused != "" {
 			why = t.Refused + ", so the MCP client leaves the tool out (a fault of the server's: check it)"
 		}
+		text := externalSchema(t.InputSchema)
+		var sch *schema
+		if why == "" {
+			var err error
+			if sch, err = compileSchema(s.Prefix+t.Name, text); err != nil {
+				why = fmt.Sprintf("its %v, so no call of it could be checked (a fault of the server's: check it)", err)
+			}
+		}
 		if why != "" {
 			faults = append(faults, fmt.Sprintf("tool %q: %s", cut(s.Prefix+t.Name, 80), why))
 			continue
 		}
-		picked, usable = append(picked, t), append(usable, t.Name)
+		picked, usable = append(picked, pickedTool{ExternalTool: t, schema: sch, schemaText: text}), append(usable, t.Name)
 	}
 	if len(faults) > 0 && len(usable) == 0 {
 		return nil, fmt.Errorf("%s%s, and the server has no other tool; remove the server from the agent file's mcp list",
@@ -273,6 +282,24 @@ func (s MCPServer) pick(tools []ExternalTool) ([]ExternalTool, error) {
 			strings.Join(faults, "; "), rule, nameList(usable))
 	}
 	return picked, nil
+}
+
+// pickedTool is a tool of a server's that pick offers, with its input
+// schema compiled.
+type pickedTool struct {
+	ExternalTool
+	schema     *schema
+	schemaText string
+}
+
+// externalSchema is the input schema of a server's tool: an object's
+// when it has none, as MCP says.
+func externalSchema(raw json.RawMessage) string {
+	text := strings.TrimSpace(string(raw))
+	if text == "" || text == "null" {
+		return `{"type":"object"}`
+	}
+	return text
 }
 
 // nameList lists names for a message, the first 20 of them.
@@ -319,22 +346,15 @@ func connectServer(ctx context.Context, connect Connector, s MCPServer, dir stri
 	return conn, err
 }
 
-// addExternal offers a tool of server s, named with its prefix. A tool
-// without an input schema takes an object, as MCP says.
-func (ts *toolset) addExternal(s MCPServer, conn ExternalTools, et ExternalTool, limits Limits) error {
+// addExternal offers a tool of server s that pick offers, named with its
+// prefix.
+func (ts *toolset) addExternal(s MCPServer, conn ExternalTools, et pickedTool, limits Limits) error {
 	name := s.Prefix + et.Name
 	if _, dup := ts.tools[name]; dup {
 		return fmt.Errorf("tool %q is offered by two modules or servers: give the server a prefix for its tools (prefix: %s_ offers this one as %s_%s) or leave the tool out (only: [the server's tools to offer])",
 			name, s.Name, s.Name, name)
 	}
-	schema := strings.TrimSpace(string(et.InputSchema))
-	if schema == "" || schema == "null" {
-		schema = `{"type":"object"}`
-	}
-	sch, err := compileSchema(name, schema)
-	if err != nil {
-		return fmt.Errorf("tool %q: %w", name, err)
-	}
+	schema, sch := et.schemaText, et.schema
 	desc := fmt.Sprintf(unsandboxedLabel, s.Name) + et.Description
 	ts.tools[name] = &tool{spec: abi.Tool{Name: name, Description: desc, InputSchema: schema},
 		schema: sch, remote: conn, server: s.Name, limits: limits}
