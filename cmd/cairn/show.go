@@ -119,7 +119,42 @@ func printView(c *cli.Context, v agentView) {
 	for _, l := range v.NetInFlight {
 		fmt.Fprintf(w, "request    %s\n", terminalLine(l))
 	}
-	fmt.Fprintf(w, "agent file\n%s", indent(v.AgentFile, "  "))
+	agentFile := v.AgentFile
+	if v.Parent != nil {
+		agentFile = dedent(agentFile)
+	}
+	fmt.Fprintf(w, "agent file\n%s", indent(agentFile, "  "))
+}
+
+// dedent is a sub-agent's agent file as a person reads it. An inline
+// definition is stored with each line where its parent's agent file has
+// it, after a blank line for each line above it there, and indented as
+// deep as its entry, so that an error names the line of the parent's
+// file: it is shown from its first line that is not blank, with the
+// indentation its lines share taken away (a comment indented less loses
+// what it has).
+func dedent(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for len(lines) > 0 && strings.TrimSpace(lines[0]) == "" {
+		lines = lines[1:]
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	shared := -1
+	for _, l := range lines {
+		text := strings.TrimLeft(l, " ")
+		if text == "" || strings.HasPrefix(text, "#") {
+			continue
+		}
+		if n := len(l) - len(text); shared < 0 || n < shared {
+			shared = n
+		}
+	}
+	for i, l := range lines {
+		lines[i] = l[min(max(shared, 0), len(l)-len(strings.TrimLeft(l, " "))):]
+	}
+	return strings.Join(lines, "\n") + "\n"
 }
 
 func usageLine(u conversation.Usage) string {
