@@ -1,6 +1,7 @@
 package host
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -21,17 +22,27 @@ var sizeUnits = []struct {
 }
 
 // ParseSize reads a size such as "64MiB".
+//
+// # Errors
+//
+// A size that is not a whole number, 0 or more, with an optional unit,
+// and one of more than 1<<62 bytes, which is refused naming the largest
+// in its unit.
 func ParseSize(s string) (Size, error) {
 	s = strings.TrimSpace(s)
-	mult := int64(1)
+	num, unit, mult := s, "", int64(1)
 	for _, u := range sizeUnits {
 		if strings.HasSuffix(s, u.suffix) {
-			s, mult = strings.TrimSpace(strings.TrimSuffix(s, u.suffix)), u.mult
+			num, unit, mult = strings.TrimSpace(strings.TrimSuffix(s, u.suffix)), u.suffix, u.mult
 			break
 		}
 	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n < 0 || n > (1<<62)/mult {
+	largest := int64(1<<62) / mult
+	n, err := strconv.ParseInt(num, 10, 64)
+	if errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(num, "-") || err == nil && n > largest {
+		return 0, fmt.Errorf("size %q: more bytes than cairn counts; the largest is %d%s", s, largest, unit)
+	}
+	if err != nil || n < 0 {
 		return 0, fmt.Errorf("size %q: want a whole number with an optional unit (KiB, MiB, GiB)", s)
 	}
 	return Size(n * mult), nil
