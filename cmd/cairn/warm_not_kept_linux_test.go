@@ -54,3 +54,27 @@ func readOnly(t *testing.T, dir string) {
 		t.Skipf("a read-only cache is a bind mount made for the test: %v", err)
 	}
 }
+
+// So it does of a module a full compile cache could not take the file of.
+func TestToolsWarmIntoAFullCacheSaysSo(t *testing.T) {
+	const module = "../../sandbox/testdata/wasi-testsuite/tests/assemblyscript/testsuite/wasm32-wasip1/fd_write-to-stdout.wasm"
+	cache := t.TempDir()
+	if err := syscall.Mount("tmpfs", cache, "tmpfs", 0, "size=1m,mode=0700"); err != nil {
+		t.Skipf("a full cache is a tmpfs mounted for the test, which needs root: %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(cache, syscall.MNT_DETACH) })
+	if code, out, errOut := cairn(t, "tools", "warm", "--cache", cache, "--engine", "compiler"); code != 0 {
+		t.Fatalf("tools warm: exit %d, %q, %q", code, out, errOut)
+	}
+	f, err := os.Create(filepath.Join(cache, "fill"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, err := f.Write(make([]byte, 4096)); err == nil; _, err = f.Write(make([]byte, 4096)) {
+	}
+	f.Close()
+	code, out, errOut := cairn(t, "tools", "warm", "--cache", cache, "--engine", "compiler", module)
+	if code == 0 || !strings.Contains(errOut, "could not keep its file (no space left on device)") || !strings.Contains(errOut, "free space") {
+		t.Errorf("tools warm into a full cache: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
