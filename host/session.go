@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"time"
 
 	"github.com/cairnrun/cairn/checkpoint/conversation"
 
@@ -39,8 +40,8 @@ type Session struct {
 	// paused is the error of a session whose agent Pause stopped: its run
 	// ended at the round it was taking and the agent's lock is released.
 	paused error
-	// pausedCh is closed when it is.
-	pausedCh chan struct{}
+	// pausedCh is closed when it is; closed by Close (watchIdle).
+	pausedCh, closed chan struct{}
 	// started, while a call whose arguments are valid is taken, is told
 	// when its tool starts (see CallOptions); call is its id. Both are
 	// guarded by r.mu, which the run's events are emitted under.
@@ -151,8 +152,9 @@ func (e *Engine) OpenSession(ctx context.Context, opts SessionOptions) (*Session
 		lock.Unlock()
 		return nil, err
 	}
-	s := &Session{r: r, lock: lock, turn: make(chan struct{}, 1), pausedCh: make(chan struct{})}
+	s := &Session{r: r, lock: lock, turn: make(chan struct{}, 1), pausedCh: make(chan struct{}), closed: make(chan struct{})}
 	s.turn <- struct{}{}
+	go s.watchIdle()
 	onEvent := r.onEvent
 	r.mu.Lock()
 	r.onEvent = func(e Event) {
@@ -430,6 +432,37 @@ func (s *Session) CallWith(ctx context.Context, tool string, input json.RawMessa
 	return out, nil
 }
 
+// idlePauseLook is how often a session that runs no call looks for a
+// pause request.
+const idlePauseLook = time.Second
+
+// watchIdle looks for a pause request while no call runs, so that a
+// session asked to pause between calls stops within idlePauseLook, as a
+// run stops at its boundary, not at its next call, which may never come.
+// A call looks for one itself, before and after its round.
+func (s *Session) watchIdle() {
+	t := time.NewTicker(idlePauseLook)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.closed:
+			return
+		case <-s.pausedCh:
+			return
+		case <-t.C:
+		}
+		select {
+		case <-s.turn:
+		default:
+			continue // a call runs, or the session closes
+		}
+		if s.paused == nil && s.broken == nil && s.r.pauseRequested() {
+			s.pause(s.r.state().Round)
+		}
+		s.turn <- struct{}{}
+	}
+}
+
 // watchStart has started told when the tool of call starts; "" stops it.
 func (s *Session) watchStart(call string, started func()) {
 	s.r.mu.Lock()
@@ -493,6 +526,7 @@ func (s *Session) Close() error {
 		return errNoSession
 	}
 	<-s.turn
+	close(s.closed)
 	if s.paused != nil {
 		return nil // its run ended when it was paused
 	}

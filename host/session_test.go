@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cairnrun/cairn/checkpoint/conversation"
 
@@ -240,5 +241,37 @@ func TestSessionPause(t *testing.T) {
 	defer s2.Close()
 	if out, err := s2.Call(context.Background(), "write_file", write, nil); err != nil || out.Round != 2 {
 		t.Fatalf("the new session's call: %+v %v, want round 2", out, err)
+	}
+}
+
+// Regression: a session asked to pause while no call ran went on holding
+// its agent until its next call came, which for an idle client could be
+// never; it stops at once, as a run stops at its boundary.
+func TestSessionPausedWhileIdleStops(t *testing.T) {
+	eng, store := fileEngine(t)
+	af, _ := sessionAgent(t, "")
+	s, err := eng.OpenSession(context.Background(), SessionOptions{Agent: af, ID: "si"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	write := json.RawMessage(`{"path":"a.txt","content":"hi"}`)
+	if out, err := s.Call(context.Background(), "write_file", write, nil); err != nil || out.IsError {
+		t.Fatalf("first call: %+v %v", out, err)
+	}
+	if err := eng.Pause(context.Background(), "si"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-s.Paused():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the idle session did not stop within 30 s of its pause")
+	}
+	sum, err := store.Summary("si")
+	if err != nil || sum.Status != checkpoint.StatusPaused || sum.Round != 1 || sum.Locked {
+		t.Fatalf("summary %+v %v, want paused at round 1 and let go", sum, err)
+	}
+	if _, err := s.Call(context.Background(), "write_file", write, nil); !errors.Is(err, ErrSessionPaused) {
+		t.Fatalf("a call after the pause: %v, want ErrSessionPaused", err)
 	}
 }
