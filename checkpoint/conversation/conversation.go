@@ -12,14 +12,14 @@ import "io/fs"
 // Role says who wrote a message.
 type Role string
 
-// The roles of a
+// The roles of a conversation's messages.
 const (
 	RoleUser      Role = "user"
 	RoleAssistant Role = "assistant"
 	RoleTool      Role = "tool" // the result of one tool call
 )
 
-// Message is one entry of the  The system prompt is not a
+// Message is one entry of the conversation. The system prompt is not a
 // message: it belongs to the agent file.
 type Message struct {
 	Role Role `cbor:"1,keyasint" json:"role"`
@@ -44,7 +44,7 @@ type Message struct {
 	// network, one entry per exchange.
 	Net []Exchange `cbor:"55,keyasint,omitempty" json:"net,omitempty"`
 	// Recording is what the call a tool message answers ran with, for
-	// `cairn verify`; it is not part of the
+	// `cairn verify`; it is not part of the conversation.
 	Recording *Recording `cbor:"60,keyasint,omitempty" json:"-"`
 }
 
