@@ -170,7 +170,20 @@ func (g *Guard) checkURL(raw string) (*url.URL, error) {
 	if port == defaultPort(u.Scheme) {
 		u.Host = strings.TrimSuffix(u.Host, ":"+strconv.Itoa(port))
 	}
+	if n := len(sentURL(u)); n > MaxURLBytes {
+		return nil, fmt.Errorf("%w: a URL of %d bytes as sent (each byte a URL may not hold as it is, a space or one past ASCII, sent as %%XX), more than the %d a request may have (as servers commonly refuse longer ones); send what does not fit in the request's body",
+			ErrRefused, n, MaxURLBytes)
+	}
 	return u, nil
+}
+
+// sentURL is u, a URL checkURL made, as it is sent: its path and query
+// percent-encoded as they go on the wire, without its fragment, which is
+// not sent.
+func sentURL(u *url.URL) string {
+	s := *u
+	s.Fragment, s.RawFragment = "", ""
+	return s.String()
 }
 
 // escapeQuery is a raw query as it is sent: each byte a query may not

@@ -17,7 +17,7 @@ import (
 const (
 	// MaxURLBytes bounds a request's URL, as common servers bound it: a
 	// longer URL is refused before anything else of the request is
-	// looked at.
+	// looked at, and so is one longer as it is sent, percent-encoded.
 	MaxURLBytes = 8 << 10
 	// maxMethodBytes bounds a method as it is recorded or quoted: no
 	// method a grant names is longer.
