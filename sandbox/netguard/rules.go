@@ -201,8 +201,8 @@ func (e entry) permits(a netip.Addr) bool {
 
 // Covers reports whether the allow entries cover need, an entry a tool's
 // manifest asks for: an entry whose host covers the need's (the same
-// host; "*.x" covers "a.x" and "*.a.x"; "*" covers every name and name
-// wildcard) and, when the need names a port, allows that port. A need
+// host; "*.x" covers "a.x" and "*.a.x"; "*" covers every name but
+// localhost, and every name wildcard) and, when the need names a port, allows that port. A need
 // without a port asks for the host, on whatever port the grant allows.
 func Covers(allow []string, need string) bool {
 	n, err := parseEntry(need)
@@ -223,10 +223,13 @@ func Covers(allow []string, need string) bool {
 	return false
 }
 
+// coversHost reports whether e reaches every host n names. "*" reaches
+// any name but localhost, which an entry of its own lets reach loopback
+// addresses, where "*" reaches public ones only (permits).
 func (e entry) coversHost(n entry) bool {
 	switch {
 	case e.host == "":
-		return !n.addr
+		return !n.addr && (n.wildcard || n.host != "localhost")
 	case e.wildcard:
 		return !n.addr && strings.HasSuffix(n.host, "."+e.host)
 	}
