@@ -13,7 +13,8 @@
 // cannot move it. Loopback, private, link-local, multicast, unspecified,
 // CGNAT, cloud-metadata (169.254.169.254, fd00:ec2::254) and other special
 // ranges (Special) are reached only through an allow entry that is that
-// very address, or "localhost" for loopback. Redirects are not followed:
+// very address, or "localhost" for loopback, which in turn reaches
+// loopback addresses only. Redirects are not followed:
 // a 3xx is the response, and the guest's client follows it with a new
 // request, checked like the first. No proxy is taken from the
 // environment; TLS is verified against the system's roots.

@@ -214,7 +214,8 @@ func addrAllowed(entries []entry, a netip.Addr) bool {
 // it resolves the host, refuses it if any of its addresses is one the
 // allow list does not permit, and connects to a checked address itself,
 // checking it once more in the dialer's Control hook, so that no second
-// resolution (DNS rebinding) can send the connection elsewhere.
+// resolution (DNS rebinding) can send the connection elsewhere. localhost
+// reaches loopback addresses only: a secret goes to it over plain http.
 func (g *Guard) dial(ctx context.Context, network, addr string) (net.Conn, error) {
 	host, portText, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -237,10 +238,13 @@ func (g *Guard) dial(ctx context.Context, network, addr string) (net.Conn, error
 		if !addrAllowed(entries, a) {
 			return nil, fmt.Errorf("%w: %s resolves to %s, a loopback, private, link-local or otherwise special address; allow that address itself to reach it", ErrRefused, h, a)
 		}
+		if h == "localhost" && !a.Unmap().WithZone("").IsLoopback() {
+			return nil, fmt.Errorf("%w: localhost resolves to %s, which is not a loopback address; localhost reaches this machine's own loopback only (see its entry in the hosts file, or the DNS that answered for it)", ErrRefused, a)
+		}
 	}
 	d := net.Dialer{Timeout: 10 * time.Second, Control: func(_, address string, _ syscall.RawConn) error {
 		ap, err := netip.ParseAddrPort(address)
-		if err != nil || !addrAllowed(entries, ap.Addr()) {
+		if err != nil || !addrAllowed(entries, ap.Addr()) || h == "localhost" && !ap.Addr().Unmap().WithZone("").IsLoopback() {
 			return fmt.Errorf("%w: connecting to %s", ErrRefused, address)
 		}
 		return nil
