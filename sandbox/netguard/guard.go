@@ -133,15 +133,16 @@ func (r Rules) checkLimits() error {
 }
 
 // allows reports whether an allow entry reaches a secret's entry: for a
-// secret of one host, one of its ports; a secret of a wildcard or of any
-// name is taken as it is.
+// secret of one host, one of its ports (localhost not by "*", which
+// reaches public addresses only); a secret of a wildcard or of any name
+// is taken as it is.
 func (g *Guard) allows(secret entry) bool {
 	if secret.host == "" || secret.wildcard {
 		return true
 	}
 	for _, a := range g.entries {
 		for _, p := range secret.ports {
-			if a.matches(secret.host, p) {
+			if a.coversHost(secret) && containsInt(a.ports, p) {
 				return true
 			}
 		}

@@ -3,6 +3,7 @@ package netguard
 import (
 	"context"
 	"errors"
+	"net/http"
 	"net/netip"
 	"strings"
 	"testing"
@@ -34,5 +35,27 @@ func TestLocalhostReachesLoopbackOnly(t *testing.T) {
 	c := guard(t, Rules{Allow: []string{local}, Resolver: fakeDNS{"localhost": {netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("::1")}}})
 	if resp, err := c.RoundTrip(context.Background(), get("http://"+local+"/")); err != nil || string(resp.Body) != "hello " {
 		t.Fatalf("localhost resolving to loopback addresses: %+v, %v", resp, err)
+	}
+}
+
+// Regression: a secret for localhost under an allow list that reaches
+// localhost only by * was taken as one a request could carry, where *
+// reaches public addresses only and every request to localhost was
+// refused: the secret would never be sent. It is refused when the grant
+// is read, as a secret for any host no entry reaches is.
+func TestSecretForLocalhostUnderAnyNameIsABadRule(t *testing.T) {
+	s := newServer(t, hello)
+	local := "localhost:" + s.port()
+	secret := []Secret{{Host: local, Header: "X-Key", Value: "k"}}
+	bare := guard(t, Rules{Allow: []string{"*:" + s.port()}})
+	if _, err := bare.RoundTrip(context.Background(), get("http://"+local+"/")); !errors.Is(err, ErrRefused) {
+		t.Fatalf("a request to %s under *:%s: %v", local, s.port(), err)
+	}
+	if _, err := New(Rules{Allow: []string{"*:" + s.port()}, Secrets: secret}); !errors.Is(err, ErrBadRule) || !strings.Contains(err.Error(), "never be sent") {
+		t.Errorf("a secret for %s under *:%s: %v; want ErrBadRule saying it would never be sent", local, s.port(), err)
+	}
+	c := guard(t, Rules{Allow: []string{"*:" + s.port(), local}, Secrets: secret})
+	if _, err := c.RoundTrip(context.Background(), get("http://"+local+"/")); err != nil || s.header.Load().(http.Header).Get("X-Key") != "k" {
+		t.Fatalf("a secret for %s with an entry of its own: %v", local, err)
 	}
 }
