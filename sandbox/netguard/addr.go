@@ -30,6 +30,7 @@ var special = prefixes(
 	"2001::/23",       // IETF protocol assignments (Teredo, ORCHID...)
 	"2001:db8::/32",   // documentation
 	"2002::/16",       // 6to4: an IPv4 address in disguise
+	"3fff::/20",       // documentation (RFC 9637)
 	"fc00::/7",        // unique local (fd00:ec2::254, cloud metadata)
 	"fe80::/10",       // link-local
 	"fec0::/10",       // site-local (deprecated)
