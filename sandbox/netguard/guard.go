@@ -237,7 +237,8 @@ func (g *Guard) dial(ctx context.Context, network, addr string) (net.Conn, error
 	}
 	for _, a := range addrs {
 		if !addrAllowed(entries, a) {
-			return nil, fmt.Errorf("%w: %s resolves to %s, a loopback, private, link-local or otherwise special address; allow that address itself to reach it", ErrRefused, h, a)
+			at := net.JoinHostPort(a.WithZone("").String(), portText)
+			return nil, fmt.Errorf("%w: %s resolves to %s, a loopback, private, link-local or otherwise special address, and a name reaches public addresses only: to reach it, send the request to %s itself, with an allow entry of it (net: {allow: [%q]})", ErrRefused, h, a, at, at)
 		}
 		if h == "localhost" && !a.Unmap().WithZone("").IsLoopback() {
 			return nil, fmt.Errorf("%w: localhost resolves to %s, which is not a loopback address; localhost reaches this machine's own loopback only (see its entry in the hosts file, or the DNS that answered for it)", ErrRefused, a)
