@@ -25,13 +25,15 @@ type MethodOverride struct {
 
 // MethodOverrides lists the methods h asks the server to take its
 // request as, by X-HTTP-Method-Override, X-HTTP-Method or
-// X-Method-Override in any letter case, in the order of their names. A
-// request is as safe to repeat, and as granted, as the stricter of its
-// method and these.
+// X-Method-Override in any letter case, and with "_" for "-" (a server
+// that reads headers by their CGI names, HTTP_X_HTTP_METHOD_OVERRIDE, as
+// WSGI, Rack and PHP do, takes the two alike), in the order of their
+// names. A request is as safe to repeat, and as granted, as the stricter
+// of its method and these.
 func MethodOverrides(h map[string][]string) []MethodOverride {
 	var out []MethodOverride
 	for k, vs := range h {
-		if !methodOverrideHeaders[http.CanonicalHeaderKey(k)] {
+		if !methodOverrideHeaders[http.CanonicalHeaderKey(strings.ReplaceAll(k, "_", "-"))] {
 			continue
 		}
 		for _, v := range vs {
