@@ -1,6 +1,8 @@
 package netguard
 
 import (
+	"bufio"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -385,6 +387,7 @@ func (c *Client) send(ctx context.Context, req *sandbox.NetRequest) (*sandbox.Ne
 	}
 	var carried bool
 	hr.Header, carried = c.g.headersFor(req.Header, u)
+	askedGzip := askGzip(hr)
 	// An HTTP/1.1 connection kept idle that the server writes to (an
 	// echo of the request past the answer's Content-Length) has net/http
 	// log what it wrote, up to 4 KiB, on the process's standard error,
@@ -414,13 +417,24 @@ func (c *Client) send(ctx context.Context, req *sandbox.NetRequest) (*sandbox.Ne
 		return nil, fmt.Errorf("the server answered %q to a request that did not ask to switch protocols; the answer is refused", resp.Status)
 	}
 	max := orDefault(r.MaxResponseBytes, DefaultMaxResponseBytes)
-	body, err := readBody(ctx, resp.Body, max)
+	var raw io.ReadCloser = resp.Body
+	gzipped := askedGzip && resp.ContentLength != 0 && onlyGzip(resp.Header)
+	if gzipped {
+		// The host decodes the gzip it asked for (askGzip), as
+		// net/http would, but only where gzip is the answer's one
+		// coding: net/http decodes by the first Content-Encoding line
+		// and drops them all, so a body in gzip and then br would reach
+		// the tool in br, unnamed and unsearched.
+		raw = gunzip(resp.Body)
+		resp.Header.Del("Content-Encoding")
+		resp.Header.Del("Content-Length")
+	}
+	body, err := readBody(ctx, raw, max)
 	c.Received += int64(len(body))
 	if err != nil {
-		if resp.Uncompressed && ctx.Err() == nil {
-			// net/http decoded the gzip it asked for (headersFor), and
-			// a body that is not gzip, or ends before its gzip does,
-			// fails to, often as io.ErrUnexpectedEOF alone.
+		if gzipped && ctx.Err() == nil {
+			// A body that is not gzip, or ends before its gzip does,
+			// fails to decode, often as io.ErrUnexpectedEOF alone.
 			err = fmt.Errorf("it says it is gzip (Content-Encoding: gzip) and it does not decode as gzip: it is not gzip, or was cut short: %w", err)
 		}
 		return nil, fmt.Errorf("read the response body: %w", sendError(ctx, err, r, true))
@@ -428,13 +442,74 @@ func (c *Client) send(ctx context.Context, req *sandbox.NetRequest) (*sandbox.Ne
 	if int64(len(body)) > max {
 		return nil, fmt.Errorf("the response body is larger than %d bytes (net: {max_response_bytes}); it was not read", max)
 	}
-	if ce := resp.Header.Get("Content-Encoding"); carried && len(body) > 0 && ce != "" && !strings.EqualFold(ce, "identity") {
-		// net/http decoded the gzip it asked for (headersFor): this is
-		// a coding no one asked for, in which no secret can be found.
-		return nil, fmt.Errorf("the server answered in Content-Encoding %s, which the host did not ask for and cannot search for the secrets the request carried; the answer is refused", quoted(ce))
+	if ce := resp.Header.Values("Content-Encoding"); carried && len(body) > 0 && encoded(ce) {
+		// The host decoded the gzip it asked for: this is a coding no
+		// one asked for, in which no secret can be found.
+		return nil, fmt.Errorf("the server answered in Content-Encoding %s, which the host did not ask for and cannot search for the secrets the request carried; the answer is refused", quoted(strings.Join(ce, ", ")))
 	}
 	return &sandbox.NetResponse{Status: resp.StatusCode, Header: resp.Header, Body: body}, nil
 }
+
+// askGzip asks for a gzip body on hr, as net/http would on its own
+// (not for a HEAD, whose answer has no body, nor for a range, whose
+// part of a gzip stream would not decode), and reports whether it did.
+// Asked for here, net/http leaves the answer as it came: the host
+// decodes it (gunzip).
+func askGzip(hr *http.Request) bool {
+	if hr.Method == "HEAD" || hr.Header.Get("Range") != "" {
+		return false
+	}
+	hr.Header.Set("Accept-Encoding", "gzip")
+	return true
+}
+
+// onlyGzip reports whether gzip is the one coding h names.
+func onlyGzip(h http.Header) bool {
+	ce := h.Values("Content-Encoding")
+	return len(ce) == 1 && strings.EqualFold(strings.TrimSpace(ce[0]), "gzip")
+}
+
+// encoded reports whether the Content-Encoding values ce name a coding
+// other than identity.
+func encoded(ce []string) bool {
+	for _, v := range ce {
+		for _, c := range strings.Split(v, ",") {
+			if c = strings.TrimSpace(c); c != "" && !strings.EqualFold(c, "identity") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// gunzip is body decoded from gzip, read when it is first read (so that
+// readBody's time limits hold for gzip's header too), and empty for an
+// empty body, as net/http takes it; closing it closes body.
+func gunzip(body io.ReadCloser) io.ReadCloser {
+	return &gzipBody{body: body}
+}
+
+type gzipBody struct {
+	body io.ReadCloser
+	zr   io.Reader
+}
+
+func (g *gzipBody) Read(p []byte) (int, error) {
+	if g.zr == nil {
+		br := bufio.NewReader(g.body)
+		if _, err := br.Peek(1); err != nil {
+			return 0, err // io.EOF for an empty body
+		}
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return 0, err
+		}
+		g.zr = zr
+	}
+	return g.zr.Read(p)
+}
+
+func (g *gzipBody) Close() error { return g.body.Close() }
 
 // readBody reads body whole, up to max+1 bytes, and closes it when ctx
 // ends: so that no read outlives the request's time limits or its call,
@@ -448,9 +523,9 @@ func readBody(ctx context.Context, body io.ReadCloser, max int64) ([]byte, error
 
 // headersFor is the request's headers as sent: the guest's, less those
 // the transport sets itself, with the secrets for u's host set; and
-// whether it set any. Accept-Encoding is the transport's too: it asks
-// for gzip and decodes it, so that the body is searched for secrets, and
-// bounded, as the tool reads it.
+// whether it set any. Accept-Encoding is the host's too: it asks for
+// gzip and decodes it (askGzip, gunzip), so that the body is searched for
+// secrets, and bounded, as the tool reads it.
 func (g *Guard) headersFor(h map[string][]string, u *url.URL) (http.Header, bool) {
 	out := http.Header{}
 	for k, vs := range h {
