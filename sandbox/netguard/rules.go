@@ -202,8 +202,9 @@ func (e entry) permits(a netip.Addr) bool {
 // Covers reports whether the allow entries cover need, an entry a tool's
 // manifest asks for: an entry whose host covers the need's (the same
 // host; "*.x" covers "a.x" and "*.a.x"; "*" covers every name but
-// localhost, and every name wildcard) and, when the need names a port, allows that port. A need
-// without a port asks for the host, on whatever port the grant allows.
+// localhost, and every name wildcard) and, when the need names a port,
+// allows that port. A need without a port asks for the host, on whatever
+// port the grant allows.
 func Covers(allow []string, need string) bool {
 	n, err := parseEntry(need)
 	if err != nil {
