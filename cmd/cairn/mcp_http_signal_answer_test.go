@@ -33,8 +33,7 @@ func TestMCPHTTPSignalAnswersCallsInFlight(t *testing.T) {
 	url := serverURL(t, stderr)
 	connect := func() *sdk.ClientSession {
 		cs, err := sdk.NewClient(&sdk.Implementation{Name: "cairn-test", Version: "1"}, nil).Connect(context.Background(),
-			&sdk.StreamableClientTransport{Endpoint: url, HTTPClient: http.DefaultClient, MaxRetries: -1,
-				DisableStandaloneSSE: true}, nil) // the answers come on the calls' own streams
+			&sdk.StreamableClientTransport{Endpoint: url, HTTPClient: http.DefaultClient, MaxRetries: -1}, nil)
 		must(t, err)
 		return cs
 	}

@@ -43,7 +43,7 @@ func pausedSessionExits(t *testing.T, overHTTP bool) {
 		must(t, cmd.Start())
 		t.Cleanup(func() { cmd.Process.Kill() })
 		url := serverURL(t, pipe)
-		cs, err = client.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: http.DefaultClient, MaxRetries: -1, DisableStandaloneSSE: true}, nil)
+		cs, err = client.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: http.DefaultClient, MaxRetries: -1}, nil)
 		must(t, err)
 		defer cs.Close()
 		pauseAndExpectExit(t, bin, store, cmd, cs, nil)

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -133,7 +134,10 @@ func (s *Server) countPosts(next http.Handler) http.Handler {
 			return
 		}
 		s.posts.Add(1)
-		defer s.posts.Add(-1)
+		defer func() {
+			s.answered.Store(time.Now().UnixNano()) // before the count: Close reads it after
+			s.posts.Add(-1)
+		}()
 		name := rand.Text()
 		r.Header.Set(postHeader, name) // whatever the client sent
 		s.postCtxs.Store(name, r.Context())

@@ -117,6 +117,9 @@ type Server struct {
 	// them end, each with the answers to its requests, before it ends the
 	// sessions.
 	posts atomic.Int64
+	// answered is when the last POST ended (Unix nanoseconds): Close
+	// keeps the clients' standalone streams open answerRead past it.
+	answered atomic.Int64
 	// postCtxs are the contexts of the POSTs being served, by the name
 	// countPosts gives each.
 	postCtxs sync.Map
@@ -313,17 +316,28 @@ func serveSession(ctx context.Context, ss *sdk.ServerSession) error {
 // discarded), refuses calls from then on with ErrServerClosed, and ends
 // every client session: over HTTP, once the requests being served have
 // been answered (the calls stopped with an error that says so), within
-// stopGrace. It does not close the host.Session, which the caller closes
-// once Close returns.
+// stopGrace, and answerRead after the last answer was written, for its
+// client to read it. It does not close the host.Session, which the
+// caller closes once Close returns.
 func (s *Server) Close() {
 	s.close(ErrServerClosed)
 	for deadline := time.Now().Add(stopGrace); s.posts.Load() > 0 && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)
 	}
+	if wait := time.Until(time.Unix(0, s.answered.Load()).Add(answerRead)); wait > 0 {
+		time.Sleep(min(wait, answerRead))
+	}
 	for ss := range s.srv.Sessions() {
 		ss.Close()
 	}
 }
+
+// answerRead is how long, after the last answer over HTTP was written,
+// Close keeps the client sessions, and so their standalone SSE streams,
+// open: the SDK's client fails its session, and every call it awaits,
+// once that stream ends, even a call whose answer reached it on the
+// call's own stream and waits to be read.
+const answerRead = time.Second
 
 // mcpTool describes a tool to MCP clients: its schema as declared, and
 // hints from its manifest and grant. A sandboxed tool is closed-world:
