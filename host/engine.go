@@ -477,34 +477,10 @@ func (e *Engine) create(ctx context.Context, opts RunOptions, runID string) (*ru
 	if err := checkRoom(opts.Agent, mods); err != nil {
 		return nil, err
 	}
-	later := newBlobWrites(e.store)
-	def, err := e.defineWith(opts.Agent, mods, ws, later)
-	if err == nil && opts.sub == nil {
-		// Made from a sub-agent's definition, not by a delegation (a
-		// workflow's delegation step): the agent files above it are kept
-		// with it, so that every resume is bound by them as this run is.
-		def.Above, err = e.keepAbove(opts.Agent)
-	}
+	log, later, err := e.makeAgent(opts, mods, ws)
 	if err != nil {
-		return nil, errors.Join(err, later.wait())
+		return nil, err
 	}
-	st := checkpoint.NewState(opts.ID, def, opts.Labels, now())
-	// Kept with the agent as it is made, so that a stop before begin
-	// journals it loses nothing: the agent's resume gives it.
-	st.Prompt = opts.Prompt
-	if opts.sub != nil {
-		st.Parent = &opts.sub.lineage
-	}
-	if fi, serr := os.Stat(ws); serr == nil && fi.IsDir() { // else newRun says what is wrong with it
-		if st.WorkspaceBase, err = e.storeBase(ws); err != nil {
-			return nil, errors.Join(fmt.Errorf("keep the workspace of agent %q in the store: %w", opts.ID, err), later.wait())
-		}
-	}
-	log, err := e.store.Create(opts.ID, st)
-	if err != nil {
-		return nil, errors.Join(err, later.wait())
-	}
-	log = &afterBlobs{Log: log, writes: later}
 	r, err := e.newRun(ctx, opts.Agent, mods, opts.Model, ws, opts.ID, runID, log)
 	if err != nil {
 		// A start that fails leaves no agent behind (the lock removes the
@@ -519,6 +495,41 @@ func (e *Engine) create(ctx context.Context, opts RunOptions, runID string) (*ru
 	// out (blobs_later.go).
 	r.provider.(*loadingProvider).alsoStart(later.start)
 	return r, nil
+}
+
+// makeAgent writes a new agent into the store, its definition made of the
+// agent file, its modules and its workspace ws, and returns its journal,
+// whose first commit waits for the module blobs later writes. The caller
+// holds the agent's lock.
+func (e *Engine) makeAgent(opts RunOptions, mods []toolModule, ws string) (checkpoint.Log, *blobWrites, error) {
+	later := newBlobWrites(e.store)
+	def, err := e.defineWith(opts.Agent, mods, ws, later)
+	if err == nil && opts.sub == nil {
+		// Made from a sub-agent's definition, not by a delegation (a
+		// workflow's delegation step): the agent files above it are kept
+		// with it, so that every resume is bound by them as this run is.
+		def.Above, err = e.keepAbove(opts.Agent)
+	}
+	if err != nil {
+		return nil, nil, errors.Join(err, later.wait())
+	}
+	st := checkpoint.NewState(opts.ID, def, opts.Labels, now())
+	// Kept with the agent as it is made, so that a stop before begin
+	// journals it loses nothing: the agent's resume gives it.
+	st.Prompt = opts.Prompt
+	if opts.sub != nil {
+		st.Parent = &opts.sub.lineage
+	}
+	if fi, serr := os.Stat(ws); serr == nil && fi.IsDir() { // else newRun says what is wrong with it
+		if st.WorkspaceBase, err = e.storeBase(ws); err != nil {
+			return nil, nil, errors.Join(fmt.Errorf("keep the workspace of agent %q in the store: %w", opts.ID, err), later.wait())
+		}
+	}
+	log, err := e.store.Create(opts.ID, st)
+	if err != nil {
+		return nil, nil, errors.Join(err, later.wait())
+	}
+	return &afterBlobs{Log: log, writes: later}, later, nil
 }
 
 // newRun binds an agent's tools and model into a run on log.

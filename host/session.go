@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"time"
 
 	"github.com/cairnrun/cairn/checkpoint/conversation"
@@ -47,6 +48,17 @@ type Session struct {
 	// guarded by r.mu, which the run's events are emitted under.
 	started func()
 	call    string
+	// unmade, for a session whose agent is made at its first call (see
+	// SessionOptions.AtFirstCall), says how; nil once it is made. Until
+	// then lock is nil and the run's journal takes no write.
+	unmade *unmade
+}
+
+// unmade is what makes a session's new agent at its first call.
+type unmade struct {
+	e    *Engine
+	opts RunOptions
+	mods []toolModule
 }
 
 // SessionOptions says which agent a session drives.
@@ -68,6 +80,13 @@ type SessionOptions struct {
 	Workspace string
 	Labels    checkpoint.Labels
 	OnEvent   EventFunc
+	// AtFirstCall: a new agent is made at the session's first call, not
+	// when it opens, so that a session that takes no call (a client that
+	// only lists the tools) leaves nothing in the store. The open checks
+	// what making it would (the agent file, its modules and servers, the
+	// workspace and its size) and writes nothing; ID is chosen then. An
+	// existing agent is opened as without it.
+	AtFirstCall bool
 }
 
 // SessionTool is a tool a session offers: its manifest's entry, and the
@@ -143,6 +162,9 @@ func (e *Engine) OpenSession(ctx context.Context, opts SessionOptions) (*Session
 		return nil, err
 	}
 	runID := "run-" + newID()
+	if opts.AtFirstCall && opts.Agent != nil && !e.store.Exists(opts.ID) {
+		return e.openUnmade(ctx, opts, runID)
+	}
 	lock, err := e.store.Lock(opts.ID, checkpoint.ThisProcess(runID))
 	if err != nil {
 		return nil, err
@@ -152,7 +174,13 @@ func (e *Engine) OpenSession(ctx context.Context, opts SessionOptions) (*Session
 		lock.Unlock()
 		return nil, err
 	}
-	s := &Session{r: r, lock: lock, turn: make(chan struct{}, 1), pausedCh: make(chan struct{}), closed: make(chan struct{})}
+	return newSession(r, lock, nil), nil
+}
+
+// newSession is the session of run r, its agent's lock held (nil while u
+// is to make it).
+func newSession(r *run, lock checkpoint.Lock, u *unmade) *Session {
+	s := &Session{r: r, lock: lock, unmade: u, turn: make(chan struct{}, 1), pausedCh: make(chan struct{}), closed: make(chan struct{})}
 	s.turn <- struct{}{}
 	go s.watchIdle()
 	onEvent := r.onEvent
@@ -164,8 +192,86 @@ func (e *Engine) OpenSession(ctx context.Context, opts SessionOptions) (*Session
 		s.toolStarted(e)
 	}
 	r.mu.Unlock()
-	return s, nil
+	return s
 }
+
+// openUnmade opens the session of a new agent made at its first call
+// (SessionOptions.AtFirstCall): its tools are bound and its workspace
+// checked as making it would, and nothing is written.
+func (e *Engine) openUnmade(ctx context.Context, opts SessionOptions, runID string) (*Session, error) {
+	spec := clientTurns
+	ropts := RunOptions{Agent: opts.Agent, ID: opts.ID, Workspace: opts.Workspace, Labels: opts.Labels, Model: &spec}
+	ws, err := workspaceOf(opts.Agent, opts.Workspace)
+	if err != nil {
+		return nil, err
+	}
+	mods, err := loadModules(opts.Agent)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkRoom(opts.Agent, mods); err != nil {
+		return nil, err
+	}
+	if fi, serr := os.Stat(ws); serr == nil && fi.IsDir() && e.timeline() != nil {
+		// As storeBase would refuse it when the agent is made.
+		if _, err := scanWorkspace(ws, e.limit.orDefault(), nil); err != nil {
+			return nil, fmt.Errorf("keep the workspace of agent %q in the store: %w", opts.ID, err)
+		}
+	}
+	st := checkpoint.NewState(opts.ID, checkpoint.Definition{Workspace: ws}, opts.Labels, now())
+	r, err := e.newRun(ctx, opts.Agent, mods, &spec, ws, opts.ID, runID, unmadeLog{st})
+	if err != nil {
+		return nil, err
+	}
+	r.onEvent, r.autoDeny, r.commitCancelled = opts.OnEvent, true, true
+	return newSession(r, nil, &unmade{e: e, opts: ropts, mods: mods}), nil
+}
+
+// makeUnmade makes the agent of a session opened with AtFirstCall, as a run
+// makes a new agent, and starts its run; what fails leaves no agent
+// behind. The caller holds the turn.
+func (s *Session) makeUnmade() error {
+	u, r := s.unmade, s.r
+	lock, err := u.e.store.Lock(r.agentID, checkpoint.ThisProcess(r.id))
+	if err != nil {
+		return err
+	}
+	log, _, err := u.e.makeAgent(u.opts, u.mods, r.workspace)
+	if err != nil {
+		lock.Unlock()
+		return err
+	}
+	held := r.log.Log
+	r.log.Log = log
+	if err = r.keepHistory(u.e.store); err == nil {
+		if err = r.begin(checkpoint.RunInfo{ID: r.id}, ""); err != nil {
+			r.history.Close()
+			r.history = nopWriter{}
+		}
+	}
+	if err != nil {
+		r.log.Log = held
+		err = errors.Join(err, log.Close(), u.e.store.Remove(r.agentID))
+		lock.Unlock()
+		return err
+	}
+	s.lock, s.unmade = lock, nil
+	return nil
+}
+
+// unmadeLog is the journal of a session's agent not made yet (see
+// SessionOptions.AtFirstCall): its state is the new agent's, and it takes
+// no write.
+type unmadeLog struct{ st *checkpoint.State }
+
+// errUnmade is the error of a write to an unmadeLog.
+var errUnmade = errors.New("the session's agent is made at its first call")
+
+func (l unmadeLog) Append(...checkpoint.Record) error          { return errUnmade }
+func (l unmadeLog) Commit(...checkpoint.Record) (int64, error) { return 0, errUnmade }
+func (l unmadeLog) Sync() error                                { return errUnmade }
+func (l unmadeLog) State() *checkpoint.State                   { return l.st }
+func (l unmadeLog) Close() error                               { return nil }
 
 // sessionRun opens or makes the agent's run, sealing an interrupted round.
 func (e *Engine) sessionRun(ctx context.Context, opts SessionOptions, runID string) (*run, error) {
@@ -400,6 +506,11 @@ func (s *Session) CallWith(ctx context.Context, tool string, input json.RawMessa
 	if s.broken != nil {
 		return nil, s.broken
 	}
+	if s.unmade != nil {
+		if err := s.makeUnmade(); err != nil {
+			return nil, fmt.Errorf("make agent %s at the session's first call: %w", s.r.agentID, err)
+		}
+	}
 	if s.paused == nil && s.r.pauseRequested() {
 		s.pause(s.r.state().Round) // asked between calls: at the boundary now
 	}
@@ -456,7 +567,7 @@ func (s *Session) watchIdle() {
 		default:
 			continue // a call runs, or the session closes
 		}
-		if s.paused == nil && s.broken == nil && s.r.pauseRequested() {
+		if s.paused == nil && s.broken == nil && s.unmade == nil && s.r.pauseRequested() {
 			s.pause(s.r.state().Round)
 		}
 		s.turn <- struct{}{}
@@ -529,6 +640,9 @@ func (s *Session) Close() error {
 	close(s.closed)
 	if s.paused != nil {
 		return nil // its run ended when it was paused
+	}
+	if s.unmade != nil {
+		return s.r.close() // nothing was made: nothing to end
 	}
 	status := StatusDone
 	reason := ""

@@ -29,7 +29,7 @@ func mcpCommand() *cli.Command {
 			&cli.StringFlag{Name: "file", Aliases: []string{"f"}, Usage: "the agent file whose tools, grants, limits and approval rules are served"},
 			&cli.StringSliceFlag{Name: "tools", Usage: "serve the built-in tools and the packed modules (*.wasm) in `DIR`, each granted what its manifest asks for (repeatable)"},
 			&cli.StringFlag{Name: "workspace", Aliases: []string{"w"}, Usage: "the directory the tools work in (default: the agent file's workspace)"},
-			&cli.StringFlag{Name: "id", Usage: "the session's agent id; an existing agent continues, a call a crash interrupted sealed (default: a new agent)"},
+			&cli.StringFlag{Name: "id", Usage: "the session's agent id; an existing agent continues, a call a crash interrupted sealed (default: a new agent, made at the first call)"},
 			&cli.StringFlag{Name: "http", Usage: "serve Streamable HTTP on `ADDR` (e.g. 127.0.0.1:8080) instead of stdio"},
 			&cli.StringFlag{Name: "token", EnvVars: []string{"CAIRN_MCP_TOKEN"}, Usage: "with --http: the bearer token clients must send; required for an address other than loopback"},
 			storeFlag, cacheFlag, newWorkspaceLimitFlag(),
@@ -72,8 +72,10 @@ func mcpAction(c *cli.Context) error {
 			return err
 		}
 	}
+	// Without --id, the new agent is made at the first call: a client
+	// that starts the server only to list its tools leaves no agent.
 	sess, err := eng.OpenSession(ctx, host.SessionOptions{Agent: af, Existing: existing, ID: id,
-		Workspace: ws, OnEvent: mcpEvents(c.App.ErrWriter)})
+		Workspace: ws, OnEvent: mcpEvents(c.App.ErrWriter), AtFirstCall: id == ""})
 	if err != nil {
 		return runError(err)
 	}
@@ -90,14 +92,18 @@ func mcpAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	agent := "agent " + sess.ID()
+	if id == "" {
+		agent += " (made at the first call)"
+	}
 	if ln != nil {
-		if err := serveHTTP(ctx, c.App.ErrWriter, srv, sess, ln, token); err != nil {
+		if err := serveHTTP(ctx, c.App.ErrWriter, srv, agent, sess, ln, token); err != nil {
 			return err
 		}
 		return pausedExit(sess)
 	}
-	fmt.Fprintf(c.App.ErrWriter, "cairn mcp: agent %s serves %d tools on stdio (workspace %s)\n",
-		sess.ID(), len(sess.Tools()), sess.Workspace())
+	fmt.Fprintf(c.App.ErrWriter, "cairn mcp: %s serves %d tools on stdio (workspace %s)\n",
+		agent, len(sess.Tools()), sess.Workspace())
 	// A client gone is found by a write to it failing, which stops its
 	// calls: stdout is not the one that drops what it writes once its
 	// reader is gone (SIGPIPE is survived, see survivePipes).
@@ -202,10 +208,10 @@ func listen(addr string) (net.Listener, error) {
 // served answered first. The requests' contexts are not ctx's: ended at the signal,
 // they would end the requests before their answers (srv.Close stops the
 // calls).
-func serveHTTP(ctx context.Context, stderr io.Writer, srv *mcp.Server, sess *host.Session, ln net.Listener, token string) error {
+func serveHTTP(ctx context.Context, stderr io.Writer, srv *mcp.Server, agent string, sess *host.Session, ln net.Listener, token string) error {
 	hs := &http.Server{Handler: srv.Handler(token), ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(stderr, "cairn mcp: agent %s serves %d tools on http://%s/ (workspace %s)\n",
-		sess.ID(), len(sess.Tools()), ln.Addr(), sess.Workspace())
+	fmt.Fprintf(stderr, "cairn mcp: %s serves %d tools on http://%s/ (workspace %s)\n",
+		agent, len(sess.Tools()), ln.Addr(), sess.Workspace())
 	var posts atomic.Int64
 	hs.Handler = countPosts(&posts, hs.Handler)
 	served := make(chan error, 1)
