@@ -75,22 +75,34 @@ func (r *resources) sync(context.Context) {
 	}
 }
 
-// walk finds up to max regular files of the workspace, by URI.
+// walk finds up to max regular files of the workspace, by URI: first
+// those outside hidden directories that are not hidden themselves (a
+// name that begins with a dot), then the others, so that a .git
+// directory, whose name sorts first, does not take the place of the
+// workspace's own files.
 func (r *resources) walk() map[string]string {
 	files := map[string]string{}
-	filepath.WalkDir(r.dir, func(p string, d fs.DirEntry, err error) error {
-		if len(files) >= r.max {
-			return fs.SkipAll
-		}
-		if err != nil {
-			return fs.SkipDir
-		}
-		if d.Type().IsRegular() {
-			rel, _ := filepath.Rel(r.dir, p)
-			files[r.uri(rel)] = filepath.ToSlash(rel)
-		}
-		return nil
-	})
+	for _, hidden := range []bool{false, true} {
+		filepath.WalkDir(r.dir, func(p string, d fs.DirEntry, err error) error {
+			if len(files) >= r.max {
+				return fs.SkipAll
+			}
+			if err != nil {
+				return fs.SkipDir
+			}
+			if !hidden && p != r.dir && strings.HasPrefix(d.Name(), ".") {
+				if d.IsDir() {
+					return fs.SkipDir
+				}
+				return nil
+			}
+			if d.Type().IsRegular() {
+				rel, _ := filepath.Rel(r.dir, p)
+				files[r.uri(rel)] = filepath.ToSlash(rel)
+			}
+			return nil
+		})
+	}
 	return files
 }
 
