@@ -302,7 +302,8 @@ func (w *Dir) Chmod(path string, perm fs.FileMode) experimentalsys.Errno {
 // Rename renames within the mount. A directory replaces an empty
 // directory, as rename(2) does (os.Root refuses that with EEXIST), and a
 // file renamed to a path with a trailing slash is ENOTDIR, as rename(2)
-// says, even onto a directory.
+// says, even onto a directory. A symlink, or a directory holding one, is
+// renamed only within its own directory (see mayMove).
 func (w *Dir) Rename(from, to string) experimentalsys.Errno {
 	if w.ReadOnly {
 		return experimentalsys.EROFS
@@ -318,6 +319,9 @@ func (w *Dir) Rename(from, to string) experimentalsys.Errno {
 	}
 	if fi, err := w.Root.Lstat(from); toDir && err == nil && !fi.IsDir() {
 		return experimentalsys.ENOTDIR
+	}
+	if e := w.mayMove(from, to); e != 0 {
+		return e
 	}
 	if fi, err := w.Root.Lstat(to); err == nil && fi.IsDir() {
 		return w.renameOverDir(from, to)

@@ -1,7 +1,12 @@
 package guestfs
 
 import (
+	"errors"
+	"io/fs"
+	"os"
 	"path"
+	"strings"
+	"syscall"
 
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 	"golang.org/x/sys/unix"
@@ -32,4 +37,85 @@ func (w *Dir) renameOverDir(from, to string) experimentalsys.Errno {
 	}
 	defer dst.Close()
 	return Errno(unix.Renameat(int(src.Fd()), fromBase, int(dst.Fd()), toBase))
+}
+
+// mayMove refuses (EPERM) to move a symlink, or a directory that holds
+// one anywhere below it, from its directory to another: a relative link
+// is read from where it is, so a move can turn one that stays inside the
+// mount ("sub/up" -> "..") into one that leads outside it ("up" -> ".."),
+// which os.Root still refuses to follow but the host, or anything on it
+// after the call, would follow. Within its own directory a link means
+// what it meant. A path whose last name is "." or ".." names no entry of
+// a directory to move (EINVAL, as on an overlay). Anything else, and a
+// path that does not resolve, is left to the rename.
+func (w *Dir) mayMove(from, to string) experimentalsys.Errno {
+	switch path.Base(from) {
+	case ".", "..":
+		return experimentalsys.EINVAL
+	}
+	fi, err := w.Root.Lstat(from)
+	if err != nil || (fi.Mode()&fs.ModeSymlink == 0 && !fi.IsDir()) {
+		return 0
+	}
+	if same, e := w.sameDir(parent(from), parent(to)); e != 0 || same {
+		return e
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		return experimentalsys.EPERM
+	}
+	return w.holdsNoLink(from)
+}
+
+// parent is the directory part of a name relative to the mount, as
+// given: its ".." and links are resolved by whoever opens it.
+func parent(p string) string {
+	p = strings.TrimRight(p, "/")
+	if i := strings.LastIndex(p, "/"); i > 0 {
+		return p[:i]
+	}
+	return "."
+}
+
+// sameDir reports whether the names a and b lead to the same directory.
+func (w *Dir) sameDir(a, b string) (bool, experimentalsys.Errno) {
+	if a == b {
+		return true, 0
+	}
+	ai, err := w.Root.Stat(a)
+	if err != nil {
+		return false, Errno(err)
+	}
+	bi, err := w.Root.Stat(b)
+	if err != nil {
+		return false, Errno(err)
+	}
+	return os.SameFile(ai, bi), 0
+}
+
+// errHoldsLink ends the walk of holdsNoLink at the first symlink.
+var errHoldsLink = errors.New("holds a symlink")
+
+// holdsNoLink refuses (EPERM) the directory dir when a symlink is
+// anywhere below it, looking no further once the call must stop (EINTR).
+func (w *Dir) holdsNoLink(dir string) experimentalsys.Errno {
+	sub, err := w.Root.OpenRoot(dir)
+	if err != nil {
+		return Errno(err)
+	}
+	defer sub.Close()
+	err = fs.WalkDir(sub.FS(), ".", func(_ string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case w.Stopped():
+			return syscall.EINTR
+		case d.Type()&fs.ModeSymlink != 0:
+			return errHoldsLink
+		}
+		return nil
+	})
+	if errors.Is(err, errHoldsLink) {
+		return experimentalsys.EPERM
+	}
+	return Errno(err)
 }

@@ -25,6 +25,11 @@
 // With the arguments stdiomove NAME it makes one of the renumberings of
 // stdio of stdioMoves, in a call of its own, and prints what it got.
 //
+// With the argument linkmove it renames the symlinks and the directory
+// holding one that the test planted in /work (see
+// TestGuestMovesNoLinkOutOfItsWorkspace), to other directories and
+// within their own, and prints the errno of each rename.
+//
 // With the argument rdtrunc it opens with O_TRUNC and the rights of a file
 // only read: /work's lower.txt, which it has not written, and made.txt,
 // which it writes first; it prints the errno of the open, the size read
@@ -290,6 +295,18 @@ func main() {
 
 	if len(os.Args) > 2 && os.Args[1] == "stdiomove" {
 		stdioMove(os.Args[2])
+		return
+	}
+
+	if len(os.Args) > 1 && os.Args[1] == "linkmove" {
+		for _, mv := range [][2]string{
+			{"sub/up", "up"}, {"sub/up", "sub/up2"}, {"sub/deep", "deep"},
+			{"sub/deep", "sub/deep2"}, {"sub/../sub/up2", "up3"}, {"sub/plain", "plain"},
+		} {
+			from, to := []byte(mv[0]), []byte(mv[1])
+			say("linkmove-"+mv[0]+"-"+mv[1], pathRename(3, uint32(uintptr(unsafe.Pointer(&from[0]))), uint32(len(from)),
+				3, uint32(uintptr(unsafe.Pointer(&to[0]))), uint32(len(to))))
+		}
 		return
 	}
 
