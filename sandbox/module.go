@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	mathrand "math/rand"
+	"slices"
 	"strings"
 	"time"
 
@@ -346,8 +348,8 @@ func moduleConfig(p Policy, cio callIO) wazero.ModuleConfig {
 		WithArgs(append([]string{"tool"}, p.Args...)...).
 		WithStdin(cio.stdin).WithStdout(cio.stdout).WithStderr(cio.stderr).
 		WithFSConfig(fsc)
-	for k, v := range p.Env {
-		cfg = cfg.WithEnv(k, v)
+	for _, k := range slices.Sorted(maps.Keys(p.Env)) {
+		cfg = cfg.WithEnv(k, p.Env[k]) // in one order, so that a call sees the same environment every time
 	}
 	if p.RealClock {
 		cfg = cfg.WithSysWalltime().WithSysNanotime().WithNanosleep(cio.sleep.sleep)

@@ -39,7 +39,7 @@ type Policy struct {
 	// end and output is dropped (and the result says it was truncated).
 	// Zero means 16 MiB of stdin, 1 MiB of stdout, 64 KiB of stderr.
 	StdinLimit, StdoutLimit, StderrLimit int64
-	// Env is exactly the environment the module sees.
+	// Env is exactly the environment the module sees, sorted by name.
 	Env map[string]string
 	// Args are the arguments after argv[0].
 	Args []string
