@@ -168,8 +168,9 @@ var rawWASIWant = map[string]string{
 	"open-../outside.txt": "63", "open-/etc/passwd": "63", "open-sub/../../outside.txt": "63", "open-.": "0",
 	// The read-only mount: no open to change it, and a file opened to
 	// read gains no right to write, by flags, rights or renumbering.
-	"ro-preopen-rights": "0 0 0 true 76", "rw-preopen-rights": "0 true true",
-	"ro-append": "69", "ro-trunc": "69", "ro-create": "69", "ro-write": "0 0 76 76",
+	"ro-preopen-rights": "0 0 0 true 76", "ro-subdir-rights": "0 0 0 0 true 69",
+	"rw-preopen-rights": "0 true true",
+	"ro-append":         "69", "ro-trunc": "69", "ro-create": "69", "ro-write": "0 0 76 76",
 	"ro-renumber-rw-onto": "0 0 8",
 	"apply-temp":          "0", // a plain mount has no Apply
 	// wazero answers fd_prestat_get of stdio with an empty name.
@@ -335,11 +336,15 @@ func TestReadOnlyTruncateIsTheSameOnEveryMount(t *testing.T) {
 // the right to write on to what it opens, none of which it allows. It
 // reports only the rights to read, and fd_fdstat_set_rights asking one
 // back is ENOTCAPABLE; the read-write preopen still reports them all.
+// And a directory it opened reported, and passed on, every right to
+// change what is in it (path_create_file, path_rename_*, path_unlink_file,
+// …): it reports only those the preopen passes on, and its mount still
+// refuses a change (EROFS).
 func TestReadOnlyPreopenReportsNoRightToChange(t *testing.T) {
 	for _, kind := range mountKinds {
 		t.Run(kind, func(t *testing.T) {
 			_, got := escapeRun(t, guestBytes["rawwasi"], kind)
-			for _, name := range []string{"ro-preopen-rights", "rw-preopen-rights"} {
+			for _, name := range []string{"ro-preopen-rights", "ro-subdir-rights", "rw-preopen-rights"} {
 				if got[name] != rawWASIWant[name] {
 					t.Errorf("%s: got %q, want %q", name, got[name], rawWASIWant[name])
 				}

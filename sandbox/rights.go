@@ -71,15 +71,15 @@ const (
 
 // descRights is what cairn records of a descriptor: its rights, and the
 // SYNC fdflags it was opened with (wazero opens the file with them, and
-// its fd_fdstat_get does not report them). A read-only preopen's rights
-// are only reported (fd_fdstat_get, and so fd_fdstat_set_rights): what it
+// its fd_fdstat_get does not report them). A read-only preopen's rights,
+// and those of a directory opened through one, are only reported (fd_fdstat_get, and so fd_fdstat_set_rights): what it
 // is asked to change its mount refuses (EROFS), as a read-only mount
 // does, rather than ENOTCAPABLE, and path_open opens through it as
 // through a preopen without a record.
 type descRights struct {
 	base, inheriting uint64
 	flags            uint16
-	reported         bool // only reported: a read-only preopen's
+	reported         bool // only reported: a read-only preopen's, or a directory's opened through one
 }
 
 // readOnlyPreopen is what cairn records of a read-only mount's preopen.
@@ -337,8 +337,21 @@ func (s settingRights) Call(ctx context.Context, mod api.Module, stack []uint64)
 // PATH_CREATE_FILE to create, PATH_FILESTAT_SET_SIZE to truncate
 // (ENOTCAPABLE without).
 type opening struct {
-	open api.GoModuleFunction // wazero's path_open
-	fds  *descriptors
+	open, fdstat api.GoModuleFunction // wazero's path_open and fd_fdstat_get
+	fds          *descriptors
+}
+
+// isDir reports whether fd, open, is a directory, as wazero's
+// fd_fdstat_get says.
+func (o opening) isDir(ctx context.Context, mod api.Module, fd uint32) bool {
+	var filetype byte
+	errno := scratch(mod, 24, func(mem api.Memory) uint64 {
+		st := []uint64{uint64(fd), 0}
+		o.fdstat.Call(ctx, mod, st)
+		filetype, _ = mem.ReadByte(0)
+		return st[0]
+	})
+	return errno == 0 && filetype == filetypeDirectory
 }
 
 // Call implements api.GoModuleFunction.
@@ -352,7 +365,8 @@ func (o opening) Call(ctx context.Context, mod api.Module, stack []uint64) {
 		need |= rightPathFilestatSetSize
 	}
 	inheriting := allRights
-	if r, ok := o.fds.lookup(mod, dir); ok && !r.reported {
+	r, ok := o.fds.lookup(mod, dir)
+	if ok && !r.reported {
 		if r.base&need != need {
 			stack[0] = errnoNotcapable
 			return
@@ -374,7 +388,13 @@ func (o opening) Call(ctx context.Context, mod api.Module, stack []uint64) {
 	if !write {
 		base &^= writing
 	}
-	o.fds.set(mod, fd, descRights{base: base, inheriting: inheriting, flags: fdflags & syncFlags})
+	rec := descRights{base: base, inheriting: inheriting, flags: fdflags & syncFlags}
+	if ok && r.reported && o.isDir(ctx, mod, fd) {
+		// A directory of a read-only mount: only reported, as the
+		// preopen it was opened through (see descRights).
+		rec = descRights{base: base & r.inheriting, inheriting: r.inheriting, flags: rec.flags, reported: true}
+	}
+	o.fds.set(mod, fd, rec)
 }
 
 // accessOf is whether wazero's path_open opens a file for reading and

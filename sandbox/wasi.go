@@ -40,7 +40,7 @@ func instantiateWASI(ctx context.Context, rt wazero.Runtime, fds *descriptors) e
 		"fd_allocate":          allocating{allocate: theirs("fd_allocate"), fdstat: theirs("fd_fdstat_get")},
 		"fd_fdstat_get":        stat,
 		"fd_fdstat_set_rights": settingRights{stat: stat},
-		"path_open":            opening{open: theirs("path_open"), fds: fds},
+		"path_open":            opening{open: theirs("path_open"), fdstat: theirs("fd_fdstat_get"), fds: fds},
 		"fd_close":             closing{close: theirs("fd_close"), fds: fds},
 		"poll_oneoff":          polling{poll: theirs("poll_oneoff"), advise: theirs("fd_advise"), fds: fds},
 	}

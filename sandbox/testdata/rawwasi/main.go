@@ -376,6 +376,12 @@ func main() {
 	rost4, e := stat(4)
 	say("ro-preopen-rights", e, rost4.base&changing, rost4.inheriting&changing, rost4.base&rightPathOpen != 0,
 		fdFdstatSetRights(4, rost4.base|rightPathCreateFile, rost4.inheriting))
+	// A directory it opens passes on no right to change either, and what
+	// is made in it its mount refuses.
+	rosub, e := open(4, "rosub", oflagDirectory, rightFdRead|rightPathOpen|rightPathCreateFile, 0)
+	rosubst, se := stat(rosub)
+	_, ce := open(rosub, "new.txt", oflagCreat, rightFdRead|rightFdWrite, 0)
+	say("ro-subdir-rights", e, se, rosubst.base&changing, rosubst.inheriting&changing, rosubst.base&rightPathOpen != 0, ce)
 	rwst3, e := stat(3)
 	say("rw-preopen-rights", e, rwst3.base&changing == changing&^(rightFdWrite|1<<8|1<<22), rwst3.inheriting&changing == changing)
 	_, e = open(4, "ro.txt", 0, 0, fdflagAppend)
