@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/cairnrun/cairn/abi"
@@ -38,31 +39,40 @@ func (p Policy) importsAllowed(name string) bool {
 	return true
 }
 
-// wasiFunctions is the set of functions the runtime's WASI host module
-// exports: what any module may at most import.
-func wasiFunctions(rt wazero.Runtime) map[string]bool {
-	set := map[string]bool{}
-	if m := rt.Module(wasi_snapshot_preview1.ModuleName); m != nil {
-		for name := range m.ExportedFunctionDefinitions() {
-			set[name] = true
+// hostFunctions are the functions the runtime's host modules export (WASI
+// preview 1 and the network import), by module and name: what any module
+// may at most import, and as what.
+func hostFunctions(rt wazero.Runtime) map[[2]string]api.FunctionDefinition {
+	defs := map[[2]string]api.FunctionDefinition{}
+	for _, mod := range []string{wasi_snapshot_preview1.ModuleName, abi.NetModule} {
+		if m := rt.Module(mod); m != nil {
+			for name, def := range m.ExportedFunctionDefinitions() {
+				defs[[2]string{mod, name}] = def
+			}
 		}
 	}
-	return set
+	return defs
 }
 
 // checkImports refuses a module that imports anything but the functions of
-// WASI preview 1, or a memory, naming the first such import.
-func checkImports(cm wazero.CompiledModule, wasi map[string]bool) error {
+// WASI preview 1 (and the network import), or a memory, or one of them
+// with a signature other than the host's, naming the first such import:
+// wazero would refuse such a module only when it is instantiated, at
+// every call, in words that read as a trap.
+func checkImports(cm wazero.CompiledModule, host map[[2]string]api.FunctionDefinition) error {
 	for _, f := range cm.ImportedFunctions() {
 		mod, name, _ := f.Import()
-		if mod == abi.NetModule && netFunctions[name] {
-			continue
-		}
-		if mod != wasi_snapshot_preview1.ModuleName {
+		def, ok := host[[2]string{mod, name}]
+		switch {
+		case mod == abi.NetModule && netFunctions[name]:
+		case mod != wasi_snapshot_preview1.ModuleName:
 			return fmt.Errorf("%w: %s.%s (only %s is available)", errImportDenied, mod, name, wasi_snapshot_preview1.ModuleName)
-		}
-		if !wasi[name] {
+		case !ok:
 			return fmt.Errorf("%w: %s.%s is not a WASI preview 1 function", errImportDenied, mod, name)
+		}
+		if ok && !sameSignature(f, def) {
+			return fmt.Errorf("%w: it imports %s.%s as %s, where the host's is %s", errImportDenied,
+				mod, name, signature(f), signature(def))
 		}
 	}
 	for _, m := range cm.ImportedMemories() {
@@ -70,6 +80,28 @@ func checkImports(cm wazero.CompiledModule, wasi map[string]bool) error {
 		return fmt.Errorf("%w: memory %s.%s", errImportDenied, mod, name)
 	}
 	return nil
+}
+
+// sameSignature reports whether a and b take and return the same types.
+func sameSignature(a, b api.FunctionDefinition) bool {
+	return slices.Equal(a.ParamTypes(), b.ParamTypes()) && slices.Equal(a.ResultTypes(), b.ResultTypes())
+}
+
+// signature is a function's type as "(i32, i64) -> i32", "() -> ()" when
+// it takes and returns nothing.
+func signature(f api.FunctionDefinition) string {
+	names := func(ts []api.ValueType) []string {
+		s := make([]string, len(ts))
+		for i, t := range ts {
+			s[i] = api.ValueTypeName(t)
+		}
+		return s
+	}
+	results := strings.Join(names(f.ResultTypes()), ", ")
+	if len(f.ResultTypes()) != 1 {
+		results = "(" + results + ")"
+	}
+	return "(" + strings.Join(names(f.ParamTypes()), ", ") + ") -> " + results
 }
 
 // checkImportsGranted refuses a module whose imports are l when it

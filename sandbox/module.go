@@ -194,7 +194,7 @@ func (m *Module) compileFor(ctx context.Context, rt wazero.Runtime, pages uint32
 		}
 		return nil, err
 	}
-	if err := checkImports(cm, wasiFunctions(rt)); err != nil {
+	if err := checkImports(cm, hostFunctions(rt)); err != nil {
 		cm.Close(ctx)
 		return nil, err
 	}
