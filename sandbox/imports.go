@@ -82,6 +82,29 @@ func checkImports(cm wazero.CompiledModule, host map[[2]string]api.FunctionDefin
 	return nil
 }
 
+// checkImportKinds refuses a module, wasm, that imports a table or a
+// global, naming the first: no host module of cairn exports one, so
+// wazero would refuse the module only when it is instantiated, at every
+// call, in words that read as a trap. Bytes that do not read are left to
+// the compiler to refuse.
+func checkImportKinds(wasm []byte) error {
+	secs, err := wasmcode.Sections(wasm)
+	if err != nil {
+		return nil
+	}
+	r := &wasmcode.Reader{P: secs[wasmcode.SecImport]}
+	for n := r.Count(); n > 0 && r.Err == nil; n-- {
+		mod, name := string(r.Bytes(r.Uvarint())), string(r.Bytes(r.Uvarint()))
+		kind := r.Byte()
+		r.ImportDesc(kind)
+		if what, ok := map[byte]string{0x01: "table", 0x03: "global"}[kind]; ok && r.Err == nil {
+			return fmt.Errorf("%w: %s %s.%s (only functions of %s are available)", errImportDenied,
+				what, strings.ToValidUTF8(mod, "\uFFFD"), strings.ToValidUTF8(name, "\uFFFD"), wasi_snapshot_preview1.ModuleName)
+		}
+	}
+	return nil
+}
+
 // sameSignature reports whether a and b take and return the same types.
 func sameSignature(a, b api.FunctionDefinition) bool {
 	return slices.Equal(a.ParamTypes(), b.ParamTypes()) && slices.Equal(a.ResultTypes(), b.ResultTypes())

@@ -54,3 +54,37 @@ func TestCompileRefusesImportOfTheWrongSignature(t *testing.T) {
 		t.Fatalf("proc_exit as the host has it: %v", err)
 	}
 }
+
+// Regression: a module importing a global or a table (which no host
+// module of cairn exports) compiled, and every call of it then failed as
+// "module trapped: module[env] not instantiated". It is refused by
+// Compile, naming the import, as an import of any other function is.
+func TestCompileRefusesImportOfAGlobalOrTable(t *testing.T) {
+	for _, tt := range []struct {
+		what string
+		desc []byte // the import's kind and type
+		want string
+	}{
+		{"global", []byte{0x03, 0x7f, 0x00}, "global env.x"},
+		{"table", []byte{0x01, 0x70, 0x00, 0x01}, "table env.x"},
+		{"global of WASI's", []byte{0x03, 0x7f, 0x00}, "global wasi_snapshot_preview1.x"},
+	} {
+		t.Run(tt.what, func(t *testing.T) {
+			mod := "env"
+			if strings.Contains(tt.what, "WASI") {
+				mod = "wasi_snapshot_preview1"
+			}
+			var m []byte
+			m = append(m, "\x00asm\x01\x00\x00\x00"...)
+			m = append(m, asmSection(1, asmVec([]byte{0x60, 0, 0}))...)
+			m = append(m, asmSection(2, asmVec(append(append(asmName(mod), asmName("x")...), tt.desc...)))...)
+			m = append(m, asmSection(3, asmVec([]byte{0}))...)
+			m = append(m, asmSection(7, asmVec(append(asmName("_start"), 0, 0)))...)
+			m = append(m, asmSection(10, asmVec(asmBody(0x0b)))...)
+			_, err := testRT.Compile(context.Background(), m)
+			if !errors.Is(err, errImportDenied) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("got %v, want errImportDenied naming %q", err, tt.want)
+			}
+		})
+	}
+}

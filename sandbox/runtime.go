@@ -378,6 +378,9 @@ func (r *Runtime) compile(ctx context.Context, digest string, wasm []byte, probe
 	if err := r.limits.check(wasm); err != nil {
 		return nil, err
 	}
+	if err := checkImportKinds(wasm); err != nil {
+		return nil, err
+	}
 	wasm, err := boundTables(wasm)
 	if err != nil {
 		return nil, err
