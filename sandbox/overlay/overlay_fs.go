@@ -103,12 +103,19 @@ func (v *overlayFS) openWrite(p string, dirOnly bool, flag experimentalsys.Oflag
 	excl := flag&experimentalsys.O_CREAT != 0 && flag&experimentalsys.O_EXCL != 0
 	n := en.n
 	switch {
+	case dirOnly && flag&experimentalsys.O_CREAT != 0:
+		// open(2) on Linux: O_CREAT makes a file, which a name with a
+		// trailing slash cannot be, whatever is there.
+		return nil, experimentalsys.EISDIR
+	case en.exists() && excl:
+		return nil, experimentalsys.EEXIST
+	case en.isDir() && flag&(experimentalsys.O_WRONLY|experimentalsys.O_RDWR|experimentalsys.O_TRUNC|experimentalsys.O_CREAT) == 0:
+		// O_APPEND alone: open(2) opens a directory to read.
+		return v.openRead(p, dirOnly, flag&^experimentalsys.O_APPEND)
 	case en.isDir() || (dirOnly && !en.exists()):
 		return nil, experimentalsys.EISDIR
 	case dirOnly:
 		return nil, experimentalsys.ENOTDIR
-	case en.exists() && excl:
-		return nil, experimentalsys.EEXIST
 	case n == nil && en.lower == lowerLink:
 		return nil, experimentalsys.EPERM
 	case n == nil && en.lower == lowerOther:

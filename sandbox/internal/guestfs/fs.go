@@ -143,6 +143,11 @@ func (w *Dir) OpenFile(path string, flag experimentalsys.Oflag, perm fs.FileMode
 // epoll_ctl an open. Only a blocking descriptor given to os.NewFile is
 // not offered, and os.Root gives out no descriptor.)
 func (w *Dir) Open(path string, flag experimentalsys.Oflag, _ fs.FileMode) (*File, experimentalsys.Errno) {
+	if flag&experimentalsys.O_CREAT != 0 && strings.HasSuffix(path, "/") {
+		// open(2) on Linux: O_CREAT makes a file, which a name with a
+		// trailing slash cannot be, whatever is there.
+		return nil, experimentalsys.EISDIR
+	}
 	path, e := name(path)
 	if e != 0 {
 		return nil, e
@@ -163,6 +168,11 @@ func (w *Dir) Open(path string, flag experimentalsys.Oflag, _ fs.FileMode) (*Fil
 	if flag&experimentalsys.O_DIRECTORY != 0 && !fi.IsDir() {
 		f.Close()
 		return nil, experimentalsys.ENOTDIR
+	}
+	if flag&experimentalsys.O_TRUNC != 0 && fi.IsDir() {
+		// Opened to read without it, as open(2) refuses it.
+		f.Close()
+		return nil, experimentalsys.EISDIR
 	}
 	if flag&experimentalsys.O_TRUNC != 0 && !fi.IsDir() {
 		if e := w.truncate(f, fi, path, flag); e != 0 {

@@ -30,6 +30,10 @@
 // TestGuestMovesNoLinkOutOfItsWorkspace), to other directories and
 // within their own, and prints the errno of each rename.
 //
+// With the argument dirflags it opens /work's sub, inside.txt and new
+// (which is not there) with the flags whose answer open(2) decides by
+// what is there, a directory or not, and prints the errno of each.
+//
 // With the argument rdtrunc it opens with O_TRUNC and the rights of a file
 // only read: /work's lower.txt, which it has not written, and made.txt,
 // which it writes first; it prints the errno of the open, the size read
@@ -306,6 +310,33 @@ func main() {
 			from, to := []byte(mv[0]), []byte(mv[1])
 			say("linkmove-"+mv[0]+"-"+mv[1], pathRename(3, uint32(uintptr(unsafe.Pointer(&from[0]))), uint32(len(from)),
 				3, uint32(uintptr(unsafe.Pointer(&to[0]))), uint32(len(to))))
+		}
+		return
+	}
+
+	if len(os.Args) > 1 && os.Args[1] == "dirflags" {
+		const oflagExcl = 1 << 2
+		for _, o := range []struct {
+			name, path string
+			oflags     uint32
+			rights     uint64
+			fdflags    uint32
+		}{
+			{"append", "sub", 0, rightFdRead, fdflagAppend},
+			{"creat-excl", "sub", oflagCreat | oflagExcl, rightFdRead, 0},
+			{"creat", "sub", oflagCreat, rightFdRead, 0},
+			{"trunc", "sub", oflagTrunc, rightFdRead, 0},
+			{"trunc-directory", "sub", oflagTrunc | oflagDirectory, rightFdRead, 0},
+			{"creat-slash-new", "new/", oflagCreat, rightFdRead | rightFdWrite, 0},
+			{"creat-slash-file", "inside.txt/", oflagCreat, rightFdRead | rightFdWrite, 0},
+			{"creat-slash-dir", "sub/", oflagCreat, rightFdRead | rightFdWrite, 0},
+			{"creat-excl-file", "inside.txt", oflagCreat | oflagExcl, rightFdRead | rightFdWrite, 0},
+		} {
+			fd, e := open(3, o.path, o.oflags, o.rights, o.fdflags)
+			if e == 0 {
+				fdClose(fd)
+			}
+			say("dirflags-"+o.name, e)
 		}
 		return
 	}
