@@ -243,7 +243,7 @@ func (v *overlayFS) Readlink(p string) (string, experimentalsys.Errno) {
 
 // Mkdir makes a directory in the call's view.
 func (v *overlayFS) Mkdir(p string, _ fs.FileMode) experimentalsys.Errno {
-	p, e := v.changing(p, experimentalsys.EINVAL)
+	p, e := v.changing(p, experimentalsys.EEXIST)
 	if e != 0 {
 		return e
 	}
