@@ -198,6 +198,10 @@ func (m *Module) compileFor(ctx context.Context, rt wazero.Runtime, pages uint32
 		cm.Close(ctx)
 		return nil, err
 	}
+	if err := checkEntries(cm); err != nil {
+		cm.Close(ctx)
+		return nil, err
+	}
 	if !m.interpret && !own {
 		m.r.loaded(m, code, !m.stops, start)
 	}

@@ -345,6 +345,20 @@ func (m *Module) learnPages(ctx context.Context, rt wazero.Runtime, cm wazero.Co
 	return snap.usedPages(b)
 }
 
+// checkEntries refuses a module whose _start or abi.InitExport, where it
+// exports one, is not a function of type () -> (), as WASI has them:
+// wazero would refuse to call it only when it runs, at every call, in
+// words that read as a trap.
+func checkEntries(cm wazero.CompiledModule) error {
+	for _, name := range []string{"_start", abi.InitExport} {
+		fn, ok := cm.ExportedFunctions()[name]
+		if ok && (len(fn.ParamTypes()) != 0 || len(fn.ResultTypes()) != 0) {
+			return fmt.Errorf("%w: export %s must be a function of type () -> (), not %s", errInvalidModule, name, signature(fn))
+		}
+	}
+	return nil
+}
+
 // checkCallExport refuses a module whose abi.CallExport is not () -> i32.
 func checkCallExport(cm wazero.CompiledModule) error {
 	fn, ok := cm.ExportedFunctions()[abi.CallExport]
