@@ -20,12 +20,16 @@ import (
 // then read the secret beside the workspace through it. A symlink, or a
 // directory holding one, is now moved only within its own directory
 // (EPERM otherwise), as an overlay refuses to move one at all.
+// Nor is the directory a link leads to moved by naming the link with a
+// trailing slash ("to-deep/", which os.Root follows, so that sub/deep
+// moved to the top, its link leading outside): that is ENOTDIR, as
+// rename(2) says.
 func TestGuestMovesNoLinkOutOfItsWorkspace(t *testing.T) {
 	want := map[string]map[string]string{
 		"plain": {"sub/up-up": "63", "sub/up-sub/up2": "0", "sub/deep-deep": "63",
-			"sub/deep-sub/deep2": "0", "sub/../sub/up2-up3": "63", "sub/plain-plain": "0"},
+			"sub/deep-sub/deep2": "0", "sub/../sub/up2-up3": "63", "sub/plain-plain": "0", "to-deep/-moved": "54"},
 		"overlay": {"sub/up-up": "63", "sub/up-sub/up2": "63", "sub/deep-deep": "63",
-			"sub/deep-sub/deep2": "63", "sub/../sub/up2-up3": "44", "sub/plain-plain": "0"},
+			"sub/deep-sub/deep2": "63", "sub/../sub/up2-up3": "44", "sub/plain-plain": "0", "to-deep/-moved": "63"},
 	}
 	for _, kind := range mountKinds {
 		t.Run(kind, func(t *testing.T) {
@@ -37,6 +41,7 @@ func TestGuestMovesNoLinkOutOfItsWorkspace(t *testing.T) {
 			must(t, os.WriteFile(filepath.Join(ws, "sub", "plain"), []byte("plain"), 0o644))
 			must(t, os.Symlink("..", filepath.Join(ws, "sub", "up")))
 			must(t, os.Symlink("../../outside.txt", filepath.Join(ws, "sub", "deep", "lnk")))
+			must(t, os.Symlink("sub/deep", filepath.Join(ws, "to-deep")))
 			mt := Mount{HostPath: ws, GuestPath: "/work"}
 			var ov *overlay.Overlay
 			var staging string

@@ -47,11 +47,20 @@ func (w *Dir) renameOverDir(from, to string) experimentalsys.Errno {
 // after the call, would follow. Within its own directory a link means
 // what it meant. A path whose last name is "." or ".." names no entry of
 // a directory to move (EINVAL, as on an overlay). Anything else, and a
-// path that does not resolve, is left to the rename.
+// path that does not resolve, is left to the rename. Either path naming
+// a symlink with a trailing slash is ENOTDIR, as rename(2) says: os.Root
+// would follow the link and move the directory it leads to, from where
+// its own parent is, not the link's.
 func (w *Dir) mayMove(from, to string) experimentalsys.Errno {
 	switch path.Base(from) {
 	case ".", "..":
 		return experimentalsys.EINVAL
+	}
+	for _, p := range []string{from, to} {
+		bare := strings.TrimRight(p, "/")
+		if fi, err := w.Root.Lstat(bare); bare != p && bare != "" && err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			return experimentalsys.ENOTDIR
+		}
 	}
 	fi, err := w.Root.Lstat(from)
 	if err != nil || (fi.Mode()&fs.ModeSymlink == 0 && !fi.IsDir()) {

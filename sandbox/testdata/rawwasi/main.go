@@ -304,7 +304,7 @@ func main() {
 
 	if len(os.Args) > 1 && os.Args[1] == "linkmove" {
 		for _, mv := range [][2]string{
-			{"sub/up", "up"}, {"sub/up", "sub/up2"}, {"sub/deep", "deep"},
+			{"to-deep/", "moved"}, {"sub/up", "up"}, {"sub/up", "sub/up2"}, {"sub/deep", "deep"},
 			{"sub/deep", "sub/deep2"}, {"sub/../sub/up2", "up3"}, {"sub/plain", "plain"},
 		} {
 			from, to := []byte(mv[0]), []byte(mv[1])
