@@ -339,7 +339,8 @@ func (w *Dir) Rename(from, to string) experimentalsys.Errno {
 	return Errno(w.Root.Rename(from, to))
 }
 
-// Rmdir removes an empty directory.
+// Rmdir removes an empty directory; a symlink named with a trailing
+// slash is ENOTDIR (see slashedLink).
 func (w *Dir) Rmdir(path string) experimentalsys.Errno {
 	if w.ReadOnly {
 		return experimentalsys.EROFS
@@ -347,6 +348,9 @@ func (w *Dir) Rmdir(path string) experimentalsys.Errno {
 	path, e := name(path)
 	if e != 0 {
 		return e
+	}
+	if w.slashedLink(path) {
+		return experimentalsys.ENOTDIR
 	}
 	fi, err := w.Root.Lstat(path)
 	if err != nil {
@@ -358,7 +362,8 @@ func (w *Dir) Rmdir(path string) experimentalsys.Errno {
 	return Errno(w.Root.Remove(path))
 }
 
-// Unlink removes a file (or a symlink, not what it points to).
+// Unlink removes a file (or a symlink, not what it points to); a symlink
+// named with a trailing slash is ENOTDIR (see slashedLink).
 func (w *Dir) Unlink(path string) experimentalsys.Errno {
 	if w.ReadOnly {
 		return experimentalsys.EROFS
@@ -366,6 +371,9 @@ func (w *Dir) Unlink(path string) experimentalsys.Errno {
 	path, e := name(path)
 	if e != 0 {
 		return e
+	}
+	if w.slashedLink(path) {
+		return experimentalsys.ENOTDIR
 	}
 	fi, err := w.Root.Lstat(path)
 	if err != nil {

@@ -56,11 +56,8 @@ func (w *Dir) mayMove(from, to string) experimentalsys.Errno {
 	case ".", "..":
 		return experimentalsys.EINVAL
 	}
-	for _, p := range []string{from, to} {
-		bare := strings.TrimRight(p, "/")
-		if fi, err := w.Root.Lstat(bare); bare != p && bare != "" && err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-			return experimentalsys.ENOTDIR
-		}
+	if w.slashedLink(from) || w.slashedLink(to) {
+		return experimentalsys.ENOTDIR
 	}
 	fi, err := w.Root.Lstat(from)
 	if err != nil || (fi.Mode()&fs.ModeSymlink == 0 && !fi.IsDir()) {
@@ -127,4 +124,16 @@ func (w *Dir) holdsNoLink(dir string) experimentalsys.Errno {
 		return experimentalsys.EPERM
 	}
 	return Errno(err)
+}
+
+// slashedLink reports whether p, relative to the mount, names a symlink
+// with a trailing slash. os.Root follows the link then, to act on what it
+// leads to, where rename(2), rmdir(2) and unlink(2) refuse it (ENOTDIR).
+func (w *Dir) slashedLink(p string) bool {
+	bare := strings.TrimRight(p, "/")
+	if bare == p || bare == "" {
+		return false
+	}
+	fi, err := w.Root.Lstat(bare)
+	return err == nil && fi.Mode()&fs.ModeSymlink != 0
 }
