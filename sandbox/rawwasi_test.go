@@ -103,7 +103,9 @@ func TestWriteOfManyIovecsToStdoutStopsWithTheCall(t *testing.T) {
 // runCancelledOnceBusy runs m under p and cancels the call 100 ms after
 // the guest first writes to stderr, which it does as it starts the host
 // call under test. It reports whether the call was cancelled, and if so
-// fails t unless the call ended with context.Canceled within a second.
+// fails t unless the call ended with context.Canceled within a second. A
+// call that ended well as it was cancelled (within a tenth of the second:
+// its host call done just then, on a busy machine) was not.
 func runCancelledOnceBusy(t *testing.T, m *Module, p Policy) (stdout string, err error, cancelled bool) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -127,6 +129,9 @@ func runCancelledOnceBusy(t *testing.T, m *Module, p Policy) (stdout string, err
 	}
 	late := time.Since(*stopped.Load())
 	t.Logf("the call ended %s after it was cancelled: %v; %s", late, err, out.String())
+	if err == nil && late < 100*time.Millisecond {
+		return out.String(), err, false
+	}
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("the call ended with %v, want context.Canceled", err)
 	}
