@@ -111,7 +111,7 @@ func exportOne(s Store, agent string) (*Archive, error) {
 				continue
 			}
 			if a.Blobs[d], err = s.Blob(d); err != nil {
-				return nil, fmt.Errorf("export agent %q: %w", agent, err)
+				return nil, exportTrimmed(s, agent, a.Pasts, err)
 			}
 		}
 	}
@@ -126,6 +126,22 @@ func exportOne(s Store, agent string) (*Archive, error) {
 		}
 	}
 	return a, nil
+}
+
+// exportTrimmed is the error of an export of agent that failed to read a
+// blob (err) its pasts, read as was, or its states name. The export takes
+// no lock: when the blob was not found because `cairn gc --keep-rounds`
+// trimmed the pasts since (TrimmedSince), and removed the blobs only the
+// rounds it removed named, it says so and to export again, which carries
+// the rounds kept.
+func exportTrimmed(s Store, agent string, was []Past, err error) error {
+	if errors.Is(err, ErrNotFound) {
+		if now, trimmed := TrimmedSince(s, agent, was); trimmed {
+			return fmt.Errorf("export agent %q: `cairn gc --keep-rounds` removed its rounds before %d while the export read them: "+
+				"nothing was written; export it again, which carries the rounds kept, %d to %d", agent, now[0].Round, now[0].Round, now[len(now)-1].Round)
+		}
+	}
+	return fmt.Errorf("export agent %q: %w", agent, err)
 }
 
 // BoundaryWrites lists the blobs of the files st's last round wrote into

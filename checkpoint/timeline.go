@@ -157,6 +157,44 @@ func TrimmedAt(p Past, agent string) error {
 		agent, p.Round, ErrNoPast, p.Round+1)
 }
 
+// TrimmedSince says whether `cairn gc --keep-rounds` trimmed the agent's
+// pasts since was, a list of them, was read: the store's pasts now start
+// at a Trimmed past of a round after was's first. It returns the pasts
+// now. A reader that takes no lock (diff, export, fork) reads the pasts
+// and then the blobs they name, and gc, which takes the agent's lock,
+// may replace the one and remove the other in between: a blob of was
+// found missing is then one that only the rounds gc removed named.
+func TrimmedSince(s Store, agent string, was []Past) ([]Past, bool) {
+	tl, ok := s.(Timeline)
+	if !ok {
+		return nil, false
+	}
+	now, err := tl.Pasts(agent)
+	if err != nil || len(now) == 0 || !now[0].Trimmed {
+		return now, false
+	}
+	return now, len(was) == 0 || now[0].Round > was[0].Round || !was[0].Trimmed
+}
+
+// RoundTrimmedMeanwhile is err, the error of reading a blob for round n of
+// the agent's pasts as read before (was), or, when the blob was not found
+// (ErrNotFound) and `cairn gc --keep-rounds` removed the changes of round
+// n since (TrimmedSince), an error that says so, naming the rounds kept:
+// it is ErrNoPast, as the round asked for once removed is.
+func RoundTrimmedMeanwhile(s Store, agent string, was []Past, n int, err error) error {
+	if !errors.Is(err, ErrNotFound) {
+		return err
+	}
+	now, trimmed := TrimmedSince(s, agent, was)
+	if !trimmed || n > now[0].Round {
+		return err
+	}
+	first, last := now[0].Round, now[len(now)-1].Round
+	return fmt.Errorf("agent %q round %d: %w: `cairn gc --keep-rounds` removed its changes while they were read, and the rounds before %d "+
+		"(kept: rounds %d to %d: the oldest round to fork at is %d, the oldest whose changes and messages can be seen is %d)",
+		agent, n, ErrNoPast, first, first, last, first, first+1)
+}
+
 // WorkspaceAt is the agent's workspace at the boundary of round n: the
 // nearest Base at or before n with every round's changes after it applied.
 //

@@ -15,7 +15,11 @@ import (
 // Known says the past lists the round's changes, none or some; it is
 // false for a past that keeps the whole workspace in their place (the
 // round's sub-agents applied theirs, or files changed outside the agent),
-// which is not known to have changed nothing.
+// which is not known to have changed nothing. The files' contents are
+// read later (FileChange.Texts), without the agent's lock: `cairn gc
+// --keep-rounds` may remove the round meanwhile, and the blobs only it and
+// the rounds before it named, and a file found missing then is refused as
+// removed (checkpoint.RoundTrimmedMeanwhile).
 func (e *Engine) pastChanges(agent string, n int) (out []FileChange, known bool, err error) {
 	tl, ok := e.store.(checkpoint.Timeline)
 	if !ok {
@@ -40,16 +44,24 @@ func (e *Engine) pastChanges(agent string, n int) (out []FileChange, known bool,
 	for _, w := range before {
 		was[w.Path] = w
 	}
+	content := func(digest string) content {
+		where := fmt.Sprintf("agent %q round %d", agent, n)
+		read := blobContent(e.store, where, digest)
+		return func(size int64) ([]byte, error) {
+			b, err := read(size)
+			return b, checkpoint.RoundTrimmedMeanwhile(e.store, agent, pasts, n, err)
+		}
+	}
 	for _, c := range p.Changes {
-		out = append(out, e.pastChange(fmt.Sprintf("agent %q round %d", agent, n), was[c.Path], c))
+		out = append(out, pastChange(content, was[c.Path], c))
 		was[c.Path] = c
 	}
 	return out, p.Base == "", nil
 }
 
-// pastChange is one change of a past round (where: the agent and round,
-// for its errors), with the file before it, whose blobs Texts reads.
-func (e *Engine) pastChange(where string, was, c checkpoint.WorkspaceEntry) FileChange {
+// pastChange is one change of a past round, with the file before it,
+// whose blobs Texts reads through content.
+func pastChange(content func(digest string) content, was, c checkpoint.WorkspaceEntry) FileChange {
 	fc := FileChange{Path: c.Path, BeforeSize: -1, AfterSize: -1}
 	switch {
 	case c.Gone && was.Dir:
@@ -62,10 +74,10 @@ func (e *Engine) pastChange(where string, was, c checkpoint.WorkspaceEntry) File
 		fc.Op = "write"
 	}
 	if was.Digest != "" && !was.Gone {
-		fc.before, fc.BeforeSize = blobContent(e.store, where, was.Digest), was.Size
+		fc.before, fc.BeforeSize = content(was.Digest), was.Size
 	}
 	if c.Digest != "" {
-		fc.after, fc.AfterSize = blobContent(e.store, where, c.Digest), c.Size
+		fc.after, fc.AfterSize = content(c.Digest), c.Size
 	}
 	return fc
 }
