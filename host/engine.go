@@ -392,6 +392,17 @@ func (e *Engine) dropLeftovers(id string) error {
 	return nil
 }
 
+// leftoversOwn says whether what lies beside an agent's state that the
+// store does not have can only be an old agent's of that id: true for a
+// file store and one whose Identity names it for every process; false
+// for one known only by its address in this process (in memory), whose
+// directory another process's store may share.
+func leftoversOwn(s checkpoint.Store) bool {
+	_, dir := s.(interface{ Dir() string })
+	_, named := s.(interface{ Identity() string })
+	return dir || named
+}
+
 // startRun opens or creates the agent and builds its run.
 func (e *Engine) startRun(ctx context.Context, opts RunOptions, runID string) (*run, error) {
 	if err := e.checkStaging(); err != nil {
@@ -413,9 +424,12 @@ func (e *Engine) startRun(ctx context.Context, opts RunOptions, runID string) (*
 			return nil, fmt.Errorf("agent %q does not exist: %w", opts.ID, ErrNoAgentFile)
 		}
 		// A removal that a crash cut short, after the state and before
-		// dropLeftovers, leaves what the old agent had beside its state:
-		// in a file store's agent directory it can only be this id's.
-		if _, ok := e.store.(interface{ Dir() string }); ok {
+		// dropLeftovers, leaves what the old agent had beside its state,
+		// as does a removal on another node of what this node's runs
+		// left: in a file store's agent directory, or this node's
+		// directory of a store that names itself (a PostgreSQL
+		// database), it can only be this id's.
+		if leftoversOwn(e.store) {
 			if err := e.dropLeftovers(opts.ID); err != nil {
 				return nil, err
 			}
