@@ -12,6 +12,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -377,7 +378,14 @@ func (e *Engine) Changes(ctx context.Context, agent string, round int) (int, []F
 	if errors.Is(err, errUndidAll) {
 		// The last round the store's pasts say changed a file may be one
 		// undo took back, which they keep as it ran: shown, it would be
-		// taken for the workspace's last change. A round is named instead.
+		// taken for the workspace's last change. It is shown only when
+		// run since the last undo (on another node: one here would be
+		// kept here); else a round is named instead.
+		if r := e.changedSinceUndo(agent); r > 0 {
+			if past, _, perr := e.pastChanges(agent, r); perr != nil || len(past) > 0 {
+				return r, past, perr
+			}
+		}
 		return n, nil, fmt.Errorf("%w; the store's pasts keep each round as it ran, undone or not: see one with `cairn diff --round N %s`", err, agent)
 	}
 	if round != 0 {
@@ -411,6 +419,40 @@ func (e *Engine) Changes(ctx context.Context, agent string, round int) (int, []F
 		return round, nil, perr
 	}
 	return n, out, err
+}
+
+// changedSinceUndo is the last round the store's pasts say changed the
+// workspace when it was run after the last undo on this node took back
+// every round the node kept, or 0. Undo keeps no record of the rounds it
+// took back; the directory of the node's kept changes, which that undo
+// left empty, was last changed by it, so its time is the undo's, by this
+// node's clock. The runs that started after it, each of them (the last
+// ones), ran their rounds after it, and no undo here took them back. A
+// run of another node whose clock is behind may seem to have started
+// before the undo: its rounds are then not shown, as before; one whose
+// clock is ahead may seem to have started after it, but no undo here
+// takes back the rounds of another node, and the runs after it count
+// only if they seem so too.
+func (e *Engine) changedSinceUndo(agent string) int {
+	fi, err := os.Stat(e.changesRoot(agent))
+	if err != nil {
+		return 0
+	}
+	rec, err := e.store.Read(agent)
+	if err != nil {
+		return 0
+	}
+	since := -1
+	for _, r := range slices.Backward(rec.State.Runs) {
+		if !r.Started.After(fi.ModTime()) {
+			break
+		}
+		since = r.FirstRound
+	}
+	if r, _ := e.lastPastChange(agent); since >= 0 && r > since {
+		return r
+	}
+	return 0
 }
 
 // pastsReadable is the error of reading the agent's pasts, if the store
