@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -111,7 +112,7 @@ func exportOne(s Store, agent string) (*Archive, error) {
 				continue
 			}
 			if a.Blobs[d], err = s.Blob(d); err != nil {
-				return nil, exportTrimmed(s, agent, a.Pasts, err)
+				return nil, exportRemoved(s, a, err)
 			}
 		}
 	}
@@ -128,20 +129,39 @@ func exportOne(s Store, agent string) (*Archive, error) {
 	return a, nil
 }
 
-// exportTrimmed is the error of an export of agent that failed to read a
-// blob (err) its pasts, read as was, or its states name. The export takes
+// exportRemoved is the error of the export a of an agent that failed to
+// read a blob (err) its pasts, bookmarks or states name. The export takes
 // no lock: when the blob was not found because `cairn gc --keep-rounds`
-// trimmed the pasts since (TrimmedSince), and removed the blobs only the
-// rounds it removed named, it says so and to export again, which carries
-// the rounds kept.
-func exportTrimmed(s Store, agent string, was []Past, err error) error {
-	if errors.Is(err, ErrNotFound) {
-		if now, trimmed := TrimmedSince(s, agent, was); trimmed {
-			return fmt.Errorf("export agent %q: `cairn gc --keep-rounds` removed its rounds before %d while the export read them: "+
-				"nothing was written; export it again, which carries the rounds kept, %d to %d", agent, now[0].Round, now[0].Round, now[len(now)-1].Round)
+// trimmed the pasts since (TrimmedSince), or `cairn gc --keep-bookmarks`
+// removed a bookmark it read, each with the blobs only they named, it
+// says so and to export again, which carries what gc kept.
+func exportRemoved(s Store, a *Archive, err error) error {
+	if !errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("export agent %q: %w", a.Agent, err)
+	}
+	if now, trimmed := TrimmedSince(s, a.Agent, a.Pasts); trimmed {
+		return fmt.Errorf("export agent %q: `cairn gc --keep-rounds` removed its rounds before %d while the export read them: "+
+			"nothing was written; export it again, which carries the rounds kept, %d to %d", a.Agent, now[0].Round, now[0].Round, now[len(now)-1].Round)
+	}
+	if now, berr := s.Bookmarks(a.Agent); berr == nil {
+		kept := map[string]bool{}
+		var left []string
+		for _, b := range now {
+			kept[b.Label] = true
+			left = append(left, b.Label)
+		}
+		var gone []string
+		for _, b := range a.Bookmarks {
+			if !kept[b.Label] {
+				gone = append(gone, b.Label)
+			}
+		}
+		if len(gone) > 0 {
+			return fmt.Errorf("export agent %q: `cairn gc --keep-bookmarks` removed its bookmarks %s while the export read them: "+
+				"nothing was written; export it again, which carries the bookmarks kept (%s)", a.Agent, strings.Join(gone, ", "), cmp.Or(strings.Join(left, ", "), "none"))
 		}
 	}
-	return fmt.Errorf("export agent %q: %w", agent, err)
+	return fmt.Errorf("export agent %q: %w", a.Agent, err)
 }
 
 // BoundaryWrites lists the blobs of the files st's last round wrote into

@@ -2,23 +2,28 @@ package main
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/cairnrun/cairn/checkpoint/pgstore"
 	"github.com/cairnrun/cairn/host"
+	"github.com/cairnrun/cairn/internal/pgtest"
 )
 
 // pgGCMidRead is a PostgreSQL store that runs `cairn gc` as a process of
-// its own just before blob read number at (counted from 1), as a gc
-// started by someone else while the reader was reading would.
+// its own just before blob read number at (counted from 1), or before the
+// first read of blob before, as a gc started by someone else while the
+// reader was reading would.
 type pgGCMidRead struct {
 	*pgstore.Store
-	t    *testing.T
-	url  string
-	at   int
-	args []string
+	t      *testing.T
+	url    string
+	at     int
+	before string
+	args   []string
 
 	mu    sync.Mutex
 	reads int
@@ -28,7 +33,7 @@ type pgGCMidRead struct {
 func (s *pgGCMidRead) Blob(digest string) ([]byte, error) {
 	s.mu.Lock()
 	s.reads++
-	if s.reads == s.at {
+	if s.reads == s.at || digest == s.before && s.gcOut == "" {
 		code, out, errOut := cairnProcess(s.t, append([]string{"gc", "--store", s.url}, s.args...)...)
 		if code != exitDone {
 			s.t.Errorf("gc: exit %d %s%s", code, out, errOut)
@@ -120,5 +125,52 @@ func TestExportGCKeepRoundsTrimsMeanwhileOnPostgreSQLSaysRoundsWereRemoved(t *te
 	}
 	if len(a.Pasts) == 0 || a.Pasts[0].Round != 14 || !a.Pasts[0].Trimmed {
 		t.Fatalf("the export after the trim has pasts %+v", a.Pasts)
+	}
+}
+
+// An export reads the agent's bookmarks, then every blob they name; `cairn
+// gc --keep-bookmarks` run meanwhile on a PostgreSQL store removes the
+// oldest bookmarks and the blobs only they used. The export says that gc
+// removed bookmarks while it read them and to export again: never "blob
+// not found". Exported again, the agent carries the bookmark kept.
+func TestExportGCKeepBookmarksRemovesMeanwhileOnPostgreSQLSaysBookmarksWereRemoved(t *testing.T) {
+	t.Parallel()
+	url := pgtest.Shared(t).NewDatabase(t)
+	agentFile, _ := scriptAgent(t, `name: w
+model: {provider: script, script: script.yaml}
+workspace: workspace
+tools: [{module: builtin, only: [write_file]}]
+`, roundsScript(3))
+	if code, _, errOut := cairnProcess(t, "run", "--store", url, "--cache", cacheForTests(t), "--id", "w", "-f", agentFile, "go"); code != exitDone {
+		t.Fatalf("run: exit %d: %s", code, errOut)
+	}
+	// Two bookmarks of two workspaces: the older one's is a blob only it
+	// names.
+	if code, _, errOut := cairnProcess(t, "snapshot", "--store", url, "--label", "old", "w"); code != exitDone {
+		t.Fatalf("snapshot: exit %d: %s", code, errOut)
+	}
+	must(t, os.WriteFile(filepath.Join(filepath.Dir(agentFile), "workspace", "extra.txt"), []byte("after the first bookmark"), 0o644))
+	if code, _, errOut := cairnProcess(t, "snapshot", "--store", url, "--label", "new", "w"); code != exitDone {
+		t.Fatalf("snapshot: exit %d: %s", code, errOut)
+	}
+	s := pgTrimMidRead(t, url, 0, "")
+	s.args = []string{"--keep-bookmarks", "1"}
+	marks, err := s.Bookmarks("w")
+	must(t, err)
+	s.before = marks[0].Workspace // gc runs just before the export reads it
+	_, err = host.Export(s, "w")
+	if !strings.Contains(s.gcOut, "bookmark w/old") {
+		t.Fatalf("gc did not remove the bookmark: %s", s.gcOut)
+	}
+	if err == nil || !strings.Contains(err.Error(), "`cairn gc --keep-bookmarks` removed") || !strings.Contains(err.Error(), "export it again") ||
+		strings.Contains(err.Error(), "blob") {
+		t.Fatalf("export while gc removed a bookmark: %v", err)
+	}
+	a, err := host.Export(s, "w")
+	if err != nil {
+		t.Fatalf("export after gc: %v", err)
+	}
+	if len(a.Bookmarks) != 1 || a.Bookmarks[0].Label != "new" {
+		t.Fatalf("the export after gc has bookmarks %+v", a.Bookmarks)
 	}
 }
