@@ -555,6 +555,9 @@ func (e *Engine) newRun(ctx context.Context, af *AgentFile, mods []toolModule, o
 	if err := e.checkStaging(); err != nil {
 		return nil, err
 	}
+	if err := e.claimLeftovers(agentID, log.State(), runID); err != nil {
+		return nil, err
+	}
 	if mods == nil {
 		var err error
 		if mods, err = loadModules(af); err != nil {

@@ -483,6 +483,9 @@ func (e *Engine) keptChanges(agent string, round int) (int, []FileChange, error)
 	if err := e.checkStaging(); err != nil {
 		return 0, nil, err
 	}
+	if e.keptForAnother(agent, rec.State) {
+		return 0, nil, fmt.Errorf("agent %q: %w (this node keeps none of its changes: what it keeps is of an agent of this id that was removed)", agent, ErrNoChanges)
+	}
 	root := e.changesRoot(agent)
 	if round == 0 {
 		rounds := changedRounds(root)

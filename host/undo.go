@@ -51,6 +51,13 @@ func (e *Engine) Undo(ctx context.Context, agent string) (*Undone, error) {
 	if err != nil {
 		return nil, err
 	}
+	if e.keptForAnother(agent, rec.State) {
+		// Of an agent of this id that was removed: none of it is this
+		// one's to take back.
+		if err := e.dropLeftovers(agent); err != nil {
+			return nil, err
+		}
+	}
 	round, _, err := e.keptChanges(agent, 0)
 	if _, serr := os.Stat(e.changesRoot(agent)); errors.Is(err, ErrNoChanges) && errors.Is(serr, fs.ErrNotExist) {
 		// This node never kept a change of the agent: another ran it.
