@@ -29,7 +29,9 @@ var preinitGuest struct {
 	errReact, errComm error
 }
 
-func preinitModules(t testing.TB) (reactor, command *Module) {
+// preinitWasm is the preinit guest's bytes, built as a reactor and as a
+// command the first time a test asks.
+func preinitWasm(t testing.TB) (reactor, command []byte) {
 	t.Helper()
 	g := &preinitGuest
 	g.once.Do(func() {
@@ -37,6 +39,15 @@ func preinitModules(t testing.TB) (reactor, command *Module) {
 		g.command, g.errComm = buildPackage("./testdata/preinit", "exe")
 	})
 	must(t, errors.Join(g.errReact, g.errComm))
+	return g.reactor, g.command
+}
+
+// preinitModules compiles the preinit guest (see preinitWasm) in a
+// Runtime of the test's own.
+func preinitModules(t testing.TB) (reactor, command *Module) {
+	t.Helper()
+	g := &preinitGuest
+	preinitWasm(t)
 	// A runtime of the test's own: a module's snapshots, spares and kept
 	// memories live as long as its runtime, and one test's must not be
 	// another's (or the same test's, run again with -count).
