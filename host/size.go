@@ -21,14 +21,24 @@ var sizeUnits = []struct {
 	{"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"B", 1},
 }
 
-// ParseSize reads a size such as "64MiB".
+// maxSize is the most bytes a size in an agent file holds.
+const maxSize = 1 << 62
+
+// ParseSize reads a size such as "64MiB" of at most 1<<62 bytes, as an
+// agent file's sizes are read (see ParseSizeUpTo).
+func ParseSize(s string) (Size, error) { return ParseSizeUpTo(s, maxSize) }
+
+// ParseSizeUpTo reads a size such as "64MiB": a whole number of bytes,
+// with an optional unit (KiB, MiB, GiB, KB, MB, GB or B), of at most
+// largest bytes. Spaces around it and before its unit are left out. The
+// command line reads its sizes with it, up to what an int64 holds.
 //
 // # Errors
 //
-// A size that is not a whole number, 0 or more, with an optional unit,
-// and one of more than 1<<62 bytes, which is refused naming the largest
-// in its unit.
-func ParseSize(s string) (Size, error) {
+// A size that is not a whole number, 0 or more, with an optional unit;
+// and a *SizeTooLargeError for one of more than largest bytes, naming the
+// largest in its unit.
+func ParseSizeUpTo(s string, largest int64) (Size, error) {
 	s = strings.TrimSpace(s)
 	num, unit, mult := s, "", int64(1)
 	for _, u := range sizeUnits {
@@ -37,15 +47,25 @@ func ParseSize(s string) (Size, error) {
 			break
 		}
 	}
-	largest := int64(1<<62) / mult
+	most := largest / mult
 	n, err := strconv.ParseInt(num, 10, 64)
-	if errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(num, "-") || err == nil && n > largest {
-		return 0, fmt.Errorf("size %q: more bytes than cairn counts; the largest is %d%s", s, largest, unit)
+	if errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(num, "-") || err == nil && n > most {
+		return 0, &SizeTooLargeError{Size: s, Largest: strconv.FormatInt(most, 10) + unit}
 	}
 	if err != nil || n < 0 {
 		return 0, fmt.Errorf("size %q: want a whole number with an optional unit (KiB, MiB, GiB)", s)
 	}
 	return Size(n * mult), nil
+}
+
+// SizeTooLargeError is a size of more bytes than cairn counts.
+type SizeTooLargeError struct {
+	Size    string // as written
+	Largest string // the largest size in its unit, such as "4294967296GiB"
+}
+
+func (e *SizeTooLargeError) Error() string {
+	return fmt.Sprintf("size %q: more bytes than cairn counts; the largest is %s", e.Size, e.Largest)
 }
 
 // UnmarshalYAML reads a size.

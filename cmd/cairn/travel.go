@@ -24,7 +24,7 @@ func newWorkspaceLimitFlag() cli.Flag {
 }
 
 // workspaceLimit reads --workspace-limit: "off", or "FILES,SIZE" with a
-// size in bytes or with a KiB, MiB or GiB suffix.
+// size as parseSize reads it.
 func workspaceLimit(c *cli.Context) (host.WorkspaceLimit, error) {
 	v := strings.TrimSpace(c.String(workspaceLimitFlag))
 	if v == "" {
@@ -42,48 +42,25 @@ func workspaceLimit(c *cli.Context) (host.WorkspaceLimit, error) {
 	return host.WorkspaceLimit{Files: n, Bytes: b}, nil
 }
 
-// parseSize reads a size in bytes, or with a KiB, MiB or GiB suffix.
+// parseSize reads a size given on the command line, as an agent file's
+// are read (host.ParseSizeUpTo), of at most what an int64 holds.
 //
 // # Errors
 //
-// A size past what an int64 holds is a *sizeTooLarge, naming the largest
-// size in the same unit; a negative size, or anything else that is not a
-// whole number, is another error.
+// A size past what an int64 holds is a *host.SizeTooLargeError, naming
+// the largest size in the same unit; a negative size, or anything else
+// that is not a whole number with an optional unit, is another error.
 func parseSize(s string) (int64, error) {
-	num, suffix, mult := s, "", int64(1)
-	for _, u := range []struct {
-		suffix string
-		mult   int64
-	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}} {
-		if rest, ok := strings.CutSuffix(s, u.suffix); ok {
-			num, suffix, mult = rest, u.suffix, u.mult
-			break
-		}
-	}
-	largest := int64(math.MaxInt64) / mult
-	n, err := strconv.ParseInt(num, 10, 64)
-	if errors.Is(err, strconv.ErrRange) && n > 0 || err == nil && n > largest {
-		return 0, &sizeTooLarge{largest: strconv.FormatInt(largest, 10) + suffix}
-	}
-	if n < 0 {
-		return 0, errors.New("a size is 0 or more")
-	}
-	return n * mult, err
-}
-
-// sizeTooLarge is a size of more bytes than an int64 holds.
-type sizeTooLarge struct{ largest string }
-
-func (e *sizeTooLarge) Error() string {
-	return "more bytes than cairn counts; the largest size is " + e.largest
+	n, err := host.ParseSizeUpTo(s, math.MaxInt64)
+	return int64(n), err
 }
 
 // sizeRefused is the usage error for the value v of name that parseSize
 // refused with err, saying want unless the size was too large.
 func sizeRefused(name, v string, err error, want string) error {
-	var big *sizeTooLarge
+	var big *host.SizeTooLargeError
 	if errors.As(err, &big) {
-		want = big.Error()
+		want = "more bytes than cairn counts; the largest size is " + big.Largest
 	}
 	return withCode(exitUsage, fmt.Errorf("%s %q: %s", name, v, want))
 }
