@@ -405,9 +405,9 @@ func (l RunLimits) maxRounds() int {
 // Duration is a time.Duration written in YAML as "10s", "1m30s".
 type Duration time.Duration
 
-// UnmarshalYAML reads a Go duration string.
+// UnmarshalYAML reads a Go duration string (see ParseDuration).
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
-	v, err := time.ParseDuration(n.Value)
+	v, err := ParseDuration(n.Value)
 	if err != nil {
 		return fmt.Errorf("line %d: %w", n.Line, err)
 	}

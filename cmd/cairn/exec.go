@@ -34,7 +34,7 @@ func execCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "dir", Usage: "mount host directory HOST at GUEST, read-only with :ro: HOST[:GUEST][:ro]"},
 			&cli.StringSliceFlag{Name: "env", Usage: "set K to V in the module's environment: K=V"},
-			&cli.DurationFlag{Name: "timeout", Value: sandbox.DefaultTimeout, Usage: "stop the module after this long (0: never)"},
+			durationFlag("timeout", sandbox.DefaultTimeout, "stop the module after this long (0: never)"),
 			&cli.StringFlag{Name: "memory", Usage: "the module's memory limit, e.g. 64MiB (default 256MiB)"},
 			&cli.StringSliceFlag{Name: "net", Usage: "let the module reach HOST through the network import: HOST[:PORT], *.DOMAIN, an address"},
 			&cli.StringSliceFlag{Name: "net-method", Usage: "an HTTP method the module may use (with --net; default GET and HEAD)"},

@@ -119,7 +119,7 @@ func limitFlags(whose string) []cli.Flag {
 		&cli.IntFlag{Name: "max-rounds", Usage: "raise " + whose + " max_rounds for this run"},
 		&cli.Int64Flag{Name: "max-tokens", Usage: "raise " + whose + " max_tokens for this run"},
 		&cli.Float64Flag{Name: "max-cost", Usage: "raise " + whose + " max_cost (US dollars) for this run"},
-		&cli.DurationFlag{Name: "max-time", Usage: whose + " max_time for this run"},
+		durationFlag("max-time", 0, whose+" max_time for this run"),
 	}
 }
 
