@@ -239,11 +239,23 @@ func (r *Runtime) cached(digest string) bool { return r.cachedEntry(digest) != "
 
 // cachedEntry is the file the module's mark names when cached reports
 // true, "" when not.
-func (r *Runtime) cachedEntry(digest string) string {
-	if r.cacheDir == "" {
+func (r *Runtime) cachedEntry(digest string) string { return cachedEntryIn(r.cacheDir, digest) }
+
+// CachedFile is the file, under the compile cache in dir, that holds wasm
+// compiled for this machine by this build, as a Runtime that compiled the
+// module there, or loaded it from there, recorded it (see cached): ""
+// when the cache holds no such file, or its record of the module could
+// not be written (a read-only cache). It compiles nothing.
+func CachedFile(dir string, wasm []byte) string {
+	return filepath.FromSlash(cachedEntryIn(dir, digestOf(wasm)))
+}
+
+// cachedEntryIn is cachedEntry of the compile cache in dir.
+func cachedEntryIn(dir, digest string) string {
+	if dir == "" {
 		return ""
 	}
-	root, err := os.OpenRoot(r.cacheDir)
+	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return ""
 	}

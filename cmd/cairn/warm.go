@@ -63,7 +63,15 @@ func toolsWarm(c *cli.Context) error {
 			return fmt.Errorf("warm %s: %w", name, err)
 		}
 		said := fmt.Sprintf("compiled %s into %s", name, dir)
-		if !changedSince(before, cacheFiles(dir)) {
+		after := cacheFiles(dir)
+		if entry := sandbox.CachedFile(dir, mods[i]); entry != "" {
+			if was, ok := before[entry]; ok && was.size == after[entry].size {
+				said = fmt.Sprintf("found %s compiled in %s already", name, dir)
+			}
+		} else if !changedSince(before, after) {
+			// The cache has no record of the module, which a cache that
+			// cannot be written lacks: whether it holds the module's
+			// file is learnt by compiling it where its name shows.
 			kept, err := keptIn(c.Context, dir, mods[i], engine)
 			if err != nil {
 				return fmt.Errorf("warm %s: compiled, but the compile cache %s could not keep its file (%v): "+
