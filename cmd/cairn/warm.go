@@ -131,11 +131,13 @@ func changedSince(before, after map[string]fileStamp) bool {
 // keptIn reports whether the compile cache dir holds the files of wasm,
 // which a compile into it neither wrote nor refreshed: it compiles wasm
 // into a directory of its own among the temporary files to learn their
-// names. When dir lacks them, the error is why it cannot take them.
+// names. When dir lacks them, the error is why it cannot take them. When
+// the temporary files cannot take them either, it is why dir cannot take
+// a file as large as wasm, if it cannot.
 func keptIn(ctx context.Context, dir string, wasm []byte, engine sandbox.Engine) (bool, error) {
 	tmp, err := os.MkdirTemp("", "cairn-warm-")
 	if err != nil {
-		return false, fmt.Errorf("the temporary files cannot tell which they are: %w", err)
+		return false, cannotTakeOr(dir, int64(len(wasm)), fmt.Errorf("the temporary files cannot tell which they are: %w", err))
 	}
 	defer os.RemoveAll(tmp)
 	if err := compileInto(ctx, sandbox.Config{CacheDir: tmp, CacheMax: -1, Engine: engine}, wasm); err != nil {
@@ -143,7 +145,7 @@ func keptIn(ctx context.Context, dir string, wasm []byte, engine sandbox.Engine)
 	}
 	want := cacheFiles(tmp)
 	if len(want) == 0 {
-		return false, errors.New("the temporary files could not take them either, to tell which they are")
+		return false, cannotTakeOr(dir, int64(len(wasm)), errors.New("the temporary files could not take them either, to tell which they are"))
 	}
 	for p, st := range want {
 		if fi, err := os.Stat(filepath.Join(dir, p)); err != nil || fi.Size() != st.size {
@@ -168,7 +170,19 @@ func cannotTake(dir string, size int64) error {
 	if err := f.Sync(); err != nil {
 		return unwrapPathError(err)
 	}
-	return errors.New("it took a file of that size when asked again")
+	return errTookIt
+}
+
+// errTookIt is cannotTake's error when the directory took the file.
+var errTookIt = errors.New("it took a file of that size when asked again")
+
+// cannotTakeOr is why the directory dir cannot take a file of size
+// bytes, or unknown when it takes one.
+func cannotTakeOr(dir string, size int64, unknown error) error {
+	if err := cannotTake(dir, size); !errors.Is(err, errTookIt) {
+		return err
+	}
+	return unknown
 }
 
 // unwrapPathError is the cause of a *fs.PathError, without the path.

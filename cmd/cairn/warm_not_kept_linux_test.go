@@ -78,3 +78,22 @@ func TestToolsWarmIntoAFullCacheSaysSo(t *testing.T) {
 		t.Errorf("tools warm into a full cache: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }
+
+// With temporary files it could not write either, tools warm into a
+// read-only cache said the cache could not keep the module's file because
+// "the temporary files cannot tell which they are". It says why the cache
+// cannot take a file.
+func TestToolsWarmIntoAReadOnlyCacheWithoutTemporaryFilesSaysWhy(t *testing.T) {
+	const module = "../../sandbox/testdata/wasi-testsuite/tests/assemblyscript/testsuite/wasm32-wasip1/fd_write-to-stdout.wasm"
+	cache := filepath.Join(t.TempDir(), "cache")
+	if code, out, errOut := cairn(t, "tools", "warm", "--cache", cache, "--engine", "compiler"); code != 0 {
+		t.Fatalf("tools warm: exit %d, %q, %q", code, out, errOut)
+	}
+	readOnly(t, cache)
+	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
+	code, out, errOut := cairn(t, "tools", "warm", "--cache", cache, "--engine", "compiler", module)
+	if code == 0 || !strings.Contains(errOut, "could not keep its file (") || strings.Contains(errOut, "cannot tell") ||
+		!strings.Contains(errOut, "read-only file system") && !strings.Contains(errOut, "permission denied") {
+		t.Errorf("tools warm into a read-only cache, without temporary files: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
