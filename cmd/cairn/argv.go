@@ -172,6 +172,9 @@ func usageErrors(cmds []*cli.Command, path string) {
 		if len(c.Subcommands) > 0 && c.Action == nil {
 			c.Action = needsSubcommand(name, c.Subcommands)
 		}
+		if len(c.Subcommands) == 0 && c.ArgsUsage == "" && c.Action != nil {
+			c.Action = noArguments(name, c.Action)
+		}
 		// An argument named h or help is an agent's id, not the help
 		// command urfave/cli gives every command.
 		c.HideHelpCommand = len(c.Subcommands) == 0
@@ -189,6 +192,18 @@ func needsSubcommand(name string, subs []*cli.Command) cli.ActionFunc {
 			return withCode(exitUsage, fmt.Errorf("%sno command %q; `%s help` lists them", commandPrefix(name), c.Args().First(), name))
 		}
 		return withCode(exitUsage, fmt.Errorf("%sneeds a command: %s; `%s help` says what each does", commandPrefix(name), strings.Join(names, ", "), name))
+	}
+}
+
+// noArguments refuses the arguments of the command name, which takes none
+// (its ArgsUsage says none), before its action does anything: gc would
+// otherwise collect every agent's files, though one agent was named.
+func noArguments(name string, action cli.ActionFunc) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		if c.NArg() > 0 {
+			return withCode(exitUsage, fmt.Errorf("%stakes no arguments, and was given %q; `%s --help` says what it takes", commandPrefix(name), c.Args().First(), name))
+		}
+		return action(c)
 	}
 }
 
