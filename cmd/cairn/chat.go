@@ -92,6 +92,11 @@ func newChat(c *cli.Context) (*chat, error) {
 		ch.opts.ID = af.Name + "-" + shortID()
 	}
 	ch.started = eng.Store().Exists(ch.opts.ID)
+	if !ch.started && af != nil && af.WorkspaceDir() == "" && ch.opts.Workspace == "" {
+		// Every prompt would fail for want of it.
+		eng.Close(context.Background())
+		return nil, withCode(exitUsage, fmt.Errorf("%w with --workspace DIR", host.ErrNoWorkspace))
+	}
 	if !ch.started && af == nil {
 		// No prompt could make the agent: it takes an agent file.
 		eng.Close(context.Background())

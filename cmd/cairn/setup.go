@@ -207,6 +207,8 @@ func runError(err error) error {
 		// Damage to the store, not a wrong command line, though a blob
 		// not found is what it is.
 		return withCode(exitFailed, fmt.Errorf("%w; restore the store's blobs/ from a backup, or fork a bookmark of the agent or start it over (cairn run --fresh)", err))
+	case errors.Is(err, host.ErrNoWorkspace):
+		return withCode(exitUsage, fmt.Errorf("%w with --workspace DIR", err))
 	case errors.Is(err, checkpoint.ErrNotFound), errors.Is(err, host.ErrNoAgentFile), errors.Is(err, checkpoint.ErrInvalidID),
 		errors.Is(err, host.ErrMissing), errors.Is(err, host.ErrSubAgent), errors.Is(err, host.ErrGrant):
 		// The agent file is wrong (a sub-agent or a grant it refuses),
