@@ -30,7 +30,7 @@ agents:
     tools:
       - module: builtin
     limits: {max_rounds: "lots"}
-`, "line 7: sub-agent kid: line 16: cannot unmarshal"},
+`, "line 7: sub-agent kid: line 16: want a whole number, found `lots`"},
 		{"an unknown key", `  - name: kid
     description: k
     model: {provider: script, script: s.yaml}

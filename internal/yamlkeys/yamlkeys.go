@@ -1,6 +1,8 @@
 // Package yamlkeys words yaml.v3's error for a key no Go field takes
 // ("field tool not found in type host.AgentFile") as a person editing the
-// file reads it: `unknown key "tool" (did you mean "tools"?)`, and finds
+// file reads it: `unknown key "tool" (did you mean "tools"?)`, and its
+// error for a value of the wrong kind ("cannot unmarshal !!str `x` into
+// []host.ToolRef") as "want a list, found `x`"; and it finds
 // a second document that a decoder leaves out. The agent file, the
 // workflow file and the script model's file share it.
 package yamlkeys
@@ -31,12 +33,60 @@ func Friendly(err error, root reflect.Type) error {
 	keys := yamlKeys(root)
 	lines := make([]string, len(te.Errors))
 	for i, e := range te.Errors {
-		lines[i] = unknownKeyRE.ReplaceAllStringFunc(e, func(m string) string {
+		e = unknownKeyRE.ReplaceAllStringFunc(e, func(m string) string {
 			sub := unknownKeyRE.FindStringSubmatch(m)
 			return unknownKey(sub[1], keys[sub[2]])
 		})
+		lines[i] = wrongKindRE.ReplaceAllStringFunc(e, func(m string) string {
+			sub := wrongKindRE.FindStringSubmatch(m)
+			if w := wrongKind(sub[1], sub[2], sub[3], keys); w != "" {
+				return w
+			}
+			return m
+		})
 	}
 	return errors.New(strings.Join(lines, "; "))
+}
+
+// wrongKindRE is how yaml.v3 words a value of a kind the Go type it is
+// decoded into cannot take: its tag, its text for a scalar, and the type.
+var wrongKindRE = regexp.MustCompile("cannot unmarshal !!(\\w+)(?: `([^`]*)`)? into (\\S+)")
+
+// wrongKind says what a key of the Go type typ wants, and what it found:
+// a value tagged tag, whose text is value; "" for a type whose kind has
+// no plain word (one that reads itself), left as yaml.v3 words it.
+func wrongKind(tag, value, typ string, keys map[string][]string) string {
+	want := ""
+	switch {
+	case strings.HasPrefix(typ, "[]"):
+		want = "a list"
+	case strings.HasPrefix(typ, "map["):
+		want = "a mapping"
+	case typ == "bool":
+		want = "true or false"
+	case typ == "string":
+		want = "text"
+	case strings.HasPrefix(typ, "int") || strings.HasPrefix(typ, "uint"):
+		want = "a whole number"
+	case strings.HasPrefix(typ, "float"):
+		want = "a number"
+	default:
+		known, ok := keys[typ]
+		if !ok {
+			return ""
+		}
+		want = "a mapping of the keys " + strings.Join(known, ", ")
+	}
+	found := "`" + value + "`"
+	switch tag {
+	case "seq":
+		found = "a list"
+	case "map":
+		found = "a mapping"
+	case "null":
+		found = "nothing"
+	}
+	return "want " + want + ", found " + found
 }
 
 // unknownKey says key is unknown, with the nearest of known if one is near.
