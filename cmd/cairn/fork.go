@@ -26,6 +26,11 @@ func snapshotAction(c *cli.Context) error {
 	if c.NArg() != 1 {
 		return withCode(exitUsage, fmt.Errorf("usage: cairn snapshot [--label L] AGENT"))
 	}
+	if l := c.String("label"); l != "" {
+		if err := checkpoint.CheckLabel(l); err != nil {
+			return withCode(exitUsage, fmt.Errorf("snapshot: %w", err))
+		}
+	}
 	eng, err := newEngine(c)
 	if err != nil {
 		return err
@@ -78,6 +83,9 @@ func forkAction(c *cli.Context) error {
 func forkError(err error) error {
 	if errors.Is(err, checkpoint.ErrNoPast) || errors.Is(err, host.ErrNoBookmark) {
 		return withCode(exitUsage, err) // it names a round or bookmark the agent lacks
+	}
+	if errors.Is(err, checkpoint.ErrExists) {
+		return withCode(exitUsage, fmt.Errorf("%w: give another id with --as, or leave --as out for a new one", err))
 	}
 	return runError(err)
 }
