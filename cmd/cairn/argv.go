@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -57,6 +58,16 @@ func reorderIn(cmds []*cli.Command, args []string, path string) ([]string, error
 	}
 	cmd := findCommand(cmds, args[i])
 	if cmd == nil {
+		if words, leaf := commandWords(cmds, args[i+1:]); i > 0 && leaf != nil {
+			// A command's flag and its value, typed before the command.
+			flags, full := strings.Join(args[:i+1], " "), path+" "+strings.Join(words, " ")
+			if !hasFlag(leaf, args[0]) {
+				return nil, withCode(exitUsage, fmt.Errorf("%s%s: a flag goes after the command it belongs to, and %s takes no %s; `%s --help` lists its flags",
+					commandPrefix(path), flags, full, args[0], full))
+			}
+			return nil, withCode(exitUsage, fmt.Errorf("%s%s goes after the command it belongs to: %s %s",
+				commandPrefix(path), flags, full, flags))
+		}
 		return nil, withCode(exitUsage, fmt.Errorf("%sno command %q; `%s help` lists them", commandPrefix(path), args[i], path))
 	}
 	head := args[: i+1 : i+1]
@@ -147,6 +158,35 @@ func commandPrefix(path string) string {
 		return strings.TrimSpace(p) + ": "
 	}
 	return ""
+}
+
+// commandWords are the names of a command of cmds and its subcommands
+// that args begin with, and the last of them; none when args begin with
+// no command's name.
+func commandWords(cmds []*cli.Command, args []string) ([]string, *cli.Command) {
+	if len(args) == 0 {
+		return nil, nil
+	}
+	cmd := findCommand(cmds, args[0])
+	if cmd == nil {
+		return nil, nil
+	}
+	words, leaf := commandWords(cmd.Subcommands, args[1:])
+	if leaf == nil {
+		leaf = cmd
+	}
+	return append([]string{args[0]}, words...), leaf
+}
+
+// hasFlag says whether cmd takes the flag a, as typed.
+func hasFlag(cmd *cli.Command, a string) bool {
+	name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+	for _, f := range cmd.Flags {
+		if slices.Contains(f.Names(), name) {
+			return true
+		}
+	}
+	return false
 }
 
 // findCommand is the command of cmds named or aliased name, or nil.
