@@ -16,6 +16,7 @@ import (
 	"syscall"
 
 	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/internal/syncpoint"
 	"github.com/cairnrun/cairn/sandbox/overlay"
 )
 
@@ -30,9 +31,10 @@ type Undone struct {
 
 // Undo takes back the workspace changes of the agent's last round that
 // made any: each path that still holds what the round left gets back what
-// it held before; a path changed since is left alone and named. The
-// conversation is not rewound: the next run tells the model, as for any
-// change made outside it. Undo again to go further back, as far as the
+// it held before; a path that holds what it held before already (an undo
+// killed part way put it back) counts as restored; a path changed since
+// is left alone and named. The conversation is not rewound: the next run
+// tells the model, as for any change made outside it. Undo again to go further back, as far as the
 // kept rounds (the last 10) reach. It takes the agent's lock.
 //
 // # Errors
@@ -96,7 +98,33 @@ func (e *Engine) Undo(ctx context.Context, agent string) (*Undone, error) {
 			return u, err
 		}
 	}
-	return u, os.RemoveAll(dir)
+	return u, forgetRound(dir)
+}
+
+// undoneSuffix names a round's kept changes that undo took back and is
+// removing.
+const undoneSuffix = ".undone"
+
+// forgetRound removes the kept changes of a round undo took back, all at
+// once: the directory is renamed aside (and the rename made durable)
+// before its records go, so that an undo stopped part way through the
+// removal does not leave the round, or part of it, to be taken back
+// again. What a stopped removal leaves aside, the next undo removes.
+func forgetRound(dir string) error {
+	aside := dir + undoneSuffix
+	left, _ := filepath.Glob(filepath.Join(filepath.Dir(dir), "round-*"+undoneSuffix))
+	for _, d := range left {
+		if err := os.RemoveAll(d); err != nil {
+			return err
+		}
+	}
+	if err := os.Rename(dir, aside); err != nil {
+		return err
+	}
+	if err := syncpoint.SyncFile(filepath.Dir(dir)); err != nil {
+		return err
+	}
+	return os.RemoveAll(aside)
 }
 
 // pastModes are the modes of the workspace's files at the boundary before
@@ -166,14 +194,25 @@ func undoCall(ws *os.Root, path string, modes *pastModes, u *Undone) error {
 		}
 		return false
 	}
+	back := map[string]bool{}
 	for _, e := range effects {
-		if inLeft(e.Path) || !holds(ws, filepath.FromSlash(e.Path), e.New) {
+		p := filepath.FromSlash(e.Path)
+		switch {
+		case inLeft(e.Path):
+			leave(e.Path)
+		case holds(ws, p, e.New):
+		case holds(ws, p, e.Base):
+			// Already what it held before: an undo that stopped before it
+			// forgot the round (killed) put it back.
+			back[e.Path] = true
+			u.Restored = append(u.Restored, e.Path)
+		default:
 			leave(e.Path)
 		}
 	}
 	// What the call made goes first, children before their parents.
 	for _, e := range slices.Backward(effects) {
-		if left[e.Path] || !e.New.Exists || (e.Base.Exists && e.Base.Dir == e.New.Dir) {
+		if left[e.Path] || back[e.Path] || !e.New.Exists || (e.Base.Exists && e.Base.Dir == e.New.Dir) {
 			continue
 		}
 		if err := ws.Remove(filepath.FromSlash(e.Path)); err != nil {
@@ -192,7 +231,7 @@ func undoCall(ws *os.Root, path string, modes *pastModes, u *Undone) error {
 	}
 	// Then what it removed or replaced comes back, parents first.
 	for _, e := range effects {
-		if left[e.Path] || inLeft(e.Path) {
+		if left[e.Path] || back[e.Path] || inLeft(e.Path) {
 			continue
 		}
 		if !e.Base.Exists {
