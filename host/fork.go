@@ -7,9 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/checkpoint/conversation"
+	"github.com/cairnrun/cairn/internal/syncpoint"
 )
 
 // Snapshot bookmarks an agent's last committed round together with a copy
@@ -267,12 +269,9 @@ func (e *Engine) fork(ctx context.Context, opts ForkOptions) (*Forked, error) {
 			made.undo()
 		}
 	}()
-	if err := ws.fill(opts.Workspace); err != nil {
-		return nil, fmt.Errorf("fork agent %q: %w", opts.ID, err)
-	}
-	base, err := e.forkBase(ws, opts.Workspace)
+	base, err := e.fillForkWorkspace(ws, opts.Workspace, opts.As)
 	if err != nil {
-		return nil, fmt.Errorf("fork agent %q: keep the new agent's workspace in the store: %w", opts.ID, err)
+		return nil, fmt.Errorf("fork agent %q: %w", opts.ID, err)
 	}
 	log, err := e.store.Create(opts.As, st)
 	if err != nil {
@@ -394,6 +393,41 @@ func (e *Engine) unkeptAboveOf(ctx context.Context, st *checkpoint.State) error 
 type forkWorkspace struct {
 	fill     func(dir string) error
 	manifest []checkpoint.WorkspaceEntry
+}
+
+// fillForkWorkspace fills the new agent's workspace dir (made, empty)
+// and keeps it in the store (forkBase). It fills a directory beside dir,
+// named after the new agent, and renames it over dir once it is whole and
+// kept, so that a fork killed while it fills (SIGKILL, a power cut)
+// leaves dir empty and the same fork run again goes on: it removes what
+// the killed one left beside dir first.
+func (e *Engine) fillForkWorkspace(ws forkWorkspace, dir, agent string) (base string, err error) {
+	filling := filepath.Join(filepath.Dir(dir), ".cairn-fork-"+agent+"-"+filepath.Base(dir))
+	if err := os.RemoveAll(filling); err != nil {
+		return "", err
+	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(filling)
+		}
+	}()
+	if err := ws.fill(filling); err != nil {
+		return "", err
+	}
+	if base, err = e.forkBase(ws, filling); err != nil {
+		return "", fmt.Errorf("keep the new agent's workspace in the store: %w", err)
+	}
+	// A directory is renamed over an empty one (rename(2); os.Rename
+	// refuses any directory); one the person made keeps its mode.
+	if fi, err := os.Stat(dir); err == nil {
+		if err := os.Chmod(filling, fi.Mode().Perm()); err != nil {
+			return "", err
+		}
+	}
+	if err := syscall.Rename(filling, dir); err != nil {
+		return "", &os.LinkError{Op: "rename", Old: filling, New: dir, Err: err}
+	}
+	return base, syncpoint.SyncFile(filepath.Dir(dir))
 }
 
 // forkBase stores the new agent's whole workspace as it was filled, as a

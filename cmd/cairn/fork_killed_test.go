@@ -1,0 +1,75 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Regression: a fork killed with SIGKILL while it filled the new agent's
+// workspace left the files it had written, and no agent: the same fork
+// run again was refused ("workspace … exists and is not empty; fork as
+// another agent, or move the directory away"), over a directory only
+// cairn had made. A real cairn fork is killed once the first file of the
+// new workspace is written; the fork run again makes the agent, with the
+// workspace of the round it forks, and nothing else is left beside it.
+func TestForkKilledWhileFillingItsWorkspaceForksWhenRunAgain(t *testing.T) {
+	t.Parallel()
+	bin := cairnBinary(t)
+	store, _ := undoAgent(t, bin)
+	parent := t.TempDir()
+	ws := filepath.Join(parent, "forked")
+	fork := func() *exec.Cmd {
+		return exec.Command(bin, "fork", "--store", store, "--at-round", "1", "--as", "f", "-w", ws, "v")
+	}
+
+	killed := fork()
+	must(t, killed.Start())
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
+		if anyFileUnder(parent) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the fork wrote no file of the new workspace in 30s")
+		}
+	}
+	killed.Process.Signal(syscall.SIGKILL)
+	killed.Wait()
+
+	if out, err := fork().CombinedOutput(); err != nil {
+		t.Fatalf("the fork run again: %v\n%s", err, out)
+	}
+	for i := range undoFiles {
+		name := fmt.Sprintf("f%06d", i)
+		if b, _ := os.ReadFile(filepath.Join(ws, name)); string(b) != fmt.Sprintf("before %d\n", i) {
+			t.Fatalf("%s of the fork holds %q, want what it held at round 1", name, b)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "a.txt")); string(b) != "first\n" {
+		t.Errorf("a.txt of the fork holds %q, want round 1's", b)
+	}
+	if entries, _ := os.ReadDir(parent); len(entries) != 1 {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Errorf("beside the fork's workspace: %v; want only it", names)
+	}
+}
+
+// anyFileUnder says whether a regular file is anywhere under dir.
+func anyFileUnder(dir string) bool {
+	found := false
+	filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			found = true
+			return filepath.SkipAll
+		}
+		return nil
+	})
+	return found
+}
