@@ -7,11 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/checkpoint/conversation"
-	"github.com/cairnrun/cairn/internal/syncpoint"
 )
 
 // Snapshot bookmarks an agent's last committed round together with a copy
@@ -396,38 +394,17 @@ type forkWorkspace struct {
 }
 
 // fillForkWorkspace fills the new agent's workspace dir (made, empty)
-// and keeps it in the store (forkBase). It fills a directory beside dir,
-// named after the new agent, and renames it over dir once it is whole and
-// kept, so that a fork killed while it fills (SIGKILL, a power cut)
-// leaves dir empty and the same fork run again goes on: it removes what
-// the killed one left beside dir first.
-func (e *Engine) fillForkWorkspace(ws forkWorkspace, dir, agent string) (base string, err error) {
-	filling := filepath.Join(filepath.Dir(dir), ".cairn-fork-"+agent+"-"+filepath.Base(dir))
-	if err := os.RemoveAll(filling); err != nil {
+// through a directory beside it (fillBeside), and keeps it in the store
+// (forkBase).
+func (e *Engine) fillForkWorkspace(ws forkWorkspace, dir, agent string) (string, error) {
+	if err := fillBeside(dir, agent, ws.fill); err != nil {
 		return "", err
 	}
-	defer func() {
-		if err != nil {
-			os.RemoveAll(filling)
-		}
-	}()
-	if err := ws.fill(filling); err != nil {
-		return "", err
-	}
-	if base, err = e.forkBase(ws, filling); err != nil {
+	base, err := e.forkBase(ws, dir)
+	if err != nil {
 		return "", fmt.Errorf("keep the new agent's workspace in the store: %w", err)
 	}
-	// A directory is renamed over an empty one (rename(2); os.Rename
-	// refuses any directory); one the person made keeps its mode.
-	if fi, err := os.Stat(dir); err == nil {
-		if err := os.Chmod(filling, fi.Mode().Perm()); err != nil {
-			return "", err
-		}
-	}
-	if err := syscall.Rename(filling, dir); err != nil {
-		return "", &os.LinkError{Op: "rename", Old: filling, New: dir, Err: err}
-	}
-	return base, syncpoint.SyncFile(filepath.Dir(dir))
+	return base, nil
 }
 
 // forkBase stores the new agent's whole workspace as it was filled, as a

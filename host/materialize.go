@@ -10,8 +10,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/internal/syncpoint"
 )
 
 // ErrWorkspaceDiffers: a directory given as an agent's workspace holds
@@ -84,6 +86,37 @@ func materializeAt(s checkpoint.Store, m []checkpoint.WorkspaceEntry, dir string
 		}
 	}
 	return nil
+}
+
+// fillBeside fills dir, an empty directory, with fill through a directory
+// beside it named after agent, renamed over dir once whole, so that a fill
+// killed part way (SIGKILL, a power cut) leaves dir empty, and the next
+// fill of dir for the agent goes on: it first removes what the killed one
+// left beside dir. Where the fill fails, nothing is left beside dir.
+func fillBeside(dir, agent string, fill func(dir string) error) (err error) {
+	filling := filepath.Join(filepath.Dir(dir), ".cairn-fill-"+agent+"-"+filepath.Base(dir))
+	if err := os.RemoveAll(filling); err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(filling)
+		}
+	}()
+	if err := fill(filling); err != nil {
+		return err
+	}
+	// A directory is renamed over an empty one (rename(2); os.Rename
+	// refuses any directory); one the person made keeps its mode.
+	if fi, err := os.Stat(dir); err == nil {
+		if err := os.Chmod(filling, fi.Mode().Perm()); err != nil {
+			return err
+		}
+	}
+	if err := syscall.Rename(filling, dir); err != nil {
+		return &os.LinkError{Op: "rename", Old: filling, New: dir, Err: err}
+	}
+	return syncpoint.SyncFile(filepath.Dir(dir))
 }
 
 // madeDir is a workspace directory about to be filled, and what was there

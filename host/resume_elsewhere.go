@@ -128,7 +128,12 @@ func (e *Engine) boundaryWritesKept(st *checkpoint.State) error {
 // (pending: see reconcile).
 func (e *Engine) fillWorkspace(opts ResumeOptions, m, pending []checkpoint.WorkspaceEntry, dir string, round int) error {
 	if entries, err := os.ReadDir(dir); err != nil || len(entries) == 0 {
-		if err := materializeAt(e.store, m, dir); err != nil {
+		made, err := makeEmptyDir(dir)
+		if err != nil {
+			return fmt.Errorf("resume agent %q: %w", opts.ID, err)
+		}
+		if err := fillBeside(dir, opts.ID, func(d string) error { return materializeAt(e.store, m, d) }); err != nil {
+			made.undo()
 			return fmt.Errorf("resume agent %q: %w", opts.ID, err)
 		}
 		return nil

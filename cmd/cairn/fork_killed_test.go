@@ -73,3 +73,55 @@ func anyFileUnder(dir string) bool {
 	})
 	return found
 }
+
+// Regression: cairn resume --workspace into an empty directory, killed
+// with SIGKILL while it filled it with the store's copy, left the files it
+// had written, and the same resume run again was refused, the directory
+// said to differ from the store's in every path the killed one had not
+// written yet ("missing"), as if a person had put it there. A real cairn
+// resume is killed once the first file is written; the resume run again
+// fills the directory with the workspace at the agent's last round, and
+// nothing else is left beside it.
+func TestResumeElsewhereKilledWhileFillingItsWorkspaceResumesWhenRunAgain(t *testing.T) {
+	t.Parallel()
+	bin := cairnBinary(t)
+	store, _ := undoAgent(t, bin)
+	parent := t.TempDir()
+	ws := filepath.Join(parent, "moved")
+	resume := func() *exec.Cmd {
+		return exec.Command(bin, "resume", "--store", store, "--cache", cacheForTests(t), "--workspace", ws, "v")
+	}
+
+	killed := resume()
+	must(t, killed.Start())
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
+		if anyFileUnder(parent) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the resume wrote no file of the workspace in 30s")
+		}
+	}
+	killed.Process.Signal(syscall.SIGKILL)
+	killed.Wait()
+
+	if out, err := resume().CombinedOutput(); err != nil {
+		t.Fatalf("the resume run again: %v\n%s", err, out)
+	}
+	for i := range undoFiles {
+		name := fmt.Sprintf("f%06d", i)
+		if b, _ := os.ReadFile(filepath.Join(ws, name)); string(b) != "x" {
+			t.Fatalf("%s holds %q, want what the agent's last round left", name, b)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "log.txt")); string(b) != "base\nsecond\n" {
+		t.Errorf("log.txt holds %q, want what the agent's last round left", b)
+	}
+	if entries, _ := os.ReadDir(parent); len(entries) != 1 {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Errorf("beside the workspace: %v; want only it", names)
+	}
+}
