@@ -261,15 +261,18 @@ func (e *Engine) fork(ctx context.Context, opts ForkOptions) (*Forked, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fork agent %q: %w", opts.ID, err)
 	}
-	forked := false
+	// kept: the workspace is the new agent's, or another's that filled
+	// the directory first.
+	kept := false
 	defer func() {
-		if !forked {
+		if !kept {
 			made.undo()
 		}
 	}()
 	base, err := e.fillForkWorkspace(ws, opts.Workspace, opts.As)
 	if err != nil {
-		return nil, fmt.Errorf("fork agent %q: %w", opts.ID, err)
+		kept = errors.Is(err, ErrWorkspaceNotEmpty)
+		return nil, fmt.Errorf("fork agent %q: %w; fork as another agent, or into another directory", opts.ID, err)
 	}
 	log, err := e.store.Create(opts.As, st)
 	if err != nil {
@@ -282,7 +285,7 @@ func (e *Engine) fork(ctx context.Context, opts ForkOptions) (*Forked, error) {
 		// Made without it, the agent could not travel: it is not made.
 		return nil, errors.Join(err, e.store.Remove(opts.As))
 	}
-	forked = true
+	kept = true
 	return &Forked{Agent: st.Agent, Workspace: st.Definition.Workspace, From: st.Lineage.Agent,
 		Round: st.Lineage.Round, Label: st.Lineage.Label}, nil
 }

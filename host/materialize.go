@@ -93,6 +93,11 @@ func materializeAt(s checkpoint.Store, m []checkpoint.WorkspaceEntry, dir string
 // killed part way (SIGKILL, a power cut) leaves dir empty, and the next
 // fill of dir for the agent goes on: it first removes what the killed one
 // left beside dir. Where the fill fails, nothing is left beside dir.
+//
+// # Errors
+//
+// ErrWorkspaceNotEmpty when another process filled dir meanwhile (another
+// fork into it): dir is that one's, and the caller leaves it as it is.
 func fillBeside(dir, agent string, fill func(dir string) error) (err error) {
 	filling := filepath.Join(filepath.Dir(dir), ".cairn-fill-"+agent+"-"+filepath.Base(dir))
 	if err := os.RemoveAll(filling); err != nil {
@@ -113,7 +118,9 @@ func fillBeside(dir, agent string, fill func(dir string) error) (err error) {
 			return err
 		}
 	}
-	if err := syscall.Rename(filling, dir); err != nil {
+	if err := syscall.Rename(filling, dir); errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST) {
+		return fmt.Errorf("workspace %s %w: another process filled it meanwhile", dir, ErrWorkspaceNotEmpty)
+	} else if err != nil {
 		return &os.LinkError{Op: "rename", Old: filling, New: dir, Err: err}
 	}
 	return syncpoint.SyncFile(filepath.Dir(dir))

@@ -133,7 +133,9 @@ func (e *Engine) fillWorkspace(opts ResumeOptions, m, pending []checkpoint.Works
 			return fmt.Errorf("resume agent %q: %w", opts.ID, err)
 		}
 		if err := fillBeside(dir, opts.ID, func(d string) error { return materializeAt(e.store, m, d) }); err != nil {
-			made.undo()
+			if !errors.Is(err, ErrWorkspaceNotEmpty) {
+				made.undo() // else another's
+			}
 			return fmt.Errorf("resume agent %q: %w", opts.ID, err)
 		}
 		return nil

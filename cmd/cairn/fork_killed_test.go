@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -123,5 +124,52 @@ func TestResumeElsewhereKilledWhileFillingItsWorkspaceResumesWhenRunAgain(t *tes
 			names = append(names, e.Name())
 		}
 		t.Errorf("beside the workspace: %v; want only it", names)
+	}
+}
+
+// Regression: two forks, as two new agents, into one workspace directory
+// at once both found it empty, both filled it and both were made: two
+// agents sharing one workspace, each told the other's writes as changes
+// made outside it; or the one refused removed, as what it had written,
+// the workspace of the one made. Two real cairn fork processes start
+// together; one is made, with its workspace whole, and the other is
+// refused saying the directory exists and is not empty, and is not made.
+func TestTwoForksIntoOneDirectoryAtOnceMakeOneAgent(t *testing.T) {
+	t.Parallel()
+	bin := cairnBinary(t)
+	store, _ := undoAgent(t, bin)
+	ws := filepath.Join(t.TempDir(), "shared")
+	var forks []*exec.Cmd
+	var outs []*strings.Builder
+	for _, as := range []string{"p1", "p2"} {
+		cmd := exec.Command(bin, "fork", "--store", store, "--at-round", "1", "--as", as, "-w", ws, "v")
+		out := &strings.Builder{}
+		cmd.Stdout, cmd.Stderr = out, out
+		must(t, cmd.Start())
+		forks, outs = append(forks, cmd), append(outs, out)
+	}
+	made := 0
+	for i, cmd := range forks {
+		if cmd.Wait() == nil {
+			made++
+			continue
+		}
+		if !strings.Contains(outs[i].String(), ws+" exists and is not empty") {
+			t.Errorf("the fork refused says %q; want the directory named as not empty", outs[i].String())
+		}
+	}
+	if made != 1 {
+		t.Errorf("%d forks were made into one directory; want one\n%s\n%s", made, outs[0].String(), outs[1].String())
+	}
+	ls, err := exec.Command(bin, "ls", "--store", store).CombinedOutput()
+	must(t, err)
+	if strings.Contains(string(ls), "p1") == strings.Contains(string(ls), "p2") {
+		t.Errorf("cairn ls lists, of the forks p1 and p2, both or neither; want one:\n%s", ls)
+	}
+	for i := range undoFiles {
+		name := fmt.Sprintf("f%06d", i)
+		if b, _ := os.ReadFile(filepath.Join(ws, name)); string(b) != fmt.Sprintf("before %d\n", i) {
+			t.Fatalf("%s of the fork made holds %q, want what it held at round 1", name, b)
+		}
 	}
 }
