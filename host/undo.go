@@ -34,8 +34,9 @@ type Undone struct {
 // it held before; a path that holds what it held before already (an undo
 // killed part way put it back) counts as restored; a path changed since
 // is left alone and named. The conversation is not rewound: the next run
-// tells the model, as for any change made outside it. Undo again to go further back, as far as the
-// kept rounds (the last 10) reach. It takes the agent's lock.
+// tells the model, as for any change made outside it. Undo again to go
+// further back, as far as the kept rounds (the last 10) reach. It takes
+// the agent's lock.
 //
 // # Errors
 //
