@@ -480,15 +480,8 @@ func (e *Engine) startRun(ctx context.Context, opts RunOptions, runID string) (*
 
 // create stores a new agent's definition and first state.
 func (e *Engine) create(ctx context.Context, opts RunOptions, runID string) (*run, error) {
-	ws, err := workspaceOf(opts.Agent, opts.Workspace)
+	ws, mods, err := newAgentParts(opts.Agent, opts.Workspace)
 	if err != nil {
-		return nil, err
-	}
-	mods, err := loadModules(opts.Agent)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkRoom(opts.Agent, mods); err != nil {
 		return nil, err
 	}
 	log, later, err := e.makeAgent(opts, mods, ws)
@@ -509,6 +502,24 @@ func (e *Engine) create(ctx context.Context, opts RunOptions, runID string) (*ru
 	// out (blobs_later.go).
 	r.provider.(*loadingProvider).alsoStart(later.start)
 	return r, nil
+}
+
+// newAgentParts are what a new agent of af is made of: its workspace (as
+// given, or af's) and its tool modules, checked to fit the room af gives
+// them.
+func newAgentParts(af *AgentFile, workspace string) (string, []toolModule, error) {
+	ws, err := workspaceOf(af, workspace)
+	if err != nil {
+		return "", nil, err
+	}
+	mods, err := loadModules(af)
+	if err != nil {
+		return "", nil, err
+	}
+	if err := checkRoom(af, mods); err != nil {
+		return "", nil, err
+	}
+	return ws, mods, nil
 }
 
 // makeAgent writes a new agent into the store, its definition made of the

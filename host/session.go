@@ -201,15 +201,8 @@ func newSession(r *run, lock checkpoint.Lock, u *unmade) *Session {
 func (e *Engine) openUnmade(ctx context.Context, opts SessionOptions, runID string) (*Session, error) {
 	spec := clientTurns
 	ropts := RunOptions{Agent: opts.Agent, ID: opts.ID, Workspace: opts.Workspace, Labels: opts.Labels, Model: &spec}
-	ws, err := workspaceOf(opts.Agent, opts.Workspace)
+	ws, mods, err := newAgentParts(opts.Agent, opts.Workspace)
 	if err != nil {
-		return nil, err
-	}
-	mods, err := loadModules(opts.Agent)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkRoom(opts.Agent, mods); err != nil {
 		return nil, err
 	}
 	if fi, serr := os.Stat(ws); serr == nil && fi.IsDir() && e.timeline() != nil {
