@@ -24,13 +24,16 @@ var special = prefixes(
 	"::/96",           // unspecified, and IPv4-compatible (deprecated: ::127.0.0.1)
 	"::1/128",         // loopback
 	"::ffff:0:0/96",   // IPv4-mapped (unmapped before the check; kept for safety)
+	"::ffff:0:0:0/96", // IPv4-translated (RFC 2765): an IPv4 address in disguise
 	"64:ff9b::/96",    // NAT64: an IPv4 address in disguise
 	"64:ff9b:1::/48",  // local NAT64
-	"100::/64",        // discard
+	"100::/64",        // discard-only
+	"100:0:0:1::/64",  // dummy prefix (RFC 9780)
 	"2001::/23",       // IETF protocol assignments (Teredo, ORCHID...)
 	"2001:db8::/32",   // documentation
 	"2002::/16",       // 6to4: an IPv4 address in disguise
 	"3fff::/20",       // documentation (RFC 9637)
+	"5f00::/16",       // segment routing SIDs (RFC 9602)
 	"fc00::/7",        // unique local (fd00:ec2::254, cloud metadata)
 	"fe80::/10",       // link-local
 	"fec0::/10",       // site-local (deprecated)
@@ -47,8 +50,9 @@ func prefixes(ss ...string) []netip.Prefix {
 
 // Special reports whether a is an address a request reaches only when an
 // allow entry names it: loopback, private, link-local, multicast,
-// unspecified, CGNAT, cloud metadata, documentation, reserved, and IPv6
-// forms that carry an IPv4 address (NAT64, 6to4). An IPv4-mapped IPv6
+// unspecified, CGNAT, cloud metadata, documentation, reserved, segment
+// routing, and IPv6 forms that carry an IPv4 address (NAT64, 6to4,
+// IPv4-translated). An IPv4-mapped IPv6
 // address is judged as its IPv4 address, and an address with a zone
 // (fe80::1%eth0) as the address without it: no prefix contains a zoned
 // address.
