@@ -440,7 +440,11 @@ func (c *Client) send(ctx context.Context, req *sandbox.NetRequest) (*sandbox.Ne
 		return nil, fmt.Errorf("read the response body: %w", sendError(ctx, err, r, true))
 	}
 	if int64(len(body)) > max {
-		return nil, fmt.Errorf("the response body is larger than %d bytes (net: {max_response_bytes}); it was not read", max)
+		advice := ""
+		if max < MaxResponseLimit {
+			advice = fmt.Sprintf("; a larger max_response_bytes (at most %d MiB) lets it through", MaxResponseLimit>>20)
+		}
+		return nil, fmt.Errorf("the response body is larger than %d bytes (net: {max_response_bytes}): the tool is not given it; reading stopped at %d bytes, which count as received%s", max, len(body), advice)
 	}
 	if ce := resp.Header.Values("Content-Encoding"); carried && len(body) > 0 && encoded(ce) {
 		// The host decoded the gzip it asked for: this is a coding no
