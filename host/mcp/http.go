@@ -56,8 +56,14 @@ func isLoopback(host string) bool {
 // "Authorization: Bearer TOKEN" is refused with 401. A DELETE that ends a
 // client's session stops its calls at once, as the end of a client's
 // input does on stdio.
+//
+// A session whose client leaves it idle for Options.SessionIdle, with no
+// request open (no POST being served, no standalone stream held), is
+// closed, as a DELETE closes it: its client is gone without a DELETE (a
+// process killed), or, if not, it is answered 404 and starts a new
+// session, as MCP asks of a client.
 func (s *Server) Handler(token string) http.Handler {
-	var h http.Handler = s.countPosts(s.endOnDelete(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.srv }, nil)))
+	var h http.Handler = s.countPosts(s.endOnDelete(s.closeIdle(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.srv }, nil))))
 	h = refuseBeforeInitialize(h)
 	if token != "" {
 		h = requireToken(token, h)
@@ -169,7 +175,7 @@ func (s *Server) postContext(req *sdk.CallToolRequest) context.Context {
 func (s *Server) endOnDelete(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if id := r.Header.Get("Mcp-Session-Id"); r.Method == http.MethodDelete && id != "" && !hostRefused(r) {
-			s.endSession(id)
+			s.endSession(id, errSessionDeleted)
 		}
 		next.ServeHTTP(w, r)
 	})
@@ -207,4 +213,90 @@ func requireToken(token string, next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// sessionUse is how an HTTP session is used: how many of its client's
+// requests are open, and when the last one ended.
+type sessionUse struct {
+	open int
+	last time.Time
+}
+
+// closeIdle tracks the requests of each HTTP session and closes a
+// session none of whose requests has been open for s.opts.SessionIdle.
+// The SDK's own SessionTimeout counts POSTs only, and would close the
+// session of a live client that holds its standalone stream open and
+// makes no call for a while.
+func (s *Server) closeIdle(next http.Handler) http.Handler {
+	s.idleOnce.Do(func() { go s.closeIdleEvery(max(s.opts.SessionIdle/4, 10*time.Millisecond)) })
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get("Mcp-Session-Id")
+		if id != "" {
+			s.useSession(id, 1)
+		}
+		defer func() {
+			if id == "" {
+				id = w.Header().Get("Mcp-Session-Id") // a session the request began
+				if id == "" {
+					return
+				}
+				s.useSession(id, 0)
+				return
+			}
+			s.useSession(id, -1)
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// useSession counts a request of session id opened (+1), ended (-1), or
+// none (0), and marks the session used now.
+func (s *Server) useSession(id string, open int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	u := s.uses[id]
+	if u == nil {
+		u = &sessionUse{}
+		s.uses[id] = u
+	}
+	u.open += open
+	u.last = time.Now()
+}
+
+// closeIdleEvery looks, every period until Close, for HTTP sessions left
+// idle for s.opts.SessionIdle and closes them, their calls stopped at once.
+// A session that no longer is (its client deleted it, or its id named
+// none) is forgotten.
+func (s *Server) closeIdleEvery(period time.Duration) {
+	tick := time.NewTicker(period)
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.closed.Done():
+			return
+		case <-tick.C:
+		}
+		live := map[string]*sdk.ServerSession{}
+		for ss := range s.srv.Sessions() {
+			live[ss.ID()] = ss
+		}
+		var idle []*sdk.ServerSession
+		s.mu.Lock()
+		for id, u := range s.uses {
+			ss, ok := live[id]
+			switch {
+			case u.open > 0:
+			case !ok && time.Since(u.last) > period:
+				delete(s.uses, id)
+			case ok && time.Since(u.last) >= s.opts.SessionIdle:
+				delete(s.uses, id)
+				idle = append(idle, ss)
+			}
+		}
+		s.mu.Unlock()
+		for _, ss := range idle {
+			s.endSession(ss.ID(), errSessionIdle)
+			go ss.Close()
+		}
+	}
 }

@@ -55,7 +55,14 @@ type Options struct {
 	// resources; zero means DefaultMaxResources. Every file can be read
 	// by its URI whether it is listed or not.
 	MaxResources int
+	// SessionIdle is how long an HTTP session may go with no request of
+	// its client open (no POST being served, no standalone stream held)
+	// before the server closes it; zero means DefaultSessionIdle.
+	SessionIdle time.Duration
 }
+
+// DefaultSessionIdle is how long an HTTP session may go idle by default.
+const DefaultSessionIdle = time.Hour
 
 // DefaultMaxResources is how many workspace files are listed by default.
 const DefaultMaxResources = 1000
@@ -97,6 +104,11 @@ var ErrClientGone = errors.New("the MCP client went away")
 // ended (HTTP DELETE); nobody awaits their answers.
 var errSessionDeleted = errors.New("the client ended its MCP session")
 
+// errSessionIdle stops the calls of a client session the server closed
+// for its client left it idle (see closeIdle); nobody awaits their
+// answers.
+var errSessionIdle = errors.New("the MCP session was closed: its client left it idle")
+
 // Server serves a session's tools and its workspace over MCP.
 type Server struct {
 	sess      *host.Session
@@ -123,6 +135,9 @@ type Server struct {
 	// postCtxs are the contexts of the POSTs being served, by the name
 	// countPosts gives each.
 	postCtxs sync.Map
+	// uses are the HTTP sessions' uses, by session id (see closeIdle).
+	uses     map[string]*sessionUse
+	idleOnce sync.Once
 }
 
 type sessionEnd struct {
@@ -139,12 +154,16 @@ func NewServer(sess *host.Session, opts Options) (*Server, error) {
 	if opts.MaxResources <= 0 {
 		opts.MaxResources = DefaultMaxResources
 	}
+	if opts.SessionIdle <= 0 {
+		opts.SessionIdle = DefaultSessionIdle
+	}
 	if opts.Version == "" {
 		opts.Version = "dev"
 	}
 	srv := sdk.NewServer(&sdk.Implementation{Name: "cairn", Title: "cairn sandboxed tools", Version: opts.Version},
 		&sdk.ServerOptions{Instructions: instructions(sess)})
-	s := &Server{sess: sess, srv: srv, opts: opts, turn: make(chan struct{}, 1), ends: map[*sdk.ServerSession]sessionEnd{}}
+	s := &Server{sess: sess, srv: srv, opts: opts, turn: make(chan struct{}, 1), ends: map[*sdk.ServerSession]sessionEnd{},
+		uses: map[string]*sessionUse{}}
 	s.turn <- struct{}{}
 	s.closed, s.close = context.WithCancelCause(context.Background())
 	srv.AddReceivingMiddleware(s.codeErrors)
@@ -490,15 +509,15 @@ func (s *Server) sessionEnd(ss *sdk.ServerSession) context.Context {
 	return ctx
 }
 
-// endSession stops, at once, the calls of the client session whose id is
-// id, which its client is ending: the SDK closes a session only once its
+// endSession stops, at once, with cause, the calls of the client session
+// whose id is id, which is ending: the SDK closes a session only once its
 // calls have returned.
-func (s *Server) endSession(id string) {
+func (s *Server) endSession(id string, cause error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for ss, end := range s.ends {
 		if ss.ID() == id {
-			end.cancel(errSessionDeleted)
+			end.cancel(cause)
 		}
 	}
 }
