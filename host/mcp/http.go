@@ -5,9 +5,11 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net"
 	"net/http"
 	"net/url"
@@ -65,6 +67,7 @@ func isLoopback(host string) bool {
 func (s *Server) Handler(token string) http.Handler {
 	var h http.Handler = s.countPosts(s.endOnDelete(s.closeIdle(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.srv }, nil))))
 	h = refuseBeforeInitialize(h)
+	h = s.refuseMalformed(h)
 	if token != "" {
 		h = requireToken(token, h)
 	}
@@ -102,6 +105,97 @@ func refuseBeforeInitialize(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// refuseMalformed answers, with 400 and a JSON-RPC error as stdio answers
+// such a line, a POST whose body is not JSON (-32700, parse error: a
+// message cut short, two in one body, or one with data after it, which
+// the SDK would answer as if the rest were not there) or is JSON that is
+// no JSON-RPC message (-32600, invalid request), naming the request's id
+// when it can be read: the SDK answers either with a plain-text 400. So
+// is a request whose id is null, which the SDK takes for a notification
+// and never answers, or a number it would answer with another id (1 for
+// 1.5). A
+// batch is the SDK's to judge; so is a body it refuses before it reads
+// it (not of Content-Type application/json, empty, over its bound), or
+// one of a session it has not (404).
+func (s *Server) refuseMalformed(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || baseMediaType(r.Header.Get("Content-Type")) != "application/json" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(io.LimitReader(r.Body, sdk.DefaultMaxRequestBodyBytes+1))
+		r.Body = readCloser{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+		if err != nil || len(body) == 0 || len(body) > sdk.DefaultMaxRequestBodyBytes {
+			next.ServeHTTP(w, r)
+			return
+		}
+		ref := malformed(body)
+		if ref == nil || !s.servesSession(r.Header.Get("Mcp-Session-Id")) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		answer, _ := json.Marshal(errorResponse{Version: "2.0", ID: ref.id, Error: jsonrpc.Error{Code: ref.code, Message: ref.message}})
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		w.Write(answer)
+	})
+}
+
+// malformed is why body, a POST's, is refused, as stdio refuses a line:
+// it is not JSON, or, not a batch, it is no JSON-RPC message, or a
+// request whose id cannot be answered as sent; nil if not.
+func malformed(body []byte) *refusal {
+	msg := bytes.TrimSpace(body)
+	if !json.Valid(msg) {
+		err := json.Unmarshal(msg, new(json.RawMessage)) // for what is wrong
+		return &refusal{id: idOf(msg), code: jsonrpc.CodeParseError,
+			message: fmt.Sprintf("parse error: %v (a POST's body is one JSON-RPC message)", err)}
+	}
+	if msg[0] == '[' {
+		return nil
+	}
+	m, err := jsonrpc.DecodeMessage(msg)
+	if err != nil {
+		return &refusal{id: idOf(msg), code: jsonrpc.CodeInvalidRequest, message: "invalid request: " + err.Error()}
+	}
+	req, ok := m.(*jsonrpc.Request)
+	switch {
+	case !ok:
+	case !req.ID.IsValid() && nullID(msg):
+		return &refusal{id: json.RawMessage("null"), code: jsonrpc.CodeInvalidRequest,
+			message: "invalid request: id null: a request's id is a string or a number (a notification has no id member)"}
+	case req.ID.IsValid():
+		if why := idFault(idOf(msg)); why != "" {
+			return &refusal{id: idOf(msg), code: jsonrpc.CodeInvalidRequest, message: "invalid request: " + why}
+		}
+	}
+	return nil
+}
+
+// servesSession reports whether id is that of a session the server has,
+// or is none (a request without a session).
+func (s *Server) servesSession(id string) bool {
+	if id == "" {
+		return true
+	}
+	for ss := range s.srv.Sessions() {
+		if ss.ID() == id {
+			return true
+		}
+	}
+	return false
+}
+
+// baseMediaType is the media type of a Content-Type, without its
+// parameters; "" for one that does not read.
+func baseMediaType(v string) string {
+	t, _, err := mime.ParseMediaType(v)
+	if err != nil {
+		return ""
+	}
+	return t
 }
 
 // checkOrigin refuses a request whose Origin header names a host other
