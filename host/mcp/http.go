@@ -325,6 +325,10 @@ func (s *Server) closeIdle(next http.Handler) http.Handler {
 	s.idleOnce.Do(func() { go s.closeIdleEvery(max(s.opts.SessionIdle/4, 10*time.Millisecond)) })
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.Header.Get("Mcp-Session-Id")
+		if id != "" && !s.servesSession(id) {
+			next.ServeHTTP(w, r) // 404: no session to keep track of
+			return
+		}
 		if id != "" {
 			s.useSession(id, 1)
 		}

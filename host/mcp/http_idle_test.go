@@ -110,6 +110,13 @@ func TestHTTPVanishedClientSessionClosed(t *testing.T) {
 	if resp.StatusCode != http.StatusNotFound {
 		t.Errorf("a request of the closed session: %s, want 404", resp.Status)
 	}
+	// A request of a session there is not is not kept track of.
+	f.srv.mu.Lock()
+	uses := len(f.srv.uses)
+	f.srv.mu.Unlock()
+	if uses != 0 {
+		t.Errorf("a request of no session is kept track of: %d uses", uses)
+	}
 }
 
 // A live client that makes no call for longer than the idle time, but
