@@ -115,10 +115,9 @@ func refuseBeforeInitialize(next http.Handler) http.Handler {
 // when it can be read: the SDK answers either with a plain-text 400. So
 // is a request whose id is null, which the SDK takes for a notification
 // and never answers, or a number it would answer with another id (1 for
-// 1.5). A
-// batch is the SDK's to judge; so is a body it refuses before it reads
-// it (not of Content-Type application/json, empty, over its bound), or
-// one of a session it has not (404).
+// 1.5). A batch is the SDK's to judge; so is a body it refuses before it
+// reads it (not of Content-Type application/json, empty, over its bound),
+// or one of a session it has not (404).
 func (s *Server) refuseMalformed(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || baseMediaType(r.Header.Get("Content-Type")) != "application/json" {
