@@ -10,7 +10,8 @@ import (
 )
 
 // moduleOf is a module of one type, () -> (), and of the functions whose
-// bodies (their locals and code, without the size) are given.
+// bodies (their locals and code, without the size) are given, the first
+// exported as _start.
 func moduleOf(bodies ...[]byte) []byte {
 	section := func(out []byte, id byte, body []byte) []byte {
 		out = append(out, id)
@@ -27,6 +28,9 @@ func moduleOf(bodies ...[]byte) []byte {
 		code = append(code, b...)
 	}
 	out = section(out, 3, funcs)
+	if len(bodies) > 0 {
+		out = section(out, 7, []byte{1, 6, '_', 's', 't', 'a', 'r', 't', 0, 0})
+	}
 	return section(out, 10, code)
 }
 

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/cairnrun/cairn/abi"
 )
 
 // Regression: a module whose _start or _initialize takes arguments, or
@@ -38,6 +40,42 @@ func TestCompileRefusesEntryOfTheWrongType(t *testing.T) {
 			want := "export " + tt.export + " must be a function of type () -> ()"
 			if !errors.Is(err, errInvalidModule) || !strings.Contains(err.Error(), want) {
 				t.Fatalf("got %v, want errInvalidModule saying %q", err, want)
+			}
+		})
+	}
+}
+
+// Regression: a module with nothing to run — no _start and not in the
+// fast mode, or a _start that is a global, not a function — compiled,
+// and every run of it ended with exit 0, having run nothing. It is
+// refused by Compile, saying what it lacks.
+func TestCompileRefusesModuleWithNoEntry(t *testing.T) {
+	global := asmSection(6, asmVec([]byte{0x7f, 0, 0x41, 0, 0x0b})) // (global i32 (i32.const 0))
+	for _, tt := range []struct {
+		name    string
+		exports [][]byte
+		global  bool
+		want    string
+	}{
+		{"none", nil, false, "exports no _start"},
+		{"initialize-alone", [][]byte{append(asmName(abi.InitExport), 0, 0)}, false, "exports no _start"},
+		{"start-a-global", [][]byte{append(asmName("_start"), 3, 0)}, true, "export _start must be a function of type () -> (), not a global"},
+		{"start-the-memory", [][]byte{append(asmName("_start"), 2, 0)}, false, "export _start must be a function of type () -> (), not a memory"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var m []byte
+			m = append(m, "\x00asm\x01\x00\x00\x00"...)
+			m = append(m, asmSection(1, asmVec([]byte{0x60, 0, 0}))...)
+			m = append(m, asmSection(3, asmVec([]byte{0}))...)
+			m = append(m, asmSection(5, asmVec([]byte{0, 1}))...)
+			if tt.global {
+				m = append(m, global...)
+			}
+			m = append(m, asmSection(7, asmVec(append(tt.exports, append(asmName("memory"), 2, 0))...))...)
+			m = append(m, asmSection(10, asmVec(asmBody(0x0b)))...)
+			_, err := testRT.Compile(context.Background(), m)
+			if !errors.Is(err, errInvalidModule) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("got %v, want errInvalidModule saying %q", err, tt.want)
 			}
 		})
 	}

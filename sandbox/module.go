@@ -198,7 +198,7 @@ func (m *Module) compileFor(ctx context.Context, rt wazero.Runtime, pages uint32
 		cm.Close(ctx)
 		return nil, err
 	}
-	if err := checkEntries(cm); err != nil {
+	if err := checkEntries(cm, code, m.pre == nil); err != nil {
 		cm.Close(ctx)
 		return nil, err
 	}

@@ -348,15 +348,43 @@ func (m *Module) learnPages(ctx context.Context, rt wazero.Runtime, cm wazero.Co
 // checkEntries refuses a module whose _start or abi.InitExport, where it
 // exports one, is not a function of type () -> (), as WASI has them:
 // wazero would refuse to call it only when it runs, at every call, in
-// words that read as a trap.
-func checkEntries(cm wazero.CompiledModule) error {
+// words that read as a trap. A command module (not in the fast mode) must
+// export _start: without it a run would run nothing and end as a success.
+// code is the module's code, whose export section names the kind of an
+// export that is not a function.
+func checkEntries(cm wazero.CompiledModule, code []byte, command bool) error {
 	for _, name := range []string{"_start", abi.InitExport} {
 		fn, ok := cm.ExportedFunctions()[name]
 		if ok && (len(fn.ParamTypes()) != 0 || len(fn.ResultTypes()) != 0) {
 			return fmt.Errorf("%w: export %s must be a function of type () -> (), not %s", errInvalidModule, name, signature(fn))
 		}
 	}
-	return nil
+	if _, ok := cm.ExportedFunctions()["_start"]; ok || !command {
+		return nil
+	}
+	kinds := map[string]byte{}
+	if secs, err := wasmcode.Sections(code); err == nil {
+		kinds, _ = wasmcode.ExportKinds(secs[wasmcode.SecExport])
+	}
+	if kind, ok := kinds["_start"]; ok {
+		return fmt.Errorf("%w: export _start must be a function of type () -> (), not %s", errInvalidModule, exportKind(kind))
+	}
+	return fmt.Errorf("%w: the module exports no _start, so a run would run nothing: a tool module exports _start, a function of type () -> (), or, in the fast mode, %s and %s", errInvalidModule, abi.InitExport, abi.CallExport)
+}
+
+// exportKind names an export's kind as the export section gives it.
+func exportKind(kind byte) string {
+	switch kind {
+	case 1:
+		return "a table"
+	case 2:
+		return "a memory"
+	case 3:
+		return "a global"
+	case 4:
+		return "a tag"
+	}
+	return fmt.Sprintf("an export of kind %d", kind)
 }
 
 // checkCallExport refuses a module whose abi.CallExport is not () -> i32.

@@ -246,6 +246,19 @@ func (r *Reader) sleb() int64 {
 	}
 }
 
+// ExportKinds reads an export section: the kind of each export by name
+// (0 a function, 1 a table, 2 a memory, 3 a global).
+func ExportKinds(sec []byte) (map[string]byte, error) {
+	kinds := map[string]byte{}
+	r := &Reader{P: sec}
+	for n := r.Count(); n > 0 && r.Err == nil; n-- {
+		name := string(r.Bytes(r.Uvarint()))
+		kinds[name] = r.Byte()
+		r.Uvarint()
+	}
+	return kinds, r.end("export section")
+}
+
 func ExportNames(sec []byte) (map[string]bool, error) {
 	names := map[string]bool{}
 	r := &Reader{P: sec}
