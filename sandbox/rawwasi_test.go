@@ -408,3 +408,28 @@ func TestStdioRenumberedOntoAFile(t *testing.T) {
 		})
 	}
 }
+
+// Regression: fd_seek and fd_tell of stdin, stdout and stderr answered
+// ENOSYS (52), as if the host had no fd_seek, and fd_pread and fd_pwrite
+// of them so too. None of them is a file one can seek in: each is ESPIPE
+// (70), as lseek(2), pread(2) and pwrite(2) say of a pipe, and as WASI
+// hosts on Linux answer.
+func TestSeekOfStdioIsESPIPE(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	p := Policy{Args: []string{"stdioseek"}}
+	if _, err := compile(t, "rawwasi").Run(context.Background(), p, strings.NewReader("in"), &stdout, &stderr); err != nil {
+		t.Fatalf("run: %v: %s", err, stderr.String())
+	}
+	got := results(stdout.String())
+	for name, want := range map[string]string{
+		"stdioseek-0":      "70 70 70 70",
+		"stdioseek-1":      "70 70 70 70",
+		"stdioseek-2":      "70 70 70 70",
+		"stdioseek-pread":  "70",
+		"stdioseek-pwrite": "70 70",
+	} {
+		if got[name] != want {
+			t.Errorf("%s: errnos %q, want %q (ESPIPE)", name, got[name], want)
+		}
+	}
+}

@@ -14,7 +14,8 @@ import (
 // instantiateWASI adds WASI preview 1 to a runtime: wazero's functions,
 // but those cairn has its own of: fd_renumber (renumbering),
 // fd_prestat_dir_name (prestatName), fd_allocate (allocating),
-// poll_oneoff (polling), and those
+// poll_oneoff (polling), fd_seek, fd_tell, fd_pread and fd_pwrite of
+// stdio (unseekable), and those
 // that keep and report descriptors' rights (fd_fdstat_get,
 // fd_fdstat_set_rights, path_open, fd_close: see descriptors). Every
 // function acting through a descriptor first checks the rights it needs
@@ -44,6 +45,9 @@ func instantiateWASI(ctx context.Context, rt wazero.Runtime, fds *descriptors) e
 		"fd_close":             closing{close: theirs("fd_close"), fds: fds},
 		"poll_oneoff":          polling{poll: theirs("poll_oneoff"), advise: theirs("fd_advise"), fds: fds},
 	}
+	for _, name := range []string{"fd_seek", "fd_tell", "fd_pread", "fd_pwrite"} {
+		ours[name] = unseekable{fn: theirs(name), fdstat: theirs("fd_fdstat_get")}
+	}
 	for name, needs := range rightsNeeded {
 		needs, err := needsOf(name, needs, defs[name].ParamNames())
 		if err != nil {
@@ -55,7 +59,7 @@ func instantiateWASI(ctx context.Context, rt wazero.Runtime, fds *descriptors) e
 		}
 		ours[name] = checked{fn: fn, fds: fds, needs: needs}
 	}
-	ours["fd_seek"] = checked{fn: theirs("fd_seek"), fds: fds, seek: true}
+	ours["fd_seek"] = checked{fn: ours["fd_seek"], fds: fds, seek: true}
 	withMoves(ours, defs, theirs, renumber, &fds.moves)
 	for _, name := range slices.Sorted(maps.Keys(ours)) {
 		def := defs[name]

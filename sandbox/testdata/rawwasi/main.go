@@ -341,6 +341,22 @@ func main() {
 		return
 	}
 
+	if len(os.Args) > 1 && os.Args[1] == "stdioseek" {
+		// Seeking, telling and reading or writing at an offset on stdin,
+		// stdout and stderr, none of which is a file.
+		for fd := int32(0); fd < 3; fd++ {
+			var pos uint64
+			say(fmt.Sprintf("stdioseek-%d", fd),
+				fdSeek(fd, 0, 0, unsafe.Pointer(&pos)),
+				fdSeek(fd, 0, 1, unsafe.Pointer(&pos)),
+				fdSeek(fd, 1, 2, unsafe.Pointer(&pos)),
+				fdTell(fd, uint32(uintptr(unsafe.Pointer(&pos)))))
+		}
+		say("stdioseek-pread", pread(0, 0))
+		say("stdioseek-pwrite", pwrite(1, 0), pwrite(2, 0))
+		return
+	}
+
 	if len(os.Args) > 1 && os.Args[1] == "rdtrunc" {
 		m, _ := open(3, "made.txt", oflagCreat, rightFdRead|rightFdWrite, 0)
 		write(m, "made content")
