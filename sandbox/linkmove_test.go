@@ -29,7 +29,7 @@ func TestGuestMovesNoLinkOutOfItsWorkspace(t *testing.T) {
 		"plain": {"sub/up-up": "63", "sub/up-sub/up2": "0", "sub/deep-deep": "63",
 			"sub/deep-sub/deep2": "0", "sub/../sub/up2-up3": "63", "sub/plain-plain": "0", "to-deep/-moved": "54"},
 		"overlay": {"sub/up-up": "63", "sub/up-sub/up2": "63", "sub/deep-deep": "63",
-			"sub/deep-sub/deep2": "63", "sub/../sub/up2-up3": "44", "sub/plain-plain": "0", "to-deep/-moved": "63"},
+			"sub/deep-sub/deep2": "63", "sub/../sub/up2-up3": "44", "sub/plain-plain": "0", "to-deep/-moved": "54"},
 	}
 	for _, kind := range mountKinds {
 		t.Run(kind, func(t *testing.T) {

@@ -312,11 +312,11 @@ func (v *overlayFS) Unlink(p string) experimentalsys.Errno {
 
 // notDir reports whether the call's view holds something other than a
 // directory at p, which the guest named with a trailing slash: the
-// kernel says ENOTDIR of that. A symlink of the workspace is left to the
-// caller, which refuses it.
+// kernel says ENOTDIR of that, of a symlink too, which rename(2),
+// unlink(2) and rmdir(2) do not follow, whatever it leads to.
 func (o *Overlay) notDir(p string) bool {
 	en, e := o.lookup(p, true)
-	return e == 0 && en.exists() && !en.isDir() && (en.n != nil || en.lower != lowerLink)
+	return e == 0 && en.exists() && !en.isDir()
 }
 
 func (o *Overlay) unlink(p string) experimentalsys.Errno {

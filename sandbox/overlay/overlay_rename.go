@@ -29,9 +29,11 @@ func (v *overlayFS) Rename(from, to string) experimentalsys.Errno {
 		return e
 	}
 	defer v.o.mu.Unlock()
-	if (fromDir || toDir) && v.o.notDir(from) {
+	if (fromDir || toDir) && v.o.notDir(from) || toDir && v.o.notDir(to) {
 		// A trailing slash on either path names a directory: rename(2)
-		// says ENOTDIR when the old path is not one.
+		// says ENOTDIR when the old path is not one, or the new path
+		// so named is something else (a symlink too: it is not
+		// followed).
 		return experimentalsys.ENOTDIR
 	}
 	return v.o.rename(from, to)

@@ -57,3 +57,56 @@ func TestTrailingSlashOnAFileIsNotADirectory(t *testing.T) {
 		}
 	}
 }
+
+// Regression: renaming a symlink of the workspace named with a trailing
+// slash ("el/", el -> e), or renaming onto one so named, was EPERM on an
+// overlay, the errno of a link the overlay refuses, where rename(2) says
+// ENOTDIR, as the plain mount does; unlinking "el/" so too. Each is
+// ENOTDIR on both mounts, and the link and its directory stay.
+func TestTrailingSlashOnALinkIsNotADirectory(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		do   func(experimentalsys.FS) experimentalsys.Errno
+	}{
+		{"rename el/ x", func(fsys experimentalsys.FS) experimentalsys.Errno { return fsys.Rename("el/", "x") }},
+		{"rename el/ x/", func(fsys experimentalsys.FS) experimentalsys.Errno { return fsys.Rename("el/", "x/") }},
+		{"rename d el/", func(fsys experimentalsys.FS) experimentalsys.Errno { return fsys.Rename("d", "el/") }},
+		{"rename d/ el/", func(fsys experimentalsys.FS) experimentalsys.Errno { return fsys.Rename("d/", "el/") }},
+		{"rename f el/", func(fsys experimentalsys.FS) experimentalsys.Errno { return fsys.Rename("f", "el/") }},
+		{"unlink el/", func(fsys experimentalsys.FS) experimentalsys.Errno { return fsys.Unlink("el/") }},
+	} {
+		for _, mount := range []string{"plain", "overlay"} {
+			ws := t.TempDir()
+			for _, d := range []string{"d", "e"} {
+				if err := os.Mkdir(filepath.Join(ws, d), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.WriteFile(filepath.Join(ws, "f"), []byte("f"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink("e", filepath.Join(ws, "el")); err != nil {
+				t.Fatal(err)
+			}
+			var fsys experimentalsys.FS
+			if mount == "plain" {
+				root, err := os.OpenRoot(ws)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer root.Close()
+				fsys = &guestfs.Dir{Root: root, Files: guestfs.NewBudget(8)}
+			} else {
+				_, fsys = mounted(t, ws, 1<<20)
+			}
+			if e := tt.do(fsys); e != experimentalsys.ENOTDIR {
+				t.Errorf("%s: %s: %v, want ENOTDIR", mount, tt.name, e)
+			}
+			for _, p := range []string{"el", "e", "d", "f"} {
+				if _, e := fsys.Lstat(p); e != 0 {
+					t.Errorf("%s: %s after %s: %v", mount, p, tt.name, e)
+				}
+			}
+		}
+	}
+}
