@@ -312,8 +312,9 @@ func (w *Dir) Chmod(path string, perm fs.FileMode) experimentalsys.Errno {
 // Rename renames within the mount. A directory replaces an empty
 // directory, as rename(2) does (os.Root refuses that with EEXIST), and a
 // file renamed to a path with a trailing slash is ENOTDIR, as rename(2)
-// says, even onto a directory. A symlink, or a directory holding one, is
-// renamed only within its own directory (see mayMove).
+// says, even onto a directory. A symlink, or a directory holding one or
+// more than maxMoveEntries entries, is renamed only within its own
+// directory (see mayMove).
 func (w *Dir) Rename(from, to string) experimentalsys.Errno {
 	if w.ReadOnly {
 		return experimentalsys.EROFS

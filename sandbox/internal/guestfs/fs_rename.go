@@ -2,11 +2,11 @@ package guestfs
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path"
 	"strings"
-	"syscall"
 
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 	"golang.org/x/sys/unix"
@@ -40,11 +40,12 @@ func (w *Dir) renameOverDir(from, to string) experimentalsys.Errno {
 }
 
 // mayMove refuses (EPERM) to move a symlink, or a directory that holds
-// one anywhere below it, from its directory to another: a relative link
-// is read from where it is, so a move can turn one that stays inside the
-// mount ("sub/up" -> "..") into one that leads outside it ("up" -> ".."),
-// which os.Root still refuses to follow but the host, or anything on it
-// after the call, would follow. Within its own directory a link means
+// one anywhere below it, or more entries below it than are looked at
+// (maxMoveEntries, see holdsNoLink), from its directory to another: a
+// relative link is read from where it is, so a move can turn one that
+// stays inside the mount ("sub/up" -> "..") into one that leads outside
+// it ("up" -> ".."), which os.Root still refuses to follow but the host,
+// or anything on it after the call, would follow. Within its own directory a link means
 // what it meant. A path whose last name is "." or ".." names no entry of
 // a directory to move (EINVAL, as on an overlay). Anything else, and a
 // path that does not resolve, is left to the rename. Either path naming
@@ -98,32 +99,52 @@ func (w *Dir) sameDir(a, b string) (bool, experimentalsys.Errno) {
 	return os.SameFile(ai, bi), 0
 }
 
-// errHoldsLink ends the walk of holdsNoLink at the first symlink.
-var errHoldsLink = errors.New("holds a symlink")
-
 // holdsNoLink refuses (EPERM) the directory dir when a symlink is
-// anywhere below it, looking no further once the call must stop (EINTR).
+// anywhere below it, and when more than maxMoveEntries entries are below
+// it, looking no further: what a move costs the host is bounded even for
+// a call with no deadline. It looks no further once the call must stop
+// (EINTR) either. Directories are read a few entries at a time, so that
+// one of millions is not read whole.
 func (w *Dir) holdsNoLink(dir string) experimentalsys.Errno {
 	sub, err := w.Root.OpenRoot(dir)
 	if err != nil {
 		return Errno(err)
 	}
 	defer sub.Close()
-	err = fs.WalkDir(sub.FS(), ".", func(_ string, d fs.DirEntry, err error) error {
-		switch {
-		case err != nil:
-			return err
-		case w.Stopped():
-			return syscall.EINTR
-		case d.Type()&fs.ModeSymlink != 0:
-			return errHoldsLink
+	pending, seen := []string{"."}, 0
+	for len(pending) > 0 {
+		d := pending[len(pending)-1]
+		pending = pending[:len(pending)-1]
+		f, err := sub.Open(d)
+		if err != nil {
+			return Errno(err)
 		}
-		return nil
-	})
-	if errors.Is(err, errHoldsLink) {
-		return experimentalsys.EPERM
+		for {
+			if w.Stopped() {
+				f.Close()
+				return experimentalsys.EINTR
+			}
+			entries, err := f.ReadDir(256)
+			for _, e := range entries {
+				if seen++; seen > maxMoveEntries || e.Type()&fs.ModeSymlink != 0 {
+					f.Close()
+					return experimentalsys.EPERM
+				}
+				if e.IsDir() {
+					pending = append(pending, path.Join(d, e.Name()))
+				}
+			}
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				f.Close()
+				return Errno(err)
+			}
+		}
+		f.Close()
 	}
-	return Errno(err)
+	return 0
 }
 
 // slashedLink reports whether p, relative to the mount, names a symlink
@@ -137,3 +158,8 @@ func (w *Dir) slashedLink(p string) bool {
 	fi, err := w.Root.Lstat(bare)
 	return err == nil && fi.Mode()&fs.ModeSymlink != 0
 }
+
+// maxMoveEntries is how many entries a directory moved to another
+// directory may hold below it (see holdsNoLink): walking 100000 takes
+// the host a fraction of a second.
+var maxMoveEntries = 100_000
