@@ -51,8 +51,12 @@ func turnModel(t *testing.T, stallAt int32) (*httptest.Server, *atomic.Int32, ch
 // `cairn pause` in one process stops the `cairn run` of another at its
 // next boundary: the run was waiting for the model in round 2, finishes
 // and commits that round, and exits paused (3) "paused on request" before
-// asking the model again. No round is lost or taken twice, and `cairn
-// resume` finishes the agent.
+// asking the model again. On a busy machine the run may look for the
+// pause (every 200 ms while a model request is out) before the answer
+// released just after it arrives: the request is then stopped and the run
+// ends at round 1, as a pause during a hanging request ends it. Either
+// way no round is lost or taken twice, and `cairn resume` finishes the
+// agent.
 func TestPauseFromAnotherProcess(t *testing.T) {
 	bin, cache := cairnBinary(t), cacheForTests(t)
 	srv, requests, stalled, release := turnModel(t, 2)
@@ -89,7 +93,8 @@ tools: [{module: builtin, only: [list_dir]}]
 		t.Fatalf("the model had %d requests, want 2: the run went on past the boundary", n)
 	}
 	evs := events(runOut.Bytes())
-	if end := evs[len(evs)-1]; end.Type != "run_end" || end.Status != "paused" || end.Round != 2 ||
+	end := evs[len(evs)-1]
+	if end.Type != "run_end" || end.Status != "paused" || end.Round != 2 && end.Round != 1 ||
 		!strings.Contains(runOut.String(), `"reason":"paused on request"`) {
 		t.Fatalf("run ended with %+v\n%s", end, runOut.String())
 	}
@@ -108,7 +113,13 @@ tools: [{module: builtin, only: [list_dir]}]
 			committed[e.Round]++
 		}
 	}
-	for r := 1; r <= 4; r++ {
+	// The model's fourth answer ends the agent: in round 4, or in round 3
+	// when the pause stopped its second request.
+	last := 4
+	if end.Round == 1 {
+		last = 3
+	}
+	for r := 1; r <= last; r++ {
 		if committed[r] != 1 {
 			t.Fatalf("round %d committed %d times (%v), want once", r, committed[r], committed)
 		}
