@@ -173,3 +173,48 @@ func TestTwoForksIntoOneDirectoryAtOnceMakeOneAgent(t *testing.T) {
 		}
 	}
 }
+
+// Regression: a fork killed with SIGKILL while it filled the new agent's
+// workspace left its directory beside the workspace
+// (.cairn-fill-AGENT-NAME), which only the same fork, as the same agent
+// into the same directory, removed: a fork run again as another agent
+// forked and left it there for good. A real cairn fork is killed once
+// the first file of the new workspace is written; a fork as another agent
+// into the same directory forks, and nothing but the workspace is left.
+func TestForkKilledWhileFillingLeavesNothingOnceAnotherForkFillsBesideIt(t *testing.T) {
+	t.Parallel()
+	bin := cairnBinary(t)
+	store, _ := undoAgent(t, bin)
+	parent := t.TempDir()
+	ws := filepath.Join(parent, "forked")
+	fork := func(as string) *exec.Cmd {
+		return exec.Command(bin, "fork", "--store", store, "--at-round", "1", "--as", as, "-w", ws, "v")
+	}
+
+	killed := fork("f")
+	must(t, killed.Start())
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
+		if anyFileUnder(parent) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the fork wrote no file of the new workspace in 30s")
+		}
+	}
+	killed.Process.Signal(syscall.SIGKILL)
+	killed.Wait()
+
+	if out, err := fork("g").CombinedOutput(); err != nil {
+		t.Fatalf("the fork as another agent: %v\n%s", err, out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "a.txt")); string(b) != "first\n" {
+		t.Errorf("a.txt of the fork holds %q, want round 1's", b)
+	}
+	if entries, _ := os.ReadDir(parent); len(entries) != 1 {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Errorf("beside the fork's workspace: %v; want only it", names)
+	}
+}
