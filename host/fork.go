@@ -2,14 +2,17 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/checkpoint/conversation"
+	"github.com/cairnrun/cairn/internal/syncpoint"
 )
 
 // Snapshot bookmarks an agent's last committed round together with a copy
@@ -134,7 +137,9 @@ var ErrNoBookmark = errors.New("no such bookmark")
 // found missing is checked against the pasts or
 // bookmarks as they are now: a round or bookmark gc removed is refused
 // as such, naming what is left, and one it kept is forked again from
-// them. A failed fork leaves nothing, so it can be tried again.
+// them. A failed fork leaves nothing, so it can be tried again; a fork
+// killed once its workspace was in place leaves it, with its mark
+// (forkMarkName), and the same fork run again goes on from there.
 //
 // # Errors
 //
@@ -221,6 +226,9 @@ func (e *Engine) fork(ctx context.Context, opts ForkOptions) (*Forked, error) {
 	// taken, so that a refused fork leaves no lock (a lease row, with
 	// PostgreSQL) for an agent it never made.
 	if e.store.Exists(opts.As) {
+		if f, ok := e.madeBefore(opts); ok {
+			return f, nil
+		}
 		return nil, fmt.Errorf("fork as %q: %w", opts.As, checkpoint.ErrExists)
 	}
 	src, ws, err := e.forkFrom(opts)
@@ -236,9 +244,11 @@ func (e *Engine) fork(ctx context.Context, opts ForkOptions) (*Forked, error) {
 	if opts.Workspace, err = filepath.Abs(opts.Workspace); err != nil {
 		return nil, err
 	}
-	if entries, err := os.ReadDir(opts.Workspace); err == nil && len(entries) > 0 {
-		return nil, fmt.Errorf("fork agent %q: workspace %s %w; fork as another agent, or move the directory away",
-			opts.ID, opts.Workspace, ErrWorkspaceNotEmpty)
+	mark := forkMark{Agent: opts.As, From: opts.ID, Round: src.Round, Label: opts.From, Past: opts.Past}
+	// filled: the directory holds what this same fork, killed, filled.
+	filled, err := mark.filledIn(opts.Workspace)
+	if err != nil {
+		return nil, fmt.Errorf("fork agent %q: %w", opts.ID, err)
 	}
 	st, err := forkedState(src, opts)
 	if err != nil {
@@ -255,24 +265,37 @@ func (e *Engine) fork(ctx context.Context, opts ForkOptions) (*Forked, error) {
 	if e.store.Exists(opts.As) {
 		return nil, fmt.Errorf("fork as %q: %w", opts.As, checkpoint.ErrExists)
 	}
-	// A fork that fails from here on takes back what it wrote of the
-	// workspace, so that nothing is changed and a retry finds it empty.
-	made, err := makeEmptyDir(opts.Workspace)
-	if err != nil {
-		return nil, fmt.Errorf("fork agent %q: %w", opts.ID, err)
-	}
-	// kept: the workspace is the new agent's, or another's that filled
-	// the directory first.
-	kept := false
-	defer func() {
-		if !kept {
-			made.undo()
+	var base string
+	// kept: the workspace stays as it is if the fork fails: the new
+	// agent's, the killed fork's it goes on from, or another's that
+	// filled the directory first.
+	kept := filled
+	if filled {
+		// Under the lock no other fork as opts.As fills it: it is as the
+		// killed fork left it.
+		if filled, err = mark.filledIn(opts.Workspace); err != nil || !filled {
+			return nil, fmt.Errorf("fork agent %q: workspace %s %w; fork as another agent, or move the directory away",
+				opts.ID, opts.Workspace, ErrWorkspaceNotEmpty)
 		}
-	}()
-	base, err := e.fillForkWorkspace(ws, opts.Workspace, opts.As)
-	if err != nil {
-		kept = errors.Is(err, ErrWorkspaceNotEmpty)
-		return nil, fmt.Errorf("fork agent %q: %w; fork as another agent, or into another directory", opts.ID, err)
+		if base, err = e.forkBase(ws, opts.Workspace); err != nil {
+			return nil, fmt.Errorf("fork agent %q: keep the new agent's workspace in the store: %w", opts.ID, err)
+		}
+	} else {
+		// A fork that fails from here on takes back what it wrote of the
+		// workspace, so that nothing is changed and a retry finds it empty.
+		made, err := makeEmptyDir(opts.Workspace)
+		if err != nil {
+			return nil, fmt.Errorf("fork agent %q: %w", opts.ID, err)
+		}
+		defer func() {
+			if !kept {
+				made.undo()
+			}
+		}()
+		if base, err = e.fillForkWorkspace(ws, opts.Workspace, mark); err != nil {
+			kept = errors.Is(err, ErrWorkspaceNotEmpty)
+			return nil, fmt.Errorf("fork agent %q: %w; fork as another agent, or into another directory", opts.ID, err)
+		}
 	}
 	log, err := e.store.Create(opts.As, st)
 	if err != nil {
@@ -286,8 +309,116 @@ func (e *Engine) fork(ctx context.Context, opts ForkOptions) (*Forked, error) {
 		return nil, errors.Join(err, e.store.Remove(opts.As))
 	}
 	kept = true
+	if err := removeForkMark(opts.Workspace); err != nil {
+		return nil, fmt.Errorf("fork agent %q: agent %q was made, but %s is left in its workspace, which the fork could not remove: remove it (%w)",
+			opts.ID, opts.As, forkMarkName, err)
+	}
 	return &Forked{Agent: st.Agent, Workspace: st.Definition.Workspace, From: st.Lineage.Agent,
 		Round: st.Lineage.Round, Label: st.Lineage.Label}, nil
+}
+
+// madeBefore finishes the same fork, killed once it had made the agent
+// opts.As and before it removed its mark from the agent's workspace: it
+// removes the mark, under the agent's lock, and says what was forked.
+// False for an agent made otherwise, or one a process holds.
+func (e *Engine) madeBefore(opts ForkOptions) (*Forked, bool) {
+	rec, err := e.store.Read(opts.As)
+	if err != nil || rec.State.Lineage == nil {
+		return nil, false
+	}
+	st := rec.State
+	if opts.Workspace != "" {
+		if ws, err := filepath.Abs(opts.Workspace); err != nil || ws != st.Definition.Workspace {
+			return nil, false
+		}
+	}
+	mark := forkMark{Agent: opts.As, From: opts.ID, Round: st.Lineage.Round, Label: opts.From, Past: opts.Past}
+	if st.Lineage.Agent != opts.ID || st.Lineage.Label != opts.From || opts.Past && opts.AtRound != st.Lineage.Round {
+		return nil, false
+	}
+	if filled, err := mark.filledIn(st.Definition.Workspace); err != nil || !filled {
+		return nil, false
+	}
+	lock, err := e.store.Lock(opts.As, checkpoint.ThisProcess("fork"))
+	if err != nil {
+		return nil, false
+	}
+	defer lock.Unlock()
+	if removeForkMark(st.Definition.Workspace) != nil {
+		return nil, false
+	}
+	return &Forked{Agent: st.Agent, Workspace: st.Definition.Workspace, From: st.Lineage.Agent,
+		Round: st.Lineage.Round, Label: st.Lineage.Label}, true
+}
+
+// forkMarkName is the file a fork writes into the new agent's workspace
+// as it fills it, naming the fork, and removes once the agent is made: a
+// fork killed between the workspace's rename into place and the agent's
+// making leaves it, and the same fork run again finds its own workspace
+// there (forkMark.filledIn) and goes on, where any other fork is refused
+// the directory as one that is not empty.
+const forkMarkName = ".cairn-fork-unmade"
+
+// forkMark is what forkMarkName holds: the new agent, and what it is
+// forked from.
+type forkMark struct {
+	Agent string `json:"agent"`
+	From  string `json:"from"`
+	Round int    `json:"round"`
+	Label string `json:"label,omitempty"`
+	Past  bool   `json:"past,omitempty"`
+}
+
+// filledIn says whether dir holds the workspace this same fork filled
+// and was killed before it made the agent: false for a missing or empty
+// directory.
+//
+// # Errors
+//
+// ErrWorkspaceNotEmpty for a directory that holds anything else (its
+// mark, when it has one, of another fork, or of the same agent forked
+// from another round).
+func (m forkMark) filledIn(dir string) (bool, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil || len(entries) == 0 {
+		return false, nil
+	}
+	b, err := os.ReadFile(filepath.Join(dir, forkMarkName))
+	var had forkMark
+	if err != nil || json.Unmarshal(b, &had) != nil {
+		return false, fmt.Errorf("workspace %s %w; fork as another agent, or move the directory away", dir, ErrWorkspaceNotEmpty)
+	}
+	if had != m {
+		return false, fmt.Errorf("workspace %s %w: it holds the workspace of a fork of agent %q at round %d as %q, which has not made that agent "+
+			"(a fork killed then is made by running it again); fork into another directory, or move this one away", dir, ErrWorkspaceNotEmpty, had.From, had.Round, had.Agent)
+	}
+	return true, nil
+}
+
+// write writes the mark into dir, durably.
+func (m forkMark) write(dir string) error {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(filepath.Join(dir, forkMarkName), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if err = errors.Join(err, f.Sync(), f.Close()); err != nil {
+		return err
+	}
+	return syncpoint.SyncFile(dir)
+}
+
+// removeForkMark removes the mark from the new agent's workspace dir,
+// durably, once the agent is made.
+func removeForkMark(dir string) error {
+	if err := os.Remove(filepath.Join(dir, forkMarkName)); err != nil {
+		return err
+	}
+	return syncpoint.SyncFile(dir)
 }
 
 // ErrDefinitionLost: a fork's source names a file of its definition (its
@@ -399,8 +530,14 @@ type forkWorkspace struct {
 // fillForkWorkspace fills the new agent's workspace dir (made, empty)
 // through a directory beside it (fillBeside), and keeps it in the store
 // (forkBase).
-func (e *Engine) fillForkWorkspace(ws forkWorkspace, dir, agent string) (string, error) {
-	if err := fillBeside(dir, agent, ws.fill); err != nil {
+func (e *Engine) fillForkWorkspace(ws forkWorkspace, dir string, mark forkMark) (string, error) {
+	fill := func(d string) error {
+		if err := ws.fill(d); err != nil {
+			return err
+		}
+		return mark.write(d)
+	}
+	if err := fillBeside(dir, mark.Agent, fill); err != nil {
 		return "", err
 	}
 	base, err := e.forkBase(ws, dir)
@@ -418,9 +555,27 @@ func (e *Engine) forkBase(ws forkWorkspace, dir string) (string, error) {
 		return "", nil
 	}
 	if ws.manifest == nil {
-		return e.storeBase(dir)
+		return e.storeForkBase(dir)
 	}
 	m, err := checkpoint.EncodeManifest(ws.manifest)
+	if err != nil {
+		return "", err
+	}
+	return e.store.PutBlob(m)
+}
+
+// storeForkBase stores the new agent's workspace dir as storeBase does,
+// but for the fork's mark in it (forkMarkName).
+func (e *Engine) storeForkBase(dir string) (string, error) {
+	entries, err := scanWorkspace(dir, e.limit.orDefault(), nil)
+	if err != nil {
+		return "", err
+	}
+	entries = slices.DeleteFunc(entries, func(en checkpoint.WorkspaceEntry) bool { return en.Path == forkMarkName })
+	if entries, err = putContents(e.store, dir, entries); err != nil {
+		return "", err
+	}
+	m, err := checkpoint.EncodeManifest(entries)
 	if err != nil {
 		return "", err
 	}

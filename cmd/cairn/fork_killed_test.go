@@ -218,3 +218,70 @@ func TestForkKilledWhileFillingLeavesNothingOnceAnotherForkFillsBesideIt(t *test
 		t.Errorf("beside the fork's workspace: %v; want only it", names)
 	}
 }
+
+// Regression: a fork killed with SIGKILL once it had renamed the filled
+// workspace into place, before the new agent was made in the store, left
+// a whole workspace and no agent, and the same fork run again was refused
+// ("workspace … exists and is not empty"), over the workspace only it had
+// filled. A real cairn fork of the last round is killed as soon as its
+// workspace is in place (it then stores the workspace, hashing every file,
+// before it makes the agent); the same fork run again makes the agent
+// with that workspace, and leaves nothing of its own in it.
+func TestForkKilledOnceItsWorkspaceIsInPlaceForksWhenRunAgain(t *testing.T) {
+	t.Parallel()
+	bin := cairnBinary(t)
+	store, _ := undoAgent(t, bin)
+	parent := t.TempDir()
+	for try := 0; ; try++ {
+		if try == 10 {
+			t.Skip("in 10 tries, no fork was killed between its workspace's rename and the agent's making")
+		}
+		as := fmt.Sprintf("f%d", try)
+		ws := filepath.Join(parent, as)
+		fork := func() *exec.Cmd {
+			return exec.Command(bin, "fork", "--store", store, "--as", as, "-w", ws, "v")
+		}
+		killed := fork()
+		must(t, killed.Start())
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Microsecond) {
+			if entries, _ := os.ReadDir(ws); len(entries) > 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the fork put no workspace in place in 30s")
+			}
+		}
+		killed.Process.Signal(syscall.SIGKILL)
+		killed.Wait()
+		if snaps, _ := filepath.Glob(filepath.Join(store, "agents", as, "snap-*")); len(snaps) > 0 {
+			continue // killed too late: the agent was made
+		}
+
+		if out, err := fork().CombinedOutput(); err != nil {
+			t.Fatalf("the fork run again: %v\n%s", err, out)
+		}
+		for i := range undoFiles {
+			name := fmt.Sprintf("f%06d", i)
+			if b, _ := os.ReadFile(filepath.Join(ws, name)); string(b) != "x" {
+				t.Fatalf("%s of the fork holds %q, want what the agent's last round left", name, b)
+			}
+		}
+		if b, _ := os.ReadFile(filepath.Join(ws, "log.txt")); string(b) != "base\nsecond\n" {
+			t.Errorf("log.txt of the fork holds %q, want the last round's", b)
+		}
+		if entries, _ := os.ReadDir(ws); len(entries) != undoFiles+3 { // log.txt, a.txt, new.txt
+			var names []string
+			for _, e := range entries {
+				if !strings.HasPrefix(e.Name(), "f0") {
+					names = append(names, e.Name())
+				}
+			}
+			t.Errorf("the fork's workspace holds %d entries, want %d: %v besides the f files", len(entries), undoFiles+3, names)
+		}
+		out, err := exec.Command(bin, "show", "--store", store, as).CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "v") {
+			t.Errorf("cairn show %s: %v\n%s", as, err, out)
+		}
+		return
+	}
+}
