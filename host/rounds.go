@@ -302,11 +302,17 @@ func askedOrder(st *checkpoint.State, calls []string) map[string]int64 {
 	return order
 }
 
-// trimChanges keeps the changes of the last keepRounds rounds.
+// trimChanges keeps the changes of the last keepRounds rounds. Each older
+// round's are removed as undo removes a round it took back (forgetRound):
+// moved aside, then removed, so that a kill part way leaves them whole or
+// gone, never a part of them under the round's name. A round that cannot
+// be removed is tried again by the next trim.
 func trimChanges(root string) {
 	rounds := changedRounds(root)
 	for len(rounds) > keepRounds {
-		os.RemoveAll(filepath.Join(root, fmt.Sprintf("round-%d", rounds[0])))
+		if forgetRound(filepath.Join(root, fmt.Sprintf("round-%d", rounds[0]))) != nil {
+			return
+		}
 		rounds = rounds[1:]
 	}
 }

@@ -102,15 +102,16 @@ func (e *Engine) Undo(ctx context.Context, agent string) (*Undone, error) {
 	return u, forgetRound(dir)
 }
 
-// undoneSuffix names a round's kept changes that undo took back and is
-// removing.
+// undoneSuffix names a round's kept changes that undo took back, or a
+// run's trim (trimChanges) let go of, and is removing.
 const undoneSuffix = ".undone"
 
 // forgetRound removes the kept changes of a round undo took back, all at
 // once: the directory is renamed aside (and the rename made durable)
 // before its records go, so that an undo stopped part way through the
 // removal does not leave the round, or part of it, to be taken back
-// again. What a stopped removal leaves aside, the next undo removes.
+// again. What a stopped removal leaves aside, the next undo or trim
+// (trimChanges) removes.
 func forgetRound(dir string) error {
 	aside := dir + undoneSuffix
 	left, _ := filepath.Glob(filepath.Join(filepath.Dir(dir), "round-*"+undoneSuffix))
