@@ -21,13 +21,13 @@ import (
 // # Errors
 //
 // checkpoint.ErrNotFound for an unknown agent, checkpoint.ErrLocked while
-// a process runs it, ErrNotAwaiting when the call does not wait for a
+// a process runs it still after decideHeldWait, ErrNotAwaiting when the call does not wait for a
 // decision (the error lists those that do).
 func (e *Engine) Decide(ctx context.Context, id, call string, d Decision) error {
 	if err := e.begin(ctx); err != nil {
 		return err
 	}
-	lock, err := e.store.Lock(id, checkpoint.ThisProcess("decide"))
+	lock, err := e.lockToDecide(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -50,6 +50,35 @@ func (e *Engine) Decide(ctx context.Context, id, call string, d Decision) error 
 	}
 	e.noteDecision(id, rec.State.Round+1, waiting[i], d)
 	return nil
+}
+
+// decideHeldWait is how long a decision waits for a run that holds the
+// agent to let go: a run that asked for the decision stops awaiting it
+// once the round's other calls have run, and a decision made then is
+// recorded, where one refused at once would be asked for again.
+const decideHeldWait = 2 * time.Second
+
+// lockToDecide takes agent id's lock to record a decision, waiting up to
+// decideHeldWait for a process that holds it.
+//
+// # Errors
+//
+// checkpoint.ErrLocked (a *checkpoint.LockedError, wrapped) when a
+// process still holds it then, saying that the agent runs and asks again
+// for each call that awaits a decision; the store's.
+func (e *Engine) lockToDecide(ctx context.Context, id string) (checkpoint.Lock, error) {
+	deadline := time.Now().Add(decideHeldWait)
+	for {
+		lock, err := e.store.Lock(id, checkpoint.ThisProcess("decide"))
+		if !errors.Is(err, checkpoint.ErrLocked) {
+			return lock, err
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return nil, fmt.Errorf("agent %q is running, so no decision was recorded: the run asks again for each call that still awaits one, "+
+				"and stops awaiting approval if none is given (then decide it with `cairn approve` or `cairn deny`, and resume it); %w", id, err)
+		}
+		time.Sleep(pauseEvery)
+	}
 }
 
 // noteDecision adds the decision's approval_decided event to the agent's
