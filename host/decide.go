@@ -21,8 +21,8 @@ import (
 // # Errors
 //
 // checkpoint.ErrNotFound for an unknown agent, checkpoint.ErrLocked while
-// a process runs it still after decideHeldWait, ErrNotAwaiting when the call does not wait for a
-// decision (the error lists those that do).
+// a process still runs it after decideHeldWait, ErrNotAwaiting when the
+// call does not wait for a decision (the error lists those that do).
 func (e *Engine) Decide(ctx context.Context, id, call string, d Decision) error {
 	if err := e.begin(ctx); err != nil {
 		return err
