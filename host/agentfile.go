@@ -188,8 +188,13 @@ const defaultMaxRounds = 50
 //
 // # Errors
 //
-// The YAML's own errors (with line numbers) and the checks of Validate.
+// The YAML's own errors (with line numbers), a number that is not whole
+// for a key that takes a whole number (which YAML would cut to its whole
+// part), and the checks of Validate.
 func ParseAgentFile(data []byte, dir string) (*AgentFile, error) {
+	if err := yamlkeys.WholeNumbers(data, reflect.TypeFor[AgentFile]()); err != nil {
+		return nil, err
+	}
 	af, err := parseStored(data, dir)
 	if err != nil {
 		return nil, err
@@ -201,8 +206,8 @@ func ParseAgentFile(data []byte, dir string) (*AgentFile, error) {
 }
 
 // parseStored parses the agent file an agent was made with, as
-// ParseAgentFile does but for checkAmounts: a cairn that did not check the
-// amounts may have stored it.
+// ParseAgentFile does but for checkAmounts and its check of whole numbers:
+// a cairn that did not check them may have stored it.
 func parseStored(data []byte, dir string) (*AgentFile, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)

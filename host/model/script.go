@@ -118,6 +118,9 @@ func parseWhole(data []byte) (*Script, error) {
 	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("script: %w", yamlkeys.Friendly(err, reflect.TypeOf(doc)))
 	}
+	if err := yamlkeys.WholeNumbers(data, reflect.TypeOf(doc)); err != nil {
+		return nil, fmt.Errorf("script: %w", err)
+	}
 	for _, t := range doc.Turns {
 		if err := t.check(); err != nil {
 			return nil, fmt.Errorf("script: %w", err)

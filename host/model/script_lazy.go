@@ -41,6 +41,9 @@ func parseLazy(data []byte, layout scriptLayout) (*Script, error) {
 	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("script: %w", yamlkeys.Friendly(err, reflect.TypeOf(doc)))
 	}
+	if err := yamlkeys.WholeNumbers(layout.rest, reflect.TypeOf(doc)); err != nil {
+		return nil, fmt.Errorf("script: %w", err)
+	}
 	l := &lazyScript{data: data, spans: layout.turns, turns: make([]*scriptTurn, len(layout.turns))}
 	return &Script{lazy: l, summary: doc.Summary}, nil
 }
@@ -99,6 +102,9 @@ func parseTurn(text []byte) (*scriptTurn, error) {
 			err = errors.New("not one turn")
 		}
 		return nil, yamlkeys.Friendly(err, reflect.TypeOf(items))
+	}
+	if err := yamlkeys.WholeNumbers(text, reflect.TypeOf(items)); err != nil {
+		return nil, err
 	}
 	return &items[0], nil
 }

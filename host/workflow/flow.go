@@ -178,8 +178,19 @@ func oneDocument(data []byte) error {
 		"put its steps in the first one's list of steps", ErrFlow, line)
 }
 
+// wholeNumbers refuses a number that is not whole for a key that takes a
+// whole number, which Parse would cut to its whole part (max_parallel:
+// 1.5 would be 1). Load checks it, not Parse, as it does oneDocument.
+func wholeNumbers(data []byte) error {
+	if err := yamlkeys.WholeNumbers(data, reflect.TypeFor[Flow]()); err != nil {
+		return fmt.Errorf("%w: %w", ErrFlow, err)
+	}
+	return nil
+}
+
 // Load reads and validates the workflow file at path, which must be one
-// YAML document (ErrFlow for a second one).
+// YAML document (ErrFlow for a second one) with whole numbers where they
+// are wanted (ErrFlow for 1.5).
 func Load(path string) (*Flow, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -189,7 +200,11 @@ func Load(path string) (*Flow, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read workflow file: %w", err)
 	}
-	f, err := Parse(data, dir)
+	err = wholeNumbers(data)
+	var f *Flow
+	if err == nil {
+		f, err = Parse(data, dir)
+	}
 	if err == nil {
 		err = oneDocument(data)
 	}
