@@ -210,9 +210,10 @@ func runError(err error) error {
 	case errors.Is(err, host.ErrNoWorkspace):
 		return withCode(exitUsage, fmt.Errorf("%w with --workspace DIR", err))
 	case errors.Is(err, checkpoint.ErrNotFound), errors.Is(err, host.ErrNoAgentFile), errors.Is(err, checkpoint.ErrInvalidID),
-		errors.Is(err, host.ErrMissing), errors.Is(err, host.ErrSubAgent), errors.Is(err, host.ErrGrant):
-		// The agent file is wrong (a sub-agent or a grant it refuses),
-		// as `workflow run` says of the same file.
+		errors.Is(err, host.ErrMissing), errors.Is(err, host.ErrSubAgent), errors.Is(err, host.ErrGrant), errors.Is(err, model.ErrScript):
+		// The agent file is wrong (a sub-agent or a grant it refuses, a
+		// script file that is no script), as `workflow run` says of the
+		// same file.
 		return withCode(exitUsage, err)
 	}
 	return err

@@ -106,7 +106,16 @@ var (
 	// more than 32 MiB. The same request would give the same answer, so it
 	// is not retried.
 	ErrTooLarge = errors.New("model answer too large")
+	// ErrScript: the script provider's file does not read as a script
+	// (see ParseScript). The error names the file and the line to change.
+	ErrScript = errors.New("script file does not read")
 )
+
+// scriptError is an error of a script file, which is ErrScript.
+type scriptError struct{ error }
+
+func (e scriptError) Is(target error) bool { return target == ErrScript }
+func (e scriptError) Unwrap() error        { return e.error }
 
 // Spec says which model to use. It is the `model:` section of an agent file.
 type Spec struct {
@@ -145,7 +154,8 @@ var Providers = []string{"script", "openai", "anthropic"}
 //
 // # Errors
 //
-// An unknown provider, or a script that does not read or parse.
+// An unknown provider, or a script that does not read or parse: ErrScript
+// for a script file that reads but is no script.
 func Open(spec Spec) (Provider, error) {
 	switch spec.Provider {
 	case "script":
@@ -173,7 +183,7 @@ func openScript(spec Spec) (Provider, error) {
 	}
 	s, err := ParseScript(data)
 	if err != nil && spec.ScriptData == nil {
-		return nil, fmt.Errorf("script file %s: %w", spec.Script, err)
+		return nil, scriptError{fmt.Errorf("script file %s: %w", spec.Script, err)}
 	}
 	if err != nil {
 		return nil, err
