@@ -43,6 +43,9 @@ func reorderIn(cmds []*cli.Command, args []string, path string) ([]string, error
 	if i == len(args) || args[i] == "--" {
 		return args, nil
 	}
+	if err := flagsBefore(cmds, args, path); err != nil {
+		return nil, err
+	}
 	if isHelp(args[i]) {
 		// help TOPIC names a command too: an unknown one is a usage error.
 		if t := i + 1; t < len(args) && !isFlag(args[t]) && findCommand(cmds, args[t]) == nil && !isHelp(args[t]) {
@@ -58,16 +61,6 @@ func reorderIn(cmds []*cli.Command, args []string, path string) ([]string, error
 	}
 	cmd := findCommand(cmds, args[i])
 	if cmd == nil {
-		if words, leaf := commandWords(cmds, args[i+1:]); i > 0 && leaf != nil {
-			// A command's flag and its value, typed before the command.
-			flags, full := strings.Join(args[:i+1], " "), path+" "+strings.Join(words, " ")
-			if !hasFlag(leaf, args[0]) {
-				return nil, withCode(exitUsage, fmt.Errorf("%s%s: a flag goes after the command it belongs to, and %s takes no %s; `%s --help` lists its flags",
-					commandPrefix(path), flags, full, args[0], full))
-			}
-			return nil, withCode(exitUsage, fmt.Errorf("%s%s goes after the command it belongs to: %s %s",
-				commandPrefix(path), flags, full, flags))
-		}
 		return nil, withCode(exitUsage, fmt.Errorf("%sno command %q; `%s help` lists them", commandPrefix(path), args[i], path))
 	}
 	head := args[: i+1 : i+1]
@@ -81,6 +74,65 @@ func reorderIn(cmds []*cli.Command, args []string, path string) ([]string, error
 		return nil, withCode(exitUsage, fmt.Errorf("%s: %w; `%s --help` lists its flags", strings.TrimPrefix(full, "cairn "), err, full))
 	}
 	return append(head, tail...), nil
+}
+
+// flagsBefore refuses a command's flags typed before it, any number of
+// them, as `cairn --store DIR --json ls`: the first command of cmds that
+// args name after flags alone, each with its value when it takes one, is
+// shown with the flags after it, where they go; with no command they fit,
+// the first flag the first command named does not take is named. Help's
+// flags alone, and args that name no command after flags, are left to
+// what reads them.
+func flagsBefore(cmds []*cli.Command, args []string, path string) error {
+	if len(args) == 0 || !isFlag(args[0]) || args[0] == "--" {
+		return nil
+	}
+	var refused error
+	for j := 1; j < len(args) && args[j] != "--"; j++ {
+		words, leaf := commandWords(cmds, args[j:])
+		if isFlag(args[j]) || leaf == nil {
+			continue
+		}
+		flags, full := args[:j], path+" "+strings.Join(words, " ")
+		typed := strings.Join(flags, " ")
+		switch n, unknown, ok := flagsOf(leaf, flags); {
+		case ok && !slices.ContainsFunc(flags, func(f string) bool { return !asksHelp([]string{f}) }):
+			return nil // help's flags alone: the command's help
+		case ok && n == 1:
+			return withCode(exitUsage, fmt.Errorf("%s%s goes after the command it belongs to: %s %s",
+				commandPrefix(path), typed, full, typed))
+		case ok:
+			return withCode(exitUsage, fmt.Errorf("%s%s go after the command they belong to: %s %s",
+				commandPrefix(path), typed, full, typed))
+		case unknown != "" && refused == nil:
+			// A later command the flags fit may be the one meant, the
+			// earlier name a flag's value.
+			refused = withCode(exitUsage, fmt.Errorf("%s%s: a flag goes after the command it belongs to, and %s takes no %s; `%s --help` lists its flags",
+				commandPrefix(path), typed, full, unknown, full))
+		}
+	}
+	return refused
+}
+
+// flagsOf reads args as cmd's flags, each with its value when it takes
+// one: ok when they are, with n the number of flags; the first flag cmd
+// does not take, when there is one, is unknown.
+func flagsOf(cmd *cli.Command, args []string) (n int, unknown string, ok bool) {
+	for k := 0; k < len(args); k++ {
+		a := args[k]
+		switch {
+		case !isFlag(a):
+			return n, "", false
+		case !hasFlag(cmd, a) && !asksHelp([]string{a}):
+			return n, a, false
+		case takesValue(cmd, a):
+			if k++; k == len(args) {
+				return n, "", false
+			}
+		}
+		n++
+	}
+	return n, "", true
 }
 
 // reorderFlags puts cmd's flags (with their values) before its positional
