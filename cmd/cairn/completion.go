@@ -50,6 +50,9 @@ func completionCommand() *cli.Command {
 		Usage:     "print a shell completion script: eval \"$(cairn completion bash)\" (or zsh)",
 		ArgsUsage: "bash|zsh",
 		Action: func(c *cli.Context) error {
+			if c.NArg() > 1 {
+				return withCode(exitUsage, fmt.Errorf("completion takes one shell, and was given %q after it; usage: cairn completion bash|zsh", c.Args().Get(1)))
+			}
 			switch c.Args().First() {
 			case "bash", "":
 				_, err := fmt.Fprint(c.App.Writer, bashCompletion)
