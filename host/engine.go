@@ -710,6 +710,16 @@ func openModel(af *AgentFile, override *model.Spec) (model.Provider, model.Spec,
 	return p, spec, nil
 }
 
+// CheckModel opens the model a run of af opens, or the one that
+// overrides it, as Run does before its first round, and fails as Run
+// would: ErrMissing for a script file that is not there, model.ErrScript
+// for one that is no script. Opening a provider other than script reaches
+// no network.
+func (af *AgentFile) CheckModel(override *model.Spec) error {
+	_, _, err := openModel(af, override)
+	return err
+}
+
 // newID returns 12 random hex digits.
 func newID() string {
 	var b [6]byte

@@ -103,6 +103,20 @@ func newChat(c *cli.Context) (*chat, error) {
 		id := ch.opts.ID
 		return nil, withCode(exitUsage, fmt.Errorf("agent %q does not exist: give its agent file to make it: cairn chat -f AGENT_FILE --id %s", id, id))
 	}
+	// Every prompt would fail for the same model (a script file that is
+	// no script, or not there): refused as `cairn run` refuses it. An
+	// agent that exists, chatted with without -f, keeps its own model
+	// unless --model names one, which is all a script needs.
+	withModel := af
+	if withModel == nil && spec != nil {
+		withModel = &host.AgentFile{Model: *spec}
+	}
+	if withModel != nil {
+		if err := withModel.CheckModel(spec); err != nil {
+			eng.Close(context.Background())
+			return nil, runError(err)
+		}
+	}
 	return ch, nil
 }
 
