@@ -36,6 +36,10 @@ type Retention struct {
 	// files its calls' changes write, which the store keeps so that another
 	// node can apply them (host.Collect sets it).
 	MarkTail func(tail []Record, inUse map[string]bool)
+	// Workspace, when set, is told the workspace directory of each agent
+	// whose state Collect reads (host.Collect sets it, and removes beside
+	// each what a fill killed part way left there).
+	Workspace func(dir string)
 }
 
 // DefaultBlobGrace is how old an unreferenced blob must be to be removed.
@@ -217,6 +221,9 @@ func (s *FileStore) markAgent(id string, trimmed map[string]bool, plan *roundsPl
 		MarkState(rec.State, rec.Tail, inUse)
 		if keep.MarkTail != nil {
 			keep.MarkTail(rec.Tail, inUse)
+		}
+		if keep.Workspace != nil && rec.State != nil {
+			keep.Workspace(rec.State.Definition.Workspace)
 		}
 	} else if !errors.Is(err, ErrNotFound) {
 		return err

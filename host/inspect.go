@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
+	"path/filepath"
 
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/sandbox/overlay"
@@ -64,8 +65,11 @@ func inspect(store checkpoint.Store, id string) (*Inspection, error) {
 }
 
 // Collect removes what the store no longer needs (see
-// checkpoint.FileStore.Collect). A store that keeps nothing on disk has
-// nothing to collect.
+// checkpoint.FileStore.Collect), and, beside the workspace of each agent
+// it reads, in the same parent directory, what a fork or resume killed
+// while it filled a workspace there left (sweepFills): a fill directory
+// no process holds, of any agent. A dry run removes none. A store that
+// keeps nothing on disk has nothing to collect.
 func Collect(ctx context.Context, store checkpoint.Store, keep checkpoint.Retention) (*checkpoint.Collected, error) {
 	if err := usableNow(ctx, store); err != nil {
 		return nil, err
@@ -77,7 +81,18 @@ func Collect(ctx context.Context, store checkpoint.Store, keep checkpoint.Retent
 		return &checkpoint.Collected{Files: []string{}}, nil
 	}
 	keep.MarkTail = markTailFiles
+	parents := map[string]bool{}
+	keep.Workspace = func(dir string) {
+		if filepath.IsAbs(dir) {
+			parents[filepath.Dir(dir)] = true
+		}
+	}
 	got, err := c.Collect(keep)
+	if !keep.DryRun {
+		for parent := range parents {
+			sweepFills(parent, "")
+		}
+	}
 	if got != nil && got.Files == nil {
 		got.Files = []string{} // a list, empty, for JSON too
 	}
