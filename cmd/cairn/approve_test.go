@@ -42,16 +42,17 @@ func packedModule(t *testing.T, bin, dir, pkg string) string {
 	return packed
 }
 
-// An approval request survives kill -9: a real cairn process asks for
-// approval of one call and is killed while another call of the round
-// runs. Resume seals the running call, keeps the request, and pauses
-// awaiting approval; cairn approve and another resume run the call.
-func TestApprovalSurvivesKillDashNine(t *testing.T) {
-	t.Parallel()
-	bin := cairnBinary(t)
+// approvalAgent writes, in a new directory, an agent whose script asks in
+// one round for write_file, which awaits approval, and for the hostile
+// module's spin, which runs until the sandbox's timeout; and a third turn
+// that ends it. It returns the binary, the agent's workspace and its
+// agent file.
+func approvalAgent(t *testing.T, timeout string) (bin, ws, agent string) {
+	t.Helper()
+	bin = cairnBinary(t)
 	dir := t.TempDir()
 	hostileModule(t, bin, dir)
-	ws := filepath.Join(dir, "workspace")
+	ws = filepath.Join(dir, "workspace")
 	must(t, os.Mkdir(ws, 0o755))
 	must(t, os.WriteFile(filepath.Join(dir, "script.yaml"), []byte(`
 turns:
@@ -60,7 +61,7 @@ turns:
       - {name: spin, input: {}}
   - text: finished
 `), 0o644))
-	agent := filepath.Join(dir, "agent.yaml")
+	agent = filepath.Join(dir, "agent.yaml")
 	must(t, os.WriteFile(agent, []byte(`
 name: ask
 model: {provider: script, script: script.yaml}
@@ -68,9 +69,19 @@ workspace: workspace
 tools:
   - {module: builtin, only: [write_file]}
   - {module: hostile.wasm, only: [spin], grant: {workspace: ro}}
-sandbox: {timeout: 60s}
+sandbox: {timeout: `+timeout+`}
 approvals: [{tool: write_file, action: ask}]
 `), 0o644))
+	return bin, ws, agent
+}
+
+// An approval request survives kill -9: a real cairn process asks for
+// approval of one call and is killed while another call of the round
+// runs. Resume seals the running call, keeps the request, and pauses
+// awaiting approval; cairn approve and another resume run the call.
+func TestApprovalSurvivesKillDashNine(t *testing.T) {
+	t.Parallel()
+	bin, ws, agent := approvalAgent(t, "60s")
 	store, cache := t.TempDir(), cacheForTests(t)
 
 	run := exec.Command(bin, "run", "--store", store, "--cache", cache, "--json", "--id", "victim", "-f", agent)

@@ -18,29 +18,7 @@ import (
 // and records the decision, and the resume runs the approved call.
 func TestApproveWhileTheRunIsAboutToStopAwaitingApprovalWaitsForIt(t *testing.T) {
 	t.Parallel()
-	bin := cairnBinary(t)
-	dir := t.TempDir()
-	hostileModule(t, bin, dir)
-	ws := filepath.Join(dir, "workspace")
-	must(t, os.Mkdir(ws, 0o755))
-	must(t, os.WriteFile(filepath.Join(dir, "script.yaml"), []byte(`
-turns:
-  - tool_calls:
-      - {name: write_file, input: {path: out.txt, content: approved}}
-      - {name: spin, input: {}}
-  - text: finished
-`), 0o644))
-	agent := filepath.Join(dir, "agent.yaml")
-	must(t, os.WriteFile(agent, []byte(`
-name: ask
-model: {provider: script, script: script.yaml}
-workspace: workspace
-tools:
-  - {module: builtin, only: [write_file]}
-  - {module: hostile.wasm, only: [spin], grant: {workspace: ro}}
-sandbox: {timeout: 500ms}
-approvals: [{tool: write_file, action: ask}]
-`), 0o644))
+	bin, ws, agent := approvalAgent(t, "500ms")
 	store, cache := t.TempDir(), cacheForTests(t)
 
 	run := exec.Command(bin, "run", "--store", store, "--cache", cache, "--json", "--id", "v", "-f", agent)
