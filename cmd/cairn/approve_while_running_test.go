@@ -13,12 +13,14 @@ import (
 // Regression: cairn approve of a call while a run held the agent failed
 // at once with exit 5, the agent locked, though the run was about to stop
 // awaiting that very decision. A real cairn run asks for approval of one
-// call and runs another (spin, until its 500ms timeout); cairn approve,
+// call and runs another (spin, until its 200ms timeout); cairn approve,
 // started while spin runs, waits for the run to stop awaiting approval
-// and records the decision, and the resume runs the approved call.
+// and records the decision, and the resume runs the approved call. The
+// spin is short beside approve's 2 s wait so that a loaded machine, where
+// the run's stop after the spin can take a second, still lets it in.
 func TestApproveWhileTheRunIsAboutToStopAwaitingApprovalWaitsForIt(t *testing.T) {
 	t.Parallel()
-	bin, ws, agent := approvalAgent(t, "500ms")
+	bin, ws, agent := approvalAgent(t, "200ms")
 	store, cache := t.TempDir(), cacheForTests(t)
 
 	run := exec.Command(bin, "run", "--store", store, "--cache", cache, "--json", "--id", "v", "-f", agent)
