@@ -108,16 +108,18 @@ func refuseBeforeInitialize(next http.Handler) http.Handler {
 }
 
 // refuseMalformed answers, with 400 and a JSON-RPC error as stdio answers
-// such a line, a POST whose body is not JSON (-32700, parse error: a
-// message cut short, two in one body, or one with data after it, which
+// such a line, a POST whose body is not JSON (-32700, parse error: empty,
+// a message cut short, two in one body, or one with data after it, which
 // the SDK would answer as if the rest were not there) or is JSON that is
 // no JSON-RPC message (-32600, invalid request), naming the request's id
-// when it can be read: the SDK answers either with a plain-text 400. So
-// is a request whose id is null, which the SDK takes for a notification
-// and never answers, or a number it would answer with another id (1 for
-// 1.5). A batch is the SDK's to judge; so is a body it refuses before it
-// reads it (not of Content-Type application/json, empty, over its bound),
-// or one of a session it has not (404).
+// when it can be read: the SDK answers either with a plain-text 400,
+// which the Go SDK's client takes for a broken connection. So is a
+// request whose id is null, which the SDK takes for a notification and
+// never answers, or a number it would answer with another id (1 for 1.5),
+// and a batch where the session has none or one the SDK would not answer
+// whole (see batchRefusal). A body the SDK refuses before it reads it
+// (not of Content-Type application/json, over its bound) is the SDK's to
+// answer, and so is one of a session it has not (404).
 func (s *Server) refuseMalformed(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || baseMediaType(r.Header.Get("Content-Type")) != "application/json" {
@@ -126,11 +128,14 @@ func (s *Server) refuseMalformed(next http.Handler) http.Handler {
 		}
 		body, err := io.ReadAll(io.LimitReader(r.Body, sdk.DefaultMaxRequestBodyBytes+1))
 		r.Body = readCloser{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
-		if err != nil || len(body) == 0 || len(body) > sdk.DefaultMaxRequestBodyBytes {
+		if err != nil || len(body) > sdk.DefaultMaxRequestBodyBytes {
 			next.ServeHTTP(w, r)
 			return
 		}
 		ref := malformed(body)
+		if ref == nil && bytes.HasPrefix(bytes.TrimSpace(body), []byte("[")) {
+			ref = s.batchRefusal(r, bytes.TrimSpace(body))
+		}
 		if ref == nil || !s.servesSession(r.Header.Get("Mcp-Session-Id")) {
 			next.ServeHTTP(w, r)
 			return
@@ -142,11 +147,37 @@ func (s *Server) refuseMalformed(next http.Handler) http.Handler {
 	})
 }
 
+// batchRefusal is why a POST's batch, msg (valid JSON), is refused, as
+// stdio refuses it: a batch without a session (initialize comes alone) or
+// in a session whose protocol version, negotiated or in the request's
+// Mcp-Protocol-Version header, is 2025-06-18 or later (which has none), or
+// one the SDK would not answer whole (see batchMessages); nil for a batch
+// the SDK is to take.
+func (s *Server) batchRefusal(r *http.Request, msg []byte) *refusal {
+	why := ""
+	switch ss := s.session(r.Header.Get("Mcp-Session-Id")); {
+	case ss == nil:
+		why = "a JSON-RPC batch without a session: initialize is sent alone, and only a session of a protocol version before 2025-06-18 takes batches"
+	case !takesBatches(ss) || r.Header.Get("Mcp-Protocol-Version") >= "2025-06-18":
+		why = noBatches
+	default:
+		_, _, why = batchMessages(msg)
+	}
+	if why == "" {
+		return nil
+	}
+	return &refusal{id: json.RawMessage("null"), code: jsonrpc.CodeInvalidRequest, message: "invalid request: " + why}
+}
+
 // malformed is why body, a POST's, is refused, as stdio refuses a line:
 // it is not JSON, or, not a batch, it is no JSON-RPC message, or a
 // request whose id cannot be answered as sent; nil if not.
 func malformed(body []byte) *refusal {
 	msg := bytes.TrimSpace(body)
+	if len(msg) == 0 {
+		return &refusal{id: json.RawMessage("null"), code: jsonrpc.CodeParseError,
+			message: "parse error: an empty body (a POST's body is one JSON-RPC message)"}
+	}
 	if !json.Valid(msg) {
 		err := json.Unmarshal(msg, new(json.RawMessage)) // for what is wrong
 		return &refusal{id: idOf(msg), code: jsonrpc.CodeParseError,
@@ -176,15 +207,20 @@ func malformed(body []byte) *refusal {
 // servesSession reports whether id is that of a session the server has,
 // or is none (a request without a session).
 func (s *Server) servesSession(id string) bool {
+	return id == "" || s.session(id) != nil
+}
+
+// session is the session of id the server has; nil for none.
+func (s *Server) session(id string) *sdk.ServerSession {
 	if id == "" {
-		return true
+		return nil
 	}
 	for ss := range s.srv.Sessions() {
 		if ss.ID() == id {
-			return true
+			return ss
 		}
 	}
-	return false
+	return nil
 }
 
 // baseMediaType is the media type of a Content-Type, without its

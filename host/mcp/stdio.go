@@ -194,29 +194,20 @@ func (c *messageCheck) batch(msg []byte) ([]byte, *refusal) {
 		return nil, &refusal{id: json.RawMessage("null"), code: jsonrpc.CodeInvalidRequest, message: "invalid request: " + why}
 	}
 	if c.batches == nil || !c.batches() {
-		return invalid("a JSON-RPC batch: this session's protocol version has none (they ended with 2025-06-18)")
+		return invalid(noBatches)
 	}
-	var raws []json.RawMessage
-	if err := json.Unmarshal(msg, &raws); err != nil || len(raws) == 0 {
-		return invalid("an empty batch")
-	}
-	if nesting(msg) > maxNesting {
-		return invalid(fmt.Sprintf("a batch nested more than %d deep", maxNesting))
+	raws, msgs, why := batchMessages(msg)
+	if why != "" {
+		return invalid(why)
 	}
 	ids := map[jsonrpc.ID]bool{}
-	msgs := make([]jsonrpc.Message, len(raws))
-	for i, raw := range raws {
-		m, err := jsonrpc.DecodeMessage(raw)
-		if err != nil {
-			return invalid("in a batch: " + err.Error())
-		}
-		msgs[i] = m
+	for _, m := range msgs {
 		req, ok := m.(*jsonrpc.Request)
 		switch {
 		case !ok:
 		case !req.ID.IsValid():
 			return invalid("a notification in a batch (send it on a line of its own)")
-		case ids[req.ID] || c.batchIDs[req.ID]:
+		case c.batchIDs[req.ID]:
 			return invalid(fmt.Sprintf("request id %v used twice in batches", req.ID.Raw()))
 		default:
 			ids[req.ID] = true
@@ -232,6 +223,49 @@ func (c *messageCheck) batch(msg []byte) ([]byte, *refusal) {
 		c.batchIDs[id] = true
 	}
 	return append(msg, '\n'), nil
+}
+
+// noBatches is why a batch is refused in a session whose protocol
+// version has none.
+const noBatches = "a JSON-RPC batch: this session's protocol version has none (they ended with 2025-06-18)"
+
+// batchMessages is the messages of msg, a batch (valid JSON), each as
+// sent and decoded, or why it is no batch the SDK answers whole: empty,
+// nested too deep, with a member that is no JSON-RPC message, a request
+// whose id is null (taken for a notification, never answered) or cannot
+// be answered as sent (1.5), or a request id twice in it (one answer for
+// both).
+func batchMessages(msg []byte) (raws []json.RawMessage, msgs []jsonrpc.Message, why string) {
+	if err := json.Unmarshal(msg, &raws); err != nil || len(raws) == 0 {
+		return nil, nil, "an empty batch"
+	}
+	if nesting(msg) > maxNesting {
+		return nil, nil, fmt.Sprintf("a batch nested more than %d deep", maxNesting)
+	}
+	ids := map[jsonrpc.ID]bool{}
+	msgs = make([]jsonrpc.Message, len(raws))
+	for i, raw := range raws {
+		m, err := jsonrpc.DecodeMessage(raw)
+		if err != nil {
+			return nil, nil, "in a batch: " + err.Error()
+		}
+		msgs[i] = m
+		req, ok := m.(*jsonrpc.Request)
+		switch {
+		case !ok:
+		case !req.ID.IsValid() && nullID(raw):
+			return nil, nil, "in a batch: id null: a request's id is a string or a number (a notification has no id member)"
+		case !req.ID.IsValid():
+		case ids[req.ID]:
+			return nil, nil, fmt.Sprintf("request id %v twice in a batch", req.ID.Raw())
+		default:
+			ids[req.ID] = true
+			if why := idFault(idOf(raw)); why != "" {
+				return nil, nil, "in a batch: " + why
+			}
+		}
+	}
+	return raws, msgs, ""
 }
 
 // maxNesting is the deepest JSON the SDK decodes a message of.
