@@ -32,6 +32,7 @@ func mcpCommand() *cli.Command {
 			&cli.StringFlag{Name: "id", Usage: "the session's agent id; an existing agent continues, a call a crash interrupted sealed (default: a new agent, made at the first call)"},
 			&cli.StringFlag{Name: "http", Usage: "serve Streamable HTTP on `ADDR` (e.g. 127.0.0.1:8080) instead of stdio"},
 			&cli.StringFlag{Name: "token", EnvVars: []string{"CAIRN_MCP_TOKEN"}, Usage: "with --http: the bearer token clients must send; required for an address other than loopback"},
+			durationFlag("idle-timeout", mcp.DefaultSessionIdle, "with --http: close a client's session none of whose requests is open for this long (0: never)"),
 			storeFlag, cacheFlag, newWorkspaceLimitFlag(),
 		},
 		Action: mcpAction,
@@ -43,7 +44,13 @@ func mcpAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	addr, token := c.String("http"), c.String("token")
+	addr, token, idle := c.String("http"), c.String("token"), c.Duration("idle-timeout")
+	if idle < 0 {
+		return withCode(exitUsage, fmt.Errorf("mcp: --idle-timeout %s cannot be negative: give how long a session may go idle before it is closed, 0 for never", idle))
+	}
+	if idle == 0 {
+		idle = -1 // never
+	}
 	var ln net.Listener
 	if addr != "" {
 		if err := mcp.CheckAddr(addr, token); err != nil {
@@ -88,7 +95,7 @@ func mcpAction(c *cli.Context) error {
 		case <-ctx.Done():
 		}
 	}()
-	srv, err := mcp.NewServer(sess, mcp.Options{Version: version})
+	srv, err := mcp.NewServer(sess, mcp.Options{Version: version, SessionIdle: idle})
 	if err != nil {
 		return err
 	}

@@ -59,9 +59,9 @@ func isLoopback(host string) bool {
 // client's session stops its calls at once, as the end of a client's
 // input does on stdio.
 //
-// A session whose client leaves it idle for Options.SessionIdle, with no
-// request open (no POST being served, no standalone stream held), is
-// closed, as a DELETE closes it: its client is gone without a DELETE (a
+// A session whose client leaves it idle for Options.SessionIdle (unless
+// it is negative), with no request open (no POST being served, no
+// standalone stream held), is closed, as a DELETE closes it: its client is gone without a DELETE (a
 // process killed), or, if not, it is answered 404 and starts a new
 // session, as MCP asks of a client.
 func (s *Server) Handler(token string) http.Handler {
@@ -352,12 +352,12 @@ type sessionUse struct {
 }
 
 // closeIdle tracks the requests of each HTTP session and closes a
-// session none of whose requests has been open for s.opts.SessionIdle.
-// The SDK's own SessionTimeout counts POSTs only, and would close the
-// session of a live client that holds its standalone stream open and
-// makes no call for a while.
+// session none of whose requests has been open for s.opts.SessionIdle
+// (none, for a negative one). The SDK's own SessionTimeout counts POSTs
+// only, and would close the session of a live client that holds its
+// standalone stream open and makes no call for a while.
 func (s *Server) closeIdle(next http.Handler) http.Handler {
-	s.idleOnce.Do(func() { go s.closeIdleEvery(max(s.opts.SessionIdle/4, 10*time.Millisecond)) })
+	s.idleOnce.Do(func() { go s.closeIdleEvery(idlePeriod(s.opts.SessionIdle)) })
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.Header.Get("Mcp-Session-Id")
 		if id != "" && !s.servesSession(id) {
@@ -396,10 +396,18 @@ func (s *Server) useSession(id string, open int) {
 	u.last = time.Now()
 }
 
+// idlePeriod is how often sessions are looked at for SessionIdle idle:
+// a quarter of it, from 10 ms to a minute (a minute for never, to forget
+// the sessions that are gone).
+func idlePeriod(idle time.Duration) time.Duration {
+	if idle < 0 {
+		return time.Minute
+	}
+	return min(max(idle/4, 10*time.Millisecond), time.Minute)
+}
+
 // closeIdleEvery looks, every period until Close, for HTTP sessions left
-// idle for s.opts.SessionIdle and closes them, their calls stopped at once.
-// A session that no longer is (its client deleted it, or its id named
-// none) is forgotten.
+// idle (see sweepIdle).
 func (s *Server) closeIdleEvery(period time.Duration) {
 	tick := time.NewTicker(period)
 	defer tick.Stop()
@@ -407,29 +415,37 @@ func (s *Server) closeIdleEvery(period time.Duration) {
 		select {
 		case <-s.closed.Done():
 			return
-		case <-tick.C:
+		case now := <-tick.C:
+			s.sweepIdle(now, period)
 		}
-		live := map[string]*sdk.ServerSession{}
-		for ss := range s.srv.Sessions() {
-			live[ss.ID()] = ss
+	}
+}
+
+// sweepIdle closes the HTTP sessions left idle for s.opts.SessionIdle at
+// now (none, if it is negative), their calls stopped at once. A session
+// that no longer is (its client deleted it, or its id named none) is
+// forgotten once unused for period.
+func (s *Server) sweepIdle(now time.Time, period time.Duration) {
+	live := map[string]*sdk.ServerSession{}
+	for ss := range s.srv.Sessions() {
+		live[ss.ID()] = ss
+	}
+	var idle []*sdk.ServerSession
+	s.mu.Lock()
+	for id, u := range s.uses {
+		ss, ok := live[id]
+		switch {
+		case u.open > 0:
+		case !ok && now.Sub(u.last) > period:
+			delete(s.uses, id)
+		case ok && s.opts.SessionIdle > 0 && now.Sub(u.last) >= s.opts.SessionIdle:
+			delete(s.uses, id)
+			idle = append(idle, ss)
 		}
-		var idle []*sdk.ServerSession
-		s.mu.Lock()
-		for id, u := range s.uses {
-			ss, ok := live[id]
-			switch {
-			case u.open > 0:
-			case !ok && time.Since(u.last) > period:
-				delete(s.uses, id)
-			case ok && time.Since(u.last) >= s.opts.SessionIdle:
-				delete(s.uses, id)
-				idle = append(idle, ss)
-			}
-		}
-		s.mu.Unlock()
-		for _, ss := range idle {
-			s.endSession(ss.ID(), errSessionIdle)
-			go ss.Close()
-		}
+	}
+	s.mu.Unlock()
+	for _, ss := range idle {
+		s.endSession(ss.ID(), errSessionIdle)
+		go ss.Close()
 	}
 }

@@ -144,3 +144,28 @@ func TestHTTPIdleClientWithStreamKeepsSession(t *testing.T) {
 		t.Errorf("list_dir after 2 s idle: %s", text(res))
 	}
 }
+
+// A negative SessionIdle (`cairn mcp --idle-timeout 0`) closes no
+// session however long it is idle; one gone is forgotten all the same.
+func TestHTTPSessionIdleNegativeNeverCloses(t *testing.T) {
+	f := serve(t, "", nil)
+	f.srv.opts.SessionIdle = -1
+	hs := httptest.NewServer(f.srv.Handler(""))
+	t.Cleanup(hs.Close)
+	p := httpPoster{t, hs.URL}
+	id := p.session("2025-06-18")
+	f.srv.sweepIdle(time.Now().Add(1000*time.Hour), idlePeriod(f.srv.opts.SessionIdle))
+	if resp, body := p.post(id, "2025-06-18", `{"jsonrpc":"2.0","id":9,"method":"tools/list"}`); resp.StatusCode != http.StatusOK {
+		t.Fatalf("a session idle for 1000 hours with SessionIdle < 0: %s %s", resp.Status, body)
+	}
+	f.srv.mu.Lock()
+	f.srv.uses["gone"] = &sessionUse{}
+	f.srv.mu.Unlock()
+	f.srv.sweepIdle(time.Now(), idlePeriod(f.srv.opts.SessionIdle))
+	f.srv.mu.Lock()
+	_, kept := f.srv.uses["gone"]
+	f.srv.mu.Unlock()
+	if kept {
+		t.Error("a session gone is still kept track of")
+	}
+}

@@ -57,7 +57,8 @@ type Options struct {
 	MaxResources int
 	// SessionIdle is how long an HTTP session may go with no request of
 	// its client open (no POST being served, no standalone stream held)
-	// before the server closes it; zero means DefaultSessionIdle.
+	// before the server closes it; zero means DefaultSessionIdle, and a
+	// negative one never.
 	SessionIdle time.Duration
 }
 
@@ -154,7 +155,7 @@ func NewServer(sess *host.Session, opts Options) (*Server, error) {
 	if opts.MaxResources <= 0 {
 		opts.MaxResources = DefaultMaxResources
 	}
-	if opts.SessionIdle <= 0 {
+	if opts.SessionIdle == 0 {
 		opts.SessionIdle = DefaultSessionIdle
 	}
 	if opts.Version == "" {
