@@ -136,16 +136,95 @@ func (s *Server) refuseMalformed(next http.Handler) http.Handler {
 		if ref == nil && bytes.HasPrefix(bytes.TrimSpace(body), []byte("[")) {
 			ref = s.batchRefusal(r, bytes.TrimSpace(body))
 		}
-		if ref == nil || !s.servesSession(r.Header.Get("Mcp-Session-Id")) {
+		switch {
+		case !s.servesSession(r.Header.Get("Mcp-Session-Id")):
 			next.ServeHTTP(w, r)
-			return
+		case ref == nil:
+			answerRefusals(w, r, body, next)
+		default:
+			writeRefusal(w, ref)
 		}
-		answer, _ := json.Marshal(errorResponse{Version: "2.0", ID: ref.id, Error: jsonrpc.Error{Code: ref.code, Message: ref.message}})
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusBadRequest)
-		w.Write(answer)
 	})
 }
+
+// writeRefusal answers a POST with status 400 and the JSON-RPC error r.
+func writeRefusal(w http.ResponseWriter, r *refusal) {
+	answer, _ := json.Marshal(errorResponse{Version: "2.0", ID: r.id, Error: jsonrpc.Error{Code: r.code, Message: r.message}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	w.Write(answer)
+}
+
+// answerRefusals serves a POST of JSON-RPC messages, body, with next, the
+// SDK, and answers with a JSON-RPC error, as stdio answers, what the SDK
+// refuses with a plain-text 400, which the Go SDK's client takes for a
+// broken connection: a request of a method the server does not handle
+// (-32601), a notification's method sent with an id, a request without
+// the params it needs, or with an Mcp-Protocol-Version header of a
+// version the server does not speak (-32600), naming the request's id. A
+// notification of a method the server does not handle is let go (202),
+// as stdio lets it go: none is answered.
+func answerRefusals(w http.ResponseWriter, r *http.Request, body []byte, next http.Handler) {
+	hw := &refusalWriter{ResponseWriter: w}
+	next.ServeHTTP(hw, r)
+	if !hw.held {
+		return
+	}
+	text := strings.TrimSpace(hw.text.String())
+	ref := &refusal{id: json.RawMessage("null"), code: jsonrpc.CodeInvalidRequest, message: text}
+	var req *jsonrpc.Request
+	if m, err := jsonrpc.DecodeMessage(bytes.TrimSpace(body)); err == nil {
+		req, _ = m.(*jsonrpc.Request)
+	}
+	switch {
+	case req != nil && req.ID.IsValid():
+		ref.id = idOf(bytes.TrimSpace(body))
+	case req != nil && strings.HasPrefix(text, notHandled):
+		w.Header().Del("Content-Type")
+		w.Header().Del("X-Content-Type-Options")
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	switch {
+	case strings.HasPrefix(text, notHandled) && req != nil:
+		ref.code, ref.message = jsonrpc.CodeMethodNotFound, fmt.Sprintf("method not found: %q", req.Method)
+	case strings.HasPrefix(text, notHandled):
+		ref.code = jsonrpc.CodeMethodNotFound
+	case !strings.HasPrefix(text, "invalid request"):
+		ref.message = "invalid request: " + strings.TrimPrefix(text, "Bad Request: ")
+	}
+	w.Header().Del("X-Content-Type-Options")
+	writeRefusal(w, ref)
+}
+
+// notHandled begins the SDK's refusal of a method it does not handle.
+const notHandled = "JSON RPC not handled"
+
+// refusalWriter holds back a plain-text 400, the SDK's refusal, for
+// answerRefusals to answer; anything else passes through.
+type refusalWriter struct {
+	http.ResponseWriter
+	held bool
+	text bytes.Buffer
+}
+
+func (w *refusalWriter) WriteHeader(code int) {
+	if code == http.StatusBadRequest && strings.HasPrefix(w.Header().Get("Content-Type"), "text/plain") {
+		w.held = true
+		return
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *refusalWriter) Write(p []byte) (int, error) {
+	if w.held {
+		return w.text.Write(p)
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+// Unwrap is for http.ResponseController, which the SDK flushes events with.
+func (w *refusalWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // batchRefusal is why a POST's batch, msg (valid JSON), is refused, as
 // stdio refuses it: a batch without a session (initialize comes alone) or

@@ -107,3 +107,44 @@ func TestHTTPBatchAndEmptyBodyAreJSONRPCErrors(t *testing.T) {
 		t.Errorf("a batch of 2025-03-26: %s %s", resp.Status, body)
 	}
 }
+
+// Regression: over Streamable HTTP, a request the SDK does not handle
+// (a method it does not know, a notification's method sent with an id,
+// a request without the params it needs) and a request with an
+// Mcp-Protocol-Version header of a version the server does not speak were
+// answered with a plain-text 400, which the Go SDK's client takes for a
+// broken connection, where stdio answers -32601 or -32600 naming the
+// request's id. They are answered so over HTTP too, with status 400, and
+// a notification of a method the server does not know is let go (202), as
+// stdio lets it go; the session goes on.
+func TestHTTPUnhandledRequestIsAJSONRPCError(t *testing.T) {
+	f := serve(t, "", nil)
+	hs := httptest.NewServer(f.srv.Handler(""))
+	t.Cleanup(hs.Close)
+	p := httpPoster{t, hs.URL}
+	session := p.session("2025-06-18")
+	for _, tt := range []struct {
+		version, body string
+		code          int
+		id            string
+	}{
+		{"2025-06-18", `{"jsonrpc":"2.0","id":5,"method":"foo/bar"}`, -32601, `5`},
+		{"2025-06-18", `{"jsonrpc":"2.0","id":"n","method":"notifications/initialized"}`, -32600, `"n"`},
+		{"2025-06-18", `{"jsonrpc":"2.0","id":6,"method":"tools/call"}`, -32600, `6`},
+		{"2025-06-18", `{"jsonrpc":"2.0","method":"tools/list"}`, -32600, `null`},
+		{"1999-01-01", `{"jsonrpc":"2.0","id":7,"method":"ping"}`, -32600, `7`},
+	} {
+		resp, body := p.post(session, tt.version, tt.body)
+		var m rawMessage
+		if resp.StatusCode != http.StatusBadRequest || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") ||
+			json.Unmarshal([]byte(body), &m) != nil || m.Error == nil || m.Error.Code != tt.code || string(m.ID) != tt.id {
+			t.Errorf("%s (version %s): %s %q %s, want 400 with code %d and id %s", tt.body, tt.version, resp.Status, resp.Header.Get("Content-Type"), body, tt.code, tt.id)
+		}
+		if resp, body := p.post(session, "2025-06-18", `{"jsonrpc":"2.0","id":99,"method":"tools/list"}`); resp.StatusCode != http.StatusOK || !strings.Contains(body, `"list_dir"`) {
+			t.Fatalf("after %s: %s %s", tt.body, resp.Status, body)
+		}
+	}
+	if resp, body := p.post(session, "2025-06-18", `{"jsonrpc":"2.0","method":"notifications/foo"}`); resp.StatusCode != http.StatusAccepted {
+		t.Errorf("a notification the server does not know: %s %s, want 202", resp.Status, body)
+	}
+}
