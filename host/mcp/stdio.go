@@ -132,8 +132,13 @@ type refusal struct {
 // id (1 for 1.5). With an exchange, x, a line x refuses is refused (see
 // exchange).
 type messageCheck struct {
-	// batches reports whether the session takes batches.
-	batches  func() bool
+	// batches reports whether the session takes batches, until the
+	// initialize line is read (see version).
+	batches func() bool
+	// version is the protocol version the initialize line passed on asks
+	// for: the SDK takes batches by it, and the lines after it are read
+	// before the SDK has handled it.
+	version  string
 	batchIDs map[jsonrpc.ID]bool // the requests of earlier batches
 	x        *exchange
 }
@@ -165,7 +170,24 @@ func (c *messageCheck) check(line []byte) ([]byte, *refusal) {
 	if r := c.admit(idOf(msg), []json.RawMessage{msg}, []jsonrpc.Message{m}); r != nil {
 		return nil, r
 	}
+	if req, ok := m.(*jsonrpc.Request); ok && req.Method == "initialize" && req.ID.IsValid() && c.version == "" {
+		var p struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		}
+		if json.Unmarshal(req.Params, &p) == nil {
+			c.version = p.ProtocolVersion
+		}
+	}
 	return append(msg, '\n'), nil
+}
+
+// takesBatches reports whether the session takes batches: by the version
+// its initialize asked for, once read.
+func (c *messageCheck) takesBatches() bool {
+	if c.version != "" {
+		return versionTakesBatches(c.version)
+	}
+	return c.batches != nil && c.batches()
 }
 
 // admit refuses msgs, a line's messages (raws as sent), with id, if a
@@ -193,7 +215,7 @@ func (c *messageCheck) batch(msg []byte) ([]byte, *refusal) {
 	invalid := func(why string) ([]byte, *refusal) {
 		return nil, &refusal{id: json.RawMessage("null"), code: jsonrpc.CodeInvalidRequest, message: "invalid request: " + why}
 	}
-	if c.batches == nil || !c.batches() {
+	if !c.takesBatches() {
 		return invalid(noBatches)
 	}
 	raws, msgs, why := batchMessages(msg)
@@ -302,7 +324,14 @@ func takesBatches(ss *sdk.ServerSession) bool {
 		return false
 	}
 	p := ss.InitializeParams()
-	return p != nil && p.ProtocolVersion < "2025-06-18" && slices.Contains(sdk.SupportedProtocolVersions(), p.ProtocolVersion)
+	return p != nil && versionTakesBatches(p.ProtocolVersion)
+}
+
+// versionTakesBatches reports whether the SDK takes batches in a session
+// whose client asked for protocol version v: one the SDK has that is
+// older than 2025-06-18 (the SDK then agrees to it).
+func versionTakesBatches(v string) bool {
+	return v < "2025-06-18" && slices.Contains(sdk.SupportedProtocolVersions(), v)
 }
 
 // idOf is the id of the request msg, when one can be read from it: a
