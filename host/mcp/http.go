@@ -249,8 +249,9 @@ func (s *Server) batchRefusal(r *http.Request, msg []byte) *refusal {
 }
 
 // malformed is why body, a POST's, is refused, as stdio refuses a line:
-// it is not JSON, or, not a batch, it is no JSON-RPC message, or a
-// request whose id cannot be answered as sent; nil if not.
+// it is not JSON, or, not a batch, it is no JSON-RPC message, a request
+// whose id cannot be answered as sent, or an initialize whose params
+// cannot be read (see paramsRefusal); nil if not.
 func malformed(body []byte) *refusal {
 	msg := bytes.TrimSpace(body)
 	if len(msg) == 0 {
@@ -268,6 +269,9 @@ func malformed(body []byte) *refusal {
 	m, err := jsonrpc.DecodeMessage(msg)
 	if err != nil {
 		return &refusal{id: idOf(msg), code: jsonrpc.CodeInvalidRequest, message: "invalid request: " + err.Error()}
+	}
+	if r := paramsRefusal(msg, m); r != nil {
+		return r
 	}
 	req, ok := m.(*jsonrpc.Request)
 	switch {

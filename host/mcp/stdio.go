@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -129,8 +130,9 @@ type refusal struct {
 //
 // A request whose id is a number that is not an integer, or one too large
 // to be read exactly, is refused too: the SDK would answer it with another
-// id (1 for 1.5). With an exchange, x, a line x refuses is refused (see
-// exchange).
+// id (1 for 1.5), and so is an initialize whose params the SDK cannot
+// read (see paramsRefusal). With an exchange, x, a line x refuses is
+// refused (see exchange).
 type messageCheck struct {
 	// batches reports whether the session takes batches, until the
 	// initialize line is read (see version).
@@ -166,6 +168,9 @@ func (c *messageCheck) check(line []byte) ([]byte, *refusal) {
 		// The SDK takes it for a notification, and answers nothing.
 		return nil, &refusal{id: json.RawMessage("null"), code: jsonrpc.CodeInvalidRequest,
 			message: "invalid request: id null: a request's id is a string or a number (a notification has no id member)"}
+	}
+	if r := paramsRefusal(msg, m); r != nil {
+		return nil, r
 	}
 	if r := c.admit(idOf(msg), []json.RawMessage{msg}, []jsonrpc.Message{m}); r != nil {
 		return nil, r
@@ -288,6 +293,29 @@ func batchMessages(msg []byte) (raws []json.RawMessage, msgs []jsonrpc.Message, 
 		}
 	}
 	return raws, msgs, ""
+}
+
+// paramsRefusal refuses m, msg decoded, an initialize request whose
+// params the SDK cannot read (null, a protocolVersion that is no string,
+// capabilities that are no object), with invalid params, naming its id:
+// the SDK answers it with code 0, no JSON-RPC code, where it answers
+// another method's with -32602. Params left out are the SDK's to refuse
+// (-32600). nil for any other message.
+func paramsRefusal(msg []byte, m jsonrpc.Message) *refusal {
+	req, ok := m.(*jsonrpc.Request)
+	if !ok || req.Method != "initialize" || !req.ID.IsValid() || len(req.Params) == 0 {
+		return nil
+	}
+	var p *sdk.InitializeParams
+	err := json.Unmarshal(req.Params, &p)
+	if err == nil && p == nil {
+		err = errors.New("params null")
+	}
+	if err == nil {
+		return nil
+	}
+	return &refusal{id: idOf(msg), code: jsonrpc.CodeInvalidParams,
+		message: fmt.Sprintf("invalid params of initialize: %v (they are the client's protocolVersion, a string, its capabilities and its clientInfo, objects)", err)}
 }
 
 // maxNesting is the deepest JSON the SDK decodes a message of.
