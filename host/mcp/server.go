@@ -580,9 +580,15 @@ func callError(err error) error {
 // without a code (which it sends as code 0) its code: a second initialize
 // of a session is an invalid request; a resources/read has invalid params
 // when the URI names no regular file of the workspace or one too large,
-// an internal error when the server could not read what it names.
+// an internal error when the server could not read what it names. A
+// logging/setLevel of a level MCP does not have, which the SDK takes, is
+// refused with invalid params, as MCP asks.
 func (s *Server) codeErrors(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		if level := logLevel(method, req); level != nil && !slices.Contains(logLevels, *level) {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+				Message: fmt.Sprintf("invalid params: level %q is not one of MCP's: %s", *level, strings.Join(logLevels, ", "))}
+		}
 		res, err := next(ctx, method, req)
 		var coded *jsonrpc.Error
 		if err == nil || errors.As(err, &coded) {
@@ -602,6 +608,23 @@ func (s *Server) codeErrors(next sdk.MethodHandler) sdk.MethodHandler {
 		}
 		return nil, &jsonrpc.Error{Code: code, Message: err.Error()}
 	}
+}
+
+// logLevels are MCP's logging levels, least severe first.
+var logLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+
+// logLevel is the level a logging/setLevel request, req, asks for; nil
+// for a request of another method.
+func logLevel(method string, req sdk.Request) *string {
+	if method != "logging/setLevel" {
+		return nil
+	}
+	var p struct {
+		Level string `json:"level"`
+	}
+	b, _ := json.Marshal(req.GetParams())
+	json.Unmarshal(b, &p)
+	return &p.Level
 }
 
 // uriFault reports whether what uri names is why it could not be read:
