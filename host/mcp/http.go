@@ -61,9 +61,9 @@ func isLoopback(host string) bool {
 //
 // A session whose client leaves it idle for Options.SessionIdle (unless
 // it is negative), with no request open (no POST being served, no
-// standalone stream held), is closed, as a DELETE closes it: its client is gone without a DELETE (a
-// process killed), or, if not, it is answered 404 and starts a new
-// session, as MCP asks of a client.
+// standalone stream held), is closed, as a DELETE closes it: its client
+// is gone without a DELETE (a process killed), or, if not, it is
+// answered 404 and starts a new session, as MCP asks of a client.
 func (s *Server) Handler(token string) http.Handler {
 	var h http.Handler = s.countPosts(s.endOnDelete(s.closeIdle(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.srv }, nil))))
 	h = refuseBeforeInitialize(h)
