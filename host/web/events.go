@@ -19,7 +19,8 @@ import (
 // text/event-stream) the lines are Server-Sent Events, each line's data
 // field with its index as id, sent as they are committed while a process
 // runs the agent; an "end" event closes the stream when that run ends.
-// Without, the answer is JSON Lines.
+// A stream the request's end stops first (the server stops) closes with
+// no "end": the run may go on. Without, the answer is JSON Lines.
 func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	after, err := afterOf(r)
@@ -55,6 +56,14 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	})
 	if err != nil && !out.started {
 		fail(w, err)
+		return
+	}
+	if follow && err == nil && r.Context().Err() != nil {
+		// The request ended before the run did: the server stops (or
+		// the client left). "end" would say the run ended; the stream
+		// closes without it, as one the network cut, and an EventSource
+		// reconnects from its Last-Event-ID.
+		out.start()
 		return
 	}
 	out.end(err)
