@@ -24,10 +24,18 @@ func cookieName(r *http.Request) string {
 	return "cairn_read"
 }
 
-// refusal is why a request was not admitted.
+// refusal is why a request was not admitted; a 405's has the methods
+// the route serves, for its Allow header.
 type refusal struct {
 	status int
 	msg    string
+	allow  string
+}
+
+// notServed is the error of a 405: the method, and those the route
+// serves.
+func notServed(method, allow string) string {
+	return "method " + method + " is not served here: this route serves " + allow
 }
 
 // admit checks a request before it is routed: the Host of a loopback
@@ -35,25 +43,29 @@ type refusal struct {
 // request to a server beyond loopback.
 func (s *Server) admit(r *http.Request) *refusal {
 	if s.cfg.Loopback && !loopbackHost(r.Host) {
-		return &refusal{http.StatusMisdirectedRequest, "host " + r.Host + " is not this server's: a loopback server answers only to localhost, 127.0.0.1 or [::1]"}
+		return &refusal{status: http.StatusMisdirectedRequest, msg: "host " + r.Host + " is not this server's: a loopback server answers only to localhost, 127.0.0.1 or [::1]"}
 	}
 	if r.Method == http.MethodGet || r.Method == http.MethodHead {
 		if s.cfg.Loopback || loginPaths[r.URL.Path] || s.bearer(r) || s.cookie(r) {
 			return nil
 		}
-		return &refusal{http.StatusUnauthorized, "token required: send Authorization: Bearer TOKEN, or open the login link cairn serve printed"}
+		return &refusal{status: http.StatusUnauthorized, msg: "token required: send Authorization: Bearer TOKEN, or open the login link cairn serve printed"}
 	}
 	if r.Method != http.MethodPost {
-		return &refusal{http.StatusMethodNotAllowed, "method " + r.Method + " is not served"}
+		allow := s.allowed(r)
+		if allow == "" {
+			return &refusal{status: http.StatusNotFound, msg: "nothing is served at " + r.URL.Path}
+		}
+		return &refusal{status: http.StatusMethodNotAllowed, msg: notServed(r.Method, allow), allow: allow}
 	}
 	if !sameOrigin(r) {
-		return &refusal{http.StatusForbidden, "cross-origin request refused: Origin " + r.Header.Get("Origin") + " is not this server"}
+		return &refusal{status: http.StatusForbidden, msg: "cross-origin request refused: Origin " + r.Header.Get("Origin") + " is not this server"}
 	}
 	if s.cfg.ReadOnly {
-		return &refusal{http.StatusForbidden, "this server is read-only (cairn serve --read-only): it changes nothing"}
+		return &refusal{status: http.StatusForbidden, msg: "this server is read-only (cairn serve --read-only): it changes nothing"}
 	}
 	if !s.bearer(r) {
-		return &refusal{http.StatusUnauthorized, "a state change needs the token: send Authorization: Bearer TOKEN (cairn serve printed it)"}
+		return &refusal{status: http.StatusUnauthorized, msg: "a state change needs the token: send Authorization: Bearer TOKEN (cairn serve printed it)"}
 	}
 	return nil
 }

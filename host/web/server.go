@@ -93,26 +93,47 @@ func (s *Server) LoginPath() string { return "/login?once=" + s.login.value }
 // ServeHTTP checks a request (see the package doc) and answers it.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	securityHeaders(w)
-	a := &jsonErrors{ResponseWriter: w, body: s.watchBody(w, r)}
+	a := &jsonErrors{ResponseWriter: w, body: s.watchBody(w, r), method: r.Method}
 	if err := s.admit(r); err != nil {
+		if err.allow != "" {
+			a.Header().Set("Allow", err.allow)
+		}
 		writeError(a, err.status, err.msg)
 		return
 	}
 	s.mux.ServeHTTP(a, r)
 }
 
+// allowed lists the methods the route of r's path serves, as an Allow
+// header does ("GET, HEAD" or "POST"); empty when no route serves it.
+func (s *Server) allowed(r *http.Request) string {
+	var out []string
+	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost} {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, pattern := s.mux.Handler(probe); pattern != "" {
+			out = append(out, m)
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
 // jsonErrors turns the plain-text errors of the mux itself (no route 404,
-// wrong method 405) into the API's JSON errors; every answer of a handler
-// passes through unchanged. An answer given before the request's body has
-// been read closes the connection (see watchBody).
+// wrong method 405, which then names the methods the route serves) into
+// the API's JSON errors; every answer of a handler passes through
+// unchanged. An answer given before the request's body has been read
+// closes the connection (see watchBody).
 type jsonErrors struct {
 	http.ResponseWriter
-	plain bool      // the answer is a plain-text error, to be written as JSON
-	body  *bodyRead // the request's body, nil for none
+	plain  bool      // the answer is a plain-text error, to be written as JSON
+	body   *bodyRead // the request's body, nil for none
+	method string    // the request's
+	status int       // the answer's
 }
 
 func (j *jsonErrors) WriteHeader(status int) {
 	h := j.Header()
+	j.status = status
 	if status >= 400 && strings.HasPrefix(h.Get("Content-Type"), "text/plain") {
 		j.plain = true
 		h.Set("Content-Type", "application/json")
@@ -128,7 +149,11 @@ func (j *jsonErrors) Write(p []byte) (int, error) {
 	if !j.plain {
 		return j.ResponseWriter.Write(p)
 	}
-	if err := json.NewEncoder(j.ResponseWriter).Encode(apiError{Error: strings.TrimSpace(string(p))}); err != nil {
+	msg := strings.TrimSpace(string(p))
+	if allow := j.Header().Get("Allow"); j.status == http.StatusMethodNotAllowed && allow != "" {
+		msg = notServed(j.method, allow)
+	}
+	if err := json.NewEncoder(j.ResponseWriter).Encode(apiError{Error: msg}); err != nil {
 		return 0, err
 	}
 	return len(p), nil
