@@ -64,17 +64,23 @@ func decodeObject(raw json.RawMessage, v any) error {
 }
 
 // handleDecide approves or denies a call with Engine.Decide, as `cairn
-// approve` and `cairn deny` do; the body may give {"reason": "..."}.
+// approve` and `cairn deny` do; a denial's body may give {"reason":
+// "..."}, and an approval's, as `cairn approve`, gives nothing: {} or
+// none.
 func (s *Server) handleDecide(approved bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		var body struct {
+		var denial struct {
 			Reason string `json:"reason"`
 		}
-		if !readBody(w, r, &body) {
+		var body any = &denial
+		if approved {
+			body = &struct{}{}
+		}
+		if !readBody(w, r, body) {
 			return
 		}
 		id, call := r.PathValue("id"), r.PathValue("call")
-		if err := s.eng.Decide(r.Context(), id, call, host.Decision{Approved: approved, Reason: body.Reason}); err != nil {
+		if err := s.eng.Decide(r.Context(), id, call, host.Decision{Approved: approved, Reason: denial.Reason}); err != nil {
 			fail(w, err)
 			return
 		}
