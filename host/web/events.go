@@ -20,7 +20,8 @@ import (
 // field with its index as id, sent as they are committed while a process
 // runs the agent; an "end" event closes the stream when that run ends.
 // A stream the request's end stops first (the server stops) closes with
-// no "end": the run may go on. Without, the answer is JSON Lines.
+// no "end": the run may go on. A HEAD does not follow. Without, the
+// answer is JSON Lines.
 func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	after, err := afterOf(r)
@@ -28,7 +29,10 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	follow := q.Get("follow") == "1" || r.Header.Get("Accept") == "text/event-stream"
+	sse := q.Get("follow") == "1" || r.Header.Get("Accept") == "text/event-stream"
+	// A HEAD gets the stream's header and ends: following a run to write
+	// nothing would hold its connection, unanswered, while the run goes on.
+	follow := sse && r.Method != http.MethodHead
 	id, only := r.PathValue("id"), q.Get("run")
 	// ReadHistory says whether the agent exists and can be read before it
 	// writes, without decoding its state, so that an agent the other
@@ -37,7 +41,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	if only != "" && !s.hasRun(w, r, id, only) {
 		return
 	}
-	out := newLineWriter(w, follow)
+	out := newLineWriter(w, sse)
 	n := 0
 	err = host.ReadHistory(r.Context(), s.store, id, follow, func(e host.Event, line []byte) error {
 		n++
