@@ -21,15 +21,16 @@ import (
 // # Errors
 //
 // checkpoint.ErrNotFound for an unknown agent, checkpoint.ErrLocked while
-// a process still runs it after decideHeldWait, ErrNotAwaiting when the
-// call does not wait for a decision (the error lists those that do).
+// a process still runs it after decideHeldWait and the call awaits a
+// decision, ErrNotAwaiting when the call does not wait for one (the error
+// lists those that do).
 func (e *Engine) Decide(ctx context.Context, id, call string, d Decision) error {
 	if err := e.begin(ctx); err != nil {
 		return err
 	}
 	lock, err := e.lockToDecide(ctx, id)
 	if err != nil {
-		return err
+		return e.notAwaitingWhileHeld(id, call, err)
 	}
 	defer lock.Unlock()
 	rec, log, err := e.store.Open(id)
@@ -79,6 +80,26 @@ func (e *Engine) lockToDecide(ctx context.Context, id string) (checkpoint.Lock, 
 		}
 		time.Sleep(pauseEvery)
 	}
+}
+
+// notAwaitingWhileHeld is the error of a decision on call that could not
+// take agent id's lock (err): where the agent, read without its lock,
+// has no such call awaiting a decision, ErrNotAwaiting, listing those
+// that do, rather than the lock's error, which says the run asks again
+// for each call that awaits one; else err.
+func (e *Engine) notAwaitingWhileHeld(id, call string, err error) error {
+	if !errors.Is(err, checkpoint.ErrLocked) {
+		return err
+	}
+	rec, rerr := e.store.Read(id)
+	if rerr != nil {
+		return err
+	}
+	waiting := awaitingDecision(rec.Tail)
+	if slices.ContainsFunc(waiting, func(c conversation.ToolCall) bool { return c.ID == call }) {
+		return err
+	}
+	return fmt.Errorf("agent %q is running, and its %s %w; %s", id, call, ErrNotAwaiting, listAwaiting(waiting))
 }
 
 // noteDecision adds the decision's approval_decided event to the agent's
