@@ -29,16 +29,21 @@ func (v *overlayFS) Rename(from, to string) experimentalsys.Errno {
 		return e
 	}
 	defer v.o.mu.Unlock()
-	if (fromDir || toDir) && v.o.notDir(from) || toDir && v.o.notDir(to) {
+	if (fromDir || toDir) && v.o.notDir(from) {
 		// A trailing slash on either path names a directory: rename(2)
-		// says ENOTDIR when the old path is not one, or the new path
-		// so named is something else (a symlink too: it is not
-		// followed).
+		// says ENOTDIR when the old path is not one (a symlink too: it
+		// is not followed). A directory renamed onto "x/" that is not
+		// one is ENOTDIR in rename as it is without the slash.
 		return experimentalsys.ENOTDIR
 	}
 	return v.o.rename(from, to)
 }
 
+// rename answers what rename(2) refuses on Linux as it does (ENOENT,
+// ENOTDIR, EISDIR) before what the overlay refuses of a rename Linux would
+// make: moving or replacing a workspace symlink (EPERM) or special file
+// (EACCES). A directory renamed onto a symlink is ENOTDIR, the symlink
+// untouched, whether or not the overlay would have replaced it.
 func (o *Overlay) rename(from, to string) experimentalsys.Errno {
 	src, e := o.lookup(from, true)
 	if e != 0 {
@@ -55,14 +60,16 @@ func (o *Overlay) rename(from, to string) experimentalsys.Errno {
 		return 0
 	case isReserved(to):
 		return experimentalsys.EACCES
+	case src.isDir() && dst.exists() && !dst.isDir():
+		return experimentalsys.ENOTDIR
+	case !src.isDir() && dst.isDir():
+		return experimentalsys.EISDIR
 	case dst.n == nil && dst.lower == lowerLink, src.n == nil && src.lower == lowerLink:
 		return experimentalsys.EPERM
 	case dst.n == nil && dst.lower == lowerOther, src.n == nil && src.lower == lowerOther:
 		return experimentalsys.EACCES
 	case src.isDir():
 		return o.renameDir(from, to, dst)
-	case dst.isDir():
-		return experimentalsys.EISDIR
 	}
 	if e := o.fits(src.n == nil, from, to); e != 0 {
 		return e

@@ -310,16 +310,18 @@ func (w *Dir) Chmod(path string, perm fs.FileMode) experimentalsys.Errno {
 }
 
 // Rename renames within the mount. A directory replaces an empty
-// directory, as rename(2) does (os.Root refuses that with EEXIST), and a
-// file renamed to a path with a trailing slash is ENOTDIR, as rename(2)
-// says, even onto a directory. A symlink, or a directory holding one or
-// more than maxMoveEntries entries, is renamed only within its own
-// directory (see mayMove).
+// directory, as rename(2) does (os.Root refuses that with EEXIST). As
+// rename(2) says, a missing source is ENOENT whatever the target, and a
+// source that is no directory (a file, a symlink) is ENOTDIR when either
+// path has a trailing slash, even onto a directory; what is at the
+// target refuses it next (see ontoKind). A symlink, or a directory
+// holding one or more than maxMoveEntries entries, is renamed only within
+// its own directory (see mayMove).
 func (w *Dir) Rename(from, to string) experimentalsys.Errno {
 	if w.ReadOnly {
 		return experimentalsys.EROFS
 	}
-	toDir := strings.HasSuffix(to, "/")
+	slashed := strings.HasSuffix(from, "/") || strings.HasSuffix(to, "/")
 	from, e := name(from)
 	if e != 0 {
 		return e
@@ -328,8 +330,15 @@ func (w *Dir) Rename(from, to string) experimentalsys.Errno {
 	if e != 0 {
 		return e
 	}
-	if fi, err := w.Root.Lstat(from); toDir && err == nil && !fi.IsDir() {
+	fi, err := w.Root.Lstat(rel(strings.TrimRight(from, "/")))
+	if err != nil {
+		return Errno(err)
+	}
+	if slashed && !fi.IsDir() {
 		return experimentalsys.ENOTDIR
+	}
+	if e := w.ontoKind(fi, to); e != 0 {
+		return e
 	}
 	if e := w.mayMove(from, to); e != 0 {
 		return e

@@ -39,6 +39,35 @@ func (w *Dir) renameOverDir(from, to string) experimentalsys.Errno {
 	return Errno(unix.Renameat(int(src.Fd()), fromBase, int(dst.Fd()), toBase))
 }
 
+// ontoKind refuses, as rename(2) does, to rename src onto what is at to:
+// a directory onto what is not one (ENOTDIR) or onto a directory that is
+// not empty (ENOTEMPTY), anything else onto a directory (EISDIR). It
+// comes before mayMove, so that a rename Linux refuses gets Linux's
+// answer, not the refusal of a move that could never have happened. A
+// target that does not resolve is left to the rename.
+func (w *Dir) ontoKind(src fs.FileInfo, to string) experimentalsys.Errno {
+	dst, err := w.Root.Lstat(rel(strings.TrimRight(to, "/")))
+	switch {
+	case err != nil || os.SameFile(src, dst):
+		return 0
+	case src.IsDir() && !dst.IsDir():
+		return experimentalsys.ENOTDIR
+	case !src.IsDir() && dst.IsDir():
+		return experimentalsys.EISDIR
+	case !src.IsDir():
+		return 0
+	}
+	d, err := w.Root.OpenFile(rel(strings.TrimRight(to, "/")), os.O_RDONLY|unix.O_DIRECTORY|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return 0
+	}
+	defer d.Close()
+	if names, _ := d.Readdirnames(1); len(names) > 0 {
+		return experimentalsys.ENOTEMPTY
+	}
+	return 0
+}
+
 // mayMove refuses (EPERM) to move a symlink, or a directory that holds
 // one anywhere below it, or more entries below it than are looked at
 // (maxMoveEntries, see holdsNoLink), from its directory to another: a
