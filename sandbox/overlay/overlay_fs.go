@@ -64,7 +64,7 @@ func (v *overlayFS) openRead(p string, dirOnly bool, flag experimentalsys.Oflag)
 		return &overlayDir{v: v, path: p, root: true}, 0
 	}
 	if en.n == nil {
-		f, e := v.lower.Open(p, flag, 0)
+		f, e := v.lower.Open(slashed(p, dirOnly), flag, 0)
 		switch {
 		case e != 0:
 			return nil, e
@@ -112,12 +112,14 @@ func (v *overlayFS) openWrite(p string, dirOnly bool, flag experimentalsys.Oflag
 	case en.isDir() && flag&(experimentalsys.O_WRONLY|experimentalsys.O_RDWR|experimentalsys.O_TRUNC|experimentalsys.O_CREAT) == 0:
 		// O_APPEND alone: open(2) opens a directory to read.
 		return v.openRead(p, dirOnly, flag&^experimentalsys.O_APPEND)
-	case en.isDir() || (dirOnly && !en.exists()):
+	case en.isDir():
 		return nil, experimentalsys.EISDIR
+	case n == nil && en.lower == lowerLink:
+		return v.openWriteLink(p, dirOnly, flag)
+	case dirOnly && !en.exists():
+		return nil, experimentalsys.ENOENT
 	case dirOnly:
 		return nil, experimentalsys.ENOTDIR
-	case n == nil && en.lower == lowerLink:
-		return nil, experimentalsys.EPERM
 	case n == nil && en.lower == lowerOther:
 		return nil, experimentalsys.EACCES
 	case n == nil && en.lower == lowerFile:
@@ -131,6 +133,43 @@ func (v *overlayFS) openWrite(p string, dirOnly bool, flag experimentalsys.Oflag
 		return nil, e
 	}
 	return v.openStaged(p, n, flag&^(experimentalsys.O_CREAT|experimentalsys.O_EXCL))
+}
+
+// openWriteLink answers an open to write of p, a symlink of the
+// workspace, which is never written through (EPERM), as open(2) would
+// have refused it first: with O_NOFOLLOW (ELOOP), leading nowhere without
+// O_CREAT (ENOENT), to a directory (EISDIR; one opened only to append is
+// opened to read, as open(2) does), to a file with a trailing slash
+// (ENOTDIR).
+func (v *overlayFS) openWriteLink(p string, dirOnly bool, flag experimentalsys.Oflag) (experimentalsys.File, experimentalsys.Errno) {
+	if flag&experimentalsys.O_NOFOLLOW != 0 && !dirOnly {
+		return nil, guestfs.NoFollowErrno(flag)
+	}
+	st, e := v.lower.Stat(p)
+	isDir := e == 0 && st.Mode.IsDir()
+	switch {
+	case e == experimentalsys.ENOENT && flag&experimentalsys.O_CREAT == 0:
+		return nil, e
+	case e != 0 && e != experimentalsys.ENOENT:
+		return nil, e
+	case isDir && flag&(experimentalsys.O_WRONLY|experimentalsys.O_RDWR|experimentalsys.O_TRUNC|experimentalsys.O_CREAT) == 0:
+		return v.openRead(p, dirOnly, flag&^experimentalsys.O_APPEND)
+	case isDir:
+		return nil, experimentalsys.EISDIR
+	case dirOnly:
+		return nil, experimentalsys.ENOTDIR
+	}
+	return nil, experimentalsys.EPERM
+}
+
+// slashed is p with a trailing slash when dirOnly: the name the
+// workspace's filesystem resolves as open(2) and stat(2) resolve one
+// (following a final symlink, and ENOTDIR when it is no directory).
+func slashed(p string, dirOnly bool) string {
+	if dirOnly && p != "." {
+		return p + "/"
+	}
+	return p
 }
 
 // openStaged opens the staged file of p, truncating it if asked.
@@ -195,7 +234,7 @@ func (v *overlayFS) stat(p string, lower func(string) (sys.Stat_t, experimentals
 	var st sys.Stat_t
 	switch {
 	case en.n == nil:
-		if st, e = lower(p); e == 0 {
+		if st, e = lower(slashed(p, dirOnly)); e == 0 {
 			e = v.o.saw(p) // only what exists: the call saw nothing else to make again
 		}
 	case en.n.kind == nodeGone:
@@ -223,7 +262,7 @@ func dirStat(p string) sys.Stat_t {
 
 // Readlink reads a symlink of the workspace; the call can make none.
 func (v *overlayFS) Readlink(p string) (string, experimentalsys.Errno) {
-	p, _, e := clean(p)
+	p, dirOnly, e := clean(p)
 	if e != 0 {
 		return "", e
 	}
@@ -234,9 +273,11 @@ func (v *overlayFS) Readlink(p string) (string, experimentalsys.Errno) {
 	case e != 0:
 		return "", e
 	case en.n == nil:
-		return v.lower.Readlink(p)
+		return v.lower.Readlink(slashed(p, dirOnly))
 	case en.n.kind == nodeGone:
 		return "", experimentalsys.ENOENT
+	case en.n.kind == nodeFile && dirOnly:
+		return "", experimentalsys.ENOTDIR
 	}
 	return "", experimentalsys.EINVAL
 }

@@ -181,10 +181,11 @@ func refusedRename(mount, src, dst, from, to string) experimentalsys.Errno {
 // fixture makes f0, d0/c0 and sub, then the source s and the target to
 // (t or sub/t, without its slash).
 func fixture(k renameMaker, src, dst func(renameMaker, string), to string) {
-	k.file("f0", "f0")
-	k.dir("d0")
-	k.file("d0/c0", "d0/c0")
-	k.onHost().dir("sub")
+	h := k.onHost() // what links lead to is read on the host, and sub holds links
+	h.file("f0", "f0")
+	h.dir("d0")
+	h.file("d0/c0", "d0/c0")
+	h.dir("sub")
 	src(k, "s")
 	dst(k, strings.TrimSuffix(to, "/"))
 }

@@ -148,11 +148,19 @@ func (w *Dir) Open(path string, flag experimentalsys.Oflag, _ fs.FileMode) (*Fil
 		// trailing slash cannot be, whatever is there.
 		return nil, experimentalsys.EISDIR
 	}
+	if e := w.noFollowLink(path, flag); e != 0 {
+		return nil, e
+	}
 	path, e := name(path)
 	if e != 0 {
 		return nil, e
 	}
 	f, err := w.Root.OpenFile(path, OSFlags(flag&^experimentalsys.O_TRUNC)|syscall.O_NONBLOCK, newFileMode)
+	if errors.Is(err, syscall.ENXIO) {
+		// A FIFO with no reader, opened to write without blocking: it is
+		// refused as every special file is.
+		return nil, experimentalsys.EACCES
+	}
 	if err != nil {
 		return nil, Errno(err)
 	}
@@ -181,6 +189,34 @@ func (w *Dir) Open(path string, flag experimentalsys.Oflag, _ fs.FileMode) (*Fil
 		}
 	}
 	return &File{F: f, FS: w, Path: path, isDir: fi.IsDir(), Append: flag&experimentalsys.O_APPEND != 0, Mode: fi.Mode().Perm()}, 0
+}
+
+// noFollowLink refuses an open with O_NOFOLLOW of a symlink, as open(2)
+// does (os.Root would follow it): ELOOP, or ENOTDIR with O_DIRECTORY;
+// unless a trailing slash asks for what it leads to or O_CREAT|O_EXCL
+// asks for nothing to be there (EEXIST). Zero: the open goes on.
+func (w *Dir) noFollowLink(path string, flag experimentalsys.Oflag) experimentalsys.Errno {
+	excl := experimentalsys.O_CREAT | experimentalsys.O_EXCL
+	if flag&experimentalsys.O_NOFOLLOW == 0 || flag&excl == excl || strings.HasSuffix(path, "/") {
+		return 0
+	}
+	p, e := name(path)
+	if e != 0 {
+		return e
+	}
+	if fi, err := w.Root.Lstat(p); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		return 0
+	}
+	return NoFollowErrno(flag)
+}
+
+// NoFollowErrno is what open(2) answers an open with O_NOFOLLOW, and flag,
+// of a symlink: ENOTDIR with O_DIRECTORY, else ELOOP.
+func NoFollowErrno(flag experimentalsys.Oflag) experimentalsys.Errno {
+	if flag&experimentalsys.O_DIRECTORY != 0 {
+		return experimentalsys.ENOTDIR
+	}
+	return experimentalsys.ELOOP
 }
 
 // truncate empties f, opened and checked (fi) at path. Opened only to
