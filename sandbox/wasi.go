@@ -15,7 +15,7 @@ import (
 // but those cairn has its own of: fd_renumber (renumbering),
 // fd_prestat_dir_name (prestatName), fd_allocate (allocating),
 // poll_oneoff (polling), fd_seek, fd_tell, fd_pread and fd_pwrite of
-// stdio (unseekable), and those
+// stdio (unseekable), the path functions' "." and ".." (dotted), and those
 // that keep and report descriptors' rights (fd_fdstat_get,
 // fd_fdstat_set_rights, path_open, fd_close: see descriptors). Every
 // function acting through a descriptor first checks the rights it needs
@@ -47,6 +47,15 @@ func instantiateWASI(ctx context.Context, rt wazero.Runtime, fds *descriptors) e
 	}
 	for _, name := range []string{"fd_seek", "fd_tell", "fd_pread", "fd_pwrite"} {
 		ours[name] = unseekable{fn: theirs(name), fdstat: theirs("fd_fdstat_get")}
+	}
+	for name := range pathParams {
+		fn, ok := ours[name]
+		if !ok {
+			fn = theirs(name)
+		}
+		if ours[name], err = newDotted(name, fn, theirs("path_filestat_get"), defs[name].ParamNames()); err != nil {
+			return fmt.Errorf("instantiate WASI: %w", err)
+		}
 	}
 	for name, needs := range rightsNeeded {
 		needs, err := needsOf(name, needs, defs[name].ParamNames())

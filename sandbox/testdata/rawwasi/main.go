@@ -34,6 +34,12 @@
 // (which is not there) with the flags whose answer open(2) decides by
 // what is there, a directory or not, and prints the errno of each.
 //
+// With the argument dots it calls each path function with paths whose
+// "." and ".." follow a file, nothing, or end the path, under /work
+// (holding inside.txt, sub/, the empty dir empty/ and lsub, a symlink to
+// sub), and prints the
+// errno of each (see TestDotsOfAPathAnswerAsLinux).
+//
 // With the argument rdtrunc it opens with O_TRUNC and the rights of a file
 // only read: /work's lower.txt, which it has not written, and made.txt,
 // which it writes first; it prints the errno of the open, the size read
@@ -341,6 +347,11 @@ func main() {
 		return
 	}
 
+	if len(os.Args) > 1 && os.Args[1] == "dots" {
+		dots()
+		return
+	}
+
 	if len(os.Args) > 1 && os.Args[1] == "stdioseek" {
 		// Seeking, telling and reading or writing at an offset on stdin,
 		// stdout and stderr, none of which is a file.
@@ -572,3 +583,71 @@ func wasmMemorySize() int32
 // growMemory grows linear memory by pages and returns its size before,
 // in pages, or -1 (mem_wasm.s).
 func growMemory(pages int32) int32
+
+// dots calls the path functions with paths holding "." and "..", each
+// once, and prints the errno of each: "dots-" and its name.
+func dots() {
+	var st [64]byte
+	var buf [64]byte
+	var used uint32
+	at := func(p string) (uint32, uint32) {
+		b := []byte(p)
+		return uint32(uintptr(unsafe.Pointer(&b[0]))), uint32(len(b))
+	}
+	for _, c := range []struct {
+		name string
+		call func() uint32
+	}{
+		{"mkdir-file-dotdot", func() uint32 { p, n := at("inside.txt/.."); return pathCreateDirectory(3, p, n) }},
+		{"mkdir-missing-dot-x", func() uint32 { p, n := at("missing/./x"); return pathCreateDirectory(3, p, n) }},
+		{"creat-missing-dot", func() uint32 {
+			_, e := open(3, "missing/.", oflagCreat, rightFdRead|rightFdWrite, 0)
+			return e
+		}},
+		{"open-missing-dotdot", func() uint32 {
+			fd, e := open(3, "missing/../inside.txt", 0, rightFdRead, 0)
+			if e == 0 {
+				fdClose(fd)
+			}
+			return e
+		}},
+		{"open-sub-dotdot", func() uint32 {
+			fd, e := open(3, "sub/../inside.txt", 0, rightFdRead, 0)
+			if e == 0 {
+				fdClose(fd)
+			}
+			return e
+		}},
+		{"stat-file-dot", func() uint32 {
+			p, n := at("inside.txt/.")
+			return pathFilestatGet(3, 1, p, n, uint32(uintptr(unsafe.Pointer(&st[0]))))
+		}},
+		{"readlink-sub-dot", func() uint32 {
+			p, n := at("sub/.")
+			return pathReadlink(3, p, n, uint32(uintptr(unsafe.Pointer(&buf[0]))), 64, uint32(uintptr(unsafe.Pointer(&used))))
+		}},
+		{"stat-link-dot", func() uint32 {
+			p, n := at("lsub/./kept")
+			return pathFilestatGet(3, 1, p, n, uint32(uintptr(unsafe.Pointer(&st[0]))))
+		}},
+		{"stat-link-dotdot", func() uint32 {
+			p, n := at("lsub/../inside.txt")
+			return pathFilestatGet(3, 1, p, n, uint32(uintptr(unsafe.Pointer(&st[0]))))
+		}},
+		{"unlink-file-dotdot", func() uint32 { p, n := at("inside.txt/.."); return pathUnlinkFile(3, p, n) }},
+		{"rmdir-empty-dot", func() uint32 { p, n := at("empty/."); return pathRemoveDirectory(3, p, n) }},
+		{"rmdir-sub-dotdot", func() uint32 { p, n := at("sub/.."); return pathRemoveDirectory(3, p, n) }},
+		{"rename-empty-dot", func() uint32 {
+			p, n := at("empty/.")
+			q, m := at("moved")
+			return pathRename(3, p, n, 3, q, m)
+		}},
+		{"rename-onto-empty-dotdot", func() uint32 {
+			p, n := at("sub")
+			q, m := at("empty/..")
+			return pathRename(3, p, n, 3, q, m)
+		}},
+	} {
+		say("dots-"+c.name, c.call())
+	}
+}

@@ -1,0 +1,65 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/cairnrun/cairn/sandbox/overlay"
+)
+
+// Regression: wazero cleans a guest's path by its letters before a
+// filesystem sees it, so the path functions took "." and ".." as no
+// step at all: "inside.txt/.." was the mount's root and "missing/."
+// "missing", where Linux says ENOTDIR and ENOENT. path_open with O_CREAT
+// of "missing/." made a file missing, path_remove_directory of "empty/."
+// removed empty and path_rename of it renamed it. Each now answers as
+// Linux does (EINVAL where Linux says EBUSY; EPERM for a symlink before
+// "..", which Linux goes up from where it leads), on a plain mount and an
+// overlay, and changes nothing.
+func TestDotsOfAPathAnswerAsLinux(t *testing.T) {
+	want := map[string]string{
+		"mkdir-file-dotdot": "54", "mkdir-missing-dot-x": "44", "creat-missing-dot": "44",
+		"open-missing-dotdot": "44", "open-sub-dotdot": "0", "stat-file-dot": "54",
+		"readlink-sub-dot": "28", "unlink-file-dotdot": "54", "rmdir-empty-dot": "28",
+		"rmdir-sub-dotdot": "55", "rename-empty-dot": "28", "rename-onto-empty-dotdot": "28",
+		"stat-link-dot": "0", "stat-link-dotdot": "63",
+	}
+	for _, kind := range mountKinds {
+		t.Run(kind, func(t *testing.T) {
+			ws := t.TempDir()
+			must(t, os.MkdirAll(filepath.Join(ws, "sub"), 0o755))
+			must(t, os.MkdirAll(filepath.Join(ws, "empty"), 0o755))
+			must(t, os.WriteFile(filepath.Join(ws, "sub", "kept"), []byte("kept"), 0o644))
+			must(t, os.WriteFile(filepath.Join(ws, "inside.txt"), []byte("inside"), 0o644))
+			must(t, os.Symlink("sub", filepath.Join(ws, "lsub")))
+			before := tree(t, ws)
+			mt := Mount{HostPath: ws, GuestPath: "/work"}
+			var ov *overlay.Overlay
+			var staging string
+			if kind == "overlay" {
+				ov, staging = newOverlay(t, ws)
+				mt = Mount{GuestPath: "/work", Overlay: ov}
+			}
+			var stdout, stderr bytes.Buffer
+			p := Policy{Args: []string{"dots"}, Mounts: []Mount{mt}}
+			if _, err := compile(t, "rawwasi").Run(context.Background(), p, nil, &stdout, &stderr); err != nil {
+				t.Fatalf("run: %v: %s", err, stderr.String())
+			}
+			got := results(stdout.String())
+			for name, w := range want {
+				if got["dots-"+name] != w {
+					t.Errorf("%s: got errno %q, want %s", name, got["dots-"+name], w)
+				}
+			}
+			if ov != nil {
+				effects, err := ov.Effects()
+				must(t, err)
+				must(t, overlay.Apply(ws, staging, effects))
+			}
+			sameTree(t, "the workspace after the call", tree(t, ws), before)
+		})
+	}
+}
