@@ -38,7 +38,8 @@
 // "." and ".." follow a file, nothing, or end the path, under /work
 // (holding inside.txt, sub/, the empty dir empty/ and lsub, a symlink to
 // sub), and prints the
-// errno of each (see TestDotsOfAPathAnswerAsLinux).
+// errno of each (see TestDotsOfAPathAnswerAsLinux); then path_readlink of
+// lsub into buffers of 1, 2, 3 and 64 bytes (TestReadlinkFillsASmallBuffer).
 //
 // With the argument rdtrunc it opens with O_TRUNC and the rights of a file
 // only read: /work's lower.txt, which it has not written, and made.txt,
@@ -649,5 +650,15 @@ func dots() {
 		}},
 	} {
 		say("dots-"+c.name, c.call())
+	}
+	// path_readlink of lsub ("sub") into buffers of each size: what fits.
+	for _, n := range []uint32{1, 2, 3, 64} {
+		for i := range buf {
+			buf[i] = '-'
+		}
+		used = 0
+		p, m := at("lsub")
+		e := pathReadlink(3, p, m, uint32(uintptr(unsafe.Pointer(&buf[0]))), n, uint32(uintptr(unsafe.Pointer(&used))))
+		say(fmt.Sprintf("readlink-%d", n), e, used, string(buf[:4]))
 	}
 }
