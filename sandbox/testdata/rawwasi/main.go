@@ -34,6 +34,9 @@
 // (which is not there) with the flags whose answer open(2) decides by
 // what is there, a directory or not, and prints the errno of each.
 //
+// With the argument xdev it renames /work's inside.txt to moved in the
+// mount at fd 4, and prints the errno.
+//
 // With the argument dots it calls each path function with paths whose
 // "." and ".." follow a file, nothing, or end the path, under /work
 // (holding inside.txt, sub/, the empty dir empty/ and lsub, a symlink to
@@ -345,6 +348,14 @@ func main() {
 			}
 			say("dirflags-"+o.name, e)
 		}
+		return
+	}
+
+	if len(os.Args) > 1 && os.Args[1] == "xdev" {
+		// inside.txt of /work renamed to moved in the other mount, fd 4.
+		from, to := []byte("inside.txt"), []byte("moved")
+		say("xdev", pathRename(3, uint32(uintptr(unsafe.Pointer(&from[0]))), uint32(len(from)),
+			4, uint32(uintptr(unsafe.Pointer(&to[0]))), uint32(len(to))))
 		return
 	}
 
