@@ -33,6 +33,7 @@ var renameKinds = []struct {
 		k.onHost().dir(p)
 		k.link("f0", p+"/l")
 	}},
+	{"link loop", func(k renameMaker, p string) { k.link(p, p) }},
 	{"fifo", func(k renameMaker, p string) { must(k.t, syscall.Mkfifo(filepath.Join(k.host, p), 0o644)) }},
 }
 
@@ -84,14 +85,13 @@ func must(t testing.TB, err error) {
 
 // A rename answers as rename(2) on Linux answers, on a plain mount and on
 // an overlay, for every kind of source and target (missing, a file, an
-// empty and a full directory, a link to a file, to a directory, and one
-// that leads nowhere) with and without a trailing slash on either name,
-// and leaves the tree as Linux leaves it. The exceptions are the
-// documented ones: an overlay never renames or replaces a workspace
-// symlink (EPERM) where Linux would. Linux is asked on a directory of
-// the host. The overlay once answered EPERM of a directory renamed onto
-// a link, where Linux says ENOTDIR: the link would not have been
-// replaced anyway.
+// empty and a full directory, one holding a link, a link to a file, to a
+// directory, to nothing and to itself, a FIFO), with and without a
+// trailing slash on either name, to the same directory and another, and
+// leaves the tree as Linux leaves it. The exceptions are the documented
+// ones (refusedRename). Linux is asked on a directory of the host. The
+// overlay once answered EPERM of a directory renamed onto a link, where
+// Linux says ENOTDIR: the link would not have been replaced anyway.
 func TestRenameAnswersAsLinux(t *testing.T) {
 	for _, src := range renameKinds {
 		for _, dst := range renameKinds {
