@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/cairnrun/cairn/sandbox/internal/guestfs"
 	"github.com/tetratelabs/wazero/api"
 )
 
@@ -20,7 +21,9 @@ import (
 // path_remove_directory of one is EINVAL ("d/.") or ENOTEMPTY ("d/..",
 // which holds d), path_rename of one EINVAL, as POSIX says (Linux says
 // EBUSY), and path_readlink EINVAL; every other function answers as for
-// the directory wazero's cleaned path names.
+// the directory wazero's cleaned path names. A path of guestfs.MaxPath
+// bytes or more is ENAMETOOLONG at once, as Linux says past PATH_MAX,
+// whatever it cleans to.
 type dotted struct {
 	fn    api.GoModuleFunction
 	stat  api.GoModuleFunction // wazero's path_filestat_get
@@ -69,11 +72,18 @@ const (
 func (d dotted) Call(ctx context.Context, mod api.Module, stack []uint64) {
 	mem := mod.Memory()
 	for _, at := range d.paths {
+		if uint32(stack[at[2]]) >= guestfs.MaxPath {
+			// Linux's answer to a path past PATH_MAX, before anything is
+			// done in proportion to it: wazero would copy and clean it,
+			// and checking its dots costs a stat each.
+			stack[0] = errnoNametoolong
+			return
+		}
 		if mem == nil {
 			break // wazero's own answers a module without memory
 		}
 		p, ok := mem.Read(uint32(stack[at[1]]), uint32(stack[at[2]]))
-		if !ok || !strings.Contains("/"+string(p)+"/", "/./") && !strings.Contains("/"+string(p)+"/", "/../") {
+		if !ok || !hasDots(p) {
 			continue
 		}
 		if errno := d.walk(ctx, mod, stack[at[0]], string(p)); errno != 0 {
@@ -141,6 +151,22 @@ func (d dotted) isDir(ctx context.Context, mod api.Module, fd uint64, dir string
 		return errnoNotdir
 	}
 	return 0
+}
+
+// hasDots reports whether a name of the path p is "." or "..".
+func hasDots(p []byte) bool {
+	for i := 0; i < len(p); i++ {
+		if p[i] == '.' && (i == 0 || p[i-1] == '/') {
+			j := i + 1
+			if j < len(p) && p[j] == '.' {
+				j++
+			}
+			if j == len(p) || p[j] == '/' {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // lastName is the last name of a path, "" for none.

@@ -646,6 +646,15 @@ func dots() {
 			p, n := at("lsub/../inside.txt")
 			return pathFilestatGet(3, 1, p, n, uint32(uintptr(unsafe.Pointer(&st[0]))))
 		}},
+		{"stat-long-dotdot", func() uint32 {
+			// 10 MB of "sub/.." pairs, which clean to ".".
+			p, n := at(strings.Repeat("sub/../", 1<<20/7*10) + "inside.txt")
+			return pathFilestatGet(3, 1, p, n, uint32(uintptr(unsafe.Pointer(&st[0]))))
+		}},
+		{"stat-4094", func() uint32 {
+			p, n := at(strings.Repeat("./", 2042) + "inside.txt")
+			return pathFilestatGet(3, 1, p, n, uint32(uintptr(unsafe.Pointer(&st[0]))))
+		}},
 		{"unlink-file-dotdot", func() uint32 { p, n := at("inside.txt/.."); return pathUnlinkFile(3, p, n) }},
 		{"rmdir-empty-dot", func() uint32 { p, n := at("empty/."); return pathRemoveDirectory(3, p, n) }},
 		{"rmdir-sub-dotdot", func() uint32 { p, n := at("sub/.."); return pathRemoveDirectory(3, p, n) }},
