@@ -65,6 +65,10 @@ type Collected struct {
 	// BlobsKept says why no blob was removed, when one agent's blobs
 	// could not be known.
 	BlobsKept string `json:"blobs_kept,omitempty"`
+	// Fills are the directories outside the store, absolute, that a fork
+	// or resume killed while it filled a workspace left beside it
+	// (.cairn-fill-AGENT-NAME), removed (host.Collect sets it).
+	Fills []string `json:"fills,omitempty"`
 }
 
 // Trimmed is a file of an agent that Retention.Rounds cut: the rounds

@@ -537,7 +537,7 @@ func (e *Engine) fillForkWorkspace(ws forkWorkspace, dir string, mark forkMark) 
 		}
 		return mark.write(d)
 	}
-	if err := fillBeside(dir, mark.Agent, fill); err != nil {
+	if err := fillBeside(e.store, dir, mark.Agent, fill); err != nil {
 		return "", err
 	}
 	base, err := e.forkBase(ws, dir)

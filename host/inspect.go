@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/sandbox/overlay"
@@ -65,11 +67,14 @@ func inspect(store checkpoint.Store, id string) (*Inspection, error) {
 }
 
 // Collect removes what the store no longer needs (see
-// checkpoint.FileStore.Collect), and, beside the workspace of each agent
-// it reads, in the same parent directory, what a fork or resume killed
-// while it filled a workspace there left (sweepFills): a fill directory
-// no process holds, of any agent. A dry run removes none. A store that
-// keeps nothing on disk has nothing to collect.
+// checkpoint.FileStore.Collect), and what a fork or resume killed while it
+// filled a workspace left (sweepFills): a fill directory no process
+// holds, of any agent, beside the workspace of each agent it reads, in the
+// same parent directory, and beside each directory the store's marks of
+// fills under way name (sweepMarked), wherever a fill was killed. It
+// names in Collected.Fills each fill directory it removed. A dry run
+// removes none, and names those it would remove. A store that keeps
+// nothing on disk has nothing to collect.
 func Collect(ctx context.Context, store checkpoint.Store, keep checkpoint.Retention) (*checkpoint.Collected, error) {
 	if err := usableNow(ctx, store); err != nil {
 		return nil, err
@@ -88,12 +93,18 @@ func Collect(ctx context.Context, store checkpoint.Store, keep checkpoint.Retent
 		}
 	}
 	got, err := c.Collect(keep)
-	if !keep.DryRun {
-		for parent := range parents {
-			sweepFills(parent, "")
+	if got == nil {
+		return got, err
+	}
+	swept := map[string]bool{}
+	got.Fills = sweepMarked(store, keep.DryRun, swept)
+	for _, parent := range slices.Sorted(maps.Keys(parents)) {
+		if !swept[parent] {
+			got.Fills = append(got.Fills, sweepFills(parent, "", keep.DryRun)...)
 		}
 	}
-	if got != nil && got.Files == nil {
+	slices.Sort(got.Fills)
+	if got.Files == nil {
 		got.Files = []string{} // a list, empty, for JSON too
 	}
 	return got, err

@@ -6,17 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
-	"time"
 
 	"github.com/cairnrun/cairn/checkpoint"
-	"github.com/cairnrun/cairn/internal/syncpoint"
-	"golang.org/x/sys/unix"
 )
 
 // ErrWorkspaceDiffers: a directory given as an agent's workspace holds
@@ -89,135 +84,6 @@ func materializeAt(s checkpoint.Store, m []checkpoint.WorkspaceEntry, dir string
 		}
 	}
 	return nil
-}
-
-// fillPrefix begins the name of the directory a fill fills beside the
-// workspace it fills (fillBeside).
-const fillPrefix = ".cairn-fill-"
-
-// fillBeside fills dir, an empty directory, with fill through a directory
-// beside it named after agent, renamed over dir once whole, so that a fill
-// killed part way (SIGKILL, a power cut) leaves dir empty, and the next
-// fill of dir for the agent goes on: it first removes what the killed one
-// left beside dir. Where the fill fails, nothing is left beside dir.
-//
-// The fill holds a flock of the directory it fills until it is renamed
-// into place. What a killed fill left beside any directory, for any agent,
-// is held by no process, and is removed by the next fill into the same
-// parent directory (sweepFills), whatever agent or directory it is for.
-//
-// # Errors
-//
-// ErrWorkspaceNotEmpty when another process filled dir meanwhile (another
-// fork into it): dir is that one's, and the caller leaves it as it is.
-func fillBeside(dir, agent string, fill func(dir string) error) (err error) {
-	parent := filepath.Dir(dir)
-	filling := filepath.Join(parent, fillPrefix+agent+"-"+filepath.Base(dir))
-	sweepFills(parent, filling)
-	if err := os.RemoveAll(filling); err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			os.RemoveAll(filling)
-		}
-	}()
-	held, err := holdFill(filling)
-	if err != nil {
-		return err
-	}
-	defer held.Close() // after the rename: the flock is let go once the fill is in place
-	if err := fill(filling); err != nil {
-		return err
-	}
-	// A directory is renamed over an empty one (rename(2); os.Rename
-	// refuses any directory); one the person made keeps its mode.
-	if fi, err := os.Stat(dir); err == nil {
-		if err := os.Chmod(filling, fi.Mode().Perm()); err != nil {
-			return err
-		}
-	}
-	if err := syscall.Rename(filling, dir); errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST) {
-		return fmt.Errorf("workspace %s %w: another process filled it meanwhile", dir, ErrWorkspaceNotEmpty)
-	} else if err != nil {
-		return &os.LinkError{Op: "rename", Old: filling, New: dir, Err: err}
-	}
-	return syncpoint.SyncFile(parent)
-}
-
-// holdFill makes the empty directory filling and takes its flock, which
-// tells a sweep (sweepFills) that a live process fills it. A sweep that
-// took the flock of a directory of that name first, one a killed fill
-// left, moves it away: the directory is made again.
-func holdFill(filling string) (*os.File, error) {
-	deadline := time.Now().Add(flockPatience)
-	for {
-		if err := os.Mkdir(filling, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-			return nil, err
-		}
-		f, err := os.Open(filling)
-		if err == nil {
-			if err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err == nil && namesFile(filling, f) {
-				return f, nil
-			}
-			f.Close()
-		}
-		if err != nil && !errors.Is(err, fs.ErrNotExist) && err != unix.EWOULDBLOCK && err != unix.EINTR {
-			return nil, fmt.Errorf("hold %s: %w", filling, err)
-		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("hold %s: another process kept it for %s", filling, flockPatience)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
-// namesFile reports whether path names the file f has open.
-func namesFile(path string, f *os.File) bool {
-	a, err := os.Lstat(path)
-	if err != nil {
-		return false
-	}
-	b, err := f.Stat()
-	return err == nil && os.SameFile(a, b)
-}
-
-// sweepFills removes from parent what fills killed part way left there
-// (fillBeside), of any agent and any workspace, but own, the fill's own
-// directory, which its caller removes itself: each directory named as a
-// fill's whose flock no process holds. It is moved aside first, under a
-// fill's name still, so that a kill during the removal leaves no part of
-// it under a name a fill takes for its own, and the next sweep removes
-// the rest. Nothing is said of what cannot be removed: it is tried again
-// by the next sweep.
-func sweepFills(parent, own string) {
-	entries, err := os.ReadDir(parent)
-	if err != nil {
-		return
-	}
-	for _, e := range entries {
-		name := filepath.Join(parent, e.Name())
-		if !e.IsDir() || !strings.HasPrefix(e.Name(), fillPrefix) || name == own {
-			continue
-		}
-		sweepFill(name)
-	}
-}
-
-// sweepFill removes the fill's directory name unless a process holds it.
-func sweepFill(name string) {
-	f, err := os.Open(name)
-	if err != nil {
-		return
-	}
-	defer f.Close()
-	if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil || !namesFile(name, f) {
-		return // a live fill's, or renamed into place meanwhile
-	}
-	aside := filepath.Join(filepath.Dir(name), fillPrefix+"gone-"+newID())
-	if os.Rename(name, aside) == nil {
-		os.RemoveAll(aside)
-	}
 }
 
 // madeDir is a workspace directory about to be filled, and what was there

@@ -132,7 +132,7 @@ func (e *Engine) fillWorkspace(opts ResumeOptions, m, pending []checkpoint.Works
 		if err != nil {
 			return fmt.Errorf("resume agent %q: %w", opts.ID, err)
 		}
-		if err := fillBeside(dir, opts.ID, func(d string) error { return materializeAt(e.store, m, d) }); err != nil {
+		if err := fillBeside(e.store, dir, opts.ID, func(d string) error { return materializeAt(e.store, m, d) }); err != nil {
 			if !errors.Is(err, ErrWorkspaceNotEmpty) {
 				made.undo() // else another's
 			}

@@ -59,17 +59,27 @@ func gcAction(c *cli.Context) error {
 	for _, t := range got.Trimmed {
 		fmt.Fprintf(c.App.Writer, "%s the rounds before %d from %s, %d bytes\n", verb, t.Round, t.Path, t.Bytes)
 	}
+	for _, f := range got.Fills {
+		fmt.Fprintf(c.App.Writer, "%s %s, what a fork or resume killed while it filled a workspace left\n", verb, f)
+	}
 	for _, a := range got.Skipped {
 		fmt.Fprintf(c.App.Writer, "skipped agent %s: a process runs it\n", a)
+	}
+	fills := ""
+	if len(got.Fills) > 0 {
+		fills = fmt.Sprintf(" and %d fill directories", len(got.Fills))
+		if len(got.Fills) == 1 {
+			fills = " and 1 fill directory"
+		}
 	}
 	if len(got.Trimmed) > 0 {
 		trim := "trimmed"
 		if c.Bool("dry-run") {
 			trim = "would trim"
 		}
-		fmt.Fprintf(c.App.Writer, "%s %d files, %s %d, %d bytes\n", verb, len(got.Files), trim, len(got.Trimmed), got.Bytes)
+		fmt.Fprintf(c.App.Writer, "%s %d files%s, %s %d, %d bytes\n", verb, len(got.Files), fills, trim, len(got.Trimmed), got.Bytes)
 	} else {
-		fmt.Fprintf(c.App.Writer, "%s %d files, %d bytes\n", verb, len(got.Files), got.Bytes)
+		fmt.Fprintf(c.App.Writer, "%s %d files%s, %d bytes\n", verb, len(got.Files), fills, got.Bytes)
 	}
 	return collectedError(c, got)
 }

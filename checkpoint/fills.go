@@ -1,0 +1,166 @@
+package checkpoint
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// FillMarks keeps marks of fills under way: a process that fills a
+// directory outside the store (a workspace a fork or a resume on another
+// node fills beside its place, see package host) marks it here first,
+// durably, naming the directory, and holds the mark until what it filled
+// is in place or taken back. A mark that no process holds was left by one
+// that was killed, and names where to look for what it left, wherever
+// that is. FileStore keeps marks; a store that keeps none does not
+// implement FillMarks.
+type FillMarks interface {
+	// MarkFill records, durably, that dir is being filled, and holds the
+	// mark until release is called, which removes it, unless keep says
+	// that the fill left something in dir for a sweep to remove, and
+	// lets go of it.
+	MarkFill(dir string) (release func(keep bool) error, err error)
+	// LeftFills calls sweep with the directory each mark no process
+	// holds names, and, unless dryRun, removes the mark once sweep
+	// returns nil for it. Its error is the first that kept it from
+	// reading the marks; what sweep returns keeps only that mark.
+	LeftFills(sweep func(dir string) error, dryRun bool) error
+}
+
+var _ FillMarks = (*FileStore)(nil)
+
+// fillsDir is the store's directory of fill marks: fills/<random>.fill,
+// each the JSON {"dir": DIR}, flocked by the process that fills DIR;
+// "*.tmp" while one is made.
+const fillsDir = "fills"
+
+// fillMark is what a mark holds.
+type fillMark struct {
+	Dir string `json:"dir"`
+}
+
+// MarkFill writes fills/<random>.fill atomically (temp file, fsync,
+// rename, fsync of the directory, and of the store's directory when
+// fills/ is made), holding its flock from before the
+// rename until release, so that no sweep takes a mark whose fill is
+// alive.
+func (s *FileStore) MarkFill(dir string) (func(keep bool) error, error) {
+	marks := filepath.Join(s.dir, fillsDir)
+	if err := os.Mkdir(marks, 0o700); err == nil {
+		err = syncDir(s.dir) // the directory's name is durable before a mark in it
+		if err != nil {
+			return nil, fmt.Errorf("mark the fill of %s: %w", dir, err)
+		}
+	} else if !errors.Is(err, fs.ErrExist) {
+		return nil, fmt.Errorf("mark the fill of %s: %w", dir, err)
+	}
+	data, err := json.Marshal(fillMark{Dir: dir})
+	if err != nil {
+		return nil, err
+	}
+	f, err := heldTemp(marks)
+	if err != nil {
+		return nil, fmt.Errorf("mark the fill of %s: %w", dir, err)
+	}
+	name := strings.TrimSuffix(f.Name(), ".tmp") + ".fill"
+	_, err = f.Write(data)
+	if err = errors.Join(err, f.Sync()); err == nil {
+		if err = os.Rename(f.Name(), name); err == nil {
+			err = syncDir(marks)
+		}
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		os.Remove(name)
+		f.Close()
+		return nil, fmt.Errorf("mark the fill of %s: %w", dir, err)
+	}
+	// The removal is not synced: a mark that comes back after a crash
+	// names a fill that is in place or gone, and the next sweep drops it.
+	return func(keep bool) error {
+		var err error
+		if !keep {
+			if err = os.Remove(name); errors.Is(err, fs.ErrNotExist) {
+				err = nil
+			}
+		}
+		return errors.Join(err, f.Close())
+	}, nil
+}
+
+// heldTemp makes a new temp file in dir and takes its flock. A sweep
+// that removed it between its making and the flock (it took the flock of
+// a temp file no process held) makes it be made again.
+func heldTemp(dir string) (*os.File, error) {
+	for {
+		f, err := os.CreateTemp(dir, "*.tmp")
+		if err != nil {
+			return nil, err
+		}
+		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err == nil && namesOpen(f.Name(), f) {
+			return f, nil
+		}
+		f.Close()
+	}
+}
+
+// namesOpen reports whether path names the file f has open.
+func namesOpen(path string, f *os.File) bool {
+	a, err := os.Lstat(path)
+	if err != nil {
+		return false
+	}
+	b, err := f.Stat()
+	return err == nil && os.SameFile(a, b)
+}
+
+// LeftFills reads fills/ and calls sweep for each mark whose flock it
+// takes. A temp file no process holds is a mark that was never made, its
+// fill not begun: it is removed (unless dryRun), and sweep is not called.
+// A mark that cannot be read names nothing, and is removed the same way.
+func (s *FileStore) LeftFills(sweep func(dir string) error, dryRun bool) error {
+	marks := filepath.Join(s.dir, fillsDir)
+	entries, err := os.ReadDir(marks)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read the marks of fills: %w", err)
+	}
+	for _, e := range entries {
+		if e.Type().IsRegular() {
+			leftFill(filepath.Join(marks, e.Name()), sweep, dryRun)
+		}
+	}
+	return nil
+}
+
+// leftFill sweeps what the mark at path names, unless a process holds it.
+func leftFill(path string, sweep func(dir string) error, dryRun bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil || !namesOpen(path, f) {
+		return // a live fill's, or removed meanwhile
+	}
+	var m fillMark
+	if strings.HasSuffix(path, ".fill") {
+		data, err := os.ReadFile(path)
+		if err == nil && json.Unmarshal(data, &m) == nil && filepath.IsAbs(m.Dir) {
+			if sweep(m.Dir) != nil {
+				return
+			}
+		}
+	}
+	if !dryRun {
+		os.Remove(path)
+	}
+}
