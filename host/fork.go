@@ -139,7 +139,8 @@ var ErrNoBookmark = errors.New("no such bookmark")
 // as such, naming what is left, and one it kept is forked again from
 // them. A failed fork leaves nothing, so it can be tried again; a fork
 // killed once its workspace was in place leaves it, with its mark
-// (forkMarkName), and the same fork run again goes on from there.
+// (forkMarkName), and the same fork run again goes on from there, once
+// it has found the workspace to be what it fills (checkFilled).
 //
 // # Errors
 //
@@ -147,7 +148,9 @@ var ErrNoBookmark = errors.New("no such bookmark")
 // lost it), ErrDefinitionLost (for a blob of the definition: the agent
 // file, script or a module the store lost), checkpoint.ErrExists when As names an agent, checkpoint.ErrLocked when
 // forking the last round of an agent that runs, ErrNoBookmark,
-// checkpoint.ErrNoPast, a workspace directory that is not empty.
+// checkpoint.ErrNoPast, a workspace directory that is not empty, and
+// ErrWorkspaceDiffers (a *ForkFilledDiffError) for the workspace a killed
+// run of the same fork filled, changed since.
 func (e *Engine) Fork(ctx context.Context, opts ForkOptions) (*Forked, error) {
 	for tries := 1; ; tries++ {
 		f, err := e.fork(ctx, opts)
@@ -276,6 +279,10 @@ func (e *Engine) fork(ctx context.Context, opts ForkOptions) (*Forked, error) {
 		if filled, err = mark.filledIn(opts.Workspace); err != nil || !filled {
 			return nil, fmt.Errorf("fork agent %q: workspace %s %w; fork as another agent, or move the directory away",
 				opts.ID, opts.Workspace, ErrWorkspaceNotEmpty)
+		}
+		// Files changed in it since are not the fork's to take.
+		if err := checkFilled(ws, opts.Workspace, opts); err != nil {
+			return nil, fmt.Errorf("fork agent %q: %w", opts.ID, err)
 		}
 		if base, err = e.forkBase(ws, opts.Workspace); err != nil {
 			return nil, fmt.Errorf("fork agent %q: keep the new agent's workspace in the store: %w", opts.ID, err)
@@ -525,6 +532,8 @@ func (e *Engine) unkeptAboveOf(ctx context.Context, st *checkpoint.State) error 
 type forkWorkspace struct {
 	fill     func(dir string) error
 	manifest []checkpoint.WorkspaceEntry
+	// archive is what fills it when manifest is nil (extractWorkspace).
+	archive []byte
 }
 
 // fillForkWorkspace fills the new agent's workspace dir (made, empty)
@@ -613,7 +622,7 @@ func (e *Engine) forkFrom(opts ForkOptions) (*checkpoint.Bookmark, forkWorkspace
 	if err != nil {
 		return nil, forkWorkspace{}, err
 	}
-	return src, forkWorkspace{fill: func(dir string) error { return extractWorkspace(archive, dir) }}, nil
+	return src, forkWorkspace{fill: func(dir string) error { return extractWorkspace(archive, dir) }, archive: archive}, nil
 }
 
 // forkPast is the boundary of a past round and its workspace, from the

@@ -42,22 +42,28 @@ type WorkspaceDiffError struct {
 func (e *WorkspaceDiffError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "workspace %s differs from what the store keeps of agent %q at round %d in %d paths:", e.Dir, e.Agent, e.Round, len(e.Diffs))
-	for i, d := range e.Diffs {
-		if i == 10 {
-			fmt.Fprintf(&b, " …")
-			break
-		}
-		fmt.Fprintf(&b, " %s (%s)", d.Path, d.What)
-		if i < len(e.Diffs)-1 && i < 9 {
-			b.WriteString(",")
-		}
-	}
+	writeDiffs(&b, e.Diffs)
 	b.WriteString("; nothing was changed: give --workspace an empty directory, or add --take-store-workspace " +
 		"to make this one what the store keeps (its differing files are replaced, its extra ones removed)")
 	return b.String()
 }
 
 func (e *WorkspaceDiffError) Is(target error) bool { return target == ErrWorkspaceDiffers }
+
+// writeDiffs writes the first ten of diffs, each " PATH (WHAT)", and "…"
+// for the rest.
+func writeDiffs(b *strings.Builder, diffs []WorkspaceDiff) {
+	for i, d := range diffs {
+		if i == 10 {
+			fmt.Fprintf(b, " …")
+			break
+		}
+		fmt.Fprintf(b, " %s (%s)", d.Path, d.What)
+		if i < len(diffs)-1 && i < 9 {
+			b.WriteString(",")
+		}
+	}
+}
 
 // materializeAt writes the workspace m into dir, which must be missing or
 // empty. Every path is resolved inside dir; each file is synced. If it
