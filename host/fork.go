@@ -229,8 +229,8 @@ func (e *Engine) fork(ctx context.Context, opts ForkOptions) (*Forked, error) {
 	// taken, so that a refused fork leaves no lock (a lease row, with
 	// PostgreSQL) for an agent it never made.
 	if e.store.Exists(opts.As) {
-		if f, ok := e.madeBefore(opts); ok {
-			return f, nil
+		if f, ok, err := e.madeBefore(opts); ok {
+			return f, err
 		}
 		return nil, fmt.Errorf("fork as %q: %w", opts.As, checkpoint.ErrExists)
 	}
@@ -325,37 +325,82 @@ func (e *Engine) fork(ctx context.Context, opts ForkOptions) (*Forked, error) {
 }
 
 // madeBefore finishes the same fork, killed once it had made the agent
-// opts.As and before it removed its mark from the agent's workspace: it
-// removes the mark, under the agent's lock, and says what was forked.
-// False for an agent made otherwise, or one a process holds.
-func (e *Engine) madeBefore(opts ForkOptions) (*Forked, bool) {
+// opts.As and before it removed its mark from the agent's workspace: under
+// the agent's lock, it journals the prompts the fork had not journaled yet
+// (promptsKept), removes the mark, and says what was forked. False for an
+// agent made otherwise, or one a process holds; an error, with true, when
+// the fork is this one and could not be finished.
+func (e *Engine) madeBefore(opts ForkOptions) (*Forked, bool, error) {
 	rec, err := e.store.Read(opts.As)
 	if err != nil || rec.State.Lineage == nil {
-		return nil, false
+		return nil, false, nil
 	}
 	st := rec.State
 	if opts.Workspace != "" {
 		if ws, err := filepath.Abs(opts.Workspace); err != nil || ws != st.Definition.Workspace {
-			return nil, false
+			return nil, false, nil
 		}
 	}
 	mark := forkMark{Agent: opts.As, From: opts.ID, Round: st.Lineage.Round, Label: opts.From, Past: opts.Past}
 	if st.Lineage.Agent != opts.ID || st.Lineage.Label != opts.From || opts.Past && opts.AtRound != st.Lineage.Round {
-		return nil, false
+		return nil, false, nil
 	}
 	if filled, err := mark.filledIn(st.Definition.Workspace); err != nil || !filled {
-		return nil, false
+		return nil, false, nil
 	}
 	lock, err := e.store.Lock(opts.As, checkpoint.ThisProcess("fork"))
 	if err != nil {
-		return nil, false
+		return nil, false, nil
 	}
 	defer lock.Unlock()
+	if err := e.promptsKept(opts); err != nil {
+		return nil, true, fmt.Errorf("fork agent %q as %q, run again: the agent was made, but the prompts its source's open round began with "+
+			"could not be journaled into it: %w; run the fork again, or resume the agent with a prompt of your own", opts.ID, opts.As, err)
+	}
 	if removeForkMark(st.Definition.Workspace) != nil {
-		return nil, false
+		return nil, false, nil
 	}
 	return &Forked{Agent: st.Agent, Workspace: st.Definition.Workspace, From: st.Lineage.Agent,
-		Round: st.Lineage.Round, Label: st.Lineage.Label}, true
+		Round: st.Lineage.Round, Label: st.Lineage.Label}, true, nil
+}
+
+// promptsKept journals into the agent opts.As, which a fork killed before
+// it journaled them made, the prompts its source's open round began with
+// (appendPrompts), as the fork would have: those of the bookmark it
+// forks, or, as forkPast reads them, those the source's open round began
+// with when it is at the round forked still, else those that follow the
+// fork's boundary in its conversation. An agent whose journal holds
+// anything, the prompts or a run since, is left as it is. The caller
+// holds the agent's lock.
+func (e *Engine) promptsKept(opts ForkOptions) (err error) {
+	rec, log, err := e.store.Open(opts.As)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, log.Close()) }()
+	if len(rec.Tail) > 0 || len(rec.State.Runs) > 0 {
+		return nil
+	}
+	if opts.From != "" {
+		marks, err := e.store.Bookmarks(opts.ID)
+		if err != nil {
+			return err
+		}
+		for _, b := range marks {
+			if b.Label == opts.From {
+				return appendPrompts(log, b.Pending)
+			}
+		}
+		return fmt.Errorf("agent %q: %w %q (cairn show %s lists them)", opts.ID, ErrNoBookmark, opts.From, opts.ID)
+	}
+	src, err := e.store.Read(opts.ID)
+	if err != nil {
+		return err
+	}
+	if src.State.Round == rec.State.Lineage.Round {
+		return appendPrompts(log, prompts(src.Tail))
+	}
+	return appendPrompts(log, promptsAfter(src.State.Messages, len(rec.State.Messages)))
 }
 
 // forkMarkName is the file a fork writes into the new agent's workspace
