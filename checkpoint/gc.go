@@ -69,6 +69,23 @@ type Collected struct {
 	// or resume killed while it filled a workspace left beside it
 	// (.cairn-fill-AGENT-NAME), removed (host.Collect sets it).
 	Fills []string `json:"fills,omitempty"`
+	// Unmade are the workspaces, outside the store, of forks killed once
+	// they had filled them, before they were done (host.Collect sets it):
+	// each is left as it is, for the same fork run again to finish, or a
+	// person to remove.
+	Unmade []UnmadeFork `json:"unmade,omitempty"`
+}
+
+// UnmadeFork is the workspace Dir of a fork of agent From at Round as
+// Agent, killed before it was done; Label is the bookmark it forked, if
+// one was named, and Past says it forked a past round (--at-round).
+type UnmadeFork struct {
+	Dir   string `json:"dir"`
+	Agent string `json:"agent"`
+	From  string `json:"from"`
+	Round int    `json:"round"`
+	Label string `json:"label,omitempty"`
+	Past  bool   `json:"past,omitempty"`
 }
 
 // Trimmed is a file of an agent that Retention.Rounds cut: the rounds

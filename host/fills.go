@@ -97,24 +97,37 @@ func markFill(s checkpoint.Store, filling string) (release func(left bool), err 
 // killed part way left there (sweepFills), and returns what it removed; a
 // dry run removes nothing and returns what it would remove. swept are
 // the parent directories swept already, and gain those it sweeps. A mark
-// is dropped once what it names is gone, or is another live fill's.
-func sweepMarked(s checkpoint.Store, dryRun bool, swept map[string]bool) []string {
+// is dropped once what it names is gone, or is another live fill's. A
+// mark a fork left naming the new agent's workspace (Fork) is kept while
+// the workspace holds the fork's mark, and returned in unmade (once: a
+// second mark of the same workspace, which a fork run again and refused
+// leaves, is dropped).
+func sweepMarked(s checkpoint.Store, dryRun bool, swept map[string]bool) (removed []string, unmade []checkpoint.UnmadeFork) {
 	m, ok := s.(checkpoint.FillMarks)
 	if !ok {
-		return nil
+		return nil, nil
 	}
-	var removed []string
-	m.LeftFills(func(filling string) error {
-		if parent := filepath.Dir(filling); !swept[parent] {
+	named := map[string]bool{}
+	m.LeftFills(func(dir string) error {
+		if !strings.HasPrefix(filepath.Base(dir), fillPrefix) {
+			f, ok := readForkMark(dir)
+			if !ok || named[dir] {
+				return nil // made, taken back, or named by another mark kept
+			}
+			named[dir] = true
+			unmade = append(unmade, checkpoint.UnmadeFork{Dir: dir, Agent: f.Agent, From: f.From, Round: f.Round, Label: f.Label, Past: f.Past})
+			return fmt.Errorf("%s is left unmade", dir)
+		}
+		if parent := filepath.Dir(dir); !swept[parent] {
 			swept[parent] = true
 			removed = append(removed, sweepFills(parent, "", dryRun)...)
 		}
-		if dryRun || fillGone(filling) {
+		if dryRun || fillGone(dir) {
 			return nil
 		}
-		return fmt.Errorf("%s is left", filling)
+		return fmt.Errorf("%s is left", dir)
 	}, dryRun)
-	return removed
+	return removed, unmade
 }
 
 // fillGone reports whether the fill directory filling is gone, or held by

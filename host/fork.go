@@ -140,7 +140,9 @@ var ErrNoBookmark = errors.New("no such bookmark")
 // them. A failed fork leaves nothing, so it can be tried again; a fork
 // killed once its workspace was in place leaves it, with its mark
 // (forkMarkName), and the same fork run again goes on from there, once
-// it has found the workspace to be what it fills (checkFilled).
+// it has found the workspace to be what it fills (checkFilled); until the
+// agent is made the fork marks the workspace in the store too, so that
+// Collect names one a killed fork left (sweepMarked).
 //
 // # Errors
 //
@@ -268,6 +270,14 @@ func (e *Engine) fork(ctx context.Context, opts ForkOptions) (*Forked, error) {
 	if e.store.Exists(opts.As) {
 		return nil, fmt.Errorf("fork as %q: %w", opts.As, checkpoint.ErrExists)
 	}
+	// Marked in the store until the agent is made, a workspace a killed
+	// fork left filled is found by `cairn gc` (sweepMarked), wherever it
+	// is and whatever the new agent's id, which a retry may not know.
+	release, err := markFill(e.store, opts.Workspace)
+	if err != nil {
+		return nil, fmt.Errorf("fork agent %q: %w", opts.ID, err)
+	}
+	defer func() { release(mark.leftIn(opts.Workspace)) }()
 	var base string
 	// kept: the workspace stays as it is if the fork fails: the new
 	// agent's, the killed fork's it goes on from, or another's that
@@ -445,6 +455,23 @@ func (m forkMark) filledIn(dir string) (bool, error) {
 			"(a fork killed then is made by running it again); fork into another directory, or move this one away", dir, ErrWorkspaceNotEmpty, had.From, had.Round, had.Agent)
 	}
 	return true, nil
+}
+
+// leftIn says whether dir holds this mark: the fork has not made its
+// agent, or has not removed the mark once it did.
+func (m forkMark) leftIn(dir string) bool {
+	had, ok := readForkMark(dir)
+	return ok && had == m
+}
+
+// readForkMark reads the fork mark in dir; false when it holds none.
+func readForkMark(dir string) (forkMark, bool) {
+	var m forkMark
+	b, err := os.ReadFile(filepath.Join(dir, forkMarkName))
+	if err != nil || json.Unmarshal(b, &m) != nil {
+		return forkMark{}, false
+	}
+	return m, true
 }
 
 // write writes the mark into dir, durably.

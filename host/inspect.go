@@ -72,7 +72,9 @@ func inspect(store checkpoint.Store, id string) (*Inspection, error) {
 // holds, of any agent, beside the workspace of each agent it reads, in the
 // same parent directory, and beside each directory the store's marks of
 // fills under way name (sweepMarked), wherever a fill was killed. It
-// names in Collected.Fills each fill directory it removed. A dry run
+// names in Collected.Fills each fill directory it removed, and in
+// Collected.Unmade the workspaces of forks killed before they were done,
+// which it leaves as they are. A dry run
 // removes none, and names those it would remove. A store that keeps
 // nothing on disk has nothing to collect.
 func Collect(ctx context.Context, store checkpoint.Store, keep checkpoint.Retention) (*checkpoint.Collected, error) {
@@ -97,7 +99,7 @@ func Collect(ctx context.Context, store checkpoint.Store, keep checkpoint.Retent
 		return got, err
 	}
 	swept := map[string]bool{}
-	got.Fills = sweepMarked(store, keep.DryRun, swept)
+	got.Fills, got.Unmade = sweepMarked(store, keep.DryRun, swept)
 	for _, parent := range slices.Sorted(maps.Keys(parents)) {
 		if !swept[parent] {
 			got.Fills = append(got.Fills, sweepFills(parent, "", keep.DryRun)...)

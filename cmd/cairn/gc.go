@@ -62,6 +62,10 @@ func gcAction(c *cli.Context) error {
 	for _, f := range got.Fills {
 		fmt.Fprintf(c.App.Writer, "%s %s, what a fork or resume killed while it filled a workspace left\n", verb, f)
 	}
+	for _, u := range got.Unmade {
+		fmt.Fprintf(c.App.Writer, "left %s: the workspace of a fork of agent %s as %s, killed before it was done: "+
+			"run it again (%s) to finish it, or remove the directory\n", u.Dir, u.From, u.Agent, forkAgain(u))
+	}
 	for _, a := range got.Skipped {
 		fmt.Fprintf(c.App.Writer, "skipped agent %s: a process runs it\n", a)
 	}
@@ -129,4 +133,17 @@ func unreadableError(c *cli.Context, got *checkpoint.Collected) error {
 	}
 	return withCode(exitFailed, fmt.Errorf("gc could not lock or read agent %s (%s), so it removed no blob (it collected the other agents): "+
 		"%s; then run `cairn gc` again", strings.Join(ids, ", "), terminalLine(got.Unreadable[0].Reason), advice))
+}
+
+// forkAgain is the command that runs again the fork u, killed before it
+// was done.
+func forkAgain(u checkpoint.UnmadeFork) string {
+	from := ""
+	switch {
+	case u.Past:
+		from = fmt.Sprintf(" --at-round %d", u.Round)
+	case u.Label != "":
+		from = " --from " + u.Label
+	}
+	return fmt.Sprintf("cairn fork%s --as %s -w %s %s", from, u.Agent, u.Dir, u.From)
 }
