@@ -37,7 +37,10 @@
 // The tables are created and migrated by Open from SQL files embedded in
 // the binary (migrations/), in one transaction under an advisory lock. A
 // database whose schema is newer than the binary is refused with a
-// *checkpoint.FutureSchemaError before anything is written.
+// *checkpoint.FutureSchemaError before anything is written. So is every
+// later write of a Store that opened the database before another node
+// migrated it: the fence that starts each write checks the version too,
+// and the transaction fails whole.
 //
 // # Checksums
 //

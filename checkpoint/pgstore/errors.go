@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -166,6 +167,23 @@ const fenceCode = "CF001"
 func isFence(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && pgErr.Code == fenceCode
+}
+
+// futureCode is the SQLSTATE cairn_fence raises, with the version it found
+// as its detail, when the schema is newer than the writer's: another node
+// migrated the database after this one opened it.
+const futureCode = "CF002"
+
+// futureSchema is the *checkpoint.FutureSchemaError of a write that the
+// fence refused for a schema newer than version, the one this build
+// writes; nil for any other error.
+func futureSchema(err error, version int) error {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.Code != futureCode {
+		return nil
+	}
+	found, _ := strconv.Atoi(pgErr.Detail)
+	return &checkpoint.FutureSchemaError{File: "the database's cairn schema", Version: found, Supported: version}
 }
 
 // unavailableError is a failure of the connection rather than of the

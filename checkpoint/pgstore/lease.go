@@ -184,7 +184,7 @@ func (l *lease) renew() {
 		case <-t.C:
 		}
 		ctx, cancel := l.s.opContext()
-		_, err := l.s.pool.Exec(ctx, `SELECT cairn_fence($1, $2, $3)`, l.agent, l.epoch, l.s.ttl.Milliseconds())
+		_, err := l.s.pool.Exec(ctx, fenceSQL, l.agent, l.epoch, l.s.ttl.Milliseconds(), l.s.version)
 		cancel()
 		if isFence(err) {
 			return

@@ -37,6 +37,7 @@ type cfg struct {
 	timeout time.Duration
 	alone   bool   // no group commit
 	schema  string // the namespace's schema; "" for the default
+	version int    // the schema version this build writes, which every fence checks
 }
 
 // Option configures a Store.
@@ -85,7 +86,7 @@ func WithTimeout(d time.Duration) Option { return func(c *cfg) { c.timeout = d }
 // reached; ErrBadURL when url cannot be read; ErrBadNamespace for a
 // namespace that cannot be one. No error repeats a password url holds.
 func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
-	c := cfg{ttl: DefaultLeaseTTL, timeout: 30 * time.Second}
+	c := cfg{ttl: DefaultLeaseTTL, timeout: 30 * time.Second, version: SchemaVersion()}
 	url, err := leaseFromURL(url, &c)
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w: %w", ErrBadURL, err)
@@ -487,11 +488,18 @@ func (s *Store) leaseLive(agent string) (bool, error) {
 
 // fence queues, before a batch's writes of the lease's agent, the
 // statement that fails the whole batch unless the lease is still held at
-// its epoch, and renews it.
+// its epoch and the schema is not newer than this build's, and renews the
+// lease: a node that opened the store before another migrated it is
+// refused its next write, in the same round trip.
 func (s *Store) fence(l *lease, b *pgx.Batch) *pgx.Batch {
-	b.Queue(`SELECT cairn_fence($1, $2, $3)`, l.agent, l.epoch, s.ttl.Milliseconds())
+	b.Queue(fenceSQL, l.agent, l.epoch, s.ttl.Milliseconds(), s.version)
 	return b
 }
+
+// fenceSQL is the fence of an agent's lease ($1) at its epoch ($2), which
+// renews it for $3 ms, in a build that writes schema version $4 (see
+// migrations/0008_fence_version.sql).
+const fenceSQL = `SELECT cairn_fence($1, $2, $3, $4)`
 
 // send runs a batch as one transaction, in one round trip, and returns the
 // rows each statement affected. A batch that was certainly not run (the
@@ -509,6 +517,9 @@ func (s *Store) sendRule(l *lease, b *pgx.Batch, again retryRule) ([]int64, erro
 	tags, err := s.sendRetry(b, again)
 	if isFence(err) {
 		return nil, s.fenced(l.agent, l.epoch)
+	}
+	if fe := futureSchema(err, s.version); fe != nil {
+		return nil, fe
 	}
 	err = wrapConn(err)
 	var re *rowLockedError
