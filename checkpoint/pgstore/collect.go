@@ -213,7 +213,7 @@ func (s *Store) collectBlobs(keep checkpoint.Retention, c *checkpoint.Collected,
 	}
 	ctx, cancel := s.opContext()
 	defer cancel()
-	rows, err := s.pool.Query(ctx, `SELECT digest, length(data) FROM cairn_blobs
+	rows, err := s.pool.Query(ctx, `SELECT digest, coalesce(size, length(data)) FROM cairn_blobs
 		WHERE stored < now() - $1 * interval '1 millisecond' ORDER BY digest`, grace.Milliseconds())
 	if err != nil {
 		return wrapConn(err)

@@ -42,6 +42,13 @@
 // migrated it: the fence that starts each write checks the version too,
 // and the transaction fails whole.
 //
+// # Blobs
+//
+// A blob of up to 4 MiB is one value of its row in cairn_blobs; a larger
+// one is kept in 4 MiB rows of cairn_blob_chunks, written with its row in
+// one transaction and read in one snapshot (blob.go), since PostgreSQL
+// keeps no value of 1 GB or more.
+//
 // # Checksums
 //
 // Every journal row, snapshot, past and event row is written with a

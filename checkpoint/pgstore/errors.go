@@ -137,12 +137,17 @@ func (e *CorruptRowError) Unwrap() error { return e.err }
 type CorruptBlobError struct {
 	Digest string
 	err    *checkpoint.CorruptError
+	what   string // what is wrong, when more than a row that does not match its digest
 }
 
 func (e *CorruptBlobError) Error() string {
-	return fmt.Sprintf("blob %s is corrupt in the database: its row in cairn_blobs does not match its digest; nothing was changed — "+
+	what := e.what
+	if what == "" {
+		what = "its row in cairn_blobs does not match its digest"
+	}
+	return fmt.Sprintf("blob %s is corrupt in the database: %s; nothing was changed — "+
 		"storing the blob again repairs the row (`cairn import` of an export that holds it, or a run that stores the same file), "+
-		"or restore the database from a backup", e.Digest)
+		"or restore the database from a backup", e.Digest, what)
 }
 
 func (e *CorruptBlobError) Unwrap() error { return e.err }

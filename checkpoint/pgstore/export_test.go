@@ -43,3 +43,11 @@ func OnTrim(t interface{ Cleanup(func()) }, f func(b *pgx.Batch)) {
 	trimHook = f
 	t.Cleanup(func() { trimHook = nil })
 }
+
+// SetBlobChunk makes blobs larger than n bytes be stored in chunks of n,
+// until the test ends.
+func SetBlobChunk(t interface{ Cleanup(func()) }, n int) {
+	old := blobChunk
+	blobChunk = n
+	t.Cleanup(func() { blobChunk = old })
+}

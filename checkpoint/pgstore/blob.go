@@ -1,0 +1,223 @@
+package pgstore
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/cairnrun/cairn/checkpoint"
+)
+
+// Blobs. A blob of at most blobChunk bytes is one value, in its row of
+// cairn_blobs. A larger one is kept in rows of cairn_blob_chunks of
+// blobChunk bytes each (the last one shorter), numbered from 0, and its
+// row of cairn_blobs holds no data but its size and how many chunks it
+// has (schema version 9): PostgreSQL takes no value of 1 GB or more, and
+// pgx sends no message that large, below the 1 GiB a workspace may hold
+// by default. The row and its chunks are written in one transaction, so
+// a row never names chunks that are not there, and they are read in one
+// snapshot of the database, a few chunks a statement, each statement
+// bounded by the store's timeout.
+
+// blobChunk is the most bytes of a blob kept in one value.
+var blobChunk = 4 << 20
+
+// chunksARead is how many chunks one statement of a read fetches.
+const chunksARead = 8
+
+// PutBlob stores content by its digest, once for every agent. Storing a
+// blob that is there makes it fresh again, so that Collect leaves it to
+// whoever stores it now, and compares the stored bytes with data: a row
+// (or a chunk) that no longer holds them (damaged by a disk, a bad
+// restore or a hand) is given them again, so that storing a blob repairs
+// it — an import of an export that holds it, or a run that stores the
+// same file. A row that holds them keeps its bytes as they are. Storing
+// it twice is storing it once, so a failure of the connection sends it
+// again.
+func (s *Store) PutBlob(data []byte) (string, error) {
+	d := checkpoint.BlobDigest(data)
+	if len(data) > blobChunk {
+		if err := s.retry(idempotent, func() error { return s.putChunks(d, data) }); err != nil {
+			return "", fmt.Errorf("store blob %s of %d bytes: %w", d, len(data), wrapConn(err))
+		}
+		return d, nil
+	}
+	if data == nil {
+		data = []byte{} // an empty blob, not a missing one
+	}
+	if _, err := s.exec(idempotent, `INSERT INTO cairn_blobs (digest, data) VALUES ($1, $2)
+		ON CONFLICT (digest) DO UPDATE SET stored = now(),
+		data = CASE WHEN cairn_blobs.data = excluded.data THEN cairn_blobs.data ELSE excluded.data END`, d, data); err != nil {
+		return "", fmt.Errorf("store blob: %w", err)
+	}
+	return d, nil
+}
+
+// putChunks writes a blob larger than a chunk, its row and its chunks, in
+// one transaction, one statement a chunk.
+func (s *Store) putChunks(digest string, data []byte) error {
+	n := (len(data) + blobChunk - 1) / blobChunk
+	return s.inTx(pgx.TxOptions{}, func(exec func(string, ...any) error, _ func(string, ...any) (pgx.Rows, context.CancelFunc, error)) error {
+		err := exec(`INSERT INTO cairn_blobs (digest, data, size, chunks) VALUES ($1, '', $2, $3)
+			ON CONFLICT (digest) DO UPDATE SET stored = now(), data = '', size = excluded.size, chunks = excluded.chunks`,
+			digest, len(data), n)
+		for i := 0; i < n && err == nil; i++ {
+			err = exec(`INSERT INTO cairn_blob_chunks (digest, idx, data) VALUES ($1, $2, $3)
+				ON CONFLICT (digest, idx) DO UPDATE SET
+				data = CASE WHEN cairn_blob_chunks.data = excluded.data THEN cairn_blob_chunks.data ELSE excluded.data END`,
+				digest, i, data[i*blobChunk:min(len(data), (i+1)*blobChunk)])
+		}
+		if err == nil {
+			err = exec(`DELETE FROM cairn_blob_chunks WHERE digest = $1 AND idx >= $2`, digest, n)
+		}
+		return err
+	})
+}
+
+// inTx runs f in a transaction of opts, each of whose statements (exec's,
+// query's) and its begin and commit are bounded by the store's timeout
+// on their own, so that a transaction that moves many bytes is not cut
+// off by the time they take together.
+func (s *Store) inTx(opts pgx.TxOptions, f func(exec func(string, ...any) error,
+	query func(string, ...any) (pgx.Rows, context.CancelFunc, error)) error) error {
+	ctx, cancel := s.opContext()
+	tx, err := s.pool.BeginTx(ctx, opts)
+	cancel()
+	if err != nil {
+		return err
+	}
+	defer func() {
+		ctx, cancel := s.opContext()
+		defer cancel()
+		tx.Rollback(ctx)
+	}()
+	exec := func(sql string, args ...any) error {
+		ctx, cancel := s.opContext()
+		defer cancel()
+		_, err := tx.Exec(ctx, sql, args...)
+		return err
+	}
+	query := func(sql string, args ...any) (pgx.Rows, context.CancelFunc, error) {
+		ctx, cancel := s.opContext()
+		rows, err := tx.Query(ctx, sql, args...)
+		if err != nil {
+			cancel()
+		}
+		return rows, cancel, err
+	}
+	if err := f(exec, query); err != nil {
+		return err
+	}
+	ctx, cancel = s.opContext()
+	defer cancel()
+	return tx.Commit(ctx)
+}
+
+// Blob returns the content stored under digest, checked against it.
+// ErrNotFound for an unknown digest; a *CorruptBlobError, matching
+// checkpoint.ErrCorrupt, for a row that does not match its digest, or
+// chunks missing, out of place or of the wrong size.
+func (s *Store) Blob(digest string) ([]byte, error) {
+	var data []byte
+	err := s.inTx(pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly},
+		func(_ func(string, ...any) error, query func(string, ...any) (pgx.Rows, context.CancelFunc, error)) error {
+			var err error
+			data, err = readBlob(digest, query)
+			return err
+		})
+	var cbe *CorruptBlobError
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return nil, fmt.Errorf("blob %s: %w", digest, checkpoint.ErrNotFound)
+	case errors.As(err, &cbe):
+		return nil, err
+	case err != nil:
+		return nil, fmt.Errorf("blob %s: %w", digest, wrapConn(err))
+	}
+	return data, nil
+}
+
+// readBlob reads a blob's row and, if it has them, its chunks, and checks
+// what it read against the digest.
+func readBlob(digest string, query func(string, ...any) (pgx.Rows, context.CancelFunc, error)) ([]byte, error) {
+	var data []byte
+	var size *int64
+	var chunks int32
+	rows, cancel, err := query(`SELECT data, size, chunks FROM cairn_blobs WHERE digest = $1`, digest)
+	if err != nil {
+		return nil, err
+	}
+	found := false
+	_, err = pgx.ForEachRow(rows, []any{&data, &size, &chunks}, func() error { found = true; return nil })
+	cancel()
+	switch {
+	case err != nil:
+		return nil, err
+	case !found:
+		return nil, pgx.ErrNoRows
+	case chunks == 0:
+		if checkpoint.BlobDigest(data) != digest {
+			return nil, corruptBlob(digest, "")
+		}
+		return data, nil
+	case chunks < 0 || size == nil || *size < 0 || len(data) > 0:
+		return nil, corruptBlob(digest, fmt.Sprintf("its row in cairn_blobs says neither where its bytes are nor how many (%d chunks)", chunks))
+	}
+	return readChunks(digest, *size, int(chunks), query)
+}
+
+// readChunks reads a blob's n chunks, size bytes in all, a few a
+// statement, hashing them as they come.
+func readChunks(digest string, size int64, n int, query func(string, ...any) (pgx.Rows, context.CancelFunc, error)) ([]byte, error) {
+	out := make([]byte, 0, min(size, 1<<31))
+	h := sha256.New()
+	for next := 0; next < n; {
+		rows, cancel, err := query(`SELECT idx, data FROM cairn_blob_chunks WHERE digest = $1 AND idx >= $2 ORDER BY idx LIMIT $3`,
+			digest, next, chunksARead)
+		if err != nil {
+			return nil, err
+		}
+		var idx int32
+		var chunk []byte
+		from := next
+		_, err = pgx.ForEachRow(rows, []any{&idx, &chunk}, func() error {
+			switch {
+			case int(idx) != next:
+				return corruptBlob(digest, fmt.Sprintf("chunk %d of its %d is missing from cairn_blob_chunks", next, n))
+			case int64(len(out)+len(chunk)) > size:
+				return corruptBlob(digest, fmt.Sprintf("its chunks in cairn_blob_chunks hold more than its %d bytes", size))
+			}
+			h.Write(chunk)
+			out = append(out, chunk...)
+			next++
+			return nil
+		})
+		cancel()
+		if err != nil {
+			return nil, err
+		}
+		if next == from {
+			return nil, corruptBlob(digest, fmt.Sprintf("chunk %d of its %d is missing from cairn_blob_chunks", next, n))
+		}
+	}
+	if int64(len(out)) != size {
+		return nil, corruptBlob(digest, fmt.Sprintf("its %d chunks in cairn_blob_chunks hold %d bytes of its %d", n, len(out), size))
+	}
+	if "sha256:"+hex.EncodeToString(h.Sum(nil)) != digest {
+		return nil, corruptBlob(digest, "its chunks in cairn_blob_chunks do not match its digest")
+	}
+	return out, nil
+}
+
+func corruptBlob(digest, what string) *CorruptBlobError {
+	reason := what
+	if reason == "" {
+		reason = "content does not match its digest"
+	}
+	return &CorruptBlobError{Digest: digest, what: what,
+		err: &checkpoint.CorruptError{File: "blob " + digest + " in cairn_blobs", Reason: reason}}
+}
