@@ -55,6 +55,8 @@
 // CRC-32C of its bytes and checked against it when read (crc.go): a byte
 // flipped where the CBOR still decodes is a *CorruptRowError naming the
 // row. Rows from before schema version 7 have none and are not checked.
+// Bookmarks and memory facts carry one since version 10 (a bookmark's
+// damage is a *CorruptRowError, a fact's a *MemoryRowError).
 //
 // A Store is safe for concurrent use.
 package pgstore

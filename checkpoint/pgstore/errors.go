@@ -316,9 +316,10 @@ func (e *rowLockedError) Error() string {
 
 func (e *rowLockedError) Unwrap() error { return e.err }
 
-// MemoryRowError is a row of cairn_memory that does not decode. It
-// wraps a *checkpoint.CorruptError (errors.Is(err, checkpoint.ErrCorrupt)
-// holds), and speaks of the row, with advice that fits a database.
+// MemoryRowError is a row of cairn_memory that does not decode, or whose
+// bytes do not match its checksum. It wraps a *checkpoint.CorruptError
+// (errors.Is(err, checkpoint.ErrCorrupt) holds), and speaks of the row,
+// with advice that fits a database.
 type MemoryRowError struct {
 	Namespace, Key string
 	err            *checkpoint.CorruptError

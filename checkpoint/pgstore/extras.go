@@ -143,10 +143,10 @@ func (s *Store) PutBookmark(agent string, b checkpoint.Bookmark) error {
 	if err != nil {
 		return err
 	}
-	n, err := s.exec(idempotent, `INSERT INTO cairn_bookmarks (agent, label, time, data)
-		SELECT $1, $2, $3, $4 WHERE EXISTS (SELECT 1 FROM cairn_agents WHERE id = $1)
-		ON CONFLICT (agent, label) DO UPDATE SET time = EXCLUDED.time, data = EXCLUDED.data`,
-		agent, b.Label, b.Time, data)
+	n, err := s.exec(idempotent, `INSERT INTO cairn_bookmarks (agent, label, time, data, crc)
+		SELECT $1, $2, $3, $4, $5 WHERE EXISTS (SELECT 1 FROM cairn_agents WHERE id = $1)
+		ON CONFLICT (agent, label) DO UPDATE SET time = EXCLUDED.time, data = EXCLUDED.data, crc = EXCLUDED.crc`,
+		agent, b.Label, b.Time, data, sum(data))
 	if err != nil {
 		return fmt.Errorf("bookmark agent %q: %w", agent, err)
 	}
@@ -168,7 +168,7 @@ func (s *Store) Bookmarks(agent string) ([]checkpoint.Bookmark, error) {
 func (s *Store) bookmarks(agent string) ([]checkpoint.Bookmark, error) {
 	ctx, cancel := s.opContext()
 	defer cancel()
-	rows, err := s.pool.Query(ctx, `SELECT label, data FROM cairn_bookmarks WHERE agent = $1 ORDER BY time, label`, agent)
+	rows, err := s.pool.Query(ctx, `SELECT label, data, crc FROM cairn_bookmarks WHERE agent = $1 ORDER BY time, label`, agent)
 	if err != nil {
 		return nil, fmt.Errorf("bookmarks of agent %q: %w", agent, wrapConn(err))
 	}
@@ -178,12 +178,18 @@ func (s *Store) bookmarks(agent string) ([]checkpoint.Bookmark, error) {
 	}
 	var out []checkpoint.Bookmark
 	for _, r := range got {
+		damaged := func(reason string) error {
+			e := corruptRow(agent, "cairn_bookmarks", fmt.Sprintf("row label %q", r.Label), reason)
+			e.key = r.Label
+			return e
+		}
+		if sumMismatch(r.Sum, sum(r.Data)) {
+			return nil, damaged(badSum)
+		}
 		b, err := checkpoint.DecodeBookmark(agent, r.Data)
 		var ce *checkpoint.CorruptError
 		if errors.As(err, &ce) {
-			e := corruptRow(agent, "cairn_bookmarks", fmt.Sprintf("row label %q", r.Label), ce.Reason)
-			e.key = r.Label
-			return nil, e
+			return nil, damaged(ce.Reason)
 		}
 		if err != nil {
 			return nil, err
@@ -197,4 +203,5 @@ func (s *Store) bookmarks(agent string) ([]checkpoint.Bookmark, error) {
 type bookmarkRow struct {
 	Label string
 	Data  []byte
+	Sum   *int64
 }

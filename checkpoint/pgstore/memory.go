@@ -21,8 +21,8 @@ func (s *Store) Remember(ns string, f checkpoint.Fact) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.exec(idempotent, `INSERT INTO cairn_memory (namespace, key, data) VALUES ($1, $2, $3)
-		ON CONFLICT (namespace, key) DO UPDATE SET data = excluded.data`, ns, f.Key, data); err != nil {
+	if _, err := s.exec(idempotent, `INSERT INTO cairn_memory (namespace, key, data, crc) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (namespace, key) DO UPDATE SET data = excluded.data, crc = excluded.crc`, ns, f.Key, data, sum(data)); err != nil {
 		return fmt.Errorf("remember %s in %s: %w", f.Key, ns, err)
 	}
 	return nil
@@ -35,14 +35,19 @@ func (s *Store) Recall(ns string) ([]checkpoint.Fact, error) {
 	}
 	ctx, cancel := s.opContext()
 	defer cancel()
-	rows, err := s.pool.Query(ctx, `SELECT key, data FROM cairn_memory WHERE namespace = $1 ORDER BY key COLLATE "C"`, ns)
+	rows, err := s.pool.Query(ctx, `SELECT key, data, crc FROM cairn_memory WHERE namespace = $1 ORDER BY key COLLATE "C"`, ns)
 	if err != nil {
 		return nil, fmt.Errorf("recall %s: %w", ns, wrapConn(err))
 	}
 	var out []checkpoint.Fact
 	var key string
 	var data []byte
-	_, err = pgx.ForEachRow(rows, []any{&key, &data}, func() error {
+	var crc *int64
+	_, err = pgx.ForEachRow(rows, []any{&key, &data, &crc}, func() error {
+		if sumMismatch(crc, sum(data)) {
+			return &MemoryRowError{Namespace: ns, Key: key,
+				err: &checkpoint.CorruptError{File: "fact " + key + " of " + ns, Reason: badSum}}
+		}
 		f, err := checkpoint.DecodeFact("fact "+key+" of "+ns, data)
 		var ce *checkpoint.CorruptError
 		if errors.As(err, &ce) {
