@@ -51,3 +51,7 @@ func SetBlobChunk(t interface{ Cleanup(func()) }, n int) {
 	blobChunk = n
 	t.Cleanup(func() { blobChunk = old })
 }
+
+// SetSpace makes s take leases as a process of another machine whose host
+// name may be this one's: where its pid names no process of this one.
+func SetSpace(s *Store, space string) { s.space = space }

@@ -99,8 +99,8 @@ func (s *Store) takeTx(ctx context.Context, tx pgx.Tx, agent string, h checkpoin
 	var epoch int64
 	err := tx.QueryRow(ctx, `UPDATE cairn_leases SET epoch = epoch + 1, released = false,
 		holder_host = $2, holder_pid = $3, holder_run = $4, since = now(),
-		expires = now() + $5 * interval '1 millisecond'
-		WHERE agent = $1 RETURNING epoch`, agent, h.Host, h.PID, h.Run, s.ttl.Milliseconds()).Scan(&epoch)
+		expires = now() + $5 * interval '1 millisecond', holder_space = $6
+		WHERE agent = $1 RETURNING epoch`, agent, h.Host, h.PID, h.Run, s.ttl.Milliseconds(), s.space).Scan(&epoch)
 	return epoch, err
 }
 
@@ -112,14 +112,15 @@ type leaseRow struct {
 	holder    checkpoint.Holder
 	expires   time.Time
 	epoch     int64
+	space     string // where the holder's pid names it (thisSpace)
 }
 
 // leaseCols are the columns leaseRow.scan reads.
-const leaseCols = `released, expires > now(), holder_host, holder_pid, holder_run, since, expires, epoch`
+const leaseCols = `released, expires > now(), holder_host, holder_pid, holder_run, since, expires, epoch, holder_space`
 
 func (r *leaseRow) scan(row pgx.Row) error {
 	h := &r.holder
-	return row.Scan(&r.released, &r.unexpired, &h.Host, &h.PID, &h.Run, &h.Started, &r.expires, &r.epoch)
+	return row.Scan(&r.released, &r.unexpired, &h.Host, &h.PID, &h.Run, &h.Started, &r.expires, &r.epoch, &r.space)
 }
 
 // Lease is an agent's lease as Running reads it.
@@ -156,17 +157,39 @@ func (s *Store) Running(agent string) (Lease, bool, error) {
 // the lease is held and unexpired, and its holder is not a process of this
 // host that is gone (killed with -9), which holds nothing, as with flock.
 func (r leaseRow) running() bool {
-	return !r.released && r.unexpired && !gone(r.holder)
+	return !r.released && r.unexpired && !gone(r.holder, r.space)
 }
 
 // gone reports whether the holder is a process of this host that no
-// longer exists.
-func gone(h checkpoint.Holder) bool {
+// longer exists. A host name is no proof of the same machine (containers
+// given one --hostname, images cloned with theirs), so a holder is judged
+// by its pid only when it was in this process's space (thisSpace): the
+// same kernel boot and PID namespace. A holder that says no space (an
+// older cairn's) is judged by its host name alone, as before.
+func gone(h checkpoint.Holder, space string) bool {
 	host, _ := os.Hostname()
-	if h.Host != host || h.PID <= 0 {
+	if h.Host != host || h.PID <= 0 || space != "" && space != localSpace() {
 		return false
 	}
 	return syscall.Kill(h.PID, 0) == syscall.ESRCH
+}
+
+// localSpace is thisSpace, read once.
+var localSpace = sync.OnceValue(thisSpace)
+
+// thisSpace names where this process's pid names it: the kernel's boot id
+// and the PID namespace the process is in, as Linux tells them; "" where
+// they cannot be read.
+func thisSpace() string {
+	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
+	ns, err := os.Readlink("/proc/self/ns/pid")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(boot)) + " " + ns
 }
 
 // renew extends the lease every third of its time to live until it is

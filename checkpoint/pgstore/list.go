@@ -36,7 +36,7 @@ type versioned struct {
 const listQuery = `SELECT a.id, a.xmin::text || '/' || j.n || '/' || coalesce(j.last, -1) || '/' || coalesce(j.newest, -1),
 	coalesce(l.released, true), coalesce(l.expires > now(), false), coalesce(l.holder_host, ''),
 	coalesce(l.holder_pid, 0), coalesce(l.holder_run, ''), coalesce(l.since, now()), coalesce(l.expires, now()),
-	coalesce(l.epoch, 0)
+	coalesce(l.epoch, 0), coalesce(l.holder_space, '')
 FROM cairn_agents a
 CROSS JOIN LATERAL (SELECT count(*) AS n, max(seq) AS last, max(xmin::text::bigint) AS newest
 	FROM cairn_journal WHERE agent = a.id AND seq >= a.base) j

@@ -38,6 +38,7 @@ type cfg struct {
 	alone   bool   // no group commit
 	schema  string // the namespace's schema; "" for the default
 	version int    // the schema version this build writes, which every fence checks
+	space   string // where this process's pid names it, written with every lease it takes
 }
 
 // Option configures a Store.
@@ -86,7 +87,7 @@ func WithTimeout(d time.Duration) Option { return func(c *cfg) { c.timeout = d }
 // reached; ErrBadURL when url cannot be read; ErrBadNamespace for a
 // namespace that cannot be one. No error repeats a password url holds.
 func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
-	c := cfg{ttl: DefaultLeaseTTL, timeout: 30 * time.Second, version: SchemaVersion()}
+	c := cfg{ttl: DefaultLeaseTTL, timeout: 30 * time.Second, version: SchemaVersion(), space: localSpace()}
 	url, err := leaseFromURL(url, &c)
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w: %w", ErrBadURL, err)
