@@ -29,6 +29,10 @@ var blobChunk = 4 << 20
 // chunksARead is how many chunks one statement of a read fetches.
 const chunksARead = 8
 
+// blobHook, when set by a test, is called in the transaction of a chunked
+// blob's write once its row is written and locked, before its chunks.
+var blobHook func()
+
 // PutBlob stores content by its digest, once for every agent. Storing a
 // blob that is there makes it fresh again, so that Collect leaves it to
 // whoever stores it now, and compares the stored bytes with data: a row
@@ -41,8 +45,8 @@ const chunksARead = 8
 func (s *Store) PutBlob(data []byte) (string, error) {
 	d := checkpoint.BlobDigest(data)
 	if len(data) > blobChunk {
-		if err := s.retry(idempotent, func() error { return s.putChunks(d, data) }); err != nil {
-			return "", fmt.Errorf("store blob %s of %d bytes: %w", d, len(data), wrapConn(err))
+		if err := s.putLarge(d, data); err != nil {
+			return "", fmt.Errorf("store blob %s of %d bytes: %w", d, len(data), err)
 		}
 		return d, nil
 	}
@@ -57,6 +61,39 @@ func (s *Store) PutBlob(data []byte) (string, error) {
 	return d, nil
 }
 
+// blobFlight is a chunked blob's write, which other writers of the same
+// blob wait for.
+type blobFlight struct {
+	done    chan struct{} // closed once err is set
+	err     error
+	waiters int // how many wait (for tests)
+}
+
+// putLarge writes a blob larger than a chunk, or waits for the write of
+// the same blob that another goroutine of the Store has begun and gives
+// its outcome: the second would wait on the blob's row, locked by the
+// first's transaction for as long as its bytes take, and be refused past
+// lock_timeout as if a session had left it locked (two copies of one file
+// in a workspace are stored in parallel).
+func (s *Store) putLarge(digest string, data []byte) error {
+	s.mu.Lock()
+	if f := s.flights[digest]; f != nil {
+		f.waiters++
+		s.mu.Unlock()
+		<-f.done
+		return f.err
+	}
+	f := &blobFlight{done: make(chan struct{})}
+	s.flights[digest] = f
+	s.mu.Unlock()
+	f.err = wrapConn(s.retry(idempotent, func() error { return s.putChunks(digest, data) }))
+	s.mu.Lock()
+	delete(s.flights, digest)
+	s.mu.Unlock()
+	close(f.done)
+	return f.err
+}
+
 // putChunks writes a blob larger than a chunk, its row and its chunks, in
 // one transaction, one statement a chunk.
 func (s *Store) putChunks(digest string, data []byte) error {
@@ -65,6 +102,9 @@ func (s *Store) putChunks(digest string, data []byte) error {
 		err := exec(`INSERT INTO cairn_blobs (digest, data, size, chunks) VALUES ($1, '', $2, $3)
 			ON CONFLICT (digest) DO UPDATE SET stored = now(), data = '', size = excluded.size, chunks = excluded.chunks`,
 			digest, len(data), n)
+		if err == nil && blobHook != nil {
+			blobHook()
+		}
 		for i := 0; i < n && err == nil; i++ {
 			err = exec(`INSERT INTO cairn_blob_chunks (digest, idx, data) VALUES ($1, $2, $3)
 				ON CONFLICT (digest, idx) DO UPDATE SET

@@ -55,3 +55,21 @@ func SetBlobChunk(t interface{ Cleanup(func()) }, n int) {
 // SetSpace makes s take leases as a process of another machine whose host
 // name may be this one's: where its pid names no process of this one.
 func SetSpace(s *Store, space string) { s.space = space }
+
+// OnChunkedBlob makes f run in the transaction of each chunked blob's
+// write, its row written and locked, before its chunks, until the test ends.
+func OnChunkedBlob(t interface{ Cleanup(func()) }, f func()) {
+	blobHook = f
+	t.Cleanup(func() { blobHook = nil })
+}
+
+// BlobWaiters is how many writers wait for another of s's to store the
+// blob.
+func BlobWaiters(s *Store, digest string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f := s.flights[digest]; f != nil {
+		return f.waiters
+	}
+	return 0
+}

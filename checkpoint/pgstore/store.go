@@ -28,6 +28,8 @@ type Store struct {
 	events map[string][]byte // event lines not yet written, by agent
 	group  grouper           // the agents' writes waiting to share a transaction
 	listed listed            // the agents' summaries as List last read them
+	// flights are the chunked blobs being written, by digest (PutBlob).
+	flights map[string]*blobFlight
 }
 
 var _ checkpoint.Store = (*Store)(nil)
@@ -138,7 +140,8 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 		}
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	return &Store{pool: pool, cfg: c, leases: map[string]*lease{}, events: map[string][]byte{}}, nil
+	return &Store{pool: pool, cfg: c, leases: map[string]*lease{}, events: map[string][]byte{},
+		flights: map[string]*blobFlight{}}, nil
 }
 
 // deadPeerParams are the server's settings, for a session of a store
