@@ -231,10 +231,19 @@ func (a *Archive) digests() []string {
 }
 
 // WriteTo writes the archive as an export file.
+//
+// # Errors
+//
+// An export larger than ReadArchive reads (maxArchiveSize) is refused
+// before anything is written: no import could read it.
 func (a *Archive) WriteTo(w io.Writer) (int64, error) {
 	data, err := encMode.Marshal(a)
 	if err != nil {
 		return 0, fmt.Errorf("encode export of agent %q: %w", a.Agent, err)
+	}
+	if size := len(archiveMagic) + len(data); size > maxArchiveSize {
+		return 0, fmt.Errorf("export of agent %q: it comes to %d bytes, more than the %d bytes an import reads, so nothing was written; "+
+			"move the agent with its store instead (a copy of the store's directory, or a dump of its database)", a.Agent, size, maxArchiveSize)
 	}
 	n, err := io.WriteString(w, archiveMagic)
 	if err != nil {
