@@ -157,18 +157,22 @@ func (s *Store) inTx(opts pgx.TxOptions, f func(exec func(string, ...any) error,
 	return tx.Commit(ctx)
 }
 
-// Blob returns the content stored under digest, checked against it.
+// Blob returns the content stored under digest, checked against it. A
+// read that meets a restart of the database is sent again on a new
+// connection, so that a resume that fills a workspace goes on through it.
 // ErrNotFound for an unknown digest; a *CorruptBlobError, matching
 // checkpoint.ErrCorrupt, for a row that does not match its digest, or
 // chunks missing, out of place or of the wrong size.
 func (s *Store) Blob(digest string) ([]byte, error) {
 	var data []byte
-	err := s.inTx(pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly},
-		func(_ func(string, ...any) error, query func(string, ...any) (pgx.Rows, context.CancelFunc, error)) error {
-			var err error
-			data, err = readBlob(digest, query)
-			return err
-		})
+	err := s.retry(idempotent, func() error {
+		return s.inTx(pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly},
+			func(_ func(string, ...any) error, query func(string, ...any) (pgx.Rows, context.CancelFunc, error)) error {
+				var err error
+				data, err = readBlob(digest, query)
+				return err
+			})
+	})
 	var cbe *CorruptBlobError
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):

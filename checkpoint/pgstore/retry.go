@@ -14,8 +14,11 @@ import (
 // database cuts every connection: a write that meets it is sent again on
 // a new connection, with a growing pause between tries, until the
 // store's timeout, so that a restart pauses the writer rather than
-// failing it. Reads are not retried: a failed read changes nothing, and
-// its caller is told the database is unavailable.
+// failing it. The reads a run or a resume goes on from (the state of the
+// agent it holds, whether an agent exists, a blob) are sent again as
+// idempotent writes are;
+// other reads are not: a failed read changes nothing, and its caller is
+// told the database is unavailable.
 
 // retryRule reports whether a write that failed with err may be sent
 // again.

@@ -327,13 +327,15 @@ func (s *Store) Create(agent string, st *checkpoint.State) (checkpoint.Log, erro
 	return newLog(s, l, &checkpoint.Recovered{State: st, SnapshotBytes: int64(len(snap))}, 0, 0), nil
 }
 
-// Open recovers an agent for writing. The caller holds its lease.
+// Open recovers an agent for writing. The caller holds its lease. A read
+// that meets a restart of the database is sent again on a new connection,
+// as a write is, so that a resume goes on through a restart as a run does.
 func (s *Store) Open(agent string) (*checkpoint.Recovered, checkpoint.Log, error) {
 	l, err := s.held(agent)
 	if err != nil {
 		return nil, nil, err
 	}
-	rec, next, base, err := s.read(agent)
+	rec, next, base, err := s.read(agent, idempotent)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -342,21 +344,28 @@ func (s *Store) Open(agent string) (*checkpoint.Recovered, checkpoint.Log, error
 
 // Read recovers an agent without its lease, changing nothing.
 func (s *Store) Read(agent string) (*checkpoint.Recovered, error) {
-	rec, _, _, err := s.read(agent)
+	rec, _, _, err := s.read(agent, nil)
 	return rec, err
 }
 
 // read reads the agent's snapshot and replays the journal after it, in
-// one snapshot of the database. next is the sequence number the next
-// record takes, base the first after the snapshot.
-func (s *Store) read(agent string) (rec *checkpoint.Recovered, next, base int64, err error) {
-	ctx, cancel := s.opContext()
-	defer cancel()
-	err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly},
-		func(tx pgx.Tx) error {
-			rec, next, base, err = readTx(ctx, tx, agent)
-			return err
-		})
+// one snapshot of the database, sending it again as the rule again allows
+// (nil: never). next is the sequence number the next record takes, base
+// the first after the snapshot.
+func (s *Store) read(agent string, again retryRule) (rec *checkpoint.Recovered, next, base int64, err error) {
+	if again == nil {
+		again = func(error) bool { return false }
+	}
+	err = s.retry(again, func() error {
+		ctx, cancel := s.opContext()
+		defer cancel()
+		return pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly},
+			func(tx pgx.Tx) error {
+				var err error
+				rec, next, base, err = readTx(ctx, tx, agent)
+				return err
+			})
+	})
 	var rowErr *CorruptRowError
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
