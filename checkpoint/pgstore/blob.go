@@ -3,9 +3,12 @@ package pgstore
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -95,10 +98,14 @@ func (s *Store) putLarge(digest string, data []byte) error {
 }
 
 // putChunks writes a blob larger than a chunk, its row and its chunks, in
-// one transaction, one statement a chunk.
+// one transaction, one statement a chunk, once no other session writes
+// the same blob (waitBlob).
 func (s *Store) putChunks(digest string, data []byte) error {
 	n := (len(data) + blobChunk - 1) / blobChunk
-	return s.inTx(pgx.TxOptions{}, func(exec func(string, ...any) error, _ func(string, ...any) (pgx.Rows, context.CancelFunc, error)) error {
+	return s.inTx(pgx.TxOptions{}, func(exec func(string, ...any) error, query func(string, ...any) (pgx.Rows, context.CancelFunc, error)) error {
+		if err := s.waitBlob(digest, query); err != nil {
+			return err
+		}
 		err := exec(`INSERT INTO cairn_blobs (digest, data, size, chunks) VALUES ($1, '', $2, $3)
 			ON CONFLICT (digest) DO UPDATE SET stored = now(), data = '', size = excluded.size, chunks = excluded.chunks`,
 			digest, len(data), n)
@@ -116,6 +123,55 @@ func (s *Store) putChunks(digest string, data []byte) error {
 		}
 		return err
 	})
+}
+
+// waitBlob takes, for the transaction, the advisory lock of a chunked
+// blob's writes, waiting while another session (another node) holds it:
+// that session writes the same blob, its row locked for as long as its
+// bytes take, and a wait on the row itself would be refused past
+// lock_timeout as if a session had left it locked. It asks again, pausing
+// longer each time (up to a second), for up to ten times the store's
+// timeout, since the other's bytes may take long: a writer whose node died
+// is ended by the server within about the lease's time to live
+// (deadPeerParams), and its lock with it, but one stopped (SIGSTOP) holds
+// it for as long as it is stopped.
+func (s *Store) waitBlob(digest string, query func(string, ...any) (pgx.Rows, context.CancelFunc, error)) error {
+	key := blobLockKey(digest)
+	start := time.Now()
+	for pause := 10 * time.Millisecond; ; pause = min(2*pause, time.Second) {
+		if waited := time.Since(start); waited > 10*s.timeout {
+			return fmt.Errorf("another session of the database has been storing the same blob for %s and has not finished; "+
+				"nothing was changed — find it in pg_stat_activity (a cairn session whose transaction began longest ago), "+
+				"end it with SELECT pg_terminate_backend(pid) if its process is stopped or gone, then try again", waited.Round(time.Second))
+		}
+		rows, cancel, err := query(`SELECT pg_try_advisory_xact_lock($1, $2)`, blobLockSpace, key)
+		if err != nil {
+			return err
+		}
+		got, err := pgx.CollectExactlyOneRow(rows, pgx.RowTo[bool])
+		cancel()
+		if err != nil || got {
+			return err
+		}
+		s.mu.Lock()
+		s.blobWaits++
+		s.mu.Unlock()
+		time.Sleep(pause)
+	}
+}
+
+// blobLockSpace is the first key of the advisory locks of chunked blobs'
+// writes ("blob"); the second is blobLockKey's.
+const blobLockSpace = 0x626c6f62
+
+// blobLockKey is a chunked blob's advisory lock key: the first 32 bits of
+// its digest.
+func blobLockKey(digest string) int32 {
+	b, _ := hex.DecodeString(strings.TrimPrefix(digest, "sha256:"))
+	if len(b) < 4 {
+		return 0
+	}
+	return int32(binary.BigEndian.Uint32(b))
 }
 
 // inTx runs f in a transaction of opts, each of whose statements (exec's,

@@ -73,3 +73,11 @@ func BlobWaiters(s *Store, digest string) int {
 	}
 	return 0
 }
+
+// BlobWaits is how often s's chunked blob writes found another session
+// writing the same blob, and waited.
+func BlobWaits(s *Store) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.blobWaits
+}

@@ -29,7 +29,8 @@ type Store struct {
 	group  grouper           // the agents' writes waiting to share a transaction
 	listed listed            // the agents' summaries as List last read them
 	// flights are the chunked blobs being written, by digest (PutBlob).
-	flights map[string]*blobFlight
+	flights   map[string]*blobFlight
+	blobWaits int // how often a chunked blob's write found another session writing it (for tests)
 }
 
 var _ checkpoint.Store = (*Store)(nil)
