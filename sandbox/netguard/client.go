@@ -388,13 +388,6 @@ func (c *Client) send(ctx context.Context, req *sandbox.NetRequest) (*sandbox.Ne
 	var carried bool
 	hr.Header, carried = c.g.headersFor(req.Header, u)
 	askedGzip := askGzip(hr)
-	// An HTTP/1.1 connection kept idle that the server writes to (an
-	// echo of the request past the answer's Content-Length) has net/http
-	// log what it wrote, up to 4 KiB, on the process's standard error,
-	// where the host cannot hide a secret in it: a connection that
-	// carried one is closed once its answer is read. (HTTP/2 keeps its
-	// connection: what it logs quotes nothing the server sent, onceH2.)
-	hr.Close = carried
 	resp, err := c.g.prepare(hr, req.Body).RoundTrip(hr) // never sent twice (replay.go)
 	if conn.sent() {
 		c.Sent += int64(len(req.Body))

@@ -152,9 +152,11 @@ func (g *Guard) allows(secret entry) bool {
 
 // newTransport is the guard's transport: no proxy from the environment,
 // TLS verified with the system roots, every connection dialled by dial,
-// kept alive or not, and HTTP/2 that sends no request twice (sendOnceH2).
+// kept alive or not, HTTP/1.1 read an answer at a time (framedConn), and
+// HTTP/2 that sends no request twice (sendOnceH2).
 func (g *Guard) newTransport(keepAlive bool) *http.Transport {
 	t := g.transportConfig(keepAlive)
+	t.DialContext, t.DialTLSContext = g.dialFramed, g.dialTLS(t) // keepalive.go
 	h2, twin := sendOnceH2(g.transportConfig(keepAlive))
 	if h2 != nil {
 		t.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{"h2": h2}

@@ -101,9 +101,7 @@ func sendOnceH2(t *http.Transport) (func(string, *tls.Conn) http.RoundTripper, *
 
 // onceH2 is an HTTP/2 connection's RoundTripper that sends no request
 // twice. It keeps the connection for the next request whatever the
-// request's Close says: Close keeps an HTTP/1.1 connection that carried a
-// secret from being kept idle, where net/http would log what a server
-// writes on it (Client.send); HTTP/2 logs no byte a server sends.
+// request's Close says.
 type onceH2 struct{ rt http.RoundTripper }
 
 func (o onceH2) RoundTrip(r *http.Request) (*http.Response, error) {
