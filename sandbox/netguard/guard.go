@@ -246,7 +246,9 @@ func (g *Guard) dial(ctx context.Context, network, addr string) (net.Conn, error
 			return nil, fmt.Errorf("%w: localhost resolves to %s, which is not a loopback address; localhost reaches this machine's own loopback only (see its entry in the hosts file, or the DNS that answered for it)", ErrRefused, a)
 		}
 	}
-	d := net.Dialer{Timeout: 10 * time.Second, Control: func(_, address string, _ syscall.RawConn) error {
+	// net/http dials on when the request has ended: the grant's timeout
+	// bounds the dial too.
+	d := net.Dialer{Timeout: min(10*time.Second, orDefault(g.rules.Timeout, DefaultTimeout)), Control: func(_, address string, _ syscall.RawConn) error {
 		ap, err := netip.ParseAddrPort(address)
 		if err != nil || !addrAllowed(entries, ap.Addr()) || h == "localhost" && !ap.Addr().Unmap().WithZone("").IsLoopback() {
 			return fmt.Errorf("%w: connecting to %s", ErrRefused, address)

@@ -291,12 +291,16 @@ func (g *Guard) dialTLS(t *http.Transport) func(context.Context, string, string)
 			cfg.ServerName = host
 		}
 		tc := tls.Client(c, cfg)
-		hctx, cancel := context.WithTimeout(ctx, t.TLSHandshakeTimeout)
+		// net/http dials on when the request has ended: the grant's
+		// timeout bounds the handshake too, so that a server that
+		// never answers it holds no connection past the request.
+		bound := min(t.TLSHandshakeTimeout, orDefault(g.rules.Timeout, DefaultTimeout))
+		hctx, cancel := context.WithTimeout(ctx, bound)
 		defer cancel()
 		if err := tc.HandshakeContext(hctx); err != nil {
 			c.Close()
 			if ctx.Err() == nil && hctx.Err() != nil {
-				return nil, fmt.Errorf("TLS handshake with %s: not done within %s", addr, t.TLSHandshakeTimeout)
+				return nil, fmt.Errorf("TLS handshake with %s: not done within %s", addr, bound)
 			}
 			return nil, err
 		}
