@@ -158,7 +158,7 @@ func TestSecretWrittenOnAnIdleConnectionIsNotLogged(t *testing.T) {
 
 // Every kind of answer is read whole and leaves its connection for the
 // next request: a body of a known length, a chunked one with trailers,
-// none (HEAD, 204, 304), after a 103, and gzip.
+// none (HEAD, 204, 304), after a 100 Continue or a 103, and gzip.
 func TestEveryAnswerLeavesItsConnectionReusable(t *testing.T) {
 	s, conns := countedServer(t, false)
 	s.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -180,13 +180,17 @@ func TestEveryAnswerLeavesItsConnectionReusable(t *testing.T) {
 		case "/gzip":
 			w.Header().Set("Content-Encoding", "gzip")
 			w.Write(gzipped(t, "unzipped"))
+		case "/expect":
+			b, _ := io.ReadAll(r.Body) // the server answers 100 Continue first
+			fmt.Fprintf(w, "got %s", b)
 		default:
 			fmt.Fprint(w, "sized")
 		}
 	})
 	g := secretGuard(t, s, "Bearer tok-9f3c1d2e")
-	g.methods["HEAD"] = true
+	g.methods["HEAD"], g.methods["POST"] = true, true
 	for _, tc := range []struct{ method, path, want string }{
+		{"POST", "/expect", "got a body"},
 		{"GET", "/", "sized"},
 		{"GET", "/chunked", "part one, part two"},
 		{"HEAD", "/", ""},
@@ -196,13 +200,17 @@ func TestEveryAnswerLeavesItsConnectionReusable(t *testing.T) {
 		{"GET", "/gzip", "unzipped"},
 		{"GET", "/", "sized"},
 	} {
-		resp, err := g.Call().RoundTrip(context.Background(), &sandbox.NetRequest{Method: tc.method, URL: s.URL + tc.path})
+		req := &sandbox.NetRequest{Method: tc.method, URL: s.URL + tc.path}
+		if tc.method == "POST" {
+			req.Header, req.Body = map[string][]string{"Expect": {"100-continue"}}, []byte("a body")
+		}
+		resp, err := g.Call().RoundTrip(context.Background(), req)
 		if err != nil || string(resp.Body) != tc.want {
 			t.Fatalf("%s %s: %+v, %v", tc.method, tc.path, resp, err)
 		}
 	}
 	if n := conns.Load(); n != 1 {
-		t.Errorf("8 requests took %d connections", n)
+		t.Errorf("9 requests took %d connections", n)
 	}
 }
 
