@@ -418,12 +418,15 @@ func (c *Client) send(ctx context.Context, req *sandbox.NetRequest) (*sandbox.Ne
 		// coding: net/http decodes by the first Content-Encoding line
 		// and drops them all, so a body in gzip and then br would reach
 		// the tool in br, unnamed and unsearched.
-		raw = gunzip(resp.Body)
+		raw = gunzip(&cappedBody{ReadCloser: resp.Body, left: gzipBound(max)})
 		resp.Header.Del("Content-Encoding")
 		resp.Header.Del("Content-Length")
 	}
 	body, err := readBody(ctx, raw, max)
 	c.Received += int64(len(body))
+	if errors.Is(err, errPastGzipBound) {
+		return nil, fmt.Errorf("the response body, in gzip as it came, is larger than %d bytes, more than gzip of a body of %d bytes (net: {max_response_bytes}) can be; the tool is not given it", gzipBound(max), max)
+	}
 	if err != nil {
 		if gzipped && ctx.Err() == nil {
 			// A body that is not gzip, or ends before its gzip does,
@@ -477,6 +480,32 @@ func encoded(ce []string) bool {
 		}
 	}
 	return false
+}
+
+// gzipBound is the most bytes of a gzip body that decodes to at most max
+// bytes: gzip stores data that does not compress with 5 bytes a block of
+// 65,535 and 18 of header and trailer (the bound leaves room to spare).
+// The host reads no more of a gzip body: max bounds what it decodes to, and
+// gzip can take any number of bytes to decode to nothing (empty members,
+// one after another).
+func gzipBound(max int64) int64 { return max + max/1024 + 1024 }
+
+var errPastGzipBound = errors.New("a gzip body past its bound")
+
+// cappedBody is a body of which at most left bytes are read: past them,
+// a read fails with errPastGzipBound.
+type cappedBody struct {
+	io.ReadCloser
+	left int64
+}
+
+func (b *cappedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		return 0, errPastGzipBound
+	}
+	n, err := b.ReadCloser.Read(p[:min(int64(len(p)), b.left)])
+	b.left -= int64(n)
+	return n, err
 }
 
 // gunzip is body decoded from gzip, read when it is first read (so that
