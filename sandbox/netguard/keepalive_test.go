@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/tls"
 	"crypto/x509"
 	"fmt"
 	"io"
@@ -223,4 +224,58 @@ func gzipped(t *testing.T, text string) []byte {
 		t.Fatal(err)
 	}
 	return b.Bytes()
+}
+
+// Over https too, a server that writes past its answers (the secret it
+// was sent) has nothing of it logged, and each answer is given whole.
+func TestSecretEchoedPastTheBodyOverTLSIsNotLogged(t *testing.T) {
+	cert := httptest.NewTLSServer(nil) // for its certificate
+	t.Cleanup(cert.Close)
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: cert.TLS.Certificates, NextProtos: []string{"http/1.1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				for {
+					req, err := http.ReadRequest(br)
+					if err != nil {
+						return
+					}
+					fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokauth=%s", req.Header.Get("Authorization"))
+				}
+			}()
+		}
+	}()
+	var out lockedBuffer
+	prev, flags := log.Writer(), log.Flags()
+	log.SetOutput(&out)
+	defer log.SetOutput(prev)
+	defer log.SetFlags(flags)
+	addr := ln.Addr().String()
+	g, err := New(Rules{Allow: []string{addr}, Secrets: []Secret{{Host: addr, Header: "Authorization", Value: "Bearer tok-9f3c1d2e"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(cert.Certificate())
+	trust(g, pool)
+	for i := 0; i < 3; i++ {
+		resp, err := g.Call().RoundTrip(context.Background(), &sandbox.NetRequest{Method: "GET", URL: "https://" + addr + "/"})
+		if err != nil || string(resp.Body) != "ok" {
+			t.Fatalf("request %d: %+v, %v", i, resp, err)
+		}
+	}
+	g.Close()
+	if strings.Contains(out.String(), "tok-9f3c1d2e") {
+		t.Fatalf("the process's log holds the secret: %s", out.String())
+	}
 }
