@@ -60,10 +60,10 @@ type framedConn struct {
 type frameState int
 
 const (
-	idle    frameState = iota // no answer being read
-	head                      // reading an answer's head
-	body                      // reading its body
-	through                   // the connection ends with this answer: all its bytes go through
+	frameIdle    frameState = iota // no answer being read
+	frameHead                      // reading an answer's head
+	frameBody                      // reading its body
+	frameThrough                   // the connection ends with this answer: all its bytes go through
 )
 
 // maxFramedHead bounds the heads of one answer (1xx ones included) that
@@ -150,25 +150,25 @@ func (c *framedConn) step() error {
 	st := c.st
 	c.mu.Unlock()
 	switch st {
-	case idle:
+	case frameIdle:
 		if _, err := c.in.Peek(1); err != nil {
 			return err
 		}
 		c.mu.Lock()
 		asked := c.asked
 		if asked {
-			c.st = head
+			c.st = frameHead
 		}
 		c.mu.Unlock()
 		if !asked {
 			c.Conn.Close()
 			return errUnsolicited
 		}
-	case head:
+	case frameHead:
 		return c.readHead()
-	case body:
+	case frameBody:
 		return c.readBody()
-	case through:
+	case frameThrough:
 		if c.in.Buffered() == 0 {
 			if _, err := c.in.Peek(1); err != nil {
 				return err
@@ -194,12 +194,12 @@ func (c *framedConn) readHead() error {
 	switch {
 	case err != nil, resp.StatusCode == http.StatusSwitchingProtocols, resp.Close:
 		c.raw.bounded = false
-		c.setState(through)
+		c.setState(frameThrough)
 	case resp.StatusCode < 200:
 	default:
 		c.raw.bounded = false
 		c.resp, c.read = resp, 0
-		c.setState(body)
+		c.setState(frameBody)
 		if resp.Body == http.NoBody {
 			return c.ended()
 		}
@@ -219,7 +219,7 @@ func (c *framedConn) readBody() error {
 	case err == io.EOF:
 		return c.ended()
 	case err != nil:
-		c.setState(through)
+		c.setState(frameThrough)
 	}
 	return nil
 }
@@ -233,7 +233,7 @@ func (c *framedConn) ended() error {
 		return errUnsolicited
 	}
 	c.mu.Lock()
-	c.st, c.asked = idle, false
+	c.st, c.asked = frameIdle, false
 	c.mu.Unlock()
 	return nil
 }
