@@ -166,6 +166,7 @@ func (r *run) release() error {
 	if r.watcher != nil {
 		r.watcher.Close()
 	}
+	r.tools.closeNet()
 	return errors.Join(r.history.Close(), r.pool.Close(), r.tools.closeServers())
 }
 

@@ -130,6 +130,20 @@ func netGuard(m toolModule, g Grant) (*netguard.Guard, error) {
 	return guard, nil
 }
 
+// closeNet closes the connections the set's network grants keep alive,
+// those that carried a secret among them, when the run ends: a guard
+// keeps what it holds idle for net/http's idle timeout otherwise.
+func (ts *toolset) closeNet() {
+	if ts == nil {
+		return
+	}
+	for _, t := range ts.tools {
+		if t.guard != nil {
+			t.guard.Close()
+		}
+	}
+}
+
 // missingNet lists what a tool asks of the network that its grant does
 // not cover, as the agent file would say it.
 func missingNet(t abi.Tool, g Grant) []string {
