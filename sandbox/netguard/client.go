@@ -393,6 +393,13 @@ func (c *Client) send(ctx context.Context, req *sandbox.NetRequest) (*sandbox.Ne
 		c.Sent += int64(len(req.Body))
 	}
 	if err != nil {
+		if dl, ok := ctx.Deadline(); ok && ctx.Err() == nil && !time.Now().Before(dl) {
+			// A time limit ran out, and ended the request (the TLS
+			// handshake is bounded by the grant's timeout too) before
+			// its timer marked ctx: wait for it, so that the error
+			// says which limit it was.
+			<-ctx.Done()
+		}
 		return nil, sendError(ctx, err, r, conn.sent())
 	}
 	defer resp.Body.Close()
