@@ -41,9 +41,19 @@ type tree struct {
 
 // newTree starts the tree of the top-level run r: what it has used is its
 // state's usage and what its interrupted round had spent, a resume's
-// kept delegations included.
+// kept delegations included, and what each sub-agent whose delegation has
+// no result yet has used (treeUsage). A resumed sub-agent reports its
+// usage again as it starts (adopt), but a sibling that starts before it
+// must count it already, or it runs a round the tree cannot afford.
 func newTree(r *run) *tree {
-	t := &tree{limits: r.af.Limits, used: map[string]conversation.Usage{r.agentID: r.state().Usage.Add(r.spent)}}
+	used := map[string]conversation.Usage{}
+	if r.af.Limits.MaxTokens > 0 || r.af.Limits.MaxCost > 0 {
+		if u, err := treeUsage(r.store, r.agentID); err == nil {
+			used = u // a store that cannot be read fails the children's resume, saying why
+		}
+	}
+	used[r.agentID] = r.state().Usage.Add(r.spent)
+	t := &tree{limits: r.af.Limits, used: used}
 	if r.af.Limits.MaxTime > 0 {
 		t.deadline = r.startedAt.Add(time.Duration(r.af.Limits.MaxTime))
 	}
