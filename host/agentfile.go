@@ -16,6 +16,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/cairnrun/cairn/abi"
+	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/host/model"
 	"github.com/cairnrun/cairn/internal/yamlkeys"
 )
@@ -310,7 +311,12 @@ func (af *AgentFile) validate() error {
 		}
 	}
 	if af.MaxParallel < 0 {
-		return errors.New("max_parallel cannot be negative")
+		return af.atLine(errors.New("max_parallel cannot be negative"), "max_parallel")
+	}
+	if af.Memory != "" {
+		if err := checkpoint.CheckMemoryNamespace(af.Memory); err != nil {
+			return af.atLine(err, "memory")
+		}
 	}
 	_, section := findKey(af.Source, "context")
 	_, budget := findKey(af.Source, "context", "budget")
@@ -322,8 +328,14 @@ func (af *AgentFile) validate() error {
 			return af.atLine(err, "context", "budget")
 		}
 	}
-	if l := af.Limits; l.MaxRounds < 0 || l.MaxTokens < 0 || l.MaxCost < 0 {
-		return errors.New("limits: max_rounds, max_tokens and max_cost cannot be negative")
+	l := af.Limits
+	for _, f := range []struct {
+		key      string
+		negative bool
+	}{{"max_rounds", l.MaxRounds < 0}, {"max_tokens", l.MaxTokens < 0}, {"max_cost", l.MaxCost < 0}} {
+		if f.negative {
+			return af.atLine(fmt.Errorf("limits: %s cannot be negative", f.key), "limits", f.key)
+		}
 	}
 	return nil
 }
