@@ -88,6 +88,9 @@ type AgentFile struct {
 	// made from a sub-agent's definition (SubAgentFile) from what its
 	// definition keeps (Engine.above); no YAML sets it.
 	parent *AgentFile
+	// writtenIn is, for a sub-agent defined inline, the agent file its
+	// definition is written in, whose lines its errors name (describe).
+	writtenIn string
 }
 
 // BuiltinModule is the ToolRef.Module name of the built-in tools.

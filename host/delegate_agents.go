@@ -164,8 +164,38 @@ type subAgent struct {
 }
 
 // resolve reads a sub-agent's definition and checks that it narrows its
-// parent's.
+// parent's, and that the sub-agents it declares narrow its own, and
+// theirs, so that a tree whose agent deep down asks for more does not
+// start (its parent would fail only once its turn delegated).
 func (s SubAgent) resolve(parent *AgentFile) (*subAgent, error) {
+	return s.resolveUnder(parent, parent.describe(), map[string]bool{})
+}
+
+// resolveUnder is resolve of a definition declared in the one at above,
+// checking below it each pair of definitions (declaring, declared) not
+// yet in seen: a file that declares itself as its sub-agent is checked
+// once, not without end.
+func (s SubAgent) resolveUnder(parent *AgentFile, above string, seen map[string]bool) (*subAgent, error) {
+	sub, err := s.resolveOne(parent)
+	if err != nil || seen[above+"\x00"+sub.where] {
+		return sub, err
+	}
+	seen[above+"\x00"+sub.where] = true
+	names := map[string]bool{}
+	for _, n := range sub.af.Agents {
+		if names[n.Name] {
+			return nil, fmt.Errorf("%w: %s line %d: two sub-agents are named %s", ErrSubAgent, sub.af.describe(), n.line, n.Name)
+		}
+		names[n.Name] = true
+		if _, err := n.resolveUnder(sub.af, sub.where, seen); err != nil {
+			return nil, err
+		}
+	}
+	return sub, nil
+}
+
+// resolveOne is resolve of the definition alone.
+func (s SubAgent) resolveOne(parent *AgentFile) (*subAgent, error) {
 	sub := &subAgent{SubAgent: s, file: parent.describe()}
 	sub.where = fmt.Sprintf("%s line %d", sub.file, s.line)
 	var err error
@@ -178,6 +208,8 @@ func (s SubAgent) resolve(parent *AgentFile) (*subAgent, error) {
 		sub.ownFile(af)
 	} else if sub.af, err = ParseAgentFile(s.inlineSource(parent.Source), parent.Dir); err != nil {
 		return nil, fmt.Errorf("%w: %s: sub-agent %s: %w", ErrSubAgent, sub.where, s.Name, err)
+	} else {
+		sub.af.writtenIn = sub.file
 	}
 	if err := sub.admit(parent); err != nil {
 		return nil, err
@@ -459,6 +491,9 @@ func (s SubAgent) dropped(n int) bool {
 func (af *AgentFile) describe() string {
 	if af.File != "" {
 		return af.File
+	}
+	if af.writtenIn != "" {
+		return af.writtenIn
 	}
 	return "the agent file"
 }
