@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -516,4 +517,39 @@ func (e *foreignChildError) Error() string {
 	return fmt.Sprintf("agent %s is not the sub-agent this delegation made (parent %s, call %s, name %s): %s, "+
 		"so another run made it; it is left as it was and its answer is not taken: take it out of the store, "+
 		"then `cairn resume %s` (the delegation then says its sub-agent is gone)", e.id, e.want.Agent, e.want.Call, e.want.Name, got, e.root)
+}
+
+// droppedInFlight refuses an agent file read again (ResumeOptions.Upgrade)
+// that no longer declares the sub-agent of a delegation the interrupted
+// round has in flight: its child may have begun, and changed the
+// workspace, and the call would get an error result as if it had never
+// run, its child left interrupted.
+//
+// # Errors
+//
+// ErrSubAgent, naming the sub-agent and the call.
+func droppedInFlight(af *AgentFile, tail []checkpoint.Record) error {
+	done := map[string]bool{}
+	for _, t := range tail {
+		if t.Type == checkpoint.RecResult {
+			done[t.Call] = true
+		}
+	}
+	for _, t := range tail {
+		if t.Type != checkpoint.RecTurn || t.Message == nil {
+			continue
+		}
+		for _, c := range t.Message.ToolCalls {
+			var in struct{ Agent string }
+			if c.Name != delegateName || done[c.ID] || json.Unmarshal([]byte(c.Input), &in) != nil {
+				continue
+			}
+			if !slices.ContainsFunc(af.Agents, func(s SubAgent) bool { return s.Name == in.Agent }) {
+				return fmt.Errorf("%w: %s no longer declares the sub-agent %q of the delegation %s in flight, "+
+					"which the resume goes on with: put it back under agents:, or resume without --upgrade",
+					ErrSubAgent, af.describe(), in.Agent, c.ID)
+			}
+		}
+	}
+	return nil
 }

@@ -389,6 +389,9 @@ func (e *Engine) rebuildRun(ctx context.Context, rec *checkpoint.Recovered, opts
 		if af, err = e.upgradeFile(ctx, rec.State, opts); err != nil {
 			return nil, err // it names the agent
 		}
+		if err = droppedInFlight(af, rec.Tail); err != nil {
+			return nil, fmt.Errorf("resume agent %q with --upgrade: %w", opts.ID, err)
+		}
 		mods, err = e.upgrade(af, def, log)
 	} else if af, mods, err = e.rebuild(def); err == nil && opts.Strategy != StrategyManual {
 		// A run that writes the agent stores the modules a crash kept
