@@ -165,13 +165,18 @@ func resumeDetails(w io.Writer, pre string, e host.Event) {
 	for _, id := range e.Finished {
 		fmt.Fprintf(w, "%skept    %s: it had finished; it is not run again\n", pre, id)
 	}
+	// Manual changes nothing: a delegation it reports would go on, not does.
 	for _, id := range e.Resumed {
+		if e.Strategy == string(host.StrategyManual) {
+			fmt.Fprintf(w, "%sin flight, would be resumed: %s: its tool would keep what it had done (a sub-agent would go on from its last round)\n", pre, id)
+			continue
+		}
 		fmt.Fprintf(w, "%sresumed %s: its tool keeps what it had done (a sub-agent goes on from its last round)\n", pre, id)
 	}
 	for _, id := range e.Awaiting {
 		fmt.Fprintf(w, "%swaiting %s: it needs approval (cairn approve or cairn deny), or has it and runs now\n", pre, id)
 	}
-	// Manual changes nothing: a call it reports would be sealed, not is.
+	// Likewise a call it reports would be sealed, not is.
 	sealed := "sealed "
 	if e.Strategy == string(host.StrategyManual) {
 		sealed = "in flight, would be sealed:"

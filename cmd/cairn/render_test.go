@@ -73,6 +73,24 @@ func TestManualResumeSealsNothing(t *testing.T) {
 	}
 }
 
+// Regression: resume --strategy manual of a parent stopped while its
+// delegations ran reported them "resumed", each sub-agent going on from
+// its last round, though manual runs nothing; it says they would be, and
+// seal says they are.
+func TestManualResumeResumesNoDelegation(t *testing.T) {
+	for strategy, want := range map[host.Strategy]string{
+		host.StrategyManual: "  in flight, would be resumed: call_1_0: its tool would keep what it had done (a sub-agent would go on from its last round)",
+		host.StrategySeal:   "  resumed call_1_0: its tool keeps what it had done (a sub-agent goes on from its last round)",
+	} {
+		var out strings.Builder
+		newRenderer(&out, io.Discard, false).event(host.Event{Type: host.EventAgentResumed, Strategy: string(strategy), Round: 0,
+			Resumed: []string{"call_1_0"}})
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("%s: %q, want a line %q", strategy, out.String(), want)
+		}
+	}
+}
+
 // A sub-agent's resume, in a tree's output, says what became of each of
 // its calls, as the top agent's does; it once said only where it resumed.
 func TestRenderSubAgentResumeDetails(t *testing.T) {
