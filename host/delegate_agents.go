@@ -526,3 +526,40 @@ func (s *subAgent) itemLine(lines []int, i int) string {
 	}
 	return s.where
 }
+
+// checkSubModels opens the model of each sub-agent af declares, and of
+// theirs, as each one's run will, so that a tree whose sub-agent's script
+// is not there (or is no script) does not start: its parent would fail
+// only once its turn delegated. Each pair of definitions (declaring,
+// declared) is opened once, as resolveUnder checks them. Opening a
+// provider other than script reaches no network.
+//
+// # Errors
+//
+// ErrSubAgent, naming the sub-agent's line, wrapping openModel's error.
+func (af *AgentFile) checkSubModels() error {
+	return af.checkSubModelsUnder(af.describe(), map[string]bool{})
+}
+
+func (af *AgentFile) checkSubModelsUnder(above string, seen map[string]bool) error {
+	for _, s := range af.Agents {
+		sub, err := s.resolveOne(af)
+		if err != nil {
+			return err
+		}
+		if seen[above+"\x00"+sub.where] {
+			continue
+		}
+		seen[above+"\x00"+sub.where] = true
+		if callerTurns(sub.af.Model) {
+			continue // it names no script to read
+		}
+		if _, _, err := openModel(sub.af, nil); err != nil {
+			return fmt.Errorf("%w: %s: sub-agent %s: %w", ErrSubAgent, sub.where, s.Name, err)
+		}
+		if err := sub.af.checkSubModelsUnder(sub.where, seen); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -328,6 +328,13 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) (*Result, error) {
 	if err := checkpoint.CheckID(opts.ID); err != nil {
 		return nil, err
 	}
+	if opts.Agent != nil && opts.sub == nil {
+		// A file given: its sub-agents' scripts are beside it, on this
+		// machine (a delegation's sub-agent was checked with its parent).
+		if err := opts.Agent.checkSubModels(); err != nil {
+			return nil, err
+		}
+	}
 	runID := "run-" + newID()
 	lock, err := e.store.Lock(opts.ID, checkpoint.ThisProcess(runID))
 	if err != nil {

@@ -221,6 +221,9 @@ func CheckTools(af *AgentFile) error {
 	if err := ts.addNatives(af); err != nil {
 		return err
 	}
+	if err := af.checkSubModels(); err != nil {
+		return err
+	}
 	return checkRoom(af, mods)
 }
 
