@@ -94,7 +94,13 @@ func workflowResumeAction(c *cli.Context) error {
 	opts.Limits, opts.Retry = limits, c.StringSlice("retry")
 	res, err := workflow.Resume(s.ctx, s.eng, c.Args().First(), opts)
 	if errors.Is(err, workflow.ErrFinished) {
-		// As `cairn resume` of an agent that is done: nothing to do is no error.
+		// As `cairn resume` of an agent that is done: nothing to do is no
+		// error, and with --json it is said as a workflow_end, as that
+		// resume says it in a run_end.
+		if c.Bool(jsonFlag.Name) {
+			return writeJSON(c, map[string]any{"type": "workflow_end", "workflow": c.Args().First(), "status": host.StatusDone,
+				"reason": fmt.Sprintf("%v; nothing to resume", err)})
+		}
 		fmt.Fprintf(c.App.Writer, "%v; nothing to resume\n", err)
 		return nil
 	}
