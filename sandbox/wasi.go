@@ -16,7 +16,8 @@ import (
 // fd_prestat_dir_name (prestatName), fd_allocate (allocating),
 // poll_oneoff (polling), fd_seek, fd_tell, fd_pread and fd_pwrite of
 // stdio (unseekable), path_readlink (readlinking), path_rename across
-// mounts (crossRenaming), the path functions' "." and ".." (dotted), and
+// mounts (crossRenaming), fd_readdir from a cookie wazero's has not
+// kept (readdirring), the path functions' "." and ".." (dotted), and
 // those that keep and report descriptors' rights (fd_fdstat_get,
 // fd_fdstat_set_rights, path_open, fd_close: see descriptors). Every
 // function acting through a descriptor first checks the rights it needs
@@ -47,6 +48,7 @@ func instantiateWASI(ctx context.Context, rt wazero.Runtime, fds *descriptors) e
 		"poll_oneoff":          polling{poll: theirs("poll_oneoff"), advise: theirs("fd_advise"), fds: fds},
 		"path_readlink":        readlinking{readlink: theirs("path_readlink")},
 		"path_rename":          crossRenaming{rename: theirs("path_rename")},
+		"fd_readdir":           readdirring{readdir: theirs("fd_readdir")},
 	}
 	for _, name := range []string{"fd_seek", "fd_tell", "fd_pread", "fd_pwrite"} {
 		ours[name] = unseekable{fn: theirs(name), fdstat: theirs("fd_fdstat_get")}

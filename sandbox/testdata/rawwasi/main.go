@@ -44,6 +44,13 @@
 // errno of each (see TestDotsOfAPathAnswerAsLinux); then path_readlink of
 // lsub into buffers of 1, 2, 3 and 64 bytes (TestReadlinkFillsASmallBuffer).
 //
+// With the argument readdir it lists /work (holding only f00 to f29) with
+// fd_readdir from cookies at, past and before what a descriptor has
+// listed so far, and prints the errno of each, the bytes it used, and
+// whether it listed the entries from the cookie on (see
+// TestReaddirCookieAnswersAsLinux); then fd_seek of the directory to 0
+// from its start and from where it is.
+//
 // With the argument rdtrunc it opens with O_TRUNC and the rights of a file
 // only read: /work's lower.txt, which it has not written, and made.txt,
 // which it writes first; it prints the errno of the open, the size read
@@ -380,6 +387,11 @@ func main() {
 		return
 	}
 
+	if len(os.Args) > 1 && os.Args[1] == "readdir" {
+		listCookies()
+		return
+	}
+
 	if len(os.Args) > 1 && os.Args[1] == "rdtrunc" {
 		m, _ := open(3, "made.txt", oflagCreat, rightFdRead|rightFdWrite, 0)
 		write(m, "made content")
@@ -681,4 +693,63 @@ func dots() {
 		e := pathReadlink(3, p, m, uint32(uintptr(unsafe.Pointer(&buf[0]))), n, uint32(uintptr(unsafe.Pointer(&used))))
 		say(fmt.Sprintf("readlink-%d", n), e, used, string(buf[:4]))
 	}
+}
+
+// readdir is fd_readdir(fd, cookie) into a buffer of n bytes: the names
+// of the entries it holds whole, the d_next of each, the bytes it used
+// and the errno.
+func readdir(fd int32, cookie uint64, n int) (names []string, nexts []uint64, used, errno uint32) {
+	b := make([]byte, n)
+	errno = fdReaddir(fd, uint32(uintptr(unsafe.Pointer(&b[0]))), uint32(n), cookie, uint32(uintptr(unsafe.Pointer(&used))))
+	for p := 0; p+24 <= int(used); {
+		l := int(binary.LittleEndian.Uint32(b[p+16:]))
+		if p+24+l > int(used) {
+			break
+		}
+		names = append(names, string(b[p+24:p+24+l]))
+		nexts = append(nexts, binary.LittleEndian.Uint64(b[p:]))
+		p += 24 + l
+	}
+	return names, nexts, used, errno
+}
+
+// listCookies is the readdir mode: each listing from a cookie is told as
+// its errno, the bytes it used and whether its names are those of the
+// whole listing from the cookie on.
+func listCookies() {
+	dir := func() int32 {
+		fd, _ := open(3, ".", oflagDirectory, 1<<14|rightFdSeek|1<<5, 0)
+		return fd
+	}
+	all, _, _, e := readdir(dir(), 0, 8192)
+	say("readdir-all", e, len(all))
+	from := func(name string, fd int32, cookie uint64) {
+		names, _, used, e := readdir(fd, cookie, 8192)
+		want := all[min(int(min(cookie, 1<<20)), len(all)):]
+		say(name, e, used, strings.Join(names, ",") == strings.Join(want, ","))
+	}
+	from("readdir-ahead", dir(), 10)
+	from("readdir-ahead-last", dir(), uint64(len(all)-1))
+	from("readdir-at-end-fresh", dir(), uint64(len(all)))
+	from("readdir-past-end", dir(), uint64(len(all)+5))
+	from("readdir-huge", dir(), 1<<63)
+	from("readdir-max", dir(), ^uint64(0))
+	// A window moved on past cookie 5 by listings of 64 bytes.
+	fd := dir()
+	for c := uint64(0); c < 20; {
+		_, nexts, _, e := readdir(fd, c, 64)
+		if e != 0 || len(nexts) == 0 {
+			say("readdir-walk", e, c)
+			break
+		}
+		c = nexts[len(nexts)-1]
+	}
+	from("readdir-behind", fd, 5)
+	from("readdir-past-end-then", fd, uint64(len(all)+1))
+	from("readdir-rewound", fd, 0)
+	// A cookie ahead with a buffer of one dirent's header.
+	_, _, used, e := readdir(dir(), 20, 24)
+	say("readdir-ahead-small", e, used)
+	var pos uint64
+	say("readdir-seek", fdSeek(fd, 0, 0, unsafe.Pointer(&pos)), fdSeek(fd, 0, 1, unsafe.Pointer(&pos)))
 }
