@@ -374,6 +374,16 @@ func (af *AgentFile) atLine(err error, path ...string) error {
 	return err
 }
 
+// inFile is err where the agent file says what failed: its file and the
+// line of the key at path ("agent.yaml line 3: err"), or as much of that
+// as is known.
+func (af *AgentFile) inFile(err error, path ...string) error {
+	if line := keyLine(af.Source, path...); line > 0 {
+		return fmt.Errorf("%s line %d: %w", af.describe(), line, err)
+	}
+	return fmt.Errorf("%s: %w", af.describe(), err)
+}
+
 // keyLine is the line of the key at path in an agent file's source, or of
 // as much of the path as is there; 0 if the source does not read.
 func keyLine(src []byte, path ...string) int {

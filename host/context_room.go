@@ -57,10 +57,7 @@ func (af *AgentFile) roomFor(tools []model.Tool) error {
 	if err == nil {
 		return nil
 	}
-	if line := keyLine(af.Source, "context", "budget"); line > 0 {
-		return fmt.Errorf("%s line %d: %w", af.describe(), line, err)
-	}
-	return fmt.Errorf("%s: %w", af.describe(), err)
+	return af.inFile(err, "context", "budget")
 }
 
 // leastBudget is the smallest budget whose half holds fixed tokens, a

@@ -34,7 +34,7 @@ func (e *Engine) defineWith(af *AgentFile, mods []toolModule, ws string, later *
 	if af.Model.Provider == "script" && af.Model.Script != "" {
 		script, err := os.ReadFile(af.resolve(af.Model.Script))
 		if err != nil {
-			return def, missing("model", err)
+			return def, af.modelError(err)
 		}
 		if def.Script, err = e.store.PutBlob(script); err != nil {
 			return def, err

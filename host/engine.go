@@ -712,9 +712,24 @@ func openModel(af *AgentFile, override *model.Spec) (model.Provider, model.Spec,
 	}
 	p, err := model.Open(spec)
 	if err != nil {
-		return nil, spec, missing("model", err)
+		if override != nil && override.Script != "" {
+			return nil, spec, missing("model", err) // the caller's script, not the file's
+		}
+		return nil, spec, af.modelError(err)
 	}
 	return p, spec, nil
+}
+
+// modelError is err, of opening the model the agent file names or
+// reading its script, as missing gives it, naming the agent file and the
+// line of its model's script where the file is one of its own (a
+// sub-agent defined inline in its parent's has no lines of its own).
+func (af *AgentFile) modelError(err error) error {
+	err = missing("model", err)
+	if af.File == "" {
+		return err
+	}
+	return af.inFile(err, "model", "script")
 }
 
 // CheckModel opens the model a run of af opens, or the one that
