@@ -45,6 +45,9 @@ func mcpAction(c *cli.Context) error {
 		return err
 	}
 	addr, token, idle := c.String("http"), c.String("token"), c.Duration("idle-timeout")
+	if addr == "" && c.IsSet("idle-timeout") {
+		return withCode(exitUsage, errors.New("mcp: --idle-timeout is for sessions over HTTP (--http ADDR): a stdio session ends when its client closes its input"))
+	}
 	if idle < 0 {
 		return withCode(exitUsage, fmt.Errorf("mcp: --idle-timeout %s cannot be negative: give how long a session may go idle before it is closed, 0 for never", idle))
 	}

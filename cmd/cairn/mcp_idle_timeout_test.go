@@ -68,3 +68,12 @@ func TestMCPIdleTimeoutRefused(t *testing.T) {
 		}
 	}
 }
+
+// Regression: --idle-timeout without --http was taken and did nothing, as
+// a stdio session has no idle time to bound; it is refused, saying so.
+func TestMCPIdleTimeoutWithoutHTTPRefused(t *testing.T) {
+	code, _, errOut := cairn(t, "mcp", "--workspace", t.TempDir(), "--store", t.TempDir(), "--idle-timeout", "5m")
+	if code != exitUsage || !strings.Contains(errOut, "--idle-timeout is for sessions over HTTP") {
+		t.Fatalf("--idle-timeout without --http: exit %d, %q; want exit 2 saying it is for HTTP", code, errOut)
+	}
+}
