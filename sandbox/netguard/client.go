@@ -380,7 +380,11 @@ func (c *Client) send(ctx context.Context, req *sandbox.NetRequest) (*sandbox.Ne
 	r := c.g.rules
 	ctx, cancel := context.WithTimeoutCause(ctx, orDefault(r.Timeout, DefaultTimeout), errGrantTimeout)
 	defer cancel()
-	var conn connTrace
+	max := orDefault(r.MaxResponseBytes, DefaultMaxResponseBytes)
+	ctx, end := context.WithCancelCause(ctx)
+	defer end(nil)
+	conn := connTrace{max: max, end: end} // ends the request past wireBound(max) (wire.go)
+	defer conn.done()
 	hr, err := http.NewRequestWithContext(conn.trace(ctx), req.Method, u.String(), nil)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrRefused, err)
@@ -416,7 +420,6 @@ func (c *Client) send(ctx context.Context, req *sandbox.NetRequest) (*sandbox.Ne
 		// deferred Close closes that connection.
 		return nil, fmt.Errorf("the server answered %q to a request that did not ask to switch protocols; the answer is refused", resp.Status)
 	}
-	max := orDefault(r.MaxResponseBytes, DefaultMaxResponseBytes)
 	var raw io.ReadCloser = resp.Body
 	gzipped := askedGzip && resp.ContentLength != 0 && onlyGzip(resp.Header)
 	if gzipped {

@@ -283,6 +283,7 @@ func (g *Guard) dialTLS(t *http.Transport) func(context.Context, string, string)
 		if err != nil {
 			return nil, err
 		}
+		c = &wireConn{Conn: c} // counts what HTTP/2 reads (wire.go)
 		cfg := &tls.Config{}
 		if t.TLSClientConfig != nil {
 			cfg = t.TLSClientConfig.Clone()

@@ -19,15 +19,35 @@ var errGrantTimeout = errors.New("the network grant's timeout")
 // a TLS handshake that fails fails before. Once a connection was
 // obtained, the request counts as sent, even if the transport failed
 // before it wrote to it: when in doubt, a request was sent.
+//
+// It also charges the bytes an HTTP/2 connection reads to the request
+// (watchWire), once it has max, its body's bound, and end.
 type connTrace struct {
-	got atomic.Bool
+	got  atomic.Bool
+	max  int64
+	end  context.CancelCauseFunc
+	wire atomic.Pointer[wireWatch]
 }
 
 // trace is ctx with the hook that marks the connection obtained.
 func (t *connTrace) trace(ctx context.Context) context.Context {
 	return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
-		GotConn: func(httptrace.GotConnInfo) { t.got.Store(true) },
+		GotConn: func(info httptrace.GotConnInfo) {
+			t.got.Store(true)
+			if t.end != nil {
+				if old := t.wire.Swap(watchWire(info.Conn, t.max, t.end)); old != nil {
+					old.stop() // a connection got before, for a request not sent on it
+				}
+			}
+		},
 	})
+}
+
+// done stops charging the connection's bytes to the request.
+func (t *connTrace) done() {
+	if w := t.wire.Load(); w != nil {
+		w.stop()
+	}
 }
 
 // sent reports whether any of the request may have reached the peer.
@@ -44,7 +64,10 @@ func sendError(ctx context.Context, err error, r Rules, sent bool) error {
 	if !sent {
 		waited = "no connection"
 	}
+	var wire wireBoundError
 	switch {
+	case errors.As(context.Cause(ctx), &wire):
+		err = fmt.Errorf("%w: %w", wire, err)
 	case errors.Is(context.Cause(ctx), errGrantTimeout):
 		err = fmt.Errorf("%s within %s (net: {timeout}): %w", waited, orDefault(r.Timeout, DefaultTimeout), err)
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
