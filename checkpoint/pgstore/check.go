@@ -54,12 +54,12 @@ func (s *Store) clean(agent string) bool {
 
 func cleanTx(ctx context.Context, tx pgx.Tx, agent string) (bool, error) {
 	var size, base, durable int64
-	var snapSum *int64
-	if err := tx.QueryRow(ctx, `SELECT length(snapshot), base, durable, snapshot_crc FROM cairn_agents WHERE id = $1`, agent).
-		Scan(&size, &base, &durable, &snapSum); err != nil {
+	var snapSum, first *int64
+	if err := tx.QueryRow(ctx, `SELECT length(snapshot), base, durable, snapshot_crc, `+firstSeq+` FROM cairn_agents WHERE id = $1`, agent).
+		Scan(&size, &base, &durable, &snapSum, &first); err != nil {
 		return false, err
 	}
-	if snapSum == nil || size == 0 {
+	if snapSum == nil || size == 0 || baseDamage(agent, base, durable, first) != nil {
 		return false, nil // a row written before checksums: only decoding it judges it
 	}
 	round, ok, err := cleanSnapshot(ctx, tx, agent, size, *snapSum)

@@ -382,9 +382,12 @@ func (s *Store) read(agent string, again retryRule) (rec *checkpoint.Recovered, 
 func readTx(ctx context.Context, tx pgx.Tx, agent string) (*checkpoint.Recovered, int64, int64, error) {
 	var snap []byte
 	var base, durable int64
-	var snapSum *int64
-	if err := tx.QueryRow(ctx, `SELECT snapshot, base, durable, snapshot_crc FROM cairn_agents WHERE id = $1`, agent).
-		Scan(&snap, &base, &durable, &snapSum); err != nil {
+	var snapSum, first *int64
+	if err := tx.QueryRow(ctx, `SELECT snapshot, base, durable, snapshot_crc, `+firstSeq+` FROM cairn_agents WHERE id = $1`, agent).
+		Scan(&snap, &base, &durable, &snapSum, &first); err != nil {
+		return nil, 0, 0, err
+	}
+	if err := baseDamage(agent, base, durable, first); err != nil {
 		return nil, 0, 0, err
 	}
 	if sumMismatch(snapSum, sum(snap)) {
@@ -434,6 +437,31 @@ func readTx(ctx context.Context, tx pgx.Tx, agent string) (*checkpoint.Recovered
 	rec := r.Recovered()
 	rec.JournalBytes, rec.SnapshotBytes = size, int64(len(snap))
 	return rec, next, base, nil
+}
+
+// firstSeq is the column, of a query of an agent's row of cairn_agents,
+// that gives the sequence number of its first journal row (NULL when it
+// has none), for baseDamage.
+const firstSeq = `(SELECT min(seq) FROM cairn_journal WHERE agent = $1)`
+
+// baseDamage refuses an agent whose base (the first sequence number after
+// its snapshot) was raised by damage: a read from there would skip the
+// rows below it without a word, as the snapshot's checksum does not cover
+// base. A compaction writes the snapshot, its base and its durable mark,
+// and deletes the rows below base, in one transaction: so no row lies
+// below base, and base is not past durable once a durable write has set
+// it (an agent of schema version 5 or older has durable 0 until then).
+func baseDamage(agent string, base, durable int64, first *int64) *CorruptRowError {
+	switch {
+	case first != nil && *first < base:
+		return corruptRow(agent, "cairn_agents", "base", fmt.Sprintf(
+			"%d, past row seq %d of cairn_journal, which the snapshot does not hold "+
+				"(a compaction deletes the rows its snapshot holds)", base, *first))
+	case durable > 0 && base > durable:
+		return corruptRow(agent, "cairn_agents", "base", fmt.Sprintf(
+			"%d, past durable (%d), where a compaction makes them equal and the rows since raise durable only", base, durable))
+	}
+	return nil
 }
 
 // replayRow decodes and applies one journal row; a row that does not
