@@ -40,7 +40,8 @@
 // *checkpoint.FutureSchemaError before anything is written. So is every
 // later write of a Store that opened the database before another node
 // migrated it: the fence that starts each write checks the version too,
-// and the transaction fails whole.
+// and the transaction fails whole. So is its next take of a lease, which
+// reads the version with the lease row and takes nothing.
 //
 // # Blobs
 //

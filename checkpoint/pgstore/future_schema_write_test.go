@@ -60,6 +60,52 @@ func TestWriteAfterNewerSchemaRefused(t *testing.T) {
 	}
 }
 
+// Regression: a lease take checked no schema version, so a store opened
+// before another node migrated the database took leases (and every run
+// and resume begins with one) on a schema newer than it writes. A take,
+// a steal among them, of an agent new or old, is refused saying to
+// upgrade, and the database keeps what it had.
+func TestLeaseTakeOnNewerSchemaRefused(t *testing.T) {
+	url := sharedURL(t)
+	s := open(t, url)
+	committedAgent(t, s, "a1", 1)
+	newer := pgstore.SchemaVersion() + 1
+	execSQL(t, url, fmt.Sprintf(`UPDATE cairn_schema SET version = %d`, newer))
+	before := dump(t, url)
+	var epoch int64
+	query(t, url, `SELECT epoch FROM cairn_leases WHERE agent = 'a1'`, nil, &epoch)
+
+	for _, c := range []struct {
+		name  string
+		take  func(string, checkpoint.Holder) (checkpoint.Lock, error)
+		agent string
+	}{
+		{"lock of an agent", s.Lock, "a1"},
+		{"lock of a new agent", s.Lock, "a2"},
+		{"steal", s.Steal, "a1"},
+	} {
+		lock, err := c.take(c.agent, checkpoint.ThisProcess("run-b"))
+		var fe *checkpoint.FutureSchemaError
+		if !errors.As(err, &fe) || fe.Version != newer || fe.Supported != pgstore.SchemaVersion() {
+			if lock != nil {
+				lock.Unlock()
+			}
+			t.Fatalf("%s after a newer schema: %v, want a *checkpoint.FutureSchemaError", c.name, err)
+		}
+		if !strings.Contains(err.Error(), "upgrade cairn") || !strings.Contains(err.Error(), c.agent) {
+			t.Errorf("%s: the error does not say which agent and what to do: %v", c.name, err)
+		}
+	}
+	if after := dump(t, url); after != before {
+		t.Fatalf("the database changed:\nbefore %s\nafter  %s", before, after)
+	}
+	var after int64
+	query(t, url, `SELECT epoch FROM cairn_leases WHERE agent = 'a1'`, nil, &after)
+	if after != epoch {
+		t.Fatalf("the lease of a1 was taken: epoch %d, was %d", after, epoch)
+	}
+}
+
 // The fence of the builds before schema version 8, which check no
 // version, refuses their writes once the database is at version 8 or
 // later, saying to upgrade.

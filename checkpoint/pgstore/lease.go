@@ -89,9 +89,18 @@ func (s *Store) takeTx(ctx context.Context, tx pgx.Tx, agent string, h checkpoin
 	if _, err := tx.Exec(ctx, `INSERT INTO cairn_leases (agent) VALUES ($1) ON CONFLICT DO NOTHING`, agent); err != nil {
 		return 0, err
 	}
+	// The schema's version is read with the lease row, in the same round
+	// trip: a take is a write that no fence checks (the fence is of a lease
+	// held), and a schema newer than this build's refuses it, as the fence
+	// refuses every later write, with nothing changed.
 	var cur leaseRow
-	if err := cur.scan(tx.QueryRow(ctx, `SELECT `+leaseCols+` FROM cairn_leases WHERE agent = $1 FOR UPDATE`, agent)); err != nil {
+	var newest int
+	if err := cur.scan(tx.QueryRow(ctx, `SELECT `+leaseCols+`, (SELECT max(version) FROM cairn_schema)
+		FROM cairn_leases WHERE agent = $1 FOR UPDATE`, agent), &newest); err != nil {
 		return 0, err
+	}
+	if newest > s.version {
+		return 0, &checkpoint.FutureSchemaError{File: "the database's cairn schema", Version: newest, Supported: s.version}
 	}
 	if !steal && cur.running() {
 		return 0, &checkpoint.LockedError{Agent: agent, Holder: cur.holder, Lease: true, Expires: cur.expires}
@@ -118,9 +127,12 @@ type leaseRow struct {
 // leaseCols are the columns leaseRow.scan reads.
 const leaseCols = `released, expires > now(), holder_host, holder_pid, holder_run, since, expires, epoch, holder_space`
 
-func (r *leaseRow) scan(row pgx.Row) error {
+// scan reads leaseCols from row, and then the columns of more, when the
+// query has more.
+func (r *leaseRow) scan(row pgx.Row, more ...any) error {
 	h := &r.holder
-	return row.Scan(&r.released, &r.unexpired, &h.Host, &h.PID, &h.Run, &h.Started, &r.expires, &r.epoch, &r.space)
+	return row.Scan(append([]any{&r.released, &r.unexpired, &h.Host, &h.PID, &h.Run, &h.Started, &r.expires,
+		&r.epoch, &r.space}, more...)...)
 }
 
 // Lease is an agent's lease as Running reads it.
