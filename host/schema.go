@@ -134,18 +134,25 @@ func (s *schema) check(input string) (_ string, err error) {
 	}
 	defer recoverAs(&err, errArguments.Error()+": they could not be checked against the input schema")
 	if err := s.resolved.Validate(inst); err != nil {
-		return "", fmt.Errorf("%w: they do not match the input schema: %s", errArguments, validationText(err))
+		where, msg := validationWhere(err)
+		return "", fmt.Errorf("%w: they do not match the input schema: %w", errArguments, &schemaError{where, msg})
 	}
 	return input, nil
 }
 
-// validationText is the validator's error as the model reads it: where in
+// schemaError is where in a call's arguments they fail their schema
+// (argumentPath's form), and what is wrong there.
+type schemaError struct{ where, msg string }
+
+func (e *schemaError) Error() string { return "at " + e.where + ": " + e.msg }
+
+// validationWhere is the validator's error as the model reads it: where in
 // the arguments, as a JSON pointer ("/items/*/name": "*" for any item),
 // and what is wrong there. The validator names the schema it checked
 // ("validating /properties/items/items/properties/name: ..."); its path
 // is turned into the arguments' where it can be, and kept otherwise.
-func validationText(err error) string {
-	msg, where := err.Error(), "root"
+func validationWhere(err error) (where, msg string) {
+	msg, where = err.Error(), "root"
 	for strings.HasPrefix(msg, "validating ") {
 		head, rest, ok := strings.Cut(strings.TrimPrefix(msg, "validating "), ": ")
 		if !ok {
@@ -153,7 +160,7 @@ func validationText(err error) string {
 		}
 		where, msg = head, rest
 	}
-	return "at " + argumentPath(where) + ": " + wholeNumbers.ReplaceAllString(msg, "$1")
+	return argumentPath(where), wholeNumbers.ReplaceAllString(msg, "$1")
 }
 
 // wholeNumbers are numbers as the validator prints them, as fractions or

@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -23,7 +24,8 @@ import (
 // ErrFlow, once for each step that fails its check, naming the step and
 // wrapping what is wrong (host.ErrMissing for a file that is not there,
 // host.ErrGrant for a grant its tools ask more of, host.ErrSubAgent for a
-// sub-agent refused).
+// sub-agent refused, host.ErrArguments for a tool step's input its tool's
+// schema refuses).
 func (f *Flow) checkSteps(flowWS string, steps []Step) error {
 	var errs []error
 	for _, s := range steps {
@@ -57,11 +59,13 @@ func (r *runner) checkUnstarted() error {
 // its tools pass the start's own check (host.CheckTools: every module is
 // there with every tool its only: lists, every grant covers its tools and
 // reads, its sub-agents read and narrow it; for a tool step, the step's
-// module, tool and grant), its model's script reads, and its workspace is
-// a directory. key is the step's key whose value the error is about, for
-// the line it names: the agent file's (agent:, or parent: for a
-// delegation, delegate: for its sub-agent), the module's (a tool step's
-// tool: for a tool its module lacks), or the workspace's.
+// module, tool and grant), its model's script reads, its workspace is a
+// directory, and a tool step's input matches its tool's input schema
+// where it is literal (checkInput). key is the step's key whose value the
+// error is about, for the line it names: the agent file's (agent:, or
+// parent: for a delegation, delegate: for its sub-agent), the module's (a
+// tool step's tool: for a tool its module lacks), the workspace's, or a
+// tool step's input:.
 func (f *Flow) check(s Step, flowWS string) (key string, err error) {
 	key = map[string]string{"agent": "agent", "delegate": "parent", "tool": "module"}[s.Kind()]
 	ws := f.workspace(s, flowWS)
@@ -97,7 +101,54 @@ func (f *Flow) check(s Step, flowWS string) (key string, err error) {
 	if s.Workspace != "" {
 		key = "workspace"
 	}
-	return key, checkWorkspace(ws)
+	if err := checkWorkspace(ws); err != nil {
+		return key, err
+	}
+	if s.Kind() == "tool" {
+		if err := checkInput(af, s); err != nil {
+			return "input", err
+		}
+	}
+	return "", nil
+}
+
+// checkInput checks a tool step's input against its tool's input schema,
+// as its call will be checked, leaving each string that holds a template
+// to the call: its value is known only then.
+func checkInput(af *host.AgentFile, s Step) error {
+	in := s.Input
+	if in == nil {
+		in = map[string]any{}
+	}
+	b, err := json.Marshal(in)
+	if err != nil {
+		return fmt.Errorf("input: %w", err)
+	}
+	if err := host.CheckToolInput(af, s.Tool, string(b), templatePlaces(in, "")); err != nil {
+		return fmt.Errorf("input of tool %s: %w; fix the step's input: in the workflow file", s.Tool, err)
+	}
+	return nil
+}
+
+// templatePlaces are the places in v, a decoded YAML value at the JSON
+// pointer at, of the strings that hold a template.
+func templatePlaces(v any, at string) []string {
+	var out []string
+	switch x := v.(type) {
+	case string:
+		if stepRef.MatchString(x) {
+			out = append(out, at)
+		}
+	case []any:
+		for i, e := range x {
+			out = append(out, templatePlaces(e, fmt.Sprintf("%s/%d", at, i))...)
+		}
+	case map[string]any:
+		for k, e := range x {
+			out = append(out, templatePlaces(e, at+"/"+k)...)
+		}
+	}
+	return out
 }
 
 // checkModel opens the agent's model as its run will, which for a script

@@ -1,0 +1,174 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// CheckToolInput checks input, the JSON arguments of a call of af's tool
+// named tool, against that tool's input schema, as the call itself will be
+// checked, without running anything. A caller that makes the call later
+// (a workflow's tool step) refuses with it, before anything has run, an
+// input that could never be taken.
+//
+// pending are the places in input, as JSON pointers ("/path", "/items/0"),
+// whose values are known only when the call is made (a workflow's
+// templates). An error that could be theirs is left to the call: only
+// what is literal is checked (keys the schema does not allow, keys it
+// requires that are not there, literal values of the wrong type, ...).
+// A pending value the schema refuses as written is tried as a number, a
+// boolean, null, an object and an array in turn, so that the check goes
+// on to the rest; one that none of them passes is left to the call.
+//
+// # Errors
+//
+// What CheckTools returns, when the tool's module cannot be read, and
+// errors.Is ErrArguments when the input does not match the schema, saying
+// where and how.
+func CheckToolInput(af *AgentFile, tool, input string, pending []string) error {
+	mods, err := loadModules(af)
+	if err != nil {
+		return err
+	}
+	ts, err := newToolset(context.Background(), nil, af, mods) // nil: nothing is loaded
+	if err != nil {
+		return err
+	}
+	t, ok := ts.tools[tool]
+	if !ok {
+		return fmt.Errorf("no tool %q", tool)
+	}
+	return checkPending(t.schema, input, pending)
+}
+
+// pendingStandIns are the values a pending value is tried as, in turn,
+// when the schema refuses it as it is written, so that the check goes on
+// past it to the literal rest of the input.
+var pendingStandIns = []any{0, 0.5, false, nil, map[string]any{}, []any{}}
+
+// checkPending checks input against sch, trying each pending value that
+// the schema refuses as each of pendingStandIns until the schema takes it
+// or refuses something literal. A pending value that no stand-in passes,
+// or an error above one, is left to the call.
+func checkPending(sch *schema, input string, pending []string) error {
+	_, err := sch.check(input)
+	if err == nil || len(pending) == 0 || !errors.Is(err, errArguments) {
+		return err
+	}
+	var inst any
+	if json.Unmarshal([]byte(input), &inst) != nil {
+		return err
+	}
+	tried := map[string]int{}
+	for {
+		var verr *schemaError
+		if !errors.As(err, &verr) {
+			return nil
+		}
+		p, ok := verr.pendingAt(pending)
+		if !ok {
+			if verr.couldBe(pending) {
+				return nil
+			}
+			return err
+		}
+		if tried[p] == len(pendingStandIns) || !setAt(&inst, pointerSegments(p), pendingStandIns[tried[p]]) {
+			return nil
+		}
+		tried[p]++
+		b, merr := json.Marshal(inst)
+		if merr != nil {
+			return nil
+		}
+		if _, err = sch.check(string(b)); err == nil {
+			return nil
+		}
+	}
+}
+
+// pendingAt is the pending place the error is at or under, if any.
+func (e *schemaError) pendingAt(pending []string) (string, bool) {
+	if strings.HasPrefix(e.where, "schema ") {
+		return "", false
+	}
+	at := pointerSegments(e.where)
+	for _, p := range pending {
+		if segmentsPrefix(pointerSegments(p), at) {
+			return p, true
+		}
+	}
+	return "", false
+}
+
+// setAt sets the value at the place segs in *v, a decoded JSON value, to
+// to, and says whether there was a value there.
+func setAt(v *any, segs []string, to any) bool {
+	if len(segs) == 0 {
+		*v = to
+		return true
+	}
+	switch x := (*v).(type) {
+	case map[string]any:
+		c, ok := x[segs[0]]
+		if ok && setAt(&c, segs[1:], to) {
+			x[segs[0]] = c
+			return true
+		}
+	case []any:
+		if i, err := strconv.Atoi(segs[0]); err == nil && i >= 0 && i < len(x) {
+			return setAt(&x[i], segs[1:], to)
+		}
+	}
+	return false
+}
+
+// ErrArguments: a call's arguments do not match its tool's input schema.
+var ErrArguments = errArguments
+
+// couldBe says whether an error that is at no pending place could still
+// be that of a pending value: it is a check of more than a value's own
+// type and keys (anyOf, enum, a pattern, ...) above one, or one the
+// validator gives no place in the arguments for.
+func (e *schemaError) couldBe(pending []string) bool {
+	if strings.HasPrefix(e.where, "schema ") {
+		return true
+	}
+	kw, _, _ := strings.Cut(e.msg, ":")
+	if kw == "type" || kw == "required" || strings.HasPrefix(kw, "dependentRequired") ||
+		strings.HasPrefix(kw, "unexpected additional properties") {
+		return false
+	}
+	at := pointerSegments(e.where)
+	for _, p := range pending {
+		if segmentsPrefix(at, pointerSegments(p)) {
+			return true
+		}
+	}
+	return false
+}
+
+// pointerSegments are the segments of a JSON pointer; none for the root.
+func pointerSegments(p string) []string {
+	if p == "" || p == "/" || p == "(root)" {
+		return nil
+	}
+	return strings.Split(strings.TrimPrefix(p, "/"), "/")
+}
+
+// segmentsPrefix says whether the place prefix is the place of, or holds,
+// the place of; "*" in either is any item.
+func segmentsPrefix(prefix, of []string) bool {
+	if len(prefix) > len(of) {
+		return false
+	}
+	for i, s := range prefix {
+		if s != of[i] && s != "*" && of[i] != "*" {
+			return false
+		}
+	}
+	return true
+}
