@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/cairnrun/cairn/internal/lockfile"
 	"golang.org/x/sys/unix"
 )
 
@@ -103,21 +104,11 @@ func heldTemp(dir string) (*os.File, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err == nil && namesOpen(f.Name(), f) {
+		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err == nil && lockfile.Names(f.Name(), f) {
 			return f, nil
 		}
 		f.Close()
 	}
-}
-
-// namesOpen reports whether path names the file f has open.
-func namesOpen(path string, f *os.File) bool {
-	a, err := os.Lstat(path)
-	if err != nil {
-		return false
-	}
-	b, err := f.Stat()
-	return err == nil && os.SameFile(a, b)
 }
 
 // LeftFills reads fills/ and calls sweep for each mark whose flock it
@@ -148,7 +139,7 @@ func leftFill(path string, sweep func(dir string) error, dryRun bool) {
 		return
 	}
 	defer f.Close()
-	if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil || !namesOpen(path, f) {
+	if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil || !lockfile.Names(path, f) {
 		return // a live fill's, or removed meanwhile
 	}
 	var m fillMark

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/internal/lockfile"
 	"github.com/cairnrun/cairn/internal/syncpoint"
 	"golang.org/x/sys/unix"
 )
@@ -156,7 +157,7 @@ func holdFill(filling string) (*os.File, error) {
 		}
 		f, err := os.Open(filling)
 		if err == nil {
-			if err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err == nil && namesFile(filling, f) {
+			if err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err == nil && lockfile.Names(filling, f) {
 				return f, nil
 			}
 			f.Close()
@@ -169,16 +170,6 @@ func holdFill(filling string) (*os.File, error) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-}
-
-// namesFile reports whether path names the file f has open.
-func namesFile(path string, f *os.File) bool {
-	a, err := os.Lstat(path)
-	if err != nil {
-		return false
-	}
-	b, err := f.Stat()
-	return err == nil && os.SameFile(a, b)
 }
 
 // sweepFills removes from parent what fills killed part way left there
@@ -216,7 +207,7 @@ func sweepFill(name string, dryRun bool) bool {
 		return false
 	}
 	defer f.Close()
-	if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil || !namesFile(name, f) {
+	if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil || !lockfile.Names(name, f) {
 		return false // a live fill's, or renamed into place meanwhile
 	}
 	if dryRun {
