@@ -85,9 +85,8 @@ func refuseBeforeInitialize(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		body, err := io.ReadAll(io.LimitReader(r.Body, sdk.DefaultMaxRequestBodyBytes+1))
-		r.Body = readCloser{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
-		if err != nil || len(body) > sdk.DefaultMaxRequestBodyBytes {
+		body, ok := peekBody(r)
+		if !ok {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -105,6 +104,15 @@ func refuseBeforeInitialize(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// peekBody reads r's body, up to the SDK's bound, and gives it back to r
+// for the handlers after; false when it could not be read whole within
+// the bound (the SDK answers that one).
+func peekBody(r *http.Request) ([]byte, bool) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, sdk.DefaultMaxRequestBodyBytes+1))
+	r.Body = readCloser{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+	return body, err == nil && len(body) <= sdk.DefaultMaxRequestBodyBytes
 }
 
 // refuseMalformed answers, with 400 and a JSON-RPC error as stdio answers
@@ -126,9 +134,8 @@ func (s *Server) refuseMalformed(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		body, err := io.ReadAll(io.LimitReader(r.Body, sdk.DefaultMaxRequestBodyBytes+1))
-		r.Body = readCloser{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
-		if err != nil || len(body) > sdk.DefaultMaxRequestBodyBytes {
+		body, ok := peekBody(r)
+		if !ok {
 			next.ServeHTTP(w, r)
 			return
 		}
