@@ -1,7 +1,6 @@
 package host
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -30,11 +29,7 @@ import (
 // errors.Is ErrArguments when the input does not match the schema, saying
 // where and how.
 func CheckToolInput(af *AgentFile, tool, input string, pending []string) error {
-	mods, err := loadModules(af)
-	if err != nil {
-		return err
-	}
-	ts, err := newToolset(context.Background(), nil, af, mods) // nil: nothing is loaded
+	ts, _, err := checkedToolset(af)
 	if err != nil {
 		return err
 	}

@@ -210,11 +210,7 @@ func doesNotLoad(ref ToolRef, err error) error {
 // ErrSubAgent for a sub-agent refused, ErrSecretUnset, each naming the
 // module and what to change.
 func CheckTools(af *AgentFile) error {
-	mods, err := loadModules(af)
-	if err != nil {
-		return err
-	}
-	ts, err := newToolset(context.Background(), nil, af, mods) // nil: nothing is loaded
+	ts, mods, err := checkedToolset(af)
 	if err != nil {
 		return err
 	}
@@ -225,6 +221,20 @@ func CheckTools(af *AgentFile) error {
 		return err
 	}
 	return checkRoom(af, mods)
+}
+
+// checkedToolset is the toolset af's modules give, read from their files
+// and checked against their grants, with no instance made.
+func checkedToolset(af *AgentFile) (*toolset, []toolModule, error) {
+	mods, err := loadModules(af)
+	if err != nil {
+		return nil, nil, err
+	}
+	ts, err := newToolset(context.Background(), nil, af, mods) // nil: nothing is loaded
+	if err != nil {
+		return nil, nil, err
+	}
+	return ts, mods, nil
 }
 
 func (ts *toolset) add(af *AgentFile, m toolModule, loading *deferredLoad) error {
