@@ -28,18 +28,7 @@ func TestForkKilledWhileFillingItsWorkspaceForksWhenRunAgain(t *testing.T) {
 		return exec.Command(bin, "fork", "--store", store, "--at-round", "1", "--as", "f", "-w", ws, "v")
 	}
 
-	killed := fork()
-	must(t, killed.Start())
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
-		if anyFileUnder(parent) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the fork wrote no file of the new workspace in 30s")
-		}
-	}
-	killed.Process.Signal(syscall.SIGKILL)
-	killed.Wait()
+	killOnceAFileIsUnder(t, fork(), parent, "the fork wrote no file of the new workspace in 30s")
 
 	if out, err := fork().CombinedOutput(); err != nil {
 		t.Fatalf("the fork run again: %v\n%s", err, out)
@@ -53,12 +42,37 @@ func TestForkKilledWhileFillingItsWorkspaceForksWhenRunAgain(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(ws, "a.txt")); string(b) != "first\n" {
 		t.Errorf("a.txt of the fork holds %q, want round 1's", b)
 	}
-	if entries, _ := os.ReadDir(parent); len(entries) != 1 {
+	onlyOneEntryIn(t, parent, "beside the fork's workspace")
+}
+
+// killOnceAFileIsUnder starts cmd, kills it (SIGKILL) once a regular file
+// is anywhere under dir, and waits for it; what says what cmd was to
+// write, for the failure when none came within 30s.
+func killOnceAFileIsUnder(t *testing.T, cmd *exec.Cmd, dir, what string) {
+	t.Helper()
+	must(t, cmd.Start())
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
+		if anyFileUnder(dir) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal(what)
+		}
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+}
+
+// onlyOneEntryIn fails t unless dir holds one entry (the workspace a fill
+// made, nothing left beside it); where names it.
+func onlyOneEntryIn(t *testing.T, dir, where string) {
+	t.Helper()
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
 		var names []string
 		for _, e := range entries {
 			names = append(names, e.Name())
 		}
-		t.Errorf("beside the fork's workspace: %v; want only it", names)
+		t.Errorf("%s: %v; want only it", where, names)
 	}
 }
 
@@ -93,18 +107,7 @@ func TestResumeElsewhereKilledWhileFillingItsWorkspaceResumesWhenRunAgain(t *tes
 		return exec.Command(bin, "resume", "--store", store, "--cache", cacheForTests(t), "--workspace", ws, "v")
 	}
 
-	killed := resume()
-	must(t, killed.Start())
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
-		if anyFileUnder(parent) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the resume wrote no file of the workspace in 30s")
-		}
-	}
-	killed.Process.Signal(syscall.SIGKILL)
-	killed.Wait()
+	killOnceAFileIsUnder(t, resume(), parent, "the resume wrote no file of the workspace in 30s")
 
 	if out, err := resume().CombinedOutput(); err != nil {
 		t.Fatalf("the resume run again: %v\n%s", err, out)
@@ -118,13 +121,7 @@ func TestResumeElsewhereKilledWhileFillingItsWorkspaceResumesWhenRunAgain(t *tes
 	if b, _ := os.ReadFile(filepath.Join(ws, "log.txt")); string(b) != "base\nsecond\n" {
 		t.Errorf("log.txt holds %q, want what the agent's last round left", b)
 	}
-	if entries, _ := os.ReadDir(parent); len(entries) != 1 {
-		var names []string
-		for _, e := range entries {
-			names = append(names, e.Name())
-		}
-		t.Errorf("beside the workspace: %v; want only it", names)
-	}
+	onlyOneEntryIn(t, parent, "beside the workspace")
 }
 
 // Regression: two forks, as two new agents, into one workspace directory
@@ -191,18 +188,7 @@ func TestForkKilledWhileFillingLeavesNothingOnceAnotherForkFillsBesideIt(t *test
 		return exec.Command(bin, "fork", "--store", store, "--at-round", "1", "--as", as, "-w", ws, "v")
 	}
 
-	killed := fork("f")
-	must(t, killed.Start())
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
-		if anyFileUnder(parent) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the fork wrote no file of the new workspace in 30s")
-		}
-	}
-	killed.Process.Signal(syscall.SIGKILL)
-	killed.Wait()
+	killOnceAFileIsUnder(t, fork("f"), parent, "the fork wrote no file of the new workspace in 30s")
 
 	if out, err := fork("g").CombinedOutput(); err != nil {
 		t.Fatalf("the fork as another agent: %v\n%s", err, out)
@@ -210,13 +196,7 @@ func TestForkKilledWhileFillingLeavesNothingOnceAnotherForkFillsBesideIt(t *test
 	if b, _ := os.ReadFile(filepath.Join(ws, "a.txt")); string(b) != "first\n" {
 		t.Errorf("a.txt of the fork holds %q, want round 1's", b)
 	}
-	if entries, _ := os.ReadDir(parent); len(entries) != 1 {
-		var names []string
-		for _, e := range entries {
-			names = append(names, e.Name())
-		}
-		t.Errorf("beside the fork's workspace: %v; want only it", names)
-	}
+	onlyOneEntryIn(t, parent, "beside the fork's workspace")
 }
 
 // Regression: a fork killed with SIGKILL once it had renamed the filled
