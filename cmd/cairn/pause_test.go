@@ -48,6 +48,16 @@ func turnModel(t *testing.T, stallAt int32) (*httptest.Server, *atomic.Int32, ch
 	return srv, &requests, stalled, release
 }
 
+// releaseAfterPauseLook lets turnModel's stalled request answer once a
+// run may look for a pause again: a run looks at most every 10 ms (host's
+// pauseEvery), its last look was at round 1's boundary, before the
+// stalled request, and a release within 10 ms of it would let round 2's
+// boundary, and those of the quick rounds after it, pass without a look.
+func releaseAfterPauseLook(release chan struct{}) {
+	time.Sleep(20 * time.Millisecond)
+	close(release)
+}
+
 // `cairn pause` in one process stops the `cairn run` of another at its
 // next boundary: the run was waiting for the model in round 2, finishes
 // and commits that round, and exits paused (3) "paused on request" before
@@ -84,7 +94,7 @@ tools: [{module: builtin, only: [list_dir]}]
 	if err != nil || !strings.Contains(string(out), "asked agent pz to pause") {
 		t.Fatalf("cairn pause: %v\n%s", err, out)
 	}
-	close(release)
+	releaseAfterPauseLook(release)
 	waitExit(t, run, "the paused run did not end within a minute")
 	if code := run.ProcessState.ExitCode(); code != exitPaused {
 		t.Fatalf("run: exit %d, want %d\n%s", code, exitPaused, runErr.String())

@@ -48,7 +48,7 @@ steps:
 	if err != nil || !strings.Contains(string(out), "asked workflow w's running steps to pause") || !strings.Contains(string(out), "step look (agent w.look)") {
 		t.Fatalf("cairn pause w: %v\n%s", err, out)
 	}
-	close(release)
+	releaseAfterPauseLook(release)
 	waitExit(t, run, "the paused workflow did not end within a minute")
 	if code := run.ProcessState.ExitCode(); code != exitPaused {
 		t.Fatalf("workflow run: exit %d, want %d\n%s", code, exitPaused, runOut.String())
