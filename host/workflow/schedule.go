@@ -52,6 +52,8 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 		if o.done != nil {
 			if err := r.complete(o); err != nil {
 				o = o.end(checkpoint.StatusFailed, err.Error())
+			} else if r.pauseLeft(o.done.Agent) {
+				o = o.end(checkpoint.StatusPaused, "done, and then paused on request: the workflow starts no step after it")
 			} else {
 				continue
 			}
@@ -64,6 +66,24 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 		}
 	}
 	return r.finish(ctx, stop, stopped)
+}
+
+// pauseLeft says whether a pause asked of agent, a step's that ended
+// done, is still in the store, and clears it: a run looks for a pause at
+// most every few milliseconds, so a step that ends soon after `cairn
+// pause` of the workflow asked it may end without a look, and the
+// workflow, not the step, obeys it.
+func (r *runner) pauseLeft(agent string) bool {
+	p, ok := r.eng.Store().(checkpoint.Pauser)
+	if !ok {
+		return false
+	}
+	asked, err := p.PauseRequested(agent)
+	if err != nil || !asked {
+		return false
+	}
+	p.ClearPause(agent)
+	return true
 }
 
 // graver reports whether a step that stopped with status a says more of
