@@ -59,6 +59,26 @@ func longScript(name string, rounds int) string {
 // tree a resume makes counts every child still unanswered from the
 // start: a resume that allows no more runs no round.
 func TestResumeOfParentCountsEveryPausedChildBeforeAnyRuns(t *testing.T) {
+	// The premise, that the parent's and either child's tokens alone are
+	// within the budget (so only counting both children stops a resume),
+	// depends on how the two children's rounds interleaved before the
+	// budget paused them: a run that let one child far ahead is made again.
+	for attempt := 1; ; attempt++ {
+		why := pausedChildrenWithinBudget(t)
+		if why == "" {
+			return
+		}
+		if attempt == 5 {
+			t.Fatalf("%s in %d runs: the test proves nothing", why, attempt)
+		}
+		t.Logf("run %d: %s; running again", attempt, why)
+	}
+}
+
+// pausedChildrenWithinBudget is one run of
+// TestResumeOfParentCountsEveryPausedChildBeforeAnyRuns: it says why the
+// run did not meet the test's premise, or "" once the test has run.
+func pausedChildrenWithinBudget(t *testing.T) string {
 	eng, store := fileEngine(t)
 	agent := strings.Replace(teamAgent, "max_parallel: 2\n", "max_parallel: 2\nlimits: {max_tokens: 1500}\n", 1)
 	more := map[string]string{"alpha.yaml": longScript("alpha", 12), "beta.yaml": longScript("beta", 12)}
@@ -82,11 +102,9 @@ func TestResumeOfParentCountsEveryPausedChildBeforeAnyRuns(t *testing.T) {
 		if err != nil || before[id].State.Status != checkpoint.StatusPaused {
 			t.Fatalf("child %s: %v; want it paused by the tree's budget", id, err)
 		}
-		// The premise: the parent's and one child's tokens alone are
-		// within the budget, so only counting both children stops it.
 		own := top.State.Usage.Add(tailSpend(top.Tail)).Add(before[id].State.Usage)
 		if own.Total() >= 1500 {
-			t.Fatalf("the parent and %s alone used %d, not under the budget: the test proves nothing", id, own.Total())
+			return fmt.Sprintf("the parent and %s alone used %d, not under the budget", id, own.Total())
 		}
 	}
 	// One delegation at a time: the first child starts before the other
@@ -105,4 +123,5 @@ func TestResumeOfParentCountsEveryPausedChildBeforeAnyRuns(t *testing.T) {
 				id, before[id].State.Round, after.State.Round)
 		}
 	}
+	return ""
 }
