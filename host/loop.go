@@ -107,6 +107,11 @@ type run struct {
 	// and onEvent, for laterEvents to emit after the one that explains
 	// them (emit.go).
 	later *[]Event
+	// held are the events emitted since the oldest commit in flight,
+	// which wait until it is durable; gates are where each commit in
+	// flight began holding, in held, oldest first (emit.go).
+	held  []Event
+	gates []int
 	// blobs keeps content in the store by digest.
 	blobs func([]byte) (string, error)
 	// window is what a context budget lets the model see; nil without one.
@@ -135,6 +140,16 @@ func (r *run) emitStamped(e Event) {
 		*r.later = append(*r.later, e)
 		return
 	}
+	if len(r.gates) > 0 {
+		r.held = append(r.held, e)
+		return
+	}
+	r.tell(e)
+}
+
+// tell adds an event to the history and hands it to the caller; r.mu is
+// held.
+func (r *run) tell(e Event) {
 	r.line.write(&e, r.history)
 	if r.onEvent != nil {
 		r.onEvent(e)
@@ -158,8 +173,9 @@ type nopWriter struct{}
 func (nopWriter) Write(p []byte) (int, error) { return len(p), nil }
 func (nopWriter) Close() error                { return nil }
 
-// close releases the run's journal and history.
-func (r *run) close() error { return errors.Join(r.release(), r.log.Close()) }
+// close releases the run's journal and history: the journal first, whose
+// last commit may tell its events once it is durable.
+func (r *run) close() error { return errors.Join(r.log.Close(), r.release()) }
 
 // release closes what the run holds besides its journal.
 func (r *run) release() error {
@@ -465,12 +481,19 @@ func (r *run) journalSettled(round int, results []callResult) error {
 }
 
 // commit makes the round the new boundary: one write and one fdatasync,
-// which also make durable the results held for it.
+// which also make durable the results held for it. The fdatasync may run
+// while the next round begins (checkpoint.LateCommitter): the next round's
+// model request and effect-free calls go on beside it, while the events
+// that tell of the commit, and every event after them, wait for it
+// (openGate). Nothing of the next round that a crash must find durable
+// (a call that may change something starts only after a sync) is exposed.
 func (r *run) commit(round int, results []callResult) error {
 	r.log.hold(filesRecords(round, r.roundFiles)...)
 	r.roundFiles = nil
-	n, err := r.log.Commit(checkpoint.Record{Type: checkpoint.RecCommit, Time: now(), Round: round})
+	r.gateEvents()
+	n, err := r.log.CommitLate(r.openGate, checkpoint.Record{Type: checkpoint.RecCommit, Time: now(), Round: round})
 	if err != nil {
+		r.dropGate()
 		return fmt.Errorf("commit round %d: %w", round, err)
 	}
 	if err := r.keepPast(); err != nil {
