@@ -17,8 +17,13 @@ import "fmt"
 // as does every later one once a sync has failed. A log that cannot sync
 // later (one under group commit, or whose commit compacts it) commits at
 // once and calls done before it returns.
+//
+// Settle waits for the commit in flight, if any, and returns its error:
+// what must not leave the process before the round is durable (a request
+// to a model server, a caller's answer) waits for it.
 type LateCommitter interface {
 	CommitLate(done func(error), recs ...Record) (int64, error)
+	Settle() error
 }
 
 // lateSync is a commit's fdatasync running in the background.
@@ -70,6 +75,9 @@ func (l *journalLog) CommitLate(done func(error), recs ...Record) (int64, error)
 	l.round = 0
 	return written, nil
 }
+
+// Settle is settle (see LateCommitter).
+func (l *journalLog) Settle() error { return l.settle() }
 
 // settle waits for the commit whose sync runs in the background, if one
 // does, and returns its error; once one has failed, every call does.

@@ -113,6 +113,8 @@ func (l *afterBlobs) CommitLate(done func(error), recs ...checkpoint.Record) (in
 	return commitLate(l.Log, done, recs...)
 }
 
+func (l *afterBlobs) Settle() error { return settle(l.Log) }
+
 func (l *afterBlobs) Close() error { return errors.Join(l.written(), l.Log.Close()) }
 
 // hasBlob says whether the store keeps digest, for a store that can tell

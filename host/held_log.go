@@ -47,6 +47,17 @@ func (l *heldLog) CommitLate(done func(error), recs ...checkpoint.Record) (int64
 	return commitLate(l.Log, done, l.with(recs)...)
 }
 
+// Settle waits for the commit in flight, if any (checkpoint.LateCommitter).
+func (l *heldLog) Settle() error { return settle(l.Log) }
+
+// settle is log's Settle; a log that has none has no commit in flight.
+func settle(log checkpoint.Log) error {
+	if late, ok := log.(checkpoint.LateCommitter); ok {
+		return late.Settle()
+	}
+	return nil
+}
+
 // commitLate commits recs through log's CommitLate where it has one; a
 // log without commits at once and calls done before it returns.
 func commitLate(log checkpoint.Log, done func(error), recs ...checkpoint.Record) (int64, error) {

@@ -29,9 +29,12 @@ type run struct {
 	modelName   string // the model's name at its provider
 	priced      bool   // the model's spec has a price, so cost is counted
 	scripted    bool   // the model is a script, which needs no conversation
-	workspace   string
-	staging     string // where the agent's calls stage their changes
-	changes     string // where each round's changes are kept
+	// localModel says the model answers within the process (a script not
+	// wrapped): its request need not wait for the last commit (beforeModel).
+	localModel bool
+	workspace  string
+	staging    string // where the agent's calls stage their changes
+	changes    string // where each round's changes are kept
 	// trimmed: the kept changes are within keepRounds since changes were
 	// last kept (the zero value: not known, at the run's start).
 	trimmed bool
@@ -282,7 +285,10 @@ func (r *run) takeRound(ctx context.Context) (bool, error) {
 	if err := r.drainOutsideChanges(ctx); err != nil {
 		return false, err
 	}
-	msgs, earlier, err := r.conversation(ctx, round)
+	if err := r.beforeModel(); err != nil {
+		return false, err
+	}
+	msgs, earlier, err := r.conversation(ctx, round) // it may ask the model for a summary
 	if err != nil {
 		return false, err
 	}
@@ -509,6 +515,20 @@ func (r *run) commit(round int, results []callResult) error {
 	u := r.state().Usage
 	r.emit(Event{Type: EventCheckpointSaved, Round: round, Bytes: n})
 	r.emit(Event{Type: EventRoundEnd, Round: round, Usage: &u})
+	return nil
+}
+
+// beforeModel waits, unless the model answers within the process, for the
+// last round's commit to be durable: a model server never sees a request
+// that follows a round a power cut could still lose, and a request's own
+// time dwarfs a sync's. A scripted model's turn goes on beside the sync.
+func (r *run) beforeModel() error {
+	if r.localModel {
+		return nil
+	}
+	if err := r.log.Settle(); err != nil {
+		return fmt.Errorf("commit round %d: %w", r.state().Round, err)
+	}
 	return nil
 }
 
