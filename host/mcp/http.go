@@ -146,6 +146,8 @@ func (s *Server) refuseMalformed(next http.Handler) http.Handler {
 		switch {
 		case !s.servesSession(r.Header.Get("Mcp-Session-Id")):
 			next.ServeHTTP(w, r)
+		case ref == nil && bytes.HasPrefix(bytes.TrimSpace(body), []byte("[")):
+			serveBatch(w, r, body, next)
 		case ref == nil:
 			answerRefusals(w, r, body, next)
 		default:
@@ -174,10 +176,15 @@ func writeRefusal(w http.ResponseWriter, r *refusal) {
 func answerRefusals(w http.ResponseWriter, r *http.Request, body []byte, next http.Handler) {
 	hw := &refusalWriter{ResponseWriter: w}
 	next.ServeHTTP(hw, r)
-	if !hw.held {
-		return
+	if hw.held {
+		answerRefusal(w, body, hw.text.String())
 	}
-	text := strings.TrimSpace(hw.text.String())
+}
+
+// answerRefusal answers a POST of JSON-RPC messages, body, that the SDK
+// refused with text, a plain-text 400, as answerRefusals says.
+func answerRefusal(w http.ResponseWriter, body []byte, text string) {
+	text = strings.TrimSpace(text)
 	ref := &refusal{id: json.RawMessage("null"), code: jsonrpc.CodeInvalidRequest, message: text}
 	var req *jsonrpc.Request
 	if m, err := jsonrpc.DecodeMessage(bytes.TrimSpace(body)); err == nil {

@@ -148,3 +148,82 @@ func TestHTTPUnhandledRequestIsAJSONRPCError(t *testing.T) {
 		t.Errorf("a notification the server does not know: %s %s, want 202", resp.Status, body)
 	}
 }
+
+// batchAnswers is the JSON-RPC messages of an answer's body: a JSON array,
+// one message, or the data of a stream of events.
+func batchAnswers(t *testing.T, body string) map[string]rawMessage {
+	t.Helper()
+	var msgs []rawMessage
+	switch b := strings.TrimSpace(body); {
+	case strings.HasPrefix(b, "["):
+		must(t, json.Unmarshal([]byte(b), &msgs))
+	case strings.HasPrefix(b, "{"):
+		var m rawMessage
+		must(t, json.Unmarshal([]byte(b), &m))
+		msgs = append(msgs, m)
+	default:
+		for line := range strings.Lines(b) {
+			if data, ok := strings.CutPrefix(strings.TrimSpace(line), "data:"); ok && strings.TrimSpace(data) != "" {
+				var m rawMessage
+				must(t, json.Unmarshal([]byte(data), &m))
+				msgs = append(msgs, m)
+			}
+		}
+	}
+	byID := map[string]rawMessage{}
+	for _, m := range msgs {
+		if _, twice := byID[string(m.ID)]; twice {
+			t.Errorf("two answers to id %s in %s", m.ID, body)
+		}
+		byID[string(m.ID)] = m
+	}
+	return byID
+}
+
+// Regression: over Streamable HTTP, a batch of a session of protocol
+// 2025-03-26 that held one request of a method the server does not know
+// (or a notification's method sent with an id, or a request without the
+// params it needs) was refused whole, with one error and id null, none of
+// its good requests run, where JSON-RPC answers each member on its own and
+// stdio did: the good ones are answered, the others each with their own
+// error naming their id (-32601, -32600), and a notification of a method
+// the server does not know is let go.
+func TestHTTPBatchWithAnUnknownMethodAnswersEachMember(t *testing.T) {
+	f := serve(t, "", nil)
+	hs := httptest.NewServer(f.srv.Handler(""))
+	t.Cleanup(hs.Close)
+	p := httpPoster{t, hs.URL}
+	older := p.session("2025-03-26")
+	resp, body := p.post(older, "2025-03-26", `[{"jsonrpc":"2.0","id":2,"method":"ping"},`+
+		`{"jsonrpc":"2.0","id":3,"method":"foo/bar"},{"jsonrpc":"2.0","id":4,"method":"tools/list"},`+
+		`{"jsonrpc":"2.0","id":5,"method":"tools/call"},{"jsonrpc":"2.0","id":6,"method":"notifications/initialized"},`+
+		`{"jsonrpc":"2.0","method":"notifications/foo"},{"jsonrpc":"2.0","id":7,"method":"foo/bar"},`+
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}]`)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("the batch: %s %s", resp.Status, body)
+	}
+	got := batchAnswers(t, body)
+	for id, want := range map[string]int{"2": 0, "3": -32601, "4": 0, "5": -32600, "6": -32600, "7": -32601} {
+		m, ok := got[id]
+		switch {
+		case !ok:
+			t.Errorf("request %s: no answer in %s", id, body)
+		case want == 0 && (m.Error != nil || m.Result == nil):
+			t.Errorf("request %s: %v, want its result", id, m)
+		case want != 0 && (m.Error == nil || m.Error.Code != want):
+			t.Errorf("request %s: %v, want error %d", id, m, want)
+		}
+	}
+	if len(got) != 6 || !strings.Contains(string(got["4"].Result), `"list_dir"`) || !strings.Contains(got["3"].Error.Message, `"foo/bar"`) {
+		t.Errorf("the batch's answers: %s", body)
+	}
+	// A batch none of whose members the SDK handles has each answered.
+	resp, body = p.post(older, "2025-03-26", `[{"jsonrpc":"2.0","id":8,"method":"foo/bar"},{"jsonrpc":"2.0","method":"notifications/foo"}]`)
+	if got := batchAnswers(t, body); resp.StatusCode != http.StatusOK || len(got) != 1 || got["8"].Error == nil || got["8"].Error.Code != -32601 {
+		t.Errorf("a batch of an unknown method: %s %s", resp.Status, body)
+	}
+	resp, body = p.post(older, "2025-03-26", `[{"jsonrpc":"2.0","method":"notifications/foo"}]`)
+	if resp.StatusCode != http.StatusAccepted {
+		t.Errorf("a batch of an unknown notification: %s %s, want 202", resp.Status, body)
+	}
+}
