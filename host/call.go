@@ -120,7 +120,7 @@ func (ts *toolset) invoke(ctx context.Context, ws workspaceView, c conversation.
 		ov.Close()
 	}
 	if err != nil {
-		return "", fmt.Errorf("tool %s failed: %s", c.Name, describeFailure(err))
+		return "", fmt.Errorf("tool %s failed: %s", c.Name, describeFailure(ctx, err))
 	}
 	if r.Response.Error != "" {
 		return "", errors.New(r.Response.Error)
@@ -160,15 +160,16 @@ func (t *tool) overlay(p *sandbox.Policy, ws workspaceView, call string) (*overl
 	return ov, nil
 }
 
-// describeFailure turns a sandbox error into a sentence for the model.
-func describeFailure(err error) string {
+// describeFailure turns a sandbox error of a call whose context was ctx
+// into a sentence for the model.
+func describeFailure(ctx context.Context, err error) string {
 	switch {
 	case errors.Is(err, sandbox.ErrDeadline):
 		return "it ran past its time limit and was stopped (" + err.Error() + "); the agent file's sandbox: {timeout}, or its module's limits:, sets the limit"
 	case errors.Is(err, sandbox.ErrOutputLimit):
 		return err.Error() + "; the agent file's sandbox: {output}, or its module's limits:, sets the cap"
 	case errors.Is(err, context.Canceled):
-		return "the run was cancelled while it ran"
+		return stoppedWhy(ctx)
 	case errors.Is(err, overlay.ErrNoSpace):
 		return err.Error() + "; none of its changes were kept"
 	case errors.Is(err, overlay.ErrNameLimit):
@@ -184,6 +185,19 @@ func describeFailure(err error) string {
 	default:
 		return err.Error()
 	}
+}
+
+// stoppedWhy says why a call whose context, ctx, ended while it ran was
+// stopped: the cause its context was ended with, when one was given (an
+// MCP session's client that cancelled the call, went away or ended its
+// session; a server stopped by a signal), so that a reader can tell what
+// happened and whether to call it again.
+func stoppedWhy(ctx context.Context) string {
+	why := "the run was cancelled while it ran"
+	if cause := context.Cause(ctx); cause != nil && cause != context.Canceled {
+		why = fmt.Sprintf("it was stopped while it ran, because %v", cause)
+	}
+	return why + "; none of its changes to the workspace were kept"
 }
 
 // runCalls runs a turn's calls concurrently and returns their results in

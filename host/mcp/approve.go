@@ -218,8 +218,8 @@ func (s *Server) askNow(ctx context.Context, req *sdk.CallToolRequest, name, ser
 // approval question's answer is denied: the client cancelled it, or the
 // server stopped it, for the cause it gave.
 func stopReason(ctx context.Context) string {
-	if cause := context.Cause(ctx); cause != context.Canceled {
-		return fmt.Sprintf("cairn stopped it (%v) while its approval question awaited the MCP client's answer, so it did not run", cause)
+	if cause := context.Cause(ctx); cause != context.Canceled && !errors.Is(cause, errClientCancelled) {
+		return fmt.Sprintf("it was stopped (%v) while its approval question awaited the MCP client's answer, so it did not run", cause)
 	}
 	return "the MCP client cancelled it while its approval question awaited the answer, so it did not run"
 }

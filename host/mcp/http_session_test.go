@@ -61,7 +61,7 @@ func TestHTTPDeleteStopsSessionCalls(t *testing.T) {
 	}
 	rec, err := f.store.Read("m")
 	must(t, err)
-	if m := rec.State.Messages[1]; rec.State.Round != 2 || !m.IsError || !strings.Contains(m.Text, "cancel") {
+	if m := rec.State.Messages[1]; rec.State.Round != 2 || !m.IsError || !strings.Contains(m.Text, "ended its session (HTTP DELETE)") {
 		t.Errorf("round %d, the stopped call's result %+v", rec.State.Round, m)
 	}
 }

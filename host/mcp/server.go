@@ -103,7 +103,11 @@ var ErrClientGone = errors.New("the MCP client went away")
 
 // errSessionDeleted stops the calls of a client session that the client
 // ended (HTTP DELETE); nobody awaits their answers.
-var errSessionDeleted = errors.New("the client ended its MCP session")
+var errSessionDeleted = errors.New("the MCP client ended its session (HTTP DELETE)")
+
+// errClientCancelled stops a call whose client cancelled its request
+// (notifications/cancelled).
+var errClientCancelled = errors.New("the MCP client cancelled it (notifications/cancelled)")
 
 // errSessionIdle stops the calls of a client session the server closed
 // for its client left it idle (see closeIdle); nobody awaits their
@@ -461,27 +465,54 @@ func (s *Server) askWhy(name, server string, args json.RawMessage) askReason {
 // came in (nil for none), ends before the call is answered: its client
 // went away, and nobody awaits the answer (the server keeps no events
 // for a client to resume a stream with).
+//
+// Each gives the call's context its cause, which the call's result
+// names: the request's own end is the client's cancellation
+// (errClientCancelled) unless one of the others came first.
 func (s *Server) callContext(ctx context.Context, ss *sdk.ServerSession, post context.Context) (context.Context, func()) {
-	ctx, cancel := context.WithCancelCause(ctx)
-	stops := []func() bool{context.AfterFunc(s.closed, func() { cancel(context.Cause(s.closed)) })}
+	req := ctx
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	var causes []func() error
+	stopWith := func(end context.Context, cause func() error) func() bool {
+		causes = append(causes, func() error {
+			if end.Err() == nil {
+				return nil
+			}
+			return cause()
+		})
+		return context.AfterFunc(end, func() { cancel(cause()) })
+	}
+	stops := []func() bool{stopWith(s.closed, func() error { return context.Cause(s.closed) })}
 	if post != nil {
-		stops = append(stops, context.AfterFunc(post, func() {
-			cancel(fmt.Errorf("%w: its HTTP request ended before it was answered", ErrClientGone))
+		stops = append(stops, stopWith(post, func() error {
+			return fmt.Errorf("%w: its HTTP request ended before it was answered", ErrClientGone)
 		}))
 	}
 	if serving, ok := ctx.Value(servingKey{}).(context.Context); ok {
-		stops = append(stops, context.AfterFunc(serving, func() {
+		stops = append(stops, stopWith(serving, func() error {
 			if cause := context.Cause(serving); errors.Is(cause, ErrClientGone) {
-				cancel(cause)
-			} else {
-				cancel(fmt.Errorf("%w (%v)", ErrServerStopped, cause))
+				return cause
 			}
+			return fmt.Errorf("%w (%v)", ErrServerStopped, context.Cause(serving))
 		}))
 	}
 	if ss != nil {
 		end := s.sessionEnd(ss)
-		stops = append(stops, context.AfterFunc(end, func() { cancel(context.Cause(end)) }))
+		stops = append(stops, stopWith(end, func() error { return context.Cause(end) }))
 	}
+	stops = append(stops, context.AfterFunc(req, func() {
+		for _, cause := range causes {
+			if err := cause(); err != nil {
+				cancel(err)
+				return
+			}
+		}
+		if cause := context.Cause(req); cause != context.Canceled {
+			cancel(cause)
+			return
+		}
+		cancel(errClientCancelled)
+	}))
 	return ctx, func() {
 		for _, stop := range stops {
 			stop()
