@@ -3,6 +3,7 @@ package netguard
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -33,7 +34,13 @@ type Guard struct {
 	// h2 are the transports whose HTTP/2 connections transport and
 	// once use (sendOnceH2).
 	h2 []*http.Transport
+	// connectAttempt bounds one connection attempt (see dial).
+	connectAttempt time.Duration
 }
+
+// connectAttempt is how long one connection attempt may take, when the
+// grant's timeout is longer: past it, a name's next address is tried.
+const connectAttempt = 10 * time.Second
 
 type secretRule struct {
 	entry
@@ -62,7 +69,7 @@ func New(rules Rules) (*Guard, error) {
 		return nil, fmt.Errorf("%w: net: {max_request_bytes} of %d bytes is more than %d (15 MiB), the most one request body can come from a tool in (its messages hold %d bytes, URL and headers included): lower it",
 			ErrBadRule, rules.MaxRequestBytes, MaxRequestLimit, abi.MaxNetMessage)
 	}
-	g := &Guard{rules: rules, methods: map[string]bool{}}
+	g := &Guard{rules: rules, methods: map[string]bool{}, connectAttempt: connectAttempt}
 	for _, s := range rules.Allow {
 		e, err := parseEntry(s)
 		if err != nil {
@@ -247,8 +254,9 @@ func (g *Guard) dial(ctx context.Context, network, addr string) (net.Conn, error
 		}
 	}
 	// net/http dials on when the request has ended: the grant's timeout
-	// bounds the dial too.
-	d := net.Dialer{Timeout: min(10*time.Second, orDefault(g.rules.Timeout, DefaultTimeout)), Control: func(_, address string, _ syscall.RawConn) error {
+	// bounds the dial too, and each attempt has its own bound within it.
+	timeout := orDefault(g.rules.Timeout, DefaultTimeout)
+	d := net.Dialer{Timeout: min(g.connectAttempt, timeout), Control: func(_, address string, _ syscall.RawConn) error {
 		ap, err := netip.ParseAddrPort(address)
 		if err != nil || !addrAllowed(entries, ap.Addr()) || h == "localhost" && !ap.Addr().Unmap().WithZone("").IsLoopback() {
 			return fmt.Errorf("%w: connecting to %s", ErrRefused, address)
@@ -257,11 +265,17 @@ func (g *Guard) dial(ctx context.Context, network, addr string) (net.Conn, error
 	}}
 	var last error
 	for _, a := range addrs {
-		c, err := d.DialContext(ctx, network, netip.AddrPortFrom(a, uint16(port)).String())
+		at := netip.AddrPortFrom(a, uint16(port)).String()
+		c, err := d.DialContext(ctx, network, at)
 		if err == nil {
 			return c, nil
 		}
 		last = err
+		var ne net.Error
+		if d.Timeout < timeout && ctx.Err() == nil && errors.As(err, &ne) && ne.Timeout() {
+			last = fmt.Errorf("connect to %s: not completed within %s, the bound of one connection attempt (the peer never answered: an address whose packets are dropped, or a server whose queue of connections is full): %w",
+				at, d.Timeout, err)
+		}
 	}
 	return nil, last
 }
