@@ -404,6 +404,9 @@ func (c *Client) send(ctx context.Context, req *sandbox.NetRequest) (*sandbox.Ne
 			// says which limit it was.
 			<-ctx.Done()
 		}
+		if conn.sent() {
+			err = unanswered(err, conn.reused.Load())
+		}
 		return nil, sendError(ctx, err, r, conn.sent())
 	}
 	defer resp.Body.Close()

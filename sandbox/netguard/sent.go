@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http/httptrace"
 	"strings"
 	"sync/atomic"
+	"syscall"
 )
 
 // errGrantTimeout is the cause of a request's context when the grant's
@@ -23,10 +25,11 @@ var errGrantTimeout = errors.New("the network grant's timeout")
 // It also charges the bytes an HTTP/2 connection reads to the request
 // (watchWire), once it has max, its body's bound, and end.
 type connTrace struct {
-	got  atomic.Bool
-	max  int64
-	end  context.CancelCauseFunc
-	wire atomic.Pointer[wireWatch]
+	got    atomic.Bool
+	reused atomic.Bool // the connection obtained had answered a request before
+	max    int64
+	end    context.CancelCauseFunc
+	wire   atomic.Pointer[wireWatch]
 }
 
 // trace is ctx with the hook that marks the connection obtained.
@@ -34,6 +37,7 @@ func (t *connTrace) trace(ctx context.Context) context.Context {
 	return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
 		GotConn: func(info httptrace.GotConnInfo) {
 			t.got.Store(true)
+			t.reused.Store(info.Reused)
 			if t.end != nil {
 				if old := t.wire.Swap(watchWire(info.Conn, t.max, t.end)); old != nil {
 					old.stop() // a connection got before, for a request not sent on it
@@ -52,6 +56,24 @@ func (t *connTrace) done() {
 
 // sent reports whether any of the request may have reached the peer.
 func (t *connTrace) sent() bool { return t.got.Load() }
+
+// unanswered is err, the transport's error for a request it sent (no
+// answer's head was read), said plainly when the server closed the
+// connection, or reset it, without answering: net/http says "EOF" alone.
+// reused says whether the connection had answered a request before: a
+// server that ends a connection kept alive as it is reused closes it so,
+// and net/http would send a GET again on a fresh connection, which the
+// host does not (replay.go).
+func unanswered(err error, reused bool) error {
+	if !errors.Is(err, io.EOF) && !errors.Is(err, syscall.ECONNRESET) {
+		return err
+	}
+	how := "the server closed the connection without answering"
+	if reused {
+		how = "the server closed the connection, kept alive since its answer to an earlier request, without answering this one (as a server does that ends an idle connection just as it is reused)"
+	}
+	return fmt.Errorf("no response: %s (%w); it was not sent again, and may have reached the remote side: send it again, as a request of its own, if the remote side may take it twice", how, err)
+}
 
 // sendError says why sending failed: a refusal; a request that was not
 // sent (ErrNotSent); the time limit that ran out, the grant's timeout or
