@@ -1,12 +1,17 @@
 package mcp
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // httpPoster posts JSON-RPC bodies to a Streamable HTTP server, as a raw
@@ -225,5 +230,44 @@ func TestHTTPBatchWithAnUnknownMethodAnswersEachMember(t *testing.T) {
 	resp, body = p.post(older, "2025-03-26", `[{"jsonrpc":"2.0","method":"notifications/foo"}]`)
 	if resp.StatusCode != http.StatusAccepted {
 		t.Errorf("a batch of an unknown notification: %s %s, want 202", resp.Status, body)
+	}
+}
+
+// Regression: a batch of many requests of methods the server does not
+// know, each another, was handed to the SDK once for each of them, the
+// rest of the batch again every time (a body of 2,000 took more than a
+// minute to answer, and one of the 4 MiB a body may have, hours): the
+// members the SDK would refuse are taken out before it sees the batch,
+// which it is handed at most maxBatchPasses times.
+func TestHTTPBatchOfManyUnknownMethodsIsServedOnce(t *testing.T) {
+	f := serve(t, "", nil)
+	var passes atomic.Int32
+	inner := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return f.srv.srv }, nil)
+	counted := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		passes.Add(1)
+		inner.ServeHTTP(w, r)
+	})
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := peekBody(r)
+		if r.Header.Get("Mcp-Session-Id") != "" && bytes.HasPrefix(bytes.TrimSpace(body), []byte("[")) {
+			serveBatch(w, r, body, counted)
+			return
+		}
+		inner.ServeHTTP(w, r)
+	}))
+	t.Cleanup(hs.Close)
+	p := httpPoster{t, hs.URL}
+	session := p.session("2025-03-26")
+	members := []string{`{"jsonrpc":"2.0","id":"p","method":"ping"}`}
+	for i := range 50 {
+		members = append(members, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"x/%d"}`, i, i))
+	}
+	resp, body := p.post(session, "2025-03-26", "["+strings.Join(members, ",")+"]")
+	got := batchAnswers(t, body)
+	if resp.StatusCode != http.StatusOK || len(got) != 51 || got[`"p"`].Result == nil || got["49"].Error == nil || got["49"].Error.Code != -32601 {
+		t.Errorf("the batch: %s, %d answers: %.300s", resp.Status, len(got), body)
+	}
+	if n := passes.Load(); n > maxBatchPasses {
+		t.Errorf("the SDK was handed the batch %d times, want at most %d", n, maxBatchPasses)
 	}
 }

@@ -22,16 +22,17 @@ import (
 // taken out and answered with its own error (-32601 or -32600, naming its
 // id; a notification, which has no answer, is let go), and the rest is
 // served by the SDK, the errors sent as events of its answer's stream
-// (or, if nothing else is answered, as a JSON array). A refusal that
-// names no member is the whole batch's (see answerRefusals).
+// (or, if nothing else is answered, as a JSON array). The members the
+// SDK's methods (sdkMethods) say it would refuse are taken out before it
+// sees the batch; one it refuses all the same is taken out by its
+// refusal's words, at most maxBatchPasses times, past which, or for a
+// refusal that names no member, the whole batch is refused (see
+// answerRefusals): a batch of many methods the server does not know is
+// so not served once for each.
 func serveBatch(w http.ResponseWriter, r *http.Request, body []byte, next http.Handler) {
 	raws, msgs, _ := batchMessages(bytes.TrimSpace(body))
-	var answers []*jsonrpc.Response
-	keep := make([]int, len(raws))
-	for i := range keep {
-		keep[i] = i
-	}
-	for len(keep) > 0 {
+	keep, answers := unhandled(msgs)
+	for pass := 0; len(keep) > 0; pass++ {
 		sub := make([]json.RawMessage, len(keep))
 		for j, i := range keep {
 			sub[j] = raws[i]
@@ -44,7 +45,7 @@ func serveBatch(w http.ResponseWriter, r *http.Request, body []byte, next http.H
 			return
 		}
 		out, refused := batchCulprits(strings.TrimSpace(bw.text.String()), msgs, keep)
-		if len(out) == 0 {
+		if len(out) == 0 || pass+1 >= maxBatchPasses {
 			answerRefusal(w, b, bw.text.String())
 			return
 		}
@@ -67,6 +68,66 @@ func encodeAll(answers []*jsonrpc.Response) []byte {
 	}
 	b, _ := json.Marshal(all)
 	return b
+}
+
+// maxBatchPasses is how many times serveBatch hands the SDK a batch.
+const maxBatchPasses = 4
+
+// unhandled is which of msgs, a batch's members, the SDK handles (keep,
+// their indexes), by sdkMethods, and the answers to the requests among
+// the others: -32601 for a method the server does not know, -32600 for a
+// notification's method with an id or a request without the params it
+// needs; a notification the SDK would refuse is let go.
+func unhandled(msgs []jsonrpc.Message) (keep []int, answers []*jsonrpc.Response) {
+	for i, m := range msgs {
+		req, ok := m.(*jsonrpc.Request)
+		if !ok {
+			keep = append(keep, i)
+			continue
+		}
+		kind, known := sdkMethods[req.Method]
+		var refused *jsonrpc.Error
+		switch {
+		case !known:
+			refused = &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("method not found: %q", req.Method)}
+		case kind == notificationMethod && req.ID.IsValid():
+			refused = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("invalid request: unexpected id for %q", req.Method)}
+		case kind != notificationMethod && !req.ID.IsValid():
+			continue // the SDK refuses it, and a notification has no answer
+		case kind == needsParams && len(req.Params) == 0:
+			refused = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: `invalid request: missing required "params"`}
+		default:
+			keep = append(keep, i)
+			continue
+		}
+		if req.ID.IsValid() {
+			answers = append(answers, &jsonrpc.Response{ID: req.ID, Error: refused})
+		}
+	}
+	return keep, answers
+}
+
+// A methodKind is how the SDK takes a method a client sends.
+type methodKind int
+
+const (
+	needsParams        methodKind = iota // a request the SDK refuses without params
+	paramsOptional                       // a request it takes without
+	notificationMethod                   // a notification's
+)
+
+// sdkMethods are the methods the SDK's server handles (the MCP Go SDK
+// v1.8.0's serverMethodInfos), and how it takes each. One it comes to
+// handle besides is refused by it in a batch, and serveBatch takes it
+// out then.
+var sdkMethods = map[string]methodKind{
+	"completion/complete": needsParams, "server/discover": paramsOptional, "initialize": needsParams,
+	"ping": paramsOptional, "prompts/list": paramsOptional, "prompts/get": needsParams,
+	"tools/list": paramsOptional, "tools/call": needsParams, "resources/list": paramsOptional,
+	"resources/templates/list": paramsOptional, "resources/read": needsParams, "logging/setLevel": needsParams,
+	"resources/subscribe": needsParams, "subscriptions/listen": needsParams, "resources/unsubscribe": needsParams,
+	"notifications/cancelled": notificationMethod, "notifications/initialized": notificationMethod,
+	"notifications/roots/list_changed": notificationMethod, "notifications/progress": notificationMethod,
 }
 
 // batchCulprits is the members of msgs, of those at keep, that the SDK's
@@ -98,7 +159,7 @@ func batchCulprits(text string, msgs []jsonrpc.Message, keep []int) (out []int, 
 			continue
 		case method != "" && (req.Method != method || !withID(req)):
 			continue
-		case method == "" && (len(req.Params) != 0 || !req.ID.IsValid() || paramsOptional[req.Method]):
+		case method == "" && (len(req.Params) != 0 || !req.ID.IsValid() || sdkMethods[req.Method] == paramsOptional):
 			continue
 		}
 		out = append(out, i)
@@ -111,10 +172,6 @@ func batchCulprits(text string, msgs []jsonrpc.Message, keep []int) (out []int, 
 	}
 	return out, answers
 }
-
-// paramsOptional are the requests the SDK takes without params.
-var paramsOptional = map[string]bool{"ping": true, "tools/list": true, "prompts/list": true,
-	"resources/list": true, "resources/templates/list": true, "server/discover": true}
 
 // quotedIn is the first Go-quoted string in text; "" for none.
 func quotedIn(text string) string {
