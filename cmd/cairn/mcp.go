@@ -238,7 +238,11 @@ func serveHTTP(ctx context.Context, stderr io.Writer, srv *mcp.Server, agent str
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
-	srv.Close()
+	if ctx.Err() != nil {
+		srv.Stop(context.Cause(ctx))
+	} else {
+		srv.Close()
+	}
 	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if hs.Shutdown(shut) != nil {

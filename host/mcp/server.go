@@ -345,6 +345,20 @@ func serveSession(ctx context.Context, ss *sdk.ServerSession) error {
 // caller closes once Close returns.
 func (s *Server) Close() {
 	s.close(ErrServerClosed)
+	s.closeSessions()
+}
+
+// Stop is Close for cause, why the server stops (a signal): the calls it
+// stops are answered, and their results say, that the server stopped
+// serving their clients for cause (ErrServerStopped), as the end of
+// ServeIO's context says on stdio.
+func (s *Server) Stop(cause error) {
+	s.close(fmt.Errorf("%w (%v)", ErrServerStopped, cause))
+	s.closeSessions()
+}
+
+// closeSessions is Close once the server is closed.
+func (s *Server) closeSessions() {
 	for deadline := time.Now().Add(stopGrace); s.posts.Load() > 0 && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)
 	}

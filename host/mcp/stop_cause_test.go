@@ -84,6 +84,13 @@ func TestStoppedCallSaysWhatStoppedIt(t *testing.T) {
 				resp.Body.Close()
 			})
 		}},
+		{"the server was stopped over HTTP", "the MCP server stopped serving this client (SIGTERM)", func(t *testing.T) string {
+			return overHTTP(t, func(f *fixture, url, session string) {
+				go httpPoster{t, url}.post(session, "2025-06-18", wait)
+				staged(f)
+				f.srv.Stop(errors.New("SIGTERM"))
+			})
+		}},
 		{"the server was stopped", "the MCP server stopped serving this client (SIGTERM)", func(t *testing.T) string {
 			f := serve(t, "", nil)
 			ctx, cancel := context.WithCancelCause(context.Background())
@@ -97,17 +104,17 @@ func TestStoppedCallSaysWhatStoppedIt(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			res := tt.stop(t)
-			results[tt.name] = res
+			results[tt.want] = res
 			if !strings.Contains(res, tt.want) || !strings.Contains(res, "none of its changes to the workspace were kept") {
 				t.Errorf("the stopped call's result: %q, want it to say %q and that none of its changes were kept", res, tt.want)
 			}
 		})
 	}
 	seen := map[string]string{}
-	for name, res := range results {
+	for want, res := range results {
 		if other, ok := seen[res]; ok {
-			t.Errorf("%s and %s: the same result %q", name, other, res)
+			t.Errorf("%q and %q: the same result %q", want, other, res)
 		}
-		seen[res] = name
+		seen[res] = want
 	}
 }
