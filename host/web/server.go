@@ -9,6 +9,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"path"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -101,7 +102,30 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(a, err.status, err.msg)
 		return
 	}
+	if p := r.URL.EscapedPath(); p != cleanPath(p) {
+		writeError(a, http.StatusBadRequest, "path "+p+" is not clean (it has an empty, '.' or '..' segment): "+
+			"no route serves it and it is not redirected; send the path of the route itself")
+		return
+	}
 	s.mux.ServeHTTP(a, r)
+}
+
+// cleanPath is p with no empty, "." or ".." segment, its trailing slash
+// kept, as http.ServeMux cleans a path. The mux redirects a request whose
+// path is not clean to its clean form, with a body of HTML, and a client
+// that follows the redirect (Go's resends a POST's body) would reach what
+// the dots resolve to: another agent's call. Such a path is refused
+// before the mux sees it. An escaped dot or slash ("%2e%2e", "%2F") is
+// no segment of its own: the route's id or call check refuses it.
+func cleanPath(p string) string {
+	if p == "" {
+		return "/"
+	}
+	out := path.Clean(p)
+	if strings.HasSuffix(p, "/") && out != "/" {
+		out += "/"
+	}
+	return out
 }
 
 // allowed lists the methods the route of r's path serves, as an Allow
