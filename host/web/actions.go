@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 
 	"github.com/cairnrun/cairn/checkpoint"
@@ -69,6 +70,10 @@ func decodeObject(raw json.RawMessage, v any) error {
 // none.
 func (s *Server) handleDecide(approved bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		if err := checkCallID(r.PathValue("call")); err != nil {
+			writeError(w, http.StatusBadRequest, err.Error())
+			return
+		}
 		var denial struct {
 			Reason string `json:"reason"`
 		}
@@ -86,6 +91,24 @@ func (s *Server) handleDecide(approved bool) http.HandlerFunc {
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"agent": id, "call": call, "approved": approved})
 	}
+}
+
+// maxCallID bounds the call id a decision's path may name; the ids
+// models give are a few dozen bytes.
+const maxCallID = 256
+
+// checkCallID refuses a call id that a decision's path cannot name: ".",
+// "..", one with a '/' or '\\' (escaped in the path as %2F or %5C) or a
+// control character, or one over maxCallID bytes. No call of a turn has
+// such an id but by a model's whim, and then `cairn approve` decides it;
+// the path's own segments are the route's.
+func checkCallID(call string) error {
+	bad := call == "." || call == ".." || len(call) > maxCallID ||
+		strings.ContainsFunc(call, func(r rune) bool { return r == '/' || r == '\\' || r < 0x20 || r == 0x7f })
+	if bad {
+		return fmt.Errorf("call id %q: cannot be a call's id in a path (not '.' or '..', no '/', '\\' or control character, at most %d bytes); GET the agent's approvals for the ids of the calls that wait, or decide a call whose id the model made so with `cairn approve` or `cairn deny`", call, maxCallID)
+	}
+	return nil
 }
 
 // handleResume resumes an agent with Engine.Resume on a run the server

@@ -102,12 +102,27 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(a, err.status, err.msg)
 		return
 	}
-	if p := r.URL.EscapedPath(); p != cleanPath(p) {
-		writeError(a, http.StatusBadRequest, "path "+p+" is not clean (it has an empty, '.' or '..' segment): "+
-			"no route serves it and it is not redirected; send the path of the route itself")
+	if p := r.URL.EscapedPath(); !isClean(p) {
+		writeError(a, http.StatusBadRequest, "path "+p+" is not clean (it has an empty, '.' or '..' segment, "+
+			"or one that is an escaped '/' alone): no route serves it and it is not redirected; send the path of the route itself")
 		return
 	}
 	s.mux.ServeHTTP(a, r)
+}
+
+// isClean reports whether the escaped path p is clean (cleanPath) and has
+// no segment that is an escaped '/' alone ("%2F"), which the mux takes
+// for a trailing slash and no route's wildcard.
+func isClean(p string) bool {
+	if p != cleanPath(p) {
+		return false
+	}
+	for seg := range strings.SplitSeq(p, "/") {
+		if strings.EqualFold(seg, "%2F") {
+			return false
+		}
+	}
+	return true
 }
 
 // cleanPath is p with no empty, "." or ".." segment, its trailing slash
