@@ -69,6 +69,28 @@ func (in *Inspection) InterruptedCalls() []string {
 	return ids
 }
 
+// OpenCalls are the calls of an agent's open round that have no result
+// yet (InterruptedCalls), named for what they are. While a process holds
+// the agent (its status is running) they are in flight: the run is
+// taking them, and they may yet finish. Otherwise the run that took them
+// stopped, and they are interrupted: resume keeps or seals them. At most
+// one of the two is set; `cairn show --json` and the HTTP API give both
+// under these names.
+type OpenCalls struct {
+	InFlight    []string `json:"in_flight_calls,omitempty"`
+	Interrupted []string `json:"interrupted_calls,omitempty"`
+}
+
+// OpenCalls lists the calls of the open round that have no result, as
+// in flight or as interrupted (see the type).
+func (in *Inspection) OpenCalls() OpenCalls {
+	calls := in.InterruptedCalls()
+	if in.Summary.Locked {
+		return OpenCalls{InFlight: calls}
+	}
+	return OpenCalls{Interrupted: calls}
+}
+
 // RoundOpen reports whether a round was left uncommitted: the model's
 // turn is journaled and its commit is not.
 func (in *Inspection) RoundOpen() bool {

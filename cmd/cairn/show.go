@@ -29,22 +29,27 @@ func showCommand() *cli.Command {
 // agentView is one agent as `cairn show --json` prints it.
 type agentView struct {
 	view.AgentLine
-	Reason      string              `json:"reason,omitempty"`
-	Messages    int                 `json:"messages"`
-	Labels      checkpoint.Labels   `json:"labels"`
-	Lineage     *checkpoint.Lineage `json:"lineage,omitempty"`
-	Workspace   string              `json:"workspace"`
-	AgentFile   string              `json:"agent_file"`
-	Interrupted []string            `json:"interrupted_calls,omitempty"`
-	Bookmarks   []bookmarkLine      `json:"bookmarks,omitempty"`
+	Reason    string              `json:"reason,omitempty"`
+	Messages  int                 `json:"messages"`
+	Labels    checkpoint.Labels   `json:"labels"`
+	Lineage   *checkpoint.Lineage `json:"lineage,omitempty"`
+	Workspace string              `json:"workspace"`
+	AgentFile string              `json:"agent_file"`
+	// OpenCalls are the calls of its open round that have no result:
+	// in flight while a process runs it, else interrupted.
+	host.OpenCalls
+	Bookmarks []bookmarkLine `json:"bookmarks,omitempty"`
 	// Parent is a sub-agent's lineage; Children the sub-agents its
 	// delegations made; Todos its task list.
 	Parent   *checkpoint.Parent `json:"parent,omitempty"`
 	Children []view.AgentLine   `json:"children,omitempty"`
 	Todos    []checkpoint.Todo  `json:"todos,omitempty"`
 	Net      *host.NetUsage     `json:"net,omitempty"`
-	// NetInFlight are the interrupted round's HTTP exchanges.
-	NetInFlight []string `json:"interrupted_requests,omitempty"`
+	// NetInFlight are the HTTP exchanges of its open round while a
+	// process runs it; NetInterrupted those of a round its stopped run
+	// left open.
+	NetInFlight    []string `json:"in_flight_requests,omitempty"`
+	NetInterrupted []string `json:"interrupted_requests,omitempty"`
 	// resume is the command that continues the agent: for a workflow's
 	// step, the workflow's resume.
 	resume string
@@ -72,8 +77,13 @@ func showAction(c *cli.Context) error {
 		AgentLine: view.AgentLine{Agent: st.Agent, Status: view.AgentStatus(in.Summary), Rounds: st.Round,
 			ToolCalls: st.ToolCalls, Usage: st.Usage, Updated: st.UpdatedAt},
 		resume: resume, Reason: view.ReasonOf(in.Summary, st.Reason, resume), Messages: len(st.Messages), Labels: st.Labels, Lineage: st.Lineage,
-		Workspace: st.Definition.Workspace, AgentFile: string(in.AgentFile), Interrupted: in.InterruptedCalls(),
-		Net: in.NetUsage(), NetInFlight: in.InterruptedExchanges(),
+		Workspace: st.Definition.Workspace, AgentFile: string(in.AgentFile), OpenCalls: in.OpenCalls(),
+		Net: in.NetUsage(),
+	}
+	if in.Summary.Locked {
+		v.NetInFlight = in.InterruptedExchanges()
+	} else {
+		v.NetInterrupted = in.InterruptedExchanges()
 	}
 	for _, b := range in.Bookmarks {
 		v.Bookmarks = append(v.Bookmarks, bookmarkLine{Label: b.Label, Round: b.Round, Time: b.Time})
@@ -112,11 +122,14 @@ func printView(c *cli.Context, v agentView) {
 	for _, b := range v.Bookmarks {
 		fmt.Fprintf(w, "bookmark   %s: round %d, %s\n", b.Label, b.Round, b.Time.Local().Format(time.DateTime))
 	}
+	if len(v.InFlight) > 0 {
+		fmt.Fprintf(w, "in flight  %s (the run that holds the agent is taking them)\n", strings.Join(v.InFlight, ", "))
+	}
 	if len(v.Interrupted) > 0 {
 		fmt.Fprintf(w, "in flight  %s (%s says what became of them)\n", strings.Join(v.Interrupted, ", "), v.resume)
 	}
 	printTree(w, v)
-	for _, l := range v.NetInFlight {
+	for _, l := range append(v.NetInFlight, v.NetInterrupted...) {
 		fmt.Fprintf(w, "request    %s\n", terminalLine(l))
 	}
 	agentFile := v.AgentFile

@@ -39,12 +39,14 @@ type agentLine struct {
 // agent file, and the calls that await a decision.
 type agentView struct {
 	agentLine
-	Reason      string                 `json:"reason,omitempty"`
-	Messages    int                    `json:"messages"`
-	Workspace   string                 `json:"workspace"`
-	Interrupted []string               `json:"interrupted_calls,omitempty"`
-	Bookmarks   []bookmark             `json:"bookmarks,omitempty"`
-	Awaiting    []host.ApprovalRequest `json:"awaiting,omitempty"`
+	Reason    string `json:"reason,omitempty"`
+	Messages  int    `json:"messages"`
+	Workspace string `json:"workspace"`
+	// OpenCalls are the calls of its open round that have no result:
+	// in flight while a process runs it, else interrupted.
+	host.OpenCalls
+	Bookmarks []bookmark             `json:"bookmarks,omitempty"`
+	Awaiting  []host.ApprovalRequest `json:"awaiting,omitempty"`
 	// Delegated says, of a sub-agent, which agent's call made it; Children
 	// are the first of the sub-agents its own delegations made, by id, and
 	// ChildrenNext, while more remain, the URL of the next page of them.
@@ -123,7 +125,7 @@ func (s *Server) handleAgent(w http.ResponseWriter, r *http.Request) {
 		resume = workflow.ResumeCommand(r.Context(), s.store, st.Agent)
 	}
 	v := agentView{agentLine: s.line(in.Summary), Reason: view.ReasonOf(in.Summary, st.Reason, resume), Messages: len(st.Messages),
-		Workspace: st.Definition.Workspace, Interrupted: in.InterruptedCalls()}
+		Workspace: st.Definition.Workspace, OpenCalls: in.OpenCalls()}
 	v.Labels, v.Lineage, v.Delegated = st.Labels, st.Lineage, st.Parent
 	var next []string
 	if v.Children, next, err = s.children(r.Context(), st.Agent, paging{limit: pageSize}); err != nil {
