@@ -66,6 +66,18 @@ const (
 // checkpoint.ErrFutureSchema); what fn returns.
 func ReadHistory(ctx context.Context, store checkpoint.Store, id string, follow bool,
 	fn func(e Event, line []byte) error) error {
+	return ReadHistoryReady(ctx, store, id, follow, nil, fn)
+}
+
+// ReadHistoryReady is ReadHistory that calls ready, when it is not nil,
+// once the agent has been checked and its history opened, before the
+// first event: a server that answers with a stream sends its header
+// then, so that a follower who has read every line has an answer while
+// it waits for the next one, and an agent ReadHistory refuses is still
+// refused before the answer begins. It is not called when ReadHistory
+// fails before that, nor for an agent with no history that nothing runs.
+func ReadHistoryReady(ctx context.Context, store checkpoint.Store, id string, follow bool,
+	ready func(), fn func(e Event, line []byte) error) error {
 	if err := usable(store); err != nil {
 		return err
 	}
@@ -93,6 +105,9 @@ func ReadHistory(ctx context.Context, store checkpoint.Store, id string, follow 
 	}
 	if err != nil {
 		return err
+	}
+	if ready != nil {
+		ready()
 	}
 	p := playback{fn: fn, agent: id, where: historyName(rc, id)}
 	f := &follower{store: store, id: id, rc: rc, r: bufio.NewReader(rc), none: none}

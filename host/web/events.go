@@ -43,7 +43,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	out := newLineWriter(w, sse)
 	n := 0
-	err = host.ReadHistory(r.Context(), s.store, id, follow, func(e host.Event, line []byte) error {
+	err = host.ReadHistoryReady(r.Context(), s.store, id, follow, out.ready, func(e host.Event, line []byte) error {
 		n++
 		if e.Trimmed() {
 			// The lines `cairn gc --keep-rounds` removed keep their
@@ -135,7 +135,13 @@ func (lw *lineWriter) start() {
 	}
 	lw.started = true
 	if lw.sse {
-		lw.w.Header().Set("Content-Type", "text/event-stream")
+		// A proxy must pass each event on as it comes: nginx buffers
+		// what X-Accel-Buffering does not forbid it to, and one that
+		// compresses or rewrites a body holds it to do so.
+		h := lw.w.Header()
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("X-Accel-Buffering", "no")
+		h.Set("Cache-Control", "no-store, no-transform")
 	} else {
 		lw.w.Header().Set("Content-Type", "application/x-ndjson")
 	}
@@ -154,6 +160,21 @@ func (lw *lineWriter) extend() {
 	}
 	lw.extended = now
 	lw.rc.SetWriteDeadline(now.Add(writeTimeout))
+}
+
+// ready begins an event stream once its agent has been checked: its
+// header is sent at once, not with its first line, which may come only
+// when the run writes its next event, so that a follower who has read
+// every line (a reconnection's Last-Event-ID) and a proxy between them
+// see the stream open. JSON Lines, a playback that does not wait, begin
+// with their first line.
+func (lw *lineWriter) ready() {
+	if !lw.sse {
+		return
+	}
+	lw.start()
+	lw.extend()
+	lw.rc.Flush()
 }
 
 func (lw *lineWriter) line(n int, line []byte) error {
