@@ -1,6 +1,7 @@
 package web
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -442,9 +443,11 @@ func (s *Server) handleChildren(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
+	// An agent that cannot be read is refused, as its other routes
+	// refuse it, though its sub-agents are agents of their own.
 	id := r.PathValue("id")
-	if _, err := s.store.Summary(id); err != nil {
-		fail(w, err)
+	if sum, err := s.store.Summary(id); err != nil || sum.Err != nil {
+		fail(w, cmp.Or(err, sum.Err))
 		return
 	}
 	out, next, err := s.children(r.Context(), id, p)
