@@ -2,6 +2,7 @@ package web
 
 import (
 	"fmt"
+	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -29,7 +30,11 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	sse := q.Get("follow") == "1" || r.Header.Get("Accept") == "text/event-stream"
+	sse, err := wantsStream(r)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
 	// A HEAD gets the stream's header and ends: following a run to write
 	// nothing would hold its connection, unanswered, while the run goes on.
 	follow := sse && r.Method != http.MethodHead
@@ -88,6 +93,42 @@ func (s *Server) hasRun(w http.ResponseWriter, r *http.Request, id, run string) 
 	}
 	writeError(w, http.StatusNotFound, fmt.Sprintf("agent %s has no run %q; GET /api/agents/%s/runs lists them", id, run, id))
 	return false
+}
+
+// wantsStream reports whether a request of the events route asks for
+// Server-Sent Events: ?follow= true as strconv.ParseBool reads it (1, t,
+// true ...), or an Accept header that lists text/event-stream (an
+// EventSource sends it alone, other clients among other types).
+//
+// # Errors
+//
+// A follow that is no boolean: the request's mistake.
+func wantsStream(r *http.Request) (bool, error) {
+	if v := r.URL.Query().Get("follow"); v != "" {
+		follow, err := strconv.ParseBool(v)
+		if err != nil {
+			return false, fmt.Errorf("follow %q: want 1 (or true) to follow the run, 0 (or false) to read the history as it is", v)
+		}
+		if follow {
+			return true, nil
+		}
+	}
+	for _, v := range r.Header.Values("Accept") {
+		for part := range strings.SplitSeq(v, ",") {
+			mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+			if err == nil && mt == "text/event-stream" && !refused(params["q"]) {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
+}
+
+// refused reports whether an Accept header's q says its type is not
+// acceptable: q=0.
+func refused(q string) bool {
+	v, err := strconv.ParseFloat(q, 64)
+	return err == nil && v == 0
 }
 
 // afterOf reads the Last-Event-ID a reconnecting EventSource sends, or
