@@ -38,6 +38,11 @@ func notServed(method, allow string) string {
 	return "method " + method + " is not served here: this route serves " + allow
 }
 
+// notFound is the error of a 404 for a path no route serves.
+func notFound(path string) string {
+	return "nothing is served at " + path + ": docs/http-api.md lists the routes"
+}
+
 // admit checks a request before it is routed: the Host of a loopback
 // server, the Origin and token of a state change, the token of any
 // request to a server beyond loopback.
@@ -54,7 +59,7 @@ func (s *Server) admit(r *http.Request) *refusal {
 	if r.Method != http.MethodPost {
 		allow := s.allowed(r)
 		if allow == "" {
-			return &refusal{status: http.StatusNotFound, msg: "nothing is served at " + r.URL.Path}
+			return &refusal{status: http.StatusNotFound, msg: notFound(r.URL.EscapedPath())}
 		}
 		return &refusal{status: http.StatusMethodNotAllowed, msg: notServed(r.Method, allow), allow: allow}
 	}

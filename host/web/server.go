@@ -94,7 +94,7 @@ func (s *Server) LoginPath() string { return "/login?once=" + s.login.value }
 // ServeHTTP checks a request (see the package doc) and answers it.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	securityHeaders(w)
-	a := &jsonErrors{ResponseWriter: w, body: s.watchBody(w, r), method: r.Method}
+	a := &jsonErrors{ResponseWriter: w, body: s.watchBody(w, r), method: r.Method, path: r.URL.EscapedPath()}
 	if err := s.admit(r); err != nil {
 		if err.allow != "" {
 			a.Header().Set("Allow", err.allow)
@@ -167,6 +167,7 @@ type jsonErrors struct {
 	plain  bool      // the answer is a plain-text error, to be written as JSON
 	body   *bodyRead // the request's body, nil for none
 	method string    // the request's
+	path   string    // the request's, escaped
 	status int       // the answer's
 }
 
@@ -191,6 +192,9 @@ func (j *jsonErrors) Write(p []byte) (int, error) {
 	msg := strings.TrimSpace(string(p))
 	if allow := j.Header().Get("Allow"); j.status == http.StatusMethodNotAllowed && allow != "" {
 		msg = notServed(j.method, allow)
+	}
+	if j.status == http.StatusNotFound {
+		msg = notFound(j.path)
 	}
 	if err := json.NewEncoder(j.ResponseWriter).Encode(apiError{Error: msg}); err != nil {
 		return 0, err
