@@ -329,13 +329,29 @@ func writeTagged(w http.ResponseWriter, r *http.Request, v any) {
 	sum := sha256.Sum256(body)
 	tag := `"` + hex.EncodeToString(sum[:16]) + `"`
 	w.Header().Set("ETag", tag)
-	if r.Header.Get("If-None-Match") == tag {
+	if noneMatch(r.Header.Values("If-None-Match"), tag) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	w.Write(append(body, '\n'))
+}
+
+// noneMatch reports whether If-None-Match header values name tag, as RFC
+// 9110 compares them (13.1.2): "*", or a list of tags, any of which
+// matches tag with its weakness (W/) set aside, as a proxy that
+// compresses an answer marks its tag weak.
+func noneMatch(values []string, tag string) bool {
+	for _, v := range values {
+		for t := range strings.SplitSeq(v, ",") {
+			t = strings.TrimSpace(t)
+			if t == "*" || strings.TrimPrefix(t, "W/") == tag {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // writeJSON answers with v as JSON.
