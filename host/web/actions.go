@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"reflect"
 	"strings"
 	"sync"
 
@@ -53,15 +55,57 @@ func readBody(w http.ResponseWriter, r *http.Request, v any) bool {
 	return false
 }
 
-// decodeObject decodes one JSON object into v, refusing a field v does not
-// have. JSON's null, which Decode would take for nothing, is no object.
+// decodeObject decodes one JSON object into v, a pointer to a struct,
+// refusing a field v does not have, spelt as v's JSON tag spells it
+// (encoding/json alone would take "AS" for "as"), and a field given
+// twice (it would take the last). JSON's null, which Decode would take
+// for nothing, is no object.
 func decodeObject(raw json.RawMessage, v any) error {
 	if !bytes.HasPrefix(raw, []byte("{")) {
 		return fmt.Errorf("%.20s is not a JSON object", raw)
 	}
+	if err := checkKeys(raw, v); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	return dec.Decode(v)
+}
+
+// checkKeys refuses a key of the JSON object raw that no field of the
+// struct v points to has as its JSON name, exactly, or that is given
+// twice.
+func checkKeys(raw json.RawMessage, v any) error {
+	names := map[string]bool{}
+	t := reflect.TypeOf(v).Elem()
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		names[cmp.Or(name, t.Field(i).Name)] = true
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if _, err := dec.Token(); err != nil { // the object's '{'
+		return err
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		key, _ := tok.(string)
+		switch {
+		case !names[key]:
+			return fmt.Errorf("json: unknown field %q", key)
+		case seen[key]:
+			return fmt.Errorf("field %q is given twice", key)
+		}
+		seen[key] = true
+		var value json.RawMessage
+		if err := dec.Decode(&value); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // handleDecide approves or denies a call with Engine.Decide, as `cairn
