@@ -2,10 +2,12 @@ package web
 
 import (
 	"fmt"
+	"io"
 	"mime"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cairnrun/cairn/host"
@@ -47,6 +49,10 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := newLineWriter(w, sse)
+	stop := func() {}
+	if follow {
+		stop = out.keepAlive()
+	}
 	n := 0
 	err = host.ReadHistoryReady(r.Context(), s.store, id, follow, out.ready, func(e host.Event, line []byte) error {
 		n++
@@ -63,6 +69,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		}
 		return out.line(n, line)
 	})
+	stop()
 	if err != nil && !out.started {
 		fail(w, err)
 		return
@@ -157,13 +164,23 @@ func afterOf(r *http.Request) (int, error) {
 // WriteTimeout, which would end every follower's stream, however live.
 var writeTimeout = 30 * time.Second
 
+// keepAlive is how long a stream that follows a run goes without a
+// write before it sends a comment line, which a client ignores: a proxy
+// in front that closes a connection silent for a while (nginx after 60
+// seconds) keeps it open, and a client that has gone is found.
+var keepAlive = 15 * time.Second
+
 // lineWriter writes history lines as JSON Lines or as Server-Sent Events.
+// While keepAlive's goroutine runs, mu orders its writes with those of
+// ready and line.
 type lineWriter struct {
 	w        http.ResponseWriter
 	rc       *http.ResponseController
 	sse      bool
+	mu       sync.Mutex
 	started  bool
 	extended time.Time // when the write deadline was last set
+	wrote    time.Time // when the last line or comment was written
 }
 
 func newLineWriter(w http.ResponseWriter, sse bool) *lineWriter {
@@ -213,12 +230,18 @@ func (lw *lineWriter) ready() {
 	if !lw.sse {
 		return
 	}
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	lw.wrote = time.Now()
 	lw.start()
 	lw.extend()
 	lw.rc.Flush()
 }
 
 func (lw *lineWriter) line(n int, line []byte) error {
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	lw.wrote = time.Now()
 	lw.start()
 	lw.extend()
 	var err error
@@ -231,6 +254,42 @@ func (lw *lineWriter) line(n int, line []byte) error {
 		_, err = fmt.Fprintf(lw.w, "%s\n", line)
 	}
 	return err
+}
+
+// keepAlive starts sending an SSE stream a comment line whenever it has
+// gone keepAlive without a write, once its header is sent, until the
+// function it returns is called, which waits for it to stop.
+func (lw *lineWriter) keepAlive() (stop func()) {
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		tick := time.NewTicker(keepAlive / 2)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				lw.comment()
+			}
+		}
+	}()
+	return func() { close(done); <-stopped }
+}
+
+// comment writes a comment line to a stream whose header is sent and
+// that has gone keepAlive without a write.
+func (lw *lineWriter) comment() {
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	if !lw.started || time.Since(lw.wrote) < keepAlive {
+		return
+	}
+	lw.wrote = time.Now()
+	lw.extend()
+	if _, err := io.WriteString(lw.w, ": keep-alive\n\n"); err == nil {
+		lw.rc.Flush()
+	}
 }
 
 // end closes a stream: an SSE stream says "end", with the error that
