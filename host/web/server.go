@@ -107,6 +107,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"or one that is an escaped '/' alone): no route serves it and it is not redirected; send the path of the route itself")
 		return
 	}
+	if r.Method == http.MethodPost && r.URL.RawQuery != "" {
+		writeError(a, http.StatusBadRequest, "a state change reads no query ("+r.URL.RawQuery+"): send its fields in the body, as one JSON object")
+		return
+	}
 	s.mux.ServeHTTP(a, r)
 }
 
