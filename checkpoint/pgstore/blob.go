@@ -89,7 +89,11 @@ func (s *Store) putLarge(digest string, data []byte) error {
 	f := &blobFlight{done: make(chan struct{})}
 	s.flights[digest] = f
 	s.mu.Unlock()
-	f.err = wrapConn(s.retry(idempotent, func() error { return s.putChunks(digest, data) }))
+	f.err = s.retry(idempotent, func() error { return s.putChunks(digest, data) })
+	if fe := futureSchema(f.err, s.version); fe != nil {
+		f.err = fe
+	}
+	f.err = wrapConn(f.err)
 	s.mu.Lock()
 	delete(s.flights, digest)
 	s.mu.Unlock()
@@ -103,6 +107,9 @@ func (s *Store) putLarge(digest string, data []byte) error {
 func (s *Store) putChunks(digest string, data []byte) error {
 	n := (len(data) + blobChunk - 1) / blobChunk
 	return s.inTx(pgx.TxOptions{}, func(exec func(string, ...any) error, query func(string, ...any) (pgx.Rows, context.CancelFunc, error)) error {
+		if err := exec(schemaCheckSQL, s.version); err != nil {
+			return err
+		}
 		if err := s.waitBlob(digest, query); err != nil {
 			return err
 		}

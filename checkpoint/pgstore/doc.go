@@ -41,7 +41,9 @@
 // later write of a Store that opened the database before another node
 // migrated it: the fence that starts each write checks the version too,
 // and the transaction fails whole. So is its next take of a lease, which
-// reads the version with the lease row and takes nothing.
+// reads the version with the lease row and takes nothing, and each of its
+// writes that no lease fences (a blob, a bookmark, a memory fact, gc's
+// removals…), which a check of the version starts (schemaCheckSQL).
 //
 // # Blobs
 //

@@ -244,9 +244,13 @@ func (l *lease) Unlock() error {
 		delete(l.s.leases, l.agent)
 	}
 	l.s.mu.Unlock()
-	_, err := l.s.exec(idempotent, `UPDATE cairn_leases SET released = true, expires = now()
-		WHERE agent = $1 AND epoch = $2`, l.agent, l.epoch)
-	if err != nil {
+	// Not behind schemaCheckSQL: a release on a schema migrated since sets
+	// what every version has, and refusing it would keep the agent from
+	// the upgraded nodes until the lease expired.
+	b := &pgx.Batch{}
+	b.Queue(`UPDATE cairn_leases SET released = true, expires = now() WHERE agent = $1 AND epoch = $2`, l.agent, l.epoch)
+	if _, err := l.s.sendRetry(b, idempotent); err != nil {
+		err = wrapConn(err)
 		return fmt.Errorf("release lease of agent %q: %w", l.agent, err)
 	}
 	return nil

@@ -73,15 +73,31 @@ func (s *Store) sendRetry(b *pgx.Batch, again retryRule) ([]int64, error) {
 	return tags, err
 }
 
-// exec runs one statement as a write of its own under the rule, and
-// returns the rows it affected; a failure of the connection is
-// ErrUnavailable.
+// exec runs one statement as a write of its own under the rule, behind
+// the check of the schema's version (schemaCheckSQL) in the same batch,
+// and returns the rows it affected. A schema newer than this build's is a
+// *checkpoint.FutureSchemaError, with nothing written; a failure of the
+// connection is ErrUnavailable.
 func (s *Store) exec(again retryRule, sql string, args ...any) (int64, error) {
 	b := &pgx.Batch{}
+	b.Queue(schemaCheckSQL, s.version)
 	b.Queue(sql, args...)
 	tags, err := s.sendRetry(b, again)
+	if fe := futureSchema(err, s.version); fe != nil {
+		return 0, fe
+	}
 	if err != nil {
 		return 0, wrapConn(err)
 	}
-	return tags[0], nil
+	return tags[1], nil
 }
+
+// schemaCheckSQL starts every write that no lease fences (a blob, a
+// bookmark, a memory fact, a pause request, gc's removals): it fails the
+// transaction as the fence does, with SQLSTATE CF002 and the version
+// found, when the schema is newer than the one this build writes ($1),
+// and does nothing otherwise. It calls the fence only then, whose first
+// step is that check (migrations/0008_fence_version.sql), so it needs no
+// function of its own. Sent in the write's batch, it costs no round trip.
+const schemaCheckSQL = `SELECT CASE WHEN (SELECT max(version) FROM cairn_schema) > $1::integer
+	THEN cairn_fence('', 0, 0, $1::integer) END`
