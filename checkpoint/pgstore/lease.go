@@ -46,22 +46,37 @@ func (s *Store) Steal(agent string, h checkpoint.Holder) (checkpoint.Lock, error
 	return s.take(agent, h, true)
 }
 
-// take takes the lease in a transaction, sent again only if it was
-// certainly not committed: a take that was would make a second one find
-// the lease held, by this very process.
+// take takes the lease in a transaction, sent again after any failure
+// of the connection. A take whose COMMIT the server ran but whose answer
+// was lost (the connection dropped after the commit) would otherwise find,
+// when sent again, the lease held by this very process and refuse it, or
+// fail and leave it taken in the name of a run told it had not taken it:
+// so each try whose UPDATE answered is remembered (ours), and a later try
+// that finds the lease row exactly as one of them left it holds that
+// lease rather than taking it again.
 func (s *Store) take(agent string, h checkpoint.Holder, steal bool) (checkpoint.Lock, error) {
 	if err := checkpoint.CheckID(agent); err != nil {
 		return nil, err
 	}
 	var epoch int64
-	err := s.retry(notRun, func() error {
+	s.mu.Lock()
+	ours := s.unsure[agent]
+	delete(s.unsure, agent)
+	s.mu.Unlock()
+	err := s.retry(idempotent, func() error {
 		ctx, cancel := s.opContext()
 		defer cancel()
-		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var got takenLease
+		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 			var err error
-			epoch, err = s.takeTx(ctx, tx, agent, h, steal)
+			got, err = s.takeTx(ctx, tx, agent, h, steal, ours)
 			return err
 		})
+		if err != nil && got.epoch != 0 {
+			ours = append(ours, got)
+		}
+		epoch = got.epoch
+		return err
 	})
 	if err != nil {
 		var le *checkpoint.LockedError
@@ -74,6 +89,9 @@ func (s *Store) take(agent string, h checkpoint.Holder, steal bool) (checkpoint.
 			re.Row = fmt.Sprintf("the lease row of agent %q (in cairn_leases)", agent)
 			re.Sessions = s.longTransactions()
 		}
+		if len(ours) > 0 && errors.Is(err, ErrUnavailable) {
+			err = s.untake(agent, ours, err)
+		}
 		return nil, fmt.Errorf("lock agent %q: %w", agent, err)
 	}
 	l := &lease{s: s, agent: agent, epoch: epoch, stop: make(chan struct{}), done: make(chan struct{})}
@@ -84,10 +102,42 @@ func (s *Store) take(agent string, h checkpoint.Holder, steal bool) (checkpoint.
 	return l, nil
 }
 
-// takeTx takes the lease row in tx, or fails with its holder.
-func (s *Store) takeTx(ctx context.Context, tx pgx.Tx, agent string, h checkpoint.Holder, steal bool) (int64, error) {
+// takenLease is the lease row as a take's UPDATE left it: its epoch and
+// since, which no other take gives it.
+type takenLease struct {
+	epoch int64
+	since time.Time
+}
+
+// untake releases the leases of the takes in ours that may have been
+// committed, for a take that failed for want of the database (err), and
+// says what became of them. Those it cannot release are remembered, so
+// that this Store's next take of the agent holds the one that was
+// committed, if one was.
+func (s *Store) untake(agent string, ours []takenLease, err error) error {
+	for _, t := range ours {
+		b := &pgx.Batch{}
+		b.Queue(`UPDATE cairn_leases SET released = true, expires = now()
+			WHERE agent = $1 AND epoch = $2 AND since = $3 AND NOT released`, agent, t.epoch, t.since)
+		if _, rerr := s.sendOnce(b); rerr != nil {
+			s.mu.Lock()
+			s.unsure[agent] = ours
+			s.mu.Unlock()
+			return fmt.Errorf("%w; the take may have been committed before its connection failed, and could not be "+
+				"released: if it was, the lease (epoch %d) is held in this run's name until it expires in %s, "+
+				"or until this process takes the agent again, or `cairn resume` on this host does once this process has ended", err, t.epoch, s.ttl)
+		}
+	}
+	return fmt.Errorf("%w; a take that may have been committed before its connection failed was released: nothing is held", err)
+}
+
+// takeTx takes the lease row in tx, or fails with its holder; or, when
+// the row is as one of ours left it (a take of this call whose commit's
+// answer was lost), holds that lease, renewed.
+func (s *Store) takeTx(ctx context.Context, tx pgx.Tx, agent string, h checkpoint.Holder, steal bool,
+	ours []takenLease) (takenLease, error) {
 	if _, err := tx.Exec(ctx, `INSERT INTO cairn_leases (agent) VALUES ($1) ON CONFLICT DO NOTHING`, agent); err != nil {
-		return 0, err
+		return takenLease{}, err
 	}
 	// The schema's version is read with the lease row, in the same round
 	// trip: a take is a write that no fence checks (the fence is of a lease
@@ -97,20 +147,28 @@ func (s *Store) takeTx(ctx context.Context, tx pgx.Tx, agent string, h checkpoin
 	var newest int
 	if err := cur.scan(tx.QueryRow(ctx, `SELECT `+leaseCols+`, (SELECT max(version) FROM cairn_schema)
 		FROM cairn_leases WHERE agent = $1 FOR UPDATE`, agent), &newest); err != nil {
-		return 0, err
+		return takenLease{}, err
 	}
 	if newest > s.version {
-		return 0, &checkpoint.FutureSchemaError{File: "the database's cairn schema", Version: newest, Supported: s.version}
+		return takenLease{}, &checkpoint.FutureSchemaError{File: "the database's cairn schema", Version: newest, Supported: s.version}
+	}
+	for _, t := range ours {
+		if !cur.released && cur.epoch == t.epoch && cur.holder.Started.Equal(t.since) && cur.space == s.space &&
+			cur.holder.Host == h.Host && cur.holder.PID == h.PID && cur.holder.Run == h.Run {
+			_, err := tx.Exec(ctx, `UPDATE cairn_leases SET expires = now() + $2 * interval '1 millisecond'
+				WHERE agent = $1`, agent, s.ttl.Milliseconds())
+			return t, err
+		}
 	}
 	if !steal && cur.running() {
-		return 0, &checkpoint.LockedError{Agent: agent, Holder: cur.holder, Lease: true, Expires: cur.expires}
+		return takenLease{}, &checkpoint.LockedError{Agent: agent, Holder: cur.holder, Lease: true, Expires: cur.expires}
 	}
-	var epoch int64
+	var t takenLease
 	err := tx.QueryRow(ctx, `UPDATE cairn_leases SET epoch = epoch + 1, released = false,
 		holder_host = $2, holder_pid = $3, holder_run = $4, since = now(),
 		expires = now() + $5 * interval '1 millisecond', holder_space = $6
-		WHERE agent = $1 RETURNING epoch`, agent, h.Host, h.PID, h.Run, s.ttl.Milliseconds(), s.space).Scan(&epoch)
-	return epoch, err
+		WHERE agent = $1 RETURNING epoch, since`, agent, h.Host, h.PID, h.Run, s.ttl.Milliseconds(), s.space).Scan(&t.epoch, &t.since)
+	return t, err
 }
 
 // leaseRow is what the store reads of a lease row to judge whether its

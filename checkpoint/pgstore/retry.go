@@ -25,7 +25,7 @@ import (
 type retryRule func(err error) bool
 
 // notRun is the rule of a write that must not be run twice — a journal
-// append, an event line, a take of a lease, a delete whose count is
+// append, an event line, a delete whose count is
 // reported: it is sent again only if it was certainly not committed. It
 // never reached the server (no connection could be made, or the write
 // failed), or the server answered it with the notice of a fast shutdown

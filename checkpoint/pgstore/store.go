@@ -29,7 +29,10 @@ type Store struct {
 	group  grouper           // the agents' writes waiting to share a transaction
 	listed listed            // the agents' summaries as List last read them
 	// flights are the chunked blobs being written, by digest (PutBlob).
-	flights   map[string]*blobFlight
+	flights map[string]*blobFlight
+	// unsure are the takes of a lease that may have been committed, by
+	// agent, of a take that failed (lease.go, untake).
+	unsure    map[string][]takenLease
 	blobWaits int // how often a chunked blob's write found another session writing it (for tests)
 }
 
@@ -142,7 +145,7 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
 	return &Store{pool: pool, cfg: c, leases: map[string]*lease{}, events: map[string][]byte{},
-		flights: map[string]*blobFlight{}}, nil
+		flights: map[string]*blobFlight{}, unsure: map[string][]takenLease{}}, nil
 }
 
 // deadPeerParams are the server's settings, for a session of a store
