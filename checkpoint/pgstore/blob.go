@@ -36,6 +36,10 @@ const chunksARead = 8
 // blob's write once its row is written and locked, before its chunks.
 var blobHook func()
 
+// blobReadHook, when set by a test, is called in the transaction of a
+// chunked blob's read once its row is read, before its chunks.
+var blobReadHook func()
+
 // PutBlob stores content by its digest, once for every agent. Storing a
 // blob that is there makes it fresh again, so that Collect leaves it to
 // whoever stores it now, and compares the stored bytes with data: a row
@@ -89,7 +93,7 @@ func (s *Store) putLarge(digest string, data []byte) error {
 	f := &blobFlight{done: make(chan struct{})}
 	s.flights[digest] = f
 	s.mu.Unlock()
-	f.err = s.retry(idempotent, func() error { return s.putChunks(digest, data) })
+	f.err = s.retryLong(idempotent, func() error { return s.putChunks(digest, data) })
 	if fe := futureSchema(f.err, s.version); fe != nil {
 		f.err = fe
 	}
@@ -228,7 +232,7 @@ func (s *Store) inTx(opts pgx.TxOptions, f func(exec func(string, ...any) error,
 // chunks missing, out of place or of the wrong size.
 func (s *Store) Blob(digest string) ([]byte, error) {
 	var data []byte
-	err := s.retry(idempotent, func() error {
+	err := s.retryLong(idempotent, func() error {
 		return s.inTx(pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly},
 			func(_ func(string, ...any) error, query func(string, ...any) (pgx.Rows, context.CancelFunc, error)) error {
 				var err error
@@ -273,6 +277,9 @@ func readBlob(digest string, query func(string, ...any) (pgx.Rows, context.Cance
 		return data, nil
 	case chunks < 0 || size == nil || *size < 0 || len(data) > 0:
 		return nil, corruptBlob(digest, fmt.Sprintf("its row in cairn_blobs says neither where its bytes are nor how many (%d chunks)", chunks))
+	}
+	if blobReadHook != nil {
+		blobReadHook()
 	}
 	return readChunks(digest, *size, int(chunks), query)
 }

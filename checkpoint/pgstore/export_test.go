@@ -63,6 +63,13 @@ func OnChunkedBlob(t interface{ Cleanup(func()) }, f func()) {
 	t.Cleanup(func() { blobHook = nil })
 }
 
+// OnChunkedBlobRead makes f run in the transaction of each chunked
+// blob's read, its row read, before its chunks, until the test ends.
+func OnChunkedBlobRead(t interface{ Cleanup(func()) }, f func()) {
+	blobReadHook = f
+	t.Cleanup(func() { blobReadHook = nil })
+}
+
 // BlobWaiters is how many writers wait for another of s's to store the
 // blob.
 func BlobWaiters(s *Store, digest string) int {

@@ -59,6 +59,27 @@ func (s *Store) retry(again retryRule, try func() error) error {
 	return err
 }
 
+// retryLong is retry of a write or read that may take longer than the
+// store's timeout (a chunked blob's, each of whose statements that
+// timeout bounds): its tries again are allowed for the store's timeout
+// from the end of its first try, not from its start, so that a restart of
+// the database late in a long transfer is tried again as one early in it
+// is. A second failure after that is the caller's to report.
+func (s *Store) retryLong(again retryRule, try func() error) error {
+	err := try()
+	if err == nil || !again(err) {
+		return err
+	}
+	first := true
+	return s.retry(again, func() error {
+		if first {
+			first = false
+			return err
+		}
+		return try()
+	})
+}
+
 // sendRetry sends a batch as one transaction, again as the rule allows,
 // and returns the rows each statement affected.
 func (s *Store) sendRetry(b *pgx.Batch, again retryRule) ([]int64, error) {
