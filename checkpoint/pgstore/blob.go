@@ -24,7 +24,9 @@ import (
 // by default. The row and its chunks are written in one transaction, so
 // a row never names chunks that are not there, and they are read in one
 // snapshot of the database, a few chunks a statement, each statement
-// bounded by the store's timeout.
+// bounded by the store's timeout. A blob is held whole in memory while it
+// is written or read (checkpoint.Store takes and gives its bytes): about
+// its size, plus a chunk or two in pgx's buffers.
 
 // blobChunk is the most bytes of a blob kept in one value.
 var blobChunk = 4 << 20
