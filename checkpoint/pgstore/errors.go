@@ -220,6 +220,9 @@ func wrapConn(err error) error {
 		if pgErr.Code == "55P03" { // lock_not_available: lock_timeout passed
 			return &rowLockedError{Row: "a row of cairn's tables", err: pgErr}
 		}
+		if pgErr.Code == "57014" && strings.Contains(pgErr.Message, "statement timeout") { // query_canceled
+			return &statementTimeoutError{pgErr}
+		}
 		return err
 	}
 	var ce *pgconn.ConnectError
@@ -234,6 +237,22 @@ func isNetErr(err error) bool {
 	return errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
 		errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET)
 }
+
+// statementTimeoutError is a statement the server cancelled at its
+// statement_timeout, set in the store's URL or for cairn's role or
+// database: a wait for a row another session holds, or a statement that
+// moves many bytes. Its transaction was rolled back whole. The database
+// answers, so it is not ErrUnavailable, and it is not sent again.
+type statementTimeoutError struct{ err *pgconn.PgError }
+
+func (e *statementTimeoutError) Error() string {
+	return "the server cancelled a statement at its statement_timeout (set in the store's URL, or for cairn's role or " +
+		"database): its transaction changed nothing — cairn bounds every statement itself (the store's timeout, and " +
+		"lock_timeout for a row another session holds), so remove statement_timeout from the URL, or clear it for cairn's " +
+		"role (ALTER ROLE name SET statement_timeout = 0), then try again"
+}
+
+func (e *statementTimeoutError) Unwrap() error { return e.err }
 
 // lostRowsError refuses an agent whose journal rows end before where they
 // were durable (cairn_agents.durable): rows deleted from its end, by hand
