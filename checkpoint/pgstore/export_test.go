@@ -70,6 +70,13 @@ func OnChunkedBlobRead(t interface{ Cleanup(func()) }, f func()) {
 	t.Cleanup(func() { blobReadHook = nil })
 }
 
+// OnMigration makes f run in the transaction of each migration Open
+// applies, after each of its files, until the test ends.
+func OnMigration(t interface{ Cleanup(func()) }, f func()) {
+	migrationHook = f
+	t.Cleanup(func() { migrationHook = nil })
+}
+
 // BlobWaiters is how many writers wait for another of s's to store the
 // blob.
 func BlobWaiters(s *Store, digest string) int {

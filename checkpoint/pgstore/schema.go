@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -61,6 +62,10 @@ func SchemaVersion() int {
 	ms, _ := migrations()
 	return len(ms)
 }
+
+// migrationHook, when set by a test, is called in a migration's
+// transaction after each file it applies.
+var migrationHook func()
 
 // schemaLock is the advisory lock key that keeps two processes from
 // migrating one database at once.
@@ -155,13 +160,28 @@ func lacking(err error) (string, bool) {
 
 // migrate brings the database's schema to this build's version. A schema
 // newer than this build is a *checkpoint.FutureSchemaError, found before
-// anything is written.
+// anything is written. A migration that meets a failure of the connection
+// (a restart of the database: its connection cut, or the server refusing
+// or starting up) is run again, pausing longer each time (up to a
+// second), until ctx ends, as a write is: it is one transaction, which the
+// failure rolled back whole, or which committed and, run again, finds its
+// version and does nothing.
 func migrate(ctx context.Context, pool *pgxpool.Pool, schema string) error {
 	ms, err := migrations()
 	if err != nil {
 		return err
 	}
-	return migrateTo(ctx, pool, ms, schema)
+	err = migrateTo(ctx, pool, ms, schema)
+	for pause := 50 * time.Millisecond; err != nil && errors.Is(wrapConn(err), ErrUnavailable); pause = min(2*pause, time.Second) {
+		pool.Reset() // its other connections went with the server
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(pause):
+		}
+		err = migrateTo(ctx, pool, ms, schema)
+	}
+	return err
 }
 
 // migrateTo applies the migrations in ms the database lacks. A damaged
@@ -216,6 +236,9 @@ func migrateTo(ctx context.Context, pool *pgxpool.Pool, ms []migration, schema s
 			}
 			if err != nil {
 				return fmt.Errorf("migration %s: %w", m.name, err)
+			}
+			if migrationHook != nil {
+				migrationHook()
 			}
 		}
 		_, err = tx.Exec(ctx, `UPDATE cairn_schema SET version = $1`, len(ms))
