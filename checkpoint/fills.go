@@ -18,50 +18,74 @@ import (
 // node fills beside its place, see package host) marks it here first,
 // durably, naming the directory, and holds the mark until what it filled
 // is in place or taken back. A mark that no process holds was left by one
-// that was killed, and names where to look for what it left, wherever
-// that is. FileStore keeps marks; a store that keeps none does not
-// implement FillMarks.
+// that was killed, and names what it left, wherever that is. FileStore
+// keeps its marks in the store (fills/); a store that keeps none does not
+// implement FillMarks, and its fills are marked on the machine that fills
+// (MarkDir).
 type FillMarks interface {
-	// MarkFill records, durably, that dir is being filled, and holds the
-	// mark until release is called, which removes it, unless keep says
-	// that the fill left something in dir for a sweep to remove, and
-	// lets go of it.
-	MarkFill(dir string) (release func(keep bool) error, err error)
-	// LeftFills calls sweep with the directory each mark no process
-	// holds names, and, unless dryRun, removes the mark once sweep
-	// returns nil for it. Its error is the first that kept it from
-	// reading the marks; what sweep returns keeps only that mark.
-	LeftFills(sweep func(dir string) error, dryRun bool) error
+	// MarkFill records, durably, the fill m, and holds the mark until
+	// release is called, which removes it, unless keep says that the
+	// fill left something for a sweep to remove, and lets go of it.
+	MarkFill(m FillMark) (release func(keep bool) error, err error)
+	// LeftFills calls sweep with each mark no process holds and, unless
+	// dryRun, removes the mark once sweep returns nil for it. Its error
+	// is the first that kept it from reading the marks; what sweep
+	// returns keeps only that mark.
+	LeftFills(sweep func(m FillMark) error, dryRun bool) error
 }
 
-var _ FillMarks = (*FileStore)(nil)
+// FillMark is what a mark of a fill names: the directory it fills (an
+// absolute path), and the directories it makes for it that were not there
+// when it was marked, outermost first, which a fill killed before it
+// filled anything may leave empty.
+type FillMark struct {
+	Dir   string   `json:"dir"`
+	Makes []string `json:"makes,omitempty"`
+}
 
-// fillsDir is the store's directory of fill marks: fills/<random>.fill,
-// each the JSON {"dir": DIR}, flocked by the process that fills DIR;
-// "*.tmp" while one is made.
+var (
+	_ FillMarks = (*FileStore)(nil)
+	_ FillMarks = (*MarkDir)(nil)
+)
+
+// fillsDir is the store's directory of fill marks (a MarkDir).
 const fillsDir = "fills"
 
-// fillMark is what a mark holds.
-type fillMark struct {
-	Dir string `json:"dir"`
+// MarkFill marks m in the store's fills/ (see MarkDir.MarkFill).
+func (s *FileStore) MarkFill(m FillMark) (func(keep bool) error, error) {
+	return NewMarkDir(filepath.Join(s.dir, fillsDir)).MarkFill(m)
 }
 
-// MarkFill writes fills/<random>.fill atomically (temp file, fsync,
-// rename, fsync of the directory, and of the store's directory when
-// fills/ is made), holding its flock from before the
-// rename until release, so that no sweep takes a mark whose fill is
-// alive.
-func (s *FileStore) MarkFill(dir string) (func(keep bool) error, error) {
-	marks := filepath.Join(s.dir, fillsDir)
-	if err := os.Mkdir(marks, 0o700); err == nil {
-		err = syncDir(s.dir) // the directory's name is durable before a mark in it
+// LeftFills reads the store's fills/ (see MarkDir.LeftFills).
+func (s *FileStore) LeftFills(sweep func(m FillMark) error, dryRun bool) error {
+	return NewMarkDir(filepath.Join(s.dir, fillsDir)).LeftFills(sweep, dryRun)
+}
+
+// MarkDir keeps marks of fills in a directory: <random>.fill, each a
+// FillMark in JSON, flocked by the process that fills; "*.tmp" while one
+// is made. The directory is made (mode 0700, durably) by the first mark.
+// Safe for concurrent use, by any number of processes.
+type MarkDir struct{ dir string }
+
+// NewMarkDir is the MarkDir of dir, which need not exist yet.
+func NewMarkDir(dir string) *MarkDir { return &MarkDir{dir: dir} }
+
+// MarkFill writes <random>.fill atomically (temp file, fsync, rename,
+// fsync of the directory, and of its parent when it is made), holding its
+// flock from before the rename until release, so that no sweep takes a
+// mark whose fill is alive.
+func (d *MarkDir) MarkFill(fm FillMark) (func(keep bool) error, error) {
+	dir, marks := fm.Dir, d.dir
+	if _, err := os.Stat(marks); errors.Is(err, fs.ErrNotExist) {
+		err = os.MkdirAll(marks, 0o700)
+		if err == nil {
+			err = syncDir(filepath.Dir(marks)) // the directory's name is durable before a mark in it
+		}
 		if err != nil {
 			return nil, fmt.Errorf("mark the fill of %s: %w", dir, err)
 		}
-	} else if !errors.Is(err, fs.ErrExist) {
-		return nil, fmt.Errorf("mark the fill of %s: %w", dir, err)
 	}
-	data, err := json.Marshal(fillMark{Dir: dir})
+	data, err := json.Marshal(fm)
 	if err != nil {
 		return nil, err
 	}
@@ -111,12 +135,12 @@ func heldTemp(dir string) (*os.File, error) {
 	}
 }
 
-// LeftFills reads fills/ and calls sweep for each mark whose flock it
-// takes. A temp file no process holds is a mark that was never made, its
+// LeftFills reads the directory and calls sweep for each mark whose flock
+// it takes. A temp file no process holds is a mark that was never made, its
 // fill not begun: it is removed (unless dryRun), and sweep is not called.
 // A mark that cannot be read names nothing, and is removed the same way.
-func (s *FileStore) LeftFills(sweep func(dir string) error, dryRun bool) error {
-	marks := filepath.Join(s.dir, fillsDir)
+func (d *MarkDir) LeftFills(sweep func(m FillMark) error, dryRun bool) error {
+	marks := d.dir
 	entries, err := os.ReadDir(marks)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -133,7 +157,7 @@ func (s *FileStore) LeftFills(sweep func(dir string) error, dryRun bool) error {
 }
 
 // leftFill sweeps what the mark at path names, unless a process holds it.
-func leftFill(path string, sweep func(dir string) error, dryRun bool) {
+func leftFill(path string, sweep func(m FillMark) error, dryRun bool) {
 	f, err := os.Open(path)
 	if err != nil {
 		return
@@ -142,11 +166,11 @@ func leftFill(path string, sweep func(dir string) error, dryRun bool) {
 	if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil || !lockfile.Names(path, f) {
 		return // a live fill's, or removed meanwhile
 	}
-	var m fillMark
+	var m FillMark
 	if strings.HasSuffix(path, ".fill") {
 		data, err := os.ReadFile(path)
 		if err == nil && json.Unmarshal(data, &m) == nil && filepath.IsAbs(m.Dir) {
-			if sweep(m.Dir) != nil {
+			if sweep(m) != nil {
 				return
 			}
 		}

@@ -21,21 +21,21 @@ func TestFillMarksAreSweptOnceNoProcessHoldsThem(t *testing.T) {
 	t.Cleanup(func() { s.Close() })
 	left := func(dryRun bool, result error) []string {
 		var dirs []string
-		if err := s.LeftFills(func(dir string) error { dirs = append(dirs, dir); return result }, dryRun); err != nil {
+		if err := s.LeftFills(func(m FillMark) error { dirs = append(dirs, m.Dir); return result }, dryRun); err != nil {
 			t.Fatal(err)
 		}
 		slices.Sort(dirs)
 		return dirs
 	}
-	live, err := s.MarkFill("/w/live")
+	live, err := s.MarkFill(FillMark{Dir: "/w/live"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	killed, err := s.MarkFill("/w/killed")
+	killed, err := s.MarkFill(FillMark{Dir: "/w/killed"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	done, err := s.MarkFill("/w/done")
+	done, err := s.MarkFill(FillMark{Dir: "/w/done"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,10 +36,6 @@ type Retention struct {
 	// files its calls' changes write, which the store keeps so that another
 	// node can apply them (host.Collect sets it).
 	MarkTail func(tail []Record, inUse map[string]bool)
-	// Workspace, when set, is told the workspace directory of each agent
-	// whose state Collect reads (host.Collect sets it, and removes beside
-	// each what a fill killed part way left there).
-	Workspace func(dir string)
 }
 
 // DefaultBlobGrace is how old an unreferenced blob must be to be removed.
@@ -67,8 +63,13 @@ type Collected struct {
 	BlobsKept string `json:"blobs_kept,omitempty"`
 	// Fills are the directories outside the store, absolute, that a fork
 	// or resume killed while it filled a workspace left beside it
-	// (.cairn-fill-AGENT-NAME), removed (host.Collect sets it).
+	// (.cairn-fill-AGENT-NAME-RANDOM), removed (host.Collect sets it).
 	Fills []string `json:"fills,omitempty"`
+	// Made are the directories outside the store, absolute, that a fork
+	// killed before it filled its workspace made for it and left empty,
+	// removed (host.Collect sets it): the workspace, and those above it
+	// that the fork made.
+	Made []string `json:"made,omitempty"`
 	// Unmade are the workspaces, outside the store, of forks killed once
 	// they had filled them, before they were done (host.Collect sets it):
 	// each is left as it is, for the same fork run again to finish, or a
@@ -242,9 +243,6 @@ func (s *FileStore) markAgent(id string, trimmed map[string]bool, plan *roundsPl
 		MarkState(rec.State, rec.Tail, inUse)
 		if keep.MarkTail != nil {
 			keep.MarkTail(rec.Tail, inUse)
-		}
-		if keep.Workspace != nil && rec.State != nil {
-			keep.Workspace(rec.State.Definition.Workspace)
 		}
 	} else if !errors.Is(err, ErrNotFound) {
 		return err

@@ -48,12 +48,21 @@ func stagingRootOf(store checkpoint.Store, agent string) string {
 	if fs, ok := store.(interface{ Dir() string }); ok {
 		return filepath.Join(fs.Dir(), "agents", agent, "staging")
 	}
+	return filepath.Join(localRootOf(store), agent, "staging")
+}
+
+// localRootOf is the directory of this machine that keeps, for a store
+// without a directory, what a store with one keeps in it of this
+// machine's (staging, kept changes, marks of fills): in stagingBase,
+// named by a digest of the store's Identity (a database and namespace)
+// or, for a store without one (in memory), of the store itself.
+func localRootOf(store checkpoint.Store) string {
 	id := fmt.Sprintf("%T %p", store, store)
 	if s, ok := store.(interface{ Identity() string }); ok {
 		id = s.Identity()
 	}
 	sum := sha256.Sum256([]byte(id))
-	return filepath.Join(stagingBase(), hex.EncodeToString(sum[:8]), agent, "staging")
+	return filepath.Join(stagingBase(), hex.EncodeToString(sum[:8]))
 }
 
 // stagingBase is the directory under the temp directory in which the
@@ -68,8 +77,11 @@ func stagingBase() string {
 // Its name is known to all, so in a temp directory everyone shares
 // another user may have made it first; what undo restores is read from
 // it. A base that is a link is named with where it leads.
-func (e *Engine) checkStaging() error {
-	if _, ok := e.store.(interface{ Dir() string }); ok {
+func (e *Engine) checkStaging() error { return checkStagingOf(e.store) }
+
+// checkStagingOf is checkStaging of store.
+func checkStagingOf(store checkpoint.Store) error {
+	if _, ok := store.(interface{ Dir() string }); ok {
 		return nil
 	}
 	base := stagingBase()

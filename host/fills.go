@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -21,19 +22,18 @@ import (
 const fillPrefix = ".cairn-fill-"
 
 // fillBeside fills dir, an empty directory, with fill through a directory
-// beside it named after agent, renamed over dir once whole, so that a fill
-// killed part way (SIGKILL, a power cut) leaves dir empty, and the next
-// fill of dir for the agent goes on: it first removes what the killed one
-// left beside dir. Where the fill fails, nothing is left beside dir.
+// beside it, named after agent and dir and made unique, renamed over dir
+// once whole, so that a fill killed part way (SIGKILL, a power cut)
+// leaves dir empty, and the next fill of dir goes on.
 //
-// Before it begins, the fill marks in the store (checkpoint.FillMarks)
-// the directory it fills beside dir, durably, and removes the mark once
-// that directory is renamed into place or removed; it holds a flock of
-// that directory until then. What a killed fill left beside any
-// directory, for any agent, is held by no process, and is removed by the
-// next fill into the same parent directory (sweepFills), and, wherever it
-// is, by the next fill from the same store and by `cairn gc`, which find
-// it by its mark (sweepMarked).
+// Before it begins, the fill marks (fillMarksOf) the directory it fills
+// beside dir, durably, and removes the mark once that directory is
+// renamed into place or removed; it holds a flock of that directory until
+// then. What a killed fill left is held by no process, and is removed,
+// wherever it is, by the next fill marked in the same place and by `cairn
+// gc`, which find it by its mark (sweepMarked). A fill directory no mark
+// of the store names (another store's, or one a fill of an older cairn
+// left) is not this store's to remove, and is left as it is.
 //
 // # Errors
 //
@@ -41,13 +41,9 @@ const fillPrefix = ".cairn-fill-"
 // fork into it): dir is that one's, and the caller leaves it as it is.
 func fillBeside(s checkpoint.Store, dir, agent string, fill func(dir string) error) (err error) {
 	parent := filepath.Dir(dir)
-	filling := filepath.Join(parent, fillPrefix+agent+"-"+filepath.Base(dir))
-	sweepMarked(s, false, map[string]bool{})
-	sweepFills(parent, filling, false)
-	if err := os.RemoveAll(filling); err != nil {
-		return err
-	}
-	release, err := markFill(s, filling)
+	filling := filepath.Join(parent, fillPrefix+agent+"-"+filepath.Base(dir)+"-"+newID())
+	sweepMarked(s, false)
+	release, err := markFill(s, checkpoint.FillMark{Dir: filling})
 	if err != nil {
 		return err
 	}
@@ -78,57 +74,128 @@ func fillBeside(s checkpoint.Store, dir, agent string, fill func(dir string) err
 	return syncpoint.SyncFile(parent)
 }
 
-// markFill marks the fill of the directory filling in a store that keeps
-// marks, and returns what lets go of the mark: it removes it, unless left
-// says that the fill left something there for a sweep to remove.
-func markFill(s checkpoint.Store, filling string) (release func(left bool), err error) {
-	m, ok := s.(checkpoint.FillMarks)
-	if !ok {
-		return func(bool) {}, nil
+// fillMarksOf is where the fills of store are marked: in the store, when
+// it keeps marks (a file store's fills/), else on this machine, in the
+// store's own directory of localRootOf (a PostgreSQL store's): a mark
+// names a directory of the machine that fills it, and only a process on
+// that machine can tell, by its flock, whether the fill is alive, or
+// remove what it left.
+func fillMarksOf(store checkpoint.Store) (checkpoint.FillMarks, error) {
+	if m, ok := store.(checkpoint.FillMarks); ok {
+		return m, nil
 	}
-	done, err := m.MarkFill(filling)
-	if err != nil {
-		return nil, fmt.Errorf("mark the fill of %s in the store, before it begins: %w", filling, err)
+	if err := checkStagingOf(store); err != nil {
+		return nil, err
 	}
-	return func(left bool) { done(left) }, nil
+	return checkpoint.NewMarkDir(filepath.Join(localRootOf(store), "fills")), nil
 }
 
-// sweepMarked removes, in the parent directory of each fill the store's
-// marks name that no process holds (checkpoint.FillMarks), what fills
-// killed part way left there (sweepFills), and returns what it removed; a
-// dry run removes nothing and returns what it would remove. swept are
-// the parent directories swept already, and gain those it sweeps. A mark
-// is dropped once what it names is gone, or is another live fill's. A
-// mark a fork left naming the new agent's workspace (Fork) is kept while
-// the workspace holds the fork's mark, and returned in unmade (once: a
-// second mark of the same workspace, which a fork run again and refused
-// leaves, is dropped).
-func sweepMarked(s checkpoint.Store, dryRun bool, swept map[string]bool) (removed []string, unmade []checkpoint.UnmadeFork) {
-	m, ok := s.(checkpoint.FillMarks)
-	if !ok {
-		return nil, nil
-	}
-	named := map[string]bool{}
-	m.LeftFills(func(dir string) error {
-		if !strings.HasPrefix(filepath.Base(dir), fillPrefix) {
-			f, ok := readForkMark(dir)
-			if !ok || named[dir] {
-				return nil // made, taken back, or named by another mark kept
-			}
-			named[dir] = true
-			unmade = append(unmade, checkpoint.UnmadeFork{Dir: dir, Agent: f.Agent, From: f.From, Round: f.Round, Label: f.Label, Past: f.Past})
-			return fmt.Errorf("%s is left unmade", dir)
+// markFill marks the fill m in store's marks (fillMarksOf), and returns
+// what lets go of the mark: it removes it, unless left says that the fill
+// left something there for a sweep to remove.
+func markFill(s checkpoint.Store, m checkpoint.FillMark) (release func(left bool), err error) {
+	marks, err := fillMarksOf(s)
+	if err == nil {
+		var done func(bool) error
+		if done, err = marks.MarkFill(m); err == nil {
+			return func(left bool) { done(left) }, nil
 		}
-		if parent := filepath.Dir(dir); !swept[parent] {
-			swept[parent] = true
-			removed = append(removed, sweepFills(parent, "", dryRun)...)
+	}
+	return nil, fmt.Errorf("mark the fill of %s, before it begins: %w", m.Dir, err)
+}
+
+// sweepMarked removes what fills killed part way left, as the store's
+// marks that no process holds name them (fillMarksOf): a fill's directory
+// (sweepFill), and the empty directories a fork made for its workspace
+// before it filled it (sweepMade). It returns what it removed of each; a
+// dry run removes nothing and returns what it would remove. A mark is dropped
+// once what it names is gone, or is another live fill's. A mark a fork
+// left naming the new agent's workspace (Fork) is kept while the
+// workspace holds the fork's mark, and returned in unmade (once: a second
+// mark of the same workspace, which a fork run again and refused leaves,
+// is dropped).
+func sweepMarked(s checkpoint.Store, dryRun bool) (removed, made []string, unmade []checkpoint.UnmadeFork) {
+	marks, err := fillMarksOf(s)
+	if err != nil {
+		return nil, nil, nil
+	}
+	fill := func(dir string) error {
+		if sweepFill(dir, dryRun) {
+			removed = append(removed, dir)
 		}
 		if dryRun || fillGone(dir) {
 			return nil
 		}
 		return fmt.Errorf("%s is left", dir)
+	}
+	// Fill directories first: one may be all that keeps a directory a
+	// fork made from being empty.
+	marks.LeftFills(func(m checkpoint.FillMark) error {
+		if !strings.HasPrefix(filepath.Base(m.Dir), fillPrefix) {
+			return fmt.Errorf("%s is a workspace", m.Dir) // kept for the pass below
+		}
+		return fill(m.Dir)
 	}, dryRun)
-	return removed, unmade
+	named := map[string]bool{}
+	marks.LeftFills(func(m checkpoint.FillMark) error {
+		dir := m.Dir
+		if !strings.HasPrefix(filepath.Base(dir), fillPrefix) {
+			f, ok := readForkMark(dir)
+			if !ok {
+				gone, err := sweepMade(m, dryRun)
+				made = append(made, gone...)
+				return err
+			}
+			if named[dir] {
+				return nil // named by another mark kept
+			}
+			named[dir] = true
+			unmade = append(unmade, checkpoint.UnmadeFork{Dir: dir, Agent: f.Agent, From: f.From, Round: f.Round, Label: f.Label, Past: f.Past})
+			return fmt.Errorf("%s is left unmade", dir)
+		}
+		if dryRun && slices.Contains(removed, dir) {
+			return nil // named above
+		}
+		return fill(dir)
+	}, dryRun)
+	return removed, made, unmade
+}
+
+// sweepMade removes the directories m says a fork made for its workspace
+// (m.Makes), innermost first, each while it is empty and no live fork
+// holds it (holdWorkspace), and returns those it removed (in a dry run,
+// those it would remove). A directory that holds anything stops it: it
+// is someone's. Its error keeps the mark: a live fork holds the
+// workspace, which may be left empty still once it is gone.
+func sweepMade(m checkpoint.FillMark, dryRun bool) ([]string, error) {
+	var removed []string
+	for i := len(m.Makes) - 1; i >= 0; i-- {
+		dir := m.Makes[i]
+		f, err := os.Open(dir)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return removed, nil
+		}
+		entries, _ := f.ReadDir(-1)
+		empty := len(entries) == 0 || dryRun && i < len(m.Makes)-1 && len(entries) == 1 && entries[0].Name() == filepath.Base(m.Makes[i+1])
+		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+			f.Close()
+			return removed, fmt.Errorf("%s is held", dir)
+		}
+		if !empty || !lockfile.Names(dir, f) {
+			f.Close()
+			return removed, nil
+		}
+		if !dryRun && unix.Rmdir(dir) != nil {
+			f.Close()
+			return removed, nil
+		}
+		f.Close()
+		removed = append(removed, dir)
+	}
+	return removed, nil
 }
 
 // fillGone reports whether the fill directory filling is gone, or held by
@@ -146,9 +213,8 @@ func fillGone(filling string) bool {
 }
 
 // holdFill makes the empty directory filling and takes its flock, which
-// tells a sweep (sweepFills) that a live process fills it. A sweep that
-// took the flock of a directory of that name first, one a killed fill
-// left, moves it away: the directory is made again.
+// tells a sweep (sweepFill) that a live process fills it. A directory of
+// that name removed between its making and the flock is made again.
 func holdFill(filling string) (*os.File, error) {
 	deadline := time.Now().Add(flockPatience)
 	for {
@@ -172,35 +238,51 @@ func holdFill(filling string) (*os.File, error) {
 	}
 }
 
-// sweepFills removes from parent what fills killed part way left there
-// (fillBeside), of any agent and any workspace, but own, the fill's own
-// directory, which its caller removes itself: each directory named as a
-// fill's whose flock no process holds. It is moved aside first, under a
-// fill's name still, so that a kill during the removal leaves no part of
-// it under a name a fill takes for its own, and the next sweep removes
-// the rest. It returns the directories it removed (in a dry run, those it
-// would remove, removing none). Nothing is said of what cannot be
-// removed: it is tried again by the next sweep.
-func sweepFills(parent, own string, dryRun bool) []string {
-	entries, err := os.ReadDir(parent)
-	if err != nil {
-		return nil
-	}
-	var removed []string
-	for _, e := range entries {
-		name := filepath.Join(parent, e.Name())
-		if !e.IsDir() || !strings.HasPrefix(e.Name(), fillPrefix) || name == own {
-			continue
+// toMake are the directories that making dir makes, outermost first:
+// dir and those above it that are not there.
+func toMake(dir string) []string {
+	var makes []string
+	for p := filepath.Clean(dir); ; p = filepath.Dir(p) {
+		if _, err := os.Lstat(p); err == nil || filepath.Dir(p) == p {
+			break
 		}
-		if sweepFill(name, dryRun) {
-			removed = append(removed, name)
-		}
+		makes = append([]string{p}, makes...)
 	}
-	return removed
+	return makes
 }
 
-// sweepFill removes the fill's directory name unless a process holds it,
-// and reports whether it did (in a dry run, whether it would).
+// holdWorkspace takes a shared flock of dir, a fork's workspace, made
+// empty (makeEmptyDir), which tells a sweep of what a killed fork made
+// and left empty (sweepMade) that a live fork fills it; shared, since
+// two forks into one directory each go on until one fills it first. A
+// sweep that took it first and removed it has it made again.
+func holdWorkspace(dir string) (*os.File, error) {
+	deadline := time.Now().Add(flockPatience)
+	for {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+		f, err := os.Open(dir)
+		if err == nil {
+			if err = unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB); err == nil && lockfile.Names(dir, f) {
+				return f, nil
+			}
+			f.Close()
+		}
+		if err != nil && !errors.Is(err, fs.ErrNotExist) && err != unix.EWOULDBLOCK && err != unix.EINTR {
+			return nil, fmt.Errorf("hold %s: %w", dir, err)
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("hold %s: another process kept it for %s", dir, flockPatience)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// sweepFill removes the fill's directory name, which a mark no process
+// holds names, unless a process holds it, and reports whether it did (in
+// a dry run, whether it would). A kill during the removal leaves the
+// rest under the same name, and the mark, and the next sweep removes it.
 func sweepFill(name string, dryRun bool) bool {
 	f, err := os.Open(name)
 	if err != nil {
@@ -210,9 +292,5 @@ func sweepFill(name string, dryRun bool) bool {
 	if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil || !lockfile.Names(name, f) {
 		return false // a live fill's, or renamed into place meanwhile
 	}
-	if dryRun {
-		return true
-	}
-	aside := filepath.Join(filepath.Dir(name), fillPrefix+"gone-"+newID())
-	return os.Rename(name, aside) == nil && os.RemoveAll(aside) == nil
+	return dryRun || os.RemoveAll(name) == nil
 }

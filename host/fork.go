@@ -273,7 +273,9 @@ func (e *Engine) fork(ctx context.Context, opts ForkOptions) (*Forked, error) {
 	// Marked in the store until the agent is made, a workspace a killed
 	// fork left filled is found by `cairn gc` (sweepMarked), wherever it
 	// is and whatever the new agent's id, which a retry may not know.
-	release, err := markFill(e.store, opts.Workspace)
+	// The directories it is to make are marked too: a fork killed before
+	// it filled the workspace leaves them empty, and gc removes them.
+	release, err := markFill(e.store, checkpoint.FillMark{Dir: opts.Workspace, Makes: toMake(opts.Workspace)})
 	if err != nil {
 		return nil, fmt.Errorf("fork agent %q: %w", opts.ID, err)
 	}
@@ -304,10 +306,16 @@ func (e *Engine) fork(ctx context.Context, opts ForkOptions) (*Forked, error) {
 		if err != nil {
 			return nil, fmt.Errorf("fork agent %q: %w", opts.ID, err)
 		}
+		held, err := holdWorkspace(opts.Workspace)
+		if err != nil {
+			made.undo()
+			return nil, fmt.Errorf("fork agent %q: %w", opts.ID, err)
+		}
 		defer func() {
 			if !kept {
 				made.undo()
 			}
+			held.Close()
 		}()
 		if base, err = e.fillForkWorkspace(ws, opts.Workspace, mark); err != nil {
 			kept = errors.Is(err, ErrWorkspaceNotEmpty)

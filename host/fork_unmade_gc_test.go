@@ -26,7 +26,7 @@ func TestGCNamesTheWorkspaceOfAForkKilledBeforeItMadeTheAgent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	release, err := markFill(store, opts.Workspace)
+	release, err := markFill(store, checkpoint.FillMark{Dir: opts.Workspace})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
-	"maps"
-	"path/filepath"
 	"slices"
 
 	"github.com/cairnrun/cairn/checkpoint"
@@ -68,15 +66,14 @@ func inspect(store checkpoint.Store, id string) (*Inspection, error) {
 
 // Collect removes what the store no longer needs (see
 // checkpoint.FileStore.Collect), and what a fork or resume killed while it
-// filled a workspace left (sweepFills): a fill directory no process
-// holds, of any agent, beside the workspace of each agent it reads, in the
-// same parent directory, and beside each directory the store's marks of
-// fills under way name (sweepMarked), wherever a fill was killed. It
-// names in Collected.Fills each fill directory it removed, and in
-// Collected.Unmade the workspaces of forks killed before they were done,
-// which it leaves as they are. A dry run
-// removes none, and names those it would remove. A store that keeps
-// nothing on disk has nothing to collect.
+// filled a workspace left, as the marks of the store's fills that no
+// process holds name it (sweepMarked), wherever a fill was killed: a fill
+// directory, and the empty directories a fork made for its workspace
+// before it was killed. It names in Collected.Fills and Collected.Made
+// each directory it removed, and in Collected.Unmade the workspaces of forks killed before
+// they were done, which it leaves as they are. A dry run removes none,
+// and names those it would remove. A store that keeps nothing on disk has
+// nothing to collect.
 func Collect(ctx context.Context, store checkpoint.Store, keep checkpoint.Retention) (*checkpoint.Collected, error) {
 	if err := usableNow(ctx, store); err != nil {
 		return nil, err
@@ -88,23 +85,11 @@ func Collect(ctx context.Context, store checkpoint.Store, keep checkpoint.Retent
 		return &checkpoint.Collected{Files: []string{}}, nil
 	}
 	keep.MarkTail = markTailFiles
-	parents := map[string]bool{}
-	keep.Workspace = func(dir string) {
-		if filepath.IsAbs(dir) {
-			parents[filepath.Dir(dir)] = true
-		}
-	}
 	got, err := c.Collect(keep)
 	if got == nil {
 		return got, err
 	}
-	swept := map[string]bool{}
-	got.Fills, got.Unmade = sweepMarked(store, keep.DryRun, swept)
-	for _, parent := range slices.Sorted(maps.Keys(parents)) {
-		if !swept[parent] {
-			got.Fills = append(got.Fills, sweepFills(parent, "", keep.DryRun)...)
-		}
-	}
+	got.Fills, got.Made, got.Unmade = sweepMarked(store, keep.DryRun)
 	slices.Sort(got.Fills)
 	if got.Files == nil {
 		got.Files = []string{} // a list, empty, for JSON too

@@ -80,9 +80,6 @@ func (s *Store) collectAgent(id string, keep checkpoint.Retention, c *checkpoint
 		if keep.MarkTail != nil {
 			keep.MarkTail(rec.Tail, inUse)
 		}
-		if keep.Workspace != nil && rec.State != nil {
-			keep.Workspace(rec.State.Definition.Workspace)
-		}
 	case !errors.Is(err, checkpoint.ErrNotFound):
 		return err
 	}

@@ -62,6 +62,9 @@ func gcAction(c *cli.Context) error {
 	for _, f := range got.Fills {
 		fmt.Fprintf(c.App.Writer, "%s %s, what a fork or resume killed while it filled a workspace left\n", verb, f)
 	}
+	for _, d := range got.Made {
+		fmt.Fprintf(c.App.Writer, "%s %s, an empty directory a fork killed before it filled its workspace made\n", verb, d)
+	}
 	for _, u := range got.Unmade {
 		fmt.Fprintf(c.App.Writer, "left %s: the workspace of a fork of agent %s as %s, killed before it was done: "+
 			"run it again (%s) to finish it, or remove the directory\n", u.Dir, u.From, u.Agent, forkAgain(u))

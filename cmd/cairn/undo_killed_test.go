@@ -23,6 +23,14 @@ const undoFiles = 400
 // returns its store and workspace.
 func undoAgent(t *testing.T, bin string) (store, ws string) {
 	t.Helper()
+	store = t.TempDir()
+	return store, undoAgentIn(t, bin, store)
+}
+
+// undoAgentIn is undoAgent's agent, run in store (a directory or a
+// PostgreSQL URL); it returns its workspace.
+func undoAgentIn(t *testing.T, bin, store string) (ws string) {
+	t.Helper()
 	dir := t.TempDir()
 	hostileModule(t, bin, dir)
 	ws = filepath.Join(dir, "workspace")
@@ -50,11 +58,10 @@ tools:
   - {module: hostile.wasm, only: [append, flood], grant: {workspace: rw}}
 sandbox: {timeout: 60s}
 `), 0o644))
-	store = t.TempDir()
 	if out, err := exec.Command(bin, "run", "--store", store, "--cache", cacheForTests(t), "--id", "v", "-f", agent).CombinedOutput(); err != nil {
 		t.Fatalf("run: %v\n%s", err, out)
 	}
-	return store, ws
+	return ws
 }
 
 // undoneWorkspace fails t unless ws holds what it held before round 2.
