@@ -66,9 +66,9 @@ type Collected struct {
 	// (.cairn-fill-AGENT-NAME-RANDOM), removed (host.Collect sets it).
 	Fills []string `json:"fills,omitempty"`
 	// Made are the directories outside the store, absolute, that a fork
-	// killed before it filled its workspace made for it and left empty,
-	// removed (host.Collect sets it): the workspace, and those above it
-	// that the fork made.
+	// or resume --workspace killed before it filled a workspace made for
+	// it and left empty, removed (host.Collect sets it): the workspace,
+	// and those above it that it made.
 	Made []string `json:"made,omitempty"`
 	// Unmade are the workspaces, outside the store, of forks killed once
 	// they had filled them, before they were done (host.Collect sets it):

@@ -76,13 +76,18 @@ func fillBeside(s checkpoint.Store, dir, agent string, fill func(dir string) err
 
 // fillMarksOf is where the fills of store are marked: in the store, when
 // it keeps marks (a file store's fills/), else on this machine, in the
-// store's own directory of localRootOf (a PostgreSQL store's): a mark
-// names a directory of the machine that fills it, and only a process on
-// that machine can tell, by its flock, whether the fill is alive, or
-// remove what it left.
+// store's own directory of localRootOf, when it names itself the same for
+// every process (a PostgreSQL store's): a mark names a directory of the
+// machine that fills it, and only a process on that machine can tell, by
+// its flock, whether the fill is alive, or remove what it left. Nil for a
+// store known only in this process (in memory), whose fills no later
+// process could find.
 func fillMarksOf(store checkpoint.Store) (checkpoint.FillMarks, error) {
 	if m, ok := store.(checkpoint.FillMarks); ok {
 		return m, nil
+	}
+	if _, named := store.(interface{ Identity() string }); !named {
+		return nil, nil
 	}
 	if err := checkStagingOf(store); err != nil {
 		return nil, err
@@ -95,6 +100,9 @@ func fillMarksOf(store checkpoint.Store) (checkpoint.FillMarks, error) {
 // left something there for a sweep to remove.
 func markFill(s checkpoint.Store, m checkpoint.FillMark) (release func(left bool), err error) {
 	marks, err := fillMarksOf(s)
+	if err == nil && marks == nil {
+		return func(bool) {}, nil
+	}
 	if err == nil {
 		var done func(bool) error
 		if done, err = marks.MarkFill(m); err == nil {
@@ -106,8 +114,8 @@ func markFill(s checkpoint.Store, m checkpoint.FillMark) (release func(left bool
 
 // sweepMarked removes what fills killed part way left, as the store's
 // marks that no process holds name them (fillMarksOf): a fill's directory
-// (sweepFill), and the empty directories a fork made for its workspace
-// before it filled it (sweepMade). It returns what it removed of each; a
+// (sweepFill), and the empty directories a fork or resume made for its
+// workspace before it filled it (sweepMade). It returns what it removed of each; a
 // dry run removes nothing and returns what it would remove. A mark is dropped
 // once what it names is gone, or is another live fill's. A mark a fork
 // left naming the new agent's workspace (Fork) is kept while the
@@ -116,7 +124,7 @@ func markFill(s checkpoint.Store, m checkpoint.FillMark) (release func(left bool
 // is dropped).
 func sweepMarked(s checkpoint.Store, dryRun bool) (removed, made []string, unmade []checkpoint.UnmadeFork) {
 	marks, err := fillMarksOf(s)
-	if err != nil {
+	if err != nil || marks == nil {
 		return nil, nil, nil
 	}
 	fill := func(dir string) error {
@@ -161,9 +169,9 @@ func sweepMarked(s checkpoint.Store, dryRun bool) (removed, made []string, unmad
 	return removed, made, unmade
 }
 
-// sweepMade removes the directories m says a fork made for its workspace
-// (m.Makes), innermost first, each while it is empty and no live fork
-// holds it (holdWorkspace), and returns those it removed (in a dry run,
+// sweepMade removes the directories m says a fork or resume --workspace
+// made for its workspace (m.Makes), innermost first, each while it is
+// empty and no live fork or resume holds it (holdWorkspace), and returns those it removed (in a dry run,
 // those it would remove). A directory that holds anything stops it: it
 // is someone's. Its error keeps the mark: a live fork holds the
 // workspace, which may be left empty still once it is gone.
@@ -251,10 +259,11 @@ func toMake(dir string) []string {
 	return makes
 }
 
-// holdWorkspace takes a shared flock of dir, a fork's workspace, made
-// empty (makeEmptyDir), which tells a sweep of what a killed fork made
-// and left empty (sweepMade) that a live fork fills it; shared, since
-// two forks into one directory each go on until one fills it first. A
+// holdWorkspace takes a shared flock of dir, the workspace a fork or
+// resume --workspace made empty (makeEmptyDir), which tells a sweep of
+// what a killed one made and left empty (sweepMade) that a live one fills
+// it; shared, since two forks into one directory each go on until one
+// fills it first. A
 // sweep that took it first and removed it has it made again.
 func holdWorkspace(dir string) (*os.File, error) {
 	deadline := time.Now().Add(flockPatience)

@@ -68,8 +68,8 @@ func inspect(store checkpoint.Store, id string) (*Inspection, error) {
 // checkpoint.FileStore.Collect), and what a fork or resume killed while it
 // filled a workspace left, as the marks of the store's fills that no
 // process holds name it (sweepMarked), wherever a fill was killed: a fill
-// directory, and the empty directories a fork made for its workspace
-// before it was killed. It names in Collected.Fills and Collected.Made
+// directory, and the empty directories a fork or resume made for its
+// workspace before it was killed. It names in Collected.Fills and Collected.Made
 // each directory it removed, and in Collected.Unmade the workspaces of forks killed before
 // they were done, which it leaves as they are. A dry run removes none,
 // and names those it would remove. A store that keeps nothing on disk has

@@ -128,10 +128,24 @@ func (e *Engine) boundaryWritesKept(st *checkpoint.State) error {
 // (pending: see reconcile).
 func (e *Engine) fillWorkspace(opts ResumeOptions, m, pending []checkpoint.WorkspaceEntry, dir string, round int) error {
 	if entries, err := os.ReadDir(dir); err != nil || len(entries) == 0 {
+		// Marked with the directories it makes, as a fork's workspace: a
+		// resume killed before it filled them leaves them empty, and gc
+		// removes them (sweepMade).
+		release, err := markFill(e.store, checkpoint.FillMark{Dir: dir, Makes: toMake(dir)})
+		if err != nil {
+			return fmt.Errorf("resume agent %q: %w", opts.ID, err)
+		}
+		defer release(false)
 		made, err := makeEmptyDir(dir)
 		if err != nil {
 			return fmt.Errorf("resume agent %q: %w", opts.ID, err)
 		}
+		held, err := holdWorkspace(dir)
+		if err != nil {
+			made.undo()
+			return fmt.Errorf("resume agent %q: %w", opts.ID, err)
+		}
+		defer held.Close()
 		if err := fillBeside(e.store, dir, opts.ID, func(d string) error { return materializeAt(e.store, m, d) }); err != nil {
 			if !errors.Is(err, ErrWorkspaceNotEmpty) {
 				made.undo() // else another's

@@ -99,10 +99,10 @@ func TestAFillAndGCRemoveOnlyWhatTheirStoresMarksName(t *testing.T) {
 	}
 }
 
-// killBeforeItFills starts a real cairn fork (fork makes its command) into
-// the directory ws of parent, over and over, until a SIGSTOP lands once
-// ready says it has begun and before the fill's directory is made beside
-// ws, and kills it there with SIGKILL. Before each try, reset readies
+// killBeforeItFills starts a real cairn fork or resume --workspace (fork
+// makes its command) into the directory ws of parent, over and over, until
+// a SIGSTOP lands once ready says it has begun and before the fill's
+// directory is made beside ws, and kills it there with SIGKILL. Before each try, reset readies
 // parent and the store; what a kill that lands later leaves is removed.
 func killBeforeItFills(t *testing.T, fork func() *exec.Cmd, parent, ws string, ready func() bool, reset func()) {
 	t.Helper()
@@ -129,7 +129,7 @@ func killBeforeItFills(t *testing.T, fork func() *exec.Cmd, parent, ws string, r
 		}
 		removeAllIn(t, parent)
 	}
-	t.Fatal("no SIGSTOP in 200 forks landed after the fork began and before it began to fill its workspace")
+	t.Fatalf("no SIGSTOP in 200 tries of %s landed after it began and before it began to fill its workspace", fork().Args[1])
 }
 
 // removeAllIn removes everything in dir.
@@ -206,5 +206,40 @@ func TestWhatAForkKilledBeforeItFilledMadeIsRemovedByGC(t *testing.T) {
 	}
 	if out, err := forkMine().CombinedOutput(); err != nil {
 		t.Fatalf("the fork into the person's directory run again: %v\n%s", err, out)
+	}
+}
+
+// Regression: cairn resume --workspace into a directory that was not
+// there, killed with SIGKILL after it made it (and the directory above it
+// it needed) and before it began to fill it, left them empty, and cairn
+// gc neither named nor removed them. A real cairn resume is killed at that
+// moment; cairn gc removes both, and the resume killed there again and
+// run again fills the directory and goes on.
+func TestWhatAResumeElsewhereKilledBeforeItFilledMadeIsRemovedByGC(t *testing.T) {
+	t.Parallel()
+	bin := cairnBinary(t)
+	store, _ := undoAgent(t, bin)
+	parent := t.TempDir()
+	ws := filepath.Join(parent, "new", "ws")
+	resume := func() *exec.Cmd {
+		return exec.Command(bin, "resume", "--store", store, "--cache", cacheForTests(t), "--workspace", ws, "v")
+	}
+	made := func() bool { _, err := os.Stat(ws); return err == nil }
+
+	killBeforeItFills(t, resume, parent, ws, made, func() {})
+	out, err := exec.Command(bin, "gc", "--store", store).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "removed "+ws+",") || !strings.Contains(string(out), "removed "+filepath.Dir(ws)+",") {
+		t.Errorf("cairn gc does not say it removed %s and the directory above it: %v\n%s", ws, err, out)
+	}
+	if entries, _ := os.ReadDir(parent); len(entries) != 0 {
+		t.Errorf("after cairn gc, %s holds %d entries; want none: the resume made them all", parent, len(entries))
+	}
+
+	killBeforeItFills(t, resume, parent, ws, made, func() {})
+	if out, err := resume().CombinedOutput(); err != nil {
+		t.Fatalf("the resume run again: %v\n%s", err, out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "log.txt")); string(b) != "base\nsecond\n" {
+		t.Errorf("log.txt holds %q, want what the agent's last round left", b)
 	}
 }

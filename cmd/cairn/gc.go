@@ -63,7 +63,7 @@ func gcAction(c *cli.Context) error {
 		fmt.Fprintf(c.App.Writer, "%s %s, what a fork or resume killed while it filled a workspace left\n", verb, f)
 	}
 	for _, d := range got.Made {
-		fmt.Fprintf(c.App.Writer, "%s %s, an empty directory a fork killed before it filled its workspace made\n", verb, d)
+		fmt.Fprintf(c.App.Writer, "%s %s, an empty directory a fork or resume killed before it filled a workspace made\n", verb, d)
 	}
 	for _, u := range got.Unmade {
 		fmt.Fprintf(c.App.Writer, "left %s: the workspace of a fork of agent %s as %s, killed before it was done: "+
