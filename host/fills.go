@@ -144,14 +144,19 @@ func sweepMarked(s checkpoint.Store, dryRun bool) (removed, made []string, unmad
 		}
 		return fill(m.Dir)
 	}, dryRun)
-	named := map[string]bool{}
+	named, gone := map[string]bool{}, map[string]bool{}
+	if dryRun {
+		for _, d := range removed {
+			gone[d] = true
+		}
+	}
 	marks.LeftFills(func(m checkpoint.FillMark) error {
 		dir := m.Dir
 		if !strings.HasPrefix(filepath.Base(dir), fillPrefix) {
 			f, ok := readForkMark(dir)
 			if !ok {
-				gone, err := sweepMade(m, dryRun)
-				made = append(made, gone...)
+				left, err := sweepMade(m, dryRun, gone)
+				made = append(made, left...)
 				return err
 			}
 			if named[dir] {
@@ -173,9 +178,11 @@ func sweepMarked(s checkpoint.Store, dryRun bool) (removed, made []string, unmad
 // made for its workspace (m.Makes), innermost first, each while it is
 // empty and no live fork or resume holds it (holdWorkspace), and returns those it removed (in a dry run,
 // those it would remove). A directory that holds anything stops it: it
-// is someone's. Its error keeps the mark: a live fork holds the
+// is someone's; in a dry run, one that holds only what is in gone, which
+// the dry run would remove, is taken for empty, and what it would remove
+// is added to gone. Its error keeps the mark: a live fork holds the
 // workspace, which may be left empty still once it is gone.
-func sweepMade(m checkpoint.FillMark, dryRun bool) ([]string, error) {
+func sweepMade(m checkpoint.FillMark, dryRun bool, gone map[string]bool) ([]string, error) {
 	var removed []string
 	for i := len(m.Makes) - 1; i >= 0; i-- {
 		dir := m.Makes[i]
@@ -187,7 +194,7 @@ func sweepMade(m checkpoint.FillMark, dryRun bool) ([]string, error) {
 			return removed, nil
 		}
 		entries, _ := f.ReadDir(-1)
-		empty := len(entries) == 0 || dryRun && i < len(m.Makes)-1 && len(entries) == 1 && entries[0].Name() == filepath.Base(m.Makes[i+1])
+		empty := !slices.ContainsFunc(entries, func(e os.DirEntry) bool { return !gone[filepath.Join(dir, e.Name())] })
 		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 			f.Close()
 			return removed, fmt.Errorf("%s is held", dir)
@@ -202,6 +209,9 @@ func sweepMade(m checkpoint.FillMark, dryRun bool) ([]string, error) {
 		}
 		f.Close()
 		removed = append(removed, dir)
+		if dryRun {
+			gone[dir] = true
+		}
 	}
 	return removed, nil
 }

@@ -243,3 +243,33 @@ func TestWhatAResumeElsewhereKilledBeforeItFilledMadeIsRemovedByGC(t *testing.T)
 		t.Errorf("log.txt holds %q, want what the agent's last round left", b)
 	}
 }
+
+// Regression: cairn gc --dry-run left out of what it would remove a
+// directory a fork made above its workspace when what it held besides the
+// workspace was the fill's directory, which the dry run removed no more
+// than the workspace, where cairn gc then removed all three. A real cairn
+// fork into a directory two levels below one that is there is killed
+// while it fills; cairn gc --dry-run names the fill's directory, the
+// workspace and the directory above it, and cairn gc removes just those.
+func TestGCDryRunNamesTheDirectoriesAForkKilledWhileFillingMadeAboveItsWorkspace(t *testing.T) {
+	t.Parallel()
+	bin := cairnBinary(t)
+	store, _ := undoAgent(t, bin)
+	parent := t.TempDir()
+	ws := filepath.Join(parent, "new", "ws")
+	left := killWhileFilling(t, exec.Command(bin, "fork", "--store", store, "--at-round", "1", "--as", "f", "-w", ws, "v"),
+		filepath.Dir(ws))
+	out, err := exec.Command(bin, "gc", "--store", store, "--dry-run").CombinedOutput()
+	for _, d := range []string{left, ws, filepath.Dir(ws)} {
+		if err != nil || !strings.Contains(string(out), "would remove "+d+",") {
+			t.Errorf("cairn gc --dry-run does not say it would remove %s: %v\n%s", d, err, out)
+		}
+	}
+	out, err = exec.Command(bin, "gc", "--store", store).CombinedOutput()
+	if err != nil {
+		t.Fatalf("cairn gc: %v\n%s", err, out)
+	}
+	if entries, _ := os.ReadDir(parent); len(entries) != 0 {
+		t.Errorf("after cairn gc, %s holds %d entries; want none: the fork made them all\n%s", parent, len(entries), out)
+	}
+}
