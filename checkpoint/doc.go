@@ -62,8 +62,8 @@
 //	workflows/<id>.cbor                  a workflow's journal of completed steps (see Workflows), replaced atomically
 //	memory/<namespace>/<hex key>.cbor    one fact of a memory namespace (see Memory), replaced atomically
 //	fills/<random>.fill                  a fill under way outside the store (see FillMarks): JSON naming the
-//	                                     directory filled and those made for it, flocked by its process;
-//	                                     "*.tmp" while it is made
+//	                                     directory filled, those made for it and the agent it is for,
+//	                                     flocked by its process; "*.tmp" while it is made
 //	namespaces/<name>/…                  namespace <name>: a store of its own, laid out as above
 //
 // The newest snapshot and the journal of the same round are the agent.

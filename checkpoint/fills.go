@@ -35,12 +35,15 @@ type FillMarks interface {
 }
 
 // FillMark is what a mark of a fill names: the directory it fills (an
-// absolute path), and the directories it makes for it that were not there
+// absolute path), the directories it makes for it that were not there
 // when it was marked, outermost first, which a fill killed before it
-// filled anything may leave empty.
+// filled anything may leave empty, and the agent whose workspace Dir is
+// to be, if any: once the agent's workspace, Dir is the agent's, empty or
+// not.
 type FillMark struct {
 	Dir   string   `json:"dir"`
 	Makes []string `json:"makes,omitempty"`
+	Agent string   `json:"agent,omitempty"`
 }
 
 var (

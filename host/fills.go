@@ -154,6 +154,9 @@ func sweepMarked(s checkpoint.Store, dryRun bool) (removed, made []string, unmad
 		dir := m.Dir
 		if !strings.HasPrefix(filepath.Base(dir), fillPrefix) {
 			f, ok := readForkMark(dir)
+			if !ok && agentsWorkspace(s, m) {
+				return nil // in place: the agent's, empty or not
+			}
 			if !ok {
 				left, err := sweepMade(m, dryRun, gone)
 				made = append(made, left...)
@@ -172,6 +175,18 @@ func sweepMarked(s checkpoint.Store, dryRun bool) (removed, made []string, unmad
 		return fill(dir)
 	}, dryRun)
 	return removed, made, unmade
+}
+
+// agentsWorkspace says whether the directory m marks is the workspace of
+// the agent m names, as the store has it: the fork or resume that marked
+// it was killed once it was in place, and it is the agent's, though it be
+// empty (an agent with no files).
+func agentsWorkspace(s checkpoint.Store, m checkpoint.FillMark) bool {
+	if m.Agent == "" {
+		return false
+	}
+	rec, err := s.Read(m.Agent)
+	return err == nil && rec.State.Definition.Workspace == m.Dir
 }
 
 // sweepMade removes the directories m says a fork or resume --workspace

@@ -275,7 +275,7 @@ func (e *Engine) fork(ctx context.Context, opts ForkOptions) (*Forked, error) {
 	// is and whatever the new agent's id, which a retry may not know.
 	// The directories it is to make are marked too: a fork killed before
 	// it filled the workspace leaves them empty, and gc removes them.
-	release, err := markFill(e.store, checkpoint.FillMark{Dir: opts.Workspace, Makes: toMake(opts.Workspace)})
+	release, err := markFill(e.store, checkpoint.FillMark{Dir: opts.Workspace, Makes: toMake(opts.Workspace), Agent: opts.As})
 	if err != nil {
 		return nil, fmt.Errorf("fork agent %q: %w", opts.ID, err)
 	}

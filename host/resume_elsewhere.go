@@ -131,7 +131,7 @@ func (e *Engine) fillWorkspace(opts ResumeOptions, m, pending []checkpoint.Works
 		// Marked with the directories it makes, as a fork's workspace: a
 		// resume killed before it filled them leaves them empty, and gc
 		// removes them (sweepMade).
-		release, err := markFill(e.store, checkpoint.FillMark{Dir: dir, Makes: toMake(dir)})
+		release, err := markFill(e.store, checkpoint.FillMark{Dir: dir, Makes: toMake(dir), Agent: opts.ID})
 		if err != nil {
 			return fmt.Errorf("resume agent %q: %w", opts.ID, err)
 		}
