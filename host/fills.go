@@ -115,9 +115,10 @@ func markFill(s checkpoint.Store, m checkpoint.FillMark) (release func(left bool
 // sweepMarked removes what fills killed part way left, as the store's
 // marks that no process holds name them (fillMarksOf): a fill's directory
 // (sweepFill), and the empty directories a fork or resume made for its
-// workspace before it filled it (sweepMade). It returns what it removed of each; a
-// dry run removes nothing and returns what it would remove. A mark is dropped
-// once what it names is gone, or is another live fill's. A mark a fork
+// workspace before it filled it (sweepMade). It returns what it removed
+// of each; a dry run removes nothing and returns what it would remove. A
+// mark is dropped once what it names is gone, or is another live fill's,
+// or is in place as its agent's workspace. A mark a fork
 // left naming the new agent's workspace (Fork) is kept while the
 // workspace holds the fork's mark, and returned in unmade (once: a second
 // mark of the same workspace, which a fork run again and refused leaves,
@@ -191,9 +192,9 @@ func agentsWorkspace(s checkpoint.Store, m checkpoint.FillMark) bool {
 
 // sweepMade removes the directories m says a fork or resume --workspace
 // made for its workspace (m.Makes), innermost first, each while it is
-// empty and no live fork or resume holds it (holdWorkspace), and returns those it removed (in a dry run,
-// those it would remove). A directory that holds anything stops it: it
-// is someone's; in a dry run, one that holds only what is in gone, which
+// empty and no live fork or resume holds it (holdWorkspace), and returns
+// those it removed (in a dry run, those it would remove). A directory
+// that holds anything stops it: it is someone's; in a dry run, one that holds only what is in gone, which
 // the dry run would remove, is taken for empty, and what it would remove
 // is added to gone. Its error keeps the mark: a live fork holds the
 // workspace, which may be left empty still once it is gone.
