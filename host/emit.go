@@ -97,6 +97,9 @@ func (r *run) dropGate() {
 func (r *run) openGate(err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if len(r.gates) == 0 {
+		return // no commit is in flight: nothing is held
+	}
 	r.gates = r.gates[1:]
 	upTo := len(r.held)
 	if len(r.gates) > 0 {
