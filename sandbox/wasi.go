@@ -58,7 +58,7 @@ func instantiateWASI(ctx context.Context, rt wazero.Runtime, fds *descriptors) e
 		if !ok {
 			fn = theirs(name)
 		}
-		if ours[name], err = newDotted(name, fn, theirs("path_filestat_get"), defs[name].ParamNames()); err != nil {
+		if ours[name], err = newDotted(name, fn, theirs("path_filestat_get"), theirs("path_readlink"), defs[name].ParamNames()); err != nil {
 			return fmt.Errorf("instantiate WASI: %w", err)
 		}
 	}

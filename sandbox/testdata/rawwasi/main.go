@@ -51,6 +51,12 @@
 // TestReaddirCookieAnswersAsLinux); then fd_seek of the directory to 0
 // from its start and from where it is.
 //
+// With the arguments pathcall OP PATH [TO] it makes one call on PATH
+// under /work (OP: stat, lstat, stattop (the path and its answer in the
+// last bytes of memory), renametop (its TO there), open, opendir, opennofollow, create,
+// readlink, mkdir, rmdir, unlink, rename to TO) and prints its errno and
+// what it found (see pathCall, TestLinkDotsAnswerAsLinux).
+//
 // With the argument rdtrunc it opens with O_TRUNC and the rights of a file
 // only read: /work's lower.txt, which it has not written, and made.txt,
 // which it writes first; it prints the errno of the open, the size read
@@ -363,6 +369,15 @@ func main() {
 		from, to := []byte("inside.txt"), []byte("moved")
 		say("xdev", pathRename(3, uint32(uintptr(unsafe.Pointer(&from[0]))), uint32(len(from)),
 			4, uint32(uintptr(unsafe.Pointer(&to[0]))), uint32(len(to))))
+		return
+	}
+
+	if len(os.Args) > 3 && os.Args[1] == "pathcall" {
+		to := ""
+		if len(os.Args) > 4 {
+			to = os.Args[4]
+		}
+		pathCall(os.Args[2], os.Args[3], to)
 		return
 	}
 
