@@ -17,7 +17,8 @@ import (
 // poll_oneoff (polling), fd_seek, fd_tell, fd_pread and fd_pwrite of
 // stdio (unseekable), path_readlink (readlinking), path_rename across
 // mounts (crossRenaming), fd_readdir from a cookie wazero's has not
-// kept (readdirring), the path functions' "." and ".." (dotted), and
+// kept (readdirring), the path functions' "." and ".." (dotted), the
+// pointers of those that act and then answer (faulting), and
 // those that keep and report descriptors' rights (fd_fdstat_get,
 // fd_fdstat_set_rights, path_open, fd_close: see descriptors). Every
 // function acting through a descriptor first checks the rights it needs
@@ -59,6 +60,15 @@ func instantiateWASI(ctx context.Context, rt wazero.Runtime, fds *descriptors) e
 			fn = theirs(name)
 		}
 		if ours[name], err = newDotted(name, fn, theirs("path_filestat_get"), theirs("path_readlink"), defs[name].ParamNames()); err != nil {
+			return fmt.Errorf("instantiate WASI: %w", err)
+		}
+	}
+	for name := range faultParams {
+		fn, ok := ours[name]
+		if !ok {
+			fn = theirs(name)
+		}
+		if ours[name], err = newFaulting(name, fn, theirs("fd_fdstat_get"), defs[name].ParamNames()); err != nil {
 			return fmt.Errorf("instantiate WASI: %w", err)
 		}
 	}

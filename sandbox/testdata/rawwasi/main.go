@@ -51,6 +51,10 @@
 // TestReaddirCookieAnswersAsLinux); then fd_seek of the directory to 0
 // from its start and from where it is.
 //
+// With the argument faults it calls the functions that act and then
+// answer with the answer's pointer, or an iovec, past the end of memory,
+// and prints what each did (see faults, TestFaultingCallDoesNothing).
+//
 // With the arguments pathcall OP PATH [TO] it makes one call on PATH
 // under /work (OP: stat, lstat, stattop (the path and its answer in the
 // last bytes of memory), renametop (its TO there), open, opendir, opennofollow, create,
@@ -78,6 +82,21 @@ func pathOpenAt(fd int32, dirflags uint32, path uint32, pathLen uint32, oflags u
 //go:wasmimport wasi_snapshot_preview1 path_open
 func pathOpen(fd int32, dirflags uint32, path unsafe.Pointer, pathLen uint32, oflags uint32,
 	base, inheriting uint64, fdflags uint32, opened unsafe.Pointer) uint32
+
+//go:wasmimport wasi_snapshot_preview1 fd_read
+func fdReadAt(fd int32, iovs, n, nread uint32) uint32
+
+//go:wasmimport wasi_snapshot_preview1 fd_write
+func fdWriteAt(fd int32, iovs, n, nwritten uint32) uint32
+
+//go:wasmimport wasi_snapshot_preview1 fd_pread
+func fdPreadAt(fd int32, iovs, n uint32, off uint64, nread uint32) uint32
+
+//go:wasmimport wasi_snapshot_preview1 fd_pwrite
+func fdPwriteAt(fd int32, iovs, n uint32, off uint64, nwritten uint32) uint32
+
+//go:wasmimport wasi_snapshot_preview1 fd_seek
+func fdSeekAt(fd int32, off int64, whence uint32, to uint32) uint32
 
 //go:wasmimport wasi_snapshot_preview1 fd_read
 func fdRead(fd int32, iovs unsafe.Pointer, n uint32, nread unsafe.Pointer) uint32
@@ -378,6 +397,11 @@ func main() {
 			to = os.Args[4]
 		}
 		pathCall(os.Args[2], os.Args[3], to)
+		return
+	}
+
+	if len(os.Args) > 1 && os.Args[1] == "faults" {
+		faults()
 		return
 	}
 
