@@ -28,7 +28,8 @@ import (
 // path_remove_directory of one is EINVAL ("d/.") or ENOTEMPTY ("d/..",
 // which holds d), path_rename of one EINVAL, as POSIX says (Linux says
 // EBUSY), and path_readlink EINVAL; every other function answers as for
-// the directory it names. A path of guestfs.MaxPath bytes or more is
+// the directory it names. An empty path is ENOENT, as Linux says (wazero
+// cleaned it to "."). A path of guestfs.MaxPath bytes or more is
 // ENAMETOOLONG at once, as Linux says past PATH_MAX, whatever it cleans
 // to, and so is one whose links make it that long.
 type dotted struct {
@@ -105,6 +106,14 @@ const (
 func (d dotted) Call(ctx context.Context, mod api.Module, stack []uint64) {
 	mem := mod.Memory()
 	var resolved []string // each path as it is handed over; nil: as the guest gave them
+	for _, at := range d.paths {
+		if uint32(stack[at[2]]) == 0 {
+			// Linux's answer to an empty path, which wazero's cleaning
+			// made "." (the directory it is under).
+			stack[0] = errnoNoent
+			return
+		}
+	}
 	for i, at := range d.paths {
 		if uint32(stack[at[2]]) >= guestfs.MaxPath {
 			// Linux's answer to a path past PATH_MAX, before anything is

@@ -40,7 +40,13 @@ func linkDotsFixture(t *testing.T, base string) string {
 // linuxPathCall is what pathCall of rawwasi prints for op on path (and
 // to) under ws, asked of Linux.
 func linuxPathCall(ws, op, path, to string) string {
-	p := ws + "/" + path
+	p, q := ws+"/"+path, ws+"/"+to
+	if path == "" {
+		p = "" // no name at all, not the directory
+	}
+	if to == "" {
+		q = ""
+	}
 	described := func(st syscall.Stat_t, err error) string {
 		if err != nil {
 			return fmt.Sprint(wasiErrno(err))
@@ -81,7 +87,7 @@ func linuxPathCall(ws, op, path, to string) string {
 	case "unlink":
 		return fmt.Sprint(wasiErrno(syscall.Unlink(p)))
 	case "rename":
-		return fmt.Sprint(wasiErrno(syscall.Rename(p, ws+"/"+to)))
+		return fmt.Sprint(wasiErrno(syscall.Rename(p, q)))
 	}
 	panic("no such op " + op)
 }
@@ -243,6 +249,32 @@ func TestLinkDotsAnswerAsLinux(t *testing.T) {
 			}
 			if g, w := treeOf(t, ws), treeOf(t, l); g != w {
 				t.Errorf("%s: left\n%s\nLinux left\n%s", name, g, w)
+			}
+		}
+	}
+}
+
+// Regression: an empty path was the directory it is under, wazero's
+// cleaning making it ".": path_filestat_get described the directory,
+// path_create_directory was EEXIST, path_unlink_file EISDIR, and
+// path_open, path_remove_directory and path_rename EINVAL. Linux says
+// ENOENT of every call on an empty path; so does cairn,
+// on a plain mount and an overlay, and changes nothing.
+func TestEmptyPathAnswersAsLinux(t *testing.T) {
+	m := compile(t, "rawwasi")
+	for _, c := range []struct{ op, path, to string }{
+		{"stat", "", ""}, {"lstat", "", ""}, {"open", "", ""}, {"opendir", "", ""}, {"opennofollow", "", ""},
+		{"create", "", ""}, {"readlink", "", ""}, {"mkdir", "", ""}, {"rmdir", "", ""}, {"unlink", "", ""},
+		{"rename", "", "moved"}, {"rename", "inside.txt", ""}, {"rename", "empty", ""},
+	} {
+		for _, kind := range mountKinds {
+			l, ws := linkDotsFixture(t, t.TempDir()), linkDotsFixture(t, t.TempDir())
+			want := linuxPathCall(l, c.op, c.path, c.to)
+			if got := cairnPathCall(t, m, kind, ws, c.op, c.path, c.to); got != want {
+				t.Errorf("%s: %s %q %q: %s, Linux says %s", kind, c.op, c.path, c.to, got, want)
+			}
+			if g, w := treeOf(t, ws), treeOf(t, l); g != w {
+				t.Errorf("%s: %s %q %q: left\n%s\nLinux left\n%s", kind, c.op, c.path, c.to, g, w)
 			}
 		}
 	}
