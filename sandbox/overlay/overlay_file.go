@@ -148,11 +148,14 @@ func (s *stagedFile) Utimens(int64, int64) experimentalsys.Errno {
 // overlayDir is an open directory of the call's view. It lists the
 // workspace's entries the call has not changed and those it has, minus
 // what it removed; the listing is taken at the first Readdir after opening
-// or rewinding.
+// or rewinding. Once the call has removed it (or put anything else at its
+// path since it was opened), it lists nothing: ENOENT, as getdents(2) of
+// a removed directory says.
 type overlayDir struct {
 	experimentalsys.UnimplementedFile
 	v     *overlayFS
 	path  string
+	node  *node         // the call's change of path when it was opened, nil for none
 	lower *guestfs.File // the workspace's directory; nil for one the call made
 	ents  []experimentalsys.Dirent
 	read  bool
@@ -248,6 +251,9 @@ func (d *overlayDir) Readdir(n int) ([]experimentalsys.Dirent, experimentalsys.E
 func (d *overlayDir) list() experimentalsys.Errno {
 	d.v.o.mu.Lock()
 	defer d.v.o.mu.Unlock()
+	if n := d.v.o.nodes[d.path]; n != d.node || n != nil && n.kind != nodeDir {
+		return experimentalsys.ENOENT
+	}
 	ents, e := d.v.o.list(d.path)
 	if e != 0 {
 		return e

@@ -84,7 +84,7 @@ func (v *overlayFS) openRead(p string, dirOnly bool, flag experimentalsys.Oflag)
 	case nodeGone:
 		return nil, experimentalsys.ENOENT
 	case nodeDir:
-		return &overlayDir{v: v, path: p}, 0
+		return &overlayDir{v: v, path: p, node: en.n}, 0
 	}
 	if wantDir {
 		return nil, experimentalsys.ENOTDIR

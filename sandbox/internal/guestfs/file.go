@@ -199,7 +199,7 @@ func (f *File) Readdir(n int) ([]experimentalsys.Dirent, experimentalsys.Errno) 
 		return nil, experimentalsys.EBADF
 	}
 	if f.rewound && f.F != nil {
-		if e := f.reopen(); e != 0 {
+		if e := f.rewind(); e != 0 {
 			return nil, e
 		}
 	}
@@ -218,13 +218,15 @@ func (f *File) Readdir(n int) ([]experimentalsys.Dirent, experimentalsys.Errno) 
 	return out, 0
 }
 
-func (f *File) reopen() experimentalsys.Errno {
-	nf, err := f.FS.Root.Open(f.Path)
-	if err != nil {
+// rewind starts the directory's listing again, from the directory the
+// descriptor holds, as lseek(2) to 0 does: not from the one at its path
+// now, which may be another made since, or none (getdents(2) of a
+// removed directory is ENOENT).
+func (f *File) rewind() experimentalsys.Errno {
+	if _, err := f.F.Seek(0, io.SeekStart); err != nil {
 		return Errno(err)
 	}
-	f.F.Close()
-	f.F, f.rewound = nf, false
+	f.rewound = false
 	return 0
 }
 

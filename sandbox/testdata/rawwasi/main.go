@@ -51,6 +51,9 @@
 // TestReaddirCookieAnswersAsLinux); then fd_seek of the directory to 0
 // from its start and from where it is.
 //
+// With the arguments removed NAME it opens the directory NAME, removes
+// it and then uses its descriptor (see removed).
+//
 // With the argument faults it calls the functions that act and then
 // answer with the answer's pointer, or an iovec, past the end of memory,
 // and prints what each did (see faults, TestFaultingCallDoesNothing).
@@ -397,6 +400,11 @@ func main() {
 			to = os.Args[4]
 		}
 		pathCall(os.Args[2], os.Args[3], to)
+		return
+	}
+
+	if len(os.Args) > 2 && os.Args[1] == "removed" {
+		removed(os.Args[2])
 		return
 	}
 
