@@ -9,18 +9,19 @@ import (
 )
 
 // faulting is a WASI function that acts (reads, writes, seeks, opens,
-// lists) and then writes its answer to the guest's memory, which first
-// checks that every pointer it is given is inside that memory: the
-// answer's, and for fd_read, fd_pread, fd_write and fd_pwrite the iovec
+// lists) and then writes its answer to the guest's memory, or writes two
+// answers one after the other (args_sizes_get, environ_sizes_get), which
+// first checks that every pointer it is given is inside that memory: the
+// answers', and for fd_read, fd_pread, fd_write and fd_pwrite the iovec
 // list and each iovec's buffer. One that is not is EFAULT, and nothing
 // is done: no byte read, written or moved past, no file opened, made or
 // emptied, no memory of the guest's written. wazero's did the call's
 // work and then answered EFAULT: a file written whose write the guest
 // was told failed, a file made or emptied by a path_open that failed,
 // the first iovecs of an fd_read filled, a link's text written to a
-// path_readlink's buffer. An iovec list whose length in bytes (8 an
-// iovec) passes 2^32, which wazero's counted modulo 2^32 (one iovec for
-// 2^29 + 1 of them), is past the memory too.
+// path_readlink's buffer, argc written and argv_len not. An iovec list
+// whose length in bytes (8 an iovec) passes 2^32, which wazero's counted
+// modulo 2^32 (one iovec for 2^29 + 1 of them), is past the memory too.
 //
 // A descriptor that is not open is EBADF first, as Linux checks the
 // descriptor before the buffer.
@@ -28,6 +29,7 @@ type faulting struct {
 	fn, fdstat api.GoModuleFunction // the function, and wazero's fd_fdstat_get
 	outs       []out                // its answers' pointers
 	iovs       int                  // the index of its iovec list, or -1; its length is the next
+	fd         bool                 // its first parameter is a descriptor
 }
 
 // out is an answer's pointer, at param, and its size in bytes: size, or
@@ -49,11 +51,15 @@ var faultParams = map[string][][2]any{
 	"fd_readdir":    {{"buf", "buf_len"}, {"result.bufused", 4}},
 	"path_readlink": {{"buf", "buf_len"}, {"result.bufused", 4}},
 	"path_open":     {{"result.opened_fd", 4}},
+	// Two answers, each written on its own: wazero's wrote the first and
+	// then answered EFAULT for the second.
+	"args_sizes_get":    {{"result.argc", 4}, {"result.argv_len", 4}},
+	"environ_sizes_get": {{"result.environc", 4}, {"result.environv_len", 4}},
 }
 
 // newFaulting is faulting of fn, the function name, with params.
 func newFaulting(name string, fn, fdstat api.GoModuleFunction, params []string) (faulting, error) {
-	f := faulting{fn: fn, fdstat: fdstat, iovs: -1}
+	f := faulting{fn: fn, fdstat: fdstat, iovs: -1, fd: len(params) > 0 && params[0] == "fd"}
 	for _, p := range faultParams[name] {
 		at := slices.Index(params, p[0].(string))
 		if at < 0 {
@@ -127,8 +133,12 @@ func (f faulting) check(ctx context.Context, mem api.Memory, stack []uint64) uin
 	return 0
 }
 
-// badFd is wazero's errno of fd_fdstat_get of fd: EBADF for one not open.
+// badFd is wazero's errno of fd_fdstat_get of fd, the function's first
+// parameter: EBADF for one not open; 0 for a function taking none.
 func (f faulting) badFd(ctx context.Context, mod api.Module, fd uint64) uint64 {
+	if !f.fd {
+		return 0
+	}
 	return scratch(mod, 24, func(api.Memory) uint64 {
 		st := []uint64{fd, 0}
 		f.fdstat.Call(ctx, mod, st)

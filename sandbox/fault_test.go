@@ -19,8 +19,10 @@ import (
 // emptied, and the guest's buffer filled, though the guest was told the
 // call failed. A bad iovec after good ones left those read into or
 // written, and 2^29 + 1 iovecs were counted as one (8 bytes modulo 2^32).
-// Each is now EFAULT with nothing done, on a plain mount and an overlay
-// (EBADF first for a descriptor not open).
+// args_sizes_get and environ_sizes_get wrote their first answer and then
+// answered EFAULT for the second. Each is now EFAULT with nothing done,
+// on a plain mount and an overlay (EBADF first for a descriptor not
+// open).
 func TestFaultingCallDoesNothing(t *testing.T) {
 	want := map[string]string{
 		"fault-write-nwritten": "21 []", "fault-write-iovec": "21 []", "fault-pwrite-nwritten": "21 []",
@@ -28,6 +30,7 @@ func TestFaultingCallDoesNothing(t *testing.T) {
 		"fault-read-nread": "21 ---- 0", "fault-read-iovec": "21 ---- 0", "fault-pread-nread": "21 ----",
 		"fault-seek": "21 0", "fault-open-creat": "21", "fault-open-trunc": "21",
 		"fault-readlink": "21 ----", "fault-readdir": "21 0",
+		"fault-args-sizes": "21 77", "fault-environ-sizes": "21 77",
 	}
 	for _, kind := range mountKinds {
 		t.Run(kind, func(t *testing.T) {

@@ -57,4 +57,16 @@ func faults() {
 	d, _ := open(3, ".", oflagDirectory, rightFdRead|1<<14, 0)
 	list := make([]byte, 64)
 	say("fault-readdir", fdReaddir(d, ptr(unsafe.Pointer(&list[0])), 64, 0, past), list[0])
+
+	// The first answer in memory, the second past it: the first is left
+	// as it was.
+	count := uint32(77)
+	say("fault-args-sizes", argsSizesGet(ptr(unsafe.Pointer(&count)), past), count)
+	say("fault-environ-sizes", environSizesGet(ptr(unsafe.Pointer(&count)), past), count)
 }
+
+//go:wasmimport wasi_snapshot_preview1 args_sizes_get
+func argsSizesGet(argc, argvLen uint32) uint32
+
+//go:wasmimport wasi_snapshot_preview1 environ_sizes_get
+func environSizesGet(environc, environLen uint32) uint32
