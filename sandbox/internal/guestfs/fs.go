@@ -376,6 +376,9 @@ func (w *Dir) Rename(from, to string) experimentalsys.Errno {
 	if e := w.ontoKind(fi, to); e != 0 {
 		return e
 	}
+	if fi.IsDir() && w.intoItself(fi, to) {
+		return experimentalsys.EINVAL
+	}
 	if e := w.mayMove(from, to); e != 0 {
 		return e
 	}

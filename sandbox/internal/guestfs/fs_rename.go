@@ -68,6 +68,29 @@ func (w *Dir) ontoKind(src fs.FileInfo, to string) experimentalsys.Errno {
 	return 0
 }
 
+// intoItself reports whether to names a path below src, a directory, as
+// rename(2) refuses with EINVAL: whether src is among the directories
+// to's parent is in, up to the mount's root, through whatever links lead
+// there (os.Root walks ".." from where a link leads). It comes before
+// mayMove, whose refusal is only of renames Linux would make. A path
+// that does not resolve, or not within os.Root's bounds, is left to the
+// rename.
+func (w *Dir) intoItself(src fs.FileInfo, to string) bool {
+	root, err := w.Root.Stat(".")
+	if err != nil {
+		return false
+	}
+	for p := parent(to); ; p += "/.." {
+		fi, err := w.Root.Stat(p)
+		switch {
+		case err != nil, os.SameFile(fi, root):
+			return false
+		case os.SameFile(fi, src):
+			return true
+		}
+	}
+}
+
 // mayMove refuses (EPERM) to move a symlink, or a directory that holds
 // one anywhere below it, or more entries below it than are looked at
 // (maxMoveEntries, see holdsNoLink), from its directory to another: a
