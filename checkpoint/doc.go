@@ -136,10 +136,9 @@
 // unsynced until its commit) are written back by the kernel a page at a
 // time, in any order, so a power cut may keep a later page of them and
 // lose an earlier one. Known to be durable are the header, the first bytes
-// the commit mark names, and everything before a Commit or Abort that
-// another valid Commit or Abort follows, since a commit is written only
-// once the one before it is synced. (The next round is journaled while
-// its last commit syncs, so a frame of it proves nothing.) Such a tail is dropped from the damage on,
+// the commit mark names, and everything before a Commit or Abort with a
+// valid frame after it, since a round's commit is synced before anything
+// of the next round is written. Such a tail is dropped from the damage on,
 // valid frames and all, and opening for write truncates it and syncs the
 // cut before it appends.
 //

@@ -121,9 +121,9 @@ func split(data []byte) ([]frame, int64, string) {
 // back by the kernel a page at a time in any order, so a power cut may
 // keep a later page of them and lose an earlier one. What is known to be
 // durable is the header, the first durable bytes (the commit mark's
-// length), and everything before a Commit or Abort that another valid
-// Commit or Abort follows: a commit is written only once the one before
-// it is synced. Damage there is a *CorruptError. dropped reports that valid
+// length), and everything before a Commit or Abort that has a valid frame
+// after it: a round's commit is synced before anything of the next is
+// written. Damage there is a *CorruptError. dropped reports that valid
 // frames past end are dropped with the tail.
 func journalFrames(name string, data []byte, durable int64) (fr []frame, end int64, dropped bool, err error) {
 	fr, end, why := split(data)
@@ -136,7 +136,7 @@ func journalFrames(name string, data []byte, durable int64) (fr []frame, end int
 	case end < durable:
 		why = fmt.Sprintf("%s, within the first %d bytes, which the commit mark says were durable", why, durable)
 	case committed:
-		why = fmt.Sprintf("%s, before the commit at offset %d, which was durable since a later commit follows it", why, c)
+		why = fmt.Sprintf("%s, before the commit at offset %d, which was durable since a record follows it", why, c)
 	default:
 		return fr, end, true, nil
 	}
@@ -183,20 +183,15 @@ func lastZeroLength(data []byte, off int64) int64 {
 	return i - 4
 }
 
-// committedAfter finds, from start on, a Commit or Abort frame that
-// another Commit or Abort follows, and returns its offset. A commit is
-// written only once the one before it is durable, so the later one
-// proves the earlier durable; a frame of the next round alone does not,
-// since a round goes on while its last commit syncs (CommitLate).
+// committedAfter finds, from start on, a Commit or Abort frame with a
+// valid frame right after it, and returns its offset.
 func committedAfter(data []byte, start int64) (at int64, found bool) {
-	first, firstEnd := int64(-1), int64(0)
 	framesFrom(data, start, func(f frame, next int64) bool {
-		switch {
-		case f.typ != RecCommit && f.typ != RecAbort:
-		case first < 0:
-			first, firstEnd = f.off, next
-		case f.off >= firstEnd:
-			at, found = first, true
+		if f.typ != RecCommit && f.typ != RecAbort {
+			return true
+		}
+		if _, _, ok := frameAt(data, next); ok {
+			at, found = f.off, true
 		}
 		return !found
 	})

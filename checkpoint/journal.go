@@ -45,11 +45,6 @@ type journalLog struct {
 	first *firstSyncs
 	wbuf  bytes.Buffer // the frames of an append, reused (journal_buf.go)
 	entry []byte       // an append's group log entry, reused
-	// late is the commit whose fdatasync runs in the background, and
-	// lateErr the failure of one, which every later write returns
-	// (journal_late.go).
-	late    *lateSync
-	lateErr error
 }
 
 // segmentSlack is how far past the bytes a journal segment is expected to
@@ -211,56 +206,33 @@ func (l *journalLog) write(recs []Record) error {
 // Commit appends recs, which end with the round's Commit (or Abort), in
 // one write and makes them durable.
 func (l *journalLog) Commit(recs ...Record) (int64, error) {
-	recs, err := l.stamped(recs)
-	if err != nil {
-		return 0, err
-	}
-	if err := l.settle(); err != nil {
-		return 0, err
-	}
-	if err := l.write(recs); err != nil {
-		return 0, err
-	}
-	return l.made(recs)
-}
-
-// stamped checks that recs end with a Commit or Abort and that the
-// agent's lock is current, and stamps the commit with the lock's epoch.
-func (l *journalLog) stamped(recs []Record) ([]Record, error) {
 	rec, err := commitRecord(recs)
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
 	if err := l.fence(); err != nil {
-		return nil, err
+		return 0, err
 	}
 	if l.lock != nil {
 		stamped := *rec
 		stamped.Writer = l.lock.epoch
 		recs = append(recs[:len(recs)-1:len(recs)-1], stamped)
+		rec = &recs[len(recs)-1]
 	}
-	return recs, nil
-}
-
-// made makes a written commit durable and compacts the journal when it
-// is due. It returns the bytes the round added.
-func (l *journalLog) made(recs []Record) (int64, error) {
+	if err := l.write(recs); err != nil {
+		return 0, err
+	}
 	if err := l.sync(); err != nil {
 		return 0, err
 	}
 	written := l.round
 	l.round = 0
-	if l.compactDue(recs) {
+	if rec.Type == RecCommit && l.size > l.snapLen && l.size >= l.compactAfter {
 		if err := l.compact(); err != nil {
 			return written, fmt.Errorf("compact journal: %w", err)
 		}
 	}
 	return written, nil
-}
-
-// compactDue says whether the commit of recs compacts the journal.
-func (l *journalLog) compactDue(recs []Record) bool {
-	return recs[len(recs)-1].Type == RecCommit && l.size > l.snapLen && l.size >= l.compactAfter
 }
 
 // commitRecord is the last of a Commit's records, which must be a Commit
@@ -299,9 +271,6 @@ func (l *journalLog) segmentSize(n int64) int64 {
 
 // Sync makes what was appended durable, then marks it so (see commitMark).
 func (l *journalLog) Sync() error {
-	if err := l.settle(); err != nil {
-		return err
-	}
 	if err := l.fence(); err != nil {
 		return err
 	}
@@ -309,18 +278,6 @@ func (l *journalLog) Sync() error {
 }
 
 func (l *journalLog) sync() error {
-	if l.late != nil {
-		size := l.late.size
-		if err := l.settle(); err != nil {
-			return err
-		}
-		if size == l.size {
-			return nil // its sync made everything durable and marked it
-		}
-	}
-	if err := l.settle(); err != nil {
-		return err
-	}
 	if l.first != nil {
 		if err := l.first.wait(); err != nil {
 			return err
@@ -384,9 +341,9 @@ func (l *journalLog) State() *State { return l.replay.st }
 
 // Close closes the journal, once what was appended is durable.
 func (l *journalLog) Close() error {
-	err := l.settle()
+	var err error
 	if l.group != nil {
-		err = errors.Join(err, l.group.wait(l.seq))
+		err = l.group.wait(l.seq)
 	}
 	return errors.Join(err, l.first.wait(), l.f.Close(), l.markFile.Close())
 }

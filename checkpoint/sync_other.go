@@ -6,4 +6,4 @@ import "golang.org/x/sys/unix"
 
 // fdatasync makes a file's data durable. Where fdatasync is not available
 // it is fsync, which writes the metadata back too.
-var fdatasync = func(fd int) error { return unix.Fsync(fd) }
+func fdatasync(fd int) error { return unix.Fsync(fd) }

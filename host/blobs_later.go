@@ -106,15 +106,6 @@ func (l *afterBlobs) Commit(recs ...checkpoint.Record) (int64, error) {
 	return l.Log.Commit(recs...)
 }
 
-func (l *afterBlobs) CommitLate(done func(error), recs ...checkpoint.Record) (int64, error) {
-	if err := l.written(); err != nil {
-		return 0, err
-	}
-	return commitLate(l.Log, done, recs...)
-}
-
-func (l *afterBlobs) Settle() error { return settle(l.Log) }
-
 func (l *afterBlobs) Close() error { return errors.Join(l.written(), l.Log.Close()) }
 
 // hasBlob says whether the store keeps digest, for a store that can tell

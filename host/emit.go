@@ -68,61 +68,6 @@ func (r *run) releaseEvents() {
 	r.line.release(r.history)
 }
 
-// gateEvents holds every event emitted from now on until the commit about
-// to be made is durable (openGate). The commit before it may still be in
-// flight: the events emitted since then wait for that one first.
-func (r *run) gateEvents() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.gates = append(r.gates, len(r.held))
-}
-
-// dropGate forgets the gate of a commit that failed before it was
-// written: no openGate follows it, and the events held behind it wait for
-// the commit before it, if one is in flight.
-func (r *run) dropGate() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.gates = r.gates[:len(r.gates)-1]
-	if len(r.gates) == 0 {
-		r.tellHeld(len(r.held))
-	}
-}
-
-// openGate is called once the oldest commit in flight is durable, perhaps
-// from another goroutine: it tells, in order, the events held since its
-// gate up to the next commit's, if one is in flight. A commit that failed
-// (err) tells none of its own: what they say did not happen, and the run
-// fails at its next write, with err.
-func (r *run) openGate(err error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if len(r.gates) == 0 {
-		return // no commit is in flight: nothing is held
-	}
-	r.gates = r.gates[1:]
-	upTo := len(r.held)
-	if len(r.gates) > 0 {
-		upTo = r.gates[0]
-	}
-	if err != nil {
-		r.held = r.held[upTo:]
-	} else {
-		r.tellHeld(upTo)
-	}
-	for i := range r.gates {
-		r.gates[i] -= upTo
-	}
-}
-
-// tellHeld tells the first n held events and forgets them; r.mu is held.
-func (r *run) tellHeld(n int) {
-	for _, e := range r.held[:n] {
-		r.tell(e)
-	}
-	r.held = append(r.held[:0], r.held[n:]...)
-}
-
 // holdLater keeps the events emitted from now on until laterEvents: what
 // resume applies for the interrupted round is told after agent_resumed,
 // which says what it is, though it happens before.

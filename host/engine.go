@@ -612,7 +612,7 @@ func (e *Engine) newRun(ctx context.Context, af *AgentFile, mods []toolModule, o
 		return nil, err
 	}
 	pauser, _ := e.store.(checkpoint.Pauser)
-	r := &run{pauser: pauser, agentID: agentID, id: runID, af: af, tools: tools, provider: provider, modelName: spec.Name, priced: spec.Price != nil, scripted: spec.Provider == "script", localModel: spec.Provider == "script" && e.wrapModel == nil,
+	r := &run{pauser: pauser, agentID: agentID, id: runID, af: af, tools: tools, provider: provider, modelName: spec.Name, priced: spec.Price != nil, scripted: spec.Provider == "script",
 		workspace: ws, staging: e.stagingRoot(agentID), changes: e.changesRoot(agentID), pool: pool, log: &heldLog{Log: log}, history: nopWriter{}, startedAt: time.Now(),
 		engine: e, store: e.store, blobs: e.store.PutBlob, seenBlobs: newBlobCache(e.store, af.Record),
 		trimIdle: e.rt.TrimIdle, travel: e.newTravel()}

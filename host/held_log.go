@@ -41,36 +41,6 @@ func (l *heldLog) Commit(recs ...checkpoint.Record) (int64, error) {
 	return l.Log.Commit(l.with(recs)...)
 }
 
-// CommitLate is Commit that may return before the round is durable, and
-// calls done once it is (checkpoint.LateCommitter).
-func (l *heldLog) CommitLate(done func(error), recs ...checkpoint.Record) (int64, error) {
-	return commitLate(l.Log, done, l.with(recs)...)
-}
-
-// Settle waits for the commit in flight, if any (checkpoint.LateCommitter).
-func (l *heldLog) Settle() error { return settle(l.Log) }
-
-// settle is log's Settle; a log that has none has no commit in flight.
-func settle(log checkpoint.Log) error {
-	if late, ok := log.(checkpoint.LateCommitter); ok {
-		return late.Settle()
-	}
-	return nil
-}
-
-// commitLate commits recs through log's CommitLate where it has one; a
-// log without commits at once and calls done before it returns.
-func commitLate(log checkpoint.Log, done func(error), recs ...checkpoint.Record) (int64, error) {
-	if late, ok := log.(checkpoint.LateCommitter); ok {
-		return late.CommitLate(done, recs...)
-	}
-	n, err := log.Commit(recs...)
-	if err == nil {
-		done(nil)
-	}
-	return n, err
-}
-
 // Sync writes what is held, then makes everything durable.
 func (l *heldLog) Sync() error {
 	if err := l.flush(); err != nil {

@@ -29,12 +29,9 @@ type run struct {
 	modelName   string // the model's name at its provider
 	priced      bool   // the model's spec has a price, so cost is counted
 	scripted    bool   // the model is a script, which needs no conversation
-	// localModel says the model answers within the process (a script not
-	// wrapped): its request need not wait for the last commit (beforeModel).
-	localModel bool
-	workspace  string
-	staging    string // where the agent's calls stage their changes
-	changes    string // where each round's changes are kept
+	workspace   string
+	staging     string // where the agent's calls stage their changes
+	changes     string // where each round's changes are kept
 	// trimmed: the kept changes are within keepRounds since changes were
 	// last kept (the zero value: not known, at the run's start).
 	trimmed bool
@@ -110,11 +107,6 @@ type run struct {
 	// and onEvent, for laterEvents to emit after the one that explains
 	// them (emit.go).
 	later *[]Event
-	// held are the events emitted since the oldest commit in flight,
-	// which wait until it is durable; gates are where each commit in
-	// flight began holding, in held, oldest first (emit.go).
-	held  []Event
-	gates []int
 	// blobs keeps content in the store by digest.
 	blobs func([]byte) (string, error)
 	// window is what a context budget lets the model see; nil without one.
@@ -143,16 +135,6 @@ func (r *run) emitStamped(e Event) {
 		*r.later = append(*r.later, e)
 		return
 	}
-	if len(r.gates) > 0 {
-		r.held = append(r.held, e)
-		return
-	}
-	r.tell(e)
-}
-
-// tell adds an event to the history and hands it to the caller; r.mu is
-// held.
-func (r *run) tell(e Event) {
 	r.line.write(&e, r.history)
 	if r.onEvent != nil {
 		r.onEvent(e)
@@ -176,9 +158,8 @@ type nopWriter struct{}
 func (nopWriter) Write(p []byte) (int, error) { return len(p), nil }
 func (nopWriter) Close() error                { return nil }
 
-// close releases the run's journal and history: the journal first, whose
-// last commit may tell its events once it is durable.
-func (r *run) close() error { return errors.Join(r.log.Close(), r.release()) }
+// close releases the run's journal and history.
+func (r *run) close() error { return errors.Join(r.release(), r.log.Close()) }
 
 // release closes what the run holds besides its journal.
 func (r *run) release() error {
@@ -285,10 +266,7 @@ func (r *run) takeRound(ctx context.Context) (bool, error) {
 	if err := r.drainOutsideChanges(ctx); err != nil {
 		return false, err
 	}
-	if err := r.beforeModel(); err != nil {
-		return false, err
-	}
-	msgs, earlier, err := r.conversation(ctx, round) // it may ask the model for a summary
+	msgs, earlier, err := r.conversation(ctx, round)
 	if err != nil {
 		return false, err
 	}
@@ -487,19 +465,12 @@ func (r *run) journalSettled(round int, results []callResult) error {
 }
 
 // commit makes the round the new boundary: one write and one fdatasync,
-// which also make durable the results held for it. The fdatasync may run
-// while the next round begins (checkpoint.LateCommitter): the next round's
-// model request and effect-free calls go on beside it, while the events
-// that tell of the commit, and every event after them, wait for it
-// (openGate). Nothing of the next round that a crash must find durable
-// (a call that may change something starts only after a sync) is exposed.
+// which also make durable the results held for it.
 func (r *run) commit(round int, results []callResult) error {
 	r.log.hold(filesRecords(round, r.roundFiles)...)
 	r.roundFiles = nil
-	r.gateEvents()
-	n, err := r.log.CommitLate(r.openGate, checkpoint.Record{Type: checkpoint.RecCommit, Time: now(), Round: round})
+	n, err := r.log.Commit(checkpoint.Record{Type: checkpoint.RecCommit, Time: now(), Round: round})
 	if err != nil {
-		r.dropGate()
 		return fmt.Errorf("commit round %d: %w", round, err)
 	}
 	if err := r.keepPast(); err != nil {
@@ -515,20 +486,6 @@ func (r *run) commit(round int, results []callResult) error {
 	u := r.state().Usage
 	r.emit(Event{Type: EventCheckpointSaved, Round: round, Bytes: n})
 	r.emit(Event{Type: EventRoundEnd, Round: round, Usage: &u})
-	return nil
-}
-
-// beforeModel waits, unless the model answers within the process, for the
-// last round's commit to be durable: a model server never sees a request
-// that follows a round a power cut could still lose, and a request's own
-// time dwarfs a sync's. A scripted model's turn goes on beside the sync.
-func (r *run) beforeModel() error {
-	if r.localModel {
-		return nil
-	}
-	if err := r.log.Settle(); err != nil {
-		return fmt.Errorf("commit round %d: %w", r.state().Round, err)
-	}
 	return nil
 }
 

@@ -525,9 +525,6 @@ func (s *Session) CallWith(ctx context.Context, tool string, input json.RawMessa
 		r.emit(Event{Type: EventModelTurn, Round: round, Calls: 1, Usage: &conversation.Usage{}})
 		err = r.finishRound(ctx, round, turn.ToolCalls, nil)
 	}
-	if err == nil {
-		err = r.log.Settle() // the caller learns of the round once it is durable
-	}
 	if err != nil {
 		s.broken = fmt.Errorf("%w: round %d of agent %s: %w", ErrSessionBroken, round, r.agentID, err)
 		return nil, s.broken
