@@ -273,10 +273,20 @@ func (e *Engine) readmit(ctx context.Context, af *AgentFile, st *checkpoint.Stat
 
 // inherit makes parent the agent file above af: its approval rules bind
 // af's calls, and a sandbox limit af leaves out is parent's, not the
-// sandbox's default (which may be wider than parent's).
+// sandbox's default (which may be wider than parent's). For a module
+// parent has too, a limit that af's entry for it and af's sandbox: both
+// leave out is the one parent's entry for it runs with (its limits:, else
+// parent's sandbox:), so a limit given on a parent's module entry binds
+// the sub-agents below it as one given in its sandbox: does.
 func (af *AgentFile) inherit(parent *AgentFile) {
 	af.parent = parent
-	af.Sandbox = parent.Sandbox.overriddenBy(af.Sandbox)
+	own := af.Sandbox
+	af.Sandbox = parent.Sandbox.overriddenBy(own)
+	for i, ref := range af.Tools {
+		if p, ok := parentRef(parent, af, ref); ok {
+			af.Tools[i].Limits = parent.Sandbox.overriddenBy(p.Limits).overriddenBy(own).overriddenBy(ref.Limits)
+		}
+	}
 }
 
 // withAncestry gives the agent file of an agent rebuilt from its stored

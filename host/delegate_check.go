@@ -30,7 +30,8 @@ func (s *subAgent) narrows(parent *AgentFile) error {
 		if more := widerLimits(parent.Sandbox.overriddenBy(p.Limits), s.af.Sandbox.overriddenBy(ref.Limits)); len(more) > 0 {
 			return fmt.Errorf("%s: sub-agent %s: tool module %s would run with %s; "+
 				"a sub-agent's sandbox limits can only narrow its parent's: lower them in its sandbox: or in this entry's limits: "+
-				"(a limit this entry leaves out is the sub-agent's sandbox: value, which is its parent's sandbox: value where it sets none)", s.toolLine(i), s.Name, ref.Module, strings.Join(more, ", "))
+				"(a limit this entry leaves out is the sub-agent's sandbox: value, or, where that leaves it out too, "+
+				"the one its parent's entry for the module runs with)", s.toolLine(i), s.Name, ref.Module, strings.Join(more, ", "))
 		}
 	}
 	if m := s.af.Memory; m != "" && m != parent.Memory {
