@@ -245,6 +245,22 @@ func treeUsage(store checkpoint.Store, top string) (map[string]conversation.Usag
 	return used, walk(top, nil, 0)
 }
 
+// Unanswered says whether id is a sub-agent whose parent has no result
+// of the call that made it yet, committed or in its interrupted round:
+// the parent takes its answer when it is resumed. A fork of a sub-agent,
+// made by no call, is not one; nor is an agent that cannot be read.
+func Unanswered(ctx context.Context, store checkpoint.Store, id string) bool {
+	if usableNow(ctx, store) != nil {
+		return false
+	}
+	rec, err := store.Read(id)
+	if err != nil || rec.State.Parent == nil || rec.State.Lineage != nil {
+		return false
+	}
+	parent, err := store.Read(rec.State.Parent.Agent)
+	return err == nil && !answered(parent, rec.State.Parent)
+}
+
 // answered reports whether parent has the result of the call that made a
 // sub-agent of lineage p, committed or in its interrupted round: the
 // sub-agent's usage is then part of the parent's.

@@ -68,10 +68,37 @@ func resumeAction(c *cli.Context) error {
 	opts.Approver, opts.AutoDeny = terminalApprover(c.App.Reader, c.App.ErrWriter), c.Bool(autoDenyFlag.Name)
 	res, err := s.eng.Resume(s.ctx, opts)
 	if err != nil {
-		return runError(workflowNotAgent(s.eng.Store(), opts.ID, "resume", err))
+		return runError(agentsBeginning(s.eng.Store(), opts.ID, workflowNotAgent(s.eng.Store(), opts.ID, "resume", err)))
 	}
 	stepUnrecorded(c, s, res.Agent)
+	treeUnfinished(c, s, res)
 	return statusError(res)
+}
+
+// treeUnfinished says, of a sub-agent resumed by itself that ended done
+// or failed while its parent has not taken its answer, that its parent
+// takes it only when the tree is resumed, and with what command: the
+// child's exit 0 would otherwise read as the tree's. A workflow's step,
+// or a sub-agent under one, is left to stepUnrecorded.
+func treeUnfinished(c *cli.Context, s *session, res *host.Result) {
+	if res.Status != host.StatusDone && res.Status != host.StatusFailed {
+		return
+	}
+	store := s.eng.Store()
+	in, err := host.Inspect(c.Context, store, res.Agent)
+	if err != nil || !host.Unanswered(c.Context, store, res.Agent) {
+		return
+	}
+	if _, step := workflow.OfAgent(c.Context, store, res.Agent); step {
+		return
+	}
+	root := host.RootOf(c.Context, store, res.Agent)
+	top, err := host.Inspect(c.Context, store, root)
+	if err != nil || root == res.Agent || top.Summary.Status == checkpoint.StatusDone {
+		return
+	}
+	fmt.Fprintf(c.App.ErrWriter, "agent %s is a sub-agent of %s, whose tree (top-level agent %s, %s) has not taken its answer: "+
+		"`cairn resume %s` does, and goes on with the tree\n", res.Agent, in.State.Parent.Agent, root, top.Summary.Status, root)
 }
 
 // stepMovedAlone refuses, changing nothing, to give a workflow's step

@@ -258,6 +258,33 @@ func workflowNotAgent(store checkpoint.Store, id, cmd string, err error) error {
 	return fmt.Errorf("%w; %s is a workflow: `cairn workflow %s %s`", err, id, cmd, id)
 }
 
+// agentsBeginning adds to err, that no agent has the id, the agents whose
+// ids begin with it: a sub-agent's id is its parent's, its name and a
+// digest (lead.mid-2317e554), and one typed without its digest names no
+// agent.
+func agentsBeginning(store checkpoint.Store, id string, err error) error {
+	if !errors.Is(err, checkpoint.ErrNotFound) || id == "" {
+		return err
+	}
+	all, lerr := store.List()
+	if lerr != nil {
+		return err
+	}
+	var ids []string
+	for _, a := range all {
+		if strings.HasPrefix(a.ID, id) {
+			ids = append(ids, a.ID)
+		}
+	}
+	switch {
+	case len(ids) == 0:
+		return err
+	case len(ids) > 5:
+		ids = append(ids[:5], fmt.Sprintf("and %d more", len(ids)-5))
+	}
+	return fmt.Errorf("%w; agents whose ids begin with it: %s (`cairn ls` lists them with their trees)", err, strings.Join(ids, ", "))
+}
+
 // writeJSON prints v as one line of JSON.
 func writeJSON(c *cli.Context, v any) error { return json.NewEncoder(c.App.Writer).Encode(v) }
 
