@@ -15,19 +15,23 @@ import (
 // input that could never be taken.
 //
 // pending are the places in input, as JSON pointers ("/path", "/items/0"),
-// whose values are known only when the call is made (a workflow's
-// templates). An error that could be theirs is left to the call: only
-// what is literal is checked (keys the schema does not allow, keys it
-// requires that are not there, literal values of the wrong type, ...).
-// A pending value the schema refuses as written is tried as a number, a
-// boolean, null, an object and an array in turn, so that the check goes
-// on to the rest; one that none of them passes is left to the call.
+// of strings whose text is known only when the call is made (a workflow's
+// templates, which expand to text). An error that could be their text's is
+// left to the call: only what is literal is checked (keys the schema does
+// not allow, keys it requires that are not there, literal values of the
+// wrong type, ...), and that a pending value is a string: one at a place
+// whose schema takes no string (type: integer, say) is refused now, as no
+// text would pass. A pending value the schema refuses for its text (an
+// enum, a pattern) is tried as a number, a boolean, null, an object and an
+// array in turn, so that the check goes on to the rest; one that none of
+// them passes is left to the call.
 //
 // # Errors
 //
 // What CheckTools returns, when the tool's module cannot be read, and
 // errors.Is ErrArguments when the input does not match the schema, saying
-// where and how.
+// where and how: a *PendingTypeError for a pending value where the schema
+// takes no string. ArgumentsPlace says where.
 func CheckToolInput(af *AgentFile, tool, input string, pending []string) error {
 	ts, _, err := checkedToolset(af)
 	if err != nil {
@@ -65,6 +69,9 @@ func checkPending(sch *schema, input string, pending []string) error {
 			return nil
 		}
 		p, ok := verr.pendingAt(pending)
+		if ok && tried[p] == 0 && verr.typeAt(p) {
+			return &PendingTypeError{Place: p, Msg: verr.msg}
+		}
 		if !ok {
 			if verr.couldBe(pending) {
 				return nil
@@ -83,6 +90,45 @@ func checkPending(sch *schema, input string, pending []string) error {
 			return nil
 		}
 	}
+}
+
+// PendingTypeError: a value known only when the call is made, a string, is
+// at a place whose input schema takes no string, so no text it could have
+// would pass. It matches ErrArguments.
+type PendingTypeError struct {
+	// Place is its place in the input, a JSON pointer; Msg what the
+	// schema says of the value as written.
+	Place, Msg string
+}
+
+func (e *PendingTypeError) Error() string {
+	return fmt.Sprintf("%v: they do not match the input schema: at %s: its value is text known only when the call is made, "+
+		"and the schema takes no text there (%s)", errArguments, e.Place, e.Msg)
+}
+
+func (e *PendingTypeError) Is(target error) bool { return target == errArguments }
+
+// ArgumentsPlace is where in a call's input err, of CheckToolInput, says
+// it does not match the tool's input schema, as a JSON pointer ("/items/*/name":
+// "*" for any item); "" when err says no place in the input.
+func ArgumentsPlace(err error) string {
+	var pt *PendingTypeError
+	if errors.As(err, &pt) {
+		return pt.Place
+	}
+	var se *schemaError
+	if !errors.As(err, &se) || strings.HasPrefix(se.where, "schema ") || se.where == "root" {
+		return ""
+	}
+	return se.where
+}
+
+// typeAt says whether the error is the schema's type check of the value at
+// the place p itself.
+func (e *schemaError) typeAt(p string) bool {
+	kw, _, _ := strings.Cut(e.msg, ":")
+	at, want := pointerSegments(e.where), pointerSegments(p)
+	return kw == "type" && len(at) == len(want) && segmentsPrefix(at, want)
 }
 
 // pendingAt is the pending place the error is at or under, if any.

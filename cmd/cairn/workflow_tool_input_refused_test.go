@@ -47,15 +47,46 @@ func TestWorkflowToolStepInputNotMatchingItsSchemaRefusedBeforeAnyStep(t *testin
 }
 
 // A tool step's input whose strings hold templates is checked for what is
-// literal only: a template where the schema wants another type than a
-// string is left to the call, and the workflow starts.
+// literal only, and that a template's value, text, may be where it is: a
+// template where the schema wants a string is left to the call, and the
+// workflow starts.
 func TestWorkflowToolStepInputTemplatesLeftToTheCall(t *testing.T) {
 	dir := flowFiles(t, map[string]string{"flow.yaml": "name: f\nworkspace: ws\nsteps:\n" +
 		"  - {name: one, tool: write_file, module: builtin, grant: {workspace: rw}, input: {path: out.txt, content: notes.md}}\n" +
-		"  - {name: two, needs: [one], tool: read_file, module: builtin, input: {path: notes.md, limit: \"{{steps.one.output}}\"}}\n"})
+		"  - {name: two, needs: [one], tool: read_file, module: builtin, input: {path: \"{{steps.one.output}}\", limit: 3}}\n"})
 	store := t.TempDir()
 	code, _, errOut := cairnProcess(t, "workflow", "run", "--id", "wf", "--store", store, "--cache", cacheForTests(t), filepath.Join(dir, "flow.yaml"))
 	if strings.Contains(errOut, "input of tool") || code == exitUsage {
 		t.Fatalf("exit %d, %s; want the templated input left to the call", code, errOut)
+	}
+}
+
+// Regression: a template where a tool's input schema takes no string
+// (read_file's limit, an integer) passed the check, since its value was
+// known only at the call; the step before it ran and wrote the workspace,
+// and the workflow failed at the call, saying to resume, which failed the
+// same way. A template's value is text, whatever it is: it is refused
+// before any step runs (exit 2), naming the step's line, the place and
+// the template.
+func TestWorkflowToolStepTemplateWhereNoTextIsTakenRefusedBeforeAnyStep(t *testing.T) {
+	dir := flowFiles(t, map[string]string{"flow.yaml": "name: f\nworkspace: ws\nsteps:\n" +
+		"  - {name: one, tool: write_file, module: builtin, grant: {workspace: rw}, input: {path: out.txt, content: \"3\"}}\n" +
+		"  - {name: two, needs: [one], tool: read_file, module: builtin, input: {path: notes.md, limit: \"{{steps.one.output}}\"}}\n"})
+	store := t.TempDir()
+	flow := filepath.Join(dir, "flow.yaml")
+	code, _, errOut := cairnProcess(t, "workflow", "run", "--id", "wf", "--store", store, "--cache", cacheForTests(t), flow)
+	for _, want := range []string{"line 5: step two: ", "at /limit", `"{{steps.one.output}}"`, `want "integer"`, "fix the step's input: in the workflow file"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr %q; want it to say %q", errOut, want)
+		}
+	}
+	if code != exitUsage {
+		t.Errorf("exit %d; want %d", code, exitUsage)
+	}
+	if got := storedFiles(t, store); len(got) != 0 {
+		t.Errorf("the refused workflow stored %v", got)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ws", "out.txt")); !os.IsNotExist(err) {
+		t.Errorf("the first step ran and wrote out.txt (stat: %v)", err)
 	}
 }

@@ -1,11 +1,13 @@
 package workflow
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/cairnrun/cairn/host"
@@ -113,8 +115,9 @@ func (f *Flow) check(s Step, flowWS string) (key string, err error) {
 }
 
 // checkInput checks a tool step's input against its tool's input schema,
-// as its call will be checked, leaving each string that holds a template
-// to the call: its value is known only then.
+// as its call will be checked, leaving the text of each string that holds
+// a template to the call: it is known only then. That it is text is known
+// now: a template where the schema takes no string is refused.
 func checkInput(af *host.AgentFile, s Step) error {
 	in := s.Input
 	if in == nil {
@@ -124,10 +127,41 @@ func checkInput(af *host.AgentFile, s Step) error {
 	if err != nil {
 		return fmt.Errorf("input: %w", err)
 	}
-	if err := host.CheckToolInput(af, s.Tool, string(b), templatePlaces(in, "")); err != nil {
+	err = host.CheckToolInput(af, s.Tool, string(b), templatePlaces(in, ""))
+	var pt *host.PendingTypeError
+	switch {
+	case errors.As(err, &pt):
+		return fmt.Errorf("input of tool %s: at %s: the template %q gives text (a step's output, as it is), "+
+			"and the tool's input schema takes no text there (%s); fix the step's input: in the workflow file",
+			s.Tool, cmp.Or(pt.Place, "(the whole input)"), templateAt(in, pt.Place), pt.Msg)
+	case err != nil:
 		return fmt.Errorf("input of tool %s: %w; fix the step's input: in the workflow file", s.Tool, err)
 	}
 	return nil
+}
+
+// templateAt is the string at the place at, a JSON pointer ("*" for any
+// item), in v, a decoded YAML value, or "" for none.
+func templateAt(v any, at string) string {
+	for _, seg := range strings.Split(strings.TrimPrefix(at, "/"), "/") {
+		if at == "" {
+			break
+		}
+		switch x := v.(type) {
+		case map[string]any:
+			v = x[seg]
+		case []any:
+			i, err := strconv.Atoi(seg)
+			if err != nil || i < 0 || i >= len(x) {
+				return ""
+			}
+			v = x[i]
+		default:
+			return ""
+		}
+	}
+	s, _ := v.(string)
+	return s
 }
 
 // templatePlaces are the places in v, a decoded YAML value at the JSON
