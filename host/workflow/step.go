@@ -264,8 +264,10 @@ func (o outcome) notStarted(err error) outcome {
 			o.stop.Agent, heldBy(err)))
 	}
 	// A tool step's agent is made of the workflow file alone: a grant it
-	// refuses is the file's, which a resume cannot change.
-	o.stop.InFlow = o.step.Kind() == "tool" && errors.Is(err, host.ErrGrant) || errors.Is(err, errToolWorkspace)
+	// refuses is the file's, which a resume cannot change; so is an input
+	// its templates expanded to, from the outputs the workflow keeps.
+	var expanded templateInputError
+	o.stop.InFlow = o.step.Kind() == "tool" && errors.Is(err, host.ErrGrant) || errors.Is(err, errToolWorkspace) || errors.As(err, &expanded)
 	return o.end(checkpoint.StatusFailed, err.Error())
 }
 
@@ -332,6 +334,9 @@ func (r *runner) runAgent(ctx context.Context, j job, onEvent host.EventFunc) (*
 	ws := r.flow.workspace(j.step, r.rec.Workspace)
 	af, err := r.flow.agentFile(j.step, j.input, ws)
 	if err != nil {
+		return nil, err
+	}
+	if err := r.checkExpanded(af, j); err != nil {
 		return nil, err
 	}
 	prompt := j.prompt

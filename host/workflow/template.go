@@ -1,5 +1,14 @@
 package workflow
 
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/cairnrun/cairn/host"
+)
+
 // templated are the texts of a step that templates are expanded in, each
 // with the key that holds it: its prompt or task, and every string of a
 // tool's input.
@@ -42,4 +51,83 @@ func walkStrings(v any, fn func(string) string) any {
 		return out
 	}
 	return v
+}
+
+// templateInputError: a tool step's input, its templates expanded, does
+// not match its tool's input schema. The workflow keeps its file and the
+// outputs the templates read, so a resume expands them the same way.
+type templateInputError struct{ error }
+
+func (e templateInputError) Unwrap() error { return e.error }
+
+// checkExpanded checks a tool step's input, its templates expanded, against
+// its tool's input schema before the step's agent af is made, so that text
+// a template gave that the schema refuses (an enum's, a pattern's) is
+// named with the template and the step it came from, not in the tool's
+// words alone. Modules that cannot be read are left to the run, which says
+// so.
+func (r *runner) checkExpanded(af *host.AgentFile, j job) error {
+	places := templatePlaces(j.step.Input, "")
+	if j.step.Kind() != "tool" || len(places) == 0 {
+		return nil
+	}
+	b, err := json.Marshal(j.input)
+	if err != nil {
+		return nil // toolAgent marshalled it already
+	}
+	err = host.CheckToolInput(af, j.step.Tool, string(b), nil)
+	if !errors.Is(err, host.ErrArguments) {
+		return nil
+	}
+	at := host.ArgumentsPlace(err)
+	var from []string
+	for _, p := range places {
+		if at == "" || placeHolds(p, at) || placeHolds(at, p) {
+			from = append(from, r.templateFrom(j.step.Input, p))
+		}
+	}
+	if len(from) == 0 {
+		for _, p := range places {
+			from = append(from, r.templateFrom(j.step.Input, p))
+		}
+	}
+	return templateInputError{fmt.Errorf("its input, its templates expanded, does not match tool %s's input schema: %w; it came from %s",
+		j.step.Tool, err, strings.Join(from, ", and "))}
+}
+
+// templateFrom says what the template at the place p of in gave: the
+// template and the outputs of the steps it names, shortened.
+func (r *runner) templateFrom(in any, p string) string {
+	t := templateAt(in, p)
+	var outs []string
+	for _, m := range stepRef.FindAllStringSubmatch(t, -1) {
+		out := r.outputs[m[1]]
+		if r := []rune(out); len(r) > 80 {
+			out = string(r[:80]) + "..."
+		}
+		outs = append(outs, fmt.Sprintf("step %s's output, %q", m[1], out))
+	}
+	where := p
+	if where == "" {
+		where = "(the whole input)"
+	}
+	return fmt.Sprintf("the template %q at %s (%s)", t, where, strings.Join(outs, "; "))
+}
+
+// placeHolds says whether the JSON pointer outer is the place inner, or
+// holds it; "*" in either is any item.
+func placeHolds(outer, inner string) bool {
+	o, i := strings.Split(outer, "/"), strings.Split(inner, "/")
+	if outer == "" {
+		return true
+	}
+	if len(o) > len(i) {
+		return false
+	}
+	for k, s := range o {
+		if s != i[k] && s != "*" && i[k] != "*" {
+			return false
+		}
+	}
+	return true
 }
