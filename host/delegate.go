@@ -142,6 +142,8 @@ func (d *delegateTool) Call(ctx context.Context, c *nativeCall) (nativeResult, e
 	d.once.Do(func() {
 		if p.tree == nil {
 			p.tree = newTree(p)
+		} else if p.root != "" || p.tree.top != "" {
+			p.tree = nested(p) // a sub-agent's own budget bounds its subtree
 		}
 	})
 	select {

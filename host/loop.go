@@ -608,9 +608,9 @@ func distinctCallIDs(calls []conversation.ToolCall) []conversation.ToolCall {
 // count toward the tree's max_cost only when priced.
 func (r *run) warnIfUnmetered(u conversation.Usage) {
 	l := r.af.Limits
-	if r.tree != nil {
-		l.MaxTokens = max(l.MaxTokens, r.tree.limits.MaxTokens)
-		l.MaxCost = max(l.MaxCost, r.tree.limits.MaxCost)
+	if w := r.tree.widest(); r.tree != nil {
+		l.MaxTokens = max(l.MaxTokens, w.MaxTokens)
+		l.MaxCost = max(l.MaxCost, w.MaxCost)
 	}
 	var why string
 	switch {

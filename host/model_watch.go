@@ -72,8 +72,8 @@ func (r *run) deadline() time.Time {
 	if l := r.af.Limits.MaxTime; l > 0 && r.started > 0 {
 		at = r.startedAt.Add(time.Duration(l))
 	}
-	if r.tree != nil && !r.tree.deadline.IsZero() && (at.IsZero() || r.tree.deadline.Before(at)) {
-		at = r.tree.deadline
+	if tat := r.tree.earliest(); !tat.IsZero() && (at.IsZero() || tat.Before(at)) {
+		at = tat
 	}
 	return at
 }

@@ -28,15 +28,58 @@ import (
 //
 // Rounds are each agent's own: a sub-agent's max_rounds is its own
 // agent file's.
+//
+// A sub-agent whose own max_tokens, max_cost or max_time is set bounds
+// its subtree the same way: when it delegates, its run gets a tree of its
+// own (nested) whose up is the tree it is in, and what an agent below it
+// uses counts in both, so no child passes a budget of any agent above it.
 type tree struct {
 	limits   RunLimits
 	deadline time.Time
 	// top names the top-level agent when it is not the run's root: a
 	// sub-agent resumed by itself (see treeAbove).
 	top string
-	mu  sync.Mutex
+	// up is the tree the sub-agent owner, whose limits these are, is in;
+	// nil for the top-level agent's.
+	up    *tree
+	owner string
+	mu    sync.Mutex
 	// used is, by agent, the usage not yet part of its parent's state.
 	used map[string]conversation.Usage
+}
+
+// nested is the tree of the sub-agent run r, which bounds the agents below
+// it by r's own max_tokens, max_cost and max_time, inside the tree r is in;
+// that tree itself when r sets none of them.
+func nested(r *run) *tree {
+	if l := r.af.Limits; l.MaxTokens <= 0 && l.MaxCost <= 0 && l.MaxTime <= 0 {
+		return r.tree
+	}
+	t := newTree(r)
+	t.up, t.owner = r.tree, r.agentID
+	return t
+}
+
+// earliest is the soonest deadline of t and the trees above it; zero for
+// none.
+func (t *tree) earliest() time.Time {
+	var at time.Time
+	for ; t != nil; t = t.up {
+		if !t.deadline.IsZero() && (at.IsZero() || t.deadline.Before(at)) {
+			at = t.deadline
+		}
+	}
+	return at
+}
+
+// widest are the largest token and cost limits of t and the trees above
+// it.
+func (t *tree) widest() RunLimits {
+	var l RunLimits
+	for ; t != nil; t = t.up {
+		l.MaxTokens, l.MaxCost = max(l.MaxTokens, t.limits.MaxTokens), max(l.MaxCost, t.limits.MaxCost)
+	}
+	return l
 }
 
 // newTree starts the tree of the top-level run r: what it has used is its
@@ -61,13 +104,15 @@ func newTree(r *run) *tree {
 }
 
 // report records an agent's usage at its boundary, and forgets the
-// children whose usage that now includes.
+// children whose usage that now includes, in t and the trees above it.
 func (t *tree) report(agent string, u conversation.Usage, children []string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.used[agent] = u
-	for _, c := range children {
-		delete(t.used, c)
+	for ; t != nil; t = t.up {
+		t.mu.Lock()
+		t.used[agent] = u
+		for _, c := range children {
+			delete(t.used, c)
+		}
+		t.mu.Unlock()
 	}
 }
 
@@ -81,9 +126,14 @@ func (t *tree) total() conversation.Usage {
 	return sum
 }
 
-// limitReached says which of the tree's limits stops a sub-agent before
-// another round, and how to go on.
+// limitReached says which of the limits of t, or of a tree above it,
+// stops a sub-agent before another round, and how to go on.
 func (t *tree) limitReached(root string) string {
+	for ; t.up != nil; t = t.up {
+		if why := t.ownerLimitReached(root); why != "" {
+			return why
+		}
+	}
 	if t.top != "" {
 		root = t.top
 	}
@@ -100,6 +150,25 @@ func (t *tree) limitReached(root string) string {
 		return ""
 	}
 	return fmt.Sprintf("%s; resume %s with %s to allow more", reason, root, flag)
+}
+
+// ownerLimitReached is limitReached of the tree of a sub-agent, t.owner:
+// its limit is its own, which a resume of root does not raise.
+func (t *tree) ownerLimitReached(root string) string {
+	l, u := t.limits, t.total()
+	var reason, flag string
+	switch {
+	case l.MaxTokens > 0 && u.Total() >= l.MaxTokens:
+		reason, flag = fmt.Sprintf("max_tokens (%d used of %d)", u.Total(), l.MaxTokens), "--max-tokens"
+	case l.MaxCost > 0 && float64(u.CostMicroUSD) >= l.MaxCost*1e6:
+		reason, flag = fmt.Sprintf("max_cost ($%.4f spent of $%.4f)", float64(u.CostMicroUSD)/1e6, l.MaxCost), "--max-cost"
+	case !t.deadline.IsZero() && !time.Now().Before(t.deadline):
+		reason, flag = fmt.Sprintf("max_time (%s in this run)", time.Duration(l.MaxTime)), "--max-time"
+	default:
+		return ""
+	}
+	return fmt.Sprintf("the tree of %s reached %s, a limit of that sub-agent's own: raise it resuming it (`cairn resume %s` with %s), then `cairn resume %s`",
+		t.owner, reason, t.owner, flag, root)
 }
 
 // subRun is what a delegation gives the run of its sub-agent.
