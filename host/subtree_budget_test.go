@@ -34,7 +34,8 @@ agents:
 // budget, which stopped mid only after. A sub-agent's max_tokens, max_cost
 // and max_time bound its subtree as the top-level agent's bound the tree:
 // alpha stops before the round mid cannot afford, and the reason says to
-// raise mid's limit, then resume the top.
+// raise mid's limit, then resume the top. Resumed by itself, alpha is
+// bound by mid's budget too.
 func TestSubAgentsBudgetBoundsItsOwnSubAgents(t *testing.T) {
 	eng, store := fileEngine(t)
 	list := "  - tool_calls: [{name: list_dir, input: {path: .}}]\n"
@@ -56,6 +57,15 @@ func TestSubAgentsBudgetBoundsItsOwnSubAgents(t *testing.T) {
 	if res.Status != StatusPaused || !strings.Contains(res.Reason, "the tree of "+mid+" reached max_tokens") || !strings.Contains(res.Reason, want) ||
 		!strings.HasSuffix(res.Reason, "`cairn resume lead`") {
 		t.Fatalf("lead: %+v; want it paused by mid's budget, saying %s, then `cairn resume lead`", res, want)
+	}
+	// Resumed by itself, alpha is bound by mid's budget as under it.
+	res, err = eng.Resume(context.Background(), ResumeOptions{ID: alpha})
+	if err != nil || res.Status != StatusPaused || !strings.Contains(res.Reason, "the tree of "+mid+" reached max_tokens") ||
+		!strings.Contains(res.Reason, want) || !strings.HasSuffix(res.Reason, "`cairn resume lead`") {
+		t.Fatalf("resume of alpha alone: %+v, %v; want mid's budget to pause it, saying %s, then `cairn resume lead`", res, err, want)
+	}
+	if after, _ := store.Read(alpha); after.State.Round != a.State.Round {
+		t.Fatalf("alpha went from round %d to %d past mid's budget", a.State.Round, after.State.Round)
 	}
 	if res, err := eng.Resume(context.Background(), ResumeOptions{ID: mid, Limits: RunLimits{MaxTokens: 10000}}); err != nil || res.Status != StatusDone {
 		t.Fatalf("resume of mid with more: %+v, %v", res, err)

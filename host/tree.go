@@ -153,8 +153,12 @@ func (t *tree) limitReached(root string) string {
 }
 
 // ownerLimitReached is limitReached of the tree of a sub-agent, t.owner:
-// its limit is its own, which a resume of root does not raise.
+// its limit is its own, which a resume of root (the top-level agent, t.top
+// where the run's root is not) does not raise.
 func (t *tree) ownerLimitReached(root string) string {
+	if t.top != "" {
+		root = t.top
+	}
 	l, u := t.limits, t.total()
 	var reason, flag string
 	switch {
@@ -229,29 +233,52 @@ func (r *run) treeLimitReached() string {
 // treeAbove is the tree of a sub-agent run by itself (`cairn resume
 // CHILD`), not by its parent's delegation: its top-level agent's
 // max_tokens, max_cost and max_time bind it as they would under the
-// parent, counting what the tree has used: the top's usage and its
-// interrupted round's spend, and each agent's own not yet part of its
-// parent's (the round that delegated to it has not committed). nil when
-// the top sets none of them, or its tree cannot be read.
+// parent, and so do those of each sub-agent between (see nested), each
+// counting what its tree has used: the agent's usage and its interrupted
+// round's spend, and each agent's below it not yet part of its parent's
+// (the round that delegated to it has not committed). nil when no agent
+// above sets any of them, or the tree cannot be read.
 func (r *run) treeAbove() *tree {
-	top, err := topOf(r.store, r.state().Parent.Agent)
-	var af *AgentFile
-	if err == nil {
-		af, err = r.storedAgentFile(top.State.Definition)
+	var above []*checkpoint.Recovered // the parent first, the top last
+	for id := r.state().Parent.Agent; len(above) <= maxDepth; {
+		rec, err := r.store.Read(id)
+		if err != nil {
+			return nil // the top's resume, which cannot read it either, says why
+		}
+		above = append(above, rec)
+		if rec.State.Parent == nil {
+			break
+		}
+		id = rec.State.Parent.Agent
 	}
-	if err == nil && af.Limits.MaxTokens <= 0 && af.Limits.MaxCost <= 0 && af.Limits.MaxTime <= 0 {
+	top := above[len(above)-1].State.Agent
+	var t *tree
+	limited := false
+	for i := len(above) - 1; i >= 0; i-- {
+		af, err := r.storedAgentFile(above[i].State.Definition)
+		if err != nil {
+			return nil
+		}
+		l := af.Limits
+		if i < len(above)-1 && l.MaxTokens <= 0 && l.MaxCost <= 0 && l.MaxTime <= 0 {
+			continue
+		}
+		used, err := treeUsage(r.store, above[i].State.Agent)
+		if err != nil {
+			return nil
+		}
+		limited = limited || l.MaxTokens > 0 || l.MaxCost > 0 || l.MaxTime > 0
+		n := &tree{top: top, limits: l, used: used, up: t}
+		if t != nil {
+			n.owner = above[i].State.Agent
+		}
+		if l.MaxTime > 0 {
+			n.deadline = r.startedAt.Add(time.Duration(l.MaxTime))
+		}
+		t = n
+	}
+	if !limited {
 		return nil
-	}
-	var used map[string]conversation.Usage
-	if err == nil {
-		used, err = treeUsage(r.store, top.State.Agent)
-	}
-	if err != nil {
-		return nil // the top's resume, which cannot read it either, says why
-	}
-	t := &tree{top: top.State.Agent, limits: af.Limits, used: used}
-	if af.Limits.MaxTime > 0 {
-		t.deadline = r.startedAt.Add(time.Duration(af.Limits.MaxTime))
 	}
 	return t
 }
@@ -263,18 +290,6 @@ func (r *run) storedAgentFile(def checkpoint.Definition) (*AgentFile, error) {
 		return nil, err
 	}
 	return parseStored(src, def.AgentDir)
-}
-
-// topOf is the top-level agent of the tree agent id is in.
-func topOf(store checkpoint.Store, id string) (*checkpoint.Recovered, error) {
-	for range maxDepth + 1 {
-		rec, err := store.Read(id)
-		if err != nil || rec.State.Parent == nil {
-			return rec, err
-		}
-		id = rec.State.Parent.Agent
-	}
-	return nil, fmt.Errorf("agent %s: its tree is deeper than %d", id, maxDepth)
 }
 
 // treeUsage is, by agent, what the tree of top has used and no parent's
