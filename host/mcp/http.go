@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -68,6 +69,7 @@ func (s *Server) Handler(token string) http.Handler {
 	var h http.Handler = s.countPosts(s.endOnDelete(s.closeIdle(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.srv }, nil))))
 	h = refuseBeforeInitialize(h)
 	h = s.refuseMalformed(h)
+	h = bodyWithin(h)
 	if token != "" {
 		h = requireToken(token, h)
 	}
@@ -157,11 +159,45 @@ func (s *Server) refuseMalformed(next http.Handler) http.Handler {
 }
 
 // writeRefusal answers a POST with status 400 and the JSON-RPC error r.
-func writeRefusal(w http.ResponseWriter, r *refusal) {
+func writeRefusal(w http.ResponseWriter, r *refusal) { writeRefusalStatus(w, http.StatusBadRequest, r) }
+
+// writeRefusalStatus answers a POST with status and the JSON-RPC error r.
+func writeRefusalStatus(w http.ResponseWriter, status int, r *refusal) {
 	answer, _ := json.Marshal(errorResponse{Version: "2.0", ID: r.id, Error: jsonrpc.Error{Code: r.code, Message: r.message}})
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusBadRequest)
+	w.WriteHeader(status)
 	w.Write(answer)
+}
+
+// bodyTimeout bounds how long a POST's body may take to arrive once its
+// headers have (the HTTP server bounds those).
+var bodyTimeout = 30 * time.Second
+
+// bodyWithin reads a POST's body (as far as the SDK's bound and a byte
+// past it, which the SDK answers with 413) within bodyTimeout, for the
+// handlers after it to read from memory. Without it a client, once past
+// the token, could send its headers and then its body a byte at a time,
+// or never, and hold a handler and its goroutine for as long as it
+// liked. A body that does not arrive in time is answered with 408 and a
+// JSON-RPC error, and its connection is closed.
+func bodyWithin(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rc := http.NewResponseController(w)
+		if r.Method != http.MethodPost || rc.SetReadDeadline(time.Now().Add(bodyTimeout)) != nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(io.LimitReader(r.Body, sdk.DefaultMaxRequestBodyBytes+1))
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			w.Header().Set("Connection", "close")
+			writeRefusalStatus(w, http.StatusRequestTimeout, &refusal{id: json.RawMessage("null"), code: jsonrpc.CodeInvalidRequest,
+				message: fmt.Sprintf("the request's body did not arrive within %s of its headers; send it whole, at once", bodyTimeout)})
+			return
+		}
+		rc.SetReadDeadline(time.Time{})
+		r.Body = readCloser{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // answerRefusals serves a POST of JSON-RPC messages, body, with next, the
