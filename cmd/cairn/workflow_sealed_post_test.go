@@ -52,14 +52,18 @@ func TestWorkflowResumeDoesNotSendASealedPostAgain(t *testing.T) {
 	store, cache := t.TempDir(), cacheForTests(t)
 	run := exec.Command(bin, "workflow", "run", "--store", store, "--cache", cache, "--id", "W", filepath.Join(dir, "flow.yaml"))
 	must(t, run.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- run.Wait() }()
 	select {
 	case <-hung:
-	case <-time.After(30 * time.Second):
+	case err := <-exited:
+		t.Fatalf("the workflow ended before its POST reached the server: %v", err)
+	case <-time.After(5 * time.Minute): // a guard for a hang, not a bound: a busy machine compiles slowly
 		run.Process.Kill()
-		t.Fatalf("the POST never reached the server: %v", run.Wait())
+		t.Fatalf("the POST never reached the server: %v", <-exited)
 	}
 	run.Process.Kill() // SIGKILL
-	run.Wait()
+	<-exited
 
 	resume := func(args ...string) (int, string) {
 		out, err := exec.Command(bin, append([]string{"workflow", "resume", "--store", store, "--cache", cache}, args...)...).CombinedOutput()
