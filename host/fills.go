@@ -250,23 +250,31 @@ func fillGone(filling string) bool {
 // tells a sweep (sweepFill) that a live process fills it. A directory of
 // that name removed between its making and the flock is made again.
 func holdFill(filling string) (*os.File, error) {
+	mkdir := func(d string) error { return os.Mkdir(d, 0o755) }
+	return holdDir(filling, mkdir, unix.LOCK_EX)
+}
+
+// holdDir makes dir (with mkdir, which may find it there) and takes a
+// flock of it of kind how, trying again for flockPatience while another
+// process holds it or it is removed between its making and the flock.
+func holdDir(dir string, mkdir func(string) error, how int) (*os.File, error) {
 	deadline := time.Now().Add(flockPatience)
 	for {
-		if err := os.Mkdir(filling, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		if err := mkdir(dir); err != nil && !errors.Is(err, fs.ErrExist) {
 			return nil, err
 		}
-		f, err := os.Open(filling)
+		f, err := os.Open(dir)
 		if err == nil {
-			if err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err == nil && lockfile.Names(filling, f) {
+			if err = unix.Flock(int(f.Fd()), how|unix.LOCK_NB); err == nil && lockfile.Names(dir, f) {
 				return f, nil
 			}
 			f.Close()
 		}
 		if err != nil && !errors.Is(err, fs.ErrNotExist) && err != unix.EWOULDBLOCK && err != unix.EINTR {
-			return nil, fmt.Errorf("hold %s: %w", filling, err)
+			return nil, fmt.Errorf("hold %s: %w", dir, err)
 		}
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("hold %s: another process kept it for %s", filling, flockPatience)
+			return nil, fmt.Errorf("hold %s: another process kept it for %s", dir, flockPatience)
 		}
 		time.Sleep(time.Millisecond)
 	}
@@ -289,29 +297,11 @@ func toMake(dir string) []string {
 // resume --workspace made empty (makeEmptyDir), which tells a sweep of
 // what a killed one made and left empty (sweepMade) that a live one fills
 // it; shared, since two forks into one directory each go on until one
-// fills it first. A
-// sweep that took it first and removed it has it made again.
+// fills it first. A sweep that took it first and removed it has it made
+// again.
 func holdWorkspace(dir string) (*os.File, error) {
-	deadline := time.Now().Add(flockPatience)
-	for {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, err
-		}
-		f, err := os.Open(dir)
-		if err == nil {
-			if err = unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB); err == nil && lockfile.Names(dir, f) {
-				return f, nil
-			}
-			f.Close()
-		}
-		if err != nil && !errors.Is(err, fs.ErrNotExist) && err != unix.EWOULDBLOCK && err != unix.EINTR {
-			return nil, fmt.Errorf("hold %s: %w", dir, err)
-		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("hold %s: another process kept it for %s", dir, flockPatience)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	mkdirAll := func(d string) error { return os.MkdirAll(d, 0o755) }
+	return holdDir(dir, mkdirAll, unix.LOCK_SH)
 }
 
 // sweepFill removes the fill's directory name, which a mark no process
