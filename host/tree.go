@@ -137,19 +137,11 @@ func (t *tree) limitReached(root string) string {
 	if t.top != "" {
 		root = t.top
 	}
-	l, u := t.limits, t.total()
-	var reason, flag string
-	switch {
-	case l.MaxTokens > 0 && u.Total() >= l.MaxTokens:
-		reason, flag = fmt.Sprintf("the tree of %s reached max_tokens (%d used of %d)", root, u.Total(), l.MaxTokens), "--max-tokens"
-	case l.MaxCost > 0 && float64(u.CostMicroUSD) >= l.MaxCost*1e6:
-		reason, flag = fmt.Sprintf("the tree of %s reached max_cost ($%.4f spent of $%.4f)", root, float64(u.CostMicroUSD)/1e6, l.MaxCost), "--max-cost"
-	case !t.deadline.IsZero() && !time.Now().Before(t.deadline):
-		reason, flag = fmt.Sprintf("the tree of %s reached max_time (%s in this run)", root, time.Duration(l.MaxTime)), "--max-time"
-	default:
+	reason, flag := t.over()
+	if reason == "" {
 		return ""
 	}
-	return fmt.Sprintf("%s; resume %s with %s to allow more", reason, root, flag)
+	return fmt.Sprintf("the tree of %s reached %s; resume %s with %s to allow more", root, reason, root, flag)
 }
 
 // ownerLimitReached is limitReached of the tree of a sub-agent, t.owner:
@@ -159,20 +151,28 @@ func (t *tree) ownerLimitReached(root string) string {
 	if t.top != "" {
 		root = t.top
 	}
-	l, u := t.limits, t.total()
-	var reason, flag string
-	switch {
-	case l.MaxTokens > 0 && u.Total() >= l.MaxTokens:
-		reason, flag = fmt.Sprintf("max_tokens (%d used of %d)", u.Total(), l.MaxTokens), "--max-tokens"
-	case l.MaxCost > 0 && float64(u.CostMicroUSD) >= l.MaxCost*1e6:
-		reason, flag = fmt.Sprintf("max_cost ($%.4f spent of $%.4f)", float64(u.CostMicroUSD)/1e6, l.MaxCost), "--max-cost"
-	case !t.deadline.IsZero() && !time.Now().Before(t.deadline):
-		reason, flag = fmt.Sprintf("max_time (%s in this run)", time.Duration(l.MaxTime)), "--max-time"
-	default:
+	reason, flag := t.over()
+	if reason == "" {
 		return ""
 	}
 	return fmt.Sprintf("the tree of %s reached %s, a limit of that sub-agent's own: raise it resuming it (`cairn resume %s` with %s), then `cairn resume %s`",
 		t.owner, reason, t.owner, flag, root)
+}
+
+// over names the limit of t that the tree's use has reached, with what it
+// used ("max_tokens (2100 used of 2000)"), and the flag of resume that
+// raises it; "" when it has reached none.
+func (t *tree) over() (reason, flag string) {
+	l, u := t.limits, t.total()
+	switch {
+	case l.MaxTokens > 0 && u.Total() >= l.MaxTokens:
+		return fmt.Sprintf("max_tokens (%d used of %d)", u.Total(), l.MaxTokens), "--max-tokens"
+	case l.MaxCost > 0 && float64(u.CostMicroUSD) >= l.MaxCost*1e6:
+		return fmt.Sprintf("max_cost ($%.4f spent of $%.4f)", float64(u.CostMicroUSD)/1e6, l.MaxCost), "--max-cost"
+	case !t.deadline.IsZero() && !time.Now().Before(t.deadline):
+		return fmt.Sprintf("max_time (%s in this run)", time.Duration(l.MaxTime)), "--max-time"
+	}
+	return "", ""
 }
 
 // subRun is what a delegation gives the run of its sub-agent.
