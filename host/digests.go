@@ -103,7 +103,7 @@ func (d *moduleDigests) load() {
 		return
 	}
 	d.loaded = true
-	b, err := readDigestsFile(d.path)
+	b, err := readPlainFile(d.path, maxDigestsFile)
 	if err != nil {
 		return
 	}
@@ -170,10 +170,10 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // long path each, many times over.
 const maxDigestsFile = 4 << 20
 
-// readDigestsFile reads the file at path if it is a regular file, up to
-// maxDigestsFile. Anything else is not opened, and what is opened is
-// opened without waiting, so that a FIFO in its place is not waited on.
-func readDigestsFile(path string) ([]byte, error) {
+// readPlainFile reads the file at path if it is a regular file, up to
+// limit bytes. Anything else is not opened, and what is opened is opened
+// without waiting, so that a FIFO in its place is not waited on.
+func readPlainFile(path string, limit int64) ([]byte, error) {
 	if fi, err := os.Lstat(path); err != nil || !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s is not a file", path)
 	}
@@ -185,7 +185,7 @@ func readDigestsFile(path string) ([]byte, error) {
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s is not a file", path)
 	}
-	return io.ReadAll(io.LimitReader(f, maxDigestsFile))
+	return io.ReadAll(io.LimitReader(f, limit))
 }
 
 // validDigest says whether s is a sha256 digest as the store writes them.

@@ -157,7 +157,7 @@ func TestModuleDigestsDamagedLineIsSkipped(t *testing.T) {
 // by a directory is not read: a start hashes its modules, and goes on.
 func TestModuleDigestsFileNotAFile(t *testing.T) {
 	fifotest.RefusedAtOnce(t, func(path string) (func(), error) {
-		_, err := readDigestsFile(path)
+		_, err := readPlainFile(path, maxDigestsFile)
 		return func() {}, err
 	})
 	cache := t.TempDir()

@@ -429,6 +429,11 @@ func (e *Engine) promptsKept(opts ForkOptions) (err error) {
 // the directory as one that is not empty.
 const forkMarkName = ".cairn-fork-unmade"
 
+// maxForkMark bounds what is read of a fork mark: far more than one
+// holds (two ids, a round), so that a huge file of that name in a
+// directory a fork or gc looks at is not read whole.
+const maxForkMark = 64 << 10
+
 // forkMark is what forkMarkName holds: the new agent, and what it is
 // forked from.
 type forkMark struct {
@@ -453,7 +458,7 @@ func (m forkMark) filledIn(dir string) (bool, error) {
 	if err != nil || len(entries) == 0 {
 		return false, nil
 	}
-	b, err := os.ReadFile(filepath.Join(dir, forkMarkName))
+	b, err := readPlainFile(filepath.Join(dir, forkMarkName), maxForkMark)
 	var had forkMark
 	if err != nil || json.Unmarshal(b, &had) != nil {
 		return false, fmt.Errorf("workspace %s %w; fork as another agent, or move the directory away", dir, ErrWorkspaceNotEmpty)
@@ -475,7 +480,7 @@ func (m forkMark) leftIn(dir string) bool {
 // readForkMark reads the fork mark in dir; false when it holds none.
 func readForkMark(dir string) (forkMark, bool) {
 	var m forkMark
-	b, err := os.ReadFile(filepath.Join(dir, forkMarkName))
+	b, err := readPlainFile(filepath.Join(dir, forkMarkName), maxForkMark)
 	if err != nil || json.Unmarshal(b, &m) != nil {
 		return forkMark{}, false
 	}

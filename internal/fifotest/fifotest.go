@@ -18,7 +18,14 @@ import (
 // what to close when it succeeded.
 func RefusedAtOnce(t *testing.T, open func(path string) (close func(), err error)) {
 	t.Helper()
-	fifo := filepath.Join(t.TempDir(), "ws")
+	RefusedAtOnceNamed(t, "ws", open)
+}
+
+// RefusedAtOnceNamed is RefusedAtOnce of a FIFO named name, for code that
+// looks for a file of that name in a directory.
+func RefusedAtOnceNamed(t *testing.T, name string, open func(path string) (close func(), err error)) {
+	t.Helper()
+	fifo := filepath.Join(t.TempDir(), name)
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Skipf("mkfifo: %v", err)
 	}
