@@ -57,7 +57,7 @@ func decide(c *cli.Context, approved bool) error {
 		return withCode(exitUsage, err)
 	}
 	if err != nil {
-		return runError(err)
+		return runError(agentsBeginning(eng.Store(), agent, err))
 	}
 	verb := "approved"
 	if !approved {

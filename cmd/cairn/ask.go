@@ -37,7 +37,7 @@ func askAction(c *cli.Context) error {
 	}
 	a, err := s.eng.Ask(s.ctx, opts)
 	if err != nil {
-		return runError(err)
+		return runError(agentsBeginning(s.eng.Store(), opts.ID, err))
 	}
 	if asJSON {
 		return writeJSON(c, struct {

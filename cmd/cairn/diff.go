@@ -37,7 +37,7 @@ func diffAction(c *cli.Context) error {
 		return withCode(exitUsage, err) // as log --round N of a round not kept
 	}
 	if err != nil {
-		return runError(err)
+		return runError(agentsBeginning(eng.Store(), c.Args().First(), err))
 	}
 	if c.Bool(jsonFlag.Name) {
 		return writeTerminalJSON(c.App.Writer, struct {
@@ -103,7 +103,7 @@ func undoAction(c *cli.Context) error {
 	defer eng.Close(context.Background())
 	u, err := eng.Undo(c.Context, c.Args().First())
 	if err != nil {
-		return runError(err)
+		return runError(agentsBeginning(eng.Store(), c.Args().First(), err))
 	}
 	if c.Bool(jsonFlag.Name) {
 		return writeTerminalJSON(c.App.Writer, u)

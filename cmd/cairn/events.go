@@ -55,7 +55,7 @@ func eventsAction(c *cli.Context) error {
 		}
 		return nil
 	})
-	return runError(err)
+	return runError(agentsBeginning(store, c.Args().First(), err))
 }
 
 // hasRun checks that the agent has a run named run, when one is named.
@@ -65,7 +65,7 @@ func hasRun(ctx context.Context, store checkpoint.Store, id, run string) error {
 	}
 	in, err := host.Inspect(ctx, store, id)
 	if err != nil {
-		return runError(err)
+		return runError(agentsBeginning(store, id, err))
 	}
 	for _, r := range in.State.Runs {
 		if r.ID == run {
@@ -81,7 +81,7 @@ func inTree(ctx context.Context, store checkpoint.Store, id, sub string) error {
 	for a := sub; a != "" && a != id; {
 		in, err := host.Inspect(ctx, store, a)
 		if err != nil {
-			return runError(err)
+			return runError(agentsBeginning(store, a, err))
 		}
 		if in.State.Parent == nil {
 			return withCode(exitUsage, fmt.Errorf("agent %s is not a sub-agent of %s; `cairn ls` shows the trees", sub, id))

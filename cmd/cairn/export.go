@@ -34,7 +34,7 @@ func exportAction(c *cli.Context) error {
 	}
 	a, err := host.Export(store, c.Args().First())
 	if err != nil {
-		return runError(err)
+		return runError(agentsBeginning(store, c.Args().First(), err))
 	}
 	if err := writeFileAtomic(out, a); err != nil {
 		return fmt.Errorf("write export %s: %w", out, err)

@@ -38,7 +38,7 @@ func snapshotAction(c *cli.Context) error {
 	defer eng.Close(context.Background())
 	b, err := eng.Snapshot(c.Context, c.Args().First(), c.String("label"))
 	if err != nil {
-		return runError(err)
+		return runError(agentsBeginning(eng.Store(), c.Args().First(), err))
 	}
 	fmt.Fprintf(c.App.Writer, "bookmarked agent %s at round %d as %s\n", c.Args().First(), b.Round, b.Label)
 	return nil
@@ -73,7 +73,7 @@ func forkAction(c *cli.Context) error {
 	st, err := forkAt(c.Context, eng, host.ForkOptions{ID: c.Args().First(), From: c.String("from"), As: c.String("as"),
 		Workspace: c.String("workspace"), Past: c.IsSet("at-round"), AtRound: c.Int("at-round")})
 	if err != nil {
-		return forkError(err)
+		return forkError(agentsBeginning(eng.Store(), c.Args().First(), err))
 	}
 	fmt.Fprintf(c.App.Writer, "forked %s at round %d as %s, workspace %s\n", st.From, st.Round, st.Agent, st.Workspace)
 	return nil

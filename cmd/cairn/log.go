@@ -41,7 +41,7 @@ func logAction(c *cli.Context) error {
 	}
 	in, err := host.Inspect(c.Context, store, c.Args().First())
 	if err != nil {
-		return runError(workflowNotAgent(store, c.Args().First(), "show", err))
+		return runError(agentsBeginning(store, c.Args().First(), workflowNotAgent(store, c.Args().First(), "show", err)))
 	}
 	if p := in.State.Parent; p != nil && !c.Bool(jsonFlag.Name) {
 		fmt.Fprintf(c.App.Writer, "(sub-agent %s of %s, made by its call %s)\n", p.Name, p.Agent, p.Call)
@@ -138,7 +138,7 @@ func logRound(c *cli.Context) error {
 		return withCode(exitUsage, err)
 	}
 	if err != nil {
-		return runError(err)
+		return runError(agentsBeginning(store, c.Args().First(), err))
 	}
 	for _, m := range msgs {
 		if c.Bool(jsonFlag.Name) {

@@ -44,7 +44,7 @@ func pauseAction(c *cli.Context) error {
 		}
 	}
 	if err != nil {
-		return runError(err)
+		return runError(agentsBeginning(eng.Store(), id, err))
 	}
 	fmt.Fprintf(c.App.Writer, "asked agent %s to pause at its next boundary\n", id)
 	return nil

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -240,7 +241,7 @@ func inspect(c *cli.Context, usage string) (*host.Inspection, error) {
 	}
 	in, err := host.Inspect(c.Context, store, c.Args().First())
 	if err != nil {
-		return nil, runError(workflowNotAgent(store, c.Args().First(), "show", err))
+		return nil, runError(agentsBeginning(store, c.Args().First(), workflowNotAgent(store, c.Args().First(), "show", err)))
 	}
 	return in, nil
 }
@@ -259,11 +260,13 @@ func workflowNotAgent(store checkpoint.Store, id, cmd string, err error) error {
 }
 
 // agentsBeginning adds to err, that no agent has the id, the agents whose
-// ids begin with it: a sub-agent's id is its parent's, its name and a
-// digest (lead.mid-2317e554), and one typed without its digest names no
-// agent.
+// ids it begins (beginsID): a sub-agent's id is its parent's, its name and
+// a digest (lead.mid-2317e554), and one typed without its digest names no
+// agent. Every command that takes an agent id refuses so, with the exit
+// code of not found. An error that is not ErrNotFound, or one of an agent
+// that is there (a round, run or bookmark it lacks), is returned as it is.
 func agentsBeginning(store checkpoint.Store, id string, err error) error {
-	if !errors.Is(err, checkpoint.ErrNotFound) || id == "" {
+	if !errors.Is(err, checkpoint.ErrNotFound) || id == "" || store.Exists(id) {
 		return err
 	}
 	all, lerr := store.List()
@@ -272,7 +275,7 @@ func agentsBeginning(store checkpoint.Store, id string, err error) error {
 	}
 	var ids []string
 	for _, a := range all {
-		if strings.HasPrefix(a.ID, id) {
+		if beginsID(a.ID, id) {
 			ids = append(ids, a.ID)
 		}
 	}
@@ -283,6 +286,29 @@ func agentsBeginning(store checkpoint.Store, id string, err error) error {
 		ids = append(ids[:5], fmt.Sprintf("and %d more", len(ids)-5))
 	}
 	return fmt.Errorf("%w; agents whose ids begin with it: %s (`cairn ls` lists them with their trees)", err, strings.Join(ids, ", "))
+}
+
+// beginsID reports whether prefix is the evident start of the agent id: it
+// ends at a '.' where a sub-agent's id goes on from its parent's ("lead" or
+// "lead." of "lead.mid-2317e554"), or in a sub-agent's digest, at its '-'
+// or after ("lead.mid", "lead.mid-23"). One that ends in a name ("lead.mi")
+// is not.
+func beginsID(id, prefix string) bool {
+	rest, ok := strings.CutPrefix(id, prefix)
+	if !ok || rest == "" {
+		return false
+	}
+	if rest[0] == '.' || strings.HasSuffix(prefix, ".") {
+		return true
+	}
+	start := strings.LastIndexByte(prefix, '.') + 1 // the part of id prefix ends in
+	part, _, _ := strings.Cut(id[start:], ".")
+	const digest = len("-2317e554")
+	if start == 0 || len(part) <= digest || part[len(part)-digest] != '-' || len(prefix)-start < len(part)-digest {
+		return false
+	}
+	_, herr := hex.DecodeString(part[len(part)-digest+1:])
+	return herr == nil
 }
 
 // writeJSON prints v as one line of JSON.

@@ -38,7 +38,7 @@ func verifyAction(c *cli.Context) error {
 	if errors.Is(err, host.ErrNoSuchCall) {
 		return withCode(exitUsage, err)
 	} else if err != nil {
-		return runError(err)
+		return runError(agentsBeginning(eng.Store(), c.Args().First(), err))
 	}
 	if c.Bool(jsonFlag.Name) {
 		err = writeJSON(c, rep)
