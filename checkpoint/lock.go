@@ -56,6 +56,12 @@ func (e *LockedError) Error() string {
 		// Not a run: a command that holds the agent for a moment, which a
 		// pause does not stop.
 		advice = fmt.Sprintf("it holds the agent only while it %s: try again when it is done", task)
+		if makesAgent(h.Run) {
+			// A second maker of the id, tried again, would find the agent
+			// the first made.
+			advice = fmt.Sprintf("it is making the agent (`cairn %s`): once it is done the agent is there (`cairn show %s`); "+
+				"to make another, give it another id", h.Run, e.Agent)
+		}
 	}
 	if h.PID == 0 {
 		return fmt.Sprintf("agent %q is locked by another process; %s", e.Agent, advice)
@@ -379,6 +385,10 @@ func lockHeld(dir string) bool {
 	}
 	return false
 }
+
+// makesAgent says whether a holder of that name makes the agent it holds
+// (a fork's new agent, an import's).
+func makesAgent(name string) bool { return name == "fork" || name == "import" }
 
 // briefTask says what a holder that is not a run does with the agent, by
 // the name it holds the lock under; ok is false for a run's.

@@ -45,3 +45,17 @@ func TestLockedByADecisionAdvisesTryingAgain(t *testing.T) {
 		}
 	}
 }
+
+// Regression: of two forks (or imports) making the same id, the one that
+// found it held was told to try again once the other was done, and trying
+// again was refused as the agent existing. It is told that the other is
+// making the agent, where to see it, and to give another id.
+func TestLockedByAMakerSaysItIsMakingTheAgent(t *testing.T) {
+	for _, maker := range []string{"fork", "import"} {
+		msg := (&LockedError{Agent: "twin", Holder: ThisProcess(maker)}).Error()
+		if strings.Contains(msg, "try again") || !strings.Contains(msg, "it is making the agent (`cairn "+maker+"`)") ||
+			!strings.Contains(msg, "`cairn show twin`") || !strings.Contains(msg, "another id") {
+			t.Errorf("an agent a %s is making is refused with %q; want that it is being made, where to see it, and to give another id", maker, msg)
+		}
+	}
+}
