@@ -20,13 +20,24 @@ import (
 // connection, is Linux's way: so the file's name.
 func fullBacklog(t *testing.T) string {
 	t.Helper()
+	port, err := fullBacklogAt(t, [4]byte{127, 0, 0, 1}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("127.0.0.1:%d", port)
+}
+
+// fullBacklogAt makes such a listener at ip and port (0: one the kernel
+// picks) and returns its port; the error is the bind's.
+func fullBacklogAt(t *testing.T, ip [4]byte, port int) (int, error) {
+	t.Helper()
 	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { syscall.Close(fd) })
-	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
-		t.Fatal(err)
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: ip, Port: port}); err != nil {
+		return 0, fmt.Errorf("bind %v:%d: %w", net.IP(ip[:]), port, err)
 	}
 	if err := syscall.Listen(fd, 0); err != nil {
 		t.Fatal(err)
@@ -35,12 +46,13 @@ func fullBacklog(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := fmt.Sprintf("127.0.0.1:%d", sa.(*syscall.SockaddrInet4).Port)
+	port = sa.(*syscall.SockaddrInet4).Port
+	addr := fmt.Sprintf("%v:%d", net.IP(ip[:]), port)
 	// Fill the backlog (a backlog of 0 holds one connection).
 	for {
 		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
 		if err != nil {
-			return addr
+			return port, nil
 		}
 		t.Cleanup(func() { c.Close() })
 	}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -39,7 +40,8 @@ type Guard struct {
 }
 
 // connectAttempt is how long one connection attempt may take, when the
-// grant's timeout is longer: past it, a name's next address is tried.
+// request's deadline is later: past it, a name's next address is tried,
+// within that deadline (dialBy).
 const connectAttempt = 10 * time.Second
 
 type secretRule struct {
@@ -226,6 +228,9 @@ func addrAllowed(entries []entry, a netip.Addr) bool {
 // checking it once more in the dialer's Control hook, so that no second
 // resolution (DNS rebinding) can send the connection elsewhere. localhost
 // reaches loopback addresses only: a secret goes to it over plain http.
+// The whole dial, resolution and every address tried, ends by the
+// deadline of the request it dials for (dialBy), each attempt within it
+// bounded by connectAttempt.
 func (g *Guard) dial(ctx context.Context, network, addr string) (net.Conn, error) {
 	host, portText, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -240,6 +245,8 @@ func (g *Guard) dial(ctx context.Context, network, addr string) (net.Conn, error
 	if len(entries) == 0 {
 		return nil, fmt.Errorf("%w: %s is not in the allow list", ErrRefused, net.JoinHostPort(h, portText))
 	}
+	ctx, cancel := g.dialBy(ctx)
+	defer cancel()
 	addrs, err := g.resolve(ctx, h, isAddr)
 	if err != nil {
 		return nil, err
@@ -253,31 +260,59 @@ func (g *Guard) dial(ctx context.Context, network, addr string) (net.Conn, error
 			return nil, fmt.Errorf("%w: localhost resolves to %s, which is not a loopback address; localhost reaches this machine's own loopback only (see its entry in the hosts file, or the DNS that answered for it)", ErrRefused, a)
 		}
 	}
-	// net/http dials on when the request has ended: the grant's timeout
-	// bounds the dial too, and each attempt has its own bound within it.
-	timeout := orDefault(g.rules.Timeout, DefaultTimeout)
-	d := net.Dialer{Timeout: min(g.connectAttempt, timeout), Control: func(_, address string, _ syscall.RawConn) error {
+	d := net.Dialer{Control: func(_, address string, _ syscall.RawConn) error {
 		ap, err := netip.ParseAddrPort(address)
 		if err != nil || !addrAllowed(entries, ap.Addr()) || h == "localhost" && !ap.Addr().Unmap().WithZone("").IsLoopback() {
 			return fmt.Errorf("%w: connecting to %s", ErrRefused, address)
 		}
 		return nil
 	}}
-	var last error
+	by, _ := ctx.Deadline()
+	var last error = os.ErrDeadlineExceeded
 	for _, a := range addrs {
+		if !time.Now().Before(by) {
+			break // no address is tried, no socket made, past the deadline
+		}
 		at := netip.AddrPortFrom(a, uint16(port)).String()
+		d.Deadline = time.Now().Add(g.connectAttempt)
 		c, err := d.DialContext(ctx, network, at)
 		if err == nil {
 			return c, nil
 		}
 		last = err
 		var ne net.Error
-		if d.Timeout < timeout && ctx.Err() == nil && errors.As(err, &ne) && ne.Timeout() {
+		if d.Deadline.Before(by) && ctx.Err() == nil && errors.As(err, &ne) && ne.Timeout() {
 			last = fmt.Errorf("connect to %s: not completed within %s, the bound of one connection attempt (the peer never answered: an address whose packets are dropped, or a server whose queue of connections is full): %w",
-				at, d.Timeout, err)
+				at, g.connectAttempt, err)
 		}
 	}
 	return nil, last
+}
+
+// dialByKey is the context key of the time by which a request's
+// connection is made or given up (withDialBy).
+type dialByKey struct{}
+
+// withDialBy is ctx, a request's, with its deadline kept for its dial.
+// net/http dials with the request's values but not its deadline or its
+// cancellation, and dials on when the request has ended, for the next
+// request: the deadline kept so bounds that dial too.
+func withDialBy(ctx context.Context) context.Context {
+	if by, ok := ctx.Deadline(); ok {
+		return context.WithValue(ctx, dialByKey{}, by)
+	}
+	return ctx
+}
+
+// dialBy is ctx, a dial's, bounded by the deadline of the request it
+// dials for (withDialBy), or else by the grant's timeout from now: the
+// whole dial, every address of a name and the TLS handshake, ends by it,
+// and no socket it made outlives it.
+func (g *Guard) dialBy(ctx context.Context) (context.Context, context.CancelFunc) {
+	if by, ok := ctx.Value(dialByKey{}).(time.Time); ok {
+		return context.WithDeadline(ctx, by)
+	}
+	return context.WithTimeout(ctx, orDefault(g.rules.Timeout, DefaultTimeout))
 }
 
 // resolve finds the addresses of the normal host h.

@@ -279,6 +279,8 @@ func (g *Guard) dialTLS(t *http.Transport) func(context.Context, string, string)
 		if err != nil {
 			return nil, err
 		}
+		ctx, cancel := g.dialBy(ctx)
+		defer cancel()
 		c, err := g.dial(ctx, network, addr)
 		if err != nil {
 			return nil, err
@@ -292,12 +294,12 @@ func (g *Guard) dialTLS(t *http.Transport) func(context.Context, string, string)
 			cfg.ServerName = host
 		}
 		tc := tls.Client(c, cfg)
-		// net/http dials on when the request has ended: the grant's
-		// timeout bounds the handshake too, so that a server that
-		// never answers it holds no connection past the request.
+		// net/http dials on when the request has ended: the request's
+		// deadline (dialBy) bounds the handshake too, so that a server
+		// that never answers it holds no connection past the request.
 		bound := min(t.TLSHandshakeTimeout, orDefault(g.rules.Timeout, DefaultTimeout))
-		hctx, cancel := context.WithTimeout(ctx, bound)
-		defer cancel()
+		hctx, hcancel := context.WithTimeout(ctx, bound)
+		defer hcancel()
 		if err := tc.HandshakeContext(hctx); err != nil {
 			c.Close()
 			if ctx.Err() == nil && hctx.Err() != nil {
