@@ -424,7 +424,8 @@ func (c *Client) send(ctx context.Context, req *sandbox.NetRequest) (*sandbox.Ne
 		// deferred Close closes that connection.
 		return nil, fmt.Errorf("the server answered %q to a request that did not ask to switch protocols; the answer is refused", resp.Status)
 	}
-	var raw io.ReadCloser = resp.Body
+	got := &countedBody{ReadCloser: resp.Body} // as it came (cutshort.go)
+	var raw io.ReadCloser = got
 	gzipped := askedGzip && resp.ContentLength != 0 && onlyGzip(resp.Header)
 	if gzipped {
 		// The host decodes the gzip it asked for (askGzip), as
@@ -432,7 +433,7 @@ func (c *Client) send(ctx context.Context, req *sandbox.NetRequest) (*sandbox.Ne
 		// coding: net/http decodes by the first Content-Encoding line
 		// and drops them all, so a body in gzip and then br would reach
 		// the tool in br, unnamed and unsearched.
-		raw = gunzip(&cappedBody{ReadCloser: resp.Body, left: gzipBound(max)})
+		raw = gunzip(&cappedBody{ReadCloser: got, left: gzipBound(max)})
 		resp.Header.Del("Content-Encoding")
 		resp.Header.Del("Content-Length")
 	}
@@ -440,6 +441,9 @@ func (c *Client) send(ctx context.Context, req *sandbox.NetRequest) (*sandbox.Ne
 	c.Received += int64(len(body))
 	if errors.Is(err, errPastGzipBound) {
 		return nil, fmt.Errorf("the response body, in gzip as it came, is larger than %d bytes, more than gzip of a body of %d bytes (net: {max_response_bytes}) can be; the tool is not given it", gzipBound(max), max)
+	}
+	if err != nil && ctx.Err() == nil && got.cutOff() {
+		return nil, fmt.Errorf("read the response body: %w", cutShort(resp, got))
 	}
 	if err != nil {
 		if gzipped && ctx.Err() == nil {
