@@ -289,7 +289,10 @@ func readBlob(digest string, query func(string, ...any) (pgx.Rows, context.Cance
 // readChunks reads a blob's n chunks, size bytes in all, a few a
 // statement, hashing them as they come.
 func readChunks(digest string, size int64, n int, query func(string, ...any) (pgx.Rows, context.CancelFunc, error)) ([]byte, error) {
-	out := make([]byte, 0, min(size, 1<<31))
+	// Room for what its chunks can hold, not for what its row claims: a
+	// size damaged in the row is found once they are read, and must not
+	// reserve gigabytes first.
+	out := make([]byte, 0, min(size, int64(n)*int64(blobChunk), 1<<31))
 	h := sha256.New()
 	for next := 0; next < n; {
 		rows, cancel, err := query(`SELECT idx, data FROM cairn_blob_chunks WHERE digest = $1 AND idx >= $2 ORDER BY idx LIMIT $3`,

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -44,10 +45,19 @@ func TestChunkedBlobDamageFoundAndRepaired(t *testing.T) {
 		{"chunk left over", `INSERT INTO cairn_blob_chunks SELECT digest, 11, data FROM cairn_blob_chunks WHERE idx = 0`, "hold more than its 10247 bytes"},
 		{"size lost", `UPDATE cairn_blobs SET size = NULL`, "neither where its bytes are nor how many"},
 		{"chunks forgotten", `UPDATE cairn_blobs SET chunks = 0`, "its row in cairn_blobs does not match its digest"},
+		// Regression: the read reserved the size the row claimed, 2 GiB,
+		// before it found the chunks hold 10 KiB.
+		{"size raised", `UPDATE cairn_blobs SET size = 2147483000`, "hold 10247 bytes of its 2147483000"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			execSQL(t, url, c.damage)
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
 			_, err := s.Blob(d)
+			runtime.ReadMemStats(&after)
+			if got := after.TotalAlloc - before.TotalAlloc; got > 64<<20 {
+				t.Errorf("reading a blob of 10 KiB with a %s allocated %d MiB", c.name, got>>20)
+			}
 			var cbe *pgstore.CorruptBlobError
 			if !errors.Is(err, checkpoint.ErrCorrupt) || !errors.As(err, &cbe) || cbe.Digest != d || !strings.Contains(err.Error(), c.said) {
 				t.Fatalf("a blob with a %s read: %v, want it corrupt saying %q", c.name, err, c.said)
