@@ -24,7 +24,8 @@ import (
 // modulo 2^32 (one iovec for 2^29 + 1 of them), is past the memory too.
 //
 // A descriptor that is not open is EBADF first, as Linux checks the
-// descriptor before the buffer.
+// descriptor before the buffer: so too for fd_filestat_get, which does
+// nothing but write its answer, and whose pointer wazero's checked first.
 type faulting struct {
 	fn, fdstat api.GoModuleFunction // the function, and wazero's fd_fdstat_get
 	outs       []out                // its answers' pointers
@@ -51,6 +52,9 @@ var faultParams = map[string][][2]any{
 	"fd_readdir":    {{"buf", "buf_len"}, {"result.bufused", 4}},
 	"path_readlink": {{"buf", "buf_len"}, {"result.bufused", 4}},
 	"path_open":     {{"result.opened_fd", 4}},
+	// No act, but wazero's checked the answer's pointer before the
+	// descriptor, where Linux checks the descriptor first.
+	"fd_filestat_get": {{"result.filestat", 64}},
 	// Two answers, each written on its own: wazero's wrote the first and
 	// then answered EFAULT for the second.
 	"args_sizes_get":    {{"result.argc", 4}, {"result.argv_len", 4}},

@@ -31,6 +31,7 @@ func TestFaultingCallDoesNothing(t *testing.T) {
 		"fault-seek": "21 0", "fault-open-creat": "21", "fault-open-trunc": "21",
 		"fault-readlink": "21 ----", "fault-readdir": "21 0",
 		"fault-args-sizes": "21 77", "fault-environ-sizes": "21 77",
+		"fault-filestat-badfd": "8", "fault-filestat": "21",
 	}
 	for _, kind := range mountKinds {
 		t.Run(kind, func(t *testing.T) {

@@ -31,6 +31,10 @@ func faults() {
 	say("fault-write-wrap", fdWriteAt(w, ptr(unsafe.Pointer(&good)), 1<<29+1, ptr(unsafe.Pointer(&n))), content())
 	say("fault-stdout-nwritten", fdWriteAt(1, ptr(unsafe.Pointer(&good)), 1, past))
 	say("fault-badfd", fdWriteAt(99, ptr(unsafe.Pointer(&good)), 1, past))
+	// A descriptor not open and an answer past memory: EBADF, as Linux
+	// checks the descriptor first.
+	say("fault-filestat-badfd", fdFilestatGet(99, past))
+	say("fault-filestat", fdFilestatGet(3, past))
 
 	r, _ := open(3, "inside.txt", 0, rightFdRead|rightFdSeek|1<<5, 0)
 	buf := []byte("----")
