@@ -200,6 +200,13 @@ func pointerSegments(p string) []string {
 	return strings.Split(strings.TrimPrefix(p, "/"), "/")
 }
 
+// PlaceHolds says whether the JSON pointer outer ("" for the whole input)
+// is the place inner, or holds it; "*" in either is any item, as in
+// ArgumentsPlace.
+func PlaceHolds(outer, inner string) bool {
+	return segmentsPrefix(pointerSegments(outer), pointerSegments(inner))
+}
+
 // segmentsPrefix says whether the place prefix is the place of, or holds,
 // the place of; "*" in either is any item.
 func segmentsPrefix(prefix, of []string) bool {

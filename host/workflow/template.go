@@ -82,7 +82,7 @@ func (r *runner) checkExpanded(af *host.AgentFile, j job) error {
 	at := host.ArgumentsPlace(err)
 	var from []string
 	for _, p := range places {
-		if at == "" || placeHolds(p, at) || placeHolds(at, p) {
+		if at == "" || host.PlaceHolds(p, at) || host.PlaceHolds(at, p) {
 			from = append(from, r.templateFrom(j.step.Input, p))
 		}
 	}
@@ -112,22 +112,4 @@ func (r *runner) templateFrom(in any, p string) string {
 		where = "(the whole input)"
 	}
 	return fmt.Sprintf("the template %q at %s (%s)", t, where, strings.Join(outs, "; "))
-}
-
-// placeHolds says whether the JSON pointer outer is the place inner, or
-// holds it; "*" in either is any item.
-func placeHolds(outer, inner string) bool {
-	o, i := strings.Split(outer, "/"), strings.Split(inner, "/")
-	if outer == "" {
-		return true
-	}
-	if len(o) > len(i) {
-		return false
-	}
-	for k, s := range o {
-		if s != i[k] && s != "*" && i[k] != "*" {
-			return false
-		}
-	}
-	return true
 }
