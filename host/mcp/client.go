@@ -232,6 +232,8 @@ func (c *conn) Call(ctx context.Context, name string, input json.RawMessage) (st
 		return "", false, fmt.Errorf("%w: %w", host.ErrNotSent, err)
 	case errors.As(err, &wire) && wire.Code == dropCode:
 		return "", false, fmt.Errorf("%w: %s", host.ErrOutputLimit, wire.Message)
+	case errors.As(err, &wire) && wire.Code == cutCode:
+		return "", false, errors.New(wire.Message)
 	case errors.As(err, &wire) && !localCodes[wire.Code]:
 		// The server answered, with an error instead of a result: an
 		// error result, not a failure of the server.

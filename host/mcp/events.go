@@ -3,8 +3,11 @@ package mcp
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"net/http"
 )
 
 // events passes on a url server's stream of server-sent events (each
@@ -17,13 +20,81 @@ import (
 // its id and retry lines passes on, so that a stream resumed after it
 // starts after it. A line ends at "\n", and an event at a blank line, as
 // the SDK reads them.
+//
+// The stream of a POST whose request awaits an answer, req, that ends or
+// fails before the answer came, none of its events having an id to resume
+// it by, ends with an event of an error response (cutCode) that says so,
+// where the SDK's client would fail the call with "request terminated
+// without response" alone.
 type events struct {
 	br    *bufio.Reader
 	limit int
+	req   *http.Request
 	out   queue
+
+	id        json.RawMessage // of req's request, once read; nil for none
+	idRead    bool
+	answered  bool // an event answered req's request
+	resumable bool // an event had an id
+	n         int  // events passed on
 }
 
-func (e *events) Read(p []byte) (int, error) { return e.out.read(p, e.event) }
+func (e *events) Read(p []byte) (int, error) { return e.out.read(p, e.next) }
+
+// next is the next event, as event reads it, and, at the end of the
+// stream, the answer that takes the place of one that never came.
+func (e *events) next() ([]byte, error) {
+	ev, err := e.event()
+	e.note(ev)
+	if err == nil || e.answered || e.resumable || e.req == nil || e.req.Context().Err() != nil {
+		return ev, err
+	}
+	if !e.idRead {
+		e.id, e.idRead = requestID(e.req), true
+	}
+	if e.id == nil {
+		return ev, err
+	}
+	msg := fmt.Sprintf("the server ended its stream of events after %d of them, without the call's answer", e.n)
+	if !errors.Is(err, io.EOF) {
+		msg = fmt.Sprintf("the server's stream of events failed after %d of them, without the call's answer (%v)", e.n, err)
+	}
+	if len(ev) > 0 && !bytes.HasSuffix(ev, []byte("\n\n")) {
+		ev = append(ev, '\n')
+	}
+	ev = append(append(append(ev, "data: "...), errorAnswer(e.id, cutCode, msg)...), "\n\n"...)
+	return ev, io.EOF
+}
+
+// note reads what passes on of an event, ev: whether it has an id, and
+// whether it answers req's request.
+func (e *events) note(ev []byte) {
+	if len(bytes.TrimSpace(ev)) == 0 {
+		return
+	}
+	e.n++
+	var data [][]byte
+	for line := range bytes.Lines(ev) {
+		name, value, _ := bytes.Cut(bytes.TrimRight(line, "\r\n"), []byte(":"))
+		switch string(name) {
+		case "id":
+			e.resumable = e.resumable || len(bytes.TrimSpace(value)) > 0
+		case "data":
+			data = append(data, bytes.TrimPrefix(value, []byte(" ")))
+		}
+	}
+	var m struct {
+		ID     json.RawMessage
+		Method *string
+	}
+	if e.answered || e.req == nil || json.Unmarshal(bytes.Join(data, []byte("\n")), &m) != nil || m.Method != nil || m.ID == nil {
+		return
+	}
+	if !e.idRead {
+		e.id, e.idRead = requestID(e.req), true
+	}
+	e.answered = bytes.Equal(m.ID, e.id)
+}
 
 // event reads the next event with the blank line that ends it, whole, or,
 // for one over limit, what takes its place. An event the end of the

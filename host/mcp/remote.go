@@ -8,6 +8,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strings"
 )
 
 // capped is the http.RoundTripper of a url server's connection: it reads
@@ -26,12 +27,15 @@ func (c capped) RoundTrip(r *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return refusedAnswer(r, resp)
+	}
 	var body io.Reader
 	switch mediaType, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mediaType {
 	case "text/event-stream":
-		body = &events{br: bufio.NewReaderSize(resp.Body, 64<<10), limit: c.limit}
+		body = &events{br: bufio.NewReaderSize(resp.Body, 64<<10), limit: c.limit, req: r}
 	case "application/json":
-		body = &answer{body: resp.Body, limit: c.limit, req: r}
+		body = &answer{body: resp.Body, limit: c.limit, req: r, size: resp.ContentLength}
 	default:
 		body = io.LimitReader(resp.Body, int64(c.limit))
 	}
@@ -44,24 +48,73 @@ type readCloser struct {
 	io.Closer
 }
 
+// refusedAnswer is what passes on of resp, a status other than 2xx, to
+// r: a JSON-RPC error response to r's request in its body is passed on
+// as the answer (status 200), which the SDK's client would drop for a
+// status it takes as passing (500, 502, 503, 504, 429), keeping only the
+// status's name; any other body is an error that names the status and
+// what the body says (the SDK's client keeps the status's name alone),
+// but for a 404 to a request of a session (the session is gone, which the
+// SDK's client reads from the status) and an answer to a message that
+// awaits none.
+func refusedAnswer(r *http.Request, resp *http.Response) (*http.Response, error) {
+	id := requestID(r)
+	if id == nil || resp.StatusCode == http.StatusNotFound && r.Header.Get("Mcp-Session-Id") != "" {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, refusalBody))
+	if err != nil {
+		return nil, fmt.Errorf("the server answered %s, and its body could not be read: %w", resp.Status, err)
+	}
+	var m struct {
+		ID    json.RawMessage
+		Error *struct{ Code int64 }
+	}
+	if json.Unmarshal(body, &m) == nil && m.Error != nil && bytes.Equal(m.ID, id) {
+		resp.StatusCode, resp.Status = http.StatusOK, fmt.Sprintf("200 OK (was %s)", resp.Status)
+		resp.Header.Set("Content-Type", "application/json")
+		resp.Body, resp.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+		return resp, nil
+	}
+	text := strings.Join(strings.Fields(string(bytes.ToValidUTF8(body, []byte("?")))), " ")
+	if text == "" {
+		return nil, fmt.Errorf("the server answered %s, with no body to say why", resp.Status)
+	}
+	return nil, fmt.Errorf("the server answered %s: %s", resp.Status, cut(text, 500))
+}
+
+// refusalBody is the most read of the body of an answer whose status
+// refuses a request.
+const refusalBody = 64 << 10
+
 // stopCode is the code of the error response that answer puts in the
 // place of an answer its call stopped waiting for.
 const stopCode = -32091
+
+// cutCode is the code of the error response that answer and events put
+// in the place of an answer the server cut short: its connection closed,
+// or its stream ended, before the answer was whole.
+const cutCode = -32092
 
 // answer is a JSON body (one message), the answer to req, passed on
 // whole up to limit bytes. A longer one is read to its end without being
 // kept and replaced by the error response (dropCode) to its request, as
 // frames replaces a line, or, if it is not a response, by nothing (which
 // the SDK does not take: it ends the connection, which is made again for
-// the next call). An error reading it is passed on (and ends the
-// connection) unless the call has stopped (cairn cancelled it, or its
-// time ran out), the likely cause: then it is replaced by an error
-// response to the call (stopCode), which nobody awaits any more, so that
-// the connection goes on, as it does when a stream of events is cut so.
+// the next call). A body whose reading fails is replaced by an error
+// response to its request: if the call has stopped (cairn cancelled it,
+// or its time ran out), the likely cause, one nobody awaits any more
+// (stopCode); if not, one that says how far the answer came before the
+// server cut it short (cutCode), where the SDK's client would end the
+// connection with "failed to read body". Either way the connection goes
+// on, as it does when a stream of events is cut so. An error reading a
+// body that answers no request is passed on (and ends the connection).
 type answer struct {
 	body  io.Reader
 	limit int
 	req   *http.Request
+	size  int64     // its Content-Length; -1 if unknown
 	out   io.Reader // what is passed on, once read
 }
 
@@ -75,7 +128,7 @@ func (a *answer) Read(p []byte) (int, error) {
 func (a *answer) read() io.Reader {
 	kept, err := io.ReadAll(io.LimitReader(a.body, int64(a.limit)+1))
 	if err != nil {
-		return a.failed(err)
+		return a.failed(err, int64(len(kept)))
 	}
 	if len(kept) <= a.limit {
 		return bytes.NewReader(kept)
@@ -84,21 +137,35 @@ func (a *answer) read() io.Reader {
 	s.feed(kept)
 	rest, err := io.Copy(&s, a.body)
 	if err != nil {
-		return a.failed(err)
+		return a.failed(err, int64(len(kept))+rest)
 	}
 	return bytes.NewReader(dropAnswer(&s, len(kept)+int(rest), a.limit))
 }
 
-// failed is what is passed on of an answer whose reading failed with err.
-func (a *answer) failed(err error) io.Reader {
+// failed is what is passed on of an answer whose reading failed with err
+// after n bytes.
+func (a *answer) failed(err error, n int64) io.Reader {
 	id := requestID(a.req)
-	if a.req.Context().Err() == nil || id == nil {
+	if id == nil {
 		return failedReader{err}
 	}
-	msg := fmt.Sprintf("the call stopped before its answer was read: %v", err)
+	code, msg := stopCode, fmt.Sprintf("the call stopped before its answer was read: %v", err)
+	if a.req.Context().Err() == nil {
+		of := ""
+		if a.size >= 0 {
+			of = fmt.Sprintf(" of the %d it announced", a.size)
+		}
+		code, msg = cutCode, fmt.Sprintf("the server cut its answer short: %d bytes%s came before the connection failed (%v)", n, of, err)
+	}
+	return bytes.NewReader(errorAnswer(id, code, msg))
+}
+
+// errorAnswer is the JSON-RPC error response of code and msg to the
+// request of id.
+func errorAnswer(id json.RawMessage, code int, msg string) []byte {
 	answer, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id,
-		"error": map[string]any{"code": stopCode, "message": msg}})
-	return bytes.NewReader(answer)
+		"error": map[string]any{"code": code, "message": msg}})
+	return answer
 }
 
 // requestID is the id of the request that r sends: nil for anything but
