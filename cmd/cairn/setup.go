@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -260,55 +259,15 @@ func workflowNotAgent(store checkpoint.Store, id, cmd string, err error) error {
 }
 
 // agentsBeginning adds to err, that no agent has the id, the agents whose
-// ids it begins (beginsID): a sub-agent's id is its parent's, its name and
-// a digest (lead.mid-2317e554), and one typed without its digest names no
-// agent. Every command that takes an agent id refuses so, with the exit
-// code of not found. An error that is not ErrNotFound, or one of an agent
-// that is there (a round, run or bookmark it lacks), is returned as it is.
+// ids it begins (host.AgentsBeginning), and where to see them. Every
+// command that takes an agent id refuses so, with the exit code of not
+// found. Any other error is returned as it is.
 func agentsBeginning(store checkpoint.Store, id string, err error) error {
-	if !errors.Is(err, checkpoint.ErrNotFound) || id == "" || store.Exists(id) {
-		return err
+	err = host.AgentsBeginning(store, id, err)
+	if perr := (*host.PrefixError)(nil); errors.As(err, &perr) {
+		return fmt.Errorf("%w (`cairn ls` lists them with their trees)", err)
 	}
-	all, lerr := store.List()
-	if lerr != nil {
-		return err
-	}
-	var ids []string
-	for _, a := range all {
-		if beginsID(a.ID, id) {
-			ids = append(ids, a.ID)
-		}
-	}
-	switch {
-	case len(ids) == 0:
-		return err
-	case len(ids) > 5:
-		ids = append(ids[:5], fmt.Sprintf("and %d more", len(ids)-5))
-	}
-	return fmt.Errorf("%w; agents whose ids begin with it: %s (`cairn ls` lists them with their trees)", err, strings.Join(ids, ", "))
-}
-
-// beginsID reports whether prefix is the evident start of the agent id: it
-// ends at a '.' where a sub-agent's id goes on from its parent's ("lead" or
-// "lead." of "lead.mid-2317e554"), or in a sub-agent's digest, at its '-'
-// or after ("lead.mid", "lead.mid-23"). One that ends in a name ("lead.mi")
-// is not.
-func beginsID(id, prefix string) bool {
-	rest, ok := strings.CutPrefix(id, prefix)
-	if !ok || rest == "" {
-		return false
-	}
-	if rest[0] == '.' || strings.HasSuffix(prefix, ".") {
-		return true
-	}
-	start := strings.LastIndexByte(prefix, '.') + 1 // the part of id prefix ends in
-	part, _, _ := strings.Cut(id[start:], ".")
-	const digest = len("-2317e554")
-	if start == 0 || len(part) <= digest || part[len(part)-digest] != '-' || len(prefix)-start < len(part)-digest {
-		return false
-	}
-	_, herr := hex.DecodeString(part[len(part)-digest+1:])
-	return herr == nil
+	return err
 }
 
 // writeJSON prints v as one line of JSON.

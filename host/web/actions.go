@@ -130,7 +130,7 @@ func (s *Server) handleDecide(approved bool) http.HandlerFunc {
 		}
 		id, call := r.PathValue("id"), r.PathValue("call")
 		if err := s.eng.Decide(r.Context(), id, call, host.Decision{Approved: approved, Reason: denial.Reason}); err != nil {
-			fail(w, err)
+			s.fail(w, r, err)
 			return
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"agent": id, "call": call, "approved": approved})
@@ -183,15 +183,15 @@ func (s *Server) handleResume(w http.ResponseWriter, r *http.Request) {
 	case run := <-started:
 		writeJSON(w, http.StatusAccepted, map[string]any{"agent": id, "run": run, "status": "running"})
 	case end := <-done:
-		s.resumeEnded(w, id, started, end)
+		s.resumeEnded(w, r, id, started, end)
 	}
 }
 
-// resumeEnded answers a resume whose Engine.Resume returned before the
+// resumeEnded answers r, a resume whose Engine.Resume returned before the
 // answer was sent. The run-start signal is sent before Resume returns, so
 // it is looked at first: a run that started and ended already is named,
 // and one that never started says why.
-func (s *Server) resumeEnded(w http.ResponseWriter, id string, started <-chan string, end resumeEnd) {
+func (s *Server) resumeEnded(w http.ResponseWriter, r *http.Request, id string, started <-chan string, end resumeEnd) {
 	select {
 	case run := <-started:
 		writeJSON(w, http.StatusOK, map[string]any{"agent": id, "run": run, "status": "ended"})
@@ -202,7 +202,7 @@ func (s *Server) resumeEnded(w http.ResponseWriter, id string, started <-chan st
 	case end.err != nil && (errors.Is(end.err, context.Canceled) || errors.Is(end.err, errServeStopped)) && s.stopping():
 		writeError(w, http.StatusServiceUnavailable, errClosing.Error()+"; the resume stopped before its run began")
 	case end.err != nil:
-		fail(w, end.err)
+		s.fail(w, r, end.err)
 	case end.res != nil && end.res.Status == host.StatusDone:
 		writeError(w, http.StatusConflict, end.res.Reason)
 	case end.res != nil:
@@ -335,7 +335,7 @@ func (s *Server) requestPause(w http.ResponseWriter, r *http.Request, id string)
 	case errors.Is(err, host.ErrNotRunning):
 		writeError(w, http.StatusConflict, err.Error())
 	case err != nil:
-		fail(w, err)
+		s.fail(w, r, err)
 	default:
 		writeJSON(w, http.StatusAccepted, map[string]any{"agent": id, "status": "pause requested"})
 	}
@@ -355,7 +355,7 @@ func (s *Server) handleSnapshot(w http.ResponseWriter, r *http.Request) {
 	}
 	b, err := s.eng.Snapshot(r.Context(), r.PathValue("id"), body.Label)
 	if err != nil {
-		fail(w, err)
+		s.fail(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, bookmark{Label: b.Label, Round: b.Round, Time: b.Time})
@@ -377,7 +377,7 @@ func (s *Server) handleFork(w http.ResponseWriter, r *http.Request) {
 	}
 	st, err := s.eng.Fork(r.Context(), host.ForkOptions{ID: r.PathValue("id"), From: body.From, As: body.As})
 	if err != nil {
-		fail(w, err)
+		s.fail(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusCreated, map[string]any{"agent": st.Agent, "from": st.From,

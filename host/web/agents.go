@@ -74,7 +74,7 @@ func (s *Server) handleAgents(w http.ResponseWriter, r *http.Request) {
 	}
 	list, err := s.store.List()
 	if err != nil {
-		fail(w, err)
+		s.fail(w, r, err)
 		return
 	}
 	slices.SortStableFunc(list, func(a, b checkpoint.Summary) int { return strings.Compare(a.ID, b.ID) })
@@ -117,7 +117,7 @@ func (s *Server) line(sum checkpoint.Summary) agentLine {
 func (s *Server) handleAgent(w http.ResponseWriter, r *http.Request) {
 	in, err := host.Inspect(r.Context(), s.store, r.PathValue("id"))
 	if err != nil {
-		fail(w, err)
+		s.fail(w, r, err)
 		return
 	}
 	st := in.State
@@ -130,7 +130,7 @@ func (s *Server) handleAgent(w http.ResponseWriter, r *http.Request) {
 	v.Labels, v.Lineage, v.Delegated = st.Labels, st.Lineage, st.Parent
 	var next []string
 	if v.Children, next, err = s.children(r.Context(), st.Agent, paging{limit: pageSize}); err != nil {
-		fail(w, err)
+		s.fail(w, r, err)
 		return
 	}
 	if next != nil {
@@ -177,7 +177,7 @@ func rounds(msgs []conversation.Message) []round {
 func (s *Server) handleConversation(w http.ResponseWriter, r *http.Request) {
 	in, err := host.Inspect(r.Context(), s.store, r.PathValue("id"))
 	if err != nil {
-		fail(w, err)
+		s.fail(w, r, err)
 		return
 	}
 	all := rounds(in.State.Messages)
@@ -204,7 +204,7 @@ func (s *Server) handleConversation(w http.ResponseWriter, r *http.Request) {
 func (s *Server) handleRuns(w http.ResponseWriter, r *http.Request) {
 	in, err := host.Inspect(r.Context(), s.store, r.PathValue("id"))
 	if err != nil {
-		fail(w, err)
+		s.fail(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, in.Runs())
@@ -213,12 +213,12 @@ func (s *Server) handleRuns(w http.ResponseWriter, r *http.Request) {
 func (s *Server) handleApprovals(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	if _, err := s.store.Summary(id); err != nil {
-		fail(w, err)
+		s.fail(w, r, err)
 		return
 	}
 	pending, err := host.Pending(r.Context(), s.store, id)
 	if err != nil {
-		fail(w, err)
+		s.fail(w, r, err)
 		return
 	}
 	if pending == nil {
@@ -321,12 +321,12 @@ func (s *Server) handleDiff(w http.ResponseWriter, r *http.Request) {
 	}
 	got, changes, err := s.eng.Changes(r.Context(), r.PathValue("id"), n)
 	if err != nil {
-		fail(w, err)
+		s.fail(w, r, err)
 		return
 	}
 	out, leftOut, err := fitChanges(changes, diffBudget)
 	if err != nil {
-		fail(w, err)
+		s.fail(w, r, err)
 		return
 	}
 	answer := map[string]any{"round": got, "changes": out}
@@ -447,12 +447,12 @@ func (s *Server) handleChildren(w http.ResponseWriter, r *http.Request) {
 	// refuse it, though its sub-agents are agents of their own.
 	id := r.PathValue("id")
 	if sum, err := s.store.Summary(id); err != nil || sum.Err != nil {
-		fail(w, cmp.Or(err, sum.Err))
+		s.fail(w, r, cmp.Or(err, sum.Err))
 		return
 	}
 	out, next, err := s.children(r.Context(), id, p)
 	if err != nil {
-		fail(w, err)
+		s.fail(w, r, err)
 		return
 	}
 	if next != nil {

@@ -71,7 +71,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	})
 	stop()
 	if err != nil && !out.started {
-		fail(w, err)
+		s.fail(w, r, err)
 		return
 	}
 	if follow && err == nil && r.Context().Err() != nil {
@@ -90,7 +90,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 func (s *Server) hasRun(w http.ResponseWriter, r *http.Request, id, run string) bool {
 	rec, err := s.store.Read(id)
 	if err != nil {
-		fail(w, err)
+		s.fail(w, r, err)
 		return false
 	}
 	for _, have := range rec.State.Runs {

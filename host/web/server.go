@@ -366,26 +366,35 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // apiError is an answer's error: {"error": "..."} and, for a locked
-// agent, the holder.
+// agent, the holder; for an id no agent has that begins sub-agents' ids,
+// their ids.
 type apiError struct {
 	Error  string             `json:"error"`
 	Holder *checkpoint.Holder `json:"holder,omitempty"`
+	Agents []string           `json:"agents,omitempty"`
 }
 
 func writeError(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, apiError{Error: msg})
 }
 
-// fail answers with a library error, its status chosen by what the error
-// is: an id that cannot be an agent's 400, unknown agent or round 404,
-// locked 409 with the holder, a request the agent's state does not allow
-// (a fork into a workspace that holds files among them) 409, else 500.
-func fail(w http.ResponseWriter, err error) {
+// fail answers r with a library error, its status chosen by what the
+// error is: an id that cannot be an agent's 400, unknown agent or round
+// 404 (an agent id no agent has that begins sub-agents' ids names them, as
+// host.AgentsBeginning says, in the error and in "agents"), locked 409
+// with the holder, a request the agent's state does not allow (a fork
+// into a workspace that holds files among them) 409, else 500.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	var locked *checkpoint.LockedError
+	var prefix *host.PrefixError
+	err = host.AgentsBeginning(s.store, r.PathValue("id"), err)
 	switch {
 	case errors.As(err, &locked):
 		h := locked.Holder
 		writeJSON(w, http.StatusConflict, apiError{Error: err.Error(), Holder: &h})
+	case errors.As(err, &prefix):
+		writeJSON(w, http.StatusNotFound, apiError{Error: err.Error() + " (GET /api/agents lists them, and GET /api/agents/ID/children the sub-agents of each)",
+			Agents: prefix.Agents})
 	case errors.Is(err, checkpoint.ErrInvalidID):
 		writeError(w, http.StatusBadRequest, err.Error())
 	case errors.Is(err, checkpoint.ErrNotFound), errors.Is(err, host.ErrNoChanges), errors.Is(err, host.ErrNoBookmark):
