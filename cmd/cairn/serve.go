@@ -53,7 +53,7 @@ func serveAction(c *cli.Context) error {
 		<-ctx.Done()
 		stopServing(hs, srv)
 	}()
-	err = hs.Serve(ln)
+	err = hs.Serve(web.Listener(ln))
 	stop() // Serve failed on its own: stop the rest as a signal does
 	<-stopped
 	if errors.Is(err, http.ErrServerClosed) {

@@ -82,7 +82,9 @@ func newFixtureOn(t testing.TB, cfg Config, store checkpoint.Store) *fixture {
 	}
 	cfg.Engine = eng
 	srv := New(cfg)
-	hs := httptest.NewServer(srv)
+	hs := httptest.NewUnstartedServer(srv)
+	hs.Listener = Listener(hs.Listener)
+	hs.Start()
 	t.Cleanup(func() {
 		hs.Close()
 		srv.Close()
