@@ -371,13 +371,45 @@ func baseMediaType(v string) string {
 func checkOrigin(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		origin := r.Header.Get("Origin")
-		if origin != "" && !originAllowed(origin, r.Host) {
-			http.Error(w, fmt.Sprintf("cairn mcp: Origin %q is not this server's (%s) nor a loopback one: refused, against DNS rebinding; "+
-				"a client on another origin reaches cairn through a proxy of its own origin", origin, r.Host), http.StatusForbidden)
-			return
+		switch {
+		case origin != "" && !originAllowed(origin, r.Host):
+			refuseHTTP(w, r, http.StatusForbidden, fmt.Sprintf("cairn mcp: Origin %q is not this server's (%s) nor a loopback one: refused, against DNS rebinding; "+
+				"a client on another origin reaches cairn through a proxy of its own origin", origin, r.Host))
+		case hostRefused(r):
+			refuseHTTP(w, r, http.StatusForbidden, fmt.Sprintf("cairn mcp: Host %q is not a loopback name, and the request reached a loopback address: refused, against DNS rebinding; "+
+				"send Host: 127.0.0.1 (or localhost) with its port", r.Host))
+		default:
+			next.ServeHTTP(w, r)
 		}
-		next.ServeHTTP(w, r)
 	})
+}
+
+// refuseHTTP answers r, refused before any message of it is served (its
+// Origin, Host or token), with status and a JSON-RPC error (-32600) that
+// says why, msg, and closes its connection: the Go SDK's client shows the
+// message of such an answer, where of a plain-text one it shows the
+// status alone.
+func refuseHTTP(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	w.Header().Set("Connection", "close")
+	writeRefusalStatus(w, status, &refusal{id: refusedID(w, r), code: jsonrpc.CodeInvalidRequest, message: msg})
+}
+
+// refusedID is the id of the request a refused POST, r, carries, read
+// from the first 4 KiB of its body within bodyTimeout, for the answer
+// to name (the Go SDK's client reads no answer without an id); null if
+// none is found there.
+func refusedID(w http.ResponseWriter, r *http.Request) json.RawMessage {
+	if r.Method != http.MethodPost {
+		return json.RawMessage("null")
+	}
+	http.NewResponseController(w).SetReadDeadline(time.Now().Add(bodyTimeout))
+	head, _ := io.ReadAll(io.LimitReader(r.Body, 4<<10))
+	var s messageScan
+	s.feed(head)
+	if !s.id.found || !json.Valid(s.id.id) || string(s.id.id) == "null" {
+		return json.RawMessage("null")
+	}
+	return s.id.id
 }
 
 // originAllowed reports whether origin, an Origin header's value, is the
@@ -470,7 +502,7 @@ func requireToken(token string, next http.Handler) http.Handler {
 		got, ok := httpauth.Bearer(r)
 		if !ok || subtle.ConstantTimeCompare([]byte(got), want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="cairn"`)
-			http.Error(w, "cairn mcp: missing or wrong bearer token", http.StatusUnauthorized)
+			refuseHTTP(w, r, http.StatusUnauthorized, "cairn mcp: missing or wrong bearer token: send the header \"Authorization: Bearer TOKEN\" with the token `cairn mcp --token` was given")
 			return
 		}
 		next.ServeHTTP(w, r)
