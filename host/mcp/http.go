@@ -108,6 +108,24 @@ func refuseBeforeInitialize(next http.Handler) http.Handler {
 	})
 }
 
+// tooLarge answers a POST whose body, of which head is the start, is over
+// the SDK's bound with 413 and a JSON-RPC error to its request (-32600),
+// and closes its connection. The SDK answers it in plain text, which the
+// Go SDK's client takes for a broken connection: its session ended, and
+// every later call failed, for one call's large arguments.
+func tooLarge(w http.ResponseWriter, head []byte) {
+	var s messageScan
+	s.feed(head)
+	id := json.RawMessage("null")
+	if s.id.found && json.Valid(s.id.id) && string(s.id.id) != "null" {
+		id = s.id.id
+	}
+	w.Header().Set("Connection", "close")
+	writeRefusalStatus(w, http.StatusRequestEntityTooLarge, &refusal{id: id, code: jsonrpc.CodeInvalidRequest,
+		message: fmt.Sprintf("invalid request: the POST's body is over %d bytes, the most the server reads of one; send a smaller request (arguments that large are better written to the workspace a piece at a time)",
+			sdk.DefaultMaxRequestBodyBytes)})
+}
+
 // peekBody reads r's body, up to the SDK's bound, and gives it back to r
 // for the handlers after; false when it could not be read whole within
 // the bound (the SDK answers that one).
@@ -195,6 +213,10 @@ func bodyWithin(next http.Handler) http.Handler {
 			return
 		}
 		rc.SetReadDeadline(time.Time{})
+		if len(body) > sdk.DefaultMaxRequestBodyBytes {
+			tooLarge(w, body)
+			return
+		}
 		r.Body = readCloser{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
 		next.ServeHTTP(w, r)
 	})
