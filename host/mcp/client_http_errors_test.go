@@ -21,8 +21,9 @@ import (
 // events or, with asJSON, as JSON bodies, the SDK's server with the tools
 // fail (a tool's error) and shout, and answers by hand the calls of
 // rpcerr (a JSON-RPC error, status 200), busy (the same error with status
-// 503), quota (status 400 with a JSON body that is no JSON-RPC message)
-// and cut (half an answer, then its connection closed).
+// 503), quota (status 400 with a JSON body that is no JSON-RPC message),
+// cut (half an answer, then its connection closed), otherid (an answer
+// to another request's id) and accepted (202 and no body).
 func failingServer(t *testing.T, asJSON bool) (url string) {
 	s := sdk.NewServer(&sdk.Implementation{Name: "toy", Version: "1"}, nil)
 	sdk.AddTool(s, &sdk.Tool{Name: "fail"}, func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
@@ -31,7 +32,7 @@ func failingServer(t *testing.T, asJSON bool) (url string) {
 	sdk.AddTool(s, &sdk.Tool{Name: "shout"}, func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
 		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "HI"}}}, nil, nil
 	})
-	for _, name := range []string{"rpcerr", "busy", "quota", "cut"} {
+	for _, name := range []string{"rpcerr", "busy", "quota", "cut", "otherid", "accepted"} {
 		sdk.AddTool(s, &sdk.Tool{Name: name}, func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
 			return nil, nil, errors.New("answered by the test's handler")
 		})
@@ -64,6 +65,10 @@ func failingServer(t *testing.T, asJSON bool) (url string) {
 			answer(http.StatusOK, rpcErr)
 		case call.Params.Name == "busy":
 			answer(http.StatusServiceUnavailable, rpcErr)
+		case call.Params.Name == "otherid":
+			answer(http.StatusOK, `{"jsonrpc":"2.0","id":"zz","result":{"content":[]}}`)
+		case call.Params.Name == "accepted":
+			w.WriteHeader(http.StatusAccepted)
 		case call.Params.Name == "quota":
 			answer(http.StatusBadRequest, `{"error": "quota of key k1 exceeded"}`)
 		case call.Params.Name == "cut":
@@ -92,8 +97,10 @@ func failingServer(t *testing.T, asJSON bool) (url string) {
 // with status 503 (or 500, 502, 504, 429) reached the model as "Service
 // Unavailable", a 400 whose body said why as "Bad Request", an answer cut
 // short as "failed to read body: unexpected EOF" (and the session was
-// ended) or "request terminated without response". Each reaches the
-// model with what the server said, or how far its answer came, and the
+// ended) or "request terminated without response", an answer to another
+// request's id as the call's time running out, and a 202 with no answer
+// as "unsupported content type". Each reaches the model with what the
+// server said, or how far its answer came, or what came instead, and the
 // session goes on.
 func TestServerOverHTTPErrorsReachTheModel(t *testing.T) {
 	want := [][]string{
@@ -102,6 +109,8 @@ func TestServerOverHTTPErrorsReachTheModel(t *testing.T) {
 		{"answered the call with an error (JSON-RPC code -32000): backend down: try again in 5 minutes"},
 		{"failed during the call", "400 Bad Request", "quota of key k1 exceeded"},
 		{"failed during the call", "cut"},
+		{"failed during the call", `a response to another request (id "zz", where the call's is`},
+		{"failed during the call", "the server answered 202 Accepted with no body, not the call's answer"},
 		{"HI"},
 	}
 	wantCut := map[bool]string{true: "the server cut its answer short: 70 bytes of the 1000 it announced came before the connection failed",
@@ -111,7 +120,7 @@ func TestServerOverHTTPErrorsReachTheModel(t *testing.T) {
 		defer cancel()
 		results, res, _, err := runServerCalls(t, ctx, "{output: 64KiB, timeout: 30s}", "url: "+failingServer(t, tr.asJSON),
 			"{name: fail, input: {}}", "{name: rpcerr, input: {}}", "{name: busy, input: {}}", "{name: quota, input: {}}",
-			"{name: cut, input: {}}", "{name: shout, input: {}}")
+			"{name: cut, input: {}}", "{name: otherid, input: {}}", "{name: accepted, input: {}}", "{name: shout, input: {}}")
 		must(t, err)
 		want[4][1] = wantCut[tr.asJSON]
 		for i, m := range results {

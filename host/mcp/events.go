@@ -45,7 +45,9 @@ func (e *events) Read(p []byte) (int, error) { return e.out.read(p, e.next) }
 // stream, the answer that takes the place of one that never came.
 func (e *events) next() ([]byte, error) {
 	ev, err := e.event()
-	e.note(ev)
+	if other := e.note(ev); other != nil {
+		ev = append(append([]byte("data: "), other...), "\n\n"...)
+	}
 	if err == nil || e.answered || e.resumable || e.req == nil || e.req.Context().Err() != nil {
 		return ev, err
 	}
@@ -67,10 +69,11 @@ func (e *events) next() ([]byte, error) {
 }
 
 // note reads what passes on of an event, ev: whether it has an id, and
-// whether it answers req's request.
-func (e *events) note(ev []byte) {
+// whether it answers req's request; for a response to another request,
+// the error response to req's that takes its place (see misanswered).
+func (e *events) note(ev []byte) []byte {
 	if len(bytes.TrimSpace(ev)) == 0 {
-		return
+		return nil
 	}
 	e.n++
 	var data [][]byte
@@ -87,13 +90,18 @@ func (e *events) note(ev []byte) {
 		ID     json.RawMessage
 		Method *string
 	}
-	if e.answered || e.req == nil || json.Unmarshal(bytes.Join(data, []byte("\n")), &m) != nil || m.Method != nil || m.ID == nil {
-		return
+	msg := bytes.Join(data, []byte("\n"))
+	if e.answered || e.req == nil || json.Unmarshal(msg, &m) != nil || m.Method != nil || m.ID == nil {
+		return nil
 	}
 	if !e.idRead {
 		e.id, e.idRead = requestID(e.req), true
 	}
-	e.answered = bytes.Equal(m.ID, e.id)
+	e.answered = e.id != nil
+	if e.id == nil || sameID(m.ID, e.id) {
+		return nil
+	}
+	return misanswered(e.req, msg)
 }
 
 // event reads the next event with the blank line that ends it, whole, or,

@@ -31,16 +31,78 @@ func (c capped) RoundTrip(r *http.Request) (*http.Response, error) {
 		return refusedAnswer(r, resp)
 	}
 	var body io.Reader
-	switch mediaType, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mediaType {
+	mediaType, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	switch mediaType {
 	case "text/event-stream":
 		body = &events{br: bufio.NewReaderSize(resp.Body, 64<<10), limit: c.limit, req: r}
 	case "application/json":
 		body = &answer{body: resp.Body, limit: c.limit, req: r, size: resp.ContentLength}
 	default:
+		if id := requestID(r); id != nil {
+			return noAnswer(resp, id, mediaType)
+		}
 		body = io.LimitReader(resp.Body, int64(c.limit))
 	}
 	resp.Body, resp.ContentLength = readCloser{body, resp.Body}, -1
 	return resp, nil
+}
+
+// noAnswer is what passes on of resp, a 2xx answer of mediaType to the
+// request of id that holds no answer (202 Accepted and no body, say): an
+// error response to the request that says what came (cutCode), where the
+// SDK's client would fail the call with "unsupported content type" and
+// the connection with it.
+func noAnswer(resp *http.Response, id json.RawMessage, mediaType string) (*http.Response, error) {
+	defer resp.Body.Close()
+	text, _ := io.ReadAll(io.LimitReader(resp.Body, 500))
+	what := "no body"
+	if t := strings.Join(strings.Fields(string(bytes.ToValidUTF8(text, []byte("?")))), " "); t != "" {
+		what = fmt.Sprintf("a body of type %q: %s", mediaType, t)
+	}
+	msg := fmt.Sprintf("the server answered %s with %s, not the call's answer (a JSON-RPC response, as application/json or text/event-stream); a fault of the server", resp.Status, what)
+	answer := errorAnswer(id, cutCode, msg)
+	resp.Header.Set("Content-Type", "application/json")
+	resp.StatusCode, resp.Status = http.StatusOK, fmt.Sprintf("200 OK (was %s)", resp.Status)
+	resp.Body, resp.ContentLength = io.NopCloser(bytes.NewReader(answer)), int64(len(answer))
+	return resp, nil
+}
+
+// misanswered is, for body, a JSON-RPC response to a request other than
+// r's, the error response to r's that says so (cutCode); nil for any other
+// body. The SDK's client would wait for the answer that never comes until
+// the call's time ran out.
+func misanswered(r *http.Request, body []byte) []byte {
+	var m struct {
+		ID     json.RawMessage
+		Method *string
+	}
+	if json.Unmarshal(body, &m) != nil || m.Method != nil || len(m.ID) == 0 {
+		return nil
+	}
+	id := requestID(r)
+	if id == nil || sameID(id, m.ID) {
+		return nil
+	}
+	return errorAnswer(id, cutCode, fmt.Sprintf("the server answered the call with a response to another request (id %s, where the call's is %s); a fault of the server",
+		cut(string(m.ID), 80), id))
+}
+
+// sameID reports whether two JSON-RPC ids are the same: the same string,
+// or the same number however written (1 and 1.0).
+func sameID(a, b json.RawMessage) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	switch x := x.(type) {
+	case string:
+		y, ok := y.(string)
+		return ok && x == y
+	case float64:
+		y, ok := y.(float64)
+		return ok && x == y
+	}
+	return false
 }
 
 type readCloser struct {
@@ -93,8 +155,9 @@ const refusalBody = 64 << 10
 const stopCode = -32091
 
 // cutCode is the code of the error response that answer and events put
-// in the place of an answer the server cut short: its connection closed,
-// or its stream ended, before the answer was whole.
+// in the place of an answer the server broke: cut short (its connection
+// closed, or its stream ended, before the answer was whole), a response
+// to another request, or no answer at all.
 const cutCode = -32092
 
 // answer is a JSON body (one message), the answer to req, passed on
@@ -131,6 +194,9 @@ func (a *answer) read() io.Reader {
 		return a.failed(err, int64(len(kept)))
 	}
 	if len(kept) <= a.limit {
+		if other := misanswered(a.req, kept); other != nil {
+			return bytes.NewReader(other)
+		}
 		return bytes.NewReader(kept)
 	}
 	var s messageScan
