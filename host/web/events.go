@@ -142,17 +142,22 @@ func refused(q string) bool {
 // else ?after=N. The header wins: an EventSource reconnects to the URL it
 // was opened with, whose after= says where the stream began, and
 // Last-Event-ID where the client has read to.
+//
+// # Errors
+//
+// The one given is not a number of lines; the error names the header or
+// the parameter it came in.
 func afterOf(r *http.Request) (int, error) {
-	v := r.Header.Get("Last-Event-ID")
+	name, v := "Last-Event-ID", r.Header.Get("Last-Event-ID")
 	if v == "" {
-		v = r.URL.Query().Get("after")
+		name, v = "after", r.URL.Query().Get("after")
 	}
 	if v == "" {
 		return 0, nil
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 0 {
-		return 0, fmt.Errorf("after %q: want the number of lines already read", v)
+		return 0, fmt.Errorf("%s %q: want the number of lines already read (an event's id, as this stream gives them)", name, v)
 	}
 	return n, nil
 }
