@@ -75,7 +75,6 @@ func (e *events) note(ev []byte) []byte {
 	if len(bytes.TrimSpace(ev)) == 0 {
 		return nil
 	}
-	e.n++
 	var data [][]byte
 	for line := range bytes.Lines(ev) {
 		name, value, _ := bytes.Cut(bytes.TrimRight(line, "\r\n"), []byte(":"))
@@ -89,6 +88,9 @@ func (e *events) note(ev []byte) []byte {
 	var m struct {
 		ID     json.RawMessage
 		Method *string
+	}
+	if len(data) > 0 {
+		e.n++ // not a comment alone (a keep-alive)
 	}
 	msg := bytes.Join(data, []byte("\n"))
 	if e.answered || e.req == nil || json.Unmarshal(msg, &m) != nil || m.Method != nil || m.ID == nil {

@@ -66,7 +66,7 @@ func isLoopback(host string) bool {
 // is gone without a DELETE (a process killed), or, if not, it is
 // answered 404 and starts a new session, as MCP asks of a client.
 func (s *Server) Handler(token string) http.Handler {
-	var h http.Handler = s.countPosts(s.endOnDelete(s.closeIdle(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.srv }, nil))))
+	var h http.Handler = s.countPosts(s.endOnDelete(s.closeIdle(keepStreamsAlive(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.srv }, nil)))))
 	h = refuseBeforeInitialize(h)
 	h = s.refuseMalformed(h)
 	h = bodyWithin(h)
