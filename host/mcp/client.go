@@ -230,6 +230,8 @@ func (c *conn) Call(ctx context.Context, name string, input json.RawMessage) (st
 		return "", false, fmt.Errorf("%w: %w", host.ErrNotSent, err)
 	case errors.As(err, &netErr) && netErr.Op == "dial": // a url server not reached
 		return "", false, fmt.Errorf("%w: %w", host.ErrNotSent, err)
+	case errors.Is(err, sdk.ErrSessionMissing): // refused again, in a new session
+		return "", false, fmt.Errorf("%w: the server refused the call for its session, a new one too (HTTP 404): %w", host.ErrNotSent, err)
 	case errors.As(err, &wire) && wire.Code == dropCode:
 		return "", false, fmt.Errorf("%w: %s", host.ErrOutputLimit, wire.Message)
 	case errors.As(err, &wire) && wire.Code == cutCode:
@@ -291,7 +293,10 @@ func omitted(what, mimeType string, size int) string {
 }
 
 // send calls a tool on the session, made again if it has ended. A call
-// the session refused, since it was ending, is sent again once it has.
+// the session refused, since it was ending, is sent again once it has;
+// so is a call a url server refused since it no longer has the session
+// (404: it restarted, or let the session expire), which MCP asks a client
+// to answer with a new session: the call did not run.
 func (c *conn) send(ctx context.Context, name string, input json.RawMessage) (*sdk.CallToolResult, error) {
 	for again := false; ; again = true {
 		cs, ended, err := c.session(ctx)
@@ -299,7 +304,7 @@ func (c *conn) send(ctx context.Context, name string, input json.RawMessage) (*s
 			return nil, fmt.Errorf("%w: %w", host.ErrNotSent, err)
 		}
 		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: input})
-		if !errors.Is(err, sdk.ErrConnectionClosed) || again {
+		if again || !errors.Is(err, sdk.ErrConnectionClosed) && !errors.Is(err, sdk.ErrSessionMissing) {
 			return res, err
 		}
 		select {
