@@ -23,7 +23,8 @@ import (
 // rpcerr (a JSON-RPC error, status 200), busy (the same error with status
 // 503), quota (status 400 with a JSON body that is no JSON-RPC message),
 // cut (half an answer, then its connection closed), otherid (an answer
-// to another request's id) and accepted (202 and no body).
+// to another request's id), accepted (202 and no body) and busyfloat
+// (busy's answer with its id written 7.0 for 7).
 func failingServer(t *testing.T, asJSON bool) (url string) {
 	s := sdk.NewServer(&sdk.Implementation{Name: "toy", Version: "1"}, nil)
 	sdk.AddTool(s, &sdk.Tool{Name: "fail"}, func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
@@ -32,7 +33,7 @@ func failingServer(t *testing.T, asJSON bool) (url string) {
 	sdk.AddTool(s, &sdk.Tool{Name: "shout"}, func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
 		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "HI"}}}, nil, nil
 	})
-	for _, name := range []string{"rpcerr", "busy", "quota", "cut", "otherid", "accepted"} {
+	for _, name := range []string{"rpcerr", "busy", "quota", "cut", "otherid", "accepted", "busyfloat"} {
 		sdk.AddTool(s, &sdk.Tool{Name: name}, func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
 			return nil, nil, errors.New("answered by the test's handler")
 		})
@@ -65,6 +66,8 @@ func failingServer(t *testing.T, asJSON bool) (url string) {
 			answer(http.StatusOK, rpcErr)
 		case call.Params.Name == "busy":
 			answer(http.StatusServiceUnavailable, rpcErr)
+		case call.Params.Name == "busyfloat": // its id written as a float: 7.0 for 7
+			answer(http.StatusServiceUnavailable, strings.Replace(rpcErr, `"id":`+string(call.ID), `"id":`+string(call.ID)+`.0`, 1))
 		case call.Params.Name == "otherid":
 			answer(http.StatusOK, `{"jsonrpc":"2.0","id":"zz","result":{"content":[]}}`)
 		case call.Params.Name == "accepted":
@@ -111,6 +114,7 @@ func TestServerOverHTTPErrorsReachTheModel(t *testing.T) {
 		{"failed during the call", "cut"},
 		{"failed during the call", `a response to another request (id "zz", where the call's is`},
 		{"failed during the call", "the server answered 202 Accepted with no body, not the call's answer"},
+		{"answered the call with an error (JSON-RPC code -32000): backend down: try again in 5 minutes"},
 		{"HI"},
 	}
 	wantCut := map[bool]string{true: "the server cut its answer short: 70 bytes of the 1000 it announced came before the connection failed",
@@ -120,7 +124,7 @@ func TestServerOverHTTPErrorsReachTheModel(t *testing.T) {
 		defer cancel()
 		results, res, _, err := runServerCalls(t, ctx, "{output: 64KiB, timeout: 30s}", "url: "+failingServer(t, tr.asJSON),
 			"{name: fail, input: {}}", "{name: rpcerr, input: {}}", "{name: busy, input: {}}", "{name: quota, input: {}}",
-			"{name: cut, input: {}}", "{name: otherid, input: {}}", "{name: accepted, input: {}}", "{name: shout, input: {}}")
+			"{name: cut, input: {}}", "{name: otherid, input: {}}", "{name: accepted, input: {}}", "{name: busyfloat, input: {}}", "{name: shout, input: {}}")
 		must(t, err)
 		want[4][1] = wantCut[tr.asJSON]
 		for i, m := range results {

@@ -133,7 +133,7 @@ func refusedAnswer(r *http.Request, resp *http.Response) (*http.Response, error)
 		ID    json.RawMessage
 		Error *struct{ Code int64 }
 	}
-	if json.Unmarshal(body, &m) == nil && m.Error != nil && bytes.Equal(m.ID, id) {
+	if json.Unmarshal(body, &m) == nil && m.Error != nil && sameID(m.ID, id) {
 		resp.StatusCode, resp.Status = http.StatusOK, fmt.Sprintf("200 OK (was %s)", resp.Status)
 		resp.Header.Set("Content-Type", "application/json")
 		resp.Body, resp.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
