@@ -416,6 +416,14 @@ func (e *Engine) rebuildRun(ctx context.Context, rec *checkpoint.Recovered, opts
 		return nil, fmt.Errorf("resume agent %q: %w", opts.ID, err)
 	}
 	af.Limits = af.Limits.raise(opts.Limits)
+	if rec.State.Parent == nil {
+		// The budgets of the agent files kept above a workflow's
+		// delegation step bound its tree alone: its resume raises them
+		// as a top-level agent's (see fileTrees).
+		for p := af.parent; p != nil; p = p.parent {
+			p.Limits = p.Limits.raise(opts.Limits)
+		}
+	}
 	spec, caller := opts.Model, opts.Model == nil && callerTurns(af.Model)
 	if caller {
 		spec = &model.Spec{Provider: clientTurns.Provider, ScriptData: clientTurns.ScriptData}

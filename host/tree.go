@@ -33,6 +33,14 @@ import (
 // its subtree the same way: when it delegates, its run gets a tree of its
 // own (nested) whose up is the tree it is in, and what an agent below it
 // uses counts in both, so no child passes a budget of any agent above it.
+//
+// An agent made from a sub-agent's definition rather than by a
+// delegation (a workflow's delegation step) has no parent agent, but the
+// agent file its definition keeps above it (its `parent:` file) bounds it
+// and its subtree the same way, as that file's agent would bound its
+// child: its run's tree is one per kept file that sets a budget
+// (fileTrees), the nearest first, counting what the agent and those below
+// it use.
 type tree struct {
 	limits   RunLimits
 	deadline time.Time
@@ -43,7 +51,10 @@ type tree struct {
 	// nil for the top-level agent's.
 	up    *tree
 	owner string
-	mu    sync.Mutex
+	// file names the agent file kept above the tree's top-level agent
+	// whose limits these are (see fileTrees); "" for an agent's own.
+	file string
+	mu   sync.Mutex
 	// used is, by agent, the usage not yet part of its parent's state.
 	used map[string]conversation.Usage
 }
@@ -56,7 +67,44 @@ func nested(r *run) *tree {
 		return r.tree
 	}
 	t := newTree(r)
-	t.up, t.owner = r.tree, r.agentID
+	t.up = r.tree
+	if r.tree.file != "" && r.tree.top == r.agentID {
+		// The top-level agent under the files kept above it: its limits
+		// are raised by its own resume, as any top-level agent's.
+		t.top = r.agentID
+		return t
+	}
+	t.owner = r.agentID
+	return t
+}
+
+// fileTrees are the trees of the agent files kept above top, a top-level
+// agent made from a sub-agent's definition (a workflow's delegation step),
+// parent being the nearest: one for each that sets max_tokens, max_cost
+// or max_time, the nearest returned and the farthest at the end of its
+// ups, each counting what top's tree has used (treeUsage) and its
+// max_time from started; nil when none sets any.
+func fileTrees(store checkpoint.Store, top string, parent *AgentFile, started time.Time) *tree {
+	var files []*AgentFile
+	for p := parent; p != nil && len(files) <= maxDepth; p = p.parent {
+		if l := p.Limits; l.MaxTokens > 0 || l.MaxCost > 0 || l.MaxTime > 0 {
+			files = append(files, p)
+		}
+	}
+	var t *tree
+	for i := len(files) - 1; i >= 0; i-- {
+		used, err := treeUsage(store, top)
+		if err != nil {
+			used = map[string]conversation.Usage{} // not made yet: it has used nothing
+		}
+		l := files[i].Limits
+		n := &tree{top: top, file: files[i].describe(), up: t, used: used,
+			limits: RunLimits{MaxTokens: l.MaxTokens, MaxCost: l.MaxCost, MaxTime: l.MaxTime}}
+		if l.MaxTime > 0 {
+			n.deadline = started.Add(time.Duration(l.MaxTime))
+		}
+		t = n
+	}
 	return t
 }
 
@@ -129,11 +177,26 @@ func (t *tree) total() conversation.Usage {
 // limitReached says which of the limits of t, or of a tree above it,
 // stops a sub-agent before another round, and how to go on.
 func (t *tree) limitReached(root string) string {
-	for ; t.up != nil; t = t.up {
-		if why := t.ownerLimitReached(root); why != "" {
+	for ; t != nil; t = t.up {
+		var why string
+		switch {
+		case t.owner != "":
+			why = t.ownerLimitReached(root)
+		case t.file != "":
+			why = t.fileLimitReached()
+		default:
+			why = t.topLimitReached(root)
+		}
+		if why != "" {
 			return why
 		}
 	}
+	return ""
+}
+
+// topLimitReached is limitReached of the tree of the top-level agent,
+// root unless t.top names it: its limits are raised by root's resume.
+func (t *tree) topLimitReached(root string) string {
 	if t.top != "" {
 		root = t.top
 	}
@@ -142,6 +205,18 @@ func (t *tree) limitReached(root string) string {
 		return ""
 	}
 	return fmt.Sprintf("the tree of %s reached %s; resume %s with %s to allow more", root, reason, root, flag)
+}
+
+// fileLimitReached is limitReached of the tree of an agent file kept
+// above t.top (see fileTrees): the resume of t.top raises its limits too,
+// as they bound t.top's tree alone.
+func (t *tree) fileLimitReached() string {
+	reason, flag := t.over()
+	if reason == "" {
+		return ""
+	}
+	return fmt.Sprintf("the tree of %s reached %s of %s, the parent agent file it was made under; resume %s with %s to allow more",
+		t.top, reason, t.file, t.top, flag)
 }
 
 // ownerLimitReached is limitReached of the tree of a sub-agent, t.owner:
@@ -201,6 +276,9 @@ func (r *run) adopt(sub *subRun) {
 		case sub == nil:
 			r.forkAlone = true
 		}
+	} else if sub == nil && r.af.parent != nil {
+		// A workflow's delegation step: the parent file bounds its tree.
+		r.tree = fileTrees(r.store, r.agentID, r.af.parent, r.startedAt)
 	}
 	if sub != nil {
 		r.tree, r.root = sub.tree, sub.root
@@ -224,7 +302,7 @@ func (r *run) rootID() string {
 
 // treeLimitReached is limitReached for the tree r is a sub-agent of.
 func (r *run) treeLimitReached() string {
-	if r.tree == nil || r.root == "" && r.tree.top == "" {
+	if r.tree == nil || r.root == "" && r.tree.top == "" && r.tree.file == "" {
 		return ""
 	}
 	return r.tree.limitReached(r.rootID())
@@ -253,7 +331,16 @@ func (r *run) treeAbove() *tree {
 	}
 	top := above[len(above)-1].State.Agent
 	var t *tree
-	limited := false
+	if kept := above[len(above)-1].State.Definition.Above; len(kept) > 0 {
+		// The top is a workflow's delegation step: its parent file
+		// bounds its tree.
+		files, err := keptAbove(r.store, top, kept)
+		if err != nil {
+			return nil
+		}
+		t = fileTrees(r.store, top, files, r.startedAt)
+	}
+	limited := t != nil
 	for i := len(above) - 1; i >= 0; i-- {
 		af, err := r.storedAgentFile(above[i].State.Definition)
 		if err != nil {
@@ -269,7 +356,7 @@ func (r *run) treeAbove() *tree {
 		}
 		limited = limited || l.MaxTokens > 0 || l.MaxCost > 0 || l.MaxTime > 0
 		n := &tree{top: top, limits: l, used: used, up: t}
-		if t != nil {
+		if i < len(above)-1 {
 			n.owner = above[i].State.Agent
 		}
 		if l.MaxTime > 0 {

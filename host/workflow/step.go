@@ -230,12 +230,14 @@ func (r *runner) vanished(j job) string {
 // the reason names that one alone. A limit of the step's tree that
 // stopped the sub-agent is raised by the workflow's resume too, whose
 // --max-* flags reach the step's agent, not by a resume of that agent
-// alone, which would leave the step unrecorded.
+// alone, which would leave the step unrecorded; so is a limit of the
+// agent file kept above the step's agent (a delegation step's `parent:`),
+// which stopped the agent itself.
 func (r *runner) stepReason(j job, res *host.Result) string {
-	if !res.StoppedBySubAgent() {
-		return res.Reason
+	reason := res.Reason
+	if res.StoppedBySubAgent() {
+		reason = strings.ReplaceAll(reason, "`cairn resume "+j.agent+"`", "`cairn workflow resume "+r.rec.ID+"`")
 	}
-	reason := strings.ReplaceAll(res.Reason, "`cairn resume "+j.agent+"`", "`cairn workflow resume "+r.rec.ID+"`")
 	plain := "; `cairn workflow resume " + r.rec.ID + "` resumes it"
 	for _, flag := range []string{"--max-tokens", "--max-cost", "--max-time"} {
 		limit := "resume " + j.agent + " with " + flag + " to allow more"
