@@ -20,7 +20,8 @@ const watchEvery = 200 * time.Millisecond
 
 // modelContext is the context of one model request: ctx, ended at the
 // run's max_time (or its tree's) once a round is committed, as limitReached
-// counts it, and when a pause is asked for. A request that ends so has
+// counts it (a tree's, looked for with a pause, once the tree has committed
+// a round), and when a pause is asked for. A request that ends so has
 // committed nothing, so the run stops at its boundary. Looking for a
 // pause starts only once the request has taken watchEvery: most answer
 // sooner. done ends the watch and must be called.
@@ -46,6 +47,13 @@ func (r *run) modelContext(ctx context.Context) (mctx context.Context, done func
 			cancel(errPauseAsked)
 			return
 		}
+		// A tree's max_time counts for a run that has committed no round
+		// once another agent of the tree has (see tree.timed): a request
+		// that began before then is ended by it too.
+		if at := r.tree.earliest(r.started > 0); !at.IsZero() && !time.Now().Before(at) {
+			cancel(errTimeUp)
+			return
+		}
 		mu.Lock()
 		defer mu.Unlock()
 		if !stopped {
@@ -66,13 +74,14 @@ func (r *run) modelContext(ctx context.Context) (mctx context.Context, done func
 
 // deadline is when the run's max_time (or its tree's) ends a model
 // request; zero when none does: no max_time, or no round committed yet in
-// this run (see limitReached).
+// this run (see limitReached; a tree's max_time counts the same for each
+// of its agents).
 func (r *run) deadline() time.Time {
 	var at time.Time
 	if l := r.af.Limits.MaxTime; l > 0 && r.started > 0 {
 		at = r.startedAt.Add(time.Duration(l))
 	}
-	if tat := r.tree.earliest(); !tat.IsZero() && (at.IsZero() || tat.Before(at)) {
+	if tat := r.tree.earliest(r.started > 0); !tat.IsZero() && (at.IsZero() || tat.Before(at)) {
 		at = tat
 	}
 	return at

@@ -57,6 +57,9 @@ type tree struct {
 	mu   sync.Mutex
 	// used is, by agent, the usage not yet part of its parent's state.
 	used map[string]conversation.Usage
+	// rounds counts the rounds the agents of the tree have committed
+	// since it was made, in this run (see timed).
+	rounds int
 }
 
 // nested is the tree of the sub-agent run r, which bounds the agents below
@@ -108,16 +111,44 @@ func fileTrees(store checkpoint.Store, top string, parent *AgentFile, started ti
 	return t
 }
 
-// earliest is the soonest deadline of t and the trees above it; zero for
-// none.
-func (t *tree) earliest() time.Time {
+// earliest is the soonest deadline of t and the trees above it that
+// counts (see timed) for an agent whose run has committed a round, or
+// not (started); zero for none.
+func (t *tree) earliest(started bool) time.Time {
 	var at time.Time
 	for ; t != nil; t = t.up {
-		if !t.deadline.IsZero() && (at.IsZero() || t.deadline.Before(at)) {
+		if t.timed(started) && !t.deadline.IsZero() && (at.IsZero() || t.deadline.Before(at)) {
 			at = t.deadline
 		}
 	}
 	return at
+}
+
+// timed says whether t's max_time stops an agent of its tree, whose run
+// has committed a round or not (started): once the agent's run, or any
+// agent of t's tree, has committed a round in this run. So, as an agent's
+// own max_time lets each run commit one round, a tree's max_time shorter
+// than starting its agents takes leaves the tree able to go on, one round
+// or more on each resume; and once a round is committed, the agents that
+// start after the time is up, the rest of a fan-out, stop before their
+// first.
+func (t *tree) timed(started bool) bool {
+	if started {
+		return true
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.rounds > 0
+}
+
+// roundCommitted counts a round an agent of t's tree committed in this
+// run, in t and the trees above it.
+func (t *tree) roundCommitted() {
+	for ; t != nil; t = t.up {
+		t.mu.Lock()
+		t.rounds++
+		t.mu.Unlock()
+	}
 }
 
 // widest are the largest token and cost limits of t and the trees above
@@ -175,17 +206,18 @@ func (t *tree) total() conversation.Usage {
 }
 
 // limitReached says which of the limits of t, or of a tree above it,
-// stops a sub-agent before another round, and how to go on.
-func (t *tree) limitReached(root string) string {
+// stops a sub-agent before another round, and how to go on. started says
+// whether the sub-agent's run has committed a round (see timed).
+func (t *tree) limitReached(root string, started bool) string {
 	for ; t != nil; t = t.up {
 		var why string
 		switch {
 		case t.owner != "":
-			why = t.ownerLimitReached(root)
+			why = t.ownerLimitReached(root, t.timed(started))
 		case t.file != "":
-			why = t.fileLimitReached()
+			why = t.fileLimitReached(t.timed(started))
 		default:
-			why = t.topLimitReached(root)
+			why = t.topLimitReached(root, t.timed(started))
 		}
 		if why != "" {
 			return why
@@ -196,11 +228,11 @@ func (t *tree) limitReached(root string) string {
 
 // topLimitReached is limitReached of the tree of the top-level agent,
 // root unless t.top names it: its limits are raised by root's resume.
-func (t *tree) topLimitReached(root string) string {
+func (t *tree) topLimitReached(root string, timed bool) string {
 	if t.top != "" {
 		root = t.top
 	}
-	reason, flag := t.over()
+	reason, flag := t.over(timed)
 	if reason == "" {
 		return ""
 	}
@@ -210,8 +242,8 @@ func (t *tree) topLimitReached(root string) string {
 // fileLimitReached is limitReached of the tree of an agent file kept
 // above t.top (see fileTrees): the resume of t.top raises its limits too,
 // as they bound t.top's tree alone.
-func (t *tree) fileLimitReached() string {
-	reason, flag := t.over()
+func (t *tree) fileLimitReached(timed bool) string {
+	reason, flag := t.over(timed)
 	if reason == "" {
 		return ""
 	}
@@ -222,11 +254,11 @@ func (t *tree) fileLimitReached() string {
 // ownerLimitReached is limitReached of the tree of a sub-agent, t.owner:
 // its limit is its own, which a resume of root (the top-level agent, t.top
 // where the run's root is not) does not raise.
-func (t *tree) ownerLimitReached(root string) string {
+func (t *tree) ownerLimitReached(root string, timed bool) string {
 	if t.top != "" {
 		root = t.top
 	}
-	reason, flag := t.over()
+	reason, flag := t.over(timed)
 	if reason == "" {
 		return ""
 	}
@@ -236,15 +268,15 @@ func (t *tree) ownerLimitReached(root string) string {
 
 // over names the limit of t that the tree's use has reached, with what it
 // used ("max_tokens (2100 used of 2000)"), and the flag of resume that
-// raises it; "" when it has reached none.
-func (t *tree) over() (reason, flag string) {
+// raises it; "" when it has reached none. max_time counts when timed.
+func (t *tree) over(timed bool) (reason, flag string) {
 	l, u := t.limits, t.total()
 	switch {
 	case l.MaxTokens > 0 && u.Total() >= l.MaxTokens:
 		return fmt.Sprintf("max_tokens (%d used of %d)", u.Total(), l.MaxTokens), "--max-tokens"
 	case l.MaxCost > 0 && float64(u.CostMicroUSD) >= l.MaxCost*1e6:
 		return fmt.Sprintf("max_cost ($%.4f spent of $%.4f)", float64(u.CostMicroUSD)/1e6, l.MaxCost), "--max-cost"
-	case !t.deadline.IsZero() && !time.Now().Before(t.deadline):
+	case timed && !t.deadline.IsZero() && !time.Now().Before(t.deadline):
 		return fmt.Sprintf("max_time (%s in this run)", time.Duration(l.MaxTime)), "--max-time"
 	}
 	return "", ""
@@ -305,7 +337,7 @@ func (r *run) treeLimitReached() string {
 	if r.tree == nil || r.root == "" && r.tree.top == "" && r.tree.file == "" {
 		return ""
 	}
-	return r.tree.limitReached(r.rootID())
+	return r.tree.limitReached(r.rootID(), r.started > 0)
 }
 
 // treeAbove is the tree of a sub-agent run by itself (`cairn resume
@@ -484,6 +516,7 @@ func (r *run) committed(round int, results []callResult) {
 		}
 	}
 	r.tree.report(r.agentID, r.state().Usage, children)
+	r.tree.roundCommitted()
 }
 
 // Children lists the sub-agents an agent's delegations made, by id.
