@@ -25,6 +25,9 @@ type schema struct {
 	// refs is the graph of a schema with references, whose checks of a
 	// call's arguments are counted first (checkWork); nil for one without.
 	refs *schemaGraph
+	// graph is the schema's graph, with or without references
+	// (textRefused walks it).
+	graph *schemaGraph
 }
 
 // schemaText is the schema a tool declared, or the schema of "any object"
@@ -59,7 +62,7 @@ func compileSchema(tool, text string) (s *schema, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("input schema does not compile: %w", err)
 	}
-	s = &schema{resolved: rs}
+	s = &schema{resolved: rs, graph: g}
 	if g.hasReferences() {
 		s.refs = g
 	}

@@ -62,6 +62,25 @@ func checkPending(sch *schema, input string, pending []string) error {
 	if json.Unmarshal([]byte(input), &inst) != nil {
 		return err
 	}
+	// A place whose types take no text, by an anyOf or a oneOf none of
+	// whose schemas does, say, refuses a pending value that a stand-in
+	// passes: it is refused once the stand-ins let the literal rest pass.
+	var noText *PendingTypeError
+	for _, p := range pending {
+		if why := sch.textRefused(inst, p); why != "" {
+			noText = &PendingTypeError{Place: p, Msg: why}
+			break
+		}
+	}
+	if err := tryStandIns(sch, inst, err, pending); err != nil || noText == nil {
+		return err
+	}
+	return noText
+}
+
+// tryStandIns tries each pending value in inst, which err says sch
+// refuses, as each of pendingStandIns (see checkPending).
+func tryStandIns(sch *schema, inst any, err error, pending []string) error {
 	tried := map[string]int{}
 	for {
 		var verr *schemaError
