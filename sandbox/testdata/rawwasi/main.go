@@ -22,6 +22,11 @@
 //	              the events D bytes past them (prints the number of
 //	              events and of those not as expected too)
 //
+// With the arguments bigio OP N [file] it makes one fd_write, fd_pwrite
+// (to stderr, or with file to /work's big), fd_read or fd_pread (from
+// /work's big) of N iovecs of 1 MiB, all one buffer, and prints its errno
+// and the count it was told (see bigIO).
+//
 // With the arguments stdiomove NAME it makes one of the renumberings of
 // stdio of stdioMoves, in a call of its own, and prints what it got.
 //
@@ -326,6 +331,11 @@ func main() {
 		var nw uint32
 		os.Stderr.WriteString("writing\n")
 		say("writev", fdWrite(fd, unsafe.Pointer(uintptr(at)), uint32(n), unsafe.Pointer(&nw)), nw)
+		return
+	}
+
+	if len(os.Args) > 3 && os.Args[1] == "bigio" {
+		bigIO(os.Args[2], os.Args[3], len(os.Args) > 4)
 		return
 	}
 
