@@ -97,12 +97,12 @@ var hostileAllowed = map[string]string{
 	"fd-exhaust":       "",                 // see fdExhaust
 }
 
-// fdExhaust is what the fd-exhaust attempt prints, by mount kind: EAGAIN
+// fdExhaust is what the fd-exhaust attempt prints, by mount kind: EMFILE
 // once the call holds its budget of open files (defaultMaxOpenFiles),
 // less the mounts' roots that hold one. An overlay's root does; a plain
 // mount's root is opened on the host only when the guest uses it (see
 // workspaceFS.OpenFile), and this guest does not.
-var fdExhaust = map[string]string{"plain": "6 256", "overlay": "6 255"}
+var fdExhaust = map[string]string{"plain": "33 256", "overlay": "33 255"}
 
 // A guest calling raw WASI imports — path_open, path_symlink, path_link,
 // path_rename, path_readlink, path_filestat_set_times,

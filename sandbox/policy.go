@@ -52,7 +52,7 @@ type Policy struct {
 	// ones (sock_accept, sock_recv, sock_send, sock_shutdown).
 	Imports []string
 	// MaxOpenFiles bounds the files and directories a call holds open at
-	// once across its mounts; past it opening fails with EAGAIN. Zero
+	// once across its mounts; past it opening fails with EMFILE. Zero
 	// means 256.
 	MaxOpenFiles int
 	// StagingLimit bounds the bytes a call may stage in each Overlay it

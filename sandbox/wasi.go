@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
+	"github.com/cairnrun/cairn/sandbox/internal/guestfs"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
@@ -24,7 +26,8 @@ import (
 // function acting through a descriptor first checks the rights it needs
 // of it (rightsNeeded, checked), and before that has the guest's
 // descriptor translated to wazero's, for the stdio the guest moved
-// (withMoves).
+// (withMoves). Every fd_ and path_ function answers the errnos of the
+// host's filesystem that wazero's set has no name for (naming).
 func instantiateWASI(ctx context.Context, rt wazero.Runtime, fds *descriptors) error {
 	b := rt.NewHostModuleBuilder(wasi_snapshot_preview1.ModuleName)
 	wasi_snapshot_preview1.NewFunctionExporter().ExportFunctions(b)
@@ -85,6 +88,15 @@ func instantiateWASI(ctx context.Context, rt wazero.Runtime, fds *descriptors) e
 	}
 	ours["fd_seek"] = checked{fn: ours["fd_seek"], fds: fds, seek: true}
 	withMoves(ours, defs, theirs, renumber, &fds.moves)
+	for name := range defs {
+		if strings.HasPrefix(name, "fd_") || strings.HasPrefix(name, "path_") {
+			fn, ok := ours[name]
+			if !ok {
+				fn = theirs(name)
+			}
+			ours[name] = naming{fn: fn}
+		}
+	}
 	for _, name := range slices.Sorted(maps.Keys(ours)) {
 		def := defs[name]
 		b.NewFunctionBuilder().
@@ -113,4 +125,25 @@ func wazeroWASI(ctx context.Context, b wazero.HostModuleBuilder) (map[string]api
 		}
 	}
 	return defs, nil
+}
+
+// naming is a WASI function that answers the errno of the host's
+// filesystem it met, where wazero's answers EIO: ENOSPC, EDQUOT, EFBIG and
+// the other errnos of the system that wazero's set lacks and WASI names
+// (and EMFILE past the call's budget of open files, which wazero's set
+// answers as EAGAIN), as the call's filesystems tell it (see
+// guestfs.Unnamed, which the call's context carries).
+type naming struct{ fn api.GoModuleFunction }
+
+// Call implements api.GoModuleFunction.
+func (n naming) Call(ctx context.Context, mod api.Module, stack []uint64) {
+	u := guestfs.UnnamedOf(ctx)
+	if u == nil {
+		n.fn.Call(ctx, mod, stack)
+		return
+	}
+	u.Clear()
+	n.fn.Call(ctx, mod, stack)
+	stack[0] = u.Answer(stack[0])
+	u.Clear()
 }

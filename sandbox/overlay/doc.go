@@ -44,7 +44,7 @@ func (e nameLimitError) Unwrap() []error { return []error{ErrStagingLimit, ErrNa
 // ErrNoSpace is a call that changed the workspace when the disk of its
 // staging directory had no room for the change (ENOSPC, EDQUOT): the
 // host's disk is full, which is no limit of the call's and no fault of
-// its tool. The guest got EIO (wazero has no ENOSPC); the call fails with
+// its tool. The guest got ENOSPC (or EDQUOT); the call fails with
 // it, through Overlay.Exhausted, and none of its changes are kept.
 var ErrNoSpace = errors.New("the host's disk is full")
 

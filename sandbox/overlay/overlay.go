@@ -53,7 +53,7 @@ import (
 //     path costing a 4 KiB block of it besides its bytes, the changed
 //     paths by Policy.MaxStagedPaths, and the bytes of their names by 4
 //     MiB (maxNameBytes); past any of them a change fails before
-//     anything is staged for it (EIO: wazero has no ENOSPC or EDQUOT),
+//     anything is staged for it (EIO),
 //     Exhausted reports it and the call fails with ErrStagingLimit. A
 //     staged file removed or replaced while the call holds it open stays
 //     on disk, so its bytes stay charged until its last handle closes.
@@ -399,17 +399,16 @@ func baseOf(en entry) (Version, fs.FileMode) {
 
 // errno is the errno the guest gets for err, an error of the staging
 // directory or the workspace. A disk with no room (ENOSPC, EDQUOT) is
-// recorded for Exhausted, since the guest can only be told EIO.
+// recorded for Exhausted too: the call fails with ErrNoSpace.
 func (o *Overlay) errno(err error) experimentalsys.Errno {
 	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
 		o.noSpace.CompareAndSwap(nil, &err)
 	}
-	return guestfs.Errno(err)
+	return guestfs.ErrnoIn(o.ctx, err)
 }
 
-// errFull is what a change past the staging limit gets. wazero's errno
-// set has no ENOSPC (a full disk reaches a guest as EIO too), so the
-// guest sees EIO and Exhausted says why.
+// errFull is what a change past the staging limit gets: the guest sees
+// EIO and Exhausted says why.
 const errFull = experimentalsys.EIO
 
 // Reads lists, sorted, the workspace files the call opened to read while

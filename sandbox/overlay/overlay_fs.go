@@ -33,7 +33,7 @@ func (v *overlayFS) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileM
 	if e != 0 {
 		return nil, e
 	}
-	if e := v.files.Take(); e != 0 {
+	if e := v.staging.TakeFile(); e != 0 {
 		return nil, e
 	}
 	v.o.mu.Lock()

@@ -23,7 +23,7 @@ func NewBudget(max int) *Budget {
 }
 
 // take reserves one open file, or fails with EAGAIN: wazero's errno set
-// has no EMFILE.
+// has no EMFILE, which Dir.TakeFile has the guest told.
 func (b *Budget) Take() experimentalsys.Errno {
 	b.mu.Lock()
 	defer b.mu.Unlock()

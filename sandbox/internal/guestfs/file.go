@@ -35,13 +35,13 @@ func (f *File) osFile() (*os.File, experimentalsys.Errno) {
 	if f.F != nil {
 		return f.F, 0
 	}
-	if e := f.FS.Files.Take(); e != 0 {
+	if e := f.FS.TakeFile(); e != 0 {
 		return nil, e
 	}
 	nf, err := f.FS.Root.Open(f.Path)
 	if err != nil {
 		f.FS.Files.Give()
-		return nil, Errno(err)
+		return nil, f.FS.Errno(err)
 	}
 	f.F, f.rewound = nf, false
 	return nf, 0
@@ -134,7 +134,7 @@ func (f *File) Stat() (sys.Stat_t, experimentalsys.Errno) {
 	}
 	fi, err := osf.Stat()
 	if err != nil {
-		return sys.Stat_t{}, Errno(err)
+		return sys.Stat_t{}, f.FS.Errno(err)
 	}
 	return sys.NewStat_t(fi), 0
 }
@@ -151,7 +151,7 @@ func (f *File) Read(buf []byte) (int, experimentalsys.Errno) {
 	if errors.Is(err, io.EOF) {
 		err = nil
 	}
-	return n, Errno(err)
+	return n, f.FS.Errno(err)
 }
 
 // Pread reads at an offset. A negative one (2^63 or more to the guest)
@@ -170,7 +170,7 @@ func (f *File) Pread(buf []byte, off int64) (int, experimentalsys.Errno) {
 	if errors.Is(err, io.EOF) {
 		err = nil
 	}
-	return n, Errno(err)
+	return n, f.FS.Errno(err)
 }
 
 // SeekOffset is the offset of wazero's experimental/sys.File.Seek, whose
@@ -190,7 +190,7 @@ func (f *File) Seek(offset SeekOffset, whence int) (int64, experimentalsys.Errno
 		return 0, 0
 	}
 	n, err := f.F.Seek(offset, whence)
-	return n, Errno(err)
+	return n, f.FS.Errno(err)
 }
 
 // Readdir reads up to n entries (all when n <= 0).
@@ -209,7 +209,7 @@ func (f *File) Readdir(n int) ([]experimentalsys.Dirent, experimentalsys.Errno) 
 	}
 	fis, err := osf.Readdir(n)
 	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, Errno(err)
+		return nil, f.FS.Errno(err)
 	}
 	out := make([]experimentalsys.Dirent, 0, len(fis))
 	for _, fi := range fis {
@@ -224,7 +224,7 @@ func (f *File) Readdir(n int) ([]experimentalsys.Dirent, experimentalsys.Errno) 
 // removed directory is ENOENT).
 func (f *File) rewind() experimentalsys.Errno {
 	if _, err := f.F.Seek(0, io.SeekStart); err != nil {
-		return Errno(err)
+		return f.FS.Errno(err)
 	}
 	f.rewound = false
 	return 0
@@ -239,7 +239,7 @@ func (f *File) Write(buf []byte) (int, experimentalsys.Errno) {
 		return 0, experimentalsys.EINTR
 	}
 	n, err := f.F.Write(buf)
-	return n, Errno(err)
+	return n, f.FS.Errno(err)
 }
 
 // Pwrite writes at an offset; a negative one is EINVAL, as in Pread.
@@ -257,10 +257,10 @@ func (f *File) Pwrite(buf []byte, off int64) (int, experimentalsys.Errno) {
 		// os.File refuses WriteAt on a file opened to append; pwrite(2)
 		// itself writes at the end then, as POSIX leaves it to Linux to.
 		n, err := PwriteAppend(f.F, buf, off)
-		return n, Errno(err)
+		return n, f.FS.Errno(err)
 	}
 	n, err := f.F.WriteAt(buf, off)
-	return n, Errno(err)
+	return n, f.FS.Errno(err)
 }
 
 // PwriteAppend writes buf at off of f, a file opened to append, as
@@ -289,7 +289,7 @@ func (f *File) Truncate(size int64) experimentalsys.Errno {
 	if e := f.Writable(); e != 0 {
 		return e
 	}
-	return Errno(f.F.Truncate(size))
+	return f.FS.Errno(f.F.Truncate(size))
 }
 
 // Sync flushes the file.
@@ -298,7 +298,7 @@ func (f *File) Sync() experimentalsys.Errno {
 	if e != 0 {
 		return e
 	}
-	return Errno(osf.Sync())
+	return f.FS.Errno(osf.Sync())
 }
 
 // Datasync flushes the file's data.
@@ -320,7 +320,7 @@ func (f *File) Utimens(atim, mtim int64) experimentalsys.Errno {
 	if e != 0 {
 		return e
 	}
-	if e := Errno(futimens(osf, atim, mtim)); e != experimentalsys.EPERM {
+	if e := f.FS.Errno(futimens(osf, atim, mtim)); e != experimentalsys.EPERM {
 		return e
 	}
 	return experimentalsys.EACCES
@@ -336,5 +336,5 @@ func (f *File) Close() experimentalsys.Errno {
 		return 0 // never opened on the host
 	}
 	f.FS.Files.Give()
-	return Errno(f.F.Close())
+	return f.FS.Errno(f.F.Close())
 }

@@ -30,7 +30,7 @@ import (
 //   - times are set through a descriptor, never by name, so they change the
 //     file that was checked or opened, whatever is renamed meanwhile;
 //   - a read-only mount refuses every call that would change anything (EROFS);
-//   - a call holds at most Policy.MaxOpenFiles open files (EAGAIN past it);
+//   - a call holds at most Policy.MaxOpenFiles open files (EMFILE past it);
 //   - once the call must stop (Ctx done), its files read and write nothing
 //     more (EINTR): wazero reads and writes each of an fd_read's or
 //     fd_write's iovecs with a call of its own, a system call each, in
@@ -76,23 +76,6 @@ func OpenRoot(dir string) (*os.Root, error) {
 
 func (w *Dir) Close() error { return w.Root.Close() }
 
-// Errno is the errno a guest gets for err. A system error whose errno
-// wazero's set lacks (ENOSPC, EDQUOT, EFBIG, EXDEV, …) is EIO; os.Root
-// reports an escape as an error of its own, no errno, and that is EPERM.
-func Errno(err error) experimentalsys.Errno {
-	if err == nil {
-		return 0
-	}
-	var errno syscall.Errno
-	if errors.As(err, &errno) {
-		return experimentalsys.UnwrapOSError(errno)
-	}
-	if e := experimentalsys.UnwrapOSError(err); e != experimentalsys.EIO {
-		return e
-	}
-	return experimentalsys.EPERM
-}
-
 // newFileMode and newDirMode are the permissions of the files and
 // directories a guest makes. WASI preview 1 carries no mode (wazero asks
 // 0600 and 0700 for all of them), so a guest gets what a program asking
@@ -118,7 +101,7 @@ func (w *Dir) OpenFile(path string, flag experimentalsys.Oflag, perm fs.FileMode
 		// whether it is a directory; most calls use it for nothing else.
 		return &File{FS: w, Path: ".", isDir: true}, 0
 	}
-	if e := w.Files.Take(); e != 0 {
+	if e := w.TakeFile(); e != 0 {
 		return nil, e
 	}
 	f, e := w.Open(p, flag, perm)
@@ -162,12 +145,12 @@ func (w *Dir) Open(path string, flag experimentalsys.Oflag, _ fs.FileMode) (*Fil
 		return nil, experimentalsys.EACCES
 	}
 	if err != nil {
-		return nil, Errno(err)
+		return nil, w.Errno(err)
 	}
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, Errno(err)
+		return nil, w.Errno(err)
 	}
 	if e := Allowed(fi); e != 0 {
 		f.Close()
@@ -225,22 +208,22 @@ func NoFollowErrno(flag experimentalsys.Oflag) experimentalsys.Errno {
 // to write is opened beside it, and used only if it is the same file.
 func (w *Dir) truncate(f *os.File, fi fs.FileInfo, path string, flag experimentalsys.Oflag) experimentalsys.Errno {
 	if flag&(experimentalsys.O_WRONLY|experimentalsys.O_RDWR) != 0 {
-		return Errno(f.Truncate(0))
+		return w.Errno(f.Truncate(0))
 	}
 	g, err := w.Root.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return Errno(err)
+		return w.Errno(err)
 	}
 	defer g.Close()
 	gi, err := g.Stat()
 	switch {
 	case err != nil:
-		return Errno(err)
+		return w.Errno(err)
 	case !os.SameFile(fi, gi):
 		// The path was given another file between the two opens.
 		return experimentalsys.EAGAIN
 	}
-	return Errno(g.Truncate(0))
+	return w.Errno(g.Truncate(0))
 }
 
 // allowed refuses what is not a regular file or a directory, and regular
@@ -292,7 +275,7 @@ func (w *Dir) Lstat(path string) (sys.Stat_t, experimentalsys.Errno) {
 	}
 	fi, err := w.Root.Lstat(path)
 	if err != nil {
-		return sys.Stat_t{}, Errno(err)
+		return sys.Stat_t{}, w.Errno(err)
 	}
 	return sys.NewStat_t(fi), 0
 }
@@ -305,7 +288,7 @@ func (w *Dir) Stat(path string) (sys.Stat_t, experimentalsys.Errno) {
 	}
 	fi, err := w.Root.Stat(path)
 	if err != nil {
-		return sys.Stat_t{}, Errno(err)
+		return sys.Stat_t{}, w.Errno(err)
 	}
 	return sys.NewStat_t(fi), 0
 }
@@ -317,7 +300,7 @@ func (w *Dir) Readlink(path string) (string, experimentalsys.Errno) {
 		return "", e
 	}
 	s, err := w.Root.Readlink(path)
-	return s, Errno(err)
+	return s, w.Errno(err)
 }
 
 // Mkdir makes a directory, with newDirMode whatever perm says (see
@@ -330,7 +313,7 @@ func (w *Dir) Mkdir(path string, _ fs.FileMode) experimentalsys.Errno {
 	if e != 0 {
 		return e
 	}
-	return Errno(w.Root.Mkdir(path, newDirMode))
+	return w.Errno(w.Root.Mkdir(path, newDirMode))
 }
 
 // Chmod changes permission bits.
@@ -342,7 +325,7 @@ func (w *Dir) Chmod(path string, perm fs.FileMode) experimentalsys.Errno {
 	if e != 0 {
 		return e
 	}
-	return Errno(w.Root.Chmod(path, perm&fs.ModePerm))
+	return w.Errno(w.Root.Chmod(path, perm&fs.ModePerm))
 }
 
 // Rename renames within the mount. A directory replaces an empty
@@ -368,7 +351,7 @@ func (w *Dir) Rename(from, to string) experimentalsys.Errno {
 	}
 	fi, err := w.Root.Lstat(rel(strings.TrimRight(from, "/")))
 	if err != nil {
-		return Errno(err)
+		return w.Errno(err)
 	}
 	if slashed && !fi.IsDir() {
 		return experimentalsys.ENOTDIR
@@ -385,7 +368,7 @@ func (w *Dir) Rename(from, to string) experimentalsys.Errno {
 	if fi, err := w.Root.Lstat(to); err == nil && fi.IsDir() {
 		return w.renameOverDir(from, to)
 	}
-	return Errno(w.Root.Rename(from, to))
+	return w.Errno(w.Root.Rename(from, to))
 }
 
 // Rmdir removes an empty directory; a symlink named with a trailing
@@ -403,12 +386,12 @@ func (w *Dir) Rmdir(path string) experimentalsys.Errno {
 	}
 	fi, err := w.Root.Lstat(path)
 	if err != nil {
-		return Errno(err)
+		return w.Errno(err)
 	}
 	if !fi.IsDir() {
 		return experimentalsys.ENOTDIR
 	}
-	return Errno(w.Root.Remove(path))
+	return w.Errno(w.Root.Remove(path))
 }
 
 // Unlink removes a file (or a symlink, not what it points to); a symlink
@@ -426,12 +409,12 @@ func (w *Dir) Unlink(path string) experimentalsys.Errno {
 	}
 	fi, err := w.Root.Lstat(path)
 	if err != nil {
-		return Errno(err)
+		return w.Errno(err)
 	}
 	if fi.IsDir() {
 		return experimentalsys.EISDIR
 	}
-	return Errno(w.Root.Remove(path))
+	return w.Errno(w.Root.Remove(path))
 }
 
 // Link is refused: a hard link can give a file a second name that outlives
@@ -460,7 +443,7 @@ func (w *Dir) Utimens(path string, atim, mtim int64) experimentalsys.Errno {
 		return e
 	}
 	defer f.F.Close()
-	return Errno(futimens(f.F, atim, mtim))
+	return w.Errno(futimens(f.F, atim, mtim))
 }
 
 func Utime(ns int64) time.Time {

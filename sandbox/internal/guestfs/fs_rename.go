@@ -28,15 +28,15 @@ func (w *Dir) renameOverDir(from, to string) experimentalsys.Errno {
 	}
 	src, err := w.Root.Open(rel(fromDir))
 	if err != nil {
-		return Errno(err)
+		return w.Errno(err)
 	}
 	defer src.Close()
 	dst, err := w.Root.Open(rel(toDir))
 	if err != nil {
-		return Errno(err)
+		return w.Errno(err)
 	}
 	defer dst.Close()
-	return Errno(unix.Renameat(int(src.Fd()), fromBase, int(dst.Fd()), toBase))
+	return w.Errno(unix.Renameat(int(src.Fd()), fromBase, int(dst.Fd()), toBase))
 }
 
 // ontoKind refuses, as rename(2) does, to rename src onto what is at to:
@@ -142,11 +142,11 @@ func (w *Dir) sameDir(a, b string) (bool, experimentalsys.Errno) {
 	}
 	ai, err := w.Root.Stat(a)
 	if err != nil {
-		return false, Errno(err)
+		return false, w.Errno(err)
 	}
 	bi, err := w.Root.Stat(b)
 	if err != nil {
-		return false, Errno(err)
+		return false, w.Errno(err)
 	}
 	return os.SameFile(ai, bi), 0
 }
@@ -160,7 +160,7 @@ func (w *Dir) sameDir(a, b string) (bool, experimentalsys.Errno) {
 func (w *Dir) holdsNoLink(dir string) experimentalsys.Errno {
 	sub, err := w.Root.OpenRoot(dir)
 	if err != nil {
-		return Errno(err)
+		return w.Errno(err)
 	}
 	defer sub.Close()
 	pending, seen := []string{"."}, 0
@@ -169,7 +169,7 @@ func (w *Dir) holdsNoLink(dir string) experimentalsys.Errno {
 		pending = pending[:len(pending)-1]
 		f, err := sub.Open(d)
 		if err != nil {
-			return Errno(err)
+			return w.Errno(err)
 		}
 		for {
 			if w.Stopped() {
@@ -191,7 +191,7 @@ func (w *Dir) holdsNoLink(dir string) experimentalsys.Errno {
 			}
 			if err != nil {
 				f.Close()
-				return Errno(err)
+				return w.Errno(err)
 			}
 		}
 		f.Close()

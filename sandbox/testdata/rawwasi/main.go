@@ -27,6 +27,9 @@
 // /work's big) of N iovecs of 1 MiB, all one buffer, and prints its errno
 // and the count it was told (see bigIO).
 //
+// With the arguments full N it asks of /work what its filesystem refuses
+// with EFBIG, ENOSPC and EMFILE, and prints the errno of each (see full).
+//
 // With the arguments stdiomove NAME it makes one of the renumberings of
 // stdio of stdioMoves, in a call of its own, and prints what it got.
 //
@@ -331,6 +334,13 @@ func main() {
 		var nw uint32
 		os.Stderr.WriteString("writing\n")
 		say("writev", fdWrite(fd, unsafe.Pointer(uintptr(at)), uint32(n), unsafe.Pointer(&nw)), nw)
+		return
+	}
+
+	if len(os.Args) > 2 && os.Args[1] == "full" {
+		var n int
+		fmt.Sscan(os.Args[2], &n)
+		full(n)
 		return
 	}
 
