@@ -273,7 +273,9 @@ func (m *Module) run(ctx context.Context, p Policy, stdin io.Reader, stdout, std
 	ctx, cancel := context.WithTimeout(ctx, orDefault(p.Timeout, DefaultTimeout))
 	defer cancel()
 	stdout.stop, stderr.stop = ctx.Done(), ctx.Done()
-	ctx = guestfs.WithUnnamed(ctx) // its mounts tell its WASI functions what wazero cannot name
+	// Its mounts tell its WASI functions what wazero cannot name, and
+	// those tell them which directory a path is relative to.
+	ctx = guestfs.WithDirs(guestfs.WithUnnamed(ctx))
 	fsys, closeFS, err := mounts(ctx, p.Mounts, guestfs.NewBudget(p.MaxOpenFiles), p.staging())
 	if err != nil {
 		return Exit{}, err

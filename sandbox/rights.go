@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/cairnrun/cairn/sandbox/internal/guestfs"
 	"github.com/tetratelabs/wazero/api"
 )
 
@@ -79,7 +80,8 @@ const (
 type descRights struct {
 	base, inheriting uint64
 	flags            uint16
-	reported         bool // only reported: a read-only preopen's, or a directory's opened through one
+	reported         bool            // only reported: a read-only preopen's, or a directory's opened through one
+	dir              *guestfs.Anchor // a directory's, which paths relative to it follow (see anchoring)
 }
 
 // readOnlyPreopen is what cairn records of a read-only mount's preopen.
@@ -319,7 +321,8 @@ func (s settingRights) Call(ctx context.Context, mod api.Module, stack []uint64)
 	case base&^cur.base != 0 || inheriting&^cur.inheriting != 0:
 		stack[0] = errnoNotcapable
 	default:
-		s.stat.fds.set(mod, fd, descRights{base: base, inheriting: inheriting, flags: cur.flags})
+		rec, _ := s.stat.fds.lookup(mod, fd)
+		s.stat.fds.set(mod, fd, descRights{base: base, inheriting: inheriting, flags: cur.flags, dir: rec.dir})
 		stack[0] = 0
 	}
 }
@@ -376,7 +379,15 @@ func (o opening) Call(ctx context.Context, mod api.Module, stack []uint64) {
 	// The access mode follows only rights the directory passes on.
 	stack[5] &= inheriting
 	read, write := accessOf(oflags, fdflags, stack[5])
+	dirs := guestfs.DirsOf(ctx)
+	if dirs != nil {
+		dirs.Opened()
+	}
 	o.open.Call(ctx, mod, stack)
+	var opened *guestfs.Anchor
+	if dirs != nil {
+		opened = dirs.Opened()
+	}
 	if stack[0] != 0 {
 		return
 	}
@@ -388,11 +399,11 @@ func (o opening) Call(ctx context.Context, mod api.Module, stack []uint64) {
 	if !write {
 		base &^= writing
 	}
-	rec := descRights{base: base, inheriting: inheriting, flags: fdflags & syncFlags}
+	rec := descRights{base: base, inheriting: inheriting, flags: fdflags & syncFlags, dir: opened}
 	if ok && r.reported && o.isDir(ctx, mod, fd) {
 		// A directory of a read-only mount: only reported, as the
 		// preopen it was opened through (see descRights).
-		rec = descRights{base: base & r.inheriting, inheriting: r.inheriting, flags: rec.flags, reported: true}
+		rec = descRights{base: base & r.inheriting, inheriting: r.inheriting, flags: rec.flags, reported: true, dir: opened}
 	}
 	o.fds.set(mod, fd, rec)
 }

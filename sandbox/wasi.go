@@ -26,7 +26,9 @@ import (
 // function acting through a descriptor first checks the rights it needs
 // of it (rightsNeeded, checked), and before that has the guest's
 // descriptor translated to wazero's, for the stdio the guest moved
-// (withMoves). Every fd_ and path_ function answers the errnos of the
+// (withMoves); one taking paths relative to descriptors tells the
+// filesystems which directory each is relative to (anchoring). Every fd_
+// and path_ function answers the errnos of the
 // host's filesystem that wazero's set has no name for (naming).
 func instantiateWASI(ctx context.Context, rt wazero.Runtime, fds *descriptors) error {
 	b := rt.NewHostModuleBuilder(wasi_snapshot_preview1.ModuleName)
@@ -87,6 +89,15 @@ func instantiateWASI(ctx context.Context, rt wazero.Runtime, fds *descriptors) e
 		ours[name] = checked{fn: fn, fds: fds, needs: needs}
 	}
 	ours["fd_seek"] = checked{fn: ours["fd_seek"], fds: fds, seek: true}
+	for name := range anchorParams {
+		fn, ok := ours[name]
+		if !ok {
+			fn = theirs(name)
+		}
+		if ours[name], err = newAnchoring(name, fn, fds, defs[name].ParamNames()); err != nil {
+			return fmt.Errorf("instantiate WASI: %w", err)
+		}
+	}
 	withMoves(ours, defs, theirs, renumber, &fds.moves)
 	for name := range defs {
 		if strings.HasPrefix(name, "fd_") || strings.HasPrefix(name, "path_") {

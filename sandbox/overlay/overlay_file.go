@@ -164,6 +164,9 @@ type overlayDir struct {
 	root bool
 	// closed guards against giving the open-file budget back twice.
 	closed bool
+	// anchor follows the directory the guest opened through renames (see
+	// guestfs.Anchor); nil for the root.
+	anchor *guestfs.Anchor
 }
 
 // Dev is the device of the directory.
@@ -251,10 +254,17 @@ func (d *overlayDir) Readdir(n int) ([]experimentalsys.Dirent, experimentalsys.E
 func (d *overlayDir) list() experimentalsys.Errno {
 	d.v.o.mu.Lock()
 	defer d.v.o.mu.Unlock()
-	if n := d.v.o.nodes[d.path]; n != d.node || n != nil && n.kind != nodeDir {
+	at, ok := d.path, true
+	if d.anchor != nil {
+		at, ok = d.anchor.At()
+	}
+	if !ok {
 		return experimentalsys.ENOENT
 	}
-	ents, e := d.v.o.list(d.path)
+	if n := d.v.o.nodes[at]; at == d.path && (n != d.node || n != nil && n.kind != nodeDir) {
+		return experimentalsys.ENOENT
+	}
+	ents, e := d.v.o.list(at)
 	if e != 0 {
 		return e
 	}
@@ -287,6 +297,7 @@ func (d *overlayDir) Close() experimentalsys.Errno {
 		return 0
 	}
 	d.closed = true
+	guestfs.DirsOf(d.v.o.ctx).Close(d.anchor)
 	if d.lower != nil {
 		return d.lower.Close()
 	}

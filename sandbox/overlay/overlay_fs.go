@@ -29,6 +29,11 @@ func (v *overlayFS) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileM
 	if v.readOnly && flag&guestfs.WriteFlags != 0 {
 		return nil, experimentalsys.EROFS
 	}
+	asked := p
+	p, e := v.resolve(0, p)
+	if e != 0 {
+		return nil, e
+	}
 	p, dirOnly, e := clean(p)
 	if e != 0 {
 		return nil, e
@@ -48,7 +53,18 @@ func (v *overlayFS) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileM
 		v.files.Give()
 		return nil, e
 	}
+	if d, ok := f.(*overlayDir); ok && !d.root {
+		d.anchor = guestfs.DirsOf(v.o.ctx).Open(v, asked, p)
+	}
 	return f, 0
+}
+
+// resolve is the i-th path a function of v's was handed, relative to the
+// directory the guest opened that it names, where that directory is now
+// in the call's view (see guestfs.Anchor): ENOENT when it is gone.
+func (v *overlayFS) resolve(i int, p string) (string, experimentalsys.Errno) {
+	_, p, e := guestfs.DirsOf(v.o.ctx).Resolve(v, i, p)
+	return p, e
 }
 
 func (v *overlayFS) openRead(p string, dirOnly bool, flag experimentalsys.Oflag) (experimentalsys.File, experimentalsys.Errno) {
@@ -211,12 +227,20 @@ func (o *Overlay) emptyBlob(p string, f *os.File, flag experimentalsys.Oflag) er
 // Lstat describes a path of the call's view without following a final
 // symlink.
 func (v *overlayFS) Lstat(p string) (sys.Stat_t, experimentalsys.Errno) {
+	p, e := v.resolve(0, p)
+	if e != 0 {
+		return sys.Stat_t{}, e
+	}
 	return v.stat(p, v.lower.Lstat)
 }
 
 // Stat describes a path of the call's view, following symlinks that stay
 // inside the workspace.
 func (v *overlayFS) Stat(p string) (sys.Stat_t, experimentalsys.Errno) {
+	p, e := v.resolve(0, p)
+	if e != 0 {
+		return sys.Stat_t{}, e
+	}
 	return v.stat(p, v.lower.Stat)
 }
 
@@ -262,6 +286,10 @@ func dirStat(p string) sys.Stat_t {
 
 // Readlink reads a symlink of the workspace; the call can make none.
 func (v *overlayFS) Readlink(p string) (string, experimentalsys.Errno) {
+	p, e := v.resolve(0, p)
+	if e != 0 {
+		return "", e
+	}
 	p, dirOnly, e := clean(p)
 	if e != 0 {
 		return "", e
@@ -284,7 +312,11 @@ func (v *overlayFS) Readlink(p string) (string, experimentalsys.Errno) {
 
 // Mkdir makes a directory in the call's view.
 func (v *overlayFS) Mkdir(p string, _ fs.FileMode) experimentalsys.Errno {
-	p, e := v.changing(p, experimentalsys.EEXIST)
+	p, e := v.resolve(0, p)
+	if e != 0 {
+		return e
+	}
+	p, e = v.changing(p, experimentalsys.EEXIST)
 	if e != 0 {
 		return e
 	}
@@ -302,12 +334,20 @@ func (v *overlayFS) Mkdir(p string, _ fs.FileMode) experimentalsys.Errno {
 
 // Rmdir removes an empty directory of the call's view.
 func (v *overlayFS) Rmdir(p string) experimentalsys.Errno {
-	p, e := v.changing(p, experimentalsys.EINVAL)
+	p, e := v.resolve(0, p)
+	if e != 0 {
+		return e
+	}
+	p, e = v.changing(p, experimentalsys.EINVAL)
 	if e != 0 {
 		return e
 	}
 	defer v.o.mu.Unlock()
-	return v.o.rmdir(p)
+	if e := v.o.rmdir(p); e != 0 {
+		return e
+	}
+	guestfs.DirsOf(v.o.ctx).Removed(v, p)
+	return 0
 }
 
 func (o *Overlay) rmdir(p string) experimentalsys.Errno {
@@ -337,8 +377,12 @@ func (o *Overlay) rmdir(p string) experimentalsys.Errno {
 // Unlink removes a file of the call's view. A symlink of the workspace is
 // not removed (EPERM).
 func (v *overlayFS) Unlink(p string) experimentalsys.Errno {
+	p, e := v.resolve(0, p)
+	if e != 0 {
+		return e
+	}
 	dirOnly := strings.HasSuffix(p, "/")
-	p, e := v.changing(p, experimentalsys.EISDIR)
+	p, e = v.changing(p, experimentalsys.EISDIR)
 	if e != 0 {
 		return e
 	}
@@ -404,7 +448,11 @@ func (v *overlayFS) Utimens(p string, atim, mtim int64) experimentalsys.Errno {
 	if v.readOnly {
 		return experimentalsys.EROFS
 	}
-	p, _, e := clean(p)
+	p, e := v.resolve(0, p)
+	if e != 0 {
+		return e
+	}
+	p, _, e = clean(p)
 	if e != 0 {
 		return e
 	}

@@ -3,6 +3,7 @@ package overlay
 import (
 	"strings"
 
+	"github.com/cairnrun/cairn/sandbox/internal/guestfs"
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 )
 
@@ -15,6 +16,14 @@ import (
 func (v *overlayFS) Rename(from, to string) experimentalsys.Errno {
 	if v.readOnly {
 		return experimentalsys.EROFS
+	}
+	from, e := v.resolve(0, from)
+	if e != 0 {
+		return e
+	}
+	to, e = v.resolve(1, to)
+	if e != 0 {
+		return e
 	}
 	fromDir := strings.HasSuffix(from, "/")
 	to, toDir, e := clean(to)
@@ -36,7 +45,11 @@ func (v *overlayFS) Rename(from, to string) experimentalsys.Errno {
 		// one is ENOTDIR in rename as it is without the slash.
 		return experimentalsys.ENOTDIR
 	}
-	return v.o.rename(from, to)
+	if e := v.o.rename(from, to); e != 0 {
+		return e
+	}
+	guestfs.DirsOf(v.o.ctx).Renamed(v, from, to)
+	return 0
 }
 
 // rename answers what rename(2) refuses on Linux as it does (ENOENT,

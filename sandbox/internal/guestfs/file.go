@@ -27,6 +27,10 @@ type File struct {
 	// rewound asks the next Readdir to start again from the beginning.
 	rewound bool
 	closed  bool
+	// dev and ino are the file's; anchor is a directory's the guest
+	// opened, which paths relative to it follow (see Anchor).
+	dev, ino uint64
+	anchor   *Anchor
 }
 
 // osFile returns the open host file, opening a directory opened lazily,
@@ -198,6 +202,13 @@ func (f *File) Readdir(n int) ([]experimentalsys.Dirent, experimentalsys.Errno) 
 	if !f.isDir {
 		return nil, experimentalsys.EBADF
 	}
+	if f.anchor != nil {
+		// Not a directory moved out of the mount: its names are not the
+		// guest's to read.
+		if e := f.FS.still(f.anchor); e != 0 {
+			return nil, e
+		}
+	}
 	if f.rewound && f.F != nil {
 		if e := f.rewind(); e != 0 {
 			return nil, e
@@ -309,12 +320,21 @@ func (f *File) Datasync() experimentalsys.Errno { return f.Sync() }
 // now, after renames another file, or one whose other name is outside the
 // mount.
 //
-// EPERM (times not the owner's to set) is reported as EACCES: on EPERM
+// A directory the guest opened that is gone (see Anchor) is ENOENT: it
+// may be outside the mount. EPERM (times not the owner's to set) is
+// reported as EACCES: on EPERM
 // wazero tries again by the name the file was opened under, which is
 // exactly what this must not do.
 func (f *File) Utimens(atim, mtim int64) experimentalsys.Errno {
 	if f.FS.ReadOnly {
 		return experimentalsys.EROFS
+	}
+	if f.anchor != nil {
+		// Not a directory moved out of the mount: it is not the guest's
+		// to change.
+		if e := f.FS.still(f.anchor); e != 0 {
+			return e
+		}
 	}
 	osf, e := f.osFile()
 	if e != 0 {
@@ -332,6 +352,7 @@ func (f *File) Close() experimentalsys.Errno {
 		return 0
 	}
 	f.closed = true
+	DirsOf(f.FS.Ctx).Close(f.anchor)
 	if f.F == nil {
 		return 0 // never opened on the host
 	}

@@ -92,11 +92,16 @@ func (w *Dir) OpenFile(path string, flag experimentalsys.Oflag, perm fs.FileMode
 	if w.ReadOnly && flag&WriteFlags != 0 {
 		return nil, experimentalsys.EROFS
 	}
+	asked := path
+	path, e := w.resolve(0, path)
+	if e != 0 {
+		return nil, e
+	}
 	p, e := name(path)
 	if e != 0 {
 		return nil, e
 	}
-	if p == "." && flag == experimentalsys.O_RDONLY {
+	if p == "." && flag == experimentalsys.O_RDONLY && asked == path {
 		// wazero opens a mount's root so, once per instance, to ask
 		// whether it is a directory; most calls use it for nothing else.
 		return &File{FS: w, Path: ".", isDir: true}, 0
@@ -104,12 +109,46 @@ func (w *Dir) OpenFile(path string, flag experimentalsys.Oflag, perm fs.FileMode
 	if e := w.TakeFile(); e != 0 {
 		return nil, e
 	}
-	f, e := w.Open(p, flag, perm)
+	f, e := w.Open(path, flag, perm)
 	if e != 0 {
 		w.Files.Give()
 		return nil, e
 	}
+	if f.isDir {
+		if f.anchor = DirsOf(w.Ctx).Open(w, asked, p); f.anchor != nil {
+			f.anchor.Dev, f.anchor.Ino = f.dev, f.ino
+		}
+	}
 	return f, 0
+}
+
+// resolve is the i-th path a function of w's was handed, relative to the
+// directory the guest opened that it names, where that directory is now
+// (see Anchor): ENOENT when it is gone, removed or no longer where the
+// guest last put it (moved by anyone else, in the mount or out of it).
+func (w *Dir) resolve(i int, path string) (string, experimentalsys.Errno) {
+	a, path, e := DirsOf(w.Ctx).Resolve(w, i, path)
+	if a == nil || e != 0 {
+		return path, e
+	}
+	return path, w.still(a)
+}
+
+// still is ENOENT unless a's directory is at a's At (which may be a
+// symlink to it, as the path it was opened by may have been).
+func (w *Dir) still(a *Anchor) experimentalsys.Errno {
+	at, ok := a.At()
+	if !ok {
+		return experimentalsys.ENOENT
+	}
+	fi, err := w.Root.Stat(at)
+	if err != nil {
+		return experimentalsys.ENOENT
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); !ok || uint64(st.Dev) != a.Dev || st.Ino != a.Ino {
+		return experimentalsys.ENOENT
+	}
+	return 0
 }
 
 // open opens without truncating, checks what it opened, and only then
@@ -171,7 +210,11 @@ func (w *Dir) Open(path string, flag experimentalsys.Oflag, _ fs.FileMode) (*Fil
 			return nil, e
 		}
 	}
-	return &File{F: f, FS: w, Path: path, isDir: fi.IsDir(), Append: flag&experimentalsys.O_APPEND != 0, Mode: fi.Mode().Perm()}, 0
+	nf := &File{F: f, FS: w, Path: path, isDir: fi.IsDir(), Append: flag&experimentalsys.O_APPEND != 0, Mode: fi.Mode().Perm()}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		nf.dev, nf.ino = uint64(st.Dev), st.Ino
+	}
+	return nf, 0
 }
 
 // noFollowLink refuses an open with O_NOFOLLOW of a symlink, as open(2)
@@ -269,7 +312,11 @@ func OSFlags(flag experimentalsys.Oflag) int {
 
 // Lstat describes a path without following a final symlink.
 func (w *Dir) Lstat(path string) (sys.Stat_t, experimentalsys.Errno) {
-	path, e := name(path)
+	path, e := w.resolve(0, path)
+	if e != 0 {
+		return sys.Stat_t{}, e
+	}
+	path, e = name(path)
 	if e != 0 {
 		return sys.Stat_t{}, e
 	}
@@ -282,7 +329,11 @@ func (w *Dir) Lstat(path string) (sys.Stat_t, experimentalsys.Errno) {
 
 // Stat describes a path, following symlinks that stay inside the mount.
 func (w *Dir) Stat(path string) (sys.Stat_t, experimentalsys.Errno) {
-	path, e := name(path)
+	path, e := w.resolve(0, path)
+	if e != 0 {
+		return sys.Stat_t{}, e
+	}
+	path, e = name(path)
 	if e != 0 {
 		return sys.Stat_t{}, e
 	}
@@ -295,7 +346,11 @@ func (w *Dir) Stat(path string) (sys.Stat_t, experimentalsys.Errno) {
 
 // Readlink reads a symlink already in the mount; it does not follow it.
 func (w *Dir) Readlink(path string) (string, experimentalsys.Errno) {
-	path, e := name(path)
+	path, e := w.resolve(0, path)
+	if e != 0 {
+		return "", e
+	}
+	path, e = name(path)
 	if e != 0 {
 		return "", e
 	}
@@ -309,7 +364,11 @@ func (w *Dir) Mkdir(path string, _ fs.FileMode) experimentalsys.Errno {
 	if w.ReadOnly {
 		return experimentalsys.EROFS
 	}
-	path, e := name(path)
+	path, e := w.resolve(0, path)
+	if e != 0 {
+		return e
+	}
+	path, e = name(path)
 	if e != 0 {
 		return e
 	}
@@ -321,7 +380,11 @@ func (w *Dir) Chmod(path string, perm fs.FileMode) experimentalsys.Errno {
 	if w.ReadOnly {
 		return experimentalsys.EROFS
 	}
-	path, e := name(path)
+	path, e := w.resolve(0, path)
+	if e != 0 {
+		return e
+	}
+	path, e = name(path)
 	if e != 0 {
 		return e
 	}
@@ -340,8 +403,16 @@ func (w *Dir) Rename(from, to string) experimentalsys.Errno {
 	if w.ReadOnly {
 		return experimentalsys.EROFS
 	}
+	from, e := w.resolve(0, from)
+	if e != 0 {
+		return e
+	}
+	to, e = w.resolve(1, to)
+	if e != 0 {
+		return e
+	}
 	slashed := strings.HasSuffix(from, "/") || strings.HasSuffix(to, "/")
-	from, e := name(from)
+	from, e = name(from)
 	if e != 0 {
 		return e
 	}
@@ -349,6 +420,15 @@ func (w *Dir) Rename(from, to string) experimentalsys.Errno {
 	if e != 0 {
 		return e
 	}
+	e = w.rename(from, to, slashed)
+	if e == 0 {
+		DirsOf(w.Ctx).Renamed(w, from, to)
+	}
+	return e
+}
+
+// rename renames from to to, both named for the mount (see Rename).
+func (w *Dir) rename(from, to string, slashed bool) experimentalsys.Errno {
 	fi, err := w.Root.Lstat(rel(strings.TrimRight(from, "/")))
 	if err != nil {
 		return w.Errno(err)
@@ -377,7 +457,11 @@ func (w *Dir) Rmdir(path string) experimentalsys.Errno {
 	if w.ReadOnly {
 		return experimentalsys.EROFS
 	}
-	path, e := name(path)
+	path, e := w.resolve(0, path)
+	if e != 0 {
+		return e
+	}
+	path, e = name(path)
 	if e != 0 {
 		return e
 	}
@@ -391,7 +475,11 @@ func (w *Dir) Rmdir(path string) experimentalsys.Errno {
 	if !fi.IsDir() {
 		return experimentalsys.ENOTDIR
 	}
-	return w.Errno(w.Root.Remove(path))
+	if e := w.Errno(w.Root.Remove(path)); e != 0 {
+		return e
+	}
+	DirsOf(w.Ctx).Removed(w, path)
+	return 0
 }
 
 // Unlink removes a file (or a symlink, not what it points to); a symlink
@@ -400,7 +488,11 @@ func (w *Dir) Unlink(path string) experimentalsys.Errno {
 	if w.ReadOnly {
 		return experimentalsys.EROFS
 	}
-	path, e := name(path)
+	path, e := w.resolve(0, path)
+	if e != 0 {
+		return e
+	}
+	path, e = name(path)
 	if e != 0 {
 		return e
 	}
@@ -437,6 +529,10 @@ func (w *Dir) Symlink(string, string) experimentalsys.Errno { return experimenta
 func (w *Dir) Utimens(path string, atim, mtim int64) experimentalsys.Errno {
 	if w.ReadOnly {
 		return experimentalsys.EROFS
+	}
+	path, e := w.resolve(0, path)
+	if e != 0 {
+		return e
 	}
 	f, e := w.Open(path, experimentalsys.O_RDONLY, 0)
 	if e != 0 {

@@ -27,6 +27,9 @@
 // /work's big) of N iovecs of 1 MiB, all one buffer, and prints its errno
 // and the count it was told (see bigIO).
 //
+// With the argument dirmove it renames directories it holds descriptors
+// of and uses them (see dirMove).
+//
 // With the arguments full N it asks of /work what its filesystem refuses
 // with EFBIG, ENOSPC and EMFILE, and prints the errno of each (see full).
 //
@@ -334,6 +337,11 @@ func main() {
 		var nw uint32
 		os.Stderr.WriteString("writing\n")
 		say("writev", fdWrite(fd, unsafe.Pointer(uintptr(at)), uint32(n), unsafe.Pointer(&nw)), nw)
+		return
+	}
+
+	if len(os.Args) > 1 && os.Args[1] == "dirmove" {
+		dirMove()
 		return
 	}
 
