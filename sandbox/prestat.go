@@ -74,8 +74,8 @@ const (
 	filetypeDirectory = 3
 )
 
-// allocating is fd_allocate that refuses a directory (EISDIR), as
-// fallocate(2) does. wazero's compares the size fd_filestat_get gives
+// allocating is fd_allocate that refuses an empty range (EINVAL) and a
+// directory (EISDIR), as fallocate(2) does. wazero's compares the size fd_filestat_get gives
 // with the range and, a directory's size being at least the range,
 // succeeds on one.
 type allocating struct {
@@ -95,6 +95,10 @@ func (a allocating) Call(ctx context.Context, mod api.Module, stack []uint64) {
 	switch {
 	case errno != 0:
 		stack[0] = errno
+	case stack[2] == 0:
+		// posix_fallocate(3) and fallocate(2) refuse an empty range
+		// before what the file is; wazero's allocated it.
+		stack[0] = errnoInval
 	case filetype == filetypeDirectory:
 		stack[0] = errnoIsdir
 	default:

@@ -196,6 +196,9 @@ func (d *overlayDir) IsNonblock() bool { return false }
 // SetNonblock has no effect.
 func (d *overlayDir) SetNonblock(bool) experimentalsys.Errno { return 0 }
 
+// Poll reports the directory ready (see guestfs.File.Poll).
+func (d *overlayDir) Poll(experimentalsys.Pflag, int32) (bool, experimentalsys.Errno) { return true, 0 }
+
 // Stat describes the directory.
 func (d *overlayDir) Stat() (sys.Stat_t, experimentalsys.Errno) {
 	switch {

@@ -125,6 +125,12 @@ func (f *File) IsNonblock() bool { return false }
 // SetNonblock is accepted and has no effect on regular files.
 func (f *File) SetNonblock(bool) experimentalsys.Errno { return 0 }
 
+// Poll reports the file ready: a workspace file never blocks. It makes a
+// File a PollableFile, which wazero's fd_fdstat_set_flags asks of a file
+// it sets NONBLOCK on (ENOSYS otherwise, and EISDIR for a directory,
+// where fcntl(2) on Linux sets it on either).
+func (f *File) Poll(experimentalsys.Pflag, int32) (bool, experimentalsys.Errno) { return true, 0 }
+
 // Stat describes the open file.
 func (f *File) Stat() (sys.Stat_t, experimentalsys.Errno) {
 	if f.F == nil && !f.closed {
@@ -185,7 +191,13 @@ func (f *File) Pread(buf []byte, off int64) (int, experimentalsys.Errno) {
 type SeekOffset = int64
 
 // Seek moves the offset. Seeking a directory to its start rewinds Readdir.
+// A whence other than WASI's three (set, cur, end) is EINVAL, as WASI
+// says of a value its enum lacks: the host's lseek(2) would take 3 and 4
+// as SEEK_DATA and SEEK_HOLE, which WASI has not.
 func (f *File) Seek(offset SeekOffset, whence int) (int64, experimentalsys.Errno) {
+	if whence < io.SeekStart || whence > io.SeekEnd {
+		return 0, experimentalsys.EINVAL
+	}
 	if f.isDir {
 		if offset != 0 || whence != io.SeekStart {
 			return 0, experimentalsys.EISDIR
