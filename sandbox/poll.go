@@ -36,9 +36,16 @@ const (
 // refuses gives the call's errno), and wazero is left only what costs
 // the same for any count: one that overflows, memory out of range, the
 // wait for one clock.
+//
+// A clock with the flag abstime waits until its clock reads its time, as
+// Linux's clock_nanosleep(2) with TIMER_ABSTIME does (wasi-libc's, with
+// it, subscribes so), and a time past is come at once; wazero's refused
+// it (ENOTSUP). It is waited for as the time from the clock's reading
+// (clock_time_get) to it, and an abstime clock of an id no clock has is
+// EINVAL.
 type polling struct {
-	poll, advise api.GoModuleFunction // wazero's poll_oneoff and fd_advise
-	fds          *descriptors
+	poll, advise, clock api.GoModuleFunction // wazero's poll_oneoff, fd_advise and clock_time_get
+	fds                 *descriptors
 }
 
 // Call implements api.GoModuleFunction.
@@ -54,7 +61,8 @@ func (p polling) Call(ctx context.Context, mod api.Module, stack []uint64) {
 		p.poll.Call(ctx, mod, stack)
 		return
 	}
-	descriptors, shortest, errno := checkSubscriptions(ctx, subs)
+	now := func(id uint32) (int64, bool) { return p.now(ctx, mod, id) }
+	descriptors, shortest, errno := checkSubscriptions(ctx, subs, now)
 	if errno != 0 {
 		stack[0] = errno
 		return
@@ -65,7 +73,7 @@ func (p polling) Call(ctx context.Context, mod api.Module, stack []uint64) {
 		return
 	}
 	if !descriptors && shortest >= 0 {
-		if errno := p.wait(ctx, mod, subs[shortest*48:shortest*48+48]); errno != 0 {
+		if errno := p.wait(ctx, mod, subs[shortest*48:shortest*48+48], now); errno != 0 {
 			stack[0] = errno
 			return
 		}
@@ -193,14 +201,15 @@ func (a *answering) answer(s []byte, count *uint32, backwards bool) bool {
 	return true
 }
 
-// checkSubscriptions checks subs as wazero does, in order: a clock with
-// the flag abstime is ENOTSUP, one with any other flag EINVAL, a
-// descriptor past int32's EBADF, an unknown type EINVAL. It reports
-// whether any subscribes to a descriptor and, when some clock has to wait
-// (wazero waits for none when the shortest is 0 or, read as int64,
-// negative), the place of the first of the shortest, or -1. Once the call
-// must stop it is EINTR.
-func checkSubscriptions(ctx context.Context, subs []byte) (descriptors bool, shortest int, errno uint64) {
+// checkSubscriptions checks subs as wazero does, in order: a clock with a
+// flag but abstime EINVAL, one with abstime of a clock now cannot read
+// EINVAL, a descriptor past int32's EBADF, an unknown type EINVAL. It
+// reports whether any subscribes to a descriptor and, when some clock has
+// to wait (wazero waits for none when the shortest is 0 or, read as
+// int64, negative; an abstime clock waits for its time less now's), the
+// place of the first of the shortest, or -1. Once the call must stop it
+// is EINTR.
+func checkSubscriptions(ctx context.Context, subs []byte, now func(id uint32) (int64, bool)) (descriptors bool, shortest int, errno uint64) {
 	shortest = -1
 	least := int64(math.MaxInt64)
 	for i := 0; i < len(subs); i += 48 {
@@ -210,14 +219,11 @@ func checkSubscriptions(ctx context.Context, subs []byte) (descriptors bool, sho
 		s := subs[i : i+48]
 		switch s[8] {
 		case eventClock:
-			switch binary.LittleEndian.Uint16(s[40:]) {
-			case 0:
-			case 1:
-				return false, -1, errnoNotsup
-			default:
+			t, ok := timeout(s, now)
+			if !ok {
 				return false, -1, errnoInval
 			}
-			if t := int64(binary.LittleEndian.Uint64(s[24:])); t < least {
+			if t < least {
 				least, shortest = t, i/48
 			}
 		case eventFdRead, eventFdWrite:
@@ -235,12 +241,54 @@ func checkSubscriptions(ctx context.Context, subs []byte) (descriptors bool, sho
 	return descriptors, shortest, 0
 }
 
+// timeout is how long the clock subscription s waits: its timeout, or
+// with the flag abstime its time less the clock's now (false for a clock
+// now cannot read, and for any other flag).
+func timeout(s []byte, now func(id uint32) (int64, bool)) (int64, bool) {
+	t := int64(binary.LittleEndian.Uint64(s[24:]))
+	switch binary.LittleEndian.Uint16(s[40:]) {
+	case 0:
+		return t, true
+	case subscriptionClockAbstime:
+		n, ok := now(binary.LittleEndian.Uint32(s[16:]))
+		if !ok {
+			return 0, false
+		}
+		if uint64(t) < uint64(n) {
+			return 0, true // come already
+		}
+		return int64(min(uint64(t)-uint64(n), math.MaxInt64)), true
+	}
+	return 0, false
+}
+
+// subscriptionClockAbstime is WASI preview 1's flag of a clock
+// subscription whose timeout is a time of its clock.
+const subscriptionClockAbstime = 1
+
+// now is the time the clock id of mod reads (wazero's clock_time_get),
+// false for an id no clock has.
+func (p polling) now(ctx context.Context, mod api.Module, id uint32) (int64, bool) {
+	var t uint64
+	errno := scratch(mod, 8, func(mem api.Memory) uint64 {
+		stack := []uint64{uint64(id), 0, 0}
+		p.clock.Call(ctx, mod, stack)
+		t, _ = mem.ReadUint64Le(0)
+		return stack[0]
+	})
+	return int64(t), errno == 0
+}
+
 // wait has wazero's poll_oneoff wait for the clock sub alone, with its own
 // sleep (which, with the real clock, ends when the call must stop, see
 // sleeper). It is given a copy of sub in scratch memory, where it writes
-// its event and count too.
-func (p polling) wait(ctx context.Context, mod api.Module, sub []byte) uint64 {
+// its event and count too; an abstime clock as the time it has to wait.
+func (p polling) wait(ctx context.Context, mod api.Module, sub []byte, now func(id uint32) (int64, bool)) uint64 {
 	clock := append([]byte(nil), sub...)
+	if t, ok := timeout(clock, now); ok {
+		binary.LittleEndian.PutUint64(clock[24:], uint64(t))
+		binary.LittleEndian.PutUint16(clock[40:], 0)
+	}
 	return scratch(mod, 48+32+4, func(mem api.Memory) uint64 {
 		mem.Write(0, clock)
 		stack := []uint64{0, 48, 1, 48 + 32}

@@ -51,7 +51,7 @@ func instantiateWASI(ctx context.Context, rt wazero.Runtime, fds *descriptors) e
 		"fd_fdstat_set_rights": settingRights{stat: stat},
 		"path_open":            opening{open: theirs("path_open"), fdstat: theirs("fd_fdstat_get"), fds: fds},
 		"fd_close":             closing{close: theirs("fd_close"), fds: fds},
-		"poll_oneoff":          polling{poll: theirs("poll_oneoff"), advise: theirs("fd_advise"), fds: fds},
+		"poll_oneoff":          polling{poll: theirs("poll_oneoff"), advise: theirs("fd_advise"), clock: theirs("clock_time_get"), fds: fds},
 		"path_readlink":        readlinking{readlink: theirs("path_readlink")},
 		"path_rename":          crossRenaming{rename: theirs("path_rename")},
 		"fd_readdir":           readdirring{readdir: theirs("fd_readdir")},

@@ -27,6 +27,9 @@
 // /work's big) of N iovecs of 1 MiB, all one buffer, and prints its errno
 // and the count it was told (see bigIO).
 //
+// With the argument abstime it polls clocks of absolute times (see
+// absTime).
+//
 // With the argument oddcalls it makes calls of flags and ranges that
 // wazero's answered otherwise than Linux (see oddCalls).
 //
@@ -340,6 +343,11 @@ func main() {
 		var nw uint32
 		os.Stderr.WriteString("writing\n")
 		say("writev", fdWrite(fd, unsafe.Pointer(uintptr(at)), uint32(n), unsafe.Pointer(&nw)), nw)
+		return
+	}
+
+	if len(os.Args) > 1 && os.Args[1] == "abstime" {
+		absTime()
 		return
 	}
 
