@@ -4,6 +4,7 @@ import (
 	"context"
 	"path"
 	"strings"
+	"sync"
 
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 )
@@ -32,15 +33,18 @@ type Anchor struct {
 }
 
 // At is where the directory is now, relative to its mount, and whether it
-// is still there.
+// is still there. It is read in the function that acts, which alone
+// changes it (see Dirs).
 func (a *Anchor) At() (string, bool) { return a.at, !a.gone }
 
 // Dirs is the directories a call's guest holds open (Anchor), carried by
 // the call's context from its filesystems, which open, rename and remove
 // them, to its WASI functions, which say which descriptor each path of a
 // call is relative to. A WASI preview 1 guest has one thread, in the one
-// function that acts.
+// function that acts; but wazero may close the guest's files from another
+// goroutine once the call must stop, so a Dirs is safe for concurrent use.
 type Dirs struct {
+	mu     sync.Mutex
 	live   map[*Anchor]struct{}
 	opened *Anchor    // the directory the last open opened, if it was one
 	args   [2]*Anchor // the directories of the paths of the function called, by the order of its paths
@@ -70,6 +74,8 @@ func (d *Dirs) Open(owner any, name, at string) *Anchor {
 		return nil
 	}
 	a := &Anchor{owner: owner, name: name, at: canon(at)}
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	d.live[a], d.opened = struct{}{}, a
 	return a
 }
@@ -77,6 +83,8 @@ func (d *Dirs) Open(owner any, name, at string) *Anchor {
 // Close forgets a, whose directory was closed.
 func (d *Dirs) Close(a *Anchor) {
 	if d != nil && a != nil {
+		d.mu.Lock()
+		defer d.mu.Unlock()
 		delete(d.live, a)
 	}
 }
@@ -84,6 +92,8 @@ func (d *Dirs) Close(a *Anchor) {
 // Opened is the directory the last open opened, if it was one, and
 // forgets it: call it before an open, and after it for what it opened.
 func (d *Dirs) Opened() *Anchor {
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	a := d.opened
 	d.opened = nil
 	return a
@@ -93,6 +103,8 @@ func (d *Dirs) Opened() *Anchor {
 // called is relative to (nil for a preopen, or a descriptor no Anchor
 // is of); Using with none clears them.
 func (d *Dirs) Using(args ...*Anchor) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	d.args = [2]*Anchor{}
 	copy(d.args[:], args)
 }
@@ -102,7 +114,12 @@ func (d *Dirs) Using(args ...*Anchor) {
 // directory is now: ENOENT when it is gone. A path relative to no Anchor
 // is as it is.
 func (d *Dirs) Resolve(owner any, i int, path string) (*Anchor, string, experimentalsys.Errno) {
-	if d == nil || i >= len(d.args) || d.args[i] == nil || d.args[i].owner != owner {
+	if d == nil {
+		return nil, path, 0
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if i >= len(d.args) || d.args[i] == nil || d.args[i].owner != owner {
 		return nil, path, 0
 	}
 	a := d.args[i]
@@ -124,6 +141,8 @@ func (d *Dirs) Renamed(owner any, from, to string) {
 		return
 	}
 	from, to = canon(from), canon(to)
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	for a := range d.live {
 		if a.owner == owner && a.at == to {
 			a.gone = true
@@ -145,6 +164,8 @@ func (d *Dirs) Removed(owner any, path string) {
 		return
 	}
 	path = canon(path)
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	for a := range d.live {
 		if a.owner == owner && a.at == path {
 			a.gone = true

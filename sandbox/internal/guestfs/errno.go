@@ -3,6 +3,7 @@ package guestfs
 import (
 	"context"
 	"errors"
+	"sync"
 	"syscall"
 
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
@@ -57,7 +58,11 @@ func ErrnoIn(ctx context.Context, err error) experimentalsys.Errno {
 // function clears it before it acts (Clear) and answers, for the errno it
 // was going to answer, the one told since, if any (Answer). A WASI
 // preview 1 guest has one thread, in the one function that acts.
+//
+// It is safe for concurrent use: wazero may close the guest's files, which
+// may tell it, from another goroutine once the call must stop.
 type Unnamed struct {
+	mu       sync.Mutex
 	from, to uint16 // the WASI errno a function answers, and the one meant
 }
 
@@ -82,21 +87,29 @@ func UnnamedOf(ctx context.Context) *Unnamed {
 // WASI has no name for is not recorded: the guest gets EIO.
 func (u *Unnamed) Tell(errno syscall.Errno) {
 	if to, ok := wasiErrno[errno]; ok {
-		u.from, u.to = wasiEIO, to
+		u.set(wasiEIO, to)
 	}
 }
 
 // TellFiles records that a call was refused a file past its budget of
 // open files, which wazero's set can answer only as EAGAIN: the guest gets
 // EMFILE, as open(2) says past the process's limit.
-func (u *Unnamed) TellFiles() { u.from, u.to = wasiEAGAIN, wasiEMFILE }
+func (u *Unnamed) TellFiles() { u.set(wasiEAGAIN, wasiEMFILE) }
 
 // Clear forgets what was told.
-func (u *Unnamed) Clear() { u.from, u.to = 0, 0 }
+func (u *Unnamed) Clear() { u.set(0, 0) }
+
+func (u *Unnamed) set(from, to uint16) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.from, u.to = from, to
+}
 
 // Answer is the WASI errno to answer for errno, the one a WASI function
 // was going to answer.
 func (u *Unnamed) Answer(errno uint64) uint64 {
+	u.mu.Lock()
+	defer u.mu.Unlock()
 	if u.from != 0 && errno == uint64(u.from) {
 		return uint64(u.to)
 	}
