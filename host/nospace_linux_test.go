@@ -25,10 +25,10 @@ func smallDisk(t *testing.T, opts string) string {
 }
 
 // A call whose changes the store's disk has no room for fails saying the
-// host's disk is full, and keeps none of them. The guest is told EIO, the
-// nearest errno WASI has; it once was told EPERM, and a tool reported
+// host's disk is full, and keeps none of them. The guest is told ENOSPC
+// (it was told EIO, and once EPERM, and a tool reported
 // "permission denied (the workspace may be read-only for this tool)" to
-// the model, which could only give up on a workspace it may write.
+// the model, which could only give up on a workspace it may write).
 func TestAFullDiskFailsTheCallSayingSo(t *testing.T) {
 	store, err := OpenStore(smallDisk(t, "size=64m,nr_inodes=64"))
 	if err != nil {
