@@ -11,13 +11,15 @@ import (
 // mount and an overlay. fd_seek with a whence WASI does not have (3, 4)
 // was the host's SEEK_DATA and SEEK_HOLE, and moved the offset (to 0, from
 // 2); it is EINVAL and moves nothing. fd_allocate of an empty range
-// succeeded; fallocate(2) and posix_fallocate(3) refuse one (EINVAL).
+// succeeded; fallocate(2) and posix_fallocate(3) refuse one (EINVAL), as
+// posix_fadvise(2) refuses a negative length, which fd_advise of a length
+// past int64's took.
 // fd_fdstat_set_flags with NONBLOCK was ENOSYS on a file and EISDIR on a
 // directory, where fcntl(2) sets it on either; it succeeds, and changes
 // nothing, since a workspace file never blocks.
 func TestOddCallsAnswerAsLinux(t *testing.T) {
 	want := map[string]string{"odd-seek-whence-3": "28 2", "odd-seek-whence-4": "28 2",
-		"odd-allocate-empty": "28", "odd-nonblock-file": "0", "odd-nonblock-dir": "0"}
+		"odd-allocate-empty": "28", "odd-advise-negative": "28", "odd-nonblock-file": "0", "odd-nonblock-dir": "0"}
 	for _, kind := range mountKinds {
 		t.Run(kind, func(t *testing.T) {
 			f := newFixture(t, false)

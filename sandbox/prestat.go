@@ -74,6 +74,20 @@ const (
 	filetypeDirectory = 3
 )
 
+// advising is fd_advise that refuses a length past int64's (EINVAL), a
+// negative one to the host, as posix_fadvise(2) does; wazero's, which
+// advises nothing, took it.
+type advising struct{ advise api.GoModuleFunction }
+
+// Call implements api.GoModuleFunction.
+func (a advising) Call(ctx context.Context, mod api.Module, stack []uint64) {
+	negative := int64(stack[2]) < 0
+	a.advise.Call(ctx, mod, stack)
+	if stack[0] == 0 && negative {
+		stack[0] = errnoInval
+	}
+}
+
 // allocating is fd_allocate that refuses an empty range (EINVAL) and a
 // directory (EISDIR), as fallocate(2) does. wazero's compares the size fd_filestat_get gives
 // with the range and, a directory's size being at least the range,

@@ -47,6 +47,7 @@ func instantiateWASI(ctx context.Context, rt wazero.Runtime, fds *descriptors) e
 		"fd_renumber":          renumber,
 		"fd_prestat_dir_name":  prestatName{get: theirs("fd_prestat_get"), name: theirs("fd_prestat_dir_name")},
 		"fd_allocate":          allocating{allocate: theirs("fd_allocate"), fdstat: theirs("fd_fdstat_get")},
+		"fd_advise":            advising{advise: theirs("fd_advise")},
 		"fd_fdstat_get":        stat,
 		"fd_fdstat_set_rights": settingRights{stat: stat},
 		"path_open":            opening{open: theirs("path_open"), fdstat: theirs("fd_fdstat_get"), fds: fds},

@@ -8,7 +8,8 @@ import (
 // Linux, and prints the errno of each (see TestOddCallsAnswerAsLinux):
 // fd_seek of /work's inside.txt with whence 3 and 4 (which are not
 // WASI's; the host's lseek(2) takes them as SEEK_DATA and SEEK_HOLE) and
-// the offset after each, fd_allocate of an empty range, and
+// the offset after each, fd_allocate of an empty range, fd_advise of a
+// length past int64's, and
 // fd_fdstat_set_flags with NONBLOCK on a file and on a directory.
 func oddCalls() {
 	f, _ := open(3, "inside.txt", 0, rightFdRead|rightFdWrite|rightFdSeek|1<<5|1<<3|1<<8, 0)
@@ -20,6 +21,7 @@ func oddCalls() {
 		say("odd-seek-whence-"+string(rune('0'+whence)), e, pos)
 	}
 	say("odd-allocate-empty", fdAllocate(f, 0, 0))
+	say("odd-advise-negative", fdAdvise(f, 0, 1<<63, 0))
 	say("odd-nonblock-file", fdFdstatSetFlags(f, 1<<2))
 	d, _ := open(3, "sub", oflagDirectory, rightFdRead|1<<3, 0)
 	say("odd-nonblock-dir", fdFdstatSetFlags(d, 1<<2))
