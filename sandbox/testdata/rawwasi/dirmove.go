@@ -50,7 +50,8 @@ func listed(fd int32) (uint32, uint32) {
 
 // dirMove opens /work's directory d (holding in.txt), renames it and the
 // directories above what it opens in it, and uses each descriptor after,
-// printing the errno of each call (see TestDirectoryFollowsItsRenames):
+// printing the errno of each call (see TestDirectoryFollowsItsRenames),
+// paths with "." and ".." among them:
 // on Linux a descriptor keeps to its directory, renamed or not. Then it
 // writes "move" to stderr, for the test to move the directory out of the
 // mount, and uses the descriptor again.
@@ -70,6 +71,7 @@ func dirMove() {
 	say("dirmove-rename-in", rename(d, "made.txt", s, "moved.txt"))
 	e, used := listed(d)
 	say("dirmove-readdir", e, used > 0)
+	say("dirmove-dots", fstat(d, "sub/../in.txt"), fstat(s, "../in.txt"), fstat(d, "./sub/."))
 	// A directory renamed over the one a descriptor holds: that one is gone.
 	say("dirmove-mkdir-empty", mkdir(3, "empty"))
 	x, e := open(3, "empty", oflagDirectory, dirRights, 0)
