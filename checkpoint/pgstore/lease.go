@@ -131,19 +131,18 @@ func (s *Store) untake(agent string, ours []takenLease, err error) error {
 	return fmt.Errorf("%w; a take that may have been committed before its connection failed was released: nothing is held", err)
 }
 
-// newLeaseSQL makes the agent's lease row, released, if it has none. An
-// agent that has state but no lease row lost it (deleted by hand to
-// revoke the lease, or left out of a restore), since its state is made
-// under its lease, and a holder of that lease may still be writing at the
-// epoch the row had: the new row's epoch starts at the transaction's id,
-// past every epoch this cluster has given (each take is a transaction of
-// its own, whose id is higher than any before it), so the next take
-// fences that holder rather than giving the next taker its epoch. A new
-// agent's row starts at 0, and so does a workflow's, whose record may be
-// written with no lease.
-const newLeaseSQL = `INSERT INTO cairn_leases (agent, epoch)
-	SELECT $1, CASE WHEN EXISTS (SELECT 1 FROM cairn_agents WHERE id = $1) THEN txid_current() ELSE 0 END
-	ON CONFLICT DO NOTHING`
+// newLeaseSQL makes the lease row of an agent or a workflow, released, if
+// it has none. A row may be missing because none was ever made, or
+// because it was deleted (by hand to revoke the lease, or left out of a
+// restore) while a holder of it may still be writing at the epoch the
+// row had: which of the two, nothing says for sure (an agent or workflow
+// with no row of its own yet may have a holder already, that took the
+// lease to make it). So every new row's epoch starts at the transaction's
+// id, past every epoch this cluster has given (each take is a transaction
+// of its own, whose id is higher than any before it, and raises an epoch
+// by one), and the next take fences any such holder rather than giving
+// the next taker its epoch.
+const newLeaseSQL = `INSERT INTO cairn_leases (agent, epoch) VALUES ($1, txid_current()) ON CONFLICT DO NOTHING`
 
 // takeTx takes the lease row in tx, or fails with its holder; or, when
 // the row is as one of ours left it (a take of this call whose commit's

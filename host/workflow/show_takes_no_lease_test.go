@@ -43,10 +43,13 @@ func TestWorkflowShowTakesNoLease(t *testing.T) {
 	lock, err := other.Lock("wf", checkpoint.Holder{PID: 4242, Host: "node-b", Run: "driver", Started: time.Now()})
 	must(t, err)
 	defer lock.Unlock()
+	taken, _, err := s.Running("wf")
+	must(t, err)
 	if shown, listed := status(); shown != checkpoint.StatusRunning || listed != checkpoint.StatusRunning {
 		t.Fatalf("a process holds it: shown %s, listed %s", shown, listed)
 	}
-	if l, _, err := s.Running("wf"); err != nil || l.Epoch != 1 {
-		t.Fatalf("the driver's lease is at epoch %d (%v); want 1, as it took it", l.Epoch, err)
+	if l, _, err := s.Running("wf"); err != nil || l.Epoch != taken.Epoch || l.Holder.Run != "driver" {
+		t.Fatalf("the driver's lease is at epoch %d, held by run %q (%v); want epoch %d of run driver, as it took it",
+			l.Epoch, l.Holder.Run, err, taken.Epoch)
 	}
 }
