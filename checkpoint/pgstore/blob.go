@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/cairnrun/cairn/checkpoint"
 )
@@ -21,9 +22,13 @@ import (
 // row of cairn_blobs holds no data but its size and how many chunks it
 // has (schema version 9): PostgreSQL takes no value of 1 GB or more, and
 // pgx sends no message that large, below the 1 GiB a workspace may hold
-// by default. The row and its chunks are written in one transaction, so
-// a row never names chunks that are not there, and they are read in one
-// snapshot of the database, a few chunks a statement, each statement
+// by default. The row is made first, unfinished (whole = false, schema
+// version 12), which a read takes as no blob; each chunk is then written
+// in a transaction of its own, so that a write cut off by a restart of
+// the database goes on, checked, from the chunks it stored (putChunks);
+// the row is made whole by the transaction that finds every chunk there,
+// so a whole row never names chunks that are not there. A blob is read in
+// one snapshot of the database, a few chunks a statement, each statement
 // bounded by the store's timeout. A blob is held whole in memory while it
 // is written or read (checkpoint.Store takes and gives its bytes): about
 // its size, plus a chunk or two in pgx's buffers.
@@ -34,9 +39,13 @@ var blobChunk = 4 << 20
 // chunksARead is how many chunks one statement of a read fetches.
 const chunksARead = 8
 
-// blobHook, when set by a test, is called in the transaction of a chunked
-// blob's write once its row is written and locked, before its chunks.
+// blobHook, when set by a test, is called in a chunked blob's write once
+// its row is written, before its chunks.
 var blobHook func()
+
+// blobChunkHook, when set by a test, is called in a chunked blob's write
+// before each chunk is sent, with its index.
+var blobChunkHook func(idx int)
 
 // blobReadHook, when set by a test, is called in the transaction of a
 // chunked blob's read once its row is read, before its chunks.
@@ -95,7 +104,7 @@ func (s *Store) putLarge(digest string, data []byte) error {
 	f := &blobFlight{done: make(chan struct{})}
 	s.flights[digest] = f
 	s.mu.Unlock()
-	f.err = s.retryLong(idempotent, func() error { return s.putChunks(digest, data) })
+	f.err = s.putResumed(digest, data)
 	if fe := futureSchema(f.err, s.version); fe != nil {
 		f.err = fe
 	}
@@ -107,61 +116,185 @@ func (s *Store) putLarge(digest string, data []byte) error {
 	return f.err
 }
 
-// putChunks writes a blob larger than a chunk, its row and its chunks, in
-// one transaction, one statement a chunk, once no other session writes
-// the same blob (waitBlob).
-func (s *Store) putChunks(digest string, data []byte) error {
-	n := (len(data) + blobChunk - 1) / blobChunk
-	return s.inTx(pgx.TxOptions{}, func(exec func(string, ...any) error, query func(string, ...any) (pgx.Rows, context.CancelFunc, error)) error {
+// putResumed writes a chunked blob with putChunks, sent again after a
+// failure of the connection as retryLong allows, and then again for as
+// long as each write sent again commits chunks, so that a database that
+// restarts more than once in a long transfer is gone through as one that
+// restarts once: each time, the write goes on from the chunks stored.
+func (s *Store) putResumed(digest string, data []byte) error {
+	sums := sumChunks(data)
+	for {
+		sent := 0
+		err := s.retryLong(func(err error) bool { return idempotent(err) || errors.Is(err, errBlobGone) }, func() error {
+			n, err := s.putChunks(digest, data, sums)
+			sent += n
+			return err
+		})
+		if err == nil || sent == 0 || !idempotent(err) {
+			return err
+		}
+	}
+}
+
+// putChunks writes a blob larger than a chunk once no other session
+// writes the same blob (waitBlob): its row, unfinished (whole = false,
+// which a read takes as no blob), then each of its chunks that the
+// database does not hold already, each in a transaction of its own, then,
+// once every chunk is there, its row made whole. A write cut off (a
+// restart of the database) and sent again so goes on from the chunks it
+// stored: those the database holds are checked by their SHA-256, computed
+// there (no byte of them is sent back), against the chunks of data, and
+// one that differs (damaged meanwhile, or by a bad restore) is sent again
+// as a missing one is. A blob stored again that is whole sends nothing.
+// It returns how many chunks it committed, for putLarge to judge progress.
+func (s *Store) putChunks(digest string, data []byte, sums [][sha256.Size]byte) (sent int, err error) {
+	n := len(sums)
+	ctx, cancel := s.opContext()
+	conn, err := s.pool.Acquire(ctx)
+	cancel()
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Release()
+	if err := s.waitBlob(conn, digest); err != nil {
+		return 0, err
+	}
+	defer s.unwaitBlob(conn, digest)
+	err = s.txOn(conn, pgx.TxOptions{}, func(exec func(string, ...any) error, _ queryFunc) error {
 		if err := exec(schemaCheckSQL, s.version); err != nil {
 			return err
 		}
-		if err := s.waitBlob(digest, query); err != nil {
+		return exec(`INSERT INTO cairn_blobs (digest, data, size, chunks, whole) VALUES ($1, '', $2, $3, false)
+			ON CONFLICT (digest) DO UPDATE SET stored = now()`, digest, len(data), n)
+	})
+	if err != nil {
+		return 0, err
+	}
+	if blobHook != nil {
+		blobHook()
+	}
+	have, err := s.chunkSums(conn, digest, n)
+	if err != nil {
+		return 0, err
+	}
+	for i := 0; i < n; i++ {
+		if have[i] == sums[i] {
+			continue
+		}
+		if blobChunkHook != nil {
+			blobChunkHook(i)
+		}
+		err := s.txOn(conn, pgx.TxOptions{}, func(exec func(string, ...any) error, _ queryFunc) error {
+			if err := exec(schemaCheckSQL, s.version); err != nil {
+				return err
+			}
+			if err := exec(`UPDATE cairn_blobs SET stored = now() WHERE digest = $1`, digest); err != nil {
+				return err
+			}
+			return exec(`INSERT INTO cairn_blob_chunks (digest, idx, data) VALUES ($1, $2, $3)
+				ON CONFLICT (digest, idx) DO UPDATE SET data = excluded.data`,
+				digest, i, data[i*blobChunk:min(len(data), (i+1)*blobChunk)])
+		})
+		if err != nil {
+			return sent, err
+		}
+		sent++
+	}
+	return sent, s.txOn(conn, pgx.TxOptions{}, func(exec func(string, ...any) error, query queryFunc) error {
+		if err := exec(schemaCheckSQL, s.version); err != nil {
 			return err
 		}
-		err := exec(`INSERT INTO cairn_blobs (digest, data, size, chunks) VALUES ($1, '', $2, $3)
-			ON CONFLICT (digest) DO UPDATE SET stored = now(), data = '', size = excluded.size, chunks = excluded.chunks`,
-			digest, len(data), n)
-		if err == nil && blobHook != nil {
-			blobHook()
+		if err := exec(`DELETE FROM cairn_blob_chunks WHERE digest = $1 AND idx >= $2`, digest, n); err != nil {
+			return err
 		}
-		for i := 0; i < n && err == nil; i++ {
-			err = exec(`INSERT INTO cairn_blob_chunks (digest, idx, data) VALUES ($1, $2, $3)
-				ON CONFLICT (digest, idx) DO UPDATE SET
-				data = CASE WHEN cairn_blob_chunks.data = excluded.data THEN cairn_blob_chunks.data ELSE excluded.data END`,
-				digest, i, data[i*blobChunk:min(len(data), (i+1)*blobChunk)])
+		// Every chunk there, of its length: gc may have removed the
+		// unfinished row, and its chunks with it, meanwhile.
+		rows, cancel, err := query(`UPDATE cairn_blobs SET stored = now(), data = '', size = $2, chunks = $3, whole = true
+			WHERE digest = $1 AND (SELECT count(*) = $3 AND coalesce(sum(length(data)), 0) = $2
+				FROM cairn_blob_chunks WHERE digest = $1) RETURNING 1`, digest, len(data), n)
+		if err != nil {
+			return err
 		}
-		if err == nil {
-			err = exec(`DELETE FROM cairn_blob_chunks WHERE digest = $1 AND idx >= $2`, digest, n)
+		made, err := pgx.CollectRows(rows, pgx.RowTo[int])
+		cancel()
+		if err == nil && len(made) != 1 {
+			return errBlobGone
 		}
 		return err
 	})
 }
 
-// waitBlob takes, for the transaction, the advisory lock of a chunked
-// blob's writes, waiting while another session (another node) holds it:
-// that session writes the same blob, its row locked for as long as its
-// bytes take, and a wait on the row itself would be refused past
-// lock_timeout as if a session had left it locked. It asks again, pausing
-// longer each time (up to a second), for up to ten times the store's
-// timeout, since the other's bytes may take long: a writer whose node died
-// is ended by the server within about the lease's time to live
-// (deadPeerParams), and its lock with it, but one stopped (SIGSTOP) holds
-// it for as long as it is stopped.
-func (s *Store) waitBlob(digest string, query func(string, ...any) (pgx.Rows, context.CancelFunc, error)) error {
+// errUnfinished is a chunked blob's row whose write has not made it whole.
+var errUnfinished = errors.New("unfinished")
+
+// errBlobGone is a chunked blob's write that found its row or chunks gone
+// before it made the row whole (gc removed the unfinished row): putLarge
+// writes it again.
+var errBlobGone = errors.New("the blob's unfinished row or some of its chunks were removed while it was written")
+
+// chunkSums reads the SHA-256 of each chunk of a blob of n chunks that
+// the database holds, computed there, chunksASum chunks a statement, each
+// bounded by the store's timeout; a chunk it lacks is left zero.
+func (s *Store) chunkSums(conn *pgxpool.Conn, digest string, n int) ([][sha256.Size]byte, error) {
+	have := make([][sha256.Size]byte, n)
+	for from := 0; from < n; from += chunksASum {
+		ctx, cancel := s.opContext()
+		rows, err := conn.Query(ctx, `SELECT idx, sha256(data) FROM cairn_blob_chunks WHERE digest = $1 AND idx >= $2 AND idx < $3`,
+			digest, from, min(n, from+chunksASum))
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		var idx int32
+		var sum []byte
+		_, err = pgx.ForEachRow(rows, []any{&idx, &sum}, func() error {
+			copy(have[idx][:], sum)
+			return nil
+		})
+		cancel()
+		if err != nil {
+			return nil, err
+		}
+	}
+	return have, nil
+}
+
+// chunksASum is how many chunks one statement of chunkSums hashes.
+const chunksASum = 16
+
+// sumChunks is the SHA-256 of each chunk of data.
+func sumChunks(data []byte) [][sha256.Size]byte {
+	n := (len(data) + blobChunk - 1) / blobChunk
+	sums := make([][sha256.Size]byte, n)
+	for i := range sums {
+		sums[i] = sha256.Sum256(data[i*blobChunk : min(len(data), (i+1)*blobChunk)])
+	}
+	return sums
+}
+
+// waitBlob takes, on conn, the advisory lock of a chunked blob's writes,
+// waiting while another session (another node) holds it: that session
+// writes the same blob, and what it stores this one need not send again.
+// It asks again, pausing longer each time (up to a second), for up to ten
+// times the store's timeout, since the other's bytes may take long: a
+// writer whose node died is ended by the server within about the lease's
+// time to live (deadPeerParams), and its lock with it, but one stopped
+// (SIGSTOP) holds it for as long as it is stopped. The lock is the
+// session's, held across the write's transactions until unwaitBlob, or
+// until the connection ends (a restart of the database).
+func (s *Store) waitBlob(conn *pgxpool.Conn, digest string) error {
 	key := blobLockKey(digest)
 	start := time.Now()
 	for pause := 10 * time.Millisecond; ; pause = min(2*pause, time.Second) {
 		if waited := time.Since(start); waited > 10*s.timeout {
 			return fmt.Errorf("another session of the database has been storing the same blob for %s and has not finished; "+
-				"nothing was changed — find it in pg_stat_activity (a cairn session whose transaction began longest ago), "+
-				"end it with SELECT pg_terminate_backend(pid) if its process is stopped or gone, then try again", waited.Round(time.Second))
+				"nothing was changed — find it in pg_stat_activity (a cairn session that holds an advisory lock, "+
+				"pg_locks.locktype = 'advisory'), end it with SELECT pg_terminate_backend(pid) if its process is stopped or gone, "+
+				"then try again", waited.Round(time.Second))
 		}
-		rows, cancel, err := query(`SELECT pg_try_advisory_xact_lock($1, $2)`, blobLockSpace, key)
-		if err != nil {
-			return err
-		}
-		got, err := pgx.CollectExactlyOneRow(rows, pgx.RowTo[bool])
+		ctx, cancel := s.opContext()
+		var got bool
+		err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1, $2)`, blobLockSpace, key).Scan(&got)
 		cancel()
 		if err != nil || got {
 			return err
@@ -170,6 +303,16 @@ func (s *Store) waitBlob(digest string, query func(string, ...any) (pgx.Rows, co
 		s.blobWaits++
 		s.mu.Unlock()
 		time.Sleep(pause)
+	}
+}
+
+// unwaitBlob lets go of waitBlob's lock; a connection on which it cannot
+// is closed, so that no other use of it holds the lock.
+func (s *Store) unwaitBlob(conn *pgxpool.Conn, digest string) {
+	ctx, cancel := s.opContext()
+	defer cancel()
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_unlock($1, $2)`, blobLockSpace, blobLockKey(digest)); err != nil {
+		conn.Conn().Close(ctx)
 	}
 }
 
@@ -187,14 +330,24 @@ func blobLockKey(digest string) int32 {
 	return int32(binary.BigEndian.Uint32(b))
 }
 
+// queryFunc runs a query in a transaction of inTx or txOn; the caller
+// closes its rows and then calls its CancelFunc.
+type queryFunc = func(string, ...any) (pgx.Rows, context.CancelFunc, error)
+
 // inTx runs f in a transaction of opts, each of whose statements (exec's,
 // query's) and its begin and commit are bounded by the store's timeout
 // on their own, so that a transaction that moves many bytes is not cut
 // off by the time they take together.
-func (s *Store) inTx(opts pgx.TxOptions, f func(exec func(string, ...any) error,
-	query func(string, ...any) (pgx.Rows, context.CancelFunc, error)) error) error {
+func (s *Store) inTx(opts pgx.TxOptions, f func(exec func(string, ...any) error, query queryFunc) error) error {
+	return s.txOn(s.pool, opts, f)
+}
+
+// txOn is inTx on db: the pool, or a connection of it.
+func (s *Store) txOn(db interface {
+	BeginTx(context.Context, pgx.TxOptions) (pgx.Tx, error)
+}, opts pgx.TxOptions, f func(exec func(string, ...any) error, query queryFunc) error) error {
 	ctx, cancel := s.opContext()
-	tx, err := s.pool.BeginTx(ctx, opts)
+	tx, err := db.BeginTx(ctx, opts)
 	cancel()
 	if err != nil {
 		return err
@@ -246,6 +399,10 @@ func (s *Store) Blob(digest string) ([]byte, error) {
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return nil, fmt.Errorf("blob %s: %w", digest, checkpoint.ErrNotFound)
+	case errors.Is(err, errUnfinished):
+		return nil, fmt.Errorf("blob %s: %w: its write has not finished (under way, or cut off with its process): "+
+			"store the blob again to finish it (an import of an export that holds it, or a run that stores the same file)",
+			digest, checkpoint.ErrNotFound)
 	case errors.As(err, &cbe):
 		return nil, err
 	case err != nil:
@@ -260,18 +417,21 @@ func readBlob(digest string, query func(string, ...any) (pgx.Rows, context.Cance
 	var data []byte
 	var size *int64
 	var chunks int32
-	rows, cancel, err := query(`SELECT data, size, chunks FROM cairn_blobs WHERE digest = $1`, digest)
+	var whole bool
+	rows, cancel, err := query(`SELECT data, size, chunks, whole FROM cairn_blobs WHERE digest = $1`, digest)
 	if err != nil {
 		return nil, err
 	}
 	found := false
-	_, err = pgx.ForEachRow(rows, []any{&data, &size, &chunks}, func() error { found = true; return nil })
+	_, err = pgx.ForEachRow(rows, []any{&data, &size, &chunks, &whole}, func() error { found = true; return nil })
 	cancel()
 	switch {
 	case err != nil:
 		return nil, err
 	case !found:
 		return nil, pgx.ErrNoRows
+	case !whole:
+		return nil, errUnfinished
 	case chunks == 0:
 		if checkpoint.BlobDigest(data) != digest {
 			return nil, corruptBlob(digest, "")

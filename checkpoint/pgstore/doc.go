@@ -48,8 +48,10 @@
 // # Blobs
 //
 // A blob of up to 4 MiB is one value of its row in cairn_blobs; a larger
-// one is kept in 4 MiB rows of cairn_blob_chunks, written with its row in
-// one transaction and read in one snapshot (blob.go), since PostgreSQL
+// one is kept in 4 MiB rows of cairn_blob_chunks, each written in a
+// transaction of its own, so that a write cut off goes on from the chunks
+// it stored, checked by their SHA-256, once its row is made and until the
+// row is made whole, and read in one snapshot (blob.go), since PostgreSQL
 // keeps no value of 1 GB or more.
 //
 // # Checksums

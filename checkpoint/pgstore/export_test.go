@@ -95,3 +95,10 @@ func BlobWaits(s *Store) int {
 	defer s.mu.Unlock()
 	return s.blobWaits
 }
+
+// OnBlobChunk makes f run before each chunk of a chunked blob's write is
+// sent, with the chunk's index, until the test ends.
+func OnBlobChunk(t interface{ Cleanup(func()) }, f func(idx int)) {
+	blobChunkHook = f
+	t.Cleanup(func() { blobChunkHook = nil })
+}
