@@ -48,6 +48,10 @@ type FencedError struct {
 	// no one does.
 	Now      checkpoint.Holder
 	NowEpoch int64
+	// RowGone says the lease's row is not in cairn_leases: deleted (by
+	// hand, to revoke the lease, or by a restore that left it out), and
+	// not made again by a take since.
+	RowGone bool
 }
 
 func (e *FencedError) Error() string {
@@ -62,6 +66,15 @@ func (e *FencedError) Error() string {
 	case e.NowEpoch > e.Epoch:
 		return fmt.Sprintf("%s %q was taken over by another process (epoch %d, since released) after this process's lease (epoch %d) expired or was taken with --steal; nothing more was committed here",
 			what, e.Agent, e.NowEpoch, e.Epoch)
+	}
+	if e.RowGone {
+		again := fmt.Sprintf("`cairn resume %s`", e.Agent)
+		if e.Workflow {
+			again = fmt.Sprintf("`cairn workflow resume %s`", e.Agent)
+		}
+		return fmt.Sprintf("%s %q: its lease row is gone from cairn_leases (deleted by hand to revoke the lease, or left out of a restore), "+
+			"so this process's lease (epoch %d) is held no more; nothing more was committed here: to go on, take it again with %s",
+			what, e.Agent, e.Epoch, again)
 	}
 	return fmt.Sprintf("%s %q: this process's lease (epoch %d) was released; nothing more was committed", what, e.Agent, e.Epoch)
 }

@@ -340,6 +340,7 @@ func (s *Store) fenced(agent string, epoch int64) error {
 	if err != nil || released {
 		e.Now = checkpoint.Holder{}
 	}
+	e.RowGone = errors.Is(err, pgx.ErrNoRows)
 	return e
 }
 
