@@ -37,6 +37,9 @@ type Server struct {
 	as   *user.User // who runs the server's binaries; nil for the caller
 	sock string
 	port int // the TCP port it listens on at 127.0.0.1 too; 0 for none
+	// watch is the write end of the pipe its watchdog reads (watchdog);
+	// held open, never written, for as long as this process lives.
+	watch *os.File
 }
 
 // Start starts a server of the test's own, stopped at its end.
@@ -126,17 +129,54 @@ func start(t testing.TB, port int) *Server {
 		// The unix socket is named by the port too.
 		s.url += "&port=" + strconv.Itoa(port)
 	}
+	s.watchdog(t)
 	s.Start(t)
 	return s
 }
 
-// remove stops the server and removes its directory.
+// watchdog starts a shell, as the server's user, that stops the server
+// and removes its directory once this process is gone: a test process
+// that dies before its cleanups run (killed, or ended by go test's
+// -timeout panic) would otherwise leave the server running, and its
+// directory, for as long as the machine runs. The shell reads its stdin,
+// a pipe whose only write end this process holds (close-on-exec, so no
+// other child has it), until the kernel closes that end with the process.
+// It has a process group of its own, so that a signal to the test's
+// group (an interrupt) does not end it before it has done its work.
+func (s *Server) watchdog(t testing.TB) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	script := `cat >/dev/null; "$0" -D "$1" -m immediate -w stop >/dev/null 2>&1; rm -rf "$2"`
+	cmd := exec.Command("/bin/sh", "-c", script, filepath.Join(s.bin, "pg_ctl"), s.data(), s.dir)
+	cmd.Stdin = r
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if s.as != nil {
+		uid, _ := strconv.Atoi(s.as.Uid)
+		gid, _ := strconv.Atoi(s.as.Gid)
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+	}
+	if err := cmd.Start(); err != nil {
+		w.Close()
+		t.Fatalf("start the test server's watchdog: %v", err)
+	}
+	go cmd.Wait() // reaped once it ends, with the server's removal
+	s.watch = w
+}
+
+// remove stops the server and removes its directory, and lets its
+// watchdog end.
 func (s *Server) remove() {
 	if s.dir == "" {
 		return
 	}
 	s.run("pg_ctl", "-D", s.data(), "-m", "immediate", "-w", "stop")
 	os.RemoveAll(s.dir)
+	if s.watch != nil {
+		s.watch.Close()
+	}
 }
 
 // findBin finds the directory of initdb and pg_ctl, or skips the test.
