@@ -120,17 +120,24 @@ func (s *Store) putLarge(digest string, data []byte) error {
 // failure of the connection as retryLong allows, and then again for as
 // long as each write sent again commits chunks, so that a database that
 // restarts more than once in a long transfer is gone through as one that
-// restarts once: each time, the write goes on from the chunks stored.
+// restarts once: each time, the write goes on from the chunks stored. A
+// write that found its unfinished row removed (errBlobGone) starts again,
+// up to three times in a row.
 func (s *Store) putResumed(digest string, data []byte) error {
 	sums := sumChunks(data)
-	for {
+	for gone := 0; ; {
 		sent := 0
-		err := s.retryLong(func(err error) bool { return idempotent(err) || errors.Is(err, errBlobGone) }, func() error {
+		err := s.retryLong(idempotent, func() error {
 			n, err := s.putChunks(digest, data, sums)
 			sent += n
 			return err
 		})
-		if err == nil || sent == 0 || !idempotent(err) {
+		switch {
+		case errors.Is(err, errBlobGone) && gone < 3:
+			gone++
+		case err != nil && sent > 0 && idempotent(err):
+			gone = 0
+		default:
 			return err
 		}
 	}
@@ -146,7 +153,8 @@ func (s *Store) putResumed(digest string, data []byte) error {
 // there (no byte of them is sent back), against the chunks of data, and
 // one that differs (damaged meanwhile, or by a bad restore) is sent again
 // as a missing one is. A blob stored again that is whole sends nothing.
-// It returns how many chunks it committed, for putLarge to judge progress.
+// It returns how many chunks it committed, for putResumed to judge
+// progress.
 func (s *Store) putChunks(digest string, data []byte, sums [][sha256.Size]byte) (sent int, err error) {
 	n := len(sums)
 	ctx, cancel := s.opContext()
@@ -184,11 +192,14 @@ func (s *Store) putChunks(digest string, data []byte, sums [][sha256.Size]byte) 
 		if blobChunkHook != nil {
 			blobChunkHook(i)
 		}
-		err := s.txOn(conn, pgx.TxOptions{}, func(exec func(string, ...any) error, _ queryFunc) error {
+		err := s.txOn(conn, pgx.TxOptions{}, func(exec func(string, ...any) error, query queryFunc) error {
 			if err := exec(schemaCheckSQL, s.version); err != nil {
 				return err
 			}
-			if err := exec(`UPDATE cairn_blobs SET stored = now() WHERE digest = $1`, digest); err != nil {
+			// The row kept fresh for gc, and locked against its removal
+			// until the chunk is in; one removed already (gc, its writer
+			// stalled past the grace) is made again.
+			if err := mustUpdate(query, `UPDATE cairn_blobs SET stored = now() WHERE digest = $1 RETURNING 1`, digest); err != nil {
 				return err
 			}
 			return exec(`INSERT INTO cairn_blob_chunks (digest, idx, data) VALUES ($1, $2, $3)
@@ -209,28 +220,35 @@ func (s *Store) putChunks(digest string, data []byte, sums [][sha256.Size]byte) 
 		}
 		// Every chunk there, of its length: gc may have removed the
 		// unfinished row, and its chunks with it, meanwhile.
-		rows, cancel, err := query(`UPDATE cairn_blobs SET stored = now(), data = '', size = $2, chunks = $3, whole = true
+		return mustUpdate(query, `UPDATE cairn_blobs SET stored = now(), data = '', size = $2, chunks = $3, whole = true
 			WHERE digest = $1 AND (SELECT count(*) = $3 AND coalesce(sum(length(data)), 0) = $2
 				FROM cairn_blob_chunks WHERE digest = $1) RETURNING 1`, digest, len(data), n)
-		if err != nil {
-			return err
-		}
-		made, err := pgx.CollectRows(rows, pgx.RowTo[int])
-		cancel()
-		if err == nil && len(made) != 1 {
-			return errBlobGone
-		}
-		return err
 	})
+}
+
+// mustUpdate runs an UPDATE … RETURNING 1 of a chunked blob's row, which
+// is errBlobGone when it updates no row.
+func mustUpdate(query queryFunc, sql string, args ...any) error {
+	rows, cancel, err := query(sql, args...)
+	if err != nil {
+		return err
+	}
+	updated, err := pgx.CollectRows(rows, pgx.RowTo[int])
+	cancel()
+	if err == nil && len(updated) == 0 {
+		return errBlobGone
+	}
+	return err
 }
 
 // errUnfinished is a chunked blob's row whose write has not made it whole.
 var errUnfinished = errors.New("unfinished")
 
 // errBlobGone is a chunked blob's write that found its row or chunks gone
-// before it made the row whole (gc removed the unfinished row): putLarge
-// writes it again.
-var errBlobGone = errors.New("the blob's unfinished row or some of its chunks were removed while it was written")
+// before it made the row whole (gc removed the unfinished row):
+// putResumed writes it again.
+var errBlobGone = errors.New("the blob's unfinished row, or some of its chunks, were removed while it was written " +
+	"(by gc, or by hand), each of four times: nothing of it is stored; store it again once nothing removes it")
 
 // chunkSums reads the SHA-256 of each chunk of a blob of n chunks that
 // the database holds, computed there, chunksASum chunks a statement, each

@@ -122,3 +122,28 @@ func TestUnfinishedChunkedBlob(t *testing.T) {
 		t.Fatalf("%d chunks left after their unfinished blob was collected", n)
 	}
 }
+
+// Regression: a chunked blob's unfinished row removed in the middle of its
+// write (by gc, its writer stalled past the grace, or by hand) failed the
+// write's next chunk with the database's foreign key violation. The write
+// finds its row gone and starts again, and the blob is stored whole.
+func TestChunkedBlobRowRemovedMidWriteStoredAgain(t *testing.T) {
+	pgstore.SetBlobChunk(t, 1<<10)
+	url := sharedURL(t)
+	s := open(t, url)
+	data := chunkedBlob()
+	d := checkpoint.BlobDigest(data)
+	removed := false
+	pgstore.OnBlobChunk(t, func(idx int) {
+		if idx == 5 && !removed {
+			removed = true
+			execSQL(t, url, fmt.Sprintf(`DELETE FROM cairn_blobs WHERE digest = '%s'`, d))
+		}
+	})
+	if _, err := s.PutBlob(data); err != nil {
+		t.Fatalf("a chunked blob whose unfinished row was removed mid-write: %v", err)
+	}
+	if got, err := s.Blob(d); err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("read back: %d bytes, %v", len(got), err)
+	}
+}

@@ -56,8 +56,9 @@ func SetBlobChunk(t interface{ Cleanup(func()) }, n int) {
 // name may be this one's: where its pid names no process of this one.
 func SetSpace(s *Store, space string) { s.space = space }
 
-// OnChunkedBlob makes f run in the transaction of each chunked blob's
-// write, its row written and locked, before its chunks, until the test ends.
+// OnChunkedBlob makes f run in each chunked blob's write, its row written
+// and the blob's advisory lock held, before its chunks, until the test
+// ends.
 func OnChunkedBlob(t interface{ Cleanup(func()) }, f func()) {
 	blobHook = f
 	t.Cleanup(func() { blobHook = nil })
