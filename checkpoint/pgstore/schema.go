@@ -203,7 +203,7 @@ func migrateTo(ctx context.Context, pool *pgxpool.Pool, ms []migration, schema s
 			return err
 		}
 	}
-	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(schemaLock)); err != nil {
 			return err
 		}
@@ -244,6 +244,13 @@ func migrateTo(ctx context.Context, pool *pgxpool.Pool, ms []migration, schema s
 		_, err = tx.Exec(ctx, `UPDATE cairn_schema SET version = $1`, len(ms))
 		return err
 	})
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "42501" { // insufficient_privilege
+		return fmt.Errorf("migrate the database's cairn schema from version %d to %d: %w: the role this cairn connects as "+
+			"may not change cairn's tables; nothing was changed — run this cairn once with the URL of the role that owns "+
+			"cairn's tables (or of a superuser) to migrate the database, then go on with this role", v, len(ms), err)
+	}
+	return err
 }
 
 // checkVersion refuses a schema newer than this build's.
