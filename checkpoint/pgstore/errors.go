@@ -236,6 +236,9 @@ func wrapConn(err error) error {
 		if pgErr.Code == "57014" && strings.Contains(pgErr.Message, "statement timeout") { // query_canceled
 			return &statementTimeoutError{pgErr}
 		}
+		if pgErr.Code == "57014" && strings.Contains(pgErr.Message, "user request") {
+			return &cancelledError{pgErr}
+		}
 		return err
 	}
 	var ce *pgconn.ConnectError
@@ -266,6 +269,21 @@ func (e *statementTimeoutError) Error() string {
 }
 
 func (e *statementTimeoutError) Unwrap() error { return e.err }
+
+// cancelledError is a statement cancelled on the server by a request
+// that is not cairn's (pg_cancel_backend, or another client's cancel:
+// cairn ends a statement past its timeout by closing its connection,
+// never by a cancel request). Its transaction was rolled back whole. It
+// is not sent again: someone meant it to stop.
+type cancelledError struct{ err *pgconn.PgError }
+
+func (e *cancelledError) Error() string {
+	return "the server cancelled a statement at the request of someone else (pg_cancel_backend, or another client's " +
+		"cancel request): its transaction changed nothing — try again once whatever it was cancelled for is settled " +
+		"(a run or a resume stopped so goes on with `cairn resume`)"
+}
+
+func (e *cancelledError) Unwrap() error { return e.err }
 
 // lostRowsError refuses an agent whose journal rows end before where they
 // were durable (cairn_agents.durable): rows deleted from its end, by hand
