@@ -17,6 +17,9 @@ var _ checkpoint.EventsFrom = (*Store)(nil)
 // (checkpoint.Retention.Rounds) moves every line it keeps, so a follower
 // checks that what it read last is still before the offset it asks from.
 func (s *Store) ReadEventsFrom(agent string, offset int64) (io.ReadCloser, error) {
+	if err := checkpoint.CheckID(agent); err != nil {
+		return nil, err
+	}
 	ctx, cancel := s.opContext()
 	defer cancel()
 	rows, err := s.pool.Query(ctx, `SELECT seq, data, crc, upto FROM (

@@ -97,6 +97,9 @@ func (s *Store) takeEvents(agent string) []byte {
 // ReadEvents reads the agent's event history from its start. ErrNotFound
 // when it has none.
 func (s *Store) ReadEvents(agent string) (io.ReadCloser, error) {
+	if err := checkpoint.CheckID(agent); err != nil {
+		return nil, err
+	}
 	ctx, cancel := s.opContext()
 	defer cancel()
 	rows, err := s.pool.Query(ctx, `SELECT seq, data, crc FROM cairn_events WHERE agent = $1 ORDER BY seq`, agent)
@@ -158,6 +161,9 @@ func (s *Store) PutBookmark(agent string, b checkpoint.Bookmark) error {
 
 // Bookmarks lists the agent's bookmarks, oldest first.
 func (s *Store) Bookmarks(agent string) ([]checkpoint.Bookmark, error) {
+	if err := checkpoint.CheckID(agent); err != nil {
+		return nil, err
+	}
 	if !s.Exists(agent) {
 		return nil, fmt.Errorf("agent %q: %w", agent, checkpoint.ErrNotFound)
 	}

@@ -54,6 +54,9 @@ type pastRow struct {
 // A *CorruptRowError naming the round of a row that does not decode, or
 // whose round is not the one it holds.
 func (s *Store) Pasts(agent string) ([]checkpoint.Past, error) {
+	if err := checkpoint.CheckID(agent); err != nil {
+		return nil, err
+	}
 	ctx, cancel := s.opContext()
 	defer cancel()
 	rows, err := s.pool.Query(ctx, `SELECT round, data, crc FROM cairn_past WHERE agent = $1 ORDER BY round`, agent)
@@ -78,6 +81,9 @@ func (s *Store) Pasts(agent string) ([]checkpoint.Past, error) {
 // NewestPast reads the agent's past of the highest round, and no other.
 // Its errors are those of Pasts.
 func (s *Store) NewestPast(agent string) (checkpoint.Past, bool, error) {
+	if err := checkpoint.CheckID(agent); err != nil {
+		return checkpoint.Past{}, false, err
+	}
 	ctx, cancel := s.opContext()
 	defer cancel()
 	var r pastRow

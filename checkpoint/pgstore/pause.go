@@ -16,6 +16,9 @@ var _ checkpoint.Pauser = (*Store)(nil)
 // twice is setting it once, so a failure of the connection sends it
 // again. checkpoint.ErrNotFound when the agent has no state.
 func (s *Store) RequestPause(agent string) error {
+	if err := checkpoint.CheckID(agent); err != nil {
+		return err
+	}
 	n, err := s.exec(idempotent, `UPDATE cairn_agents SET pause = true WHERE id = $1`, agent)
 	if err != nil {
 		return fmt.Errorf("request pause of agent %s: %w", agent, err)
@@ -28,6 +31,9 @@ func (s *Store) RequestPause(agent string) error {
 
 // PauseRequested reads the agent's pause column: one indexed row.
 func (s *Store) PauseRequested(agent string) (bool, error) {
+	if err := checkpoint.CheckID(agent); err != nil {
+		return false, err
+	}
 	ctx, cancel := s.opContext()
 	defer cancel()
 	var p bool

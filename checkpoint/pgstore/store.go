@@ -348,6 +348,9 @@ func (s *Store) Open(agent string) (*checkpoint.Recovered, checkpoint.Log, error
 
 // Read recovers an agent without its lease, changing nothing.
 func (s *Store) Read(agent string) (*checkpoint.Recovered, error) {
+	if err := checkpoint.CheckID(agent); err != nil {
+		return nil, err
+	}
 	rec, _, _, err := s.read(agent, nil)
 	return rec, err
 }
@@ -504,7 +507,7 @@ func (s *Store) Remove(agent string) error {
 // anyone knows.
 func (s *Store) Summary(agent string) (checkpoint.Summary, error) {
 	rec, err := s.Read(agent)
-	if errors.Is(err, checkpoint.ErrNotFound) {
+	if errors.Is(err, checkpoint.ErrNotFound) || errors.Is(err, checkpoint.ErrInvalidID) {
 		return checkpoint.Summary{}, err
 	}
 	live, lerr := s.leaseLive(agent)

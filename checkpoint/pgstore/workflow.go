@@ -50,6 +50,9 @@ func (s *Store) PutWorkflow(w *checkpoint.Workflow) error {
 // Workflow reads and decodes the workflow's row, refusing one that is
 // damaged or holds another workflow, with what to do about the row.
 func (s *Store) Workflow(id string) (*checkpoint.Workflow, error) {
+	if err := checkpoint.CheckID(id); err != nil {
+		return nil, fmt.Errorf("workflow: %w", err)
+	}
 	ctx, cancel := s.opContext()
 	defer cancel()
 	var data []byte
