@@ -380,7 +380,7 @@ func (c *Client) send(ctx context.Context, req *sandbox.NetRequest) (*sandbox.Ne
 	r := c.g.rules
 	ctx, cancel := context.WithTimeoutCause(ctx, orDefault(r.Timeout, DefaultTimeout), errGrantTimeout)
 	defer cancel()
-	ctx = withDialBy(ctx) // so that net/http's dial ends by it too (dialBy)
+	ctx = withDialFor(ctx) // so that net/http's dial ends with it too (dialBy)
 	max := orDefault(r.MaxResponseBytes, DefaultMaxResponseBytes)
 	ctx, end := context.WithCancelCause(ctx)
 	defer end(nil)

@@ -228,9 +228,9 @@ func addrAllowed(entries []entry, a netip.Addr) bool {
 // checking it once more in the dialer's Control hook, so that no second
 // resolution (DNS rebinding) can send the connection elsewhere. localhost
 // reaches loopback addresses only: a secret goes to it over plain http.
-// The whole dial, resolution and every address tried, ends by the
-// deadline of the request it dials for (dialBy), each attempt within it
-// bounded by connectAttempt.
+// The whole dial, resolution and every address tried, ends with the
+// request it dials for, by its deadline or its cancellation (dialBy),
+// each attempt within it bounded by connectAttempt.
 func (g *Guard) dial(ctx context.Context, network, addr string) (net.Conn, error) {
 	host, portText, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -267,7 +267,7 @@ func (g *Guard) dial(ctx context.Context, network, addr string) (net.Conn, error
 		}
 		return nil
 	}}
-	by, _ := ctx.Deadline()
+	by := dialDeadline(ctx)
 	var last error = os.ErrDeadlineExceeded
 	for _, a := range addrs {
 		if !time.Now().Before(by) {
@@ -289,30 +289,56 @@ func (g *Guard) dial(ctx context.Context, network, addr string) (net.Conn, error
 	return nil, last
 }
 
-// dialByKey is the context key of the time by which a request's
-// connection is made or given up (withDialBy).
-type dialByKey struct{}
+// dialForKey is the context key of the request a connection is made for
+// (withDialFor); dialingKey that of a dial's deadline, in a dial's context
+// (dialBy).
+type (
+	dialForKey struct{}
+	dialingKey struct{}
+)
 
-// withDialBy is ctx, a request's, with its deadline kept for its dial.
-// net/http dials with the request's values but not its deadline or its
-// cancellation, and dials on when the request has ended, for the next
-// request: the deadline kept so bounds that dial too.
-func withDialBy(ctx context.Context) context.Context {
-	if by, ok := ctx.Deadline(); ok {
-		return context.WithValue(ctx, dialByKey{}, by)
-	}
-	return ctx
+// withDialFor is ctx, a request's, kept in its own values for the dial of
+// its connection. net/http dials with the request's values but not its
+// deadline or its cancellation, and dials on when the request has ended,
+// for a request to come: the request kept so ends that dial too.
+func withDialFor(ctx context.Context) context.Context {
+	return context.WithValue(ctx, dialForKey{}, ctx)
 }
 
-// dialBy is ctx, a dial's, bounded by the deadline of the request it
-// dials for (withDialBy), or else by the grant's timeout from now: the
-// whole dial, every address of a name and the TLS handshake, ends by it,
-// and no socket it made outlives it.
+// dialBy is ctx, a dial's, ended with the request it dials for
+// (withDialFor): by its deadline, the grant's timeout from its start, or
+// at once when it is cancelled (its call stopped), its context's cause
+// the request's; or, for a dial for no request, by the grant's timeout
+// from now. The whole dial, every address of a name and the TLS
+// handshake, ends with it, and no socket it made outlives it. A dial's
+// context (dialTLS's, for dial) is given as it is.
 func (g *Guard) dialBy(ctx context.Context) (context.Context, context.CancelFunc) {
-	if by, ok := ctx.Value(dialByKey{}).(time.Time); ok {
-		return context.WithDeadline(ctx, by)
+	if _, ok := ctx.Value(dialingKey{}).(time.Time); ok {
+		return ctx, func() {}
 	}
-	return context.WithTimeout(ctx, orDefault(g.rules.Timeout, DefaultTimeout))
+	req, ok := ctx.Value(dialForKey{}).(context.Context)
+	if !ok {
+		ctx, cancel := context.WithTimeout(ctx, orDefault(g.rules.Timeout, DefaultTimeout))
+		by, _ := ctx.Deadline()
+		return context.WithValue(ctx, dialingKey{}, by), cancel
+	}
+	by, ok := req.Deadline()
+	if !ok {
+		by = time.Now().Add(orDefault(g.rules.Timeout, DefaultTimeout))
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(req, func() { cancel(context.Cause(req)) })
+	return context.WithValue(ctx, dialingKey{}, by), func() {
+		stop()
+		cancel(nil)
+	}
+}
+
+// dialDeadline is the time by which the dial of ctx, a dial's context
+// (dialBy), ends.
+func dialDeadline(ctx context.Context) time.Time {
+	by, _ := ctx.Value(dialingKey{}).(time.Time)
+	return by
 }
 
 // resolve finds the addresses of the normal host h.

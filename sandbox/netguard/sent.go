@@ -77,7 +77,8 @@ func unanswered(err error, reused bool) error {
 
 // sendError says why sending failed: a refusal; a request that was not
 // sent (ErrNotSent); the time limit that ran out, the grant's timeout or
-// the call's own; or the transport's own error.
+// the call's own; the request's cancellation; or the transport's own
+// error.
 func sendError(ctx context.Context, err error, r Rules, sent bool) error {
 	if errors.Is(err, ErrRefused) {
 		return err
@@ -94,6 +95,8 @@ func sendError(ctx context.Context, err error, r Rules, sent bool) error {
 		err = fmt.Errorf("%s within %s (net: {timeout}): %w", waited, orDefault(r.Timeout, DefaultTimeout), err)
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		err = fmt.Errorf("%s within the call's time limit (limits: {timeout} in the agent file; --timeout for cairn exec): %w", waited, err)
+	case ctx.Err() != nil:
+		err = cancelled(ctx, err, sent)
 	case !sent:
 		err = fmt.Errorf("%s: %w", waited, err)
 	default:
@@ -105,6 +108,21 @@ func sendError(ctx context.Context, err error, r Rules, sent bool) error {
 		return fmt.Errorf("%w: %w", ErrNotSent, err)
 	}
 	return err
+}
+
+// cancelled is err, that of a request whose context, ctx, was cancelled
+// (its call stopped), saying so, and why, and what became of the request:
+// cancelled while its connection was being made, the connection was given
+// up with it, and nothing of it was sent; after, it may have reached the
+// remote side.
+func cancelled(ctx context.Context, err error, sent bool) error {
+	if cause := context.Cause(ctx); cause.Error() != err.Error() {
+		err = fmt.Errorf("%v: %w", cause, err)
+	}
+	if !sent {
+		return fmt.Errorf("no connection: the request was cancelled while its connection was being made (%w), and the connection was given up with it; nothing of the request was sent", err)
+	}
+	return fmt.Errorf("no response: the request was cancelled before its answer came whole (%w); it may have reached the remote side", err)
 }
 
 // notSentAgain finds in err the HTTP/2 transport's word that it did not
