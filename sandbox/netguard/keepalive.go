@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // An HTTP/1.1 connection kept alive is safe to reuse for the requests of
@@ -294,16 +295,21 @@ func (g *Guard) dialTLS(t *http.Transport) func(context.Context, string, string)
 			cfg.ServerName = host
 		}
 		tc := tls.Client(c, cfg)
-		// net/http dials on when the request has ended: the request's
-		// deadline (dialBy) bounds the handshake too, so that a server
-		// that never answers it holds no connection past the request.
-		bound := min(t.TLSHandshakeTimeout, orDefault(g.rules.Timeout, DefaultTimeout))
-		hctx, hcancel := context.WithTimeout(ctx, bound)
-		defer hcancel()
+		// net/http dials on when the request has ended: the dial's
+		// context (dialBy), which ends with the request, ends the
+		// handshake too, so that a server that never answers it holds
+		// no connection past the request; the transport's own bound
+		// ends it only where that is sooner.
+		hctx, bound := ctx, t.TLSHandshakeTimeout
+		if bound > 0 && time.Now().Add(bound).Before(dialDeadline(ctx)) {
+			var hcancel context.CancelFunc
+			hctx, hcancel = context.WithTimeout(ctx, bound)
+			defer hcancel()
+		}
 		if err := tc.HandshakeContext(hctx); err != nil {
 			c.Close()
 			if ctx.Err() == nil && hctx.Err() != nil {
-				return nil, fmt.Errorf("TLS handshake with %s: not done within %s", addr, bound)
+				return nil, fmt.Errorf("the TLS handshake with %s was not done within %s, the bound of a handshake (the server took the connection and did not complete it)", addr, bound)
 			}
 			return nil, err
 		}
