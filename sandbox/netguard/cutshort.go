@@ -37,16 +37,22 @@ func (b *countedBody) Read(p []byte) (int, error) {
 
 // cutOff reports whether the transport found the body cut off before
 // the end its framing promised.
-func (b *countedBody) cutOff() bool { return errors.Is(b.err, io.ErrUnexpectedEOF) }
+func (b *countedBody) cutOff() bool {
+	_, reset := peerReset(b.err)
+	return errors.Is(b.err, io.ErrUnexpectedEOF) || reset
+}
 
 // cutShort is the error of a response whose body b the server cut off,
 // saying after how many of the bytes promised, and that the request may
 // be sent again: the remote side answered it, so sending it again is
 // for a request it may take twice.
 func cutShort(resp *http.Response, b *countedBody) error {
-	who := "the server closed the connection"
+	who, why := "the server closed the connection", b.err
 	if resp.ProtoMajor == 2 {
 		who = "the server ended the response (its stream or its connection)"
+	}
+	if reset, ok := peerReset(b.err); ok {
+		who, why = "the server reset the response's HTTP/2 stream with code "+h2Code(reset.Code), reset
 	}
 	what := fmt.Sprintf("after %d bytes of the body, before its end", b.n)
 	switch {
@@ -56,5 +62,5 @@ func cutShort(resp *http.Response, b *countedBody) error {
 		what = fmt.Sprintf("after %d bytes of the body, before the chunk that ends it (Transfer-Encoding: chunked)", b.n)
 	}
 	return fmt.Errorf("%s %s, so the body was cut short (%w) and the tool is not given it; the request reached the remote side, which answered %d: send it again, as a request of its own, if the remote side may take it twice",
-		who, what, b.err, resp.StatusCode)
+		who, what, why, resp.StatusCode)
 }

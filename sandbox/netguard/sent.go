@@ -100,7 +100,9 @@ func sendError(ctx context.Context, err error, r Rules, sent bool) error {
 	case !sent:
 		err = fmt.Errorf("%s: %w", waited, err)
 	default:
-		if why, ok := notSentAgain(err); ok {
+		if reset, ok := peerReset(err); ok {
+			err = reset.unanswered()
+		} else if why, ok := notSentAgain(err); ok {
 			err = fmt.Errorf("no response: the server ended the request unanswered (%s); it was not sent again, and may have reached the remote side", why)
 		}
 	}
