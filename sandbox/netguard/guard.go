@@ -357,8 +357,9 @@ func (g *Guard) resolve(ctx context.Context, h string, isAddr bool) ([]netip.Add
 	if len(addrs) == 0 {
 		return nil, fmt.Errorf("resolve %s: no addresses", h)
 	}
-	for i := range addrs {
-		addrs[i] = addrs[i].Unmap()
+	out := make([]netip.Addr, len(addrs)) // the resolver's may be shared: a cache's
+	for i, a := range addrs {
+		out[i] = a.Unmap()
 	}
-	return addrs, nil
+	return out, nil
 }
