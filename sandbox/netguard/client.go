@@ -393,7 +393,8 @@ func (c *Client) send(ctx context.Context, req *sandbox.NetRequest) (*sandbox.Ne
 	var carried bool
 	hr.Header, carried = c.g.headersFor(req.Header, u)
 	askedGzip := askGzip(hr)
-	resp, err := c.g.prepare(hr, req.Body).RoundTrip(hr) // never sent twice (replay.go)
+	t := c.g.prepare(hr, req.Body)         // sends it once (replay.go)
+	resp, err := c.g.roundTrip(ctx, t, hr) // or leaves it (left.go)
 	if conn.sent() {
 		c.Sent += int64(len(req.Body))
 	}
@@ -410,7 +411,12 @@ func (c *Client) send(ctx context.Context, req *sandbox.NetRequest) (*sandbox.Ne
 		}
 		return nil, sendError(ctx, err, r, conn.sent())
 	}
-	defer resp.Body.Close()
+	left := false
+	defer func() {
+		if !left { // a body left may never close
+			c.g.close(t, resp.Body)
+		}
+	}()
 	if resp.StatusCode < 100 || resp.StatusCode > 599 {
 		// net/http takes any three digits; an informational status
 		// (1xx) it reads past itself, but for a 101.
@@ -437,7 +443,8 @@ func (c *Client) send(ctx context.Context, req *sandbox.NetRequest) (*sandbox.Ne
 		resp.Header.Del("Content-Encoding")
 		resp.Header.Del("Content-Length")
 	}
-	body, err := readBody(ctx, raw, max)
+	body, err := c.g.readBody(ctx, t, raw, max)
+	left = errors.Is(err, errLeft)
 	c.Received += int64(len(body))
 	if errors.Is(err, errPastGzipBound) {
 		return nil, fmt.Errorf("the response body, in gzip as it came, is larger than %d bytes, more than gzip of a body of %d bytes (net: {max_response_bytes}) can be; the tool is not given it", gzipBound(max), max)
@@ -554,16 +561,6 @@ func (g *gzipBody) Read(p []byte) (int, error) {
 }
 
 func (g *gzipBody) Close() error { return g.body.Close() }
-
-// readBody reads body whole, up to max+1 bytes, and closes it when ctx
-// ends: so that no read outlives the request's time limits or its call,
-// whatever body the transport handed back (it stops watching the
-// context of some, a protocol switch's among them).
-func readBody(ctx context.Context, body io.ReadCloser, max int64) ([]byte, error) {
-	stop := context.AfterFunc(ctx, func() { body.Close() })
-	defer stop()
-	return io.ReadAll(io.LimitReader(body, max+1))
-}
 
 // headersFor is the request's headers as sent: the guest's, less those
 // the transport sets itself, with the secrets for u's host set; and

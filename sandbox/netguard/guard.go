@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -26,8 +27,12 @@ type Guard struct {
 	entries []entry
 	secrets []secretRule
 	// hidden finds the secrets' values in what the tool is given.
-	hidden    *finder
-	methods   map[string]bool
+	hidden  *finder
+	methods map[string]bool
+	// mu guards the transports, which leave replaces (left.go), and
+	// left, those it replaced.
+	mu        sync.Mutex
+	left      []*http.Transport
 	transport *http.Transport
 	// once is transport's like, but for a connection per request: for
 	// a request transport would send again (see prepare).
@@ -189,12 +194,19 @@ func (g *Guard) transportConfig(keepAlive bool) *http.Transport {
 	}
 }
 
-// Close drops the guard's idle connections.
+// Close drops the guard's idle connections; those of transports a
+// request was left to (left.go) without waiting for them.
 func (g *Guard) Close() {
-	g.transport.CloseIdleConnections()
-	g.once.CloseIdleConnections()
-	for _, t := range g.h2 {
+	g.mu.Lock()
+	current := append([]*http.Transport{g.transport, g.once}, g.h2...)
+	left := g.left
+	g.left = nil
+	g.mu.Unlock()
+	for _, t := range current {
 		t.CloseIdleConnections()
+	}
+	for _, t := range left {
+		go t.CloseIdleConnections()
 	}
 }
 

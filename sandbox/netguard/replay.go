@@ -46,6 +46,8 @@ import (
 // prepare gives hr the body b so that the transport does not send it
 // again, and returns the transport to send it with.
 func (g *Guard) prepare(hr *http.Request, b []byte) *http.Transport {
+	g.mu.Lock()
+	defer g.mu.Unlock()
 	hr.GetBody = nil
 	switch {
 	case len(b) > 0:

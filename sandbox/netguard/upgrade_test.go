@@ -93,7 +93,7 @@ func TestBodyReadEndsWithTheContext(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	err = within(t, 10*time.Second, func() error {
-		_, err := readBody(ctx, resp.Body, 1<<20)
+		_, err := (&Guard{}).readBody(ctx, tr, resp.Body, 1<<20)
 		return err
 	})
 	if err == nil {
