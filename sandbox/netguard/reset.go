@@ -8,12 +8,14 @@ import (
 )
 
 // An HTTP/2 server ends one request, and not its connection, by
-// resetting the request's stream (RST_STREAM) with an error code.
+// resetting the request's stream (RST_STREAM) with an error code; or it
+// goes away (GOAWAY), naming the last request it processed, with a code.
 // net/http says so in its own words ("stream error: stream ID 3;
 // INTERNAL_ERROR; received from peer"), or quotes them in advice on its
 // API; so a reset is said in cairn's: that the server reset the stream,
 // with which code, whether the request reached the remote side and
-// whether it may be sent again (streamReset.unanswered, cutShort).
+// whether it may be sent again (streamError.unanswered, goneAway,
+// cutShort).
 
 // streamError has the fields of net/http's HTTP/2 stream error, which
 // errors.As fills in (its As method copies into a struct of the same
@@ -93,4 +95,21 @@ func (e streamError) unanswered() error {
 	}
 	return fmt.Errorf("no response: the server reset the request's HTTP/2 stream with code %s before it answered: the request reached the remote side, which may have acted on it; it was not sent again: send it again, as a request of its own, if the remote side may take it twice",
 		h2Code(e.Code))
+}
+
+// goAwayText is net/http's word for a request that a server's GOAWAY
+// named no longer processed (its stream past the last the server names),
+// which it does not send again on its own (replay.go).
+var goAwayText = regexp.MustCompile(`http2: Transport received (?:Server's graceful shutdown GOAWAY|GOAWAY from server ErrCode:([A-Z0-9_]+|unknown error code 0x[0-9a-f]+))`)
+
+// goneAway says what a server whose GOAWAY named an earlier request as the
+// last it processed did: it did not process this one (RFC 9113, section
+// 6.8), so it may be sent again. ok is false if err is no such GOAWAY.
+func goneAway(err error) (error, bool) {
+	m := goAwayText.FindStringSubmatch(err.Error())
+	if m == nil {
+		return nil, false
+	}
+	code := h2Code(codeOf(m[1])) // NO_ERROR for a graceful one
+	return fmt.Errorf("no response: the server went away (HTTP/2 GOAWAY, code %s) naming an earlier request as the last it processed, which says it did not process this one (RFC 9113, section 6.8): it reached the server, which did not act on it; it was not sent again, and may be sent again", code), true
 }

@@ -90,3 +90,46 @@ func TestHTTP2StreamResetMidBodySaysHowFarItCame(t *testing.T) {
 		t.Fatalf("%v\nwant it to say %q", err, want)
 	}
 }
+
+// Regression: a server that went away (GOAWAY) naming an earlier request
+// as the last it processed had the tool told net/http's words ("http2:
+// Transport received Server's graceful shutdown GOAWAY") and that the
+// request may have reached the remote side: HTTP/2 says the server did
+// not process it. The tool is told so, with the GOAWAY's code, and that
+// it may be sent again; it was sent once.
+func TestHTTP2GoAwaySaysTheRequestWasNotProcessed(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		answer h2Answer
+		code   string
+	}{
+		{"graceful", goAway, "NO_ERROR (0x0)"},
+		{"with an error", func(frame func(byte, byte, uint32, []byte), _ uint32) {
+			frame(7, 0, 0, []byte{0, 0, 0, 0, 0, 0, 0, 1}) // GOAWAY, last stream 0, PROTOCOL_ERROR
+		}, "PROTOCOL_ERROR (0x1)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			addr, pool, seen := rawH2Server(t, tc.answer)
+			g, err := New(Rules{Allow: []string{addr}, Methods: []string{"GET", "POST"}, Timeout: 5 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer g.Close()
+			trust(g, pool)
+			want := "no response: the server went away (HTTP/2 GOAWAY, code " + tc.code + ") naming an earlier request as the last it processed, which says it did not process this one (RFC 9113, section 6.8): it reached the server, which did not act on it; it was not sent again, and may be sent again"
+			for _, req := range []*sandbox.NetRequest{
+				{Method: "POST", URL: "https://" + addr + "/order", Body: []byte("an order")},
+				{Method: "GET", URL: "https://" + addr + "/order"},
+			} {
+				seen.Store(0)
+				_, err := g.Call().RoundTrip(context.Background(), req)
+				if err == nil || errors.Is(err, ErrNotSent) || err.Error() != want {
+					t.Errorf("%s: %v\nwant %q", req.Method, err, want)
+				}
+				if n := seen.Load(); n != 1 {
+					t.Errorf("%s: the server saw it %d times", req.Method, n)
+				}
+			}
+		})
+	}
+}

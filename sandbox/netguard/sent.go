@@ -102,6 +102,8 @@ func sendError(ctx context.Context, err error, r Rules, sent bool) error {
 	default:
 		if reset, ok := peerReset(err); ok {
 			err = reset.unanswered()
+		} else if gone, ok := goneAway(err); ok {
+			err = gone
 		} else if why, ok := notSentAgain(err); ok {
 			err = fmt.Errorf("no response: the server ended the request unanswered (%s); it was not sent again, and may have reached the remote side", why)
 		}
