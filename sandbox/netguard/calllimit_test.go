@@ -33,9 +33,9 @@ func TestCallTimeLimitIsNotTheGrantTimeout(t *testing.T) {
 		notSays string
 	}{
 		{"call's limit, waiting for the head", 0, 100 * time.Millisecond, "/hang", "the call's time limit (limits: {timeout}", "net: {timeout}"},
-		{"call's limit, waiting for the body", 0, 100 * time.Millisecond, "/stall", "the call's time limit (limits: {timeout}", "net: {timeout}"},
+		{"call's limit, waiting for the body", 0, 100 * time.Millisecond, "/stall", "the body did not come whole within the call's time limit (limits: {timeout}", "net: {timeout}"},
 		{"grant's timeout, waiting for the head", 100 * time.Millisecond, time.Minute, "/hang", "no response within 100ms (net: {timeout})", "call's time limit"},
-		{"grant's timeout, waiting for the body", 100 * time.Millisecond, time.Minute, "/stall", "no response within 100ms (net: {timeout})", "call's time limit"},
+		{"grant's timeout, waiting for the body", 100 * time.Millisecond, time.Minute, "/stall", "the body did not come whole within 100ms (net: {timeout}): 7 bytes of it came, and the tool is not given them; the request reached the remote side, which answered 200", "call's time limit"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := guard(t, Rules{Allow: []string{s.hostPort()}, Timeout: tc.grant})

@@ -452,8 +452,11 @@ func (c *Client) send(ctx context.Context, req *sandbox.NetRequest) (*sandbox.Ne
 	if err != nil && ctx.Err() == nil && got.cutOff() {
 		return nil, fmt.Errorf("read the response body: %w", cutShort(resp, got))
 	}
+	if err != nil && ctx.Err() != nil {
+		return nil, fmt.Errorf("read the response body: %w", bodyStopped(ctx, err, r, resp.StatusCode, int64(len(body)), !left))
+	}
 	if err != nil {
-		if gzipped && ctx.Err() == nil {
+		if gzipped {
 			// A body that is not gzip, or ends before its gzip does,
 			// fails to decode, often as io.ErrUnexpectedEOF alone.
 			err = fmt.Errorf("it says it is gzip (Content-Encoding: gzip) and it does not decode as gzip: it is not gzip, or was cut short: %w", err)

@@ -39,7 +39,7 @@ func TestHostileHTTP2Servers(t *testing.T) {
 				frame(0, 0, stream, []byte("t"))
 				time.Sleep(time.Second / 4)
 			}
-		}, "no response within 1s (net: {timeout})"},
+		}, "the body did not come whole within 1s (net: {timeout})"},
 		{"sends a body past the bound", func(frame func(byte, byte, uint32, []byte), stream uint32) {
 			frame(1, 4, stream, status200)
 			for i := 0; i < 4; i++ {

@@ -129,6 +129,32 @@ func cancelled(ctx context.Context, err error, sent bool) error {
 	return fmt.Errorf("no response: the request was cancelled before its answer came whole (%w); it may have reached the remote side", err)
 }
 
+// bodyStopped is err, that of a response body whose request's context,
+// ctx, ended before the body came whole, saying which limit ended it,
+// or its cancellation, how much of it came (n bytes; counted is false
+// for a read that was left, errLeft), and that the request reached the
+// remote side, which answered status: where "no response" alone hid
+// that an answer had begun.
+func bodyStopped(ctx context.Context, err error, r Rules, status int, n int64, counted bool) error {
+	var wire wireBoundError
+	if errors.As(context.Cause(ctx), &wire) {
+		return sendError(ctx, err, r, true)
+	}
+	how := fmt.Sprintf("before the request was cancelled (%v)", context.Cause(ctx))
+	switch {
+	case errors.Is(context.Cause(ctx), errGrantTimeout):
+		how = fmt.Sprintf("within %s (net: {timeout})", orDefault(r.Timeout, DefaultTimeout))
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		how = "within the call's time limit (limits: {timeout} in the agent file; --timeout for cairn exec)"
+	}
+	came := fmt.Sprintf("%d bytes of it came, and the tool is not given them", n)
+	if !counted {
+		came = err.Error()
+	}
+	return fmt.Errorf("the body did not come whole %s: %s; the request reached the remote side, which answered %d: send it again, as a request of its own, if the remote side may take it twice",
+		how, came, status)
+}
+
 // notSentAgain finds in err the HTTP/2 transport's word that it did not
 // send a request again after the server reset its stream or went away
 // (replay.go), which goes on to advise the caller on net/http's API, and
