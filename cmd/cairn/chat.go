@@ -98,10 +98,17 @@ func newChat(c *cli.Context) (*chat, error) {
 		return nil, withCode(exitUsage, fmt.Errorf("%w with --workspace DIR", host.ErrNoWorkspace))
 	}
 	if !ch.started && af == nil {
-		// No prompt could make the agent: it takes an agent file.
-		eng.Close(context.Background())
+		// No prompt could make the agent: it takes an agent file. An id
+		// that begins sub-agents' ids names them, as every command that
+		// takes an agent id does.
 		id := ch.opts.ID
-		return nil, withCode(exitUsage, fmt.Errorf("agent %q does not exist: give its agent file to make it: cairn chat -f AGENT_FILE --id %s", id, id))
+		notFound := fmt.Errorf("agent %q: %w", id, checkpoint.ErrNotFound)
+		err := agentsBeginning(eng.Store(), id, notFound)
+		eng.Close(context.Background())
+		if err == notFound {
+			err = fmt.Errorf("agent %q does not exist: give its agent file to make it: cairn chat -f AGENT_FILE --id %s", id, id)
+		}
+		return nil, withCode(exitUsage, err)
 	}
 	// Every prompt would fail for the same model (a script file that is
 	// no script, or not there): refused as `cairn run` refuses it. An
