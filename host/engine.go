@@ -485,10 +485,21 @@ func (e *Engine) startRun(ctx context.Context, opts RunOptions, runID string) (*
 	return r, err
 }
 
-// create stores a new agent's definition and first state.
+// create stores a new agent's definition and first state. What can
+// refuse its start before its tools are bound (its workspace, its model
+// and script) is checked first, so that such a refused start stores
+// nothing; one refused once the agent is stored (an MCP server that does
+// not start, which the run waits on with the agent kept, prompt and all)
+// leaves no agent behind, its blobs left for gc.
 func (e *Engine) create(ctx context.Context, opts RunOptions, runID string) (*run, error) {
 	ws, mods, err := newAgentParts(opts.Agent, opts.Workspace)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkWorkspace(ws); err != nil {
+		return nil, err
+	}
+	if err := opts.Agent.CheckModel(opts.Model); err != nil {
 		return nil, err
 	}
 	log, later, err := e.makeAgent(opts, mods, ws)
