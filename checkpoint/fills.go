@@ -74,19 +74,14 @@ type MarkDir struct{ dir string }
 func NewMarkDir(dir string) *MarkDir { return &MarkDir{dir: dir} }
 
 // MarkFill writes <random>.fill atomically (temp file, fsync, rename,
-// fsync of the directory, and of its parent when it is made), holding its
+// fsync of the directory, and of the parent of each directory it makes
+// to hold it), holding its
 // flock from before the rename until release, so that no sweep takes a
 // mark whose fill is alive.
 func (d *MarkDir) MarkFill(fm FillMark) (func(keep bool) error, error) {
 	dir, marks := fm.Dir, d.dir
-	if _, err := os.Stat(marks); errors.Is(err, fs.ErrNotExist) {
-		err = os.MkdirAll(marks, 0o700)
-		if err == nil {
-			err = syncDir(filepath.Dir(marks)) // the directory's name is durable before a mark in it
-		}
-		if err != nil {
-			return nil, fmt.Errorf("mark the fill of %s: %w", dir, err)
-		}
+	if err := makeDurable(marks); err != nil {
+		return nil, fmt.Errorf("mark the fill of %s: %w", dir, err)
 	}
 	data, err := json.Marshal(fm)
 	if err != nil {
@@ -120,6 +115,31 @@ func (d *MarkDir) MarkFill(fm FillMark) (func(keep bool) error, error) {
 		}
 		return errors.Join(err, f.Close())
 	}, nil
+}
+
+// makeDurable makes dir (mode 0700), and the directories above it that
+// are not there, and syncs the parent of each it made, outermost first,
+// so that the name of each is durable before anything is made in it.
+func makeDurable(dir string) error {
+	var made []string
+	for p := filepath.Clean(dir); ; p = filepath.Dir(p) {
+		if _, err := os.Lstat(p); err == nil || filepath.Dir(p) == p {
+			break
+		}
+		made = append(made, p)
+	}
+	if len(made) == 0 {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	for i := len(made) - 1; i >= 0; i-- {
+		if err := syncDir(filepath.Dir(made[i])); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // heldTemp makes a new temp file in dir and takes its flock. A sweep

@@ -53,16 +53,23 @@ func stagingRootOf(store checkpoint.Store, agent string) string {
 
 // localRootOf is the directory of this machine that keeps, for a store
 // without a directory, what a store with one keeps in it of this
-// machine's (staging, kept changes, marks of fills): in stagingBase,
-// named by a digest of the store's Identity (a database and namespace)
-// or, for a store without one (in memory), of the store itself.
+// machine's (staging, kept changes; not the marks of fills, which must
+// outlast the temp directory: see fillMarksOf): in stagingBase, named by
+// storeDigest.
 func localRootOf(store checkpoint.Store) string {
+	return filepath.Join(stagingBase(), storeDigest(store))
+}
+
+// storeDigest names store in this machine's directories: a digest of its
+// Identity (a database and namespace) or, for a store without one (in
+// memory), of the store itself.
+func storeDigest(store checkpoint.Store) string {
 	id := fmt.Sprintf("%T %p", store, store)
 	if s, ok := store.(interface{ Identity() string }); ok {
 		id = s.Identity()
 	}
 	sum := sha256.Sum256([]byte(id))
-	return filepath.Join(stagingBase(), hex.EncodeToString(sum[:8]))
+	return hex.EncodeToString(sum[:8])
 }
 
 // stagingBase is the directory under the temp directory in which the

@@ -76,11 +76,11 @@ func fillBeside(s checkpoint.Store, dir, agent string, fill func(dir string) err
 
 // fillMarksOf is where the fills of store are marked: in the store, when
 // it keeps marks (a file store's fills/), else on this machine, in the
-// store's own directory of localRootOf, when it names itself the same for
-// every process (a PostgreSQL store's): a mark names a directory of the
-// machine that fills it, and only a process on that machine can tell, by
-// its flock, whether the fill is alive, or remove what it left. Nil for a
-// store known only in this process (in memory), whose fills no later
+// store's own directory of fillMarksDir, when it names itself the same
+// for every process (a PostgreSQL store's): a mark names a directory of
+// the machine that fills it, and only a process on that machine can tell,
+// by its flock, whether the fill is alive, or remove what it left. Nil for
+// a store known only in this process (in memory), whose fills no later
 // process could find.
 func fillMarksOf(store checkpoint.Store) (checkpoint.FillMarks, error) {
 	if m, ok := store.(checkpoint.FillMarks); ok {
@@ -89,10 +89,49 @@ func fillMarksOf(store checkpoint.Store) (checkpoint.FillMarks, error) {
 	if _, named := store.(interface{ Identity() string }); !named {
 		return nil, nil
 	}
-	if err := checkStagingOf(store); err != nil {
+	dir, err := fillMarksDir(store)
+	if err != nil {
 		return nil, err
 	}
-	return checkpoint.NewMarkDir(filepath.Join(localRootOf(store), "fills")), nil
+	return checkpoint.NewMarkDir(dir), nil
+}
+
+// fillMarksDir is this machine's directory of the marks of fills of
+// store, one that keeps none itself: in this user's state directory
+// ($XDG_STATE_HOME/cairn, or ~/.local/state/cairn), under fills/, named
+// by storeDigest. Not in the temp directory, beside the store's staging:
+// a mark is all that finds what a killed fill left, for good, and a
+// reboot (a tmpfs) or a cleaning of the temp directory would lose it.
+func fillMarksDir(store checkpoint.Store) (string, error) {
+	state := os.Getenv("XDG_STATE_HOME")
+	if !filepath.IsAbs(state) {
+		home, err := os.UserHomeDir()
+		if err != nil || !filepath.IsAbs(home) {
+			return "", fmt.Errorf("no directory to keep this machine's marks of fills in, which must outlast a reboot: " +
+				"set XDG_STATE_HOME, or HOME, to a directory of your own")
+		}
+		state = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(state, "cairn", "fills", storeDigest(store)), nil
+}
+
+// olderFillMarksOf are the marks of fills of store that an older cairn
+// kept on this machine, which no fill makes now but a sweep reads: those
+// of a store that keeps none, in its directory of the temp directory
+// (localRootOf), where a reboot has not emptied it, and while it is this
+// user's alone (checkStagingOf).
+func olderFillMarksOf(store checkpoint.Store) []checkpoint.FillMarks {
+	if _, ok := store.(checkpoint.FillMarks); ok {
+		return nil
+	}
+	if _, named := store.(interface{ Identity() string }); !named {
+		return nil
+	}
+	dir := filepath.Join(localRootOf(store), "fills")
+	if _, err := os.Lstat(dir); err != nil || checkStagingOf(store) != nil {
+		return nil
+	}
+	return []checkpoint.FillMarks{checkpoint.NewMarkDir(dir)}
 }
 
 // markFill marks the fill m in store's marks (fillMarksOf), and returns
@@ -125,8 +164,17 @@ func markFill(s checkpoint.Store, m checkpoint.FillMark) (release func(left bool
 // is dropped).
 func sweepMarked(s checkpoint.Store, dryRun bool) (removed, made []string, unmade []checkpoint.UnmadeFork) {
 	marks, err := fillMarksOf(s)
-	if err != nil || marks == nil {
+	all := olderFillMarksOf(s)
+	if err == nil && marks != nil {
+		all = append([]checkpoint.FillMarks{marks}, all...)
+	}
+	if len(all) == 0 {
 		return nil, nil, nil
+	}
+	leftFills := func(sweep func(m checkpoint.FillMark) error) {
+		for _, m := range all {
+			m.LeftFills(sweep, dryRun)
+		}
 	}
 	fill := func(dir string) error {
 		if sweepFill(dir, dryRun) {
@@ -139,19 +187,19 @@ func sweepMarked(s checkpoint.Store, dryRun bool) (removed, made []string, unmad
 	}
 	// Fill directories first: one may be all that keeps a directory a
 	// fork made from being empty.
-	marks.LeftFills(func(m checkpoint.FillMark) error {
+	leftFills(func(m checkpoint.FillMark) error {
 		if !strings.HasPrefix(filepath.Base(m.Dir), fillPrefix) {
 			return fmt.Errorf("%s is a workspace", m.Dir) // kept for the pass below
 		}
 		return fill(m.Dir)
-	}, dryRun)
+	})
 	named, gone := map[string]bool{}, map[string]bool{}
 	if dryRun {
 		for _, d := range removed {
 			gone[d] = true
 		}
 	}
-	marks.LeftFills(func(m checkpoint.FillMark) error {
+	leftFills(func(m checkpoint.FillMark) error {
 		dir := m.Dir
 		if !strings.HasPrefix(filepath.Base(dir), fillPrefix) {
 			f, ok := readForkMark(dir)
@@ -174,7 +222,7 @@ func sweepMarked(s checkpoint.Store, dryRun bool) (removed, made []string, unmad
 			return nil // named above
 		}
 		return fill(dir)
-	}, dryRun)
+	})
 	return removed, made, unmade
 }
 

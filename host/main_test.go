@@ -32,6 +32,9 @@ func runTests(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	defer pgtest.StopShared()
+	// This machine's marks of fills of PostgreSQL stores are the tests'
+	// own, not in the user's state directory.
+	os.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
 	ctx := context.Background()
 	testCache = filepath.Join(dir, "cache")
 	testEngine, err = NewEngine(ctx, Config{CacheDir: testCache})

@@ -24,7 +24,7 @@ func TestWhatAFillOfAPostgresAgentKilledLeftIsRemoved(t *testing.T) {
 	bin := cairnBinary(t)
 	url := pgtest.Shared(t).NewDatabase(t)
 	undoAgentIn(t, bin, url)
-	env := append(os.Environ(), "TMPDIR="+t.TempDir()) // this machine's marks, the test's own
+	env := append(os.Environ(), "TMPDIR="+t.TempDir(), "XDG_STATE_HOME="+t.TempDir()) // this machine's marks, the test's own
 	cmd := func(args ...string) *exec.Cmd {
 		c := exec.Command(bin, args...)
 		c.Env = env

@@ -27,7 +27,16 @@ import (
 func TestMain(m *testing.M) {
 	trimTestCache(testCache(), 2<<30, time.Hour)
 	os.Setenv(cacheMaxEnv, "off")
+	// This machine's marks of fills of PostgreSQL stores are the tests'
+	// own, not in the user's state directory.
+	state, err := os.MkdirTemp("", "cairn-test-state-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv("XDG_STATE_HOME", state)
 	code := m.Run()
+	os.RemoveAll(state)
 	if builds.dir != "" {
 		os.RemoveAll(builds.dir)
 	}
