@@ -367,3 +367,57 @@ func sweepFill(name string, dryRun bool) bool {
 	}
 	return dryRun || os.RemoveAll(name) == nil
 }
+
+// olderFillPrefixes begin the names an older cairn gave the directory it
+// filled beside an agent's workspace, AGENT-NAME after them (the agent and
+// the workspace's name), and marked nowhere: .cairn-fork- (a fork's),
+// then .cairn-fill- (a fork's or a resume --workspace's). A killed one's
+// was swept by that cairn's gc beside each agent's workspace.
+var olderFillPrefixes = []string{".cairn-fork-", fillPrefix}
+
+// sweepOlderFills removes what a fill of an older cairn killed part way
+// left beside the workspace of an agent of s, where its name proves it
+// cairn's: of that agent and that workspace (olderFillPrefixes), in the
+// workspace's directory, and held by no process, the agent's lock taken
+// (no fill of its workspace under way). It returns what it removed (in a
+// dry run, what it would remove), leaving out what is in done, swept
+// already. A name of another agent, or of no agent's workspace, may be a
+// person's, and is left.
+func sweepOlderFills(s checkpoint.Store, dryRun bool, done []string) []string {
+	agents, err := s.List()
+	if err != nil {
+		return nil
+	}
+	var removed []string
+	for _, a := range agents {
+		if a.Locked || a.Err != nil {
+			continue
+		}
+		rec, err := s.Read(a.ID)
+		if err != nil || rec.State == nil || !filepath.IsAbs(rec.State.Definition.Workspace) {
+			continue
+		}
+		ws := rec.State.Definition.Workspace
+		var left []string
+		for _, prefix := range olderFillPrefixes {
+			name := filepath.Join(filepath.Dir(ws), prefix+a.ID+"-"+filepath.Base(ws))
+			if fi, err := os.Lstat(name); err == nil && fi.IsDir() && !slices.Contains(done, name) {
+				left = append(left, name)
+			}
+		}
+		if len(left) == 0 {
+			continue
+		}
+		lock, err := s.Lock(a.ID, checkpoint.ThisProcess("gc"))
+		if err != nil {
+			continue // a process runs it, or fills its workspace
+		}
+		for _, name := range left {
+			if sweepFill(name, dryRun) {
+				removed = append(removed, name)
+			}
+		}
+		lock.Unlock()
+	}
+	return removed
+}

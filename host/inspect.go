@@ -69,7 +69,9 @@ func inspect(store checkpoint.Store, id string) (*Inspection, error) {
 // filled a workspace left, as the marks of the store's fills that no
 // process holds name it (sweepMarked), wherever a fill was killed: a fill
 // directory, and the empty directories a fork or resume made for its
-// workspace before it was killed. It names in Collected.Fills and Collected.Made
+// workspace before it was killed; and what a fill of an older cairn, which
+// marked none, was killed leaving beside an agent's workspace, named after
+// the agent and the workspace (sweepOlderFills). It names in Collected.Fills and Collected.Made
 // each directory it removed, and in Collected.Unmade the workspaces of forks killed before
 // they were done, which it leaves as they are. A dry run removes none,
 // and names those it would remove. A store that keeps nothing on disk has
@@ -90,6 +92,7 @@ func Collect(ctx context.Context, store checkpoint.Store, keep checkpoint.Retent
 		return got, err
 	}
 	got.Fills, got.Made, got.Unmade = sweepMarked(store, keep.DryRun)
+	got.Fills = append(got.Fills, sweepOlderFills(store, keep.DryRun, got.Fills)...)
 	slices.Sort(got.Fills)
 	if got.Files == nil {
 		got.Files = []string{} // a list, empty, for JSON too
