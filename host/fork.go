@@ -249,6 +249,9 @@ func (e *Engine) fork(ctx context.Context, opts ForkOptions) (*Forked, error) {
 	if opts.Workspace, err = filepath.Abs(opts.Workspace); err != nil {
 		return nil, err
 	}
+	if opts.Workspace, err = linkedWorkspace(opts.Workspace); err != nil {
+		return nil, fmt.Errorf("fork agent %q: %w", opts.ID, err)
+	}
 	mark := forkMark{Agent: opts.As, From: opts.ID, Round: src.Round, Label: opts.From, Past: opts.Past}
 	// filled: the directory holds what this same fork, killed, filled.
 	filled, err := mark.filledIn(opts.Workspace)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -266,4 +267,29 @@ func takeStore(s checkpoint.Store, m []checkpoint.WorkspaceEntry, dir string, di
 		}
 	}
 	return nil
+}
+
+// linkedWorkspace is the directory a fork or resume --workspace makes,
+// holds and fills for the workspace dir (absolute): dir, or, where dir is
+// a symbolic link, the directory it leads to, which becomes the agent's
+// workspace. A fill's directory renamed over the link would replace it,
+// and the flock a fill holds is the directory's, not the link's.
+//
+// # Errors
+//
+// ErrMissing when dir is a link that leads nowhere, or not to a
+// directory: nothing is made where it leads.
+func linkedWorkspace(dir string) (string, error) {
+	if fi, err := os.Lstat(dir); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		return dir, nil
+	}
+	to, _ := os.Readlink(dir)
+	target, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", missingError{fmt.Errorf("workspace %s is a symbolic link to %s, which is not there: make that directory, or give another", dir, to)}
+	}
+	if fi, err := os.Stat(target); err != nil || !fi.IsDir() {
+		return "", missingError{fmt.Errorf("workspace %s is a symbolic link to %s, which is not a directory: give another", dir, to)}
+	}
+	return target, nil
 }

@@ -56,8 +56,11 @@ func (e *Engine) placeWorkspace(rec *checkpoint.Recovered, opts ResumeOptions, l
 		return nil
 	}
 	dir, err := filepath.Abs(opts.Workspace)
+	if err == nil {
+		dir, err = linkedWorkspace(dir)
+	}
 	if err != nil {
-		return err
+		return fmt.Errorf("resume agent %q: %w", opts.ID, err)
 	}
 	m, err := e.workspaceAt(rec.State, rec.State.Round)
 	if err != nil {
