@@ -53,23 +53,23 @@ func fillBeside(s checkpoint.Store, dir, agent string, fill func(dir string) err
 	}()
 	held, err := holdFill(filling)
 	if err != nil {
-		return err
+		return withFillAdvice(err, dir)
 	}
 	defer held.Close() // after the rename: the flock is let go once the fill is in place
 	if err := fill(filling); err != nil {
-		return err
+		return withFillAdvice(err, dir)
 	}
 	// A directory is renamed over an empty one (rename(2); os.Rename
 	// refuses any directory); one the person made keeps its mode.
 	if fi, err := os.Stat(dir); err == nil {
 		if err := os.Chmod(filling, fi.Mode().Perm()); err != nil {
-			return err
+			return withFillAdvice(err, dir)
 		}
 	}
 	if err := syscall.Rename(filling, dir); errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST) {
 		return fmt.Errorf("workspace %s %w: another process filled it meanwhile", dir, ErrWorkspaceNotEmpty)
 	} else if err != nil {
-		return &os.LinkError{Op: "rename", Old: filling, New: dir, Err: err}
+		return withFillAdvice(&os.LinkError{Op: "rename", Old: filling, New: dir, Err: err}, dir)
 	}
 	return syncpoint.SyncFile(parent)
 }
@@ -420,4 +420,28 @@ func sweepOlderFills(s checkpoint.Store, dryRun bool, done []string) []string {
 		lock.Unlock()
 	}
 	return removed
+}
+
+// fillAdvice is what to do about err, a failed write of a fork or resume
+// --workspace in or beside the directory dir it fills, of which nothing is
+// kept: "" where it says nothing to do.
+func fillAdvice(err error, dir string) string {
+	const again = ", and run it again: nothing of the fill was kept"
+	switch {
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+		return "the disk of " + dir + " is full: free space on it (or raise the quota), or give a directory on another disk" + again
+	case errors.Is(err, syscall.EROFS):
+		return "the file system of " + dir + " is read-only: mount it read-write, or give a directory on another" + again
+	case errors.Is(err, fs.ErrPermission):
+		return "cairn may not write in " + filepath.Dir(dir) + ": give a directory it may write in" + again
+	}
+	return ""
+}
+
+// withFillAdvice is err with fillAdvice's, if any.
+func withFillAdvice(err error, dir string) error {
+	if advice := fillAdvice(err, dir); advice != "" {
+		return fmt.Errorf("%w; %s", err, advice)
+	}
+	return err
 }

@@ -307,6 +307,9 @@ func (e *Engine) fork(ctx context.Context, opts ForkOptions) (*Forked, error) {
 		// workspace, so that nothing is changed and a retry finds it empty.
 		made, err := makeEmptyDir(opts.Workspace)
 		if err != nil {
+			if kept {
+				return nil, fmt.Errorf("fork agent %q: %w; fork as another agent, or into another directory", opts.ID, err)
+			}
 			return nil, fmt.Errorf("fork agent %q: %w", opts.ID, err)
 		}
 		held, err := holdWorkspace(opts.Workspace)
@@ -322,7 +325,10 @@ func (e *Engine) fork(ctx context.Context, opts ForkOptions) (*Forked, error) {
 		}()
 		if base, err = e.fillForkWorkspace(ws, opts.Workspace, mark); err != nil {
 			kept = errors.Is(err, ErrWorkspaceNotEmpty)
-			return nil, fmt.Errorf("fork agent %q: %w; fork as another agent, or into another directory", opts.ID, err)
+			if kept {
+				return nil, fmt.Errorf("fork agent %q: %w; fork as another agent, or into another directory", opts.ID, err)
+			}
+			return nil, fmt.Errorf("fork agent %q: %w", opts.ID, err)
 		}
 	}
 	log, err := e.store.Create(opts.As, st)

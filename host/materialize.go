@@ -120,7 +120,7 @@ func makeEmptyDir(dir string) (*madeDir, error) {
 		d.top = p
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
+		return nil, withFillAdvice(err, dir)
 	}
 	return d, nil
 }
