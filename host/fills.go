@@ -139,16 +139,17 @@ func olderFillMarksOf(store checkpoint.Store) []checkpoint.FillMarks {
 // left something there for a sweep to remove.
 func markFill(s checkpoint.Store, m checkpoint.FillMark) (release func(left bool), err error) {
 	marks, err := fillMarksOf(s)
-	if err == nil && marks == nil {
+	if err != nil {
+		return nil, fmt.Errorf("mark the fill of %s, before it begins: %w", m.Dir, err)
+	}
+	if marks == nil {
 		return func(bool) {}, nil
 	}
-	if err == nil {
-		var done func(bool) error
-		if done, err = marks.MarkFill(m); err == nil {
-			return func(left bool) { done(left) }, nil
-		}
+	done, err := marks.MarkFill(m) // its error names the fill
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("mark the fill of %s, before it begins: %w", m.Dir, err)
+	return func(left bool) { done(left) }, nil
 }
 
 // sweepMarked removes what fills killed part way left, as the store's
