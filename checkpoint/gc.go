@@ -75,6 +75,17 @@ type Collected struct {
 	// each is left as it is, for the same fork run again to finish, or a
 	// person to remove.
 	Unmade []UnmadeFork `json:"unmade,omitempty"`
+	// Unremoved are the directories outside the store, of Fills and
+	// Made, that Collect found to remove and could not (its file system
+	// read-only, say), and why (host.Collect sets it): each is left, with
+	// what names it, for the next gc to try again.
+	Unremoved []Unremoved `json:"unremoved,omitempty"`
+}
+
+// Unremoved is a directory Collect could not remove, and why.
+type Unremoved struct {
+	Dir    string `json:"dir"`
+	Reason string `json:"reason"`
 }
 
 // UnmadeFork is the workspace Dir of a fork of agent From at Round as

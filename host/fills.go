@@ -162,15 +162,22 @@ func markFill(s checkpoint.Store, m checkpoint.FillMark) (release func(left bool
 // left naming the new agent's workspace (Fork) is kept while the
 // workspace holds the fork's mark, and returned in unmade (once: a second
 // mark of the same workspace, which a fork run again and refused leaves,
-// is dropped).
-func sweepMarked(s checkpoint.Store, dryRun bool) (removed, made []string, unmade []checkpoint.UnmadeFork) {
+// is dropped). What it found to remove and could not (a read-only file
+// system, say) it returns in unremoved, with why, and keeps its mark for
+// the next sweep.
+func sweepMarked(s checkpoint.Store, dryRun bool) (removed, made []string, unmade []checkpoint.UnmadeFork, unremoved []checkpoint.Unremoved) {
 	marks, err := fillMarksOf(s)
 	all := olderFillMarksOf(s)
 	if err == nil && marks != nil {
 		all = append([]checkpoint.FillMarks{marks}, all...)
 	}
 	if len(all) == 0 {
-		return nil, nil, nil
+		return nil, nil, nil, nil
+	}
+	failed := func(dir string, err error) {
+		if !slices.ContainsFunc(unremoved, func(u checkpoint.Unremoved) bool { return u.Dir == dir }) {
+			unremoved = append(unremoved, checkpoint.Unremoved{Dir: dir, Reason: err.Error()})
+		}
 	}
 	leftFills := func(sweep func(m checkpoint.FillMark) error) {
 		for _, m := range all {
@@ -178,8 +185,10 @@ func sweepMarked(s checkpoint.Store, dryRun bool) (removed, made []string, unmad
 		}
 	}
 	fill := func(dir string) error {
-		if sweepFill(dir, dryRun) {
+		if ok, err := sweepFill(dir, dryRun); ok {
 			removed = append(removed, dir)
+		} else if err != nil {
+			failed(dir, err)
 		}
 		if dryRun || fillGone(dir) {
 			return nil
@@ -208,7 +217,7 @@ func sweepMarked(s checkpoint.Store, dryRun bool) (removed, made []string, unmad
 				return nil // in place: the agent's, empty or not
 			}
 			if !ok {
-				left, err := sweepMade(m, dryRun, gone)
+				left, err := sweepMade(m, dryRun, gone, failed)
 				made = append(made, left...)
 				return err
 			}
@@ -224,7 +233,7 @@ func sweepMarked(s checkpoint.Store, dryRun bool) (removed, made []string, unmad
 		}
 		return fill(dir)
 	})
-	return removed, made, unmade
+	return removed, made, unmade, unremoved
 }
 
 // agentsWorkspace says whether the directory m marks is the workspace of
@@ -246,8 +255,9 @@ func agentsWorkspace(s checkpoint.Store, m checkpoint.FillMark) bool {
 // that holds anything stops it: it is someone's; in a dry run, one that holds only what is in gone, which
 // the dry run would remove, is taken for empty, and what it would remove
 // is added to gone. Its error keeps the mark: a live fork holds the
-// workspace, which may be left empty still once it is gone.
-func sweepMade(m checkpoint.FillMark, dryRun bool, gone map[string]bool) ([]string, error) {
+// workspace, which may be left empty still once it is gone, or one could
+// not be removed, which it tells failed.
+func sweepMade(m checkpoint.FillMark, dryRun bool, gone map[string]bool, failed func(dir string, err error)) ([]string, error) {
 	var removed []string
 	for i := len(m.Makes) - 1; i >= 0; i-- {
 		dir := m.Makes[i]
@@ -268,9 +278,15 @@ func sweepMade(m checkpoint.FillMark, dryRun bool, gone map[string]bool) ([]stri
 			f.Close()
 			return removed, nil
 		}
-		if !dryRun && unix.Rmdir(dir) != nil {
+		if dryRun {
+			_, err = removable(dir)
+		} else if rerr := unix.Rmdir(dir); rerr != nil {
+			err = &os.PathError{Op: "remove", Path: dir, Err: rerr}
+		}
+		if err != nil {
 			f.Close()
-			return removed, nil
+			failed(dir, err)
+			return removed, fmt.Errorf("%s is left", dir)
 		}
 		f.Close()
 		removed = append(removed, dir)
@@ -355,18 +371,38 @@ func holdWorkspace(dir string) (*os.File, error) {
 
 // sweepFill removes the fill's directory name, which a mark no process
 // holds names, unless a process holds it, and reports whether it did (in
-// a dry run, whether it would). A kill during the removal leaves the
-// rest under the same name, and the mark, and the next sweep removes it.
-func sweepFill(name string, dryRun bool) bool {
+// a dry run, whether it would), or why it could not. A kill during the
+// removal leaves the rest under the same name, and the mark, and the next
+// sweep removes it.
+func sweepFill(name string, dryRun bool) (bool, error) {
 	f, err := os.Open(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
 	if err != nil {
-		return false
+		return false, err
 	}
 	defer f.Close()
 	if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil || !lockfile.Names(name, f) {
-		return false // a live fill's, or renamed into place meanwhile
+		return false, nil // a live fill's, or renamed into place meanwhile
 	}
-	return dryRun || os.RemoveAll(name) == nil
+	if dryRun {
+		return removable(name)
+	}
+	if err := os.RemoveAll(name); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// removable says, for a dry run, whether the directory dir can be removed
+// from its parent, or why not: a parent cairn may not write, or on a
+// file system mounted read-only.
+func removable(dir string) (bool, error) {
+	if err := unix.Access(filepath.Dir(dir), unix.W_OK); err != nil {
+		return false, &os.PathError{Op: "remove", Path: dir, Err: err}
+	}
+	return true, nil
 }
 
 // olderFillPrefixes begin the names an older cairn gave the directory it
@@ -382,14 +418,13 @@ var olderFillPrefixes = []string{".cairn-fork-", fillPrefix}
 // workspace's directory, and held by no process, the agent's lock taken
 // (no fill of its workspace under way). It returns what it removed (in a
 // dry run, what it would remove), leaving out what is in done, swept
-// already. A name of another agent, or of no agent's workspace, may be a
-// person's, and is left.
-func sweepOlderFills(s checkpoint.Store, dryRun bool, done []string) []string {
+// already, and what it could not remove, with why. A name of another
+// agent, or of no agent's workspace, may be a person's, and is left.
+func sweepOlderFills(s checkpoint.Store, dryRun bool, done []string) (removed []string, unremoved []checkpoint.Unremoved) {
 	agents, err := s.List()
 	if err != nil {
-		return nil
+		return nil, nil
 	}
-	var removed []string
 	for _, a := range agents {
 		if a.Locked || a.Err != nil {
 			continue
@@ -414,13 +449,15 @@ func sweepOlderFills(s checkpoint.Store, dryRun bool, done []string) []string {
 			continue // a process runs it, or fills its workspace
 		}
 		for _, name := range left {
-			if sweepFill(name, dryRun) {
+			if ok, err := sweepFill(name, dryRun); ok {
 				removed = append(removed, name)
+			} else if err != nil {
+				unremoved = append(unremoved, checkpoint.Unremoved{Dir: name, Reason: err.Error()})
 			}
 		}
 		lock.Unlock()
 	}
-	return removed
+	return removed, unremoved
 }
 
 // fillAdvice is what to do about err, a failed write of a fork or resume

@@ -72,7 +72,7 @@ func inspect(store checkpoint.Store, id string) (*Inspection, error) {
 // workspace before it was killed; and what a fill of an older cairn, which
 // marked none, was killed leaving beside an agent's workspace, named after
 // the agent and the workspace (sweepOlderFills). It names in Collected.Fills and Collected.Made
-// each directory it removed, and in Collected.Unmade the workspaces of forks killed before
+// each directory it removed, in Collected.Unremoved each it could not, with why, and in Collected.Unmade the workspaces of forks killed before
 // they were done, which it leaves as they are. A dry run removes none,
 // and names those it would remove. A store that keeps nothing on disk has
 // nothing to collect.
@@ -91,8 +91,9 @@ func Collect(ctx context.Context, store checkpoint.Store, keep checkpoint.Retent
 	if got == nil {
 		return got, err
 	}
-	got.Fills, got.Made, got.Unmade = sweepMarked(store, keep.DryRun)
-	got.Fills = append(got.Fills, sweepOlderFills(store, keep.DryRun, got.Fills)...)
+	got.Fills, got.Made, got.Unmade, got.Unremoved = sweepMarked(store, keep.DryRun)
+	older, unremoved := sweepOlderFills(store, keep.DryRun, got.Fills)
+	got.Fills, got.Unremoved = append(got.Fills, older...), append(got.Unremoved, unremoved...)
 	slices.Sort(got.Fills)
 	if got.Files == nil {
 		got.Files = []string{} // a list, empty, for JSON too

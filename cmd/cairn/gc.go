@@ -95,6 +95,12 @@ func gcAction(c *cli.Context) error {
 // (unreadableError) or could not trim its old rounds, saying which on
 // stderr.
 func collectedError(c *cli.Context, got *checkpoint.Collected) error {
+	if err := unremovedError(c, got); err != nil {
+		if err2 := unreadableError(c, got); err2 != nil {
+			return err2
+		}
+		return err
+	}
 	var ids []string
 	for _, a := range got.Untrimmed {
 		fmt.Fprintf(c.App.ErrWriter, "cairn: warning: could not trim the old rounds of agent %s: %s\n", a.Agent, terminalLine(a.Reason))
@@ -136,6 +142,30 @@ func unreadableError(c *cli.Context, got *checkpoint.Collected) error {
 	}
 	return withCode(exitFailed, fmt.Errorf("gc could not lock or read agent %s (%s), so it removed no blob (it collected the other agents): "+
 		"%s; then run `cairn gc` again", strings.Join(ids, ", "), terminalLine(got.Unreadable[0].Reason), advice))
+}
+
+// unremovedError says on stderr which directories outside the store gc
+// found to remove (what killed fills left) and could not, and why, and
+// fails the command: each is left, and the next gc tries again, once a
+// person has made it removable (a file system mounted read-only, say),
+// which a scheduled gc that exits 0 would never call for. A dry run says
+// what it would find so.
+func unremovedError(c *cli.Context, got *checkpoint.Collected) error {
+	if len(got.Unremoved) == 0 {
+		return nil
+	}
+	verb := "could not remove"
+	if c.Bool("dry-run") {
+		verb = "would not be able to remove"
+	}
+	var dirs []string
+	for _, u := range got.Unremoved {
+		fmt.Fprintf(c.App.ErrWriter, "cairn: warning: %s %s: %s\n", verb, u.Dir, terminalLine(u.Reason))
+		dirs = append(dirs, u.Dir)
+	}
+	return withCode(exitFailed, fmt.Errorf("gc %s %s, what a killed fork or resume left (%s): make it removable (a file system "+
+		"mounted read-only, a directory cairn may not write), and run `cairn gc` again, which removes it; the rest was collected",
+		verb, strings.Join(dirs, ", "), terminalLine(got.Unremoved[0].Reason)))
 }
 
 // forkAgain is the command that runs again the fork u, killed before it
