@@ -29,6 +29,9 @@ func importAction(c *cli.Context) error {
 		return withCode(exitUsage, err)
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		return withCode(exitUsage, fmt.Errorf("import: %s is a directory: give the file `cairn export` wrote", f.Name()))
+	}
 	a, err := checkpoint.ReadArchive(f)
 	if err != nil {
 		return fmt.Errorf("import %s: %w", f.Name(), err)
