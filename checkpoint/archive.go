@@ -397,7 +397,8 @@ func (a *Archive) tail() ([]Record, error) {
 }
 
 // Import recreates the archived agent in s, under its own id, holding its
-// lock as h while it writes. Blobs go in first, then the state and the
+// lock as h while it writes, and those of its sub-agents, every one taken
+// before anything is written. Blobs go in first, then the state and the
 // interrupted round, then the bookmarks and the event history, which is
 // the archive's alone (any history the id had is dropped first). An
 // import that fails partway removes the agents it made, their event
@@ -406,8 +407,8 @@ func (a *Archive) tail() ([]Record, error) {
 //
 // # Errors
 //
-// ErrExists when s has an agent of that id (nothing is written);
-// ErrLocked when another process holds it.
+// ErrExists when s has an agent of an id of the archive's; ErrLocked when
+// another process holds one. Nothing is written then.
 func Import(s Store, a *Archive, h Holder) error {
 	if err := a.check(); err != nil {
 		return err
@@ -415,17 +416,29 @@ func Import(s Store, a *Archive, h Holder) error {
 	if id := a.existing(s); id != "" {
 		return fmt.Errorf("import agent %q: %w; remove it or import into another store", id, ErrExists)
 	}
+	locks, err := lockTree(s, a, h)
+	defer func() {
+		for _, l := range slices.Backward(locks) {
+			l.Unlock()
+		}
+	}()
+	if err != nil {
+		return err
+	}
+	if id := a.existing(s); id != "" {
+		return fmt.Errorf("import agent %q: %w; remove it or import into another store", id, ErrExists)
+	}
 	var made []string
-	err := importOne(s, a, h, &made)
+	err = importOne(s, a, &made)
 	if err == nil {
-		err = importChildren(s, a, h, &made)
+		err = importChildren(s, a, &made)
 	}
 	if err == nil {
 		return nil
 	}
 	var left []string
 	for _, id := range slices.Backward(made) {
-		if rerr := removeImported(s, id, h); rerr != nil {
+		if rerr := removeImported(s, id); rerr != nil {
 			left = append(left, id)
 			err = errors.Join(err, rerr)
 		}
@@ -438,28 +451,36 @@ func Import(s Store, a *Archive, h Holder) error {
 }
 
 // removeImported removes an agent an import made, and its event
-// history, which Remove keeps, holding its lock.
-func removeImported(s Store, id string, h Holder) error {
-	lock, err := s.Lock(id, h)
-	if err != nil {
-		return err
-	}
-	defer lock.Unlock()
+// history, which Remove keeps; the import holds its lock.
+func removeImported(s Store, id string) error {
 	return errors.Join(s.Remove(id), s.DropEvents(id))
 }
 
-// importOne is Import of the agent alone, without its sub-agents; it adds
-// the agent to made once its state is written.
-func importOne(s Store, a *Archive, h Holder, made *[]string) error {
-	tail, _ := a.tail()
+// lockTree takes the lock of a's agent and of each of its sub-agents,
+// parents first, and returns those it took: all of them, or, with the
+// error of the first it could not take, those before it, for the caller
+// to let go of.
+func lockTree(s Store, a *Archive, h Holder) ([]Lock, error) {
 	lock, err := s.Lock(a.Agent, h)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer lock.Unlock()
-	if s.Exists(a.Agent) {
-		return fmt.Errorf("import agent %q: %w; remove it or import into another store", a.Agent, ErrExists)
+	locks := []Lock{lock}
+	for _, c := range a.Children {
+		more, err := lockTree(s, c, h)
+		locks = append(locks, more...)
+		if err != nil {
+			return locks, err
+		}
 	}
+	return locks, nil
+}
+
+// importOne is Import of the agent alone, without its sub-agents, whose
+// lock the import holds; it adds the agent to made once its state is
+// written.
+func importOne(s Store, a *Archive, made *[]string) error {
+	tail, _ := a.tail()
 	for _, d := range sortedKeys(a.Blobs) {
 		if _, err := s.PutBlob(a.Blobs[d]); err != nil {
 			return fmt.Errorf("import agent %q: %w", a.Agent, err)

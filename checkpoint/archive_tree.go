@@ -96,12 +96,12 @@ func (a *Archive) existing(s Store) string {
 
 // importChildren imports a's sub-agents, parents before their children,
 // so that a resume of the tree finds every parent.
-func importChildren(s Store, a *Archive, h Holder, made *[]string) error {
+func importChildren(s Store, a *Archive, made *[]string) error {
 	for _, c := range a.Children {
-		if err := importOne(s, c, h, made); err != nil {
+		if err := importOne(s, c, made); err != nil {
 			return err
 		}
-		if err := importChildren(s, c, h, made); err != nil {
+		if err := importChildren(s, c, made); err != nil {
 			return err
 		}
 	}
