@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -21,18 +22,36 @@ import (
 // budget of open files is EMFILE (33), as open(2) says past the process's
 // limit, where it was EAGAIN. The full disk is a tmpfs of 1 MiB, which
 // only root may mount. On an overlay a file past the largest is past the
-// staging limit first, which is EIO.
+// staging limit first, which is EDQUOT (19, see
+// TestWritePastTheStagingLimitIsEDQUOT).
 func TestHostErrnosReachTheGuest(t *testing.T) {
 	for _, kind := range mountKinds {
 		t.Run(kind, func(t *testing.T) {
 			largest := map[string]string{"full-open": "0", "full-pwrite-past-largest": "22",
 				"full-setsize-past-largest": "22", "full-files": "33"}
 			if kind == "overlay" {
-				largest["full-pwrite-past-largest"], largest["full-setsize-past-largest"] = "29", "29"
+				largest["full-pwrite-past-largest"], largest["full-setsize-past-largest"] = "19", "19"
 			}
 			wantErrnos(t, fullRun(t, kind, t.TempDir(), "0"), largest)
 			wantErrnos(t, fullRun(t, kind, smallDisk(t), "64"), map[string]string{"full-write": "51"})
 		})
+	}
+}
+
+// Regression: a write past an overlay's staging limit reached the guest
+// as EIO, which says the disk failed; it is EDQUOT, as write(2) answers
+// past a user's quota, and the call still fails with ErrStagingLimit for
+// the host.
+func TestWritePastTheStagingLimitIsEDQUOT(t *testing.T) {
+	ov, _ := newOverlay(t, t.TempDir())
+	p := Policy{Args: []string{"full", "4"}, Mounts: []Mount{{GuestPath: "/work", Overlay: ov}}, StagingLimit: 2 << 20}
+	var out, errOut bytes.Buffer
+	if _, err := compile(t, "rawwasi").Run(context.Background(), p, nil, &out, &errOut); err != nil {
+		t.Fatalf("run: %v: %s", err, errOut.String())
+	}
+	wantErrnos(t, results(out.String()), map[string]string{"full-write": "19"})
+	if err := stagingExhausted(p); !errors.Is(err, overlay.ErrStagingLimit) {
+		t.Errorf("the call's error: %v, want ErrStagingLimit", err)
 	}
 }
 

@@ -53,7 +53,7 @@ import (
 //     path costing a 4 KiB block of it besides its bytes, the changed
 //     paths by Policy.MaxStagedPaths, and the bytes of their names by 4
 //     MiB (maxNameBytes); past any of them a change fails before
-//     anything is staged for it (EIO),
+//     anything is staged for it (EDQUOT, as past a quota),
 //     Exhausted reports it and the call fails with ErrStagingLimit. A
 //     staged file removed or replaced while the call holds it open stays
 //     on disk, so its bytes stay charged until its last handle closes.
@@ -407,8 +407,23 @@ func (o *Overlay) errno(err error) experimentalsys.Errno {
 	return guestfs.ErrnoIn(o.ctx, err)
 }
 
-// errFull is what a change past the staging limit gets: the guest sees
-// EIO and Exhausted says why.
+// refuse records that the call was refused a change past its staging
+// limits, and is the errno the change gets: EIO, which wazero's set
+// answers, told to the call's WASI function as EDQUOT (see
+// guestfs.Unnamed), which is what the guest sees, as write(2), open(2)
+// and mkdir(2) answer past a user's quota of blocks or inodes. Exhausted
+// says why. The caller holds o.mu.
+func (o *Overlay) refuse() experimentalsys.Errno {
+	o.full = true
+	if u := guestfs.UnnamedOf(o.ctx); u != nil {
+		u.Tell(syscall.EDQUOT)
+	}
+	return errFull
+}
+
+// errFull is the errno of a change past the staging limits (see refuse),
+// and of a read or description past what the overlay records as seen,
+// which the guest sees as EIO.
 const errFull = experimentalsys.EIO
 
 // Reads lists, sorted, the workspace files the call opened to read while
@@ -468,8 +483,7 @@ func (o *Overlay) mayChange(p string) experimentalsys.Errno {
 		return e
 	}
 	if nodeCost > o.limit-o.used {
-		o.full = true
-		return errFull
+		return o.refuse()
 	}
 	return 0
 }
@@ -479,19 +493,18 @@ func (o *Overlay) mayChange(p string) experimentalsys.Errno {
 func (o *Overlay) admits(n, bytes int) experimentalsys.Errno {
 	switch {
 	case len(o.nodes)+n > o.paths:
-		o.full, o.ofPath = true, true
-		return errFull
+		o.ofPath = true
+		return o.refuse()
 	case bytes > maxNameBytes-o.names:
-		o.full, o.ofName = true, true
-		return errFull
+		o.ofName = true
+		return o.refuse()
 	}
 	return 0
 }
 
 func (o *Overlay) charge(n int64) experimentalsys.Errno {
 	if o.used+n > o.limit {
-		o.full = true
-		return errFull
+		return o.refuse()
 	}
 	o.used += n
 	return 0
@@ -515,8 +528,7 @@ func (o *Overlay) room(b *blob, off int64, n int) (int, experimentalsys.Errno) {
 	}
 	if left := max(o.limit-o.used, 0); growth > left {
 		if growth-left >= int64(n) {
-			o.full = true
-			return 0, errFull
+			return 0, o.refuse()
 		}
 		n -= int(growth - left)
 	}
@@ -583,8 +595,7 @@ func (o *Overlay) copyLower(p, dst string, keep bool) (Version, fs.FileMode, exp
 	var w io.Writer = io.Discard
 	if keep {
 		if fi.Size() > o.limit-o.used {
-			o.full = true
-			return Version{}, 0, errFull
+			return Version{}, 0, o.refuse()
 		}
 		tmp := blobName(dst) + ".copy"
 		f, err := o.st.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, fi.Mode().Perm())

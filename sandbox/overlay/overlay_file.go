@@ -113,8 +113,7 @@ func (s *stagedFile) Truncate(size int64) experimentalsys.Errno {
 	s.o.mu.Lock()
 	defer s.o.mu.Unlock()
 	if size > s.b.size && size-s.b.size > s.o.limit-s.o.used {
-		s.o.full = true
-		return errFull
+		return s.o.refuse()
 	}
 	if err := s.F.Truncate(size); err != nil {
 		return s.o.errno(err)

@@ -111,8 +111,7 @@ func (o *Overlay) fits(copy bool, paths ...string) experimentalsys.Errno {
 		need += fi.Size()
 	}
 	if need > o.limit-o.used {
-		o.full = true
-		return errFull
+		return o.refuse()
 	}
 	return 0
 }
@@ -188,8 +187,7 @@ func (o *Overlay) renameDir(from, to string, dst entry) (e experimentalsys.Errno
 		return e
 	}
 	if need > o.limit-o.used {
-		o.full = true
-		return errFull
+		return o.refuse()
 	}
 	if e := o.admits(paths, names); e != 0 {
 		return e

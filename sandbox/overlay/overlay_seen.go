@@ -24,8 +24,8 @@ type sightBound struct{ paths, bytes int }
 
 // saw notes that the call described the workspace's path p, which the
 // workspace holds, or listed the directory p (with a trailing slash), as
-// the workspace holds it. Past the overlay's bound it fails (EIO, as past
-// the staging limit) and the call with it (see Exhausted): what the call
+// the workspace holds it. Past the overlay's bound it fails (EIO) and
+// the call with it (see Exhausted): what the call
 // saw could no longer all be recorded, and a verify that ran it again on
 // less would not be running the same call. The caller holds o.mu.
 func (o *Overlay) saw(p string) experimentalsys.Errno {

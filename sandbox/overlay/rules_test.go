@@ -78,8 +78,8 @@ func TestOverlayWithoutStaging(t *testing.T) {
 	sameTree(t, "workspace", tree(t, ws), before)
 }
 
-// Past the policy's staging limit a write fails (EIO, wazero has no
-// ENOSPC), Exhausted says why, and the staged bytes stay within the limit.
+// Past the policy's staging limit a write fails (EDQUOT, as past a
+// quota), Exhausted says why, and the staged bytes stay within the limit.
 func TestOverlayStagingLimit(t *testing.T) {
 	const limit = 1 << 20
 	ws := t.TempDir()
@@ -94,8 +94,8 @@ func TestOverlayStagingLimit(t *testing.T) {
 	}
 	got := strings.Split(strings.TrimSpace(stdout.String()), "\n")
 	// The file's own path costs overlay.NodeCost of the limit; the rest is bytes.
-	want := []string{fmt.Sprintf("fill /work/fill.bin wrote %d err write /work/fill.bin: I/O error", limit-overlay.NodeCost),
-		"append /work/big.txt err open /work/big.txt: I/O error", "write /work/small.txt ok err open /work/small.txt: I/O error"}
+	want := []string{fmt.Sprintf("fill /work/fill.bin wrote %d err write /work/fill.bin: Quota exceeded", limit-overlay.NodeCost),
+		"append /work/big.txt err open /work/big.txt: Quota exceeded", "write /work/small.txt ok err open /work/small.txt: Quota exceeded"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("writes past the limit:\n%s", stdout.String())
 	}
@@ -155,8 +155,8 @@ func TestOverlayRunsFsprogLikePlainMount(t *testing.T) {
 
 // A flood of small files stops at MaxStagedPaths, and, with a small
 // StagingLimit, at the bytes limit too: every path costs a block of it, so
-// many small files reach it. The guest sees EIO at the first file past the
-// limit and the overlay says which limit it was.
+// many small files reach it. The guest sees EDQUOT at the first file past
+// the limit and the overlay says which limit it was.
 func TestOverlayFloodLimits(t *testing.T) {
 	for _, tt := range []struct {
 		name  string
@@ -174,7 +174,7 @@ func TestOverlayFloodLimits(t *testing.T) {
 			var stdout bytes.Buffer
 			_, err := compile(t, "ovprog").Run(context.Background(), tt.p, nil, &stdout, io.Discard)
 			must(t, err)
-			want := fmt.Sprintf("many /work err open /work/f%03d: I/O error\n", tt.first)
+			want := fmt.Sprintf("many /work err open /work/f%03d: Quota exceeded\n", tt.first)
 			if stdout.String() != want {
 				t.Fatalf("got %q, want %q", stdout.String(), want)
 			}
