@@ -60,7 +60,7 @@ func exitCode(t *testing.T, err error) uint32 {
 	if err == nil {
 		return 0
 	}
-	ex, _ := exitOf(Exit{}, err, Policy{})
+	ex, _ := exitOf(context.Background(), Exit{}, err, Policy{})
 	return ex.Code
 }
 

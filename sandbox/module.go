@@ -301,11 +301,14 @@ func (m *Module) run(ctx context.Context, p Policy, stdin io.Reader, stdout, std
 		// a stdin read was given up on at the deadline: it was cut short.
 		return ex, fmt.Errorf("%w: stopped after %s", ErrDeadline, orDefault(p.Timeout, DefaultTimeout))
 	}
-	return exitOf(ex, err, p)
+	return exitOf(ctx, ex, err, p)
 }
 
-// exitOf reads how an instance ended.
-func exitOf(ex Exit, err error, p Policy) (Exit, error) {
+// exitOf reads how an instance ended, in a call whose context is ctx. The
+// statuses wazero (and guarded) give an instance stopped at its context's
+// end mean a stop only once ctx is done: before, they are a status of the
+// guest's own, which proc_exit may pass as any other.
+func exitOf(ctx context.Context, ex Exit, err error, p Policy) (Exit, error) {
 	if err == nil {
 		return ex, nil
 	}
@@ -313,10 +316,10 @@ func exitOf(ex Exit, err error, p Policy) (Exit, error) {
 	if !errors.As(err, &exitErr) {
 		return ex, fmt.Errorf("%w: %s", errTrap, trapText(err))
 	}
-	switch exitErr.ExitCode() {
-	case sys.ExitCodeDeadlineExceeded:
+	switch code := exitErr.ExitCode(); {
+	case code == sys.ExitCodeDeadlineExceeded && ctx.Err() != nil:
 		return ex, fmt.Errorf("%w: stopped after %s", ErrDeadline, orDefault(p.Timeout, DefaultTimeout))
-	case sys.ExitCodeContextCanceled:
+	case code == sys.ExitCodeContextCanceled && ctx.Err() != nil:
 		return ex, context.Canceled
 	}
 	ex.Code = exitErr.ExitCode()

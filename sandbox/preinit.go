@@ -286,7 +286,7 @@ func (m *Module) snapshotInitialised(ctx context.Context, rt wazero.Runtime, cm 
 		defer mod.Close(context.Background())
 	}
 	if err != nil {
-		if _, exitErr := exitOf(Exit{}, err, p); exitErr != nil {
+		if _, exitErr := exitOf(ctx, Exit{}, err, p); exitErr != nil {
 			err = exitErr
 		}
 		return nil, fmt.Errorf("initialise module: %w: %s", err, tail(stderr.buf.Bytes()))

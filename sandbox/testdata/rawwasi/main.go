@@ -27,6 +27,9 @@
 // /work's big) of N iovecs of 1 MiB, all one buffer, and prints its errno
 // and the count it was told (see bigIO).
 //
+// With the arguments exit CODE it calls proc_exit with CODE, a decimal
+// uint32.
+//
 // With the argument abstime it polls clocks of absolute times (see
 // absTime).
 //
@@ -344,6 +347,10 @@ func main() {
 		os.Stderr.WriteString("writing\n")
 		say("writev", fdWrite(fd, unsafe.Pointer(uintptr(at)), uint32(n), unsafe.Pointer(&nw)), nw)
 		return
+	}
+
+	if len(os.Args) > 2 && os.Args[1] == "exit" {
+		exitWith(os.Args[2])
 	}
 
 	if len(os.Args) > 1 && os.Args[1] == "abstime" {
