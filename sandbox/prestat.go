@@ -88,6 +88,29 @@ func (a advising) Call(ctx context.Context, mod api.Module, stack []uint64) {
 	}
 }
 
+// timing is fd_filestat_set_times or path_filestat_set_times that
+// refuses fst_flags (the parameter at flags) with a bit WASI preview 1
+// does not define (EINVAL) before doing anything, as utimensat(2) refuses
+// a time that is not one and flags it does not know, before it looks at
+// the descriptor; wazero's ignored such bits and set the times.
+type timing struct {
+	set   api.GoModuleFunction
+	flags int
+}
+
+// fstflagsKnown are WASI preview 1's fstflags: ATIM, ATIM_NOW, MTIM,
+// MTIM_NOW.
+const fstflagsKnown = 0xf
+
+// Call implements api.GoModuleFunction.
+func (t timing) Call(ctx context.Context, mod api.Module, stack []uint64) {
+	if uint32(stack[t.flags])&^fstflagsKnown != 0 {
+		stack[0] = errnoInval
+		return
+	}
+	t.set.Call(ctx, mod, stack)
+}
+
 // allocating is fd_allocate that refuses an empty range (EINVAL) and a
 // directory (EISDIR), as fallocate(2) does. wazero's compares the size fd_filestat_get gives
 // with the range and, a directory's size being at least the range,

@@ -16,7 +16,8 @@ import (
 // instantiateWASI adds WASI preview 1 to a runtime: wazero's functions,
 // but those cairn has its own of: fd_renumber (renumbering),
 // fd_prestat_dir_name (prestatName), fd_allocate (allocating),
-// poll_oneoff (polling), fd_seek, fd_tell, fd_pread and fd_pwrite of
+// poll_oneoff (polling), fd_filestat_set_times and
+// path_filestat_set_times of flags WASI has not (timing), fd_seek, fd_tell, fd_pread and fd_pwrite of
 // stdio (unseekable), path_readlink (readlinking), path_rename across
 // mounts (crossRenaming), fd_readdir from a cookie wazero's has not
 // kept (readdirring), the path functions' "." and ".." (dotted), the
@@ -56,6 +57,12 @@ func instantiateWASI(ctx context.Context, rt wazero.Runtime, fds *descriptors) e
 		"path_readlink":        readlinking{readlink: theirs("path_readlink")},
 		"path_rename":          crossRenaming{rename: theirs("path_rename")},
 		"fd_readdir":           readdirring{readdir: theirs("fd_readdir")},
+	}
+	for name, flags := range map[string]int{"fd_filestat_set_times": 3, "path_filestat_set_times": 6} {
+		if defs[name].ParamNames()[flags] != "fst_flags" {
+			return fmt.Errorf("instantiate WASI: wazero's %s has no fst_flags at %d", name, flags)
+		}
+		ours[name] = timing{set: theirs(name), flags: flags}
 	}
 	for _, name := range []string{"fd_seek", "fd_tell", "fd_pread", "fd_pwrite"} {
 		ours[name] = unseekable{fn: theirs(name), fdstat: theirs("fd_fdstat_get")}

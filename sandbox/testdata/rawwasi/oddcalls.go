@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strconv"
 	"unsafe"
 )
 
@@ -10,9 +11,11 @@ import (
 // WASI's; the host's lseek(2) takes them as SEEK_DATA and SEEK_HOLE) and
 // the offset after each, fd_allocate of an empty range, fd_advise of a
 // length past int64's, and
-// fd_fdstat_set_flags with NONBLOCK on a file and on a directory.
+// fd_fdstat_set_flags with NONBLOCK on a file and on a directory, and
+// fd_filestat_set_times and path_filestat_set_times of inside.txt with
+// fstflags bits WASI does not define (16, 32768).
 func oddCalls() {
-	f, _ := open(3, "inside.txt", 0, rightFdRead|rightFdWrite|rightFdSeek|1<<5|1<<3|1<<8, 0)
+	f, _ := open(3, "inside.txt", 0, rightFdRead|rightFdWrite|rightFdSeek|1<<5|1<<3|1<<8|1<<23, 0)
 	var pos uint64
 	fdSeek(f, 2, 0, unsafe.Pointer(&pos))
 	for _, whence := range []uint32{3, 4} {
@@ -25,4 +28,9 @@ func oddCalls() {
 	say("odd-nonblock-file", fdFdstatSetFlags(f, 1<<2))
 	d, _ := open(3, "sub", oflagDirectory, rightFdRead|1<<3, 0)
 	say("odd-nonblock-dir", fdFdstatSetFlags(d, 1<<2))
+	p, n := ptr("inside.txt")
+	for _, flag := range []uint32{1 << 4, 1 << 15} {
+		say("odd-settimes-flag-"+strconv.Itoa(int(flag)), fdFilestatSetTimes(f, 1, 2, 1|flag))
+		say("odd-pathsettimes-flag-"+strconv.Itoa(int(flag)), pathFilestatSetTimes(3, 0, p, n, 1, 2, 1|flag))
+	}
 }
