@@ -52,7 +52,6 @@ const (
 // workspace of an agent's tool) though they pass on a plain mount.
 var refusedOnOverlays = map[string]string{
 	"rust/fd_filestat_set": fileTimes,
-	"rust/path_filestat":   fileTimes,
 }
 
 const fileTimes = "sets file times: on an overlay times are not effects, and a changed file gets the time its change is applied"

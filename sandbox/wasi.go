@@ -17,7 +17,8 @@ import (
 // but those cairn has its own of: fd_renumber (renumbering),
 // fd_prestat_dir_name (prestatName), fd_allocate (allocating),
 // poll_oneoff (polling), fd_filestat_set_times and
-// path_filestat_set_times of flags WASI has not (timing), fd_seek, fd_tell, fd_pread and fd_pwrite of
+// path_filestat_set_times of flags WASI has not (timing), and without
+// LOOKUP_SYMLINK_FOLLOW (notFollowing), fd_seek, fd_tell, fd_pread and fd_pwrite of
 // stdio (unseekable), path_readlink (readlinking), path_rename across
 // mounts (crossRenaming), fd_readdir from a cookie wazero's has not
 // kept (readdirring), the path functions' "." and ".." (dotted), the
@@ -64,6 +65,8 @@ func instantiateWASI(ctx context.Context, rt wazero.Runtime, fds *descriptors) e
 		}
 		ours[name] = timing{set: theirs(name), flags: flags}
 	}
+	ours["path_filestat_set_times"] = timing{flags: 6,
+		set: notFollowing{set: theirs("path_filestat_set_times"), stat: theirs("path_filestat_get")}}
 	for _, name := range []string{"fd_seek", "fd_tell", "fd_pread", "fd_pwrite"} {
 		ours[name] = unseekable{fn: theirs(name), fdstat: theirs("fd_fdstat_get")}
 	}

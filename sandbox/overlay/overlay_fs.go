@@ -443,7 +443,8 @@ func (v *overlayFS) Link(string, string) experimentalsys.Errno { return experime
 func (v *overlayFS) Symlink(string, string) experimentalsys.Errno { return experimentalsys.EPERM }
 
 // Utimens accepts new times for a path of the call's view and keeps them
-// only on staged files: times are not effects.
+// only on staged files: times are not effects. A workspace file it may
+// not open (see guestfs.Allowed) is refused, as on a plain mount.
 func (v *overlayFS) Utimens(p string, atim, mtim int64) experimentalsys.Errno {
 	if v.readOnly {
 		return experimentalsys.EROFS
@@ -463,8 +464,19 @@ func (v *overlayFS) Utimens(p string, atim, mtim int64) experimentalsys.Errno {
 	case e != 0:
 		return e
 	case en.n == nil:
-		_, e = v.lower.Stat(p)
-		return e
+		// A workspace path the call has not changed: what it names must
+		// be one the call may open, as on a plain mount (a file with
+		// another name, or a special file, is EACCES).
+		st, e := v.lower.Stat(p)
+		switch {
+		case e != 0:
+			return e
+		case st.Mode.IsDir():
+			return 0
+		case !st.Mode.IsRegular() || st.Nlink > 1:
+			return experimentalsys.EACCES
+		}
+		return 0
 	case en.n.kind == nodeGone:
 		return experimentalsys.ENOENT
 	case en.n.kind == nodeFile:

@@ -30,6 +30,9 @@
 // With the arguments exit CODE it calls proc_exit with CODE, a decimal
 // uint32.
 //
+// With the argument nofollowtimes it sets times without following
+// symlinks (see noFollowTimes).
+//
 // With the argument abstime it polls clocks of absolute times (see
 // absTime).
 //
@@ -351,6 +354,11 @@ func main() {
 
 	if len(os.Args) > 2 && os.Args[1] == "exit" {
 		exitWith(os.Args[2])
+	}
+
+	if len(os.Args) > 1 && os.Args[1] == "nofollowtimes" {
+		noFollowTimes()
+		return
 	}
 
 	if len(os.Args) > 1 && os.Args[1] == "abstime" {

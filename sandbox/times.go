@@ -1,0 +1,49 @@
+package sandbox
+
+import (
+	"context"
+
+	"github.com/tetratelabs/wazero/api"
+)
+
+// lookupSymlinkFollow is WASI preview 1's lookupflag symlink_follow.
+const lookupSymlinkFollow = 1
+
+// notFollowing is path_filestat_set_times(fd, flags, path, path_len, atim,
+// mtim, fst_flags) without LOOKUP_SYMLINK_FOLLOW setting the times of
+// what the path names, as utimensat(2) with AT_SYMLINK_NOFOLLOW does: a
+// file or a directory has its times set as with the flag, and a symlink
+// is EPERM, since cairn changes no symlink. wazero's opened the path for
+// writing, following a symlink: a directory was EISDIR, a file the guest
+// may not write EACCES, and a symlink to a file had its target's times set.
+type notFollowing struct {
+	set, stat api.GoModuleFunction // wazero's path_filestat_set_times and path_filestat_get
+}
+
+// Call implements api.GoModuleFunction.
+func (n notFollowing) Call(ctx context.Context, mod api.Module, stack []uint64) {
+	mem := mod.Memory()
+	path, ok := mem.Read(uint32(stack[2]), uint32(stack[3]))
+	if uint32(stack[1])&lookupSymlinkFollow != 0 || !ok {
+		n.set.Call(ctx, mod, stack)
+		return
+	}
+	p := string(path)
+	var filetype byte
+	errno := scratch(mod, uint32(64+len(p)), func(mem api.Memory) uint64 {
+		mem.WriteString(64, p)
+		st := []uint64{stack[0], 0, 64, uint64(len(p)), 0}
+		n.stat.Call(ctx, mod, st)
+		filetype, _ = mem.ReadByte(16)
+		return st[0]
+	})
+	switch {
+	case errno != 0:
+		stack[0] = errno
+	case filetype == filetypeSymlink:
+		stack[0] = errnoPerm
+	default:
+		stack[1] |= lookupSymlinkFollow
+		n.set.Call(ctx, mod, stack)
+	}
+}
