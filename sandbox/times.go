@@ -47,3 +47,22 @@ func (n notFollowing) Call(ctx context.Context, mod api.Module, stack []uint64) 
 		n.set.Call(ctx, mod, stack)
 	}
 }
+
+// lookingUp is a WASI function taking lookupflags (path_filestat_get,
+// path_filestat_set_times, path_link: the parameter at flags) that
+// refuses a flag WASI preview 1 does not define (EINVAL) before doing
+// anything, as fstatat(2), utimensat(2) and linkat(2) refuse flags they
+// do not know; wazero's ignored such bits.
+type lookingUp struct {
+	fn    api.GoModuleFunction
+	flags int
+}
+
+// Call implements api.GoModuleFunction.
+func (l lookingUp) Call(ctx context.Context, mod api.Module, stack []uint64) {
+	if uint32(stack[l.flags])&^lookupSymlinkFollow != 0 {
+		stack[0] = errnoInval
+		return
+	}
+	l.fn.Call(ctx, mod, stack)
+}

@@ -18,7 +18,9 @@ import (
 // fd_prestat_dir_name (prestatName), fd_allocate (allocating),
 // poll_oneoff (polling), fd_filestat_set_times and
 // path_filestat_set_times of flags WASI has not (timing), and without
-// LOOKUP_SYMLINK_FOLLOW (notFollowing), fd_seek, fd_tell, fd_pread and fd_pwrite of
+// LOOKUP_SYMLINK_FOLLOW (notFollowing), path_filestat_get,
+// path_filestat_set_times and path_link of lookupflags WASI has not
+// (lookingUp), fd_seek, fd_tell, fd_pread and fd_pwrite of
 // stdio (unseekable), path_readlink (readlinking), path_rename across
 // mounts (crossRenaming), fd_readdir from a cookie wazero's has not
 // kept (readdirring), the path functions' "." and ".." (dotted), the
@@ -67,6 +69,16 @@ func instantiateWASI(ctx context.Context, rt wazero.Runtime, fds *descriptors) e
 	}
 	ours["path_filestat_set_times"] = timing{flags: 6,
 		set: notFollowing{set: theirs("path_filestat_set_times"), stat: theirs("path_filestat_get")}}
+	for name, flags := range map[string]int{"path_filestat_get": 1, "path_filestat_set_times": 1, "path_link": 1} {
+		if p := defs[name].ParamNames()[flags]; p != "flags" && p != "old_flags" {
+			return fmt.Errorf("instantiate WASI: wazero's %s has no lookupflags at %d", name, flags)
+		}
+		fn, ok := ours[name]
+		if !ok {
+			fn = theirs(name)
+		}
+		ours[name] = lookingUp{fn: fn, flags: flags}
+	}
 	for _, name := range []string{"fd_seek", "fd_tell", "fd_pread", "fd_pwrite"} {
 		ours[name] = unseekable{fn: theirs(name), fdstat: theirs("fd_fdstat_get")}
 	}

@@ -13,7 +13,9 @@ import (
 // length past int64's, and
 // fd_fdstat_set_flags with NONBLOCK on a file and on a directory, and
 // fd_filestat_set_times and path_filestat_set_times of inside.txt with
-// fstflags bits WASI does not define (16, 32768).
+// fstflags bits WASI does not define (16, 32768), and path_filestat_get,
+// path_filestat_set_times and path_link of inside.txt with lookupflags
+// bits WASI does not define (2, 2^31).
 func oddCalls() {
 	f, _ := open(3, "inside.txt", 0, rightFdRead|rightFdWrite|rightFdSeek|1<<5|1<<3|1<<8|1<<23, 0)
 	var pos uint64
@@ -32,5 +34,12 @@ func oddCalls() {
 	for _, flag := range []uint32{1 << 4, 1 << 15} {
 		say("odd-settimes-flag-"+strconv.Itoa(int(flag)), fdFilestatSetTimes(f, 1, 2, 1|flag))
 		say("odd-pathsettimes-flag-"+strconv.Itoa(int(flag)), pathFilestatSetTimes(3, 0, p, n, 1, 2, 1|flag))
+	}
+	var st [64]byte
+	q, m := ptr("linked")
+	for _, flag := range []uint32{1 << 1, 1 << 31} {
+		say("odd-lookup-stat-"+strconv.Itoa(int(flag)), pathFilestatGet(3, 1|flag, p, n, uint32(uintptr(unsafe.Pointer(&st[0])))))
+		say("odd-lookup-settimes-"+strconv.Itoa(int(flag)), pathFilestatSetTimes(3, 1|flag, p, n, 1, 2, 1))
+		say("odd-lookup-link-"+strconv.Itoa(int(flag)), pathLink(3, 1|flag, p, n, 3, q, m))
 	}
 }
