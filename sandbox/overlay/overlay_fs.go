@@ -453,7 +453,7 @@ func (v *overlayFS) Utimens(p string, atim, mtim int64) experimentalsys.Errno {
 	if e != 0 {
 		return e
 	}
-	p, _, e = clean(p)
+	p, dirOnly, e := clean(p)
 	if e != 0 {
 		return e
 	}
@@ -467,18 +467,24 @@ func (v *overlayFS) Utimens(p string, atim, mtim int64) experimentalsys.Errno {
 		// A workspace path the call has not changed: what it names must
 		// be one the call may open, as on a plain mount (a file with
 		// another name, or a special file, is EACCES).
-		st, e := v.lower.Stat(p)
+		st, e := v.lower.Stat(slashed(p, dirOnly))
 		switch {
 		case e != 0:
 			return e
 		case st.Mode.IsDir():
 			return 0
+		case dirOnly:
+			return experimentalsys.ENOTDIR
 		case !st.Mode.IsRegular() || st.Nlink > 1:
 			return experimentalsys.EACCES
 		}
 		return 0
 	case en.n.kind == nodeGone:
 		return experimentalsys.ENOENT
+	case en.n.kind == nodeFile && dirOnly:
+		// A path with a trailing slash names a directory, as utimensat(2)
+		// takes it.
+		return experimentalsys.ENOTDIR
 	case en.n.kind == nodeFile:
 		return v.o.errno(v.o.st.Chtimes(blobName(p), guestfs.Utime(atim), guestfs.Utime(mtim)))
 	}
