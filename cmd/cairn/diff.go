@@ -18,7 +18,8 @@ func diffCommand() *cli.Command {
 		Usage:     "what a round changed in the workspace (default: the last round that changed anything)",
 		ArgsUsage: "AGENT",
 		Flags: []cli.Flag{storeFlag, cacheFlag, listJSONFlag,
-			&cli.IntFlag{Name: "round", Usage: "the round to show: any round the store keeps the past of"}},
+			&cli.IntFlag{Name: "round", Usage: "the round to show: any round the store keeps the past of",
+				DefaultText: "the last round that changed files and that undo has not taken back"}},
 		Action: diffAction,
 	}
 }

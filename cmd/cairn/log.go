@@ -23,7 +23,8 @@ func logCommand() *cli.Command {
 		Usage:     "an agent's conversation as a readable transcript",
 		ArgsUsage: "AGENT",
 		Flags: []cli.Flag{storeFlag, listJSONFlag,
-			&cli.IntFlag{Name: "round", Usage: "only the messages round N added, from the store's pasts"}},
+			&cli.IntFlag{Name: "round", Usage: "only the messages round N added, from the store's pasts",
+				DefaultText: "every round"}},
 		Action: logAction,
 	}
 }

@@ -19,7 +19,7 @@ func verifyCommand() *cli.Command {
 		Usage:     "run an agent's recorded tool calls again on what they saw and compare, byte for byte (exit 6 on a divergence)",
 		ArgsUsage: "AGENT",
 		Flags: []cli.Flag{storeFlag, cacheFlag, listJSONFlag,
-			&cli.IntFlag{Name: "round", Usage: "verify the calls of this round only"},
+			&cli.IntFlag{Name: "round", Usage: "verify the calls of this round only", DefaultText: "every round"},
 			&cli.StringFlag{Name: "call", Usage: "verify the call of this id only"}},
 		Action: verifyAction,
 	}

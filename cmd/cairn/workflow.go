@@ -17,6 +17,9 @@ import (
 	"github.com/cairnrun/cairn/host/workflow"
 )
 
+// parallelDefault is what --parallel is when it is left out.
+const parallelDefault = "the workflow file's max_parallel, else 4"
+
 func workflowCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "workflow",
@@ -27,14 +30,14 @@ func workflowCommand() *cli.Command {
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "id", Usage: "the workflow's id (default: its name and a random suffix)"},
 					&cli.StringFlag{Name: "workspace", Aliases: []string{"w"}, Usage: "the directory the steps work in (default: the workflow file's workspace)"},
-					&cli.IntFlag{Name: "parallel", Usage: "steps that run at once (default: the workflow file's max_parallel, else 4)"},
+					&cli.IntFlag{Name: "parallel", Usage: "steps that run at once", DefaultText: parallelDefault},
 					storeFlag, cacheFlag, jsonFlag, autoDenyFlag,
 				},
 				Action: workflowRunAction,
 			},
 			{
 				Name: "resume", Usage: "continue a workflow: skip its completed steps, resume the interrupted ones, run the rest", ArgsUsage: "ID",
-				Flags: slices.Concat([]cli.Flag{&cli.IntFlag{Name: "parallel", Usage: "steps that run at once"},
+				Flags: slices.Concat([]cli.Flag{&cli.IntFlag{Name: "parallel", Usage: "steps that run at once", DefaultText: parallelDefault},
 					&cli.StringSliceFlag{Name: "retry", Usage: "make `STEP` again though what its last attempt did is unknown " +
 						"(its agent's stored state is gone, or its call may have taken effect): check first; repeatable"}},
 					limitFlags("the resumed steps' agents'"), []cli.Flag{storeFlag, cacheFlag, jsonFlag, autoDenyFlag}),
