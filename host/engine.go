@@ -724,11 +724,21 @@ func openModel(af *AgentFile, override *model.Spec) (model.Provider, model.Spec,
 	p, err := model.Open(spec)
 	if err != nil {
 		if override != nil && override.Script != "" {
-			return nil, spec, missing("model", err) // the caller's script, not the file's
+			return nil, spec, missingOverride(err)
 		}
 		return nil, spec, af.modelError(err)
 	}
 	return p, spec, nil
+}
+
+// missingOverride is err, of opening the script the caller gave in place
+// of the agent file's model, as missing gives it but for its advice: the
+// agent file did not name the script, the caller did (--model).
+func missingOverride(err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return missingError{fmt.Errorf("model: %w; give --model (script:PATH) a script that is there, or make it", err)}
+	}
+	return fmt.Errorf("model: %w", err)
 }
 
 // modelError is err, of opening the model the agent file names or
