@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -24,8 +25,7 @@ func chatCommand() *cli.Command {
 		Description: "Each line read is a prompt, run as `cairn run --id AGENT PROMPT` runs it. Ctrl-C stops the\n" +
 			"prompt's run at its last committed round; Ctrl-D (the end of input) leaves. The conversation is\n" +
 			"the agent's, kept in the store: `cairn chat --id AGENT` later goes on with it.\n" +
-			"A line that starts with / runs a command on the agent: /show, /log, /runs, /diff [--round N],\n" +
-			"/undo, /approve CALL, /deny CALL [--reason TEXT], /resume, /snapshot [--label L], /ls, /help.",
+			listLines("A line that starts with / runs a command on the agent:", append(slices.Clone(chatSlash), "/help"), 96) + ".",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "file", Aliases: []string{"f"}, Usage: "the agent file (YAML); without it, --id names an agent that exists"},
 			&cli.StringFlag{Name: "id", Usage: "the agent's id: an agent that exists goes on with its conversation"},
@@ -198,12 +198,41 @@ func (ch *chat) prompt(text string) error {
 var chatCommands = map[string]bool{"show": true, "log": true, "runs": true, "diff": true, "undo": true, "approve": true,
 	"deny": true, "resume": true, "snapshot": true, "events": true}
 
+// chatSlash is how the chat's help and /help show the commands it runs:
+// chatCommands, on its agent, and /ls, on the store.
+var chatSlash = []string{"/show", "/log", "/runs", "/diff [--round N]", "/undo", "/approve CALL",
+	"/deny CALL [--reason TEXT]", "/resume", "/snapshot [--label L]", "/events", "/ls"}
+
+// listLines is head and the items after it, separated by commas, in lines
+// of at most width bytes, broken between items.
+func listLines(head string, items []string, width int) string {
+	b := strings.Builder{}
+	b.WriteString(head)
+	line := len(head)
+	for i, it := range items {
+		if i > 0 {
+			b.WriteByte(',')
+			line++
+		}
+		if line+1+len(it) > width {
+			b.WriteByte('\n')
+			line = 0
+		} else {
+			b.WriteByte(' ')
+			line++
+		}
+		b.WriteString(it)
+		line += len(it)
+	}
+	return b.String()
+}
+
 // command runs /NAME ARGS as `cairn NAME AGENT ARGS` with the chat's store
 // and cache, printing what it prints.
 func (ch *chat) command(words []string) {
 	w := ch.c.App.ErrWriter
 	if len(words) == 0 || words[0] == "help" {
-		fmt.Fprintln(w, "commands: /show /log /runs /diff [--round N] /undo /approve CALL /deny CALL [--reason TEXT] /resume /snapshot [--label L] /events /ls")
+		fmt.Fprintln(w, "commands: "+strings.Join(chatSlash, " "))
 		return
 	}
 	name, args := words[0], words[1:]
