@@ -1,6 +1,9 @@
 package main
 
 import (
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -31,10 +34,7 @@ func TestHelpShowsNoZeroDefaultAFlagDoesNotHave(t *testing.T) {
 				t.Errorf("cairn %s --help: exit %d\n%s", strings.Join(args, " "), code, errOut)
 				continue
 			}
-			for _, line := range strings.Split(out, "\n") {
-				if !strings.HasPrefix(strings.TrimSpace(line), "--") {
-					continue
-				}
+			for _, line := range helpFlagLines(out) {
 				if zero.MatchString(line) || strings.Count(line, "(default:") > 1 {
 					t.Errorf("cairn %s --help:\n%s", strings.Join(args, " "), line)
 				}
@@ -42,4 +42,42 @@ func TestHelpShowsNoZeroDefaultAFlagDoesNotHave(t *testing.T) {
 		}
 	}
 	walk(nil, newApp(nil, nil, nil).Commands)
+}
+
+// With $CAIRN_STORE set, the help of --store that a process showed after
+// it had parsed its flags once (a chat's /resume --help) gave two
+// defaults, its own and the variable's value; so did --cache with
+// $CAIRN_CACHE and --engine with $CAIRN_ENGINE. Each names its own
+// default, once, whatever the environment holds. The chat is a process of
+// its own: the flags it parses are the process's.
+func TestHelpInAChatNamesNoVariablesValueAsADefault(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(cairnBinary(t), "chat", "-f", "../../examples/hello/agent.yaml", "--id", "c",
+		"--workspace", t.TempDir(), "--store", filepath.Join(dir, "store"), "--cache", cacheForTests(t))
+	cmd.Env = append(os.Environ(), "CAIRN_STORE=/env/store", "CAIRN_CACHE=/env/cache", "CAIRN_ENGINE=interpreter")
+	cmd.Stdin = strings.NewReader("/resume --help\n/resume --help\n")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("chat: %v\n%s", err, out)
+	}
+	lines := helpFlagLines(string(out))
+	if len(lines) < 10 {
+		t.Fatalf("chat's /resume --help printed no flags:\n%s", out)
+	}
+	for _, line := range lines {
+		if strings.Contains(line, "/env/") || strings.Contains(line, `"interpreter"`) || strings.Count(line, "(default:") > 1 {
+			t.Errorf("/resume --help in a chat:\n%s", line)
+		}
+	}
+}
+
+// helpFlagLines are the lines of a help text that describe a flag.
+func helpFlagLines(help string) []string {
+	var lines []string
+	for _, line := range strings.Split(help, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "--") {
+			lines = append(lines, line)
+		}
+	}
+	return lines
 }

@@ -23,11 +23,14 @@ import (
 
 // Flags shared by the commands that open the store or run modules.
 var (
-	storeFlag = &cli.StringFlag{Name: "store", EnvVars: []string{"CAIRN_STORE"},
-		Usage: "directory of the agents' journals and snapshots, or a PostgreSQL database: a URL (postgres://…) or a key=value connection string (host=… dbname=…) (default: the user's data directory)"}
-	cacheFlag = &cli.StringFlag{Name: "cache", EnvVars: []string{"CAIRN_CACHE"},
-		Usage: "directory of compiled tool modules (default: the user's cache directory)"}
-	engineFlag = &cli.StringFlag{Name: "engine", EnvVars: []string{"CAIRN_ENGINE"},
+	// Each names its default in DefaultText: urfave/cli keeps the value a
+	// variable gave a flag it applied, and would show it as the default
+	// in a later help of the same process (a chat's /show --help).
+	storeFlag = &cli.StringFlag{Name: "store", EnvVars: []string{"CAIRN_STORE"}, DefaultText: "the user's data directory",
+		Usage: "directory of the agents' journals and snapshots, or a PostgreSQL database: a URL (postgres://…) or a key=value connection string (host=… dbname=…)"}
+	cacheFlag = &cli.StringFlag{Name: "cache", EnvVars: []string{"CAIRN_CACHE"}, DefaultText: "the user's cache directory",
+		Usage: "directory of compiled tool modules"}
+	engineFlag = &cli.StringFlag{Name: "engine", EnvVars: []string{"CAIRN_ENGINE"}, DefaultText: "auto",
 		Usage: "how tool modules run: compiler, interpreter, or auto (compile; with memory limited below 512 MiB, compile a module the compile cache lacks in a process of its own)"}
 	jsonFlag = &cli.BoolFlag{Name: "json", Usage: "print events as JSON Lines, one object per line with a \"type\" field"}
 	// listJSONFlag is --json of the commands that print listings and
