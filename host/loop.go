@@ -237,6 +237,12 @@ func stopped(ctx context.Context, err error) (Status, string, bool) {
 // max_time shorter than starting takes (on a slow or busy machine) does
 // not leave the agent unable to go on.
 func (r *run) limitReached() string {
+	return r.limitReachedTimed(r.started > 0)
+}
+
+// limitReachedTimed is limitReached with max_time counting (the run's own,
+// and its tree's) as if the run had committed a round, or not (started).
+func (r *run) limitReachedTimed(started bool) string {
 	l, st := r.af.Limits, r.state()
 	var reason, flag string
 	switch {
@@ -246,10 +252,10 @@ func (r *run) limitReached() string {
 		reason, flag = fmt.Sprintf("reached max_tokens (%d used of %d)", st.Usage.Total(), l.MaxTokens), "--max-tokens"
 	case l.MaxCost > 0 && float64(st.Usage.CostMicroUSD) >= l.MaxCost*1e6:
 		reason, flag = fmt.Sprintf("reached max_cost ($%.4f spent of $%.4f)", float64(st.Usage.CostMicroUSD)/1e6, l.MaxCost), "--max-cost"
-	case l.MaxTime > 0 && r.started > 0 && time.Since(r.startedAt) >= time.Duration(l.MaxTime):
+	case l.MaxTime > 0 && started && time.Since(r.startedAt) >= time.Duration(l.MaxTime):
 		reason, flag = fmt.Sprintf("reached max_time (%s in this run)", time.Duration(l.MaxTime)), "--max-time"
 	default:
-		return r.treeLimitReached()
+		return r.treeLimitReached(started)
 	}
 	return reason + "; resume with " + flag + " to allow more"
 }

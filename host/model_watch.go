@@ -18,38 +18,29 @@ var (
 // the run's max_time, until the server gives up.
 const watchEvery = 200 * time.Millisecond
 
-// modelContext is the context of one model request: ctx, ended at the
-// run's max_time (or its tree's) once a round is committed, as limitReached
-// counts it (a tree's, looked for with a pause, once the tree has committed
-// a round), and when a pause is asked for. A request that ends so has
-// committed nothing, so the run stops at its boundary. Looking for a
-// pause starts only once the request has taken watchEvery: most answer
-// sooner. done ends the watch and must be called.
+// modelContext is the context of one model request: ctx, ended when a
+// pause is asked for and when the run's max_time, or its tree's, ends the
+// request (see deadline), unless the model is a script, which answers from
+// its file at once: there is nothing to end. A tree's max_time that starts
+// to count while the request is in flight (another agent of the tree
+// commits a round, see tree.timed) ends it too, looked for with a pause. A
+// request that ends so has committed nothing, so the run stops at its
+// boundary. Looking starts only once the request has taken watchEvery:
+// most answer sooner. done ends the watch and must be called.
 func (r *run) modelContext(ctx context.Context) (mctx context.Context, done func()) {
 	mctx, cancel := context.WithCancelCause(ctx)
 	var timer *time.Timer
-	if at := r.deadline(); !at.IsZero() {
+	if at := r.deadline(time.Now()); !at.IsZero() && !r.scripted {
 		timer = time.AfterFunc(time.Until(at), func() { cancel(errTimeUp) })
-	}
-	if r.pauser == nil {
-		return mctx, func() {
-			if timer != nil {
-				timer.Stop()
-			}
-			cancel(nil)
-		}
 	}
 	var mu sync.Mutex
 	stopped := false
 	var look *time.Timer
 	look = time.AfterFunc(watchEvery, func() {
-		if r.pauseWaiting() {
+		if r.pauser != nil && r.pauseWaiting() {
 			cancel(errPauseAsked)
 			return
 		}
-		// A tree's max_time counts for a run that has committed no round
-		// once another agent of the tree has (see tree.timed): a request
-		// that began before then is ended by it too.
 		if at := r.tree.earliest(r.started > 0); !at.IsZero() && !time.Now().Before(at) {
 			cancel(errTimeUp)
 			return
@@ -72,19 +63,30 @@ func (r *run) modelContext(ctx context.Context) (mctx context.Context, done func
 	}
 }
 
-// deadline is when the run's max_time (or its tree's) ends a model
-// request; zero when none does: no max_time, or no round committed yet in
-// this run (see limitReached; a tree's max_time counts the same for each
-// of its agents).
-func (r *run) deadline() time.Time {
+// deadline is when the run's max_time, or its tree's, ends a model request
+// sent at sent; zero when none sets one. Once the run has committed a
+// round (or, for a tree's, once the tree has: see tree.timed) it is the
+// end of that max_time; before then, max_time after the request was sent.
+// So a hung request is ended in every round, and a max_time shorter than
+// starting takes still lets a run whose model answers within it commit
+// the round limitReached lets it commit.
+func (r *run) deadline(sent time.Time) time.Time {
 	var at time.Time
-	if l := r.af.Limits.MaxTime; l > 0 && r.started > 0 {
-		at = r.startedAt.Add(time.Duration(l))
+	if l := time.Duration(r.af.Limits.MaxTime); l > 0 {
+		at = r.startedAt.Add(l)
+		if r.started == 0 {
+			at = sent.Add(l)
+		}
 	}
-	if tat := r.tree.earliest(r.started > 0); !tat.IsZero() && (at.IsZero() || tat.Before(at)) {
-		at = tat
+	return sooner(at, r.tree.requestDeadline(r.started > 0, sent))
+}
+
+// sooner is the earlier of a and b, a zero time being none.
+func sooner(a, b time.Time) time.Time {
+	if a.IsZero() || !b.IsZero() && b.Before(a) {
+		return b
 	}
-	return at
+	return a
 }
 
 // pauseWaiting says whether a pause of the agent, or of its tree's top,
@@ -105,7 +107,9 @@ func (r *run) modelStopped(mctx context.Context) error {
 		r.pauseRequested() // clears the request the run obeys
 		return &stopError{Status: StatusPaused, Reason: pausedOnRequest}
 	case errTimeUp:
-		reason := r.limitReached()
+		// The limit that ended the request counts now, whether or not
+		// the run (or its tree) has committed a round.
+		reason := r.limitReachedTimed(true)
 		if reason == "" {
 			reason = "reached max_time while the model answered; resume with --max-time to allow more"
 		}

@@ -124,6 +124,23 @@ func (t *tree) earliest(started bool) time.Time {
 	return at
 }
 
+// requestDeadline is when the max_time of t, or of a tree above it, ends
+// a model request sent at sent by an agent whose run has committed a round
+// or not (started): the earliest of their deadlines, each that does not
+// count yet (see timed) put at its max_time after the request was sent;
+// zero for none.
+func (t *tree) requestDeadline(started bool, sent time.Time) time.Time {
+	var at time.Time
+	for ; t != nil; t = t.up {
+		d := t.deadline
+		if !d.IsZero() && !t.timed(started) {
+			d = sent.Add(time.Duration(t.limits.MaxTime))
+		}
+		at = sooner(at, d)
+	}
+	return at
+}
+
 // timed says whether t's max_time stops an agent of its tree, whose run
 // has committed a round or not (started): once the agent's run, or any
 // agent of t's tree, has committed a round in this run. So, as an agent's
@@ -332,12 +349,13 @@ func (r *run) rootID() string {
 	return r.agentID
 }
 
-// treeLimitReached is limitReached for the tree r is a sub-agent of.
-func (r *run) treeLimitReached() string {
+// treeLimitReached is limitReached for the tree r is a sub-agent of,
+// max_time counting as timed says.
+func (r *run) treeLimitReached(timed bool) string {
 	if r.tree == nil || r.root == "" && r.tree.top == "" && r.tree.file == "" {
 		return ""
 	}
-	return r.tree.limitReached(r.rootID(), r.started > 0)
+	return r.tree.limitReached(r.rootID(), timed)
 }
 
 // treeAbove is the tree of a sub-agent run by itself (`cairn resume
