@@ -343,14 +343,38 @@ func (af *AgentFile) validate() error {
 	return nil
 }
 
+// checkZeroLimits refuses a limit written as 0, which reads as allowing
+// nothing but would mean no limit (max_rounds: 50 rounds).
+func (af *AgentFile) checkZeroLimits() error {
+	l := af.Limits
+	for _, f := range []struct {
+		key, value, want, absent string
+		zero                     bool
+	}{
+		{"max_rounds", "0", "1 or more", "50", l.MaxRounds == 0},
+		{"max_tokens", "0", "1 or more", "no limit", l.MaxTokens == 0},
+		{"max_cost", "0", "an amount above 0", "no limit", l.MaxCost == 0},
+		{"max_time", "0s", "a duration above 0", "no limit", l.MaxTime == 0},
+	} {
+		if _, written := findKey(af.Source, "limits", f.key); written && f.zero {
+			return af.atLine(fmt.Errorf("limits: %s %s: want %s, or leave the key out for %s", f.key, f.value, f.want, f.absent), "limits", f.key)
+		}
+	}
+	return nil
+}
+
 // checkAmounts refuses a price or max_cost that is not a number of
-// dollars, and a negative model.timeout or model.max_tokens, which a cairn
+// dollars, a limit written as 0 (checkZeroLimits), and a negative
+// model.timeout or model.max_tokens, which a cairn
 // once took (a negative bound as the default, a NaN price as a cost of
 // $-9223372036854). An agent such a cairn stored is read back without
 // this check (parseStored), and resumed as it started.
 func (af *AgentFile) checkAmounts() error {
 	if !model.Dollars(af.Limits.MaxCost) {
 		return af.atLine(fmt.Errorf("limits: max_cost %v: want US dollars, 0 or more", af.Limits.MaxCost), "limits", "max_cost")
+	}
+	if err := af.checkZeroLimits(); err != nil {
+		return err
 	}
 	if af.Model.Timeout < 0 {
 		return af.atLine(fmt.Errorf("model.timeout %s: want a duration above 0 (or leave it out for 2m)", af.Model.Timeout), "model", "timeout")
