@@ -152,12 +152,16 @@ func limitFlags(whose string) []cli.Flag {
 	}
 }
 
-// limitsOf reads the limitFlags; a negative one, or a --max-cost that is
-// not a number of dollars, is refused.
+// limitsOf reads the limitFlags; a negative one, one given as 0 (which
+// would raise nothing: a flag raises a limit for the run, it does not take
+// one away), or a --max-cost that is not a number of dollars, is refused.
 func limitsOf(c *cli.Context) (host.RunLimits, error) {
 	for _, name := range []string{"max-rounds", "max-tokens", "max-cost", "max-time"} {
 		if c.Float64(name) < 0 || c.Int(name) < 0 || c.Int64(name) < 0 || c.Duration(name) < 0 {
 			return host.RunLimits{}, withCode(exitUsage, fmt.Errorf("%s: --%s cannot be negative", c.Command.Name, name))
+		}
+		if c.IsSet(name) && c.Float64(name) == 0 && c.Int(name) == 0 && c.Int64(name) == 0 && c.Duration(name) == 0 {
+			return host.RunLimits{}, withCode(exitUsage, fmt.Errorf("%s: --%s 0 raises no limit: give one above 0", c.Command.Name, name))
 		}
 	}
 	if v := c.Float64("max-cost"); !model.Dollars(v) {
