@@ -462,11 +462,14 @@ type Duration time.Duration
 // UnmarshalYAML reads a Go duration string (see ParseDuration).
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	v, err := ParseDuration(n.Value)
-	if err != nil {
+	var long *DurationTooLongError
+	switch {
+	case errors.As(err, &long):
 		return fmt.Errorf("line %d: %w", n.Line, err)
-	}
-	if v < 0 {
-		return fmt.Errorf("line %d: duration %s is negative", n.Line, n.Value)
+	case err != nil && !durationSyntax.MatchString(n.Value):
+		return fmt.Errorf("line %d: %q is no duration: want one such as 30s or 1m30s, its unit written (ns, us, ms, s, m, h)", n.Line, n.Value)
+	case err != nil || v < 0:
+		return fmt.Errorf("line %d: duration %q is negative: want one above 0, such as 30s or 1m30s", n.Line, n.Value)
 	}
 	*d = Duration(v)
 	return nil

@@ -53,7 +53,7 @@ agents:
         model: {provider: script, script: s.yaml}
         tools: [{module: builtin}]
         sandbox: {timeout: soon}
-`, "line 14: sub-agent grandkid: line 18: time: invalid duration"},
+`, `line 14: sub-agent grandkid: line 18: "soon" is no duration`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
