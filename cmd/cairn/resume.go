@@ -140,13 +140,13 @@ func stepUnrecorded(c *cli.Context, s *session, agent string) {
 }
 
 // limitFlags are --max-rounds, --max-tokens, --max-cost and --max-time,
-// which raise whose limits for a run; left out (or 0), a limit is the
-// agent file's.
+// which raise whose limits for a run; left out, a limit is the agent
+// file's.
 func limitFlags(whose string) []cli.Flag {
 	const unchanged = "the agent file's"
 	return []cli.Flag{
-		&cli.IntFlag{Name: "max-rounds", Usage: "raise " + whose + " max_rounds for this run", DefaultText: unchanged},
-		&cli.Int64Flag{Name: "max-tokens", Usage: "raise " + whose + " max_tokens for this run", DefaultText: unchanged},
+		&cli.GenericFlag{Name: "max-rounds", Value: &wholeValue{}, Usage: "raise " + whose + " max_rounds for this run", DefaultText: unchanged},
+		&cli.GenericFlag{Name: "max-tokens", Value: &wholeValue{}, Usage: "raise " + whose + " max_tokens for this run", DefaultText: unchanged},
 		&cli.Float64Flag{Name: "max-cost", Usage: "raise " + whose + " max_cost (US dollars) for this run", DefaultText: unchanged},
 		&cli.GenericFlag{Name: "max-time", Value: &durationValue{}, Usage: whose + " max_time for this run", DefaultText: unchanged},
 	}
