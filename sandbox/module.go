@@ -275,7 +275,7 @@ func (m *Module) run(ctx context.Context, p Policy, stdin io.Reader, stdout, std
 	stdout.stop, stderr.stop = ctx.Done(), ctx.Done()
 	// Its mounts tell its WASI functions what wazero cannot name, and
 	// those tell them which directory a path is relative to.
-	ctx = guestfs.WithDirs(guestfs.WithUnnamed(ctx))
+	ctx = guestfs.WithCall(ctx)
 	fsys, closeFS, err := mounts(ctx, p.Mounts, guestfs.NewBudget(p.MaxOpenFiles), p.staging())
 	if err != nil {
 		return Exit{}, err

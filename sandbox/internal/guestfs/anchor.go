@@ -45,25 +45,17 @@ func (a *Anchor) At() (string, bool) { return a.at, !a.gone }
 // goroutine once the call must stop, so a Dirs is safe for concurrent use.
 type Dirs struct {
 	mu     sync.Mutex
-	live   map[*Anchor]struct{}
-	opened *Anchor    // the directory the last open opened, if it was one
-	args   [2]*Anchor // the directories of the paths of the function called, by the order of its paths
+	live   map[*Anchor]struct{} // made at the first Open
+	opened *Anchor              // the directory the last open opened, if it was one
+	args   [2]*Anchor           // the directories of the paths of the function called, by the order of its paths
 }
 
-type dirsKey struct{}
-
-// WithDirs is ctx carrying a new Dirs, for one call.
-func WithDirs(ctx context.Context) context.Context {
-	return context.WithValue(ctx, dirsKey{}, &Dirs{live: map[*Anchor]struct{}{}})
-}
-
-// DirsOf is the Dirs ctx carries, or nil.
+// DirsOf is the Dirs ctx carries (see WithCall), or nil.
 func DirsOf(ctx context.Context) *Dirs {
-	if ctx == nil {
-		return nil
+	if c := callOf(ctx); c != nil {
+		return &c.dirs
 	}
-	d, _ := ctx.Value(dirsKey{}).(*Dirs)
-	return d
+	return nil
 }
 
 // Open records a directory owner opened: name is the path it was asked to
@@ -76,6 +68,9 @@ func (d *Dirs) Open(owner any, name, at string) *Anchor {
 	a := &Anchor{owner: owner, name: name, at: canon(at)}
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.live == nil {
+		d.live = map[*Anchor]struct{}{}
+	}
 	d.live[a], d.opened = struct{}{}, a
 	return a
 }

@@ -66,21 +66,12 @@ type Unnamed struct {
 	from, to uint16 // the WASI errno a function answers, and the one meant
 }
 
-type unnamedKey struct{}
-
-// WithUnnamed is ctx carrying a new Unnamed, for one call's filesystems
-// and WASI functions.
-func WithUnnamed(ctx context.Context) context.Context {
-	return context.WithValue(ctx, unnamedKey{}, &Unnamed{})
-}
-
-// UnnamedOf is the Unnamed ctx carries, or nil.
+// UnnamedOf is the Unnamed ctx carries (see WithCall), or nil.
 func UnnamedOf(ctx context.Context) *Unnamed {
-	if ctx == nil {
-		return nil
+	if c := callOf(ctx); c != nil {
+		return &c.unnamed
 	}
-	u, _ := ctx.Value(unnamedKey{}).(*Unnamed)
-	return u
+	return nil
 }
 
 // Tell records errno, a system error a filesystem answered EIO for. One

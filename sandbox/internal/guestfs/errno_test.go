@@ -15,7 +15,7 @@ import (
 // process meet, among them), and leaves EIO for one WASI has no name
 // for, for an EIO that is one, and for a call not told.
 func TestUnnamedErrnoIsAnswered(t *testing.T) {
-	ctx := WithUnnamed(context.Background())
+	ctx := WithCall(context.Background())
 	u := UnnamedOf(ctx)
 	for _, c := range []struct {
 		err  error
