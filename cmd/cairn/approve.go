@@ -18,15 +18,21 @@ import (
 	"github.com/cairnrun/cairn/host/workflow"
 )
 
-var autoDenyFlag = &cli.BoolFlag{Name: "auto-deny",
-	Usage: "deny calls that need approval instead of pausing for a person (the model reads the denial)"}
+// autoDenyFlag names --auto-deny, made for each command by newAutoDenyFlag
+// (see storeFlag).
+const autoDenyFlag = "auto-deny"
+
+func newAutoDenyFlag() cli.Flag {
+	return &cli.BoolFlag{Name: autoDenyFlag,
+		Usage: "deny calls that need approval instead of pausing for a person (the model reads the denial)"}
+}
 
 func approveCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "approve",
 		Usage:     "approve a call that awaits approval; `cairn resume` (for a workflow's step, `cairn workflow resume`) then runs it",
 		ArgsUsage: "AGENT CALL",
-		Flags:     []cli.Flag{storeFlag, cacheFlag},
+		Flags:     []cli.Flag{newStoreFlag(), newCacheFlag()},
 		Action:    func(c *cli.Context) error { return decide(c, true) },
 	}
 }
@@ -36,7 +42,7 @@ func denyCommand() *cli.Command {
 		Name:      "deny",
 		Usage:     "deny a call that awaits approval; `cairn resume` (for a workflow's step, `cairn workflow resume`) gives the model the reason",
 		ArgsUsage: "AGENT CALL",
-		Flags: []cli.Flag{storeFlag, cacheFlag,
+		Flags: []cli.Flag{newStoreFlag(), newCacheFlag(),
 			&cli.StringFlag{Name: "reason", Usage: "why, for the model to read"}},
 		Action: func(c *cli.Context) error { return decide(c, false) },
 	}

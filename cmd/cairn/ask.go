@@ -14,7 +14,7 @@ func askCommand() *cli.Command {
 		Name:      "ask",
 		Usage:     "ask an agent's model a side question about its conversation; nothing is added to the agent",
 		ArgsUsage: "AGENT QUESTION",
-		Flags: []cli.Flag{storeFlag, cacheFlag, engineFlag, listJSONFlag,
+		Flags: []cli.Flag{newStoreFlag(), newCacheFlag(), newEngineFlag(), newListJSONFlag(),
 			&cli.StringFlag{Name: "model", Usage: "ask this model instead: PROVIDER:NAME"}},
 		Action: askAction,
 	}
@@ -31,7 +31,7 @@ func askAction(c *cli.Context) error {
 	}
 	defer s.close()
 	opts.Model = s.model
-	asJSON := c.Bool(jsonFlag.Name)
+	asJSON := c.Bool(jsonFlag)
 	if !asJSON {
 		opts.OnText = func(s string) { fmt.Fprint(c.App.Writer, s) }
 	}

@@ -31,7 +31,7 @@ func chatCommand() *cli.Command {
 			&cli.StringFlag{Name: "id", Usage: "the agent's id: an agent that exists goes on with its conversation"},
 			&cli.StringFlag{Name: "workspace", Aliases: []string{"w"}, Usage: "the directory the tools work in (default: the agent file's workspace)"},
 			&cli.StringFlag{Name: "model", Usage: "use this model instead of the agent file's: PROVIDER:NAME"},
-			storeFlag, cacheFlag, autoDenyFlag,
+			newStoreFlag(), newCacheFlag(), newAutoDenyFlag(),
 		},
 		Action: chatAction,
 	}
@@ -82,7 +82,7 @@ func newChat(c *cli.Context) (*chat, error) {
 	}
 	ch := &chat{c: c, eng: eng, lines: newLineReader(c.App.Reader), r: newRenderer(c.App.Writer, c.App.ErrWriter, false),
 		opts: host.RunOptions{Agent: af, ID: c.String("id"), Workspace: c.String("workspace"), Model: spec,
-			AutoDeny: c.Bool(autoDenyFlag.Name)}}
+			AutoDeny: c.Bool(autoDenyFlag)}}
 	if f, ok := c.App.Reader.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		ch.onTerm = true
 		ch.opts.Approver = promptApprover(ch.lines, c.App.ErrWriter)
@@ -259,9 +259,9 @@ func (ch *chat) sharedFlags(app *cli.App, name string) []string {
 	var out []string
 	for _, f := range findCommand(app.Commands, name).Flags {
 		switch n := f.Names()[0]; n {
-		case storeFlag.Name:
+		case storeFlag:
 			out = append(out, "--store", storeDir(ch.c))
-		case cacheFlag.Name:
+		case cacheFlag:
 			if d := cacheDir(ch.c); d != "" {
 				out = append(out, "--cache", d)
 			}

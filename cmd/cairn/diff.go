@@ -17,7 +17,7 @@ func diffCommand() *cli.Command {
 		Name:      "diff",
 		Usage:     "what a round changed in the workspace (default: the last round that changed anything)",
 		ArgsUsage: "AGENT",
-		Flags: []cli.Flag{storeFlag, cacheFlag, listJSONFlag,
+		Flags: []cli.Flag{newStoreFlag(), newCacheFlag(), newListJSONFlag(),
 			&cli.IntFlag{Name: "round", Usage: "the round to show: any round the store keeps the past of",
 				DefaultText: "the last round that changed files and that undo has not taken back"}},
 		Action: diffAction,
@@ -40,7 +40,7 @@ func diffAction(c *cli.Context) error {
 	if err != nil {
 		return runError(agentsBeginning(eng.Store(), c.Args().First(), err))
 	}
-	if c.Bool(jsonFlag.Name) {
+	if c.Bool(jsonFlag) {
 		return writeTerminalJSON(c.App.Writer, struct {
 			Round   int               `json:"round"`
 			Changes []host.FileChange `json:"changes"`
@@ -88,7 +88,7 @@ func undoCommand() *cli.Command {
 		Name:      "undo",
 		Usage:     "take back the workspace changes of the agent's last round that made any",
 		ArgsUsage: "AGENT",
-		Flags:     []cli.Flag{storeFlag, cacheFlag, listJSONFlag},
+		Flags:     []cli.Flag{newStoreFlag(), newCacheFlag(), newListJSONFlag()},
 		Action:    undoAction,
 	}
 }
@@ -106,7 +106,7 @@ func undoAction(c *cli.Context) error {
 	if err != nil {
 		return runError(agentsBeginning(eng.Store(), c.Args().First(), err))
 	}
-	if c.Bool(jsonFlag.Name) {
+	if c.Bool(jsonFlag) {
 		return writeTerminalJSON(c.App.Writer, u)
 	}
 	fmt.Fprintf(c.App.Writer, "undid round %d: %d paths restored\n", u.Round, len(u.Restored))

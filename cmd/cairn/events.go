@@ -15,7 +15,7 @@ func eventsCommand() *cli.Command {
 		Name:      "events",
 		Usage:     "the events of an agent's runs, as they were shown live (--json: the same JSON Lines)",
 		ArgsUsage: "AGENT",
-		Flags: []cli.Flag{storeFlag, jsonFlag,
+		Flags: []cli.Flag{newStoreFlag(), newJSONFlag(),
 			&cli.StringFlag{Name: "run", Usage: "only the events of this run"},
 			&cli.StringFlag{Name: "agent", Usage: "only the events of this sub-agent of the agent's tree"},
 			&cli.BoolFlag{Name: "follow", Usage: "keep printing while a process runs the agent"}},
@@ -48,7 +48,7 @@ func eventsAction(c *cli.Context) error {
 		switch {
 		case only != "" && e.Run != only && !e.Skipped():
 		case agent != "" && e.Agent != agent && !e.Skipped():
-		case c.Bool(jsonFlag.Name):
+		case c.Bool(jsonFlag):
 			fmt.Fprintf(c.App.Writer, "%s\n", line)
 		default:
 			r.event(e)

@@ -38,7 +38,7 @@ func execCommand() *cli.Command {
 			&cli.StringFlag{Name: "memory", Usage: "the module's memory limit, e.g. 64MiB (default 256MiB)"},
 			&cli.StringSliceFlag{Name: "net", Usage: "let the module reach HOST through the network import: HOST[:PORT], *.DOMAIN, an address"},
 			&cli.StringSliceFlag{Name: "net-method", Usage: "an HTTP method the module may use (with --net; default GET and HEAD)"},
-			cacheFlag, engineFlag,
+			newCacheFlag(), newEngineFlag(),
 		},
 		Action: execAction,
 	}

@@ -17,7 +17,7 @@ func exportCommand() *cli.Command {
 		Name:      "export",
 		Usage:     "write an agent — state, interrupted round, bookmarks, events, agent file and modules — to one file that `cairn import` reads into any store",
 		ArgsUsage: "-o FILE AGENT",
-		Flags: []cli.Flag{storeFlag,
+		Flags: []cli.Flag{newStoreFlag(),
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "the file to write"}},
 		Action: exportAction,
 	}

@@ -16,7 +16,7 @@ func snapshotCommand() *cli.Command {
 		Name:      "snapshot",
 		Usage:     "bookmark an agent's last committed round and a copy of its workspace, to fork from later",
 		ArgsUsage: "AGENT",
-		Flags: []cli.Flag{storeFlag, cacheFlag,
+		Flags: []cli.Flag{newStoreFlag(), newCacheFlag(),
 			&cli.StringFlag{Name: "label", Usage: "the bookmark's name (default: round-N)"}},
 		Action: snapshotAction,
 	}
@@ -49,7 +49,7 @@ func forkCommand() *cli.Command {
 		Name:      "fork",
 		Usage:     "start a new agent from another's bookmark, any past round or last round, with a copy of its workspace then",
 		ArgsUsage: "AGENT",
-		Flags: []cli.Flag{storeFlag, cacheFlag,
+		Flags: []cli.Flag{newStoreFlag(), newCacheFlag(),
 			&cli.StringFlag{Name: "from", Usage: "a bookmark's label (default: the last committed round, workspace as it is now)"},
 			&cli.IntFlag{Name: "at-round", Usage: "fork the boundary of round N (0: as the agent started), with the workspace as it was then, from the store's copy",
 				DefaultText: "the last committed round, or the bookmark --from names"},

@@ -15,7 +15,7 @@ func gcCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "gc",
 		Usage: "remove old snapshots and journals, leftover temp files, old bookmarks, old rounds' events and pasts (--keep-rounds) and unused blobs; never an agent's last boundary",
-		Flags: []cli.Flag{storeFlag, listJSONFlag,
+		Flags: []cli.Flag{newStoreFlag(), newListJSONFlag(),
 			&cli.IntFlag{Name: "keep-snapshots", Value: 1, Usage: "snapshots (each with its journal) to keep per agent"},
 			&cli.IntFlag{Name: "keep-bookmarks", Usage: "bookmarks to keep per agent, newest first; 0 keeps all", DefaultText: "all"},
 			&cli.IntFlag{Name: "keep-rounds", Usage: "rounds whose events and pasts (to fork at, diff) to keep per agent, the last ones; " +
@@ -35,7 +35,7 @@ func gcAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	busy := newProgress(c.App.ErrWriter, c.Bool(jsonFlag.Name))
+	busy := newProgress(c.App.ErrWriter, c.Bool(jsonFlag))
 	busy.set("collecting: reading every agent's snapshots, journals and bookmarks")
 	got, err := host.Collect(c.Context, store, checkpoint.Retention{Snapshots: c.Int("keep-snapshots"),
 		Bookmarks: c.Int("keep-bookmarks"), Rounds: c.Int("keep-rounds"), DryRun: c.Bool("dry-run")})
@@ -43,7 +43,7 @@ func gcAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if c.Bool(jsonFlag.Name) {
+	if c.Bool(jsonFlag) {
 		if err := writeJSON(c, got); err != nil {
 			return err
 		}

@@ -15,7 +15,7 @@ func importCommand() *cli.Command {
 		Name:      "import",
 		Usage:     "recreate an agent from a file `cairn export` wrote, in this store; `cairn resume` continues it",
 		ArgsUsage: "FILE",
-		Flags:     []cli.Flag{storeFlag},
+		Flags:     []cli.Flag{newStoreFlag()},
 		Action:    importAction,
 	}
 }

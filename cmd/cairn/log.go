@@ -22,7 +22,7 @@ func logCommand() *cli.Command {
 		Name:      "log",
 		Usage:     "an agent's conversation as a readable transcript",
 		ArgsUsage: "AGENT",
-		Flags: []cli.Flag{storeFlag, listJSONFlag,
+		Flags: []cli.Flag{newStoreFlag(), newListJSONFlag(),
 			&cli.IntFlag{Name: "round", Usage: "only the messages round N added, from the store's pasts",
 				DefaultText: "every round"}},
 		Action: logAction,
@@ -44,10 +44,10 @@ func logAction(c *cli.Context) error {
 	if err != nil {
 		return runError(agentsBeginning(store, c.Args().First(), workflowNotAgent(store, c.Args().First(), "show", err)))
 	}
-	if p := in.State.Parent; p != nil && !c.Bool(jsonFlag.Name) {
+	if p := in.State.Parent; p != nil && !c.Bool(jsonFlag) {
 		fmt.Fprintf(c.App.Writer, "(sub-agent %s of %s, made by its call %s)\n", p.Name, p.Agent, p.Call)
 	}
-	if c.Bool(jsonFlag.Name) {
+	if c.Bool(jsonFlag) {
 		return walkConversation(in.State,
 			func(cut checkpoint.Compaction) error { return writeJSON(c, map[string]any{"compaction": cut}) },
 			func(m conversation.Message) error { return writeJSON(c, m) })
@@ -142,7 +142,7 @@ func logRound(c *cli.Context) error {
 		return runError(agentsBeginning(store, c.Args().First(), err))
 	}
 	for _, m := range msgs {
-		if c.Bool(jsonFlag.Name) {
+		if c.Bool(jsonFlag) {
 			if err := writeJSON(c, m); err != nil {
 				return err
 			}

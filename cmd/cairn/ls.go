@@ -20,7 +20,7 @@ func lsCommand() *cli.Command {
 	return &cli.Command{
 		Name:   "ls",
 		Usage:  "list the agents in the store with their status",
-		Flags:  []cli.Flag{storeFlag, listJSONFlag},
+		Flags:  []cli.Flag{newStoreFlag(), newListJSONFlag()},
 		Action: lsAction,
 	}
 }
@@ -29,7 +29,7 @@ func lsAction(c *cli.Context) error {
 	var list []checkpoint.Summary
 	store, err := openStore(c)
 	switch {
-	case errors.Is(err, errNoStore) && c.String(storeFlag.Name) == "":
+	case errors.Is(err, errNoStore) && c.String(storeFlag) == "":
 		// The default store, before the first run: no agents yet.
 	case err != nil:
 		return err
@@ -43,7 +43,7 @@ func lsAction(c *cli.Context) error {
 	for i, s := range list {
 		lines[i] = view.LineOf(s)
 	}
-	if c.Bool(jsonFlag.Name) {
+	if c.Bool(jsonFlag) {
 		enc := json.NewEncoder(c.App.Writer)
 		for _, l := range lines {
 			if err := enc.Encode(l); err != nil {

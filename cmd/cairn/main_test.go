@@ -138,8 +138,8 @@ func cairn(t *testing.T, args ...string) (int, string, string) {
 
 // cairnProcess runs the command line as a process of its own, the built
 // binary, and returns its exit code and what it printed: cairn as a test
-// that runs in parallel runs it, since the in-process command's flags are
-// the whole test binary's.
+// that runs in parallel runs it, since the in-process command's environment
+// is the whole test binary's.
 func cairnProcess(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	cmd := exec.Command(cairnBinary(t), args...)

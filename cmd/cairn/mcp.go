@@ -33,7 +33,7 @@ func mcpCommand() *cli.Command {
 			&cli.StringFlag{Name: "http", Usage: "serve Streamable HTTP on `ADDR` (e.g. 127.0.0.1:8080) instead of stdio"},
 			&cli.StringFlag{Name: "token", EnvVars: []string{"CAIRN_MCP_TOKEN"}, Usage: "with --http: the bearer token clients must send; required for an address other than loopback"},
 			durationFlag("idle-timeout", mcp.DefaultSessionIdle, "with --http: close a client's session none of whose requests is open for this long (0: never)"),
-			storeFlag, cacheFlag, newWorkspaceLimitFlag(),
+			newStoreFlag(), newCacheFlag(), newWorkspaceLimitFlag(),
 		},
 		Action: mcpAction,
 	}

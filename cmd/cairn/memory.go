@@ -16,8 +16,8 @@ func memoryCommand() *cli.Command {
 		Name:  "memory",
 		Usage: "list and remove the facts agents keep in memory namespaces",
 		Subcommands: []*cli.Command{
-			{Name: "ls", Usage: "list the namespaces, or the facts of one", ArgsUsage: "[NAMESPACE]", Flags: []cli.Flag{storeFlag, listJSONFlag}, Action: memoryLsAction},
-			{Name: "rm", Usage: "remove a fact", ArgsUsage: "NAMESPACE KEY", Flags: []cli.Flag{storeFlag}, Action: memoryRmAction},
+			{Name: "ls", Usage: "list the namespaces, or the facts of one", ArgsUsage: "[NAMESPACE]", Flags: []cli.Flag{newStoreFlag(), newListJSONFlag()}, Action: memoryLsAction},
+			{Name: "rm", Usage: "remove a fact", ArgsUsage: "NAMESPACE KEY", Flags: []cli.Flag{newStoreFlag()}, Action: memoryRmAction},
 		},
 	}
 }
@@ -50,7 +50,7 @@ func memoryLsAction(c *cli.Context) error {
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
-	if c.Bool(jsonFlag.Name) {
+	if c.Bool(jsonFlag) {
 		for _, f := range facts {
 			if err := writeJSON(c, factJSON{Namespace: c.Args().First(), Key: f.Key, Text: f.Text, Agent: f.Agent, Round: f.Round, Call: f.Call, Time: f.Time}); err != nil {
 				return err
@@ -87,7 +87,7 @@ func listNamespaces(c *cli.Context, m checkpoint.Memory) error {
 		if err != nil {
 			return err
 		}
-		if c.Bool(jsonFlag.Name) {
+		if c.Bool(jsonFlag) {
 			err = writeJSON(c, map[string]any{"namespace": ns, "facts": len(facts)})
 		} else {
 			_, err = fmt.Fprintf(c.App.Writer, "%s\t%d facts\n", ns, len(facts))

@@ -22,7 +22,7 @@ func newNamespaceFlag() cli.Flag {
 // subcommands, the --namespace flag.
 func withNamespace(cmds []*cli.Command) {
 	for _, c := range cmds {
-		if slices.Contains(c.Flags, cli.Flag(storeFlag)) {
+		if slices.ContainsFunc(c.Flags, func(f cli.Flag) bool { return f.Names()[0] == storeFlag }) {
 			c.Flags = append(c.Flags, newNamespaceFlag())
 		}
 		withNamespace(c.Subcommands)

@@ -22,7 +22,7 @@ func pauseCommand() *cli.Command {
 		Name:      "pause",
 		Usage:     "ask the process that runs an agent (or a workflow's running steps) to stop it at its next round boundary (exit 3 there; resume continues)",
 		ArgsUsage: "AGENT|WORKFLOW",
-		Flags:     []cli.Flag{storeFlag, cacheFlag},
+		Flags:     []cli.Flag{newStoreFlag(), newCacheFlag()},
 		Action:    pauseAction,
 	}
 }

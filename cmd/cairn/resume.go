@@ -28,7 +28,7 @@ func resumeCommand() *cli.Command {
 				Usage: "the agent's workspace on this node: an empty or missing directory receives the store's copy at the boundary; one that holds a workspace must match it"},
 			&cli.BoolFlag{Name: "take-store-workspace", Usage: "with --workspace: make the directory the store's copy where they differ (files replaced, extra files removed)"},
 			&cli.BoolFlag{Name: "steal", Usage: "take the agent at once from a holder whose lease has not expired (PostgreSQL only); the holder is fenced and commits nothing more"},
-			storeFlag, cacheFlag, engineFlag, jsonFlag, autoDenyFlag, newWorkspaceLimitFlag(),
+			newStoreFlag(), newCacheFlag(), newEngineFlag(), newJSONFlag(), newAutoDenyFlag(), newWorkspaceLimitFlag(),
 		}),
 		Action: resumeAction,
 	}
@@ -60,12 +60,12 @@ func resumeAction(c *cli.Context) error {
 		return err
 	}
 	opts.Model = s.model
-	r := newRenderer(c.App.Writer, c.App.ErrWriter, c.Bool(jsonFlag.Name))
-	r.busy = newProgress(c.App.ErrWriter, c.Bool(jsonFlag.Name))
+	r := newRenderer(c.App.Writer, c.App.ErrWriter, c.Bool(jsonFlag))
+	r.busy = newProgress(c.App.ErrWriter, c.Bool(jsonFlag))
 	r.busy.watchCompiling(s.eng.Compiling)
 	defer r.busy.close()
 	opts.OnEvent = r.event
-	opts.Approver, opts.AutoDeny = terminalApprover(c.App.Reader, c.App.ErrWriter), c.Bool(autoDenyFlag.Name)
+	opts.Approver, opts.AutoDeny = terminalApprover(c.App.Reader, c.App.ErrWriter), c.Bool(autoDenyFlag)
 	res, err := s.eng.Resume(s.ctx, opts)
 	if err != nil {
 		return runError(agentsBeginning(s.eng.Store(), opts.ID, workflowNotAgent(s.eng.Store(), opts.ID, "resume", err)))

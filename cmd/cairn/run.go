@@ -26,7 +26,7 @@ func runCommand() *cli.Command {
 			&cli.StringFlag{Name: "template", Usage: "identity label: the template the agent was made from"},
 			&cli.StringFlag{Name: "correlation", Usage: "identity label: an id that ties the agent to outside work"},
 			&cli.StringFlag{Name: "model", Usage: "use this model instead of the agent file's: PROVIDER:NAME, e.g. openai:gpt-4o-mini, anthropic:claude-sonnet-4-5, script:turns.yaml"},
-			storeFlag, cacheFlag, engineFlag, jsonFlag, autoDenyFlag, newWorkspaceLimitFlag(),
+			newStoreFlag(), newCacheFlag(), newEngineFlag(), newJSONFlag(), newAutoDenyFlag(), newWorkspaceLimitFlag(),
 		},
 		Action: runAction,
 	}
@@ -53,12 +53,12 @@ func runAction(c *cli.Context) error {
 	}
 	defer s.close()
 	opts.Model = s.model
-	r := newRenderer(c.App.Writer, c.App.ErrWriter, c.Bool(jsonFlag.Name))
-	r.busy = newProgress(c.App.ErrWriter, c.Bool(jsonFlag.Name))
+	r := newRenderer(c.App.Writer, c.App.ErrWriter, c.Bool(jsonFlag))
+	r.busy = newProgress(c.App.ErrWriter, c.Bool(jsonFlag))
 	r.busy.watchCompiling(s.eng.Compiling)
 	defer r.busy.close()
 	opts.OnEvent = r.event
-	opts.Approver, opts.AutoDeny = terminalApprover(c.App.Reader, c.App.ErrWriter), c.Bool(autoDenyFlag.Name)
+	opts.Approver, opts.AutoDeny = terminalApprover(c.App.Reader, c.App.ErrWriter), c.Bool(autoDenyFlag)
 	res, err := s.eng.Run(s.ctx, opts)
 	if af == nil && errors.Is(err, host.ErrNoAgentFile) {
 		// The library's message names its functions; say what the command takes.

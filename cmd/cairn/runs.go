@@ -13,7 +13,7 @@ func runsCommand() *cli.Command {
 		Name:      "runs",
 		Usage:     "each run of an agent: id, what it resumed, start and end, rounds, outcome",
 		ArgsUsage: "AGENT",
-		Flags:     []cli.Flag{storeFlag, listJSONFlag},
+		Flags:     []cli.Flag{newStoreFlag(), newListJSONFlag()},
 		Action:    runsAction,
 	}
 }
@@ -24,7 +24,7 @@ func runsAction(c *cli.Context) error {
 		return err
 	}
 	lines := in.Runs()
-	if c.Bool(jsonFlag.Name) {
+	if c.Bool(jsonFlag) {
 		for _, l := range lines {
 			if err := writeJSON(c, l); err != nil {
 				return err

@@ -19,7 +19,7 @@ func serveCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "serve",
 		Usage: "serve the store's agents over HTTP: a JSON API and a web view to watch and steer them",
-		Flags: []cli.Flag{storeFlag, cacheFlag,
+		Flags: []cli.Flag{newStoreFlag(), newCacheFlag(),
 			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:7878",
 				Usage: "address to listen on; beyond loopback every request needs the token"},
 			&cli.BoolFlag{Name: "read-only", Usage: "serve no request that changes anything"}},

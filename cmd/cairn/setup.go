@@ -21,26 +21,50 @@ import (
 	"github.com/cairnrun/cairn/sandbox"
 )
 
-// Flags shared by the commands that open the store or run modules.
-var (
-	// Each names its default in DefaultText: urfave/cli keeps the value a
-	// variable gave a flag it applied, and would show it as the default
-	// in a later help of the same process (a chat's /show --help).
-	storeFlag = &cli.StringFlag{Name: "store", EnvVars: []string{"CAIRN_STORE"}, DefaultText: "the user's data directory",
-		Usage: "directory of the agents' journals and snapshots, or a PostgreSQL database: a URL (postgres://…) or a key=value connection string (host=… dbname=…)"}
-	cacheFlag = &cli.StringFlag{Name: "cache", EnvVars: []string{"CAIRN_CACHE"}, DefaultText: "the user's cache directory",
-		Usage: "directory of compiled tool modules"}
-	engineFlag = &cli.StringFlag{Name: "engine", EnvVars: []string{"CAIRN_ENGINE"}, DefaultText: "auto",
-		Usage: "how tool modules run: compiler, interpreter, or auto (compile; with memory limited below 512 MiB, compile a module the compile cache lacks in a process of its own)"}
-	jsonFlag = &cli.BoolFlag{Name: "json", Usage: "print events as JSON Lines, one object per line with a \"type\" field"}
-	// listJSONFlag is --json of the commands that print listings and
-	// reports rather than events.
-	listJSONFlag = &cli.BoolFlag{Name: "json", Usage: "print JSON Lines instead, one object per line"}
+// The names of the flags shared by the commands that open the store or
+// run modules. Each flag is made anew for each command by its new...Flag:
+// urfave/cli keeps in a flag the value it applied from a variable
+// ($CAIRN_STORE, …), so a flag shared by every app of a process (a chat's
+// /resume, a library user's second app) would keep the first app's value
+// after the variable was unset or changed.
+const (
+	storeFlag  = "store"
+	cacheFlag  = "cache"
+	engineFlag = "engine"
+	jsonFlag   = "json"
 )
+
+// Each names its default in DefaultText: the value a variable gave the
+// flag is no default of it.
+func newStoreFlag() cli.Flag {
+	return &cli.StringFlag{Name: storeFlag, EnvVars: []string{"CAIRN_STORE"}, DefaultText: "the user's data directory",
+		Usage: "directory of the agents' journals and snapshots, or a PostgreSQL database: a URL (postgres://…) or a key=value connection string (host=… dbname=…)"}
+}
+
+func newCacheFlag() cli.Flag {
+	return &cli.StringFlag{Name: cacheFlag, EnvVars: []string{"CAIRN_CACHE"}, DefaultText: "the user's cache directory",
+		Usage: "directory of compiled tool modules"}
+}
+
+func newEngineFlag() cli.Flag {
+	return &cli.StringFlag{Name: engineFlag, EnvVars: []string{"CAIRN_ENGINE"}, DefaultText: "auto",
+		Usage: "how tool modules run: compiler, interpreter, or auto (compile; with memory limited below 512 MiB, compile a module the compile cache lacks in a process of its own)"}
+}
+
+// newJSONFlag is --json of the commands that print events.
+func newJSONFlag() cli.Flag {
+	return &cli.BoolFlag{Name: jsonFlag, Usage: "print events as JSON Lines, one object per line with a \"type\" field"}
+}
+
+// newListJSONFlag is --json of the commands that print listings and
+// reports rather than events.
+func newListJSONFlag() cli.Flag {
+	return &cli.BoolFlag{Name: jsonFlag, Usage: "print JSON Lines instead, one object per line"}
+}
 
 // storeDir is --store, or cairn's directory in the user's data directory.
 func storeDir(c *cli.Context) string {
-	if d := c.String(storeFlag.Name); d != "" {
+	if d := c.String(storeFlag); d != "" {
 		return d
 	}
 	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
@@ -116,7 +140,7 @@ var makesAgents = map[string]bool{"run": true, "chat": true, "import": true, "mc
 
 // cacheDir is --cache, or cairn's directory in the user's cache directory.
 func cacheDir(c *cli.Context) string {
-	if d := c.String(cacheFlag.Name); d != "" {
+	if d := c.String(cacheFlag); d != "" {
 		return d
 	}
 	if d, err := os.UserCacheDir(); err == nil {
@@ -156,7 +180,7 @@ func parseCacheMax(name, v string) (int64, error) {
 
 // engineChoice is --engine, or CAIRN_ENGINE for a command without the flag.
 func engineChoice(c *cli.Context) (sandbox.Engine, error) {
-	name := c.String(engineFlag.Name)
+	name := c.String(engineFlag)
 	if name == "" {
 		name = os.Getenv("CAIRN_ENGINE")
 	}

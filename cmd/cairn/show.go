@@ -21,7 +21,7 @@ func showCommand() *cli.Command {
 		Name:      "show",
 		Usage:     "an agent's status, boundary, labels, lineage, usage and agent file",
 		ArgsUsage: "AGENT",
-		Flags:     []cli.Flag{storeFlag, listJSONFlag},
+		Flags:     []cli.Flag{newStoreFlag(), newListJSONFlag()},
 		Action:    showAction,
 	}
 }
@@ -91,7 +91,7 @@ func showAction(c *cli.Context) error {
 	if err := addTree(c, store, &v, st); err != nil {
 		return err
 	}
-	if c.Bool(jsonFlag.Name) {
+	if c.Bool(jsonFlag) {
 		return writeJSON(c, v)
 	}
 	printView(c, v)

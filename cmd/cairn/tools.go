@@ -25,7 +25,7 @@ func toolsCommand() *cli.Command {
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "tools", Usage: "a directory of .wasm modules (default: the built-in tools)"},
 				&cli.StringFlag{Name: "file", Aliases: []string{"f"}, Usage: "list the tools of this agent file instead"},
-				listJSONFlag,
+				newListJSONFlag(),
 			},
 			Action: toolsLs,
 		}, {
@@ -35,7 +35,7 @@ func toolsCommand() *cli.Command {
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "where to write the packed module (default: in place)"},
 				&cli.StringFlag{Name: "manifest", Usage: "take the manifest from this JSON file instead of asking the module (--cairn-manifest)"},
-				cacheFlag,
+				newCacheFlag(),
 			},
 			Action: toolsPack,
 		}, toolsWarmCommand(), toolsGCCommand()},
@@ -47,7 +47,7 @@ func toolsLs(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if c.Bool(jsonFlag.Name) {
+	if c.Bool(jsonFlag) {
 		enc := json.NewEncoder(c.App.Writer)
 		for _, ti := range infos {
 			if err := enc.Encode(ti); err != nil {

@@ -18,7 +18,7 @@ func toolsGCCommand() *cli.Command {
 		Name: "gc",
 		Usage: "reclaim space in the compile cache: files left by stopped processes, another wazero version's directory unused for a week, " +
 			"and past --cache-max the compiled modules used least recently; never one used in the last ten minutes",
-		Flags: []cli.Flag{cacheFlag, listJSONFlag,
+		Flags: []cli.Flag{newCacheFlag(), newListJSONFlag(),
 			&cli.StringFlag{Name: "cache-max", EnvVars: []string{cacheMaxEnv}, DefaultText: "512MiB",
 				Usage: "the size the compiled modules are kept under, such as 1GiB (0: remove every one not used in the last ten minutes; off: no bound)"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "say what would be removed, remove nothing"}},
@@ -47,7 +47,7 @@ func toolsGC(c *cli.Context) error {
 	if !errors.Is(serr, fs.ErrNotExist) {
 		got, err = sandbox.TrimCache(dir, sandbox.CacheTrim{Max: max, DryRun: c.Bool("dry-run")})
 	}
-	if c.Bool(jsonFlag.Name) {
+	if c.Bool(jsonFlag) {
 		if werr := writeJSON(c, got); werr != nil {
 			return werr
 		}

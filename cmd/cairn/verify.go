@@ -18,7 +18,7 @@ func verifyCommand() *cli.Command {
 		Name:      "verify",
 		Usage:     "run an agent's recorded tool calls again on what they saw and compare, byte for byte (exit 6 on a divergence)",
 		ArgsUsage: "AGENT",
-		Flags: []cli.Flag{storeFlag, cacheFlag, listJSONFlag,
+		Flags: []cli.Flag{newStoreFlag(), newCacheFlag(), newListJSONFlag(),
 			&cli.IntFlag{Name: "round", Usage: "verify the calls of this round only", DefaultText: "every round"},
 			&cli.StringFlag{Name: "call", Usage: "verify the call of this id only"}},
 		Action: verifyAction,
@@ -40,7 +40,7 @@ func verifyAction(c *cli.Context) error {
 	} else if err != nil {
 		return runError(agentsBeginning(eng.Store(), c.Args().First(), err))
 	}
-	if c.Bool(jsonFlag.Name) {
+	if c.Bool(jsonFlag) {
 		err = writeJSON(c, rep)
 	} else {
 		printVerify(c.App.Writer, rep)

@@ -22,7 +22,7 @@ func toolsWarmCommand() *cli.Command {
 		Name:      "warm",
 		Usage:     "compile tool modules into the compile cache, so that the next run starts warm (default: the built-in tools)",
 		ArgsUsage: "[MODULE.wasm]...",
-		Flags:     []cli.Flag{cacheFlag, engineFlag},
+		Flags:     []cli.Flag{newCacheFlag(), newEngineFlag()},
 		Action:    toolsWarm,
 	}
 }

@@ -31,7 +31,7 @@ func workflowCommand() *cli.Command {
 					&cli.StringFlag{Name: "id", Usage: "the workflow's id (default: its name and a random suffix)"},
 					&cli.StringFlag{Name: "workspace", Aliases: []string{"w"}, Usage: "the directory the steps work in (default: the workflow file's workspace)"},
 					&cli.IntFlag{Name: "parallel", Usage: "steps that run at once", DefaultText: parallelDefault},
-					storeFlag, cacheFlag, jsonFlag, autoDenyFlag,
+					newStoreFlag(), newCacheFlag(), newJSONFlag(), newAutoDenyFlag(),
 				},
 				Action: workflowRunAction,
 			},
@@ -40,11 +40,11 @@ func workflowCommand() *cli.Command {
 				Flags: slices.Concat([]cli.Flag{&cli.IntFlag{Name: "parallel", Usage: "steps that run at once", DefaultText: parallelDefault},
 					&cli.StringSliceFlag{Name: "retry", Usage: "make `STEP` again though what its last attempt did is unknown " +
 						"(its agent's stored state is gone, or its call may have taken effect): check first; repeatable"}},
-					limitFlags("the resumed steps' agents'"), []cli.Flag{storeFlag, cacheFlag, jsonFlag, autoDenyFlag}),
+					limitFlags("the resumed steps' agents'"), []cli.Flag{newStoreFlag(), newCacheFlag(), newJSONFlag(), newAutoDenyFlag()}),
 				Action: workflowResumeAction,
 			},
-			{Name: "ls", Usage: "list the workflows in the store", Flags: []cli.Flag{storeFlag, listJSONFlag}, Action: workflowLsAction},
-			{Name: "show", Usage: "show a workflow's steps and their outputs", ArgsUsage: "ID", Flags: []cli.Flag{storeFlag, listJSONFlag}, Action: workflowShowAction},
+			{Name: "ls", Usage: "list the workflows in the store", Flags: []cli.Flag{newStoreFlag(), newListJSONFlag()}, Action: workflowLsAction},
+			{Name: "show", Usage: "show a workflow's steps and their outputs", ArgsUsage: "ID", Flags: []cli.Flag{newStoreFlag(), newListJSONFlag()}, Action: workflowShowAction},
 		},
 	}
 }
@@ -100,7 +100,7 @@ func workflowResumeAction(c *cli.Context) error {
 		// As `cairn resume` of an agent that is done: nothing to do is no
 		// error, and with --json it is said as a workflow_end, as that
 		// resume says it in a run_end.
-		if c.Bool(jsonFlag.Name) {
+		if c.Bool(jsonFlag) {
 			return writeJSON(c, map[string]any{"type": "workflow_end", "workflow": c.Args().First(), "status": host.StatusDone,
 				"reason": fmt.Sprintf("%v; nothing to resume", err)})
 		}
@@ -140,8 +140,8 @@ func workflowError(err error) error {
 // warnings (of the workflow id) go to stderr as an agent's do, or, with
 // --json, as workflow_warning lines.
 func workflowOptions(c *cli.Context, id string) workflow.Options {
-	opts := workflow.Options{Parallel: c.Int("parallel"), AutoDeny: c.Bool(autoDenyFlag.Name)}
-	if c.Bool(jsonFlag.Name) {
+	opts := workflow.Options{Parallel: c.Int("parallel"), AutoDeny: c.Bool(autoDenyFlag)}
+	if c.Bool(jsonFlag) {
 		r := newRenderer(c.App.Writer, c.App.ErrWriter, true)
 		opts.OnEvent = r.event
 		opts.OnStep = func(ev workflow.StepEvent) { writeJSON(c, stepLine(ev)) }
@@ -211,7 +211,7 @@ func firstLine(s string) string {
 
 // workflowStatus prints how the workflow ended and maps it to the exit code.
 func workflowStatus(c *cli.Context, res *workflow.Result) error {
-	if c.Bool(jsonFlag.Name) {
+	if c.Bool(jsonFlag) {
 		if err := writeJSON(c, map[string]any{"type": "workflow_end", "workflow": res.ID, "status": res.Status,
 			"reason": res.Reason, "ran": res.Ran, "skipped": res.Skipped}); err != nil {
 			return err
@@ -286,7 +286,7 @@ func workflowLsAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if c.Bool(jsonFlag.Name) {
+	if c.Bool(jsonFlag) {
 		for _, r := range recs {
 			if err := writeJSON(c, workflowLine(r)); err != nil {
 				return err
@@ -371,7 +371,7 @@ func workflowShowAction(c *cli.Context) error {
 	if err != nil {
 		return runError(err)
 	}
-	if c.Bool(jsonFlag.Name) {
+	if c.Bool(jsonFlag) {
 		return writeJSON(c, workflowLine(r))
 	}
 	l := workflowLine(r)
