@@ -51,11 +51,45 @@ func stagingRootOf(store checkpoint.Store, agent string) string {
 	return filepath.Join(localRootOf(store), agent, "staging")
 }
 
+// keptDirOf is this node's directory of agent of store that keeps what
+// must outlast a reboot of its own (its kept changes, under changes/, and
+// the incarnationFile that says whose they are): for a store with a
+// directory, or one known only in this process (in memory), the parent of
+// its staging; for one named the same for every process (a PostgreSQL
+// store's), in this user's state directory (stateDir), under agents/,
+// named by storeDigest and the agent. Not beside its staging in the temp
+// directory, where an older cairn kept them: a reboot (a tmpfs) or a
+// cleaning of it lost them, and `cairn undo` with them. What an older
+// cairn kept there is read, and kept beside, while the state directory
+// keeps no changes of the agent; so is all where the state directory
+// cannot be named (no XDG_STATE_HOME or HOME).
+func keptDirOf(store checkpoint.Store, agent string) string {
+	temp := filepath.Dir(stagingRootOf(store, agent))
+	if _, dir := store.(interface{ Dir() string }); dir {
+		return temp
+	}
+	if _, named := store.(interface{ Identity() string }); !named {
+		return temp
+	}
+	state, err := stateDir()
+	if err != nil {
+		return temp
+	}
+	kept := filepath.Join(state, "agents", storeDigest(store), agent)
+	if _, err := os.Lstat(filepath.Join(kept, "changes")); err != nil {
+		if _, err := os.Lstat(filepath.Join(temp, "changes")); err == nil {
+			return temp // an older cairn's
+		}
+	}
+	return kept
+}
+
 // localRootOf is the directory of this machine that keeps, for a store
 // without a directory, what a store with one keeps in it of this
-// machine's (staging, kept changes; not the marks of fills, which must
-// outlast the temp directory: see fillMarksOf): in stagingBase, named by
-// storeDigest.
+// machine's and may be lost with the temp directory (staging, marks of
+// delegations begun; not the kept changes nor the marks of fills, which
+// must outlast it: see keptDirOf and fillMarksOf): in stagingBase, named
+// by storeDigest.
 func localRootOf(store checkpoint.Store) string {
 	return filepath.Join(stagingBase(), storeDigest(store))
 }

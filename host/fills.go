@@ -103,16 +103,28 @@ func fillMarksOf(store checkpoint.Store) (checkpoint.FillMarks, error) {
 // a mark is all that finds what a killed fill left, for good, and a
 // reboot (a tmpfs) or a cleaning of the temp directory would lose it.
 func fillMarksDir(store checkpoint.Store) (string, error) {
+	state, err := stateDir()
+	if err != nil {
+		return "", fmt.Errorf("no directory to keep this machine's marks of fills in, which must outlast a reboot: " +
+			"set XDG_STATE_HOME, or HOME, to a directory of your own")
+	}
+	return filepath.Join(state, "fills", storeDigest(store)), nil
+}
+
+// stateDir is this user's directory of cairn's state on this machine,
+// which outlasts a reboot and a cleaning of the temp directory:
+// $XDG_STATE_HOME/cairn, or ~/.local/state/cairn. An error when neither
+// XDG_STATE_HOME nor HOME names an absolute directory.
+func stateDir() (string, error) {
 	state := os.Getenv("XDG_STATE_HOME")
 	if !filepath.IsAbs(state) {
 		home, err := os.UserHomeDir()
 		if err != nil || !filepath.IsAbs(home) {
-			return "", fmt.Errorf("no directory to keep this machine's marks of fills in, which must outlast a reboot: " +
-				"set XDG_STATE_HOME, or HOME, to a directory of your own")
+			return "", errors.New("neither XDG_STATE_HOME nor HOME names a directory")
 		}
 		state = filepath.Join(home, ".local", "state")
 	}
-	return filepath.Join(state, "cairn", "fills", storeDigest(store)), nil
+	return filepath.Join(state, "cairn"), nil
 }
 
 // olderFillMarksOf are the marks of fills of store that an older cairn

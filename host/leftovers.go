@@ -8,8 +8,9 @@ import (
 	"github.com/cairnrun/cairn/checkpoint"
 )
 
-// incarnationFile names, in this node's directory of an agent of a store
-// that keeps it outside the store (beside its staging: PostgreSQL), the
+// incarnationFile names, in this node's directories of an agent of a
+// store that keeps them outside the store (PostgreSQL: the one of its
+// kept changes, keptDirOf, and the one of its staging), the
 // agent whose runs left what the directory holds: the id of its first
 // run. Such an agent may be removed and made again on another node, with
 // the same id and the same paths here: what this node kept of the old
@@ -36,8 +37,24 @@ func (e *Engine) keptForAnother(agent string, st *checkpoint.State) bool {
 	if _, dir := e.store.(interface{ Dir() string }); dir || !leftoversOwn(e.store) || len(st.Runs) == 0 {
 		return false
 	}
-	b, err := os.ReadFile(filepath.Join(filepath.Dir(e.stagingRoot(agent)), incarnationFile))
-	return err == nil && string(b) != st.Runs[0].ID
+	for _, dir := range e.leftoverDirs(agent) {
+		if b, err := os.ReadFile(filepath.Join(dir, incarnationFile)); err == nil {
+			return string(b) != st.Runs[0].ID
+		}
+	}
+	return false
+}
+
+// leftoverDirs are this node's directories of agent that keep what its
+// runs leave beside the store: the one of its kept changes (keptDirOf),
+// first, and the one of its staging, when another. Each names the agent
+// it keeps for in its incarnationFile.
+func (e *Engine) leftoverDirs(agent string) []string {
+	kept, temp := keptDirOf(e.store, agent), filepath.Dir(e.stagingRoot(agent))
+	if kept == temp {
+		return []string{kept}
+	}
+	return []string{kept, temp}
 }
 
 // claimLeftovers makes this node's directory of agent the one of st's
@@ -47,20 +64,32 @@ func (e *Engine) claimLeftovers(agent string, st *checkpoint.State, runID string
 	if _, dir := e.store.(interface{ Dir() string }); dir || !leftoversOwn(e.store) {
 		return nil
 	}
-	dir := filepath.Dir(e.stagingRoot(agent))
-	name, want := filepath.Join(dir, incarnationFile), incarnation(st, runID)
-	if b, err := os.ReadFile(name); err == nil && string(b) == want {
-		return nil
-	} else if err == nil {
-		if err := e.dropLeftovers(agent); err != nil {
-			return err
+	want, dirs := incarnation(st, runID), e.leftoverDirs(agent)
+	var write []string
+	for _, dir := range dirs {
+		name := filepath.Join(dir, incarnationFile)
+		if b, err := os.ReadFile(name); err == nil && string(b) == want {
+			continue
+		} else if err == nil {
+			if err := e.dropLeftovers(agent); err != nil {
+				return err
+			}
 		}
+		write = append(write, name)
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("agent %q: %w", agent, err)
-	}
-	if err := os.WriteFile(name, []byte(want), 0o600); err != nil {
-		return fmt.Errorf("agent %q: %w", agent, err)
+	for _, name := range write {
+		// The directories made are synced in their parents: the kept
+		// changes made in them later must outlast a power cut.
+		made, err := makeDirs(filepath.Dir(name), "")
+		if err != nil {
+			return fmt.Errorf("agent %q: %w", agent, err)
+		}
+		if err := os.WriteFile(name, []byte(want), 0o600); err != nil {
+			return fmt.Errorf("agent %q: %w", agent, err)
+		}
+		if err := syncDirs(made...); err != nil {
+			return fmt.Errorf("agent %q: %w", agent, err)
+		}
 	}
 	return nil
 }

@@ -51,9 +51,9 @@ var keptDec = strictcbor.StoredDecMode(strictcbor.Limits{Depth: 4, Elements: 1 <
 // keepRounds is how many rounds' changes are kept.
 const keepRounds = 10
 
-// changesRoot is where an agent's rounds' changes are kept.
+// changesRoot is where an agent's rounds' changes are kept (keptDirOf).
 func (e *Engine) changesRoot(agent string) string {
-	return filepath.Join(filepath.Dir(e.stagingRoot(agent)), "changes")
+	return filepath.Join(keptDirOf(e.store, agent), "changes")
 }
 
 func callChanges(root string, round int, call string) string {

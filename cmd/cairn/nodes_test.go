@@ -60,12 +60,13 @@ func (n *twoNodes) run(ws, id, params string) *exec.Cmd {
 	return onNode(cmd, ws)
 }
 
-// onNode gives a node's process a temporary directory of its own, beside
-// its workspace: where it stages its calls' changes, as on another machine.
+// onNode gives a node's process a temporary directory and a state
+// directory of its own, beside its workspace: where it stages its calls'
+// changes and keeps them, as on another machine.
 func onNode(cmd *exec.Cmd, ws string) *exec.Cmd {
 	tmp := ws + "-tmp"
 	os.MkdirAll(tmp, 0o700)
-	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "XDG_STATE_HOME="+ws+"-state")
 	return cmd
 }
 

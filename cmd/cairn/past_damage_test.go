@@ -24,6 +24,7 @@ func TestDamagedPastRowIsReported(t *testing.T) {
 		t.Fatalf("run: exit %d: %s", code, errOut)
 	}
 	t.Setenv("TMPDIR", t.TempDir()) // another node: none of the rounds' changes kept here
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	if code, out, errOut := cairn(t, "diff", "--store", url, "--round", "4", "d1"); code != exitDone || !strings.Contains(out, "REPORT.md") {
 		t.Fatalf("diff of the undamaged round: exit %d: %s%s", code, out, errOut)
 	}
