@@ -40,7 +40,9 @@ const maxJournaledRefusals = 64
 //	    the response; or, for a request the Net says reached
 //	    no peer (netguard.ErrRefused at connect time, netguard.ErrNotSent:
 //	    a refused connection, a name that does not resolve), a refused
-//	    record: nothing of it was sent
+//	    record: nothing of it was sent; or, for one an HTTP/2 server said
+//	    it did not process (netguard.ErrNotProcessed), an unprocessed
+//	    record: it was sent, and is safe to send again
 //
 // So a seal knows of every request that may have left, and of every
 // response the guest may have read; and it does not take for sent a
@@ -121,6 +123,8 @@ func (j *netJournal) RoundTrip(ctx context.Context, req *sandbox.NetRequest) (*s
 		ex.ResponseSize = j.bodyBytesRead() - read // received, and not given to the guest
 		if errors.Is(err, netguard.ErrRefused) || errors.Is(err, netguard.ErrNotSent) {
 			ex.Step = conversation.ExchangeRefused // nothing of it reached the peer
+		} else if errors.Is(err, netguard.ErrNotProcessed) && ex.ResponseSize == 0 {
+			ex.Step = conversation.ExchangeUnprocessed // the server said it did not act on it
 		}
 		return nil, j.end(ex, outcome(ex), err)
 	}

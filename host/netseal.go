@@ -2,6 +2,7 @@ package host
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/cairnrun/cairn/checkpoint/conversation"
@@ -23,10 +24,13 @@ type SealedExchange struct {
 	// Sent: the request may have reached the remote side (it was
 	// journaled as requesting and not refused). Received: its response
 	// came back and was journaled, Status its status.
-	Sent     bool   `json:"sent"`
-	Received bool   `json:"received"`
-	Status   int    `json:"status,omitempty"`
-	Error    string `json:"error,omitempty"`
+	Sent     bool `json:"sent"`
+	Received bool `json:"received"`
+	// NotProcessed: it was sent, and the server said it did not process
+	// it (conversation.ExchangeUnprocessed): it is safe to send again.
+	NotProcessed bool   `json:"not_processed,omitempty"`
+	Status       int    `json:"status,omitempty"`
+	Error        string `json:"error,omitempty"`
 }
 
 // addExchange folds one exchange record into a call's list.
@@ -42,6 +46,7 @@ func addExchange(list []SealedExchange, ex conversation.Exchange) []SealedExchan
 	e := &list[i]
 	e.Sent = ex.Sent()
 	e.Received = ex.Step == conversation.ExchangeReceived
+	e.NotProcessed = ex.Step == conversation.ExchangeUnprocessed
 	e.Status, e.Error = ex.Status, ex.Error
 	return list
 }
@@ -62,11 +67,13 @@ func endExchange(list []conversation.Exchange, ex conversation.Exchange) []conve
 	return list
 }
 
-// sentExchanges are those that may have reached the remote side.
+// sentExchanges are those that may have reached the remote side and
+// been acted on there: not one refused, nor one the server said it did
+// not process.
 func sentExchanges(net []SealedExchange) []SealedExchange {
 	var out []SealedExchange
 	for _, e := range net {
-		if e.Sent {
+		if e.Sent && !e.NotProcessed {
 			out = append(out, e)
 		}
 	}
@@ -86,6 +93,9 @@ func netSeal(c conversation.ToolCall, p checkpoint.Phase, net, sent []SealedExch
 	}
 	s := Seal{Call: c.ID, Tool: c.Name, Phase: p, Effects: EffectsNone, Net: net,
 		Recommendation: "retry: its requests only asked for something (GET, HEAD), and it changed nothing in the workspace"}
+	if slices.ContainsFunc(net, func(e SealedExchange) bool { return e.NotProcessed }) {
+		s.Recommendation = "retry: its requests only asked for something (GET, HEAD) or were not processed by the server, and it changed nothing in the workspace"
+	}
 	if len(mutating) > 0 {
 		s.Effects = EffectsUnknown
 		s.Recommendation = "check the remote side before retrying: " + strings.Join(mutating, ", ") +
@@ -139,6 +149,8 @@ func (e SealedExchange) State() string {
 		return fmt.Sprintf("sent, response %d received", e.Status)
 	case !e.Sent:
 		return "refused, not sent"
+	case e.NotProcessed:
+		return "sent, not processed by the server, safe to send again (" + e.Error + ")"
 	case e.Error != "":
 		return "sent, no response (" + e.Error + ")"
 	}

@@ -132,6 +132,15 @@ const (
 	// such requests were told apart has ExchangeFailed for them, and they
 	// read as sent, as they did then.
 	ExchangeRefused ExchangeStep = "refused"
+	// ExchangeUnprocessed: the request reached an HTTP/2 server, which
+	// said it did not process it (netguard.ErrNotProcessed: its stream
+	// reset with REFUSED_STREAM, or a GOAWAY naming an earlier request as
+	// the last processed), and no byte of an answer came: it was sent,
+	// and counts as sent, but the remote side did not act on it, so it is
+	// safe to send again, and a seal takes it so. A journal written
+	// before such requests were told apart has ExchangeFailed for them,
+	// and they read as failed, as they did then.
+	ExchangeUnprocessed ExchangeStep = "unprocessed"
 )
 
 // Exchange is one step of one HTTP exchange of a call (RecExchange). The

@@ -84,6 +84,8 @@ func ExchangeLine(e conversation.Exchange) string {
 		return fmt.Sprintf("%s %s → %d, %d bytes", e.Method, e.URL, e.Status, e.ResponseSize)
 	case conversation.ExchangeRefused:
 		return fmt.Sprintf("%s %s → refused: %s", e.Method, e.URL, e.Error)
+	case conversation.ExchangeUnprocessed:
+		return fmt.Sprintf("%s %s → sent, not processed by the server (safe to send again): %s", e.Method, e.URL, e.Error)
 	case conversation.ExchangeFailed:
 		return fmt.Sprintf("%s %s → sent, no response: %s", e.Method, e.URL, e.Error)
 	}

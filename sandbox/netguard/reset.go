@@ -90,7 +90,7 @@ func codeOf(name string) uint32 {
 // again; with any other code the remote side may have acted on it.
 func (e streamError) unanswered() error {
 	if e.Code == refusedStream {
-		return fmt.Errorf("no response: the server reset the request's HTTP/2 stream with code %s, which says it did not process the request (RFC 9113, section 8.7): it reached the server, which did not act on it; it was not sent again, and may be sent again",
+		return notProcessedf("no response: the server reset the request's HTTP/2 stream with code %s, which says it did not process the request (RFC 9113, section 8.7): it reached the server, which did not act on it; it was not sent again, and may be sent again",
 			h2Code(e.Code))
 	}
 	return fmt.Errorf("no response: the server reset the request's HTTP/2 stream with code %s before it answered: the request reached the remote side, which may have acted on it; it was not sent again: send it again, as a request of its own, if the remote side may take it twice",
@@ -111,5 +111,16 @@ func goneAway(err error) (error, bool) {
 		return nil, false
 	}
 	code := h2Code(codeOf(m[1])) // NO_ERROR for a graceful one
-	return fmt.Errorf("no response: the server went away (HTTP/2 GOAWAY, code %s) naming an earlier request as the last it processed, which says it did not process this one (RFC 9113, section 6.8): it reached the server, which did not act on it; it was not sent again, and may be sent again", code), true
+	return notProcessedf("no response: the server went away (HTTP/2 GOAWAY, code %s) naming an earlier request as the last it processed, which says it did not process this one (RFC 9113, section 6.8): it reached the server, which did not act on it; it was not sent again, and may be sent again", code), true
+}
+
+// notProcessed is the error of a request the server said it did not
+// process: errors.Is finds ErrNotProcessed in it, and its text is its own.
+type notProcessed struct{ error }
+
+func (notProcessed) Is(target error) bool { return target == ErrNotProcessed }
+
+// notProcessedf is fmt.Errorf's error, marked as notProcessed.
+func notProcessedf(format string, a ...any) error {
+	return notProcessed{fmt.Errorf(format, a...)}
 }

@@ -53,6 +53,9 @@ func TestHTTP2StreamResetSaysWhatTheServerDid(t *testing.T) {
 				if err == nil || errors.Is(err, ErrNotSent) || !strings.Contains(err.Error(), "no response: "+tc.want) {
 					t.Errorf("%s of %d bytes: %v\nwant it sent, saying %q", req.Method, len(req.Body), err, tc.want)
 				}
+				if errors.Is(err, ErrNotProcessed) != (tc.code == refusedStream) {
+					t.Errorf("%s of %d bytes: errors.Is(err, ErrNotProcessed) = %v with code %s", req.Method, len(req.Body), !(tc.code == refusedStream), h2Code(tc.code))
+				}
 				for _, word := range []string{"received from peer", "GetBody", "stream ID"} {
 					if err != nil && strings.Contains(err.Error(), word) {
 						t.Errorf("%s of %d bytes: the error says %q, net/http's words: %v", req.Method, len(req.Body), word, err)
@@ -125,6 +128,9 @@ func TestHTTP2GoAwaySaysTheRequestWasNotProcessed(t *testing.T) {
 				_, err := g.Call().RoundTrip(context.Background(), req)
 				if err == nil || errors.Is(err, ErrNotSent) || err.Error() != want {
 					t.Errorf("%s: %v\nwant %q", req.Method, err, want)
+				}
+				if !errors.Is(err, ErrNotProcessed) {
+					t.Errorf("%s: the error is not ErrNotProcessed, so it is journaled as failed (as if the server may have acted on it): %v", req.Method, err)
 				}
 				if n := seen.Load(); n != 1 {
 					t.Errorf("%s: the server saw it %d times", req.Method, n)

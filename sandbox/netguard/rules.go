@@ -24,6 +24,13 @@ var (
 	// connected), so no byte of it was written and sending it again is
 	// safe.
 	ErrNotSent = errors.New("not sent")
+	// ErrNotProcessed is a request that reached an HTTP/2 server which
+	// said it did not process it: it reset the request's stream with
+	// REFUSED_STREAM (RFC 9113, section 8.7), or went away (GOAWAY)
+	// naming an earlier request as the last it processed (section 6.8).
+	// It was sent once, and the remote side did not act on it, so sending
+	// it again is safe. The error's text is that the tool is told.
+	ErrNotProcessed = errors.New("not processed")
 	// ErrBadRule is an allow entry or secret that does not read.
 	ErrBadRule = errors.New("bad network grant")
 )
