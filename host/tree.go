@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
@@ -94,14 +95,17 @@ func fileTrees(store checkpoint.Store, top string, parent *AgentFile, started ti
 			files = append(files, p)
 		}
 	}
+	if len(files) == 0 {
+		return nil
+	}
+	used, err := treeUsage(store, top)
+	if err != nil {
+		used = map[string]conversation.Usage{} // not made yet: it has used nothing
+	}
 	var t *tree
 	for i := len(files) - 1; i >= 0; i-- {
-		used, err := treeUsage(store, top)
-		if err != nil {
-			used = map[string]conversation.Usage{} // not made yet: it has used nothing
-		}
 		l := files[i].Limits
-		n := &tree{top: top, file: files[i].describe(), up: t, used: used,
+		n := &tree{top: top, file: files[i].describe(), up: t, used: maps.Clone(used), // each counts on its own
 			limits: RunLimits{MaxTokens: l.MaxTokens, MaxCost: l.MaxCost, MaxTime: l.MaxTime}}
 		if l.MaxTime > 0 {
 			n.deadline = started.Add(time.Duration(l.MaxTime))
