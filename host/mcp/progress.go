@@ -30,7 +30,13 @@ func (s *Server) reportProgress(ctx context.Context, req *sdk.CallToolRequest, n
 		select {
 		case <-begun:
 		case <-done:
-			return
+			// A call that started and ended before this goroutine ran
+			// finds both closed; it started, so it is told.
+			select {
+			case <-begun:
+			default:
+				return
+			}
 		case <-ctx.Done():
 			return
 		}
