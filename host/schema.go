@@ -39,11 +39,27 @@ func schemaText(s string) string {
 	return s
 }
 
-// supportedDrafts are the $schema values the validator takes as they are.
-var supportedDrafts = map[string]bool{
-	"": true, "http://json-schema.org/draft-07/schema#": true, "http://json-schema.org/draft-07/schema": true,
-	"https://json-schema.org/draft/2020-12/schema": true,
+// drafts maps the $schema values of the drafts the validator reads to
+// the spelling it knows them by: a draft's URI with or without its empty
+// fragment ("#") and over http or https names the same draft, and the
+// validator refuses every instance of a schema whose $schema it does not
+// know verbatim.
+var drafts = map[string]string{
+	"": "",
+	"http://json-schema.org/draft-07/schema#":       draft07,
+	"http://json-schema.org/draft-07/schema":        draft07,
+	"https://json-schema.org/draft-07/schema#":      draft07,
+	"https://json-schema.org/draft-07/schema":       draft07,
+	"https://json-schema.org/draft/2020-12/schema":  draft2020,
+	"https://json-schema.org/draft/2020-12/schema#": draft2020,
+	"http://json-schema.org/draft/2020-12/schema":   draft2020,
+	"http://json-schema.org/draft/2020-12/schema#":  draft2020,
 }
+
+const (
+	draft07   = "http://json-schema.org/draft-07/schema#"
+	draft2020 = "https://json-schema.org/draft/2020-12/schema"
+)
 
 func compileSchema(tool, text string) (s *schema, err error) {
 	defer recoverAs(&err, "input schema does not compile")
@@ -51,9 +67,7 @@ func compileSchema(tool, text string) (s *schema, err error) {
 	if err := json.Unmarshal(draft4Bounds([]byte(schemaText(text))), &doc); err != nil {
 		return nil, fmt.Errorf("input schema: %w", err)
 	}
-	if !supportedDrafts[doc.Schema] {
-		doc.Schema = ""
-	}
+	doc.Schema = drafts[doc.Schema] // another draft is read as 2020-12
 	g, err := checkLoops(&doc)
 	if err != nil {
 		return nil, err

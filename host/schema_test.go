@@ -64,6 +64,14 @@ func TestSchemaDrafts(t *testing.T) {
 			`{"a": 1}`, `{"a": "x"}`, ""},
 		{`{"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object", "properties": {"a": {"$ref": "#/$defs/n"}}, "$defs": {"n": {"type": "number"}}}`,
 			`{"a": 1}`, `{"a": "x"}`, ""},
+		// Regression: draft-07 named without its "#" (as many tools name
+		// it) refused every call: the validator knows only the "#" form.
+		{`{"$schema": "http://json-schema.org/draft-07/schema", "type": "object", "properties": {"a": {"$ref": "#/definitions/n"}}, "definitions": {"n": {"type": "number"}}}`,
+			`{"a": 1}`, `{"a": "x"}`, ""},
+		{`{"$schema": "https://json-schema.org/draft-07/schema", "type": "object", "properties": {"a": {"type": "number"}}}`,
+			`{"a": 1}`, `{"a": "x"}`, ""},
+		{`{"$schema": "https://json-schema.org/draft/2020-12/schema#", "type": "object", "properties": {"a": {"type": "number"}}}`,
+			`{"a": 1}`, `{"a": "x"}`, ""},
 		{`{"$schema": "http://json-schema.org/draft-06/schema#", "type": "object", "properties": {"a": {"type": "number"}}}`,
 			`{"a": 1}`, `{"a": "x"}`, ""},
 		{`{"$schema": "http://json-schema.org/draft-04/schema#", "type": "object", "properties": {"a": {"type": "number", "minimum": 1, "exclusiveMinimum": true, "maximum": 9, "exclusiveMaximum": false}}}`,
