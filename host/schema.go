@@ -28,6 +28,10 @@ type schema struct {
 	// graph is the schema's graph, with or without references
 	// (textRefused walks it).
 	graph *schemaGraph
+	// fast passes the arguments the schema takes without the validator,
+	// when the schema is of the kind it covers (schema_fast.go); nil
+	// otherwise.
+	fast *fastSchema
 }
 
 // schemaText is the schema a tool declared, or the schema of "any object"
@@ -79,6 +83,8 @@ func compileSchema(tool, text string) (s *schema, err error) {
 	s = &schema{resolved: rs, graph: g}
 	if g.hasReferences() {
 		s.refs = g
+	} else {
+		s.fast = newFastSchema(&doc)
 	}
 	return s, nil
 }
@@ -145,6 +151,9 @@ func (s *schema) check(input string) (_ string, err error) {
 	var inst any
 	if err := json.Unmarshal([]byte(input), &inst); err != nil {
 		return "", fmt.Errorf("%w: not valid JSON; send one JSON object that matches the tool's input schema", errArguments)
+	}
+	if s.fast != nil && s.fast.valid(inst) {
+		return input, nil
 	}
 	if err := checkWork(s.refs, inst); err != nil {
 		return "", err
