@@ -2,12 +2,13 @@ package host
 
 import (
 	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
 	"path"
 	"sort"
-	"strings"
+	"strconv"
 	"sync"
 
 	"github.com/cairnrun/cairn/checkpoint/conversation"
@@ -98,18 +99,51 @@ func sortedKeys(m map[string]string) []string {
 }
 
 // policyDigest is a digest of what of a policy decides how a call runs,
-// but where its mounts are on the host: a verify runs it elsewhere.
+// but where its mounts are on the host: a verify runs it elsewhere. It is
+// the SHA-256 of a text in the form of fmt's
+//
+//	mem=%d timeout=%d in=%d out=%d err=%d files=%d staging=%d paths=%d clock=%t rand=%t
+//	imports=%q args=%q env=%q
+//	mount %s ro=%t
+//
+// (one mount line for each mount), appended without fmt: each call takes
+// one, and recorded digests must stay what they were.
 func policyDigest(p sandbox.Policy) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "mem=%d timeout=%d in=%d out=%d err=%d files=%d staging=%d paths=%d clock=%t rand=%t\n",
-		p.MemoryLimit, p.Timeout, p.StdinLimit, p.StdoutLimit, p.StderrLimit, p.MaxOpenFiles,
-		p.StagingLimit, p.MaxStagedPaths, p.RealClock, p.RealRandom)
-	fmt.Fprintf(&b, "imports=%q args=%q env=%q\n", p.Imports, p.Args, sortedKeys(p.Env))
-	for _, m := range p.Mounts {
-		fmt.Fprintf(&b, "mount %s ro=%t\n", m.GuestPath, m.ReadOnly)
+	b := make([]byte, 0, 512)
+	for _, f := range []struct {
+		name string
+		n    int64
+	}{{"mem=", p.MemoryLimit}, {" timeout=", int64(p.Timeout)}, {" in=", p.StdinLimit}, {" out=", p.StdoutLimit},
+		{" err=", p.StderrLimit}, {" files=", int64(p.MaxOpenFiles)}, {" staging=", p.StagingLimit}, {" paths=", int64(p.MaxStagedPaths)}} {
+		b = strconv.AppendInt(append(b, f.name...), f.n, 10)
 	}
-	sum := sha256.Sum256([]byte(b.String()))
-	return fmt.Sprintf("sha256:%x", sum)
+	b = strconv.AppendBool(append(b, " clock="...), p.RealClock)
+	b = strconv.AppendBool(append(b, " rand="...), p.RealRandom)
+	b = appendQuoted(append(b, "\nimports="...), p.Imports)
+	b = appendQuoted(append(b, " args="...), p.Args)
+	var env []string
+	if len(p.Env) > 0 {
+		env = sortedKeys(p.Env)
+	}
+	b = append(appendQuoted(append(b, " env="...), env), '\n')
+	for _, m := range p.Mounts {
+		b = append(append(b, "mount "...), m.GuestPath...)
+		b = append(strconv.AppendBool(append(b, " ro="...), m.ReadOnly), '\n')
+	}
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// appendQuoted appends list as fmt's %q has it: ["a" "b"].
+func appendQuoted(b []byte, list []string) []byte {
+	b = append(b, '[')
+	for i, s := range list {
+		if i > 0 {
+			b = append(b, ' ')
+		}
+		b = strconv.AppendQuote(b, s)
+	}
+	return append(b, ']')
 }
 
 // RecordMode is the agent file's `record:`, what is kept of what each
