@@ -133,6 +133,12 @@ func decodeRecord(t RecordType, payload []byte) (Record, error) {
 		return rec, err
 	}
 	rec.Type = t
+	if rec.Message != nil {
+		rec.Message.Intern()
+	}
+	if rec.Result != nil {
+		rec.Result.Recording.Intern()
+	}
 	return rec, checkRecord(rec)
 }
 
@@ -196,6 +202,9 @@ func decodeState(payload []byte) (*State, error) {
 	var st State
 	if err := decMode.Unmarshal(payload, &st); err != nil {
 		return nil, err
+	}
+	for i := range st.Messages {
+		st.Messages[i].Intern()
 	}
 	return &st, nil
 }

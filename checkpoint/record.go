@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"fmt"
 	"time"
+	"unique"
 
 	"github.com/cairnrun/cairn/checkpoint/conversation"
 )
@@ -210,7 +211,7 @@ func (s *State) applyRound(recs []Record, commit Record) {
 		for _, c := range turn.ToolCalls {
 			if res, ok := results[c.ID]; ok {
 				s.Messages = append(s.Messages, conversation.Message{Role: conversation.RoleTool, Text: res.Result.Output,
-					CallID: c.ID, ToolName: c.Name, IsError: res.Result.IsError, Recording: res.Result.Recording,
+					CallID: c.ID, ToolName: unique.Make(c.Name).Value(), IsError: res.Result.IsError, Recording: res.Result.Recording,
 					Net: res.Result.Net, EffectsUnknown: res.Result.EffectsUnknown})
 				s.ToolCalls++
 				s.applyResult(res.Result)

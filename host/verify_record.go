@@ -242,6 +242,7 @@ func (s *sight) recording(round int, workspace string, blobs *blobCache, res *ca
 		return nil, err
 	}
 	rec.Files = files
+	rec.Intern() // the state holds it for as long as the agent runs
 	return rec, nil
 }
 
