@@ -56,9 +56,10 @@ func isLoopback(host string) bool {
 // rebinding (a browser sends the Origin of the page that makes the
 // request); so, by the SDK, is a request that reached a loopback address
 // with a Host that is not loopback. With a token, a request without
-// "Authorization: Bearer TOKEN" is refused with 401. A DELETE that ends a
-// client's session stops its calls at once, as the end of a client's
-// input does on stdio.
+// "Authorization: Bearer TOKEN" is refused with 401. Each refusal, the
+// SDK's own included (see answerRefusals), is a JSON-RPC error that says
+// why, with the refusal's status. A DELETE that ends a client's session
+// stops its calls at once, as the end of a client's input does on stdio.
 //
 // A session whose client leaves it idle for Options.SessionIdle (unless
 // it is negative), with no request open (no POST being served, no
@@ -83,8 +84,8 @@ func (s *Server) Handler(token string) http.Handler {
 // JSON-RPC code. A body over the SDK's bound passes on, for the SDK's 413.
 func refuseBeforeInitialize(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
-			next.ServeHTTP(w, r)
+		if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" || baseMediaType(r.Header.Get("Content-Type")) != "application/json" {
+			next.ServeHTTP(w, r) // a body not of JSON: the SDK's 415
 			return
 		}
 		body, ok := peekBody(r)
@@ -147,11 +148,12 @@ func peekBody(r *http.Request) ([]byte, bool) {
 // and a batch where the session has none or one the SDK would not answer
 // whole (see batchRefusal). A body the SDK refuses before it reads it
 // (not of Content-Type application/json, over its bound) is the SDK's to
-// answer, and so is one of a session it has not (404).
+// refuse, and so is one of a session it has not (404); every refusal of
+// the SDK's is answered as a JSON-RPC error (see answerRefusals).
 func (s *Server) refuseMalformed(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || baseMediaType(r.Header.Get("Content-Type")) != "application/json" {
-			next.ServeHTTP(w, r)
+			answerRefusals(w, r, nil, next)
 			return
 		}
 		body, ok := peekBody(r)
@@ -165,7 +167,7 @@ func (s *Server) refuseMalformed(next http.Handler) http.Handler {
 		}
 		switch {
 		case !s.servesSession(r.Header.Get("Mcp-Session-Id")):
-			next.ServeHTTP(w, r)
+			answerRefusals(w, r, body, next)
 		case ref == nil && bytes.HasPrefix(bytes.TrimSpace(body), []byte("[")):
 			serveBatch(w, r, body, next)
 		case ref == nil:
@@ -222,28 +224,33 @@ func bodyWithin(next http.Handler) http.Handler {
 	})
 }
 
-// answerRefusals serves a POST of JSON-RPC messages, body, with next, the
-// SDK, and answers with a JSON-RPC error, as stdio answers, what the SDK
-// refuses with a plain-text 400, which the Go SDK's client takes for a
-// broken connection: a request of a method the server does not handle
-// (-32601), a notification's method sent with an id, a request without
-// the params it needs, or with an Mcp-Protocol-Version header of a
-// version the server does not speak (-32600), naming the request's id. A
-// notification of a method the server does not handle is let go (202),
-// as stdio lets it go: none is answered.
+// answerRefusals serves r with next, the SDK, and answers with a JSON-RPC
+// error what the SDK refuses in plain text (http.Error), of which a client
+// speaking JSON-RPC reads nothing (the Go SDK's client shows the status
+// alone, or takes a 400 for a broken connection): the status is kept, and
+// the error says what was wrong and what to send instead (see
+// refusalOf). body is the POST's JSON-RPC messages, or nil if they were
+// not read: a request among them is named by the answer's id. Of a POST's
+// messages, a request of a method the server does not handle is answered
+// -32601, and a notification of one is let go (202), as stdio lets it
+// go: none is answered.
 func answerRefusals(w http.ResponseWriter, r *http.Request, body []byte, next http.Handler) {
 	hw := &refusalWriter{ResponseWriter: w}
 	next.ServeHTTP(hw, r)
-	if hw.held {
-		answerRefusal(w, body, hw.text.String())
+	if !hw.held {
+		return
 	}
+	if body == nil && r.Method == http.MethodPost {
+		body, _ = peekBody(r) // refused before the SDK read it
+	}
+	answerRefusal(w, r, body, hw.status, hw.text.String())
 }
 
-// answerRefusal answers a POST of JSON-RPC messages, body, that the SDK
-// refused with text, a plain-text 400, as answerRefusals says.
-func answerRefusal(w http.ResponseWriter, body []byte, text string) {
+// answerRefusal answers r, whose body is body (nil for none), that the SDK
+// refused with status and text, in plain text, as answerRefusals says.
+func answerRefusal(w http.ResponseWriter, r *http.Request, body []byte, status int, text string) {
 	text = strings.TrimSpace(text)
-	ref := &refusal{id: json.RawMessage("null"), code: jsonrpc.CodeInvalidRequest, message: text}
+	ref := &refusal{id: json.RawMessage("null")}
 	var req *jsonrpc.Request
 	if m, err := jsonrpc.DecodeMessage(bytes.TrimSpace(body)); err == nil {
 		req, _ = m.(*jsonrpc.Request)
@@ -261,28 +268,69 @@ func answerRefusal(w http.ResponseWriter, body []byte, text string) {
 	case strings.HasPrefix(text, notHandled) && req != nil:
 		ref.code, ref.message = jsonrpc.CodeMethodNotFound, fmt.Sprintf("method not found: %q", req.Method)
 	case strings.HasPrefix(text, notHandled):
-		ref.code = jsonrpc.CodeMethodNotFound
-	case !strings.HasPrefix(text, "invalid request"):
-		ref.message = "invalid request: " + strings.TrimPrefix(text, "Bad Request: ")
+		ref.code, ref.message = jsonrpc.CodeMethodNotFound, text
+	default:
+		ref.code, ref.message = refusalOf(r, status, text)
 	}
 	w.Header().Del("X-Content-Type-Options")
-	writeRefusal(w, ref)
+	writeRefusalStatus(w, status, ref)
 }
 
 // notHandled begins the SDK's refusal of a method it does not handle.
 const notHandled = "JSON RPC not handled"
 
-// refusalWriter holds back a plain-text 400, the SDK's refusal, for
-// answerRefusals to answer; anything else passes through.
+// refusalOf is the code and message of the JSON-RPC error that answers r,
+// which the SDK refused with status and text: what was wrong, in the
+// request's own words where it can (the header it sent), and what to send
+// instead. A refusal this does not know keeps the SDK's text.
+func refusalOf(r *http.Request, status int, text string) (int64, string) {
+	session := r.Header.Get("Mcp-Session-Id")
+	newSession := "start a new session: send initialize without an Mcp-Session-Id header, and the Mcp-Session-Id its answer gives with every later request"
+	switch {
+	case status == http.StatusMethodNotAllowed:
+		return jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: method %s is not served here: this MCP endpoint serves POST (JSON-RPC messages), GET (a session's standalone stream of events) and DELETE (to end a session)", r.Method)
+	case status == http.StatusUnsupportedMediaType:
+		return jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: Content-Type %q: a POST's body is JSON-RPC, sent with Content-Type: application/json", r.Header.Get("Content-Type"))
+	case strings.HasPrefix(text, "Accept must contain both"):
+		return jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: Accept %q: a POST is sent with Accept: application/json, text/event-stream (its answer comes as JSON or as a stream of events)", r.Header.Get("Accept"))
+	case strings.HasPrefix(text, "Accept must contain 'text/event-stream'"):
+		return jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: Accept %q: a GET, which opens a session's standalone stream of events, is sent with Accept: text/event-stream", r.Header.Get("Accept"))
+	case strings.Contains(text, "requires an Mcp-Session-Id header"):
+		return jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: a %s without an Mcp-Session-Id header: send the one the answer to initialize gave (a GET opens that session's standalone stream of events, a DELETE ends the session); without a session, initialize first", r.Method)
+	case strings.HasPrefix(text, "Bad Request: Unsupported protocol version"):
+		versions := strings.TrimSuffix(strings.TrimPrefix(text, "Bad Request: Unsupported protocol version (supported versions: "), ")")
+		return jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: Mcp-Protocol-Version %q is not a version this server speaks (it speaks %s): send the version initialize agreed on", r.Header.Get("Mcp-Protocol-Version"), versions)
+	case text == "session is closing":
+		return jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: session %q is closing: %s", session, newSession)
+	case status == http.StatusNotFound:
+		return jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: session %q not found: it has ended (a DELETE ended it, it was left idle past cairn mcp's --idle-timeout, or the server restarted) or never was; %s", session, newSession)
+	case r.Method == http.MethodPost && strings.Contains(text, "Last-Event-ID"):
+		return jsonrpc.CodeInvalidRequest, "invalid request: a POST with a Last-Event-ID header, which resumes a GET's stream only: send the POST without it"
+	case strings.Contains(text, "Last-Event-ID") || text == "stream replay unsupported":
+		return jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: Last-Event-ID %q: cairn mcp keeps no events to resume a stream with; send the GET without Last-Event-ID (the events the stream missed are not sent again)", r.Header.Get("Last-Event-ID"))
+	case status == http.StatusConflict:
+		return jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: session %q has a standalone stream of events already, held by another GET: a session has one; read that one, or close it before opening another", session)
+	case status >= 500:
+		return jsonrpc.CodeInternalError, fmt.Sprintf("internal error: %s (HTTP %d); try again, and if it persists, restart cairn mcp", text, status)
+	case strings.HasPrefix(text, "invalid request"):
+		return jsonrpc.CodeInvalidRequest, text
+	}
+	return jsonrpc.CodeInvalidRequest, "invalid request: " + strings.TrimPrefix(text, "Bad Request: ")
+}
+
+// refusalWriter holds back a plain-text answer of status 400 or more,
+// the SDK's refusal (http.Error), for answerRefusals to answer; anything
+// else passes through.
 type refusalWriter struct {
 	http.ResponseWriter
-	held bool
-	text bytes.Buffer
+	held   bool
+	status int
+	text   bytes.Buffer
 }
 
 func (w *refusalWriter) WriteHeader(code int) {
-	if code == http.StatusBadRequest && strings.HasPrefix(w.Header().Get("Content-Type"), "text/plain") {
-		w.held = true
+	if code >= http.StatusBadRequest && strings.HasPrefix(w.Header().Get("Content-Type"), "text/plain") {
+		w.held, w.status = true, code
 		return
 	}
 	w.ResponseWriter.WriteHeader(code)

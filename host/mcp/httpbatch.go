@@ -46,7 +46,7 @@ func serveBatch(w http.ResponseWriter, r *http.Request, body []byte, next http.H
 		}
 		out, refused := batchCulprits(strings.TrimSpace(bw.text.String()), msgs, keep)
 		if len(out) == 0 || pass+1 >= maxBatchPasses {
-			answerRefusal(w, b, bw.text.String())
+			answerRefusal(w, r, b, bw.status, bw.text.String())
 			return
 		}
 		keep = slices.DeleteFunc(keep, func(i int) bool { return slices.Contains(out, i) })
