@@ -116,12 +116,20 @@ type readCloser struct {
 // status it takes as passing (500, 502, 503, 504, 429), keeping only the
 // status's name; any other body is an error that names the status and
 // what the body says (the SDK's client keeps the status's name alone),
-// but for a 404 to a request of a session (the session is gone, which the
-// SDK's client reads from the status) and an answer to a message that
-// awaits none.
+// but for an answer to a message that awaits none. A 404 to a request of
+// a session says the session is gone, which the SDK's client reads from
+// the status, and then answers with a new session, but only when the body
+// holds no JSON-RPC error (cairn mcp's and the TypeScript SDK's hold one),
+// which it would take for the call's answer: its body is dropped.
 func refusedAnswer(r *http.Request, resp *http.Response) (*http.Response, error) {
+	if resp.StatusCode == http.StatusNotFound && r.Header.Get("Mcp-Session-Id") != "" {
+		io.Copy(io.Discard, io.LimitReader(resp.Body, refusalBody))
+		resp.Body.Close()
+		resp.Body, resp.ContentLength = http.NoBody, 0
+		return resp, nil
+	}
 	id := requestID(r)
-	if id == nil || resp.StatusCode == http.StatusNotFound && r.Header.Get("Mcp-Session-Id") != "" {
+	if id == nil {
 		return resp, nil
 	}
 	defer resp.Body.Close()
