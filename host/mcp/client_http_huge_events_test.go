@@ -94,6 +94,7 @@ func TestEventsPassEventsWithinTheLimit(t *testing.T) {
 func FuzzEvents(f *testing.F) {
 	f.Add([]byte("data: {\"id\":1}\n\nid: 2\ndata: {\"id\":2,\"result\":\"" + strings.Repeat("h", 80) + "\"}\n\nxyz"))
 	f.Add([]byte("retry: 1\r\ndata: {\"method\":\"m\",\"id\":\"\\\\\"}\r\n\r\n"))
+	f.Add([]byte("id: 3\ndata: [{\"id\":1},\ndata: {\"method\":\"m\"}]\n\nretry: 5\ndata: []\n\n"))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		const limit = 40
 		out, err := readEvents(string(in), limit)
@@ -103,6 +104,28 @@ func FuzzEvents(f *testing.F) {
 		rest := []byte(out)
 		var ev []byte
 		check := func(event []byte, size int) {
+			if members, fields, ok := batchEvent(event); ok && size <= limit {
+				// A batch: an event of each member, the last with the event's
+				// id and retry lines (an event of those alone if it has none).
+				if len(members) == 0 && fields == 0 {
+					return
+				}
+				for i := range max(len(members), 1) {
+					one, tail, ok := bytes.Cut(rest, []byte("\n\n"))
+					if !ok {
+						t.Fatalf("in the place of batch %q: %q", event, rest)
+					}
+					rest = tail
+					var want bytes.Buffer
+					if len(members) > 0 {
+						json.Compact(&want, members[i])
+					}
+					if data := bytes.TrimPrefix(one[bytes.LastIndexByte(one, '\n')+1:], []byte("data: ")); len(members) > 0 && !bytes.Equal(data, want.Bytes()) {
+						t.Fatalf("in the place of member %d of batch %q: %q", i, event, one)
+					}
+				}
+				return
+			}
 			if size <= limit {
 				if !bytes.HasPrefix(rest, event) {
 					t.Fatalf("event %q not passed on as it is: %q", event, rest)
@@ -139,4 +162,30 @@ func FuzzEvents(f *testing.F) {
 			t.Fatalf("passed on more: %q", rest)
 		}
 	})
+}
+
+// batchEvent reports whether event's data is a JSON-RPC batch, with its
+// members and how many id and retry lines it has.
+func batchEvent(event []byte) ([]json.RawMessage, int, bool) {
+	var data [][]byte
+	fields := 0
+	for line := range bytes.Lines(event) {
+		name, value, _ := bytes.Cut(bytes.TrimRight(line, "\r\n"), []byte(":"))
+		switch string(name) {
+		case "data":
+			data = append(data, bytes.TrimPrefix(value, []byte(" ")))
+		case "id", "retry":
+			fields++
+		case "event":
+			if v := string(bytes.TrimPrefix(value, []byte(" "))); v != "" && v != "message" {
+				return nil, 0, false
+			}
+		}
+	}
+	msg := bytes.TrimSpace(bytes.Join(data, []byte("\n")))
+	var members []json.RawMessage
+	if len(msg) == 0 || msg[0] != '[' || json.Unmarshal(msg, &members) != nil {
+		return nil, 0, false
+	}
+	return members, fields, true
 }

@@ -19,7 +19,8 @@ import (
 // notification of the server's, an event of another name) nothing but
 // its id and retry lines passes on, so that a stream resumed after it
 // starts after it. A line ends at "\n", and an event at a blank line, as
-// the SDK reads them.
+// the SDK reads them. An event whose data is a JSON-RPC batch, which the
+// SDK does not read, passes on as an event of each member (see split).
 //
 // The stream of a POST whose request awaits an answer, req, that ends or
 // fails before the answer came, none of its events having an id to resume
@@ -45,9 +46,14 @@ func (e *events) Read(p []byte) (int, error) { return e.out.read(p, e.next) }
 // stream, the answer that takes the place of one that never came.
 func (e *events) next() ([]byte, error) {
 	ev, err := e.event()
-	if other := e.note(ev); other != nil {
-		ev = append(append([]byte("data: "), other...), "\n\n"...)
+	var out []byte
+	for _, one := range e.split(ev) {
+		if other := e.note(one); other != nil {
+			one = append(append([]byte("data: "), other...), "\n\n"...)
+		}
+		out = append(out, one...)
 	}
+	ev = out
 	if err == nil || e.answered || e.resumable || e.req == nil || e.req.Context().Err() != nil {
 		return ev, err
 	}
@@ -66,6 +72,76 @@ func (e *events) next() ([]byte, error) {
 	}
 	ev = append(append(append(ev, "data: "...), errorAnswer(e.id, cutCode, msg)...), "\n\n"...)
 	return ev, io.EOF
+}
+
+// split is what passes on of ev, an event whole within the limit, as
+// events: ev itself, but for an event whose data is a JSON-RPC batch (a
+// JSON array), which the SDK's client fails on, ending the connection:
+// then each member in an event of its own, the last with ev's id and
+// retry lines, but a response to another request than req's, let go as
+// a JSON body's other members are (see batchAnswer).
+func (e *events) split(ev []byte) [][]byte {
+	var fields, data [][]byte
+	for line := range bytes.Lines(ev) {
+		name, value, _ := bytes.Cut(bytes.TrimRight(line, "\r\n"), []byte(":"))
+		switch string(name) {
+		case "data":
+			data = append(data, bytes.TrimPrefix(value, []byte(" ")))
+		case "id", "retry":
+			fields = append(fields, append(bytes.Clone(bytes.TrimRight(line, "\r\n")), '\n'))
+		case "event":
+			if v := string(bytes.TrimPrefix(value, []byte(" "))); v != "" && v != "message" {
+				return [][]byte{ev}
+			}
+		}
+	}
+	if !startsBatch(data) {
+		return [][]byte{ev}
+	}
+	members, ok := batchOf(bytes.Join(data, []byte("\n")))
+	if !ok {
+		return [][]byte{ev}
+	}
+	id := e.requestID()
+	var out [][]byte
+	for _, m := range members {
+		if of, ok := responseID(m); ok && id != nil && !sameID(of, id) {
+			continue
+		}
+		var b bytes.Buffer
+		b.WriteString("data: ")
+		json.Compact(&b, m)
+		b.WriteString("\n\n")
+		out = append(out, b.Bytes())
+	}
+	if len(fields) > 0 {
+		last := append(bytes.Join(fields, nil), '\n')
+		if len(out) > 0 {
+			last = append(last[:len(last)-1], out[len(out)-1]...)
+			out = out[:len(out)-1]
+		}
+		out = append(out, last)
+	}
+	return out
+}
+
+// startsBatch reports whether data, an event's data lines, begins as a
+// JSON array does, so that an event of anything else is not joined again.
+func startsBatch(data [][]byte) bool {
+	for _, d := range data {
+		if d = bytes.TrimSpace(d); len(d) > 0 {
+			return d[0] == '['
+		}
+	}
+	return false
+}
+
+// requestID is the id of req's request; nil for none.
+func (e *events) requestID() json.RawMessage {
+	if !e.idRead && e.req != nil {
+		e.id, e.idRead = requestID(e.req), true
+	}
+	return e.id
 }
 
 // note reads what passes on of an event, ev: whether it has an id, and
@@ -121,12 +197,12 @@ func (e *events) event() ([]byte, error) {
 			ev.size += size
 			ev.inLine = false
 		case len(line) > 0 && len(bytes.TrimRight(line, "\r\n")) == 0:
-			return ev.end(line, e.limit), err
+			return ev.end(line, e.limit, e.requestID), err
 		default:
 			ev.add(line, e.limit)
 		}
 		if err != nil {
-			return ev.end(nil, e.limit), err
+			return ev.end(nil, e.limit, e.requestID), err
 		}
 	}
 }
@@ -215,8 +291,10 @@ func (ev *event) feedData(value []byte) {
 // end is what passes on of the event, blank the line that ended it (nil
 // at the end of the stream): the event itself, or, over the limit, its
 // id and retry lines and, of a response, the error response that takes
-// its place, ended by a blank line.
-func (ev *event) end(blank []byte, limit int) []byte {
+// its place, ended by a blank line; of a batch, the error response to
+// the request whose id reqID gives (none, for nil) that takes its place
+// (see dropBatch).
+func (ev *event) end(blank []byte, limit int, reqID func() json.RawMessage) []byte {
 	if !ev.over {
 		return append(ev.kept, blank...)
 	}
@@ -227,7 +305,11 @@ func (ev *event) end(blank []byte, limit int) []byte {
 		}
 	}
 	if ev.name == "" || ev.name == "message" {
-		if answer := dropAnswer(&ev.msg, ev.size, limit); answer != nil {
+		answer := dropAnswer(&ev.msg, ev.size, limit)
+		if answer == nil && ev.msg.lead == '[' {
+			answer = dropBatch(&ev.msg, reqID(), ev.size, limit)
+		}
+		if answer != nil {
 			out = append(append(append(out, "data: "...), answer...), '\n')
 		}
 	}

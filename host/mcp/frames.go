@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -75,6 +76,17 @@ func dropAnswer(s *messageScan, size, limit int) []byte {
 	return answer
 }
 
+// dropBatch is the error response (dropCode) to the request of id that
+// takes the place of a JSON-RPC batch of size bytes, over limit, that
+// answers it, s having read it: nil for anything but a batch, or a
+// request that awaits no answer.
+func dropBatch(s *messageScan, id json.RawMessage, size, limit int) []byte {
+	if s.lead != '[' || id == nil {
+		return nil
+	}
+	return errorAnswer(id, dropCode, fmt.Sprintf("its answer, a JSON-RPC batch of %d bytes, passed the %d bytes cairn reads of one", size, limit))
+}
+
 // readLine reads the next line from br, whole, with its newline. A line
 // longer than max is read to its end a chunk at a time, each chunk given
 // to over and none kept: readLine then returns no line and the line's
@@ -100,13 +112,20 @@ func readLine(br *bufio.Reader, max int, over func(chunk []byte)) (line []byte, 
 }
 
 // messageScan finds, in a JSON-RPC message read a piece at a time
-// without being kept, its id and whether it has a method.
+// without being kept, its id and whether it has a method, and whether it
+// is a batch (a JSON array).
 type messageScan struct {
 	id     idScanner
 	method methodScanner
+	lead   byte // its first byte but white space; 0 before it
 }
 
 func (s *messageScan) feed(b []byte) {
+	if s.lead == 0 {
+		if t := bytes.TrimLeft(b, " \t\r\n"); len(t) > 0 {
+			s.lead = t[0]
+		}
+	}
 	s.id.feed(b)
 	s.method.feed(b)
 }

@@ -87,6 +87,57 @@ func misanswered(r *http.Request, body []byte) []byte {
 		cut(string(m.ID), 80), id))
 }
 
+// batchAnswer is, for body, a JSON-RPC batch (a JSON array) that answers
+// r's request, the member that is the request's answer, which the SDK's
+// client reads where it would fail on the batch (and end the connection
+// with it); the batch's other members are let go, as a JSON body passes
+// on one message. A batch that holds no answer to the request is the
+// error response to it (cutCode) that says what came. nil for any other
+// body, or a request that awaits no answer.
+func batchAnswer(r *http.Request, body []byte) []byte {
+	members, ok := batchOf(body)
+	if !ok {
+		return nil
+	}
+	id := requestID(r)
+	if id == nil {
+		return nil
+	}
+	for _, m := range members {
+		if of, ok := responseID(m); ok && sameID(of, id) {
+			return m
+		}
+	}
+	return errorAnswer(id, cutCode, fmt.Sprintf("the server answered the call with a JSON-RPC batch of %d messages, none of them the call's answer (a response of id %s); a fault of the server",
+		len(members), id))
+}
+
+// batchOf is the members of msg if it is a JSON-RPC batch, a JSON array.
+func batchOf(msg []byte) ([]json.RawMessage, bool) {
+	msg = bytes.TrimSpace(msg)
+	if len(msg) == 0 || msg[0] != '[' {
+		return nil, false
+	}
+	var members []json.RawMessage
+	if json.Unmarshal(msg, &members) != nil {
+		return nil, false
+	}
+	return members, true
+}
+
+// responseID is the id of msg if it is a JSON-RPC response: a message
+// with an id and no method.
+func responseID(msg []byte) (json.RawMessage, bool) {
+	var m struct {
+		ID     json.RawMessage
+		Method *string
+	}
+	if json.Unmarshal(msg, &m) != nil || m.Method != nil || len(m.ID) == 0 {
+		return nil, false
+	}
+	return m.ID, true
+}
+
 // sameID reports whether two JSON-RPC ids are the same: the same string,
 // or the same number however written (1 and 1.0).
 func sameID(a, b json.RawMessage) bool {
@@ -202,6 +253,9 @@ func (a *answer) read() io.Reader {
 		return a.failed(err, int64(len(kept)))
 	}
 	if len(kept) <= a.limit {
+		if one := batchAnswer(a.req, kept); one != nil {
+			return bytes.NewReader(one)
+		}
 		if other := misanswered(a.req, kept); other != nil {
 			return bytes.NewReader(other)
 		}
@@ -213,7 +267,11 @@ func (a *answer) read() io.Reader {
 	if err != nil {
 		return a.failed(err, int64(len(kept))+rest)
 	}
-	return bytes.NewReader(dropAnswer(&s, len(kept)+int(rest), a.limit))
+	out := dropAnswer(&s, len(kept)+int(rest), a.limit)
+	if out == nil {
+		out = dropBatch(&s, requestID(a.req), len(kept)+int(rest), a.limit)
+	}
+	return bytes.NewReader(out)
 }
 
 // failed is what is passed on of an answer whose reading failed with err
