@@ -88,6 +88,15 @@ func linuxPathCall(ws, op, path, to string) string {
 		return fmt.Sprint(wasiErrno(syscall.Unlink(p)))
 	case "rename":
 		return fmt.Sprint(wasiErrno(syscall.Rename(p, q)))
+	case "writedir":
+		fd, err := syscall.Open(p, syscall.O_RDONLY|syscall.O_DIRECTORY, 0)
+		if err != nil {
+			return fmt.Sprint(wasiErrno(err))
+		}
+		defer syscall.Close(fd)
+		_, werr := syscall.Write(fd, []byte("x"))
+		_, perr := syscall.Pwrite(fd, []byte("x"), 0)
+		return fmt.Sprintf("0 %d %d", wasiErrno(werr), wasiErrno(perr))
 	}
 	panic("no such op " + op)
 }
@@ -101,8 +110,8 @@ func wasiErrno(err error) int {
 		panic(err)
 	}
 	n, ok := map[syscall.Errno]int{
-		syscall.EACCES: 2, syscall.EBUSY: 10, syscall.EEXIST: 20, syscall.EINVAL: 28, syscall.EISDIR: 31,
-		syscall.ELOOP: 32, syscall.ENAMETOOLONG: 37, syscall.ENOENT: 44, syscall.ENOTDIR: 54,
+		syscall.EACCES: 2, syscall.EBADF: 8, syscall.EBUSY: 10, syscall.EEXIST: 20, syscall.EINVAL: 28,
+		syscall.EISDIR: 31, syscall.ELOOP: 32, syscall.ENAMETOOLONG: 37, syscall.ENOENT: 44, syscall.ENOTDIR: 54,
 		syscall.ENOTEMPTY: 55, syscall.EPERM: 63, syscall.EXDEV: 75,
 	}[errno]
 	if !ok {

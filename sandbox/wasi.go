@@ -21,7 +21,8 @@ import (
 // LOOKUP_SYMLINK_FOLLOW (notFollowing), path_filestat_get,
 // path_filestat_set_times and path_link of lookupflags WASI has not
 // (lookingUp), fd_seek, fd_tell, fd_pread and fd_pwrite of
-// stdio (unseekable), path_readlink (readlinking), path_rename across
+// stdio (unseekable), fd_write and fd_pwrite of a directory
+// (dirWriting), path_readlink (readlinking), path_rename across
 // mounts (crossRenaming), fd_readdir from a cookie wazero's has not
 // kept (readdirring), the path functions' "." and ".." (dotted), the
 // pointers of those that act and then answer (faulting), and
@@ -82,6 +83,8 @@ func instantiateWASI(ctx context.Context, rt wazero.Runtime, fds *descriptors) e
 	for _, name := range []string{"fd_seek", "fd_tell", "fd_pread", "fd_pwrite"} {
 		ours[name] = unseekable{fn: theirs(name), fdstat: theirs("fd_fdstat_get")}
 	}
+	ours["fd_write"] = dirWriting{fn: theirs("fd_write")}
+	ours["fd_pwrite"] = dirWriting{fn: ours["fd_pwrite"]}
 	for name := range pathParams {
 		fn, ok := ours[name]
 		if !ok {
@@ -180,4 +183,19 @@ func (n naming) Call(ctx context.Context, mod api.Module, stack []uint64) {
 	n.fn.Call(ctx, mod, stack)
 	stack[0] = u.Answer(stack[0])
 	u.Clear()
+}
+
+// dirWriting is fd_write or fd_pwrite answering EBADF for a directory, as
+// write(2) and pwrite(2) of one do on Linux, where a directory is never
+// open for writing. wazero's directory of a preopen, which cairn's
+// filesystems do not make, answers EISDIR, and EISDIR is what a write
+// answers of a directory alone.
+type dirWriting struct{ fn api.GoModuleFunction }
+
+// Call implements api.GoModuleFunction.
+func (d dirWriting) Call(ctx context.Context, mod api.Module, stack []uint64) {
+	d.fn.Call(ctx, mod, stack)
+	if stack[0] == errnoIsdir {
+		stack[0] = errnoBadf
+	}
 }

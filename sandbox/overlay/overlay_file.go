@@ -217,12 +217,13 @@ func (d *overlayDir) Pread([]byte, int64) (int, experimentalsys.Errno) {
 	return 0, experimentalsys.EISDIR
 }
 
-// Write is refused for a directory.
-func (d *overlayDir) Write([]byte) (int, experimentalsys.Errno) { return 0, experimentalsys.EISDIR }
+// Write is EBADF, as write(2) of a directory answers: one is never open
+// for writing (see guestfs.File.Writable).
+func (d *overlayDir) Write([]byte) (int, experimentalsys.Errno) { return 0, experimentalsys.EBADF }
 
-// Pwrite is refused for a directory.
+// Pwrite is EBADF, as Write.
 func (d *overlayDir) Pwrite([]byte, int64) (int, experimentalsys.Errno) {
-	return 0, experimentalsys.EISDIR
+	return 0, experimentalsys.EBADF
 }
 
 // Truncate is refused for a directory.

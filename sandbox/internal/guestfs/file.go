@@ -75,12 +75,16 @@ func setAppend(f *os.File, enable bool) experimentalsys.Errno {
 	return Errno(serr)
 }
 
+// Writable is what a write or pwrite of the file answers before it writes:
+// EROFS on a read-only mount, and EBADF for a directory, as write(2) and
+// pwrite(2) of one answer on Linux, where a directory is never open for
+// writing (open(2) refuses to open one so).
 func (f *File) Writable() experimentalsys.Errno {
 	if f.FS.ReadOnly {
 		return experimentalsys.EROFS
 	}
 	if f.isDir {
-		return experimentalsys.EISDIR
+		return experimentalsys.EBADF
 	}
 	return 0
 }
@@ -307,8 +311,11 @@ func PwriteAppend(f *os.File, buf []byte, off int64) (int, error) {
 	return n, nil
 }
 
-// Truncate sets the file's size.
+// Truncate sets the file's size; a directory's is EISDIR.
 func (f *File) Truncate(size int64) experimentalsys.Errno {
+	if f.isDir && !f.FS.ReadOnly {
+		return experimentalsys.EISDIR
+	}
 	if e := f.Writable(); e != 0 {
 		return e
 	}

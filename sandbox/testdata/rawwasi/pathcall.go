@@ -9,7 +9,8 @@ import (
 // pathCall makes one call on path (and to, for rename) under /work (fd 3)
 // and prints its errno and what it found: for stat and lstat
 // (path_filestat_get following or not) the filetype and inode, for the
-// opens the inode of what was opened, for readlink the link's text.
+// opens the inode of what was opened, for readlink the link's text, and for
+// writedir the errnos of fd_write and fd_pwrite.
 func pathCall(op, path, to string) {
 	at := func(p string) (uint32, uint32) {
 		b := []byte(p + "\x00")
@@ -77,6 +78,10 @@ func pathCall(op, path, to string) {
 	case "rename":
 		q, m := at(to)
 		say("pathcall", pathRename(3, p, n, 3, q, m))
+	case "writedir":
+		// fd_write and fd_pwrite of /work's preopen, which has every
+		// right, for the path ".".
+		say("pathcall", 0, write(3, "x"), pwrite(3, 0))
 	default:
 		say("pathcall", "no such op", op)
 	}
