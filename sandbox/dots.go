@@ -47,10 +47,12 @@ var pathParams = map[string][][3]string{
 	"path_create_directory":   {{"fd", "path", "path_len"}},
 	"path_filestat_get":       {{"fd", "path", "path_len"}},
 	"path_filestat_set_times": {{"fd", "path", "path_len"}},
+	"path_link":               {{"old_fd", "old_path", "old_path_len"}, {"new_fd", "new_path", "new_path_len"}},
 	"path_open":               {{"fd", "path", "path_len"}},
 	"path_readlink":           {{"fd", "path", "path_len"}},
 	"path_remove_directory":   {{"fd", "path", "path_len"}},
 	"path_rename":             {{"fd", "old_path", "old_path_len"}, {"new_fd", "new_path", "new_path_len"}},
+	"path_symlink":            {{"fd", "new_path", "new_path_len"}}, // its old_path is the link's text
 	"path_unlink_file":        {{"fd", "path", "path_len"}},
 }
 

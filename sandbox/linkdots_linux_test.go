@@ -88,6 +88,10 @@ func linuxPathCall(ws, op, path, to string) string {
 		return fmt.Sprint(wasiErrno(syscall.Unlink(p)))
 	case "rename":
 		return fmt.Sprint(wasiErrno(syscall.Rename(p, q)))
+	case "link":
+		return fmt.Sprint(wasiErrno(syscall.Link(p, q)))
+	case "symlink":
+		return fmt.Sprint(wasiErrno(syscall.Symlink(path, q)))
 	case "writedir":
 		fd, err := syscall.Open(p, syscall.O_RDONLY|syscall.O_DIRECTORY, 0)
 		if err != nil {
@@ -121,13 +125,15 @@ func wasiErrno(err error) int {
 }
 
 // cairnPathCall runs rawwasi's pathcall of op on path (and to) under ws,
-// mounted as kind says, applies what an overlay staged, and returns what
+// mounted as kind says (plain, overlay, or readonly: a plain mount that
+// is read-only), applies what an overlay staged, and returns what
 // it printed.
 func cairnPathCall(t *testing.T, m *Module, kind, ws, op, path, to string) string {
 	t.Helper()
 	mt := Mount{HostPath: ws, GuestPath: "/work"}
 	var ov *overlay.Overlay
 	var staging string
+	mt.ReadOnly = kind == "readonly"
 	if kind == "overlay" {
 		ov, staging = newOverlay(t, ws)
 		mt = Mount{GuestPath: "/work", Overlay: ov}

@@ -23,7 +23,8 @@ import (
 // (lookingUp), fd_seek, fd_tell, fd_pread and fd_pwrite of
 // stdio (unseekable), fd_write and fd_pwrite of a directory
 // (dirWriting), path_readlink (readlinking), path_rename across
-// mounts (crossRenaming), fd_readdir from a cookie wazero's has not
+// mounts (crossRenaming), path_symlink of an empty text
+// (linkText), fd_readdir from a cookie wazero's has not
 // kept (readdirring), the path functions' "." and ".." (dotted), the
 // pointers of those that act and then answer (faulting), and
 // those that keep and report descriptors' rights (fd_fdstat_get,
@@ -60,6 +61,7 @@ func instantiateWASI(ctx context.Context, rt wazero.Runtime, fds *descriptors) e
 		"poll_oneoff":          polling{poll: theirs("poll_oneoff"), advise: theirs("fd_advise"), clock: theirs("clock_time_get"), fds: fds},
 		"path_readlink":        readlinking{readlink: theirs("path_readlink")},
 		"path_rename":          crossRenaming{rename: theirs("path_rename")},
+		"path_symlink":         linkText{symlink: theirs("path_symlink")},
 		"fd_readdir":           readdirring{readdir: theirs("fd_readdir")},
 	}
 	for name, flags := range map[string]int{"fd_filestat_set_times": 3, "path_filestat_set_times": 6} {
@@ -198,4 +200,19 @@ func (d dirWriting) Call(ctx context.Context, mod api.Module, stack []uint64) {
 	if stack[0] == errnoIsdir {
 		stack[0] = errnoBadf
 	}
+}
+
+// linkText is path_symlink answering ENOENT for an empty link text, as
+// symlinkat(2) does on Linux, where wazero's said EINVAL. (cairn makes no
+// symlink: the filesystems answer what Linux does of the link's name,
+// then refuse it; see guestfs.Unmade.)
+type linkText struct{ symlink api.GoModuleFunction }
+
+// Call implements api.GoModuleFunction.
+func (l linkText) Call(ctx context.Context, mod api.Module, stack []uint64) {
+	if uint32(stack[1]) == 0 { // old_path_len
+		stack[0] = errnoNoent
+		return
+	}
+	l.symlink.Call(ctx, mod, stack)
 }

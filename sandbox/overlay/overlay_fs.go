@@ -436,11 +436,41 @@ func (o *Overlay) unlink(p string) experimentalsys.Errno {
 // Chmod is not a WASI preview 1 call; permissions are not effects.
 func (v *overlayFS) Chmod(string, fs.FileMode) experimentalsys.Errno { return experimentalsys.ENOSYS }
 
-// Link is refused, as on every mount.
-func (v *overlayFS) Link(string, string) experimentalsys.Errno { return experimentalsys.EPERM }
+// Link makes no link, as on every mount, and answers first what linkat(2)
+// answers on Linux before it would make one, as guestfs.Dir.Link does.
+func (v *overlayFS) Link(old, made string) experimentalsys.Errno {
+	p, e := v.resolve(0, old)
+	if e != 0 {
+		return e
+	}
+	if _, e := v.stat(p, v.lower.Lstat); e != 0 {
+		return e
+	}
+	return v.unmade(1, made)
+}
 
-// Symlink is refused, as on every mount.
-func (v *overlayFS) Symlink(string, string) experimentalsys.Errno { return experimentalsys.EPERM }
+// Symlink makes no link, as on every mount, and answers first what
+// symlinkat(2) answers on Linux of the link's name before it would make
+// one, as guestfs.Dir.Symlink does.
+func (v *overlayFS) Symlink(_, made string) experimentalsys.Errno { return v.unmade(1, made) }
+
+// unmade is what Link and Symlink answer of made, the name they would
+// make, the i-th path of the function called (see guestfs.Unmade).
+func (v *overlayFS) unmade(i int, made string) experimentalsys.Errno {
+	p, e := v.resolve(i, made)
+	if e != 0 {
+		return e
+	}
+	lstat := func(p string) (sys.Stat_t, experimentalsys.Errno) { return v.stat(p, v.lower.Lstat) }
+	stat := func(p string) (sys.Stat_t, experimentalsys.Errno) { return v.stat(p, v.lower.Stat) }
+	if e := guestfs.Unmade(p, lstat, stat); e != 0 {
+		return e
+	}
+	if v.readOnly {
+		return experimentalsys.EROFS
+	}
+	return experimentalsys.EPERM
+}
 
 // Utimens accepts new times for a path of the call's view and keeps them
 // only on staged files: times are not effects. A workspace file it may

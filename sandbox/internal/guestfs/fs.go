@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	pathpkg "path"
 	"strings"
 	"syscall"
 	"time"
@@ -311,25 +312,22 @@ func OSFlags(flag experimentalsys.Oflag) int {
 }
 
 // Lstat describes a path without following a final symlink.
-func (w *Dir) Lstat(path string) (sys.Stat_t, experimentalsys.Errno) {
-	path, e := w.resolve(0, path)
-	if e != 0 {
-		return sys.Stat_t{}, e
-	}
-	path, e = name(path)
-	if e != 0 {
-		return sys.Stat_t{}, e
-	}
-	fi, err := w.Root.Lstat(path)
-	if err != nil {
-		return sys.Stat_t{}, w.Errno(err)
-	}
-	return sys.NewStat_t(fi), 0
+func (w *Dir) Lstat(path string) (sys.Stat_t, experimentalsys.Errno) { return w.lstat(0, path) }
+
+// lstat is Lstat of the i-th path of the function called.
+func (w *Dir) lstat(i int, path string) (sys.Stat_t, experimentalsys.Errno) {
+	return w.stat(i, path, w.Root.Lstat)
 }
 
 // Stat describes a path, following symlinks that stay inside the mount.
 func (w *Dir) Stat(path string) (sys.Stat_t, experimentalsys.Errno) {
-	path, e := w.resolve(0, path)
+	return w.stat(0, path, w.Root.Stat)
+}
+
+// stat describes the i-th path of the function called with by (os.Root's
+// Stat or Lstat).
+func (w *Dir) stat(i int, path string, by func(string) (fs.FileInfo, error)) (sys.Stat_t, experimentalsys.Errno) {
+	path, e := w.resolve(i, path)
 	if e != 0 {
 		return sys.Stat_t{}, e
 	}
@@ -337,7 +335,7 @@ func (w *Dir) Stat(path string) (sys.Stat_t, experimentalsys.Errno) {
 	if e != 0 {
 		return sys.Stat_t{}, e
 	}
-	fi, err := w.Root.Stat(path)
+	fi, err := by(path)
 	if err != nil {
 		return sys.Stat_t{}, w.Errno(err)
 	}
@@ -509,13 +507,65 @@ func (w *Dir) Unlink(path string) experimentalsys.Errno {
 	return w.Errno(w.Root.Remove(path))
 }
 
-// Link is refused: a hard link can give a file a second name that outlives
-// the mount's rules.
-func (w *Dir) Link(string, string) experimentalsys.Errno { return experimentalsys.EPERM }
+// Link makes no hard link: one can give a file a second name that
+// outlives the mount's rules. It answers first what linkat(2) answers
+// on Linux before it would make one (see Unmade): the errno of looking up
+// old (ENOENT when it is not there), then of new; then EROFS on a
+// read-only mount, and EPERM.
+func (w *Dir) Link(old, made string) experimentalsys.Errno {
+	if _, e := w.lstat(0, old); e != 0 {
+		return e
+	}
+	return w.unmade(1, made)
+}
 
-// Symlink is refused: a symlink made by a guest is how wazero's own
-// directory mounts are escaped.
-func (w *Dir) Symlink(string, string) experimentalsys.Errno { return experimentalsys.EPERM }
+// Symlink makes no symlink: one made by a guest is how wazero's own
+// directory mounts are escaped. It answers first what symlinkat(2)
+// answers on Linux of the link's name before it would make one (see
+// Unmade), then EROFS on a read-only mount, and EPERM.
+func (w *Dir) Symlink(_, made string) experimentalsys.Errno { return w.unmade(1, made) }
+
+// unmade is what Link and Symlink answer of made, the name they would
+// make, the i-th path of the function called.
+func (w *Dir) unmade(i int, made string) experimentalsys.Errno {
+	lstat := func(p string) (sys.Stat_t, experimentalsys.Errno) { return w.stat(i, p, w.Root.Lstat) }
+	stat := func(p string) (sys.Stat_t, experimentalsys.Errno) { return w.stat(i, p, w.Root.Stat) }
+	if e := Unmade(made, lstat, stat); e != 0 {
+		return e
+	}
+	if w.ReadOnly {
+		return experimentalsys.EROFS
+	}
+	return experimentalsys.EPERM
+}
+
+// Unmade is what linkat(2) and symlinkat(2) answer on Linux of made, the
+// name they would make, before they make it, for a filesystem that makes
+// no links: EEXIST when lstat finds made, the errno of looking it up when
+// that is not ENOENT (ENOTDIR under a file, EPERM for a path that leaves
+// the mount, which says nothing of what is outside), ENOENT when made
+// ends in a slash or its directory is not there, and ENOTDIR when that is
+// not a directory; 0 when made could be made. Linux answers these before
+// EROFS, and before the EPERM of a directory's hard link.
+func Unmade(made string, lstat, stat func(string) (sys.Stat_t, experimentalsys.Errno)) experimentalsys.Errno {
+	_, e := lstat(made)
+	switch {
+	case e == 0:
+		return experimentalsys.EEXIST
+	case e != experimentalsys.ENOENT:
+		return e
+	case strings.HasSuffix(made, "/"):
+		return experimentalsys.ENOENT
+	}
+	st, e := stat(pathpkg.Dir(made))
+	switch {
+	case e != 0:
+		return e
+	case !st.Mode.IsDir():
+		return experimentalsys.ENOTDIR
+	}
+	return 0
+}
 
 // Utimens sets access and modification times of a path, following a
 // symlink only while it stays inside the mount (path_filestat_set_times

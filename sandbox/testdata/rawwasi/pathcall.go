@@ -78,6 +78,12 @@ func pathCall(op, path, to string) {
 	case "rename":
 		q, m := at(to)
 		say("pathcall", pathRename(3, p, n, 3, q, m))
+	case "link":
+		q, m := at(to)
+		say("pathcall", pathLink(3, 0, p, n, 3, q, m))
+	case "symlink":
+		q, m := at(to)
+		say("pathcall", pathSymlink(p, n, 3, q, m))
 	case "writedir":
 		// fd_write and fd_pwrite of /work's preopen, which has every
 		// right, for the path ".".
