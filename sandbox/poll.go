@@ -43,7 +43,11 @@ const (
 // it (ENOTSUP). It is waited for as the time from the clock's reading
 // (clock_time_get) to it. A clock of an id no clock has is EINVAL, with
 // abstime or without, as clock_nanosleep(2) says of a clock Linux has
-// not; wazero's took a relative one and waited its timeout.
+// not; wazero's took a relative one and waited its timeout. So are the
+// CPU clocks (2 and 3), which clock_time_get reads (cpuClocks) but a
+// guest does not wait on: a guest is one thread, whose CPU time does not
+// pass while it waits, and clock_nanosleep(2) of the thread's CPU clock
+// is EINVAL.
 type polling struct {
 	poll, advise, clock api.GoModuleFunction // wazero's poll_oneoff, fd_advise and clock_time_get
 	fds                 *descriptors

@@ -16,7 +16,8 @@ import (
 // instantiateWASI adds WASI preview 1 to a runtime: wazero's functions,
 // but those cairn has its own of: fd_renumber (renumbering),
 // fd_prestat_dir_name (prestatName), fd_allocate (allocating),
-// poll_oneoff (polling), fd_filestat_set_times and
+// poll_oneoff (polling), clock_res_get and clock_time_get of the
+// CPU clocks (cpuClocks), fd_filestat_set_times and
 // path_filestat_set_times of flags WASI has not (timing), and without
 // LOOKUP_SYMLINK_FOLLOW (notFollowing), path_filestat_get,
 // path_filestat_set_times and path_link of lookupflags WASI has not
@@ -63,6 +64,8 @@ func instantiateWASI(ctx context.Context, rt wazero.Runtime, fds *descriptors) e
 		"path_rename":          crossRenaming{rename: theirs("path_rename")},
 		"path_symlink":         linkText{symlink: theirs("path_symlink")},
 		"fd_readdir":           readdirring{readdir: theirs("fd_readdir")},
+		"clock_res_get":        cpuClocks{fn: theirs("clock_res_get")},
+		"clock_time_get":       cpuClocks{fn: theirs("clock_time_get")},
 	}
 	for name, flags := range map[string]int{"fd_filestat_set_times": 3, "path_filestat_set_times": 6} {
 		if defs[name].ParamNames()[flags] != "fst_flags" {
@@ -200,6 +203,33 @@ func (d dirWriting) Call(ctx context.Context, mod api.Module, stack []uint64) {
 	if stack[0] == errnoIsdir {
 		stack[0] = errnoBadf
 	}
+}
+
+// cpuClocks is clock_res_get or clock_time_get answering the clocks of
+// the process's and the thread's CPU time (ids 2 and 3), which wazero's
+// has not (EINVAL), with the instance's monotonic clock: its resolution
+// and its reading. A guest is one thread, and the time it has run is
+// taken as the time that has passed, waiting included, which CPU time
+// would not count; as with any CPU clock, a guest measures by the
+// difference of two readings (wasi-libc's clock() subtracts its first
+// reading). It is the fixed clock's, advancing with it, unless the
+// policy grants the real clock, and tells a guest nothing the monotonic
+// clock does not. poll_oneoff does not wait on them (see polling).
+type cpuClocks struct{ fn api.GoModuleFunction }
+
+// WASI preview 1's clock ids.
+const (
+	clockMonotonic  = 1
+	clockProcessCPU = 2
+	clockThreadCPU  = 3
+)
+
+// Call implements api.GoModuleFunction.
+func (c cpuClocks) Call(ctx context.Context, mod api.Module, stack []uint64) {
+	if id := uint32(stack[0]); id == clockProcessCPU || id == clockThreadCPU {
+		stack[0] = clockMonotonic
+	}
+	c.fn.Call(ctx, mod, stack)
 }
 
 // linkText is path_symlink answering ENOENT for an empty link text, as

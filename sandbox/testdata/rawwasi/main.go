@@ -36,6 +36,8 @@
 // With the argument abstime it polls clocks of absolute times (see
 // absTime).
 //
+// With the argument clocks it reads every clock (see clocks).
+//
 // With the argument oddcalls it makes calls of flags and ranges that
 // wazero's answered otherwise than Linux (see oddCalls).
 //
@@ -359,6 +361,11 @@ func main() {
 
 	if len(os.Args) > 1 && os.Args[1] == "nofollowtimes" {
 		noFollowTimes()
+		return
+	}
+
+	if len(os.Args) > 1 && os.Args[1] == "clocks" {
+		clocks()
 		return
 	}
 
