@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/cairnrun/cairn/sandbox/overlay"
+	"golang.org/x/sys/unix"
 )
 
 // linkDotsFixture makes, in base, the workspace ws (inside.txt, sub/kept,
@@ -101,6 +102,15 @@ func linuxPathCall(ws, op, path, to string) string {
 		_, werr := syscall.Write(fd, []byte("x"))
 		_, perr := syscall.Pwrite(fd, []byte("x"), 0)
 		return fmt.Sprintf("0 %d %d", wasiErrno(werr), wasiErrno(perr))
+	case "lsettimes":
+		ts := []unix.Timespec{unix.NsecToTimespec(1_000_000_123), unix.NsecToTimespec(2_000_000_456)}
+		if err := unix.UtimesNanoAt(unix.AT_FDCWD, p, ts, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			return fmt.Sprint(wasiErrno(err))
+		}
+		if err := syscall.Lstat(p, &st); err != nil {
+			return fmt.Sprint(wasiErrno(err))
+		}
+		return fmt.Sprintf("0 %d %d", st.Atim.Nano(), st.Mtim.Nano())
 	}
 	panic("no such op " + op)
 }

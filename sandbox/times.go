@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 
+	"github.com/cairnrun/cairn/sandbox/internal/guestfs"
 	"github.com/tetratelabs/wazero/api"
 )
 
@@ -13,9 +14,11 @@ const lookupSymlinkFollow = 1
 // mtim, fst_flags) without LOOKUP_SYMLINK_FOLLOW setting the times of
 // what the path names, as utimensat(2) with AT_SYMLINK_NOFOLLOW does: a
 // file or a directory has its times set as with the flag, and a symlink
-// is EPERM, since cairn changes no symlink. wazero's opened the path for
-// writing, following a symlink: a directory was EISDIR, a file the guest
-// may not write EACCES, and a symlink to a file had its target's times set.
+// has its own set, by its filesystem told not to follow it
+// (guestfs.WithoutFollowing), which sets them by its name in the directory
+// holding it, whatever it leads to. wazero's opened the path for writing,
+// following a symlink: a directory was EISDIR, a file the guest may not
+// write EACCES, and a symlink to a file had its target's times set.
 type notFollowing struct {
 	set, stat api.GoModuleFunction // wazero's path_filestat_set_times and path_filestat_get
 }
@@ -41,7 +44,10 @@ func (n notFollowing) Call(ctx context.Context, mod api.Module, stack []uint64) 
 	case errno != 0:
 		stack[0] = errno
 	case filetype == filetypeSymlink:
-		stack[0] = errnoPerm
+		stack[1] |= lookupSymlinkFollow
+		if !guestfs.WithoutFollowing(ctx, func() { n.set.Call(ctx, mod, stack) }) {
+			stack[0] = errnoPerm // no call's filesystems to tell
+		}
 	default:
 		stack[1] |= lookupSymlinkFollow
 		n.set.Call(ctx, mod, stack)

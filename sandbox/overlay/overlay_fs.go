@@ -474,7 +474,9 @@ func (v *overlayFS) unmade(i int, made string) experimentalsys.Errno {
 
 // Utimens accepts new times for a path of the call's view and keeps them
 // only on staged files: times are not effects. A workspace file it may
-// not open (see guestfs.Allowed) is refused, as on a plain mount.
+// not open (see guestfs.Allowed) is refused, as on a plain mount. Told
+// not to follow a symlink (guestfs.WithoutFollowing), it accepts them for
+// a symlink of the workspace itself, as a plain mount sets them.
 func (v *overlayFS) Utimens(p string, atim, mtim int64) experimentalsys.Errno {
 	if v.readOnly {
 		return experimentalsys.EROFS
@@ -492,6 +494,14 @@ func (v *overlayFS) Utimens(p string, atim, mtim int64) experimentalsys.Errno {
 	en, e := v.o.lookup(p, false)
 	switch {
 	case e != 0:
+		return e
+	case en.n == nil && !dirOnly && !guestfs.Following(v.o.ctx) && v.lowerLink(p):
+		// A symlink of the workspace, whose own times are set, as on a
+		// plain mount, but for one with another name (EACCES).
+		st, e := v.lower.Lstat(p)
+		if e == 0 && st.Nlink > 1 {
+			return experimentalsys.EACCES
+		}
 		return e
 	case en.n == nil:
 		// A workspace path the call has not changed: what it names must
@@ -519,6 +529,12 @@ func (v *overlayFS) Utimens(p string, atim, mtim int64) experimentalsys.Errno {
 		return v.o.errno(v.o.st.Chtimes(blobName(p), guestfs.Utime(atim), guestfs.Utime(mtim)))
 	}
 	return 0
+}
+
+// lowerLink reports whether p of the workspace is a symlink.
+func (v *overlayFS) lowerLink(p string) bool {
+	st, e := v.lower.Lstat(p)
+	return e == 0 && st.Mode&fs.ModeSymlink != 0
 }
 
 // changing cleans the path of a change and locks the overlay; the caller

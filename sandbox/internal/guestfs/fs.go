@@ -584,12 +584,44 @@ func (w *Dir) Utimens(path string, atim, mtim int64) experimentalsys.Errno {
 	if e != 0 {
 		return e
 	}
+	if !Following(w.Ctx) {
+		if e, link := w.linkUtimens(path, atim, mtim); link {
+			return e
+		}
+	}
 	f, e := w.Open(path, experimentalsys.O_RDONLY, 0)
 	if e != 0 {
 		return e
 	}
 	defer f.F.Close()
 	return w.Errno(futimens(f.F, atim, mtim))
+}
+
+// linkUtimens sets the times of the symlink path names, not of what it
+// leads to, as utimensat(2) with AT_SYMLINK_NOFOLLOW does, and reports
+// whether path names one (it does nothing otherwise, nor for a path with a
+// trailing slash, which names what a link leads to). It sets them by the
+// link's own name in the directory holding it, opened through os.Root, so
+// nothing is followed out of the mount, whatever the link's text; a link
+// with another name, which may be outside the mount, is refused (EACCES),
+// as a regular file with one is.
+func (w *Dir) linkUtimens(path string, atim, mtim int64) (experimentalsys.Errno, bool) {
+	if strings.HasSuffix(path, "/") {
+		return 0, false
+	}
+	p, e := name(path)
+	if e != 0 {
+		return e, true
+	}
+	if fi, err := w.Root.Lstat(p); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		return 0, false
+	}
+	d, err := w.Root.OpenFile(pathpkg.Dir(p), os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return w.Errno(err), true
+	}
+	defer d.Close()
+	return w.Errno(lutimens(d, pathpkg.Base(p), atim, mtim)), true
 }
 
 func Utime(ns int64) time.Time {

@@ -39,3 +39,39 @@ func timespec(ns int64) unix.Timespec {
 	}
 	return unix.NsecToTimespec(ns)
 }
+
+// lutimens sets the times of the entry name of the directory d without
+// following it, if it is a symlink, a directory, or a regular file with
+// one name: an entry with another name, which may be outside the mount,
+// or a special file is refused (EACCES), as opening one is (Allowed). It
+// is utimensat(2) with AT_SYMLINK_NOFOLLOW, after fstatat(2) of the same
+// name with it, both relative to d, so neither leaves the directory.
+func lutimens(d *os.File, name string, atim, mtim int64) error {
+	ts := []unix.Timespec{timespec(atim), timespec(mtim)}
+	raw, err := d.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	if err := raw.Control(func(fd uintptr) {
+		var st unix.Stat_t
+		if serr = unix.Fstatat(int(fd), name, &st, unix.AT_SYMLINK_NOFOLLOW); serr != nil {
+			return
+		}
+		switch st.Mode & unix.S_IFMT {
+		case unix.S_IFDIR:
+		case unix.S_IFLNK, unix.S_IFREG:
+			if st.Nlink > 1 {
+				serr = unix.EACCES
+				return
+			}
+		default:
+			serr = unix.EACCES
+			return
+		}
+		serr = unix.UtimesNanoAt(int(fd), name, ts, unix.AT_SYMLINK_NOFOLLOW)
+	}); err != nil {
+		return err
+	}
+	return serr
+}

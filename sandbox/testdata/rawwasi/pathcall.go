@@ -9,8 +9,9 @@ import (
 // pathCall makes one call on path (and to, for rename) under /work (fd 3)
 // and prints its errno and what it found: for stat and lstat
 // (path_filestat_get following or not) the filetype and inode, for the
-// opens the inode of what was opened, for readlink the link's text, and for
-// writedir the errnos of fd_write and fd_pwrite.
+// opens the inode of what was opened, for readlink the link's text, for
+// writedir the errnos of fd_write and fd_pwrite, and for lsettimes the
+// times set.
 func pathCall(op, path, to string) {
 	at := func(p string) (uint32, uint32) {
 		b := []byte(p + "\x00")
@@ -88,6 +89,16 @@ func pathCall(op, path, to string) {
 		// fd_write and fd_pwrite of /work's preopen, which has every
 		// right, for the path ".".
 		say("pathcall", 0, write(3, "x"), pwrite(3, 0))
+	case "lsettimes":
+		// path_filestat_set_times without LOOKUP_SYMLINK_FOLLOW, then the
+		// times path_filestat_get without it reads.
+		e := pathFilestatSetTimes(3, 0, p, n, 1_000_000_123, 2_000_000_456, 1|4)
+		if e != 0 {
+			say("pathcall", e)
+			return
+		}
+		e = pathFilestatGet(3, 0, p, n, stp)
+		say("pathcall", e, binary.LittleEndian.Uint64(st[40:]), binary.LittleEndian.Uint64(st[48:]))
 	default:
 		say("pathcall", "no such op", op)
 	}
