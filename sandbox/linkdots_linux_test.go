@@ -102,6 +102,13 @@ func linuxPathCall(ws, op, path, to string) string {
 		_, werr := syscall.Write(fd, []byte("x"))
 		_, perr := syscall.Pwrite(fd, []byte("x"), 0)
 		return fmt.Sprintf("0 %d %d", wasiErrno(werr), wasiErrno(perr))
+	case "resizedir":
+		fd, err := syscall.Open(p, syscall.O_RDONLY|syscall.O_DIRECTORY, 0)
+		if err != nil {
+			return fmt.Sprint(wasiErrno(err))
+		}
+		defer syscall.Close(fd)
+		return fmt.Sprintf("0 %d %d", wasiErrno(unix.Fallocate(fd, 0, 0, 1)), wasiErrno(syscall.Ftruncate(fd, 0)))
 	case "lsettimes":
 		ts := []unix.Timespec{unix.NsecToTimespec(1_000_000_123), unix.NsecToTimespec(2_000_000_456)}
 		if err := unix.UtimesNanoAt(unix.AT_FDCWD, p, ts, unix.AT_SYMLINK_NOFOLLOW); err != nil {

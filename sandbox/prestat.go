@@ -112,9 +112,10 @@ func (t timing) Call(ctx context.Context, mod api.Module, stack []uint64) {
 }
 
 // allocating is fd_allocate that refuses an empty range (EINVAL) and a
-// directory (EISDIR), as fallocate(2) does. wazero's compares the size fd_filestat_get gives
-// with the range and, a directory's size being at least the range,
-// succeeds on one.
+// directory (EBADF), as fallocate(2) does, of a directory as of any
+// descriptor not open for writing, which a directory's never is. wazero's
+// compares the size fd_filestat_get gives with the range and, a
+// directory's size being at least the range, succeeds on one.
 type allocating struct {
 	allocate, fdstat api.GoModuleFunction // wazero's fd_allocate and fd_fdstat_get
 }
@@ -137,7 +138,7 @@ func (a allocating) Call(ctx context.Context, mod api.Module, stack []uint64) {
 		// before what the file is; wazero's allocated it.
 		stack[0] = errnoInval
 	case filetype == filetypeDirectory:
-		stack[0] = errnoIsdir
+		stack[0] = errnoBadf
 	default:
 		a.allocate.Call(ctx, mod, stack)
 	}

@@ -193,9 +193,10 @@ var rawWASIWant = map[string]string{
 	"renumber-onto-ro-preopen": "0 8 54 76",
 	"narrowed-dir-renumbered":  "0 0 0 76 0 76",
 	"narrowed-dir-dotdot":      "63",
-	// Rights a descriptor lacks: ENOTCAPABLE, and EISDIR to allocate a
-	// directory; a buffer too small for a preopen's name, ENAMETOOLONG.
-	"read-only-rights": "76 76 0 76", "allocate-dir": "31", "prestat-name-short": "37",
+	// Rights a descriptor lacks: ENOTCAPABLE, and EBADF to allocate a
+	// directory (never open for writing); a buffer too small for a
+	// preopen's name, ENAMETOOLONG.
+	"read-only-rights": "76 76 0 76", "allocate-dir": "8", "prestat-name-short": "37",
 	"preopen-narrowed": "0 76 58",
 	// A closed preopen opens nothing, and the file that takes its
 	// number is no preopen and has the rights it was opened with.

@@ -22,8 +22,8 @@ import (
 // LOOKUP_SYMLINK_FOLLOW (notFollowing), path_filestat_get,
 // path_filestat_set_times and path_link of lookupflags WASI has not
 // (lookingUp), fd_seek, fd_tell, fd_pread and fd_pwrite of
-// stdio (unseekable), fd_write and fd_pwrite of a directory
-// (dirWriting), path_readlink (readlinking), path_rename across
+// stdio (unseekable), fd_write, fd_pwrite and fd_filestat_set_size of
+// a directory (dirWriting), path_readlink (readlinking), path_rename across
 // mounts (crossRenaming), path_symlink of an empty text
 // (linkText), fd_readdir from a cookie wazero's has not
 // kept (readdirring), the path functions' "." and ".." (dotted), the
@@ -88,8 +88,9 @@ func instantiateWASI(ctx context.Context, rt wazero.Runtime, fds *descriptors) e
 	for _, name := range []string{"fd_seek", "fd_tell", "fd_pread", "fd_pwrite"} {
 		ours[name] = unseekable{fn: theirs(name), fdstat: theirs("fd_fdstat_get")}
 	}
-	ours["fd_write"] = dirWriting{fn: theirs("fd_write")}
-	ours["fd_pwrite"] = dirWriting{fn: ours["fd_pwrite"]}
+	ours["fd_write"] = dirWriting{fn: theirs("fd_write"), errno: errnoBadf}
+	ours["fd_pwrite"] = dirWriting{fn: ours["fd_pwrite"], errno: errnoBadf}
+	ours["fd_filestat_set_size"] = dirWriting{fn: theirs("fd_filestat_set_size"), errno: errnoInval}
 	for name := range pathParams {
 		fn, ok := ours[name]
 		if !ok {
@@ -190,18 +191,21 @@ func (n naming) Call(ctx context.Context, mod api.Module, stack []uint64) {
 	u.Clear()
 }
 
-// dirWriting is fd_write or fd_pwrite answering EBADF for a directory, as
-// write(2) and pwrite(2) of one do on Linux, where a directory is never
-// open for writing. wazero's directory of a preopen, which cairn's
-// filesystems do not make, answers EISDIR, and EISDIR is what a write
-// answers of a directory alone.
-type dirWriting struct{ fn api.GoModuleFunction }
+// dirWriting is fd_write, fd_pwrite or fd_filestat_set_size answering
+// errno for a directory, as Linux answers of one, which is never open
+// for writing: EBADF for write(2) and pwrite(2), EINVAL for ftruncate(2).
+// wazero's directory of a preopen, which cairn's filesystems do not make,
+// answers EISDIR, and EISDIR is what these answer of a directory alone.
+type dirWriting struct {
+	fn    api.GoModuleFunction
+	errno uint64
+}
 
 // Call implements api.GoModuleFunction.
 func (d dirWriting) Call(ctx context.Context, mod api.Module, stack []uint64) {
 	d.fn.Call(ctx, mod, stack)
 	if stack[0] == errnoIsdir {
-		stack[0] = errnoBadf
+		stack[0] = d.errno
 	}
 }
 

@@ -226,8 +226,9 @@ func (d *overlayDir) Pwrite([]byte, int64) (int, experimentalsys.Errno) {
 	return 0, experimentalsys.EBADF
 }
 
-// Truncate is refused for a directory.
-func (d *overlayDir) Truncate(int64) experimentalsys.Errno { return experimentalsys.EISDIR }
+// Truncate is EINVAL, as ftruncate(2) of a directory answers (see
+// guestfs.File.Truncate).
+func (d *overlayDir) Truncate(int64) experimentalsys.Errno { return experimentalsys.EINVAL }
 
 // Seek rewinds the listing; a directory has no other offset (see
 // guestfs.SeekOffset).

@@ -311,10 +311,11 @@ func PwriteAppend(f *os.File, buf []byte, off int64) (int, error) {
 	return n, nil
 }
 
-// Truncate sets the file's size; a directory's is EISDIR.
+// Truncate sets the file's size; a directory's is EINVAL, as ftruncate(2)
+// answers of a descriptor not open for writing.
 func (f *File) Truncate(size int64) experimentalsys.Errno {
-	if f.isDir && !f.FS.ReadOnly {
-		return experimentalsys.EISDIR
+	if f.isDir {
+		return experimentalsys.EINVAL
 	}
 	if e := f.Writable(); e != 0 {
 		return e

@@ -87,8 +87,8 @@
 // under /work (OP: stat, lstat, stattop (the path and its answer in the
 // last bytes of memory), renametop (its TO there), open, opendir, opennofollow, create,
 // readlink, mkdir, rmdir, unlink, rename to TO, link to TO, symlink TO
-// with PATH as its text, writedir, lsettimes) and prints its errno and
-// what it found (see pathCall, TestLinkDotsAnswerAsLinux).
+// with PATH as its text, writedir, resizedir, lsettimes) and prints its
+// errno and what it found (see pathCall, TestLinkDotsAnswerAsLinux).
 //
 // With the argument rdtrunc it opens with O_TRUNC and the rights of a file
 // only read: /work's lower.txt, which it has not written, and made.txt,

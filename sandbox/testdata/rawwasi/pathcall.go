@@ -10,8 +10,8 @@ import (
 // and prints its errno and what it found: for stat and lstat
 // (path_filestat_get following or not) the filetype and inode, for the
 // opens the inode of what was opened, for readlink the link's text, for
-// writedir the errnos of fd_write and fd_pwrite, and for lsettimes the
-// times set.
+// writedir the errnos of fd_write and fd_pwrite, for resizedir those of
+// fd_allocate and fd_filestat_set_size, and for lsettimes the times set.
 func pathCall(op, path, to string) {
 	at := func(p string) (uint32, uint32) {
 		b := []byte(p + "\x00")
@@ -89,6 +89,10 @@ func pathCall(op, path, to string) {
 		// fd_write and fd_pwrite of /work's preopen, which has every
 		// right, for the path ".".
 		say("pathcall", 0, write(3, "x"), pwrite(3, 0))
+	case "resizedir":
+		// fd_allocate and fd_filestat_set_size of /work's preopen, for
+		// the path ".".
+		say("pathcall", 0, fdAllocate(3, 0, 1), fdFilestatSetSize(3, 0))
 	case "lsettimes":
 		// path_filestat_set_times without LOOKUP_SYMLINK_FOLLOW, then the
 		// times path_filestat_get without it reads.
