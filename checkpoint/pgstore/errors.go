@@ -52,12 +52,25 @@ type FencedError struct {
 	// hand, to revoke the lease, or by a restore that left it out), and
 	// not made again by a take since.
 	RowGone bool
+	// Unread is why the lease row could not be read once the fence had
+	// refused the write (the database went away between the two): who
+	// holds the lease now is not known, and Now and NowEpoch are zero.
+	Unread error
 }
 
 func (e *FencedError) Error() string {
 	h, what := e.Now, "agent"
+	again := fmt.Sprintf("`cairn resume %s`", e.Agent)
 	if e.Workflow {
 		what = "workflow"
+		again = fmt.Sprintf("`cairn workflow resume %s`", e.Agent)
+	}
+	if e.Unread != nil {
+		return fmt.Sprintf("%s %q: a write was refused by its lease's fence: this process's lease (epoch %d) is held no more "+
+			"(it expired and another process took the %s, or it was taken with --steal, released, or its row deleted), "+
+			"and who holds the %s now could not be read (%v); nothing more was committed here: "+
+			"to go on, take it again with %s once the database answers (refused, naming the holder, while another process has it)",
+			what, e.Agent, e.Epoch, what, what, e.Unread, again)
 	}
 	switch {
 	case e.NowEpoch > e.Epoch && h.PID != 0:
@@ -68,10 +81,6 @@ func (e *FencedError) Error() string {
 			what, e.Agent, e.NowEpoch, e.Epoch)
 	}
 	if e.RowGone {
-		again := fmt.Sprintf("`cairn resume %s`", e.Agent)
-		if e.Workflow {
-			again = fmt.Sprintf("`cairn workflow resume %s`", e.Agent)
-		}
 		return fmt.Sprintf("%s %q: its lease row is gone from cairn_leases (deleted by hand to revoke the lease, or left out of a restore), "+
 			"so this process's lease (epoch %d) is held no more; nothing more was committed here: to go on, take it again with %s",
 			what, e.Agent, e.Epoch, again)

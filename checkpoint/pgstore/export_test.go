@@ -103,3 +103,10 @@ func OnBlobChunk(t interface{ Cleanup(func()) }, f func(idx int)) {
 	blobChunkHook = f
 	t.Cleanup(func() { blobChunkHook = nil })
 }
+
+// OnFenced makes f run once a write is refused by its fence, before the
+// lease row is read for the error, until the test ends.
+func OnFenced(t interface{ Cleanup(func()) }, f func()) {
+	fencedHook = f
+	t.Cleanup(func() { fencedHook = nil })
+}

@@ -327,9 +327,16 @@ func (l *lease) Unlock() error {
 	return nil
 }
 
+// fencedHook, when set by a test, is called once a write is refused by
+// its fence, before the lease row is read for its error.
+var fencedHook func()
+
 // fenced reads who holds the agent now, for the error of a writer whose
-// lease at epoch was lost.
+// lease at epoch was lost; a row it cannot read is said so (Unread).
 func (s *Store) fenced(agent string, epoch int64) error {
+	if fencedHook != nil {
+		fencedHook()
+	}
 	ctx, cancel := s.opContext()
 	defer cancel()
 	e := &FencedError{Agent: agent, Epoch: epoch}
@@ -341,6 +348,9 @@ func (s *Store) fenced(agent string, epoch int64) error {
 		e.Now = checkpoint.Holder{}
 	}
 	e.RowGone = errors.Is(err, pgx.ErrNoRows)
+	if err != nil && !e.RowGone {
+		e.NowEpoch, e.Unread = 0, wrapConn(err)
+	}
 	return e
 }
 
