@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"strings"
 	"time"
 
@@ -27,9 +28,10 @@ import (
 // in a transaction of its own, so that a write cut off by a restart of
 // the database goes on, checked, from the chunks it stored (putChunks);
 // the row is made whole by the transaction that finds every chunk there,
-// so a whole row never names chunks that are not there. A blob is read in
-// one snapshot of the database, a few chunks a statement, each statement
-// bounded by the store's timeout. A blob is held whole in memory while it
+// so a whole row never names chunks that are not there. A blob is read a
+// few chunks a statement, each statement bounded by the store's timeout,
+// in one snapshot of the database; a read cut off goes on from the chunk
+// it reached in a new one (blobRead), its bytes checked as a whole. A blob is held whole in memory while it
 // is written or read (checkpoint.Store takes and gives its bytes): about
 // its size, plus a chunk or two in pgx's buffers.
 
@@ -50,6 +52,10 @@ var blobChunkHook func(idx int)
 // blobReadHook, when set by a test, is called in the transaction of a
 // chunked blob's read once its row is read, before its chunks.
 var blobReadHook func()
+
+// blobChunksReadHook, when set by a test, is called before each statement
+// of a chunked blob's read that fetches chunks, with the first it asks for.
+var blobChunksReadHook func(from int)
 
 // PutBlob stores content by its digest, once for every agent. Storing a
 // blob that is there makes it fresh again, so that Collect leaves it to
@@ -399,20 +405,25 @@ func (s *Store) txOn(db interface {
 
 // Blob returns the content stored under digest, checked against it. A
 // read that meets a restart of the database is sent again on a new
-// connection, so that a resume that fills a workspace goes on through it.
+// connection, so that a resume that fills a workspace goes on through it;
+// a chunked blob's goes on from the chunk it reached (blobRead), and is
+// sent again for as long as each try reads chunks, as putResumed writes.
 // ErrNotFound for an unknown digest; a *CorruptBlobError, matching
 // checkpoint.ErrCorrupt, for a row that does not match its digest, or
 // chunks missing, out of place or of the wrong size.
 func (s *Store) Blob(digest string) ([]byte, error) {
-	var data []byte
-	err := s.retryLong(idempotent, func() error {
-		return s.inTx(pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly},
-			func(_ func(string, ...any) error, query func(string, ...any) (pgx.Rows, context.CancelFunc, error)) error {
-				var err error
-				data, err = readBlob(digest, query)
-				return err
-			})
-	})
+	r := &blobRead{digest: digest}
+	var err error
+	for {
+		reached := r.next
+		err = s.retryLong(idempotent, func() error {
+			return s.inTx(pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly},
+				func(_ func(string, ...any) error, query queryFunc) error { return r.read(query) })
+		})
+		if err == nil || r.next == reached || !idempotent(err) {
+			break
+		}
+	}
 	var cbe *CorruptBlobError
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
@@ -426,88 +437,113 @@ func (s *Store) Blob(digest string) ([]byte, error) {
 	case err != nil:
 		return nil, fmt.Errorf("blob %s: %w", digest, wrapConn(err))
 	}
-	return data, nil
+	return r.out, nil
 }
 
-// readBlob reads a blob's row and, if it has them, its chunks, and checks
-// what it read against the digest.
-func readBlob(digest string, query func(string, ...any) (pgx.Rows, context.CancelFunc, error)) ([]byte, error) {
+// blobRead is a blob's read, which a try cut off (a restart of the
+// database) leaves where it reached: a chunked blob's bytes read so far,
+// their running SHA-256 and the next chunk. The next try reads the row
+// again and goes on from there, in a snapshot of its own; what it reads
+// is checked with what was read before, as a whole, against the digest
+// and the size, as one read would be. A row that says other than it did
+// (its size or chunks repaired meanwhile) starts the read again from
+// chunk 0.
+type blobRead struct {
+	digest string
+	size   int64 // the row's size and chunks, once read
+	n      int
+	out    []byte
+	h      hash.Hash
+	next   int // the next chunk to read
+}
+
+// read reads the blob's row and, if it has them, its chunks from the one
+// reached, and checks what it read against the digest.
+func (r *blobRead) read(query queryFunc) error {
 	var data []byte
 	var size *int64
 	var chunks int32
 	var whole bool
-	rows, cancel, err := query(`SELECT data, size, chunks, whole FROM cairn_blobs WHERE digest = $1`, digest)
+	rows, cancel, err := query(`SELECT data, size, chunks, whole FROM cairn_blobs WHERE digest = $1`, r.digest)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	found := false
 	_, err = pgx.ForEachRow(rows, []any{&data, &size, &chunks, &whole}, func() error { found = true; return nil })
 	cancel()
 	switch {
 	case err != nil:
-		return nil, err
+		return err
 	case !found:
-		return nil, pgx.ErrNoRows
+		return pgx.ErrNoRows
 	case !whole:
-		return nil, errUnfinished
+		return errUnfinished
 	case chunks == 0:
-		if checkpoint.BlobDigest(data) != digest {
-			return nil, corruptBlob(digest, "")
+		if checkpoint.BlobDigest(data) != r.digest {
+			return corruptBlob(r.digest, "")
 		}
-		return data, nil
+		r.out = data
+		return nil
 	case chunks < 0 || size == nil || *size < 0 || len(data) > 0:
-		return nil, corruptBlob(digest, fmt.Sprintf("its row in cairn_blobs says neither where its bytes are nor how many (%d chunks)", chunks))
+		return corruptBlob(r.digest, fmt.Sprintf("its row in cairn_blobs says neither where its bytes are nor how many (%d chunks)", chunks))
+	}
+	if r.h == nil || r.size != *size || r.n != int(chunks) {
+		// Room for what its chunks can hold, not for what its row claims:
+		// a size damaged in the row is found once they are read, and must
+		// not reserve gigabytes first.
+		r.size, r.n, r.next, r.h = *size, int(chunks), 0, sha256.New()
+		r.out = make([]byte, 0, min(r.size, int64(r.n)*int64(blobChunk), 1<<31))
 	}
 	if blobReadHook != nil {
 		blobReadHook()
 	}
-	return readChunks(digest, *size, int(chunks), query)
+	return r.readChunks(query)
 }
 
-// readChunks reads a blob's n chunks, size bytes in all, a few a
-// statement, hashing them as they come.
-func readChunks(digest string, size int64, n int, query func(string, ...any) (pgx.Rows, context.CancelFunc, error)) ([]byte, error) {
-	// Room for what its chunks can hold, not for what its row claims: a
-	// size damaged in the row is found once they are read, and must not
-	// reserve gigabytes first.
-	out := make([]byte, 0, min(size, int64(n)*int64(blobChunk), 1<<31))
-	h := sha256.New()
-	for next := 0; next < n; {
+// readChunks reads the blob's chunks from the one reached, a few a
+// statement, hashing them as they come, and checks the whole once the
+// last is read.
+func (r *blobRead) readChunks(query queryFunc) error {
+	digest, n, size := r.digest, r.n, r.size
+	for r.next < n {
+		if blobChunksReadHook != nil {
+			blobChunksReadHook(r.next)
+		}
 		rows, cancel, err := query(`SELECT idx, data FROM cairn_blob_chunks WHERE digest = $1 AND idx >= $2 ORDER BY idx LIMIT $3`,
-			digest, next, chunksARead)
+			digest, r.next, chunksARead)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		var idx int32
 		var chunk []byte
-		from := next
+		from := r.next
 		_, err = pgx.ForEachRow(rows, []any{&idx, &chunk}, func() error {
 			switch {
-			case int(idx) != next:
-				return corruptBlob(digest, fmt.Sprintf("chunk %d of its %d is missing from cairn_blob_chunks", next, n))
-			case int64(len(out)+len(chunk)) > size:
+			case int(idx) != r.next:
+				return corruptBlob(digest, fmt.Sprintf("chunk %d of its %d is missing from cairn_blob_chunks", r.next, n))
+			case int64(len(r.out)+len(chunk)) > size:
 				return corruptBlob(digest, fmt.Sprintf("its chunks in cairn_blob_chunks hold more than its %d bytes", size))
 			}
-			h.Write(chunk)
-			out = append(out, chunk...)
-			next++
+			r.h.Write(chunk)
+			r.out = append(r.out, chunk...)
+			r.next++
 			return nil
 		})
 		cancel()
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if next == from {
-			return nil, corruptBlob(digest, fmt.Sprintf("chunk %d of its %d is missing from cairn_blob_chunks", next, n))
+		if r.next == from {
+			return corruptBlob(digest, fmt.Sprintf("chunk %d of its %d is missing from cairn_blob_chunks", r.next, n))
 		}
 	}
-	if int64(len(out)) != size {
-		return nil, corruptBlob(digest, fmt.Sprintf("its %d chunks in cairn_blob_chunks hold %d bytes of its %d", n, len(out), size))
+	if int64(len(r.out)) != size {
+		return corruptBlob(digest, fmt.Sprintf("its %d chunks in cairn_blob_chunks hold %d bytes of its %d", n, len(r.out), size))
 	}
-	if "sha256:"+hex.EncodeToString(h.Sum(nil)) != digest {
-		return nil, corruptBlob(digest, "its chunks in cairn_blob_chunks do not match its digest")
+	if "sha256:"+hex.EncodeToString(r.h.Sum(nil)) != digest {
+		return corruptBlob(digest, "its chunks in cairn_blob_chunks do not match its digest")
 	}
-	return out, nil
+	return nil
 }
 
 func corruptBlob(digest, what string) *CorruptBlobError {

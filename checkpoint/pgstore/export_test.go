@@ -110,3 +110,11 @@ func OnFenced(t interface{ Cleanup(func()) }, f func()) {
 	fencedHook = f
 	t.Cleanup(func() { fencedHook = nil })
 }
+
+// OnBlobChunksRead makes f run before each statement of a chunked blob's
+// read that fetches its chunks, with the index of the first it asks for,
+// until the test ends.
+func OnBlobChunksRead(t interface{ Cleanup(func()) }, f func(from int)) {
+	blobChunksReadHook = f
+	t.Cleanup(func() { blobChunksReadHook = nil })
+}
