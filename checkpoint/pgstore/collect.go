@@ -202,7 +202,11 @@ func (s *Store) markBookmarks(id string, trimmed, inUse map[string]bool) error {
 // collectBlobs removes the blobs not in use and older than the grace. The
 // age is checked again by the DELETE itself, so a blob stored again
 // meanwhile stays; since its count says whether the blob was removed, a
-// DELETE is sent again only if certainly not run.
+// DELETE is sent again only if certainly not run. Each blob counts the
+// bytes its removal frees: a whole one its size, an unfinished one (its
+// chunked write cut off) the chunks it has, not the size its row
+// declares. A chunk stored after they are counted makes the blob fresh
+// (putChunks), so the DELETE leaves it.
 func (s *Store) collectBlobs(keep checkpoint.Retention, c *checkpoint.Collected, inUse map[string]bool) error {
 	grace := keep.BlobGrace
 	if grace <= 0 {
@@ -210,7 +214,9 @@ func (s *Store) collectBlobs(keep checkpoint.Retention, c *checkpoint.Collected,
 	}
 	ctx, cancel := s.opContext()
 	defer cancel()
-	rows, err := s.pool.Query(ctx, `SELECT digest, coalesce(size, length(data)) FROM cairn_blobs
+	rows, err := s.pool.Query(ctx, `SELECT digest, CASE WHEN whole THEN coalesce(size, length(data))
+			ELSE length(data) + coalesce((SELECT sum(length(c.data)) FROM cairn_blob_chunks c WHERE c.digest = b.digest), 0)::bigint END
+		FROM cairn_blobs b
 		WHERE stored < now() - $1 * interval '1 millisecond' ORDER BY digest`, grace.Milliseconds())
 	if err != nil {
 		return wrapConn(err)
