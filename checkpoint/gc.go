@@ -80,6 +80,26 @@ type Collected struct {
 	// read-only, say), and why (host.Collect sets it): each is left, with
 	// what names it, for the next gc to try again.
 	Unremoved []Unremoved `json:"unremoved,omitempty"`
+	// Kept are this node's directories, outside the store, of what it
+	// keeps beside a store that does not keep it (a PostgreSQL store's
+	// kept changes, for diff and undo, and staging), that Collect removed
+	// or moved (host.Collect sets it), each under its agent's lock: those
+	// of an agent the store no longer has (removed on another node, or by
+	// hand) are removed, and the kept changes an older cairn kept in the
+	// temp directory are moved to the state directory. One it could not
+	// remove or move is in Unremoved.
+	Kept []KeptDir `json:"kept,omitempty"`
+}
+
+// KeptDir is a directory of this node that kept what agent Agent left
+// beside the store: removed, or, with MovedTo, moved there. Gone says
+// the store no longer has the agent it kept for; a removed one that is
+// not gone held an older copy of kept changes the state directory holds.
+type KeptDir struct {
+	Agent   string `json:"agent"`
+	Dir     string `json:"dir"`
+	MovedTo string `json:"moved_to,omitempty"`
+	Gone    bool   `json:"gone,omitempty"`
 }
 
 // Unremoved is a directory Collect could not remove, and why.

@@ -73,8 +73,12 @@ func inspect(store checkpoint.Store, id string) (*Inspection, error) {
 // marked none, was killed leaving beside an agent's workspace, named after
 // the agent and the workspace (sweepOlderFills). It names in Collected.Fills and Collected.Made
 // each directory it removed, in Collected.Unremoved each it could not, with why, and in Collected.Unmade the workspaces of forks killed before
-// they were done, which it leaves as they are. A dry run removes none,
-// and names those it would remove. A store that keeps nothing on disk has
+// they were done, which it leaves as they are. For a store that keeps
+// nothing on this node itself (PostgreSQL), it removes what this node
+// kept of an agent the store no longer has, and moves the kept changes an
+// older cairn kept in the temp directory to the state directory, each
+// under the agent's lock (sweepKept), and names them in Collected.Kept. A
+// dry run removes none, and names those it would remove. A store that keeps nothing on disk has
 // nothing to collect.
 func Collect(ctx context.Context, store checkpoint.Store, keep checkpoint.Retention) (*checkpoint.Collected, error) {
 	if err := usableNow(ctx, store); err != nil {
@@ -94,6 +98,15 @@ func Collect(ctx context.Context, store checkpoint.Store, keep checkpoint.Retent
 	got.Fills, got.Made, got.Unmade, got.Unremoved = sweepMarked(store, keep.DryRun)
 	older, unremoved := sweepOlderFills(store, keep.DryRun, got.Fills)
 	got.Fills, got.Unremoved = append(got.Fills, older...), append(got.Unremoved, unremoved...)
+	if err == nil {
+		k := sweepKept(store, keep.DryRun)
+		got.Kept, got.Unremoved = k.kept, append(got.Unremoved, k.unremoved...)
+		for _, id := range k.skipped {
+			if !slices.Contains(got.Skipped, id) {
+				got.Skipped = append(got.Skipped, id)
+			}
+		}
+	}
 	slices.Sort(got.Fills)
 	if got.Files == nil {
 		got.Files = []string{} // a list, empty, for JSON too

@@ -69,6 +69,22 @@ func gcAction(c *cli.Context) error {
 		fmt.Fprintf(c.App.Writer, "left %s: the workspace of a fork of agent %s as %s, killed before it was done: "+
 			"run it again (%s) to finish it, or remove the directory\n", u.Dir, u.From, u.Agent, forkAgain(u))
 	}
+	for _, k := range got.Kept {
+		switch {
+		case k.MovedTo != "":
+			move := "moved"
+			if c.Bool("dry-run") {
+				move = "would move"
+			}
+			fmt.Fprintf(c.App.Writer, "%s %s to %s, the kept changes of agent %s (what diff and undo read) that an older cairn kept "+
+				"in the temporary directory\n", move, k.Dir, k.MovedTo, k.Agent)
+		case k.Gone:
+			fmt.Fprintf(c.App.Writer, "%s %s, what this node kept of agent %s (its kept changes for diff and undo, its staging), "+
+				"which the store no longer has\n", verb, k.Dir, k.Agent)
+		default:
+			fmt.Fprintf(c.App.Writer, "%s %s, an older copy of the kept changes of agent %s, which the state directory holds\n", verb, k.Dir, k.Agent)
+		}
+	}
 	for _, a := range got.Skipped {
 		fmt.Fprintf(c.App.Writer, "skipped agent %s: a process runs it\n", a)
 	}
@@ -163,7 +179,7 @@ func unremovedError(c *cli.Context, got *checkpoint.Collected) error {
 		fmt.Fprintf(c.App.ErrWriter, "cairn: warning: %s %s: %s\n", verb, u.Dir, terminalLine(u.Reason))
 		dirs = append(dirs, u.Dir)
 	}
-	return withCode(exitFailed, fmt.Errorf("gc %s %s, what a killed fork or resume left (%s): make it removable (a file system "+
+	return withCode(exitFailed, fmt.Errorf("gc %s %s, which it found to remove (%s): make it removable (a file system "+
 		"mounted read-only, a directory cairn may not write), and run `cairn gc` again, which removes it; the rest was collected",
 		verb, strings.Join(dirs, ", "), terminalLine(got.Unremoved[0].Reason)))
 }
