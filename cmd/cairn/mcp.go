@@ -225,7 +225,7 @@ func serveHTTP(ctx context.Context, stderr io.Writer, srv *mcp.Server, agent str
 	var posts atomic.Int64
 	hs.Handler = countPosts(&posts, hs.Handler)
 	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
+	go func() { served <- hs.Serve(mcp.Listener(ln)) }()
 	select {
 	case err := <-served:
 		return err

@@ -21,6 +21,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cairnrun/cairn/internal/httpauth"
+	"github.com/cairnrun/cairn/internal/netanswer"
 )
 
 // ErrTokenRequired: an address other than loopback was given without a
@@ -683,4 +684,17 @@ func (s *Server) sweepIdle(now time.Time, period time.Duration) {
 		s.endSession(ss.ID(), errSessionIdle)
 		go ss.Close()
 	}
+}
+
+// Listener is ln whose connections answer, as JSON-RPC errors, the errors
+// net/http answers itself before any handler runs, in plain text (see
+// netanswer.Listener): a request line or header that does not parse, a
+// header too large, a Transfer-Encoding or HTTP version it does not read.
+// Serve Handler's server on it.
+func Listener(ln net.Listener) net.Listener {
+	return netanswer.Listener(ln, "docs/mcp.md describes the endpoint", func(msg string) []byte {
+		body, _ := json.Marshal(errorResponse{Version: "2.0", ID: json.RawMessage("null"),
+			Error: jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: " + msg}})
+		return body
+	})
 }
