@@ -17,11 +17,17 @@ import (
 // started while spin runs, waits for the run to stop awaiting approval
 // and records the decision, and the resume runs the approved call. The
 // spin is short beside approve's 2 s wait so that a loaded machine, where
-// the run's stop after the spin can take a second, still lets it in.
+// the run's stop after the spin can take a second, still lets it in; and
+// its module is compiled before the run, since a cold compile of it, done
+// after tool_start, takes seconds, and the run was not then about to stop.
 func TestApproveWhileTheRunIsAboutToStopAwaitingApprovalWaitsForIt(t *testing.T) {
 	t.Parallel()
 	bin, ws, agent := approvalAgent(t, "200ms")
 	store, cache := t.TempDir(), cacheForTests(t)
+	warm := filepath.Join(filepath.Dir(agent), "hostile.wasm")
+	if out, err := exec.Command(bin, "tools", "warm", "--cache", cache, warm).CombinedOutput(); err != nil {
+		t.Fatalf("tools warm: %v\n%s", err, out)
+	}
 
 	run := exec.Command(bin, "run", "--store", store, "--cache", cache, "--json", "--id", "v", "-f", agent)
 	stdout, err := run.StdoutPipe()
