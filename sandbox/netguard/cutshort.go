@@ -39,7 +39,8 @@ func (b *countedBody) Read(p []byte) (int, error) {
 // the end its framing promised.
 func (b *countedBody) cutOff() bool {
 	_, reset := peerReset(b.err)
-	return errors.Is(b.err, io.ErrUnexpectedEOF) || reset
+	_, broken := brokenH2(b.err)
+	return errors.Is(b.err, io.ErrUnexpectedEOF) || reset || broken
 }
 
 // cutShort is the error of a response whose body b the server cut off,
@@ -61,6 +62,9 @@ func cutShort(resp *http.Response, b *countedBody) error {
 	case slices.Contains(resp.TransferEncoding, "chunked"):
 		what = fmt.Sprintf("after %d bytes of the body, before the chunk that ends it (Transfer-Encoding: chunked)", b.n)
 	}
-	return fmt.Errorf("%s %s, so the body was cut short (%w) and the tool is not given it; the request reached the remote side, which answered %d: send it again, as a request of its own, if the remote side may take it twice",
-		who, what, why, resp.StatusCode)
+	const advice = "the tool is not given it; the request reached the remote side, which answered %d: send it again, as a request of its own, if the remote side may take it twice"
+	if broken, ok := brokenH2(b.err); ok { // said in cairn's words, not net/http's
+		return fmt.Errorf("%s %s, so the body was cut short and "+advice, broken.what, what, resp.StatusCode)
+	}
+	return fmt.Errorf("%s %s, so the body was cut short (%w) and "+advice, who, what, why, resp.StatusCode)
 }

@@ -30,6 +30,10 @@ func rstStream(code uint32) h2Answer {
 	}
 }
 
+// closeConn is a frame type no frame has: frame(closeConn, ...) closes
+// the connection, as a server that leaves.
+const closeConn = 0xff
+
 // goAway answers with GOAWAY naming no stream as processed.
 func goAway(frame func(byte, byte, uint32, []byte), _ uint32) {
 	frame(7, 0, 0, make([]byte, 8))
@@ -66,6 +70,10 @@ func rawH2Server(t *testing.T, answer h2Answer) (addr string, pool *x509.CertPoo
 func serveRawH2(c net.Conn, answer h2Answer, seen *atomic.Int32) {
 	defer c.Close()
 	frame := func(typ, flags byte, stream uint32, p []byte) {
+		if typ == closeConn {
+			c.Close()
+			return
+		}
 		h := []byte{byte(len(p) >> 16), byte(len(p) >> 8), byte(len(p)), typ, flags, 0, 0, 0, 0}
 		binary.BigEndian.PutUint32(h[5:], stream)
 		c.Write(append(h, p...))

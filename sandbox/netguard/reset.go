@@ -15,7 +15,7 @@ import (
 // API; so a reset is said in cairn's: that the server reset the stream,
 // with which code, whether the request reached the remote side and
 // whether it may be sent again (streamError.unanswered, goneAway,
-// cutShort).
+// cutShort). A server that breaks HTTP/2 is said so too (h2broken.go).
 
 // streamError has the fields of net/http's HTTP/2 stream error, which
 // errors.As fills in (its As method copies into a struct of the same

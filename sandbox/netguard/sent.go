@@ -104,6 +104,8 @@ func sendError(ctx context.Context, err error, r Rules, sent bool) error {
 			err = reset.unanswered()
 		} else if gone, ok := goneAway(err); ok {
 			err = gone
+		} else if broken, ok := brokenH2(err); ok {
+			err = broken.unanswered()
 		} else if why, ok := notSentAgain(err); ok {
 			err = fmt.Errorf("no response: the server ended the request unanswered (%s); it was not sent again, and may have reached the remote side", why)
 		}
