@@ -159,7 +159,7 @@ turns:
 	}
 	fmt.Println(res.Status, "after", res.Rounds, "rounds:", res.Text)
 	// Output:
-	// paused after 1 round: reached max_rounds (1 rounds since the prompt); resume with --max-rounds to allow more
+	// paused after 1 round: reached max_rounds (1 round since the prompt); resume with --max-rounds to allow more
 	// done after 3 rounds: Seen enough.
 }
 

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/internal/plural"
 )
 
 // ForkFilledDiffError is ErrWorkspaceDiffers of a fork run again over the
@@ -26,8 +27,8 @@ type ForkFilledDiffError struct {
 
 func (e *ForkFilledDiffError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "workspace %s, which this fork as %q filled before it was stopped, differs from what it forks (%s of agent %q) in %d paths:",
-		e.Dir, e.Agent, e.Source, e.From, len(e.Diffs))
+	fmt.Fprintf(&b, "workspace %s, which this fork as %q filled before it was stopped, differs from what it forks (%s of agent %q) in %s:",
+		e.Dir, e.Agent, e.Source, e.From, plural.Count(len(e.Diffs), "path"))
 	writeDiffs(&b, e.Diffs)
 	fmt.Fprintf(&b, "; nothing was changed and the agent was not made: to fork into it anew, remove the directory (what was changed in it goes with it) "+
 		"and run the fork again, or fork into another directory (-w) and leave this one as it is")

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cairnrun/cairn/checkpoint/conversation"
+	"github.com/cairnrun/cairn/internal/plural"
 
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/filepool"
@@ -247,7 +248,7 @@ func (r *run) limitReachedTimed(started bool) string {
 	var reason, flag string
 	switch {
 	case st.TaskRounds >= l.maxRounds() && len(r.pending) == 0:
-		reason, flag = fmt.Sprintf("reached max_rounds (%d rounds since the prompt)", st.TaskRounds), "--max-rounds"
+		reason, flag = "reached max_rounds ("+plural.Count(st.TaskRounds, "round")+" since the prompt)", "--max-rounds"
 	case l.MaxTokens > 0 && st.Usage.Total() >= l.MaxTokens:
 		reason, flag = fmt.Sprintf("reached max_tokens (%d used of %d)", st.Usage.Total(), l.MaxTokens), "--max-tokens"
 	case l.MaxCost > 0 && float64(st.Usage.CostMicroUSD) >= l.MaxCost*1e6:

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/internal/plural"
 )
 
 // ErrWorkspaceDiffers: a directory given as an agent's workspace holds
@@ -42,7 +43,7 @@ type WorkspaceDiffError struct {
 
 func (e *WorkspaceDiffError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "workspace %s differs from what the store keeps of agent %q at round %d in %d paths:", e.Dir, e.Agent, e.Round, len(e.Diffs))
+	fmt.Fprintf(&b, "workspace %s differs from what the store keeps of agent %q at round %d in %s:", e.Dir, e.Agent, e.Round, plural.Count(len(e.Diffs), "path"))
 	writeDiffs(&b, e.Diffs)
 	b.WriteString("; nothing was changed: give --workspace an empty directory, or add --take-store-workspace " +
 		"to make this one what the store keeps (its differing files are replaced, its extra ones removed)")

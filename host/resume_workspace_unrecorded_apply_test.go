@@ -41,7 +41,7 @@ func (l stopBeforeAppliedLog) Append(recs ...checkpoint.Record) error {
 // the workspace holding the call's change, which the store's copy (the
 // boundary's, with the changes recorded applied) did not: `cairn resume
 // --workspace DIR` with DIR the agent's own workspace refused it as
-// differing ("at round 0 in 1 paths: notes.txt (content)"), where a plain
+// differing ("at round 0 in 1 path: notes.txt (content)"), where a plain
 // resume finished. A path that holds what a settled call made of it is no
 // difference: the resume applies the call's changes, already there.
 func TestResumeInItsOwnWorkspaceAfterAStopBeforeTheAppliedRecord(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/cairnrun/cairn/checkpoint/conversation"
+	"github.com/cairnrun/cairn/internal/plural"
 
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/sandbox"
@@ -182,7 +183,7 @@ func (n *netReplay) finish() []Divergence {
 	defer n.mu.Unlock()
 	if n.next < len(n.recorded) {
 		n.divs = append(n.divs, Divergence{Kind: DivergeHTTP, Path: exchangeName(&n.recorded[n.next]),
-			Detail: fmt.Sprintf("the call sent %d requests; %d were recorded", n.next, len(n.recorded))})
+			Detail: fmt.Sprintf("the call sent %s; %d were recorded", plural.Count(n.next, "request"), len(n.recorded))})
 	}
 	if n.beyond > 0 {
 		n.diverge(len(n.recorded)+1, n.extra, fmt.Sprintf("the call sent more requests than were recorded: %d past the %d recorded",

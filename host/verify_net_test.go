@@ -87,9 +87,9 @@ func TestNetReplayDivergences(t *testing.T) {
 	}{
 		{"same", []string{"GET http://a.test/x", "GET http://a.test/y"}, nil},
 		{"other URL", []string{"GET http://a.test/x", "GET http://a.test/z"}, []string{"request 2 (GET http://a.test/y): request URL differs"}},
-		{"other method", []string{"POST http://a.test/x"}, []string{"request 1 (GET http://a.test/x): request method differs", "the call sent 1 requests; 2 were recorded"}},
+		{"other method", []string{"POST http://a.test/x"}, []string{"request 1 (GET http://a.test/x): request method differs", "the call sent 1 request; 2 were recorded"}},
 		{"one more", []string{"GET http://a.test/x", "GET http://a.test/y", "GET http://a.test/x"}, []string{"request 3: the call sent more requests than were recorded: 1 past the 2 recorded"}},
-		{"one less", []string{"GET http://a.test/x"}, []string{"the call sent 1 requests; 2 were recorded"}},
+		{"one less", []string{"GET http://a.test/x"}, []string{"the call sent 1 request; 2 were recorded"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := &netReplay{store: store, recorded: recorded}

@@ -7,6 +7,7 @@ import (
 	"github.com/cairnrun/cairn/checkpoint/conversation"
 
 	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/internal/plural"
 )
 
 // printCompaction writes the line cairn log shows where a cut of the
@@ -16,8 +17,8 @@ func printCompaction(w io.Writer, c checkpoint.Compaction) {
 	if c.Summary != "" {
 		how = "summarised in"
 	}
-	fmt.Fprintf(w, "── context cut for round %d: %s are %s what the model is sent (about %d → %d tokens); the journal keeps them ──\n",
-		c.Round, cutMessages(c, "messages above"), how, c.Before, c.After)
+	fmt.Fprintf(w, "── context cut for round %d: %s are %s what the model is sent (about %d → %s); the journal keeps them ──\n",
+		c.Round, cutMessages(c, "message above", "messages above"), how, c.Before, plural.Count(c.After, "token"))
 	if c.Summary != "" {
 		fmt.Fprintf(w, "   summary: %s\n", oneLine(c.Summary, 300))
 	}
@@ -29,17 +30,17 @@ func compactionEvent(c *checkpoint.Compaction) string {
 	if c.Summary != "" {
 		how = "summarised"
 	}
-	return fmt.Sprintf("· context: %s %s for round %d (about %d → %d tokens)", cutMessages(*c, "oldest messages"), how, c.Round, c.Before, c.After)
+	return fmt.Sprintf("· context: %s %s for round %d (about %d → %s)", cutMessages(*c, "oldest message", "oldest messages"), how, c.Round, c.Before, plural.Count(c.After, "token"))
 }
 
 // cutMessages counts the messages a cut leaves out of what the model is
 // sent, of the first c.From: all of them, or all but the task, which
 // the request sends whole (c.Pinned).
-func cutMessages(c checkpoint.Compaction, what string) string {
+func cutMessages(c checkpoint.Compaction, one, many string) string {
 	if c.Pinned >= 0 {
-		return fmt.Sprintf("%d of the %d %s, all but the task,", c.From-1, c.From, what)
+		return fmt.Sprintf("%d of the %s, all but the task,", c.From-1, plural.Count(c.From, one, many))
 	}
-	return fmt.Sprintf("the %d %s", c.From, what)
+	return "the " + plural.Count(c.From, one, many)
 }
 
 // walkConversation calls onMessage for each message of the conversation

@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/cairnrun/cairn/host"
+	"github.com/cairnrun/cairn/internal/plural"
 	"github.com/cairnrun/cairn/internal/view"
 )
 
@@ -72,10 +73,10 @@ func printChange(w io.Writer, fc host.FileChange, before, after []byte, tooLarge
 	}
 	switch {
 	case tooLarge:
-		fmt.Fprintf(w, "  too large to show: %d → %d bytes\n", fc.BeforeSize, fc.AfterSize)
+		fmt.Fprintf(w, "  too large to show: %d → %s\n", fc.BeforeSize, plural.Count(fc.AfterSize, "byte"))
 		return
 	case !view.IsText(before) || !view.IsText(after):
-		fmt.Fprintf(w, "  binary: %d → %d bytes\n", fc.BeforeSize, fc.AfterSize)
+		fmt.Fprintf(w, "  binary: %d → %s\n", fc.BeforeSize, plural.Count(fc.AfterSize, "byte"))
 		return
 	}
 	for _, l := range view.DiffLines(before, after) {
@@ -109,7 +110,7 @@ func undoAction(c *cli.Context) error {
 	if c.Bool(jsonFlag) {
 		return writeTerminalJSON(c.App.Writer, u)
 	}
-	fmt.Fprintf(c.App.Writer, "undid round %d: %d paths restored\n", u.Round, len(u.Restored))
+	fmt.Fprintf(c.App.Writer, "undid round %d: %s restored\n", u.Round, plural.Count(len(u.Restored), "path"))
 	for _, p := range u.Conflicts {
 		fmt.Fprintf(c.App.Writer, "  left %s: it changed after the round\n", terminalLine(p))
 	}

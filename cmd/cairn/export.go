@@ -10,6 +10,7 @@ import (
 
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/host"
+	"github.com/cairnrun/cairn/internal/plural"
 )
 
 func exportCommand() *cli.Command {
@@ -39,7 +40,7 @@ func exportAction(c *cli.Context) error {
 	if err := writeFileAtomic(out, a); err != nil {
 		return fmt.Errorf("write export %s: %w", out, err)
 	}
-	fmt.Fprintf(c.App.Writer, "exported agent %s (round %d, %d blobs%s) to %s\n", a.Agent, a.State.Round, len(a.Blobs), subAgents(a.Agents()-1), out)
+	fmt.Fprintf(c.App.Writer, "exported agent %s (round %d, %s%s) to %s\n", a.Agent, a.State.Round, plural.Count(len(a.Blobs), "blob"), subAgents(a.Agents()-1), out)
 	if s, err := store.Summary(a.Agent); err == nil && s.Locked {
 		// Exporting takes no lock: the copy is of the last committed round
 		// while a run goes on, and one resumed elsewhere would run apart.
@@ -69,11 +70,8 @@ func writeFileAtomic(path string, a *checkpoint.Archive) error {
 
 // subAgents words how many sub-agents an archive carries besides its agent.
 func subAgents(n int) string {
-	switch n {
-	case 0:
+	if n == 0 {
 		return ""
-	case 1:
-		return ", 1 sub-agent"
 	}
-	return fmt.Sprintf(", %d sub-agents", n)
+	return ", " + plural.Count(n, "sub-agent")
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/checkpoint/pgstore"
 	"github.com/cairnrun/cairn/host"
+	"github.com/cairnrun/cairn/internal/plural"
 )
 
 func gcCommand() *cli.Command {
@@ -57,7 +58,7 @@ func gcAction(c *cli.Context) error {
 		fmt.Fprintf(c.App.Writer, "%s %s\n", verb, f)
 	}
 	for _, t := range got.Trimmed {
-		fmt.Fprintf(c.App.Writer, "%s the rounds before %d from %s, %d bytes\n", verb, t.Round, t.Path, t.Bytes)
+		fmt.Fprintf(c.App.Writer, "%s the rounds before %d from %s, %s\n", verb, t.Round, t.Path, plural.Count(t.Bytes, "byte"))
 	}
 	for _, f := range got.Fills {
 		fmt.Fprintf(c.App.Writer, "%s %s, what a fork or resume killed while it filled a workspace left\n", verb, f)
@@ -90,19 +91,16 @@ func gcAction(c *cli.Context) error {
 	}
 	fills := ""
 	if len(got.Fills) > 0 {
-		fills = fmt.Sprintf(" and %d fill directories", len(got.Fills))
-		if len(got.Fills) == 1 {
-			fills = " and 1 fill directory"
-		}
+		fills = " and " + plural.Count(len(got.Fills), "fill directory", "fill directories")
 	}
 	if len(got.Trimmed) > 0 {
 		trim := "trimmed"
 		if c.Bool("dry-run") {
 			trim = "would trim"
 		}
-		fmt.Fprintf(c.App.Writer, "%s %d files%s, %s %d, %d bytes\n", verb, len(got.Files), fills, trim, len(got.Trimmed), got.Bytes)
+		fmt.Fprintf(c.App.Writer, "%s %s%s, %s %d, %s\n", verb, plural.Count(len(got.Files), "file"), fills, trim, len(got.Trimmed), plural.Count(got.Bytes, "byte"))
 	} else {
-		fmt.Fprintf(c.App.Writer, "%s %d files%s, %d bytes\n", verb, len(got.Files), fills, got.Bytes)
+		fmt.Fprintf(c.App.Writer, "%s %s%s, %s\n", verb, plural.Count(len(got.Files), "file"), fills, plural.Count(got.Bytes, "byte"))
 	}
 	return collectedError(c, got)
 }

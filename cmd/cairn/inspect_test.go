@@ -137,7 +137,7 @@ func TestDiffAndUndo(t *testing.T) {
 		t.Fatalf("fork --from nolabel: exit %d %s", code, errOut)
 	}
 	code, out, _ = cairn(t, "undo", "--store", store, "d")
-	if code != exitDone || !strings.Contains(out, "undid round 4: 1 paths restored") {
+	if code != exitDone || !strings.Contains(out, "undid round 4: 1 path restored") {
 		t.Fatalf("undo: exit %d\n%s", code, out)
 	}
 	if _, err := os.Stat(filepath.Join(ws, "REPORT.md")); !os.IsNotExist(err) {

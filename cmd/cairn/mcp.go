@@ -17,6 +17,7 @@ import (
 
 	"github.com/cairnrun/cairn/host"
 	"github.com/cairnrun/cairn/host/mcp"
+	"github.com/cairnrun/cairn/internal/plural"
 )
 
 func mcpCommand() *cli.Command {
@@ -112,8 +113,8 @@ func mcpAction(c *cli.Context) error {
 		}
 		return pausedExit(sess)
 	}
-	fmt.Fprintf(c.App.ErrWriter, "cairn mcp: %s serves %d tools on stdio (workspace %s)\n",
-		agent, len(sess.Tools()), sess.Workspace())
+	fmt.Fprintf(c.App.ErrWriter, "cairn mcp: %s serves %s on stdio (workspace %s)\n",
+		agent, plural.Count(len(sess.Tools()), "tool"), sess.Workspace())
 	// A client gone is found by a write to it failing, which stops its
 	// calls: stdout is not the one that drops what it writes once its
 	// reader is gone (SIGPIPE is survived, see survivePipes).
@@ -220,8 +221,8 @@ func listen(addr string) (net.Listener, error) {
 // calls).
 func serveHTTP(ctx context.Context, stderr io.Writer, srv *mcp.Server, agent string, sess *host.Session, ln net.Listener, token string) error {
 	hs := &http.Server{Handler: srv.Handler(token), ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(stderr, "cairn mcp: %s serves %d tools on http://%s/ (workspace %s)\n",
-		agent, len(sess.Tools()), ln.Addr(), sess.Workspace())
+	fmt.Fprintf(stderr, "cairn mcp: %s serves %s on http://%s/ (workspace %s)\n",
+		agent, plural.Count(len(sess.Tools()), "tool"), ln.Addr(), sess.Workspace())
 	var posts atomic.Int64
 	hs.Handler = countPosts(&posts, hs.Handler)
 	served := make(chan error, 1)

@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/cairnrun/cairn/checkpoint"
+	"github.com/cairnrun/cairn/internal/plural"
 )
 
 func memoryCommand() *cli.Command {
@@ -90,7 +91,7 @@ func listNamespaces(c *cli.Context, m checkpoint.Memory) error {
 		if c.Bool(jsonFlag) {
 			err = writeJSON(c, map[string]any{"namespace": ns, "facts": len(facts)})
 		} else {
-			_, err = fmt.Fprintf(c.App.Writer, "%s\t%d facts\n", ns, len(facts))
+			_, err = fmt.Fprintf(c.App.Writer, "%s\t%s\n", ns, plural.Count(len(facts), "fact"))
 		}
 		if err != nil {
 			return err

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/cairnrun/cairn/host"
+	"github.com/cairnrun/cairn/internal/plural"
 )
 
 // renderer prints a run's events: readable lines by default, or one JSON
@@ -102,7 +103,7 @@ func (r *renderer) human(e host.Event) {
 		}
 		fmt.Fprintf(r.w, "  %s %s (%.1f ms) %s\n", mark, terminalLine(e.Call.Tool), e.Call.DurationMS, oneLine(out, 100))
 	case host.EventRoundEnd:
-		fmt.Fprintf(r.w, "· round %d done · %d tokens so far\n", e.Round, e.Usage.Total())
+		fmt.Fprintf(r.w, "· round %d done · %s so far\n", e.Round, plural.Count(e.Usage.Total(), "token"))
 	case host.EventWarning:
 		fmt.Fprintf(r.errW, "cairn: warning: %s\n", terminalLine(e.Text))
 	case host.EventRunEnd:
@@ -113,9 +114,9 @@ func (r *renderer) human(e host.Event) {
 }
 
 func (r *renderer) runEnd(e host.Event) {
-	line := fmt.Sprintf("%s after %d rounds", e.Status, e.Round)
+	line := fmt.Sprintf("%s after %s", e.Status, plural.Count(e.Round, "round"))
 	if e.Usage != nil {
-		line += fmt.Sprintf(" · %d tokens", e.Usage.Total())
+		line += " · " + plural.Count(e.Usage.Total(), "token")
 	}
 	if e.Reason != "" {
 		line += " · " + terminalLine(e.Reason)
@@ -127,7 +128,7 @@ func (r *renderer) runEnd(e host.Event) {
 func (r *renderer) other(e host.Event) {
 	switch e.Type {
 	case host.EventCheckpointLoaded:
-		fmt.Fprintf(r.w, "loaded agent %s: %d rounds committed, %d messages\n", terminalLine(e.Agent), e.Round, e.Messages)
+		fmt.Fprintf(r.w, "loaded agent %s: %s committed, %s\n", terminalLine(e.Agent), plural.Count(e.Round, "round"), plural.Count(e.Messages, "message"))
 	case host.EventAgentResumed:
 		r.resumed(e)
 	case host.EventCheckpointSaved:

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cairnrun/cairn/checkpoint/conversation"
+	"github.com/cairnrun/cairn/internal/plural"
 
 	"github.com/urfave/cli/v2"
 
@@ -106,10 +107,10 @@ func printView(c *cli.Context, v agentView) {
 		status += " · " + v.Reason
 	}
 	fmt.Fprintf(w, "status     %s\n", terminalLine(status))
-	fmt.Fprintf(w, "boundary   round %d · %d messages · %d tool calls\n", v.Rounds, v.Messages, v.ToolCalls)
+	fmt.Fprintf(w, "boundary   round %d · %s · %s\n", v.Rounds, plural.Count(v.Messages, "message"), plural.Count(v.ToolCalls, "tool call"))
 	fmt.Fprintf(w, "usage      %s\n", usageLine(v.Usage))
 	if n := v.Net; n != nil {
-		fmt.Fprintf(w, "network    %d requests (%d refused) · %d bytes sent · %d received\n", n.Requests, n.Refused, n.SentBytes, n.ReceivedBytes)
+		fmt.Fprintf(w, "network    %s (%d refused) · %s sent · %d received\n", plural.Count(n.Requests, "request"), n.Refused, plural.Count(n.SentBytes, "byte"), n.ReceivedBytes)
 	}
 	fmt.Fprintf(w, "updated    %s\n", v.Updated.Local().Format(time.DateTime))
 	fmt.Fprintf(w, "workspace  %s\n", v.Workspace)
@@ -171,7 +172,7 @@ func dedent(s string) string {
 }
 
 func usageLine(u conversation.Usage) string {
-	s := fmt.Sprintf("%d tokens (%d in, %d out", u.Total(), u.InputTokens, u.OutputTokens)
+	s := fmt.Sprintf("%s (%d in, %d out", plural.Count(u.Total(), "token"), u.InputTokens, u.OutputTokens)
 	if u.CacheReadTokens+u.CacheWriteTokens > 0 {
 		s += fmt.Sprintf(", cache %d read, %d written", u.CacheReadTokens, u.CacheWriteTokens)
 	}
@@ -180,7 +181,7 @@ func usageLine(u conversation.Usage) string {
 		s += " · " + cost(u)
 	}
 	if u.NetRequests > 0 {
-		s += fmt.Sprintf(" · %d HTTP requests (%d bytes sent, %d received)", u.NetRequests, u.NetSentBytes, u.NetReceivedBytes)
+		s += fmt.Sprintf(" · %s (%s sent, %d received)", plural.Count(u.NetRequests, "HTTP request"), plural.Count(u.NetSentBytes, "byte"), u.NetReceivedBytes)
 	}
 	return s
 }
@@ -227,7 +228,7 @@ func printTree(w io.Writer, v agentView) {
 		if i > 0 {
 			head = "          "
 		}
-		fmt.Fprintf(w, "%s %s · %s · %d rounds · %d tokens\n", head, k.Agent, k.Status, k.Rounds, k.Usage.Total())
+		fmt.Fprintf(w, "%s %s · %s · %s · %s\n", head, k.Agent, k.Status, plural.Count(k.Rounds, "round"), plural.Count(k.Usage.Total(), "token"))
 	}
 	if len(v.Todos) > 0 {
 		fmt.Fprintf(w, "tasks\n%s\n", indent(view.FormatTodos(v.Todos), "  "))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/cairnrun/cairn/internal/plural"
 	"github.com/cairnrun/cairn/sandbox"
 )
 
@@ -59,7 +60,7 @@ func toolsGC(c *cli.Context) error {
 		for _, f := range got.Files {
 			fmt.Fprintf(c.App.Writer, "%s %s\n", verb, f)
 		}
-		fmt.Fprintf(c.App.Writer, "%s %d files, %d bytes; the compiled modules left take %d bytes\n", verb, len(got.Files), got.Bytes, got.Kept)
+		fmt.Fprintf(c.App.Writer, "%s %s, %s; the compiled modules left take %s\n", verb, plural.Count(len(got.Files), "file"), plural.Count(got.Bytes, "byte"), plural.Count(got.Kept, "byte"))
 	}
 	if err != nil && !errors.Is(err, fs.ErrPermission) && !errors.Is(err, syscall.EROFS) {
 		return fmt.Errorf("tools gc: %w", err)

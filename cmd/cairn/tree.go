@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/cairnrun/cairn/host"
+	"github.com/cairnrun/cairn/internal/plural"
 	"github.com/cairnrun/cairn/internal/view"
 )
 
@@ -41,7 +42,7 @@ func (r *renderer) treeEvent(e host.Event) {
 	case host.EventWarning:
 		fmt.Fprintf(r.errW, "cairn: warning: %s: %s\n", e.Agent, e.Text)
 	case host.EventRunEnd:
-		line := fmt.Sprintf("%s%s after %d rounds", pre, e.Status, e.Round)
+		line := fmt.Sprintf("%s%s after %s", pre, e.Status, plural.Count(e.Round, "round"))
 		if e.Reason != "" {
 			line += ": " + e.Reason
 		}

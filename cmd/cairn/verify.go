@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/cairnrun/cairn/host"
+	"github.com/cairnrun/cairn/internal/plural"
 )
 
 // verifyCommand runs an agent's recorded calls again and compares; see
@@ -46,7 +47,7 @@ func verifyAction(c *cli.Context) error {
 		printVerify(c.App.Writer, rep)
 	}
 	if err == nil && rep.Diverged > 0 {
-		return withCode(exitDiverged, fmt.Errorf("%d of %d calls of agent %s diverged from their recording", rep.Diverged, len(rep.Calls), rep.Agent))
+		return withCode(exitDiverged, fmt.Errorf("%d of %s of agent %s diverged from their recording", rep.Diverged, plural.Count(len(rep.Calls), "call"), rep.Agent))
 	}
 	return err
 }
@@ -66,10 +67,10 @@ func printVerify(w io.Writer, rep *host.VerifyReport) {
 			}
 		}
 	}
-	fmt.Fprintf(w, "%d calls: %d match, %d diverged, %d nondeterministic", len(rep.Calls),
+	fmt.Fprintf(w, "%s: %d match, %d diverged, %d nondeterministic", plural.Count(len(rep.Calls), "call"),
 		counts[host.VerifyMatch], counts[host.VerifyDiverged], counts[host.VerifyNondeterministic])
 	if rep.Unrecorded > 0 {
-		fmt.Fprintf(w, "; %d calls have no recording", rep.Unrecorded)
+		fmt.Fprintf(w, "; %s no recording", plural.Count(rep.Unrecorded, "call has", "calls have"))
 	}
 	fmt.Fprintln(w)
 }

@@ -43,7 +43,7 @@ func TestVerifyCommand(t *testing.T) {
 	}
 	code, out, errOut = cairn(t, "verify", "--store", store, "--call", stats.Call, "audited")
 	if code != exitDiverged || !strings.Contains(out, "text_stats  diverged") ||
-		!strings.Contains(out, "module: the module's bytes in the store changed") || !strings.Contains(errOut, "1 of 1 calls") {
+		!strings.Contains(out, "module: the module's bytes in the store changed") || !strings.Contains(errOut, "1 of 1 call of") {
 		t.Fatalf("changed module: exit %d\n%s%s", code, out, errOut)
 	}
 	if code, _, errOut = cairn(t, "verify", "--store", store, "--round", "9", "audited"); code != exitUsage {

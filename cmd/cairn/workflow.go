@@ -15,6 +15,7 @@ import (
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/host"
 	"github.com/cairnrun/cairn/host/workflow"
+	"github.com/cairnrun/cairn/internal/plural"
 )
 
 // parallelDefault is what --parallel is when it is left out.
@@ -217,7 +218,7 @@ func workflowStatus(c *cli.Context, res *workflow.Result) error {
 			return err
 		}
 	} else {
-		fmt.Fprintf(c.App.Writer, "workflow %s %s: %d steps ran, %d skipped\n", res.ID, res.Status, len(res.Ran), len(res.Skipped))
+		fmt.Fprintf(c.App.Writer, "workflow %s %s: %s ran, %d skipped\n", res.ID, res.Status, plural.Count(len(res.Ran), "step"), len(res.Skipped))
 	}
 	resume := "`cairn workflow resume " + res.ID + "`"
 	stop := res.Stop
@@ -375,7 +376,7 @@ func workflowShowAction(c *cli.Context) error {
 		return writeJSON(c, workflowLine(r))
 	}
 	l := workflowLine(r)
-	fmt.Fprintf(c.App.Writer, "workflow %s (%s): %s, %d of %d steps completed\n", r.ID, r.Name, r.Status, len(r.Steps), l.Total)
+	fmt.Fprintf(c.App.Writer, "workflow %s (%s): %s, %d of %s completed\n", r.ID, r.Name, r.Status, len(r.Steps), plural.Count(l.Total, "step"))
 	if r.Reason != "" {
 		fmt.Fprintf(c.App.Writer, "  %s\n", terminalText(r.Reason))
 	}

@@ -36,7 +36,7 @@ func TestWorkflowResumeSaysTheWorkflowFileChanged(t *testing.T) {
 	if code != exitDone || !strings.Contains(errOut, want) || !strings.Contains(errOut, "cairn workflow run --id NEW") {
 		t.Fatalf("resume after the file changed: exit %d\n%s%s\nwant a warning that says %q and how to run the new one", code, out, errOut, want)
 	}
-	if strings.Contains(out, "step two") || !strings.Contains(out, "workflow w done: 1 steps ran") {
+	if strings.Contains(out, "step two") || !strings.Contains(out, "workflow w done: 1 step ran") {
 		t.Fatalf("the resume ran other steps than the stored file's:\n%s", out)
 	}
 }

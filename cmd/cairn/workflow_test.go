@@ -81,7 +81,7 @@ func TestMemoryCommands(t *testing.T) {
 	store, err := checkpoint.OpenFileStore(dir)
 	must(t, err)
 	must(t, store.Remember("team", checkpoint.Fact{Key: "build", Text: "make all", Agent: "a1", Round: 3}))
-	if code, out, _ := cairn(t, "memory", "ls", "--store", dir); code != exitDone || out != "team\t1 facts\n" {
+	if code, out, _ := cairn(t, "memory", "ls", "--store", dir); code != exitDone || out != "team\t1 fact\n" {
 		t.Fatalf("ls: exit %d, %q", code, out)
 	}
 	if code, out, _ := cairn(t, "memory", "ls", "--store", dir, "--json", "team"); code != exitDone ||

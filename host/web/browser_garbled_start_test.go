@@ -20,7 +20,7 @@ func TestBrowserCallEndWithoutItsStart(t *testing.T) {
 		`{"type":"run_end","agent":"g","run":"run-1","round":1,"status":"paused"}`+"\n")
 
 	p := openPage(t, f.http.URL+"/#token="+f.srv.Token()+"&/agent/g")
-	p.waitFor("the run's end", `document.querySelector(".timeline").innerText.includes("paused after 1 rounds")`)
+	p.waitFor("the run's end", `document.querySelector(".timeline").innerText.includes("paused after 1 round") && !document.querySelector(".timeline").innerText.includes("after 1 rounds")`)
 	if got := p.eval(`document.querySelector(".timeline").className`); got != "timeline" {
 		t.Errorf("the timeline's class is %q", got)
 	}

@@ -25,7 +25,7 @@ func TestBrowserInterleavedTextOfSubAgents(t *testing.T) {
 		`{"type":"run_end","agent":"lead","run":"run-1","round":1,"status":"done"}`+"\n")
 
 	p := openPage(t, f.http.URL+"/#token="+f.srv.Token()+"&/agent/lead")
-	p.waitFor("the run's end", `document.querySelector(".timeline").innerText.includes("done after 1 rounds")`)
+	p.waitFor("the run's end", `document.querySelector(".timeline").innerText.includes("done after 1 round") && !document.querySelector(".timeline").innerText.includes("after 1 rounds")`)
 	rows := p.eval(`[...document.querySelectorAll(".timeline .text")].map(e => e.innerText.trim())`).([]any)
 	for _, r := range rows {
 		row := r.(string)

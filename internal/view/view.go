@@ -15,6 +15,7 @@ import (
 
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/checkpoint/conversation"
+	"github.com/cairnrun/cairn/internal/plural"
 )
 
 // AgentStatus is what an agent is called in a listing: running while a
@@ -81,7 +82,7 @@ func IsText(b []byte) bool { return utf8.Valid(b) && !bytes.Contains(b, []byte{0
 func ExchangeLine(e conversation.Exchange) string {
 	switch e.Step {
 	case conversation.ExchangeReceived:
-		return fmt.Sprintf("%s %s → %d, %d bytes", e.Method, e.URL, e.Status, e.ResponseSize)
+		return fmt.Sprintf("%s %s → %d, %s", e.Method, e.URL, e.Status, plural.Count(e.ResponseSize, "byte"))
 	case conversation.ExchangeRefused:
 		return fmt.Sprintf("%s %s → refused: %s", e.Method, e.URL, e.Error)
 	case conversation.ExchangeUnprocessed:

@@ -76,6 +76,9 @@ async function pages(path, n) {
 const enc = encodeURIComponent;
 const lookEvery = 250; // ms: the least time between two looks at an agent (agentPage)
 const tokens = (u) => (u ? (u.input_tokens || 0) + (u.output_tokens || 0) : 0);
+// count is n with its noun, singular for one, as cairn's CLI writes it
+// (internal/plural): "1 round", "2 rounds".
+const count = (n, noun, many) => n + " " + (n === 1 ? noun : many || noun + "s");
 const cost = (u) => (u && u.cost_micro_usd ? "$" + (u.cost_micro_usd / 1e6).toFixed(4) : "");
 const when = (t) => (t ? new Date(t).toLocaleString() : "");
 const badge = (s) => el("span", { class: "status " + s }, s.replace("_", " "));
@@ -84,7 +87,7 @@ const badge = (s) => el("span", { class: "status " + s }, s.replace("_", " "));
 const indent = (node, depth) => { if (depth) node.style.paddingLeft = 0.4 + 1.2 * depth + "em"; return node; };
 const agentLink = (id) => el("a", { href: "#/agent/" + enc(id) }, id);
 // net words a call's HTTP use, as `cairn show` does.
-const net = (n) => (n ? " · " + n.requests + " HTTP requests, " + (n.sent_bytes || 0) + " bytes sent, " + (n.received_bytes || 0) + " received" + (n.refused ? ", " + n.refused + " refused" : "") : "");
+const net = (n) => (n ? " · " + count(n.requests, "HTTP request") + ", " + count(n.sent_bytes || 0, "byte") + " sent, " + (n.received_bytes || 0) + " received" + (n.refused ? ", " + n.refused + " refused" : "") : "");
 
 // every runs fn now and every ms after, never twice at once.
 function every(ms, fn) {
@@ -185,7 +188,7 @@ class Timeline {
       case "context_compacted": {
         const c = e.compaction || {};
         this.row("mark", "· context: for round " + c.round + ", the messages before message " + (c.from + 1) +
-          (c.summary ? " were summarised" : " were left out") + " (about " + (c.before || 0) + " → " + (c.after || 0) + " tokens)");
+          (c.summary ? " were summarised" : " were left out") + " (about " + (c.before || 0) + " → " + count(c.after || 0, "token") + ")");
         break;
       }
       case "effects_applied": {
@@ -197,9 +200,9 @@ class Timeline {
       case "approval_required": this.row("mark", "? " + e.call.id + " " + e.call.tool + " needs approval"); break;
       case "approval_decided": this.row("mark", e.status + " " + e.call.id + (e.reason ? ": " + e.reason : "")); break;
       case "agent_resumed": this.resumed(e); break;
-      case "round_end": this.row("mark", "· round " + (e.round || 0) + " committed · " + tokens(e.usage) + " tokens"); break;
+      case "round_end": this.row("mark", "· round " + (e.round || 0) + " committed · " + count(tokens(e.usage), "token")); break;
       case "warning": this.row("mark error", "warning: " + e.text); break;
-      case "run_end": this.row("mark", e.status + " after " + (e.round || 0) + " rounds" + (e.reason ? " · " + e.reason : "")); break;
+      case "run_end": this.row("mark", e.status + " after " + count(e.round || 0, "round") + (e.reason ? " · " + e.reason : "")); break;
     }
     if (["round_end", "run_end", "approval_required", "run_start"].includes(e.type)) this.onChange();
   }
@@ -267,7 +270,7 @@ function agentPage(main, id) {
       if (stopped) return;
     }
     head.replaceChildren(el("div", {}, el("h2", {}, a.agent, " ", badge(a.status)),
-      el("div", { class: "muted" }, a.rounds + " rounds · " + a.tool_calls + " tool calls · " + tokens(a.usage) + " tokens " + cost(a.usage)),
+      el("div", { class: "muted" }, count(a.rounds, "round") + " · " + count(a.tool_calls, "tool call") + " · " + count(tokens(a.usage), "token") + " " + cost(a.usage)),
       a.reason ? el("div", { class: "muted" }, a.reason) : null,
       a.lineage ? el("div", { class: "muted" }, "forked from ", agentLink(a.lineage.agent), " at round " + a.lineage.round) : null,
       a.delegated_by ? el("div", { class: "muted" }, "sub-agent " + (a.delegated_by.name || "") + " of ", agentLink(a.delegated_by.agent),
@@ -309,7 +312,7 @@ function agentPage(main, id) {
     const list = await api("/api/agents/" + enc(id) + "/runs").catch(() => []);
     runs.replaceChildren(el("h2", {}, "Runs"), el("table", {}, list.map((r) => el("tr", {},
       el("td", {}, r.run, r.resumed_from ? el("div", { class: "muted" }, "resumed " + r.resumed_from + " (" + r.strategy + ")") : null),
-      el("td", { class: "wide" }, when(r.started)), el("td", {}, r.rounds + " rounds"),
+      el("td", { class: "wide" }, when(r.started)), el("td", {}, count(r.rounds, "round")),
       el("td", {}, badge(r.status), r.reason ? " " + r.reason : "")))));
   }
   async function loadDiff() {
@@ -317,7 +320,7 @@ function agentPage(main, id) {
       const d = await api("/api/agents/" + enc(id) + "/diff");
       diff.replaceChildren(el("h2", {}, "Round " + d.round + " changed"), ...(d.note ? [el("div", { class: "muted" }, d.note)] : []), ...d.changes.map((c) => el("div", { class: "diff" },
         el("b", {}, c.op + " " + c.path), el("span", { class: "mark" }, " (" + c.call + ")" + (c.cut ? " · cut short" : "")),
-        c.binary || c.too_large ? el("pre", {}, (c.binary ? "binary: " : "too large to show: ") + c.before_size + " → " + c.after_size + " bytes")
+        c.binary || c.too_large ? el("pre", {}, (c.binary ? "binary: " : "too large to show: ") + c.before_size + " → " + count(c.after_size, "byte"))
           : c.lines ? el("pre", {}, c.lines.map((l) => el("div", { class: l[0] === "+" ? "add" : l[0] === "-" ? "del" : "" }, l))) : null)));
     } catch { diff.replaceChildren(); }
   }
