@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/cairnrun/cairn/internal/plural"
 )
 
 // Kind is how a tracked path differs from the record.
@@ -121,7 +123,7 @@ func Summary(changes []Change) string {
 	var b strings.Builder
 	for i, c := range changes {
 		if i == maxSummaryLines {
-			fmt.Fprintf(&b, "… and %d more files changed outside the agent.\n", len(changes)-i)
+			fmt.Fprintf(&b, "… and %s changed outside the agent.\n", plural.Count(len(changes)-i, "more file", "more files"))
 			break
 		}
 		b.WriteString(c.String())
@@ -135,13 +137,13 @@ func (c Change) String() string {
 	switch c.Kind {
 	case Modified:
 		if c.Was.Size == c.Now.Size {
-			return fmt.Sprintf("%s was modified outside the agent (%d bytes, new content).", c.Path, c.Now.Size)
+			return fmt.Sprintf("%s was modified outside the agent (%s, new content).", c.Path, plural.Count(c.Now.Size, "byte"))
 		}
-		return fmt.Sprintf("%s was modified outside the agent (%d → %d bytes).", c.Path, c.Was.Size, c.Now.Size)
+		return fmt.Sprintf("%s was modified outside the agent (%d → %s).", c.Path, c.Was.Size, plural.Count(c.Now.Size, "byte"))
 	case Deleted:
 		return fmt.Sprintf("%s was deleted outside the agent.", c.Path)
 	case Created:
-		return fmt.Sprintf("%s was created outside the agent (%d bytes).", c.Path, c.Now.Size)
+		return fmt.Sprintf("%s was created outside the agent (%s).", c.Path, plural.Count(c.Now.Size, "byte"))
 	}
 	return fmt.Sprintf("%s was replaced outside the agent by something a tool cannot read (%s).", c.Path, c.Reason)
 }

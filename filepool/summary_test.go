@@ -26,6 +26,14 @@ func TestSummaryIsBounded(t *testing.T) {
 	if got := same.String(); got != "a was modified outside the agent (3 bytes, new content)." {
 		t.Fatalf("same-size change = %q", got)
 	}
+	// Regression: a count of one was plural, "(1 bytes)", "1 more files".
+	one := Change{Path: "b", Kind: Created, Now: Version{Exists: true, Size: 1}}
+	if got := one.String(); got != "b was created outside the agent (1 byte)." {
+		t.Fatalf("a file of one byte = %q", got)
+	}
+	if got := Summary(cs[:maxSummaryLines+1]); !strings.HasSuffix(got, "\n… and 1 more file changed outside the agent.") {
+		t.Fatalf("Summary of %d changes ends %q", maxSummaryLines+1, got[strings.LastIndex(got, "\n"):])
+	}
 }
 
 // TestHashingStreams hashes a 32 MiB file and checks that the heap did not

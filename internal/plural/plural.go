@@ -1,8 +1,8 @@
 // Package plural writes a count with its noun as cairn prints it, the
 // noun singular for one and plural for any other count: "1 round", "0
-// rounds", "2 rounds". The CLI, the web view and the messages of host
-// share it so that none of them says "1 rounds". It is not part of
-// cairn's API.
+// rounds", "2 rounds". The CLI, the web view, and the messages of host,
+// filepool and netguard share it so that none of them says "1 rounds".
+// It is not part of cairn's API.
 package plural
 
 import "strconv"

@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"slices"
+
+	"github.com/cairnrun/cairn/internal/plural"
 )
 
 // A server may end a response before its body does: close the connection
@@ -55,12 +57,12 @@ func cutShort(resp *http.Response, b *countedBody) error {
 	if reset, ok := peerReset(b.err); ok {
 		who, why = "the server reset the response's HTTP/2 stream with code "+h2Code(reset.Code), reset
 	}
-	what := fmt.Sprintf("after %d bytes of the body, before its end", b.n)
+	what := fmt.Sprintf("after %s of the body, before its end", plural.Count(b.n, "byte"))
 	switch {
 	case resp.ContentLength >= 0:
-		what = fmt.Sprintf("after %d of the %d bytes the response promised (Content-Length: %d)", b.n, resp.ContentLength, resp.ContentLength)
+		what = fmt.Sprintf("after %d of the %s the response promised (Content-Length: %d)", b.n, plural.Count(resp.ContentLength, "byte"), resp.ContentLength)
 	case slices.Contains(resp.TransferEncoding, "chunked"):
-		what = fmt.Sprintf("after %d bytes of the body, before the chunk that ends it (Transfer-Encoding: chunked)", b.n)
+		what = fmt.Sprintf("after %s of the body, before the chunk that ends it (Transfer-Encoding: chunked)", plural.Count(b.n, "byte"))
 	}
 	const advice = "the tool is not given it; the request reached the remote side, which answered %d: send it again, as a request of its own, if the remote side may take it twice"
 	if broken, ok := brokenH2(b.err); ok { // said in cairn's words, not net/http's

@@ -47,9 +47,20 @@ func TestBodyCutShortSaysTheServerEndedItAndToSendAgain(t *testing.T) {
 				panic(http.ErrAbortHandler) // the connection closed, the last chunk not sent
 			}
 		}, "after 5 bytes of the body, before the chunk that ends it (Transfer-Encoding: chunked)"},
+		{"Content-Length of one byte", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Length", "1")
+			w.(http.Flusher).Flush()
+		}, "after 0 of the 1 byte the response promised (Content-Length: 1)"},
+		{"chunked, one byte", func(w http.ResponseWriter, r *http.Request) {
+			io.WriteString(w, "1")
+			w.(http.Flusher).Flush()
+			if r.ProtoMajor == 1 {
+				panic(http.ErrAbortHandler)
+			}
+		}, "after 1 byte of the body, before the chunk that ends it (Transfer-Encoding: chunked)"},
 	} {
 		for _, way := range []string{"HTTP/1.1", "HTTP/1.1 with a secret", "HTTP/2"} {
-			if way == "HTTP/2" && tc.name == "chunked" {
+			if way == "HTTP/2" && strings.HasPrefix(tc.name, "chunked") {
 				continue // HTTP/2 has no chunks: a response ends with its stream
 			}
 			t.Run(tc.name+", "+way, func(t *testing.T) {

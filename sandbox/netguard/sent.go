@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"syscall"
+
+	"github.com/cairnrun/cairn/internal/plural"
 )
 
 // errGrantTimeout is the cause of a request's context when the grant's
@@ -149,7 +151,7 @@ func bodyStopped(ctx context.Context, err error, r Rules, status int, n int64, c
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		how = "within the call's time limit (limits: {timeout} in the agent file; --timeout for cairn exec)"
 	}
-	came := fmt.Sprintf("%d bytes of it came, and the tool is not given them", n)
+	came := plural.Count(n, "byte") + " of it came, and the tool is not given " + plural.Of(n, "it", "them")
 	if !counted {
 		came = err.Error()
 	}
