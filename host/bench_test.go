@@ -42,7 +42,7 @@ func BenchmarkToolCall(b *testing.B) {
 			}
 		}},
 		{Name: "turn", Call: func() {
-			if res := ts.runCalls(ctx, view, []conversation.ToolCall{call}, func(conversation.ToolCall) {}, func(*callResult) {}); res[0].isError {
+			if res := ts.runCalls(func(conversation.ToolCall) context.Context { return ctx }, view, []conversation.ToolCall{call}, func(conversation.ToolCall) {}, func(*callResult) {}); res[0].isError {
 				b.Fatal(res[0].output)
 			}
 		}},

@@ -200,18 +200,19 @@ func stoppedWhy(ctx context.Context) string {
 	return why + "; none of its changes to the workspace were kept"
 }
 
-// runCalls runs a turn's calls concurrently and returns their results in
-// the order the model asked for them. start and end are called as each
-// call begins and ends, from the call's goroutine; they must be safe for
-// concurrent use, and end may mark the result it is given. The last call runs on the caller's goroutine, so a turn
-// of one call starts none: starting one wakes another core, which a call
-// of a few hundred µs pays for.
-func (ts *toolset) runCalls(ctx context.Context, ws workspaceView, calls []conversation.ToolCall,
+// runCalls runs a turn's calls concurrently, each in the context ctxOf
+// gives it, and returns their results in the order the model asked for
+// them. start and end are called as each call begins and ends, from the
+// call's goroutine; they must be safe for concurrent use, and end may mark
+// the result it is given. The last call runs on the caller's goroutine, so
+// a turn of one call starts none: starting one wakes another core, which a
+// call of a few hundred µs pays for.
+func (ts *toolset) runCalls(ctxOf func(conversation.ToolCall) context.Context, ws workspaceView, calls []conversation.ToolCall,
 	start func(conversation.ToolCall), end func(*callResult)) []callResult {
 	results := make([]callResult, len(calls))
 	run := func(i int) {
 		start(calls[i])
-		results[i] = ts.runCall(ctx, ws, calls[i])
+		results[i] = ts.runCall(ctxOf(calls[i]), ws, calls[i])
 		end(&results[i])
 	}
 	var wg sync.WaitGroup

@@ -68,7 +68,7 @@ func TestTurnCallsRunAtOnce(t *testing.T) {
 			go func() { begun.Wait(); close(all) }()
 			var mu sync.Mutex
 			var ended []string
-			results := ts.runCalls(context.Background(), view, calls,
+			results := ts.runCalls(func(conversation.ToolCall) context.Context { return context.Background() }, view, calls,
 				func(c conversation.ToolCall) {
 					begun.Done()
 					select {

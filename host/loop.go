@@ -412,13 +412,26 @@ func inCallOrder(results []callResult, calls []conversation.ToolCall) {
 
 // runCalls runs a turn's calls: each is journaled as executing, durably
 // (see startCalls), before any runs, and each one's result is durable as
-// it finishes. asked says a call of the turn needs a person.
+// it finishes. asked says a call of the turn needs a person. The calls
+// that max_time ends are left in flight, each result with a stopError
+// (see stopInFlight).
 func (r *run) runCalls(ctx context.Context, round int, calls []conversation.ToolCall, asked bool) ([]callResult, error) {
 	if len(calls) == 0 {
 		return nil, nil
 	}
 	if err := r.startCalls(round, calls, asked); err != nil {
 		return nil, err
+	}
+	// max_time ends the calls in flight (callsContext), but a delegation:
+	// its child keeps to its tree's max_time itself, and stops at its own
+	// boundary, which its resume goes on from.
+	cctx, done := r.callsContext(ctx)
+	defer done()
+	ctxOf := func(c conversation.ToolCall) context.Context {
+		if r.tools.resumesInFlight(c.Name) {
+			return ctx
+		}
+		return cctx
 	}
 	g := newRoundSync(r.log)
 	var left atomic.Int32
@@ -427,14 +440,14 @@ func (r *run) runCalls(ctx context.Context, round int, calls []conversation.Tool
 	var journalErr error
 	view := r.view(round)
 	view.net = r.netFor(round, g)
-	results := r.tools.runCalls(ctx, view, calls,
+	results := r.tools.runCalls(ctxOf, view, calls,
 		func(c conversation.ToolCall) {
 			r.emit(Event{Type: EventToolStart, Round: round, Call: &Call{ID: c.ID, Tool: c.Name, Input: c.Input,
 				Unsandboxed: r.tools.unsandboxed(c.Name)}})
 			r.releaseEvents()
 		},
 		func(res *callResult) {
-			if err := r.callFinished(ctx, round, res, g, &left); err != nil {
+			if err := r.callFinished(ctxOf(res.call), round, res, g, &left); err != nil {
 				// The first failure fails the round; the calls after it
 				// meet the same failure of the journal, told once.
 				mu.Lock()
@@ -444,6 +457,7 @@ func (r *run) runCalls(ctx context.Context, round int, calls []conversation.Tool
 				mu.Unlock()
 			}
 		})
+	r.stopInFlight(ctx, cctx, results)
 	return results, journalErr
 }
 

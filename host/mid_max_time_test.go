@@ -90,11 +90,15 @@ func TestMidAgentsMaxTimeStopsTheLeafBelowIt(t *testing.T) {
 // its first round: under mid, with max_time 1ns, alpha was stopped before
 // any round on every resume of the lead, which never got further. A
 // tree's max_time stops its agents once a round of the tree has committed
-// in the run, so alpha goes on by a round on each resume.
+// in the run, so alpha goes on by a round on each resume. Its calls are
+// todo_write's, which cairn carries out at once: a call that takes longer
+// than max_time is ended by it (max_time_call_test.go).
 func TestTreeMaxTimeShorterThanStartingLetsTheTreeGoOn(t *testing.T) {
 	eng, store := fileEngine(t)
-	list := "  - tool_calls: [{name: list_dir, input: {path: .}}]\n"
-	af := agentIn(t, strings.Replace(midTree, "limits: {max_tokens: 40}", "limits: {max_time: 1ns}", 1),
+	list := "  - tool_calls: [{name: todo_write, input: {todos: [{content: list, status: pending}]}}]\n"
+	tree := strings.Replace(midTree, "limits: {max_tokens: 40}", "limits: {max_time: 1ns}", 1)
+	tree = strings.Replace(tree, "again and again\n", "again and again\n        todos: true\n", 1)
+	af := agentIn(t, tree,
 		"turns:\n  - tool_calls: [{name: delegate, input: {agent: mid, task: list it}}]\n  - text: lead done\n")
 	must(t, os.WriteFile(filepath.Join(af.Dir, "mid.yaml"), []byte("turns:\n  - tool_calls: [{name: delegate, input: {agent: alpha, task: list it}}]\n  - text: mid done\n"), 0o644))
 	must(t, os.WriteFile(filepath.Join(af.Dir, "alpha.yaml"), []byte("turns:\n"+list+list+"  - text: listed\n"), 0o644))
@@ -126,7 +130,8 @@ func TestTreeMaxTimeShorterThanStartingLetsTheTreeGoOn(t *testing.T) {
 // six sub-agents, two at a time, under a lead whose max_time is shorter
 // than starting takes, at most the two running at once commit a round in
 // each run, not each of the six; and each resume goes on by a round or
-// more, until the tree is done.
+// more, until the tree is done. Their calls are todo_write's, which take
+// no time (see TestTreeMaxTimeShorterThanStartingLetsTheTreeGoOn).
 func TestTreeMaxTimeUpStopsTheRestOfAFanOut(t *testing.T) {
 	eng, store := fileEngine(t)
 	const n, parallel = 6, 2
@@ -134,12 +139,12 @@ func TestTreeMaxTimeUpStopsTheRestOfAFanOut(t *testing.T) {
 	lead.WriteString("turns:\n  - tool_calls:\n")
 	for i := range n {
 		fmt.Fprintf(&lead, "      - {name: delegate, input: {agent: c%d, task: list it}}\n", i)
-		fmt.Fprintf(&agents, "  - {name: c%d, description: lists, model: {provider: script, script: c.yaml}, tools: [{module: builtin, only: [list_dir]}]}\n", i)
+		fmt.Fprintf(&agents, "  - {name: c%d, description: lists, model: {provider: script, script: c.yaml}, tools: [{module: builtin, only: [list_dir]}], todos: true}\n", i)
 	}
 	lead.WriteString("  - text: lead done\n")
 	af := agentIn(t, fmt.Sprintf("name: lead\nmodel: {provider: script, script: script.yaml}\nworkspace: workspace\n"+
 		"tools: [{module: builtin, only: [list_dir]}]\nmax_parallel: %d\nlimits: {max_time: 1ns}\nagents:\n%s", parallel, agents.String()), lead.String())
-	list := "  - tool_calls: [{name: list_dir, input: {path: .}}]\n"
+	list := "  - tool_calls: [{name: todo_write, input: {todos: [{content: list, status: pending}]}}]\n"
 	must(t, os.WriteFile(filepath.Join(af.Dir, "c.yaml"), []byte("turns:\n"+list+list+"  - text: listed\n"), 0o644))
 	rounds := func() int {
 		sum := 0

@@ -3,6 +3,8 @@ package host
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"sync"
 	"time"
 )
@@ -28,16 +30,38 @@ const watchEvery = 200 * time.Millisecond
 // boundary. Looking starts only once the request has taken watchEvery:
 // most answer sooner. done ends the watch and must be called.
 func (r *run) modelContext(ctx context.Context) (mctx context.Context, done func()) {
-	mctx, cancel := context.WithCancelCause(ctx)
+	return r.watched(ctx, !r.scripted, true)
+}
+
+// callsContext is the context of a round's tool calls: ctx, ended with
+// errTimeUp when the run's max_time, or its tree's, ends them (see
+// deadline, the calls counting as a request sent as they start), so that
+// a guest that loops or a network request that hangs does not hold the
+// run past it. A pause does not end them: it waits for the boundary. A
+// session's calls (commitCancelled) have no max_time: a session keeps to
+// no limit of time. done must be called.
+func (r *run) callsContext(ctx context.Context) (cctx context.Context, done func()) {
+	if r.commitCancelled || r.deadline(time.Now()).IsZero() {
+		return ctx, func() {}
+	}
+	return r.watched(ctx, true, false)
+}
+
+// watched is ctx, ended with errTimeUp at the deadline when timed, and,
+// looked for every watchEvery, with errPauseAsked when pause is set and a
+// pause is asked for, and with errTimeUp when a tree's max_time has
+// started to count and passed.
+func (r *run) watched(ctx context.Context, timed, pause bool) (wctx context.Context, done func()) {
+	wctx, cancel := context.WithCancelCause(ctx)
 	var timer *time.Timer
-	if at := r.deadline(time.Now()); !at.IsZero() && !r.scripted {
+	if at := r.deadline(time.Now()); !at.IsZero() && timed {
 		timer = time.AfterFunc(time.Until(at), func() { cancel(errTimeUp) })
 	}
 	var mu sync.Mutex
 	stopped := false
 	var look *time.Timer
 	look = time.AfterFunc(watchEvery, func() {
-		if r.pauser != nil && r.pauseWaiting() {
+		if pause && r.pauser != nil && r.pauseWaiting() {
 			cancel(errPauseAsked)
 			return
 		}
@@ -51,7 +75,7 @@ func (r *run) modelContext(ctx context.Context) (mctx context.Context, done func
 			look.Reset(watchEvery)
 		}
 	})
-	return mctx, func() {
+	return wctx, func() {
 		mu.Lock()
 		stopped = true
 		mu.Unlock()
@@ -109,11 +133,46 @@ func (r *run) modelStopped(mctx context.Context) error {
 	case errTimeUp:
 		// The limit that ended the request counts now, whether or not
 		// the run (or its tree) has committed a round.
-		reason := r.limitReachedTimed(true)
-		if reason == "" {
-			reason = "reached max_time while the model answered; resume with --max-time to allow more"
-		}
-		return &stopError{Status: StatusPaused, Reason: reason}
+		return &stopError{Status: StatusPaused, Reason: r.timeUp("while the model answered")}
 	}
 	return nil
+}
+
+// timeUp is the reason of a run that max_time (its own, or its tree's)
+// stopped in the midst of a round, doing what while says: the limit that
+// ended it counts now, whether or not the run (or its tree) has committed
+// a round.
+func (r *run) timeUp(while string) string {
+	if reason := r.limitReachedTimed(true); reason != "" {
+		return reason
+	}
+	return "reached max_time " + while + "; resume with --max-time to allow more"
+}
+
+// stopInFlight ends the run whose calls, results, cctx ended with
+// errTimeUp (see callsContext) as a stop ends it: each call it stopped,
+// interrupted and journaled without a result, gets a stopError that says
+// so, and the round stays open for resume to seal them. A call that
+// finished meanwhile keeps its result; when every call finished, nothing
+// is stopped and the round commits.
+func (r *run) stopInFlight(ctx, cctx context.Context, results []callResult) {
+	if ctx.Err() != nil || context.Cause(cctx) != errTimeUp {
+		return
+	}
+	var names []string
+	for _, res := range results {
+		if res.interrupted && res.stop == nil {
+			names = append(names, res.call.ID+" ("+res.call.Name+")")
+		}
+	}
+	if len(names) == 0 {
+		return
+	}
+	stop := &stopError{Status: StatusPaused, Reason: fmt.Sprintf("%s; it stopped the calls in flight, %s, which the resume seals",
+		r.timeUp("while calls ran"), strings.Join(names, ", "))}
+	for i := range results {
+		if results[i].interrupted && results[i].stop == nil {
+			results[i].stop = stop
+		}
+	}
 }
