@@ -56,7 +56,10 @@ type run struct {
 	// tailSpend): not in the state's usage until that round commits, but
 	// part of what the tree of agents has used.
 	spent conversation.Usage
-	final string // the model's last text
+	// reserved is the round beginRound let begin, in flight in the
+	// run's tree until its model answers (tree_reserve.go).
+	reserved *reservation
+	final    string // the model's last text
 
 	// approver asks a person about calls the approval rules put to one;
 	// autoDeny denies them when no one can be asked.
@@ -189,7 +192,7 @@ func (r *run) promptRecord(text string) checkpoint.Record {
 // round, after the commit). It returns how the run ended and why.
 func (r *run) loop(ctx context.Context) (Status, string) {
 	for {
-		if reason := r.limitReached(); reason != "" {
+		if reason := r.beginRound(ctx); reason != "" {
 			return StatusPaused, reason
 		}
 		more, err := r.takeRound(ctx)
@@ -268,6 +271,7 @@ const limitPrefix = "reached "
 // journals each step and commits the round. It reports whether the model
 // asked for calls, and so whether another round follows.
 func (r *run) takeRound(ctx context.Context) (bool, error) {
+	defer r.endReservation() // a round whose model did not answer
 	round := r.state().Round + 1
 	r.warnOfModules()
 	if err := r.drainOutsideChanges(ctx); err != nil {
@@ -294,6 +298,7 @@ func (r *run) takeRound(ctx context.Context) (bool, error) {
 	turn.ToolCalls = distinctCallIDs(turn.ToolCalls)
 	usage := resp.Usage
 	r.open = usage
+	r.turnAnswered(&usage)
 	r.warnIfUnmetered(usage)
 	r.warnOfStop(resp.StopReason, len(turn.ToolCalls))
 	// Written with its calls' executing records, or its commit.

@@ -21,7 +21,8 @@ import (
 //     tokens and cost of the whole tree. Each agent's usage counts until
 //     the round that delegated to it commits, from then on as part of its
 //     parent's (the delegation's result carries it), so nothing is
-//     counted twice.
+//     counted twice. A model's turn counts as it is answered, and a round
+//     begins only as the rounds in flight allow (tree_reserve.go).
 //   - its time: max_time of the top-level agent counts from the start of
 //     its run (so it restarts on resume) and stops every agent of the tree.
 //   - its events: a sub-agent's events carry its id, its parent's and its
@@ -61,6 +62,16 @@ type tree struct {
 	// rounds counts the rounds the agents of the tree have committed
 	// since it was made, in this run (see timed).
 	rounds int
+	// estTokens and estCost are the most one round of the tree has used
+	// in this process (see tree_reserve.go).
+	estTokens, estCost int64
+	// flying counts the rounds of the tree's agents that reserve let
+	// begin and whose model has not answered; reserveMu, of the tree at
+	// the end of the ups, guards it in every tree below, and wake is
+	// closed when a round in flight is answered.
+	flying    int
+	reserveMu sync.Mutex
+	wake      chan struct{}
 }
 
 // nested is the tree of the sub-agent run r, which bounds the agents below
@@ -183,8 +194,8 @@ func (t *tree) widest() RunLimits {
 }
 
 // newTree starts the tree of the top-level run r: what it has used is its
-// state's usage and what its interrupted round had spent, a resume's
-// kept delegations included, and what each sub-agent whose delegation has
+// state's usage, what its interrupted round had spent, a resume's kept
+// delegations included, and its turn not yet committed, and what each sub-agent whose delegation has
 // no result yet has used (treeUsage). A resumed sub-agent reports its
 // usage again as it starts (adopt), but a sibling that starts before it
 // must count it already, or it runs a round the tree cannot afford.
@@ -195,8 +206,10 @@ func newTree(r *run) *tree {
 			used = u // a store that cannot be read fails the children's resume, saying why
 		}
 	}
-	used[r.agentID] = r.state().Usage.Add(r.spent)
-	t := &tree{limits: r.af.Limits, used: used}
+	// The turn that delegated counts already (turnAnswered), and is the
+	// largest round the tree knows.
+	used[r.agentID] = r.state().Usage.Add(r.spent).Add(r.open)
+	t := &tree{limits: r.af.Limits, used: used, estTokens: r.open.Total(), estCost: r.open.CostMicroUSD}
 	if r.af.Limits.MaxTime > 0 {
 		t.deadline = r.startedAt.Add(time.Duration(r.af.Limits.MaxTime))
 	}

@@ -3,8 +3,6 @@ package host
 import (
 	"context"
 	"fmt"
-	"regexp"
-	"strconv"
 	"testing"
 )
 
@@ -50,27 +48,23 @@ turns:
 	if turn1 == 0 {
 		t.Fatal("round 1's turn cost nothing: the test needs it to")
 	}
+	// The budget, three times round 1's turn, leaves the kid room after
+	// round 1 and round 2's turn (a little more than round 1's, which
+	// counts as it is answered); round 1 counted twice, it leaves none.
 	var seen []string
-	res, err = eng.Resume(context.Background(), ResumeOptions{ID: "lead", Limits: RunLimits{MaxTokens: turn1 + turn1/2},
+	res, err = eng.Resume(context.Background(), ResumeOptions{ID: "lead", Limits: RunLimits{MaxTokens: 3 * turn1},
 		OnEvent: func(e Event) {
 			if e.Type == EventRunEnd {
 				seen = append(seen, e.Agent+": "+string(e.Status)+" "+e.Reason)
 			}
 		}})
 	must(t, err)
-	for _, s := range seen {
-		if m := regexp.MustCompile(`the tree of lead reached max_tokens \((\d+) used of`).FindStringSubmatch(s); m != nil {
-			if n, _ := strconv.ParseInt(m[1], 10, 64); n >= 2*turn1 {
-				t.Errorf("%s: the tree counted %d tokens, where lead's round 1 cost %d and the kid had run no round", s, n, turn1)
-			}
-		}
-	}
 	if res.Status != StatusDone && res.Status != StatusPaused {
 		t.Fatalf("resume: %+v", res)
 	}
 	kid, err := store.Read(childID("lead", "kid", "call_2_0"))
 	if err != nil || kid.State.Round == 0 {
-		t.Fatalf("the kid ran no round (%v) under a budget that left it %d tokens; the ends: %q", err, turn1/2, seen)
+		t.Fatalf("the kid ran no round (%v) under a budget of %d, where lead's round 1 cost %d; the ends: %q", err, 3*turn1, turn1, seen)
 	}
 }
 
@@ -110,23 +104,23 @@ turns:
 		t.Fatal("round 1's turn cost nothing: the test needs it to")
 	}
 	approve := func(context.Context, ApprovalRequest) (Decision, error) { return Decision{Approved: true}, nil }
+	// The budget, three times the dropped turn, leaves the kid room after
+	// the dropped turn and the replayed one (about as much, counted as
+	// it is answered); the dropped turn counted twice, it leaves none.
 	var seen []string
 	res, err = eng.Resume(context.Background(), ResumeOptions{ID: "lead", Strategy: StrategyReplay, Approver: approve,
-		Limits: RunLimits{MaxTokens: turn1 + turn1/2},
+		Limits: RunLimits{MaxTokens: 3 * turn1},
 		OnEvent: func(e Event) {
 			if e.Type == EventRunEnd {
 				seen = append(seen, e.Agent+": "+string(e.Status)+" "+e.Reason)
 			}
 		}})
 	must(t, err)
-	for _, s := range seen {
-		if m := regexp.MustCompile(`the tree of lead reached max_tokens \((\d+) used of`).FindStringSubmatch(s); m != nil {
-			if n, _ := strconv.ParseInt(m[1], 10, 64); n >= 2*turn1 {
-				t.Errorf("%s: the tree counted %d tokens, where the dropped turn cost %d and the kid had run no round", s, n, turn1)
-			}
-		}
-	}
 	if res.Status != StatusDone && res.Status != StatusPaused {
 		t.Fatalf("resume: %+v; the ends: %q", res, seen)
+	}
+	kid, err := store.Read(childID("lead", "kid", "call_1_0"))
+	if err != nil || kid.State.Round == 0 {
+		t.Fatalf("the kid ran no round (%v) under a budget of %d, where the dropped turn cost %d; the ends: %q", err, 3*turn1, turn1, seen)
 	}
 }
