@@ -407,7 +407,7 @@ func (c *Client) send(ctx context.Context, req *sandbox.NetRequest) (*sandbox.Ne
 			<-ctx.Done()
 		}
 		if conn.sent() {
-			err = unanswered(err, conn.reused.Load())
+			err = conn.unanswered(err)
 		}
 		return nil, sendError(ctx, err, r, conn.sent())
 	}

@@ -2,6 +2,7 @@ package netguard
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -29,6 +30,7 @@ var errGrantTimeout = errors.New("the network grant's timeout")
 type connTrace struct {
 	got    atomic.Bool
 	reused atomic.Bool // the connection obtained had answered a request before
+	h2     atomic.Bool // the connection obtained is HTTP/2's
 	max    int64
 	end    context.CancelCauseFunc
 	wire   atomic.Pointer[wireWatch]
@@ -40,6 +42,8 @@ func (t *connTrace) trace(ctx context.Context) context.Context {
 		GotConn: func(info httptrace.GotConnInfo) {
 			t.got.Store(true)
 			t.reused.Store(info.Reused)
+			tc, ok := info.Conn.(*tls.Conn)
+			t.h2.Store(ok && tc.ConnectionState().NegotiatedProtocol == "h2")
 			if t.end != nil {
 				if old := t.wire.Swap(watchWire(info.Conn, t.max, t.end)); old != nil {
 					old.stop() // a connection got before, for a request not sent on it
@@ -61,12 +65,26 @@ func (t *connTrace) sent() bool { return t.got.Load() }
 
 // unanswered is err, the transport's error for a request it sent (no
 // answer's head was read), said plainly when the server closed the
-// connection, or reset it, without answering: net/http says "EOF" alone.
-// reused says whether the connection had answered a request before: a
+// connection, or reset it, without answering: net/http says "EOF" alone;
+// or "unexpected EOF", alone or quoted, for a connection closed with no
+// HTTP/2 GOAWAY (before it answered, else the body is cut short:
+// cutshort.go), or over HTTP/1 within the answer's head or a TLS record.
+// t.reused says whether the connection had answered a request before: a
 // server that ends a connection kept alive as it is reused closes it so,
 // and net/http would send a GET again on a fresh connection, which the
 // host does not (replay.go).
-func unanswered(err error, reused bool) error {
+func (t *connTrace) unanswered(err error) error {
+	reused := t.reused.Load()
+	kept := ""
+	if reused {
+		kept = ", kept alive since its answer to an earlier request,"
+	}
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF) && t.h2.Load():
+		return h2Break{what: "the server closed the connection" + kept + " with no HTTP/2 GOAWAY to say which requests it had processed (RFC 9113, section 6.8)"}.unanswered()
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Errorf("no response: the server closed the connection%s in the middle of what it was sending, before an answer's head came whole: the request may have reached the remote side, which may have acted on it; it was not sent again: send it again, as a request of its own, if the remote side may take it twice", kept)
+	}
 	if !errors.Is(err, io.EOF) && !errors.Is(err, syscall.ECONNRESET) {
 		return err
 	}
