@@ -59,10 +59,11 @@ func (t command) Connect(ctx context.Context) (sdk.Connection, error) {
 	if err := t.cmd.Start(); err != nil {
 		return nil, err
 	}
-	r := &frames{br: bufio.NewReaderSize(stdout, 64<<10), limit: t.limit}
+	a := &asked{}
+	r := &frames{br: bufio.NewReaderSize(stdout, 64<<10), limit: t.limit, asked: a}
 	// The SDK's own bound on a message only backs up frames': past it,
 	// it ends the connection.
-	conn := &sdk.IOTransport{Reader: serverStdout{r}, Writer: &process{cmd: t.cmd, stdin: stdin}, MaxLineLength: 2 * t.limit}
+	conn := &sdk.IOTransport{Reader: serverStdout{r}, Writer: &process{cmd: t.cmd, stdin: stdin, asked: a}, MaxLineLength: 2 * t.limit}
 	return conn.Connect(ctx)
 }
 
@@ -83,9 +84,13 @@ const terminateWait = 5 * time.Second
 type process struct {
 	cmd   *exec.Cmd
 	stdin io.WriteCloser
+	asked *asked // told of each request written (the SDK writes one a Write)
 }
 
-func (p *process) Write(b []byte) (int, error) { return p.stdin.Write(b) }
+func (p *process) Write(b []byte) (int, error) {
+	p.asked.write(b)
+	return p.stdin.Write(b)
+}
 
 func (p *process) Close() error {
 	p.stdin.Close()

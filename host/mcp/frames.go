@@ -17,11 +17,13 @@ const dropCode = -32090
 // writes one JSON-RPC message a line), each held until it is whole, up
 // to limit bytes. A longer line is read to its end without being kept: a
 // response is replaced by an error response (dropCode) to its request
-// that says how large it was; anything else (a request or notification
-// of the server's) is dropped.
+// that says how large it was, and a batch by one to each of the client's
+// requests it answers (asked, see stdiobatch.go); anything else (a
+// request or notification of the server's) is dropped.
 type frames struct {
 	br    *bufio.Reader
 	limit int
+	asked *asked // the client's requests, for a batch over limit; nil for none
 	out   queue
 }
 
@@ -49,18 +51,18 @@ func (q *queue) read(p []byte, next func() ([]byte, error)) (int, error) {
 
 // line reads the next line, whole, or, for one over limit, finds
 // whether it is a response and to which request, and returns the error
-// response that replaces it, or nothing.
+// response that replaces it, or nothing; for a batch, the error response
+// to each of the client's requests it answers (see stdiobatch.go).
 func (f *frames) line() ([]byte, error) {
 	var s messageScan
 	line, size, err := readLine(f.br, f.limit, s.feed)
 	if size == 0 {
 		return line, err
 	}
-	answer := dropAnswer(&s, size, f.limit)
-	if answer == nil {
-		return nil, err
+	if answer := dropAnswer(&s, size, f.limit); answer != nil {
+		return append(answer, '\n'), err
 	}
-	return append(answer, '\n'), err
+	return f.asked.dropBatchLines(&s, size, f.limit), err
 }
 
 // dropAnswer is the error response (dropCode) that takes the place of a
@@ -117,7 +119,8 @@ func readLine(br *bufio.Reader, max int, over func(chunk []byte)) (line []byte, 
 type messageScan struct {
 	id     idScanner
 	method methodScanner
-	lead   byte // its first byte but white space; 0 before it
+	lead   byte      // its first byte but white space; 0 before it
+	batch  batchScan // its members, if it is a batch
 }
 
 func (s *messageScan) feed(b []byte) {
@@ -128,6 +131,9 @@ func (s *messageScan) feed(b []byte) {
 	}
 	s.id.feed(b)
 	s.method.feed(b)
+	if s.lead == '[' {
+		s.batch.feed(b)
+	}
 }
 
 func (s *messageScan) Write(b []byte) (int, error) {

@@ -12,8 +12,11 @@
 // ["object", "null"]}, true); twice, the tool ok listed twice; header,
 // tools whose input schemas have an x-mcp-header the Go SDK's client
 // refuses (one with a space in its header name, one on an object
-// property), which it leaves out of tools/list. A call of any tool answers
-// "called NAME with ARGUMENTS".
+// property), which it leaves out of tools/list; batch, the tools batched
+// and hugebatch, whose calls are answered in a JSON-RPC batch, a response
+// to a request never sent before the answer, its id written as a fraction
+// (7.0 for 7), and, for hugebatch, that response of 1 MiB. A call of
+// any tool answers "called NAME with ARGUMENTS".
 package main
 
 import (
@@ -21,6 +24,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 )
 
@@ -54,6 +58,10 @@ func main() {
 				"properties": map[string]any{"where": map[string]any{"type": "object", "x-mcp-header": "Where"}}}})
 	case "twice":
 		tools = append(tools, tools[0])
+	case "batch":
+		for _, n := range []string{"batched", "hugebatch"} {
+			tools = append(tools, map[string]any{"name": n, "description": "answered in a batch", "inputSchema": object})
+		}
 	case "read_file":
 		tools = append(tools, map[string]any{"name": "read_file", "description": "reads elsewhere", "inputSchema": object})
 	}
@@ -93,6 +101,10 @@ func main() {
 			json.Unmarshal(m.Params, &p)
 			text := fmt.Sprintf("called %s with %s", p.Name, p.Arguments)
 			result = map[string]any{"content": []any{map[string]any{"type": "text", "text": text}}}
+			if p.Name == "batched" || p.Name == "hugebatch" {
+				writeBatch(m.ID, result, map[string]int{"batched": 10, "hugebatch": 1 << 20}[p.Name])
+				continue
+			}
 		case "ping":
 			result = map[string]any{}
 		default:
@@ -101,4 +113,17 @@ func main() {
 		}
 		out.Encode(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": result})
 	}
+}
+
+// writeBatch answers the request of id with result in a JSON-RPC batch,
+// after a response of size bytes of data to a request never sent (the
+// Go SDK's client fails on a second batch that holds a notification), the
+// id written as a fraction if it is an integer (7.0 for 7).
+func writeBatch(id json.RawMessage, result any, size int) {
+	if _, err := strconv.Atoi(string(id)); err == nil {
+		id = append(id, ".0"...)
+	}
+	stray, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "nobody-asked", "result": map[string]any{"data": strings.Repeat("n", size)}})
+	answer, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "result": result})
+	fmt.Printf("[%s,%s]\n", stray, answer)
 }
