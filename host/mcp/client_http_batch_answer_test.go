@@ -101,3 +101,42 @@ func TestServerOverHTTPAnswersWithABatch(t *testing.T) {
 		}
 	}
 }
+
+// Regression: the member of a url server's batch that answers the call,
+// its id written otherwise than the request's (7.0 for 7), passed on as
+// written, which a client matching answers to calls by the id as written
+// would not match. It passes on with the request's own id (7), as a JSON
+// body and as an event's data; another request's answer in the batch is
+// let go.
+func TestServerOverHTTPBatchAnswerHasTheRequestsID(t *testing.T) {
+	const batch = `[{"jsonrpc":"2.0","id":"nobody-asked","result":{}},{"jsonrpc":"2.0","id":7.0,"result":{"content":[]}}]`
+	for _, asJSON := range []bool{true, false} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if asJSON {
+				w.Header().Set("Content-Type", "application/json")
+				io.WriteString(w, batch)
+				return
+			}
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, "data: "+batch+"\n\n")
+		}))
+		defer srv.Close()
+		req, err := http.NewRequest("POST", srv.URL, strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"shout"}}`))
+		must(t, err)
+		resp, err := capped{next: http.DefaultTransport, limit: 64 << 10}.RoundTrip(req)
+		must(t, err)
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		must(t, err)
+		var answers []string
+		for _, line := range strings.Split(string(body), "\n") {
+			var m struct{ ID json.RawMessage }
+			if json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &m) == nil {
+				answers = append(answers, string(m.ID))
+			}
+		}
+		if len(answers) != 1 || answers[0] != "7" {
+			t.Errorf("as JSON %v: passed on answers of ids %q, want one of id 7:\n%s", asJSON, answers, body)
+		}
+	}
+}

@@ -79,7 +79,8 @@ func (e *events) next() ([]byte, error) {
 // JSON array), which the SDK's client fails on, ending the connection:
 // then each member in an event of its own, the last with ev's id and
 // retry lines, but a response to another request than req's, let go as
-// a JSON body's other members are (see batchAnswer).
+// a JSON body's other members are, and the answer to req's with its id
+// spelled as req's (see batchAnswer).
 func (e *events) split(ev []byte) [][]byte {
 	var fields, data [][]byte
 	for line := range bytes.Lines(ev) {
@@ -105,8 +106,11 @@ func (e *events) split(ev []byte) [][]byte {
 	id := e.requestID()
 	var out [][]byte
 	for _, m := range members {
-		if of, ok := responseID(m); ok && id != nil && !sameID(of, id) {
-			continue
+		if of, ok := responseID(m); ok && id != nil {
+			if !sameID(of, id) {
+				continue
+			}
+			m = respelled(m, of, id)
 		}
 		var b bytes.Buffer
 		b.WriteString("data: ")

@@ -88,12 +88,13 @@ func misanswered(r *http.Request, body []byte) []byte {
 }
 
 // batchAnswer is, for body, a JSON-RPC batch (a JSON array) that answers
-// r's request, the member that is the request's answer, which the SDK's
-// client reads where it would fail on the batch (and end the connection
-// with it); the batch's other members are let go, as a JSON body passes
-// on one message. A batch that holds no answer to the request is the
-// error response to it (cutCode) that says what came. nil for any other
-// body, or a request that awaits no answer.
+// r's request, the member that is the request's answer, its id spelled as
+// the request's (see respelled), which the SDK's client reads where it
+// would fail on the batch (and end the connection with it); the batch's
+// other members are let go, as a JSON body passes on one message. A batch
+// that holds no answer to the request is the error response to it
+// (cutCode) that says what came. nil for any other body, or a request that
+// awaits no answer.
 func batchAnswer(r *http.Request, body []byte) []byte {
 	members, ok := batchOf(body)
 	if !ok {
@@ -105,11 +106,31 @@ func batchAnswer(r *http.Request, body []byte) []byte {
 	}
 	for _, m := range members {
 		if of, ok := responseID(m); ok && sameID(of, id) {
-			return m
+			return respelled(m, of, id)
 		}
 	}
 	return errorAnswer(id, cutCode, fmt.Sprintf("the server answered the call with a JSON-RPC batch of %d messages, none of them the call's answer (a response of id %s); a fault of the server",
 		len(members), id))
+}
+
+// respelled is msg, a response whose id, of, is the same as id, the
+// request's (sameID), with the id spelled as the request spelled it: a
+// server may write 7.0 for 7, which a client that matches an answer to
+// its call by the id as written would not match.
+func respelled(msg, of, id json.RawMessage) json.RawMessage {
+	if bytes.Equal(of, id) {
+		return msg
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(msg, &m) != nil {
+		return msg
+	}
+	m["id"] = id
+	out, err := json.Marshal(m)
+	if err != nil {
+		return msg
+	}
+	return out
 }
 
 // batchOf is the members of msg if it is a JSON-RPC batch, a JSON array.
