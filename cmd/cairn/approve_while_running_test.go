@@ -15,19 +15,30 @@ import (
 // awaiting that very decision. A real cairn run asks for approval of one
 // call and runs another (spin, until its 200ms timeout); cairn approve,
 // started while spin runs, waits for the run to stop awaiting approval
-// and records the decision, and the resume runs the approved call. The
-// spin is short beside approve's 2 s wait so that a loaded machine, where
-// the run's stop after the spin can take a second, still lets it in; and
-// its module is compiled before the run, since a cold compile of it, done
-// after tool_start, takes seconds, and the run was not then about to stop.
+// and records the decision, and the resume runs the approved call.
 func TestApproveWhileTheRunIsAboutToStopAwaitingApprovalWaitsForIt(t *testing.T) {
 	t.Parallel()
-	bin, ws, agent := approvalAgent(t, "200ms")
-	store, cache := t.TempDir(), cacheForTests(t)
-	warm := filepath.Join(filepath.Dir(agent), "hostile.wasm")
-	if out, err := exec.Command(bin, "tools", "warm", "--cache", cache, warm).CombinedOutput(); err != nil {
-		t.Fatalf("tools warm: %v\n%s", err, out)
-	}
+	approveWhileSpinning(t, "200ms")
+}
+
+// Regression: cairn approve waited a fixed 2 s for a run that held the
+// agent, and gave up, exit 5, while the run's round still ran its other
+// call, though the run was on its way to the stop at the approval. Here
+// that call (spin, its module compiled cold) runs 6 s, to its timeout:
+// approve, started while it runs, waits as long as it runs, and records
+// the decision once the run stops awaiting approval.
+func TestApproveWaitsForARunWhoseOtherCallRunsLong(t *testing.T) {
+	t.Parallel()
+	approveWhileSpinning(t, "6s")
+}
+
+// approveWhileSpinning runs approvalAgent, spin's timeout as given, in a
+// real cairn run, approves call_1_0 with cairn approve while spin runs,
+// and resumes: approve must succeed, the run end awaiting approval and
+// the resume run the approved call.
+func approveWhileSpinning(t *testing.T, timeout string) {
+	bin, ws, agent := approvalAgent(t, timeout)
+	store, cache := t.TempDir(), t.TempDir()
 
 	run := exec.Command(bin, "run", "--store", store, "--cache", cache, "--json", "--id", "v", "-f", agent)
 	stdout, err := run.StdoutPipe()
