@@ -31,7 +31,8 @@
 // reaches that record, and drops them at an Abort record (whose Usage, the
 // dropped turn's tokens, still counts). A call may have two results: one
 // marked Unsettled, journaled as it finished, and a later one that replaces
-// it; the newest counts. What follows the
+// it; the newest counts. A call in flight that its run ended (max_time)
+// has a second executing phase, whose Stopped says what ended it. What follows the
 // last Commit is the interrupted round (Recovered.Tail), which resume
 // inspects to say which calls were in flight. RunStarted and RunEnded stand
 // outside rounds and apply at once.

@@ -67,6 +67,10 @@ const (
 	PhaseFinished         Phase = "finished"
 )
 
+// StoppedMaxTime is Record.Stopped of a call that max_time ended: the
+// run's own, or its tree's.
+const StoppedMaxTime = "max_time"
+
 // Record is one journal entry. Type says which fields are set.
 type Record struct {
 	Type    RecordType            `cbor:"-"`
@@ -88,6 +92,14 @@ type Record struct {
 	// Writer is the epoch of the lock its writer held (RecCommit): who
 	// committed the round. See FileStore.Lock.
 	Writer string `cbor:"20,keyasint,omitempty"`
+	// Stopped, on a RecPhase record of a call already executing, names
+	// what ended the call in flight before it finished, the run stopping
+	// with the round open: StoppedMaxTime. Resume's seal of the call says
+	// so to the model. A crash, or a stop (Ctrl-C) of the whole run, leaves
+	// none, nor do journals written before it: their seals say cairn
+	// stopped. Readers that know it not take the record for one more
+	// executing, which the call was.
+	Stopped string `cbor:"21,keyasint,omitempty"`
 	// Exchange is one step of a call's HTTP exchange (RecExchange).
 	Exchange *conversation.Exchange `cbor:"55,keyasint,omitempty"`
 	// Compaction is set on RecCompaction records; Usage then is what a

@@ -378,21 +378,28 @@ func (r *run) finishRound(ctx context.Context, round int, calls []conversation.T
 
 // keepHeld journals, unsettled and durably, the results of calls that
 // finished but were held for a settlement that the context's end
-// prevents, so that resume keeps them.
+// prevents, so that resume keeps them; and, of each call that a stop
+// ended in flight (max_time), what ended it, so that resume's seal of it
+// says so (checkpoint.Record.Stopped).
 func (r *run) keepHeld(round int, results []callResult) error {
 	var recs []checkpoint.Record
 	for _, res := range results {
-		if res.held {
+		switch {
+		case res.held:
 			rec, err := resultRecord(round, res, true)
 			if err != nil {
 				return err
 			}
 			recs = append(recs, rec)
+		case res.interrupted && res.stop != nil && res.stop.Stopped != "":
+			rec := phaseRecord(round, res.call, checkpoint.PhaseExecuting, "")
+			rec.Stopped = res.stop.Stopped
+			recs = append(recs, rec)
 		}
 	}
 	if len(recs) > 0 {
 		if err := appendDurably(r.log, recs...); err != nil {
-			return fmt.Errorf("journal the results of finished calls: %w", err)
+			return fmt.Errorf("journal the results of finished calls and what stopped those in flight: %w", err)
 		}
 	}
 	// Every call that finished ends in the history, the ones journaled

@@ -134,10 +134,46 @@ agents:
 	if err != nil || res.Status != StatusDone || res.Text != "lead done" {
 		t.Fatalf("resume of lead with --max-time: %+v, %v", res, err)
 	}
-	if m := toolMessages(t, store, kid)["call_1_0"]; !m.IsError || !strings.HasPrefix(m.Text, sealPrefix) {
-		t.Fatalf("kid's model reads %+v for its stopped call; want its seal", m)
+	if m := toolMessages(t, store, kid)["call_1_0"]; !m.IsError || !strings.HasPrefix(m.Text, sealPrefix) || !strings.Contains(m.Text, "max_time") {
+		t.Fatalf("kid's model reads %+v for its stopped call; want its seal, naming max_time", m)
 	}
 	if m := toolMessages(t, store, "lead")["call_1_0"]; m.IsError || m.Text != "spun" {
 		t.Fatalf("lead's model reads %+v for its delegation; want kid's answer", m)
+	}
+}
+
+// Regression: the seal of a call that max_time ended told the model only
+// that "cairn stopped" it, as after a crash or a Ctrl-C, so the model
+// could not tell that the call had run out of the run's time. Now the run
+// journals, for each call max_time ends in flight, what ended it (an
+// executing phase whose Stopped is max_time), and the resume's seal, the
+// tool message the model reads, names max_time and says the call may
+// have done part of its work; the agent_resumed event says it too.
+func TestSealOfACallMaxTimeStoppedNamesMaxTime(t *testing.T) {
+	af := agentIn(t, spinAgent, "turns:\n  - tool_calls: [{name: spin, input: {}}]\n  - text: done\n")
+	copyFile(t, hostileWasm, filepath.Join(af.Dir, "hostile.wasm"))
+	eng, store := fileEngine(t)
+	res, err := eng.Run(context.Background(), RunOptions{Agent: af, ID: "s", Prompt: "go"})
+	must(t, err)
+	if res.Status != StatusPaused || !strings.Contains(res.Reason, "call_1_0 (spin)") {
+		t.Fatalf("run: %+v; want paused by max_time, naming the call it stopped", res)
+	}
+	rec, err := store.Read("s")
+	must(t, err)
+	marked := false
+	for _, r := range rec.Tail {
+		marked = marked || r.Type == checkpoint.RecPhase && r.Call == "call_1_0" && r.Stopped == checkpoint.StoppedMaxTime
+	}
+	if !marked {
+		t.Fatalf("the journal does not say max_time stopped call_1_0: %+v", rec.Tail)
+	}
+	_, events := resumeWith(t, eng, ResumeOptions{ID: "s", Limits: RunLimits{MaxTime: Duration(time.Hour)}})
+	if ar := eventOf(events, EventAgentResumed); ar == nil || len(ar.Sealed) != 1 || ar.Sealed[0].StoppedBy != checkpoint.StoppedMaxTime {
+		t.Fatalf("agent_resumed %+v; want call_1_0 sealed as stopped by max_time", ar)
+	}
+	m := toolMessages(t, store, "s")["call_1_0"]
+	if !m.IsError || !strings.HasPrefix(m.Text, sealPrefix) || !strings.Contains(m.Text, "max_time") ||
+		strings.Contains(m.Text, "cairn stopped") || !strings.Contains(m.Text, "may have done part of its work") {
+		t.Fatalf("the model reads %q for the call max_time stopped; want its seal naming max_time", m.Text)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/cairnrun/cairn/checkpoint"
 )
 
 // The causes with which a run ends a model request it stops waiting for.
@@ -169,7 +171,7 @@ func (r *run) stopInFlight(ctx, cctx context.Context, results []callResult) {
 		return
 	}
 	stop := &stopError{Status: StatusPaused, Reason: fmt.Sprintf("%s; it stopped the calls in flight, %s, which the resume seals",
-		r.timeUp("while calls ran"), strings.Join(names, ", "))}
+		r.timeUp("while calls ran"), strings.Join(names, ", ")), Stopped: checkpoint.StoppedMaxTime}
 	for i := range results {
 		if results[i].interrupted && results[i].stop == nil {
 			results[i].stop = stop

@@ -106,6 +106,10 @@ type nativeResult struct {
 type stopError struct {
 	Status Status
 	Reason string
+	// Stopped is what ended the calls in flight that the stop leaves
+	// without a result (checkpoint.StoppedMaxTime), journaled for each so
+	// that its seal says so (see keepHeld); "" for a stop that ended none.
+	Stopped string
 }
 
 func (e *stopError) Error() string { return e.Reason }

@@ -26,6 +26,10 @@ type Seal struct {
 	// Net is the call's HTTP exchanges as the journal left them: each
 	// request sent (or refused) and whether its response was received.
 	Net []SealedExchange `json:"net,omitempty"`
+	// StoppedBy names what ended the call in flight, the run stopping
+	// with its round open ("max_time"); "" when the process stopped or
+	// died with it, or when the journal does not say.
+	StoppedBy string `json:"stopped_by,omitempty"`
 	// Earlier says that an earlier resume sealed the call, and journaled
 	// the result that says so, in a round still open (it stopped again,
 	// awaiting approval of another call, or paused).
@@ -73,6 +77,7 @@ func (r *run) inspect(rec *checkpoint.Recovered) resumeReport {
 		switch {
 		case sealed[c.ID]:
 			s := r.seal(c, cmp.Or(p, checkpoint.PhasePending), exchanges[c.ID])
+			s.StoppedBy = report.last[c.ID].Stopped
 			s.Earlier = true
 			report.Sealed = append(report.Sealed, s)
 		case finished[c.ID]:
@@ -86,6 +91,7 @@ func (r *run) inspect(rec *checkpoint.Recovered) resumeReport {
 				p = checkpoint.PhasePending
 			}
 			s := r.seal(c, p, exchanges[c.ID])
+			s.StoppedBy = report.last[c.ID].Stopped
 			s.exchanges = journaled[c.ID]
 			report.Sealed = append(report.Sealed, s)
 		}
@@ -112,8 +118,12 @@ func (s Seal) message() string {
 		// What it staged was dropped; what it sent may have acted remotely.
 		effects = remoteUnknown
 	}
-	return fmt.Sprintf(sealPrefix+"cairn stopped while it was %s, and it did not finish. "+
-		"%s%s Recommendation: %s.", s.Phase, effects, netMessage(s.Net), s.Recommendation)
+	stopped, partly := "cairn stopped", ""
+	if s.StoppedBy == checkpoint.StoppedMaxTime {
+		stopped, partly = "max_time, the time limit of the agent's run, stopped it", " (it may have done part of its work)"
+	}
+	return fmt.Sprintf(sealPrefix+"%s while it was %s, and it did not finish%s. "+
+		"%s%s Recommendation: %s.", stopped, s.Phase, partly, effects, netMessage(s.Net), s.Recommendation)
 }
 
 // The words of a seal's message that EffectsUnknownSeal reads.

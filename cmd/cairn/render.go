@@ -187,7 +187,11 @@ func resumeDetails(w io.Writer, pre string, e host.Event) {
 		if s.Earlier {
 			by = "sealed by an earlier resume:"
 		}
-		fmt.Fprintf(w, "%s%s %s %s: was %s, effects %s; %s\n", pre, by, s.Call, terminalLine(s.Tool), s.Phase, s.Effects, s.Recommendation)
+		was := string(s.Phase)
+		if s.StoppedBy != "" {
+			was += ", stopped by " + s.StoppedBy
+		}
+		fmt.Fprintf(w, "%s%s %s %s: was %s, effects %s; %s\n", pre, by, s.Call, terminalLine(s.Tool), was, s.Effects, s.Recommendation)
 		for _, e := range s.Net {
 			fmt.Fprintf(w, "%s        request %d %s %s: %s\n", pre, e.Seq, terminalLine(e.Method), terminalLine(e.URL), terminalLine(e.State()))
 		}
