@@ -19,8 +19,8 @@ var (
 
 // watchEvery is how often a run looks for a pause request while a model
 // request is in flight: a request that hangs must not hold a pause, or
-// the run's max_time, until the server gives up.
-const watchEvery = 200 * time.Millisecond
+// the run's max_time, until the server gives up. A variable for tests.
+var watchEvery = 200 * time.Millisecond
 
 // modelContext is the context of one model request: ctx, ended when a
 // pause is asked for and when the run's max_time, or its tree's, ends the
@@ -62,6 +62,10 @@ func (r *run) watched(ctx context.Context, timed, pause bool) (wctx context.Cont
 	var mu sync.Mutex
 	stopped := false
 	var look *time.Timer
+	// Kept under mu, which a look takes before it looks again: one that
+	// comes before the assignment waits for it.
+	mu.Lock()
+	defer mu.Unlock()
 	look = time.AfterFunc(watchEvery, func() {
 		if pause && r.pauser != nil && r.pauseWaiting() {
 			cancel(errPauseAsked)
