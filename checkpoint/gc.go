@@ -156,7 +156,8 @@ func (c *Collected) KeepBlobs() bool {
 // journals, temp files crashes left, what calls staged for an agent that
 // has nothing left to apply, bookmarks past the limit, and blobs no agent
 // or bookmark refers to. Each agent is collected under its lock;
-// one that a process runs is skipped and named in Skipped.
+// one that a process runs is skipped and named in Skipped. A dry run
+// takes no lock, and skips the agents whose lock a process holds.
 //
 // # Errors
 //
@@ -192,18 +193,32 @@ func (s *FileStore) Collect(keep Retention) (*Collected, error) {
 // collectAgent trims an agent and marks in inUse the blobs it refers to.
 // It returns why the agent could not be locked or read, having removed
 // nothing of it: what it refers to is known before anything is removed.
+// A dry run takes no lock: it asks whether a process holds it (Locked),
+// and says what a gc would do now, skipping the agent when one does.
 func (s *FileStore) collectAgent(id string, keep Retention, c *Collected, inUse map[string]bool) error {
-	lock, err := s.Lock(id, ThisProcess("gc"))
-	if errors.Is(err, ErrLocked) {
+	held := false
+	if keep.DryRun {
+		var err error
+		if held, err = s.Locked(id); err != nil {
+			return err
+		}
+	} else {
+		lock, err := s.Lock(id, ThisProcess("gc"))
+		switch {
+		case errors.Is(err, ErrLocked):
+			held = true
+		case err != nil:
+			return err
+		default:
+			defer lock.Unlock()
+		}
+	}
+	if held {
 		// A process runs it: nothing of it is removed, and what it refers
 		// to is kept (BlobGrace keeps what it stores meanwhile).
 		c.Skipped = append(c.Skipped, id)
 		return s.markAgent(id, nil, nil, keep, inUse)
 	}
-	if err != nil {
-		return err
-	}
-	defer lock.Unlock()
 	doomed, trimmed, err := s.trimmable(id, keep)
 	if err != nil {
 		return err

@@ -428,7 +428,8 @@ var olderFillPrefixes = []string{".cairn-fork-", fillPrefix}
 // left beside the workspace of an agent of s, where its name proves it
 // cairn's: of that agent and that workspace (olderFillPrefixes), in the
 // workspace's directory, and held by no process, the agent's lock taken
-// (no fill of its workspace under way). It returns what it removed (in a
+// (no fill of its workspace under way); a dry run asks whether a process
+// holds it (lockHeld) rather than take it. It returns what it removed (in a
 // dry run, what it would remove), leaving out what is in done, swept
 // already, and what it could not remove, with why. A name of another
 // agent, or of no agent's workspace, may be a person's, and is left.
@@ -456,9 +457,18 @@ func sweepOlderFills(s checkpoint.Store, dryRun bool, done []string) (removed []
 		if len(left) == 0 {
 			continue
 		}
-		lock, err := s.Lock(a.ID, checkpoint.ThisProcess("gc"))
-		if err != nil {
-			continue // a process runs it, or fills its workspace
+		unlock := func() error { return nil }
+		if dryRun {
+			// Asked, not taken: a dry run leaves the lock as it is.
+			if held, err := lockHeld(s, a.ID); err != nil || held {
+				continue // a process runs it, or fills its workspace
+			}
+		} else {
+			lock, err := s.Lock(a.ID, checkpoint.ThisProcess("gc"))
+			if err != nil {
+				continue // a process runs it, or fills its workspace
+			}
+			unlock = lock.Unlock
 		}
 		for _, name := range left {
 			if ok, err := sweepFill(name, dryRun); ok {
@@ -467,7 +477,7 @@ func sweepOlderFills(s checkpoint.Store, dryRun bool, done []string) (removed []
 				unremoved = append(unremoved, checkpoint.Unremoved{Dir: name, Reason: err.Error()})
 			}
 		}
-		lock.Unlock()
+		unlock()
 	}
 	return removed, unremoved
 }

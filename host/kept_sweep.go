@@ -43,7 +43,9 @@ type keptSweep struct {
 // agent's lock, and decided again once it is held: an agent a process
 // holds (running, or being made) is left and named in skipped, and so is
 // one that cannot be read (gc names it as unreadable). A dry run takes
-// no lock and changes nothing, and says what it would do.
+// no lock and changes nothing, and says what it would do: it asks
+// whether a process holds the agent's lock (lockHeld), and names such an
+// agent in skipped, as gc would.
 func sweepKept(store checkpoint.Store, dryRun bool) keptSweep {
 	var k keptSweep
 	if _, dir := store.(interface{ Dir() string }); dir {
@@ -151,14 +153,25 @@ func keptGone(rec *checkpoint.Recovered, dir string) bool {
 
 // agent sweeps what this node keeps of agent id, in its directories temp
 // and state: planned without the lock, then, unless it is a dry run,
-// planned again under it and done.
+// planned again under it and done; a dry run asks whether the lock is
+// held instead of taking it.
 func (k *keptSweep) agent(store checkpoint.Store, id, temp, state string, dryRun bool) {
 	p, ok := planKept(store, id, temp, state)
 	if !ok || p.empty() {
 		return
 	}
 	if dryRun {
-		k.done(id, p, temp, state)
+		// What gc would do now: leave it if a process holds it, its
+		// lock asked, not taken.
+		switch held, err := lockHeld(store, id); {
+		case err != nil:
+			k.unremoved = append(k.unremoved, checkpoint.Unremoved{Dir: firstDir(temp, state),
+				Reason: fmt.Sprintf("what this node keeps of agent %s would be left: whether a process holds its lock could not be read: %v", id, err)})
+		case held:
+			k.skipped = append(k.skipped, id)
+		default:
+			k.done(id, p, temp, state)
+		}
 		return
 	}
 	lock, err := store.Lock(id, checkpoint.ThisProcess("gc"))
@@ -304,4 +317,17 @@ func copyFileSynced(src, dst string) error {
 		return err
 	}
 	return errors.Join(out.Sync(), out.Close())
+}
+
+// lockHeld says whether a process holds agent id's lock now, asked of the
+// store (checkpoint.LockQuery: a file store's flock, a PostgreSQL store's
+// lease), without taking it: what a dry run of gc asks where gc takes the
+// lock. A store that cannot be asked is taken for one whose agents no
+// process holds.
+func lockHeld(store checkpoint.Store, id string) (bool, error) {
+	q, ok := store.(checkpoint.LockQuery)
+	if !ok {
+		return false, nil
+	}
+	return q.Locked(id)
 }
