@@ -486,11 +486,13 @@ func (e *Engine) startRun(ctx context.Context, opts RunOptions, runID string) (*
 }
 
 // create stores a new agent's definition and first state. What can
-// refuse its start before its tools are bound (its workspace, its model
-// and script) is checked first, so that such a refused start stores
-// nothing; one refused once the agent is stored (an MCP server that does
-// not start, which the run waits on with the agent kept, prompt and all)
-// leaves no agent behind, its blobs left for gc.
+// refuse its start is checked first, so that such a refused start stores
+// nothing: its workspace, its model and script, and its tools, bound
+// before anything is stored — the MCP servers it names started, and one
+// that does not start refusing it. A kill while a server starts leaves
+// nothing stored, as one before the run began. One refused once the agent
+// is stored (the store failing as it writes it) leaves no agent behind,
+// its blobs left for gc.
 func (e *Engine) create(ctx context.Context, opts RunOptions, runID string) (*run, error) {
 	ws, mods, err := newAgentParts(opts.Agent, opts.Workspace)
 	if err != nil {
@@ -502,14 +504,20 @@ func (e *Engine) create(ctx context.Context, opts RunOptions, runID string) (*ru
 	if err := opts.Agent.CheckModel(opts.Model); err != nil {
 		return nil, err
 	}
-	log, later, err := e.makeAgent(opts, mods, ws)
+	tools, err := e.bindTools(ctx, opts.Agent, mods)
 	if err != nil {
 		return nil, err
 	}
-	r, err := e.newRun(ctx, opts.Agent, mods, opts.Model, ws, opts.ID, runID, log)
+	log, later, err := e.makeAgent(opts, mods, ws)
+	if err != nil {
+		tools.closeServers()
+		return nil, err
+	}
+	r, err := e.newRunOf(ctx, opts.Agent, mods, tools, opts.Model, ws, opts.ID, runID, log)
 	if err != nil {
 		// A start that fails leaves no agent behind (the lock removes the
 		// directory it made once the agent has no state).
+		tools.closeServers()
 		log.Close()
 		if rmErr := e.store.Remove(opts.ID); rmErr != nil {
 			err = errors.Join(err, rmErr)
@@ -578,15 +586,15 @@ func (e *Engine) makeAgent(opts RunOptions, mods []toolModule, ws string) (check
 // newRun binds an agent's tools and model into a run on log.
 func (e *Engine) newRun(ctx context.Context, af *AgentFile, mods []toolModule, override *model.Spec,
 	ws, agentID, runID string, log checkpoint.Log) (*run, error) {
-	if err := checkWorkspace(ws); err != nil {
-		return nil, err
-	}
-	if err := e.checkStaging(); err != nil {
-		return nil, err
-	}
-	if err := e.claimLeftovers(agentID, log.State(), runID); err != nil {
-		return nil, err
-	}
+	return e.newRunOf(ctx, af, mods, nil, override, ws, agentID, runID, log)
+}
+
+// bindTools binds af's tools: its modules (mods, or, for none, those af
+// names, loaded), the tools of the MCP servers it names, which it starts
+// (one that does not start fails it), and its native tools, checked to
+// fit the room af gives them. A toolset it fails to bind has its servers
+// closed.
+func (e *Engine) bindTools(ctx context.Context, af *AgentFile, mods []toolModule) (*toolset, error) {
 	if mods == nil {
 		var err error
 		if mods, err = loadModules(af); err != nil {
@@ -608,6 +616,28 @@ func (e *Engine) newRun(ctx context.Context, af *AgentFile, mods []toolModule, o
 	if err := af.roomFor(tools.specs); err != nil {
 		tools.closeServers()
 		return nil, err
+	}
+	return tools, nil
+}
+
+// newRunOf is newRun of tools, bound already (bindTools), or, for nil,
+// of af's tools bound here from mods.
+func (e *Engine) newRunOf(ctx context.Context, af *AgentFile, mods []toolModule, tools *toolset, override *model.Spec,
+	ws, agentID, runID string, log checkpoint.Log) (*run, error) {
+	if err := checkWorkspace(ws); err != nil {
+		return nil, err
+	}
+	if err := e.checkStaging(); err != nil {
+		return nil, err
+	}
+	if err := e.claimLeftovers(agentID, log.State(), runID); err != nil {
+		return nil, err
+	}
+	if tools == nil {
+		var err error
+		if tools, err = e.bindTools(ctx, af, mods); err != nil {
+			return nil, err
+		}
 	}
 	tools.prepare(ws)
 	provider, spec, err := openModel(af, override)

@@ -2,34 +2,38 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/cairnrun/cairn/internal/pgtest"
 )
 
 // A real cairn process is killed with SIGKILL after it has stored a new
 // agent and before it has journaled the run's start and first prompt:
-// while it waits on the agent's MCP server, which it starts between the
-// two (a gate that, the first time only, starts the server so that it
-// never answers). The prompt, given on the command line or by the agent
-// file, is kept with the agent as it is made: the resume goes on with it,
-// and the model is sent what a run never killed sends, byte for byte, and
-// `cairn log` shows the conversation that run has. An
-// agent stored without a prompt (none was given, as with every agent an
-// older cairn made) resumes as before: it has nothing to ask the model
-// and says how to give it a prompt. Until the resume, a new prompt is
-// refused, which would pass over the one the agent was made with.
+// while it keeps the agent's workspace as its first past, which it does
+// between the two, held up by this test's lock of the table it writes
+// that past to (a PostgreSQL store's cairn_past; the run's MCP servers,
+// which it once started between the two, start before the agent is
+// stored). The prompt, given on the command line or by the agent file, is
+// kept with the agent as it is made: the resume goes on with it, and the
+// model is sent what a run never killed sends, byte for byte, and `cairn
+// log` shows the conversation that run has. An agent stored without a
+// prompt (none was given, as with every agent an older cairn made)
+// resumes as before: it has nothing to ask the model and says how to give
+// it a prompt. Until the resume, a new prompt is refused, which would pass
+// over the one the agent was made with.
 func TestKillBeforeTheFirstPromptIsJournaledLosesNoPrompt(t *testing.T) {
 	bin, cache := cairnBinary(t), cacheForTests(t)
 	m := newWireModel(t)
-	server := filepath.Join(t.TempDir(), "toyserver")
-	placeBuilt(t, "../../host/mcp/testdata/toyserver", server)
 	const prompt = "Read the notes, step by step."
 	for _, c := range []struct {
 		name, filePrompt string
@@ -40,39 +44,37 @@ func TestKillBeforeTheFirstPromptIsJournaledLosesNoPrompt(t *testing.T) {
 		{name: "none"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			run := func(path string, hold bool) (store string, killed bool) {
-				dir := gatedAgent(t, m, path, server, c.filePrompt)
-				if hold {
-					must(t, os.WriteFile(filepath.Join(dir, "hold"), nil, 0o644))
-				}
-				store = t.TempDir()
+			run := func(path string, hold bool) (store string) {
+				dir := promptAgent(t, m, path, c.filePrompt)
+				store = pgtest.Shared(t).NewDatabase(t)
 				args := append([]string{"run", "--store", store, "--cache", cache, "--json", "--id", "victim",
 					"-f", filepath.Join(dir, "agent.yaml")}, c.args...)
 				cmd := exec.Command(bin, args...)
 				var out bytes.Buffer
 				cmd.Stdout, cmd.Stderr = &out, &out
-				must(t, cmd.Start())
 				if !hold {
-					if err := cmd.Wait(); err != nil && c.filePrompt+strings.Join(c.args, "") != "" {
+					if err := cmd.Run(); err != nil && c.filePrompt+strings.Join(c.args, "") != "" {
 						t.Fatalf("uninterrupted run: %v\n%s", err, out.Bytes())
 					}
-					return store, false
+					return store
 				}
-				pid := waitForPid(t, cmd, filepath.Join(dir, "start.pid"))
+				release := holdPasts(t, bin, store)
+				must(t, cmd.Start())
+				waitForPastWrite(t, cmd, store)
 				must(t, cmd.Process.Signal(syscall.SIGKILL))
 				cmd.Wait()
-				syscall.Kill(pid, syscall.SIGKILL)
+				release()
 				if bytes.Contains(out.Bytes(), []byte(`"type":"run_start"`)) {
-					t.Fatalf("the run started before its MCP server answered:\n%s", out.Bytes())
+					t.Fatalf("the run started before it kept its first past:\n%s", out.Bytes())
 				}
-				return store, true
+				return store
 			}
 			wholePath, trialPath := c.name[:4]+"-whole", c.name[:4]+"-trial"
-			wholeStore, _ := run(wholePath, false)
+			wholeStore := run(wholePath, false)
 			whole := m.sent(wholePath)
-			store, _ := run(trialPath, true)
+			store := run(trialPath, true)
 			if n := len(m.sent(trialPath)); n != 0 {
-				t.Fatalf("the killed run sent the model %d requests before its MCP server answered", n)
+				t.Fatalf("the killed run sent the model %d requests before it kept its first past", n)
 			}
 			if c.name != "none" {
 				// A new prompt would pass over the one the agent was made
@@ -120,24 +122,18 @@ func TestKillBeforeTheFirstPromptIsJournaledLosesNoPrompt(t *testing.T) {
 	}
 }
 
-// gatedAgent writes, in a new directory it returns, an agent whose model
-// is m under path and whose MCP server is the toy server started through
-// a gate: while a file named hold is beside it, the gate removes it and
-// starts the server as one that never answers (it writes its pid to
-// start.pid).
-func gatedAgent(t *testing.T, m *wireModel, path, server, prompt string) string {
+// promptAgent writes, in a new directory it returns, an agent whose model
+// is m under path, with prompt in its agent file unless it is "".
+func promptAgent(t *testing.T, m *wireModel, path, prompt string) string {
 	t.Helper()
 	dir := t.TempDir()
 	must(t, os.Mkdir(filepath.Join(dir, "ws"), 0o755))
 	must(t, os.WriteFile(filepath.Join(dir, "ws", "notes.txt"), []byte("a line of the notes the agent reads again\n"), 0o644))
-	must(t, os.WriteFile(filepath.Join(dir, "gate.sh"), []byte(fmt.Sprintf(
-		"if [ -e hold ]; then rm hold; exec %s hang-at-start; fi\nexec %s\n", server, server)), 0o644))
 	file := fmt.Sprintf(`name: gated
 model: {provider: openai, name: m, base_url: %s/%s/v1, max_retries: -1}
 system: You read the notes again and again.
 workspace: ws
 tools: [{module: builtin, only: [read_file]}]
-mcp: [{name: toy, command: [sh, gate.sh]}]
 limits: {max_rounds: %d}
 `, m.URL, path, ctxRounds+5)
 	if prompt != "" {
@@ -147,19 +143,51 @@ limits: {max_rounds: %d}
 	return dir
 }
 
-// waitForPid waits, a minute at most, for a pid in file, written while cmd
-// runs.
-func waitForPid(t *testing.T, cmd *exec.Cmd, file string) int {
+// holdPasts makes the tables of the database url (a cairn command that
+// reads it) and locks cairn_past against writes, in a transaction of its
+// own, until release: a run that keeps a past waits for it.
+func holdPasts(t *testing.T, bin, url string) (release func()) {
 	t.Helper()
+	if out, err := exec.Command(bin, "ls", "--store", url).CombinedOutput(); err != nil {
+		t.Fatalf("cairn ls: %v\n%s", err, out)
+	}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	must(t, err)
+	tx, err := conn.Begin(ctx)
+	must(t, err)
+	_, err = tx.Exec(ctx, `LOCK TABLE cairn_past IN EXCLUSIVE MODE`)
+	must(t, err)
+	return func() {
+		// A write that waits for the lock is ended with its process,
+		// not done once the lock is let go.
+		_, err := tx.Exec(ctx, `SELECT pg_terminate_backend(l.pid) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+			WHERE c.relname = 'cairn_past' AND NOT l.granted`)
+		must(t, err)
+		tx.Rollback(ctx)
+		conn.Close(ctx)
+	}
+}
+
+// waitForPastWrite waits, a minute at most, for a write of cmd's to
+// cairn_past of the database url to wait for a lock (holdPasts).
+func waitForPastWrite(t *testing.T, cmd *exec.Cmd, url string) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	must(t, err)
+	defer conn.Close(ctx)
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
-		if b, err := os.ReadFile(file); err == nil && len(b) > 0 {
-			if pid, err := strconv.Atoi(string(b)); err == nil {
-				return pid
-			}
+		var n int
+		must(t, conn.QueryRow(ctx, `SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+			WHERE c.relname = 'cairn_past' AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+			AND NOT l.granted`).Scan(&n))
+		if n > 0 {
+			return
 		}
 		if time.Now().After(deadline) {
 			cmd.Process.Kill()
-			t.Fatalf("%s was not written within a minute", file)
+			t.Fatal("the run wrote no past within a minute")
 		}
 	}
 }
