@@ -21,7 +21,10 @@ func (m *Message) Intern() {
 
 // Intern makes the strings of r that repeat from call to call share one
 // copy each: the module's digest and name, the policy's digest, and the
-// paths and digests of the files the call saw. A nil r is left as it is.
+// paths and digests of the files the call saw. A path or digest that
+// never repeats (a file changed every round) costs its entry in the
+// process's table of them, a few tens of bytes, for as long as it is
+// used. A nil r is left as it is.
 func (r *Recording) Intern() {
 	if r == nil {
 		return
