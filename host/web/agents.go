@@ -20,6 +20,7 @@ import (
 	"github.com/cairnrun/cairn/checkpoint"
 	"github.com/cairnrun/cairn/host"
 	"github.com/cairnrun/cairn/host/workflow"
+	"github.com/cairnrun/cairn/internal/plural"
 	"github.com/cairnrun/cairn/internal/view"
 )
 
@@ -336,7 +337,7 @@ func (s *Server) handleDiff(w http.ResponseWriter, r *http.Request) {
 		note := "each change cut is marked"
 		if leftOut > 0 {
 			answer["left_out"] = leftOut
-			note = fmt.Sprintf("%d of the round's %d changes are left out, %s", leftOut, len(changes), note)
+			note = leftOutNote(leftOut, len(changes)) + ", " + note
 		}
 		answer["note"] = fmt.Sprintf("the diff is cut short at %d bytes (%s); `cairn diff %s --round %d` shows it whole", diffBudget, note, id, got)
 	}
@@ -459,4 +460,14 @@ func (s *Server) handleChildren(w http.ResponseWriter, r *http.Request) {
 		setNext(w, r.URL.Path, p, next)
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// leftOutNote says that leftOut of a round's total changes are left out
+// of a diff's answer.
+func leftOutNote(leftOut, total int) string {
+	verb := "are"
+	if leftOut == 1 {
+		verb = "is"
+	}
+	return fmt.Sprintf("%d of the round's %s %s left out", leftOut, plural.Count(total, "change"), verb)
 }

@@ -139,3 +139,20 @@ tools: [{module: hostile.wasm, only: [deepflood], grant: {workspace: rw}}]
 		}
 	}
 }
+
+// Regression: a diff with one change left out said "1 of the round's 2
+// changes are left out".
+func TestLeftOutNoteCountsOne(t *testing.T) {
+	for _, c := range []struct {
+		leftOut, total int
+		want           string
+	}{
+		{1, 2, "1 of the round's 2 changes is left out"},
+		{2, 5, "2 of the round's 5 changes are left out"},
+		{1, 1, "1 of the round's 1 change is left out"},
+	} {
+		if got := leftOutNote(c.leftOut, c.total); got != c.want {
+			t.Errorf("leftOutNote(%d, %d) = %q, want %q", c.leftOut, c.total, got, c.want)
+		}
+	}
+}
